@@ -1,0 +1,363 @@
+// Typed views of the Kubernetes objects the scheduler reads.
+//
+// Each object keeps the document it was decoded from (`raw`), so fields Berth does not model
+// survive a decode/encode round trip unchanged; the typed fields are what the scheduler reads and
+// what the encoder writes back over the raw document. Objects are shared as
+// std::shared_ptr<const T>: once built they are immutable, and an update is a new object.
+// Decoding lives in src/api/codec.h.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "berth/api/quantity.h"
+
+namespace berth {
+
+using Labels = std::map<std::string, std::string, std::less<>>;
+using ResourceList = std::map<std::string, Quantity, std::less<>>;
+// The document an object was decoded from; null for objects built in code.
+using RawObject = std::shared_ptr<const nlohmann::json>;
+
+// Seconds since the Unix epoch; 0 = unset.
+using UnixTime = int64_t;
+
+struct OwnerReference {
+  std::string api_version, kind, name, uid;
+  bool controller = false;
+};
+
+struct ObjectMeta {
+  std::string name;
+  std::string namespace_;
+  std::string uid;
+  std::string resource_version;
+  Labels labels;
+  Labels annotations;
+  UnixTime creation_timestamp = 0;
+  std::optional<UnixTime> deletion_timestamp;
+  std::vector<OwnerReference> owner_references;
+};
+
+// ---------------------------------------------------------------- selectors
+
+struct LabelSelectorRequirement {
+  std::string key;
+  std::string op;  // In, NotIn, Exists, DoesNotExist
+  std::vector<std::string> values;
+};
+
+struct LabelSelector {
+  Labels match_labels;
+  std::vector<LabelSelectorRequirement> match_expressions;
+};
+
+struct NodeSelectorRequirement {
+  std::string key;
+  std::string op;  // In, NotIn, Exists, DoesNotExist, Gt, Lt
+  std::vector<std::string> values;
+};
+
+struct NodeSelectorTerm {
+  std::vector<NodeSelectorRequirement> match_expressions;
+  std::vector<NodeSelectorRequirement> match_fields;
+};
+
+struct NodeSelector {
+  std::vector<NodeSelectorTerm> terms;
+};
+
+struct PreferredSchedulingTerm {
+  int32_t weight = 0;
+  NodeSelectorTerm preference;
+};
+
+struct NodeAffinity {
+  std::optional<NodeSelector> required;
+  std::vector<PreferredSchedulingTerm> preferred;
+};
+
+struct PodAffinityTerm {
+  std::optional<LabelSelector> label_selector;
+  std::vector<std::string> namespaces;
+  std::string topology_key;
+  std::optional<LabelSelector> namespace_selector;
+  std::vector<std::string> match_label_keys;
+  std::vector<std::string> mismatch_label_keys;
+};
+
+struct WeightedPodAffinityTerm {
+  int32_t weight = 0;
+  PodAffinityTerm term;
+};
+
+struct PodAffinity {
+  std::vector<PodAffinityTerm> required;
+  std::vector<WeightedPodAffinityTerm> preferred;
+};
+
+struct Affinity {
+  std::optional<NodeAffinity> node_affinity;
+  std::optional<PodAffinity> pod_affinity;
+  std::optional<PodAffinity> pod_anti_affinity;
+};
+
+// ---------------------------------------------------------------- taints
+
+struct Taint {
+  std::string key, value, effect;  // effect: NoSchedule, PreferNoSchedule, NoExecute
+};
+
+struct Toleration {
+  std::string key, op, value, effect;  // op: Exists or Equal ("" = Equal)
+  std::optional<int64_t> toleration_seconds;
+};
+
+// ---------------------------------------------------------------- pods
+
+struct ContainerPort {
+  std::string name;
+  int32_t container_port = 0;
+  int32_t host_port = 0;
+  std::string protocol = "TCP";
+  std::string host_ip;
+};
+
+struct ResourceRequirements {
+  ResourceList requests;
+  ResourceList limits;
+};
+
+struct Container {
+  std::string name;
+  std::string image;
+  ResourceRequirements resources;
+  std::vector<ContainerPort> ports;
+  std::optional<std::string> restart_policy;  // "Always" marks a sidecar init container
+};
+
+struct TopologySpreadConstraint {
+  int32_t max_skew = 0;
+  std::string topology_key;
+  std::string when_unsatisfiable;  // DoNotSchedule, ScheduleAnyway
+  std::optional<LabelSelector> label_selector;
+  std::optional<int32_t> min_domains;
+  std::optional<std::string> node_affinity_policy;  // Honor, Ignore
+  std::optional<std::string> node_taints_policy;    // Honor, Ignore
+  std::vector<std::string> match_label_keys;
+};
+
+struct Volume {
+  std::string name;
+  // Exactly one source is set; the scheduler models these.
+  struct Pvc {
+    std::string claim_name;
+    bool read_only = false;
+  };
+  struct GcePd {
+    std::string pd_name;
+    bool read_only = false;
+  };
+  struct AwsEbs {
+    std::string volume_id;
+    bool read_only = false;
+  };
+  struct Rbd {
+    std::vector<std::string> monitors;
+    std::string pool = "rbd", image;
+    bool read_only = false;
+  };
+  struct Iscsi {
+    std::string target_portal, iqn;
+    int32_t lun = 0;
+    bool read_only = false;
+  };
+  struct Csi {
+    std::string driver;
+  };
+  std::optional<Pvc> persistent_volume_claim;
+  std::optional<GcePd> gce_persistent_disk;
+  std::optional<AwsEbs> aws_elastic_block_store;
+  std::optional<Rbd> rbd;
+  std::optional<Iscsi> iscsi;
+  std::optional<Csi> csi;
+  bool ephemeral = false;  // generic ephemeral volume: claim "<pod>-<volume>"
+};
+
+struct PodCondition {
+  std::string type, status, reason, message;
+};
+
+struct PodSpec {
+  std::string node_name;
+  std::string scheduler_name = "default-scheduler";
+  std::optional<int32_t> priority;
+  std::string priority_class_name;
+  std::optional<std::string> preemption_policy;  // PreemptLowerPriority, Never
+  std::vector<Container> containers;
+  std::vector<Container> init_containers;
+  ResourceList overhead;
+  Labels node_selector;
+  std::optional<Affinity> affinity;
+  std::vector<Toleration> tolerations;
+  std::vector<TopologySpreadConstraint> topology_spread_constraints;
+  std::vector<Volume> volumes;
+  std::vector<std::string> scheduling_gates;
+  bool host_network = false;
+};
+
+struct PodStatus {
+  std::string phase;
+  std::string nominated_node_name;
+  UnixTime start_time = 0;
+  std::vector<PodCondition> conditions;
+};
+
+struct Pod {
+  ObjectMeta metadata;
+  PodSpec spec;
+  PodStatus status;
+  RawObject raw;
+
+  int32_t Priority() const { return spec.priority.value_or(0); }
+  std::string Key() const { return metadata.namespace_ + "/" + metadata.name; }
+};
+
+// ---------------------------------------------------------------- nodes
+
+struct ContainerImage {
+  std::vector<std::string> names;
+  int64_t size_bytes = 0;
+};
+
+struct Node {
+  ObjectMeta metadata;
+  struct Spec {
+    bool unschedulable = false;
+    std::vector<Taint> taints;
+  } spec;
+  struct Status {
+    ResourceList capacity;
+    ResourceList allocatable;
+    std::vector<ContainerImage> images;
+  } status;
+  RawObject raw;
+};
+
+// ---------------------------------------------------------------- other objects
+
+struct Namespace {
+  ObjectMeta metadata;
+  RawObject raw;
+};
+
+// Service, ReplicationController, ReplicaSet, StatefulSet: the scheduler reads only the selector.
+struct Service {
+  ObjectMeta metadata;
+  Labels selector;
+  RawObject raw;
+};
+
+struct ReplicationController {
+  ObjectMeta metadata;
+  Labels selector;
+  RawObject raw;
+};
+
+struct ReplicaSet {
+  ObjectMeta metadata;
+  std::optional<LabelSelector> selector;
+  RawObject raw;
+};
+
+struct StatefulSet {
+  ObjectMeta metadata;
+  std::optional<LabelSelector> selector;
+  RawObject raw;
+};
+
+struct PersistentVolume {
+  ObjectMeta metadata;
+  struct Spec {
+    ResourceList capacity;
+    std::vector<std::string> access_modes;
+    std::string storage_class_name;
+    std::optional<NodeSelector> node_affinity;  // spec.nodeAffinity.required
+    struct ClaimRef {
+      std::string namespace_, name, uid;
+    };
+    std::optional<ClaimRef> claim_ref;
+    std::string volume_mode;  // Filesystem (default) or Block
+    std::string csi_driver, csi_volume_handle;  // spec.csi
+    std::string gce_pd_name, aws_volume_id;     // in-tree sources (volume-limit accounting)
+  } spec;
+  struct Status {
+    std::string phase;
+  } status;
+  RawObject raw;
+};
+
+struct PersistentVolumeClaim {
+  ObjectMeta metadata;
+  struct Spec {
+    std::vector<std::string> access_modes;
+    std::optional<std::string> storage_class_name;
+    std::string volume_name;
+    std::string volume_mode;
+    ResourceList requests;  // spec.resources.requests
+    std::optional<LabelSelector> selector;
+  } spec;
+  struct Status {
+    std::string phase;
+  } status;
+  RawObject raw;
+};
+
+struct TopologySelectorRequirement {
+  std::string key;
+  std::vector<std::string> values;
+};
+
+struct StorageClass {
+  ObjectMeta metadata;
+  std::string provisioner;
+  std::optional<std::string> volume_binding_mode;  // Immediate, WaitForFirstConsumer
+  // allowedTopologies: each term's requirements are ANDed, terms are ORed.
+  std::vector<std::vector<TopologySelectorRequirement>> allowed_topologies;
+  RawObject raw;
+};
+
+struct CSINode {
+  ObjectMeta metadata;
+  struct Driver {
+    std::string name, node_id;
+    std::optional<int32_t> allocatable_count;
+    std::vector<std::string> topology_keys;
+  };
+  std::vector<Driver> drivers;
+  RawObject raw;
+};
+
+struct PodDisruptionBudget {
+  ObjectMeta metadata;
+  std::optional<LabelSelector> selector;
+  int32_t disruptions_allowed = 0;  // status.disruptionsAllowed
+  std::map<std::string, bool, std::less<>> disrupted_pods;  // status.disruptedPods (names)
+  RawObject raw;
+};
+
+struct PriorityClass {
+  ObjectMeta metadata;
+  int32_t value = 0;
+  bool global_default = false;
+  std::optional<std::string> preemption_policy;
+  RawObject raw;
+};
+
+}  // namespace berth

@@ -1,0 +1,184 @@
+// PodInfo, NodeInfo and Snapshot: the scheduler's precomputed view of pods and nodes.
+//
+// PodInfo is built once per pod object (requests, compiled affinity terms) and shared.
+// NodeInfo aggregates one node with the pods placed on it. The cache owns the live NodeInfos;
+// each scheduling cycle reads an immutable Snapshot of them, so Filter/Score may read NodeInfos
+// from many threads without locks.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "berth/api/objects.h"
+#include "berth/api/resources.h"
+#include "berth/api/selectors.h"
+
+namespace berth {
+
+// A pod affinity term ready for matching: selector compiled, namespaces resolved.
+struct AffinityTerm {
+  CompiledSelector selector;
+  // Namespaces named by the term; when both this and namespace_selector are empty, the term
+  // applies to the pod's own namespace (already inserted here in that case).
+  std::unordered_set<std::string> namespaces;
+  // namespaceSelector; MatchesNothing() when absent.
+  CompiledSelector namespace_selector;
+  std::string topology_key;
+
+  // True if `pod` (in a namespace with labels `ns_labels`, may be null) matches this term.
+  bool Matches(const Pod& pod, const Labels* ns_labels) const;
+};
+
+struct WeightedAffinityTerm {
+  AffinityTerm term;
+  int32_t weight = 0;
+};
+
+struct PodInfo;
+using PodInfoPtr = std::shared_ptr<const PodInfo>;
+
+struct PodInfo {
+  std::shared_ptr<const Pod> pod;
+  PodRequests requests;
+  std::vector<AffinityTerm> required_affinity;
+  std::vector<AffinityTerm> required_anti_affinity;
+  std::vector<WeightedAffinityTerm> preferred_affinity;
+  std::vector<WeightedAffinityTerm> preferred_anti_affinity;
+
+  static PodInfoPtr Create(std::shared_ptr<const Pod> pod);
+  const Pod& operator*() const { return *pod; }
+  const Pod* operator->() const { return pod.get(); }
+};
+
+// Builds an AffinityTerm as upstream's newAffinityTerm does (matchLabelKeys and
+// mismatchLabelKeys folded into the selector using `pod`'s labels).
+AffinityTerm MakeAffinityTerm(const Pod& pod, const PodAffinityTerm& term);
+
+// Host ports in use on a node: ip -> set of (protocol, port).
+class HostPortInfo {
+ public:
+  void Add(std::string_view ip, std::string_view protocol, int32_t port);
+  void Remove(std::string_view ip, std::string_view protocol, int32_t port);
+  // True if (ip, protocol, port) conflicts with a used port (0.0.0.0 conflicts with any ip).
+  bool CheckConflict(std::string_view ip, std::string_view protocol, int32_t port) const;
+  size_t size() const;
+
+ private:
+  struct Entry {
+    std::string ip, protocol;
+    int32_t port;
+    int count;
+  };
+  std::vector<Entry> entries_;
+};
+
+struct ImageStateSummary {
+  int64_t size = 0;
+  int num_nodes = 0;  // nodes in the cluster that have the image
+};
+
+class NodeInfo {
+ public:
+  NodeInfo() = default;
+  explicit NodeInfo(std::shared_ptr<const Node> node) { SetNode(std::move(node)); }
+
+  const Node* node() const { return node_.get(); }
+  const std::shared_ptr<const Node>& node_ptr() const { return node_; }
+  const std::string& name() const;
+  void SetNode(std::shared_ptr<const Node> node);
+
+  const std::vector<PodInfoPtr>& pods() const { return pods_; }
+  const std::vector<PodInfoPtr>& pods_with_affinity() const { return pods_with_affinity_; }
+  const std::vector<PodInfoPtr>& pods_with_required_anti_affinity() const {
+    return pods_with_required_anti_affinity_;
+  }
+  const Resource& requested() const { return requested_; }
+  const Resource& non_zero_requested() const { return non_zero_requested_; }
+  const Resource& allocatable() const { return allocatable_; }
+  const HostPortInfo& used_ports() const { return used_ports_; }
+  // Image name as the node reports it -> state; look up with NormalizeImageName(pod image).
+  const std::unordered_map<std::string, ImageStateSummary>& image_states() const {
+    return image_states_;
+  }
+  std::unordered_map<std::string, ImageStateSummary>& mutable_image_states() {
+    return image_states_;
+  }
+  // "namespace/claim" -> number of pods on this node using it.
+  const std::unordered_map<std::string, int>& pvc_ref_counts() const { return pvc_ref_counts_; }
+
+  void AddPod(PodInfoPtr pod);
+  // Removes the pod with the same UID (or namespace/name when UIDs are empty).
+  // Returns false if it was not on this node.
+  bool RemovePod(const Pod& pod);
+
+  // Bumped on every mutation; the cache uses it for incremental snapshots.
+  int64_t generation() const { return generation_; }
+  void set_generation(int64_t g) { generation_ = g; }
+
+  std::shared_ptr<NodeInfo> Clone() const { return std::make_shared<NodeInfo>(*this); }
+
+ private:
+  void Update(const PodInfo& pod, int sign);
+
+  std::shared_ptr<const Node> node_;
+  std::vector<PodInfoPtr> pods_;
+  std::vector<PodInfoPtr> pods_with_affinity_;
+  std::vector<PodInfoPtr> pods_with_required_anti_affinity_;
+  HostPortInfo used_ports_;
+  Resource requested_;
+  Resource non_zero_requested_;
+  Resource allocatable_;
+  std::unordered_map<std::string, ImageStateSummary> image_states_;
+  std::unordered_map<std::string, int> pvc_ref_counts_;
+  int64_t generation_ = 0;
+};
+
+using NodeInfoPtr = std::shared_ptr<NodeInfo>;
+
+// The immutable per-cycle view of all nodes. Node order is the zone-interleaved order upstream's
+// node tree produces; Filter iterates it from a rotating start index.
+class Snapshot {
+ public:
+  Snapshot() = default;
+  // Builds a snapshot from nodes and the pods bound to them (used by tests and simulation).
+  static Snapshot Build(const std::vector<std::shared_ptr<const Node>>& nodes,
+                        const std::vector<std::shared_ptr<const Pod>>& pods);
+
+  const std::vector<NodeInfo*>& nodes() const { return list_; }
+  const std::vector<NodeInfo*>& have_pods_with_affinity() const { return with_affinity_; }
+  const std::vector<NodeInfo*>& have_pods_with_required_anti_affinity() const {
+    return with_required_anti_affinity_;
+  }
+  const NodeInfo* Get(std::string_view node_name) const;
+  size_t size() const { return list_.size(); }
+  // True if some pod on some node uses the claim ("namespace/name").
+  bool IsPVCUsedByPods(const std::string& key) const { return used_pvcs_.count(key) > 0; }
+
+  // --- maintained by the cache (src/cache) ---
+  std::unordered_map<std::string, NodeInfoPtr>& mutable_map() { return map_; }
+  // Rebuilds the ordered lists from the map, in `order` (node names).
+  void RebuildLists(const std::vector<std::string>& order);
+  int64_t generation = 0;
+
+ private:
+  std::unordered_map<std::string, NodeInfoPtr> map_;
+  std::vector<NodeInfo*> list_;
+  std::vector<NodeInfo*> with_affinity_;
+  std::vector<NodeInfo*> with_required_anti_affinity_;
+  std::unordered_set<std::string> used_pvcs_;
+};
+
+// Upstream's node tree order: nodes grouped by zone (region + zone labels, in first-seen
+// order), then taken round-robin across zones.
+std::vector<std::string> ZoneInterleavedOrder(const std::vector<const Node*>& nodes);
+
+// Image name normalized as the scheduler compares it ("nginx" -> "nginx:latest").
+std::string NormalizeImageName(std::string_view name);
+
+}  // namespace berth

@@ -1,0 +1,85 @@
+// Typed arguments of the in-tree plugins (the *Args kinds of kubescheduler.config.k8s.io/v1),
+// with upstream's defaults. Decoding and validation: plugin_args_codec.h.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "berth/api/objects.h"
+#include "berth/framework/registry.h"
+
+namespace berth::config {
+
+struct ResourceSpec {
+  std::string name;
+  int64_t weight = 1;
+};
+
+struct UtilizationShapePoint {
+  int32_t utilization = 0;  // 0..100
+  int32_t score = 0;        // 0..10
+};
+
+struct NodeResourcesFitArgs final : PluginArgs {
+  std::vector<std::string> ignored_resources;
+  std::vector<std::string> ignored_resource_groups;
+  struct ScoringStrategy {
+    std::string type = "LeastAllocated";  // LeastAllocated, MostAllocated, RequestedToCapacityRatio
+    std::vector<ResourceSpec> resources = {{"cpu", 1}, {"memory", 1}};
+    std::vector<UtilizationShapePoint> shape;  // requestedToCapacityRatio.shape
+  } scoring_strategy;
+
+  std::string_view Kind() const override { return "NodeResourcesFitArgs"; }
+  void Encode(nlohmann::json& out) const override;
+};
+
+struct NodeResourcesBalancedAllocationArgs final : PluginArgs {
+  std::vector<ResourceSpec> resources = {{"cpu", 1}, {"memory", 1}};
+
+  std::string_view Kind() const override { return "NodeResourcesBalancedAllocationArgs"; }
+  void Encode(nlohmann::json& out) const override;
+};
+
+struct NodeAffinityArgs final : PluginArgs {
+  std::optional<NodeAffinity> added_affinity;
+
+  std::string_view Kind() const override { return "NodeAffinityArgs"; }
+  void Encode(nlohmann::json& out) const override;
+};
+
+struct PodTopologySpreadArgs final : PluginArgs {
+  std::vector<TopologySpreadConstraint> default_constraints;
+  std::string defaulting_type = "System";  // System or List
+
+  std::string_view Kind() const override { return "PodTopologySpreadArgs"; }
+  void Encode(nlohmann::json& out) const override;
+};
+
+struct InterPodAffinityArgs final : PluginArgs {
+  int32_t hard_pod_affinity_weight = 1;
+  bool ignore_preferred_terms_of_existing_pods = false;
+
+  std::string_view Kind() const override { return "InterPodAffinityArgs"; }
+  void Encode(nlohmann::json& out) const override;
+};
+
+struct VolumeBindingArgs final : PluginArgs {
+  int64_t bind_timeout_seconds = 600;
+  std::vector<UtilizationShapePoint> shape;
+
+  std::string_view Kind() const override { return "VolumeBindingArgs"; }
+  void Encode(nlohmann::json& out) const override;
+};
+
+struct DefaultPreemptionArgs final : PluginArgs {
+  int32_t min_candidate_nodes_percentage = 10;
+  int32_t min_candidate_nodes_absolute = 100;
+
+  std::string_view Kind() const override { return "DefaultPreemptionArgs"; }
+  void Encode(nlohmann::json& out) const override;
+};
+
+}  // namespace berth::config

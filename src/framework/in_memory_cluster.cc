@@ -1,0 +1,335 @@
+#include "framework/in_memory_cluster.h"
+
+#include <fmt/format.h>
+
+namespace berth {
+namespace {
+
+template <class M>
+auto Lookup(const M& m, std::string_view key) -> typename M::mapped_type {
+  auto it = m.find(key);
+  return it == m.end() ? nullptr : it->second;
+}
+
+template <class M>
+auto Values(const M& m) {
+  std::vector<typename M::mapped_type> out;
+  out.reserve(m.size());
+  for (const auto& [k, v] : m) out.push_back(v);
+  return out;
+}
+
+// Objects of one namespace: keys are "ns/name", so they form one contiguous range.
+template <class M>
+auto ValuesIn(const M& m, std::string_view ns) {
+  std::vector<typename M::mapped_type> out;
+  std::string prefix = std::string(ns) + "/";
+  for (auto it = m.lower_bound(prefix); it != m.end() && it->first.starts_with(prefix); ++it)
+    out.push_back(it->second);
+  return out;
+}
+
+}  // namespace
+
+std::string InMemoryCluster::Key(std::string_view ns, std::string_view name) {
+  std::string k;
+  k.reserve(ns.size() + name.size() + 1);
+  k.append(ns).append("/").append(name);
+  return k;
+}
+
+void InMemoryCluster::SetEventHandler(ClusterEventHandler* handler) {
+  std::lock_guard lock(mu_);
+  handler_ = handler;
+}
+
+InMemoryCluster::WriteCounts InMemoryCluster::write_counts() const {
+  std::lock_guard lock(mu_);
+  return counts_;
+}
+
+void InMemoryCluster::AddPod(Ptr<Pod> pod) {
+  ClusterEventHandler* h;
+  Ptr<Pod> old;
+  {
+    std::lock_guard lock(mu_);
+    old = ReplacePodLocked(pod);
+    h = handler_;
+  }
+  if (!h) return;
+  if (old) {
+    h->OnPodUpdate(old, pod);
+  } else {
+    h->OnPodAdd(pod);
+  }
+}
+
+void InMemoryCluster::UpdatePod(Ptr<Pod> pod) { AddPod(std::move(pod)); }
+
+Ptr<Pod> InMemoryCluster::ReplacePodLocked(Ptr<Pod> pod) {
+  auto& slot = pods_[Key(pod->metadata.namespace_, pod->metadata.name)];
+  Ptr<Pod> old = slot;
+  slot = std::move(pod);
+  return old;
+}
+
+void InMemoryCluster::RemovePod(std::string_view ns, std::string_view name) {
+  ClusterEventHandler* h;
+  Ptr<Pod> old;
+  {
+    std::lock_guard lock(mu_);
+    auto it = pods_.find(Key(ns, name));
+    if (it == pods_.end()) return;
+    old = it->second;
+    pods_.erase(it);
+    h = handler_;
+  }
+  if (h) h->OnPodDelete(old);
+}
+
+void InMemoryCluster::AddNode(Ptr<Node> node) {
+  ClusterEventHandler* h;
+  Ptr<Node> old;
+  {
+    std::lock_guard lock(mu_);
+    auto& slot = nodes_[node->metadata.name];
+    old = slot;
+    slot = node;
+    h = handler_;
+  }
+  if (!h) return;
+  if (old) {
+    h->OnNodeUpdate(old, node);
+  } else {
+    h->OnNodeAdd(node);
+  }
+}
+
+#define BERTH_ADD_OTHER(Method, member, KindName, keyexpr) \
+  void InMemoryCluster::Method(decltype(member)::mapped_type obj) {      \
+    ClusterEventHandler* h;                                              \
+    {                                                                    \
+      std::lock_guard lock(mu_);                                         \
+      member[keyexpr] = obj;                                             \
+      h = handler_;                                                      \
+    }                                                                    \
+    if (h) h->OnOtherObjectChange(KindName);                             \
+  }
+
+BERTH_ADD_OTHER(AddNamespace, namespaces_, "Namespace", obj->metadata.name)
+BERTH_ADD_OTHER(AddService, services_, "Service",
+                Key(obj->metadata.namespace_, obj->metadata.name))
+BERTH_ADD_OTHER(AddReplicationController, rcs_, "ReplicationController",
+                Key(obj->metadata.namespace_, obj->metadata.name))
+BERTH_ADD_OTHER(AddReplicaSet, rss_, "ReplicaSet",
+                Key(obj->metadata.namespace_, obj->metadata.name))
+BERTH_ADD_OTHER(AddStatefulSet, sss_, "StatefulSet",
+                Key(obj->metadata.namespace_, obj->metadata.name))
+BERTH_ADD_OTHER(AddPV, pvs_, "PersistentVolume", obj->metadata.name)
+BERTH_ADD_OTHER(AddPVC, pvcs_, "PersistentVolumeClaim",
+                Key(obj->metadata.namespace_, obj->metadata.name))
+BERTH_ADD_OTHER(AddStorageClass, storage_classes_, "StorageClass", obj->metadata.name)
+BERTH_ADD_OTHER(AddCSINode, csinodes_, "CSINode", obj->metadata.name)
+BERTH_ADD_OTHER(AddPDB, pdbs_, "PodDisruptionBudget",
+                Key(obj->metadata.namespace_, obj->metadata.name))
+BERTH_ADD_OTHER(AddPriorityClass, priority_classes_, "PriorityClass", obj->metadata.name)
+#undef BERTH_ADD_OTHER
+
+Ptr<Pod> InMemoryCluster::GetPod(std::string_view ns, std::string_view name) const {
+  std::lock_guard lock(mu_);
+  return Lookup(pods_, Key(ns, name));
+}
+std::vector<Ptr<Pod>> InMemoryCluster::ListPods() const {
+  std::lock_guard lock(mu_);
+  return Values(pods_);
+}
+Ptr<Node> InMemoryCluster::GetNode(std::string_view name) const {
+  std::lock_guard lock(mu_);
+  return Lookup(nodes_, name);
+}
+std::vector<Ptr<Node>> InMemoryCluster::ListNodes() const {
+  std::lock_guard lock(mu_);
+  return Values(nodes_);
+}
+Ptr<Namespace> InMemoryCluster::GetNamespace(std::string_view name) const {
+  std::lock_guard lock(mu_);
+  return Lookup(namespaces_, name);
+}
+std::vector<Ptr<Namespace>> InMemoryCluster::ListNamespaces() const {
+  std::lock_guard lock(mu_);
+  return Values(namespaces_);
+}
+std::vector<Ptr<Service>> InMemoryCluster::ListServices(std::string_view ns) const {
+  std::lock_guard lock(mu_);
+  return ValuesIn(services_, ns);
+}
+std::vector<Ptr<ReplicationController>> InMemoryCluster::ListReplicationControllers(
+    std::string_view ns) const {
+  std::lock_guard lock(mu_);
+  return ValuesIn(rcs_, ns);
+}
+std::vector<Ptr<ReplicaSet>> InMemoryCluster::ListReplicaSets(std::string_view ns) const {
+  std::lock_guard lock(mu_);
+  return ValuesIn(rss_, ns);
+}
+std::vector<Ptr<StatefulSet>> InMemoryCluster::ListStatefulSets(std::string_view ns) const {
+  std::lock_guard lock(mu_);
+  return ValuesIn(sss_, ns);
+}
+Ptr<PersistentVolumeClaim> InMemoryCluster::GetPVC(std::string_view ns,
+                                                   std::string_view name) const {
+  std::lock_guard lock(mu_);
+  return Lookup(pvcs_, Key(ns, name));
+}
+Ptr<PersistentVolume> InMemoryCluster::GetPV(std::string_view name) const {
+  std::lock_guard lock(mu_);
+  return Lookup(pvs_, name);
+}
+std::vector<Ptr<PersistentVolume>> InMemoryCluster::ListPVs() const {
+  std::lock_guard lock(mu_);
+  return Values(pvs_);
+}
+Ptr<StorageClass> InMemoryCluster::GetStorageClass(std::string_view name) const {
+  std::lock_guard lock(mu_);
+  return Lookup(storage_classes_, name);
+}
+Ptr<CSINode> InMemoryCluster::GetCSINode(std::string_view node_name) const {
+  std::lock_guard lock(mu_);
+  return Lookup(csinodes_, node_name);
+}
+std::vector<Ptr<PodDisruptionBudget>> InMemoryCluster::ListPDBs() const {
+  std::lock_guard lock(mu_);
+  return Values(pdbs_);
+}
+Ptr<PriorityClass> InMemoryCluster::GetPriorityClass(std::string_view name) const {
+  std::lock_guard lock(mu_);
+  return Lookup(priority_classes_, name);
+}
+
+VoidResult InMemoryCluster::Bind(const Pod& pod, std::string_view node_name) {
+  ClusterEventHandler* h;
+  Ptr<Pod> old, updated;
+  {
+    std::lock_guard lock(mu_);
+    auto it = pods_.find(Key(pod.metadata.namespace_, pod.metadata.name));
+    if (it == pods_.end())
+      return Error{fmt::format("pods \"{}\" not found", pod.metadata.name)};
+    if (!it->second->spec.node_name.empty())
+      return Error{fmt::format("pod {} is already assigned to node \"{}\"", pod.Key(),
+                               it->second->spec.node_name)};
+    if (nodes_.find(node_name) == nodes_.end())
+      return Error{fmt::format("nodes \"{}\" not found", node_name)};
+    old = it->second;
+    auto copy = std::make_shared<Pod>(*old);
+    copy->spec.node_name = std::string(node_name);
+    copy->status.nominated_node_name.clear();
+    std::erase_if(copy->status.conditions,
+                  [](const PodCondition& c) { return c.type == "PodScheduled"; });
+    copy->status.conditions.push_back({"PodScheduled", "True", "", ""});
+    updated = copy;
+    it->second = updated;
+    ++counts_.binds;
+    h = handler_;
+  }
+  if (h) h->OnPodUpdate(old, updated);
+  return {};
+}
+
+VoidResult InMemoryCluster::DeletePod(const Pod& pod) {
+  {
+    std::lock_guard lock(mu_);
+    if (pods_.find(Key(pod.metadata.namespace_, pod.metadata.name)) == pods_.end())
+      return Error{fmt::format("pods \"{}\" not found", pod.metadata.name)};
+    ++counts_.deletes;
+  }
+  RemovePod(pod.metadata.namespace_, pod.metadata.name);
+  return {};
+}
+
+VoidResult InMemoryCluster::SetNominatedNodeName(const Pod& pod, std::string_view node_name) {
+  ClusterEventHandler* h;
+  Ptr<Pod> old, updated;
+  {
+    std::lock_guard lock(mu_);
+    auto it = pods_.find(Key(pod.metadata.namespace_, pod.metadata.name));
+    if (it == pods_.end())
+      return Error{fmt::format("pods \"{}\" not found", pod.metadata.name)};
+    if (it->second->status.nominated_node_name == node_name) return {};
+    old = it->second;
+    auto copy = std::make_shared<Pod>(*old);
+    copy->status.nominated_node_name = std::string(node_name);
+    updated = copy;
+    it->second = updated;
+    ++counts_.nominations;
+    h = handler_;
+  }
+  if (h) h->OnPodUpdate(old, updated);
+  return {};
+}
+
+VoidResult InMemoryCluster::SetPodScheduledCondition(const Pod& pod, const PodCondition& cond) {
+  std::lock_guard lock(mu_);
+  auto it = pods_.find(Key(pod.metadata.namespace_, pod.metadata.name));
+  if (it == pods_.end()) return Error{fmt::format("pods \"{}\" not found", pod.metadata.name)};
+  // A status-only change: the scheduler does not need an event for it.
+  auto copy = std::make_shared<Pod>(*it->second);
+  std::erase_if(copy->status.conditions,
+                [&](const PodCondition& c) { return c.type == cond.type; });
+  copy->status.conditions.push_back(cond);
+  it->second = copy;
+  ++counts_.conditions;
+  return {};
+}
+
+VoidResult InMemoryCluster::BindVolume(const PersistentVolumeClaim& pvc,
+                                       std::string_view pv_name) {
+  ClusterEventHandler* h;
+  {
+    std::lock_guard lock(mu_);
+    auto key = Key(pvc.metadata.namespace_, pvc.metadata.name);
+    auto cit = pvcs_.find(key);
+    if (cit == pvcs_.end())
+      return Error{fmt::format("persistentvolumeclaims \"{}\" not found", pvc.metadata.name)};
+    auto pit = pvs_.find(pv_name);
+    if (pit == pvs_.end())
+      return Error{fmt::format("persistentvolumes \"{}\" not found", pv_name)};
+    auto pv = std::make_shared<PersistentVolume>(*pit->second);
+    if (pv->spec.claim_ref && (pv->spec.claim_ref->name != pvc.metadata.name ||
+                               pv->spec.claim_ref->namespace_ != pvc.metadata.namespace_))
+      return Error{fmt::format("persistentvolume \"{}\" is already bound to {}/{}", pv_name,
+                               pv->spec.claim_ref->namespace_, pv->spec.claim_ref->name)};
+    pv->spec.claim_ref = PersistentVolume::Spec::ClaimRef{pvc.metadata.namespace_,
+                                                          pvc.metadata.name, pvc.metadata.uid};
+    pv->status.phase = "Bound";
+    auto claim = std::make_shared<PersistentVolumeClaim>(*cit->second);
+    claim->spec.volume_name = std::string(pv_name);
+    claim->metadata.annotations["pv.kubernetes.io/bind-completed"] = "yes";
+    claim->status.phase = "Bound";
+    pit->second = pv;
+    cit->second = claim;
+    ++counts_.volume_binds;
+    h = handler_;
+  }
+  if (h) h->OnOtherObjectChange("PersistentVolumeClaim");
+  return {};
+}
+
+VoidResult InMemoryCluster::RequestProvisioning(const PersistentVolumeClaim& pvc,
+                                                std::string_view node_name) {
+  ClusterEventHandler* h;
+  {
+    std::lock_guard lock(mu_);
+    auto cit = pvcs_.find(Key(pvc.metadata.namespace_, pvc.metadata.name));
+    if (cit == pvcs_.end())
+      return Error{fmt::format("persistentvolumeclaims \"{}\" not found", pvc.metadata.name)};
+    auto claim = std::make_shared<PersistentVolumeClaim>(*cit->second);
+    claim->metadata.annotations["volume.kubernetes.io/selected-node"] = std::string(node_name);
+    cit->second = claim;
+    ++counts_.provisions;
+    h = handler_;
+  }
+  if (h) h->OnOtherObjectChange("PersistentVolumeClaim");
+  return {};
+}
+
+}  // namespace berth

@@ -1,0 +1,98 @@
+// InMemoryCluster: the in-memory twin of the API client. Holds objects in maps, applies the
+// scheduler's writes immediately and reports every change to the registered event handler, as
+// informers would. Used by `berth simulate`, `berth bench` and tests. Thread-safe.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "berth/framework/cluster.h"
+
+namespace berth {
+
+class InMemoryCluster final : public ClusterClient {
+ public:
+  // --- loading (events are sent to the handler when one is set)
+  void AddPod(Ptr<Pod> pod);
+  void AddNode(Ptr<Node> node);
+  void AddNamespace(Ptr<Namespace> ns);
+  void AddService(Ptr<Service> s);
+  void AddReplicationController(Ptr<ReplicationController> rc);
+  void AddReplicaSet(Ptr<ReplicaSet> rs);
+  void AddStatefulSet(Ptr<StatefulSet> ss);
+  void AddPV(Ptr<PersistentVolume> pv);
+  void AddPVC(Ptr<PersistentVolumeClaim> pvc);
+  void AddStorageClass(Ptr<StorageClass> sc);
+  void AddCSINode(Ptr<CSINode> n);
+  void AddPDB(Ptr<PodDisruptionBudget> pdb);
+  void AddPriorityClass(Ptr<PriorityClass> pc);
+  // Replaces a pod (matched by namespace/name) and reports an update.
+  void UpdatePod(Ptr<Pod> pod);
+  // Removes a pod without going through the scheduler's writes.
+  void RemovePod(std::string_view ns, std::string_view name);
+
+  void SetEventHandler(ClusterEventHandler* handler);
+
+  // Counters of the writes the scheduler made (for tests and reports).
+  struct WriteCounts {
+    int binds = 0, deletes = 0, nominations = 0, conditions = 0, volume_binds = 0,
+        provisions = 0;
+  };
+  WriteCounts write_counts() const;
+
+  // --- ClusterClient
+  Ptr<Pod> GetPod(std::string_view ns, std::string_view name) const override;
+  std::vector<Ptr<Pod>> ListPods() const override;
+  Ptr<Node> GetNode(std::string_view name) const override;
+  std::vector<Ptr<Node>> ListNodes() const override;
+  Ptr<Namespace> GetNamespace(std::string_view name) const override;
+  std::vector<Ptr<Namespace>> ListNamespaces() const override;
+  std::vector<Ptr<Service>> ListServices(std::string_view ns) const override;
+  std::vector<Ptr<ReplicationController>> ListReplicationControllers(
+      std::string_view ns) const override;
+  std::vector<Ptr<ReplicaSet>> ListReplicaSets(std::string_view ns) const override;
+  std::vector<Ptr<StatefulSet>> ListStatefulSets(std::string_view ns) const override;
+  Ptr<PersistentVolumeClaim> GetPVC(std::string_view ns, std::string_view name) const override;
+  Ptr<PersistentVolume> GetPV(std::string_view name) const override;
+  std::vector<Ptr<PersistentVolume>> ListPVs() const override;
+  Ptr<StorageClass> GetStorageClass(std::string_view name) const override;
+  Ptr<CSINode> GetCSINode(std::string_view node_name) const override;
+  std::vector<Ptr<PodDisruptionBudget>> ListPDBs() const override;
+  Ptr<PriorityClass> GetPriorityClass(std::string_view name) const override;
+
+  VoidResult Bind(const Pod& pod, std::string_view node_name) override;
+  VoidResult DeletePod(const Pod& pod) override;
+  VoidResult SetNominatedNodeName(const Pod& pod, std::string_view node_name) override;
+  VoidResult SetPodScheduledCondition(const Pod& pod, const PodCondition& cond) override;
+  VoidResult BindVolume(const PersistentVolumeClaim& pvc, std::string_view pv_name) override;
+  VoidResult RequestProvisioning(const PersistentVolumeClaim& pvc,
+                                 std::string_view node_name) override;
+
+ private:
+  template <class T>
+  using Map = std::map<std::string, Ptr<T>, std::less<>>;
+  static std::string Key(std::string_view ns, std::string_view name);
+  // Replaces a pod under the lock and returns the old one; events are sent after unlocking.
+  Ptr<Pod> ReplacePodLocked(Ptr<Pod> pod);
+
+  mutable std::mutex mu_;
+  ClusterEventHandler* handler_ = nullptr;
+  Map<Pod> pods_;
+  Map<Node> nodes_;
+  Map<Namespace> namespaces_;
+  Map<Service> services_;
+  Map<ReplicationController> rcs_;
+  Map<ReplicaSet> rss_;
+  Map<StatefulSet> sss_;
+  Map<PersistentVolume> pvs_;
+  Map<PersistentVolumeClaim> pvcs_;
+  Map<StorageClass> storage_classes_;
+  Map<CSINode> csinodes_;
+  Map<PodDisruptionBudget> pdbs_;
+  Map<PriorityClass> priority_classes_;
+  WriteCounts counts_;
+};
+
+}  // namespace berth

@@ -1,0 +1,310 @@
+#include "berth/framework/node_info.h"
+
+#include <algorithm>
+
+namespace berth {
+namespace {
+
+bool HasPodAffinityConstraints(const Pod& pod) {
+  const auto& a = pod.spec.affinity;
+  return a && (a->pod_affinity || a->pod_anti_affinity);
+}
+
+bool HasRequiredAntiAffinity(const Pod& pod) {
+  const auto& a = pod.spec.affinity;
+  return a && a->pod_anti_affinity && !a->pod_anti_affinity->required.empty();
+}
+
+template <class F>
+void ForEachClaim(const Pod& pod, F&& f) {
+  for (const auto& v : pod.spec.volumes) {
+    if (v.persistent_volume_claim) {
+      f(pod.metadata.namespace_ + "/" + v.persistent_volume_claim->claim_name);
+    } else if (v.ephemeral) {
+      f(pod.metadata.namespace_ + "/" + pod.metadata.name + "-" + v.name);
+    }
+  }
+}
+
+bool SamePod(const Pod& a, const Pod& b) {
+  if (!a.metadata.uid.empty() || !b.metadata.uid.empty()) return a.metadata.uid == b.metadata.uid;
+  return a.metadata.name == b.metadata.name && a.metadata.namespace_ == b.metadata.namespace_;
+}
+
+void Erase(std::vector<PodInfoPtr>& v, const Pod& pod) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (SamePod(*v[i]->pod, pod)) {
+      // Order of pods on a node is not observable; swap-remove keeps this O(1).
+      v[i] = std::move(v.back());
+      v.pop_back();
+      return;
+    }
+  }
+}
+
+std::string ZoneKey(const Node& node) {
+  const auto& l = node.metadata.labels;
+  auto get = [&](std::string_view a, std::string_view b) -> std::string {
+    if (auto it = l.find(a); it != l.end()) return it->second;
+    if (auto it = l.find(b); it != l.end()) return it->second;
+    return "";
+  };
+  std::string region = get("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region");
+  std::string zone = get("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone");
+  if (region.empty() && zone.empty()) return "";
+  return region + ":\x00:" + zone;
+}
+
+}  // namespace
+
+bool AffinityTerm::Matches(const Pod& pod, const Labels* ns_labels) const {
+  if (namespaces.count(pod.metadata.namespace_) ||
+      (ns_labels && namespace_selector.Matches(*ns_labels))) {
+    return selector.Matches(pod.metadata.labels);
+  }
+  return false;
+}
+
+AffinityTerm MakeAffinityTerm(const Pod& pod, const PodAffinityTerm& term) {
+  AffinityTerm t;
+  t.selector = CompiledSelector::FromOptional(term.label_selector);
+  // matchLabelKeys / mismatchLabelKeys are folded into the selector with the pod's own values,
+  // as the API server does when it admits the pod; a selector that is absent stays "nothing".
+  if (term.label_selector) {
+    for (const auto& key : term.match_label_keys) {
+      if (auto it = pod.metadata.labels.find(key); it != pod.metadata.labels.end())
+        t.selector.AddIn(key, it->second);
+    }
+    for (const auto& key : term.mismatch_label_keys) {
+      if (auto it = pod.metadata.labels.find(key); it != pod.metadata.labels.end())
+        t.selector.AddNotIn(key, it->second);
+    }
+  }
+  if (term.namespaces.empty() && !term.namespace_selector) {
+    t.namespaces.insert(pod.metadata.namespace_);
+  } else {
+    t.namespaces.insert(term.namespaces.begin(), term.namespaces.end());
+  }
+  t.namespace_selector = CompiledSelector::FromOptional(term.namespace_selector);
+  t.topology_key = term.topology_key;
+  return t;
+}
+
+PodInfoPtr PodInfo::Create(std::shared_ptr<const Pod> pod) {
+  auto info = std::make_shared<PodInfo>();
+  info->requests = ComputePodRequests(*pod);
+  if (const auto& a = pod->spec.affinity) {
+    if (a->pod_affinity) {
+      for (const auto& t : a->pod_affinity->required)
+        info->required_affinity.push_back(MakeAffinityTerm(*pod, t));
+      for (const auto& w : a->pod_affinity->preferred)
+        info->preferred_affinity.push_back({MakeAffinityTerm(*pod, w.term), w.weight});
+    }
+    if (a->pod_anti_affinity) {
+      for (const auto& t : a->pod_anti_affinity->required)
+        info->required_anti_affinity.push_back(MakeAffinityTerm(*pod, t));
+      for (const auto& w : a->pod_anti_affinity->preferred)
+        info->preferred_anti_affinity.push_back({MakeAffinityTerm(*pod, w.term), w.weight});
+    }
+  }
+  info->pod = std::move(pod);
+  return info;
+}
+
+// ---------------------------------------------------------------- HostPortInfo
+
+namespace {
+constexpr std::string_view kDefaultBindAllHostIP = "0.0.0.0";
+std::string_view SanitizeIP(std::string_view ip) { return ip.empty() ? kDefaultBindAllHostIP : ip; }
+std::string_view SanitizeProtocol(std::string_view p) { return p.empty() ? "TCP" : p; }
+}  // namespace
+
+void HostPortInfo::Add(std::string_view ip, std::string_view protocol, int32_t port) {
+  if (port <= 0) return;
+  ip = SanitizeIP(ip);
+  protocol = SanitizeProtocol(protocol);
+  for (auto& e : entries_) {
+    if (e.port == port && e.ip == ip && e.protocol == protocol) {
+      ++e.count;
+      return;
+    }
+  }
+  entries_.push_back({std::string(ip), std::string(protocol), port, 1});
+}
+
+void HostPortInfo::Remove(std::string_view ip, std::string_view protocol, int32_t port) {
+  if (port <= 0) return;
+  ip = SanitizeIP(ip);
+  protocol = SanitizeProtocol(protocol);
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    auto& e = entries_[i];
+    if (e.port == port && e.ip == ip && e.protocol == protocol) {
+      if (--e.count == 0) entries_.erase(entries_.begin() + static_cast<long>(i));
+      return;
+    }
+  }
+}
+
+bool HostPortInfo::CheckConflict(std::string_view ip, std::string_view protocol,
+                                 int32_t port) const {
+  if (port <= 0) return false;
+  ip = SanitizeIP(ip);
+  protocol = SanitizeProtocol(protocol);
+  for (const auto& e : entries_) {
+    if (e.port != port || e.protocol != protocol) continue;
+    // 0.0.0.0 binds every address, so it conflicts with any address on the same port.
+    if (ip == kDefaultBindAllHostIP || e.ip == kDefaultBindAllHostIP || e.ip == ip) return true;
+  }
+  return false;
+}
+
+size_t HostPortInfo::size() const { return entries_.size(); }
+
+// ---------------------------------------------------------------- NodeInfo
+
+const std::string& NodeInfo::name() const {
+  static const std::string kEmpty;
+  return node_ ? node_->metadata.name : kEmpty;
+}
+
+void NodeInfo::SetNode(std::shared_ptr<const Node> node) {
+  node_ = std::move(node);
+  allocatable_ = node_ ? Resource::FromList(node_->status.allocatable) : Resource{};
+  ++generation_;
+}
+
+void NodeInfo::AddPod(PodInfoPtr pod) {
+  Update(*pod, +1);
+  if (HasPodAffinityConstraints(*pod->pod)) pods_with_affinity_.push_back(pod);
+  if (HasRequiredAntiAffinity(*pod->pod)) pods_with_required_anti_affinity_.push_back(pod);
+  pods_.push_back(std::move(pod));
+}
+
+bool NodeInfo::RemovePod(const Pod& pod) {
+  for (size_t i = 0; i < pods_.size(); ++i) {
+    if (!SamePod(*pods_[i]->pod, pod)) continue;
+    PodInfoPtr removed = pods_[i];
+    pods_[i] = std::move(pods_.back());
+    pods_.pop_back();
+    Erase(pods_with_affinity_, pod);
+    Erase(pods_with_required_anti_affinity_, pod);
+    Update(*removed, -1);
+    return true;
+  }
+  return false;
+}
+
+void NodeInfo::Update(const PodInfo& info, int sign) {
+  const Pod& pod = *info.pod;
+  if (sign > 0) {
+    requested_.Add(info.requests.requests);
+    non_zero_requested_.Add(info.requests.non_zero_requests);
+  } else {
+    requested_.Subtract(info.requests.requests);
+    non_zero_requested_.Subtract(info.requests.non_zero_requests);
+  }
+  auto ports = [&](const std::vector<Container>& cs) {
+    for (const auto& c : cs)
+      for (const auto& p : c.ports) {
+        if (sign > 0) {
+          used_ports_.Add(p.host_ip, p.protocol, p.host_port);
+        } else {
+          used_ports_.Remove(p.host_ip, p.protocol, p.host_port);
+        }
+      }
+  };
+  ports(pod.spec.containers);
+  ports(pod.spec.init_containers);
+  ForEachClaim(pod, [&](std::string key) {
+    int& c = pvc_ref_counts_[key];
+    c += sign;
+    if (c <= 0) pvc_ref_counts_.erase(key);
+  });
+  ++generation_;
+}
+
+// ---------------------------------------------------------------- Snapshot
+
+const NodeInfo* Snapshot::Get(std::string_view node_name) const {
+  auto it = map_.find(std::string(node_name));
+  return it == map_.end() ? nullptr : it->second.get();
+}
+
+void Snapshot::RebuildLists(const std::vector<std::string>& order) {
+  list_.clear();
+  with_affinity_.clear();
+  with_required_anti_affinity_.clear();
+  used_pvcs_.clear();
+  list_.reserve(order.size());
+  for (const auto& name : order) {
+    auto it = map_.find(name);
+    if (it == map_.end() || !it->second->node()) continue;
+    NodeInfo* ni = it->second.get();
+    list_.push_back(ni);
+    if (!ni->pods_with_affinity().empty()) with_affinity_.push_back(ni);
+    if (!ni->pods_with_required_anti_affinity().empty())
+      with_required_anti_affinity_.push_back(ni);
+    for (const auto& [key, count] : ni->pvc_ref_counts()) used_pvcs_.insert(key);
+  }
+}
+
+Snapshot Snapshot::Build(const std::vector<std::shared_ptr<const Node>>& nodes,
+                         const std::vector<std::shared_ptr<const Pod>>& pods) {
+  Snapshot s;
+  std::vector<const Node*> raw;
+  for (const auto& n : nodes) {
+    s.map_[n->metadata.name] = std::make_shared<NodeInfo>(n);
+    raw.push_back(n.get());
+  }
+  for (const auto& p : pods) {
+    auto it = s.map_.find(p->spec.node_name);
+    if (it != s.map_.end()) it->second->AddPod(PodInfo::Create(p));
+  }
+  // Image spread: how many nodes hold each image.
+  std::unordered_map<std::string, int> holders;
+  for (const auto& n : nodes)
+    for (const auto& img : n->status.images)
+      for (const auto& name : img.names) ++holders[name];
+  for (const auto& n : nodes) {
+    auto& states = s.map_[n->metadata.name]->mutable_image_states();
+    for (const auto& img : n->status.images)
+      for (const auto& name : img.names) {
+        // Node image names are kept as reported; pods' images are normalized at lookup.
+        states[name] = {img.size_bytes, holders[name]};
+      }
+  }
+  s.RebuildLists(ZoneInterleavedOrder(raw));
+  return s;
+}
+
+std::vector<std::string> ZoneInterleavedOrder(const std::vector<const Node*>& nodes) {
+  std::vector<std::string> zone_order;
+  std::unordered_map<std::string, std::vector<std::string>> by_zone;
+  for (const Node* n : nodes) {
+    std::string z = ZoneKey(*n);
+    auto [it, inserted] = by_zone.try_emplace(z);
+    if (inserted) zone_order.push_back(z);
+    it->second.push_back(n->metadata.name);
+  }
+  std::vector<std::string> out;
+  out.reserve(nodes.size());
+  for (size_t round = 0; out.size() < nodes.size(); ++round) {
+    for (const auto& z : zone_order) {
+      const auto& v = by_zone[z];
+      if (round < v.size()) out.push_back(v[round]);
+    }
+  }
+  return out;
+}
+
+std::string NormalizeImageName(std::string_view name) {
+  std::string s(name);
+  // A tag is a ':' after the last '/'; digests ('@') also count as explicit.
+  auto slash = s.rfind('/');
+  auto colon = s.rfind(':');
+  bool has_tag = colon != std::string::npos && (slash == std::string::npos || colon > slash);
+  if (!has_tag && s.find('@') == std::string::npos) s += ":latest";
+  return s;
+}
+
+}  // namespace berth

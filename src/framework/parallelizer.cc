@@ -1,0 +1,73 @@
+#include "framework/parallelizer.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace berth {
+
+ThreadPoolParallelizer::ThreadPoolParallelizer(int parallelism) {
+  int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int workers = std::max(1, std::min(parallelism, hw)) - 1;
+  for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { Worker(); });
+}
+
+ThreadPoolParallelizer::~ThreadPoolParallelizer() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  work_cv_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void ThreadPoolParallelizer::RunChunks() {
+  for (;;) {
+    int start = next_.fetch_add(chunk_, std::memory_order_relaxed);
+    if (start >= n_) return;
+    int end = std::min(n_, start + chunk_);
+    for (int i = start; i < end; ++i) (*fn_)(i);
+  }
+}
+
+void ThreadPoolParallelizer::Worker() {
+  uint64_t seen = 0;
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      work_cv_.wait(lock, [&] { return stop_ || epoch_ != seen; });
+      if (stop_) return;
+      seen = epoch_;
+      ++active_;
+    }
+    RunChunks();
+    {
+      std::lock_guard lock(mu_);
+      if (--active_ == 0) done_cv_.notify_one();
+    }
+  }
+}
+
+void ThreadPoolParallelizer::Until(int n, const std::function<void(int)>& fn) {
+  if (n <= 0) return;
+  // Small loops are cheaper inline than waking workers.
+  if (threads_.empty() || n < 8) {
+    for (int i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  {
+    std::lock_guard lock(mu_);
+    fn_ = &fn;
+    n_ = n;
+    chunk_ = std::max(1, static_cast<int>(std::sqrt(static_cast<double>(n))));
+    next_.store(0, std::memory_order_relaxed);
+    ++epoch_;
+  }
+  work_cv_.notify_all();
+  RunChunks();
+  std::unique_lock lock(mu_);
+  // Workers that woke late find no chunks left and finish at once.
+  done_cv_.wait(lock, [&] { return active_ == 0 && next_.load() >= n_; });
+  fn_ = nullptr;
+}
+
+}  // namespace berth

@@ -1,0 +1,43 @@
+// ThreadPoolParallelizer: runs a loop body over [0, n) on a fixed pool of worker threads plus
+// the calling thread. Work is handed out in chunks through an atomic counter, so an uneven loop
+// balances itself. Until() calls must not overlap (the scheduling thread is the only caller).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "berth/framework/handle.h"
+
+namespace berth {
+
+class ThreadPoolParallelizer final : public Parallelizer {
+ public:
+  // `parallelism` workers in total, capped by the machine's hardware threads (more threads
+  // than cores only adds context switches to a CPU-bound loop).
+  explicit ThreadPoolParallelizer(int parallelism);
+  ~ThreadPoolParallelizer() override;
+
+  void Until(int n, const std::function<void(int)>& fn) override;
+  int parallelism() const override { return static_cast<int>(threads_.size()) + 1; }
+
+ private:
+  void Worker();
+  void RunChunks();
+
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_;
+  const std::function<void(int)>* fn_ = nullptr;
+  int n_ = 0;
+  int chunk_ = 1;
+  std::atomic<int> next_{0};
+  int active_ = 0;
+  uint64_t epoch_ = 0;
+  bool stop_ = false;
+};
+
+}  // namespace berth
