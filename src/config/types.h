@@ -32,6 +32,10 @@ struct Plugins {
 struct PluginConfig {
   std::string name;
   std::shared_ptr<const PluginArgs> args;  // decoded and validated
+  // Args of a plugin the registry has no decoder for (out-of-tree or unknown names, and in-tree
+  // plugins that take no args), kept verbatim as kube-scheduler passes them through; null when
+  // `args` is set or none were given.
+  std::shared_ptr<const nlohmann::json> raw_args;
 };
 
 struct Profile {

@@ -111,6 +111,8 @@ struct NominatingInfo {
 
 struct PostFilterResult {
   std::optional<NominatingInfo> nominating;
+  // Pods the plugin evicted ("namespace/name"), for explanations; informational only.
+  std::vector<std::string> victims;
 };
 
 class PostFilterPlugin : public virtual Plugin {

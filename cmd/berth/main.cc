@@ -1,0 +1,143 @@
+// berth: the one binary. Subcommands: simulate, bench, config print-defaults, version.
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "api/codec.h"
+#include "config/load.h"
+#include "plugins/registry.h"
+#include "sim/bench.h"
+#include "sim/simulator.h"
+
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "berth: %s\n", message.c_str());
+  return 1;
+}
+
+berth::Result<berth::config::SchedulerConfiguration> LoadConfigOrDefault(
+    const std::string& path, const berth::Registry& registry) {
+  if (path.empty()) return berth::config::DefaultConfiguration(registry);
+  return berth::config::LoadConfigFile(path, registry);
+}
+
+int RunSimulate(const std::string& config_path, const std::vector<std::string>& files,
+                const std::string& output, uint64_t seed) {
+  berth::Registry registry = berth::InTreeRegistry();
+  auto cfg = LoadConfigOrDefault(config_path, registry);
+  if (!cfg.ok()) return Fail(cfg.error().message);
+  std::vector<berth::Object> objects;
+  for (const auto& f : files) {
+    auto objs = berth::DecodeFile(f);
+    if (!objs.ok()) return Fail(objs.error().message);
+    for (auto& o : *objs) objects.push_back(std::move(o));
+  }
+  berth::sim::SimulationOptions opts;
+  opts.seed = seed;
+  auto result = berth::sim::Simulate(*cfg, registry, objects, opts);
+  if (!result.ok()) return Fail(result.error().message);
+  if (output == "json") {
+    std::cout << berth::sim::ToJson(*result).dump(2) << "\n";
+  } else {
+    std::cout << berth::sim::ToTable(*result);
+  }
+  return 0;
+}
+
+int RunBench(const std::string& workload_file, const std::string& filter,
+             const std::string& config_path, const std::string& output) {
+  berth::Registry registry = berth::InTreeRegistry();
+  auto cfg = LoadConfigOrDefault(config_path, registry);
+  if (!cfg.ok()) return Fail(cfg.error().message);
+  auto workloads = berth::sim::LoadWorkloads(workload_file);
+  if (!workloads.ok()) return Fail(workloads.error().message);
+  int ran = 0;
+  for (const auto& w : *workloads) {
+    if (!filter.empty() && w.name.find(filter) == std::string::npos) continue;
+    auto r = berth::sim::RunWorkload(w, *cfg, registry);
+    if (!r.ok()) return Fail(fmt::format("{}: {}", w.name, r.error().message));
+    ++ran;
+    if (output == "json") {
+      std::cout << berth::sim::ToJson(*r).dump() << std::endl;
+    } else {
+      std::cout << fmt::format(
+                       "{:<45} nodes {:>5}  init {:>6}  measured {:>6}  {:>9.0f} pods/s  "
+                       "p50 {:.3f}ms p90 {:.3f}ms p99 {:.3f}ms  peak RSS {} MB",
+                       r->name, r->nodes, r->init_pods, r->scheduled, r->pods_per_second,
+                       r->p50_ms, r->p90_ms, r->p99_ms, r->peak_rss_mb)
+                << std::endl;
+    }
+  }
+  if (ran == 0) return Fail(fmt::format("{}: no workload matches \"{}\"", workload_file, filter));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Berth: a Kubernetes scheduler that decides like kube-scheduler"};
+  app.require_subcommand(1);
+
+  auto* simulate = app.add_subcommand("simulate", "Schedule pending pods of manifests offline");
+  std::string config_path, output = "table";
+  std::vector<std::string> files;
+  uint64_t seed = 1;
+  simulate->add_option("--config", config_path, "KubeSchedulerConfiguration file");
+  simulate->add_option("-f,--filename", files, "Manifest files (YAML or JSON)")->required();
+  simulate->add_option("--output,-o", output, "json or table")
+      ->check(CLI::IsMember({"json", "table"}));
+  simulate->add_option("--seed", seed, "Random seed for tie-breaking");
+
+  auto* bench = app.add_subcommand("bench", "Run scheduling benchmarks (bench/*.yaml)");
+  std::string workload_file = "bench/workloads.yaml", filter, bench_output = "text",
+              bench_config;
+  bench->add_option("--workloads,-w", workload_file, "Workload file");
+  bench->add_option("--filter", filter, "Only workloads whose name contains this");
+  bench->add_option("--config", bench_config, "KubeSchedulerConfiguration file");
+  bench->add_option("--output,-o", bench_output, "text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+
+  auto* cfg = app.add_subcommand("config", "Configuration tools");
+  cfg->require_subcommand(1);
+  auto* print_defaults =
+      cfg->add_subcommand("print-defaults", "Print the effective default configuration");
+  std::string validate_path;
+  auto* validate = cfg->add_subcommand("validate", "Load and validate a configuration file");
+  validate->add_option("file", validate_path)->required();
+
+  auto* version = app.add_subcommand("version", "Print the version");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  if (*simulate) return RunSimulate(config_path, files, output, seed);
+  if (*bench) return RunBench(workload_file, filter, bench_config, bench_output);
+  if (*print_defaults) {
+    berth::Registry registry = berth::InTreeRegistry();
+    std::cout << berth::config::EncodeConfigurationYaml(
+        berth::config::DefaultConfiguration(registry));
+    return 0;
+  }
+  if (*validate) {
+    berth::Registry registry = berth::InTreeRegistry();
+    auto c = berth::config::LoadConfigFile(validate_path, registry);
+    if (!c.ok()) return Fail(c.error().message);
+    std::cout << validate_path << ": valid\n";
+    return 0;
+  }
+  if (*version) {
+    std::cout << "berth " << kVersion << "\n";
+    return 0;
+  }
+  return 0;
+}

@@ -1,0 +1,227 @@
+#include "api/codec.h"
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "api/codec_internal.h"
+
+namespace berth {
+namespace {
+
+using nlohmann::json;
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// A `kind: List` (or `PodList`, `NodeList`, ...) document holding objects under `items`.
+bool IsList(const json& doc) {
+  if (!doc.is_object()) return false;
+  auto kind = doc.find("kind");
+  auto items = doc.find("items");
+  return kind != doc.end() && kind->is_string() &&
+         EndsWith(kind->get_ref<const std::string&>(), "List") && items != doc.end();
+}
+
+std::string DocumentWhere(std::string_view source, int index) {
+  std::string out(source);
+  if (!out.empty()) out += ": ";
+  out += "document " + std::to_string(index);
+  return out;
+}
+
+// Errors from the typed decoders start with "<where>"; pieces decoded on their own start with
+// the caller's path instead.
+template <class T, class Fn>
+Result<T> DecodePiece(const json& doc, std::string_view path, Fn&& read) {
+  codec::Reader r("", std::string(path));
+  T out{};
+  read(r, doc, out);
+  if (r.failed()) return r.error();
+  return out;
+}
+
+bool IsLeapYear(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+// Days since 1970-01-01 of a proleptic Gregorian date.
+int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+void CivilFromDays(int64_t z, int64_t& y, unsigned& m, unsigned& d) {
+  z += 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const unsigned doe = static_cast<unsigned>(z - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  y = static_cast<int64_t>(yoe) + era * 400;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  d = doy - (153 * mp + 2) / 5 + 1;
+  m = mp < 10 ? mp + 3 : mp - 9;
+  y += m <= 2;
+}
+
+bool Digits(std::string_view s, size_t pos, size_t n, int& out) {
+  if (pos + n > s.size()) return false;
+  out = 0;
+  for (size_t i = pos; i < pos + n; ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    out = out * 10 + (s[i] - '0');
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<UnixTime> ParseTimestamp(std::string_view text) {
+  auto bad = [&]() {
+    return Error{"invalid timestamp \"" + std::string(text) +
+                 "\": expected RFC 3339, e.g. 2024-01-01T00:00:00Z"};
+  };
+  int year, month, day, hour, minute, second;
+  if (!Digits(text, 0, 4, year) || text.size() < 20 || text[4] != '-' ||
+      !Digits(text, 5, 2, month) || text[7] != '-' || !Digits(text, 8, 2, day) ||
+      (text[10] != 'T' && text[10] != 't') || !Digits(text, 11, 2, hour) || text[13] != ':' ||
+      !Digits(text, 14, 2, minute) || text[16] != ':' || !Digits(text, 17, 2, second)) {
+    return bad();
+  }
+  static constexpr int kDaysInMonth[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return bad();
+  const int max_day = kDaysInMonth[month - 1] + (month == 2 && IsLeapYear(year) ? 1 : 0);
+  if (day > max_day) return bad();
+  size_t pos = 19;
+  if (pos < text.size() && text[pos] == '.') {
+    ++pos;
+    const size_t start = pos;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
+    if (pos == start) return bad();
+  }
+  int64_t offset = 0;
+  if (pos < text.size() && (text[pos] == 'Z' || text[pos] == 'z')) {
+    ++pos;
+  } else if (pos < text.size() && (text[pos] == '+' || text[pos] == '-')) {
+    int oh, om;
+    if (!Digits(text, pos + 1, 2, oh) || pos + 3 >= text.size() || text[pos + 3] != ':' ||
+        !Digits(text, pos + 4, 2, om) || oh > 23 || om > 59) {
+      return bad();
+    }
+    offset = (oh * 3600 + om * 60) * (text[pos] == '-' ? -1 : 1);
+    pos += 6;
+  } else {
+    return bad();
+  }
+  if (pos != text.size()) return bad();
+  const int64_t days = DaysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
+  return days * 86400 + hour * 3600 + minute * 60 + second - offset;
+}
+
+std::string FormatTimestamp(UnixTime t) {
+  int64_t days = t / 86400;
+  int64_t secs = t % 86400;
+  if (secs < 0) {
+    secs += 86400;
+    --days;
+  }
+  int64_t y;
+  unsigned m, d;
+  CivilFromDays(days, y, m, d);
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%04lld-%02u-%02uT%02lld:%02lld:%02lldZ",
+                static_cast<long long>(y), m, d, static_cast<long long>(secs / 3600),
+                static_cast<long long>(secs / 60 % 60), static_cast<long long>(secs % 60));
+  return buf;
+}
+
+Result<std::vector<Object>> DecodeObjects(std::string_view text, std::string_view source) {
+  auto docs = codec::ParseSourceDocuments(text, source);
+  if (!docs.ok()) return docs.error();
+  std::vector<Object> out;
+  out.reserve(docs->size());
+  for (codec::SourceDocument& sd : *docs) {
+    const std::string where = DocumentWhere(source, sd.index);
+    if (!IsList(sd.doc)) {
+      auto obj = codec::DecodeObjectShared(std::make_shared<const json>(std::move(sd.doc)), where);
+      if (!obj.ok()) return obj.error();
+      out.push_back(std::move(obj).value());
+      continue;
+    }
+    json& items = sd.doc["items"];
+    if (items.is_null()) continue;
+    if (!items.is_array()) return Error{where + ": items: expected a list"};
+    // Items of typed lists (PodList from the API) omit their kind.
+    std::string item_kind = sd.doc["kind"].get<std::string>();
+    item_kind.resize(item_kind.size() - 4);
+    std::string api_version;
+    if (auto it = sd.doc.find("apiVersion"); it != sd.doc.end() && it->is_string()) {
+      api_version = it->get<std::string>();
+    }
+    out.reserve(out.size() + items.size());
+    for (size_t i = 0; i < items.size(); ++i) {
+      json item = std::move(items[i]);
+      if (item.is_object() && !item_kind.empty() && !item.contains("kind")) {
+        item["kind"] = item_kind;
+        if (!api_version.empty() && !item.contains("apiVersion")) item["apiVersion"] = api_version;
+      }
+      auto obj = codec::DecodeObjectShared(std::make_shared<const json>(std::move(item)),
+                                           where + ", item " + std::to_string(i));
+      if (!obj.ok()) return obj.error();
+      out.push_back(std::move(obj).value());
+    }
+  }
+  return out;
+}
+
+Result<std::vector<Object>> DecodeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path + ": cannot open file"};
+  std::string text;
+  in.seekg(0, std::ios::end);
+  const auto size = in.tellg();
+  if (size > 0) {
+    text.resize(static_cast<size_t>(size));
+    in.seekg(0, std::ios::beg);
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  }
+  if (in.bad()) return Error{path + ": read error"};
+  return DecodeObjects(text, path);
+}
+
+Result<Object> DecodeObject(const nlohmann::json& doc, std::string_view where) {
+  return codec::DecodeObjectShared(std::make_shared<const json>(doc), where);
+}
+
+Result<Pod> DecodePod(const nlohmann::json& doc, std::string_view where) {
+  return codec::DecodePodDoc(doc, where);
+}
+
+Result<Node> DecodeNode(const nlohmann::json& doc, std::string_view where) {
+  return codec::DecodeNodeDoc(doc, where);
+}
+
+Result<NodeAffinity> DecodeNodeAffinity(const nlohmann::json& doc, std::string_view path) {
+  return DecodePiece<NodeAffinity>(doc, path, codec::ReadNodeAffinity);
+}
+
+Result<NodeSelector> DecodeNodeSelector(const nlohmann::json& doc, std::string_view path) {
+  return DecodePiece<NodeSelector>(doc, path, codec::ReadNodeSelector);
+}
+
+Result<LabelSelector> DecodeLabelSelector(const nlohmann::json& doc, std::string_view path) {
+  return DecodePiece<LabelSelector>(doc, path, codec::ReadLabelSelector);
+}
+
+Result<TopologySpreadConstraint> DecodeTopologySpreadConstraint(const nlohmann::json& doc,
+                                                                std::string_view path) {
+  return DecodePiece<TopologySpreadConstraint>(doc, path, codec::ReadTopologySpreadConstraint);
+}
+
+}  // namespace berth

@@ -1,0 +1,133 @@
+// Internals shared by the codec translation units: document parsing with source positions and
+// the field reader used by all decoders.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "berth/api/objects.h"
+#include "api/codec.h"
+#include "berth/api/result.h"
+
+namespace berth::codec {
+
+// A parsed document and its 1-based position in the input stream (empty documents count).
+struct SourceDocument {
+  nlohmann::json doc;
+  int index = 0;
+};
+
+Result<std::vector<SourceDocument>> ParseSourceDocuments(std::string_view text,
+                                                         std::string_view source);
+
+// Walks a JSON document on behalf of a decoder. Type mismatches never throw: the first one is
+// recorded with the path of the offending field and the decoder carries on with defaults, so a
+// decode either fully succeeds or reports exactly one error.
+class Reader {
+ public:
+  // `where` names the object ("cluster.yaml: document 3 (Pod default/web)"); `base` is the path
+  // of the document root inside it (empty for whole objects).
+  Reader(std::string where, std::string base) : where_(std::move(where)), base_(std::move(base)) {}
+
+  bool failed() const { return error_.has_value(); }
+  Error error() const { return Error{*error_}; }
+
+  // Records an error at the current path (only the first one is kept).
+  void Fail(std::string_view message);
+
+  // Descends into field `key` of `obj` and runs `fn(value)` when it is present and not null.
+  // Fails if `obj` is not an object.
+  template <class Fn>
+  void Field(const nlohmann::json& obj, std::string_view key, Fn&& fn) {
+    const nlohmann::json* v = Find(obj, key);
+    if (v == nullptr) return;
+    path_.push_back({key, 0, false});
+    fn(*v);
+    path_.pop_back();
+  }
+
+  // Runs `fn(element)` for each element of a list; null means empty, anything else fails.
+  template <class Fn>
+  void Each(const nlohmann::json& v, Fn&& fn) {
+    if (v.is_null()) return;
+    if (!v.is_array()) {
+      FailType("a list", v);
+      return;
+    }
+    for (size_t i = 0; i < v.size() && !failed(); ++i) {
+      path_.push_back({{}, i, true});
+      fn(v[i]);
+      path_.pop_back();
+    }
+  }
+
+  // Runs `fn(key, value)` for each entry of a map; null means empty.
+  template <class Fn>
+  void Entries(const nlohmann::json& v, Fn&& fn) {
+    if (v.is_null()) return;
+    if (!v.is_object()) {
+      FailType("a map", v);
+      return;
+    }
+    for (auto it = v.begin(); it != v.end() && !failed(); ++it) {
+      path_.push_back({it.key(), 0, false});
+      fn(it.key(), it.value());
+      path_.pop_back();
+    }
+  }
+
+  // Field lookup without descending: null if absent or null. Fails if `obj` is not a map.
+  const nlohmann::json* Find(const nlohmann::json& obj, std::string_view key);
+  bool ExpectObject(const nlohmann::json& v);
+
+  // Scalars, decoded leniently: strings accept numbers and booleans, numbers accept numeric
+  // strings, booleans accept "true"/"false".
+  std::string Str(const nlohmann::json& v);
+  int64_t Int(const nlohmann::json& v, int64_t min = INT64_MIN, int64_t max = INT64_MAX);
+  int32_t Int32(const nlohmann::json& v) { return static_cast<int32_t>(Int(v, INT32_MIN, INT32_MAX)); }
+  bool Bool(const nlohmann::json& v);
+  Quantity Qty(const nlohmann::json& v);
+  UnixTime Time(const nlohmann::json& v);
+
+  std::vector<std::string> StrList(const nlohmann::json& v);
+  Labels StrMap(const nlohmann::json& v);
+  ResourceList Resources(const nlohmann::json& v);
+
+  void FailType(std::string_view expected, const nlohmann::json& got);
+
+ private:
+  struct Elem {
+    std::string_view key;
+    size_t index;
+    bool is_index;
+  };
+  std::string PathString() const;
+
+  std::string where_;
+  std::string base_;
+  std::vector<Elem> path_;
+  std::optional<std::string> error_;
+};
+
+// Typed decoders of shared pieces, reading into `out`.
+void ReadMeta(Reader& r, const nlohmann::json& j, ObjectMeta& out);
+void ReadLabelSelector(Reader& r, const nlohmann::json& j, LabelSelector& out);
+void ReadNodeSelector(Reader& r, const nlohmann::json& j, NodeSelector& out);
+void ReadNodeAffinity(Reader& r, const nlohmann::json& j, NodeAffinity& out);
+void ReadTopologySpreadConstraint(Reader& r, const nlohmann::json& j,
+                                  TopologySpreadConstraint& out);
+
+// "Kind ns/name" or "Kind name", for error prefixes.
+std::string Describe(const nlohmann::json& doc);
+
+// Decodes an object that already lives in a shared document, which becomes its `raw` (no copy).
+Result<Object> DecodeObjectShared(const RawObject& raw, std::string_view where);
+Result<Pod> DecodePodDoc(const nlohmann::json& doc, std::string_view where);
+Result<Node> DecodeNodeDoc(const nlohmann::json& doc, std::string_view where);
+
+}  // namespace berth::codec

@@ -1,0 +1,217 @@
+#include "berth/api/resources.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace berth {
+namespace {
+
+ResourceList RL(std::initializer_list<std::pair<const char*, const char*>> items) {
+  ResourceList l;
+  for (const auto& [k, v] : items) l[k] = Quantity::Parse(v).value();
+  return l;
+}
+
+Container C(ResourceList requests, std::optional<std::string> restart = std::nullopt) {
+  Container c;
+  c.resources.requests = std::move(requests);
+  c.restart_policy = std::move(restart);
+  return c;
+}
+
+constexpr int64_t kMi = 1024 * 1024;
+
+TEST(ResourceTest, FromListAndAccessors) {
+  Resource r = Resource::FromList(RL({{"cpu", "1500m"},
+                                      {"memory", "1Gi"},
+                                      {"ephemeral-storage", "10G"},
+                                      {"pods", "110"},
+                                      {"example.com/gpu", "2"},
+                                      {"hugepages-2Mi", "4Mi"},
+                                      {"attachable-volumes-csi-x", "39"},
+                                      {"kubernetes.io/foo", "3"},
+                                      {"unknownnative", "7"}}));
+  EXPECT_EQ(r.milli_cpu, 1500);
+  EXPECT_EQ(r.memory, 1024 * kMi);
+  EXPECT_EQ(r.ephemeral_storage, 10'000'000'000);
+  EXPECT_EQ(r.allowed_pod_number, 110);
+  EXPECT_EQ(r.Scalar("example.com/gpu"), 2);
+  EXPECT_EQ(r.Scalar("hugepages-2Mi"), 4 * kMi);
+  EXPECT_EQ(r.Scalar("attachable-volumes-csi-x"), 39);
+  EXPECT_EQ(r.Scalar("kubernetes.io/foo"), 3);
+  EXPECT_EQ(r.Scalar("unknownnative"), 0);
+  EXPECT_EQ(r.scalar.size(), 4u);
+  EXPECT_TRUE(std::is_sorted(r.scalar.begin(), r.scalar.end()));
+  EXPECT_EQ(r.Get("cpu"), 1500);
+  EXPECT_EQ(r.Get("pods"), 110);
+  EXPECT_EQ(r.Get("example.com/gpu"), 2);
+}
+
+TEST(ResourceTest, ArithmeticAndMax) {
+  Resource a = Resource::FromList(RL({{"cpu", "1"}, {"example.com/gpu", "1"}}));
+  Resource b = Resource::FromList(RL({{"cpu", "2"}, {"memory", "1Ki"}, {"example.com/fpga", "3"}}));
+  Resource sum = a;
+  sum.Add(b);
+  EXPECT_EQ(sum.milli_cpu, 3000);
+  EXPECT_EQ(sum.memory, 1024);
+  EXPECT_EQ(sum.Scalar("example.com/gpu"), 1);
+  EXPECT_EQ(sum.Scalar("example.com/fpga"), 3);
+  sum.Subtract(b);
+  EXPECT_EQ(sum.milli_cpu, 1000);
+  EXPECT_EQ(sum.Scalar("example.com/fpga"), 0);
+  Resource m = a;
+  m.SetMax(b);
+  EXPECT_EQ(m.milli_cpu, 2000);
+  EXPECT_EQ(m.memory, 1024);
+  EXPECT_EQ(m.Scalar("example.com/gpu"), 1);
+  EXPECT_EQ(m.Scalar("example.com/fpga"), 3);
+  EXPECT_TRUE(Resource().IsZero());
+  EXPECT_FALSE(a.IsZero());
+}
+
+TEST(ResourceTest, ScalarResourceNames) {
+  EXPECT_TRUE(IsExtendedResourceName("example.com/gpu"));
+  EXPECT_TRUE(IsExtendedResourceName("nvidia.com/gpu"));
+  EXPECT_FALSE(IsExtendedResourceName("cpu"));
+  EXPECT_FALSE(IsExtendedResourceName("kubernetes.io/foo"));
+  EXPECT_FALSE(IsExtendedResourceName("requests.example.com/gpu"));
+  EXPECT_FALSE(IsExtendedResourceName("example.com/bad name"));
+  EXPECT_TRUE(IsScalarResourceName("hugepages-1Gi"));
+  EXPECT_TRUE(IsScalarResourceName("attachable-volumes-aws-ebs"));
+  EXPECT_TRUE(IsScalarResourceName("kubernetes.io/foo"));
+  EXPECT_FALSE(IsScalarResourceName("memory"));
+  EXPECT_FALSE(IsScalarResourceName("foo"));
+}
+
+struct PodCase {
+  std::string name;
+  std::vector<Container> containers;
+  std::vector<Container> init;
+  ResourceList overhead;
+  int64_t cpu, mem, non0_cpu, non0_mem;
+  int64_t gpu = 0;
+};
+
+TEST(PodRequestsTest, Table) {
+  const std::string kAlways = "Always";
+  const std::vector<PodCase> cases = {
+      {"no containers", {}, {}, {}, 0, 0, 0, 0},
+      {"best effort container gets defaults for scoring only",
+       {C({})},
+       {},
+       {},
+       0,
+       0,
+       100,
+       200 * kMi},
+      {"explicit zero keeps zero", {C(RL({{"cpu", "0"}, {"memory", "0"}}))}, {}, {}, 0, 0, 0, 0},
+      {"only cpu set: memory defaulted",
+       {C(RL({{"cpu", "250m"}}))},
+       {},
+       {},
+       250,
+       0,
+       250,
+       200 * kMi},
+      {"containers sum",
+       {C(RL({{"cpu", "1"}, {"memory", "1Gi"}})), C(RL({{"cpu", "500m"}}))},
+       {},
+       {},
+       1500,
+       1024 * kMi,
+       1500,
+       1024 * kMi + 200 * kMi},
+      {"init container larger than containers",
+       {C(RL({{"cpu", "1"}, {"memory", "1Gi"}}))},
+       {C(RL({{"cpu", "2"}, {"memory", "512Mi"}}))},
+       {},
+       2000,
+       1024 * kMi,
+       2000,
+       1024 * kMi},
+      {"init container without requests raises non-zero to defaults",
+       {C(RL({{"cpu", "50m"}, {"memory", "100Mi"}}))},
+       {C({})},
+       {},
+       50,
+       100 * kMi,
+       100,
+       200 * kMi},
+      {"sidecar adds to containers",
+       {C(RL({{"cpu", "1"}}))},
+       {C(RL({{"cpu", "500m"}}), kAlways)},
+       {},
+       1500,
+       0,
+       1500,
+       400 * kMi},
+      {"init after sidecar counts the sidecar",
+       {C(RL({{"cpu", "1"}}))},
+       {C(RL({{"cpu", "500m"}}), kAlways), C(RL({{"cpu", "2"}}))},
+       {},
+       2500,
+       0,
+       2500,
+       400 * kMi},
+      {"init before sidecar does not count it",
+       {C(RL({{"cpu", "1"}}))},
+       {C(RL({{"cpu", "2"}})), C(RL({{"cpu", "500m"}}), kAlways)},
+       {},
+       2000,
+       0,
+       2000,
+       400 * kMi},
+      {"overhead added",
+       {C(RL({{"cpu", "1"}, {"memory", "1Gi"}}))},
+       {},
+       RL({{"cpu", "250m"}, {"memory", "120Mi"}}),
+       1250,
+       1144 * kMi,
+       1250,
+       1144 * kMi},
+      {"overhead added to defaults",
+       {C({})},
+       {},
+       RL({{"cpu", "10m"}}),
+       10,
+       0,
+       110,
+       200 * kMi},
+      {"extended resources follow the same rules",
+       {C(RL({{"example.com/gpu", "1"}})), C(RL({{"example.com/gpu", "2"}}))},
+       {C(RL({{"example.com/gpu", "4"}}))},
+       {},
+       0,
+       0,
+       100 + 100,
+       400 * kMi,
+       4},
+      {"sub-milli requests are summed exactly before rounding",
+       {C(RL({{"cpu", "0.5m"}})), C(RL({{"cpu", "0.5m"}}))},
+       {},
+       {},
+       1,
+       0,
+       1,
+       400 * kMi},
+  };
+  for (const auto& c : cases) {
+    Pod pod;
+    pod.spec.containers = c.containers;
+    pod.spec.init_containers = c.init;
+    pod.spec.overhead = c.overhead;
+    PodRequests r = ComputePodRequests(pod);
+    EXPECT_EQ(r.requests.milli_cpu, c.cpu) << c.name;
+    EXPECT_EQ(r.requests.memory, c.mem) << c.name;
+    EXPECT_EQ(r.non_zero_requests.milli_cpu, c.non0_cpu) << c.name;
+    EXPECT_EQ(r.non_zero_requests.memory, c.non0_mem) << c.name;
+    EXPECT_EQ(r.requests.Scalar("example.com/gpu"), c.gpu) << c.name;
+    EXPECT_EQ(r.non_zero_requests.Scalar("example.com/gpu"), c.gpu) << c.name;
+  }
+}
+
+}  // namespace
+}  // namespace berth

@@ -1,0 +1,223 @@
+#include "cache/cache.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace berth {
+namespace {
+
+std::string UidOf(const Pod& pod) {
+  return pod.metadata.uid.empty() ? pod.Key() : pod.metadata.uid;
+}
+
+bool SameKeys(const std::unordered_map<std::string, int>& a,
+              const std::unordered_map<std::string, int>& b) {
+  if (a.size() != b.size()) return false;
+  for (const auto& [k, v] : a)
+    if (!b.count(k)) return false;
+  return true;
+}
+
+}  // namespace
+
+NodeInfo& Cache::NodeLocked(const std::string& name) {
+  auto& slot = nodes_[name];
+  if (!slot) slot = std::make_shared<NodeInfo>();
+  return *slot;
+}
+
+void Cache::MarkDirty(const std::string& name) { dirty_.insert(name); }
+
+void Cache::UpdateImagesLocked(const Node* old_node, const Node* new_node) {
+  // Image spread changes the score of every node holding the image; mark those nodes.
+  std::unordered_set<std::string> touched;
+  if (old_node)
+    for (const auto& img : old_node->status.images)
+      for (const auto& n : img.names) {
+        if (--image_holders_[n] <= 0) image_holders_.erase(n);
+        touched.insert(n);
+      }
+  if (new_node)
+    for (const auto& img : new_node->status.images)
+      for (const auto& n : img.names) {
+        ++image_holders_[n];
+        touched.insert(n);
+      }
+  if (touched.empty()) return;
+  for (auto& [name, ni] : nodes_) {
+    if (!ni->node()) continue;
+    auto& states = ni->mutable_image_states();
+    bool changed = false;
+    for (const auto& img : ni->node()->status.images)
+      for (const auto& n : img.names) {
+        if (!touched.count(n)) continue;
+        auto it = image_holders_.find(n);
+        states[n] = {img.size_bytes, it == image_holders_.end() ? 0 : it->second};
+        changed = true;
+      }
+    if (changed) MarkDirty(name);
+  }
+}
+
+void Cache::AddNode(Ptr<Node> node) {
+  std::lock_guard lock(mu_);
+  const std::string name = node->metadata.name;
+  NodeInfo& ni = NodeLocked(name);
+  const Node* old = ni.node();
+  auto keep = ni.node_ptr();
+  ni.SetNode(node);
+  ni.mutable_image_states().clear();
+  if (std::find(node_order_.begin(), node_order_.end(), name) == node_order_.end())
+    node_order_.push_back(name);
+  UpdateImagesLocked(old, node.get());
+  MarkDirty(name);
+  nodes_changed_ = true;
+}
+
+void Cache::UpdateNode(Ptr<Node> node) { AddNode(std::move(node)); }
+
+void Cache::RemoveNode(const Node& node) {
+  std::lock_guard lock(mu_);
+  auto it = nodes_.find(node.metadata.name);
+  if (it == nodes_.end()) return;
+  UpdateImagesLocked(it->second->node(), nullptr);
+  // A NodeInfo with pods stays (without its node) until the pods are gone.
+  if (it->second->pods().empty()) {
+    nodes_.erase(it);
+  } else {
+    it->second->SetNode(nullptr);
+  }
+  std::erase(node_order_, node.metadata.name);
+  MarkDirty(node.metadata.name);
+  nodes_changed_ = true;
+}
+
+void Cache::AddPodLocked(PodInfoPtr info) {
+  const std::string node = info->pod->spec.node_name;
+  NodeLocked(node).AddPod(info);
+  MarkDirty(node);
+  pods_[UidOf(*info->pod)] = PodState{std::move(info), false, false};
+}
+
+void Cache::RemovePodLocked(const Pod& pod, const std::string& node) {
+  auto it = nodes_.find(node);
+  if (it != nodes_.end()) {
+    it->second->RemovePod(pod);
+    if (!it->second->node() && it->second->pods().empty()) nodes_.erase(it);
+    MarkDirty(node);
+  }
+}
+
+void Cache::AddPod(Ptr<Pod> pod) {
+  std::lock_guard lock(mu_);
+  auto it = pods_.find(UidOf(*pod));
+  if (it != pods_.end()) {
+    // Confirmation of an assumed pod; it may have landed on another node.
+    const std::string old_node = it->second.info->pod->spec.node_name;
+    RemovePodLocked(*it->second.info->pod, old_node);
+    pods_.erase(it);
+  }
+  AddPodLocked(PodInfo::Create(std::move(pod)));
+}
+
+void Cache::UpdatePod(const Ptr<Pod>& old_pod, Ptr<Pod> new_pod) {
+  std::lock_guard lock(mu_);
+  auto it = pods_.find(UidOf(*old_pod));
+  if (it != pods_.end()) {
+    RemovePodLocked(*it->second.info->pod, it->second.info->pod->spec.node_name);
+    pods_.erase(it);
+  }
+  AddPodLocked(PodInfo::Create(std::move(new_pod)));
+}
+
+void Cache::RemovePod(const Pod& pod) {
+  std::lock_guard lock(mu_);
+  auto it = pods_.find(UidOf(pod));
+  if (it == pods_.end()) return;
+  RemovePodLocked(*it->second.info->pod, it->second.info->pod->spec.node_name);
+  pods_.erase(it);
+}
+
+VoidResult Cache::AssumePod(PodInfoPtr pod) {
+  std::lock_guard lock(mu_);
+  std::string uid = UidOf(*pod->pod);
+  if (pods_.count(uid))
+    return Error{fmt::format("pod {} is in the cache, so can't be assumed", pod->pod->Key())};
+  AddPodLocked(std::move(pod));
+  pods_[uid].assumed = true;
+  return {};
+}
+
+VoidResult Cache::ForgetPod(const Pod& pod) {
+  std::lock_guard lock(mu_);
+  auto it = pods_.find(UidOf(pod));
+  if (it == pods_.end()) return {};
+  if (!it->second.assumed)
+    return Error{fmt::format("pod {} wasn't assumed so cannot be forgotten", pod.Key())};
+  RemovePodLocked(*it->second.info->pod, it->second.info->pod->spec.node_name);
+  pods_.erase(it);
+  return {};
+}
+
+void Cache::FinishBinding(const Pod& pod) {
+  std::lock_guard lock(mu_);
+  auto it = pods_.find(UidOf(pod));
+  if (it != pods_.end()) it->second.binding_finished = true;
+}
+
+bool Cache::IsAssumedPod(const Pod& pod) const {
+  std::lock_guard lock(mu_);
+  auto it = pods_.find(UidOf(pod));
+  return it != pods_.end() && it->second.assumed;
+}
+
+void Cache::UpdateSnapshot(Snapshot* snapshot) {
+  std::lock_guard lock(mu_);
+  bool rebuild = nodes_changed_;
+  auto& map = snapshot->mutable_map();
+  for (const auto& name : dirty_) {
+    auto it = nodes_.find(name);
+    if (it == nodes_.end() || !it->second->node()) {
+      if (map.erase(name)) rebuild = true;
+      continue;
+    }
+    auto& slot = map[name];
+    if (!slot) {
+      slot = std::make_shared<NodeInfo>(*it->second);
+      rebuild = true;
+      continue;
+    }
+    const NodeInfo& fresh = *it->second;
+    if (slot->pods_with_affinity().empty() != fresh.pods_with_affinity().empty() ||
+        slot->pods_with_required_anti_affinity().empty() !=
+            fresh.pods_with_required_anti_affinity().empty() ||
+        !SameKeys(slot->pvc_ref_counts(), fresh.pvc_ref_counts()))
+      rebuild = true;
+    *slot = fresh;
+  }
+  dirty_.clear();
+  if (rebuild) {
+    std::vector<const Node*> nodes;
+    nodes.reserve(node_order_.size());
+    for (const auto& name : node_order_) {
+      auto it = nodes_.find(name);
+      if (it != nodes_.end() && it->second->node()) nodes.push_back(it->second->node());
+    }
+    snapshot->RebuildLists(ZoneInterleavedOrder(nodes));
+    nodes_changed_ = false;
+  }
+  ++snapshot->generation;
+}
+
+size_t Cache::NodeCount() const {
+  std::lock_guard lock(mu_);
+  return node_order_.size();
+}
+
+size_t Cache::PodCount() const {
+  std::lock_guard lock(mu_);
+  return pods_.size();
+}
+
+}  // namespace berth

@@ -1,0 +1,73 @@
+// Loading of KubeSchedulerConfiguration files (kubescheduler.config.k8s.io/v1), with
+// kube-scheduler's decoding, defaulting and validation, and encoding of the effective
+// configuration (what `kube-scheduler --write-config-to` prints).
+//
+// Decoding is strict: unknown fields are errors, everywhere. Errors are one line,
+// "<source>: <yaml path>: <problem>", e.g.
+//   sched.yaml: profiles[0].pluginConfig[1].args.scoringStrategy.type: unsupported value "Foo":
+//   supported values: "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"
+//
+// Defaulting as kube-scheduler does it:
+//   * no profiles -> one profile; a single profile without schedulerName gets
+//     "default-scheduler" (with several profiles every name must be given).
+//   * Profile plugins are the defaults merged with the file's sets, per extension point
+//     (MultiPoint included): defaults named under `disabled` (or all with "*") are dropped, a
+//     default named again under `enabled` is replaced in place (keeping its position, taking the
+//     new weight), other enabled plugins are appended in file order. `disabled` keeps the file's
+//     names so the framework's MultiPoint expansion can skip them. The framework expands
+//     multi_point; this module does not look at which interfaces plugins implement.
+//   * pluginConfig: entries of the file are decoded with the registry's decode_args for that
+//     name; then every plugin enabled anywhere in the profile whose registration has a decoder
+//     and has no entry gets its defaulted args appended (sorted by plugin name). Entries for
+//     names without a decoder (out-of-tree or unknown plugins) are kept verbatim in raw_args.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "berth/api/result.h"
+#include "berth/framework/registry.h"
+#include "config/types.h"
+
+namespace berth::config {
+
+inline constexpr std::string_view kConfigKind = "KubeSchedulerConfiguration";
+inline constexpr std::string_view kDefaultSchedulerName = "default-scheduler";
+
+// The default plugins of a v1 profile: the MultiPoint list, in kube-scheduler's order and with
+// its weights; every other extension point is empty.
+Plugins DefaultPlugins();
+
+// The merge of a file's plugin sets into defaults described above, per extension point and for
+// all points.
+PluginSet MergePluginSet(const PluginSet& defaults, const PluginSet& custom);
+Plugins MergePlugins(const Plugins& defaults, const Plugins& custom);
+
+// Reads, decodes, defaults and validates a configuration file. A missing or unreadable file is
+// an error naming it. The path as given prefixes error messages.
+Result<SchedulerConfiguration> LoadConfigFile(const std::string& path, const Registry& registry);
+// Same for YAML (or JSON) text; `source` prefixes error messages. The text must hold exactly one
+// document.
+Result<SchedulerConfiguration> LoadConfig(std::string_view yaml, std::string_view source,
+                                          const Registry& registry);
+// Same for an already parsed document; error messages are "<yaml path>: <problem>".
+Result<SchedulerConfiguration> DecodeConfiguration(const nlohmann::json& doc,
+                                                   const Registry& registry);
+
+// The configuration kube-scheduler runs with when given no file: one "default-scheduler"
+// profile with the default plugins and defaulted args for every default plugin the registry can
+// decode args for.
+SchedulerConfiguration DefaultConfiguration(const Registry& registry);
+
+// The effective configuration as a v1 document (apiVersion and kind included; keys sorted).
+// Loading it again yields the same configuration.
+nlohmann::json EncodeConfiguration(const SchedulerConfiguration& config);
+// EncodeConfiguration rendered as YAML text.
+std::string EncodeConfigurationYaml(const SchedulerConfiguration& config);
+// Renders a JSON document as block-style YAML; strings that YAML would read as another type
+// ("true", "10", "") are quoted.
+std::string JsonToYaml(const nlohmann::json& doc);
+
+}  // namespace berth::config

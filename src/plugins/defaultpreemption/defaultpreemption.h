@@ -1,0 +1,27 @@
+// DefaultPreemption (PostFilter): when no node fits a pod, finds lower-priority pods whose
+// eviction would let it fit, evicts them on the best node and nominates the pod to that node,
+// as kube-scheduler's default preemption does.
+//
+// Args: config::DefaultPreemptionArgs (minCandidateNodesPercentage / minCandidateNodesAbsolute);
+// a null args pointer means the defaults (10 / 100).
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "berth/framework/registry.h"
+#include "plugins/defaultpreemption/preemption.h"
+
+namespace berth {
+
+inline constexpr std::string_view kDefaultPreemptionName = "DefaultPreemption";
+
+struct DefaultPreemptionOptions {
+  // Scheduler extenders with a preempt verb, consulted in order after the dry run.
+  std::vector<std::shared_ptr<preemption::Extender>> extenders;
+};
+
+PluginRegistration DefaultPreemptionRegistration(DefaultPreemptionOptions options = {});
+
+}  // namespace berth

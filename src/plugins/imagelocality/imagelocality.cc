@@ -1,0 +1,97 @@
+#include "plugins/imagelocality/imagelocality.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "berth/framework/cycle_state.h"
+#include "berth/framework/handle.h"
+#include "berth/framework/plugin.h"
+
+namespace berth {
+namespace {
+
+constexpr int64_t kMiB = 1024 * 1024;
+constexpr int64_t kMinThreshold = 23 * kMiB;
+constexpr int64_t kMaxContainerThreshold = 1000 * kMiB;
+
+struct ImagePreScoreState final : StateData, std::enable_shared_from_this<ImagePreScoreState> {
+  std::vector<std::string> images;  // normalized, init containers first, one per container
+
+  std::shared_ptr<StateData> Clone() const override {
+    return std::const_pointer_cast<ImagePreScoreState>(shared_from_this());
+  }
+};
+
+inline constexpr StateKey<ImagePreScoreState> kPreScoreKey{"PreScoreImageLocality"};
+
+std::vector<std::string> NormalizedImages(const Pod& pod) {
+  std::vector<std::string> out;
+  out.reserve(pod.spec.init_containers.size() + pod.spec.containers.size());
+  for (const Container& c : pod.spec.init_containers) out.push_back(NormalizeImageName(c.image));
+  for (const Container& c : pod.spec.containers) out.push_back(NormalizeImageName(c.image));
+  return out;
+}
+
+int64_t Priority(int64_t sum, size_t containers) {
+  const int64_t max_threshold = kMaxContainerThreshold * static_cast<int64_t>(containers);
+  if (max_threshold <= kMinThreshold) return 0;
+  sum = std::clamp(sum, kMinThreshold, max_threshold);
+  return kMaxNodeScore * (sum - kMinThreshold) / (max_threshold - kMinThreshold);
+}
+
+class ImageLocality final : public PreScorePlugin, public ScorePlugin {
+ public:
+  explicit ImageLocality(Handle& handle) : handle_(handle) {}
+
+  std::string_view Name() const override { return kImageLocalityName; }
+
+  Status PreScore(CycleState& state, const PodInfo& pod,
+                  std::span<const NodeInfo* const>) override {
+    auto s = std::make_shared<ImagePreScoreState>();
+    s->images = NormalizedImages(*pod);
+    state.Write(kPreScoreKey, std::move(s));
+    return Status::Success();
+  }
+
+  Status Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
+               int64_t* score) const override {
+    const ImagePreScoreState* s = state.Read(kPreScoreKey);
+    std::vector<std::string> computed;
+    if (s == nullptr) computed = NormalizedImages(*pod);
+    const std::vector<std::string>& images = s ? s->images : computed;
+
+    // Images spread over many nodes count more than rare ones, so one big image does not pull
+    // every replica onto the few nodes that happen to hold it.
+    const double total_nodes = static_cast<double>(handle_.snapshot().size());
+    const auto& states = node.image_states();
+    int64_t sum = 0;
+    for (const std::string& image : images) {
+      auto it = states.find(image);
+      if (it == states.end() || total_nodes == 0) continue;
+      const double spread = static_cast<double>(it->second.num_nodes) / total_nodes;
+      sum += static_cast<int64_t>(static_cast<double>(it->second.size) * spread);
+    }
+    *score = Priority(sum, images.size());
+    return Status::Success();
+  }
+
+ private:
+  Handle& handle_;
+};
+
+Result<std::unique_ptr<Plugin>> NewImageLocality(const PluginArgs*, Handle& handle) {
+  return std::unique_ptr<Plugin>(std::make_unique<ImageLocality>(handle));
+}
+
+}  // namespace
+
+PluginRegistration ImageLocalityRegistration() {
+  PluginRegistration reg;
+  reg.name = std::string(kImageLocalityName);
+  reg.factory = &NewImageLocality;
+  return reg;
+}
+
+}  // namespace berth

@@ -1,0 +1,86 @@
+// InterPodAffinity: required and preferred pod affinity / anti-affinity, with kube-scheduler's
+// semantics (filtering, scoring and the existing pods' required anti-affinity "symmetry").
+//
+// PreFilter counts, per topology pair (topologyKey, value), the existing pods that match the
+// incoming pod's required affinity / anti-affinity terms and the existing pods whose required
+// anti-affinity terms match the incoming pod; Filter then only looks the node's pairs up.
+// PreScore accumulates the preferred-term weights (and hardPodAffinityWeight for existing pods'
+// required affinity) per topology pair; Score sums the node's pairs; NormalizeScore maps the
+// sums linearly from [min, max] onto [0, 100].
+//
+// The counting loops run in parallel over nodes with the handle's Parallelizer and accumulate
+// into one flat counter per chunk of nodes, so the cost per node is a few label lookups and
+// selector matches, with no allocation.
+#pragma once
+
+#include <string_view>
+
+#include "berth/framework/handle.h"
+#include "berth/framework/plugin.h"
+#include "berth/framework/registry.h"
+#include "config/plugin_args.h"
+
+namespace berth {
+
+// "InterPodAffinity" with its factory and InterPodAffinityArgs decoder.
+PluginRegistration InterPodAffinityRegistration();
+
+namespace interpodaffinity {
+
+inline constexpr std::string_view kName = "InterPodAffinity";
+
+inline constexpr std::string_view kErrReasonExistingAntiAffinityRulesNotMatch =
+    "node(s) didn't satisfy existing pods anti-affinity rules";
+inline constexpr std::string_view kErrReasonAffinityRulesNotMatch =
+    "node(s) didn't match pod affinity rules";
+inline constexpr std::string_view kErrReasonAntiAffinityRulesNotMatch =
+    "node(s) didn't match pod anti-affinity rules";
+
+class InterPodAffinity final : public PreFilterPlugin,
+                               public FilterPlugin,
+                               public PreFilterExtensions,
+                               public PreScorePlugin,
+                               public ScorePlugin {
+ public:
+  // `handle` must outlive the plugin. `args` are expected to be validated already.
+  InterPodAffinity(const config::InterPodAffinityArgs& args, Handle& handle);
+
+  std::string_view Name() const override { return kName; }
+
+  // Skip when neither the incoming pod has required (anti-)affinity nor any existing pod's
+  // required anti-affinity matches it. UnschedulableAndUnresolvable "parsing pod: ..." when the
+  // incoming pod's affinity terms have invalid selectors.
+  Status PreFilter(CycleState& state, const PodInfo& pod, std::span<NodeInfo* const> nodes,
+                   PreFilterResult* result) override;
+  const PreFilterExtensions* Extensions() const override { return this; }
+
+  // In order: affinity (UnschedulableAndUnresolvable), the pod's anti-affinity (Unschedulable),
+  // existing pods' anti-affinity (Unschedulable).
+  Status Filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
+
+  Status AddPod(CycleState& state, const PodInfo& pod_to_schedule, const PodInfoPtr& pod_to_add,
+                const NodeInfo& node) const override;
+  Status RemovePod(CycleState& state, const PodInfo& pod_to_schedule,
+                   const PodInfoPtr& pod_to_remove, const NodeInfo& node) const override;
+
+  // Skip when nothing contributes to any topology pair (or when ignoring existing pods'
+  // preferred terms and the pod has no preferred terms of its own).
+  Status PreScore(CycleState& state, const PodInfo& pod,
+                  std::span<const NodeInfo* const> feasible) override;
+  Status Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
+               int64_t* score) const override;
+  bool HasNormalize() const override { return true; }
+  Status NormalizeScore(const CycleState& state, const PodInfo& pod,
+                        std::span<NodeScore> scores) const override;
+
+ private:
+  // Adds (multiplier = 1) or removes (-1) `other`, placed on `node`, from the PreFilter counts.
+  Status UpdateWithPod(CycleState& state, const PodInfo& other, const NodeInfo& node,
+                       int64_t multiplier) const;
+
+  config::InterPodAffinityArgs args_;
+  Handle& handle_;
+};
+
+}  // namespace interpodaffinity
+}  // namespace berth

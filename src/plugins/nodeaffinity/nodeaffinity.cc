@@ -1,0 +1,156 @@
+#include "plugins/nodeaffinity/nodeaffinity.h"
+
+#include <algorithm>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "berth/api/selectors.h"
+#include "berth/framework/plugin.h"
+#include "config/plugin_args.h"
+
+namespace berth {
+namespace {
+
+constexpr std::string_view kReasonPod = "node(s) didn't match Pod's node affinity/selector";
+constexpr std::string_view kReasonEnforced =
+    "node(s) didn't match scheduler-enforced node affinity";
+constexpr std::string_view kReasonConflict = "pod affinity terms conflict";
+
+const NodeSelector* RequiredAffinity(const Pod& pod) {
+  const auto& a = pod.spec.affinity;
+  if (a && a->node_affinity && a->node_affinity->required) return &*a->node_affinity->required;
+  return nullptr;
+}
+
+const std::vector<PreferredSchedulingTerm>* PreferredAffinity(const Pod& pod) {
+  const auto& a = pod.spec.affinity;
+  if (a && a->node_affinity && !a->node_affinity->preferred.empty()) {
+    return &a->node_affinity->preferred;
+  }
+  return nullptr;
+}
+
+int64_t MatchingWeight(const std::vector<PreferredSchedulingTerm>& terms, const Node& node) {
+  int64_t sum = 0;
+  for (const PreferredSchedulingTerm& t : terms) {
+    // Weight-0 and empty terms add nothing; an empty term never matches.
+    if (t.weight != 0 && NodeSelectorTermMatches(t.preference, node)) sum += t.weight;
+  }
+  return sum;
+}
+
+// The node names one required term pins with `metadata.name In (...)`, intersected across its
+// field requirements; nullopt when the term does not pin names.
+std::optional<std::set<std::string>> PinnedNames(const NodeSelectorTerm& term) {
+  std::optional<std::set<std::string>> names;
+  for (const NodeSelectorRequirement& r : term.match_fields) {
+    if (r.key != "metadata.name" || r.op != "In") continue;
+    std::set<std::string> values(r.values.begin(), r.values.end());
+    if (!names) {
+      names = std::move(values);
+    } else {
+      std::set<std::string> both;
+      std::set_intersection(names->begin(), names->end(), values.begin(), values.end(),
+                            std::inserter(both, both.end()));
+      names = std::move(both);
+    }
+  }
+  return names;
+}
+
+class NodeAffinityPlugin final : public PreFilterPlugin,
+                                 public FilterPlugin,
+                                 public PreScorePlugin,
+                                 public ScorePlugin {
+ public:
+  static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, Handle&) {
+    auto plugin = std::make_unique<NodeAffinityPlugin>();
+    if (args != nullptr) {
+      const auto* na = dynamic_cast<const config::NodeAffinityArgs*>(args);
+      if (na == nullptr) {
+        return Error{"args are not of type NodeAffinityArgs, got " + std::string(args->Kind())};
+      }
+      if (na->added_affinity) {
+        plugin->added_required_ = na->added_affinity->required;
+        plugin->added_preferred_ = na->added_affinity->preferred;
+      }
+    }
+    return std::unique_ptr<Plugin>(std::move(plugin));
+  }
+
+  std::string_view Name() const override { return kNodeAffinityName; }
+
+  Status PreFilter(CycleState&, const PodInfo& pod, std::span<NodeInfo* const>,
+                   PreFilterResult* result) override {
+    const NodeSelector* required = RequiredAffinity(*pod);
+    if (required == nullptr && !added_required_ && pod->spec.node_selector.empty()) {
+      return Status::Skip();
+    }
+    if (required == nullptr || required->terms.empty()) return Status::Success();
+
+    // Terms are ORed, so the pod is pinned to names only if every term pins some.
+    std::set<std::string> names;
+    for (const NodeSelectorTerm& term : required->terms) {
+      std::optional<std::set<std::string>> pinned = PinnedNames(term);
+      if (!pinned) return Status::Success();
+      names.merge(*pinned);
+    }
+    if (names.empty()) return Status::Unresolvable(std::string(kReasonConflict));
+    if (result != nullptr) result->node_names = std::move(names);
+    return Status::Success();
+  }
+
+  Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override {
+    const Node* n = node.node();
+    if (n == nullptr) return Status::Error("node not found");
+    if (added_required_ && !NodeSelectorMatches(*added_required_, *n)) {
+      return Status::Unresolvable(std::string(kReasonEnforced));
+    }
+    if (!PodMatchesNodeSelectorAndAffinityTerms(*pod, *n)) {
+      return Status::Unresolvable(std::string(kReasonPod));
+    }
+    return Status::Success();
+  }
+
+  Status PreScore(CycleState&, const PodInfo& pod, std::span<const NodeInfo* const>) override {
+    if (PreferredAffinity(*pod) == nullptr && added_preferred_.empty()) return Status::Skip();
+    return Status::Success();
+  }
+
+  Status Score(const CycleState&, const PodInfo& pod, const NodeInfo& node,
+               int64_t* score) const override {
+    *score = 0;
+    const Node* n = node.node();
+    if (n == nullptr) return Status::Error("node not found");
+    *score += MatchingWeight(added_preferred_, *n);
+    if (const auto* preferred = PreferredAffinity(*pod)) *score += MatchingWeight(*preferred, *n);
+    return Status::Success();
+  }
+
+  bool HasNormalize() const override { return true; }
+  Status NormalizeScore(const CycleState&, const PodInfo&,
+                        std::span<NodeScore> scores) const override {
+    DefaultNormalizeScore(kMaxNodeScore, /*reverse=*/false, scores);
+    return Status::Success();
+  }
+
+ private:
+  std::optional<NodeSelector> added_required_;
+  std::vector<PreferredSchedulingTerm> added_preferred_;
+};
+
+}  // namespace
+
+PluginRegistration NodeAffinityRegistration() {
+  PluginRegistration reg;
+  reg.name = std::string(kNodeAffinityName);
+  reg.factory = &NodeAffinityPlugin::New;
+  // TODO(lead): wire decoder (config::DecodeNodeAffinityArgs from config/plugin_args_codec.h).
+  return reg;
+}
+
+}  // namespace berth

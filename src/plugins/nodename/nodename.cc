@@ -1,0 +1,35 @@
+#include "plugins/nodename/nodename.h"
+
+#include <memory>
+#include <string>
+
+#include "berth/framework/plugin.h"
+
+namespace berth {
+namespace {
+
+class NodeName final : public FilterPlugin {
+ public:
+  std::string_view Name() const override { return kNodeNameName; }
+
+  Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override {
+    const std::string& wanted = pod->spec.node_name;
+    if (wanted.empty() || wanted == node.name()) return Status::Success();
+    return Status::Unresolvable("node(s) didn't match the requested node name");
+  }
+};
+
+Result<std::unique_ptr<Plugin>> NewNodeName(const PluginArgs*, Handle&) {
+  return std::unique_ptr<Plugin>(std::make_unique<NodeName>());
+}
+
+}  // namespace
+
+PluginRegistration NodeNameRegistration() {
+  PluginRegistration reg;
+  reg.name = std::string(kNodeNameName);
+  reg.factory = &NewNodeName;
+  return reg;
+}
+
+}  // namespace berth

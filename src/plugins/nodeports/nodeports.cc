@@ -1,0 +1,82 @@
+#include "plugins/nodeports/nodeports.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "berth/framework/cycle_state.h"
+#include "berth/framework/plugin.h"
+
+namespace berth {
+namespace {
+
+constexpr std::string_view kReason = "node(s) didn't have free ports for the requested pod ports";
+
+struct WantedPort {
+  std::string ip;
+  std::string protocol;
+  int32_t port = 0;
+};
+
+struct PortsPreFilterState final : StateData, std::enable_shared_from_this<PortsPreFilterState> {
+  std::vector<WantedPort> ports;
+
+  std::shared_ptr<StateData> Clone() const override {
+    return std::const_pointer_cast<PortsPreFilterState>(shared_from_this());
+  }
+};
+
+inline constexpr StateKey<PortsPreFilterState> kPreFilterKey{"PreFilterNodePorts"};
+
+void CollectHostPorts(const Container& c, std::vector<WantedPort>& out) {
+  for (const ContainerPort& p : c.ports) {
+    if (p.host_port <= 0) continue;
+    out.push_back({p.host_ip.empty() ? "0.0.0.0" : p.host_ip,
+                   p.protocol.empty() ? "TCP" : p.protocol, p.host_port});
+  }
+}
+
+class NodePorts final : public PreFilterPlugin, public FilterPlugin {
+ public:
+  std::string_view Name() const override { return kNodePortsName; }
+
+  Status PreFilter(CycleState& state, const PodInfo& pod, std::span<NodeInfo* const>,
+                   PreFilterResult*) override {
+    auto s = std::make_shared<PortsPreFilterState>();
+    for (const Container& c : pod->spec.init_containers) {
+      if (c.restart_policy && *c.restart_policy == "Always") CollectHostPorts(c, s->ports);
+    }
+    for (const Container& c : pod->spec.containers) CollectHostPorts(c, s->ports);
+    if (s->ports.empty()) return Status::Skip();
+    state.Write(kPreFilterKey, std::move(s));
+    return Status::Success();
+  }
+
+  Status Filter(const CycleState& state, const PodInfo&, const NodeInfo& node) const override {
+    const PortsPreFilterState* s = state.Read(kPreFilterKey);
+    if (s == nullptr) {
+      return Status::Error("error reading \"PreFilterNodePorts\" from cycleState: not found");
+    }
+    for (const WantedPort& p : s->ports) {
+      if (node.used_ports().CheckConflict(p.ip, p.protocol, p.port)) {
+        return Status::Unschedulable(std::string(kReason));
+      }
+    }
+    return Status::Success();
+  }
+};
+
+Result<std::unique_ptr<Plugin>> NewNodePorts(const PluginArgs*, Handle&) {
+  return std::unique_ptr<Plugin>(std::make_unique<NodePorts>());
+}
+
+}  // namespace
+
+PluginRegistration NodePortsRegistration() {
+  PluginRegistration reg;
+  reg.name = std::string(kNodePortsName);
+  reg.factory = &NewNodePorts;
+  return reg;
+}
+
+}  // namespace berth

@@ -1,0 +1,109 @@
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "berth/framework/cycle_state.h"
+#include "berth/framework/plugin.h"
+#include "config/plugin_args.h"
+#include "plugins/noderesources/noderesources.h"
+#include "plugins/noderesources/resource_allocation.h"
+
+namespace berth {
+namespace {
+
+using noderesources::RequestSource;
+using noderesources::ScoredResource;
+using noderesources::Scratch;
+
+struct BalancedPreScoreState final : StateData,
+                                     std::enable_shared_from_this<BalancedPreScoreState> {
+  std::vector<int64_t> pod_requests;  // in the order of the configured resources
+
+  std::shared_ptr<StateData> Clone() const override {
+    return std::const_pointer_cast<BalancedPreScoreState>(shared_from_this());
+  }
+};
+
+inline constexpr StateKey<BalancedPreScoreState> kPreScoreKey{
+    "PreScoreNodeResourcesBalancedAllocation"};
+
+bool RequestsNothing(std::span<const int64_t> pod_requests) {
+  return std::all_of(pod_requests.begin(), pod_requests.end(), [](int64_t r) { return r == 0; });
+}
+
+class BalancedAllocation final : public PreScorePlugin, public ScorePlugin {
+ public:
+  static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, Handle& handle);
+
+  std::string_view Name() const override { return kNodeResourcesBalancedAllocationName; }
+
+  // Skip for pods that request none of the configured resources: scoring them would pile
+  // best-effort pods onto the same nodes.
+  Status PreScore(CycleState& state, const PodInfo& pod,
+                  std::span<const NodeInfo* const> feasible) override;
+  Status Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
+               int64_t* score) const override;
+
+ private:
+  std::vector<ScoredResource> resources_;
+};
+
+Result<std::unique_ptr<Plugin>> BalancedAllocation::New(const PluginArgs* args, Handle&) {
+  const config::NodeResourcesBalancedAllocationArgs defaults;
+  const auto* ba_args =
+      args ? dynamic_cast<const config::NodeResourcesBalancedAllocationArgs*>(args) : &defaults;
+  if (ba_args == nullptr) {
+    return Error{"want args to be of type NodeResourcesBalancedAllocationArgs, got " +
+                 std::string(args->Kind())};
+  }
+  auto plugin = std::make_unique<BalancedAllocation>();
+  plugin->resources_ = noderesources::ResolveResources(ba_args->resources);
+  return std::unique_ptr<Plugin>(std::move(plugin));
+}
+
+Status BalancedAllocation::PreScore(CycleState& state, const PodInfo& pod,
+                                    std::span<const NodeInfo* const>) {
+  auto s = std::make_shared<BalancedPreScoreState>();
+  s->pod_requests.resize(resources_.size());
+  noderesources::PodRequestsFor(pod.requests, resources_, RequestSource::kActual, s->pod_requests);
+  if (RequestsNothing(s->pod_requests)) return Status::Skip();
+  state.Write(kPreScoreKey, std::move(s));
+  return Status::Success();
+}
+
+Status BalancedAllocation::Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
+                                 int64_t* score) const {
+  *score = 0;
+  if (resources_.empty()) return Status::Error("resources not found");
+  const size_t n = resources_.size();
+  Scratch fallback(n);
+  std::span<const int64_t> pod_requests;
+  if (const BalancedPreScoreState* s = state.Read(kPreScoreKey)) {
+    pod_requests = s->pod_requests;
+  } else {
+    noderesources::PodRequestsFor(pod.requests, resources_, RequestSource::kActual,
+                                  fallback.span());
+    pod_requests = fallback.span();
+    if (RequestsNothing(pod_requests)) return Status::Success();
+  }
+  Scratch allocatable(n);
+  Scratch requested(n);
+  noderesources::NodeUsage(node, resources_, pod_requests, RequestSource::kActual,
+                           allocatable.span(), requested.span());
+  *score = noderesources::BalancedAllocationScore(requested.span(), allocatable.span());
+  return Status::Success();
+}
+
+}  // namespace
+
+PluginRegistration NodeResourcesBalancedAllocationRegistration() {
+  PluginRegistration reg;
+  reg.name = std::string(kNodeResourcesBalancedAllocationName);
+  reg.factory = &BalancedAllocation::New;
+  // TODO(lead): wire decoder (config::DecodeNodeResourcesBalancedAllocationArgs from
+  // config/plugin_args_codec.h).
+  return reg;
+}
+
+}  // namespace berth

@@ -1,0 +1,26 @@
+// NodeResourcesFit and NodeResourcesBalancedAllocation: the in-tree resource plugins.
+//
+// NodeResourcesFit (PreFilter, Filter, PreScore, Score) rejects nodes whose free allocatable
+// cannot hold the pod's requests and scores feasible nodes with the configured strategy
+// (LeastAllocated, MostAllocated or RequestedToCapacityRatio) as kube-scheduler does.
+// NodeResourcesBalancedAllocation (PreScore, Score) favours nodes whose resource fractions stay
+// close to each other once the pod is placed.
+//
+// Args: config::NodeResourcesFitArgs and config::NodeResourcesBalancedAllocationArgs; a null
+// args pointer means the upstream defaults.
+#pragma once
+
+#include <string_view>
+
+#include "berth/framework/registry.h"
+
+namespace berth {
+
+inline constexpr std::string_view kNodeResourcesFitName = "NodeResourcesFit";
+inline constexpr std::string_view kNodeResourcesBalancedAllocationName =
+    "NodeResourcesBalancedAllocation";
+
+PluginRegistration NodeResourcesFitRegistration();
+PluginRegistration NodeResourcesBalancedAllocationRegistration();
+
+}  // namespace berth

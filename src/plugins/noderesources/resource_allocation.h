@@ -1,0 +1,107 @@
+// Scoring arithmetic shared by NodeResourcesFit and NodeResourcesBalancedAllocation. Internal to
+// this module; exposed in a header so the formulas can be tested on their own.
+//
+// A score is computed over a configured list of resources. For each resource the node side
+// provides (allocatable, requested-including-the-pod); a resource whose allocatable is 0, or an
+// extended resource the pod does not request, is skipped by every strategy.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "berth/framework/node_info.h"
+#include "config/plugin_args.h"
+
+namespace berth::noderesources {
+
+// A resource named in a scoring configuration, classified once at plugin construction.
+struct ScoredResource {
+  enum class Kind : uint8_t { kCpu, kMemory, kEphemeralStorage, kScalar, kUnsupported };
+  std::string name;
+  Kind kind = Kind::kUnsupported;
+  int64_t weight = 1;
+};
+
+std::vector<ScoredResource> ResolveResources(const std::vector<config::ResourceSpec>& specs);
+
+// Which request totals cpu and memory come from: kNonZero applies the scoring defaults (100m,
+// 200Mi) to containers that omit the key (NodeResourcesFit); kActual uses real requests
+// (BalancedAllocation). Ephemeral storage and extended resources always use real requests.
+enum class RequestSource { kNonZero, kActual };
+
+// The pod's request for each resource, in the order of `resources`.
+void PodRequestsFor(const PodRequests& pod, std::span<const ScoredResource> resources,
+                    RequestSource source, std::span<int64_t> out);
+
+// Per resource i: allocatable[i] and requested[i] (node total plus pod_requests[i]); both 0 when
+// the resource is skipped.
+void NodeUsage(const NodeInfo& node, std::span<const ScoredResource> resources,
+               std::span<const int64_t> pod_requests, RequestSource source,
+               std::span<int64_t> allocatable, std::span<int64_t> requested);
+
+// Weighted average of (allocatable - requested) * 100 / allocatable (0 when over-committed),
+// integer arithmetic throughout.
+int64_t LeastAllocatedScore(std::span<const int64_t> requested,
+                            std::span<const int64_t> allocatable,
+                            std::span<const ScoredResource> resources);
+// Weighted average of min(requested, allocatable) * 100 / allocatable.
+int64_t MostAllocatedScore(std::span<const int64_t> requested, std::span<const int64_t> allocatable,
+                           std::span<const ScoredResource> resources);
+
+// A piecewise-linear function through (utilization, score) points sorted by utilization; flat
+// before the first and after the last point. Integer interpolation, truncating.
+class BrokenLinearFunction {
+ public:
+  struct Point {
+    int64_t utilization = 0;
+    int64_t score = 0;
+  };
+  explicit BrokenLinearFunction(std::vector<Point> points) : points_(std::move(points)) {}
+  // Precondition: at least one point.
+  int64_t operator()(int64_t p) const;
+
+ private:
+  std::vector<Point> points_;
+};
+
+// The RequestedToCapacityRatio strategy: shape scores (0..10) are scaled to 0..100; each
+// resource scores shape(requested * 100 / allocatable) (shape(100) when over-committed); only
+// resources scoring above 0 enter the weighted average, which is rounded to nearest.
+class RequestedToCapacityRatio {
+ public:
+  // Precondition: `shape` is non-empty and sorted by utilization.
+  explicit RequestedToCapacityRatio(const std::vector<config::UtilizationShapePoint>& shape);
+  int64_t Score(std::span<const int64_t> requested, std::span<const int64_t> allocatable,
+                std::span<const ScoredResource> resources) const;
+
+ private:
+  BrokenLinearFunction fn_;
+};
+
+// (1 - population standard deviation of the requested/allocatable fractions, each capped at 1)
+// * 100, truncated. Two fractions use |f1 - f2| / 2; fewer than two give 100.
+int64_t BalancedAllocationScore(std::span<const int64_t> requested,
+                                std::span<const int64_t> allocatable);
+
+// Per-call scratch for a handful of int64 values without touching the heap.
+class Scratch {
+ public:
+  explicit Scratch(size_t n) : n_(n) {
+    if (n > kInline) heap_.resize(n);
+  }
+  std::span<int64_t> span() {
+    return n_ <= kInline ? std::span<int64_t>(inline_.data(), n_) : std::span<int64_t>(heap_);
+  }
+
+ private:
+  static constexpr size_t kInline = 8;
+  size_t n_;
+  std::array<int64_t, kInline> inline_{};
+  std::vector<int64_t> heap_;
+};
+
+}  // namespace berth::noderesources

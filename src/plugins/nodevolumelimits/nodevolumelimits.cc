@@ -1,0 +1,290 @@
+#include "plugins/nodevolumelimits/nodevolumelimits.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace berth {
+namespace nodevolumelimits {
+namespace {
+
+// Handles of claims that have no volume yet start with this, so they never equal a real
+// volume handle; each such claim counts as its own volume.
+constexpr std::string_view kUnboundClaimHandlePrefix = "berth-unbound-claim-";
+constexpr std::string_view kAttachLimitPrefix = "attachable-volumes-csi-";
+
+constexpr std::string_view kGcePdDriver = "pd.csi.storage.gke.io";
+constexpr std::string_view kAwsEbsDriver = "ebs.csi.aws.com";
+
+// One attachable volume of a pod.
+struct AttachableVolume {
+  std::string unique_name;  // "<driver>/<handle>"
+  std::string driver;
+  // In-tree volume translated to its CSI driver: counted only on nodes with a CSINode.
+  bool migrated = false;
+};
+
+struct StateData final : berth::StateData {
+  // The incoming pod's volumes, or the rejection every node gets.
+  std::vector<AttachableVolume> volumes;
+  std::optional<Status> error;
+
+  std::shared_ptr<berth::StateData> Clone() const override {
+    return std::make_shared<StateData>(*this);
+  }
+};
+
+constexpr StateKey<StateData> kStateKey{"PreFilterNodeVolumeLimits"};
+
+bool HasCountableVolume(const Pod& pod) {
+  return std::any_of(pod.spec.volumes.begin(), pod.spec.volumes.end(), [](const Volume& v) {
+    return v.persistent_volume_claim || v.ephemeral || v.gce_persistent_disk ||
+           v.aws_elastic_block_store;
+  });
+}
+
+// In-tree provisioners that CSI migration covers, with the driver they became. nullopt: not
+// an in-tree provisioner; an empty driver: migratable, but migration is off by default, so
+// such volumes are not counted.
+std::optional<std::string_view> MigratedDriverOfProvisioner(std::string_view provisioner) {
+  if (provisioner == "kubernetes.io/gce-pd") return kGcePdDriver;
+  if (provisioner == "kubernetes.io/aws-ebs") return kAwsEbsDriver;
+  if (provisioner == "kubernetes.io/azure-disk") return std::string_view("disk.csi.azure.com");
+  if (provisioner == "kubernetes.io/cinder") return std::string_view("cinder.csi.openstack.org");
+  if (provisioner == "kubernetes.io/portworx-volume") return std::string_view("pxd.portworx.com");
+  if (provisioner == "kubernetes.io/azure-file" || provisioner == "kubernetes.io/vsphere-volume")
+    return std::string_view();
+  return std::nullopt;
+}
+
+// "aws://<zone>/<id>" names the same EBS volume as "<id>".
+std::string EbsVolumeId(std::string_view id) {
+  constexpr std::string_view kScheme = "aws://";
+  if (id.substr(0, kScheme.size()) != kScheme) return std::string(id);
+  id.remove_prefix(kScheme.size());
+  size_t slash = id.find('/');
+  id = slash == std::string_view::npos ? std::string_view() : id.substr(slash);
+  while (!id.empty() && id.front() == '/') id.remove_prefix(1);
+  while (!id.empty() && id.back() == '/') id.remove_suffix(1);
+  return std::string(id);
+}
+
+std::string GcePdHandle(std::string_view zone, std::string_view pd) {
+  return "projects/UNSPECIFIED/zones/" + std::string(zone) + "/disks/" + std::string(pd);
+}
+
+// The CSI handle the GCE PD translation gives a PV: zonal, regional (several zones) or
+// unspecified, from the PV's zone label.
+std::string GcePdPvHandle(const PersistentVolume& pv) {
+  const Labels& labels = pv.metadata.labels;
+  std::string_view zones;
+  if (auto it = labels.find("failure-domain.beta.kubernetes.io/zone");
+      it != labels.end() && !it->second.empty()) {
+    zones = it->second;
+  } else if (auto ga = labels.find("topology.kubernetes.io/zone"); ga != labels.end()) {
+    zones = ga->second;
+  }
+  const std::string& pd = pv.spec.gce_pd_name;
+  size_t delim = zones.find("__");
+  if (delim == std::string_view::npos)
+    return GcePdHandle(zones.empty() ? std::string_view("UNSPECIFIED") : zones, pd);
+  std::string_view first = zones.substr(0, delim);
+  std::string_view region = first.substr(0, first.rfind('-'));
+  return "projects/UNSPECIFIED/regions/" + std::string(region) + "/disks/" + pd;
+}
+
+std::string ClaimClass(const PersistentVolumeClaim& pvc) {
+  auto it = pvc.metadata.annotations.find("volume.beta.kubernetes.io/storage-class");
+  if (it != pvc.metadata.annotations.end()) return it->second;
+  return pvc.spec.storage_class_name.value_or("");
+}
+
+void Add(std::vector<AttachableVolume>& out, std::string_view driver, std::string_view handle,
+         bool migrated) {
+  if (driver.empty() || handle.empty()) return;
+  std::string unique;
+  unique.reserve(driver.size() + 1 + handle.size());
+  unique.append(driver).append("/").append(handle);
+  out.push_back(AttachableVolume{std::move(unique), std::string(driver), migrated});
+}
+
+// A claim without a usable PV counts under its class's provisioner.
+void AddFromStorageClass(ClusterClient& client, const PersistentVolumeClaim& pvc,
+                         std::vector<AttachableVolume>& out) {
+  std::string class_name = ClaimClass(pvc);
+  // Without a class the claim binds immediately and must already be bound: nothing to count.
+  if (class_name.empty()) return;
+  auto sc = client.GetStorageClass(class_name);
+  if (!sc) return;
+  std::string handle =
+      std::string(kUnboundClaimHandlePrefix) + pvc.metadata.namespace_ + "/" + pvc.metadata.name;
+  if (auto migrated = MigratedDriverOfProvisioner(sc->provisioner)) {
+    Add(out, *migrated, handle, /*migrated=*/true);
+    return;
+  }
+  Add(out, sc->provisioner, handle, /*migrated=*/false);
+}
+
+void AddFromClaim(ClusterClient& client, const PersistentVolumeClaim& pvc,
+                  std::vector<AttachableVolume>& out) {
+  if (pvc.spec.volume_name.empty()) return AddFromStorageClass(client, pvc, out);
+  auto pv = client.GetPV(pvc.spec.volume_name);
+  // A missing PV (deleted, or a claim pre-bound to a PV not created yet) falls back to the class.
+  if (!pv) return AddFromStorageClass(client, pvc, out);
+  if (!pv->spec.csi_driver.empty())
+    return Add(out, pv->spec.csi_driver, pv->spec.csi_volume_handle, /*migrated=*/false);
+  if (!pv->spec.gce_pd_name.empty())
+    return Add(out, kGcePdDriver, GcePdPvHandle(*pv), /*migrated=*/true);
+  if (!pv->spec.aws_volume_id.empty())
+    return Add(out, kAwsEbsDriver, EbsVolumeId(pv->spec.aws_volume_id), /*migrated=*/true);
+}
+
+bool IsOwnedByPod(const PersistentVolumeClaim& pvc, const Pod& pod) {
+  if (pvc.metadata.namespace_ != pod.metadata.namespace_) return false;
+  for (const auto& ref : pvc.metadata.owner_references)
+    if (ref.controller) return ref.uid == pod.metadata.uid;
+  return false;
+}
+
+// Collects the attachable volumes of `pod`. For the incoming pod (`new_pod`) a missing claim is
+// a rejection; for pods already on a node it is skipped, since it cannot be attached.
+Status CollectVolumes(ClusterClient& client, const Pod& pod, bool new_pod,
+                      std::vector<AttachableVolume>& out) {
+  for (const auto& v : pod.spec.volumes) {
+    std::string claim;
+    if (v.persistent_volume_claim) {
+      claim = v.persistent_volume_claim->claim_name;
+    } else if (v.ephemeral) {
+      claim = pod.metadata.name + "-" + v.name;
+    } else {
+      if (v.gce_persistent_disk)
+        Add(out, kGcePdDriver, GcePdHandle("UNSPECIFIED", v.gce_persistent_disk->pd_name),
+            /*migrated=*/true);
+      else if (v.aws_elastic_block_store)
+        Add(out, kAwsEbsDriver, EbsVolumeId(v.aws_elastic_block_store->volume_id),
+            /*migrated=*/true);
+      continue;
+    }
+    if (claim.empty()) return Status::Error("PersistentVolumeClaim had no name");
+
+    auto pvc = client.GetPVC(pod.metadata.namespace_, claim);
+    if (!pvc) {
+      if (!new_pod) continue;
+      return Status::Unresolvable("looking up PVC " + pod.metadata.namespace_ + "/" + claim +
+                                  ": persistentvolumeclaim \"" + claim + "\" not found");
+    }
+    if (v.ephemeral && !IsOwnedByPod(*pvc, pod))
+      return Status::Error("PVC " + pvc->metadata.namespace_ + "/" + pvc->metadata.name +
+                           " was not created for pod " + pod.metadata.namespace_ + "/" +
+                           pod.metadata.name + " (pod is not owner)");
+    AddFromClaim(client, *pvc, out);
+  }
+  return Status::Success();
+}
+
+// Per-driver limits of the node; empty when the node declares none.
+std::vector<std::pair<std::string, int64_t>> VolumeLimits(const NodeInfo& node,
+                                                          const CSINode* csi_node) {
+  std::vector<std::pair<std::string, int64_t>> limits;
+  for (const auto& [name, value] : node.allocatable().scalar) {
+    if (std::string_view(name).substr(0, kAttachLimitPrefix.size()) == kAttachLimitPrefix)
+      limits.emplace_back(name.substr(kAttachLimitPrefix.size()), value);
+  }
+  if (csi_node) {
+    for (const auto& d : csi_node->drivers) {
+      if (!d.allocatable_count) continue;
+      auto it = std::find_if(limits.begin(), limits.end(),
+                             [&](const auto& l) { return l.first == d.name; });
+      if (it != limits.end()) {
+        it->second = *d.allocatable_count;
+      } else {
+        limits.emplace_back(d.name, *d.allocatable_count);
+      }
+    }
+  }
+  return limits;
+}
+
+void SortUnique(std::vector<AttachableVolume>& v) {
+  std::sort(v.begin(), v.end(),
+            [](const auto& a, const auto& b) { return a.unique_name < b.unique_name; });
+  v.erase(std::unique(v.begin(), v.end(),
+                      [](const auto& a, const auto& b) { return a.unique_name == b.unique_name; }),
+          v.end());
+}
+
+}  // namespace
+
+Status CSILimits::PreFilter(CycleState& state, const PodInfo& pod,
+                            std::span<NodeInfo* const> /*nodes*/, PreFilterResult* /*result*/) {
+  if (!HasCountableVolume(*pod.pod)) return Status::Skip();
+  // The incoming pod's volumes do not depend on the node (only whether migrated ones count
+  // does), so they are resolved once here; a failure is reported by Filter on every node.
+  auto data = std::make_shared<StateData>();
+  Status s = CollectVolumes(handle_->client(), *pod.pod, /*new_pod=*/true, data->volumes);
+  if (!s.IsSuccess()) {
+    data->volumes.clear();
+    data->error = std::move(s);
+  }
+  SortUnique(data->volumes);
+  state.Write(kStateKey, std::move(data));
+  return Status::Success();
+}
+
+Status CSILimits::Filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const {
+  if (pod.pod->spec.volumes.empty()) return Status::Success();
+  const StateData* data = state.Read(kStateKey);
+  if (!data) return Status::Error("cannot read \"PreFilterNodeVolumeLimits\" from cycleState");
+  if (data->error) return *data->error;
+
+  ClusterClient& client = handle_->client();
+  Ptr<CSINode> csi_node = client.GetCSINode(node.name());
+  const bool has_csi_node = csi_node != nullptr;
+  auto counts_here = [&](const AttachableVolume& v) { return !v.migrated || has_csi_node; };
+
+  if (std::none_of(data->volumes.begin(), data->volumes.end(), counts_here))
+    return Status::Success();
+  auto limits = VolumeLimits(node, csi_node.get());
+  if (limits.empty()) return Status::Success();
+
+  std::vector<AttachableVolume> attached;
+  for (const auto& existing : node.pods()) {
+    Status s = CollectVolumes(client, *existing->pod, /*new_pod=*/false, attached);
+    if (!s.IsSuccess()) return Status::Error(s.Message());
+  }
+  std::erase_if(attached, [&](const AttachableVolume& v) { return !counts_here(v); });
+  SortUnique(attached);
+
+  auto is_attached = [&](const AttachableVolume& v) {
+    return std::binary_search(
+        attached.begin(), attached.end(), v,
+        [](const auto& a, const auto& b) { return a.unique_name < b.unique_name; });
+  };
+  for (const auto& [driver, limit] : limits) {
+    int64_t fresh = 0;
+    for (const auto& v : data->volumes)
+      if (v.driver == driver && counts_here(v) && !is_attached(v)) ++fresh;
+    if (fresh == 0) continue;
+    int64_t current = std::count_if(attached.begin(), attached.end(),
+                                    [&](const auto& v) { return v.driver == driver; });
+    if (current + fresh > limit)
+      return Status::Unschedulable(std::string(kErrReasonMaxVolumeCountExceeded));
+  }
+  return Status::Success();
+}
+
+}  // namespace nodevolumelimits
+
+PluginRegistration NodeVolumeLimitsRegistration() {
+  PluginRegistration reg;
+  reg.name = std::string(nodevolumelimits::kName);
+  reg.factory = [](const PluginArgs*, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
+    return std::unique_ptr<Plugin>(std::make_unique<nodevolumelimits::CSILimits>(handle));
+  };
+  return reg;
+}
+
+}  // namespace berth

@@ -1,0 +1,94 @@
+// PodTopologySpread: spreads pods across topology domains (zones, nodes, any node label) as
+// kube-scheduler does, from the pod's topologySpreadConstraints or, when it has none, from the
+// plugin's default constraints with a selector derived from the Services, ReplicationControllers,
+// ReplicaSets and StatefulSets that select the pod.
+//
+// Filter (whenUnsatisfiable: DoNotSchedule): for each constraint, a node lacking the topology key
+// is UnschedulableAndUnresolvable; otherwise
+//   skew = matching pods in the node's domain + (1 if the pod matches its own selector)
+//          - global minimum over eligible domains (0 while fewer than minDomains domains exist)
+// and skew > maxSkew is Unschedulable. Only nodes carrying every constraint's key and passing
+// the constraint's nodeAffinityPolicy / nodeTaintsPolicy form domains and contribute pods; only
+// non-terminating pods in the incoming pod's namespace count.
+//
+// Score (whenUnsatisfiable: ScheduleAnyway): per feasible node, the sum over constraints of
+// matching pods in its domain times ln(#domains among feasible nodes + 2) plus maxSkew - 1,
+// rounded; NormalizeScore maps lower sums to higher scores. Feasible nodes lacking a key are
+// scored 0 ("ignored"), except with system-default constraints, where a missing key is a domain
+// of its own.
+//
+// Performance: PreFilter and PreScore walk every node of the snapshot, so they run on integer
+// domain ids and per-node counts memoized across cycles (see spread_cache.h); Filter and Score
+// are a pointer-hash lookup and a few array reads per node.
+#pragma once
+
+#include <string_view>
+
+#include "berth/framework/handle.h"
+#include "berth/framework/plugin.h"
+#include "berth/framework/registry.h"
+#include "config/plugin_args.h"
+#include "plugins/podtopologyspread/spread_cache.h"
+
+namespace berth {
+
+// "PodTopologySpread" with its factory and PodTopologySpreadArgs decoder.
+PluginRegistration PodTopologySpreadRegistration();
+
+namespace podtopologyspread {
+
+inline constexpr std::string_view kName = "PodTopologySpread";
+inline constexpr std::string_view kErrReasonConstraintsNotMatch =
+    "node(s) didn't match pod topology spread constraints";
+inline constexpr std::string_view kErrReasonNodeLabelNotMatch =
+    "node(s) didn't match pod topology spread constraints (missing required label)";
+
+// hostname maxSkew 3 and zone maxSkew 5, both ScheduleAnyway (defaultingType: System).
+std::vector<TopologySpreadConstraint> SystemDefaultConstraints();
+
+class PodTopologySpread final : public PreFilterPlugin,
+                                public FilterPlugin,
+                                public PreFilterExtensions,
+                                public PreScorePlugin,
+                                public ScorePlugin {
+ public:
+  // `handle` must outlive the plugin; `args` are expected to be validated already.
+  PodTopologySpread(const config::PodTopologySpreadArgs& args, Handle& handle);
+
+  std::string_view Name() const override { return kName; }
+
+  // Skip when the pod has no DoNotSchedule constraint (own or default). Error when a selector
+  // does not parse.
+  Status PreFilter(CycleState& state, const PodInfo& pod, std::span<NodeInfo* const> nodes,
+                   PreFilterResult* result) override;
+  const PreFilterExtensions* Extensions() const override { return this; }
+  Status Filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
+  Status AddPod(CycleState& state, const PodInfo& pod_to_schedule, const PodInfoPtr& pod_to_add,
+                const NodeInfo& node) const override;
+  Status RemovePod(CycleState& state, const PodInfo& pod_to_schedule,
+                   const PodInfoPtr& pod_to_remove, const NodeInfo& node) const override;
+
+  // Skip when the snapshot is empty or the pod has no ScheduleAnyway constraint (own or
+  // default). Pods are counted over every node of the handle's snapshot.
+  Status PreScore(CycleState& state, const PodInfo& pod,
+                  std::span<const NodeInfo* const> feasible) override;
+  Status Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
+               int64_t* score) const override;
+  bool HasNormalize() const override { return true; }
+  Status NormalizeScore(const CycleState& state, const PodInfo& pod,
+                        std::span<NodeScore> scores) const override;
+
+ private:
+  // The pod's constraints with `action`, or the default constraints when it has none.
+  Result<std::vector<SpreadConstraint>> Constraints(const Pod& pod, std::string_view action);
+  Status UpdateWithPod(CycleState& state, const Pod& pod_to_schedule, const Pod& other,
+                       const NodeInfo& node, int32_t delta) const;
+
+  std::vector<TopologySpreadConstraint> default_constraints_;
+  bool system_defaulted_ = false;
+  Handle& handle_;
+  SpreadCache cache_;
+};
+
+}  // namespace podtopologyspread
+}  // namespace berth

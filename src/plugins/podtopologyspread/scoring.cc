@@ -1,0 +1,284 @@
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "plugins/podtopologyspread/podtopologyspread.h"
+#include "plugins/podtopologyspread/state.h"
+
+namespace berth::podtopologyspread {
+namespace {
+
+// Weight of a constraint whose topology has `domains` values among the scored nodes: smaller
+// topologies are not watered down by bigger ones. ln(size + 2) lies in [0.69, 8.52] up to 5000.
+double TopologyWeight(int64_t domains) { return std::log(static_cast<double>(domains + 2)); }
+
+// maxSkew - 1 is added so that differences between domains count less as maxSkew grows.
+double ScoreForCount(int64_t count, int32_t max_skew, double weight) {
+  return static_cast<double>(count) * weight + static_cast<double>(max_skew - 1);
+}
+
+bool HasNodeAffinityInputs(const Pod& pod) {
+  const auto& a = pod.spec.affinity;
+  return !pod.spec.node_selector.empty() ||
+         (a && a->node_affinity && a->node_affinity->required.has_value());
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- ScoreState
+
+int64_t ScoreState::Compute(const NodeInfo& node) const {
+  const Node* n = node.node();
+  if (n == nullptr || (require_all_keys && !NodeHasAllKeys(*n, constraints))) return 0;
+  double score = 0;
+  for (size_t i = 0; i < constraints.size(); ++i) {
+    const SpreadConstraint& c = constraints[i];
+    auto it = n->metadata.labels.find(c.topology_key);
+    if (it == n->metadata.labels.end()) continue;
+    int64_t count = 0;
+    if (c.is_hostname) {
+      count = CountMatchingPods(node.pods(), c.selector, pod_namespace);
+    } else if (const int32_t d = domains[i]->Find(it->second); d >= 0) {
+      count = domain_pods[i][d];
+    }
+    score += ScoreForCount(count, c.max_skew, weights[i]);
+  }
+  return static_cast<int64_t>(std::round(score));
+}
+
+int64_t ScoreState::RawScore(const NodeInfo& node) const {
+  const int32_t at = index.Find(node.node());
+  return at >= 0 ? scores[at] : Compute(node);
+}
+
+bool ScoreState::Ignored(const NodeInfo& node) const {
+  const int32_t at = index.Find(node.node());
+  if (at >= 0) return ignored[at] != 0;
+  const Node* n = node.node();
+  return n == nullptr || (require_all_keys && !NodeHasAllKeys(*n, constraints));
+}
+
+// ---------------------------------------------------------------- PreScore / Score
+
+Status PodTopologySpread::PreScore(CycleState& state, const PodInfo& pod,
+                                   std::span<const NodeInfo* const> feasible) {
+  const std::vector<NodeInfo*>& all = handle_.snapshot().nodes();
+  if (all.empty()) return Status::Skip();
+  const Pod& p = *pod.pod;
+  auto constraints = Constraints(p, kScheduleAnyway);
+  if (!constraints.ok()) {
+    return Status::Error(
+        "calculating preScoreState: obtaining pod's soft topology spread "
+        "constraints: " +
+        constraints.error().message);
+  }
+  if (constraints->empty()) return Status::Skip();
+
+  auto st = std::make_shared<ScoreState>();
+  st->constraints = std::move(constraints).value();
+  // Only the pod's own constraints (or configured List defaults) require every key: with the
+  // system defaults, nodes without a zone still get hostname spreading.
+  st->require_all_keys = !p.spec.topology_spread_constraints.empty() || !system_defaulted_;
+  st->pod_namespace = p.metadata.namespace_;
+  const std::vector<SpreadConstraint>& cs = st->constraints;
+  const size_t k = cs.size();
+  const bool require_all = st->require_all_keys;
+
+  std::lock_guard lock(cache_.mutex());
+  const std::shared_ptr<const NodeTable> table = cache_.Refresh(all);
+
+  bool honor_affinity = false, honor_taints = false, any_domain_constraint = false;
+  st->domains.resize(k);
+  st->domain_pods.resize(k);
+  std::vector<int32_t> missing_domain(k, -1);
+  for (size_t i = 0; i < k; ++i) {
+    st->domains[i] = cache_.Domains(cs[i].topology_key);
+    if (cs[i].is_hostname) continue;
+    any_domain_constraint = true;
+    honor_affinity |= cs[i].honor_node_affinity;
+    honor_taints |= cs[i].honor_node_taints;
+    const KeyDomains& d = *st->domains[i];
+    st->domain_pods[i].assign(d.num_domains() + 1, 0);
+    if (!require_all) {
+      // A node without the key falls in the domain of the empty value.
+      const int32_t empty = d.Find("");
+      missing_domain[i] = empty >= 0 ? empty : static_cast<int32_t>(d.num_domains());
+    }
+  }
+
+  // Feasible nodes: which are ignored, and which domains are scored (seeded).
+  const size_t f = feasible.size();
+  st->index = PtrIndex(f);
+  st->scores.assign(f, 0);
+  st->ignored.assign(f, 0);
+  std::vector<int32_t> feasible_slot(f, -1);
+  // Per feasible node and constraint: the node's domain; -1 without the key, -2 for a value no
+  // node of the table has (only for nodes outside the table).
+  std::vector<int32_t> feasible_domain(f * k, -1);
+  std::vector<std::vector<uint8_t>> seeded(k);
+  std::vector<int64_t> topology_size(k, 0);
+  std::vector<std::vector<std::string>> foreign_values(k);
+  for (size_t i = 0; i < k; ++i) {
+    if (!cs[i].is_hostname) seeded[i].assign(st->domains[i]->num_domains() + 1, 0);
+  }
+  int64_t ignored_count = 0;
+  for (size_t j = 0; j < f; ++j) {
+    const Node* n = feasible[j]->node();
+    if (n == nullptr) {
+      st->ignored[j] = 1;
+      ++ignored_count;
+      continue;
+    }
+    if (st->index.Find(n) < 0) st->index.Insert(n, static_cast<int32_t>(j));
+    const int32_t slot = table->Find(n);
+    feasible_slot[j] = slot;
+    int32_t* dom = &feasible_domain[j * k];
+    bool has_all = true;
+    for (size_t i = 0; i < k; ++i) {
+      if (slot >= 0) {
+        dom[i] = st->domains[i]->slot_domain(slot);
+      } else if (auto it = n->metadata.labels.find(cs[i].topology_key);
+                 it != n->metadata.labels.end()) {
+        const int32_t d = st->domains[i]->Find(it->second);
+        dom[i] = d >= 0 ? d : -2;
+      }
+      has_all &= dom[i] != -1;
+    }
+    if (require_all && !has_all) {
+      st->ignored[j] = 1;
+      ++ignored_count;
+      continue;
+    }
+    for (size_t i = 0; i < k; ++i) {
+      if (cs[i].is_hostname) continue;
+      if (dom[i] == -2) {
+        const std::string& v = n->metadata.labels.find(cs[i].topology_key)->second;
+        auto& fv = foreign_values[i];
+        if (std::find(fv.begin(), fv.end(), v) == fv.end()) {
+          fv.push_back(v);
+          ++topology_size[i];
+        }
+        continue;
+      }
+      const int32_t d = dom[i] >= 0 ? dom[i] : missing_domain[i];
+      if (!seeded[i][d]) {
+        seeded[i][d] = 1;
+        ++topology_size[i];
+      }
+    }
+  }
+  st->weights.resize(k);
+  for (size_t i = 0; i < k; ++i) {
+    st->weights[i] = TopologyWeight(cs[i].is_hostname ? static_cast<int64_t>(f) - ignored_count
+                                                      : topology_size[i]);
+  }
+
+  // Matching pods per scored domain, over every node of the snapshot.
+  std::vector<SpreadCache::Counts*> counts(k, nullptr);
+  const bool memoize = k < SpreadCache::kCountsCapacity;
+  for (size_t i = 0; i < k; ++i) {
+    if (memoize && !cs[i].count_key.empty())
+      counts[i] = &cache_.CountsFor(cs[i].count_key, cs[i].selector, p.metadata.namespace_);
+  }
+  auto pods_on_slot = [&](size_t i, size_t slot) -> int32_t {
+    if (counts[i] != nullptr) return counts[i]->Get(slot);
+    if (cs[i].count_key.empty()) return 0;
+    return CountMatchingPods(cache_.pods(slot), cs[i].selector, p.metadata.namespace_);
+  };
+  if (any_domain_constraint) {
+    honor_affinity &= HasNodeAffinityInputs(p);
+    const std::vector<uint8_t>* inclusion = honor_affinity || honor_taints
+                                                ? &cache_.Inclusion(p, honor_affinity, honor_taints)
+                                                : nullptr;
+    for (size_t s = 0; s < table->size(); ++s) {
+      if (table->node(s) == nullptr) continue;
+      if (require_all) {
+        bool has_all = true;
+        for (size_t i = 0; i < k && has_all; ++i) has_all = st->domains[i]->slot_domain(s) >= 0;
+        if (!has_all) continue;
+      }
+      const uint8_t flags = inclusion ? (*inclusion)[s] : 0xff;
+      for (size_t i = 0; i < k; ++i) {
+        const SpreadConstraint& c = cs[i];
+        if (c.is_hostname) continue;
+        if (c.honor_node_affinity && !(flags & SpreadCache::kAffinityMatches)) continue;
+        if (c.honor_node_taints && !(flags & SpreadCache::kTaintsTolerated)) continue;
+        const int32_t sd = st->domains[i]->slot_domain(s);
+        const int32_t d = sd >= 0 ? sd : missing_domain[i];
+        if (d < 0 || !seeded[i][d]) continue;
+        st->domain_pods[i][d] += pods_on_slot(i, s);
+      }
+    }
+  }
+
+  // Raw scores of the feasible nodes.
+  for (size_t j = 0; j < f; ++j) {
+    if (st->ignored[j]) continue;
+    const int32_t* dom = &feasible_domain[j * k];
+    const int32_t slot = feasible_slot[j];
+    // The memoized per-node counts describe the snapshot's NodeInfo, not a modified copy.
+    const bool snapshot_node = slot >= 0 && all[slot] == feasible[j];
+    double score = 0;
+    for (size_t i = 0; i < k; ++i) {
+      if (dom[i] == -1) continue;  // no such label on the node
+      const SpreadConstraint& c = cs[i];
+      int64_t count = 0;
+      if (c.is_hostname) {
+        count = snapshot_node
+                    ? pods_on_slot(i, slot)
+                    : CountMatchingPods(feasible[j]->pods(), c.selector, p.metadata.namespace_);
+      } else if (dom[i] >= 0) {
+        count = st->domain_pods[i][dom[i]];
+      }
+      score += ScoreForCount(count, c.max_skew, st->weights[i]);
+    }
+    st->scores[j] = static_cast<int64_t>(std::round(score));
+  }
+
+  state.Write(kScoreStateKey, std::move(st));
+  return Status::Success();
+}
+
+Status PodTopologySpread::Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
+                                int64_t* score) const {
+  (void)pod;
+  const ScoreState* st = state.Read(kScoreStateKey);
+  if (st == nullptr) {
+    return Status::Error("error reading \"PreScorePodTopologySpread\" from cycleState: not found");
+  }
+  *score = st->RawScore(node);
+  return Status::Success();
+}
+
+Status PodTopologySpread::NormalizeScore(const CycleState& state, const PodInfo& pod,
+                                         std::span<NodeScore> scores) const {
+  (void)pod;
+  const ScoreState* st = state.Read(kScoreStateKey);
+  if (st == nullptr) {
+    return Status::Error("error reading \"PreScorePodTopologySpread\" from cycleState: not found");
+  }
+  int64_t min_score = INT64_MAX, max_score = 0;
+  std::vector<uint8_t> ignored(scores.size(), 0);
+  for (size_t i = 0; i < scores.size(); ++i) {
+    if (scores[i].node == nullptr || st->Ignored(*scores[i].node)) {
+      ignored[i] = 1;
+      continue;
+    }
+    min_score = std::min(min_score, scores[i].score);
+    max_score = std::max(max_score, scores[i].score);
+  }
+  for (size_t i = 0; i < scores.size(); ++i) {
+    if (ignored[i]) {
+      scores[i].score = 0;
+    } else if (max_score == 0) {
+      scores[i].score = kMaxNodeScore;
+    } else {
+      scores[i].score = kMaxNodeScore * (max_score + min_score - scores[i].score) / max_score;
+    }
+  }
+  return Status::Success();
+}
+
+}  // namespace berth::podtopologyspread

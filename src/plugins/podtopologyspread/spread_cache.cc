@@ -1,0 +1,264 @@
+#include "plugins/podtopologyspread/spread_cache.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace berth::podtopologyspread {
+namespace {
+
+void Put(std::string& out, std::string_view s) {
+  out.append(std::to_string(s.size()));
+  out.push_back(':');
+  out.append(s);
+}
+
+void PutRequirements(std::string& out, const std::vector<NodeSelectorRequirement>& reqs) {
+  out.append(std::to_string(reqs.size()));
+  out.push_back('#');
+  for (const auto& r : reqs) {
+    Put(out, r.key);
+    Put(out, r.op);
+    out.append(std::to_string(r.values.size()));
+    out.push_back('#');
+    for (const auto& v : r.values) Put(out, v);
+  }
+}
+
+// Everything Inclusion() reads from the pod, for the requested checks.
+std::string InclusionKey(const Pod& pod, bool affinity, bool taints) {
+  std::string key;
+  if (affinity) {
+    key.push_back('A');
+    for (const auto& [k, v] : pod.spec.node_selector) {
+      Put(key, k);
+      Put(key, v);
+    }
+    const auto& a = pod.spec.affinity;
+    if (a && a->node_affinity && a->node_affinity->required) {
+      key.push_back('R');
+      for (const auto& term : a->node_affinity->required->terms) {
+        key.push_back('{');
+        PutRequirements(key, term.match_expressions);
+        PutRequirements(key, term.match_fields);
+        key.push_back('}');
+      }
+    }
+  }
+  if (taints) {
+    key.push_back('T');
+    for (const auto& t : pod.spec.tolerations) {
+      Put(key, t.key);
+      Put(key, t.op);
+      Put(key, t.value);
+      Put(key, t.effect);
+    }
+  }
+  return key;
+}
+
+bool SamePods(const std::vector<PodInfoPtr>& a, const std::vector<PodInfoPtr>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].get() != b[i].get()) return false;
+  return true;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- PtrIndex
+
+PtrIndex::PtrIndex(size_t expected) {
+  size_t cap = std::bit_ceil(std::max<size_t>(16, expected * 2));
+  buckets_.assign(cap, Bucket{});
+  mask_ = cap - 1;
+}
+
+void PtrIndex::Insert(const void* key, int32_t value) {
+  for (size_t i = Hash(key) & mask_;; i = (i + 1) & mask_) {
+    if (buckets_[i].key == nullptr) {
+      buckets_[i] = {key, value};
+      return;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- NodeTable
+
+NodeTable::NodeTable(std::span<NodeInfo* const> nodes, uint64_t id)
+    : id_(id), index_(nodes.size()) {
+  nodes_.reserve(nodes.size());
+  for (NodeInfo* ni : nodes) {
+    nodes_.push_back(ni->node_ptr());
+    const Node* n = nodes_.back().get();
+    if (n != nullptr && index_.Find(n) < 0) {
+      index_.Insert(n, static_cast<int32_t>(nodes_.size() - 1));
+    }
+  }
+}
+
+bool NodeTable::Matches(std::span<NodeInfo* const> nodes) const {
+  if (nodes.size() != nodes_.size()) return false;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i]->node() != nodes_[i].get()) return false;
+  return true;
+}
+
+// ---------------------------------------------------------------- KeyDomains
+
+KeyDomains::KeyDomains(const NodeTable& table, const std::string& key) {
+  slot_domain_.assign(table.size(), -1);
+  for (size_t s = 0; s < table.size(); ++s) {
+    const Node* n = table.node(s);
+    if (n == nullptr) continue;
+    auto it = n->metadata.labels.find(key);
+    if (it == n->metadata.labels.end()) continue;
+    auto [pos, inserted] = ids_.try_emplace(it->second, static_cast<int32_t>(values_.size()));
+    if (inserted) values_.push_back(it->second);
+    slot_domain_[s] = pos->second;
+  }
+}
+
+int32_t KeyDomains::Find(std::string_view value) const {
+  auto it = ids_.find(value);
+  return it == ids_.end() ? -1 : it->second;
+}
+
+// ---------------------------------------------------------------- SpreadCache::Lru
+
+template <class V>
+V* SpreadCache::Lru<V>::Find(const std::string& key) {
+  auto it = index_.find(key);
+  if (it == index_.end()) return nullptr;
+  entries_.splice(entries_.begin(), entries_, it->second);
+  return &it->second->second;
+}
+
+template <class V>
+V& SpreadCache::Lru<V>::Insert(const std::string& key, V value) {
+  entries_.emplace_front(key, std::move(value));
+  index_[key] = entries_.begin();
+  if (entries_.size() > capacity_) {
+    index_.erase(entries_.back().first);
+    entries_.pop_back();
+  }
+  return entries_.front().second;
+}
+
+// ---------------------------------------------------------------- SpreadCache
+
+int32_t SpreadCache::Counts::Get(size_t slot) {
+  const Slot& s = cache_->slots_[slot];
+  if (seen_[slot] != s.version) {
+    count_[slot] = CountMatchingPods(s.pods, selector_, ns_);
+    seen_[slot] = s.version;
+  }
+  return count_[slot];
+}
+
+const std::shared_ptr<const NodeTable>& SpreadCache::Refresh(std::span<NodeInfo* const> nodes) {
+  auto observe = [this](size_t slot, const NodeInfo& ni) {
+    Slot& s = slots_[slot];
+    if (!SamePods(ni.pods(), s.pods)) {
+      s.pods = ni.pods();
+      s.version = ++next_version_;
+    }
+  };
+  bool same_table = table_ && table_->size() == nodes.size();
+  if (same_table) {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (nodes[i]->node() != table_->node(i)) {
+        same_table = false;
+        break;
+      }
+      observe(i, *nodes[i]);
+    }
+  }
+  if (!same_table) {
+    Rebuild(nodes);
+    for (size_t i = 0; i < nodes.size(); ++i) observe(i, *nodes[i]);
+  }
+  return table_;
+}
+
+void SpreadCache::Rebuild(std::span<NodeInfo* const> nodes) {
+  auto table = std::make_shared<const NodeTable>(nodes, ++next_table_id_);
+  // Slots of nodes that were already known keep what was observed about them, so their memoized
+  // counts survive the rebuild.
+  std::vector<Slot> slots(table->size());
+  previous_slot_.assign(table->size(), -1);
+  for (size_t s = 0; s < table->size(); ++s) {
+    const int32_t old = table_ ? table_->Find(table->node(s)) : -1;
+    if (old < 0) continue;
+    previous_slot_[s] = old;
+    slots[s] = std::move(slots_[old]);
+  }
+  previous_table_id_ = table_ ? table_->id() : 0;
+  slots_ = std::move(slots);
+  table_ = std::move(table);
+  domains_.clear();
+}
+
+void SpreadCache::Remap(Counts& c) {
+  const size_t n = table_->size();
+  std::vector<uint64_t> seen(n, 0);
+  std::vector<int32_t> count(n, 0);
+  if (c.table_id_ == previous_table_id_ && c.table_id_ != 0) {
+    for (size_t s = 0; s < n; ++s) {
+      const int32_t old = previous_slot_[s];
+      if (old < 0) continue;
+      seen[s] = c.seen_[old];
+      count[s] = c.count_[old];
+    }
+  }
+  c.seen_ = std::move(seen);
+  c.count_ = std::move(count);
+  c.table_id_ = table_->id();
+}
+
+std::shared_ptr<const KeyDomains> SpreadCache::Domains(const std::string& key) {
+  auto it = domains_.find(key);
+  if (it != domains_.end()) return it->second;
+  // Keys come from pod specs; bound the map against pods that each use a key of their own.
+  if (domains_.size() >= 256) domains_.clear();
+  auto d = std::make_shared<const KeyDomains>(*table_, key);
+  domains_.emplace(key, d);
+  return d;
+}
+
+SpreadCache::Counts& SpreadCache::CountsFor(const std::string& count_key,
+                                            const CompiledSelector& selector, std::string_view ns) {
+  Counts* c = counts_.Find(count_key);
+  if (c == nullptr) {
+    Counts fresh;
+    fresh.cache_ = this;
+    fresh.selector_ = selector;
+    fresh.ns_ = std::string(ns);
+    c = &counts_.Insert(count_key, std::move(fresh));
+  }
+  if (c->table_id_ != table_->id()) Remap(*c);
+  return *c;
+}
+
+const std::vector<uint8_t>& SpreadCache::Inclusion(const Pod& pod, bool affinity, bool taints) {
+  const std::string key = InclusionKey(pod, affinity, taints);
+  InclusionMemo* m = inclusion_.Find(key);
+  if (m == nullptr) m = &inclusion_.Insert(key, InclusionMemo{});
+  if (m->table_id == table_->id()) return m->flags;
+  const size_t n = table_->size();
+  m->flags.assign(n, 0);
+  for (size_t s = 0; s < n; ++s) {
+    const Node* node = table_->node(s);
+    if (node == nullptr) continue;
+    uint8_t f = 0;
+    if (!affinity || PodMatchesNodeSelectorAndAffinityTerms(pod, *node)) f |= kAffinityMatches;
+    if (!taints ||
+        !FindUntoleratedTaint(node->spec.taints, pod.spec.tolerations, &IsScheduleBlockingTaint)) {
+      f |= kTaintsTolerated;
+    }
+    m->flags[s] = f;
+  }
+  m->table_id = table_->id();
+  return m->flags;
+}
+
+}  // namespace berth::podtopologyspread

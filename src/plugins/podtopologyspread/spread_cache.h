@@ -1,0 +1,200 @@
+// Cross-cycle caches that let PodTopologySpread's PreFilter and PreScore visit every node of a
+// large cluster in a few nanoseconds per node.
+//
+// A scheduling cycle needs, for every node of the snapshot, the node's value of each topology
+// key and the number of pods on it matching each constraint's selector. Both rarely change
+// between cycles: node objects are immutable (an update is a new object) and a cycle usually
+// changes the pods of one node. SpreadCache keeps
+//   * a NodeTable: the snapshot's node objects in snapshot order ("slots") with a pointer index,
+//     rebuilt only when a node object is added, removed, replaced or reordered;
+//   * per topology key, the domain id (dense integer) of every slot (KeyDomains);
+//   * per slot, the pods last seen on it and a version that changes whenever they change;
+//   * per (namespace, selector), the matching-pod count of every slot, recomputed only for slots
+//     whose version moved (CountMemo);
+//   * per incoming-pod node-inclusion inputs, the inclusion flags of every slot.
+// NodeTable and KeyDomains are immutable once published and are shared with the cycle states,
+// which Filter and Score read concurrently. Everything else is mutated only by the owning
+// plugin's PreFilter / PreScore on the scheduling thread, under the cache's mutex.
+//
+// Change detection compares the pod pointers a node holds with those seen last time (the cache
+// keeps them alive, so an address is never reused for another pod while it is remembered); it
+// does not depend on NodeInfo generations.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "berth/framework/node_info.h"
+#include "plugins/podtopologyspread/constraints.h"
+
+namespace berth::podtopologyspread {
+
+// Open-addressing map from an object address to a dense index. Built once, then read-only.
+class PtrIndex {
+ public:
+  PtrIndex() = default;
+  explicit PtrIndex(size_t expected);
+  // `key` must not be null and must not be present yet.
+  void Insert(const void* key, int32_t value);
+  // -1 when absent.
+  int32_t Find(const void* key) const {
+    if (buckets_.empty() || key == nullptr) return -1;
+    for (size_t i = Hash(key) & mask_;; i = (i + 1) & mask_) {
+      const Bucket& b = buckets_[i];
+      if (b.key == key) return b.value;
+      if (b.key == nullptr) return -1;
+    }
+  }
+
+ private:
+  struct Bucket {
+    const void* key = nullptr;
+    int32_t value = -1;
+  };
+  static size_t Hash(const void* p) {
+    auto v = reinterpret_cast<uintptr_t>(p);
+    return static_cast<size_t>((v >> 4) * 0x9E3779B97F4A7C15ull >> 16);
+  }
+  std::vector<Bucket> buckets_;
+  size_t mask_ = 0;
+};
+
+// The snapshot's node objects in snapshot order. Immutable.
+class NodeTable {
+ public:
+  NodeTable(std::span<NodeInfo* const> nodes, uint64_t id);
+  uint64_t id() const { return id_; }
+  size_t size() const { return nodes_.size(); }
+  // Null for a NodeInfo without a node.
+  const Node* node(size_t slot) const { return nodes_[slot].get(); }
+  // The slot of a node object, -1 if the object is not in the table.
+  int32_t Find(const Node* node) const { return index_.Find(node); }
+  // True if `nodes` holds exactly this table's node objects in this order.
+  bool Matches(std::span<NodeInfo* const> nodes) const;
+
+ private:
+  uint64_t id_;
+  std::vector<std::shared_ptr<const Node>> nodes_;
+  PtrIndex index_;
+};
+
+// Dense ids for the values of one topology key over a NodeTable. Immutable.
+class KeyDomains {
+ public:
+  KeyDomains(const NodeTable& table, const std::string& key);
+  // Domain of a slot; -1 when the node lacks the label.
+  int32_t slot_domain(size_t slot) const { return slot_domain_[slot]; }
+  // Domain of a value; -1 when no node of the table has it.
+  int32_t Find(std::string_view value) const;
+  size_t num_domains() const { return values_.size(); }
+  const std::string& value(int32_t domain) const { return values_[domain]; }
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::vector<int32_t> slot_domain_;
+  std::vector<std::string> values_;
+  std::unordered_map<std::string, int32_t, Hash, std::equal_to<>> ids_;
+};
+
+class SpreadCache {
+ public:
+  // Per-slot matching-pod counts for one count key (see SpreadConstraint::count_key).
+  class Counts {
+   public:
+    // Count on `slot`, recomputed if the slot's pods changed since it was last computed.
+    int32_t Get(size_t slot);
+
+   private:
+    friend class SpreadCache;
+    SpreadCache* cache_ = nullptr;
+    CompiledSelector selector_;
+    std::string ns_;
+    uint64_t table_id_ = 0;
+    std::vector<uint64_t> seen_;
+    std::vector<int32_t> count_;
+  };
+
+  // Per-slot node inclusion flags for one incoming pod's inclusion inputs.
+  static constexpr uint8_t kAffinityMatches = 1;
+  static constexpr uint8_t kTaintsTolerated = 2;
+
+  static constexpr size_t kCountsCapacity = 64;
+
+  std::mutex& mutex() { return mu_; }
+
+  // Brings the table and the per-slot pod observations up to date with `nodes`. Returns the
+  // current table.
+  const std::shared_ptr<const NodeTable>& Refresh(std::span<NodeInfo* const> nodes);
+  const std::shared_ptr<const NodeTable>& table() const { return table_; }
+
+  // Domains of `key` over the current table.
+  std::shared_ptr<const KeyDomains> Domains(const std::string& key);
+
+  // Counts for constraints with this (non-empty) count key; `selector` and `ns` must be what
+  // the key encodes. The reference stays valid while fewer than kCountsCapacity other count
+  // keys are looked up.
+  Counts& CountsFor(const std::string& count_key, const CompiledSelector& selector,
+                    std::string_view ns);
+
+  // Inclusion flags of every slot for `pod`, computing only the requested bits (the others are
+  // set). The reference is valid until the next Inclusion call.
+  const std::vector<uint8_t>& Inclusion(const Pod& pod, bool affinity, bool taints);
+
+  // Pods seen on a slot at the last Refresh.
+  const std::vector<PodInfoPtr>& pods(size_t slot) const { return slots_[slot].pods; }
+
+ private:
+  struct Slot {
+    std::vector<PodInfoPtr> pods;
+    uint64_t version = 0;
+  };
+  template <class V>
+  class Lru {
+   public:
+    explicit Lru(size_t capacity) : capacity_(capacity) {}
+    V* Find(const std::string& key);
+    V& Insert(const std::string& key, V value);
+    void Clear() {
+      entries_.clear();
+      index_.clear();
+    }
+
+   private:
+    size_t capacity_;
+    std::list<std::pair<std::string, V>> entries_;
+    std::unordered_map<std::string, typename std::list<std::pair<std::string, V>>::iterator> index_;
+  };
+  struct InclusionMemo {
+    uint64_t table_id = 0;
+    std::vector<uint8_t> flags;
+  };
+
+  void Rebuild(std::span<NodeInfo* const> nodes);
+  // Carries a memo computed over the previous table over to the current one.
+  void Remap(Counts& c);
+
+  std::mutex mu_;
+  std::shared_ptr<const NodeTable> table_;
+  std::vector<Slot> slots_;
+  uint64_t next_version_ = 0;
+  uint64_t next_table_id_ = 0;
+  // For the last rebuild: previous table id and, per current slot, its slot in that table.
+  uint64_t previous_table_id_ = 0;
+  std::vector<int32_t> previous_slot_;
+  std::unordered_map<std::string, std::shared_ptr<const KeyDomains>> domains_;
+  Lru<Counts> counts_{kCountsCapacity};
+  Lru<InclusionMemo> inclusion_{16};
+};
+
+}  // namespace berth::podtopologyspread

@@ -1,0 +1,15 @@
+// PrioritySort: the default QueueSort. A pod sorts before another if its priority is higher, or,
+// at equal priority, if it was added to the queue earlier (QueuedPodInfo::timestamp).
+#pragma once
+
+#include <string_view>
+
+#include "berth/framework/registry.h"
+
+namespace berth {
+
+inline constexpr std::string_view kPrioritySortName = "PrioritySort";
+
+PluginRegistration PrioritySortRegistration();
+
+}  // namespace berth

@@ -1,0 +1,42 @@
+#include "plugins/schedulinggates/schedulinggates.h"
+
+#include <memory>
+#include <string>
+
+#include "berth/framework/plugin.h"
+
+namespace berth {
+namespace {
+
+class SchedulingGates final : public PreEnqueuePlugin {
+ public:
+  std::string_view Name() const override { return kSchedulingGatesName; }
+
+  Status PreEnqueue(const Pod& pod) const override {
+    const auto& gates = pod.spec.scheduling_gates;
+    if (gates.empty()) return Status::Success();
+    // Same text as kube-scheduler, which prints the gate names as a Go list: "[a b]".
+    std::string message = "waiting for scheduling gates: [";
+    for (size_t i = 0; i < gates.size(); ++i) {
+      if (i > 0) message += ' ';
+      message += gates[i];
+    }
+    message += ']';
+    return Status::Unresolvable(std::move(message));
+  }
+};
+
+Result<std::unique_ptr<Plugin>> NewSchedulingGates(const PluginArgs*, Handle&) {
+  return std::unique_ptr<Plugin>(std::make_unique<SchedulingGates>());
+}
+
+}  // namespace
+
+PluginRegistration SchedulingGatesRegistration() {
+  PluginRegistration reg;
+  reg.name = std::string(kSchedulingGatesName);
+  reg.factory = &NewSchedulingGates;
+  return reg;
+}
+
+}  // namespace berth

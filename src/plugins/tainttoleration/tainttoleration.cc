@@ -1,0 +1,92 @@
+#include "plugins/tainttoleration/tainttoleration.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "berth/api/selectors.h"
+#include "berth/framework/cycle_state.h"
+#include "berth/framework/plugin.h"
+
+namespace berth {
+namespace {
+
+struct TaintPreScoreState final : StateData, std::enable_shared_from_this<TaintPreScoreState> {
+  // The pod's tolerations that can tolerate a PreferNoSchedule taint (that effect or any).
+  std::vector<Toleration> prefer_no_schedule;
+
+  std::shared_ptr<StateData> Clone() const override {
+    return std::const_pointer_cast<TaintPreScoreState>(shared_from_this());
+  }
+};
+
+inline constexpr StateKey<TaintPreScoreState> kPreScoreKey{"PreScoreTaintToleration"};
+
+class TaintToleration final : public FilterPlugin, public PreScorePlugin, public ScorePlugin {
+ public:
+  std::string_view Name() const override { return kTaintTolerationName; }
+
+  Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override {
+    if (node.node() == nullptr) return Status::Error("node not found");
+    if (FindUntoleratedTaint(node.node()->spec.taints, pod->spec.tolerations,
+                             &IsScheduleBlockingTaint) != nullptr) {
+      return Status::Unresolvable(std::string(kTaintTolerationReason));
+    }
+    return Status::Success();
+  }
+
+  Status PreScore(CycleState& state, const PodInfo& pod,
+                  std::span<const NodeInfo* const>) override {
+    auto s = std::make_shared<TaintPreScoreState>();
+    for (const Toleration& t : pod->spec.tolerations) {
+      if (t.effect.empty() || t.effect == "PreferNoSchedule") s->prefer_no_schedule.push_back(t);
+    }
+    state.Write(kPreScoreKey, std::move(s));
+    return Status::Success();
+  }
+
+  // Raw score: the number of PreferNoSchedule taints no collected toleration tolerates.
+  Status Score(const CycleState& state, const PodInfo&, const NodeInfo& node,
+               int64_t* score) const override {
+    *score = 0;
+    const TaintPreScoreState* s = state.Read(kPreScoreKey);
+    if (s == nullptr) {
+      return Status::Error("failed to read \"PreScoreTaintToleration\" from cycleState: not found");
+    }
+    if (node.node() == nullptr) return Status::Error("node not found");
+    for (const Taint& taint : node.node()->spec.taints) {
+      if (taint.effect != "PreferNoSchedule") continue;
+      bool tolerated = false;
+      for (const Toleration& t : s->prefer_no_schedule) {
+        if (TolerationToleratesTaint(t, taint)) {
+          tolerated = true;
+          break;
+        }
+      }
+      if (!tolerated) ++*score;
+    }
+    return Status::Success();
+  }
+
+  bool HasNormalize() const override { return true; }
+  Status NormalizeScore(const CycleState&, const PodInfo&,
+                        std::span<NodeScore> scores) const override {
+    DefaultNormalizeScore(kMaxNodeScore, /*reverse=*/true, scores);
+    return Status::Success();
+  }
+};
+
+Result<std::unique_ptr<Plugin>> NewTaintToleration(const PluginArgs*, Handle&) {
+  return std::unique_ptr<Plugin>(std::make_unique<TaintToleration>());
+}
+
+}  // namespace
+
+PluginRegistration TaintTolerationRegistration() {
+  PluginRegistration reg;
+  reg.name = std::string(kTaintTolerationName);
+  reg.factory = &NewTaintToleration;
+  return reg;
+}
+
+}  // namespace berth

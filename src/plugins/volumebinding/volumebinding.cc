@@ -1,0 +1,318 @@
+#include "plugins/volumebinding/volumebinding.h"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "config/plugin_args.h"
+#include "config/plugin_args_codec.h"
+
+namespace berth {
+namespace volumebinding {
+namespace {
+
+// PreFilter's view of the pod's claims; read-only afterwards, so clones share it.
+struct StateData final : berth::StateData, std::enable_shared_from_this<StateData> {
+  bool skip = false;  // the pod has no claims
+  PodVolumeClaims claims;
+
+  std::shared_ptr<berth::StateData> Clone() const override {
+    return std::const_pointer_cast<StateData>(shared_from_this());
+  }
+};
+
+// What Reserve assumed for the chosen node, for Unreserve and PreBind.
+struct ReservedData final : berth::StateData {
+  bool all_bound = false;
+  PodVolumes volumes;
+
+  std::shared_ptr<berth::StateData> Clone() const override {
+    return std::make_shared<ReservedData>(*this);
+  }
+};
+
+constexpr StateKey<StateData> kStateKey{"VolumeBinding"};
+constexpr StateKey<ReservedData> kReservedKey{"ReservedVolumeBinding"};
+
+// A volume of the pod that uses a claim.
+struct PodClaim {
+  std::string name;
+  bool ephemeral = false;
+};
+
+std::vector<PodClaim> PodClaims(const Pod& pod) {
+  std::vector<PodClaim> out;
+  for (const auto& v : pod.spec.volumes) {
+    if (v.persistent_volume_claim) {
+      out.push_back({v.persistent_volume_claim->claim_name, false});
+    } else if (v.ephemeral) {
+      out.push_back({pod.metadata.name + "-" + v.name, true});
+    }
+  }
+  return out;
+}
+
+Status CheckEphemeralOwner(const PersistentVolumeClaim& pvc, const Pod& pod, Code code) {
+  bool owned = false;
+  if (pvc.metadata.namespace_ == pod.metadata.namespace_) {
+    for (const auto& ref : pvc.metadata.owner_references) {
+      if (!ref.controller) continue;
+      owned = ref.uid == pod.metadata.uid;
+      break;
+    }
+  }
+  if (owned) return Status::Success();
+  return Status(code, "PVC " + pvc.metadata.namespace_ + "/" + pvc.metadata.name +
+                          " was not created for pod " + pod.metadata.namespace_ + "/" +
+                          pod.metadata.name + " (pod is not owner)");
+}
+
+Quantity StorageRequest(const PersistentVolumeClaim& pvc) {
+  auto it = pvc.spec.requests.find(std::string_view("storage"));
+  return it == pvc.spec.requests.end() ? Quantity() : it->second;
+}
+
+}  // namespace
+
+// The checks that reject the pod outright, made on the API objects (not assumed versions).
+Status VolumeBinding::CheckPodClaims(const Pod& pod) const {
+  ClusterClient& client = handle_->client();
+  for (const auto& claim : PodClaims(pod)) {
+    auto pvc = client.GetPVC(pod.metadata.namespace_, claim.name);
+    if (!pvc) {
+      if (claim.ephemeral)
+        return Status::Unresolvable(
+            "waiting for ephemeral volume controller to create the persistentvolumeclaim \"" +
+            claim.name + "\"");
+      return Status::Unresolvable("persistentvolumeclaim \"" + claim.name + "\" not found");
+    }
+    if (pvc->status.phase == "Lost")
+      return Status::Unresolvable("persistentvolumeclaim \"" + pvc->metadata.name +
+                                  "\" bound to non-existent persistentvolume \"" +
+                                  pvc->spec.volume_name + "\"");
+    if (pvc->metadata.deletion_timestamp)
+      return Status::Unresolvable("persistentvolumeclaim \"" + pvc->metadata.name +
+                                  "\" is being deleted");
+    if (claim.ephemeral) {
+      Status s = CheckEphemeralOwner(*pvc, pod, Code::kUnschedulableAndUnresolvable);
+      if (!s.IsSuccess()) return s;
+    }
+  }
+  return Status::Success();
+}
+
+// Sorts the pod's claims into bound and delayed-binding ones and gathers what Filter needs.
+Status VolumeBinding::CollectClaims(const Pod& pod, PodVolumeClaims& out) const {
+  ClusterClient& client = handle_->client();
+  std::vector<Ptr<PersistentVolumeClaim>> delayed;
+  bool unbound_immediate = false;
+  for (const auto& claim : PodClaims(pod)) {
+    auto pvc = cache_.GetPVC(pod.metadata.namespace_, claim.name);
+    if (!pvc)
+      return Status::Error("error getting PVC \"" + pod.metadata.namespace_ + "/" + claim.name +
+                           "\": not found");
+    if (claim.ephemeral) {
+      Status s = CheckEphemeralOwner(*pvc, pod, Code::kError);
+      if (!s.IsSuccess()) return s;
+    }
+    if (IsClaimFullyBound(*pvc)) {
+      out.bound.push_back(BoundClaim{pvc, cache_.GetPV(pvc->spec.volume_name)});
+      continue;
+    }
+    bool delay_binding = false;
+    if (std::string class_name = ClaimClass(*pvc); !class_name.empty()) {
+      if (auto sc = client.GetStorageClass(class_name)) {
+        if (!sc->volume_binding_mode)
+          return Status::Error("VolumeBindingMode not set for StorageClass \"" + class_name + "\"");
+        delay_binding = *sc->volume_binding_mode == "WaitForFirstConsumer";
+      }
+    }
+    // A claim pre-bound to a PV (volumeName set) is the PV controller's to finish, like an
+    // Immediate one.
+    if (delay_binding && pvc->spec.volume_name.empty()) {
+      delayed.push_back(std::move(pvc));
+    } else {
+      unbound_immediate = true;
+    }
+  }
+  if (unbound_immediate) return Status::Unresolvable(std::string(kErrReasonUnboundImmediate));
+
+  auto class_index = [&](const std::string& name) {
+    for (size_t i = 0; i < out.classes.size(); ++i)
+      if (out.classes[i].name == name) return i;
+    out.classes.push_back(ClassInfo{name, client.GetStorageClass(name), cache_.ListPVs(name)});
+    return out.classes.size() - 1;
+  };
+  for (auto& pvc : delayed) {
+    size_t index = class_index(ClaimClass(*pvc));
+    auto selected = pvc->metadata.annotations.find(kAnnSelectedNode);
+    if (selected != pvc->metadata.annotations.end()) {
+      out.selected_node.push_back(selected->second);
+      out.selected_class.push_back(index);
+      out.selected.push_back(std::move(pvc));
+      continue;
+    }
+    ClaimToMatch m{pvc, StorageRequest(*pvc), index, std::nullopt, {}};
+    if (pvc->spec.selector) {
+      auto compiled = CompiledSelector::Compile(*pvc->spec.selector);
+      if (compiled.ok()) {
+        m.selector = std::move(compiled).value();
+      } else {
+        m.selector_error = compiled.error().message;
+      }
+    }
+    out.to_match.push_back(std::move(m));
+  }
+  // Smallest requests choose first, so they get the smallest fitting PVs.
+  std::stable_sort(
+      out.to_match.begin(), out.to_match.end(),
+      [](const ClaimToMatch& a, const ClaimToMatch& b) { return a.request < b.request; });
+  return Status::Success();
+}
+
+Status VolumeBinding::PreFilter(CycleState& state, const PodInfo& pod,
+                                std::span<NodeInfo* const> /*nodes*/, PreFilterResult* /*result*/) {
+  const Pod& p = *pod.pod;
+  Status checked = CheckPodClaims(p);
+  if (!checked.IsSuccess()) return checked;
+  auto data = std::make_shared<StateData>();
+  if (PodClaims(p).empty()) {
+    data->skip = true;
+    state.Write(kStateKey, std::move(data));
+    return Status::Skip();
+  }
+  Status collected = CollectClaims(p, data->claims);
+  if (!collected.IsSuccess()) return collected;
+  state.Write(kStateKey, std::move(data));
+  return Status::Success();
+}
+
+Status VolumeBinding::Filter(const CycleState& state, const PodInfo& /*pod*/,
+                             const NodeInfo& node) const {
+  const StateData* data = state.Read(kStateKey);
+  if (!data) return Status::Error("reading \"VolumeBinding\" from cycleState: not found");
+  if (data->skip) return Status::Success();
+  return FindPodVolumes(data->claims, *node.node(), nullptr);
+}
+
+bool VolumeBinding::ArePodVolumesBound(const Pod& pod) const {
+  for (const auto& claim : PodClaims(pod)) {
+    auto pvc = cache_.GetPVC(pod.metadata.namespace_, claim.name);
+    if (!pvc || !IsClaimFullyBound(*pvc)) return false;
+  }
+  return true;
+}
+
+void VolumeBinding::Revert(const PodVolumes& volumes) {
+  for (const auto& b : volumes.static_bindings) cache_.RestorePV(b.pv->metadata.name);
+  for (const auto& pvc : volumes.dynamic_provisions)
+    cache_.RestorePVC(pvc->metadata.namespace_, pvc->metadata.name);
+}
+
+Status VolumeBinding::Reserve(CycleState& state, const PodInfo& pod, const std::string& node) {
+  const StateData* data = state.Read(kStateKey);
+  if (!data) return Status::Error("reading \"VolumeBinding\" from cycleState: not found");
+  auto reserved = std::make_shared<ReservedData>();
+  if (data->skip || ArePodVolumesBound(*pod.pod)) {
+    reserved->all_bound = true;
+    state.Write(kReservedKey, std::move(reserved));
+    return Status::Success();
+  }
+
+  const NodeInfo* info = handle_->snapshot().Get(node);
+  if (!info || !info->node()) return Status::Error("node \"" + node + "\" not found");
+  // Filter accepted this node with the same PreFilter data, so this repeats its decisions.
+  PodVolumes decided;
+  Status s = FindPodVolumes(data->claims, *info->node(), &decided);
+  if (!s.IsSuccess())
+    return Status::Error("volumes of the pod no longer fit node \"" + node + "\": " + s.Message());
+
+  PodVolumes& assumed = reserved->volumes;
+  for (const auto& b : decided.static_bindings) {
+    Ptr<PersistentVolume> pv = BindVolumeToClaim(*b.pv, *b.pvc);
+    if (pv) {
+      VoidResult r = cache_.AssumePV(pv);
+      if (!r.ok()) {
+        Revert(assumed);
+        return Status::Error(r.error().message);
+      }
+    } else {
+      pv = b.pv;
+    }
+    assumed.static_bindings.push_back(StaticBinding{b.pvc, std::move(pv)});
+  }
+  for (const auto& pvc : decided.dynamic_provisions) {
+    auto annotated = std::make_shared<PersistentVolumeClaim>(*pvc);
+    annotated->metadata.annotations[std::string(kAnnSelectedNode)] = node;
+    VoidResult r = cache_.AssumePVC(annotated);
+    if (!r.ok()) {
+      Revert(assumed);
+      return Status::Error(r.error().message);
+    }
+    assumed.dynamic_provisions.push_back(std::move(annotated));
+  }
+  state.Write(kReservedKey, std::move(reserved));
+  return Status::Success();
+}
+
+void VolumeBinding::Unreserve(CycleState& state, const PodInfo& /*pod*/,
+                              const std::string& /*node*/) {
+  const ReservedData* reserved = state.Read(kReservedKey);
+  if (!reserved) return;
+  Revert(reserved->volumes);
+  state.Delete(kReservedKey);
+}
+
+Status VolumeBinding::PreBind(CycleState& state, const PodInfo& /*pod*/, const std::string& node) {
+  const ReservedData* reserved = state.Read(kReservedKey);
+  if (!reserved) return Status::Error("no pod volumes found for node \"" + node + "\"");
+  if (reserved->all_bound) return Status::Success();
+
+  ClusterClient& client = handle_->client();
+  const auto& bindings = reserved->volumes.static_bindings;
+  const auto& provisions = reserved->volumes.dynamic_provisions;
+  // On failure, assumptions not yet written are dropped; written ones are the API's now.
+  auto revert_from = [&](size_t binding, size_t provision) {
+    for (size_t i = binding; i < bindings.size(); ++i)
+      cache_.RestorePV(bindings[i].pv->metadata.name);
+    for (size_t i = provision; i < provisions.size(); ++i)
+      cache_.RestorePVC(provisions[i]->metadata.namespace_, provisions[i]->metadata.name);
+  };
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    VoidResult r = client.BindVolume(*bindings[i].pvc, bindings[i].pv->metadata.name);
+    if (!r.ok()) {
+      revert_from(i, 0);
+      return Status::Error(r.error().message);
+    }
+  }
+  for (size_t i = 0; i < provisions.size(); ++i) {
+    VoidResult r = client.RequestProvisioning(*provisions[i], node);
+    if (!r.ok()) {
+      revert_from(bindings.size(), i);
+      return Status::Error(r.error().message);
+    }
+  }
+  return Status::Success();
+}
+
+}  // namespace volumebinding
+
+PluginRegistration VolumeBindingRegistration() {
+  PluginRegistration reg;
+  reg.name = std::string(volumebinding::kName);
+  reg.decode_args = config::DecodeVolumeBindingArgs;
+  reg.factory = [](const PluginArgs* args, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
+    int64_t timeout = config::VolumeBindingArgs().bind_timeout_seconds;
+    if (args) {
+      const auto* typed = dynamic_cast<const config::VolumeBindingArgs*>(args);
+      if (!typed)
+        return Error{"want args to be of type VolumeBindingArgs, got " + std::string(args->Kind())};
+      timeout = typed->bind_timeout_seconds;
+    }
+    return std::unique_ptr<Plugin>(std::make_unique<volumebinding::VolumeBinding>(handle, timeout));
+  };
+  return reg;
+}
+
+}  // namespace berth

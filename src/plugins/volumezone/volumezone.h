@@ -1,0 +1,49 @@
+// VolumeZone: the zone and region labels of the pod's bound PersistentVolumes must match the
+// node, as kube-scheduler's VolumeZone plugin requires.
+//
+// PreFilter resolves every persistentVolumeClaim volume of the pod to its bound PV and keeps the
+// PV's topology labels (failure-domain.beta.kubernetes.io/{zone,region} and
+// topology.kubernetes.io/{zone,region}; a value may list several zones joined by "__"). Claims
+// that are still unbound and whose StorageClass binds WaitForFirstConsumer are skipped (the
+// volume does not exist yet). Lookup failures reject the pod in PreFilter with
+// UnschedulableAndUnresolvable and the lister's text, e.g. `persistentvolume "pv" not found`.
+// No PV topology at all: Skip.
+//
+// Filter: a node carrying none of the four labels passes (single-zone clusters); otherwise each
+// PV label must be present on the node (a beta PV label may be matched by the node's GA label)
+// with a value from the PV's set, else UnschedulableAndUnresolvable
+// "node(s) had no available volume zone".
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "berth/framework/handle.h"
+#include "berth/framework/plugin.h"
+#include "berth/framework/registry.h"
+
+namespace berth {
+
+// Registration of the "VolumeZone" plugin (no args).
+PluginRegistration VolumeZoneRegistration();
+
+namespace volumezone {
+
+inline constexpr std::string_view kName = "VolumeZone";
+inline constexpr std::string_view kErrReasonConflict = "node(s) had no available volume zone";
+
+class VolumeZone final : public PreFilterPlugin, public FilterPlugin {
+ public:
+  explicit VolumeZone(Handle& handle) : handle_(&handle) {}
+
+  std::string_view Name() const override { return kName; }
+  Status PreFilter(CycleState& state, const PodInfo& pod, std::span<NodeInfo* const> nodes,
+                   PreFilterResult* result) override;
+  Status Filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
+
+ private:
+  Handle* handle_;
+};
+
+}  // namespace volumezone
+}  // namespace berth

@@ -1,0 +1,327 @@
+#include "queue/scheduling_queue.h"
+
+#include <algorithm>
+
+namespace berth {
+namespace {
+
+std::string UidOf(const Pod& pod) {
+  return pod.metadata.uid.empty() ? pod.Key() : pod.metadata.uid;
+}
+
+// Status-only changes (conditions, nominatedNodeName) do not make a pod schedulable.
+bool MeaningfulUpdate(const PodInfo& a, const PodInfo& b) {
+  const Pod& x = *a.pod;
+  const Pod& y = *b.pod;
+  return x.spec.scheduling_gates != y.spec.scheduling_gates ||
+         x.metadata.labels != y.metadata.labels || x.spec.node_selector != y.spec.node_selector ||
+         x.spec.tolerations.size() != y.spec.tolerations.size() ||
+         !(a.requests.requests == b.requests.requests) ||
+         x.spec.affinity.has_value() != y.spec.affinity.has_value();
+}
+
+}  // namespace
+
+bool SchedulingQueue::ActiveLess::operator()(const EntryPtr& a, const EntryPtr& b) const {
+  if (q->less_(a->info, b->info)) return true;
+  if (q->less_(b->info, a->info)) return false;
+  return a->seq < b->seq;
+}
+
+bool SchedulingQueue::BackoffLess::operator()(const EntryPtr& a, const EntryPtr& b) const {
+  TimePoint ea = q->BackoffExpiry(a->info), eb = q->BackoffExpiry(b->info);
+  if (ea != eb) return ea < eb;
+  return a->seq < b->seq;
+}
+
+SchedulingQueue::SchedulingQueue(LessFn less, PreEnqueueFn pre_enqueue, const Clock* clock,
+                                 Duration initial_backoff, Duration max_backoff)
+    : less_(std::move(less)),
+      pre_enqueue_(std::move(pre_enqueue)),
+      clock_(clock),
+      initial_backoff_(initial_backoff),
+      max_backoff_(max_backoff),
+      active_(ActiveLess{this}),
+      backoff_(BackoffLess{this}) {}
+
+TimePoint SchedulingQueue::BackoffExpiry(const QueuedPodInfo& info) const {
+  if (info.attempts == 0) return info.timestamp;
+  Duration d = initial_backoff_;
+  for (int i = 1; i < info.attempts; ++i) {
+    if (d >= max_backoff_ / 2) {
+      d = max_backoff_;
+      break;
+    }
+    d *= 2;
+  }
+  return info.timestamp + std::min(d, max_backoff_);
+}
+
+bool SchedulingQueue::IsBackingOff(const QueuedPodInfo& info) const {
+  return BackoffExpiry(info) > clock_->Now();
+}
+
+void SchedulingQueue::AddToActiveLocked(EntryPtr e) {
+  // Gated pods stay in the unschedulable pool until PreEnqueue passes.
+  Status s = pre_enqueue_ ? pre_enqueue_(e->info.pod()) : Status::Success();
+  const std::string uid = UidOf(e->info.pod());
+  by_uid_[uid] = e;
+  if (!s.IsSuccess()) {
+    e->info.gating_plugin = s.plugin();
+    unschedulable_[uid] = e;
+    unschedulable_since_[uid] = clock_->Now();
+    return;
+  }
+  e->info.gating_plugin.clear();
+  if (e->info.initial_attempt_timestamp == TimePoint{})
+    e->info.initial_attempt_timestamp = clock_->Now();
+  active_.insert(std::move(e));
+  cv_.notify_one();
+}
+
+void SchedulingQueue::Add(PodInfoPtr pod, std::optional<TimePoint> timestamp) {
+  std::lock_guard lock(mu_);
+  const std::string uid = UidOf(*pod->pod);
+  if (by_uid_.count(uid) || in_flight_.count(uid)) return;
+  auto e = std::make_shared<Entry>();
+  e->info.pod_info = pod;
+  e->info.timestamp = timestamp.value_or(clock_->Now());
+  e->seq = next_seq_++;
+  if (!pod->pod->status.nominated_node_name.empty())
+    AddNominatedLocked(pod, pod->pod->status.nominated_node_name);
+  AddToActiveLocked(std::move(e));
+}
+
+SchedulingQueue::EntryPtr SchedulingQueue::RemoveLocked(const std::string& uid) {
+  auto it = by_uid_.find(uid);
+  if (it == by_uid_.end()) return nullptr;
+  EntryPtr e = it->second;
+  by_uid_.erase(it);
+  active_.erase(e);
+  backoff_.erase(e);
+  unschedulable_.erase(uid);
+  unschedulable_since_.erase(uid);
+  return e;
+}
+
+void SchedulingQueue::Update(PodInfoPtr pod) {
+  std::lock_guard lock(mu_);
+  const std::string uid = UidOf(*pod->pod);
+  {
+    // Keep the nomination in step with status.nominatedNodeName.
+    const auto& nnn = pod->pod->status.nominated_node_name;
+    if (nnn.empty()) {
+      DeleteNominatedLocked(uid);
+    } else {
+      AddNominatedLocked(pod, nnn);
+    }
+  }
+  auto it = by_uid_.find(uid);
+  if (it == by_uid_.end()) return;  // in flight: its attempt will requeue it
+  EntryPtr old = it->second;
+  bool was_unschedulable = unschedulable_.count(uid) > 0;
+  bool meaningful = MeaningfulUpdate(*old->info.pod_info, *pod);
+  bool in_backoff = backoff_.count(old) > 0;
+  RemoveLocked(uid);
+  auto e = std::make_shared<Entry>(*old);
+  e->info.pod_info = std::move(pod);
+  if (!was_unschedulable) {
+    if (in_backoff) {
+      by_uid_[uid] = e;
+      backoff_.insert(e);
+    } else {
+      AddToActiveLocked(e);
+    }
+    return;
+  }
+  if (!meaningful) {
+    by_uid_[uid] = e;
+    unschedulable_[uid] = e;
+    unschedulable_since_[uid] = clock_->Now();
+    return;
+  }
+  MoveToActiveOrBackoffLocked(std::move(e));
+}
+
+void SchedulingQueue::Delete(const Pod& pod) {
+  std::lock_guard lock(mu_);
+  const std::string uid = UidOf(pod);
+  RemoveLocked(uid);
+  DeleteNominatedLocked(uid);
+}
+
+std::optional<QueuedPodInfo> SchedulingQueue::Pop(bool block) {
+  std::unique_lock lock(mu_);
+  while (active_.empty()) {
+    if (closed_ || !block) return std::nullopt;
+    cv_.wait(lock);
+  }
+  EntryPtr e = *active_.begin();
+  active_.erase(active_.begin());
+  const std::string uid = UidOf(e->info.pod());
+  by_uid_.erase(uid);
+  in_flight_.insert(uid);
+  ++scheduling_cycle_;
+  e->info.attempts++;
+  return e->info;
+}
+
+void SchedulingQueue::Done(const std::string& uid) {
+  std::lock_guard lock(mu_);
+  in_flight_.erase(uid);
+}
+
+void SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfo pod, int64_t scheduling_cycle) {
+  std::lock_guard lock(mu_);
+  const std::string uid = UidOf(pod.pod());
+  in_flight_.erase(uid);
+  if (by_uid_.count(uid)) return;
+  pod.timestamp = clock_->Now();
+  auto e = std::make_shared<Entry>();
+  e->info = std::move(pod);
+  e->seq = next_seq_++;
+  by_uid_[uid] = e;
+  bool error_path = e->info.unschedulable_plugins.empty() && e->info.pending_plugins.empty();
+  if (!e->info.pending_plugins.empty()) {
+    AddToActiveLocked(e);
+  } else if (error_path || move_request_cycle_ >= scheduling_cycle) {
+    backoff_.insert(e);
+  } else {
+    e->info.unschedulable_count++;
+    unschedulable_[uid] = e;
+    unschedulable_since_[uid] = clock_->Now();
+  }
+}
+
+void SchedulingQueue::MoveToActiveOrBackoffLocked(EntryPtr e) {
+  const std::string uid = UidOf(e->info.pod());
+  by_uid_[uid] = e;
+  if (IsBackingOff(e->info)) {
+    backoff_.insert(std::move(e));
+  } else {
+    AddToActiveLocked(std::move(e));
+  }
+}
+
+void SchedulingQueue::MoveAllToActiveOrBackoffQueue() {
+  MoveToActiveOrBackoffQueueIf([](const QueuedPodInfo&) { return true; });
+}
+
+void SchedulingQueue::MoveToActiveOrBackoffQueueIf(
+    const std::function<bool(const QueuedPodInfo&)>& pred) {
+  std::lock_guard lock(mu_);
+  std::vector<EntryPtr> moving;
+  for (auto& [uid, e] : unschedulable_)
+    if (e->info.gating_plugin.empty() && pred(e->info)) moving.push_back(e);
+  // Deterministic order for reproducible simulation.
+  std::sort(moving.begin(), moving.end(),
+            [](const EntryPtr& a, const EntryPtr& b) { return a->seq < b->seq; });
+  for (auto& e : moving) {
+    const std::string uid = UidOf(e->info.pod());
+    unschedulable_.erase(uid);
+    unschedulable_since_.erase(uid);
+    MoveToActiveOrBackoffLocked(e);
+  }
+  move_request_cycle_ = scheduling_cycle_;
+}
+
+void SchedulingQueue::FlushBackoffQCompleted() {
+  std::lock_guard lock(mu_);
+  while (!backoff_.empty()) {
+    EntryPtr e = *backoff_.begin();
+    if (IsBackingOff(e->info)) break;
+    backoff_.erase(backoff_.begin());
+    AddToActiveLocked(e);
+  }
+}
+
+void SchedulingQueue::FlushUnschedulableLeftover(Duration max_wait) {
+  std::lock_guard lock(mu_);
+  TimePoint now = clock_->Now();
+  std::vector<EntryPtr> moving;
+  for (auto& [uid, since] : unschedulable_since_) {
+    auto& e = unschedulable_[uid];
+    if (e->info.gating_plugin.empty() && now - since > max_wait) moving.push_back(e);
+  }
+  for (auto& e : moving) {
+    const std::string uid = UidOf(e->info.pod());
+    unschedulable_.erase(uid);
+    unschedulable_since_.erase(uid);
+    MoveToActiveOrBackoffLocked(e);
+  }
+}
+
+std::optional<TimePoint> SchedulingQueue::NextBackoffExpiry() const {
+  std::lock_guard lock(mu_);
+  if (backoff_.empty()) return std::nullopt;
+  return BackoffExpiry((*backoff_.begin())->info);
+}
+
+int64_t SchedulingQueue::scheduling_cycle() const {
+  std::lock_guard lock(mu_);
+  return scheduling_cycle_;
+}
+
+void SchedulingQueue::Close() {
+  std::lock_guard lock(mu_);
+  closed_ = true;
+  cv_.notify_all();
+}
+
+SchedulingQueue::Counts SchedulingQueue::counts() const {
+  std::lock_guard lock(mu_);
+  Counts c;
+  c.active = active_.size();
+  c.backoff = backoff_.size();
+  for (const auto& [uid, e] : unschedulable_) {
+    if (e->info.gating_plugin.empty()) {
+      ++c.unschedulable;
+    } else {
+      ++c.gated;
+    }
+  }
+  return c;
+}
+
+// ---------------------------------------------------------------- nominator
+
+void SchedulingQueue::AddNominatedLocked(PodInfoPtr pod, const std::string& node) {
+  std::lock_guard lock(nom_mu_);
+  const std::string uid = UidOf(*pod->pod);
+  auto it = nominated_node_of_.find(uid);
+  if (it != nominated_node_of_.end()) {
+    auto& v = nominated_[it->second];
+    std::erase_if(v, [&](const PodInfoPtr& p) { return UidOf(*p->pod) == uid; });
+    if (v.empty()) nominated_.erase(it->second);
+  }
+  nominated_node_of_[uid] = node;
+  nominated_[node].push_back(std::move(pod));
+}
+
+void SchedulingQueue::DeleteNominatedLocked(const std::string& uid) {
+  std::lock_guard lock(nom_mu_);
+  auto it = nominated_node_of_.find(uid);
+  if (it == nominated_node_of_.end()) return;
+  auto nit = nominated_.find(it->second);
+  if (nit != nominated_.end()) {
+    std::erase_if(nit->second, [&](const PodInfoPtr& p) { return UidOf(*p->pod) == uid; });
+    if (nit->second.empty()) nominated_.erase(nit);
+  }
+  nominated_node_of_.erase(it);
+}
+
+void SchedulingQueue::AddNominatedPod(PodInfoPtr pod, const std::string& node) {
+  AddNominatedLocked(std::move(pod), node);
+}
+
+void SchedulingQueue::DeleteNominatedPodIfExists(const Pod& pod) {
+  DeleteNominatedLocked(UidOf(pod));
+}
+
+std::vector<PodInfoPtr> SchedulingQueue::NominatedPodsForNode(std::string_view node) const {
+  std::lock_guard lock(nom_mu_);
+  auto it = nominated_.find(node);
+  return it == nominated_.end() ? std::vector<PodInfoPtr>{} : it->second;
+}
+
+}  // namespace berth

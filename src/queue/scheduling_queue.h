@@ -1,0 +1,128 @@
+// SchedulingQueue: pods waiting to be scheduled, with upstream's three sub-queues.
+//
+//   activeQ        ordered by the profile's QueueSort plugin; Pop() takes the head.
+//   backoffQ       pods that failed recently, ordered by backoff expiry
+//                  (initial × 2^(attempts-1), capped at max).
+//   unschedulable  pods that failed and wait for a cluster change, plus gated pods (a PreEnqueue
+//                  plugin said no).
+//
+// A cluster change (MoveAllToActiveOrBackoffQueue) moves unschedulable pods to backoffQ, or to
+// activeQ when their backoff already expired. A move request that arrives while a pod is being
+// scheduled sends that pod to backoffQ instead of the unschedulable pool when it fails, so a
+// change is never missed. The queue is also the PodNominator. Thread-safe; Pop() may block.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "berth/framework/clock.h"
+#include "berth/framework/handle.h"
+#include "berth/framework/plugin.h"
+
+namespace berth {
+
+class SchedulingQueue final : public PodNominator {
+ public:
+  using LessFn = std::function<bool(const QueuedPodInfo&, const QueuedPodInfo&)>;
+  // Runs the PreEnqueue plugins of the pod's profile.
+  using PreEnqueueFn = std::function<Status(const Pod&)>;
+
+  SchedulingQueue(LessFn less, PreEnqueueFn pre_enqueue, const Clock* clock,
+                  Duration initial_backoff, Duration max_backoff);
+
+  // A new pending pod. `timestamp` defaults to the clock's now.
+  void Add(PodInfoPtr pod, std::optional<TimePoint> timestamp = std::nullopt);
+  // The pod object changed (e.g. a scheduling gate was removed).
+  void Update(PodInfoPtr pod);
+  void Delete(const Pod& pod);
+
+  // Takes the head of activeQ; blocks while it is empty unless `block` is false.
+  // nullopt when closed or (non-blocking) empty.
+  std::optional<QueuedPodInfo> Pop(bool block = true);
+  // The pod's scheduling attempt is over (called before the binding cycle).
+  void Done(const std::string& uid);
+  // A failed attempt: to backoffQ or the unschedulable pool (see class comment).
+  void AddUnschedulableIfNotPresent(QueuedPodInfo pod, int64_t scheduling_cycle);
+  // A cluster change that may make unschedulable pods schedulable.
+  void MoveAllToActiveOrBackoffQueue();
+  // Like MoveAllToActiveOrBackoffQueue, for the unschedulable pods `pred` selects only.
+  void MoveToActiveOrBackoffQueueIf(const std::function<bool(const QueuedPodInfo&)>& pred);
+  // Moves pods whose backoff expired to activeQ.
+  void FlushBackoffQCompleted();
+  // Moves pods that waited longer than `max_wait` in the unschedulable pool.
+  void FlushUnschedulableLeftover(Duration max_wait);
+  // Earliest backoff expiry in backoffQ, if any (simulation advances its clock to it).
+  std::optional<TimePoint> NextBackoffExpiry() const;
+  int64_t scheduling_cycle() const;
+  void Close();
+
+  struct Counts {
+    size_t active = 0, backoff = 0, unschedulable = 0, gated = 0;
+  };
+  Counts counts() const;
+
+  // ---- nominator
+  void AddNominatedPod(PodInfoPtr pod, const std::string& node);
+  void DeleteNominatedPodIfExists(const Pod& pod);
+  std::vector<PodInfoPtr> NominatedPodsForNode(std::string_view node) const override;
+  // Pods nominated to `node` (for clearing lower-priority nominations).
+  std::vector<PodInfoPtr> NominatedPods(std::string_view node) const {
+    return NominatedPodsForNode(node);
+  }
+
+ private:
+  struct Entry {
+    QueuedPodInfo info;
+    uint64_t seq = 0;
+  };
+  using EntryPtr = std::shared_ptr<Entry>;
+  struct ActiveLess {
+    const SchedulingQueue* q;
+    bool operator()(const EntryPtr& a, const EntryPtr& b) const;
+  };
+  struct BackoffLess {
+    const SchedulingQueue* q;
+    bool operator()(const EntryPtr& a, const EntryPtr& b) const;
+  };
+
+  TimePoint BackoffExpiry(const QueuedPodInfo& info) const;
+  bool IsBackingOff(const QueuedPodInfo& info) const;
+  void MoveToActiveOrBackoffLocked(EntryPtr e);
+  void AddToActiveLocked(EntryPtr e);
+  // Removes the pod (by UID) from every sub-queue; returns the entry if found.
+  EntryPtr RemoveLocked(const std::string& uid);
+  void AddNominatedLocked(PodInfoPtr pod, const std::string& node);
+  void DeleteNominatedLocked(const std::string& uid);
+
+  LessFn less_;
+  PreEnqueueFn pre_enqueue_;
+  const Clock* clock_;
+  Duration initial_backoff_, max_backoff_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::set<EntryPtr, ActiveLess> active_;
+  std::set<EntryPtr, BackoffLess> backoff_;
+  std::unordered_map<std::string, EntryPtr> unschedulable_;  // incl. gated
+  std::unordered_map<std::string, EntryPtr> by_uid_;          // queued (not in flight)
+  std::unordered_map<std::string, TimePoint> unschedulable_since_;
+  std::set<std::string> in_flight_;
+  uint64_t next_seq_ = 0;
+  int64_t scheduling_cycle_ = 0;
+  int64_t move_request_cycle_ = -1;
+  bool closed_ = false;
+
+  mutable std::mutex nom_mu_;
+  std::map<std::string, std::vector<PodInfoPtr>, std::less<>> nominated_;  // node -> pods
+  std::unordered_map<std::string, std::string> nominated_node_of_;        // uid -> node
+};
+
+}  // namespace berth

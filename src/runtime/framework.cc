@@ -1,0 +1,679 @@
+#include "runtime/framework.h"
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace berth {
+
+// ---------------------------------------------------------------- waiting pods
+
+class Framework::WaitingPodImpl final : public WaitingPod {
+ public:
+  WaitingPodImpl(std::shared_ptr<const Pod> pod, std::map<std::string, TimePoint> deadlines)
+      : pod_(std::move(pod)), deadlines_(std::move(deadlines)) {}
+
+  const Pod& pod() const override { return *pod_; }
+  std::vector<std::string> PendingPlugins() const override {
+    std::lock_guard lock(mu_);
+    std::vector<std::string> out;
+    for (const auto& [name, d] : deadlines_) out.push_back(name);
+    return out;
+  }
+  void Allow(std::string_view plugin) override {
+    std::lock_guard lock(mu_);
+    if (result_) return;
+    deadlines_.erase(std::string(plugin));
+    if (deadlines_.empty()) result_ = Status::Success();
+    cv_.notify_all();
+  }
+  void Reject(std::string_view plugin, std::string_view message) override {
+    std::lock_guard lock(mu_);
+    if (result_) return;
+    Status s = Status::Unschedulable(std::string(message));
+    s.WithPlugin(plugin);
+    result_ = std::move(s);
+    cv_.notify_all();
+  }
+  // Rejects if a plugin's deadline passed; true if it did.
+  bool ExpireAt(TimePoint now) {
+    std::lock_guard lock(mu_);
+    if (result_) return false;
+    for (const auto& [name, d] : deadlines_) {
+      if (d <= now) {
+        Status s = Status::Unschedulable(fmt::format("rejected due to timeout after waiting at permit"));
+        s.WithPlugin(name);
+        result_ = std::move(s);
+        cv_.notify_all();
+        return true;
+      }
+    }
+    return false;
+  }
+  std::optional<Status> result() const {
+    std::lock_guard lock(mu_);
+    return result_;
+  }
+  // Blocks until resolved; with a real clock, also until the earliest deadline.
+  Status Wait(const Clock& clock) {
+    std::unique_lock lock(mu_);
+    while (!result_) {
+      TimePoint earliest = TimePoint::max();
+      for (const auto& [n, d] : deadlines_) earliest = std::min(earliest, d);
+      auto wait_for = earliest - clock.Now();
+      if (wait_for <= Duration::zero()) {
+        lock.unlock();
+        ExpireAt(clock.Now());
+        lock.lock();
+        continue;
+      }
+      // Re-check at least every 100ms so an injected clock that advances is noticed.
+      cv_.wait_for(lock, std::min<Duration>(wait_for, std::chrono::milliseconds(100)));
+    }
+    return *result_;
+  }
+
+ private:
+  std::shared_ptr<const Pod> pod_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, TimePoint> deadlines_;
+  std::optional<Status> result_;
+};
+
+Framework::~Framework() = default;
+
+// ---------------------------------------------------------------- construction
+
+namespace {
+
+struct PointSpec {
+  std::string_view name;  // as in error messages: "Filter", "Score", ...
+  const config::PluginSet* set;
+  bool (*implements)(Plugin*);
+};
+
+template <class I>
+bool Implements(Plugin* p) {
+  return dynamic_cast<I*>(p) != nullptr;
+}
+
+// Upstream's multiPoint expansion for one point: explicit per-point entries override, plugins
+// enabled only through multiPoint follow, remaining per-point entries come last.
+Result<std::vector<std::string>> ExpandPoint(const PointSpec& point,
+                                             const config::Plugins& plugins,
+                                             const std::map<std::string, Plugin*>& instances,
+                                             const std::string& profile) {
+  std::vector<std::string> enabled;
+  for (const auto& p : point.set->enabled) {
+    if (std::find(enabled.begin(), enabled.end(), p.name) != enabled.end())
+      return Error{fmt::format("profile \"{}\": plugin \"{}\" already registered as \"{}\"",
+                               profile, p.name, point.name)};
+    if (!point.implements(instances.at(p.name)))
+      return Error{fmt::format("profile \"{}\": plugin \"{}\" does not extend {} plugin", profile,
+                               p.name, point.name)};
+    enabled.push_back(p.name);
+  }
+  std::set<std::string> disabled(point.set->disabled.begin(), point.set->disabled.end());
+  if (disabled.count("*") || plugins.multi_point.enabled.empty()) return enabled;
+
+  std::vector<std::string> overrides, multi;
+  for (const auto& ep : plugins.multi_point.enabled) {
+    Plugin* pl = instances.at(ep.name);
+    if (!point.implements(pl) || disabled.count(ep.name)) continue;
+    if (std::find(enabled.begin(), enabled.end(), ep.name) != enabled.end()) {
+      if (std::find(overrides.begin(), overrides.end(), ep.name) == overrides.end())
+        overrides.push_back(ep.name);
+      continue;
+    }
+    if (std::find(multi.begin(), multi.end(), ep.name) != multi.end())
+      return Error{fmt::format("profile \"{}\": plugin \"{}\" already registered as \"{}\"",
+                               profile, ep.name, point.name)};
+    multi.push_back(ep.name);
+  }
+  std::vector<std::string> out = overrides;
+  out.insert(out.end(), multi.begin(), multi.end());
+  for (const auto& n : enabled)
+    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  return out;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Framework>> Framework::Create(const config::Profile& profile,
+                                                     const Registry& registry,
+                                                     FrameworkServices services) {
+  std::unique_ptr<Framework> fw(new Framework());
+  fw->profile_name_ = profile.scheduler_name;
+  fw->percentage_ = profile.percentage_of_nodes_to_score;
+  fw->services_ = services;
+  fw->random_ = Random(services.seed);
+  const std::string& pname = profile.scheduler_name;
+  const auto& P = profile.plugins;
+
+  const std::vector<PointSpec> points = {
+      {"PreEnqueue", &P.pre_enqueue, &Implements<PreEnqueuePlugin>},
+      {"QueueSort", &P.queue_sort, &Implements<QueueSortPlugin>},
+      {"PreFilter", &P.pre_filter, &Implements<PreFilterPlugin>},
+      {"Filter", &P.filter, &Implements<FilterPlugin>},
+      {"PostFilter", &P.post_filter, &Implements<PostFilterPlugin>},
+      {"PreScore", &P.pre_score, &Implements<PreScorePlugin>},
+      {"Score", &P.score, &Implements<ScorePlugin>},
+      {"Reserve", &P.reserve, &Implements<ReservePlugin>},
+      {"Permit", &P.permit, &Implements<PermitPlugin>},
+      {"PreBind", &P.pre_bind, &Implements<PreBindPlugin>},
+      {"Bind", &P.bind, &Implements<BindPlugin>},
+      {"PostBind", &P.post_bind, &Implements<PostBindPlugin>},
+  };
+
+  // Instantiate every plugin the profile mentions, once.
+  std::vector<std::string> needed;
+  auto need = [&](const std::string& n) {
+    if (std::find(needed.begin(), needed.end(), n) == needed.end()) needed.push_back(n);
+  };
+  for (const auto& pt : points)
+    for (const auto& e : pt.set->enabled) need(e.name);
+  for (const auto& e : P.multi_point.enabled) need(e.name);
+
+  std::map<std::string, Plugin*> instances;
+  for (const auto& name : needed) {
+    const PluginRegistration* reg = registry.Find(name);
+    if (!reg)
+      return Error{fmt::format("profile \"{}\": plugin \"{}\" does not exist", pname, name)};
+    const PluginArgs* args = profile.ArgsFor(name);
+    std::shared_ptr<const PluginArgs> defaulted;
+    if (!args && reg->decode_args) {
+      auto d = reg->decode_args(nullptr, name + ".args");
+      if (!d.ok()) return Error{fmt::format("profile \"{}\": {}", pname, d.error().message)};
+      defaulted = *d;
+      args = defaulted.get();
+    }
+    auto plugin = reg->factory(args, *fw);
+    if (!plugin.ok())
+      return Error{fmt::format("profile \"{}\": initializing plugin \"{}\": {}", pname, name,
+                               plugin.error().message)};
+    instances[name] = plugin->get();
+    fw->owned_.push_back(std::move(plugin).value());
+  }
+
+  std::map<std::string_view, std::vector<std::string>> lists;
+  for (const auto& pt : points) {
+    auto expanded = ExpandPoint(pt, P, instances, pname);
+    if (!expanded.ok()) return expanded.error();
+    lists[pt.name] = std::move(expanded).value();
+  }
+
+  auto get = [&](const std::string& n) { return instances.at(n); };
+  for (const auto& n : lists["PreEnqueue"])
+    fw->pre_enqueue_.push_back(dynamic_cast<PreEnqueuePlugin*>(get(n)));
+  if (lists["QueueSort"].size() != 1)
+    return Error{fmt::format(
+        "only one queue sort plugin required for profile with scheduler name \"{}\", but got {}",
+        pname, lists["QueueSort"].size())};
+  fw->queue_sort_ = dynamic_cast<QueueSortPlugin*>(get(lists["QueueSort"][0]));
+  for (const auto& n : lists["Filter"]) fw->filter_.push_back(dynamic_cast<FilterPlugin*>(get(n)));
+  for (const auto& n : lists["PreFilter"]) {
+    const auto& f = lists["Filter"];
+    auto it = std::find(f.begin(), f.end(), n);
+    fw->pre_filter_.push_back({dynamic_cast<PreFilterPlugin*>(get(n)),
+                               it == f.end() ? -1 : static_cast<int>(it - f.begin())});
+  }
+  for (const auto& n : lists["PostFilter"])
+    fw->post_filter_.push_back(dynamic_cast<PostFilterPlugin*>(get(n)));
+
+  // Score weights: a per-point Score entry takes precedence over the multiPoint entry.
+  std::map<std::string, int64_t> weights;
+  std::vector<config::PluginRef> weight_sources = P.score.enabled;
+  weight_sources.insert(weight_sources.end(), P.multi_point.enabled.begin(),
+                        P.multi_point.enabled.end());
+  int64_t total = 0;
+  for (const auto& e : weight_sources) {
+    if (!Implements<ScorePlugin>(get(e.name)) || weights.count(e.name)) continue;
+    int64_t w = e.weight == 0 ? 1 : e.weight;
+    if (w < 0)
+      return Error{fmt::format("profile \"{}\": score plugin \"{}\" has negative weight {}",
+                               pname, e.name, w)};
+    if (w * kMaxNodeScore > std::numeric_limits<int64_t>::max() - total)
+      return Error{fmt::format("profile \"{}\": total score of Score plugins could overflow",
+                               pname)};
+    total += w * kMaxNodeScore;
+    weights[e.name] = w;
+  }
+  for (const auto& n : lists["Score"])
+    fw->score_.push_back({dynamic_cast<ScorePlugin*>(get(n)), weights.count(n) ? weights[n] : 1});
+  for (const auto& n : lists["PreScore"]) {
+    const auto& s = lists["Score"];
+    auto it = std::find(s.begin(), s.end(), n);
+    fw->pre_score_.push_back({dynamic_cast<PreScorePlugin*>(get(n)),
+                              it == s.end() ? -1 : static_cast<int>(it - s.begin())});
+  }
+  for (const auto& n : lists["Reserve"])
+    fw->reserve_.push_back(dynamic_cast<ReservePlugin*>(get(n)));
+  for (const auto& n : lists["Permit"]) fw->permit_.push_back(dynamic_cast<PermitPlugin*>(get(n)));
+  for (const auto& n : lists["PreBind"])
+    fw->pre_bind_.push_back(dynamic_cast<PreBindPlugin*>(get(n)));
+  for (const auto& n : lists["Bind"]) fw->bind_.push_back(dynamic_cast<BindPlugin*>(get(n)));
+  if (fw->bind_.empty())
+    return Error{fmt::format(
+        "at least one bind plugin is needed for profile with scheduler name \"{}\"", pname)};
+  for (const auto& n : lists["PostBind"])
+    fw->post_bind_.push_back(dynamic_cast<PostBindPlugin*>(get(n)));
+  return fw;
+}
+
+std::vector<std::string> Framework::ListPlugins(std::string_view point) const {
+  std::vector<std::string> out;
+  auto add = [&](const auto& v) {
+    for (const auto* p : v) out.emplace_back(p->Name());
+  };
+  if (point == "PreEnqueue") add(pre_enqueue_);
+  if (point == "QueueSort") out.emplace_back(queue_sort_->Name());
+  if (point == "PreFilter")
+    for (const auto& e : pre_filter_) out.emplace_back(e.plugin->Name());
+  if (point == "Filter") add(filter_);
+  if (point == "PostFilter") add(post_filter_);
+  if (point == "PreScore")
+    for (const auto& e : pre_score_) out.emplace_back(e.plugin->Name());
+  if (point == "Score")
+    for (const auto& e : score_) out.emplace_back(e.plugin->Name());
+  if (point == "Reserve") add(reserve_);
+  if (point == "Permit") add(permit_);
+  if (point == "PreBind") add(pre_bind_);
+  if (point == "Bind") add(bind_);
+  if (point == "PostBind") add(post_bind_);
+  return out;
+}
+
+std::string Framework::queue_sort_name() const { return std::string(queue_sort_->Name()); }
+
+// ---------------------------------------------------------------- scheduling cycle
+
+Status Framework::RunPreEnqueuePlugins(const Pod& pod) const {
+  for (const auto* pl : pre_enqueue_) {
+    Status s = pl->PreEnqueue(pod);
+    if (s.IsSuccess()) continue;
+    if (!s.IsRejected())
+      s = Status::Error(fmt::format("running PreEnqueue plugin \"{}\": {}", pl->Name(),
+                                    s.Message()));
+    s.WithPlugin(pl->Name());
+    return s;
+  }
+  return Status::Success();
+}
+
+Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
+                                      PreFilterResult* result,
+                                      std::vector<std::string>* rejected_by) {
+  state.skip_filter.assign(filter_.size(), false);
+  *result = PreFilterResult{};
+  std::vector<std::string> with_nodes;
+  std::optional<Status> unschedulable;
+  std::span<NodeInfo* const> nodes(snapshot_->nodes());
+  for (const auto& e : pre_filter_) {
+    PreFilterResult r;
+    Status s = e.plugin->PreFilter(state, pod, nodes, &r);
+    if (s.IsSkip()) {
+      if (e.filter_index >= 0) state.skip_filter[e.filter_index] = true;
+      continue;
+    }
+    if (!s.IsSuccess()) {
+      s.WithPlugin(e.plugin->Name());
+      if (s.code() == Code::kUnschedulableAndUnresolvable) {
+        rejected_by->push_back(std::string(e.plugin->Name()));
+        return s;
+      }
+      if (s.code() == Code::kUnschedulable) {
+        // Later PreFilters still run so that preemption sees their state.
+        rejected_by->push_back(std::string(e.plugin->Name()));
+        if (!unschedulable) unschedulable = std::move(s);
+        continue;
+      }
+      Status err = Status::Error(
+          fmt::format("running PreFilter plugin \"{}\": {}", e.plugin->Name(), s.Message()));
+      err.WithPlugin(e.plugin->Name());
+      return err;
+    }
+    if (!r.AllNodes()) with_nodes.emplace_back(e.plugin->Name());
+    *result = result->Merge(r);
+    if (!result->AllNodes() && result->node_names->empty()) {
+      std::string msg =
+          with_nodes.size() == 1
+              ? fmt::format("node(s) didn't satisfy plugin {}", with_nodes[0])
+              : fmt::format("node(s) didn't satisfy plugin(s) [{}] simultaneously",
+                            fmt::join(with_nodes, " "));
+      *rejected_by = with_nodes;
+      return Status::Unresolvable(msg);
+    }
+  }
+  if (unschedulable) return *unschedulable;
+  // The plugins that narrowed the node set name the status of the nodes left out.
+  if (!result->AllNodes()) *rejected_by = with_nodes;
+  return Status::Success();
+}
+
+Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod_to_schedule,
+                                              const PodInfoPtr& pod_to_add,
+                                              const NodeInfo& node) {
+  for (const auto& e : pre_filter_) {
+    if (e.filter_index >= 0 && state.skip_filter.size() > static_cast<size_t>(e.filter_index) &&
+        state.skip_filter[e.filter_index])
+      continue;
+    const PreFilterExtensions* ext = e.plugin->Extensions();
+    if (!ext) continue;
+    Status s = ext->AddPod(state, pod_to_schedule, pod_to_add, node);
+    if (!s.IsSuccess())
+      return Status::Error(fmt::format("running AddPod on PreFilter plugin \"{}\": {}",
+                                       e.plugin->Name(), s.Message()));
+  }
+  return Status::Success();
+}
+
+Status Framework::RunPreFilterExtensionRemovePod(CycleState& state,
+                                                 const PodInfo& pod_to_schedule,
+                                                 const PodInfoPtr& pod_to_remove,
+                                                 const NodeInfo& node) {
+  for (const auto& e : pre_filter_) {
+    if (e.filter_index >= 0 && state.skip_filter.size() > static_cast<size_t>(e.filter_index) &&
+        state.skip_filter[e.filter_index])
+      continue;
+    const PreFilterExtensions* ext = e.plugin->Extensions();
+    if (!ext) continue;
+    Status s = ext->RemovePod(state, pod_to_schedule, pod_to_remove, node);
+    if (!s.IsSuccess())
+      return Status::Error(fmt::format("running RemovePod on PreFilter plugin \"{}\": {}",
+                                       e.plugin->Name(), s.Message()));
+  }
+  return Status::Success();
+}
+
+Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod,
+                                   const NodeInfo& node) const {
+  for (size_t i = 0; i < filter_.size(); ++i) {
+    if (i < state.skip_filter.size() && state.skip_filter[i]) continue;
+    Status s = filter_[i]->Filter(state, pod, node);
+    if (s.IsSuccess()) continue;
+    if (!s.IsRejected())
+      s = Status::Error(
+          fmt::format("running \"{}\" filter plugin: {}", filter_[i]->Name(), s.Message()));
+    s.WithPlugin(filter_[i]->Name());
+    return s;
+  }
+  return Status::Success();
+}
+
+Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
+                                                    const NodeInfo& node) {
+  return FilterWithNominated(state, pod, node);
+}
+
+Status Framework::FilterWithNominated(const CycleState& state, const PodInfo& pod,
+                                      const NodeInfo& node) {
+  std::vector<PodInfoPtr> nominated;
+  if (services_.nominator) {
+    for (auto& pi : services_.nominator->NominatedPodsForNode(node.name())) {
+      if (pi->pod->Priority() >= pod.pod->Priority() &&
+          pi->pod->metadata.uid != pod.pod->metadata.uid)
+        nominated.push_back(std::move(pi));
+    }
+  }
+  if (nominated.empty()) return RunFilterPlugins(state, pod, node);
+
+  // First pass with the nominated pods added: they must still fit alongside this pod.
+  CycleState with = state.Clone();
+  NodeInfo node_with = node;
+  for (const auto& pi : nominated) {
+    node_with.AddPod(pi);
+    Status s = RunPreFilterExtensionAddPod(with, pod, pi, node_with);
+    if (!s.IsSuccess()) return s;
+  }
+  Status s = RunFilterPlugins(with, pod, node_with);
+  if (!s.IsSuccess()) return s;
+  // Second pass without them: affinity-like filters may pass only because of them.
+  return RunFilterPlugins(state, pod, node);
+}
+
+Status Framework::RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
+                                       const NodeStatusMap& statuses, PostFilterResult* result,
+                                       std::vector<std::string>* messages) {
+  std::string rejector;
+  for (auto* pl : post_filter_) {
+    PostFilterResult r;
+    Status s = pl->PostFilter(state, pod, statuses, &r);
+    if (s.IsSuccess()) {
+      *result = std::move(r);
+      return s;
+    }
+    if (s.code() == Code::kUnschedulableAndUnresolvable) {
+      *result = std::move(r);
+      for (const auto& reason : s.reasons()) messages->push_back(reason);
+      s.WithPlugin(pl->Name());
+      return s;
+    }
+    if (!s.IsRejected()) {
+      Status err = Status::Error(s.Message());
+      err.WithPlugin(pl->Name());
+      return err;
+    }
+    if (r.nominating && r.nominating->override_nomination) *result = r;
+    for (const auto& reason : s.reasons()) messages->push_back(reason);
+    if (rejector.empty()) rejector = pl->Name();
+  }
+  Status out(Code::kUnschedulable, *messages);
+  out.WithPlugin(rejector);
+  return out;
+}
+
+Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
+                                     std::span<const NodeInfo* const> nodes) {
+  state.skip_score.assign(score_.size(), false);
+  for (const auto& e : pre_score_) {
+    Status s = e.plugin->PreScore(state, pod, nodes);
+    if (s.IsSkip()) {
+      if (e.score_index >= 0) state.skip_score[e.score_index] = true;
+      continue;
+    }
+    if (!s.IsSuccess())
+      return Status::Error(
+          fmt::format("running PreScore plugin \"{}\": {}", e.plugin->Name(), s.Message()));
+  }
+  return Status::Success();
+}
+
+Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
+                                  std::span<const NodeInfo* const> nodes, ScoreTable* table) {
+  const size_t n = nodes.size();
+  table->nodes.assign(nodes.begin(), nodes.end());
+  table->plugin_scores.assign(score_.size(), std::vector<int64_t>());
+  table->plugin_ran.assign(score_.size(), false);
+  table->totals.assign(n, 0);
+
+  std::vector<size_t> active;
+  for (size_t p = 0; p < score_.size(); ++p) {
+    if (p < state.skip_score.size() && state.skip_score[p]) continue;
+    active.push_back(p);
+    table->plugin_ran[p] = true;
+  }
+  if (active.empty()) return Status::Success();
+
+  // Raw scores, node-major so each worker touches one node's data for all plugins.
+  std::vector<std::vector<NodeScore>> scores(active.size(), std::vector<NodeScore>(n));
+  std::atomic<bool> failed{false};
+  std::mutex err_mu;
+  Status first_error;
+  parallelizer().Until(static_cast<int>(n), [&](int i) {
+    if (failed.load(std::memory_order_relaxed)) return;
+    for (size_t a = 0; a < active.size(); ++a) {
+      int64_t s = 0;
+      Status st = score_[active[a]].plugin->Score(state, pod, *nodes[i], &s);
+      if (!st.IsSuccess()) {
+        std::lock_guard lock(err_mu);
+        if (!failed.exchange(true))
+          first_error = Status::Error(fmt::format("plugin \"{}\" failed with: {}",
+                                                  score_[active[a]].plugin->Name(), st.Message()));
+        return;
+      }
+      scores[a][i] = {nodes[i], s};
+    }
+  });
+  if (failed) return first_error;
+
+  for (size_t a = 0; a < active.size(); ++a) {
+    const auto& e = score_[active[a]];
+    if (e.plugin->HasNormalize()) {
+      Status st = e.plugin->NormalizeScore(state, pod, scores[a]);
+      if (!st.IsSuccess())
+        return Status::Error(fmt::format("running Normalize on Score plugins: plugin \"{}\" "
+                                         "failed with: {}",
+                                         e.plugin->Name(), st.Message()));
+    }
+    auto& out = table->plugin_scores[active[a]];
+    out.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      int64_t s = scores[a][i].score;
+      if (s > kMaxNodeScore || s < kMinNodeScore)
+        return Status::Error(fmt::format(
+            "plugin \"{}\" returns an invalid score {}, it should in the range of [{}, {}] after "
+            "normalizing",
+            e.plugin->Name(), s, kMinNodeScore, kMaxNodeScore));
+      out[i] = s;
+      table->totals[i] += s * e.weight;
+    }
+  }
+  return Status::Success();
+}
+
+Status Framework::RunReservePluginsReserve(CycleState& state, const PodInfo& pod,
+                                           const std::string& node) {
+  for (auto* pl : reserve_) {
+    Status s = pl->Reserve(state, pod, node);
+    if (s.IsSuccess()) continue;
+    if (!s.IsRejected())
+      s = Status::Error(
+          fmt::format("running Reserve plugin \"{}\": {}", pl->Name(), s.Message()));
+    s.WithPlugin(pl->Name());
+    return s;
+  }
+  return Status::Success();
+}
+
+void Framework::RunReservePluginsUnreserve(CycleState& state, const PodInfo& pod,
+                                           const std::string& node) {
+  // Reverse order, as resources are released in the opposite order they were reserved.
+  for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) (*it)->Unreserve(state, pod, node);
+}
+
+Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod,
+                                   const std::string& node) {
+  constexpr Duration kMaxTimeout = std::chrono::minutes(15);
+  std::map<std::string, TimePoint> waits;
+  for (auto* pl : permit_) {
+    PermitDecision d = pl->Permit(state, pod, node);
+    if (d.status.IsSuccess()) continue;
+    if (d.status.IsWait()) {
+      waits[std::string(pl->Name())] = clock().Now() + std::min(d.timeout, kMaxTimeout);
+      continue;
+    }
+    Status s = std::move(d.status);
+    if (!s.IsRejected())
+      s = Status::Error(fmt::format("running Permit plugin \"{}\": {}", pl->Name(), s.Message()));
+    s.WithPlugin(pl->Name());
+    return s;
+  }
+  if (waits.empty()) return Status::Success();
+  auto wp = std::make_shared<WaitingPodImpl>(pod.pod, std::move(waits));
+  std::lock_guard lock(waiting_mu_);
+  waiting_[pod.pod->metadata.uid] = std::move(wp);
+  return Status::Wait();
+}
+
+Status Framework::WaitOnPermit(const Pod& pod) {
+  std::shared_ptr<WaitingPodImpl> wp;
+  {
+    std::lock_guard lock(waiting_mu_);
+    auto it = waiting_.find(pod.metadata.uid);
+    if (it == waiting_.end()) return Status::Success();
+    wp = it->second;
+  }
+  Status s = wp->Wait(clock());
+  std::lock_guard lock(waiting_mu_);
+  waiting_.erase(pod.metadata.uid);
+  return s;
+}
+
+int Framework::ExpireWaitingPods() {
+  std::vector<std::shared_ptr<WaitingPodImpl>> all;
+  {
+    std::lock_guard lock(waiting_mu_);
+    for (auto& [uid, wp] : waiting_) all.push_back(wp);
+  }
+  int n = 0;
+  for (auto& wp : all) n += wp->ExpireAt(clock().Now()) ? 1 : 0;
+  return n;
+}
+
+Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod,
+                                    const std::string& node) {
+  for (auto* pl : pre_bind_) {
+    Status s = pl->PreBind(state, pod, node);
+    if (s.IsSuccess()) continue;
+    if (!s.IsRejected())
+      s = Status::Error(fmt::format("running PreBind plugin \"{}\": {}", pl->Name(), s.Message()));
+    s.WithPlugin(pl->Name());
+    return s;
+  }
+  return Status::Success();
+}
+
+Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node) {
+  for (auto* pl : bind_) {
+    Status s = pl->Bind(state, pod, node);
+    if (s.IsSkip()) continue;
+    if (!s.IsSuccess()) {
+      if (!s.IsRejected())
+        s = Status::Error(
+            fmt::format("running Bind plugin \"{}\": {}", pl->Name(), s.Message()));
+      s.WithPlugin(pl->Name());
+    }
+    return s;
+  }
+  return Status::Skip();
+}
+
+void Framework::RunPostBindPlugins(CycleState& state, const PodInfo& pod,
+                                   const std::string& node) {
+  for (auto* pl : post_bind_) pl->PostBind(state, pod, node);
+}
+
+// ---------------------------------------------------------------- waiting pods (Handle)
+
+void Framework::IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) {
+  std::vector<std::shared_ptr<WaitingPodImpl>> all;
+  {
+    std::lock_guard lock(waiting_mu_);
+    for (auto& [uid, wp] : waiting_) all.push_back(wp);
+  }
+  for (auto& wp : all) fn(*wp);
+}
+
+WaitingPod* Framework::GetWaitingPod(std::string_view uid) {
+  std::lock_guard lock(waiting_mu_);
+  auto it = waiting_.find(uid);
+  return it == waiting_.end() ? nullptr : it->second.get();
+}
+
+bool Framework::RejectWaitingPod(std::string_view uid) {
+  std::shared_ptr<WaitingPodImpl> wp;
+  {
+    std::lock_guard lock(waiting_mu_);
+    auto it = waiting_.find(uid);
+    if (it == waiting_.end()) return false;
+    wp = it->second;
+  }
+  wp->Reject("", "removed");
+  return true;
+}
+
+}  // namespace berth

@@ -1,0 +1,165 @@
+// Framework: one scheduling profile at run time. Built once from a config::Profile and a
+// Registry: plugins are instantiated once each, multiPoint is expanded, every point's plugins
+// are kept in typed vectors, and the runners below call them in order with upstream's
+// semantics. The Framework is also the Handle its plugins receive.
+//
+// Threading: Run* methods are called from the scheduling thread, except the binding-cycle ones
+// (WaitOnPermit, RunPreBind, RunBind, RunPostBind), which run on the pod's binding thread.
+// RunFilterPlugins and the score loop are called concurrently for different nodes.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "berth/framework/handle.h"
+#include "berth/framework/plugin.h"
+#include "berth/framework/registry.h"
+#include "config/types.h"
+
+namespace berth {
+
+// Services shared by all profiles, owned by the scheduler.
+struct FrameworkServices {
+  ClusterClient* client = nullptr;
+  const Clock* clock = nullptr;
+  Parallelizer* parallelizer = nullptr;
+  PodNominator* nominator = nullptr;
+  uint64_t seed = 1;
+};
+
+// Per-node scores of one cycle: scores[plugin_index] over `nodes`, after normalization and
+// before weights; totals include weights and extender contributions.
+struct ScoreTable {
+  std::vector<const NodeInfo*> nodes;
+  std::vector<std::vector<int64_t>> plugin_scores;  // [plugin][node]
+  std::vector<bool> plugin_ran;                     // false when skipped by PreScore
+  std::vector<int64_t> totals;                      // [node]
+  // Extender name -> [node] weighted contribution (filled by the scheduler).
+  std::map<std::string, std::vector<int64_t>> extender_scores;
+};
+
+class Framework final : public Handle {
+ public:
+  static Result<std::unique_ptr<Framework>> Create(const config::Profile& profile,
+                                                   const Registry& registry,
+                                                   FrameworkServices services);
+  ~Framework() override;
+
+  const std::string& profile_name() const { return profile_name_; }
+  std::optional<int32_t> percentage_of_nodes_to_score() const { return percentage_; }
+
+  struct ScorePluginEntry {
+    ScorePlugin* plugin;
+    int64_t weight;
+  };
+  // Plugin lists per point, in execution order (for reports and tests).
+  std::vector<std::string> ListPlugins(std::string_view point) const;
+  const std::vector<ScorePluginEntry>& score_plugins() const { return score_; }
+  bool HasFilterPlugins() const { return !filter_.empty(); }
+  bool HasScorePlugins() const { return !score_.empty(); }
+  bool HasPostFilterPlugins() const { return !post_filter_.empty(); }
+  const QueueSortPlugin& queue_sort() const { return *queue_sort_; }
+  // Name and args of the QueueSort plugin, to check all profiles agree.
+  std::string queue_sort_name() const;
+
+  // The snapshot for the next cycle (owned by the scheduler).
+  void SetSnapshot(const Snapshot* snapshot) { snapshot_ = snapshot; }
+
+  // ---- scheduling cycle
+  // First non-Success PreEnqueue status (plugin stamped), or Success.
+  Status RunPreEnqueuePlugins(const Pod& pod) const;
+
+  // Runs PreFilter plugins in order. On rejection returns it (plugin stamped); Skip marks the
+  // paired Filter skipped. `result` is the intersection of all PreFilterResults.
+  // `rejected_by` receives the names of plugins that rejected (for requeueing).
+  Status RunPreFilterPlugins(CycleState& state, const PodInfo& pod, PreFilterResult* result,
+                             std::vector<std::string>* rejected_by);
+  Status RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod_to_schedule,
+                                     const PodInfoPtr& pod_to_add,
+                                     const NodeInfo& node) override;
+  Status RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod_to_schedule,
+                                        const PodInfoPtr& pod_to_remove,
+                                        const NodeInfo& node) override;
+  // Filters in order; returns the first non-Success (plugin stamped). Thread-safe.
+  Status RunFilterPlugins(const CycleState& state, const PodInfo& pod,
+                          const NodeInfo& node) const;
+  Status RunFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
+                                           const NodeInfo& node) override;
+  // Runs PostFilter plugins until one returns Success or a non-Unschedulable status.
+  // `messages` collects the messages of plugins that could not help (for the FitError).
+  Status RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
+                              const NodeStatusMap& statuses, PostFilterResult* result,
+                              std::vector<std::string>* messages);
+  Status RunPreScorePlugins(CycleState& state, const PodInfo& pod,
+                            std::span<const NodeInfo* const> nodes);
+  // Score + NormalizeScore + range check + weights over `nodes` (parallel over nodes).
+  Status RunScorePlugins(const CycleState& state, const PodInfo& pod,
+                         std::span<const NodeInfo* const> nodes, ScoreTable* table);
+  Status RunReservePluginsReserve(CycleState& state, const PodInfo& pod, const std::string& node);
+  void RunReservePluginsUnreserve(CycleState& state, const PodInfo& pod, const std::string& node);
+  // Success, Wait (the pod is registered as waiting), or a rejection.
+  Status RunPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
+
+  // ---- binding cycle
+  // Blocks until every waiting plugin allowed the pod, one rejected it, or the timeout passed.
+  // With a FakeClock, the caller resolves timeouts via ExpireWaitingPods().
+  Status WaitOnPermit(const Pod& pod);
+  // Rejects waiting pods whose deadline passed on the injected clock (returns how many).
+  int ExpireWaitingPods();
+  Status RunPreBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
+  Status RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
+  void RunPostBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
+
+  // ---- Handle
+  const Snapshot& snapshot() const override { return *snapshot_; }
+  ClusterClient& client() override { return *services_.client; }
+  const Clock& clock() const override { return *services_.clock; }
+  Random& random() override { return random_; }
+  Parallelizer& parallelizer() override { return *services_.parallelizer; }
+  PodNominator& nominator() override { return *services_.nominator; }
+  void IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) override;
+  WaitingPod* GetWaitingPod(std::string_view uid) override;
+  bool RejectWaitingPod(std::string_view uid) override;
+
+ private:
+  class WaitingPodImpl;
+  Framework() = default;
+  Status FilterWithNominated(const CycleState& state, const PodInfo& pod, const NodeInfo& node);
+
+  std::string profile_name_;
+  std::optional<int32_t> percentage_;
+  FrameworkServices services_;
+  Random random_;
+  const Snapshot* snapshot_ = nullptr;
+
+  std::vector<std::unique_ptr<Plugin>> owned_;
+  std::vector<PreEnqueuePlugin*> pre_enqueue_;
+  const QueueSortPlugin* queue_sort_ = nullptr;
+  struct PreFilterEntry {
+    PreFilterPlugin* plugin;
+    int filter_index;  // the same plugin in filter_, or -1
+  };
+  std::vector<PreFilterEntry> pre_filter_;
+  std::vector<FilterPlugin*> filter_;
+  std::vector<PostFilterPlugin*> post_filter_;
+  struct PreScoreEntry {
+    PreScorePlugin* plugin;
+    int score_index;
+  };
+  std::vector<PreScoreEntry> pre_score_;
+  std::vector<ScorePluginEntry> score_;
+  std::vector<ReservePlugin*> reserve_;
+  std::vector<PermitPlugin*> permit_;
+  std::vector<PreBindPlugin*> pre_bind_;
+  std::vector<BindPlugin*> bind_;
+  std::vector<PostBindPlugin*> post_bind_;
+
+  std::mutex waiting_mu_;
+  std::map<std::string, std::shared_ptr<WaitingPodImpl>, std::less<>> waiting_;
+};
+
+}  // namespace berth

@@ -1,0 +1,37 @@
+#include "scheduler/fit_error.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace berth {
+
+std::string ReasonHistogram(const NodeStatusMap& statuses) {
+  std::map<std::string, int> counts;
+  for (const auto& [node, status] : statuses)
+    for (const auto& r : status.reasons()) ++counts[r];
+  std::vector<std::string> entries;
+  entries.reserve(counts.size());
+  for (const auto& [reason, n] : counts) entries.push_back(fmt::format("{} {}", n, reason));
+  // Sorted as whole strings, so "10 x" comes before "2 y", as kube-scheduler prints it.
+  std::sort(entries.begin(), entries.end());
+  return fmt::format("{}", fmt::join(entries, ", "));
+}
+
+std::string FitErrorMessage(int num_all_nodes, const Status* pre_filter,
+                            const NodeStatusMap& statuses,
+                            const std::vector<std::string>& post_filter) {
+  std::string msg = fmt::format("0/{} nodes are available:", num_all_nodes);
+  if (pre_filter && !pre_filter->Message().empty()) {
+    msg += fmt::format(" {}.", pre_filter->Message());
+  } else if (!pre_filter) {
+    std::string hist = ReasonHistogram(statuses);
+    if (!hist.empty()) msg += fmt::format(" {}.", hist);
+  }
+  std::string post = fmt::format("{}", fmt::join(post_filter, ", "));
+  if (!post.empty()) msg += fmt::format(" {}.", post);
+  return msg;
+}
+
+}  // namespace berth

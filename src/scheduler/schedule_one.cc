@@ -1,0 +1,194 @@
+// The scheduling algorithm for one pod: filter, score, select.
+#include <algorithm>
+#include <atomic>
+
+#include <fmt/format.h>
+
+#include "scheduler/fit_error.h"
+#include "scheduler/scheduler_internal.h"
+
+namespace berth {
+namespace {
+
+constexpr int kMinFeasibleNodesToFind = 100;
+constexpr int kMinFeasibleNodesPercentageToFind = 5;
+
+}  // namespace
+
+int Scheduler::NumFeasibleNodesToFind(const Framework& fw, int num_all_nodes) const {
+  if (num_all_nodes < kMinFeasibleNodesToFind) return num_all_nodes;
+  int percentage =
+      fw.percentage_of_nodes_to_score().value_or(config_->percentage_of_nodes_to_score);
+  if (percentage == 0) {
+    percentage = 50 - num_all_nodes / 125;
+    if (percentage < kMinFeasibleNodesPercentageToFind)
+      percentage = kMinFeasibleNodesPercentageToFind;
+  }
+  int n = static_cast<int>(static_cast<int64_t>(num_all_nodes) * percentage / 100);
+  return std::max(n, kMinFeasibleNodesToFind);
+}
+
+Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& state,
+                                           const PodInfo& pod,
+                                           const std::vector<NodeInfo*>& nodes, bool rotate,
+                                           std::vector<const NodeInfo*>* feasible,
+                                           SchedulingAttempt* attempt, int* processed) {
+  const int n = static_cast<int>(nodes.size());
+  *processed = 0;
+  if (n == 0) return Status::Success();
+  int to_find = NumFeasibleNodesToFind(fw, n);
+  if (!fw.HasScorePlugins()) to_find = 1;
+  const int start = rotate ? next_start_node_index_ % n : 0;
+
+  if (!fw.HasFilterPlugins()) {
+    for (int i = 0; i < to_find; ++i) feasible->push_back(nodes[(start + i) % n]);
+    *processed = to_find;
+    return Status::Success();
+  }
+
+  // Nodes are checked in parallel in windows, and the search stops at the node where the
+  // to_find-th feasible node is found, exactly as a sequential scan from `start` would: the
+  // result does not depend on thread timing.
+  std::vector<Status> statuses(n);
+  std::vector<char> ok(n, 0);
+  std::atomic<bool> error{false};
+  int found = 0;
+  int scanned = 0;
+  int window = std::max(64, to_find + to_find / 2);
+  while (scanned < n && found < to_find) {
+    const int begin = scanned;
+    const int end = std::min(n, begin + window);
+    fw.parallelizer().Until(end - begin, [&](int k) {
+      if (error.load(std::memory_order_relaxed)) return;
+      const int i = begin + k;
+      const NodeInfo& node = *nodes[(start + i) % n];
+      Status s = fw.RunFilterPluginsWithNominatedPods(state, pod, node);
+      if (s.IsSuccess()) {
+        ok[i] = 1;
+      } else {
+        if (s.IsError()) error.store(true);
+        statuses[i] = std::move(s);
+      }
+    });
+    if (error) {
+      for (int i = begin; i < end; ++i)
+        if (statuses[i].IsError()) return statuses[i];
+    }
+    for (int i = begin; i < end; ++i) {
+      ++scanned;
+      if (ok[i]) {
+        feasible->push_back(nodes[(start + i) % n]);
+        if (++found == to_find) break;
+      } else if (attempt) {
+        attempt->filter_statuses[nodes[(start + i) % n]->name()] = std::move(statuses[i]);
+      }
+    }
+    window = std::max(64, (to_find - found) * 2);
+  }
+  *processed = scanned;
+  return Status::Success();
+}
+
+Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const PodInfo& pod,
+                                      std::vector<const NodeInfo*>* feasible,
+                                      SchedulingAttempt* attempt) {
+  const auto& all = snapshot_.nodes();
+  PreFilterResult pre_result;
+  std::vector<std::string> rejected_by;
+  Status s = fw.RunPreFilterPlugins(state, pod, &pre_result, &rejected_by);
+  if (!s.IsSuccess()) {
+    if (!s.IsRejected()) return s;
+    attempt->pre_filter_rejection = s;
+    return Status::Success();
+  }
+
+  // A pod that preempted before tries its nominated node first, alone.
+  const std::string& nominated = pod.pod->status.nominated_node_name;
+  if (!nominated.empty()) {
+    if (const NodeInfo* ni = snapshot_.Get(nominated)) {
+      std::vector<NodeInfo*> one{const_cast<NodeInfo*>(ni)};
+      int processed = 0;
+      Status fs = FindNodesThatPassFilters(fw, state, pod, one, false, feasible, attempt,
+                                           &processed);
+      if (fs.IsSuccess() && !feasible->empty()) return Status::Success();
+      feasible->clear();
+    }
+  }
+
+  std::vector<NodeInfo*> nodes;
+  const std::vector<NodeInfo*>* candidates = &all;
+  if (!pre_result.AllNodes()) {
+    for (const auto& name : *pre_result.node_names) {
+      if (const NodeInfo* ni = snapshot_.Get(name)) nodes.push_back(const_cast<NodeInfo*>(ni));
+    }
+    candidates = &nodes;
+    // Nodes outside the PreFilterResult count as rejected by the plugins that narrowed it.
+    Status outside = Status::Unresolvable(
+        fmt::format("node(s) didn't satisfy plugin(s) [{}]", fmt::join(rejected_by, " ")));
+    for (NodeInfo* ni : all) {
+      if (!pre_result.node_names->count(ni->name())) attempt->filter_statuses[ni->name()] = outside;
+    }
+  }
+  int processed = 0;
+  Status fs =
+      FindNodesThatPassFilters(fw, state, pod, *candidates, true, feasible, attempt, &processed);
+  const int outside_count =
+      pre_result.AllNodes() ? 0 : static_cast<int>(all.size() - candidates->size());
+  if (!all.empty())
+    next_start_node_index_ =
+        (next_start_node_index_ + processed + outside_count) % static_cast<int>(all.size());
+  return fs;
+}
+
+std::string Scheduler::SelectHost(const ScoreTable& table) {
+  // Reservoir sampling over the best nodes: each tie has equal probability.
+  int64_t best = std::numeric_limits<int64_t>::min();
+  size_t selected = 0;
+  int64_t count = 0;
+  for (size_t i = 0; i < table.nodes.size(); ++i) {
+    int64_t t = table.totals[i];
+    if (t > best) {
+      best = t;
+      selected = i;
+      count = 1;
+    } else if (t == best) {
+      ++count;
+      if (random_.Intn(count) == 0) selected = i;
+    }
+  }
+  return table.nodes[selected]->name();
+}
+
+Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& pod,
+                              ScheduleResult* result, SchedulingAttempt* attempt) {
+  cache_.UpdateSnapshot(&snapshot_);
+  fw.SetSnapshot(&snapshot_);
+  if (snapshot_.size() == 0) return Status::Unresolvable("no nodes available to schedule pods");
+
+  std::vector<const NodeInfo*> feasible;
+  Status s = FindNodesThatFitPod(fw, state, pod, &feasible, attempt);
+  if (!s.IsSuccess()) return s;
+  if (feasible.empty()) return Status(Code::kUnschedulable, std::vector<std::string>{});
+  attempt->feasible_nodes = static_cast<int>(feasible.size());
+  attempt->evaluated_nodes =
+      static_cast<int>(feasible.size() + attempt->filter_statuses.size());
+  if (feasible.size() == 1) {
+    result->host = feasible[0]->name();
+    return Status::Success();
+  }
+  ScoreTable local;
+  ScoreTable& table = record_details_ ? attempt->scores : local;
+  if (!fw.HasScorePlugins()) {
+    table.nodes.assign(feasible.begin(), feasible.end());
+    table.totals.assign(feasible.size(), 1);
+  } else {
+    Status ps = fw.RunPreScorePlugins(state, pod, feasible);
+    if (!ps.IsSuccess()) return ps;
+    Status ss = fw.RunScorePlugins(state, pod, feasible, &table);
+    if (!ss.IsSuccess()) return ss;
+  }
+  result->host = SelectHost(table);
+  return Status::Success();
+}
+
+}  // namespace berth

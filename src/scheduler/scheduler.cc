@@ -1,0 +1,382 @@
+#include "scheduler/scheduler.h"
+
+#include <fmt/format.h>
+
+#include "scheduler/fit_error.h"
+#include "scheduler/scheduler_internal.h"
+
+namespace berth {
+namespace {
+
+std::string UidOf(const Pod& pod) {
+  return pod.metadata.uid.empty() ? pod.Key() : pod.metadata.uid;
+}
+
+constexpr size_t kMaxEventMessage = 1024;
+
+}  // namespace
+
+Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& options) {
+  std::unique_ptr<Scheduler> s(new Scheduler());
+  s->config_ = options.config;
+  s->client_ = options.client;
+  s->clock_ = options.clock;
+  s->inline_binding_ = options.inline_binding;
+  s->record_details_ = options.record_details;
+  s->random_ = Random(options.seed);
+  s->parallelizer_ = std::make_unique<ThreadPoolParallelizer>(options.config->parallelism);
+
+  // The queue needs the QueueSort of the profiles (identical in all of them) and each pod's
+  // profile's PreEnqueue plugins; both are known once the profiles exist.
+  Scheduler* self = s.get();
+  s->queue_ = std::make_unique<SchedulingQueue>(
+      [self](const QueuedPodInfo& a, const QueuedPodInfo& b) {
+        return self->profiles_.front()->queue_sort().Less(a, b);
+      },
+      [self](const Pod& pod) {
+        Framework* fw = self->ProfileFor(pod);
+        return fw ? fw->RunPreEnqueuePlugins(pod) : Status::Success();
+      },
+      options.clock, std::chrono::seconds(options.config->pod_initial_backoff_seconds),
+      std::chrono::seconds(options.config->pod_max_backoff_seconds));
+
+  FrameworkServices services{options.client, options.clock, s->parallelizer_.get(),
+                             s->queue_.get(), options.seed};
+  if (options.config->profiles.empty()) return Error{"configuration has no profiles"};
+  for (const auto& profile : options.config->profiles) {
+    auto fw = Framework::Create(profile, *options.registry, services);
+    if (!fw.ok()) return fw.error();
+    if (s->by_name_.count(profile.scheduler_name))
+      return Error{fmt::format("duplicate profile \"{}\"", profile.scheduler_name)};
+    s->by_name_[profile.scheduler_name] = fw->get();
+    s->profiles_.push_back(std::move(fw).value());
+  }
+  const std::string qs = s->profiles_.front()->queue_sort_name();
+  for (const auto& fw : s->profiles_)
+    if (fw->queue_sort_name() != qs)
+      return Error{fmt::format(
+          "profile \"{}\": queueSort plugin \"{}\" differs from \"{}\"; all profiles must use "
+          "the same queue sort plugin",
+          fw->profile_name(), fw->queue_sort_name(), qs)};
+  return s;
+}
+
+Scheduler::~Scheduler() {
+  queue_->Close();
+  std::lock_guard lock(binding_threads_mu_);
+  for (auto& t : binding_threads_) t.join();
+}
+
+Framework* Scheduler::ProfileFor(const Pod& pod) const {
+  auto it = by_name_.find(pod.spec.scheduler_name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+void Scheduler::Report(const SchedulingAttempt& attempt) {
+  std::lock_guard lock(observer_mu_);
+  if (observer_) observer_->OnAttempt(attempt);
+}
+
+// ---------------------------------------------------------------- scheduling cycle
+
+bool Scheduler::ScheduleOne(bool block) {
+  auto popped = queue_->Pop(block);
+  if (!popped) return false;
+  QueuedPodInfo qpi = std::move(*popped);
+  const Pod& pod = qpi.pod();
+  Framework* fw = ProfileFor(pod);
+  if (!fw || pod.metadata.deletion_timestamp || cache_.IsAssumedPod(pod)) {
+    queue_->Done(UidOf(pod));
+    return true;
+  }
+  const int64_t cycle = queue_->scheduling_cycle();
+
+  SchedulingAttempt attempt;
+  attempt.pod = qpi.pod_info->pod;
+  attempt.profile = fw->profile_name();
+  attempt.attempt = qpi.attempts;
+  for (const auto& e : fw->score_plugins()) {
+    attempt.score_plugins.emplace_back(e.plugin->Name());
+    attempt.score_weights.push_back(e.weight);
+  }
+
+  CycleState state;
+  ScheduleResult result;
+  Status s = SchedulePod(*fw, state, *qpi.pod_info, &result, &attempt);
+  if (!s.IsSuccess()) {
+    std::optional<NominatingInfo> nominating;
+    if (s.IsRejected() && s.reasons().empty()) {
+      // FitError: no feasible node. PostFilter (preemption) may make room for a later attempt.
+      for (const auto& [node, st] : attempt.filter_statuses) {
+        if (st.code() == Code::kPending) {
+          qpi.pending_plugins.insert(st.plugin());
+        } else {
+          qpi.unschedulable_plugins.insert(st.plugin());
+        }
+      }
+      if (attempt.pre_filter_rejection)
+        qpi.unschedulable_plugins.insert(attempt.pre_filter_rejection->plugin());
+      std::vector<std::string> post_messages;
+      if (fw->HasPostFilterPlugins()) {
+        // PostFilter sees every node: after a PreFilter rejection all carry that status.
+        NodeStatusMap all_statuses;
+        const NodeStatusMap* statuses = &attempt.filter_statuses;
+        if (attempt.pre_filter_rejection) {
+          for (const NodeInfo* ni : snapshot_.nodes())
+            all_statuses[ni->name()] = *attempt.pre_filter_rejection;
+          statuses = &all_statuses;
+        }
+        PostFilterResult pf;
+        Status ps = fw->RunPostFilterPlugins(state, *qpi.pod_info, *statuses, &pf, &post_messages);
+        if (ps.IsSuccess()) post_messages.clear();
+        nominating = pf.nominating;
+        attempt.victims = pf.victims;
+      }
+      attempt.nominating = nominating;
+      attempt.message = FitErrorMessage(
+          static_cast<int>(snapshot_.size()),
+          attempt.pre_filter_rejection ? &*attempt.pre_filter_rejection : nullptr,
+          attempt.filter_statuses, post_messages);
+      attempt.outcome = SchedulingAttempt::Outcome::kUnschedulable;
+      if (!record_details_) attempt.filter_statuses.clear();
+      HandleFailure(*fw, qpi, Status(Code::kUnschedulable, attempt.message), nominating, attempt);
+    } else {
+      attempt.outcome = s.IsRejected() ? SchedulingAttempt::Outcome::kUnschedulable
+                                       : SchedulingAttempt::Outcome::kError;
+      attempt.message = s.Message();
+      if (s.IsRejected()) qpi.unschedulable_plugins.insert(s.plugin().empty() ? "" : s.plugin());
+      HandleFailure(*fw, qpi, s, NominatingInfo{"", true}, attempt);
+    }
+    (void)cycle;
+    return true;
+  }
+
+  // Assume: the pod occupies the node in the cache from now on, before the bind completes.
+  auto assumed_pod = std::make_shared<Pod>(pod);
+  assumed_pod->spec.node_name = result.host;
+  PodInfoPtr assumed = PodInfo::Create(assumed_pod);
+  if (auto r = cache_.AssumePod(assumed); !r.ok()) {
+    attempt.outcome = SchedulingAttempt::Outcome::kError;
+    attempt.message = r.error().message;
+    HandleFailure(*fw, qpi, Status::Error(r.error().message), NominatingInfo{"", true}, attempt);
+    return true;
+  }
+  queue_->DeleteNominatedPodIfExists(pod);
+
+  auto fail_after_assume = [&](Status st) {
+    fw->RunReservePluginsUnreserve(state, *assumed, result.host);
+    (void)cache_.ForgetPod(*assumed_pod);
+    if (st.IsRejected()) {
+      NodeStatusMap one;
+      one[result.host] = st;
+      attempt.filter_statuses = one;
+      attempt.message = FitErrorMessage(1, nullptr, one, {});
+      attempt.outcome = SchedulingAttempt::Outcome::kUnschedulable;
+      qpi.unschedulable_plugins.insert(st.plugin());
+    } else {
+      attempt.message = st.Message();
+      attempt.outcome = SchedulingAttempt::Outcome::kError;
+    }
+    HandleFailure(*fw, qpi, st, NominatingInfo{"", true}, attempt);
+  };
+
+  if (Status rs = fw->RunReservePluginsReserve(state, *assumed, result.host); !rs.IsSuccess()) {
+    fail_after_assume(rs);
+    return true;
+  }
+  Status ps = fw->RunPermitPlugins(state, *assumed, result.host);
+  if (!ps.IsSuccess() && !ps.IsWait()) {
+    fail_after_assume(ps);
+    return true;
+  }
+
+  auto task = std::make_unique<BindingTask>();
+  task->fw = fw;
+  task->state = std::move(state);
+  task->qpi = std::move(qpi);
+  task->assumed = assumed;
+  task->host = result.host;
+  task->attempt = std::move(attempt);
+  if (inline_binding_) {
+    if (ps.IsWait()) {
+      waiting_bindings_.push_back(std::move(task));
+    } else {
+      RunBindingCycle(std::move(task));
+    }
+  } else {
+    std::lock_guard lock(binding_threads_mu_);
+    BindingTask* raw = task.release();
+    binding_threads_.emplace_back([this, raw] { RunBindingCycle(std::unique_ptr<BindingTask>(raw)); });
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------- binding cycle
+
+void Scheduler::RunBindingCycle(std::unique_ptr<BindingTask> task) {
+  Framework& fw = *task->fw;
+  const Pod& pod = *task->assumed->pod;
+  auto fail = [&](Status st) {
+    fw.RunReservePluginsUnreserve(task->state, *task->assumed, task->host);
+    if (cache_.ForgetPod(pod).ok()) {
+      // The resources the assumed pod held are free again: like an assigned pod's deletion.
+      queue_->MoveAllToActiveOrBackoffQueue();
+    }
+    SchedulingAttempt& attempt = task->attempt;
+    if (st.IsRejected()) {
+      NodeStatusMap one;
+      one[task->host] = st;
+      attempt.filter_statuses = one;
+      attempt.message = FitErrorMessage(1, nullptr, one, {});
+      attempt.outcome = SchedulingAttempt::Outcome::kUnschedulable;
+      task->qpi.unschedulable_plugins.insert(st.plugin());
+    } else {
+      attempt.message = st.Message();
+      attempt.outcome = SchedulingAttempt::Outcome::kError;
+    }
+    HandleFailure(fw, task->qpi, st, NominatingInfo{"", true}, attempt);
+  };
+
+  if (Status ws = fw.WaitOnPermit(pod); !ws.IsSuccess()) return fail(ws);
+  queue_->Done(UidOf(pod));
+  if (Status pb = fw.RunPreBindPlugins(task->state, *task->assumed, task->host); !pb.IsSuccess())
+    return fail(pb);
+  Status bs = fw.RunBindPlugins(task->state, *task->assumed, task->host);
+  cache_.FinishBinding(pod);
+  if (!bs.IsSuccess()) {
+    if (bs.IsSkip()) bs = Status::Error("no bind plugin handled the pod");
+    return fail(bs);
+  }
+  fw.RunPostBindPlugins(task->state, *task->assumed, task->host);
+  task->attempt.outcome = SchedulingAttempt::Outcome::kScheduled;
+  task->attempt.node = task->host;
+  Report(task->attempt);
+}
+
+int Scheduler::CompleteWaitingBindings() {
+  for (const auto& fw : profiles_) fw->ExpireWaitingPods();
+  int done = 0;
+  for (size_t i = 0; i < waiting_bindings_.size();) {
+    BindingTask& t = *waiting_bindings_[i];
+    bool waiting = false;
+    t.fw->IterateOverWaitingPods([&](WaitingPod& wp) {
+      if (wp.pod().metadata.uid == t.assumed->pod->metadata.uid && !wp.PendingPlugins().empty())
+        waiting = true;
+    });
+    if (waiting) {
+      ++i;
+      continue;
+    }
+    auto task = std::move(waiting_bindings_[i]);
+    waiting_bindings_.erase(waiting_bindings_.begin() + static_cast<long>(i));
+    RunBindingCycle(std::move(task));
+    ++done;
+  }
+  return done;
+}
+
+bool Scheduler::HasWaitingBindings() const { return !waiting_bindings_.empty(); }
+
+// ---------------------------------------------------------------- failures
+
+void Scheduler::HandleFailure(Framework& fw, QueuedPodInfo& qpi, const Status& status,
+                              const std::optional<NominatingInfo>& nominating,
+                              SchedulingAttempt& attempt) {
+  const Pod& pod = qpi.pod();
+  // The pod may have been bound or deleted meanwhile; requeue only a live, unbound pod.
+  Ptr<Pod> live = client_->GetPod(pod.metadata.namespace_, pod.metadata.name);
+  if (live && live->spec.node_name.empty()) {
+    qpi.pod_info = PodInfo::Create(live);
+    queue_->AddUnschedulableIfNotPresent(qpi, queue_->scheduling_cycle());
+  } else {
+    queue_->Done(UidOf(pod));
+  }
+  std::string nominated = pod.status.nominated_node_name;
+  if (nominating && nominating->override_nomination) nominated = nominating->node_name;
+  if (!nominated.empty()) {
+    queue_->AddNominatedPod(live ? PodInfo::Create(live) : qpi.pod_info, nominated);
+  } else {
+    queue_->DeleteNominatedPodIfExists(pod);
+  }
+  if (live) {
+    std::string msg = status.Message();
+    PodCondition cond{"PodScheduled", "False",
+                      status.IsRejected() ? "Unschedulable" : "SchedulerError", msg};
+    if (cond.message.size() > kMaxEventMessage)
+      cond.message = cond.message.substr(0, kMaxEventMessage - 4) + " ...";
+    (void)client_->SetPodScheduledCondition(*live, cond);
+    if (nominating && nominating->override_nomination &&
+        live->status.nominated_node_name != nominating->node_name)
+      (void)client_->SetNominatedNodeName(*live, nominating->node_name);
+  }
+  (void)fw;
+  Report(attempt);
+}
+
+// ---------------------------------------------------------------- events
+
+void Scheduler::AssignedPodAdded(const Pod& pod) {
+  // A new pod on a node can only help pods whose placement depends on other pods: required
+  // affinity terms matching it, or topology spreading.
+  queue_->MoveToActiveOrBackoffQueueIf([&](const QueuedPodInfo& q) {
+    if (!q.pod().spec.topology_spread_constraints.empty()) return true;
+    for (const auto& term : q.pod_info->required_affinity) {
+      Ptr<Namespace> ns = client_->GetNamespace(pod.metadata.namespace_);
+      if (term.Matches(pod, ns ? &ns->metadata.labels : nullptr)) return true;
+    }
+    return false;
+  });
+}
+
+void Scheduler::OnPodAdd(const Ptr<Pod>& pod) {
+  if (!pod->spec.node_name.empty()) {
+    cache_.AddPod(pod);
+    AssignedPodAdded(*pod);
+    return;
+  }
+  if (ProfileFor(*pod) && !pod->metadata.deletion_timestamp) queue_->Add(PodInfo::Create(pod));
+}
+
+void Scheduler::OnPodUpdate(const Ptr<Pod>& old_pod, const Ptr<Pod>& new_pod) {
+  const bool was_assigned = !old_pod->spec.node_name.empty();
+  const bool is_assigned = !new_pod->spec.node_name.empty();
+  if (is_assigned) {
+    if (was_assigned) {
+      cache_.UpdatePod(old_pod, new_pod);
+    } else {
+      // Bound: it leaves the queue and joins (or confirms) the cache.
+      queue_->Delete(*old_pod);
+      cache_.AddPod(new_pod);
+    }
+    AssignedPodAdded(*new_pod);
+    return;
+  }
+  if (ProfileFor(*new_pod)) queue_->Update(PodInfo::Create(new_pod));
+}
+
+void Scheduler::OnPodDelete(const Ptr<Pod>& pod) {
+  if (!pod->spec.node_name.empty()) {
+    cache_.RemovePod(*pod);
+    queue_->DeleteNominatedPodIfExists(*pod);
+    queue_->MoveAllToActiveOrBackoffQueue();
+    return;
+  }
+  queue_->Delete(*pod);
+  for (const auto& fw : profiles_) fw->RejectWaitingPod(pod->metadata.uid);
+}
+
+void Scheduler::OnNodeAdd(const Ptr<Node>& node) {
+  cache_.AddNode(node);
+  queue_->MoveAllToActiveOrBackoffQueue();
+}
+
+void Scheduler::OnNodeUpdate(const Ptr<Node>&, const Ptr<Node>& new_node) {
+  cache_.UpdateNode(new_node);
+  queue_->MoveAllToActiveOrBackoffQueue();
+}
+
+void Scheduler::OnNodeDelete(const Ptr<Node>& node) { cache_.RemoveNode(*node); }
+
+void Scheduler::OnOtherObjectChange(std::string_view) { queue_->MoveAllToActiveOrBackoffQueue(); }
+
+}  // namespace berth

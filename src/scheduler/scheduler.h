@@ -1,0 +1,143 @@
+// Scheduler: the data path watch event -> cache -> queue -> scheduling cycle -> bind.
+//
+//   * Cluster events arrive through the ClusterEventHandler methods and update the Cache
+//     (assigned pods, nodes) or the SchedulingQueue (pending pods of our profiles).
+//   * ScheduleOne() pops one pod, runs the scheduling cycle of its profile (schedule_one.cc),
+//     assumes it in the cache and hands it to the binding cycle: inline (simulation, bench) or
+//     on its own thread (daemon).
+//   * Every attempt is reported to the AttemptObserver with its full explanation: per-node
+//     filter statuses, per-plugin scores, the FitError message and preemption results.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "berth/framework/clock.h"
+#include "berth/framework/cluster.h"
+#include "berth/framework/registry.h"
+#include "cache/cache.h"
+#include "config/types.h"
+#include "framework/parallelizer.h"
+#include "queue/scheduling_queue.h"
+#include "runtime/framework.h"
+
+namespace berth {
+
+// What one scheduling attempt decided, and why.
+struct SchedulingAttempt {
+  enum class Outcome { kScheduled, kUnschedulable, kError };
+
+  std::shared_ptr<const Pod> pod;
+  std::string profile;
+  Outcome outcome = Outcome::kError;
+  std::string node;  // kScheduled: where it was bound
+  std::string message;  // FitError or error text when not scheduled
+  std::optional<NominatingInfo> nominating;  // set by PostFilter (preemption)
+  std::vector<std::string> victims;            // "ns/name" of preempted pods
+  int evaluated_nodes = 0;
+  int feasible_nodes = 0;
+  std::optional<Status> pre_filter_rejection;  // when a PreFilter plugin rejected
+  NodeStatusMap filter_statuses;               // rejected nodes
+  std::vector<std::string> score_plugins;      // names, index-aligned with scores
+  std::vector<int64_t> score_weights;
+  ScoreTable scores;                           // empty when < 2 feasible nodes
+  int attempt = 0;                             // 1 for the first attempt of this pod
+};
+
+class AttemptObserver {
+ public:
+  virtual ~AttemptObserver() = default;
+  // Called from the scheduling thread (or binding thread for binding failures).
+  virtual void OnAttempt(const SchedulingAttempt& attempt) = 0;
+};
+
+struct SchedulerOptions {
+  const config::SchedulerConfiguration* config = nullptr;
+  const Registry* registry = nullptr;
+  ClusterClient* client = nullptr;
+  const Clock* clock = nullptr;
+  uint64_t seed = 1;
+  // true: run the binding cycle on the scheduling thread (simulation, bench).
+  bool inline_binding = true;
+  // Record filter statuses and score tables for the observer (explanations).
+  bool record_details = true;
+};
+
+class Scheduler final : public ClusterEventHandler {
+ public:
+  static Result<std::unique_ptr<Scheduler>> Create(const SchedulerOptions& options);
+  ~Scheduler() override;
+
+  // Runs one scheduling cycle. Returns false if no pod was available (non-blocking) or the
+  // queue was closed.
+  bool ScheduleOne(bool block);
+  // Binding cycles deferred because a Permit plugin said Wait: completes those whose wait
+  // resolved (simulation). Returns how many completed.
+  int CompleteWaitingBindings();
+  bool HasWaitingBindings() const;
+
+  void SetObserver(AttemptObserver* observer) { observer_ = observer; }
+  Framework* ProfileFor(const Pod& pod) const;
+  const std::vector<std::unique_ptr<Framework>>& profiles() const { return profiles_; }
+  SchedulingQueue& queue() { return *queue_; }
+  Cache& cache() { return cache_; }
+
+  // ---- ClusterEventHandler
+  void OnPodAdd(const Ptr<Pod>& pod) override;
+  void OnPodUpdate(const Ptr<Pod>& old_pod, const Ptr<Pod>& new_pod) override;
+  void OnPodDelete(const Ptr<Pod>& pod) override;
+  void OnNodeAdd(const Ptr<Node>& node) override;
+  void OnNodeUpdate(const Ptr<Node>& old_node, const Ptr<Node>& new_node) override;
+  void OnNodeDelete(const Ptr<Node>& node) override;
+  void OnOtherObjectChange(std::string_view kind) override;
+
+ private:
+  struct ScheduleResult;
+  struct BindingTask;
+  Scheduler() = default;
+
+  // The scheduling algorithm (schedule_one.cc).
+  Status SchedulePod(Framework& fw, CycleState& state, const PodInfo& pod,
+                     ScheduleResult* result, SchedulingAttempt* attempt);
+  Status FindNodesThatFitPod(Framework& fw, CycleState& state, const PodInfo& pod,
+                             std::vector<const NodeInfo*>* feasible, SchedulingAttempt* attempt);
+  Status FindNodesThatPassFilters(Framework& fw, const CycleState& state, const PodInfo& pod,
+                                  const std::vector<NodeInfo*>& nodes, bool rotate,
+                                  std::vector<const NodeInfo*>* feasible,
+                                  SchedulingAttempt* attempt, int* processed);
+  int NumFeasibleNodesToFind(const Framework& fw, int num_all_nodes) const;
+  std::string SelectHost(const ScoreTable& table);
+  void RunBindingCycle(std::unique_ptr<BindingTask> task);
+  void HandleFailure(Framework& fw, QueuedPodInfo& qpi, const Status& status,
+                     const std::optional<NominatingInfo>& nominating, SchedulingAttempt& attempt);
+  void Report(const SchedulingAttempt& attempt);
+  void AssignedPodAdded(const Pod& pod);
+
+  const config::SchedulerConfiguration* config_ = nullptr;
+  ClusterClient* client_ = nullptr;
+  const Clock* clock_ = nullptr;
+  bool inline_binding_ = true;
+  bool record_details_ = true;
+  Random random_;
+  std::unique_ptr<ThreadPoolParallelizer> parallelizer_;
+  std::unique_ptr<SchedulingQueue> queue_;
+  Cache cache_;
+  Snapshot snapshot_;
+  std::vector<std::unique_ptr<Framework>> profiles_;
+  std::map<std::string, Framework*, std::less<>> by_name_;
+  AttemptObserver* observer_ = nullptr;
+  std::mutex observer_mu_;
+  int next_start_node_index_ = 0;
+
+  std::vector<std::unique_ptr<BindingTask>> waiting_bindings_;
+  std::vector<std::thread> binding_threads_;
+  std::mutex binding_threads_mu_;
+};
+
+}  // namespace berth

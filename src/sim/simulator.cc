@@ -1,0 +1,184 @@
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "framework/in_memory_cluster.h"
+
+namespace berth::sim {
+namespace {
+
+// Collects every attempt, keyed by pod.
+class Recorder final : public AttemptObserver {
+ public:
+  void OnAttempt(const SchedulingAttempt& a) override {
+    PodResult& r = by_pod_[a.pod->Key()];
+    r.attempts = std::max(r.attempts, a.attempt);
+    switch (a.outcome) {
+      case SchedulingAttempt::Outcome::kScheduled:
+        r.result = "Scheduled";
+        r.node = a.node;
+        r.message.clear();
+        break;
+      case SchedulingAttempt::Outcome::kUnschedulable:
+        r.result = "Unschedulable";
+        r.message = a.message;
+        break;
+      case SchedulingAttempt::Outcome::kError:
+        r.result = "Error";
+        r.message = a.message;
+        break;
+    }
+    // A nomination and its victims stay part of the story after the pod finally binds.
+    if (a.nominating && !a.nominating->node_name.empty()) {
+      r.nominated_node = a.nominating->node_name;
+      r.victims = a.victims;
+    }
+    r.last = a;
+    if (a.outcome != SchedulingAttempt::Outcome::kScheduled) last_failed_ = a.pod;
+  }
+  std::unordered_map<std::string, PodResult>& results() { return by_pod_; }
+  std::shared_ptr<const Pod> TakeLastFailed() { return std::exchange(last_failed_, nullptr); }
+
+ private:
+  std::unordered_map<std::string, PodResult> by_pod_;
+  std::shared_ptr<const Pod> last_failed_;
+};
+
+TimePoint FromUnix(UnixTime t) { return TimePoint{std::chrono::seconds(t)}; }
+
+}  // namespace
+
+Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
+                                  const Registry& registry, const std::vector<Object>& objects,
+                                  const SimulationOptions& options) {
+  InMemoryCluster cluster;
+  // The simulated clock starts after every timestamp in the input so that creation times
+  // order the queue and nothing looks like it is from the future.
+  UnixTime latest = 0;
+  std::vector<std::shared_ptr<const Pod>> bound, pending;
+  std::vector<std::shared_ptr<const Node>> nodes;  // file order: it shapes the node tree
+  for (const auto& obj : objects) {
+    std::visit(
+        [&](const auto& o) {
+          using T = std::decay_t<decltype(o)>;
+          if constexpr (std::is_same_v<T, UnknownObject>) {
+          } else {
+            latest = std::max(latest, o->metadata.creation_timestamp);
+            if constexpr (std::is_same_v<T, std::shared_ptr<const Pod>>) {
+              (o->spec.node_name.empty() ? pending : bound).push_back(o);
+            } else if constexpr (std::is_same_v<T, std::shared_ptr<const Node>>) {
+              cluster.AddNode(o);
+              nodes.push_back(o);
+            } else if constexpr (std::is_same_v<T, std::shared_ptr<const Namespace>>) {
+              cluster.AddNamespace(o);
+            } else if constexpr (std::is_same_v<T, std::shared_ptr<const Service>>) {
+              cluster.AddService(o);
+            } else if constexpr (std::is_same_v<T,
+                                                std::shared_ptr<const ReplicationController>>) {
+              cluster.AddReplicationController(o);
+            } else if constexpr (std::is_same_v<T, std::shared_ptr<const ReplicaSet>>) {
+              cluster.AddReplicaSet(o);
+            } else if constexpr (std::is_same_v<T, std::shared_ptr<const StatefulSet>>) {
+              cluster.AddStatefulSet(o);
+            } else if constexpr (std::is_same_v<T, std::shared_ptr<const PersistentVolume>>) {
+              cluster.AddPV(o);
+            } else if constexpr (std::is_same_v<T,
+                                                std::shared_ptr<const PersistentVolumeClaim>>) {
+              cluster.AddPVC(o);
+            } else if constexpr (std::is_same_v<T, std::shared_ptr<const StorageClass>>) {
+              cluster.AddStorageClass(o);
+            } else if constexpr (std::is_same_v<T, std::shared_ptr<const CSINode>>) {
+              cluster.AddCSINode(o);
+            } else if constexpr (std::is_same_v<T, std::shared_ptr<const PodDisruptionBudget>>) {
+              cluster.AddPDB(o);
+            } else if constexpr (std::is_same_v<T, std::shared_ptr<const PriorityClass>>) {
+              cluster.AddPriorityClass(o);
+            }
+          }
+        },
+        obj);
+  }
+  // Pods named by namespace/name must be unique, as in a cluster.
+  {
+    std::unordered_map<std::string, int> seen;
+    for (const auto* list : {&bound, &pending})
+      for (const auto& p : *list)
+        if (seen[p->Key()]++)
+          return Error{fmt::format("duplicate Pod {} in the manifests", p->Key())};
+  }
+
+  FakeClock clock(FromUnix(latest));
+  SchedulerOptions so;
+  so.config = &config;
+  so.registry = &registry;
+  so.client = &cluster;
+  so.clock = &clock;
+  so.seed = options.seed;
+  so.inline_binding = true;
+  so.record_details = true;
+  auto sched_r = Scheduler::Create(so);
+  if (!sched_r.ok()) return sched_r.error();
+  Scheduler& sched = **sched_r;
+
+  // Fill the scheduler's cache from what is already there, as informers' initial lists would.
+  for (const auto& n : nodes) sched.OnNodeAdd(n);
+  for (const auto& p : bound) cluster.AddPod(p);
+  for (const auto& p : bound) sched.OnPodAdd(p);
+  cluster.SetEventHandler(&sched);
+
+  std::stable_sort(pending.begin(), pending.end(), [](const auto& a, const auto& b) {
+    return a->metadata.creation_timestamp < b->metadata.creation_timestamp;
+  });
+  Recorder recorder;
+  sched.SetObserver(&recorder);
+  for (const auto& p : pending) cluster.AddPod(p);
+
+  // Drive the scheduler until nothing is left to try.
+  for (int round = 0; round < 100000; ++round) {
+    while (sched.ScheduleOne(false)) {
+      if (auto failed = recorder.TakeLastFailed()) {
+        const PodResult& r = recorder.results()[failed->Key()];
+        if (r.attempts >= options.max_attempts) sched.queue().Delete(*failed);
+      }
+      sched.CompleteWaitingBindings();
+    }
+    if (sched.HasWaitingBindings()) {
+      clock.Advance(std::chrono::seconds(1));
+      sched.CompleteWaitingBindings();
+      continue;
+    }
+    auto next = sched.queue().NextBackoffExpiry();
+    if (!next) break;
+    if (*next > clock.Now()) clock.Set(*next);
+    sched.queue().FlushBackoffQCompleted();
+  }
+
+  SimulationResult out;
+  for (const auto& p : pending) {
+    PodResult r;
+    auto it = recorder.results().find(p->Key());
+    if (it != recorder.results().end()) r = it->second;
+    r.pod = p->Key();
+    r.scheduler_name = p->spec.scheduler_name;
+    if (it == recorder.results().end()) {
+      Framework* fw = sched.ProfileFor(*p);
+      if (!fw) {
+        r.result = "NotHandled";
+        r.message = fmt::format("no profile for schedulerName \"{}\"", p->spec.scheduler_name);
+      } else if (Status s = fw->RunPreEnqueuePlugins(*p); !s.IsSuccess()) {
+        r.result = "Gated";
+        r.message = s.Message();
+      } else {
+        r.result = "Unschedulable";
+        r.message = "never attempted";
+      }
+    }
+    out.results.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace berth::sim

@@ -1,0 +1,63 @@
+// Simulator: `berth simulate`. Loads a cluster from manifests into an InMemoryCluster, runs the
+// real Scheduler against it with a fake clock and a seeded random source, and records, per
+// pending pod, what was decided and why.
+//
+// Semantics (documented in docs/simulate.md):
+//   * Pods with spec.nodeName are running there; the others are pending and enter the queue in
+//     creationTimestamp order (file order for ties), so the queue's order is priority, then
+//     creation time.
+//   * Each pod goes through the full framework; a placement (bind) is applied before the next pod.
+//   * A pod that failed is retried when the cluster changed in a way that may help (e.g.
+//     preemption victims deleted), after its backoff on the fake clock; at most
+//     `max_attempts` attempts per pod.
+//   * Same input and seed => identical output.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "api/codec.h"
+#include "berth/api/result.h"
+#include "config/types.h"
+#include "scheduler/scheduler.h"
+
+namespace berth::sim {
+
+struct PodResult {
+  std::string pod;  // namespace/name
+  std::string scheduler_name;
+  std::string result;  // Scheduled, Unschedulable, Error, Gated, NotHandled
+  std::string node;
+  std::string nominated_node;
+  std::vector<std::string> victims;
+  std::string message;
+  int attempts = 0;
+  // The explanation of the last attempt.
+  std::optional<SchedulingAttempt> last;
+};
+
+struct SimulationResult {
+  std::vector<PodResult> results;
+};
+
+struct SimulationOptions {
+  uint64_t seed = 1;
+  int max_attempts = 10;
+};
+
+// Runs the simulation of `objects` (decoded manifests) under `config`.
+Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
+                                  const Registry& registry, const std::vector<Object>& objects,
+                                  const SimulationOptions& options);
+
+// The JSON contract of `berth simulate --output json` (docs/simulate.md).
+nlohmann::json ToJson(const SimulationResult& result);
+// The human-readable table.
+std::string ToTable(const SimulationResult& result);
+
+}  // namespace berth::sim
