@@ -120,7 +120,8 @@ Result<UnixTime> ParseTimestamp(std::string_view text) {
     return bad();
   }
   if (pos != text.size()) return bad();
-  const int64_t days = DaysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
+  const int64_t days =
+      DaysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
   return days * 86400 + hour * 3600 + minute * 60 + second - offset;
 }
 

@@ -43,7 +43,9 @@ void ReadNodeSelectorTerm(Reader& r, const json& j, NodeSelectorTerm& t) {
     });
   });
   r.Field(j, "matchFields", [&](const json& v) {
-    r.Each(v, [&](const json& e) { ReadNodeSelectorRequirement(r, e, t.match_fields.emplace_back()); });
+    r.Each(v, [&](const json& e) {
+      ReadNodeSelectorRequirement(r, e, t.match_fields.emplace_back());
+    });
   });
 }
 
@@ -79,8 +81,10 @@ void ReadPodAffinity(Reader& r, const json& j, PodAffinity& a) {
 
 void ReadAffinity(Reader& r, const json& j, Affinity& a) {
   if (!r.ExpectObject(j)) return;
-  r.Field(j, "nodeAffinity", [&](const json& v) { ReadNodeAffinity(r, v, a.node_affinity.emplace()); });
-  r.Field(j, "podAffinity", [&](const json& v) { ReadPodAffinity(r, v, a.pod_affinity.emplace()); });
+  r.Field(j, "nodeAffinity",
+          [&](const json& v) { ReadNodeAffinity(r, v, a.node_affinity.emplace()); });
+  r.Field(j, "podAffinity",
+          [&](const json& v) { ReadPodAffinity(r, v, a.pod_affinity.emplace()); });
   r.Field(j, "podAntiAffinity",
           [&](const json& v) { ReadPodAffinity(r, v, a.pod_anti_affinity.emplace()); });
 }
@@ -299,9 +303,8 @@ Result<Object> DecodeKnown(const std::string& kind, const RawObject& raw, std::s
                                      [&](Reader& r, Service& s) {
                                        DefaultNamespace(s.metadata);
                                        r.Field(doc, "spec", [&](const json& v) {
-                                         r.Field(v, "selector", [&](const json& x) {
-                                           s.selector = r.StrMap(x);
-                                         });
+                                         r.Field(v, "selector",
+                                                 [&](const json& x) { s.selector = r.StrMap(x); });
                                        });
                                      }),
                  raw);
@@ -341,62 +344,43 @@ Result<Object> DecodeKnown(const std::string& kind, const RawObject& raw, std::s
   }
   if (kind == "PersistentVolume") {
     return Share(
-        DecodeWith<PersistentVolume>(doc, where,
-                                     [&](Reader& r, PersistentVolume& pv) {
-                                       auto& s = pv.spec;
-                                       r.Field(doc, "spec", [&](const json& v) {
-                                         r.Field(v, "capacity", [&](const json& x) {
-                                           s.capacity = r.Resources(x);
-                                         });
-                                         r.Field(v, "accessModes", [&](const json& x) {
-                                           s.access_modes = r.StrList(x);
-                                         });
-                                         r.Field(v, "storageClassName", [&](const json& x) {
-                                           s.storage_class_name = r.Str(x);
-                                         });
-                                         r.Field(v, "nodeAffinity", [&](const json& x) {
-                                           r.Field(x, "required", [&](const json& y) {
-                                             ReadNodeSelector(r, y, s.node_affinity.emplace());
-                                           });
-                                         });
-                                         r.Field(v, "claimRef", [&](const json& x) {
-                                           auto& c = s.claim_ref.emplace();
-                                           r.Field(x, "namespace", [&](const json& y) {
-                                             c.namespace_ = r.Str(y);
-                                           });
-                                           r.Field(x, "name",
-                                                   [&](const json& y) { c.name = r.Str(y); });
-                                           r.Field(x, "uid",
-                                                   [&](const json& y) { c.uid = r.Str(y); });
-                                         });
-                                         r.Field(v, "volumeMode", [&](const json& x) {
-                                           s.volume_mode = r.Str(x);
-                                         });
-                                         r.Field(v, "csi", [&](const json& x) {
-                                           r.Field(x, "driver", [&](const json& y) {
-                                             s.csi_driver = r.Str(y);
-                                           });
-                                           r.Field(x, "volumeHandle", [&](const json& y) {
-                                             s.csi_volume_handle = r.Str(y);
-                                           });
-                                         });
-                                         r.Field(v, "gcePersistentDisk", [&](const json& x) {
-                                           r.Field(x, "pdName", [&](const json& y) {
-                                             s.gce_pd_name = r.Str(y);
-                                           });
-                                         });
-                                         r.Field(v, "awsElasticBlockStore", [&](const json& x) {
-                                           r.Field(x, "volumeID", [&](const json& y) {
-                                             s.aws_volume_id = r.Str(y);
-                                           });
-                                         });
-                                       });
-                                       r.Field(doc, "status", [&](const json& v) {
-                                         r.Field(v, "phase", [&](const json& x) {
-                                           pv.status.phase = r.Str(x);
-                                         });
-                                       });
-                                     }),
+        DecodeWith<PersistentVolume>(
+            doc, where,
+            [&](Reader& r, PersistentVolume& pv) {
+              auto& s = pv.spec;
+              r.Field(doc, "spec", [&](const json& v) {
+                r.Field(v, "capacity", [&](const json& x) { s.capacity = r.Resources(x); });
+                r.Field(v, "accessModes", [&](const json& x) { s.access_modes = r.StrList(x); });
+                r.Field(v, "storageClassName",
+                        [&](const json& x) { s.storage_class_name = r.Str(x); });
+                r.Field(v, "nodeAffinity", [&](const json& x) {
+                  r.Field(x, "required", [&](const json& y) {
+                    ReadNodeSelector(r, y, s.node_affinity.emplace());
+                  });
+                });
+                r.Field(v, "claimRef", [&](const json& x) {
+                  auto& c = s.claim_ref.emplace();
+                  r.Field(x, "namespace", [&](const json& y) { c.namespace_ = r.Str(y); });
+                  r.Field(x, "name", [&](const json& y) { c.name = r.Str(y); });
+                  r.Field(x, "uid", [&](const json& y) { c.uid = r.Str(y); });
+                });
+                r.Field(v, "volumeMode", [&](const json& x) { s.volume_mode = r.Str(x); });
+                r.Field(v, "csi", [&](const json& x) {
+                  r.Field(x, "driver", [&](const json& y) { s.csi_driver = r.Str(y); });
+                  r.Field(x, "volumeHandle",
+                          [&](const json& y) { s.csi_volume_handle = r.Str(y); });
+                });
+                r.Field(v, "gcePersistentDisk", [&](const json& x) {
+                  r.Field(x, "pdName", [&](const json& y) { s.gce_pd_name = r.Str(y); });
+                });
+                r.Field(v, "awsElasticBlockStore", [&](const json& x) {
+                  r.Field(x, "volumeID", [&](const json& y) { s.aws_volume_id = r.Str(y); });
+                });
+              });
+              r.Field(doc, "status", [&](const json& v) {
+                r.Field(v, "phase", [&](const json& x) { pv.status.phase = r.Str(x); });
+              });
+            }),
         raw);
   }
   if (kind == "PersistentVolumeClaim") {
@@ -457,9 +441,8 @@ Result<Object> DecodeKnown(const std::string& kind, const RawObject& raw, std::s
                              r.Field(e, "name", [&](const json& y) { d.name = r.Str(y); });
                              r.Field(e, "nodeID", [&](const json& y) { d.node_id = r.Str(y); });
                              r.Field(e, "allocatable", [&](const json& y) {
-                               r.Field(y, "count", [&](const json& z) {
-                                 d.allocatable_count = r.Int32(z);
-                               });
+                               r.Field(y, "count",
+                                       [&](const json& z) { d.allocatable_count = r.Int32(z); });
                              });
                              r.Field(e, "topologyKeys",
                                      [&](const json& y) { d.topology_keys = r.StrList(y); });

@@ -14,9 +14,6 @@
 #include "api/codec_internal.h"
 
 namespace berth::codec {
-
-nlohmann::json ResolvePlainScalar(const std::string& s);
-
 namespace {
 
 using nlohmann::json;
@@ -149,6 +146,10 @@ class FastYaml {
 
   // After a value: only spaces and a comment may follow on the line.
   void EndOfValueLine() {
+    if (after_block_scalar_) {
+      after_block_scalar_ = false;
+      return;
+    }
     SkipSpaces();
     if (pos_ >= s_.size()) return;
     char c = s_[pos_];
@@ -181,6 +182,7 @@ class FastYaml {
   }
 
   json ParseNodeAt(int indent, int depth) {
+    if (depth > kMaxDepth) Fail();
     if (SeqEntryHere()) return ParseBlockSequence(indent, depth);
     if (LineIsMappingKey()) return ParseBlockMapping(indent, depth);
     json v = ParseInlineValue(indent - 1, depth);
@@ -261,10 +263,13 @@ class FastYaml {
       if (RestOfLineEmpty()) {
         NextLine();
         int next = 0;
-        if (NextContent(next) && next > indent) {
-          value = ParseNodeAt(next, depth + 1);
-        } else if (NextContent(next) && next == indent && SeqEntryHere()) {
-          value = ParseBlockSequence(indent, depth + 1);
+        if (NextContent(next)) {
+          if (next > indent) {
+            value = ParseNodeAt(next, depth + 1);
+          } else if (next == indent && SeqEntryHere()) {
+            // A sequence may sit at its key's own indentation.
+            value = ParseBlockSequence(indent, depth + 1);
+          }
         }
       } else {
         SkipSpaces();
@@ -353,26 +358,17 @@ class FastYaml {
     }
     pos_ = end;
     std::string text(s_.substr(start, end - start));
-    // A plain scalar may continue on following, more indented lines; that is not handled here.
-    size_t save_pos = pos_, save_line = line_start_;
+    // A plain scalar continues on following lines indented deeper than its owner; multi-line
+    // plain scalars are left to yaml-cpp.
+    const size_t save_pos = pos_, save_line = line_start_;
     EndOfValueLine();
     int next = 0;
-    if (NextContent(next) && next > parent_indent && !(next == parent_indent + 1 && false)) {
-      if (!(SeqEntryHere() || LineIsMappingKey()) || next > parent_indent + 0) {
-        // Content more indented than the owner of this scalar would be a continuation line.
-        if (IsContinuation(parent_indent, next)) Fail();
-      }
-    }
+    const bool continued = NextContent(next) && next > parent_indent;
     pos_ = save_pos;
     line_start_ = save_line;
+    if (continued) Fail();
     return ResolvePlainScalar(text);
   }
-
-  // Decides whether the next content line (at `next`) continues a plain scalar owned by a node
-  // at `parent_indent`. Mapping values are owned by their key's indentation; anything deeper
-  // than it that is not itself a structure start would be folded into the scalar.
-  bool IsContinuation(int parent_indent, int next) const { return next > parent_indent + 0 && next > owner_floor(parent_indent); }
-  static int owner_floor(int parent_indent) { return parent_indent; }
 
   // ---------------------------------------------------------------- scalars
 
@@ -494,108 +490,67 @@ class FastYaml {
     }
   }
 
-  // Literal (|) and folded (>) block scalars with chomping indicators.
+  // Literal (|) and folded (>) block scalars with chomping indicators. Folding is supported
+  // only for runs of text lines at the content indentation.
   json ParseBlockScalar(int parent_indent) {
     const bool literal = s_[pos_] == '|';
     ++pos_;
     char chomp = 'c';
-    int explicit_indent = 0;
-    for (int i = 0; i < 2 && pos_ < s_.size(); ++i) {
-      char c = s_[pos_];
-      if (c == '-' || c == '+') {
-        chomp = c;
-        ++pos_;
-      } else if (c >= '1' && c <= '9') {
-        explicit_indent = c - '0';
-        ++pos_;
-      }
-    }
-    if (!RestOfLineEmpty()) Fail();
+    if (pos_ < s_.size() && (s_[pos_] == '-' || s_[pos_] == '+')) chomp = s_[pos_++];
+    if (!RestOfLineEmpty()) Fail();  // indentation indicators and odd headers
     NextLine();
-    const int min_indent = parent_indent < 0 ? 0 : parent_indent + 1;
-    int content_indent = explicit_indent > 0 ? (parent_indent < 0 ? 0 : parent_indent) + explicit_indent : -1;
-    std::vector<std::string_view> lines;  // content with indentation removed; empty = blank
-    std::vector<bool> blank;
+    const int min_indent = parent_indent + 1;
+    int content_indent = -1;
+    std::vector<std::string_view> lines;  // indentation removed; empty view = blank line
     while (pos_ < s_.size()) {
-      size_t e = LineEnd(pos_);
+      const size_t e = LineEnd(pos_);
       std::string_view line = s_.substr(pos_, e - pos_);
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       size_t sp = 0;
       while (sp < line.size() && line[sp] == ' ') ++sp;
-      const bool is_blank = sp == line.size();
-      if (!is_blank) {
+      if (sp == line.size()) {
+        // Whitespace beyond the content indentation would be content: leave it to yaml-cpp.
+        if (content_indent >= 0 && static_cast<int>(sp) > content_indent) Fail();
+        lines.emplace_back();
+      } else {
         if (content_indent < 0) {
           if (static_cast<int>(sp) < min_indent) break;
           content_indent = static_cast<int>(sp);
         }
         if (static_cast<int>(sp) < content_indent) break;
-        if (line[sp] == '\t') Fail();
-      }
-      if (is_blank && static_cast<int>(line.size()) > content_indent && content_indent >= 0) {
         lines.push_back(line.substr(static_cast<size_t>(content_indent)));
-        blank.push_back(false);
-      } else {
-        lines.push_back(is_blank ? std::string_view() : line.substr(static_cast<size_t>(content_indent)));
-        blank.push_back(is_blank);
+        if (lines.back().empty()) Fail();
       }
       pos_ = e < s_.size() ? e + 1 : e;
       line_start_ = pos_;
-      if (pos_ == s_.size() && e == s_.size()) break;
     }
-    // Trailing blank lines belong to chomping, not content.
     size_t n = lines.size();
     size_t trailing = 0;
-    while (n > 0 && blank[n - 1]) {
+    while (n > 0 && lines[n - 1].empty()) {
       --n;
       ++trailing;
     }
     std::string out;
-    if (literal) {
-      for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < n; ++i) {
+      if (literal) {
         out.append(lines[i]);
         out.push_back('\n');
+        continue;
       }
-    } else {
-      // Only simple folding: lines at the content indentation, separated by blank lines.
-      bool prev_text = false;
-      for (size_t i = 0; i < n; ++i) {
-        if (blank[i]) {
-          out.push_back('\n');
-          prev_text = false;
-          continue;
-        }
-        if (!lines[i].empty() && (lines[i][0] == ' ' || lines[i][0] == '\t')) Fail();
-        if (prev_text) out.push_back(' ');
-        out.append(lines[i]);
-        prev_text = true;
-      }
-      // A line break between two text lines separated by blank lines is dropped in favour of
-      // the blank lines; handled above since blank lines emit the breaks themselves.
-      if (n > 0) out.push_back('\n');
-      if (FoldedHasLeadingOrInnerBlank(blank, n)) Fail();
+      if (lines[i].empty() || lines[i][0] == ' ') Fail();
+      if (i > 0) out.push_back(' ');
+      out.append(lines[i]);
     }
-    if (n == 0) out.clear();
+    if (!literal && n > 0) out.push_back('\n');
     if (chomp == '-') {
       while (!out.empty() && out.back() == '\n') out.pop_back();
     } else if (chomp == '+') {
       out.append(trailing, '\n');
     }
-    // After the scalar, the cursor is at the start of a line; let the caller's EndOfValueLine
-    // see an empty remainder.
-    pos_ = line_start_;
-    ResumeAtLineStart();
+    // Whole lines were consumed; the caller's end-of-line check has nothing left to skip.
+    after_block_scalar_ = true;
     return out;
   }
-
-  static bool FoldedHasLeadingOrInnerBlank(const std::vector<bool>& blank, size_t n) {
-    for (size_t i = 0; i < n; ++i) {
-      if (blank[i]) return true;
-    }
-    return false;
-  }
-
-  // Block scalars consume whole lines; EndOfValueLine must not skip the following line.
-  void ResumeAtLineStart() { resume_at_line_start_ = true; }
 
   // ---------------------------------------------------------------- flow collections
 
@@ -607,7 +562,8 @@ class FastYaml {
       } else if (c == '\n') {
         ++pos_;
         line_start_ = pos_;
-      } else if (c == '#' && (pos_ == line_start_ || IsSpace(s_[pos_ - 1]) || s_[pos_ - 1] == '\n')) {
+      } else if (c == '#' &&
+                 (pos_ == line_start_ || IsSpace(s_[pos_ - 1]) || s_[pos_ - 1] == '\n')) {
         size_t e = LineEnd(pos_);
         pos_ = e;
       } else {
@@ -631,7 +587,7 @@ class FastYaml {
       SkipFlowSpace();
       if (pos_ >= s_.size()) Fail();
       if (is_map) {
-        std::string key = FlowScalarText(/*is_key=*/true);
+        std::string key = FlowScalarText();
         SkipFlowSpace();
         json value;
         if (pos_ < s_.size() && s_[pos_] == ':') {
@@ -678,10 +634,10 @@ class FastYaml {
     if (c == '{' || c == '[') return ParseFlow(depth + 1);
     if (c == '"') return ParseDoubleQuoted();
     if (c == '\'') return ParseSingleQuoted();
-    return ResolvePlainScalar(FlowScalarText(/*is_key=*/false));
+    return ResolvePlainScalar(FlowScalarText());
   }
 
-  std::string FlowScalarText(bool is_key) {
+  std::string FlowScalarText() {
     char c = s_[pos_];
     if (c == '"') return ParseDoubleQuoted();
     if (c == '\'') return ParseSingleQuoted();
@@ -716,14 +672,13 @@ class FastYaml {
         Fail();
       }
     }
-    (void)is_key;
     return std::string(s_.substr(start, end - start));
   }
 
   std::string_view s_;
   size_t pos_ = 0;
   size_t line_start_ = 0;
-  bool resume_at_line_start_ = false;
+  bool after_block_scalar_ = false;
 };
 
 }  // namespace

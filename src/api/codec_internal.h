@@ -3,15 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "berth/api/objects.h"
 #include "api/codec.h"
+#include "berth/api/objects.h"
 #include "berth/api/result.h"
 
 namespace berth::codec {
@@ -24,6 +23,13 @@ struct SourceDocument {
 
 Result<std::vector<SourceDocument>> ParseSourceDocuments(std::string_view text,
                                                          std::string_view source);
+// The two YAML readers behind ParseSourceDocuments: a fast one for the subset of YAML that
+// manifests use (nullopt when the input leaves that subset) and the complete yaml-cpp one.
+std::optional<std::vector<SourceDocument>> FastParseYaml(std::string_view text);
+Result<std::vector<SourceDocument>> ParseWithYamlCpp(std::string_view text,
+                                                     std::string_view source);
+// Types an unquoted YAML scalar: null, boolean, number (if it prints back identically), string.
+nlohmann::json ResolvePlainScalar(const std::string& s);
 
 // Walks a JSON document on behalf of a decoder. Type mismatches never throw: the first one is
 // recorded with the path of the offending field and the decoder carries on with defaults, so a
@@ -89,7 +95,9 @@ class Reader {
   // strings, booleans accept "true"/"false".
   std::string Str(const nlohmann::json& v);
   int64_t Int(const nlohmann::json& v, int64_t min = INT64_MIN, int64_t max = INT64_MAX);
-  int32_t Int32(const nlohmann::json& v) { return static_cast<int32_t>(Int(v, INT32_MIN, INT32_MAX)); }
+  int32_t Int32(const nlohmann::json& v) {
+    return static_cast<int32_t>(Int(v, INT32_MIN, INT32_MAX));
+  }
   bool Bool(const nlohmann::json& v);
   Quantity Qty(const nlohmann::json& v);
   UnixTime Time(const nlohmann::json& v);

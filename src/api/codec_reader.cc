@@ -72,6 +72,10 @@ void Reader::Fail(std::string_view message) {
   }
   if (!msg.empty()) msg += ": ";
   msg.append(message);
+  // Errors are single lines even when the offending text is not.
+  for (char& c : msg) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
   error_ = std::move(msg);
 }
 

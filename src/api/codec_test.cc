@@ -5,11 +5,13 @@
 
 #include <string>
 
+#include "api/codec_internal.h"
+
 namespace berth {
 namespace {
 
-using ::testing::HasSubstr;
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 template <class T>
 std::shared_ptr<const T> As(const Object& o) {
@@ -413,7 +415,8 @@ TEST(CodecTest, RoundTripKeepsUnknownFields) {
   auto pod = As<Pod>(objs.at(0));
   json out = EncodePod(*pod);
   EXPECT_EQ(out["spec"]["containers"][0]["env"][0]["value"], "b");
-  EXPECT_EQ(out["spec"]["volumes"][1]["ephemeral"]["volumeClaimTemplate"], json::object({{"spec", json::object()}}));
+  EXPECT_EQ(out["spec"]["volumes"][1]["ephemeral"]["volumeClaimTemplate"],
+            json::object({{"spec", json::object()}}));
   // Quantities keep their own spelling when unchanged; numbers become canonical strings.
   EXPECT_EQ(out["spec"]["containers"][0]["resources"]["limits"]["cpu"], "4.5");
   EXPECT_EQ(out["spec"]["containers"][0]["resources"]["requests"]["cpu"], "4");
@@ -479,12 +482,14 @@ TEST(CodecTest, SelectorPiecesForConfig) {
             "profiles[0].args.sel.nodeSelectorTerms[0].matchExpressions: expected a list, got a "
             "string");
 
-  json ls = json::parse(R"({"matchLabels":{"a":"b"},"matchExpressions":[{"key":"k","operator":"Exists"}]})");
+  json ls = json::parse(
+      R"({"matchLabels":{"a":"b"},"matchExpressions":[{"key":"k","operator":"Exists"}]})");
   auto l = DecodeLabelSelector(ls, "x");
   ASSERT_TRUE(l.ok());
   EXPECT_EQ(EncodeLabelSelector(l.value()), ls);
 
-  json tsc = json::parse(R"({"maxSkew":3,"topologyKey":"zone","whenUnsatisfiable":"ScheduleAnyway"})");
+  json tsc =
+      json::parse(R"({"maxSkew":3,"topologyKey":"zone","whenUnsatisfiable":"ScheduleAnyway"})");
   auto t = DecodeTopologySpreadConstraint(tsc, "defaultConstraints[0]");
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->max_skew, 3);
@@ -541,7 +546,8 @@ TEST(CodecTest, EmptyInput) {
   ASSERT_TRUE(docs.ok());
   ASSERT_EQ(docs->size(), 2u);
   EXPECT_EQ((*docs)[0]["a"], 1);
-  EXPECT_EQ((*docs)[1]["b"], json::parse(R"(["x", 2.5, null, null, "3", "yes", "0x1F", "007", "1e3"])"));
+  EXPECT_EQ((*docs)[1]["b"],
+            json::parse(R"(["x", 2.5, null, null, "3", "yes", "0x1F", "007", "1e3"])"));
 }
 
 TEST(CodecTest, Timestamps) {
@@ -571,3 +577,89 @@ TEST(CodecTest, Timestamps) {
 
 }  // namespace
 }  // namespace berth
+
+namespace berth::codec {
+namespace {
+
+struct YamlCase {
+  std::string name;
+  std::string text;
+  bool fast;  // expected to stay on the fast reader
+};
+
+// The fast reader must agree exactly with yaml-cpp wherever it does not give up.
+TEST(FastYamlTest, AgreesWithYamlCpp) {
+  const std::vector<YamlCase> cases = {
+      {"pod", std::string(kPod), true},
+      {"documents", "# c\n---\na: 1\n---\n---\nb: 2\n---\n", true},
+      {"implicit then explicit", "a: 1\n---\nb: 2\n", true},
+      {"only comments", "# nothing\n\n# here\n", true},
+      {"block scalars",
+       "a: |\n  line1\n    indented\n\n  line3\nb: |-\n  x\n  y\n\n\nc: |+\n  keep\n\n"
+       "d: >\n  folded\n  text\ne: >-\n  one\n  two\nf: after\n",
+       true},
+      {"block scalar in sequence",
+       "- |\n  one\n  two\n- name: x\n  script: |\n    echo hi\n    exit 0\n  next: 1\n", true},
+      {"empty block scalar", "a: |\nb: 1\n", true},
+      {"quoted",
+       "a: \"q\\\"b\\\\c\\n\\u00e9\\x41\"\nb: 'it''s'\nc: \"\"\nd: ''\n'k:1': v\n\"k 2\": w\n",
+       true},
+      {"flow multi-line",
+       "args: [a,\n  b, c]\nm: {x: 1,\n  y: [1, 2]}  # comment\nn: {\"j\": 1, \"k\": [true, "
+       "null]}\n"
+       "e: {}\nf: []\ng: [a, {b: c}, [d]]\nh: {a}\n",
+       true},
+      {"sequences at key indent",
+       "containers:\n- name: a\n  ports:\n  - containerPort: 80\n  - containerPort: 81\n- name: b\n"
+       "volumes:\n- x\n-\n- y\n",
+       true},
+      {"nested", "a:\n  b:\n    c:\n      - 1\n      - 2\n  d: e\nf:\n", true},
+      {"plain edge cases",
+       "color: red#1\nurl: http://x/y#frag\ncomment: b # c\nkey with space: v\na:b: c\n"
+       "dash: -5\ntime: 2024-01-01T00:00:00Z\nempty:\ntilde: ~\ncolon: a:b\n",
+       true},
+      {"numbers",
+       "a: 1\nb: -1\nc: 1.5\nd: 1e3\ne: 0x10\nf: 007\ng: .5\nh: +1\ni: true\nj: yes\nk: null\n"
+       "l: 1.10\nm: 18446744073709551615\nn: 99999999999999999999\no: -0\np: 1.0\n",
+       true},
+      {"crlf", "a: 1\r\nb:\r\n  - x\r\n  - 'y'\r\n", true},
+      {"top-level sequence", "- a\n- b: c\n  d: e\n", true},
+      {"top-level scalar", "just text\n", true},
+      {"document end marker", "a: 1\n...\n", false},
+      {"multi-line plain", "a: one\n  two\nb: 1\n", false},
+      {"multi-line quoted", "a: \"one\n  two\"\n", false},
+      {"anchors", "a: &x {b: 1}\nc: *x\n", false},
+      {"merge", "a: &x {b: 1}\nc:\n  <<: *x\n  d: 2\n", false},
+      {"tags", "a: !!str 5\n", false},
+      {"compact nested sequence", "- - a\n  - b\n", false},
+      {"folded with blank line", "a: >\n  one\n\n  two\n", false},
+  };
+  for (const auto& c : cases) {
+    auto full = ParseWithYamlCpp(c.text, "t");
+    ASSERT_TRUE(full.ok()) << c.name << ": " << full.error().message;
+    auto fast = FastParseYaml(c.text);
+    EXPECT_EQ(fast.has_value(), c.fast) << c.name;
+    if (!fast) continue;
+    ASSERT_EQ(fast->size(), full->size()) << c.name;
+    for (size_t i = 0; i < fast->size(); ++i) {
+      EXPECT_EQ((*fast)[i].doc, (*full)[i].doc)
+          << c.name << " doc " << i << "\nfast: " << (*fast)[i].doc.dump()
+          << "\nfull: " << (*full)[i].doc.dump();
+      EXPECT_EQ((*fast)[i].index, (*full)[i].index) << c.name << " doc " << i;
+    }
+  }
+}
+
+TEST(FastYamlTest, InvalidYamlFallsBackToYamlCppErrors) {
+  for (const char* bad : {"a: b: c\n", "a:\n  - x\n y: 1\n", "a: [1, 2\n", "a: {b: 1\n"}) {
+    EXPECT_FALSE(FastParseYaml(bad).has_value()) << bad;
+    auto r = ParseSourceDocuments(bad, "bad.yaml");
+    EXPECT_FALSE(r.ok()) << bad;
+    if (!r.ok()) {
+      EXPECT_THAT(r.error().message, HasSubstr("bad.yaml: yaml: line")) << bad;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace berth::codec

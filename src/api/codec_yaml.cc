@@ -5,6 +5,11 @@
 // with one refinement: a plain scalar becomes a number only if the number prints back as the
 // same text, so `version: 1.10` or `id: 007` stay strings instead of silently changing.
 
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/exceptions.h>
+#include <yaml-cpp/mark.h>
+#include <yaml-cpp/parser.h>
+
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -13,18 +18,14 @@
 #include <utility>
 #include <vector>
 
-#include <yaml-cpp/eventhandler.h>
-#include <yaml-cpp/exceptions.h>
-#include <yaml-cpp/mark.h>
-#include <yaml-cpp/parser.h>
-
 #include "api/codec_internal.h"
 #include "berth/api/result.h"
 
 namespace berth::codec {
-namespace {
 
 using nlohmann::json;
+
+namespace {
 
 bool IsNullText(std::string_view s) {
   return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
@@ -37,8 +38,10 @@ bool LooksNumeric(std::string_view s) {
   return (s[i] >= '0' && s[i] <= '9') || s[i] == '.';
 }
 
+}  // namespace
+
 // Types a plain (unquoted) scalar.
-json ResolvePlain(const std::string& s) {
+json ResolvePlainScalar(const std::string& s) {
   if (IsNullText(s)) return nullptr;
   if (s == "true" || s == "True" || s == "TRUE") return true;
   if (s == "false" || s == "False" || s == "FALSE") return false;
@@ -56,13 +59,15 @@ json ResolvePlain(const std::string& s) {
     return s;
   }
   double d = 0;
-  if (auto [p, ec] = std::from_chars(first, last, d); ec == std::errc() && p == last &&
-                                                        std::isfinite(d)) {
+  if (auto [p, ec] = std::from_chars(first, last, d);
+      ec == std::errc() && p == last && std::isfinite(d)) {
     json number = d;
     if (number.dump() == s) return number;
   }
   return s;
 }
+
+namespace {
 
 struct ParseFailure {
   std::string message;
@@ -98,7 +103,7 @@ class JsonBuilder : public YAML::EventHandler {
       Key(mark, v.is_string() ? v.get<std::string>() : v.dump());
       return;
     }
-    Complete(std::move(v), YAML::NullAnchor, mark, /*from_alias=*/true);
+    Complete(std::move(v), YAML::NullAnchor, mark);
   }
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& value) override {
@@ -110,7 +115,7 @@ class JsonBuilder : public YAML::EventHandler {
     const bool plain = tag == "?" || tag == "tag:yaml.org,2002:int" ||
                        tag == "tag:yaml.org,2002:float" || tag == "tag:yaml.org,2002:bool" ||
                        tag == "tag:yaml.org,2002:null";
-    Complete(plain ? ResolvePlain(value) : json(value), anchor, mark);
+    Complete(plain ? ResolvePlainScalar(value) : json(value), anchor, mark);
   }
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                        YAML::EmitterStyle::value) override {
@@ -145,7 +150,9 @@ class JsonBuilder : public YAML::EventHandler {
     std::vector<std::pair<std::string, json>> merged;
   };
 
-  bool ExpectingKey() const { return !stack_.empty() && stack_.back().is_map && !stack_.back().have_key; }
+  bool ExpectingKey() const {
+    return !stack_.empty() && stack_.back().is_map && !stack_.back().have_key;
+  }
 
   void Key(const YAML::Mark&, std::string k) {
     Frame& f = stack_.back();
@@ -159,7 +166,7 @@ class JsonBuilder : public YAML::EventHandler {
     Complete(std::move(f.value), f.anchor, YAML::Mark());
   }
 
-  void Complete(json v, YAML::anchor_t anchor, const YAML::Mark& mark, bool from_alias = false) {
+  void Complete(json v, YAML::anchor_t anchor, const YAML::Mark& mark) {
     if (anchor != YAML::NullAnchor) anchors_[anchor] = v;
     if (stack_.empty()) {
       root_ = std::move(v);
@@ -176,7 +183,6 @@ class JsonBuilder : public YAML::EventHandler {
       return;
     }
     f.value[f.key] = std::move(v);
-    (void)from_alias;
   }
 
   void Merge(Frame& f, json v, const YAML::Mark& mark) {
@@ -232,6 +238,17 @@ Result<std::vector<SourceDocument>> ParseSourceDocuments(std::string_view text,
       return out;
     }
   }
+  // Tabs and byte-order marks are rare in manifests and have subtle rules; yaml-cpp gets those.
+  const bool simple =
+      text.find('\t') == std::string_view::npos && text.substr(0, 3) != "\xEF\xBB\xBF";
+  if (simple) {
+    if (auto fast = FastParseYaml(text)) return std::move(*fast);
+  }
+  return ParseWithYamlCpp(text, source);
+}
+
+Result<std::vector<SourceDocument>> ParseWithYamlCpp(std::string_view text,
+                                                     std::string_view source) {
   JsonBuilder builder;
   try {
     std::istringstream in{std::string(text)};
@@ -264,8 +281,7 @@ Result<std::vector<json>> ParseDocumentsImpl(std::string_view text, std::string_
 
 namespace berth {
 
-Result<std::vector<nlohmann::json>> ParseDocuments(std::string_view text,
-                                                   std::string_view source) {
+Result<std::vector<nlohmann::json>> ParseDocuments(std::string_view text, std::string_view source) {
   return codec::ParseDocumentsImpl(text, source);
 }
 

@@ -124,11 +124,11 @@ bool InterpretSuffix(std::string_view s, Suffix& out) {
     F format;
   };
   static constexpr Entry kTable[] = {
-      {"", 10, 0, F::kDecimalSI},    {"n", 10, -9, F::kDecimalSI},  {"u", 10, -6, F::kDecimalSI},
-      {"m", 10, -3, F::kDecimalSI},  {"k", 10, 3, F::kDecimalSI},   {"M", 10, 6, F::kDecimalSI},
-      {"G", 10, 9, F::kDecimalSI},   {"T", 10, 12, F::kDecimalSI},  {"P", 10, 15, F::kDecimalSI},
-      {"E", 10, 18, F::kDecimalSI},  {"Ki", 2, 10, F::kBinarySI},   {"Mi", 2, 20, F::kBinarySI},
-      {"Gi", 2, 30, F::kBinarySI},   {"Ti", 2, 40, F::kBinarySI},   {"Pi", 2, 50, F::kBinarySI},
+      {"", 10, 0, F::kDecimalSI},   {"n", 10, -9, F::kDecimalSI}, {"u", 10, -6, F::kDecimalSI},
+      {"m", 10, -3, F::kDecimalSI}, {"k", 10, 3, F::kDecimalSI},  {"M", 10, 6, F::kDecimalSI},
+      {"G", 10, 9, F::kDecimalSI},  {"T", 10, 12, F::kDecimalSI}, {"P", 10, 15, F::kDecimalSI},
+      {"E", 10, 18, F::kDecimalSI}, {"Ki", 2, 10, F::kBinarySI},  {"Mi", 2, 20, F::kBinarySI},
+      {"Gi", 2, 30, F::kBinarySI},  {"Ti", 2, 40, F::kBinarySI},  {"Pi", 2, 50, F::kBinarySI},
       {"Ei", 2, 60, F::kBinarySI},
   };
   for (const Entry& e : kTable) {

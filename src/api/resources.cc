@@ -45,7 +45,8 @@ class QuantitySum {
     }
   }
   bool Has(std::string_view name) const {
-    return std::any_of(items_.begin(), items_.end(), [&](const auto& e) { return e.first == name; });
+    return std::any_of(items_.begin(), items_.end(),
+                       [&](const auto& e) { return e.first == name; });
   }
   Resource ToResource() const;
 

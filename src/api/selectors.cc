@@ -38,7 +38,8 @@ std::optional<std::string> CheckRequirement(std::string_view key, std::string_vi
     return "key " + Quote(key) + ": must be a valid qualified name";
   }
   if (op == "In" || op == "NotIn") {
-    if (values.empty()) return "key " + Quote(key) + ": for 'in', 'notin' operators, values set can't be empty";
+    if (values.empty())
+      return "key " + Quote(key) + ": for 'in', 'notin' operators, values set can't be empty";
   } else if (op == "Exists" || op == "DoesNotExist") {
     if (!values.empty()) {
       return "key " + Quote(key) + ": values set must be empty for exists and does not exist";

@@ -60,15 +60,11 @@ TEST(CompiledSelectorTest, Matching) {
 
 TEST(CompiledSelectorTest, ValidationErrors) {
   const std::vector<LabelSelector> bad = {
-      {{}, {Expr("k", "In", {})}},
-      {{}, {Expr("k", "NotIn", {})}},
-      {{}, {Expr("k", "Exists", {"v"})}},
-      {{}, {Expr("k", "DoesNotExist", {"v"})}},
+      {{}, {Expr("k", "In", {})}},        {{}, {Expr("k", "NotIn", {})}},
+      {{}, {Expr("k", "Exists", {"v"})}}, {{}, {Expr("k", "DoesNotExist", {"v"})}},
       {{}, {Expr("k", "Gt", {"1"})}},  // Gt is not a label selector operator
-      {{}, {Expr("k", "in", {"v"})}},
-      {{}, {Expr("bad key!", "Exists", {})}},
-      {{}, {Expr("k", "In", {"-bad"})}},
-      {{{"k", "bad value!"}}, {}},
+      {{}, {Expr("k", "in", {"v"})}},     {{}, {Expr("bad key!", "Exists", {})}},
+      {{}, {Expr("k", "In", {"-bad"})}},  {{{"k", "bad value!"}}, {}},
   };
   for (const auto& s : bad) {
     EXPECT_FALSE(CompiledSelector::Compile(s).ok());
@@ -131,7 +127,8 @@ TEST(NodeSelectorTest, TermMatching) {
       {"In without values is invalid", {{NExpr("zone", "NotIn", {})}, {}}, false},
       {"Exists with values is invalid", {{NExpr("rack", "DoesNotExist", {"x"})}, {}}, false},
       {"unknown operator", {{NExpr("zone", "Equals", {"us-1"})}, {}}, false},
-      {"ANDed expressions", {{NExpr("zone", "In", {"us-1"}), NExpr("gpus", "Lt", {"2"})}, {}},
+      {"ANDed expressions",
+       {{NExpr("zone", "In", {"us-1"}), NExpr("gpus", "Lt", {"2"})}, {}},
        false},
       {"field In", {{}, {NExpr("metadata.name", "In", {"node-1"})}}, true},
       {"field In other", {{}, {NExpr("metadata.name", "In", {"node-2"})}}, false},
@@ -155,7 +152,7 @@ TEST(NodeSelectorTest, TermsAreORedAndBadTermsIgnored) {
   const Node node = MakeNode("n", {{"zone", "a"}});
   NodeSelector sel;
   EXPECT_FALSE(NodeSelectorMatches(sel, node));
-  sel.terms.push_back({});  // empty
+  sel.terms.push_back({});                                   // empty
   sel.terms.push_back({{NExpr("zone", "Foo", {"a"})}, {}});  // invalid
   EXPECT_FALSE(NodeSelectorMatches(sel, node));
   sel.terms.push_back({{NExpr("zone", "In", {"a"})}, {}});
@@ -199,16 +196,27 @@ TEST(TaintTest, TolerationToleratesTaint) {
     bool want;
   };
   const std::vector<Case> cases = {
-      {"equal key value effect", Tol("k", "Equal", "v", "NoSchedule"), {"k", "v", "NoSchedule"}, true},
-      {"empty operator means Equal", Tol("k", "", "v", "NoSchedule"), {"k", "v", "NoSchedule"}, true},
+      {"equal key value effect",
+       Tol("k", "Equal", "v", "NoSchedule"),
+       {"k", "v", "NoSchedule"},
+       true},
+      {"empty operator means Equal",
+       Tol("k", "", "v", "NoSchedule"),
+       {"k", "v", "NoSchedule"},
+       true},
       {"value mismatch", Tol("k", "Equal", "v1", "NoSchedule"), {"k", "v2", "NoSchedule"}, false},
       {"key mismatch", Tol("k1", "Equal", "v", "NoSchedule"), {"k2", "v", "NoSchedule"}, false},
       {"effect mismatch", Tol("k", "Equal", "v", "NoExecute"), {"k", "v", "NoSchedule"}, false},
-      {"empty effect matches all effects", Tol("k", "Equal", "v", ""), {"k", "v", "NoExecute"}, true},
+      {"empty effect matches all effects",
+       Tol("k", "Equal", "v", ""),
+       {"k", "v", "NoExecute"},
+       true},
       {"Exists ignores value", Tol("k", "Exists", "", ""), {"k", "anything", "NoSchedule"}, true},
       {"empty key Exists tolerates all", Tol("", "Exists", "", ""), {"x", "y", "NoExecute"}, true},
-      {"empty key Exists with effect", Tol("", "Exists", "", "NoSchedule"),
-       {"x", "y", "NoExecute"}, false},
+      {"empty key Exists with effect",
+       Tol("", "Exists", "", "NoSchedule"),
+       {"x", "y", "NoExecute"},
+       false},
       {"unknown operator", Tol("k", "Gt", "v", ""), {"k", "v", "NoSchedule"}, false},
   };
   for (const auto& c : cases) {

@@ -31,19 +31,21 @@ void Cache::MarkDirty(const std::string& name) { dirty_.insert(name); }
 
 void Cache::UpdateImagesLocked(const Node* old_node, const Node* new_node) {
   // Image spread changes the score of every node holding the image; mark those nodes.
+  auto names_of = [](const Node* n) {
+    std::unordered_set<std::string> names;  // a node counts once per image name
+    if (n)
+      for (const auto& img : n->status.images) names.insert(img.names.begin(), img.names.end());
+    return names;
+  };
   std::unordered_set<std::string> touched;
-  if (old_node)
-    for (const auto& img : old_node->status.images)
-      for (const auto& n : img.names) {
-        if (--image_holders_[n] <= 0) image_holders_.erase(n);
-        touched.insert(n);
-      }
-  if (new_node)
-    for (const auto& img : new_node->status.images)
-      for (const auto& n : img.names) {
-        ++image_holders_[n];
-        touched.insert(n);
-      }
+  for (const auto& n : names_of(old_node)) {
+    if (--image_holders_[n] <= 0) image_holders_.erase(n);
+    touched.insert(n);
+  }
+  for (const auto& n : names_of(new_node)) {
+    ++image_holders_[n];
+    touched.insert(n);
+  }
   if (touched.empty()) return;
   for (auto& [name, ni] : nodes_) {
     if (!ni->node()) continue;
@@ -95,9 +97,10 @@ void Cache::RemoveNode(const Node& node) {
 
 void Cache::AddPodLocked(PodInfoPtr info) {
   const std::string node = info->pod->spec.node_name;
+  const std::string uid = UidOf(*info->pod);
   NodeLocked(node).AddPod(info);
   MarkDirty(node);
-  pods_[UidOf(*info->pod)] = PodState{std::move(info), false, false};
+  pods_[uid] = PodState{std::move(info), false, false};
 }
 
 void Cache::RemovePodLocked(const Pod& pod, const std::string& node) {

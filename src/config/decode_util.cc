@@ -1,9 +1,9 @@
 #include "config/decode_util.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 
 namespace berth::config::internal {
 
@@ -188,8 +188,8 @@ std::optional<int64_t> Fields::DurationMs(std::string_view key) {
   if (!s) return std::nullopt;
   auto ns = ParseGoDurationNs(*s);
   if (!ns) {
-    problems_.Add(PathOf(key), fmt::format("invalid value {}: not a duration (e.g. \"15s\")",
-                                           Quote(*s)));
+    problems_.Add(PathOf(key),
+                  fmt::format("invalid value {}: not a duration (e.g. \"15s\")", Quote(*s)));
     return std::nullopt;
   }
   return *ns / 1'000'000;

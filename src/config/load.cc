@@ -1,5 +1,8 @@
 #include "config/load.h"
 
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -9,9 +12,6 @@
 #include <set>
 #include <sstream>
 #include <utility>
-
-#include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include "api/codec.h"
 #include "config/decode_util.h"
@@ -35,12 +35,18 @@ struct ExtensionPoint {
 
 // Order of `plugins` keys as kube-scheduler lists them; multiPoint last.
 constexpr ExtensionPoint kExtensionPoints[] = {
-    {"preEnqueue", &Plugins::pre_enqueue}, {"queueSort", &Plugins::queue_sort},
-    {"preFilter", &Plugins::pre_filter},   {"filter", &Plugins::filter},
-    {"postFilter", &Plugins::post_filter}, {"preScore", &Plugins::pre_score},
-    {"score", &Plugins::score},            {"reserve", &Plugins::reserve},
-    {"permit", &Plugins::permit},          {"preBind", &Plugins::pre_bind},
-    {"bind", &Plugins::bind},              {"postBind", &Plugins::post_bind},
+    {"preEnqueue", &Plugins::pre_enqueue},
+    {"queueSort", &Plugins::queue_sort},
+    {"preFilter", &Plugins::pre_filter},
+    {"filter", &Plugins::filter},
+    {"postFilter", &Plugins::post_filter},
+    {"preScore", &Plugins::pre_score},
+    {"score", &Plugins::score},
+    {"reserve", &Plugins::reserve},
+    {"permit", &Plugins::permit},
+    {"preBind", &Plugins::pre_bind},
+    {"bind", &Plugins::bind},
+    {"postBind", &Plugins::post_bind},
     {"multiPoint", &Plugins::multi_point},
 };
 
@@ -248,8 +254,7 @@ void DecodeClientConnection(const nlohmann::json* raw, const std::string& path,
 
 // ------------------------------------------------------------------ validation
 
-void ValidatePercentage(const std::optional<int32_t>& value, const std::string& path,
-                        Problems& p) {
+void ValidatePercentage(const std::optional<int32_t>& value, const std::string& path, Problems& p) {
   if (value && (*value < 0 || *value > 100)) {
     p.Add(path, fmt::format("invalid value {}: not in valid range [0-100]", *value));
   }
@@ -290,7 +295,8 @@ void ValidateQueueSort(const std::vector<Profile>& profiles, Problems& p) {
   for (size_t i = 1; i < profiles.size(); ++i) {
     const std::string path = IndexPath("profiles", i);
     if (!SamePluginSet(canon, profiles[i].plugins.queue_sort)) {
-      p.Add(ChildPath(path, "plugins.queueSort"), "invalid value: must be the same for all profiles");
+      p.Add(ChildPath(path, "plugins.queueSort"),
+            "invalid value: must be the same for all profiles");
     }
     const auto& configs = profiles[i].plugin_config;
     for (size_t j = 0; j < configs.size(); ++j) {
@@ -370,8 +376,9 @@ void ValidateConfiguration(const SchedulerConfiguration& c,
     }
   }
   if (c.parallelism <= 0) {
-    p.Add("parallelism", fmt::format("invalid value {}: should be an integer value greater than zero",
-                                     c.parallelism));
+    p.Add("parallelism",
+          fmt::format("invalid value {}: should be an integer value greater than zero",
+                      c.parallelism));
   }
   std::map<std::string, size_t, std::less<>> names;
   for (size_t i = 0; i < c.profiles.size(); ++i) {
@@ -504,11 +511,11 @@ nlohmann::json EncodeExtender(const Extender& e) {
   return out;
 }
 
-// A float that holds a whole number is written as an integer (qps: 50, not 50.0).
+// The shortest text that reads back as the same float ("12.5", not 12.5000004...); whole
+// numbers come out as integers (qps: 50).
 nlohmann::json EncodeNumber(float v) {
-  double d = v;
-  if (std::trunc(d) == d && std::abs(d) < 1e15) return static_cast<int64_t>(d);
-  return d;
+  if (!std::isfinite(v)) return 0;
+  return nlohmann::json::parse(fmt::format("{}", v));
 }
 
 // ------------------------------------------------------------------ YAML output
@@ -516,10 +523,10 @@ nlohmann::json EncodeNumber(float v) {
 bool LooksLikeNonString(const std::string& s) {
   if (s.empty()) return true;
   static const std::set<std::string, std::less<>> kWords = {
-      "y",     "Y",    "yes",  "Yes",  "YES",   "n",     "N",     "no",   "No",
-      "NO",    "true", "True", "TRUE", "false", "False", "FALSE", "on",   "On",
-      "ON",    "off",  "Off",  "OFF",  "null",  "Null",  "NULL",  "~",    ".inf",
-      ".Inf",  ".INF", "-.inf", "-.Inf", "-.INF", "+.inf", ".nan", ".NaN", ".NAN"};
+      "y",    "Y",    "yes",   "Yes",   "YES",   "n",     "N",     "no",   "No",
+      "NO",   "true", "True",  "TRUE",  "false", "False", "FALSE", "on",   "On",
+      "ON",   "off",  "Off",   "OFF",   "null",  "Null",  "NULL",  "~",    ".inf",
+      ".Inf", ".INF", "-.inf", "-.Inf", "-.INF", "+.inf", ".nan",  ".NaN", ".NAN"};
   if (kWords.contains(s)) return true;
   // Anything number-like ("10", "1e3", "0x1f", "1_000", "-5", "1:30") is quoted.
   char c = s[0];
@@ -631,24 +638,15 @@ Plugins MergePlugins(const Plugins& defaults, const Plugins& custom) {
 Plugins DefaultPlugins() {
   Plugins plugins;
   plugins.multi_point.enabled = {
-      {"SchedulingGates", 0},
-      {"PrioritySort", 0},
-      {"NodeUnschedulable", 0},
-      {"NodeName", 0},
-      {"TaintToleration", 3},
-      {"NodeAffinity", 2},
-      {"NodePorts", 0},
-      {"NodeResourcesFit", 1},
-      {"VolumeRestrictions", 0},
-      {"NodeVolumeLimits", 0},
-      {"VolumeBinding", 0},
-      {"VolumeZone", 0},
-      {"PodTopologySpread", 2},
-      {"InterPodAffinity", 2},
-      {"DefaultPreemption", 0},
-      {"NodeResourcesBalancedAllocation", 1},
-      {"ImageLocality", 1},
-      {"DefaultBinder", 0},
+      {"SchedulingGates", 0},    {"PrioritySort", 0},
+      {"NodeUnschedulable", 0},  {"NodeName", 0},
+      {"TaintToleration", 3},    {"NodeAffinity", 2},
+      {"NodePorts", 0},          {"NodeResourcesFit", 1},
+      {"VolumeRestrictions", 0}, {"NodeVolumeLimits", 0},
+      {"VolumeBinding", 0},      {"VolumeZone", 0},
+      {"PodTopologySpread", 2},  {"InterPodAffinity", 2},
+      {"DefaultPreemption", 0},  {"NodeResourcesBalancedAllocation", 1},
+      {"ImageLocality", 1},      {"DefaultBinder", 0},
   };
   return plugins;
 }
@@ -663,8 +661,8 @@ Result<SchedulerConfiguration> DecodeConfiguration(const nlohmann::json& doc,
     return Error{fmt::format("apiVersion: required value: must be {}", Quote(kConfigApiVersion))};
   }
   if (!api_version->is_string() || api_version->get<std::string>() != kConfigApiVersion) {
-    std::string given = api_version->is_string() ? api_version->get<std::string>()
-                                                 : api_version->dump();
+    std::string given =
+        api_version->is_string() ? api_version->get<std::string>() : api_version->dump();
     return Error{fmt::format("apiVersion: {}", Unsupported(given, {kConfigApiVersion}))};
   }
   auto kind = doc.find("kind");
@@ -676,18 +674,17 @@ Result<SchedulerConfiguration> DecodeConfiguration(const nlohmann::json& doc,
     return Error{fmt::format("kind: {}", Unsupported(given, {kConfigKind}))};
   }
 
-  Fields f(&doc, "", p,
-           {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection",
-            "enableProfiling", "enableContentionProfiling", "percentageOfNodesToScore",
-            "podInitialBackoffSeconds", "podMaxBackoffSeconds", "profiles", "extenders",
-            "delayCacheUntilActive"});
+  Fields f(
+      &doc, "", p,
+      {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection", "enableProfiling",
+       "enableContentionProfiling", "percentageOfNodesToScore", "podInitialBackoffSeconds",
+       "podMaxBackoffSeconds", "profiles", "extenders", "delayCacheUntilActive"});
   SchedulerConfiguration c;
   if (auto v = f.Int32("parallelism")) c.parallelism = *v;
   DecodeLeaderElection(f.Get("leaderElection"), "leaderElection", c.leader_election, p);
   DecodeClientConnection(f.Get("clientConnection"), "clientConnection", c.client_connection, p);
   c.enable_profiling = f.Bool("enableProfiling").value_or(true);
-  c.enable_contention_profiling =
-      f.Bool("enableContentionProfiling").value_or(c.enable_profiling);
+  c.enable_contention_profiling = f.Bool("enableContentionProfiling").value_or(c.enable_profiling);
   if (auto v = f.Int32("percentageOfNodesToScore")) c.percentage_of_nodes_to_score = *v;
   if (auto v = f.Int64("podInitialBackoffSeconds")) c.pod_initial_backoff_seconds = *v;
   if (auto v = f.Int64("podMaxBackoffSeconds")) c.pod_max_backoff_seconds = *v;
@@ -778,8 +775,10 @@ nlohmann::json EncodeConfiguration(const SchedulerConfiguration& c) {
   };
   const ClientConnection& cc = c.client_connection;
   out["clientConnection"] = {
-      {"kubeconfig", cc.kubeconfig},     {"acceptContentTypes", cc.accept_content_types},
-      {"contentType", cc.content_type},  {"qps", EncodeNumber(cc.qps)},
+      {"kubeconfig", cc.kubeconfig},
+      {"acceptContentTypes", cc.accept_content_types},
+      {"contentType", cc.content_type},
+      {"qps", EncodeNumber(cc.qps)},
       {"burst", cc.burst},
   };
   nlohmann::json profiles = nlohmann::json::array();

@@ -22,10 +22,9 @@
 //     names without a decoder (out-of-tree or unknown plugins) are kept verbatim in raw_args.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "berth/api/result.h"
 #include "berth/framework/registry.h"

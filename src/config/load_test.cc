@@ -1,10 +1,10 @@
 #include "config/load.h"
 
-#include <cstdio>
-#include <fstream>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
 
 #include "api/codec.h"
 #include "config/plugin_args_codec.h"
@@ -17,13 +17,15 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 constexpr const char* kDefaultPluginNames[] = {
-    "SchedulingGates",   "PrioritySort",      "NodeUnschedulable",
-    "NodeName",          "TaintToleration",   "NodeAffinity",
-    "NodePorts",         "NodeResourcesFit",  "VolumeRestrictions",
-    "NodeVolumeLimits",  "VolumeBinding",     "VolumeZone",
-    "PodTopologySpread", "InterPodAffinity",  "DefaultPreemption",
-    "NodeResourcesBalancedAllocation",        "ImageLocality",
-    "DefaultBinder"};
+    "SchedulingGates",    "PrioritySort",
+    "NodeUnschedulable",  "NodeName",
+    "TaintToleration",    "NodeAffinity",
+    "NodePorts",          "NodeResourcesFit",
+    "VolumeRestrictions", "NodeVolumeLimits",
+    "VolumeBinding",      "VolumeZone",
+    "PodTopologySpread",  "InterPodAffinity",
+    "DefaultPreemption",  "NodeResourcesBalancedAllocation",
+    "ImageLocality",      "DefaultBinder"};
 
 // Args of the out-of-tree test plugin "CustomArgsPlugin".
 struct CustomArgs final : PluginArgs {
@@ -151,10 +153,9 @@ void ExpectUpstreamDefaults(const SchedulerConfiguration& c) {
   EXPECT_TRUE(p.plugins.multi_point.disabled.empty());
   EXPECT_TRUE(p.plugins.filter.enabled.empty());
   EXPECT_TRUE(p.plugins.score.enabled.empty());
-  EXPECT_THAT(ConfigNames(p),
-              ElementsAre("DefaultPreemption", "InterPodAffinity", "NodeAffinity",
-                          "NodeResourcesBalancedAllocation", "NodeResourcesFit",
-                          "PodTopologySpread", "VolumeBinding"));
+  EXPECT_THAT(ConfigNames(p), ElementsAre("DefaultPreemption", "InterPodAffinity", "NodeAffinity",
+                                          "NodeResourcesBalancedAllocation", "NodeResourcesFit",
+                                          "PodTopologySpread", "VolumeBinding"));
   auto* fit = dynamic_cast<const NodeResourcesFitArgs*>(p.ArgsFor("NodeResourcesFit"));
   ASSERT_NE(fit, nullptr);
   EXPECT_EQ(fit->scoring_strategy.type, "LeastAllocated");
@@ -466,10 +467,10 @@ profiles:
       hardPodAffinityWeight: 5
 )");
   const Profile& p = c.profiles[0];
-  EXPECT_THAT(ConfigNames(p),
-              ElementsAre("NodeResourcesFit", "InterPodAffinity", "DefaultPreemption",
-                          "NodeAffinity", "NodeResourcesBalancedAllocation", "PodTopologySpread",
-                          "VolumeBinding"));
+  EXPECT_THAT(
+      ConfigNames(p),
+      ElementsAre("NodeResourcesFit", "InterPodAffinity", "DefaultPreemption", "NodeAffinity",
+                  "NodeResourcesBalancedAllocation", "PodTopologySpread", "VolumeBinding"));
   auto* fit = dynamic_cast<const NodeResourcesFitArgs*>(p.ArgsFor("NodeResourcesFit"));
   ASSERT_NE(fit, nullptr);
   EXPECT_EQ(fit->scoring_strategy.type, "MostAllocated");
@@ -711,6 +712,16 @@ TEST(LoadErrorTest, TypeMeta) {
   ASSERT_FALSE(empty.ok());
   EXPECT_EQ(empty.error().message,
             "sched.yaml: expected one KubeSchedulerConfiguration document, found 0");
+  auto two = LoadConfig(
+      "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n---\n"
+      "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n",
+      "sched.yaml", Reg());
+  ASSERT_FALSE(two.ok());
+  EXPECT_EQ(two.error().message,
+            "sched.yaml: expected one KubeSchedulerConfiguration document, found 2");
+  auto broken = LoadConfig("profiles: [\n", "sched.yaml", Reg());
+  ASSERT_FALSE(broken.ok());
+  EXPECT_THAT(broken.error().message, HasSubstr("sched.yaml"));
   auto list = LoadConfig("[1, 2]\n", "sched.yaml", Reg());
   ASSERT_FALSE(list.ok());
   EXPECT_EQ(list.error().message, "sched.yaml: expected a KubeSchedulerConfiguration object");
@@ -833,7 +844,7 @@ leaderElection:
   leaseDuration: 1m30s
   renewDeadline: 1500ms
 clientConnection:
-  qps: 12.5
+  qps: 0.1
 profiles:
 - schedulerName: default-scheduler
   percentageOfNodesToScore: 100
@@ -908,9 +919,9 @@ TEST(EncodeTest, YamlQuotesAmbiguousStrings) {
           "b": false, "list": [], "obj": {}, "nul": null, "no": "no", "dur": "15s"})");
   std::string yaml = JsonToYaml(doc);
   EXPECT_THAT(yaml, HasSubstr("t: \"true\""));
-  EXPECT_THAT(yaml, HasSubstr("n: \"10\""));
+  EXPECT_THAT(yaml, HasSubstr("\"n\": \"10\""));
   EXPECT_THAT(yaml, HasSubstr("e: \"\""));
-  EXPECT_THAT(yaml, HasSubstr("no: \"no\""));
+  EXPECT_THAT(yaml, HasSubstr("\"no\": \"no\""));
   EXPECT_THAT(yaml, HasSubstr("plain: abc"));
   EXPECT_THAT(yaml, HasSubstr("num: 10"));
   EXPECT_THAT(yaml, HasSubstr("dur: 15s"));

@@ -1,12 +1,12 @@
 #include "config/plugin_args_codec.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <set>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "api/codec.h"
 #include "config/decode_util.h"
@@ -123,7 +123,8 @@ void ValidateLabelRequirement(const NodeSelectorRequirement& req, const std::str
   ValidateLabelName(req.key, ChildPath(path, "key"), p);
   if (op == "In" || op == "NotIn") {
     if (req.values.empty()) {
-      p.Add(values_path, "invalid value []: for 'in', 'notin' operators, values set can't be empty");
+      p.Add(values_path,
+            "invalid value []: for 'in', 'notin' operators, values set can't be empty");
     }
   } else if (op == "Exists" || op == "DoesNotExist") {
     if (!req.values.empty()) {
@@ -144,9 +145,10 @@ void ValidateLabelRequirement(const NodeSelectorRequirement& req, const std::str
       std::strtoll(v.c_str(), &end, 10);
       if (v.empty() || std::isspace(static_cast<unsigned char>(v[0])) || *end != '\0' ||
           errno == ERANGE) {
-        p.Add(IndexPath(values_path, i),
-              fmt::format("invalid value {}: for 'Gt', 'Lt' operators, the value must be an integer",
-                          Quote(v)));
+        p.Add(
+            IndexPath(values_path, i),
+            fmt::format("invalid value {}: for 'Gt', 'Lt' operators, the value must be an integer",
+                        Quote(v)));
       }
     }
   }
@@ -200,14 +202,16 @@ void Validate(const DefaultPreemptionArgs& args, std::string_view path, Problems
                                 args.min_candidate_nodes_absolute));
   }
   if (args.min_candidate_nodes_percentage == 0 && args.min_candidate_nodes_absolute == 0) {
-    p.Add(pct_path, "invalid value 0: cannot be zero at the same time as minCandidateNodesAbsolute");
+    p.Add(pct_path,
+          "invalid value 0: cannot be zero at the same time as minCandidateNodesAbsolute");
   }
 }
 
 void Validate(const InterPodAffinityArgs& args, std::string_view path, Problems& p) {
   if (args.hard_pod_affinity_weight < 0 || args.hard_pod_affinity_weight > 100) {
     p.Add(ChildPath(path, "hardPodAffinityWeight"),
-          fmt::format("invalid value {}: not in valid range [0, 100]", args.hard_pod_affinity_weight));
+          fmt::format("invalid value {}: not in valid range [0, 100]",
+                      args.hard_pod_affinity_weight));
   }
 }
 
@@ -215,9 +219,8 @@ void Validate(const NodeAffinityArgs& args, std::string_view path, Problems& p) 
   if (!args.added_affinity) return;
   const std::string base = ChildPath(path, "addedAffinity");
   if (args.added_affinity->required) {
-    const std::string terms_path =
-        ChildPath(ChildPath(base, "requiredDuringSchedulingIgnoredDuringExecution"),
-                  "nodeSelectorTerms");
+    const std::string terms_path = ChildPath(
+        ChildPath(base, "requiredDuringSchedulingIgnoredDuringExecution"), "nodeSelectorTerms");
     const auto& terms = args.added_affinity->required->terms;
     for (size_t i = 0; i < terms.size(); ++i) {
       if (IsEmptyTerm(terms[i])) continue;  // selects nothing; not an error
@@ -257,7 +260,8 @@ void ValidateFit(const NodeResourcesFitArgs& args, std::string_view path, bool r
   if (strategy.type != "LeastAllocated" && strategy.type != "MostAllocated" &&
       strategy.type != "RequestedToCapacityRatio") {
     p.Add(ChildPath(strategy_path, "type"),
-          Unsupported(strategy.type, {"LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"}));
+          Unsupported(strategy.type,
+                      {"LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"}));
   }
   const std::string resources_path = ChildPath(strategy_path, "resources");
   for (size_t i = 0; i < strategy.resources.size(); ++i) {
@@ -280,8 +284,7 @@ void ValidateFit(const NodeResourcesFitArgs& args, std::string_view path, bool r
   }
 }
 
-void Validate(const NodeResourcesBalancedAllocationArgs& args, std::string_view path,
-              Problems& p) {
+void Validate(const NodeResourcesBalancedAllocationArgs& args, std::string_view path, Problems& p) {
   const std::string resources_path = ChildPath(path, "resources");
   std::set<std::string, std::less<>> seen;
   for (size_t i = 0; i < args.resources.size(); ++i) {
@@ -319,7 +322,8 @@ void Validate(const PodTopologySpreadArgs& args, std::string_view path, Problems
     }
     if (c.when_unsatisfiable.empty()) {
       p.Add(ChildPath(item, "whenUnsatisfiable"), "required value: can not be empty");
-    } else if (c.when_unsatisfiable != "DoNotSchedule" && c.when_unsatisfiable != "ScheduleAnyway") {
+    } else if (c.when_unsatisfiable != "DoNotSchedule" &&
+               c.when_unsatisfiable != "ScheduleAnyway") {
       p.Add(ChildPath(item, "whenUnsatisfiable"),
             Unsupported(c.when_unsatisfiable, {"DoNotSchedule", "ScheduleAnyway"}));
     }
@@ -330,8 +334,8 @@ void Validate(const PodTopologySpreadArgs& args, std::string_view path, Problems
     for (size_t j = 0; j < i; ++j) {
       if (constraints[j].topology_key == c.topology_key &&
           constraints[j].when_unsatisfiable == c.when_unsatisfiable) {
-        p.Add(item, fmt::format("duplicate value \"{{{}, {}}}\"", c.topology_key,
-                                c.when_unsatisfiable));
+        p.Add(item,
+              fmt::format("duplicate value \"{{{}, {}}}\"", c.topology_key, c.when_unsatisfiable));
         break;
       }
     }
@@ -343,9 +347,10 @@ void Validate(const PodTopologySpreadArgs& args, std::string_view path, Problems
 void ValidateVolumeBinding(const VolumeBindingArgs& args, std::string_view path, bool shape_given,
                            bool storage_capacity_scoring, Problems& p) {
   if (args.bind_timeout_seconds < 0) {
-    p.Add(ChildPath(path, "bindTimeoutSeconds"),
-          fmt::format("invalid value {}: invalid BindTimeoutSeconds, should not be a negative value",
-                      args.bind_timeout_seconds));
+    p.Add(
+        ChildPath(path, "bindTimeoutSeconds"),
+        fmt::format("invalid value {}: invalid BindTimeoutSeconds, should not be a negative value",
+                    args.bind_timeout_seconds));
   }
   if (storage_capacity_scoring) {
     ValidateShape(args.shape, ChildPath(path, "shape"), p);

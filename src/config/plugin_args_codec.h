@@ -11,10 +11,9 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "berth/api/result.h"
 #include "berth/framework/registry.h"

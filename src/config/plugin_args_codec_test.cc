@@ -209,9 +209,9 @@ TEST(PluginArgsDecodeTest, VolumeBindingShapeWithGate) {
 }
 
 TEST(PluginArgsDecodeTest, InTreeDecoderLookup) {
-  for (const char* name : {"DefaultPreemption", "InterPodAffinity", "NodeAffinity",
-                           "NodeResourcesFit", "NodeResourcesBalancedAllocation",
-                           "PodTopologySpread", "VolumeBinding"}) {
+  for (const char* name :
+       {"DefaultPreemption", "InterPodAffinity", "NodeAffinity", "NodeResourcesFit",
+        "NodeResourcesBalancedAllocation", "PodTopologySpread", "VolumeBinding"}) {
     ArgsDecoder decoder = InTreeArgsDecoder(name);
     ASSERT_TRUE(static_cast<bool>(decoder)) << name;
     auto r = decoder(nullptr, "args");
@@ -261,8 +261,7 @@ const ErrorCase kErrorCases[] = {
      "zero at the same time as minCandidateNodesAbsolute"},
     {"PreemptionUnknownField", DecodeDefaultPreemptionArgs, R"({"minCandidateNodes": 1})",
      "profiles[0].pluginConfig[1].args.minCandidateNodes: unknown field"},
-    {"PreemptionWrongType", DecodeDefaultPreemptionArgs,
-     R"({"minCandidateNodesAbsolute": "many"})",
+    {"PreemptionWrongType", DecodeDefaultPreemptionArgs, R"({"minCandidateNodesAbsolute": "many"})",
      "profiles[0].pluginConfig[1].args.minCandidateNodesAbsolute: expected an integer, got a "
      "string"},
     {"PreemptionWrongKind", DecodeDefaultPreemptionArgs, R"({"kind": "InterPodAffinityArgs"})",
@@ -287,8 +286,7 @@ const ErrorCase kErrorCases[] = {
      "profiles[0].pluginConfig[1].args.ignorePreferredTermsOfExistingPods: expected a boolean, "
      "got a string"},
     // NodeResourcesFit
-    {"FitUnsupportedType", DecodeNodeResourcesFitArgs,
-     R"({"scoringStrategy": {"type": "Foo"}})",
+    {"FitUnsupportedType", DecodeNodeResourcesFitArgs, R"({"scoringStrategy": {"type": "Foo"}})",
      "profiles[0].pluginConfig[1].args.scoringStrategy.type: unsupported value \"Foo\": supported "
      "values: \"LeastAllocated\", \"MostAllocated\", \"RequestedToCapacityRatio\""},
     {"FitStrategyWithoutType", DecodeNodeResourcesFitArgs,
@@ -411,7 +409,8 @@ const ErrorCase kErrorCases[] = {
      R"({"addedAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1,
          "preference": {"matchFields": [{"key": "metadata.name", "operator": "In",
                                          "values": ["node-1", "node-2"]}]}}]}})",
-     "profiles[0].pluginConfig[1].args.addedAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+     "profiles[0].pluginConfig[1].args.addedAffinity."
+     "preferredDuringSchedulingIgnoredDuringExecution"
      "[0].preference.matchFields[0].values: invalid value [\"node-1\", \"node-2\"]: must have one "
      "element"},
     {"AffinityInWithoutValues", DecodeNodeAffinityArgs,

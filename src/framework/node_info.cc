@@ -203,8 +203,11 @@ void NodeInfo::Update(const PodInfo& info, int sign) {
     requested_.Subtract(info.requests.requests);
     non_zero_requested_.Subtract(info.requests.non_zero_requests);
   }
-  auto ports = [&](const std::vector<Container>& cs) {
-    for (const auto& c : cs)
+  // Ports of app containers and of sidecars (restartable init containers), which keep running;
+  // plain init containers have exited before the app starts.
+  auto ports = [&](const std::vector<Container>& cs, bool sidecars_only) {
+    for (const auto& c : cs) {
+      if (sidecars_only && c.restart_policy != "Always") continue;
       for (const auto& p : c.ports) {
         if (sign > 0) {
           used_ports_.Add(p.host_ip, p.protocol, p.host_port);
@@ -212,9 +215,10 @@ void NodeInfo::Update(const PodInfo& info, int sign) {
           used_ports_.Remove(p.host_ip, p.protocol, p.host_port);
         }
       }
+    }
   };
-  ports(pod.spec.containers);
-  ports(pod.spec.init_containers);
+  ports(pod.spec.containers, false);
+  ports(pod.spec.init_containers, true);
   ForEachClaim(pod, [&](std::string key) {
     int& c = pvc_ref_counts_[key];
     c += sign;
@@ -262,9 +266,12 @@ Snapshot Snapshot::Build(const std::vector<std::shared_ptr<const Node>>& nodes,
   }
   // Image spread: how many nodes hold each image.
   std::unordered_map<std::string, int> holders;
-  for (const auto& n : nodes)
+  for (const auto& n : nodes) {
+    std::unordered_set<std::string> names;  // a node counts once per image name
     for (const auto& img : n->status.images)
-      for (const auto& name : img.names) ++holders[name];
+      for (const auto& name : img.names) names.insert(name);
+    for (const auto& name : names) ++holders[name];
+  }
   for (const auto& n : nodes) {
     auto& states = s.map_[n->metadata.name]->mutable_image_states();
     for (const auto& img : n->status.images)

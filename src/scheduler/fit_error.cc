@@ -29,8 +29,9 @@ std::string FitErrorMessage(int num_all_nodes, const Status* pre_filter,
     std::string hist = ReasonHistogram(statuses);
     if (!hist.empty()) msg += fmt::format(" {}.", hist);
   }
+  // PostFilter messages carry their own punctuation.
   std::string post = fmt::format("{}", fmt::join(post_filter, ", "));
-  if (!post.empty()) msg += fmt::format(" {}.", post);
+  if (!post.empty()) msg += " " + post;
   return msg;
 }
 

@@ -79,7 +79,7 @@ class PodBuilder {
   // Adds a container with the given requests (empty list: no requests).
   PodBuilder& Req(std::initializer_list<std::pair<const char*, const char*>> requests,
                   std::string image = "") {
-    Container c;
+    berth::Container c;
     c.name = "c" + std::to_string(pod_.spec.containers.size());
     c.image = std::move(image);
     c.resources.requests = RL(requests);
@@ -88,7 +88,7 @@ class PodBuilder {
   }
   PodBuilder& InitReq(std::initializer_list<std::pair<const char*, const char*>> requests,
                       bool sidecar = false) {
-    Container c;
+    berth::Container c;
     c.name = "i" + std::to_string(pod_.spec.init_containers.size());
     c.resources.requests = RL(requests);
     if (sidecar) c.restart_policy = "Always";

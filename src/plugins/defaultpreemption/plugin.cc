@@ -183,9 +183,9 @@ DefaultPreemption::DryRunResult DefaultPreemption::DryRunPreemption(
   std::vector<Outcome> outcomes;
   std::vector<Candidate> violating;
   Parallelizer& par = handle_.parallelizer();
-  // A batch large enough to fill the remaining quota in one parallel pass, and never so small
-  // that workers idle.
-  const int min_batch = 4 * std::max(1, par.parallelism());
+  // A batch large enough to fill the remaining quota in one parallel pass, and never smaller
+  // than the number of workers. With one worker this is exactly a node-at-a-time evaluation.
+  const int min_batch = std::max(1, par.parallelism());
 
   int processed = 0;
   bool done = false;

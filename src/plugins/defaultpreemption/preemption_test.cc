@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "testing/builders.h"
+#include "plugins/defaultpreemption/test_builders.h"
 
 namespace berth::preemption {
 namespace {
 
-using testing::MakePod;
+using preemption_testing::MakePod;
 
 Ptr<PodDisruptionBudget> MakePdb(std::string name, std::string ns, Labels match_labels,
                                  int32_t allowed, std::vector<std::string> disrupted = {}) {

@@ -50,7 +50,7 @@ struct Case {
   std::vector<int64_t> want;
 };
 
-void Run(const std::vector<Case>& cases) {
+void RunCases(const std::vector<Case>& cases) {
   for (const Case& tc : cases) {
     for (bool run_pre_score : {true, false}) {
       SCOPED_TRACE(tc.name + (run_pre_score ? " (with PreScore)" : " (without PreScore)"));
@@ -111,7 +111,7 @@ TEST(ImageLocality, UpstreamCases) {
        {Node403002000("machine1"), Node25010("machine2")},
        {6, 0}},
   };
-  Run(cases);
+  RunCases(cases);
 }
 
 TEST(ImageLocality, InitContainersCount) {
@@ -121,7 +121,8 @@ TEST(ImageLocality, InitContainersCount) {
   init.name = "init";
   init.image = "gcr.io/300";
   pod.mutable_pod().spec.init_containers.push_back(init);
-  Run({{"init container image", pod, {Node403002000("machine1"), Node25010("machine2")}, {7, 0}}});
+  RunCases(
+      {{"init container image", pod, {Node403002000("machine1"), Node25010("machine2")}, {7, 0}}});
 }
 
 TEST(ImageLocality, FactsWorkedVector) {
@@ -134,7 +135,7 @@ TEST(ImageLocality, FactsWorkedVector) {
   }
   std::vector<int64_t> want(100, 0);
   for (int i = 0; i < 10; ++i) want[i] = 2;
-  Run({{"facts", WithImages({"registry.example/app:1.0"}), nodes, want}});
+  RunCases({{"facts", WithImages({"registry.example/app:1.0"}), nodes, want}});
 }
 
 }  // namespace

@@ -3,8 +3,9 @@
 #include <string>
 #include <vector>
 
-#include "plugins/interpodaffinity/chunks.h"
 #include "plugins/interpodaffinity/interpodaffinity.h"
+#include "plugins/interpodaffinity/memo.h"
+#include "plugins/interpodaffinity/node_label.h"
 #include "plugins/interpodaffinity/state.h"
 
 namespace berth::interpodaffinity {
@@ -22,105 +23,91 @@ bool MatchesAll(const std::vector<AffinityTerm>& terms, const Pod& pod) {
   return true;
 }
 
-// Per-chunk accumulator of the incoming pod's affinity / anti-affinity matches.
-struct IncomingAcc {
-  TopologyCounter affinity, anti_affinity;
-  std::vector<TopologyCounter::KeyId> affinity_ids, anti_affinity_ids;
-  // Scratch reused for every node of the chunk.
-  std::vector<const std::string*> affinity_values, anti_affinity_values;
-  std::vector<int64_t> anti_affinity_matches;
-  bool ready = false;
-
-  void Init(const IncomingPod& in) {
-    for (const auto& t : in.required_affinity)
-      affinity_ids.push_back(affinity.InternKey(t.topology_key));
-    for (const auto& t : in.required_anti_affinity)
-      anti_affinity_ids.push_back(anti_affinity.InternKey(t.topology_key));
-    affinity_values.resize(in.required_affinity.size());
-    anti_affinity_values.resize(in.required_anti_affinity.size());
-    anti_affinity_matches.resize(in.required_anti_affinity.size());
-    ready = true;
-  }
-};
-
-void CountIncomingMatches(const IncomingPod& in, const NodeInfo& ni, IncomingAcc& acc) {
-  const Node* node = ni.node();
-  if (!node || ni.pods().empty()) return;
-  const auto& aff = in.required_affinity;
-  const auto& anti = in.required_anti_affinity;
-
-  // The node's value for each term's topology key is the same for every pod on it.
-  bool any_affinity = false, any_anti = false;
-  for (size_t i = 0; i < aff.size(); ++i) {
-    acc.affinity_values[i] = NodeLabel(*node, aff[i].topology_key);
-    any_affinity |= acc.affinity_values[i] != nullptr;
-  }
-  for (size_t i = 0; i < anti.size(); ++i) {
-    acc.anti_affinity_values[i] = NodeLabel(*node, anti[i].topology_key);
-    any_anti |= acc.anti_affinity_values[i] != nullptr;
-    acc.anti_affinity_matches[i] = 0;
-  }
-  if (!any_affinity && !any_anti) return;
-
-  int64_t match_all = 0;
-  for (const PodInfoPtr& existing : ni.pods()) {
-    const Pod& p = *existing->pod;
-    if (any_affinity && MatchesAll(aff, p)) ++match_all;
-    if (any_anti) {
-      for (size_t i = 0; i < anti.size(); ++i)
-        if (acc.anti_affinity_values[i] && anti[i].Matches(p, &kNoLabels))
-          ++acc.anti_affinity_matches[i];
+// Counts, per node, the pods matching all of the memo's affinity terms (group 0, once per
+// term) and the pods matching each anti-affinity term (group 1).
+void CountRequiredMatches(const IncomingMemo& memo, const Node& node,
+                          const std::vector<PodInfoPtr>& pods, std::vector<Contribution>& out) {
+  if (pods.empty()) return;
+  const auto& terms = memo.terms;
+  bool any_affinity_key = false;
+  for (size_t i = 0; i < memo.split; ++i)
+    any_affinity_key |= NodeLabel(node, terms[i].topology_key) != nullptr;
+  if (any_affinity_key) {
+    int64_t match_all = 0;
+    for (const PodInfoPtr& p : pods) {
+      bool all = true;
+      for (size_t i = 0; i < memo.split && all; ++i) all = terms[i].Matches(*p->pod, &kNoLabels);
+      match_all += all;
+    }
+    if (match_all > 0) {
+      for (size_t i = 0; i < memo.split; ++i)
+        if (const std::string* v = NodeLabel(node, terms[i].topology_key))
+          out.push_back({0, terms[i].topology_key, *v, match_all});
     }
   }
-  if (match_all > 0) {
-    for (size_t i = 0; i < aff.size(); ++i)
-      if (acc.affinity_values[i])
-        acc.affinity.Add(acc.affinity_ids[i], *acc.affinity_values[i], match_all);
+  for (size_t i = memo.split; i < terms.size(); ++i) {
+    const std::string* v = NodeLabel(node, terms[i].topology_key);
+    if (!v) continue;
+    int64_t matches = 0;
+    for (const PodInfoPtr& p : pods) matches += terms[i].Matches(*p->pod, &kNoLabels);
+    if (matches > 0) out.push_back({1, terms[i].topology_key, *v, matches});
   }
-  for (size_t i = 0; i < anti.size(); ++i)
-    if (acc.anti_affinity_matches[i] > 0)
-      acc.anti_affinity.Add(acc.anti_affinity_ids[i], *acc.anti_affinity_values[i],
-                            acc.anti_affinity_matches[i]);
 }
 
-// Adds, for every required anti-affinity term of `existing` that matches the incoming pod, the
-// node's pair for the term's topology key.
-void CountExistingAntiAffinity(const IncomingPod& in, const PodInfo& existing, const Node& node,
-                               int64_t multiplier, TopologyCounter& counts) {
-  for (const auto& t : existing.required_anti_affinity) {
-    const std::string* value = NodeLabel(node, t.topology_key);
-    if (value && t.Matches(*in.pod, &in.namespace_labels))
-      counts.Add(t.topology_key, *value, multiplier);
+// A counter nobody changes without copying it first.
+SharedCounter EmptyCounter() {
+  static const SharedCounter kEmpty = std::make_shared<TopologyCounter>();
+  return kEmpty;
+}
+
+// The signature of the pod's required terms, or nullopt when the compiled terms cannot be paired
+// with the spec's (then nothing is cached).
+std::optional<std::string> RequiredSignature(const Pod& pod, const IncomingPod& in) {
+  const auto& a = pod.spec.affinity;
+  static const std::vector<PodAffinityTerm> kNone;
+  const auto& aff = a && a->pod_affinity ? a->pod_affinity->required : kNone;
+  const auto& anti = a && a->pod_anti_affinity ? a->pod_anti_affinity->required : kNone;
+  if (aff.size() != in.required_affinity.size() ||
+      anti.size() != in.required_anti_affinity.size()) {
+    return std::nullopt;
   }
+  std::string sig;
+  for (size_t i = 0; i < aff.size(); ++i)
+    AppendIncomingTermSignature(sig, pod, aff[i], in.required_affinity[i]);
+  sig += '|';
+  for (size_t i = 0; i < anti.size(); ++i)
+    AppendIncomingTermSignature(sig, pod, anti[i], in.required_anti_affinity[i]);
+  return sig;
 }
 
 bool SatisfyPodAffinity(const PreFilterState& s, const Node& node) {
   const IncomingPod& in = *s.incoming;
+  const TopologyCounter& counts = *s.affinity_counts;
   bool pods_exist = true;
-  for (size_t i = 0; i < in.required_affinity.size(); ++i) {
-    const std::string* value = NodeLabel(node, in.required_affinity[i].topology_key);
+  for (const auto& term : in.required_affinity) {
+    const std::string* value = NodeLabel(node, term.topology_key);
     // Every topology key must be present on the node, even for the first pod of a group.
     if (!value) return false;
-    if (s.affinity_counts.Get(in.affinity_key_ids[i], *value) <= 0) pods_exist = false;
+    if (counts.Get(term.topology_key, *value) <= 0) pods_exist = false;
   }
   if (pods_exist) return true;
   // The first pod of a group whose members attract each other: no pod anywhere matches the
   // terms yet, but the pod matches them itself, so it may go to any node with the keys.
-  return s.affinity_counts.empty() && in.matches_own_affinity;
+  return counts.empty() && in.matches_own_affinity;
 }
 
 bool SatisfyPodAntiAffinity(const PreFilterState& s, const Node& node) {
-  if (s.anti_affinity_counts.empty()) return true;
-  const IncomingPod& in = *s.incoming;
-  for (size_t i = 0; i < in.required_anti_affinity.size(); ++i) {
-    const std::string* value = NodeLabel(node, in.required_anti_affinity[i].topology_key);
-    if (value && s.anti_affinity_counts.Get(in.anti_affinity_key_ids[i], *value) > 0) return false;
+  const TopologyCounter& counts = *s.anti_affinity_counts;
+  if (counts.empty()) return true;
+  for (const auto& term : s.incoming->required_anti_affinity) {
+    const std::string* value = NodeLabel(node, term.topology_key);
+    if (value && counts.Get(term.topology_key, *value) > 0) return false;
   }
   return true;
 }
 
 bool SatisfyExistingPodsAntiAffinity(const PreFilterState& s, const Node& node) {
-  const TopologyCounter& counts = s.existing_anti_affinity_counts;
+  const TopologyCounter& counts = *s.existing_anti_affinity_counts;
   if (counts.empty()) return true;
   // Only the keys that appear in the counts can match one of the node's labels.
   const auto& keys = counts.keys();
@@ -150,42 +137,62 @@ Status InterPodAffinity::PreFilter(CycleState& state, const PodInfo& pod_info,
   in->matches_own_affinity = MatchesAll(in->required_affinity, pod);
 
   auto s = std::make_shared<PreFilterState>();
-  for (const auto& t : in->required_affinity)
-    in->affinity_key_ids.push_back(s->affinity_counts.InternKey(t.topology_key));
-  for (const auto& t : in->required_anti_affinity)
-    in->anti_affinity_key_ids.push_back(s->anti_affinity_counts.InternKey(t.topology_key));
 
-  const auto& with_anti = handle_.snapshot().have_pods_with_required_anti_affinity();
-  auto existing = ForEachChunk<TopologyCounter>(
-      handle_.parallelizer(), with_anti.size(),
-      [&](size_t begin, size_t end, TopologyCounter& acc) {
-        for (size_t i = begin; i < end; ++i) {
-          const NodeInfo& ni = *with_anti[i];
-          if (!ni.node()) continue;
-          for (const PodInfoPtr& e : ni.pods_with_required_anti_affinity())
-            CountExistingAntiAffinity(*in, *e, *ni.node(), 1, acc);
-        }
-      });
-  for (const auto& c : existing) s->existing_anti_affinity_counts.Merge(c);
+  // Existing pods' required anti-affinity: each distinct term is matched once.
+  ExistingTermIndex& existing = caches_->existing_anti_affinity;
+  existing.Refresh(handle_.snapshot().have_pods_with_required_anti_affinity());
+  std::vector<SharedCounter> matched;
+  existing.ForEachGroup([&](const ExistingTermIndex::Group& g, const SharedCounter& counts) {
+    if (g.term.Matches(pod, &in->namespace_labels)) matched.push_back(counts);
+  });
+  if (matched.empty()) {
+    s->existing_anti_affinity_counts = EmptyCounter();
+  } else if (matched.size() == 1) {
+    s->existing_anti_affinity_counts = matched[0];
+  } else {
+    auto merged = std::make_shared<TopologyCounter>(*matched[0]);
+    for (size_t i = 1; i < matched.size(); ++i) merged->Merge(*matched[i]);
+    s->existing_anti_affinity_counts = std::move(merged);
+  }
 
-  if (!in->required_affinity.empty() || !in->required_anti_affinity.empty()) {
-    auto incoming = ForEachChunk<IncomingAcc>(handle_.parallelizer(), nodes.size(),
-                                              [&](size_t begin, size_t end, IncomingAcc& acc) {
-                                                acc.Init(*in);
-                                                for (size_t i = begin; i < end; ++i)
-                                                  CountIncomingMatches(*in, *nodes[i], acc);
-                                              });
-    for (const auto& c : incoming) {
-      if (!c.ready) continue;
-      s->affinity_counts.Merge(c.affinity);
-      s->anti_affinity_counts.Merge(c.anti_affinity);
+  if (in->required_affinity.empty() && in->required_anti_affinity.empty()) {
+    if (s->existing_anti_affinity_counts->empty()) return Status::Skip();
+    s->affinity_counts = EmptyCounter();
+    s->anti_affinity_counts = EmptyCounter();
+  } else {
+    // Existing pods matching the pod's own terms, kept per set of terms across cycles.
+    std::optional<std::string> sig = RequiredSignature(pod, *in);
+    IncomingMemo* memo = sig ? caches_->required.Find(*sig) : nullptr;
+    std::unique_ptr<IncomingMemo> uncached;
+    if (!memo) {
+      auto fresh = std::make_unique<IncomingMemo>(&NodeInfo::pods);
+      fresh->terms = in->required_affinity;
+      fresh->split = fresh->terms.size();
+      fresh->terms.insert(fresh->terms.end(), in->required_anti_affinity.begin(),
+                          in->required_anti_affinity.end());
+      fresh->index.NewGroup();  // 0: affinity
+      fresh->index.NewGroup();  // 1: anti-affinity
+      if (sig) {
+        memo = caches_->required.Insert(std::move(*sig), std::move(fresh));
+      } else {
+        uncached = std::move(fresh);
+        memo = uncached.get();
+      }
+    }
+    memo->index.Refresh(
+        nodes,
+        [memo](const Node& node, const std::vector<PodInfoPtr>& pods,
+               std::vector<Contribution>& out) { CountRequiredMatches(*memo, node, pods, out); },
+        &handle_.parallelizer());
+    s->affinity_counts = memo->index.counter(0);
+    s->anti_affinity_counts = memo->index.counter(1);
+    if (uncached) {
+      // The memo dies with this call; the state keeps the counters.
+      s->affinity_counts = std::make_shared<TopologyCounter>(*s->affinity_counts);
+      s->anti_affinity_counts = std::make_shared<TopologyCounter>(*s->anti_affinity_counts);
     }
   }
 
-  if (s->existing_anti_affinity_counts.empty() && in->required_affinity.empty() &&
-      in->required_anti_affinity.empty()) {
-    return Status::Skip();
-  }
   s->incoming = std::move(in);
   state.Write(kPreFilterStateKey, std::move(s));
   return Status::Success();
@@ -220,17 +227,20 @@ Status InterPodAffinity::UpdateWithPod(CycleState& state, const PodInfo& other,
   const IncomingPod& in = *s->incoming;
   const Pod& p = *other.pod;
 
-  CountExistingAntiAffinity(in, other, *node, multiplier, s->existing_anti_affinity_counts);
-  if (MatchesAll(in.required_affinity, p)) {
-    for (size_t i = 0; i < in.required_affinity.size(); ++i)
-      if (const std::string* v = NodeLabel(*node, in.required_affinity[i].topology_key))
-        s->affinity_counts.Add(in.affinity_key_ids[i], *v, multiplier);
+  for (const auto& t : other.required_anti_affinity) {
+    const std::string* v = NodeLabel(*node, t.topology_key);
+    if (v && t.Matches(*in.pod, &in.namespace_labels))
+      MutableCounter(s->existing_anti_affinity_counts).Add(t.topology_key, *v, multiplier);
   }
-  for (size_t i = 0; i < in.required_anti_affinity.size(); ++i) {
-    const AffinityTerm& t = in.required_anti_affinity[i];
+  if (MatchesAll(in.required_affinity, p)) {
+    for (const auto& t : in.required_affinity)
+      if (const std::string* v = NodeLabel(*node, t.topology_key))
+        MutableCounter(s->affinity_counts).Add(t.topology_key, *v, multiplier);
+  }
+  for (const auto& t : in.required_anti_affinity) {
     const std::string* v = NodeLabel(*node, t.topology_key);
     if (v && t.Matches(p, &kNoLabels))
-      s->anti_affinity_counts.Add(in.anti_affinity_key_ids[i], *v, multiplier);
+      MutableCounter(s->anti_affinity_counts).Add(t.topology_key, *v, multiplier);
   }
   return Status::Success();
 }

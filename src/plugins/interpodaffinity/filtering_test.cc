@@ -603,24 +603,25 @@ TEST_P(PreFilterStateAddRemovePodTest, MatchesRecomputation) {
   PodInfoPtr added = PodInfo::Create(c.added);
   ASSERT_TRUE(h.plugin().AddPod(cloned, h.pod_info(), added, node).IsSuccess());
   const PreFilterState* after_add = cloned.Read(kPreFilterStateKey);
-  EXPECT_EQ(ToMap(after_add->anti_affinity_counts), c.want_anti_affinity);
-  EXPECT_EQ(ToMap(after_add->affinity_counts), c.want_affinity);
+  EXPECT_EQ(ToMap(*after_add->anti_affinity_counts), c.want_anti_affinity);
+  EXPECT_EQ(ToMap(*after_add->affinity_counts), c.want_affinity);
   const PreFilterState* recomputed = with_added.pre_filter_state();
-  EXPECT_EQ(ToMap(after_add->anti_affinity_counts), ToMap(recomputed->anti_affinity_counts));
-  EXPECT_EQ(ToMap(after_add->affinity_counts), ToMap(recomputed->affinity_counts));
-  EXPECT_EQ(ToMap(after_add->existing_anti_affinity_counts),
-            ToMap(recomputed->existing_anti_affinity_counts));
+  EXPECT_EQ(ToMap(*after_add->anti_affinity_counts), ToMap(*recomputed->anti_affinity_counts));
+  EXPECT_EQ(ToMap(*after_add->affinity_counts), ToMap(*recomputed->affinity_counts));
+  EXPECT_EQ(ToMap(*after_add->existing_anti_affinity_counts),
+            ToMap(*recomputed->existing_anti_affinity_counts));
   // The original state is untouched by updates to its clone.
-  EXPECT_EQ(ToMap(h.pre_filter_state()->anti_affinity_counts), ToMap(before.anti_affinity_counts));
+  EXPECT_EQ(ToMap(*h.pre_filter_state()->anti_affinity_counts),
+            ToMap(*before.anti_affinity_counts));
 
   ASSERT_TRUE(h.plugin().RemovePod(cloned, h.pod_info(), added, node).IsSuccess());
   const PreFilterState* after_remove = cloned.Read(kPreFilterStateKey);
-  EXPECT_EQ(ToMap(after_remove->anti_affinity_counts), ToMap(before.anti_affinity_counts));
-  EXPECT_EQ(ToMap(after_remove->affinity_counts), ToMap(before.affinity_counts));
-  EXPECT_EQ(ToMap(after_remove->existing_anti_affinity_counts),
-            ToMap(before.existing_anti_affinity_counts));
-  EXPECT_EQ(after_remove->affinity_counts.size(), before.affinity_counts.size());
-  EXPECT_EQ(after_remove->anti_affinity_counts.size(), before.anti_affinity_counts.size());
+  EXPECT_EQ(ToMap(*after_remove->anti_affinity_counts), ToMap(*before.anti_affinity_counts));
+  EXPECT_EQ(ToMap(*after_remove->affinity_counts), ToMap(*before.affinity_counts));
+  EXPECT_EQ(ToMap(*after_remove->existing_anti_affinity_counts),
+            ToMap(*before.existing_anti_affinity_counts));
+  EXPECT_EQ(after_remove->affinity_counts->size(), before.affinity_counts->size());
+  EXPECT_EQ(after_remove->anti_affinity_counts->size(), before.anti_affinity_counts->size());
 }
 
 std::vector<AddRemoveCase> AddRemoveCases() {
@@ -744,8 +745,8 @@ TEST_P(IncomingAffinityCountsTest, Counts) {
     return;
   }
   ASSERT_TRUE(s.IsSuccess()) << Describe(s);
-  EXPECT_EQ(ToMap(h.pre_filter_state()->affinity_counts), c.want_affinity);
-  EXPECT_EQ(ToMap(h.pre_filter_state()->anti_affinity_counts), c.want_anti_affinity);
+  EXPECT_EQ(ToMap(*h.pre_filter_state()->affinity_counts), c.want_affinity);
+  EXPECT_EQ(ToMap(*h.pre_filter_state()->anti_affinity_counts), c.want_anti_affinity);
 }
 
 PodPtr Normal(std::vector<std::string> labels) {
@@ -831,8 +832,8 @@ std::vector<IncomingCountsCase> IncomingCountsCases() {
 INSTANTIATE_TEST_SUITE_P(Upstream, IncomingAffinityCountsTest,
                          ::testing::ValuesIn(IncomingCountsCases()));
 
-// Many nodes exercise the chunked counting; the result must equal a direct count.
-TEST(InterPodAffinityPreFilterTest, ChunkedCountsEqualDirectCounts) {
+// Many nodes exercise the parallel counting; the result must equal a direct count.
+TEST(InterPodAffinityPreFilterTest, ManyNodesCountsEqualDirectCounts) {
   std::vector<NodePtr> nodes;
   std::vector<PodPtr> pods;
   Counts want_affinity, want_anti, want_existing;
@@ -866,9 +867,9 @@ TEST(InterPodAffinityPreFilterTest, ChunkedCountsEqualDirectCounts) {
                               .Obj())
                   .IsSuccess());
   const PreFilterState& s = *h.pre_filter_state();
-  EXPECT_EQ(ToMap(s.affinity_counts), want_affinity);
-  EXPECT_EQ(ToMap(s.anti_affinity_counts), want_anti);
-  EXPECT_EQ(ToMap(s.existing_anti_affinity_counts), want_existing);
+  EXPECT_EQ(ToMap(*s.affinity_counts), want_affinity);
+  EXPECT_EQ(ToMap(*s.anti_affinity_counts), want_anti);
+  EXPECT_EQ(ToMap(*s.existing_anti_affinity_counts), want_existing);
 }
 
 }  // namespace

@@ -8,11 +8,13 @@
 // required affinity) per topology pair; Score sums the node's pairs; NormalizeScore maps the
 // sums linearly from [min, max] onto [0, 100].
 //
-// The counting loops run in parallel over nodes with the handle's Parallelizer and accumulate
-// into one flat counter per chunk of nodes, so the cost per node is a few label lookups and
-// selector matches, with no allocation.
+// The counts are kept across cycles (memo.h): a node's contribution is recomputed only when its
+// Node object or its pods changed, in parallel with the handle's Parallelizer, so a cycle costs
+// a pointer comparison per tracked pod plus the matching on the nodes that changed. Filter and
+// Score then do a few label lookups and flat-map probes per node, with no allocation.
 #pragma once
 
+#include <memory>
 #include <string_view>
 
 #include "berth/framework/handle.h"
@@ -36,6 +38,8 @@ inline constexpr std::string_view kErrReasonAffinityRulesNotMatch =
 inline constexpr std::string_view kErrReasonAntiAffinityRulesNotMatch =
     "node(s) didn't match pod anti-affinity rules";
 
+struct PluginCaches;
+
 class InterPodAffinity final : public PreFilterPlugin,
                                public FilterPlugin,
                                public PreFilterExtensions,
@@ -44,6 +48,7 @@ class InterPodAffinity final : public PreFilterPlugin,
  public:
   // `handle` must outlive the plugin. `args` are expected to be validated already.
   InterPodAffinity(const config::InterPodAffinityArgs& args, Handle& handle);
+  ~InterPodAffinity() override;
 
   std::string_view Name() const override { return kName; }
 
@@ -80,6 +85,8 @@ class InterPodAffinity final : public PreFilterPlugin,
 
   config::InterPodAffinityArgs args_;
   Handle& handle_;
+  // Indexes kept across cycles (PreFilter and PreScore run on the scheduling thread only).
+  std::unique_ptr<PluginCaches> caches_;
 };
 
 }  // namespace interpodaffinity

@@ -3,14 +3,18 @@
 #include <utility>
 
 #include "berth/api/selectors.h"
+#include "config/plugin_args_codec.h"
 #include "plugins/interpodaffinity/interpodaffinity.h"
+#include "plugins/interpodaffinity/memo.h"
 #include "plugins/interpodaffinity/state.h"
 
 namespace berth {
 namespace interpodaffinity {
 
 InterPodAffinity::InterPodAffinity(const config::InterPodAffinityArgs& args, Handle& handle)
-    : args_(args), handle_(handle) {}
+    : args_(args), handle_(handle), caches_(std::make_unique<PluginCaches>()) {}
+
+InterPodAffinity::~InterPodAffinity() = default;
 
 Labels NamespaceLabels(ClusterClient& client, std::string_view ns) {
   if (Ptr<Namespace> n = client.GetNamespace(ns)) return n->metadata.labels;
@@ -99,8 +103,7 @@ PluginRegistration InterPodAffinityRegistration() {
         std::make_unique<interpodaffinity::InterPodAffinity>(*typed, handle);
     return plugin;
   };
-  // TODO(berth): reg.decode_args = config::DecodeInterPodAffinityArgs once
-  // src/config/plugin_args_codec.h provides it.
+  reg.decode_args = config::DecodeInterPodAffinityArgs;
   return reg;
 }
 

@@ -5,8 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "plugins/interpodaffinity/chunks.h"
 #include "plugins/interpodaffinity/interpodaffinity.h"
+#include "plugins/interpodaffinity/memo.h"
+#include "plugins/interpodaffinity/node_label.h"
 #include "plugins/interpodaffinity/state.h"
 
 namespace berth::interpodaffinity {
@@ -14,42 +15,37 @@ namespace {
 
 const Labels kNoLabels;
 
-// What PreScore needs while walking the existing pods.
-struct ScoreInputs {
-  const Pod* pod = nullptr;
-  std::vector<WeightedAffinityTerm> preferred_affinity;  // namespaceSelector folded in
-  std::vector<WeightedAffinityTerm> preferred_anti_affinity;
-  Labels namespace_labels;
-  int32_t hard_pod_affinity_weight = 0;
-};
-
-void ProcessTerm(const AffinityTerm& term, int32_t weight, const Pod& pod, const Labels* ns_labels,
-                 const Node& node, int32_t multiplier, TopologyCounter& acc) {
-  const std::string* value = NodeLabel(node, term.topology_key);
-  if (value && term.Matches(pod, ns_labels))
-    acc.Add(term.topology_key, *value, static_cast<int64_t>(weight * multiplier));
-}
-
-void ProcessTerms(const std::vector<WeightedAffinityTerm>& terms, const Pod& pod,
-                  const Labels* ns_labels, const Node& node, int32_t multiplier,
-                  TopologyCounter& acc) {
-  for (const auto& t : terms) ProcessTerm(t.term, t.weight, pod, ns_labels, node, multiplier, acc);
-}
-
-void ProcessExistingPod(const ScoreInputs& in, const PodInfo& existing, const Node& node,
-                        TopologyCounter& acc) {
-  const Pod& incoming = *in.pod;
-  // The incoming pod's preferred terms, attracted to / repelled by the existing pod.
-  ProcessTerms(in.preferred_affinity, *existing.pod, &kNoLabels, node, 1, acc);
-  ProcessTerms(in.preferred_anti_affinity, *existing.pod, &kNoLabels, node, -1, acc);
-  // The existing pod's terms, matched against the incoming pod: its required affinity counts
-  // with hardPodAffinityWeight, its preferred terms with their own weights.
-  if (in.hard_pod_affinity_weight > 0) {
-    for (const auto& t : existing.required_affinity)
-      ProcessTerm(t, in.hard_pod_affinity_weight, incoming, &in.namespace_labels, node, 1, acc);
+// Counts, per node, the pods matching each of the memo's terms (group i for term i).
+void CountPreferredMatches(const IncomingMemo& memo, const Node& node,
+                           const std::vector<PodInfoPtr>& pods, std::vector<Contribution>& out) {
+  if (pods.empty()) return;
+  for (size_t i = 0; i < memo.terms.size(); ++i) {
+    const AffinityTerm& t = memo.terms[i];
+    const std::string* v = NodeLabel(node, t.topology_key);
+    if (!v) continue;
+    int64_t matches = 0;
+    for (const PodInfoPtr& p : pods) matches += t.Matches(*p->pod, &kNoLabels);
+    if (matches > 0) out.push_back({static_cast<uint32_t>(i), t.topology_key, *v, matches});
   }
-  ProcessTerms(existing.preferred_affinity, incoming, &in.namespace_labels, node, 1, acc);
-  ProcessTerms(existing.preferred_anti_affinity, incoming, &in.namespace_labels, node, -1, acc);
+}
+
+// The signature of the pod's preferred terms, or nullopt when the compiled terms cannot be
+// paired with the spec's (then nothing is cached).
+std::optional<std::string> PreferredSignature(const Pod& pod,
+                                              const std::vector<WeightedAffinityTerm>& affinity,
+                                              const std::vector<WeightedAffinityTerm>& anti) {
+  const auto& a = pod.spec.affinity;
+  static const std::vector<WeightedPodAffinityTerm> kNone;
+  const auto& raw_aff = a && a->pod_affinity ? a->pod_affinity->preferred : kNone;
+  const auto& raw_anti = a && a->pod_anti_affinity ? a->pod_anti_affinity->preferred : kNone;
+  if (raw_aff.size() != affinity.size() || raw_anti.size() != anti.size()) return std::nullopt;
+  std::string sig;
+  for (size_t i = 0; i < affinity.size(); ++i)
+    AppendIncomingTermSignature(sig, pod, raw_aff[i].term, affinity[i].term);
+  sig += '|';
+  for (size_t i = 0; i < anti.size(); ++i)
+    AppendIncomingTermSignature(sig, pod, raw_anti[i].term, anti[i].term);
+  return sig;
 }
 
 }  // namespace
@@ -65,39 +61,78 @@ Status InterPodAffinity::PreScore(CycleState& state, const PodInfo& pod_info,
 
   if (auto err = AffinityParseError(pod)) return Status::Error("failed to parse pod: " + *err);
 
-  ScoreInputs in;
-  in.pod = &pod;
-  in.preferred_affinity = pod_info.preferred_affinity;
-  in.preferred_anti_affinity = pod_info.preferred_anti_affinity;
-  std::optional<std::vector<Ptr<Namespace>>> namespaces;
-  for (auto& t : in.preferred_affinity)
-    MergeNamespaceSelector(t.term, handle_.client(), namespaces);
-  for (auto& t : in.preferred_anti_affinity)
-    MergeNamespaceSelector(t.term, handle_.client(), namespaces);
-  in.namespace_labels = NamespaceLabels(handle_.client(), pod.metadata.namespace_);
-  in.hard_pod_affinity_weight = args_.hard_pod_affinity_weight;
-
-  // Without preferred terms of its own, only existing pods with affinity can contribute. Like
-  // kube-scheduler, every node of the snapshot is walked, not just the feasible ones: a pair's
-  // weight comes from pods anywhere in the topology domain.
+  const Labels namespace_labels = NamespaceLabels(handle_.client(), pod.metadata.namespace_);
   const Snapshot& snapshot = handle_.snapshot();
-  const std::vector<NodeInfo*>& nodes =
-      has_constraints ? snapshot.nodes() : snapshot.have_pods_with_affinity();
-  auto chunks = ForEachChunk<TopologyCounter>(
-      handle_.parallelizer(), nodes.size(), [&](size_t begin, size_t end, TopologyCounter& acc) {
-        for (size_t i = begin; i < end; ++i) {
-          const NodeInfo& ni = *nodes[i];
-          const Node* node = ni.node();
-          if (!node || node->metadata.labels.empty()) continue;
-          const auto& pods = has_constraints ? ni.pods() : ni.pods_with_affinity();
-          for (const PodInfoPtr& existing : pods) ProcessExistingPod(in, *existing, *node, acc);
-        }
-      });
-
+  // Like kube-scheduler, every node of the snapshot counts, not just the feasible ones: a pair's
+  // weight comes from pods anywhere in the topology domain.
   auto s = std::make_shared<PreScoreState>();
-  for (const auto& c : chunks) s->topology_score.Merge(c);
+
+  if (has_constraints) {
+    // The pod's preferred terms, attracted to / repelled by existing pods.
+    std::vector<WeightedAffinityTerm> affinity = pod_info.preferred_affinity;
+    std::vector<WeightedAffinityTerm> anti = pod_info.preferred_anti_affinity;
+    std::optional<std::vector<Ptr<Namespace>>> namespaces;
+    for (auto& t : affinity) MergeNamespaceSelector(t.term, handle_.client(), namespaces);
+    for (auto& t : anti) MergeNamespaceSelector(t.term, handle_.client(), namespaces);
+
+    std::optional<std::string> sig = PreferredSignature(pod, affinity, anti);
+    IncomingMemo* memo = sig ? caches_->preferred.Find(*sig) : nullptr;
+    std::unique_ptr<IncomingMemo> uncached;
+    if (!memo) {
+      auto fresh = std::make_unique<IncomingMemo>(&NodeInfo::pods);
+      for (const auto& t : affinity) fresh->terms.push_back(t.term);
+      fresh->split = fresh->terms.size();
+      for (const auto& t : anti) fresh->terms.push_back(t.term);
+      for (size_t i = 0; i < fresh->terms.size(); ++i) fresh->index.NewGroup();
+      if (sig) {
+        memo = caches_->preferred.Insert(std::move(*sig), std::move(fresh));
+      } else {
+        uncached = std::move(fresh);
+        memo = uncached.get();
+      }
+    }
+    memo->index.Refresh(
+        snapshot.nodes(),
+        [memo](const Node& node, const std::vector<PodInfoPtr>& pods,
+               std::vector<Contribution>& out) { CountPreferredMatches(*memo, node, pods, out); },
+        &handle_.parallelizer());
+    for (size_t i = 0; i < memo->terms.size(); ++i) {
+      const bool is_affinity = i < memo->split;
+      const int32_t weight = is_affinity ? affinity[i].weight : anti[i - memo->split].weight;
+      SharedCounter counts = memo->index.counter(static_cast<uint32_t>(i));
+      // The memo dies with this call when uncached; the state keeps a copy.
+      if (uncached) counts = std::make_shared<TopologyCounter>(*counts);
+      s->sources.push_back({std::move(counts), is_affinity ? weight : -int64_t{weight}});
+    }
+  }
+
+  // The existing pods' terms, matched against the pod: required affinity counts with
+  // hardPodAffinityWeight, preferred terms with their own weights.
+  ExistingTermIndex& existing = caches_->existing_scoring;
+  existing.Refresh(snapshot.have_pods_with_affinity());
+  existing.ForEachGroup([&](const ExistingTermIndex::Group& g, const SharedCounter& counts) {
+    int64_t multiplier = 0;
+    switch (g.kind) {
+      case ExistingTermIndex::Kind::kRequiredAffinity:
+        multiplier = args_.hard_pod_affinity_weight;
+        break;
+      case ExistingTermIndex::Kind::kPreferredAffinity:
+        multiplier = g.weight;
+        break;
+      case ExistingTermIndex::Kind::kPreferredAntiAffinity:
+        multiplier = -int64_t{g.weight};
+        break;
+      case ExistingTermIndex::Kind::kRequiredAntiAffinity:
+        break;
+    }
+    if (multiplier != 0 && g.term.Matches(pod, &namespace_labels))
+      s->sources.push_back({counts, multiplier});
+  });
+
   // Nothing matched anywhere: every node would score the same.
-  if (s->topology_score.entries() == 0) return Status::Skip();
+  bool any = false;
+  for (const auto& src : s->sources) any |= !src.counts->empty();
+  if (!any) return Status::Skip();
   state.Write(kPreScoreStateKey, std::move(s));
   return Status::Success();
 }
@@ -110,12 +145,15 @@ Status InterPodAffinity::Score(const CycleState& state, const PodInfo& pod,
   }
   const Node* node = node_info.node();
   if (!node) return Status::Error("node not found");
-  const TopologyCounter& scores = s->topology_score;
-  const auto& keys = scores.keys();
   int64_t sum = 0;
-  for (size_t k = 0; k < keys.size(); ++k) {
-    if (const std::string* value = NodeLabel(*node, keys[k]))
-      sum += scores.Get(static_cast<TopologyCounter::KeyId>(k), *value);
+  for (const auto& src : s->sources) {
+    const auto& keys = src.counts->keys();
+    int64_t count = 0;
+    for (size_t k = 0; k < keys.size(); ++k) {
+      if (const std::string* value = NodeLabel(*node, keys[k]))
+        count += src.counts->Get(static_cast<TopologyCounter::KeyId>(k), *value);
+    }
+    sum += src.multiplier * count;
   }
   *score = sum;
   return Status::Success();
@@ -127,7 +165,7 @@ Status InterPodAffinity::NormalizeScore(const CycleState& state, const PodInfo& 
   if (!s) {
     return Status::Error("failed to read \"PreScoreInterPodAffinity\" from cycleState: not found");
   }
-  if (s->topology_score.entries() == 0) return Status::Success();
+  if (s->sources.empty()) return Status::Success();
 
   int64_t min_count = std::numeric_limits<int64_t>::max();
   int64_t max_count = std::numeric_limits<int64_t>::min();

@@ -464,8 +464,8 @@ TEST(InterPodAffinityScoreTest, ScoreWithoutPreScoreStateIsAnError) {
   EXPECT_EQ(st.code(), Code::kError);
 }
 
-// Many nodes exercise the chunked accumulation; the scores must equal a direct computation.
-TEST(InterPodAffinityScoreTest, ChunkedScoresEqualDirectComputation) {
+// Many nodes exercise the parallel accumulation; the scores must equal a direct computation.
+TEST(InterPodAffinityScoreTest, ManyNodesScoresEqualDirectComputation) {
   std::vector<NodePtr> nodes;
   std::vector<PodPtr> pods;
   std::map<std::string, int64_t> zone_weight;

@@ -22,31 +22,38 @@ struct IncomingPod {
   // "everything" or "nothing"), so matching them never needs the other pod's namespace labels.
   std::vector<AffinityTerm> required_affinity;
   std::vector<AffinityTerm> required_anti_affinity;
-  // Key id of each term's topology key in PreFilterState::affinity_counts /
-  // anti_affinity_counts (same order as the terms).
-  std::vector<TopologyCounter::KeyId> affinity_key_ids;
-  std::vector<TopologyCounter::KeyId> anti_affinity_key_ids;
   // Labels of the incoming pod's namespace (empty when the namespace is unknown).
   Labels namespace_labels;
   // The pod matches all of its own required affinity terms (false when it has none).
   bool matches_own_affinity = false;
 };
 
+// A counter shared with the plugin's indexes; whoever changes it first copies it if anyone
+// else still holds it.
+using SharedCounter = std::shared_ptr<TopologyCounter>;
+
+// The counter `c` may be changed through: `c` itself after copying it if it is shared.
+inline TopologyCounter& MutableCounter(SharedCounter& c) {
+  if (c.use_count() > 1) c = std::make_shared<TopologyCounter>(*c);
+  return *c;
+}
+
 class PreFilterState final : public StateData {
  public:
+  // Clones share the counters until one of them changes (AddPod / RemovePod).
   std::shared_ptr<StateData> Clone() const override {
     return std::make_shared<PreFilterState>(*this);
   }
 
   std::shared_ptr<const IncomingPod> incoming;
   // Existing pods whose required anti-affinity terms match the incoming pod.
-  TopologyCounter existing_anti_affinity_counts;
+  SharedCounter existing_anti_affinity_counts;
   // Existing pods that match all of the incoming pod's required affinity terms (one count per
   // term).
-  TopologyCounter affinity_counts;
+  SharedCounter affinity_counts;
   // Existing pods that match the incoming pod's required anti-affinity terms (one count per
   // matching term).
-  TopologyCounter anti_affinity_counts;
+  SharedCounter anti_affinity_counts;
 };
 
 inline constexpr StateKey<PreFilterState> kPreFilterStateKey{"PreFilterInterPodAffinity"};
@@ -58,8 +65,12 @@ class PreScoreState final : public StateData, public std::enable_shared_from_thi
     return std::const_pointer_cast<PreScoreState>(shared_from_this());
   }
 
-  // Summed weights per topology pair.
-  TopologyCounter topology_score;
+  // The weight of a topology pair is the sum over sources of multiplier x count.
+  struct Source {
+    std::shared_ptr<const TopologyCounter> counts;
+    int64_t multiplier;
+  };
+  std::vector<Source> sources;
 };
 
 inline constexpr StateKey<PreScoreState> kPreScoreStateKey{"PreScoreInterPodAffinity"};

@@ -11,6 +11,7 @@
 #include "berth/api/selectors.h"
 #include "berth/framework/plugin.h"
 #include "config/plugin_args.h"
+#include "config/plugin_args_codec.h"
 
 namespace berth {
 namespace {
@@ -149,7 +150,7 @@ PluginRegistration NodeAffinityRegistration() {
   PluginRegistration reg;
   reg.name = std::string(kNodeAffinityName);
   reg.factory = &NodeAffinityPlugin::New;
-  // TODO(lead): wire decoder (config::DecodeNodeAffinityArgs from config/plugin_args_codec.h).
+  reg.decode_args = &config::DecodeNodeAffinityArgs;
   return reg;
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
@@ -481,5 +482,27 @@ TEST(NodeAffinityFactory, RejectsWrongArgsType) {
   EXPECT_EQ(NodeAffinityRegistration().name, "NodeAffinity");
 }
 
+TEST(NodeAffinityFactory, DecodedAddedAffinityIsEnforced) {
+  PluginRegistration reg = NodeAffinityRegistration();
+  ASSERT_TRUE(static_cast<bool>(reg.decode_args));
+  const nlohmann::json raw = {
+      {"addedAffinity",
+       {{"requiredDuringSchedulingIgnoredDuringExecution",
+         {{"nodeSelectorTerms",
+           {{{"matchExpressions",
+              {{{"key", "zone"}, {"operator", "In"}, {"values", {"a"}}}}}}}}}}}}};
+  auto decoded = reg.decode_args(&raw, "args");
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  testing::FakeHandle handle;
+  auto plugin = reg.factory(decoded->get(), handle);
+  ASSERT_TRUE(plugin.ok());
+  auto* filter = dynamic_cast<FilterPlugin*>(plugin->get());
+  CycleState state;
+  PodInfoPtr pod = MakePod().Name("p").Info();
+  NodeInfo in_a = MakeNodeInfo(NodeWith("n1", {{"zone", "a"}}));
+  NodeInfo in_b = MakeNodeInfo(NodeWith("n2", {{"zone", "b"}}));
+  EXPECT_TRUE(filter->Filter(state, *pod, in_a).IsSuccess());
+  EXPECT_EQ(filter->Filter(state, *pod, in_b).reasons(), std::vector<std::string>{kEnforcedReason});
+}
 }  // namespace
 }  // namespace berth

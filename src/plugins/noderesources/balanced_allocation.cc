@@ -6,6 +6,7 @@
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
 #include "config/plugin_args.h"
+#include "config/plugin_args_codec.h"
 #include "plugins/noderesources/noderesources.h"
 #include "plugins/noderesources/resource_allocation.h"
 
@@ -101,8 +102,7 @@ PluginRegistration NodeResourcesBalancedAllocationRegistration() {
   PluginRegistration reg;
   reg.name = std::string(kNodeResourcesBalancedAllocationName);
   reg.factory = &BalancedAllocation::New;
-  // TODO(lead): wire decoder (config::DecodeNodeResourcesBalancedAllocationArgs from
-  // config/plugin_args_codec.h).
+  reg.decode_args = &config::DecodeNodeResourcesBalancedAllocationArgs;
   return reg;
 }
 

@@ -174,5 +174,13 @@ TEST(NodeResourcesBalancedAllocation, NameAndArgsType) {
   EXPECT_FALSE(plugin.ok());
 }
 
+TEST(NodeResourcesBalancedAllocation, DecodedDefaultsBuildThePlugin) {
+  PluginRegistration reg = NodeResourcesBalancedAllocationRegistration();
+  ASSERT_TRUE(static_cast<bool>(reg.decode_args));
+  testing::FakeHandle handle;
+  auto defaults = reg.decode_args(nullptr, "args");
+  ASSERT_TRUE(defaults.ok()) << defaults.error().message;
+  EXPECT_TRUE(reg.factory(defaults->get(), handle).ok());
+}
 }  // namespace
 }  // namespace berth

@@ -9,6 +9,7 @@
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
 #include "config/plugin_args.h"
+#include "config/plugin_args_codec.h"
 #include "plugins/noderesources/noderesources.h"
 #include "plugins/noderesources/resource_allocation.h"
 
@@ -214,8 +215,7 @@ PluginRegistration NodeResourcesFitRegistration() {
   PluginRegistration reg;
   reg.name = std::string(kNodeResourcesFitName);
   reg.factory = &Fit::New;
-  // TODO(lead): wire decoder (config::DecodeNodeResourcesFitArgs from
-  // config/plugin_args_codec.h).
+  reg.decode_args = &config::DecodeNodeResourcesFitArgs;
   return reg;
 }
 

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -364,6 +365,27 @@ TEST(NodeResourcesFitFilter, EnoughRequests) {
        {},
        kOk,
        {}},
+      {"cpu request larger than the whole node cannot be fixed by preemption",
+       MakePod().Name("p").Req({{"cpu", "11m"}, {"memory", "1"}}),
+       {Running({{}})},
+       {},
+       {},
+       kNever,
+       {"Insufficient cpu"}},
+      {"memory request larger than the whole node cannot be fixed by preemption",
+       MakePod().Name("p").Req({{"cpu", "1m"}, {"memory", "21"}}),
+       {Running({{{"cpu", "9m"}}})},
+       {},
+       {},
+       kNever,
+       {"Insufficient memory"}},
+      {"one unresolvable resource makes the whole status unresolvable",
+       MakePod().Name("p").Req({{"cpu", "2m"}, {"memory", "21"}}),
+       {Running({{{"cpu", "9m"}}})},
+       {},
+       {},
+       kNever,
+       {"Insufficient cpu", "Insufficient memory"}},
       {"several failing resources keep their order",
        MakePod().Name("p").Req({{"cpu", "2m"},
                                 {"memory", "2"},
@@ -883,5 +905,34 @@ TEST(NodeResourcesFitScore, EmptyResourceListIsAnError) {
   EXPECT_EQ(score, 0);
 }
 
+TEST(NodeResourcesFitFactory, DecodedArgsBuildThePlugin) {
+  PluginRegistration reg = NodeResourcesFitRegistration();
+  ASSERT_TRUE(static_cast<bool>(reg.decode_args));
+  testing::FakeHandle handle;
+  auto defaults = reg.decode_args(nullptr, "args");
+  ASSERT_TRUE(defaults.ok()) << defaults.error().message;
+  EXPECT_TRUE(reg.factory(defaults->get(), handle).ok());
+
+  const nlohmann::json raw = {
+      {"scoringStrategy",
+       {{"type", "RequestedToCapacityRatio"},
+        {"resources", {{{"name", "cpu"}, {"weight", 1}}}},
+        {"requestedToCapacityRatio",
+         {{"shape",
+           {{{"utilization", 0}, {"score", 0}}, {{"utilization", 100}, {"score", 10}}}}}}}}};
+  auto decoded = reg.decode_args(&raw, "args");
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  auto plugin = reg.factory(decoded->get(), handle);
+  ASSERT_TRUE(plugin.ok()) << plugin.error().message;
+
+  // 1000m of 4000m -> utilization 25 -> shape score 25 (cpu only).
+  auto* scorer = dynamic_cast<ScorePlugin*>(plugin->get());
+  CycleState state;
+  PodInfoPtr pod = MakePod().Name("p").Req({{"cpu", "1000m"}, {"memory", "1Gi"}}).Info();
+  NodeInfo ni = MakeNodeInfo(SizedNode("n", {{"cpu", "4000m"}, {"memory", "2Gi"}}));
+  int64_t score = -1;
+  ASSERT_TRUE(scorer->Score(state, *pod, ni, &score).IsSuccess());
+  EXPECT_EQ(score, 25);
+}
 }  // namespace
 }  // namespace berth

@@ -5,12 +5,11 @@
 
 #include "berth/api/resources.h"
 #include "berth/framework/plugin.h"
+#include "config/plugin_args_codec.h"
 
 namespace berth::noderesources {
 namespace {
 
-// Shape scores are configured on a 0..10 scale.
-constexpr int64_t kMaxCustomPriorityScore = 10;
 constexpr int64_t kMaxUtilization = 100;
 
 }  // namespace
@@ -156,7 +155,7 @@ std::vector<BrokenLinearFunction::Point> ScaleShape(
   std::vector<BrokenLinearFunction::Point> points;
   points.reserve(shape.size());
   for (const config::UtilizationShapePoint& p : shape) {
-    points.push_back({p.utilization, p.score * (kMaxNodeScore / kMaxCustomPriorityScore)});
+    points.push_back({p.utilization, p.score * (kMaxNodeScore / config::kMaxCustomPriorityScore)});
   }
   return points;
 }

@@ -69,8 +69,8 @@ inline TopologySpreadConstraint Soft(int32_t max_skew, std::string key,
   return Spread(max_skew, std::move(key), kScheduleAnyway, std::move(selector), std::move(opts));
 }
 
-inline const SpreadOpts kIgnoreAffinity{.node_affinity_policy = "Ignore"};
-inline const SpreadOpts kHonorTaints{.node_taints_policy = "Honor"};
+inline const SpreadOpts kIgnoreAffinity{std::nullopt, "Ignore", std::nullopt, {}};
+inline const SpreadOpts kHonorTaints{std::nullopt, std::nullopt, "Honor", {}};
 
 // A node with exactly `labels` (no implicit hostname label).
 inline std::shared_ptr<const Node> N(

@@ -16,16 +16,17 @@ std::string ClaimKey(std::string_view ns, std::string_view name) {
 
 }  // namespace
 
-std::string PersistentVolumeClass(const PersistentVolume& pv) {
+std::string_view PersistentVolumeClass(const PersistentVolume& pv) {
   auto it = pv.metadata.annotations.find(kBetaClassAnnotation);
   if (it != pv.metadata.annotations.end()) return it->second;
   return pv.spec.storage_class_name;
 }
 
-std::string ClaimClass(const PersistentVolumeClaim& pvc) {
+std::string_view ClaimClass(const PersistentVolumeClaim& pvc) {
   auto it = pvc.metadata.annotations.find(kBetaClassAnnotation);
   if (it != pvc.metadata.annotations.end()) return it->second;
-  return pvc.spec.storage_class_name.value_or("");
+  if (pvc.spec.storage_class_name) return *pvc.spec.storage_class_name;
+  return {};
 }
 
 template <class T>
@@ -59,7 +60,8 @@ std::vector<Ptr<PersistentVolume>> AssumeCache::ListPVs(std::string_view class_n
       out.push_back(std::move(api));
       continue;
     }
-    std::string name = api->metadata.name;
+    // The object outlives the call: `api` moves into Resolve's parameter.
+    const std::string& name = api->metadata.name;
     out.push_back(Resolve(pvs_, name, std::move(api)));
   }
   return out;

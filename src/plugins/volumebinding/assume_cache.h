@@ -58,8 +58,9 @@ class AssumeCache {
 };
 
 // The class of a PV or claim as the storage helpers define it: the beta annotation
-// "volume.beta.kubernetes.io/storage-class" wins over spec.storageClassName.
-std::string PersistentVolumeClass(const PersistentVolume& pv);
-std::string ClaimClass(const PersistentVolumeClaim& pvc);
+// "volume.beta.kubernetes.io/storage-class" wins over spec.storageClassName. The view refers to
+// the object.
+std::string_view PersistentVolumeClass(const PersistentVolume& pv);
+std::string_view ClaimClass(const PersistentVolumeClaim& pvc);
 
 }  // namespace berth::volumebinding

@@ -79,7 +79,7 @@ const Ptr<PersistentVolume>* FindMatchingVolume(const ClaimToMatch& claim,
                                                 const std::vector<Ptr<PersistentVolume>>& pvs,
                                                 const Node& node, const ChosenSet& chosen) {
   const PersistentVolumeClaim& pvc = *claim.pvc;
-  const std::string claim_class = ClaimClass(pvc);
+  const std::string_view claim_class = ClaimClass(pvc);
   const Ptr<PersistentVolume>* smallest = nullptr;
   Quantity smallest_qty;
   for (const auto& pv_ptr : pvs) {

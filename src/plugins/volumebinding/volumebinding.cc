@@ -121,7 +121,7 @@ Status VolumeBinding::CollectClaims(const Pod& pod, PodVolumeClaims& out) const 
       continue;
     }
     bool delay_binding = false;
-    if (std::string class_name = ClaimClass(*pvc); !class_name.empty()) {
+    if (std::string class_name(ClaimClass(*pvc)); !class_name.empty()) {
       if (auto sc = client.GetStorageClass(class_name)) {
         if (!sc->volume_binding_mode)
           return Status::Error("VolumeBindingMode not set for StorageClass \"" + class_name + "\"");
@@ -145,7 +145,7 @@ Status VolumeBinding::CollectClaims(const Pod& pod, PodVolumeClaims& out) const 
     return out.classes.size() - 1;
   };
   for (auto& pvc : delayed) {
-    size_t index = class_index(ClaimClass(*pvc));
+    size_t index = class_index(std::string(ClaimClass(*pvc)));
     auto selected = pvc->metadata.annotations.find(kAnnSelectedNode);
     if (selected != pvc->metadata.annotations.end()) {
       out.selected_node.push_back(selected->second);

@@ -603,15 +603,18 @@ TEST(VolumeBindingTest, PreBindWithoutReserveIsAnError) {
   EXPECT_TRUE(env.plugin.PreBind(state, *pod, "node-a").IsSuccess());
 }
 
-TEST(VolumeBindingTest, PVAffinityMatchFieldsSeesNoNodeName) {
-  // As in kube-scheduler, a PV's node affinity is evaluated against the node's labels only.
-  auto pv = MakePV("pv", "wait-sc").Obj();
-  auto with_fields = std::make_shared<PersistentVolume>(*pv);
+TEST(VolumeBindingTest, PVAffinityIgnoresMatchFields) {
+  // As in kube-scheduler, a PV's node affinity is evaluated against the node's labels only, and
+  // field requirements of a node without name are not checked.
+  auto with_fields = std::make_shared<PersistentVolume>(*MakePV("pv", "wait-sc").Obj());
   NodeSelectorTerm term;
-  term.match_fields.push_back({"metadata.name", "In", {"node-a"}});
+  term.match_fields.push_back({"metadata.name", "In", {"node-b"}});
   with_fields->spec.node_affinity = NodeSelector{{term}};
+  EXPECT_TRUE(CheckNodeAffinity(*with_fields, *NodeNamed("node-a")));
+  // Label requirements of the same term still apply.
+  with_fields->spec.node_affinity->terms[0].match_expressions.push_back({"zone", "In", {"z1"}});
   EXPECT_FALSE(CheckNodeAffinity(*with_fields, *NodeNamed("node-a")));
-  EXPECT_TRUE(CheckNodeAffinity(*pv, *NodeNamed("node-a")));
+  EXPECT_TRUE(CheckNodeAffinity(*with_fields, *NodeNamed("node-a", {{"zone", "z1"}})));
 }
 
 TEST(VolumeBindingTest, Registration) {

@@ -1,0 +1,108 @@
+#include "plugins/interpodaffinity/node_index.h"
+
+#include <algorithm>
+
+namespace berth::interpodaffinity {
+namespace {
+
+bool SamePods(const std::vector<PodInfoPtr>& a, const std::vector<PodInfoPtr>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].get() != b[i].get()) return false;
+  return true;
+}
+
+// Recomputing fewer nodes than this is not worth waking the worker threads.
+constexpr size_t kMinParallelNodes = 32;
+
+}  // namespace
+
+TopologyCounter& NodeIndex::Mutable(uint32_t group) {
+  auto& c = groups_[group].counter;
+  // A cycle state may still read this counter: give the index its own copy.
+  if (c.use_count() > 1) c = std::make_shared<TopologyCounter>(*c);
+  return *c;
+}
+
+void NodeIndex::Apply(const Entry& e, int64_t sign) {
+  for (const Contribution& c : e.contributions) {
+    Mutable(c.group).Add(c.key, c.value, sign * c.delta);
+    groups_[c.group].refs += sign;
+  }
+}
+
+void NodeIndex::Refresh(std::span<NodeInfo* const> nodes, const ComputeFn& compute,
+                        Parallelizer* parallelizer) {
+  ++epoch_;
+  changed_.clear();
+  std::vector<Entry*> order(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const NodeInfo* ni = nodes[i];
+    Entry* e = i < last_nodes_.size() && last_nodes_[i] == ni ? last_entries_[i] : &entries_[ni];
+    e->epoch = epoch_;
+    order[i] = e;
+    if (e->node.get() != ni->node() || !SamePods(e->pods, (ni->*pods_of_)())) changed_.push_back(i);
+  }
+
+  // Nodes that left the list take their contributions with them.
+  if (entries_.size() != nodes.size()) {
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      if (it->second.epoch == epoch_) {
+        ++it;
+        continue;
+      }
+      Apply(it->second, -1);
+      it = entries_.erase(it);
+    }
+  }
+
+  if (computed_.size() < changed_.size()) computed_.resize(changed_.size());
+  auto compute_one = [&](size_t k) {
+    const NodeInfo& ni = *nodes[changed_[k]];
+    computed_[k].clear();
+    if (ni.node()) compute(*ni.node(), (ni.*pods_of_)(), computed_[k]);
+  };
+  if (parallelizer && changed_.size() >= kMinParallelNodes) {
+    parallelizer->Until(static_cast<int>(changed_.size()),
+                        [&](int k) { compute_one(static_cast<size_t>(k)); });
+  } else {
+    for (size_t k = 0; k < changed_.size(); ++k) compute_one(k);
+  }
+
+  for (size_t k = 0; k < changed_.size(); ++k) {
+    const NodeInfo& ni = *nodes[changed_[k]];
+    Entry& e = *order[changed_[k]];
+    Apply(e, -1);
+    e.node = ni.node_ptr();
+    e.pods = (ni.*pods_of_)();
+    e.contributions.swap(computed_[k]);
+    Apply(e, 1);
+  }
+
+  last_nodes_.assign(nodes.begin(), nodes.end());
+  last_entries_ = std::move(order);
+}
+
+uint32_t NodeIndex::NewGroup() {
+  uint32_t id;
+  if (!free_groups_.empty()) {
+    id = free_groups_.back();
+    free_groups_.pop_back();
+  } else {
+    id = static_cast<uint32_t>(groups_.size());
+    groups_.emplace_back();
+  }
+  groups_[id] = Group{std::make_shared<TopologyCounter>(), 0, true};
+  return id;
+}
+
+void NodeIndex::ReleaseUnused(const std::function<void(uint32_t)>& released) {
+  for (uint32_t g = 0; g < groups_.size(); ++g) {
+    if (!groups_[g].allocated || groups_[g].refs != 0) continue;
+    released(g);
+    groups_[g] = Group{};
+    free_groups_.push_back(g);
+  }
+}
+
+}  // namespace berth::interpodaffinity

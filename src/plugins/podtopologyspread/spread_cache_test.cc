@@ -1,0 +1,298 @@
+// Cross-cycle memoization: results must always equal a fresh computation, whatever changed in
+// the snapshot between cycles.
+#include <time.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "plugins/podtopologyspread/podtopologyspread.h"
+#include "plugins/podtopologyspread/spread_cache.h"
+#include "plugins/podtopologyspread/state.h"
+#include "plugins/podtopologyspread/test_util.h"
+
+namespace berth::podtopologyspread {
+namespace {
+
+using namespace testutil;  // NOLINT
+
+using NodeList = std::vector<std::shared_ptr<const Node>>;
+using PodList = std::vector<std::shared_ptr<const Pod>>;
+
+std::map<std::string, int32_t> ZoneCounts(Fixture& fx, const std::shared_ptr<const Pod>& pod,
+                                          std::span<NodeInfo* const> nodes,
+                                          const std::vector<std::string>& zones) {
+  CycleState state;
+  PreFilterResult r;
+  Status s = fx.plugin.PreFilter(state, *PodInfo::Create(pod), nodes, &r);
+  EXPECT_TRUE(s.IsSuccess()) << s.Message();
+  std::map<std::string, int32_t> out;
+  const FilterState* fs = state.Read(kFilterStateKey);
+  if (fs == nullptr) return out;
+  for (const auto& z : zones) {
+    if (auto c = fs->counts[0].EligibleCount(z)) out[z] = *c;
+  }
+  return out;
+}
+
+const auto kZonePod = MakePod().Name("p").Label("foo", "").Spread(Hard(1, "zone", kFoo)).Obj();
+
+TEST(PtrIndexTest, FindsWhatWasInserted) {
+  std::vector<int> objects(1000);
+  PtrIndex index(objects.size());
+  for (size_t i = 0; i < objects.size(); i += 2) index.Insert(&objects[i], static_cast<int32_t>(i));
+  for (size_t i = 0; i < objects.size(); ++i)
+    EXPECT_EQ(index.Find(&objects[i]), i % 2 == 0 ? static_cast<int32_t>(i) : -1);
+  EXPECT_EQ(index.Find(nullptr), -1);
+  EXPECT_EQ(PtrIndex().Find(&objects[0]), -1);
+}
+
+TEST(SpreadCacheTest, PodsAddedInPlaceAreSeen) {
+  Fixture fx({N("n1", {{"zone", "z1"}}), N("n2", {{"zone", "z2"}})},
+             {P("a", "n1", {{"foo", ""}})});
+  EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), {"z1", "z2"}),
+            (std::map<std::string, int32_t>{{"z1", 1}, {"z2", 0}}));
+  // The scheduler's cache updates snapshot NodeInfos in place.
+  auto& map = const_cast<Snapshot&>(fx.handle.snapshot()).mutable_map();
+  map["n2"]->AddPod(PodInfo::Create(P("b", "n2", {{"foo", ""}})));
+  map["n2"]->AddPod(PodInfo::Create(P("c", "n2", {{"foo", ""}})));
+  EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), {"z1", "z2"}),
+            (std::map<std::string, int32_t>{{"z1", 1}, {"z2", 2}}));
+  map["n2"]->RemovePod(*P("b", "n2", {{"foo", ""}}));
+  map["n1"]->RemovePod(*P("a", "n1", {{"foo", ""}}));
+  EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), {"z1", "z2"}),
+            (std::map<std::string, int32_t>{{"z1", 0}, {"z2", 1}}));
+}
+
+// A new snapshot over the same node objects, with other pods and possibly the same NodeInfo
+// generations and addresses, must not be mistaken for the old one.
+TEST(SpreadCacheTest, ReplacedSnapshotWithSameNodesIsRecounted) {
+  const NodeList nodes = {N("n1", {{"zone", "z1"}}), N("n2", {{"zone", "z2"}})};
+  Fixture fx(nodes, {P("a", "n1", {{"foo", ""}})});
+  EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), {"z1", "z2"}),
+            (std::map<std::string, int32_t>{{"z1", 1}, {"z2", 0}}));
+  for (int round = 0; round < 3; ++round) {
+    const bool even = round % 2 == 0;
+    fx.handle.SetSnapshot(Snapshot::Build(
+        nodes, {P("a", even ? "n2" : "n1", {{even ? "foo" : "bar", ""}})}));
+    EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), {"z1", "z2"}),
+              even ? (std::map<std::string, int32_t>{{"z1", 0}, {"z2", 1}})
+                   : (std::map<std::string, int32_t>{{"z1", 0}, {"z2", 0}}))
+        << "round " << round;
+  }
+}
+
+TEST(SpreadCacheTest, NodeUpdatesAdditionsAndRemovals) {
+  NodeList nodes = {N("n1", {{"zone", "z1"}}), N("n2", {{"zone", "z2"}})};
+  const PodList pods = {P("a", "n1", {{"foo", ""}}), P("b", "n2", {{"foo", ""}})};
+  Fixture fx(nodes, pods);
+  EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), {"z1", "z2", "z3"}),
+            (std::map<std::string, int32_t>{{"z1", 1}, {"z2", 1}}));
+  // n2 moves to z1 (a new node object), n3 joins in z3.
+  nodes[1] = N("n2", {{"zone", "z1"}});
+  nodes.push_back(N("n3", {{"zone", "z3"}}));
+  fx.handle.SetSnapshot(Snapshot::Build(nodes, pods));
+  EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), {"z1", "z2", "z3"}),
+            (std::map<std::string, int32_t>{{"z1", 2}, {"z3", 0}}));
+  // n1 leaves.
+  nodes.erase(nodes.begin());
+  fx.handle.SetSnapshot(Snapshot::Build(nodes, pods));
+  EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), {"z1", "z2", "z3"}),
+            (std::map<std::string, int32_t>{{"z1", 1}, {"z3", 0}}));
+}
+
+TEST(SpreadCacheTest, CountsAreKeptPerNamespace) {
+  Fixture fx({N("n1", {{"zone", "z1"}}), N("n2", {{"zone", "z2"}})},
+             {P("a", "n1", {{"foo", ""}}), P("b", "n2", {{"foo", ""}}, "other"),
+              P("c", "n2", {{"foo", ""}}, "other")});
+  auto in_other = MakePod().Name("q").Namespace("other").Label("foo", "")
+                      .Spread(Hard(1, "zone", kFoo)).Obj();
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), {"z1", "z2"}),
+              (std::map<std::string, int32_t>{{"z1", 1}, {"z2", 0}}));
+    EXPECT_EQ(ZoneCounts(fx, in_other, fx.Nodes(), {"z1", "z2"}),
+              (std::map<std::string, int32_t>{{"z1", 0}, {"z2", 2}}));
+  }
+}
+
+TEST(SpreadCacheTest, InclusionFollowsThePod) {
+  Fixture fx({N("n1", {{"zone", "z1"}, {"disk", "ssd"}}), N("n2", {{"zone", "z2"}})},
+             {P("a", "n1", {{"foo", ""}}), P("b", "n2", {{"foo", ""}})});
+  auto ssd = MakePod().Name("p").Label("foo", "").NodeSelector("disk", "ssd")
+                 .Spread(Hard(1, "zone", kFoo)).Obj();
+  auto hdd = MakePod().Name("p").Label("foo", "").NodeSelector("disk", "hdd")
+                 .Spread(Hard(1, "zone", kFoo)).Obj();
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(ZoneCounts(fx, ssd, fx.Nodes(), {"z1", "z2"}),
+              (std::map<std::string, int32_t>{{"z1", 1}}));
+    EXPECT_EQ(ZoneCounts(fx, hdd, fx.Nodes(), {"z1", "z2"}), (std::map<std::string, int32_t>{}));
+    EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), {"z1", "z2"}),
+              (std::map<std::string, int32_t>{{"z1", 1}, {"z2", 1}}));
+  }
+}
+
+// ---------------------------------------------------------------- throughput
+
+// CPU time of the calling thread: the machine running the tests is shared, so wall time would
+// measure the neighbours.
+struct ThreadCpuClock {
+  using duration = std::chrono::nanoseconds;
+  using time_point = std::chrono::time_point<ThreadCpuClock>;
+  static time_point now() {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return time_point(duration(int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec));
+  }
+};
+
+// The scheduler_perf TopologySpreading / PreferredTopologySpreading shapes on 5000 nodes in 3
+// zones: every cycle runs the plugin's points over the snapshot, then places the pod in place
+// (as the cache does) on the least loaded zone. Prints the cost per cycle and checks the spread.
+struct Cluster5000 {
+  Cluster5000() {
+    NodeList nodes;
+    PodList pods;
+    for (int i = 0; i < 5000; ++i) {
+      const std::string name = "node-" + std::to_string(i);
+      nodes.push_back(MakeNode().Name(name).Label("topology.kubernetes.io/zone",
+                                                  "zone-" + std::to_string(i % 3))
+                          .Capacity({{"cpu", "4"}, {"memory", "32Gi"}})
+                          .Obj());
+      pods.push_back(P("init-" + std::to_string(i), name, {}));
+    }
+    fx = std::make_unique<Fixture>(nodes, pods, SystemArgs());
+  }
+  NodeInfo& At(size_t i) {
+    return *const_cast<NodeInfo*>(fx->handle.snapshot().nodes()[i % fx->Nodes().size()]);
+  }
+  std::unique_ptr<Fixture> fx;
+};
+
+TEST(PerfTest, TopologySpreading5000Nodes) {
+  Cluster5000 c;
+  auto& fx = *c.fx;
+  const int kPods = 2000;
+  const size_t kFilterNodes = 500;  // adaptive percentage of 5000 nodes
+  using Clock = ThreadCpuClock;
+  Clock::duration total{};
+  size_t start = 0;
+  std::map<std::string, int> per_zone;
+  for (int i = 0; i < kPods; ++i) {
+    auto pod = MakePod().Name("m-" + std::to_string(i)).Label("color", "blue")
+                   .Spread(Hard(5, "topology.kubernetes.io/zone", MatchLabels({{"color", "blue"}})))
+                   .Obj();
+    auto pi = PodInfo::Create(pod);
+    const auto t0 = Clock::now();
+    CycleState state;
+    PreFilterResult r;
+    ASSERT_TRUE(fx.plugin.PreFilter(state, *pi, fx.Nodes(), &r).IsSuccess());
+    NodeInfo* chosen = nullptr;
+    for (size_t k = 0; k < kFilterNodes; ++k) {
+      NodeInfo& n = c.At(start + k);
+      if (fx.plugin.Filter(state, *pi, n).IsSuccess() && chosen == nullptr) chosen = &n;
+    }
+    total += Clock::now() - t0;
+    ASSERT_NE(chosen, nullptr);
+    start += kFilterNodes;
+    chosen->AddPod(PodInfo::Create(
+        MakePod().Name("m-" + std::to_string(i)).Node(chosen->name()).Label("color", "blue").Obj()));
+    ++per_zone[chosen->node()->metadata.labels.at("topology.kubernetes.io/zone")];
+  }
+  int lo = kPods, hi = 0;
+  for (const auto& [z, n] : per_zone) lo = std::min(lo, n), hi = std::max(hi, n);
+  EXPECT_EQ(per_zone.size(), 3u);
+  EXPECT_LE(hi - lo, 5);
+  std::printf("TopologySpreading 5000 nodes: %.1f us CPU per pod (PreFilter + %zu Filter)\n",
+              std::chrono::duration<double, std::micro>(total).count() / kPods, kFilterNodes);
+}
+
+TEST(PerfTest, PreferredTopologySpreading5000Nodes) {
+  Cluster5000 c;
+  auto& fx = *c.fx;
+  const int kPods = 2000;
+  const size_t kFeasible = 500;
+  using Clock = ThreadCpuClock;
+  Clock::duration total{};
+  size_t start = 0;
+  std::vector<const NodeInfo*> feasible(kFeasible);
+  std::vector<NodeScore> scores(kFeasible);
+  std::map<std::string, int> per_zone;
+  for (int i = 0; i < kPods; ++i) {
+    auto pod = MakePod().Name("m-" + std::to_string(i)).Label("color", "blue")
+                   .Spread(Soft(5, "topology.kubernetes.io/zone", MatchLabels({{"color", "blue"}})))
+                   .Obj();
+    auto pi = PodInfo::Create(pod);
+    for (size_t k = 0; k < kFeasible; ++k) feasible[k] = &c.At(start + k);
+    start += kFeasible;
+    const auto t0 = Clock::now();
+    CycleState state;
+    ASSERT_TRUE(fx.plugin.PreScore(state, *pi, feasible).IsSuccess());
+    for (size_t k = 0; k < kFeasible; ++k) {
+      scores[k].node = feasible[k];
+      ASSERT_TRUE(fx.plugin.Score(state, *pi, *feasible[k], &scores[k].score).IsSuccess());
+    }
+    ASSERT_TRUE(fx.plugin.NormalizeScore(state, *pi, scores).IsSuccess());
+    total += Clock::now() - t0;
+    size_t best = 0;
+    for (size_t k = 1; k < kFeasible; ++k)
+      if (scores[k].score > scores[best].score) best = k;
+    NodeInfo* chosen = const_cast<NodeInfo*>(feasible[best]);
+    chosen->AddPod(PodInfo::Create(
+        MakePod().Name("m-" + std::to_string(i)).Node(chosen->name()).Label("color", "blue").Obj()));
+    ++per_zone[chosen->node()->metadata.labels.at("topology.kubernetes.io/zone")];
+  }
+  int lo = kPods, hi = 0;
+  for (const auto& [z, n] : per_zone) lo = std::min(lo, n), hi = std::max(hi, n);
+  EXPECT_LE(hi - lo, 2);
+  std::printf("PreferredTopologySpreading 5000 nodes: %.1f us CPU per pod (PreScore + %zu Score + "
+              "Normalize)\n",
+              std::chrono::duration<double, std::micro>(total).count() / kPods, kFeasible);
+}
+
+// System-default spreading (hostname + zone) for pods selected by a Service.
+TEST(PerfTest, DefaultTopologySpreading5000Nodes) {
+  Cluster5000 c;
+  auto& fx = *c.fx;
+  Service svc;
+  svc.metadata.name = "svc";
+  svc.metadata.namespace_ = "default";
+  svc.selector["color"] = "blue";
+  fx.cluster.AddService(std::make_shared<const Service>(svc));
+  const int kPods = 2000;
+  const size_t kFeasible = 500;
+  using Clock = ThreadCpuClock;
+  Clock::duration total{};
+  size_t start = 0;
+  std::vector<const NodeInfo*> feasible(kFeasible);
+  std::vector<NodeScore> scores(kFeasible);
+  for (int i = 0; i < kPods; ++i) {
+    auto pi = PodInfo::Create(MakePod().Name("m-" + std::to_string(i)).Label("color", "blue").Obj());
+    for (size_t k = 0; k < kFeasible; ++k) feasible[k] = &c.At(start + k);
+    start += kFeasible;
+    const auto t0 = Clock::now();
+    CycleState state;
+    ASSERT_TRUE(fx.plugin.PreScore(state, *pi, feasible).IsSuccess());
+    for (size_t k = 0; k < kFeasible; ++k) {
+      scores[k].node = feasible[k];
+      ASSERT_TRUE(fx.plugin.Score(state, *pi, *feasible[k], &scores[k].score).IsSuccess());
+    }
+    ASSERT_TRUE(fx.plugin.NormalizeScore(state, *pi, scores).IsSuccess());
+    total += Clock::now() - t0;
+    size_t best = 0;
+    for (size_t k = 1; k < kFeasible; ++k)
+      if (scores[k].score > scores[best].score) best = k;
+    NodeInfo* chosen = const_cast<NodeInfo*>(feasible[best]);
+    chosen->AddPod(PodInfo::Create(
+        MakePod().Name("m-" + std::to_string(i)).Node(chosen->name()).Label("color", "blue").Obj()));
+  }
+  std::printf("DefaultTopologySpreading 5000 nodes: %.1f us CPU per pod (PreScore + %zu Score + "
+              "Normalize)\n",
+              std::chrono::duration<double, std::micro>(total).count() / kPods, kFeasible);
+}
+
+}  // namespace
+}  // namespace berth::podtopologyspread
