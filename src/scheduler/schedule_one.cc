@@ -188,6 +188,10 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
     if (!ss.IsSuccess()) return ss;
   }
   result->host = SelectHost(table);
+  if (record_details_) {
+    attempt->scored_nodes.reserve(table.nodes.size());
+    for (const NodeInfo* ni : table.nodes) attempt->scored_nodes.push_back(ni->name());
+  }
   return Status::Success();
 }
 

@@ -47,6 +47,8 @@ struct SchedulingAttempt {
   std::vector<std::string> score_plugins;      // names, index-aligned with scores
   std::vector<int64_t> score_weights;
   ScoreTable scores;                           // empty when < 2 feasible nodes
+  // Names of scores.nodes (the NodeInfo pointers are only valid during the cycle).
+  std::vector<std::string> scored_nodes;
   int attempt = 0;                             // 1 for the first attempt of this pod
 };
 

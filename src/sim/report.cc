@@ -46,7 +46,7 @@ nlohmann::json ToJson(const SimulationResult& result) {
       j["filter"] = std::move(filter);
       nlohmann::json score = nlohmann::json::object();
       const ScoreTable& t = a.scores;
-      for (size_t i = 0; i < t.nodes.size(); ++i) {
+      for (size_t i = 0; i < a.scored_nodes.size(); ++i) {
         nlohmann::json plugins = nlohmann::json::object();
         for (size_t p = 0; p < t.plugin_scores.size() && p < a.score_plugins.size(); ++p) {
           if (!t.plugin_ran[p]) continue;
@@ -54,7 +54,7 @@ nlohmann::json ToJson(const SimulationResult& result) {
         }
         nlohmann::json extenders = nlohmann::json::object();
         for (const auto& [name, v] : t.extender_scores) extenders[name] = v[i];
-        score[t.nodes[i]->name()] = {
+        score[a.scored_nodes[i]] = {
             {"total", t.totals[i]}, {"plugins", plugins}, {"extenders", extenders}};
       }
       j["score"] = std::move(score);
@@ -89,17 +89,17 @@ std::string ToTable(const SimulationResult& result) {
       rows[node] = fmt::format("rejected by {} ({}): {}", st.plugin(), CodeName(st.code()),
                                st.Message());
     const ScoreTable& t = a.scores;
-    for (size_t i = 0; i < t.nodes.size(); ++i) {
+    for (size_t i = 0; i < a.scored_nodes.size(); ++i) {
       std::vector<std::string> parts;
       for (size_t p = 0; p < t.plugin_scores.size() && p < a.score_plugins.size(); ++p) {
         if (!t.plugin_ran[p]) continue;
         parts.push_back(fmt::format("{}={}x{}", a.score_plugins[p], t.plugin_scores[p][i],
                                     a.score_weights[p]));
       }
-      rows[t.nodes[i]->name()] = fmt::format("feasible, total {:>5}  {}", t.totals[i],
+      rows[a.scored_nodes[i]] = fmt::format("feasible, total {:>5}  {}", t.totals[i],
                                              fmt::join(parts, " "));
     }
-    if (!a.node.empty() && t.nodes.empty() && !rows.count(a.node))
+    if (!a.node.empty() && a.scored_nodes.empty() && !rows.count(a.node))
       rows[a.node] = "feasible (only candidate, not scored)";
     size_t width = 4;
     for (const auto& [n, _] : rows) width = std::max(width, n.size());

@@ -14,7 +14,9 @@ namespace {
 class Recorder final : public AttemptObserver {
  public:
   void OnAttempt(const SchedulingAttempt& a) override {
-    PodResult& r = by_pod_[a.pod->Key()];
+    auto [it, first] = by_pod_.try_emplace(a.pod->Key());
+    if (first) order_.push_back(a.pod->Key());
+    PodResult& r = it->second;
     r.attempts = std::max(r.attempts, a.attempt);
     switch (a.outcome) {
       case SchedulingAttempt::Outcome::kScheduled:
@@ -37,13 +39,18 @@ class Recorder final : public AttemptObserver {
       r.victims = a.victims;
     }
     r.last = a;
+    // The cycle's NodeInfo pointers die with the scheduler; keep only the names.
+    r.last->scores.nodes.clear();
     if (a.outcome != SchedulingAttempt::Outcome::kScheduled) last_failed_ = a.pod;
   }
   std::unordered_map<std::string, PodResult>& results() { return by_pod_; }
+  // Pods in the order of their first attempt (queue order).
+  const std::vector<std::string>& order() const { return order_; }
   std::shared_ptr<const Pod> TakeLastFailed() { return std::exchange(last_failed_, nullptr); }
 
  private:
   std::unordered_map<std::string, PodResult> by_pod_;
+  std::vector<std::string> order_;
   std::shared_ptr<const Pod> last_failed_;
 };
 
@@ -156,25 +163,31 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
     sched.queue().FlushBackoffQCompleted();
   }
 
+  // Attempted pods in the order the queue gave them; then the others in input order.
   SimulationResult out;
+  std::unordered_map<std::string, std::shared_ptr<const Pod>> by_key;
+  for (const auto& p : pending) by_key[p->Key()] = p;
+  for (const auto& key : recorder.order()) {
+    PodResult r = recorder.results()[key];
+    r.pod = key;
+    r.scheduler_name = by_key[key]->spec.scheduler_name;
+    out.results.push_back(std::move(r));
+  }
   for (const auto& p : pending) {
+    if (recorder.results().count(p->Key())) continue;
     PodResult r;
-    auto it = recorder.results().find(p->Key());
-    if (it != recorder.results().end()) r = it->second;
     r.pod = p->Key();
     r.scheduler_name = p->spec.scheduler_name;
-    if (it == recorder.results().end()) {
-      Framework* fw = sched.ProfileFor(*p);
-      if (!fw) {
-        r.result = "NotHandled";
-        r.message = fmt::format("no profile for schedulerName \"{}\"", p->spec.scheduler_name);
-      } else if (Status s = fw->RunPreEnqueuePlugins(*p); !s.IsSuccess()) {
-        r.result = "Gated";
-        r.message = s.Message();
-      } else {
-        r.result = "Unschedulable";
-        r.message = "never attempted";
-      }
+    Framework* fw = sched.ProfileFor(*p);
+    if (!fw) {
+      r.result = "NotHandled";
+      r.message = fmt::format("no profile for schedulerName \"{}\"", p->spec.scheduler_name);
+    } else if (Status s = fw->RunPreEnqueuePlugins(*p); !s.IsSuccess()) {
+      r.result = "Gated";
+      r.message = s.Message();
+    } else {
+      r.result = "Unschedulable";
+      r.message = "never attempted";
     }
     out.results.push_back(std::move(r));
   }

@@ -113,7 +113,7 @@ Status PodTopologySpread::PreFilter(CycleState& state, const PodInfo& pod,
   const size_t k = cs.size();
 
   std::lock_guard lock(cache_.mutex());
-  fs->table = cache_.Refresh(nodes);
+  fs->table = cache_.Refresh(nodes, IncrementalSnapshot(nodes));
   const NodeTable& table = *fs->table;
 
   bool honor_affinity = false, honor_taints = false;
@@ -127,7 +127,7 @@ Status PodTopologySpread::PreFilter(CycleState& state, const PodInfo& pod,
   honor_affinity &= HasNodeAffinityInputs(p);
   const std::vector<uint8_t>* inclusion =
       honor_affinity || honor_taints ? &cache_.Inclusion(p, honor_affinity, honor_taints) : nullptr;
-  std::vector<SpreadCache::Counts*> counts(k, nullptr);
+  std::vector<const SpreadCache::Counts*> counts(k, nullptr);
   const bool memoize = k < SpreadCache::kCountsCapacity;
   for (size_t i = 0; i < k; ++i) {
     if (memoize && !cs[i].count_key.empty())

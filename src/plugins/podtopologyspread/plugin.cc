@@ -39,6 +39,15 @@ Result<std::vector<SpreadConstraint>> PodTopologySpread::Constraints(const Pod& 
   return ConstraintsFromDefaults(default_constraints_, action, *selector, pod.metadata.namespace_);
 }
 
+const Snapshot* PodTopologySpread::IncrementalSnapshot(std::span<NodeInfo* const> nodes) const {
+  const Snapshot& snapshot = handle_.snapshot();
+  const auto& list = snapshot.nodes();
+  if (snapshot.generation <= 0 || list.data() != nodes.data() || list.size() != nodes.size()) {
+    return nullptr;
+  }
+  return &snapshot;
+}
+
 }  // namespace podtopologyspread
 
 PluginRegistration PodTopologySpreadRegistration() {

@@ -83,6 +83,9 @@ class PodTopologySpread final : public PreFilterPlugin,
   Result<std::vector<SpreadConstraint>> Constraints(const Pod& pod, std::string_view action);
   Status UpdateWithPod(CycleState& state, const Pod& pod_to_schedule, const Pod& other,
                        const NodeInfo& node, int32_t delta) const;
+  // The handle's snapshot when `nodes` is its node list and the scheduler's cache maintains it
+  // incrementally (see SpreadCache::Refresh); null otherwise.
+  const Snapshot* IncrementalSnapshot(std::span<NodeInfo* const> nodes) const;
 
   std::vector<TopologySpreadConstraint> default_constraints_;
   bool system_defaulted_ = false;

@@ -87,7 +87,7 @@ Status PodTopologySpread::PreScore(CycleState& state, const PodInfo& pod,
   const bool require_all = st->require_all_keys;
 
   std::lock_guard lock(cache_.mutex());
-  const std::shared_ptr<const NodeTable> table = cache_.Refresh(all);
+  const std::shared_ptr<const NodeTable> table = cache_.Refresh(all, IncrementalSnapshot(all));
 
   bool honor_affinity = false, honor_taints = false, any_domain_constraint = false;
   st->domains.resize(k);
@@ -176,7 +176,7 @@ Status PodTopologySpread::PreScore(CycleState& state, const PodInfo& pod,
   }
 
   // Matching pods per scored domain, over every node of the snapshot.
-  std::vector<SpreadCache::Counts*> counts(k, nullptr);
+  std::vector<const SpreadCache::Counts*> counts(k, nullptr);
   const bool memoize = k < SpreadCache::kCountsCapacity;
   for (size_t i = 0; i < k; ++i) {
     if (memoize && !cs[i].count_key.empty())

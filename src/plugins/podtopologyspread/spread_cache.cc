@@ -146,37 +146,53 @@ V& SpreadCache::Lru<V>::Insert(const std::string& key, V value) {
 
 // ---------------------------------------------------------------- SpreadCache
 
-int32_t SpreadCache::Counts::Get(size_t slot) {
-  const Slot& s = cache_->slots_[slot];
-  if (seen_[slot] != s.version) {
-    count_[slot] = CountMatchingPods(s.pods, selector_, ns_);
-    seen_[slot] = s.version;
-  }
-  return count_[slot];
+namespace {
+// Beyond this many logged changes, memos re-check every slot instead of replaying the log.
+constexpr size_t kMaxLog = 1 << 16;
+}  // namespace
+
+void SpreadCache::Observe(size_t slot, const NodeInfo& info) {
+  Slot& s = slots_[slot];
+  s.info = &info;
+  s.generation = info.generation();
+  if (SamePods(info.pods(), s.pods)) return;
+  s.pods = info.pods();
+  s.version = ++next_version_;
+  log_.push_back(static_cast<uint32_t>(slot));
 }
 
-const std::shared_ptr<const NodeTable>& SpreadCache::Refresh(std::span<NodeInfo* const> nodes) {
-  auto observe = [this](size_t slot, const NodeInfo& ni) {
-    Slot& s = slots_[slot];
-    if (!SamePods(ni.pods(), s.pods)) {
-      s.pods = ni.pods();
-      s.version = ++next_version_;
-    }
-  };
+void SpreadCache::ResetLog() {
+  log_.clear();
+  ++log_epoch_;
+}
+
+const std::shared_ptr<const NodeTable>& SpreadCache::Refresh(std::span<NodeInfo* const> nodes,
+                                                             const Snapshot* snapshot) {
+  const bool trusted = snapshot != nullptr && snapshot->generation > 0;
+  if (trusted && table_ && snapshot == refreshed_snapshot_ &&
+      snapshot->generation == refreshed_generation_ && table_->size() == nodes.size()) {
+    return table_;
+  }
+  if (log_.size() > kMaxLog) ResetLog();
   bool same_table = table_ && table_->size() == nodes.size();
   if (same_table) {
     for (size_t i = 0; i < nodes.size(); ++i) {
-      if (nodes[i]->node() != table_->node(i)) {
+      const NodeInfo* ni = nodes[i];
+      const Slot& s = slots_[i];
+      if (trusted && ni == s.info && ni->generation() == s.generation) continue;
+      if (ni->node() != table_->node(i)) {
         same_table = false;
         break;
       }
-      observe(i, *nodes[i]);
+      Observe(i, *ni);
     }
   }
   if (!same_table) {
     Rebuild(nodes);
-    for (size_t i = 0; i < nodes.size(); ++i) observe(i, *nodes[i]);
+    for (size_t i = 0; i < nodes.size(); ++i) Observe(i, *nodes[i]);
   }
+  refreshed_snapshot_ = trusted ? snapshot : nullptr;
+  refreshed_generation_ = trusted ? snapshot->generation : 0;
   return table_;
 }
 
@@ -191,11 +207,13 @@ void SpreadCache::Rebuild(std::span<NodeInfo* const> nodes) {
     if (old < 0) continue;
     previous_slot_[s] = old;
     slots[s] = std::move(slots_[old]);
+    slots[s].info = nullptr;  // force a look at the pods
   }
   previous_table_id_ = table_ ? table_->id() : 0;
   slots_ = std::move(slots);
   table_ = std::move(table);
   domains_.clear();
+  ResetLog();
 }
 
 void SpreadCache::Remap(Counts& c) {
@@ -213,6 +231,14 @@ void SpreadCache::Remap(Counts& c) {
   c.seen_ = std::move(seen);
   c.count_ = std::move(count);
   c.table_id_ = table_->id();
+  c.log_epoch_ = 0;
+}
+
+void SpreadCache::Recount(Counts& c, size_t slot) {
+  const Slot& s = slots_[slot];
+  if (c.seen_[slot] == s.version) return;
+  c.count_[slot] = CountMatchingPods(s.pods, c.selector_, c.ns_);
+  c.seen_[slot] = s.version;
 }
 
 std::shared_ptr<const KeyDomains> SpreadCache::Domains(const std::string& key) {
@@ -225,17 +251,24 @@ std::shared_ptr<const KeyDomains> SpreadCache::Domains(const std::string& key) {
   return d;
 }
 
-SpreadCache::Counts& SpreadCache::CountsFor(const std::string& count_key,
-                                            const CompiledSelector& selector, std::string_view ns) {
+const SpreadCache::Counts& SpreadCache::CountsFor(const std::string& count_key,
+                                                  const CompiledSelector& selector,
+                                                  std::string_view ns) {
   Counts* c = counts_.Find(count_key);
   if (c == nullptr) {
     Counts fresh;
-    fresh.cache_ = this;
     fresh.selector_ = selector;
     fresh.ns_ = std::string(ns);
     c = &counts_.Insert(count_key, std::move(fresh));
   }
   if (c->table_id_ != table_->id()) Remap(*c);
+  if (c->log_epoch_ == log_epoch_) {
+    for (size_t p = c->log_pos_; p < log_.size(); ++p) Recount(*c, log_[p]);
+  } else {
+    for (size_t s = 0; s < slots_.size(); ++s) Recount(*c, s);
+    c->log_epoch_ = log_epoch_;
+  }
+  c->log_pos_ = log_.size();
   return *c;
 }
 
