@@ -123,7 +123,7 @@ def run_command_case(berth, d, spec):
 
 
 def main():
-    berth, root = os.path.abspath(sys.argv[1]), sys.argv[2]
+    berth, root = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     passed = failed = 0
     for name in sorted(os.listdir(root)):
         d = os.path.join(root, name)

@@ -23,11 +23,6 @@ DomainCounts::DomainCounts(std::shared_ptr<const KeyDomains> domains)
       count_(domains_->num_domains(), 0),
       eligible_(domains_->num_domains(), 0) {}
 
-void DomainCounts::AddEligible(int32_t domain, int32_t pods) {
-  eligible_[domain] = 1;
-  count_[domain] += pods;
-}
-
 void DomainCounts::Seal() {
   num_domains_ = 0;
   histogram_.clear();
@@ -140,24 +135,53 @@ Status PodTopologySpread::PreFilter(CycleState& state, const PodInfo& pod,
     fs->counts.back().self_match = cs[i].selector.Matches(p.metadata.labels);
   }
 
-  for (size_t s = 0; s < table.size(); ++s) {
-    if (table.node(s) == nullptr) continue;
-    // A node counts only if it carries every constraint's key.
-    bool has_all = true;
-    for (size_t i = 0; i < k && has_all; ++i) has_all = domains[i]->slot_domain(s) >= 0;
-    if (!has_all) continue;
-    const uint8_t flags = inclusion ? (*inclusion)[s] : 0xff;
-    for (size_t i = 0; i < k; ++i) {
-      const SpreadConstraint& c = cs[i];
-      if (c.honor_node_affinity && !(flags & SpreadCache::kAffinityMatches)) continue;
-      if (c.honor_node_taints && !(flags & SpreadCache::kTaintsTolerated)) continue;
-      int32_t pods = 0;
-      if (counts[i] != nullptr) {
-        pods = counts[i]->Get(s);
-      } else if (!c.count_key.empty()) {
-        pods = CountMatchingPods(cache_.pods(s), c.selector, p.metadata.namespace_);
+  // The walk over every node is the plugin's hot loop: flat arrays only.
+  struct Lane {
+    const int32_t* domain;  // per slot, -1 without the key
+    const int32_t* pods;    // per slot matching pods (memoized), null when none can match
+    int32_t* count;         // per domain
+    uint8_t* eligible;      // per domain
+    uint8_t required;       // inclusion flags the node must have
+  };
+  std::vector<Lane> lanes(k);
+  bool direct_counting = false;
+  for (size_t i = 0; i < k; ++i) {
+    const SpreadConstraint& c = cs[i];
+    lanes[i] = {domains[i]->slot_domains(), counts[i] ? counts[i]->data() : nullptr,
+                fs->counts[i].mutable_counts(), fs->counts[i].mutable_eligible(),
+                static_cast<uint8_t>((c.honor_node_affinity ? SpreadCache::kAffinityMatches : 0) |
+                                     (c.honor_node_taints ? SpreadCache::kTaintsTolerated : 0))};
+    direct_counting |= counts[i] == nullptr && !c.count_key.empty();
+  }
+  const uint8_t* flags = inclusion ? inclusion->data() : nullptr;
+  const size_t n = table.size();
+  if (k == 1 && !direct_counting) {
+    const Lane l = lanes[0];
+    for (size_t s = 0; s < n; ++s) {
+      const int32_t d = l.domain[s];
+      if (d < 0 || (flags && (flags[s] & l.required) != l.required)) continue;
+      l.eligible[d] = 1;
+      if (l.pods) l.count[d] += l.pods[s];
+    }
+  } else {
+    for (size_t s = 0; s < n; ++s) {
+      // A node counts only if it carries every constraint's key (which also rules out slots
+      // without a node).
+      bool has_all = true;
+      for (size_t i = 0; i < k && has_all; ++i) has_all = lanes[i].domain[s] >= 0;
+      if (!has_all) continue;
+      const uint8_t f = flags ? flags[s] : 0xff;
+      for (size_t i = 0; i < k; ++i) {
+        const Lane& l = lanes[i];
+        if ((f & l.required) != l.required) continue;
+        const int32_t d = l.domain[s];
+        l.eligible[d] = 1;
+        if (l.pods) {
+          l.count[d] += l.pods[s];
+        } else if (!cs[i].count_key.empty()) {
+          l.count[d] += CountMatchingPods(cache_.pods(s), cs[i].selector, p.metadata.namespace_);
+        }
       }
-      fs->counts[i].AddEligible(domains[i]->slot_domain(s), pods);
     }
   }
   for (auto& dc : fs->counts) dc.Seal();

@@ -192,23 +192,44 @@ Status PodTopologySpread::PreScore(CycleState& state, const PodInfo& pod,
     const std::vector<uint8_t>* inclusion = honor_affinity || honor_taints
                                                 ? &cache_.Inclusion(p, honor_affinity, honor_taints)
                                                 : nullptr;
-    for (size_t s = 0; s < table->size(); ++s) {
-      if (table->node(s) == nullptr) continue;
+    // The walk over every node is the hot loop: flat arrays only.
+    struct Lane {
+      const int32_t* domain;  // per slot, -1 without the key
+      const int32_t* pods;    // per slot matching pods (memoized), null when not memoized
+      int64_t* count;         // per domain
+      const uint8_t* seeded;  // per domain
+      int32_t missing;        // domain of nodes without the key, -1 when they do not count
+      uint8_t required;       // inclusion flags the node must have
+      size_t index;
+    };
+    std::vector<Lane> lanes;
+    std::vector<const int32_t*> keys;  // every constraint's slot domains (for require_all)
+    for (size_t i = 0; i < k; ++i) {
+      keys.push_back(st->domains[i]->slot_domains());
+      const SpreadConstraint& c = cs[i];
+      if (c.is_hostname) continue;
+      if (counts[i] == nullptr && c.count_key.empty()) continue;  // counts nothing
+      lanes.push_back({st->domains[i]->slot_domains(), counts[i] ? counts[i]->data() : nullptr,
+                       st->domain_pods[i].data(), seeded[i].data(), missing_domain[i],
+                       static_cast<uint8_t>(
+                           (c.honor_node_affinity ? SpreadCache::kAffinityMatches : 0) |
+                           (c.honor_node_taints ? SpreadCache::kTaintsTolerated : 0)),
+                       i});
+    }
+    const uint8_t* flags = inclusion ? inclusion->data() : nullptr;
+    for (size_t s = 0; s < table->size() && !lanes.empty(); ++s) {
+      if (!table->has_node(s)) continue;
       if (require_all) {
         bool has_all = true;
-        for (size_t i = 0; i < k && has_all; ++i) has_all = st->domains[i]->slot_domain(s) >= 0;
+        for (size_t i = 0; i < keys.size() && has_all; ++i) has_all = keys[i][s] >= 0;
         if (!has_all) continue;
       }
-      const uint8_t flags = inclusion ? (*inclusion)[s] : 0xff;
-      for (size_t i = 0; i < k; ++i) {
-        const SpreadConstraint& c = cs[i];
-        if (c.is_hostname) continue;
-        if (c.honor_node_affinity && !(flags & SpreadCache::kAffinityMatches)) continue;
-        if (c.honor_node_taints && !(flags & SpreadCache::kTaintsTolerated)) continue;
-        const int32_t sd = st->domains[i]->slot_domain(s);
-        const int32_t d = sd >= 0 ? sd : missing_domain[i];
-        if (d < 0 || !seeded[i][d]) continue;
-        st->domain_pods[i][d] += pods_on_slot(i, s);
+      const uint8_t f = flags ? flags[s] : 0xff;
+      for (const Lane& l : lanes) {
+        if ((f & l.required) != l.required) continue;
+        const int32_t d = l.domain[s] >= 0 ? l.domain[s] : l.missing;
+        if (d < 0 || !l.seeded[d]) continue;
+        l.count[d] += l.pods ? l.pods[s] : pods_on_slot(l.index, s);
       }
     }
   }

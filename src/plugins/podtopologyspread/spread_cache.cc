@@ -90,6 +90,7 @@ NodeTable::NodeTable(std::span<NodeInfo* const> nodes, uint64_t id)
   for (NodeInfo* ni : nodes) {
     nodes_.push_back(ni->node_ptr());
     const Node* n = nodes_.back().get();
+    has_node_.push_back(n != nullptr);
     if (n != nullptr && index_.Find(n) < 0) {
       index_.Insert(n, static_cast<int32_t>(nodes_.size() - 1));
     }

@@ -77,6 +77,7 @@ class NodeTable {
   size_t size() const { return nodes_.size(); }
   // Null for a NodeInfo without a node.
   const Node* node(size_t slot) const { return nodes_[slot].get(); }
+  bool has_node(size_t slot) const { return has_node_[slot] != 0; }
   // The slot of a node object, -1 if the object is not in the table.
   int32_t Find(const Node* node) const { return index_.Find(node); }
   // True if `nodes` holds exactly this table's node objects in this order.
@@ -85,6 +86,7 @@ class NodeTable {
  private:
   uint64_t id_;
   std::vector<std::shared_ptr<const Node>> nodes_;
+  std::vector<uint8_t> has_node_;
   PtrIndex index_;
 };
 
@@ -94,6 +96,7 @@ class KeyDomains {
   KeyDomains(const NodeTable& table, const std::string& key);
   // Domain of a slot; -1 when the node lacks the label.
   int32_t slot_domain(size_t slot) const { return slot_domain_[slot]; }
+  const int32_t* slot_domains() const { return slot_domain_.data(); }
   // Domain of a value; -1 when no node of the table has it.
   int32_t Find(std::string_view value) const;
   size_t num_domains() const { return values_.size(); }
@@ -116,6 +119,7 @@ class SpreadCache {
   class Counts {
    public:
     int32_t Get(size_t slot) const { return count_[slot]; }
+    const int32_t* data() const { return count_.data(); }
 
    private:
     friend class SpreadCache;

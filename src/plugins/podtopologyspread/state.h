@@ -25,9 +25,9 @@ class DomainCounts {
   explicit DomainCounts(std::shared_ptr<const KeyDomains> domains);
 
   const KeyDomains& domains() const { return *domains_; }
-  // Marks `domain` eligible and adds `pods` to it (PreFilter).
-  void AddEligible(int32_t domain, int32_t pods);
-  // Builds the minimum tracking once every AddEligible is done.
+  // PreFilter fills these per domain id (pods counted, eligible flag), then calls Seal once.
+  int32_t* mutable_counts() { return count_.data(); }
+  uint8_t* mutable_eligible() { return eligible_.data(); }
   void Seal();
 
   // Adds delta (AddPod / RemovePod) to a domain, making it eligible if it was not. `domain` may
