@@ -2,7 +2,7 @@
 # Installs every build and test dependency of Berth from Debian's packages.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache pkg-config
-      libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
+      libyaml-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
       libgtest-dev libgmock-dev libbenchmark-dev python3)
 missing=()
 for p in "${pkgs[@]}"; do

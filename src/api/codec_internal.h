@@ -21,15 +21,13 @@ struct SourceDocument {
   int index = 0;
 };
 
+// Reads a stream of YAML 1.1 documents (JSON is YAML too) with libyaml. Empty documents are
+// dropped but still counted in `index`. Mapping keys are always text; see ResolvePlainScalar for
+// values. Errors are one line: "<source>: yaml: line L, column C: <problem>".
 Result<std::vector<SourceDocument>> ParseSourceDocuments(std::string_view text,
                                                          std::string_view source);
-// The two YAML readers behind ParseSourceDocuments: a fast one for the subset of YAML that
-// manifests use (nullopt when the input leaves that subset) and the complete yaml-cpp one.
-std::optional<std::vector<SourceDocument>> FastParseYaml(std::string_view text);
-Result<std::vector<SourceDocument>> ParseWithYamlCpp(std::string_view text,
-                                                     std::string_view source);
 // Types an unquoted YAML scalar: null, boolean, number (if it prints back identically), string.
-nlohmann::json ResolvePlainScalar(const std::string& s);
+nlohmann::json ResolvePlainScalar(std::string_view s);
 
 // Walks a JSON document on behalf of a decoder. Type mismatches never throw: the first one is
 // recorded with the path of the offending field and the decoder carries on with defaults, so a

@@ -1,20 +1,21 @@
 // YAML and JSON text -> nlohmann::json documents.
 //
-// YAML is read through yaml-cpp's event interface straight into JSON values (no intermediate
-// node tree). Plain scalars are typed the way Kubernetes tooling does (null, booleans, numbers),
-// with one refinement: a plain scalar becomes a number only if the number prints back as the
-// same text, so `version: 1.10` or `id: 007` stay strings instead of silently changing.
+// YAML is read with libyaml's event parser straight into JSON values (no intermediate node
+// tree). Plain scalars are typed the way Kubernetes tooling does (null, booleans, numbers), with
+// one refinement: a plain scalar becomes a number only if the number prints back as the same
+// text, so `version: 1.10` or `id: 007` stay strings instead of silently changing.
 
-#include <yaml-cpp/eventhandler.h>
-#include <yaml-cpp/exceptions.h>
-#include <yaml-cpp/mark.h>
-#include <yaml-cpp/parser.h>
+#include <yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <map>
-#include <sstream>
+#include <cstdint>
+#include <cstring>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -40,23 +41,22 @@ bool LooksNumeric(std::string_view s) {
 
 }  // namespace
 
-// Types a plain (unquoted) scalar.
-json ResolvePlainScalar(const std::string& s) {
+json ResolvePlainScalar(std::string_view s) {
   if (IsNullText(s)) return nullptr;
   if (s == "true" || s == "True" || s == "TRUE") return true;
   if (s == "false" || s == "False" || s == "FALSE") return false;
-  if (!LooksNumeric(s)) return s;
+  if (!LooksNumeric(s)) return std::string(s);
   const char* first = s.data();
   const char* last = s.data() + s.size();
   int64_t i = 0;
   if (auto [p, ec] = std::from_chars(first, last, i); ec == std::errc() && p == last) {
     if (std::to_string(i) == s) return i;
-    return s;
+    return std::string(s);
   }
   uint64_t u = 0;
   if (auto [p, ec] = std::from_chars(first, last, u); ec == std::errc() && p == last) {
     if (std::to_string(u) == s) return u;
-    return s;
+    return std::string(s);
   }
   double d = 0;
   if (auto [p, ec] = std::from_chars(first, last, d);
@@ -64,156 +64,311 @@ json ResolvePlainScalar(const std::string& s) {
     json number = d;
     if (number.dump() == s) return number;
   }
-  return s;
+  return std::string(s);
 }
 
 namespace {
 
-struct ParseFailure {
-  std::string message;
-  int line = 0;
+// Nesting beyond this is refused: decoders and json's own printing recurse per level.
+constexpr size_t kMaxDepth = 512;
+// Aliases copy the anchored value, so a few lines can expand exponentially ("billion laughs").
+// No real manifest comes near this many copied nodes in one stream.
+constexpr size_t kMaxAliasNodes = size_t{1} << 22;
+
+constexpr std::string_view kCoreTagPrefix = "tag:yaml.org,2002:";
+
+std::string_view View(const yaml_char_t* s) {
+  return s == nullptr ? std::string_view() : std::string_view(reinterpret_cast<const char*>(s));
+}
+
+// Owns a libyaml parser reading from `text` (which must outlive it).
+class Parser {
+ public:
+  explicit Parser(std::string_view text) {
+    ok_ = yaml_parser_initialize(&parser_) != 0;
+    if (ok_) {
+      yaml_parser_set_input_string(&parser_, reinterpret_cast<const unsigned char*>(text.data()),
+                                   text.size());
+    }
+  }
+  ~Parser() {
+    if (ok_) yaml_parser_delete(&parser_);
+  }
+  Parser(const Parser&) = delete;
+  Parser& operator=(const Parser&) = delete;
+
+  bool initialized() const { return ok_; }
+  yaml_parser_t* get() { return &parser_; }
+
+ private:
+  yaml_parser_t parser_;
+  bool ok_ = false;
 };
 
-class JsonBuilder : public YAML::EventHandler {
+// Owns one event; empty until filled by yaml_parser_parse.
+class Event {
  public:
-  std::vector<SourceDocument>& docs() { return docs_; }
-  const std::optional<ParseFailure>& failure() const { return failure_; }
+  Event() { std::memset(&event_, 0, sizeof(event_)); }
+  ~Event() { yaml_event_delete(&event_); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
 
-  void OnDocumentStart(const YAML::Mark&) override {
-    ++doc_index_;
-    stack_.clear();
-    anchors_.clear();
-    root_.reset();
+  bool Next(yaml_parser_t* parser) {
+    yaml_event_delete(&event_);
+    return yaml_parser_parse(parser, &event_) != 0;
   }
-  void OnDocumentEnd() override {
-    if (root_ && !root_->is_null()) docs_.push_back({std::move(*root_), doc_index_});
-    root_.reset();
-  }
-  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
-    if (ExpectingKey()) {
-      Key(mark, "");
-      return;
+  const yaml_event_t& operator*() const { return event_; }
+  const yaml_event_t* operator->() const { return &event_; }
+
+ private:
+  yaml_event_t event_;
+};
+
+// 1-based line and column of a byte offset, for reader errors that only know the offset.
+yaml_mark_t MarkAt(std::string_view text, size_t offset) {
+  yaml_mark_t mark{};
+  offset = std::min(offset, text.size());
+  for (size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++mark.line;
+      mark.column = 0;
+    } else {
+      ++mark.column;
     }
-    Complete(nullptr, anchor, mark);
   }
-  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
-    auto it = anchors_.find(anchor);
-    json v = it == anchors_.end() ? json() : it->second;
-    if (ExpectingKey()) {
-      Key(mark, v.is_string() ? v.get<std::string>() : v.dump());
-      return;
+  mark.index = offset;
+  return mark;
+}
+
+std::string Position(const yaml_mark_t& mark) {
+  return "line " + std::to_string(mark.line + 1) + ", column " + std::to_string(mark.column + 1);
+}
+
+// Assembles documents from the event stream. Values are built bottom-up on an explicit stack,
+// so input nesting never turns into native recursion here.
+class DocumentBuilder {
+ public:
+  DocumentBuilder(std::string_view text, std::string_view source)
+      : text_(text), source_(source) {}
+
+  Result<std::vector<SourceDocument>> Run() {
+    Parser parser(text_);
+    if (!parser.initialized()) return Error{std::string(source_) + ": yaml: out of memory"};
+    Event event;
+    while (!error_) {
+      if (!event.Next(parser.get())) return ParserError(*parser.get());
+      if (event->type == YAML_STREAM_END_EVENT) break;
+      Handle(*event);
     }
-    Complete(std::move(v), YAML::NullAnchor, mark);
-  }
-  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
-                const std::string& value) override {
-    if (ExpectingKey()) {
-      Key(mark, value);
-      if (anchor != YAML::NullAnchor) anchors_[anchor] = value;
-      return;
-    }
-    const bool plain = tag == "?" || tag == "tag:yaml.org,2002:int" ||
-                       tag == "tag:yaml.org,2002:float" || tag == "tag:yaml.org,2002:bool" ||
-                       tag == "tag:yaml.org,2002:null";
-    Complete(plain ? ResolvePlainScalar(value) : json(value), anchor, mark);
-  }
-  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
-                       YAML::EmitterStyle::value) override {
-    if (ExpectingKey()) {
-      Fail(mark, "complex mapping keys are not supported");
-      // Keep the event stream balanced so parsing can finish.
-    }
-    stack_.push_back(Frame{json::array(), anchor, false, {}, false, {}});
-  }
-  void OnSequenceEnd() override { Pop(); }
-  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
-                  YAML::EmitterStyle::value) override {
-    if (ExpectingKey()) Fail(mark, "complex mapping keys are not supported");
-    stack_.push_back(Frame{json::object(), anchor, true, {}, false, {}});
-  }
-  void OnMapEnd() override {
-    Frame& f = stack_.back();
-    // Merged ("<<") entries never override keys written explicitly in the map.
-    for (auto& [k, v] : f.merged) {
-      if (!f.value.contains(k)) f.value[k] = std::move(v);
-    }
-    Pop();
+    if (error_) return Error{std::move(*error_)};
+    return std::move(docs_);
   }
 
  private:
   struct Frame {
     json value;
-    YAML::anchor_t anchor;
-    bool is_map;
+    std::string anchor;
+    size_t nodes = 1;  // this node and everything below it
+    bool is_map = false;
+    // Maps only: the pending key, and entries pulled in by "<<" merge keys.
+    bool have_key = false;
+    bool key_is_merge = false;
     std::string key;
-    bool have_key;
-    std::vector<std::pair<std::string, json>> merged;
+    json merged;
+    yaml_mark_t start{};
   };
+
+  struct Anchored {
+    json value;
+    size_t nodes;
+  };
+
+  void Handle(const yaml_event_t& e) {
+    switch (e.type) {
+      case YAML_DOCUMENT_START_EVENT:
+        ++doc_index_;
+        stack_.clear();
+        anchors_.clear();
+        root_ = nullptr;
+        break;
+      case YAML_DOCUMENT_END_EVENT:
+        if (!root_.is_null()) docs_.push_back({std::move(root_), doc_index_});
+        root_ = nullptr;
+        break;
+      case YAML_SCALAR_EVENT:
+        OnScalar(e);
+        break;
+      case YAML_ALIAS_EVENT:
+        OnAlias(e);
+        break;
+      case YAML_SEQUENCE_START_EVENT:
+        Open(e, /*is_map=*/false, e.data.sequence_start.anchor);
+        break;
+      case YAML_MAPPING_START_EVENT:
+        Open(e, /*is_map=*/true, e.data.mapping_start.anchor);
+        break;
+      case YAML_SEQUENCE_END_EVENT:
+      case YAML_MAPPING_END_EVENT:
+        Close();
+        break;
+      default:
+        break;
+    }
+  }
 
   bool ExpectingKey() const {
     return !stack_.empty() && stack_.back().is_map && !stack_.back().have_key;
   }
 
-  void Key(const YAML::Mark&, std::string k) {
+  void SetKey(std::string key, bool is_merge) {
     Frame& f = stack_.back();
-    f.key = std::move(k);
+    f.key = std::move(key);
+    f.key_is_merge = is_merge;
     f.have_key = true;
   }
 
-  void Pop() {
-    Frame f = std::move(stack_.back());
-    stack_.pop_back();
-    Complete(std::move(f.value), f.anchor, YAML::Mark());
+  void OnScalar(const yaml_event_t& e) {
+    const auto& s = e.data.scalar;
+    std::string_view text(reinterpret_cast<const char*>(s.value), s.length);
+    std::string_view tag = View(s.tag);
+    const bool plain = s.style == YAML_PLAIN_SCALAR_STYLE && tag.empty();
+    if (ExpectingKey()) {
+      // Keys stay text whatever they look like; only an untagged plain "<<" merges.
+      if (s.anchor != nullptr) anchors_[std::string(View(s.anchor))] = {json(std::string(text)), 1};
+      SetKey(std::string(text), plain && text == "<<");
+      return;
+    }
+    Complete(TypeScalar(text, tag, plain), View(s.anchor), 1, e.start_mark);
   }
 
-  void Complete(json v, YAML::anchor_t anchor, const YAML::Mark& mark) {
-    if (anchor != YAML::NullAnchor) anchors_[anchor] = v;
+  // Untagged plain scalars and those tagged with a core scalar type are resolved; quoted
+  // scalars and every other tag (!!str, "!", application tags) give strings.
+  static json TypeScalar(std::string_view text, std::string_view tag, bool plain) {
+    if (plain) return ResolvePlainScalar(text);
+    if (tag.starts_with(kCoreTagPrefix)) {
+      std::string_view type = tag.substr(kCoreTagPrefix.size());
+      if (type == "int" || type == "float" || type == "bool" || type == "null") {
+        return ResolvePlainScalar(text);
+      }
+    }
+    return json(std::string(text));
+  }
+
+  void OnAlias(const yaml_event_t& e) {
+    std::string_view name = View(e.data.alias.anchor);
+    auto it = anchors_.find(std::string(name));
+    if (it == anchors_.end()) {
+      Fail(e.start_mark, "unknown anchor \"" + std::string(name) + "\" referenced");
+      return;
+    }
+    alias_nodes_ += it->second.nodes;
+    if (alias_nodes_ > kMaxAliasNodes) {
+      Fail(e.start_mark, "aliases expand to more than " + std::to_string(kMaxAliasNodes) +
+                             " nodes");
+      return;
+    }
+    const json& v = it->second.value;
+    if (ExpectingKey()) {
+      SetKey(v.is_string() ? v.get<std::string>() : v.dump(), false);
+      return;
+    }
+    Complete(json(v), {}, it->second.nodes, e.start_mark);
+  }
+
+  void Open(const yaml_event_t& e, bool is_map, const yaml_char_t* anchor) {
+    if (ExpectingKey()) {
+      Fail(e.start_mark, "complex mapping keys are not supported");
+      return;
+    }
+    if (stack_.size() >= kMaxDepth) {
+      Fail(e.start_mark, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+      return;
+    }
+    Frame& f = stack_.emplace_back();
+    f.value = is_map ? json::object() : json::array();
+    f.anchor = View(anchor);
+    f.is_map = is_map;
+    f.start = e.start_mark;
+  }
+
+  void Close() {
+    Frame f = std::move(stack_.back());
+    stack_.pop_back();
+    if (f.is_map && !f.merged.is_null()) {
+      // Merged entries never override keys written in the map itself.
+      auto& obj = f.value.get_ref<json::object_t&>();
+      for (auto& [k, v] : f.merged.get_ref<json::object_t&>()) obj.try_emplace(k, std::move(v));
+    }
+    Complete(std::move(f.value), f.anchor, f.nodes, f.start);
+  }
+
+  // Attaches a finished value to its parent (or makes it the document root).
+  void Complete(json v, std::string_view anchor, size_t nodes, const yaml_mark_t& mark) {
+    if (!anchor.empty()) anchors_[std::string(anchor)] = {v, nodes};
     if (stack_.empty()) {
       root_ = std::move(v);
       return;
     }
     Frame& f = stack_.back();
+    f.nodes += nodes;
     if (!f.is_map) {
-      f.value.push_back(std::move(v));
+      f.value.get_ref<json::array_t&>().push_back(std::move(v));
       return;
     }
     f.have_key = false;
-    if (f.key == "<<" && (v.is_object() || v.is_array())) {
+    if (f.key_is_merge) {
       Merge(f, std::move(v), mark);
       return;
     }
-    f.value[f.key] = std::move(v);
+    f.value.get_ref<json::object_t&>().insert_or_assign(std::move(f.key), std::move(v));
   }
 
-  void Merge(Frame& f, json v, const YAML::Mark& mark) {
+  // "<<: *base" or "<<: [*a, *b]": earlier maps win over later ones.
+  void Merge(Frame& f, json v, const yaml_mark_t& mark) {
+    if (f.merged.is_null()) f.merged = json::object();
+    auto& merged = f.merged.get_ref<json::object_t&>();
     auto add = [&](json& m) {
       if (!m.is_object()) {
         Fail(mark, "merge key \"<<\" needs a map or a list of maps");
         return;
       }
-      for (auto it = m.begin(); it != m.end(); ++it) {
-        bool seen = false;
-        for (const auto& e : f.merged) seen = seen || e.first == it.key();
-        if (!seen) f.merged.emplace_back(it.key(), std::move(it.value()));
-      }
+      for (auto& [k, val] : m.get_ref<json::object_t&>()) merged.try_emplace(k, std::move(val));
     };
-    if (v.is_object()) {
-      add(v);
-    } else {
+    if (v.is_array()) {
       for (json& m : v) add(m);
+    } else {
+      add(v);
     }
   }
 
-  void Fail(const YAML::Mark& mark, std::string msg) {
-    if (!failure_) failure_ = ParseFailure{std::move(msg), mark.line + 1};
+  void Fail(const yaml_mark_t& mark, std::string_view message) {
+    if (error_) return;
+    error_ = std::string(source_) + ": yaml: " + Position(mark) + ": " + std::string(message);
   }
 
+  Error ParserError(const yaml_parser_t& p) const {
+    if (p.error == YAML_MEMORY_ERROR) return Error{std::string(source_) + ": yaml: out of memory"};
+    const yaml_mark_t mark =
+        p.error == YAML_READER_ERROR ? MarkAt(text_, p.problem_offset) : p.problem_mark;
+    std::string msg = std::string(source_) + ": yaml: " + Position(mark) + ": ";
+    msg += p.problem != nullptr ? p.problem : "syntax error";
+    if (p.context != nullptr) {
+      msg += " (";
+      msg += p.context;
+      msg += " started at " + Position(p.context_mark) + ")";
+    }
+    return Error{std::move(msg)};
+  }
+
+  std::string_view text_;
+  std::string_view source_;
   std::vector<SourceDocument> docs_;
   std::vector<Frame> stack_;
-  std::map<YAML::anchor_t, json> anchors_;
-  std::optional<json> root_;
-  std::optional<ParseFailure> failure_;
+  std::unordered_map<std::string, Anchored> anchors_;
+  json root_;
+  size_t alias_nodes_ = 0;
   int doc_index_ = 0;
+  std::optional<std::string> error_;
 };
 
 bool StartsLikeJson(std::string_view text) {
@@ -228,8 +383,8 @@ bool StartsLikeJson(std::string_view text) {
 
 Result<std::vector<SourceDocument>> ParseSourceDocuments(std::string_view text,
                                                          std::string_view source) {
-  // JSON documents (kubectl -o json) take the much faster JSON parser; anything it rejects,
-  // such as several concatenated documents, goes through YAML, which accepts JSON too.
+  // JSON documents (kubectl -o json) take the faster JSON parser; anything it rejects, such as
+  // several concatenated documents, goes through YAML, which accepts JSON too.
   if (StartsLikeJson(text)) {
     json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
     if (!doc.is_discarded()) {
@@ -238,34 +393,7 @@ Result<std::vector<SourceDocument>> ParseSourceDocuments(std::string_view text,
       return out;
     }
   }
-  // Tabs and byte-order marks are rare in manifests and have subtle rules; yaml-cpp gets those.
-  const bool simple =
-      text.find('\t') == std::string_view::npos && text.substr(0, 3) != "\xEF\xBB\xBF";
-  if (simple) {
-    if (auto fast = FastParseYaml(text)) return std::move(*fast);
-  }
-  return ParseWithYamlCpp(text, source);
-}
-
-Result<std::vector<SourceDocument>> ParseWithYamlCpp(std::string_view text,
-                                                     std::string_view source) {
-  JsonBuilder builder;
-  try {
-    std::istringstream in{std::string(text)};
-    YAML::Parser parser(in);
-    while (parser.HandleNextDocument(builder)) {
-      if (builder.failure()) break;
-    }
-  } catch (const YAML::Exception& e) {
-    std::string msg(source);
-    msg += ": yaml: line " + std::to_string(e.mark.line + 1) + ": " + e.msg;
-    return Error{std::move(msg)};
-  }
-  if (const auto& f = builder.failure()) {
-    return Error{std::string(source) + ": yaml: line " + std::to_string(f->line) + ": " +
-                 f->message};
-  }
-  return std::move(builder.docs());
+  return DocumentBuilder(text, source).Run();
 }
 
 Result<std::vector<json>> ParseDocumentsImpl(std::string_view text, std::string_view source) {

@@ -178,6 +178,7 @@ bool Cache::IsAssumedPod(const Pod& pod) const {
 void Cache::UpdateSnapshot(Snapshot* snapshot) {
   std::lock_guard lock(mu_);
   bool rebuild = nodes_changed_;
+  bool refresh = false;
   auto& map = snapshot->mutable_map();
   for (const auto& name : dirty_) {
     auto it = nodes_.find(name);
@@ -191,12 +192,13 @@ void Cache::UpdateSnapshot(Snapshot* snapshot) {
       rebuild = true;
       continue;
     }
+    // The node list keeps pointing at `slot`; only the affinity and claim lists may change.
     const NodeInfo& fresh = *it->second;
     if (slot->pods_with_affinity().empty() != fresh.pods_with_affinity().empty() ||
         slot->pods_with_required_anti_affinity().empty() !=
             fresh.pods_with_required_anti_affinity().empty() ||
         !SameKeys(slot->pvc_ref_counts(), fresh.pvc_ref_counts()))
-      rebuild = true;
+      refresh = true;
     *slot = fresh;
   }
   dirty_.clear();
@@ -209,6 +211,8 @@ void Cache::UpdateSnapshot(Snapshot* snapshot) {
     }
     snapshot->RebuildLists(ZoneInterleavedOrder(nodes));
     nodes_changed_ = false;
+  } else if (refresh) {
+    snapshot->RefreshDerivedLists();
   }
   ++snapshot->generation;
 }

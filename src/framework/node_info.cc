@@ -236,15 +236,20 @@ const NodeInfo* Snapshot::Get(std::string_view node_name) const {
 
 void Snapshot::RebuildLists(const std::vector<std::string>& order) {
   list_.clear();
-  with_affinity_.clear();
-  with_required_anti_affinity_.clear();
-  used_pvcs_.clear();
   list_.reserve(order.size());
   for (const auto& name : order) {
     auto it = map_.find(name);
     if (it == map_.end() || !it->second->node()) continue;
-    NodeInfo* ni = it->second.get();
-    list_.push_back(ni);
+    list_.push_back(it->second.get());
+  }
+  RefreshDerivedLists();
+}
+
+void Snapshot::RefreshDerivedLists() {
+  with_affinity_.clear();
+  with_required_anti_affinity_.clear();
+  used_pvcs_.clear();
+  for (NodeInfo* ni : list_) {
     if (!ni->pods_with_affinity().empty()) with_affinity_.push_back(ni);
     if (!ni->pods_with_required_anti_affinity().empty())
       with_required_anti_affinity_.push_back(ni);

@@ -164,6 +164,8 @@ class Snapshot {
   std::unordered_map<std::string, NodeInfoPtr>& mutable_map() { return map_; }
   // Rebuilds the ordered lists from the map, in `order` (node names).
   void RebuildLists(const std::vector<std::string>& order);
+  // Recomputes the affinity and claim lists from the current node list (node set unchanged).
+  void RefreshDerivedLists();
   int64_t generation = 0;
 
  private:

@@ -36,9 +36,20 @@ void NodeIndex::Refresh(std::span<NodeInfo* const> nodes, const ComputeFn& compu
   ++epoch_;
   changed_.clear();
   std::vector<Entry*> order(nodes.size());
+  // Walk the previous list alongside: lists change by a node joining or leaving here and there,
+  // so most nodes are found at the cursor (or right after it) without a map lookup.
+  size_t j = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const NodeInfo* ni = nodes[i];
-    Entry* e = i < last_nodes_.size() && last_nodes_[i] == ni ? last_entries_[i] : &entries_[ni];
+    Entry* e;
+    if (j < last_nodes_.size() && last_nodes_[j] == ni) {
+      e = last_entries_[j++];
+    } else if (j + 1 < last_nodes_.size() && last_nodes_[j + 1] == ni) {
+      e = last_entries_[j + 1];
+      j += 2;
+    } else {
+      e = &entries_[ni];
+    }
     e->epoch = epoch_;
     order[i] = e;
     if (e->node.get() != ni->node() || !SamePods(e->pods, (ni->*pods_of_)())) changed_.push_back(i);

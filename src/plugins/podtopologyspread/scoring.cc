@@ -209,28 +209,50 @@ Status PodTopologySpread::PreScore(CycleState& state, const PodInfo& pod,
       const SpreadConstraint& c = cs[i];
       if (c.is_hostname) continue;
       if (counts[i] == nullptr && c.count_key.empty()) continue;  // counts nothing
-      lanes.push_back({st->domains[i]->slot_domains(), counts[i] ? counts[i]->data() : nullptr,
-                       st->domain_pods[i].data(), seeded[i].data(), missing_domain[i],
-                       static_cast<uint8_t>(
-                           (c.honor_node_affinity ? SpreadCache::kAffinityMatches : 0) |
-                           (c.honor_node_taints ? SpreadCache::kTaintsTolerated : 0)),
-                       i});
+      lanes.push_back(
+          {st->domains[i]->slot_domains(), counts[i] ? counts[i]->data() : nullptr,
+           st->domain_pods[i].data(), seeded[i].data(), missing_domain[i],
+           static_cast<uint8_t>((c.honor_node_affinity ? SpreadCache::kAffinityMatches : 0) |
+                                (c.honor_node_taints ? SpreadCache::kTaintsTolerated : 0)),
+           i});
     }
     const uint8_t* flags = inclusion ? inclusion->data() : nullptr;
-    for (size_t s = 0; s < table->size() && !lanes.empty(); ++s) {
-      if (!table->has_node(s)) continue;
-      if (require_all) {
-        bool has_all = true;
-        for (size_t i = 0; i < keys.size() && has_all; ++i) has_all = keys[i][s] >= 0;
-        if (!has_all) continue;
+    const size_t n = table->size();
+    // Pods are summed for every domain and the domains no feasible node is in are cleared
+    // afterwards, which keeps the loop free of lookups.
+    if (lanes.size() == 1 && keys.size() == 1 && lanes[0].pods != nullptr && flags == nullptr) {
+      const Lane l = lanes[0];
+      for (size_t s = 0; s < n; ++s) {
+        int32_t d = l.domain[s];
+        if (d < 0) {
+          if (require_all || !table->has_node(s)) continue;
+          d = l.missing;
+        }
+        l.count[d] += l.pods[s];
       }
-      const uint8_t f = flags ? flags[s] : 0xff;
-      for (const Lane& l : lanes) {
-        if ((f & l.required) != l.required) continue;
-        const int32_t d = l.domain[s] >= 0 ? l.domain[s] : l.missing;
-        if (d < 0 || !l.seeded[d]) continue;
-        l.count[d] += l.pods ? l.pods[s] : pods_on_slot(l.index, s);
+    } else {
+      for (size_t s = 0; s < n && !lanes.empty(); ++s) {
+        if (require_all) {
+          // Carrying every key also rules out slots without a node.
+          bool has_all = true;
+          for (size_t i = 0; i < keys.size() && has_all; ++i) has_all = keys[i][s] >= 0;
+          if (!has_all) continue;
+        } else if (!table->has_node(s)) {
+          continue;
+        }
+        const uint8_t f = flags ? flags[s] : 0xff;
+        for (const Lane& l : lanes) {
+          if ((f & l.required) != l.required) continue;
+          const int32_t d = l.domain[s] >= 0 ? l.domain[s] : l.missing;
+          if (d < 0) continue;
+          l.count[d] += l.pods ? l.pods[s] : pods_on_slot(l.index, s);
+        }
       }
+    }
+    for (const Lane& l : lanes) {
+      const size_t domains = st->domain_pods[l.index].size();
+      for (size_t d = 0; d < domains; ++d)
+        if (!l.seeded[d]) l.count[d] = 0;
     }
   }
 

@@ -68,7 +68,8 @@ bool SamePods(const std::vector<PodInfoPtr>& a, const std::vector<PodInfoPtr>& b
 // ---------------------------------------------------------------- PtrIndex
 
 PtrIndex::PtrIndex(size_t expected) {
-  size_t cap = std::bit_ceil(std::max<size_t>(16, expected * 2));
+  // Load factor at most 2/3: short probes in a table small enough to stay cached.
+  size_t cap = std::bit_ceil(std::max<size_t>(16, expected + expected / 2 + 1));
   buckets_.assign(cap, Bucket{});
   mask_ = cap - 1;
 }
@@ -168,13 +169,29 @@ void SpreadCache::ResetLog() {
 }
 
 const std::shared_ptr<const NodeTable>& SpreadCache::Refresh(std::span<NodeInfo* const> nodes,
-                                                             const Snapshot* snapshot) {
+                                                             const Snapshot* snapshot,
+                                                             const Delta* delta) {
   const bool trusted = snapshot != nullptr && snapshot->generation > 0;
-  if (trusted && table_ && snapshot == refreshed_snapshot_ &&
-      snapshot->generation == refreshed_generation_ && table_->size() == nodes.size()) {
-    return table_;
-  }
+  const bool same_snapshot = trusted && table_ && snapshot == refreshed_snapshot_ &&
+                             table_->size() == nodes.size();
+  if (same_snapshot && snapshot->generation == refreshed_generation_) return table_;
   if (log_.size() > kMaxLog) ResetLog();
+  if (same_snapshot && delta != nullptr && delta->from_generation == refreshed_generation_) {
+    bool applied = true;
+    for (const NodeInfo* ni : delta->changed) {
+      const int32_t slot = ni->node() ? table_->Find(ni->node()) : -1;
+      // A node object that is new to the table means the table must be rebuilt.
+      if (slot < 0 || nodes[slot] != ni) {
+        applied = false;
+        break;
+      }
+      Observe(slot, *ni);
+    }
+    if (applied) {
+      refreshed_generation_ = snapshot->generation;
+      return table_;
+    }
+  }
   bool same_table = table_ && table_->size() == nodes.size();
   if (same_table) {
     for (size_t i = 0; i < nodes.size(); ++i) {

@@ -141,14 +141,24 @@ class SpreadCache {
 
   std::mutex& mutex() { return mu_; }
 
+  // What changed in an incrementally maintained snapshot since one of its generations: the
+  // NodeInfos whose pods or node object changed in place, the node list being otherwise the
+  // same. (The scheduler's cache knows this when it updates the snapshot.)
+  struct Delta {
+    int64_t from_generation = -1;
+    std::span<const NodeInfo* const> changed;
+  };
+
   // Brings the table and the per-slot pod observations up to date with `nodes` and returns the
   // current table. `snapshot` is the snapshot `nodes` is the list of, when it is maintained
   // incrementally by the scheduler's cache (Snapshot::generation > 0): its NodeInfos then live
   // across cycles and every change to one changes its generation, so an unchanged
   // (NodeInfo address, generation) pair proves an unchanged node, and an unchanged snapshot
-  // generation an unchanged snapshot. Otherwise (null) every node's pods are compared.
+  // generation an unchanged snapshot. Otherwise (null) every node's pods are compared. With a
+  // `delta` starting at the generation of the previous Refresh, only its nodes are looked at.
   const std::shared_ptr<const NodeTable>& Refresh(std::span<NodeInfo* const> nodes,
-                                                  const Snapshot* snapshot);
+                                                  const Snapshot* snapshot,
+                                                  const Delta* delta = nullptr);
   const std::shared_ptr<const NodeTable>& table() const { return table_; }
 
   // Domains of `key` over the current table.
@@ -185,8 +195,7 @@ class SpreadCache {
    private:
     size_t capacity_;
     std::list<std::pair<std::string, V>> entries_;
-    std::unordered_map<std::string, typename std::list<std::pair<std::string, V>>::iterator>
-        index_;
+    std::unordered_map<std::string, typename std::list<std::pair<std::string, V>>::iterator> index_;
   };
   struct InclusionMemo {
     uint64_t table_id = 0;

@@ -1,5 +1,8 @@
 // Cross-cycle memoization: results must always equal a fresh computation, whatever changed in
 // the snapshot between cycles.
+#include "plugins/podtopologyspread/spread_cache.h"
+
+#include <gtest/gtest.h>
 #include <time.h>
 
 #include <chrono>
@@ -8,10 +11,7 @@
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "plugins/podtopologyspread/podtopologyspread.h"
-#include "plugins/podtopologyspread/spread_cache.h"
 #include "plugins/podtopologyspread/state.h"
 #include "plugins/podtopologyspread/test_util.h"
 
@@ -52,8 +52,7 @@ TEST(PtrIndexTest, FindsWhatWasInserted) {
 }
 
 TEST(SpreadCacheTest, PodsAddedInPlaceAreSeen) {
-  Fixture fx({N("n1", {{"zone", "z1"}}), N("n2", {{"zone", "z2"}})},
-             {P("a", "n1", {{"foo", ""}})});
+  Fixture fx({N("n1", {{"zone", "z1"}}), N("n2", {{"zone", "z2"}})}, {P("a", "n1", {{"foo", ""}})});
   EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), {"z1", "z2"}),
             (std::map<std::string, int32_t>{{"z1", 1}, {"z2", 0}}));
   // The scheduler's cache updates snapshot NodeInfos in place.
@@ -77,8 +76,8 @@ TEST(SpreadCacheTest, ReplacedSnapshotWithSameNodesIsRecounted) {
             (std::map<std::string, int32_t>{{"z1", 1}, {"z2", 0}}));
   for (int round = 0; round < 3; ++round) {
     const bool even = round % 2 == 0;
-    fx.handle.SetSnapshot(Snapshot::Build(
-        nodes, {P("a", even ? "n2" : "n1", {{even ? "foo" : "bar", ""}})}));
+    fx.handle.SetSnapshot(
+        Snapshot::Build(nodes, {P("a", even ? "n2" : "n1", {{even ? "foo" : "bar", ""}})}));
     EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), {"z1", "z2"}),
               even ? (std::map<std::string, int32_t>{{"z1", 0}, {"z2", 1}})
                    : (std::map<std::string, int32_t>{{"z1", 0}, {"z2", 0}}))
@@ -135,12 +134,57 @@ TEST(SpreadCacheTest, IncrementalSnapshotChangesAreSeen) {
             (std::map<std::string, int32_t>{{"z1", 1}, {"z2", 1}}));
 }
 
+// With a delta from the scheduler's cache only the changed nodes are looked at; anything the
+// delta cannot express falls back to a full look.
+TEST(SpreadCacheTest, DeltaRefresh) {
+  Snapshot snapshot = Snapshot::Build(
+      {N("n1", {{"zone", "z1"}}), N("n2", {{"zone", "z2"}})}, {P("a", "n1", {{"foo", ""}})});
+  snapshot.generation = 1;
+  auto constraints = ConstraintsFromPod(*kZonePod, kDoNotSchedule);
+  ASSERT_TRUE(constraints.ok());
+  const SpreadConstraint& c = constraints->at(0);
+  SpreadCache cache;
+  std::lock_guard lock(cache.mutex());
+  auto counts = [&] {
+    const auto& memo = cache.CountsFor(c.count_key, c.selector, "default");
+    return std::vector<int32_t>{memo.Get(0), memo.Get(1)};
+  };
+  auto table = cache.Refresh(snapshot.nodes(), &snapshot);
+  const size_t s1 = table->Find(snapshot.Get("n1")->node());
+  const size_t s2 = table->Find(snapshot.Get("n2")->node());
+  auto at = [&](std::vector<int32_t> v) { return std::pair<int32_t, int32_t>{v[s1], v[s2]}; };
+  EXPECT_EQ(at(counts()), (std::pair<int32_t, int32_t>{1, 0}));
+
+  NodeInfo* n2 = snapshot.mutable_map()["n2"].get();
+  n2->AddPod(PodInfo::Create(P("b", "n2", {{"foo", ""}})));
+  ++snapshot.generation;
+  const NodeInfo* changed[] = {n2};
+  SpreadCache::Delta delta{1, changed};
+  EXPECT_EQ(cache.Refresh(snapshot.nodes(), &snapshot, &delta), table);
+  EXPECT_EQ(at(counts()), (std::pair<int32_t, int32_t>{1, 1}));
+
+  // A delta from another generation is not applicable: everything is looked at.
+  n2->AddPod(PodInfo::Create(P("c", "n2", {{"foo", ""}})));
+  ++snapshot.generation;
+  SpreadCache::Delta stale{1, {}};
+  cache.Refresh(snapshot.nodes(), &snapshot, &stale);
+  EXPECT_EQ(at(counts()), (std::pair<int32_t, int32_t>{1, 2}));
+
+  // A node object replaced in place makes the delta fall back to a rebuild.
+  n2->SetNode(N("n2", {{"zone", "z1"}}));
+  ++snapshot.generation;
+  SpreadCache::Delta relabel{snapshot.generation - 1, changed};
+  auto rebuilt = cache.Refresh(snapshot.nodes(), &snapshot, &relabel);
+  EXPECT_NE(rebuilt, table);
+  EXPECT_EQ(cache.Domains("zone")->num_domains(), 1u);
+}
+
 TEST(SpreadCacheTest, CountsAreKeptPerNamespace) {
   Fixture fx({N("n1", {{"zone", "z1"}}), N("n2", {{"zone", "z2"}})},
              {P("a", "n1", {{"foo", ""}}), P("b", "n2", {{"foo", ""}}, "other"),
               P("c", "n2", {{"foo", ""}}, "other")});
-  auto in_other = MakePod().Name("q").Namespace("other").Label("foo", "")
-                      .Spread(Hard(1, "zone", kFoo)).Obj();
+  auto in_other =
+      MakePod().Name("q").Namespace("other").Label("foo", "").Spread(Hard(1, "zone", kFoo)).Obj();
   for (int i = 0; i < 2; ++i) {
     EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), {"z1", "z2"}),
               (std::map<std::string, int32_t>{{"z1", 1}, {"z2", 0}}));
@@ -152,10 +196,18 @@ TEST(SpreadCacheTest, CountsAreKeptPerNamespace) {
 TEST(SpreadCacheTest, InclusionFollowsThePod) {
   Fixture fx({N("n1", {{"zone", "z1"}, {"disk", "ssd"}}), N("n2", {{"zone", "z2"}})},
              {P("a", "n1", {{"foo", ""}}), P("b", "n2", {{"foo", ""}})});
-  auto ssd = MakePod().Name("p").Label("foo", "").NodeSelector("disk", "ssd")
-                 .Spread(Hard(1, "zone", kFoo)).Obj();
-  auto hdd = MakePod().Name("p").Label("foo", "").NodeSelector("disk", "hdd")
-                 .Spread(Hard(1, "zone", kFoo)).Obj();
+  auto ssd = MakePod()
+                 .Name("p")
+                 .Label("foo", "")
+                 .NodeSelector("disk", "ssd")
+                 .Spread(Hard(1, "zone", kFoo))
+                 .Obj();
+  auto hdd = MakePod()
+                 .Name("p")
+                 .Label("foo", "")
+                 .NodeSelector("disk", "hdd")
+                 .Spread(Hard(1, "zone", kFoo))
+                 .Obj();
   for (int i = 0; i < 2; ++i) {
     EXPECT_EQ(ZoneCounts(fx, ssd, fx.Nodes(), {"z1", "z2"}),
               (std::map<std::string, int32_t>{{"z1", 1}}));
@@ -188,8 +240,9 @@ struct Cluster5000 {
     PodList pods;
     for (int i = 0; i < 5000; ++i) {
       const std::string name = "node-" + std::to_string(i);
-      nodes.push_back(MakeNode().Name(name).Label("topology.kubernetes.io/zone",
-                                                  "zone-" + std::to_string(i % 3))
+      nodes.push_back(MakeNode()
+                          .Name(name)
+                          .Label("topology.kubernetes.io/zone", "zone-" + std::to_string(i % 3))
                           .Capacity({{"cpu", "4"}, {"memory", "32Gi"}})
                           .Obj());
       pods.push_back(P("init-" + std::to_string(i), name, {}));
@@ -218,7 +271,9 @@ TEST(PerfTest, TopologySpreading5000Nodes) {
   size_t start = 0;
   std::map<std::string, int> per_zone;
   for (int i = 0; i < kPods; ++i) {
-    auto pod = MakePod().Name("m-" + std::to_string(i)).Label("color", "blue")
+    auto pod = MakePod()
+                   .Name("m-" + std::to_string(i))
+                   .Label("color", "blue")
                    .Spread(Hard(5, "topology.kubernetes.io/zone", MatchLabels({{"color", "blue"}})))
                    .Obj();
     auto pi = PodInfo::Create(pod);
@@ -234,8 +289,9 @@ TEST(PerfTest, TopologySpreading5000Nodes) {
     total += Clock::now() - t0;
     ASSERT_NE(chosen, nullptr);
     start += kFilterNodes;
-    c.Place(*chosen,
-            MakePod().Name("m-" + std::to_string(i)).Node(chosen->name()).Label("color", "blue").Obj());
+    c.Place(
+        *chosen,
+        MakePod().Name("m-" + std::to_string(i)).Node(chosen->name()).Label("color", "blue").Obj());
     ++per_zone[chosen->node()->metadata.labels.at("topology.kubernetes.io/zone")];
   }
   int lo = kPods, hi = 0;
@@ -258,7 +314,9 @@ TEST(PerfTest, PreferredTopologySpreading5000Nodes) {
   std::vector<NodeScore> scores(kFeasible);
   std::map<std::string, int> per_zone;
   for (int i = 0; i < kPods; ++i) {
-    auto pod = MakePod().Name("m-" + std::to_string(i)).Label("color", "blue")
+    auto pod = MakePod()
+                   .Name("m-" + std::to_string(i))
+                   .Label("color", "blue")
                    .Spread(Soft(5, "topology.kubernetes.io/zone", MatchLabels({{"color", "blue"}})))
                    .Obj();
     auto pi = PodInfo::Create(pod);
@@ -277,16 +335,18 @@ TEST(PerfTest, PreferredTopologySpreading5000Nodes) {
     for (size_t k = 1; k < kFeasible; ++k)
       if (scores[k].score > scores[best].score) best = k;
     NodeInfo* chosen = const_cast<NodeInfo*>(feasible[best]);
-    c.Place(*chosen,
-            MakePod().Name("m-" + std::to_string(i)).Node(chosen->name()).Label("color", "blue").Obj());
+    c.Place(
+        *chosen,
+        MakePod().Name("m-" + std::to_string(i)).Node(chosen->name()).Label("color", "blue").Obj());
     ++per_zone[chosen->node()->metadata.labels.at("topology.kubernetes.io/zone")];
   }
   int lo = kPods, hi = 0;
   for (const auto& [z, n] : per_zone) lo = std::min(lo, n), hi = std::max(hi, n);
   EXPECT_LE(hi - lo, 2);
-  std::printf("PreferredTopologySpreading 5000 nodes: %.1f us CPU per pod (PreScore + %zu Score + "
-              "Normalize)\n",
-              std::chrono::duration<double, std::micro>(total).count() / kPods, kFeasible);
+  std::printf(
+      "PreferredTopologySpreading 5000 nodes: %.1f us CPU per pod (PreScore + %zu Score + "
+      "Normalize)\n",
+      std::chrono::duration<double, std::micro>(total).count() / kPods, kFeasible);
 }
 
 // System-default spreading (hostname + zone) for pods selected by a Service.
@@ -306,7 +366,8 @@ TEST(PerfTest, DefaultTopologySpreading5000Nodes) {
   std::vector<const NodeInfo*> feasible(kFeasible);
   std::vector<NodeScore> scores(kFeasible);
   for (int i = 0; i < kPods; ++i) {
-    auto pi = PodInfo::Create(MakePod().Name("m-" + std::to_string(i)).Label("color", "blue").Obj());
+    auto pi =
+        PodInfo::Create(MakePod().Name("m-" + std::to_string(i)).Label("color", "blue").Obj());
     for (size_t k = 0; k < kFeasible; ++k) feasible[k] = &c.At(start + k);
     start += kFeasible;
     const auto t0 = Clock::now();
@@ -322,12 +383,14 @@ TEST(PerfTest, DefaultTopologySpreading5000Nodes) {
     for (size_t k = 1; k < kFeasible; ++k)
       if (scores[k].score > scores[best].score) best = k;
     NodeInfo* chosen = const_cast<NodeInfo*>(feasible[best]);
-    c.Place(*chosen,
-            MakePod().Name("m-" + std::to_string(i)).Node(chosen->name()).Label("color", "blue").Obj());
+    c.Place(
+        *chosen,
+        MakePod().Name("m-" + std::to_string(i)).Node(chosen->name()).Label("color", "blue").Obj());
   }
-  std::printf("DefaultTopologySpreading 5000 nodes: %.1f us CPU per pod (PreScore + %zu Score + "
-              "Normalize)\n",
-              std::chrono::duration<double, std::micro>(total).count() / kPods, kFeasible);
+  std::printf(
+      "DefaultTopologySpreading 5000 nodes: %.1f us CPU per pod (PreScore + %zu Score + "
+      "Normalize)\n",
+      std::chrono::duration<double, std::micro>(total).count() / kPods, kFeasible);
 }
 
 }  // namespace
