@@ -318,6 +318,11 @@ void SchedulingQueue::DeleteNominatedPodIfExists(const Pod& pod) {
   DeleteNominatedLocked(UidOf(pod));
 }
 
+bool SchedulingQueue::HasNominatedPods() const {
+  std::lock_guard lock(nom_mu_);
+  return !nominated_.empty();
+}
+
 std::vector<PodInfoPtr> SchedulingQueue::NominatedPodsForNode(std::string_view node) const {
   std::lock_guard lock(nom_mu_);
   auto it = nominated_.find(node);

@@ -73,6 +73,7 @@ class SchedulingQueue final : public PodNominator {
   void AddNominatedPod(PodInfoPtr pod, const std::string& node);
   void DeleteNominatedPodIfExists(const Pod& pod);
   std::vector<PodInfoPtr> NominatedPodsForNode(std::string_view node) const override;
+  bool HasNominatedPods() const override;
   // Pods nominated to `node` (for clearing lower-priority nominations).
   std::vector<PodInfoPtr> NominatedPods(std::string_view node) const {
     return NominatedPodsForNode(node);

@@ -412,7 +412,7 @@ Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, con
 Status Framework::FilterWithNominated(const CycleState& state, const PodInfo& pod,
                                       const NodeInfo& node) {
   std::vector<PodInfoPtr> nominated;
-  if (services_.nominator) {
+  if (services_.nominator && has_nominated_) {
     for (auto& pi : services_.nominator->NominatedPodsForNode(node.name())) {
       if (pi->pod->Priority() >= pod.pod->Priority() &&
           pi->pod->metadata.uid != pod.pod->metadata.uid)

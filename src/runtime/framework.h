@@ -66,8 +66,12 @@ class Framework final : public Handle {
   // Name and args of the QueueSort plugin, to check all profiles agree.
   std::string queue_sort_name() const;
 
-  // The snapshot for the next cycle (owned by the scheduler).
-  void SetSnapshot(const Snapshot* snapshot) { snapshot_ = snapshot; }
+  // The snapshot for the next cycle (owned by the scheduler). Also samples whether any pod is
+  // nominated, so filtering skips nominated-pod lookups in the common case.
+  void SetSnapshot(const Snapshot* snapshot) {
+    snapshot_ = snapshot;
+    has_nominated_ = !services_.nominator || services_.nominator->HasNominatedPods();
+  }
 
   // ---- scheduling cycle
   // First non-Success PreEnqueue status (plugin stamped), or Success.
@@ -135,6 +139,7 @@ class Framework final : public Handle {
   FrameworkServices services_;
   Random random_;
   const Snapshot* snapshot_ = nullptr;
+  bool has_nominated_ = true;
 
   std::vector<std::unique_ptr<Plugin>> owned_;
   std::vector<PreEnqueuePlugin*> pre_enqueue_;

@@ -48,42 +48,42 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
 
   // Nodes are checked in parallel in windows, and the search stops at the node where the
   // to_find-th feasible node is found, exactly as a sequential scan from `start` would: the
-  // result does not depend on thread timing.
-  std::vector<Status> statuses(n);
-  std::vector<char> ok(n, 0);
+  // result does not depend on thread timing. Each window asks for what is still missing, so
+  // when most nodes fit, hardly any node is checked in vain.
+  std::vector<Status> statuses;
+  std::vector<char> ok;
   std::atomic<bool> error{false};
   int found = 0;
   int scanned = 0;
-  int window = std::max(64, to_find + to_find / 2);
   while (scanned < n && found < to_find) {
     const int begin = scanned;
-    const int end = std::min(n, begin + window);
+    const int end = std::min(n, begin + std::max(32, to_find - found));
+    statuses.assign(end - begin, Status());
+    ok.assign(end - begin, 0);
     fw.parallelizer().Until(end - begin, [&](int k) {
       if (error.load(std::memory_order_relaxed)) return;
-      const int i = begin + k;
-      const NodeInfo& node = *nodes[(start + i) % n];
+      const NodeInfo& node = *nodes[(start + begin + k) % n];
       Status s = fw.RunFilterPluginsWithNominatedPods(state, pod, node);
       if (s.IsSuccess()) {
-        ok[i] = 1;
+        ok[k] = 1;
       } else {
         if (s.IsError()) error.store(true);
-        statuses[i] = std::move(s);
+        statuses[k] = std::move(s);
       }
     });
     if (error) {
-      for (int i = begin; i < end; ++i)
-        if (statuses[i].IsError()) return statuses[i];
+      for (auto& s : statuses)
+        if (s.IsError()) return s;
     }
     for (int i = begin; i < end; ++i) {
       ++scanned;
-      if (ok[i]) {
+      if (ok[i - begin]) {
         feasible->push_back(nodes[(start + i) % n]);
         if (++found == to_find) break;
       } else if (attempt) {
-        attempt->filter_statuses[nodes[(start + i) % n]->name()] = std::move(statuses[i]);
+        attempt->filter_statuses[nodes[(start + i) % n]->name()] = std::move(statuses[i - begin]);
       }
     }
-    window = std::max(64, (to_find - found) * 2);
   }
   *processed = scanned;
   return Status::Success();

@@ -34,6 +34,8 @@ class PodNominator {
  public:
   virtual ~PodNominator() = default;
   virtual std::vector<PodInfoPtr> NominatedPodsForNode(std::string_view node) const = 0;
+  // False when no pod is nominated anywhere (lets the filter loop skip per-node lookups).
+  virtual bool HasNominatedPods() const { return true; }
 };
 
 // Runs fn(i) for i in [0, n) on up to `parallelism` workers and waits for all.
