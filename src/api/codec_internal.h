@@ -21,9 +21,11 @@ struct SourceDocument {
   int index = 0;
 };
 
-// Reads a stream of YAML 1.1 documents (JSON is YAML too) with libyaml. Empty documents are
-// dropped but still counted in `index`. Mapping keys are always text; see ResolvePlainScalar for
-// values. Errors are one line: "<source>: yaml: line L, column C: <problem>".
+// Reads a stream of YAML 1.1 documents with libyaml; JSON, including several JSON objects one
+// after another, is accepted too. Empty documents are dropped but still counted in `index`.
+// Mapping keys are always text. Untagged plain scalars and those tagged !!int, !!float, !!bool or
+// !!null are typed by ResolvePlainScalar; all other scalars are strings. Errors are one line:
+// "<source>: yaml: line L, column C: <problem>".
 Result<std::vector<SourceDocument>> ParseSourceDocuments(std::string_view text,
                                                          std::string_view source);
 // Types an unquoted YAML scalar: null, boolean, number (if it prints back identically), string.

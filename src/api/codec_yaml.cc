@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -72,8 +73,10 @@ namespace {
 // Nesting beyond this is refused: decoders and json's own printing recurse per level.
 constexpr size_t kMaxDepth = 512;
 // Aliases copy the anchored value, so a few lines can expand exponentially ("billion laughs").
-// No real manifest comes near this many copied nodes in one stream.
-constexpr size_t kMaxAliasNodes = size_t{1} << 22;
+// Copies are allowed up to a fixed allowance plus a multiple of the events read so far, which
+// real manifests, even large ones built from templates, stay far below.
+constexpr size_t kAliasNodeAllowance = size_t{1} << 20;
+constexpr size_t kAliasNodesPerEvent = 16;
 
 constexpr std::string_view kCoreTagPrefix = "tag:yaml.org,2002:";
 
@@ -124,7 +127,8 @@ class Event {
   yaml_event_t event_;
 };
 
-// 1-based line and column of a byte offset, for reader errors that only know the offset.
+// The position of a byte offset, counted like libyaml's marks (0-based, columns in characters),
+// for reader errors that only report the offset.
 yaml_mark_t MarkAt(std::string_view text, size_t offset) {
   yaml_mark_t mark{};
   offset = std::min(offset, text.size());
@@ -132,7 +136,7 @@ yaml_mark_t MarkAt(std::string_view text, size_t offset) {
     if (text[i] == '\n') {
       ++mark.line;
       mark.column = 0;
-    } else {
+    } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
       ++mark.column;
     }
   }
@@ -148,8 +152,7 @@ std::string Position(const yaml_mark_t& mark) {
 // so input nesting never turns into native recursion here.
 class DocumentBuilder {
  public:
-  DocumentBuilder(std::string_view text, std::string_view source)
-      : text_(text), source_(source) {}
+  DocumentBuilder(std::string_view text, std::string_view source) : text_(text), source_(source) {}
 
   Result<std::vector<SourceDocument>> Run() {
     Parser parser(text_);
@@ -184,6 +187,7 @@ class DocumentBuilder {
   };
 
   void Handle(const yaml_event_t& e) {
+    ++events_;
     switch (e.type) {
       case YAML_DOCUMENT_START_EVENT:
         ++doc_index_;
@@ -262,9 +266,8 @@ class DocumentBuilder {
       return;
     }
     alias_nodes_ += it->second.nodes;
-    if (alias_nodes_ > kMaxAliasNodes) {
-      Fail(e.start_mark, "aliases expand to more than " + std::to_string(kMaxAliasNodes) +
-                             " nodes");
+    if (alias_nodes_ > kAliasNodeAllowance + kAliasNodesPerEvent * events_) {
+      Fail(e.start_mark, "aliases expand to too many nodes");
       return;
     }
     const json& v = it->second.value;
@@ -367,6 +370,7 @@ class DocumentBuilder {
   std::unordered_map<std::string, Anchored> anchors_;
   json root_;
   size_t alias_nodes_ = 0;
+  size_t events_ = 0;
   int doc_index_ = 0;
   std::optional<std::string> error_;
 };
@@ -379,12 +383,35 @@ bool StartsLikeJson(std::string_view text) {
   return false;
 }
 
+// JSON objects or arrays written one after another, as kubectl accepts them; YAML does not.
+// nullopt unless the whole text is such a sequence.
+std::optional<std::vector<SourceDocument>> ParseJsonSequence(std::string_view text) {
+  std::istringstream in{std::string(text)};
+  std::vector<SourceDocument> out;
+  while (true) {
+    in >> std::ws;
+    const int next = in.peek();
+    if (next == std::char_traits<char>::eof()) break;
+    // Reading stops right after a closing bracket; after a bare scalar it would swallow one
+    // extra character.
+    if (next != '{' && next != '[') return std::nullopt;
+    json doc;
+    try {
+      in >> doc;
+    } catch (const json::exception&) {
+      return std::nullopt;
+    }
+    out.push_back({std::move(doc), static_cast<int>(out.size()) + 1});
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<std::vector<SourceDocument>> ParseSourceDocuments(std::string_view text,
                                                          std::string_view source) {
-  // JSON documents (kubectl -o json) take the faster JSON parser; anything it rejects, such as
-  // several concatenated documents, goes through YAML, which accepts JSON too.
+  // JSON (kubectl -o json) takes the faster JSON parser. Anything it rejects goes through YAML,
+  // which accepts JSON too and produces the error text.
   if (StartsLikeJson(text)) {
     json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
     if (!doc.is_discarded()) {
@@ -392,6 +419,7 @@ Result<std::vector<SourceDocument>> ParseSourceDocuments(std::string_view text,
       if (!doc.is_null()) out.push_back({std::move(doc), 1});
       return out;
     }
+    if (auto docs = ParseJsonSequence(text)) return std::move(*docs);
   }
   return DocumentBuilder(text, source).Run();
 }
