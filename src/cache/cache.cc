@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "framework/zone_key.h"
+
 namespace berth {
 namespace {
 
@@ -70,8 +72,20 @@ void Cache::AddNode(Ptr<Node> node) {
   auto keep = ni.node_ptr();
   ni.SetNode(node);
   ni.mutable_image_states().clear();
-  if (std::find(node_order_.begin(), node_order_.end(), name) == node_order_.end())
-    node_order_.push_back(name);
+  const std::string zone = NodeZoneKey(*node);
+  auto known = zone_of_.find(name);
+  if (known == zone_of_.end() || known->second != zone) {
+    // A node that changes zone leaves its old zone and joins the end of the new one.
+    if (known != zone_of_.end()) std::erase(node_order_, name);
+    auto last_of_zone = std::find_if(node_order_.rbegin(), node_order_.rend(),
+                                     [&](const std::string& n) { return zone_of_[n] == zone; });
+    if (last_of_zone == node_order_.rend()) {
+      node_order_.push_back(name);  // a new zone goes last
+    } else {
+      node_order_.insert(last_of_zone.base(), name);
+    }
+    zone_of_[name] = zone;
+  }
   UpdateImagesLocked(old, node.get());
   MarkDirty(name);
   nodes_changed_ = true;
@@ -91,6 +105,7 @@ void Cache::RemoveNode(const Node& node) {
     it->second->SetNode(nullptr);
   }
   std::erase(node_order_, node.metadata.name);
+  zone_of_.erase(node.metadata.name);
   MarkDirty(node.metadata.name);
   nodes_changed_ = true;
 }

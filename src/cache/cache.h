@@ -58,7 +58,10 @@ class Cache {
 
   mutable std::mutex mu_;
   std::unordered_map<std::string, NodeInfoPtr> nodes_;
-  std::vector<std::string> node_order_;  // first-seen order, the node tree's input
+  // Node names grouped by zone, zones in the order they appeared (a zone keeps its place while
+  // it has nodes), nodes of a zone in the order they joined it: the node tree's input.
+  std::vector<std::string> node_order_;
+  std::unordered_map<std::string, std::string> zone_of_;  // node -> zone key
   std::unordered_map<std::string, PodState> pods_;  // by UID
   std::unordered_set<std::string> dirty_;
   std::unordered_map<std::string, int> image_holders_;

@@ -1,5 +1,7 @@
 #include "berth/framework/node_info.h"
 
+#include "framework/zone_key.h"
+
 #include <algorithm>
 
 namespace berth {
@@ -42,20 +44,22 @@ void Erase(std::vector<PodInfoPtr>& v, const Pod& pod) {
   }
 }
 
-std::string ZoneKey(const Node& node) {
+}  // namespace
+
+std::string NodeZoneKey(const Node& node) {
   const auto& l = node.metadata.labels;
-  auto get = [&](std::string_view a, std::string_view b) -> std::string {
-    if (auto it = l.find(a); it != l.end()) return it->second;
-    if (auto it = l.find(b); it != l.end()) return it->second;
+  // The deprecated beta labels win when both are present, as in kube-scheduler.
+  auto get = [&](std::string_view beta, std::string_view ga) -> std::string {
+    if (auto it = l.find(beta); it != l.end()) return it->second;
+    if (auto it = l.find(ga); it != l.end()) return it->second;
     return "";
   };
-  std::string region = get("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region");
-  std::string zone = get("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone");
+  std::string region = get("failure-domain.beta.kubernetes.io/region", "topology.kubernetes.io/region");
+  std::string zone = get("failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone");
   if (region.empty() && zone.empty()) return "";
-  return region + ":\x00:" + zone;
+  // A NUL separator keeps "a:" + "b" apart from "a" + ":b".
+  return region + std::string(":\0:", 3) + zone;
 }
-
-}  // namespace
 
 bool AffinityTerm::Matches(const Pod& pod, const Labels* ns_labels) const {
   if (namespaces.count(pod.metadata.namespace_) ||
@@ -293,7 +297,7 @@ std::vector<std::string> ZoneInterleavedOrder(const std::vector<const Node*>& no
   std::vector<std::string> zone_order;
   std::unordered_map<std::string, std::vector<std::string>> by_zone;
   for (const Node* n : nodes) {
-    std::string z = ZoneKey(*n);
+    std::string z = NodeZoneKey(*n);
     auto [it, inserted] = by_zone.try_emplace(z);
     if (inserted) zone_order.push_back(z);
     it->second.push_back(n->metadata.name);

@@ -249,6 +249,8 @@ void SchedulingQueue::FlushUnschedulableLeftover(Duration max_wait) {
     unschedulable_since_.erase(uid);
     MoveToActiveOrBackoffLocked(e);
   }
+  // Like any move, it counts as a move request for the pods being scheduled right now.
+  if (!moving.empty()) move_request_cycle_ = scheduling_cycle_;
 }
 
 std::optional<TimePoint> SchedulingQueue::NextBackoffExpiry() const {

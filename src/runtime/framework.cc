@@ -7,14 +7,20 @@
 
 #include <fmt/format.h>
 
+#include "config/decode_util.h"
+
 namespace berth {
 
 // ---------------------------------------------------------------- waiting pods
 
 class Framework::WaitingPodImpl final : public WaitingPod {
  public:
-  WaitingPodImpl(std::shared_ptr<const Pod> pod, std::map<std::string, TimePoint> deadlines)
-      : pod_(std::move(pod)), deadlines_(std::move(deadlines)) {}
+  struct PendingWait {
+    TimePoint deadline;
+    Duration timeout;
+  };
+  WaitingPodImpl(std::shared_ptr<const Pod> pod, std::map<std::string, PendingWait> waits)
+      : pod_(std::move(pod)), deadlines_(std::move(waits)) {}
 
   const Pod& pod() const override { return *pod_; }
   std::vector<std::string> PendingPlugins() const override {
@@ -42,9 +48,13 @@ class Framework::WaitingPodImpl final : public WaitingPod {
   bool ExpireAt(TimePoint now) {
     std::lock_guard lock(mu_);
     if (result_) return false;
-    for (const auto& [name, d] : deadlines_) {
-      if (d <= now) {
-        Status s = Status::Unschedulable(fmt::format("rejected due to timeout after waiting at permit"));
+    for (const auto& [name, w] : deadlines_) {
+      if (w.deadline <= now) {
+        Status s = Status::Unschedulable(fmt::format(
+            "rejected due to timeout after waiting {} at plugin {}",
+            config::internal::FormatGoDurationMs(
+                std::chrono::duration_cast<std::chrono::milliseconds>(w.timeout).count()),
+            name));
         s.WithPlugin(name);
         result_ = std::move(s);
         cv_.notify_all();
@@ -62,7 +72,7 @@ class Framework::WaitingPodImpl final : public WaitingPod {
     std::unique_lock lock(mu_);
     while (!result_) {
       TimePoint earliest = TimePoint::max();
-      for (const auto& [n, d] : deadlines_) earliest = std::min(earliest, d);
+      for (const auto& [n, w] : deadlines_) earliest = std::min(earliest, w.deadline);
       auto wait_for = earliest - clock.Now();
       if (wait_for <= Duration::zero()) {
         lock.unlock();
@@ -80,7 +90,7 @@ class Framework::WaitingPodImpl final : public WaitingPod {
   std::shared_ptr<const Pod> pod_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::map<std::string, TimePoint> deadlines_;
+  std::map<std::string, PendingWait> deadlines_;
   std::optional<Status> result_;
 };
 
@@ -120,13 +130,13 @@ Result<std::vector<std::string>> ExpandPoint(const PointSpec& point,
   std::set<std::string> disabled(point.set->disabled.begin(), point.set->disabled.end());
   if (disabled.count("*") || plugins.multi_point.enabled.empty()) return enabled;
 
-  std::vector<std::string> overrides, multi;
+  std::set<std::string> overridden;
+  std::vector<std::string> multi;
   for (const auto& ep : plugins.multi_point.enabled) {
     Plugin* pl = instances.at(ep.name);
     if (!point.implements(pl) || disabled.count(ep.name)) continue;
     if (std::find(enabled.begin(), enabled.end(), ep.name) != enabled.end()) {
-      if (std::find(overrides.begin(), overrides.end(), ep.name) == overrides.end())
-        overrides.push_back(ep.name);
+      overridden.insert(ep.name);
       continue;
     }
     if (std::find(multi.begin(), multi.end(), ep.name) != multi.end())
@@ -134,10 +144,13 @@ Result<std::vector<std::string>> ExpandPoint(const PointSpec& point,
                                profile, ep.name, point.name)};
     multi.push_back(ep.name);
   }
-  std::vector<std::string> out = overrides;
+  // Overridden plugins keep the order the point lists them in (not the multiPoint order).
+  std::vector<std::string> out;
+  for (const auto& n : enabled)
+    if (overridden.count(n)) out.push_back(n);
   out.insert(out.end(), multi.begin(), multi.end());
   for (const auto& n : enabled)
-    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+    if (!overridden.count(n)) out.push_back(n);
   return out;
 }
 
@@ -326,9 +339,10 @@ Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
         return s;
       }
       if (s.code() == Code::kUnschedulable) {
-        // Later PreFilters still run so that preemption sees their state.
+        // Later PreFilters still run so that preemption sees their state; as in
+        // kube-scheduler, the last Unschedulable status is the one reported.
         rejected_by->push_back(std::string(e.plugin->Name()));
-        if (!unschedulable) unschedulable = std::move(s);
+        unschedulable = std::move(s);
         continue;
       }
       Status err = Status::Error(
@@ -336,7 +350,11 @@ Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
       err.WithPlugin(e.plugin->Name());
       return err;
     }
-    if (!r.AllNodes()) with_nodes.emplace_back(e.plugin->Name());
+    if (!r.AllNodes()) {
+      // Kept sorted: messages list the plugins by name, as kube-scheduler's sets do.
+      std::string name(e.plugin->Name());
+      with_nodes.insert(std::lower_bound(with_nodes.begin(), with_nodes.end(), name), name);
+    }
     *result = result->Merge(r);
     if (!result->AllNodes() && result->node_names->empty()) {
       std::string msg =
@@ -448,13 +466,14 @@ Status Framework::RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
     }
     if (s.code() == Code::kUnschedulableAndUnresolvable) {
       *result = std::move(r);
-      for (const auto& reason : s.reasons()) messages->push_back(reason);
+      *messages = s.reasons();
       s.WithPlugin(pl->Name());
       return s;
     }
     if (!s.IsRejected()) {
       Status err = Status::Error(s.Message());
       err.WithPlugin(pl->Name());
+      messages->assign(1, err.Message());
       return err;
     }
     if (r.nominating && r.nominating->override_nomination) *result = r;
@@ -511,7 +530,8 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
       if (!st.IsSuccess()) {
         std::lock_guard lock(err_mu);
         if (!failed.exchange(true))
-          first_error = Status::Error(fmt::format("plugin \"{}\" failed with: {}",
+          first_error = Status::Error(fmt::format("running Score plugins: plugin \"{}\" failed "
+                                                  "with: {}",
                                                   score_[active[a]].plugin->Name(), st.Message()));
         return;
       }
@@ -535,8 +555,8 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
       int64_t s = scores[a][i].score;
       if (s > kMaxNodeScore || s < kMinNodeScore)
         return Status::Error(fmt::format(
-            "plugin \"{}\" returns an invalid score {}, it should in the range of [{}, {}] after "
-            "normalizing",
+            "applying score defaultWeights on Score plugins: plugin \"{}\" returns an invalid "
+            "score {}, it should in the range of [{}, {}] after normalizing",
             e.plugin->Name(), s, kMinNodeScore, kMaxNodeScore));
       out[i] = s;
       table->totals[i] += s * e.weight;
@@ -568,12 +588,13 @@ void Framework::RunReservePluginsUnreserve(CycleState& state, const PodInfo& pod
 Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod,
                                    const std::string& node) {
   constexpr Duration kMaxTimeout = std::chrono::minutes(15);
-  std::map<std::string, TimePoint> waits;
+  std::map<std::string, WaitingPodImpl::PendingWait> waits;
   for (auto* pl : permit_) {
     PermitDecision d = pl->Permit(state, pod, node);
     if (d.status.IsSuccess()) continue;
     if (d.status.IsWait()) {
-      waits[std::string(pl->Name())] = clock().Now() + std::min(d.timeout, kMaxTimeout);
+      const Duration timeout = std::min(d.timeout, kMaxTimeout);
+      waits[std::string(pl->Name())] = {clock().Now() + timeout, timeout};
       continue;
     }
     Status s = std::move(d.status);

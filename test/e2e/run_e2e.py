@@ -42,8 +42,11 @@ def check_pod(exp, got):
         want("result", got.get("result"), exp["result"])
     if "node" in exp:
         want("node", got.get("node"), exp["node"])
-    if "nodeIn" in exp and got.get("node") not in exp["nodeIn"]:
-        raise Fail("%s: node %r not in %r" % (pod, got.get("node"), exp["nodeIn"]))
+    if "nodeIn" in exp:
+        if not exp["nodeIn"] and got.get("node"):
+            raise Fail("%s: bound to %r, expected no node" % (pod, got.get("node")))
+        if exp["nodeIn"] and got.get("node") not in exp["nodeIn"]:
+            raise Fail("%s: node %r not in %r" % (pod, got.get("node"), exp["nodeIn"]))
     if "feasible" in exp:
         score = got.get("score") or {}
         feasible = set(score) if score else ({got["node"]} if got.get("node") else set())

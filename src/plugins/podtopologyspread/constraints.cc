@@ -164,6 +164,12 @@ bool NodeHasAllKeys(const Node& node, const std::vector<SpreadConstraint>& const
   return true;
 }
 
+bool HasNodeAffinityInputs(const Pod& pod) {
+  const auto& a = pod.spec.affinity;
+  return !pod.spec.node_selector.empty() ||
+         (a && a->node_affinity && a->node_affinity->required.has_value());
+}
+
 bool NodeIncluded(const SpreadConstraint& c, const Pod& pod, const Node& node) {
   if (c.honor_node_affinity && !PodMatchesNodeSelectorAndAffinityTerms(pod, node)) return false;
   if (c.honor_node_taints &&

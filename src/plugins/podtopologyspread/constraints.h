@@ -55,6 +55,9 @@ std::vector<SpreadConstraint> ConstraintsFromDefaults(
 // True if `node` carries every constraint's topology key.
 bool NodeHasAllKeys(const Node& node, const std::vector<SpreadConstraint>& constraints);
 
+// True if the pod has a nodeSelector or a required node affinity (else every node matches them).
+bool HasNodeAffinityInputs(const Pod& pod);
+
 // Whether pods on `node` count for a constraint with the given inclusion policies:
 // nodeAffinityPolicy Honor requires the pod's nodeSelector and required node affinity to match
 // the node; nodeTaintsPolicy Honor requires every NoSchedule/NoExecute taint to be tolerated.

@@ -8,11 +8,8 @@
 namespace berth::podtopologyspread {
 namespace {
 
-bool HasNodeAffinityInputs(const Pod& pod) {
-  const auto& a = pod.spec.affinity;
-  return !pod.spec.node_selector.empty() ||
-         (a && a->node_affinity && a->node_affinity->required.has_value());
-}
+constexpr std::string_view kHardConstraintsError =
+    "get constraints from pod: obtaining pod's hard topology spread constraints: ";
 
 }  // namespace
 
@@ -94,10 +91,7 @@ Status PodTopologySpread::PreFilter(CycleState& state, const PodInfo& pod,
   const Pod& p = *pod.pod;
   auto constraints = Constraints(p, kDoNotSchedule);
   if (!constraints.ok()) {
-    return Status::Error(
-        "get constraints from pod: obtaining pod's hard topology spread "
-        "constraints: " +
-        constraints.error().message);
+    return Status::Error(std::string(kHardConstraintsError) + constraints.error().message);
   }
   if (constraints->empty()) return Status::Skip();
 

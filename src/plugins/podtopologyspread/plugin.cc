@@ -61,6 +61,9 @@ PluginRegistration PodTopologySpreadRegistration() {
       return Error{"want args to be of type PodTopologySpreadArgs, got " +
                    std::string(args->Kind())};
     }
+    if (auto valid = config::ValidatePodTopologySpreadArgs(*typed, "args"); !valid.ok()) {
+      return valid.error();
+    }
     std::unique_ptr<Plugin> plugin =
         std::make_unique<podtopologyspread::PodTopologySpread>(*typed, handle);
     return plugin;

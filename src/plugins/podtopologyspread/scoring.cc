@@ -19,11 +19,8 @@ double ScoreForCount(int64_t count, int32_t max_skew, double weight) {
   return static_cast<double>(count) * weight + static_cast<double>(max_skew - 1);
 }
 
-bool HasNodeAffinityInputs(const Pod& pod) {
-  const auto& a = pod.spec.affinity;
-  return !pod.spec.node_selector.empty() ||
-         (a && a->node_affinity && a->node_affinity->required.has_value());
-}
+constexpr std::string_view kSoftConstraintsError =
+    "calculating preScoreState: obtaining pod's soft topology spread constraints: ";
 
 }  // namespace
 
@@ -69,10 +66,7 @@ Status PodTopologySpread::PreScore(CycleState& state, const PodInfo& pod,
   const Pod& p = *pod.pod;
   auto constraints = Constraints(p, kScheduleAnyway);
   if (!constraints.ok()) {
-    return Status::Error(
-        "calculating preScoreState: obtaining pod's soft topology spread "
-        "constraints: " +
-        constraints.error().message);
+    return Status::Error(std::string(kSoftConstraintsError) + constraints.error().message);
   }
   if (constraints->empty()) return Status::Skip();
 

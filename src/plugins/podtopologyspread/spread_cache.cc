@@ -98,13 +98,6 @@ NodeTable::NodeTable(std::span<NodeInfo* const> nodes, uint64_t id)
   }
 }
 
-bool NodeTable::Matches(std::span<NodeInfo* const> nodes) const {
-  if (nodes.size() != nodes_.size()) return false;
-  for (size_t i = 0; i < nodes.size(); ++i)
-    if (nodes[i]->node() != nodes_[i].get()) return false;
-  return true;
-}
-
 // ---------------------------------------------------------------- KeyDomains
 
 KeyDomains::KeyDomains(const NodeTable& table, const std::string& key) {
@@ -114,9 +107,8 @@ KeyDomains::KeyDomains(const NodeTable& table, const std::string& key) {
     if (n == nullptr) continue;
     auto it = n->metadata.labels.find(key);
     if (it == n->metadata.labels.end()) continue;
-    auto [pos, inserted] = ids_.try_emplace(it->second, static_cast<int32_t>(values_.size()));
-    if (inserted) values_.push_back(it->second);
-    slot_domain_[s] = pos->second;
+    const auto next = static_cast<int32_t>(ids_.size());
+    slot_domain_[s] = ids_.try_emplace(it->second, next).first->second;
   }
 }
 
@@ -172,11 +164,14 @@ const std::shared_ptr<const NodeTable>& SpreadCache::Refresh(std::span<NodeInfo*
                                                              const Snapshot* snapshot,
                                                              const Delta* delta) {
   const bool trusted = snapshot != nullptr && snapshot->generation > 0;
-  const bool same_snapshot = trusted && table_ && snapshot == refreshed_snapshot_ &&
-                             table_->size() == nodes.size();
-  if (same_snapshot && snapshot->generation == refreshed_generation_) return table_;
+  // Addresses and generations seen at the previous Refresh vouch for nodes only if it looked at
+  // this same snapshot, at this or an earlier generation.
+  const bool continued = trusted && table_ && snapshot == refreshed_snapshot_ &&
+                         snapshot->generation >= refreshed_generation_ &&
+                         table_->size() == nodes.size();
+  if (continued && snapshot->generation == refreshed_generation_) return table_;
   if (log_.size() > kMaxLog) ResetLog();
-  if (same_snapshot && delta != nullptr && delta->from_generation == refreshed_generation_) {
+  if (continued && delta != nullptr && delta->from_generation == refreshed_generation_) {
     bool applied = true;
     for (const NodeInfo* ni : delta->changed) {
       const int32_t slot = ni->node() ? table_->Find(ni->node()) : -1;
@@ -197,7 +192,7 @@ const std::shared_ptr<const NodeTable>& SpreadCache::Refresh(std::span<NodeInfo*
     for (size_t i = 0; i < nodes.size(); ++i) {
       const NodeInfo* ni = nodes[i];
       const Slot& s = slots_[i];
-      if (trusted && ni == s.info && ni->generation() == s.generation) continue;
+      if (continued && ni == s.info && ni->generation() == s.generation) continue;
       if (ni->node() != table_->node(i)) {
         same_table = false;
         break;

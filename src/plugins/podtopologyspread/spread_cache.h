@@ -10,7 +10,7 @@
 //   * per topology key, the domain id (dense integer) of every slot (KeyDomains);
 //   * per slot, the pods last seen on it and a version that changes whenever they change;
 //   * per (namespace, selector), the matching-pod count of every slot, recomputed only for slots
-//     whose version moved (CountMemo);
+//     whose version moved (Counts);
 //   * per incoming-pod node-inclusion inputs, the inclusion flags of every slot.
 // NodeTable and KeyDomains are immutable once published and are shared with the cycle states,
 // which Filter and Score read concurrently. Everything else is mutated only by the owning
@@ -80,8 +80,6 @@ class NodeTable {
   bool has_node(size_t slot) const { return has_node_[slot] != 0; }
   // The slot of a node object, -1 if the object is not in the table.
   int32_t Find(const Node* node) const { return index_.Find(node); }
-  // True if `nodes` holds exactly this table's node objects in this order.
-  bool Matches(std::span<NodeInfo* const> nodes) const;
 
  private:
   uint64_t id_;
@@ -99,8 +97,7 @@ class KeyDomains {
   const int32_t* slot_domains() const { return slot_domain_.data(); }
   // Domain of a value; -1 when no node of the table has it.
   int32_t Find(std::string_view value) const;
-  size_t num_domains() const { return values_.size(); }
-  const std::string& value(int32_t domain) const { return values_[domain]; }
+  size_t num_domains() const { return ids_.size(); }
 
  private:
   struct Hash {
@@ -108,10 +105,10 @@ class KeyDomains {
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   std::vector<int32_t> slot_domain_;
-  std::vector<std::string> values_;
   std::unordered_map<std::string, int32_t, Hash, std::equal_to<>> ids_;
 };
 
+// Every method but mutex() requires mutex() to be held.
 class SpreadCache {
  public:
   // Per-slot matching-pod counts for one count key (see SpreadConstraint::count_key), in step

@@ -137,8 +137,8 @@ TEST(SpreadCacheTest, IncrementalSnapshotChangesAreSeen) {
 // With a delta from the scheduler's cache only the changed nodes are looked at; anything the
 // delta cannot express falls back to a full look.
 TEST(SpreadCacheTest, DeltaRefresh) {
-  Snapshot snapshot = Snapshot::Build(
-      {N("n1", {{"zone", "z1"}}), N("n2", {{"zone", "z2"}})}, {P("a", "n1", {{"foo", ""}})});
+  Snapshot snapshot = Snapshot::Build({N("n1", {{"zone", "z1"}}), N("n2", {{"zone", "z2"}})},
+                                      {P("a", "n1", {{"foo", ""}})});
   snapshot.generation = 1;
   auto constraints = ConstraintsFromPod(*kZonePod, kDoNotSchedule);
   ASSERT_TRUE(constraints.ok());

@@ -1,0 +1,454 @@
+#include "queue/scheduling_queue.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <string>
+#include <vector>
+
+#include "testing/builders.h"
+
+namespace berth {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
+using testing::MakePod;
+using std::chrono::seconds;
+
+// Priority first, then the queue timestamp (PrioritySort's order).
+bool ByPriority(const QueuedPodInfo& a, const QueuedPodInfo& b) {
+  if (a.pod().Priority() != b.pod().Priority()) return a.pod().Priority() > b.pod().Priority();
+  return a.timestamp < b.timestamp;
+}
+
+// A pod with scheduling gates is held back, stamped as kube-scheduler's framework does.
+Status GatesPreEnqueue(const Pod& pod) {
+  if (pod.spec.scheduling_gates.empty()) return Status::Success();
+  Status s = Status::Unresolvable("waiting for scheduling gates");
+  s.WithPlugin("SchedulingGates");
+  return s;
+}
+
+std::vector<std::string> Names(const std::vector<PodInfoPtr>& pods) {
+  std::vector<std::string> out;
+  for (const auto& p : pods) out.push_back(p->pod->metadata.name);
+  return out;
+}
+
+class SchedulingQueueTest : public ::testing::Test {
+ protected:
+  SchedulingQueueTest()
+      : clock_(TimePoint{} + std::chrono::hours(1000)),
+        queue_(&ByPriority, &GatesPreEnqueue, &clock_, seconds(1), seconds(10)) {}
+
+  // Pops the head, which must be `name`, without blocking.
+  QueuedPodInfo PopExpect(const std::string& name) {
+    auto p = queue_.Pop(false);
+    if (!p) {
+      ADD_FAILURE() << "queue empty, expected " << name;
+      return {};
+    }
+    EXPECT_EQ(p->pod().metadata.name, name);
+    return *p;
+  }
+
+  std::vector<std::string> DrainActive() {
+    std::vector<std::string> out;
+    while (auto p = queue_.Pop(false)) {
+      out.push_back(p->pod().metadata.name);
+      queue_.Done(p->pod().metadata.uid);
+    }
+    return out;
+  }
+
+  // Fails `qpi` as rejected by `plugin` (empty: an error) in the current cycle.
+  void Fail(QueuedPodInfo qpi, const std::string& plugin = "") {
+    if (!plugin.empty()) qpi.unschedulable_plugins.insert(plugin);
+    queue_.AddUnschedulableIfNotPresent(std::move(qpi), queue_.scheduling_cycle());
+  }
+
+  FakeClock clock_;
+  SchedulingQueue queue_;
+};
+
+TEST_F(SchedulingQueueTest, PopsByLessThenInsertionOrder) {
+  queue_.Add(MakePod().Name("low").Priority(1).Info());
+  queue_.Add(MakePod().Name("high-a").Priority(5).Info());
+  queue_.Add(MakePod().Name("high-b").Priority(5).Info());
+  queue_.Add(MakePod().Name("lowest").Priority(0).Info());
+  // Same priority and same timestamp: insertion order decides.
+  EXPECT_THAT(DrainActive(), ElementsAre("high-a", "high-b", "low", "lowest"));
+}
+
+TEST_F(SchedulingQueueTest, EqualPodsStayInInsertionOrder) {
+  SchedulingQueue fifo([](const QueuedPodInfo&, const QueuedPodInfo&) { return false; }, nullptr,
+                       &clock_, seconds(1), seconds(10));
+  for (const char* n : {"c", "a", "d", "b"}) fifo.Add(MakePod().Name(n).Info());
+  std::vector<std::string> order;
+  while (auto p = fifo.Pop(false)) order.push_back(p->pod().metadata.name);
+  EXPECT_THAT(order, ElementsAre("c", "a", "d", "b"));
+}
+
+TEST_F(SchedulingQueueTest, EarlierTimestampFirstAtEqualPriority) {
+  queue_.Add(MakePod().Name("later").Info(), clock_.Now() + seconds(5));
+  queue_.Add(MakePod().Name("earlier").Info(), clock_.Now());
+  EXPECT_THAT(DrainActive(), ElementsAre("earlier", "later"));
+}
+
+TEST_F(SchedulingQueueTest, AddIgnoresQueuedAndInFlightPods) {
+  queue_.Add(MakePod().Name("p").Info());
+  queue_.Add(MakePod().Name("p").Info());
+  EXPECT_EQ(queue_.counts().active, 1u);
+  QueuedPodInfo qpi = PopExpect("p");
+  EXPECT_EQ(qpi.attempts, 1);
+  queue_.Add(MakePod().Name("p").Info());  // in flight
+  EXPECT_EQ(queue_.counts().active, 0u);
+  EXPECT_FALSE(queue_.Pop(false).has_value());
+}
+
+TEST_F(SchedulingQueueTest, PopCountsAttemptsAndCycles) {
+  queue_.Add(MakePod().Name("p").Info());
+  EXPECT_EQ(queue_.scheduling_cycle(), 0);
+  QueuedPodInfo qpi = PopExpect("p");
+  EXPECT_EQ(queue_.scheduling_cycle(), 1);
+  EXPECT_EQ(qpi.attempts, 1);
+  EXPECT_EQ(qpi.initial_attempt_timestamp, clock_.Now());
+  const TimePoint first_entry = qpi.initial_attempt_timestamp;
+  Fail(qpi);
+  clock_.Advance(seconds(1));
+  queue_.FlushBackoffQCompleted();
+  QueuedPodInfo again = PopExpect("p");
+  EXPECT_EQ(again.attempts, 2);
+  EXPECT_EQ(queue_.scheduling_cycle(), 2);
+  // The SLI start is the first time the pod entered activeQ.
+  EXPECT_EQ(again.initial_attempt_timestamp, first_entry);
+}
+
+// initial × 2^(attempts-1), capped: 1, 2, 4, 8, 10, 10 seconds.
+TEST_F(SchedulingQueueTest, BackoffDoublesUpToTheMaximum) {
+  queue_.Add(MakePod().Name("p").Info());
+  std::vector<int64_t> backoffs;
+  for (int attempt = 1; attempt <= 6; ++attempt) {
+    QueuedPodInfo qpi = PopExpect("p");
+    ASSERT_EQ(qpi.attempts, attempt);
+    Fail(qpi);  // error path: straight to backoffQ
+    EXPECT_EQ(queue_.counts().backoff, 1u);
+    auto expiry = queue_.NextBackoffExpiry();
+    ASSERT_TRUE(expiry.has_value());
+    backoffs.push_back(std::chrono::duration_cast<seconds>(*expiry - clock_.Now()).count());
+    // Not a nanosecond early.
+    clock_.Set(*expiry - std::chrono::nanoseconds(1));
+    queue_.FlushBackoffQCompleted();
+    EXPECT_EQ(queue_.counts().active, 0u);
+    clock_.Set(*expiry);
+    queue_.FlushBackoffQCompleted();
+    EXPECT_EQ(queue_.counts().active, 1u);
+    EXPECT_FALSE(queue_.NextBackoffExpiry().has_value());
+  }
+  EXPECT_THAT(backoffs, ElementsAre(1, 2, 4, 8, 10, 10));
+}
+
+TEST_F(SchedulingQueueTest, BackoffHonoursConfiguredBounds) {
+  SchedulingQueue q(&ByPriority, nullptr, &clock_, seconds(3), seconds(7));
+  q.Add(MakePod().Name("p").Info());
+  std::vector<int64_t> backoffs;
+  for (int attempt = 1; attempt <= 4; ++attempt) {
+    auto qpi = q.Pop(false);
+    ASSERT_TRUE(qpi.has_value());
+    q.AddUnschedulableIfNotPresent(*qpi, q.scheduling_cycle());
+    auto expiry = q.NextBackoffExpiry();
+    ASSERT_TRUE(expiry.has_value());
+    backoffs.push_back(std::chrono::duration_cast<seconds>(*expiry - clock_.Now()).count());
+    clock_.Set(*expiry);
+    q.FlushBackoffQCompleted();
+  }
+  EXPECT_THAT(backoffs, ElementsAre(3, 6, 7, 7));
+}
+
+TEST_F(SchedulingQueueTest, BackoffQueueFlushesInExpiryOrder) {
+  queue_.Add(MakePod().Name("a").Info());
+  queue_.Add(MakePod().Name("b").Info());
+  QueuedPodInfo a = PopExpect("a");
+  QueuedPodInfo b = PopExpect("b");
+  // b has failed before: its backoff is longer.
+  b.attempts = 3;  // 4 s
+  Fail(a);         // 1 s
+  Fail(b);
+  EXPECT_EQ(queue_.counts().backoff, 2u);
+  EXPECT_EQ(*queue_.NextBackoffExpiry(), clock_.Now() + seconds(1));
+  clock_.Advance(seconds(2));
+  queue_.FlushBackoffQCompleted();
+  EXPECT_EQ(queue_.counts().active, 1u);
+  EXPECT_EQ(queue_.counts().backoff, 1u);
+  EXPECT_EQ(*queue_.NextBackoffExpiry(), clock_.Now() + seconds(2));
+  PopExpect("a");
+  clock_.Advance(seconds(2));
+  queue_.FlushBackoffQCompleted();
+  PopExpect("b");
+}
+
+TEST_F(SchedulingQueueTest, RejectedPodWaitsInTheUnschedulablePool) {
+  queue_.Add(MakePod().Name("p").Info());
+  QueuedPodInfo qpi = PopExpect("p");
+  Fail(qpi, "NodeResourcesFit");
+  auto c = queue_.counts();
+  EXPECT_EQ(c.unschedulable, 1u);
+  EXPECT_EQ(c.backoff, 0u);
+  EXPECT_EQ(c.active, 0u);
+  // No backoff expiry drives it: only a cluster change or the leftover flush moves it.
+  clock_.Advance(seconds(30));
+  queue_.FlushBackoffQCompleted();
+  EXPECT_FALSE(queue_.Pop(false).has_value());
+}
+
+TEST_F(SchedulingQueueTest, ErrorGoesToBackoffNotToTheUnschedulablePool) {
+  queue_.Add(MakePod().Name("p").Info());
+  QueuedPodInfo qpi = PopExpect("p");
+  Fail(qpi);  // no rejector plugins
+  auto c = queue_.counts();
+  EXPECT_EQ(c.backoff, 1u);
+  EXPECT_EQ(c.unschedulable, 0u);
+}
+
+TEST_F(SchedulingQueueTest, MoveRequestDuringTheCycleSendsTheRejectedPodToBackoff) {
+  queue_.Add(MakePod().Name("p").Info());
+  QueuedPodInfo qpi = PopExpect("p");
+  const int64_t cycle = queue_.scheduling_cycle();
+  queue_.MoveAllToActiveOrBackoffQueue();  // e.g. a node was added while p was scheduled
+  queue_.AddUnschedulableIfNotPresent(
+      [&] {
+        QueuedPodInfo q = qpi;
+        q.unschedulable_plugins.insert("NodeResourcesFit");
+        return q;
+      }(),
+      cycle);
+  auto c = queue_.counts();
+  EXPECT_EQ(c.backoff, 1u);
+  EXPECT_EQ(c.unschedulable, 0u);
+}
+
+TEST_F(SchedulingQueueTest, MoveRequestBeforeTheCycleDoesNotCount) {
+  queue_.Add(MakePod().Name("p").Info());
+  queue_.MoveAllToActiveOrBackoffQueue();  // before p's cycle started
+  QueuedPodInfo qpi = PopExpect("p");
+  Fail(qpi, "NodeResourcesFit");
+  EXPECT_EQ(queue_.counts().unschedulable, 1u);
+}
+
+TEST_F(SchedulingQueueTest, PendingPluginSendsThePodBackToActive) {
+  queue_.Add(MakePod().Name("p").Info());
+  QueuedPodInfo qpi = PopExpect("p");
+  qpi.pending_plugins.insert("SomePlugin");
+  queue_.AddUnschedulableIfNotPresent(qpi, queue_.scheduling_cycle());
+  EXPECT_EQ(queue_.counts().active, 1u);
+}
+
+TEST_F(SchedulingQueueTest, MoveAllSendsExpiredPodsToActiveAndOthersToBackoff) {
+  queue_.Add(MakePod().Name("old").Info());
+  queue_.Add(MakePod().Name("fresh").Info());
+  QueuedPodInfo old_pod = PopExpect("old");
+  Fail(old_pod, "X");  // backoff 1 s from now
+  clock_.Advance(seconds(5));
+  QueuedPodInfo fresh = PopExpect("fresh");
+  Fail(fresh, "X");  // backoff 1 s from now (5 s later)
+  EXPECT_EQ(queue_.counts().unschedulable, 2u);
+
+  clock_.Advance(std::chrono::milliseconds(500));
+  queue_.MoveAllToActiveOrBackoffQueue();
+  auto c = queue_.counts();
+  EXPECT_EQ(c.unschedulable, 0u);
+  EXPECT_EQ(c.active, 1u);
+  EXPECT_EQ(c.backoff, 1u);
+  PopExpect("old");
+  clock_.Advance(std::chrono::milliseconds(500));
+  queue_.FlushBackoffQCompleted();
+  PopExpect("fresh");
+}
+
+TEST_F(SchedulingQueueTest, MoveIfSelectsPods) {
+  queue_.Add(MakePod().Name("a").Info());
+  queue_.Add(MakePod().Name("b").Info());
+  Fail(PopExpect("a"), "X");
+  Fail(PopExpect("b"), "X");
+  clock_.Advance(seconds(2));
+  queue_.MoveToActiveOrBackoffQueueIf(
+      [](const QueuedPodInfo& q) { return q.pod().metadata.name == "b"; });
+  EXPECT_EQ(queue_.counts().unschedulable, 1u);
+  EXPECT_THAT(DrainActive(), ElementsAre("b"));
+}
+
+TEST_F(SchedulingQueueTest, LeftoverFlushMovesPodsThatWaitedTooLong) {
+  queue_.Add(MakePod().Name("p").Info());
+  Fail(PopExpect("p"), "X");
+  const auto max_wait = std::chrono::minutes(5);
+  clock_.Advance(max_wait);
+  queue_.FlushUnschedulableLeftover(max_wait);  // exactly 5 min: not longer
+  EXPECT_EQ(queue_.counts().unschedulable, 1u);
+  clock_.Advance(seconds(1));
+  queue_.FlushUnschedulableLeftover(max_wait);
+  EXPECT_EQ(queue_.counts().unschedulable, 0u);
+  EXPECT_THAT(DrainActive(), ElementsAre("p"));
+}
+
+// A leftover flush that moved pods is a move request like any other: a pod rejected in the
+// cycle it overlapped goes to backoffQ, not back to the pool.
+TEST_F(SchedulingQueueTest, LeftoverFlushCountsAsAMoveRequest) {
+  queue_.Add(MakePod().Name("old").Info());
+  queue_.Add(MakePod().Name("current").Info());
+  Fail(PopExpect("old"), "X");
+  clock_.Advance(std::chrono::minutes(6));
+  QueuedPodInfo current = PopExpect("current");
+  const int64_t cycle = queue_.scheduling_cycle();
+  queue_.FlushUnschedulableLeftover(std::chrono::minutes(5));
+  current.unschedulable_plugins.insert("X");
+  queue_.AddUnschedulableIfNotPresent(current, cycle);
+  auto c = queue_.counts();
+  EXPECT_EQ(c.unschedulable, 0u);
+  EXPECT_EQ(c.active, 1u);   // "old", its backoff long over
+  EXPECT_EQ(c.backoff, 1u);  // "current"
+}
+
+TEST_F(SchedulingQueueTest, GatedPodsStayOutOfActiveUntilTheGateIsRemoved) {
+  auto gated = MakePod().Name("g").SchedulingGate("example.com/gate");
+  queue_.Add(gated.Info());
+  queue_.Add(MakePod().Name("free").Info());
+  auto c = queue_.counts();
+  EXPECT_EQ(c.gated, 1u);
+  EXPECT_EQ(c.unschedulable, 0u);
+  EXPECT_EQ(c.active, 1u);
+  EXPECT_THAT(DrainActive(), ElementsAre("free"));
+
+  // Cluster changes and the leftover flush do not release a gated pod.
+  clock_.Advance(std::chrono::minutes(10));
+  queue_.MoveAllToActiveOrBackoffQueue();
+  queue_.FlushUnschedulableLeftover(std::chrono::minutes(5));
+  queue_.FlushBackoffQCompleted();
+  EXPECT_EQ(queue_.counts().gated, 1u);
+  EXPECT_FALSE(queue_.Pop(false).has_value());
+
+  // An update that keeps the gate keeps it gated.
+  queue_.Update(MakePod().Name("g").SchedulingGate("example.com/gate").Label("x", "y").Info());
+  EXPECT_EQ(queue_.counts().gated, 1u);
+  EXPECT_FALSE(queue_.Pop(false).has_value());
+
+  // Removing the gate lets it in at once (it never failed, so there is no backoff).
+  queue_.Update(MakePod().Name("g").Label("x", "y").Info());
+  c = queue_.counts();
+  EXPECT_EQ(c.gated, 0u);
+  EXPECT_EQ(c.active, 1u);
+  QueuedPodInfo qpi = PopExpect("g");
+  EXPECT_EQ(qpi.attempts, 1);
+  EXPECT_TRUE(qpi.gating_plugin.empty());
+}
+
+TEST_F(SchedulingQueueTest, UpdateOfAnUnschedulablePod) {
+  queue_.Add(MakePod().Name("p").Info());
+  Fail(PopExpect("p"), "X");
+  clock_.Advance(seconds(3));
+
+  // A status-only change does not move it.
+  queue_.Update(MakePod().Name("p").NominatedNodeName("n1").Info());
+  EXPECT_EQ(queue_.counts().unschedulable, 1u);
+
+  // A spec change may make it schedulable: it moves (backoff already over -> active).
+  queue_.Update(MakePod().Name("p").Label("tier", "web").Info());
+  EXPECT_EQ(queue_.counts().unschedulable, 0u);
+  QueuedPodInfo qpi = PopExpect("p");
+  EXPECT_EQ(qpi.pod().metadata.labels.at("tier"), "web");
+}
+
+TEST_F(SchedulingQueueTest, UpdateKeepsActiveAndBackoffPodsWhereTheyAre) {
+  queue_.Add(MakePod().Name("backing-off").Info());
+  queue_.Add(MakePod().Name("active").Info());
+  Fail(PopExpect("backing-off"));  // error: backoffQ
+  queue_.Update(MakePod().Name("backing-off").Label("v", "2").Info());
+  queue_.Update(MakePod().Name("active").Label("v", "2").Info());
+  auto c = queue_.counts();
+  EXPECT_EQ(c.active, 1u);
+  EXPECT_EQ(c.backoff, 1u);
+  QueuedPodInfo qpi = PopExpect("active");
+  EXPECT_EQ(qpi.pod().metadata.labels.at("v"), "2");
+}
+
+TEST_F(SchedulingQueueTest, DeleteRemovesThePodFromEverySubQueue) {
+  queue_.Add(MakePod().Name("backoff").Info());
+  queue_.Add(MakePod().Name("unsched").Info());
+  Fail(PopExpect("backoff"));
+  Fail(PopExpect("unsched"), "X");
+  queue_.Add(MakePod().Name("active").Info());
+  queue_.Add(MakePod().Name("gated").SchedulingGate("g").Info());
+  queue_.Add(MakePod().Name("nominated").NominatedNodeName("n1").Info());
+  auto c = queue_.counts();
+  EXPECT_EQ(c.active, 2u);  // "active" and "nominated"
+  EXPECT_EQ(c.backoff, 1u);
+  EXPECT_EQ(c.unschedulable, 1u);
+  EXPECT_EQ(c.gated, 1u);
+  EXPECT_TRUE(queue_.HasNominatedPods());
+
+  for (const char* n : {"active", "backoff", "unsched", "gated", "nominated"})
+    queue_.Delete(*MakePod().Name(n).Obj());
+  c = queue_.counts();
+  EXPECT_EQ(c.active + c.backoff + c.unschedulable + c.gated, 0u);
+  EXPECT_FALSE(queue_.HasNominatedPods());
+  EXPECT_THAT(queue_.NominatedPodsForNode("n1"), IsEmpty());
+  EXPECT_FALSE(queue_.NextBackoffExpiry().has_value());
+  // A deleted pod can come back as a new pod.
+  queue_.Add(MakePod().Name("unsched").Info());
+  EXPECT_EQ(queue_.counts().active, 1u);
+}
+
+TEST_F(SchedulingQueueTest, NominatorFollowsAddsUpdatesAndDeletes) {
+  EXPECT_FALSE(queue_.HasNominatedPods());
+  // A pending pod that already carries status.nominatedNodeName.
+  queue_.Add(MakePod().Name("a").Priority(5).NominatedNodeName("n1").Info());
+  EXPECT_TRUE(queue_.HasNominatedPods());
+  EXPECT_THAT(Names(queue_.NominatedPodsForNode("n1")), ElementsAre("a"));
+
+  // A fresh nomination (preemption) moves it.
+  queue_.AddNominatedPod(MakePod().Name("a").Priority(5).Info(), "n2");
+  EXPECT_THAT(queue_.NominatedPodsForNode("n1"), IsEmpty());
+  EXPECT_THAT(Names(queue_.NominatedPodsForNode("n2")), ElementsAre("a"));
+
+  queue_.AddNominatedPod(MakePod().Name("b").Info(), "n2");
+  EXPECT_THAT(Names(queue_.NominatedPodsForNode("n2")), UnorderedElementsAre("a", "b"));
+  EXPECT_THAT(Names(queue_.NominatedPods("n2")), UnorderedElementsAre("a", "b"));
+
+  // The pod object's nominatedNodeName is followed on update; clearing it un-nominates.
+  queue_.Update(MakePod().Name("b").NominatedNodeName("n3").Info());
+  EXPECT_THAT(Names(queue_.NominatedPodsForNode("n3")), ElementsAre("b"));
+  queue_.Update(MakePod().Name("b").Info());
+  EXPECT_THAT(queue_.NominatedPodsForNode("n3"), IsEmpty());
+  EXPECT_THAT(Names(queue_.NominatedPodsForNode("n2")), ElementsAre("a"));
+
+  queue_.DeleteNominatedPodIfExists(*MakePod().Name("a").Obj());
+  queue_.DeleteNominatedPodIfExists(*MakePod().Name("never").Obj());
+  EXPECT_FALSE(queue_.HasNominatedPods());
+  EXPECT_THAT(queue_.NominatedPodsForNode("n2"), IsEmpty());
+}
+
+TEST_F(SchedulingQueueTest, PopBlocksUntilAPodArrives) {
+  auto popped = std::async(std::launch::async, [&] { return queue_.Pop(true); });
+  EXPECT_EQ(popped.wait_for(std::chrono::milliseconds(30)), std::future_status::timeout);
+  queue_.Add(MakePod().Name("late").Info());
+  ASSERT_EQ(popped.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  auto p = popped.get();
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->pod().metadata.name, "late");
+}
+
+TEST_F(SchedulingQueueTest, CloseWakesABlockedPop) {
+  auto popped = std::async(std::launch::async, [&] { return queue_.Pop(true); });
+  EXPECT_EQ(popped.wait_for(std::chrono::milliseconds(30)), std::future_status::timeout);
+  queue_.Close();
+  ASSERT_EQ(popped.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  EXPECT_FALSE(popped.get().has_value());
+  // Closed: Pop never blocks again.
+  EXPECT_FALSE(queue_.Pop(true).has_value());
+}
+
+}  // namespace
+}  // namespace berth
