@@ -32,11 +32,22 @@ void ThreadPoolParallelizer::RunChunks() {
 void ThreadPoolParallelizer::Worker() {
   uint64_t seen = 0;
   for (;;) {
+    // Spin for a short while: the next loop of the same cycle usually follows within
+    // microseconds.
+    for (int i = 0; i < 20000 && epoch_.load(std::memory_order_acquire) == seen; ++i) {
+#if defined(__x86_64__)
+      __builtin_ia32_pause();
+#endif
+    }
     {
       std::unique_lock lock(mu_);
-      work_cv_.wait(lock, [&] { return stop_ || epoch_ != seen; });
+      if (epoch_.load() == seen && !stop_) {
+        ++sleeping_;
+        work_cv_.wait(lock, [&] { return stop_ || epoch_.load() != seen; });
+        --sleeping_;
+      }
       if (stop_) return;
-      seen = epoch_;
+      seen = epoch_.load();
       ++active_;
     }
     RunChunks();
@@ -60,9 +71,9 @@ void ThreadPoolParallelizer::Until(int n, const std::function<void(int)>& fn) {
     n_ = n;
     chunk_ = std::max(1, static_cast<int>(std::sqrt(static_cast<double>(n))));
     next_.store(0, std::memory_order_relaxed);
-    ++epoch_;
+    epoch_.fetch_add(1, std::memory_order_release);
+    if (sleeping_ > 0) work_cv_.notify_all();
   }
-  work_cv_.notify_all();
   RunChunks();
   std::unique_lock lock(mu_);
   // Workers that woke late find no chunks left and finish at once.

@@ -1,6 +1,8 @@
 // ThreadPoolParallelizer: runs a loop body over [0, n) on a fixed pool of worker threads plus
 // the calling thread. Work is handed out in chunks through an atomic counter, so an uneven loop
 // balances itself. Until() calls must not overlap (the scheduling thread is the only caller).
+// A scheduling cycle makes several short parallel loops in a row; idle workers spin briefly
+// before they sleep, so back-to-back loops do not pay a wake-up through the kernel each time.
 #pragma once
 
 #include <atomic>
@@ -36,7 +38,8 @@ class ThreadPoolParallelizer final : public Parallelizer {
   int chunk_ = 1;
   std::atomic<int> next_{0};
   int active_ = 0;
-  uint64_t epoch_ = 0;
+  std::atomic<uint64_t> epoch_{0};
+  int sleeping_ = 0;
   bool stop_ = false;
 };
 

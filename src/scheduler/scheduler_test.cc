@@ -1,0 +1,479 @@
+#include "scheduler/scheduler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "config/load.h"
+#include "framework/in_memory_cluster.h"
+#include "plugins/registry.h"
+#include "scheduler/fit_error.h"
+#include "testing/builders.h"
+
+namespace berth {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::StartsWith;
+using testing::MakeNode;
+using testing::MakePod;
+
+// ---------------------------------------------------------------- FitError message
+
+NodeStatusMap Statuses(const std::vector<std::pair<std::string, int>>& reason_counts,
+                       Code code = Code::kUnschedulable) {
+  NodeStatusMap m;
+  int node = 0;
+  for (const auto& [reason, count] : reason_counts)
+    for (int i = 0; i < count; ++i) m["node-" + std::to_string(node++)] = Status(code, reason);
+  return m;
+}
+
+TEST(FitErrorTest, HistogramIsSortedAsStrings) {
+  EXPECT_EQ(ReasonHistogram(Statuses({{"x", 10}, {"y", 2}})), "10 x, 2 y");
+  // Sorted as text, not by count or by reason: "10 b" < "2 a".
+  EXPECT_EQ(ReasonHistogram(Statuses({{"a", 2}, {"b", 10}})), "10 b, 2 a");
+  EXPECT_EQ(ReasonHistogram(Statuses({{"Insufficient memory", 1}, {"Insufficient cpu", 1}})),
+            "1 Insufficient cpu, 1 Insufficient memory");
+  EXPECT_EQ(ReasonHistogram({}), "");
+}
+
+TEST(FitErrorTest, EveryReasonOfANodeCounts) {
+  NodeStatusMap m;
+  m["n1"] = Status(Code::kUnschedulable,
+                   std::vector<std::string>{"Insufficient cpu", "Insufficient memory"});
+  m["n2"] = Status::Unschedulable("Insufficient cpu");
+  EXPECT_EQ(ReasonHistogram(m), "2 Insufficient cpu, 1 Insufficient memory");
+}
+
+TEST(FitErrorTest, MessageFormats) {
+  const NodeStatusMap statuses = Statuses({{"Insufficient cpu", 2}, {"node(s) had untolerated taint(s)", 1}});
+  EXPECT_EQ(FitErrorMessage(3, nullptr, statuses, {}),
+            "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.");
+
+  // A PreFilter rejection replaces the histogram.
+  Status pre = Status::Unresolvable("node(s) didn't satisfy plugin NodeAffinity");
+  EXPECT_EQ(FitErrorMessage(3, &pre, statuses, {}),
+            "0/3 nodes are available: node(s) didn't satisfy plugin NodeAffinity.");
+
+  // PostFilter messages follow after a space, with their own punctuation.
+  EXPECT_EQ(FitErrorMessage(
+                3, nullptr, statuses,
+                {"preemption: 0/3 nodes are available: 3 No preemption victims found for incoming "
+                 "pod."}),
+            "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. "
+            "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming "
+            "pod.");
+  EXPECT_EQ(FitErrorMessage(3, &pre, {}, {"preemption: not eligible due to preemptionPolicy=Never."}),
+            "0/3 nodes are available: node(s) didn't satisfy plugin NodeAffinity. preemption: not "
+            "eligible due to preemptionPolicy=Never.");
+  // Several PostFilter plugins: their messages joined as one status message.
+  EXPECT_EQ(FitErrorMessage(1, nullptr, Statuses({{"Insufficient cpu", 1}}),
+                            {"no new claims to deallocate",
+                             "preemption: 0/1 nodes are available: 1 No preemption victims found "
+                             "for incoming pod."}),
+            "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+            "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming "
+            "pod.");
+  EXPECT_EQ(FitErrorMessage(2, nullptr, {}, {}), "0/2 nodes are available:");
+}
+
+// ---------------------------------------------------------------- end to end
+
+class Recorder final : public AttemptObserver {
+ public:
+  void OnAttempt(const SchedulingAttempt& a) override {
+    std::lock_guard lock(mu_);
+    attempts_.push_back(a);
+  }
+  std::vector<SchedulingAttempt> attempts() const {
+    std::lock_guard lock(mu_);
+    return attempts_;
+  }
+  SchedulingAttempt Last() const {
+    std::lock_guard lock(mu_);
+    return attempts_.empty() ? SchedulingAttempt{} : attempts_.back();
+  }
+  size_t size() const {
+    std::lock_guard lock(mu_);
+    return attempts_.size();
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<SchedulingAttempt> attempts_;
+};
+
+// A scheduler with the default profile over an InMemoryCluster, a fake clock and inline binding.
+class Harness {
+ public:
+  explicit Harness(uint64_t seed = 1,
+                   std::function<void(config::SchedulerConfiguration&)> tweak = nullptr)
+      : registry_(InTreeRegistry()), config_(config::DefaultConfiguration(registry_)) {
+    if (tweak) tweak(config_);
+    SchedulerOptions so;
+    so.config = &config_;
+    so.registry = &registry_;
+    so.client = &cluster_;
+    so.clock = &clock_;
+    so.seed = seed;
+    so.inline_binding = true;
+    so.record_details = true;
+    auto s = Scheduler::Create(so);
+    if (!s.ok()) {
+      ADD_FAILURE() << s.error().message;
+      return;
+    }
+    sched_ = std::move(s).value();
+    cluster_.SetEventHandler(sched_.get());
+    sched_->SetObserver(&recorder_);
+  }
+
+  // Nodes "<prefix>NNNN" with 4 CPUs, 32Gi, 110 pods.
+  void AddNodes(int n, const std::string& prefix = "n") {
+    for (int i = 0; i < n; ++i) cluster_.AddNode(NodeObj(Name(prefix, i)));
+  }
+  static std::string Name(const std::string& prefix, int i) {
+    return fmt::format("{}{:04d}", prefix, i);
+  }
+  static std::shared_ptr<const Node> NodeObj(const std::string& name) {
+    return MakeNode().Name(name).Capacity({{"cpu", "4"}, {"memory", "32Gi"}}).Obj();
+  }
+  static std::shared_ptr<const Pod> SmallPod(const std::string& name) {
+    return MakePod().Name(name).Req({{"cpu", "100m"}, {"memory", "100Mi"}}).Obj();
+  }
+
+  // Adds a pending pod and runs one scheduling cycle for it; returns its attempt.
+  SchedulingAttempt Schedule(std::shared_ptr<const Pod> pod) {
+    size_t before = recorder_.size();
+    cluster_.AddPod(std::move(pod));
+    EXPECT_TRUE(sched_->ScheduleOne(false));
+    EXPECT_EQ(recorder_.size(), before + 1);
+    return recorder_.Last();
+  }
+
+  std::string NodeOf(const std::string& pod) {
+    auto p = cluster_.GetPod("default", pod);
+    return p ? p->spec.node_name : "<missing>";
+  }
+
+  Registry registry_;
+  config::SchedulerConfiguration config_;
+  InMemoryCluster cluster_;
+  FakeClock clock_{TimePoint{} + std::chrono::hours(100)};
+  Recorder recorder_;
+  std::unique_ptr<Scheduler> sched_;
+};
+
+TEST(SchedulerTest, SchedulesAPodAndBindsIt) {
+  Harness h;
+  ASSERT_NE(h.sched_, nullptr);
+  h.AddNodes(3);
+  SchedulingAttempt a = h.Schedule(Harness::SmallPod("p"));
+  EXPECT_EQ(a.outcome, SchedulingAttempt::Outcome::kScheduled);
+  EXPECT_EQ(a.profile, "default-scheduler");
+  EXPECT_EQ(a.attempt, 1);
+  EXPECT_EQ(a.feasible_nodes, 3);
+  EXPECT_EQ(a.evaluated_nodes, 3);
+  EXPECT_EQ(h.NodeOf("p"), a.node);
+  EXPECT_EQ(h.cluster_.write_counts().binds, 1);
+  EXPECT_EQ(h.sched_->cache().PodCount(), 1u);
+  EXPECT_FALSE(h.sched_->cache().IsAssumedPod(*h.cluster_.GetPod("default", "p")));
+  // The default profile's seven score plugins, with their weights.
+  EXPECT_THAT(a.score_weights, ElementsAre(3, 2, 1, 2, 2, 1, 1));
+  EXPECT_EQ(a.scored_nodes.size(), 3u);
+}
+
+struct NodesToFindCase {
+  int nodes;
+  std::optional<int32_t> global_percentage;
+  std::optional<int32_t> profile_percentage;
+  int want_evaluated;
+};
+
+// numFeasibleNodesToFind: all nodes below 100; adaptive 50 - N/125 percent (at least 5%), at
+// least 100 nodes; an explicit percentage (the profile's first) replaces the adaptive one.
+TEST(SchedulerTest, NumberOfNodesEvaluatedWhenAllFit) {
+  const std::vector<NodesToFindCase> cases = {
+      {50, std::nullopt, std::nullopt, 50},
+      {150, std::nullopt, std::nullopt, 100},   // 49% = 73 -> at least 100
+      {1000, std::nullopt, std::nullopt, 420},  // 42%
+      {5000, std::nullopt, std::nullopt, 500},  // 10%
+      {1000, 100, std::nullopt, 1000},
+      {1000, 100, 30, 300},
+      {1000, std::nullopt, 5, 100},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(fmt::format("{} nodes, global {}, profile {}", c.nodes,
+                             c.global_percentage.value_or(-1), c.profile_percentage.value_or(-1)));
+    Harness h(1, [&](config::SchedulerConfiguration& cfg) {
+      if (c.global_percentage) cfg.percentage_of_nodes_to_score = *c.global_percentage;
+      cfg.profiles[0].percentage_of_nodes_to_score = c.profile_percentage;
+    });
+    ASSERT_NE(h.sched_, nullptr);
+    h.AddNodes(c.nodes);
+    SchedulingAttempt a = h.Schedule(Harness::SmallPod("p"));
+    EXPECT_EQ(a.outcome, SchedulingAttempt::Outcome::kScheduled) << a.message;
+    EXPECT_EQ(a.evaluated_nodes, c.want_evaluated);
+    EXPECT_EQ(a.feasible_nodes, c.want_evaluated);
+    EXPECT_EQ(static_cast<int>(a.scored_nodes.size()), c.want_evaluated);
+  }
+}
+
+// Each cycle starts where the previous one stopped, wrapping around the node list.
+TEST(SchedulerTest, SearchStartRotatesAcrossCycles) {
+  Harness h;
+  ASSERT_NE(h.sched_, nullptr);
+  h.AddNodes(1000);
+  auto expect_range = [&](const SchedulingAttempt& a, std::vector<std::pair<int, int>> ranges) {
+    std::vector<std::string> want;
+    for (auto [from, to] : ranges)
+      for (int i = from; i < to; ++i) want.push_back(Harness::Name("n", i));
+    EXPECT_EQ(a.scored_nodes, want);
+  };
+  expect_range(h.Schedule(Harness::SmallPod("p1")), {{0, 420}});
+  expect_range(h.Schedule(Harness::SmallPod("p2")), {{420, 840}});
+  expect_range(h.Schedule(Harness::SmallPod("p3")), {{840, 1000}, {0, 260}});
+}
+
+// Rejected nodes count as processed too.
+TEST(SchedulerTest, RejectedNodesAdvanceTheStartIndex) {
+  Harness h;
+  ASSERT_NE(h.sched_, nullptr);
+  h.AddNodes(200);
+  // Nodes n0000..n0009 cannot host the big pod.
+  for (int i = 0; i < 10; ++i) {
+    h.cluster_.AddPod(MakePod()
+                          .Name(Harness::Name("filler", i))
+                          .Node(Harness::Name("n", i))
+                          .Req({{"cpu", "3500m"}})
+                          .Obj());
+  }
+  // 200 nodes: 49% = 98 -> 100 feasible nodes wanted; 10 rejected on the way.
+  SchedulingAttempt a = h.Schedule(MakePod().Name("big").Req({{"cpu", "1"}}).Obj());
+  EXPECT_EQ(a.feasible_nodes, 100);
+  EXPECT_EQ(a.evaluated_nodes, 110);
+  EXPECT_EQ(a.filter_statuses.size(), 10u);
+  EXPECT_EQ(a.scored_nodes.front(), "n0010");
+  EXPECT_EQ(a.scored_nodes.back(), "n0109");
+  SchedulingAttempt b = h.Schedule(Harness::SmallPod("next"));
+  EXPECT_EQ(b.scored_nodes.front(), "n0110");
+}
+
+// Nodes outside a PreFilterResult are rejected without being processed: they neither count as
+// evaluated nor move the start of the next search (kube-scheduler keeps them as the "absent"
+// status).
+TEST(SchedulerTest, NodesOutsideAPreFilterResultAreNotProcessed) {
+  Harness h;
+  ASSERT_NE(h.sched_, nullptr);
+  h.AddNodes(200);
+  NodeSelectorRequirement pin{"metadata.name", "In", {"n0005", "n0007"}};
+  Affinity affinity;
+  affinity.node_affinity = NodeAffinity{NodeSelector{{NodeSelectorTerm{{}, {pin}}}}, {}};
+  SchedulingAttempt a = h.Schedule(
+      MakePod().Name("pinned").Req({{"cpu", "100m"}}).Affinity(affinity).Obj());
+  EXPECT_EQ(a.outcome, SchedulingAttempt::Outcome::kScheduled) << a.message;
+  EXPECT_EQ(a.feasible_nodes, 2);
+  EXPECT_EQ(a.evaluated_nodes, 2);
+  // The next search starts two nodes further.
+  SchedulingAttempt b = h.Schedule(Harness::SmallPod("next"));
+  ASSERT_FALSE(b.scored_nodes.empty());
+  EXPECT_EQ(b.scored_nodes.front(), "n0002");
+}
+
+TEST(SchedulerTest, PreFilterResultOutsideNodesInTheFitError) {
+  Harness h;
+  ASSERT_NE(h.sched_, nullptr);
+  h.AddNodes(3);
+  NodeSelectorRequirement pin{"metadata.name", "In", {"n0001"}};
+  Affinity affinity;
+  affinity.node_affinity = NodeAffinity{NodeSelector{{NodeSelectorTerm{{}, {pin}}}}, {}};
+  SchedulingAttempt a = h.Schedule(
+      MakePod().Name("pinned").Req({{"cpu", "5"}}).Affinity(affinity).Obj());
+  EXPECT_EQ(a.outcome, SchedulingAttempt::Outcome::kUnschedulable);
+  EXPECT_THAT(a.message, StartsWith("0/3 nodes are available: 1 Insufficient cpu, 2 node(s) "
+                                    "didn't satisfy plugin(s) [NodeAffinity]. preemption: "));
+}
+
+TEST(SchedulerTest, SeededTieBreakIsReproducible) {
+  auto run = [](uint64_t seed) {
+    Harness h(seed);
+    h.AddNodes(20);
+    std::vector<std::string> placed;
+    for (int i = 0; i < 12; ++i) {
+      SchedulingAttempt a = h.Schedule(Harness::SmallPod("p" + std::to_string(i)));
+      EXPECT_EQ(a.outcome, SchedulingAttempt::Outcome::kScheduled);
+      placed.push_back(a.node);
+    }
+    return placed;
+  };
+  const auto first = run(7);
+  EXPECT_EQ(run(7), first);
+  // Equal nodes tie: another seed breaks the ties differently.
+  EXPECT_NE(run(8), first);
+  // Every pod went to a node no other pod had (an empty node always scores higher).
+  EXPECT_EQ(std::set<std::string>(first.begin(), first.end()).size(), first.size());
+}
+
+TEST(SchedulerTest, PodOfAnotherSchedulerIsNeverAttempted) {
+  Harness h;
+  ASSERT_NE(h.sched_, nullptr);
+  h.AddNodes(2);
+  h.cluster_.AddPod(MakePod().Name("theirs").SchedulerName("other-scheduler").Obj());
+  EXPECT_FALSE(h.sched_->ScheduleOne(false));
+  EXPECT_EQ(h.recorder_.size(), 0u);
+  auto c = h.sched_->queue().counts();
+  EXPECT_EQ(c.active + c.backoff + c.unschedulable + c.gated, 0u);
+  EXPECT_EQ(h.NodeOf("theirs"), "");
+
+  // Even if such a pod reaches the queue, ScheduleOne drops it without an attempt.
+  h.sched_->queue().Add(PodInfo::Create(h.cluster_.GetPod("default", "theirs")));
+  EXPECT_TRUE(h.sched_->ScheduleOne(false));
+  EXPECT_EQ(h.recorder_.size(), 0u);
+  EXPECT_EQ(h.NodeOf("theirs"), "");
+  EXPECT_EQ(h.cluster_.write_counts().binds, 0);
+}
+
+TEST(SchedulerTest, NoNodes) {
+  Harness h;
+  ASSERT_NE(h.sched_, nullptr);
+  SchedulingAttempt a = h.Schedule(Harness::SmallPod("p"));
+  EXPECT_EQ(a.outcome, SchedulingAttempt::Outcome::kUnschedulable);
+  EXPECT_EQ(a.message, "no nodes available to schedule pods");
+}
+
+// The node vanished between the cycle and the bind: the bind fails, the assumed pod is
+// forgotten and the pod is retried after its backoff.
+TEST(SchedulerTest, BindingFailureForgetsTheAssumedPodAndRequeues) {
+  Harness h;
+  ASSERT_NE(h.sched_, nullptr);
+  auto ghost = Harness::NodeObj("ghost");
+  h.sched_->OnNodeAdd(ghost);  // known to the scheduler's cache only
+  SchedulingAttempt a = h.Schedule(Harness::SmallPod("p"));
+  EXPECT_EQ(a.outcome, SchedulingAttempt::Outcome::kError);
+  EXPECT_EQ(a.message, "running Bind plugin \"DefaultBinder\": nodes \"ghost\" not found");
+  EXPECT_EQ(h.NodeOf("p"), "");
+  EXPECT_EQ(h.sched_->cache().PodCount(), 0u);
+  EXPECT_FALSE(h.sched_->cache().IsAssumedPod(*h.cluster_.GetPod("default", "p")));
+  auto c = h.sched_->queue().counts();
+  EXPECT_EQ(c.backoff, 1u);
+  EXPECT_EQ(c.active, 0u);
+  // The failure is recorded on the pod.
+  auto live = h.cluster_.GetPod("default", "p");
+  ASSERT_FALSE(live->status.conditions.empty());
+  EXPECT_EQ(live->status.conditions.back().type, "PodScheduled");
+  EXPECT_EQ(live->status.conditions.back().status, "False");
+  EXPECT_EQ(live->status.conditions.back().reason, "SchedulerError");
+
+  // A real node appears, the ghost goes; after the backoff the pod binds.
+  h.sched_->OnNodeDelete(ghost);
+  h.cluster_.AddNode(Harness::NodeObj("real"));
+  EXPECT_FALSE(h.sched_->ScheduleOne(false));  // still backing off
+  auto expiry = h.sched_->queue().NextBackoffExpiry();
+  ASSERT_TRUE(expiry.has_value());
+  EXPECT_EQ(*expiry - h.clock_.Now(), std::chrono::seconds(1));
+  h.clock_.Set(*expiry);
+  h.sched_->queue().FlushBackoffQCompleted();
+  ASSERT_TRUE(h.sched_->ScheduleOne(false));
+  SchedulingAttempt b = h.recorder_.Last();
+  EXPECT_EQ(b.outcome, SchedulingAttempt::Outcome::kScheduled);
+  EXPECT_EQ(b.attempt, 2);
+  EXPECT_EQ(h.NodeOf("p"), "real");
+}
+
+TEST(SchedulerTest, PreemptionNominatesAndThePodBindsNextTime) {
+  Harness h;
+  ASSERT_NE(h.sched_, nullptr);
+  h.cluster_.AddNode(MakeNode().Name("n1").Capacity({{"cpu", "2"}, {"memory", "4Gi"}}).Obj());
+  h.cluster_.AddPod(MakePod()
+                        .Name("victim")
+                        .Node("n1")
+                        .Priority(0)
+                        .StartTime(1000)
+                        .Req({{"cpu", "2"}})
+                        .Obj());
+  h.clock_.Advance(std::chrono::seconds(5));
+  SchedulingAttempt a =
+      h.Schedule(MakePod().Name("boss").Priority(100).Req({{"cpu", "2"}}).Obj());
+  EXPECT_EQ(a.outcome, SchedulingAttempt::Outcome::kUnschedulable);
+  // Preemption succeeded, so the message carries no "preemption:" part.
+  EXPECT_EQ(a.message, "0/1 nodes are available: 1 Insufficient cpu.");
+  ASSERT_TRUE(a.nominating.has_value());
+  EXPECT_EQ(a.nominating->node_name, "n1");
+  EXPECT_THAT(a.victims, ElementsAre("default/victim"));
+
+  // The victim is gone, the preemptor is nominated (in the cluster and in the queue).
+  EXPECT_EQ(h.cluster_.GetPod("default", "victim"), nullptr);
+  EXPECT_EQ(h.cluster_.write_counts().deletes, 1);
+  EXPECT_EQ(h.cluster_.GetPod("default", "boss")->status.nominated_node_name, "n1");
+  ASSERT_EQ(h.sched_->queue().NominatedPodsForNode("n1").size(), 1u);
+  EXPECT_EQ(h.sched_->queue().NominatedPodsForNode("n1")[0]->pod->metadata.name, "boss");
+  EXPECT_EQ(h.sched_->cache().PodCount(), 0u);
+
+  // The victim's deletion happened during the cycle, so the pod waits out its backoff only.
+  auto c = h.sched_->queue().counts();
+  EXPECT_EQ(c.backoff, 1u);
+  EXPECT_EQ(c.unschedulable, 0u);
+  EXPECT_FALSE(h.sched_->ScheduleOne(false));
+  h.clock_.Advance(std::chrono::seconds(1));
+  h.sched_->queue().FlushBackoffQCompleted();
+  ASSERT_TRUE(h.sched_->ScheduleOne(false));
+  SchedulingAttempt b = h.recorder_.Last();
+  EXPECT_EQ(b.outcome, SchedulingAttempt::Outcome::kScheduled) << b.message;
+  EXPECT_EQ(b.node, "n1");
+  EXPECT_EQ(b.attempt, 2);
+  EXPECT_EQ(h.NodeOf("boss"), "n1");
+  EXPECT_EQ(h.cluster_.GetPod("default", "boss")->status.nominated_node_name, "");
+  EXPECT_THAT(h.sched_->queue().NominatedPodsForNode("n1"), IsEmpty());
+  EXPECT_FALSE(h.sched_->queue().HasNominatedPods());
+}
+
+// A lower-priority pod must not take the room a nominated preemptor is waiting for.
+TEST(SchedulerTest, NominatedRoomIsKeptFromLowerPriorityPods) {
+  Harness h;
+  ASSERT_NE(h.sched_, nullptr);
+  h.cluster_.AddNode(MakeNode().Name("n1").Capacity({{"cpu", "2"}, {"memory", "4Gi"}}).Obj());
+  h.cluster_.AddPod(MakePod().Name("victim").Node("n1").StartTime(1).Req({{"cpu", "2"}}).Obj());
+  SchedulingAttempt a =
+      h.Schedule(MakePod().Name("boss").Priority(100).Req({{"cpu", "2"}}).Obj());
+  ASSERT_TRUE(a.nominating.has_value());
+  // The room is free now, but nominated to "boss".
+  SchedulingAttempt b =
+      h.Schedule(MakePod().Name("small").Priority(1).Req({{"cpu", "1"}}).Obj());
+  EXPECT_EQ(b.outcome, SchedulingAttempt::Outcome::kUnschedulable);
+  EXPECT_THAT(b.message, StartsWith("0/1 nodes are available: 1 Insufficient cpu."));
+  EXPECT_EQ(h.NodeOf("small"), "");
+}
+
+TEST(SchedulerTest, UnschedulablePodWaitsForAClusterChange) {
+  Harness h;
+  ASSERT_NE(h.sched_, nullptr);
+  h.AddNodes(2);
+  SchedulingAttempt a = h.Schedule(MakePod().Name("huge").Req({{"cpu", "64"}}).Obj());
+  EXPECT_EQ(a.outcome, SchedulingAttempt::Outcome::kUnschedulable);
+  EXPECT_EQ(a.message,
+            "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 "
+            "No preemption victims found for incoming pod.");
+  EXPECT_EQ(a.filter_statuses.size(), 2u);
+  EXPECT_EQ(a.filter_statuses.at("n0000").plugin(), "NodeResourcesFit");
+  auto c = h.sched_->queue().counts();
+  EXPECT_EQ(c.unschedulable, 1u);
+  // Time alone does not bring it back; a new node does.
+  h.clock_.Advance(std::chrono::seconds(30));
+  h.sched_->queue().FlushBackoffQCompleted();
+  EXPECT_FALSE(h.sched_->ScheduleOne(false));
+  h.cluster_.AddNode(MakeNode().Name("big").Capacity({{"cpu", "128"}, {"memory", "1Ti"}}).Obj());
+  ASSERT_TRUE(h.sched_->ScheduleOne(false));
+  EXPECT_EQ(h.NodeOf("huge"), "big");
+}
+
+}  // namespace
+}  // namespace berth
