@@ -457,7 +457,13 @@ TEST(SchedulerTest, UnschedulablePodWaitsForAClusterChange) {
   Harness h;
   ASSERT_NE(h.sched_, nullptr);
   h.AddNodes(2);
-  SchedulingAttempt a = h.Schedule(MakePod().Name("huge").Req({{"cpu", "64"}}).Obj());
+  for (int i = 0; i < 2; ++i)
+    h.cluster_.AddPod(MakePod()
+                          .Name(Harness::Name("filler", i))
+                          .Node(Harness::Name("n", i))
+                          .Req({{"cpu", "2"}})
+                          .Obj());
+  SchedulingAttempt a = h.Schedule(MakePod().Name("huge").Req({{"cpu", "3"}}).Obj());
   EXPECT_EQ(a.outcome, SchedulingAttempt::Outcome::kUnschedulable);
   EXPECT_EQ(a.message,
             "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 "

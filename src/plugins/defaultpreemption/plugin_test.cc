@@ -15,7 +15,7 @@
 
 #include "framework/in_memory_cluster.h"
 #include "framework/parallelizer.h"
-#include "plugins/defaultpreemption/test_builders.h"
+#include "testing/builders.h"
 #include "testing/fake_handle.h"
 
 namespace berth {
@@ -23,8 +23,8 @@ namespace {
 
 using preemption::Candidate;
 using preemption::CompiledPdb;
-using preemption_testing::MakeNode;
-using preemption_testing::MakePod;
+using testing::MakeNode;
+using testing::MakePod;
 
 // ---------------------------------------------------------------- test plugins
 

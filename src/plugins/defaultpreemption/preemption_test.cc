@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "plugins/defaultpreemption/test_builders.h"
+#include "testing/builders.h"
 
 namespace berth::preemption {
 namespace {
 
-using preemption_testing::MakePod;
+using testing::MakePod;
 
 Ptr<PodDisruptionBudget> MakePdb(std::string name, std::string ns, Labels match_labels,
                                  int32_t allowed, std::vector<std::string> disrupted = {}) {
