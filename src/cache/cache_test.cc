@@ -13,9 +13,9 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-using ::testing::UnorderedElementsAre;
 using testing::MakeNode;
 using testing::MakePod;
+using ::testing::UnorderedElementsAre;
 
 constexpr char kZone[] = "topology.kubernetes.io/zone";
 constexpr char kRegion[] = "topology.kubernetes.io/region";
@@ -336,7 +336,8 @@ TEST_F(CacheTest, ClaimsInUseFollowPods) {
 
 TEST_F(CacheTest, ImageStatesCountDistinctNodes) {
   // n1 reports the same image under two entries: it still counts once.
-  cache_.AddNode(MakeNode().Name("n1").Image({"img:1", "img@sha256:aa"}, 100).Image({"img:1"}, 100).Obj());
+  cache_.AddNode(
+      MakeNode().Name("n1").Image({"img:1", "img@sha256:aa"}, 100).Image({"img:1"}, 100).Obj());
   cache_.AddNode(MakeNode().Name("n2").Image({"img:1"}, 100).Image({"other:2"}, 50).Obj());
   cache_.AddNode(N("n3"));
   Update();

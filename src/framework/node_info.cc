@@ -54,7 +54,8 @@ std::string NodeZoneKey(const Node& node) {
     if (auto it = l.find(ga); it != l.end()) return it->second;
     return "";
   };
-  std::string region = get("failure-domain.beta.kubernetes.io/region", "topology.kubernetes.io/region");
+  std::string region =
+      get("failure-domain.beta.kubernetes.io/region", "topology.kubernetes.io/region");
   std::string zone = get("failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone");
   if (region.empty() && zone.empty()) return "";
   // A NUL separator keeps "a:" + "b" apart from "a" + ":b".

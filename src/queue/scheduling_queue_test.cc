@@ -13,11 +13,11 @@
 namespace berth {
 namespace {
 
+using std::chrono::seconds;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-using ::testing::UnorderedElementsAre;
 using testing::MakePod;
-using std::chrono::seconds;
+using ::testing::UnorderedElementsAre;
 
 // Priority first, then the queue timestamp (PrioritySort's order).
 bool ByPriority(const QueuedPodInfo& a, const QueuedPodInfo& b) {

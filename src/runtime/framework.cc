@@ -635,6 +635,12 @@ int Framework::ExpireWaitingPods() {
   return n;
 }
 
+bool Framework::IsWaitingOnPermit(std::string_view uid) {
+  std::lock_guard lock(waiting_mu_);
+  auto it = waiting_.find(uid);
+  return it != waiting_.end() && !it->second->result().has_value();
+}
+
 Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod,
                                     const std::string& node) {
   for (auto* pl : pre_bind_) {

@@ -114,6 +114,10 @@ class Framework final : public Handle {
   Status WaitOnPermit(const Pod& pod);
   // Rejects waiting pods whose deadline passed on the injected clock (returns how many).
   int ExpireWaitingPods();
+  // True while the pod waits at Permit undecided: not yet allowed by every waiting plugin,
+  // rejected, or expired (by ExpireWaitingPods or a waiting WaitOnPermit). False for a pod that
+  // is not waiting; once false, WaitOnPermit returns without blocking.
+  bool IsWaitingOnPermit(std::string_view uid);
   Status RunPreBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
   Status RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
   void RunPostBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);

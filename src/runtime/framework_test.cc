@@ -27,9 +27,9 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using ::testing::UnorderedElementsAre;
 using testing::MakeNode;
 using testing::MakePod;
+using ::testing::UnorderedElementsAre;
 
 // ---------------------------------------------------------------- fake plugins
 
@@ -189,6 +189,17 @@ struct ScoreSpec {
   Status normalize_status;
 };
 
+ScoreSpec Spec(std::map<std::string, int64_t> scores = {}, Status status = Status::Success(),
+               std::function<void(std::span<NodeScore>)> normalize = nullptr,
+               Status normalize_status = Status::Success()) {
+  ScoreSpec spec;
+  spec.scores = std::move(scores);
+  spec.status = std::move(status);
+  spec.normalize = std::move(normalize);
+  spec.normalize_status = std::move(normalize_status);
+  return spec;
+}
+
 class FakeScore : public Named, public ScorePlugin {
  public:
   FakeScore(std::string name, CallLog* log, ScoreSpec spec)
@@ -280,8 +291,7 @@ class GangPermit final : public Named, public PermitPlugin {
   GangPermit(std::string name, CallLog* log, Handle& handle)
       : Named(std::move(name), log), handle_(handle) {}
   PermitDecision Permit(CycleState&, const PodInfo& pod, const std::string&) override {
-    if (!pod.pod->metadata.labels.count("last"))
-      return {Status::Wait(), std::chrono::seconds(30)};
+    if (!pod.pod->metadata.labels.count("last")) return {Status::Wait(), std::chrono::seconds(30)};
     handle_.IterateOverWaitingPods([&](WaitingPod& wp) { wp.Allow(Name()); });
     return {Status::Success(), Duration{}};
   }
@@ -341,8 +351,7 @@ class AllPoints final : public Named,
   Status Filter(const CycleState&, const PodInfo&, const NodeInfo&) const override {
     return Status::Success();
   }
-  Status PostFilter(CycleState&, const PodInfo&, const NodeStatusMap&,
-                    PostFilterResult*) override {
+  Status PostFilter(CycleState&, const PodInfo&, const NodeStatusMap&, PostFilterResult*) override {
     return Status::Unschedulable("no");
   }
   Status PreScore(CycleState&, const PodInfo&, std::span<const NodeInfo* const>) override {
@@ -374,8 +383,7 @@ template <class T, class... Args>
 PluginRegistration Reg(const std::string& name, CallLog* log, Args... args) {
   PluginRegistration r;
   r.name = name;
-  r.factory = [name, log, args...](const PluginArgs*,
-                                    Handle&) -> Result<std::unique_ptr<Plugin>> {
+  r.factory = [name, log, args...](const PluginArgs*, Handle&) -> Result<std::unique_ptr<Plugin>> {
     return std::unique_ptr<Plugin>(std::make_unique<T>(name, log, args...));
   };
   return r;
@@ -554,9 +562,9 @@ class MultiPointExpansionTest : public FrameworkTest {
  protected:
   MultiPointExpansionTest() {
     Register(Reg<AllPoints>("TestPlugin", &log_));
-    Register(Reg<FakePreScoreScore>("ScorePlugin1", &log_, ScoreSpec{}, Status::Success()));
-    Register(Reg<FakePreScoreScore>("ScorePlugin2", &log_, ScoreSpec{}, Status::Success()));
-    Register(Reg<FakeScore>("ScoreWithNormalize1", &log_, ScoreSpec{}));
+    Register(Reg<FakePreScoreScore>("ScorePlugin1", &log_, Spec(), Status::Success()));
+    Register(Reg<FakePreScoreScore>("ScorePlugin2", &log_, Spec(), Status::Success()));
+    Register(Reg<FakeScore>("ScoreWithNormalize1", &log_, Spec()));
   }
 };
 
@@ -566,7 +574,8 @@ TEST_F(MultiPointExpansionTest, ExpandsLikeKubeScheduler) {
   const std::vector<std::string> all = {"TestPlugin"};
   std::vector<ExpansionCase> cases;
   {
-    ExpansionCase c{"plugin expansion"};
+    ExpansionCase c;
+    c.name = "plugin expansion";
     c.plugins.multi_point = mp({{"TestPlugin", 5}});
     for (auto pt : {"PreEnqueue", "QueueSort", "PreFilter", "Filter", "PostFilter", "PreScore",
                     "Score", "Reserve", "Permit", "PreBind", "Bind", "PostBind"})
@@ -575,7 +584,8 @@ TEST_F(MultiPointExpansionTest, ExpandsLikeKubeScheduler) {
     cases.push_back(c);
   }
   {
-    ExpansionCase c{"disable MultiPoint plugin at some extension points"};
+    ExpansionCase c;
+    c.name = "disable MultiPoint plugin at some extension points";
     c.plugins.multi_point = mp({{"TestPlugin"}});
     c.plugins.pre_score = Set({}, {"TestPlugin"});
     c.plugins.score = Set({}, {"TestPlugin"});
@@ -585,7 +595,8 @@ TEST_F(MultiPointExpansionTest, ExpandsLikeKubeScheduler) {
     cases.push_back(c);
   }
   {
-    ExpansionCase c{"multiple MultiPoint plugins"};
+    ExpansionCase c;
+    c.name = "multiple MultiPoint plugins";
     c.plugins.multi_point = mp({{"TestPlugin"}, {"ScorePlugin1"}});
     for (auto pt : {"PreEnqueue", "QueueSort", "PreFilter", "Filter", "PostFilter", "Reserve",
                     "Permit", "PreBind", "Bind", "PostBind"})
@@ -596,7 +607,8 @@ TEST_F(MultiPointExpansionTest, ExpandsLikeKubeScheduler) {
     cases.push_back(c);
   }
   {
-    ExpansionCase c{"'*' disables the expansion at one point"};
+    ExpansionCase c;
+    c.name = "'*' disables the expansion at one point";
     c.plugins.multi_point = mp({{"TestPlugin"}, {"ScorePlugin1"}});
     c.plugins.pre_score = Set({}, {"*"});
     for (auto pt : {"PreEnqueue", "QueueSort", "PreFilter", "Filter", "PostFilter", "Reserve",
@@ -607,7 +619,8 @@ TEST_F(MultiPointExpansionTest, ExpandsLikeKubeScheduler) {
     cases.push_back(c);
   }
   {
-    ExpansionCase c{"specific extension point takes precedence and keeps its order"};
+    ExpansionCase c;
+    c.name = "specific extension point takes precedence and keeps its order";
     c.plugins.multi_point = mp({{"ScoreWithNormalize1"}, {"TestPlugin"}, {"ScorePlugin1"}});
     c.plugins.score = Set({{"ScorePlugin1"}, {"TestPlugin"}});
     for (auto pt : {"PreEnqueue", "QueueSort", "PreFilter", "Filter", "PostFilter", "Reserve",
@@ -619,7 +632,8 @@ TEST_F(MultiPointExpansionTest, ExpandsLikeKubeScheduler) {
     cases.push_back(c);
   }
   {
-    ExpansionCase c{"specific-only plugins come after the multiPoint ones"};
+    ExpansionCase c;
+    c.name = "specific-only plugins come after the multiPoint ones";
     c.plugins.multi_point = mp({{"TestPlugin"}, {"ScorePlugin1"}});
     c.plugins.score = Set({{"ScoreWithNormalize1"}, {"ScorePlugin1"}, {"TestPlugin"}});
     for (auto pt : {"PreEnqueue", "QueueSort", "PreFilter", "Filter", "PostFilter", "Reserve",
@@ -631,7 +645,8 @@ TEST_F(MultiPointExpansionTest, ExpandsLikeKubeScheduler) {
     cases.push_back(c);
   }
   {
-    ExpansionCase c{"per-point weights override multiPoint weights"};
+    ExpansionCase c;
+    c.name = "per-point weights override multiPoint weights";
     c.plugins.multi_point = mp({{"TestPlugin", 7}, {"ScorePlugin1", 9}});
     c.plugins.score = Set({{"ScorePlugin1", 5}, {"TestPlugin", 3}});
     for (auto pt : {"PreEnqueue", "QueueSort", "PreFilter", "Filter", "PostFilter", "Reserve",
@@ -643,7 +658,8 @@ TEST_F(MultiPointExpansionTest, ExpandsLikeKubeScheduler) {
     cases.push_back(c);
   }
   {
-    ExpansionCase c{"override weights without loading a plugin twice"};
+    ExpansionCase c;
+    c.name = "override weights without loading a plugin twice";
     c.plugins.multi_point = mp({{"TestPlugin"}, {"ScorePlugin1"}});
     c.plugins.score = Set({{"ScorePlugin1", 5}, {"ScorePlugin2", 5}, {"TestPlugin", 3}});
     for (auto pt : {"PreEnqueue", "QueueSort", "PreFilter", "Filter", "PostFilter", "Reserve",
@@ -657,7 +673,8 @@ TEST_F(MultiPointExpansionTest, ExpandsLikeKubeScheduler) {
   {
     // multiPoint.disabled is the loader's business (it drops defaults); the framework expands
     // multiPoint.enabled regardless.
-    ExpansionCase c{"multiPoint disabled '*' does not stop the expansion"};
+    ExpansionCase c;
+    c.name = "multiPoint disabled '*' does not stop the expansion";
     c.plugins.multi_point = Set({{"QS"}, {"Bind"}, {"ScorePlugin1"}}, {"*"});
     c.want["QueueSort"] = {"QS"};
     c.want["Bind"] = {"Bind"};
@@ -667,7 +684,8 @@ TEST_F(MultiPointExpansionTest, ExpandsLikeKubeScheduler) {
     cases.push_back(c);
   }
   {
-    ExpansionCase c{"disabled by name at a point"};
+    ExpansionCase c;
+    c.name = "disabled by name at a point";
     c.plugins.multi_point = mp({{"Bind"}, {"QS"}, {"ScorePlugin1"}});
     c.plugins.score = Set({}, {"ScorePlugin1"});
     c.want["QueueSort"] = {"QS"};
@@ -1039,13 +1057,9 @@ std::function<void(std::span<NodeScore>)> DefaultNormalize() {
 }
 
 TEST_F(FrameworkTest, ScoresAreNormalizedThenWeighted) {
-  Register(Reg<FakeScore>("S1", &log_,
-                          ScoreSpec{{{"n1", 10}, {"n2", 20}, {"n3", 30}}, Status::Success()}));
-  Register(Reg<FakeScore>("S2", &log_,
-                          ScoreSpec{{{"n1", 1}, {"n2", 2}, {"n3", 4}},
-                                    Status::Success(),
-                                    DefaultNormalize(),
-                                    Status::Success()}));
+  Register(Reg<FakeScore>("S1", &log_, Spec({{"n1", 10}, {"n2", 20}, {"n3", 30}})));
+  Register(Reg<FakeScore>(
+      "S2", &log_, Spec({{"n1", 1}, {"n2", 2}, {"n3", 4}}, Status::Success(), DefaultNormalize())));
   config::Profile p = BaseProfile();
   p.plugins.score = Set({{"S1"}, {"S2", 2}});
   auto fw = Build(p);
@@ -1089,10 +1103,10 @@ TEST_F(FrameworkTest, ScoresInParallelMatchSequentialScores) {
 }
 
 TEST_F(FrameworkTest, PreScoreSkipDropsThePluginFromScoring) {
-  Register(Reg<FakePreScoreScore>("Kept", &log_, ScoreSpec{{{"n1", 40}, {"n2", 60}}},
-                                  Status::Success()));
-  Register(Reg<FakePreScoreScore>("Skipped", &log_, ScoreSpec{{{"n1", 100}, {"n2", 100}}},
-                                  Status::Skip()));
+  Register(
+      Reg<FakePreScoreScore>("Kept", &log_, Spec({{"n1", 40}, {"n2", 60}}), Status::Success()));
+  Register(
+      Reg<FakePreScoreScore>("Skipped", &log_, Spec({{"n1", 100}, {"n2", 100}}), Status::Skip()));
   config::Profile p = BaseProfile();
   p.plugins.pre_score = Set({{"Kept"}, {"Skipped"}});
   p.plugins.score = Set({{"Kept"}, {"Skipped", 5}});
@@ -1111,8 +1125,8 @@ TEST_F(FrameworkTest, PreScoreSkipDropsThePluginFromScoring) {
 }
 
 TEST_F(FrameworkTest, PreScoreErrorIsWrapped) {
-  Register(Reg<FakePreScoreScore>("Skipper", &log_, ScoreSpec{}, Status::Skip()));
-  Register(Reg<FakePreScoreScore>("Bad", &log_, ScoreSpec{}, Status::Unschedulable("nope")));
+  Register(Reg<FakePreScoreScore>("Skipper", &log_, Spec(), Status::Skip()));
+  Register(Reg<FakePreScoreScore>("Bad", &log_, Spec(), Status::Unschedulable("nope")));
   config::Profile p = BaseProfile();
   p.plugins.pre_score = Set({{"Skipper"}, {"Bad"}});
   p.plugins.score = Set({{"Skipper"}, {"Bad"}});
@@ -1132,23 +1146,19 @@ TEST_F(FrameworkTest, ScoreErrorsHaveKubeSchedulerText) {
     std::string want;
   };
   const std::vector<Case> cases = {
-      {"score fails",
-       ScoreSpec{{}, Status::Error("boom")},
+      {"score fails", Spec({}, Status::Error("boom")),
        "running Score plugins: plugin \"S\" failed with: boom"},
       {"normalize fails",
-       ScoreSpec{{}, Status::Success(), DefaultNormalize(), Status::Error("bad normalize")},
+       Spec({}, Status::Success(), DefaultNormalize(), Status::Error("bad normalize")),
        "running Normalize on Score plugins: plugin \"S\" failed with: bad normalize"},
-      {"score above the maximum",
-       ScoreSpec{{{"n1", 101}}, Status::Success()},
+      {"score above the maximum", Spec({{"n1", 101}}),
        "applying score defaultWeights on Score plugins: plugin \"S\" returns an invalid score "
        "101, it should in the range of [0, 100] after normalizing"},
       {"normalized score below the minimum",
-       ScoreSpec{{{"n1", 1}},
-                 Status::Success(),
-                 [](std::span<NodeScore> s) {
-                   for (auto& x : s) x.score = -1;
-                 },
-                 Status::Success()},
+       Spec({{"n1", 1}}, Status::Success(),
+            [](std::span<NodeScore> s) {
+              for (auto& x : s) x.score = -1;
+            }),
        "applying score defaultWeights on Score plugins: plugin \"S\" returns an invalid score "
        "-1, it should in the range of [0, 100] after normalizing"},
   };
@@ -1218,10 +1228,10 @@ TEST_F(PostFilterTest, SuccessStopsAndReturnsTheNomination) {
 
 // A rejecting plugin's Override nomination (e.g. clearing it) is kept; a Noop one is not.
 TEST_F(PostFilterTest, LastMeaningfulNominationOfRejectingPluginsIsKept) {
-  Register(Reg<FakePostFilter>("Clears", &log_, Status::Unschedulable("a"),
-                               NominatingInfo{"", true}));
-  Register(Reg<FakePostFilter>("Noop", &log_, Status::Unschedulable("b"),
-                               NominatingInfo{"n9", false}));
+  Register(
+      Reg<FakePostFilter>("Clears", &log_, Status::Unschedulable("a"), NominatingInfo{"", true}));
+  Register(
+      Reg<FakePostFilter>("Noop", &log_, Status::Unschedulable("b"), NominatingInfo{"n9", false}));
   PostFilterResult result;
   std::vector<std::string> messages;
   Status s = Run({"Clears", "Noop"}, &result, &messages);
@@ -1271,9 +1281,8 @@ TEST_F(FrameworkTest, ReserveRunsInOrderAndUnreserveInReverse) {
   CycleState state;
   EXPECT_TRUE(fw->RunReservePluginsReserve(state, *pod_, "n1").IsSuccess());
   fw->RunReservePluginsUnreserve(state, *pod_, "n1");
-  EXPECT_THAT(log_.calls(),
-              ElementsAre("Reserve:R1:n1", "Reserve:R2:n1", "Reserve:R3:n1", "Unreserve:R3:n1",
-                          "Unreserve:R2:n1", "Unreserve:R1:n1"));
+  EXPECT_THAT(log_.calls(), ElementsAre("Reserve:R1:n1", "Reserve:R2:n1", "Reserve:R3:n1",
+                                        "Unreserve:R3:n1", "Unreserve:R2:n1", "Unreserve:R1:n1"));
 }
 
 TEST_F(FrameworkTest, ReserveFailureStopsAtThatPlugin) {
@@ -1310,8 +1319,8 @@ class PermitTest : public FrameworkTest {
     Register(Reg<FakePermit>("Ok", &log_, Status::Success(), Duration{}));
     Register(Reg<FakePermit>("Wait10", &log_, Status::Wait(), Duration{std::chrono::seconds(10)}));
     Register(Reg<FakePermit>("Wait20", &log_, Status::Wait(), Duration{std::chrono::seconds(20)}));
-    Register(Reg<FakePermit>("WaitLong", &log_, Status::Wait(),
-                             Duration{std::chrono::minutes(20)}));
+    Register(
+        Reg<FakePermit>("WaitLong", &log_, Status::Wait(), Duration{std::chrono::minutes(20)}));
     Register(Reg<FakePermit>("No", &log_, Status::Unschedulable("not now"), Duration{}));
     Register(Reg<FakePermit>("Broken", &log_, Status::Error("kaput"), Duration{}));
     PluginRegistration gang;
@@ -1416,6 +1425,29 @@ TEST_F(PermitTest, RejectFromAnotherThreadFailsTheWait) {
   EXPECT_EQ(s.code(), Code::kUnschedulable);
   EXPECT_EQ(s.plugin(), "Wait10");
   EXPECT_EQ(s.Message(), "go away");
+}
+
+// A decided pod still lists the plugins it waited for; IsWaitingOnPermit tells it apart.
+TEST_F(PermitTest, IsWaitingOnPermitUntilDecided) {
+  auto fw = WithPermits({"Wait10", "Wait20"});
+  ASSERT_NE(fw, nullptr);
+  CycleState state;
+  EXPECT_FALSE(fw->IsWaitingOnPermit("uid-p"));
+  ASSERT_TRUE(fw->RunPermitPlugins(state, *pod_, "n1").IsWait());
+  EXPECT_TRUE(fw->IsWaitingOnPermit("uid-p"));
+  fw->GetWaitingPod("uid-p")->Allow("Wait10");
+  EXPECT_TRUE(fw->IsWaitingOnPermit("uid-p"));
+  fw->GetWaitingPod("uid-p")->Reject("Wait20", "no");
+  EXPECT_FALSE(fw->IsWaitingOnPermit("uid-p"));
+  EXPECT_THAT(fw->GetWaitingPod("uid-p")->PendingPlugins(), ElementsAre("Wait20"));
+  EXPECT_EQ(fw->WaitOnPermit(*pod_->pod).Message(), "no");
+
+  PodInfoPtr other = MakePod().Name("other").Info();
+  ASSERT_TRUE(fw->RunPermitPlugins(state, *other, "n1").IsWait());
+  clock_.Advance(std::chrono::seconds(10));
+  EXPECT_TRUE(fw->IsWaitingOnPermit("uid-other"));  // expired only when expiry runs
+  EXPECT_EQ(fw->ExpireWaitingPods(), 1);
+  EXPECT_FALSE(fw->IsWaitingOnPermit("uid-other"));
 }
 
 TEST_F(PermitTest, RejectWaitingPodByUid) {

@@ -91,7 +91,8 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
 
 Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const PodInfo& pod,
                                       std::vector<const NodeInfo*>* feasible,
-                                      SchedulingAttempt* attempt) {
+                                      SchedulingAttempt* attempt, int* outside_nodes) {
+  *outside_nodes = 0;
   const auto& all = snapshot_.nodes();
   PreFilterResult pre_result;
   std::vector<std::string> rejected_by;
@@ -129,14 +130,18 @@ Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const Po
       if (!pre_result.node_names->count(ni->name())) attempt->filter_statuses[ni->name()] = outside;
     }
   }
-  int processed = 0;
+  int scanned = 0;
   Status fs =
-      FindNodesThatPassFilters(fw, state, pod, *candidates, true, feasible, attempt, &processed);
-  const int outside_count =
-      pre_result.AllNodes() ? 0 : static_cast<int>(all.size() - candidates->size());
+      FindNodesThatPassFilters(fw, state, pod, *candidates, true, feasible, attempt, &scanned);
+  // Processed, as kube-scheduler counts it: the feasible nodes and the nodes with a status of
+  // their own (a nominated node that failed included). Nodes outside a PreFilterResult share
+  // one "absent" status there, so they are not processed.
+  *outside_nodes = pre_result.AllNodes() ? 0 : static_cast<int>(all.size() - candidates->size());
+  const int processed =
+      static_cast<int>(feasible->size() + attempt->filter_statuses.size()) - *outside_nodes;
   if (!all.empty())
     next_start_node_index_ =
-        (next_start_node_index_ + processed + outside_count) % static_cast<int>(all.size());
+        (next_start_node_index_ + processed) % static_cast<int>(all.size());
   return fs;
 }
 
@@ -166,12 +171,13 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
   if (snapshot_.size() == 0) return Status::Unresolvable("no nodes available to schedule pods");
 
   std::vector<const NodeInfo*> feasible;
-  Status s = FindNodesThatFitPod(fw, state, pod, &feasible, attempt);
+  int outside_nodes = 0;
+  Status s = FindNodesThatFitPod(fw, state, pod, &feasible, attempt, &outside_nodes);
   if (!s.IsSuccess()) return s;
   if (feasible.empty()) return Status(Code::kUnschedulable, std::vector<std::string>{});
   attempt->feasible_nodes = static_cast<int>(feasible.size());
   attempt->evaluated_nodes =
-      static_cast<int>(feasible.size() + attempt->filter_statuses.size());
+      static_cast<int>(feasible.size() + attempt->filter_statuses.size()) - outside_nodes;
   if (feasible.size() == 1) {
     result->host = feasible[0]->name();
     return Status::Success();

@@ -218,10 +218,11 @@ void Scheduler::RunBindingCycle(std::unique_ptr<BindingTask> task) {
   const Pod& pod = *task->assumed->pod;
   auto fail = [&](Status st) {
     fw.RunReservePluginsUnreserve(task->state, *task->assumed, task->host);
-    if (cache_.ForgetPod(pod).ok()) {
-      // The resources the assumed pod held are free again: like an assigned pod's deletion.
-      queue_->MoveAllToActiveOrBackoffQueue();
-    }
+    // The resources the assumed pod held are free again: like an assigned pod's deletion. As in
+    // kube-scheduler, a rejected pod is requeued before that move and is not moved by it (it
+    // waits for a change of its own); after an error it is retried with everyone else.
+    const bool forgotten = cache_.ForgetPod(pod).ok();
+    if (forgotten && !st.IsRejected()) queue_->MoveAllToActiveOrBackoffQueue();
     SchedulingAttempt& attempt = task->attempt;
     if (st.IsRejected()) {
       NodeStatusMap one;
@@ -235,6 +236,11 @@ void Scheduler::RunBindingCycle(std::unique_ptr<BindingTask> task) {
       attempt.outcome = SchedulingAttempt::Outcome::kError;
     }
     HandleFailure(fw, task->qpi, st, NominatingInfo{"", true}, attempt);
+    if (forgotten && st.IsRejected()) {
+      const std::string uid = UidOf(pod);
+      queue_->MoveToActiveOrBackoffQueueIf(
+          [&](const QueuedPodInfo& q) { return UidOf(q.pod()) != uid; });
+    }
   };
 
   if (Status ws = fw.WaitOnPermit(pod); !ws.IsSuccess()) return fail(ws);
@@ -258,12 +264,8 @@ int Scheduler::CompleteWaitingBindings() {
   int done = 0;
   for (size_t i = 0; i < waiting_bindings_.size();) {
     BindingTask& t = *waiting_bindings_[i];
-    bool waiting = false;
-    t.fw->IterateOverWaitingPods([&](WaitingPod& wp) {
-      if (wp.pod().metadata.uid == t.assumed->pod->metadata.uid && !wp.PendingPlugins().empty())
-        waiting = true;
-    });
-    if (waiting) {
+    // Rejected and timed-out pods still list their waiting plugins; they are decided too.
+    if (t.fw->IsWaitingOnPermit(t.assumed->pod->metadata.uid)) {
       ++i;
       continue;
     }

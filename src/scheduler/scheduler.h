@@ -107,8 +107,11 @@ class Scheduler final : public ClusterEventHandler {
   // The scheduling algorithm (schedule_one.cc).
   Status SchedulePod(Framework& fw, CycleState& state, const PodInfo& pod,
                      ScheduleResult* result, SchedulingAttempt* attempt);
+  // `outside_nodes`: how many nodes a PreFilterResult excluded (they carry a status in
+  // attempt->filter_statuses but were not evaluated).
   Status FindNodesThatFitPod(Framework& fw, CycleState& state, const PodInfo& pod,
-                             std::vector<const NodeInfo*>* feasible, SchedulingAttempt* attempt);
+                             std::vector<const NodeInfo*>* feasible, SchedulingAttempt* attempt,
+                             int* outside_nodes);
   Status FindNodesThatPassFilters(Framework& fw, const CycleState& state, const PodInfo& pod,
                                   const std::vector<NodeInfo*>& nodes, bool rotate,
                                   std::vector<const NodeInfo*>* feasible,

@@ -1,5 +1,6 @@
 #include "scheduler/scheduler.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,8 +8,6 @@
 #include <mutex>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "config/load.h"
 #include "framework/in_memory_cluster.h"
@@ -22,9 +21,9 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using ::testing::StartsWith;
 using testing::MakeNode;
 using testing::MakePod;
+using ::testing::StartsWith;
 
 // ---------------------------------------------------------------- FitError message
 
@@ -51,11 +50,12 @@ TEST(FitErrorTest, EveryReasonOfANodeCounts) {
   m["n1"] = Status(Code::kUnschedulable,
                    std::vector<std::string>{"Insufficient cpu", "Insufficient memory"});
   m["n2"] = Status::Unschedulable("Insufficient cpu");
-  EXPECT_EQ(ReasonHistogram(m), "2 Insufficient cpu, 1 Insufficient memory");
+  EXPECT_EQ(ReasonHistogram(m), "1 Insufficient memory, 2 Insufficient cpu");
 }
 
 TEST(FitErrorTest, MessageFormats) {
-  const NodeStatusMap statuses = Statuses({{"Insufficient cpu", 2}, {"node(s) had untolerated taint(s)", 1}});
+  const NodeStatusMap statuses =
+      Statuses({{"Insufficient cpu", 2}, {"node(s) had untolerated taint(s)", 1}});
   EXPECT_EQ(FitErrorMessage(3, nullptr, statuses, {}),
             "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.");
 
@@ -72,9 +72,10 @@ TEST(FitErrorTest, MessageFormats) {
             "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. "
             "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming "
             "pod.");
-  EXPECT_EQ(FitErrorMessage(3, &pre, {}, {"preemption: not eligible due to preemptionPolicy=Never."}),
-            "0/3 nodes are available: node(s) didn't satisfy plugin NodeAffinity. preemption: not "
-            "eligible due to preemptionPolicy=Never.");
+  EXPECT_EQ(
+      FitErrorMessage(3, &pre, {}, {"preemption: not eligible due to preemptionPolicy=Never."}),
+      "0/3 nodes are available: node(s) didn't satisfy plugin NodeAffinity. preemption: not "
+      "eligible due to preemptionPolicy=Never.");
   // Several PostFilter plugins: their messages joined as one status message.
   EXPECT_EQ(FitErrorMessage(1, nullptr, Statuses({{"Insufficient cpu", 1}}),
                             {"no new claims to deallocate",
@@ -116,8 +117,10 @@ class Recorder final : public AttemptObserver {
 class Harness {
  public:
   explicit Harness(uint64_t seed = 1,
-                   std::function<void(config::SchedulerConfiguration&)> tweak = nullptr)
+                   std::function<void(config::SchedulerConfiguration&)> tweak = nullptr,
+                   std::vector<PluginRegistration> extra_plugins = {})
       : registry_(InTreeRegistry()), config_(config::DefaultConfiguration(registry_)) {
+    for (auto& r : extra_plugins) EXPECT_TRUE(registry_.Add(std::move(r)).ok());
     if (tweak) tweak(config_);
     SchedulerOptions so;
     so.config = &config_;
@@ -275,11 +278,14 @@ TEST(SchedulerTest, NodesOutsideAPreFilterResultAreNotProcessed) {
   Harness h;
   ASSERT_NE(h.sched_, nullptr);
   h.AddNodes(200);
-  NodeSelectorRequirement pin{"metadata.name", "In", {"n0005", "n0007"}};
+  // A field requirement takes exactly one value; two terms pin two nodes.
+  NodeSelectorRequirement pin5{"metadata.name", "In", {"n0005"}};
+  NodeSelectorRequirement pin7{"metadata.name", "In", {"n0007"}};
   Affinity affinity;
-  affinity.node_affinity = NodeAffinity{NodeSelector{{NodeSelectorTerm{{}, {pin}}}}, {}};
-  SchedulingAttempt a = h.Schedule(
-      MakePod().Name("pinned").Req({{"cpu", "100m"}}).Affinity(affinity).Obj());
+  affinity.node_affinity =
+      NodeAffinity{NodeSelector{{NodeSelectorTerm{{}, {pin5}}, NodeSelectorTerm{{}, {pin7}}}}, {}};
+  SchedulingAttempt a =
+      h.Schedule(MakePod().Name("pinned").Req({{"cpu", "100m"}}).Affinity(affinity).Obj());
   EXPECT_EQ(a.outcome, SchedulingAttempt::Outcome::kScheduled) << a.message;
   EXPECT_EQ(a.feasible_nodes, 2);
   EXPECT_EQ(a.evaluated_nodes, 2);
@@ -296,8 +302,8 @@ TEST(SchedulerTest, PreFilterResultOutsideNodesInTheFitError) {
   NodeSelectorRequirement pin{"metadata.name", "In", {"n0001"}};
   Affinity affinity;
   affinity.node_affinity = NodeAffinity{NodeSelector{{NodeSelectorTerm{{}, {pin}}}}, {}};
-  SchedulingAttempt a = h.Schedule(
-      MakePod().Name("pinned").Req({{"cpu", "5"}}).Affinity(affinity).Obj());
+  SchedulingAttempt a =
+      h.Schedule(MakePod().Name("pinned").Req({{"cpu", "5"}}).Affinity(affinity).Obj());
   EXPECT_EQ(a.outcome, SchedulingAttempt::Outcome::kUnschedulable);
   EXPECT_THAT(a.message, StartsWith("0/3 nodes are available: 1 Insufficient cpu, 2 node(s) "
                                     "didn't satisfy plugin(s) [NodeAffinity]. preemption: "));
@@ -393,16 +399,10 @@ TEST(SchedulerTest, PreemptionNominatesAndThePodBindsNextTime) {
   Harness h;
   ASSERT_NE(h.sched_, nullptr);
   h.cluster_.AddNode(MakeNode().Name("n1").Capacity({{"cpu", "2"}, {"memory", "4Gi"}}).Obj());
-  h.cluster_.AddPod(MakePod()
-                        .Name("victim")
-                        .Node("n1")
-                        .Priority(0)
-                        .StartTime(1000)
-                        .Req({{"cpu", "2"}})
-                        .Obj());
+  h.cluster_.AddPod(
+      MakePod().Name("victim").Node("n1").Priority(0).StartTime(1000).Req({{"cpu", "2"}}).Obj());
   h.clock_.Advance(std::chrono::seconds(5));
-  SchedulingAttempt a =
-      h.Schedule(MakePod().Name("boss").Priority(100).Req({{"cpu", "2"}}).Obj());
+  SchedulingAttempt a = h.Schedule(MakePod().Name("boss").Priority(100).Req({{"cpu", "2"}}).Obj());
   EXPECT_EQ(a.outcome, SchedulingAttempt::Outcome::kUnschedulable);
   // Preemption succeeded, so the message carries no "preemption:" part.
   EXPECT_EQ(a.message, "0/1 nodes are available: 1 Insufficient cpu.");
@@ -442,12 +442,10 @@ TEST(SchedulerTest, NominatedRoomIsKeptFromLowerPriorityPods) {
   ASSERT_NE(h.sched_, nullptr);
   h.cluster_.AddNode(MakeNode().Name("n1").Capacity({{"cpu", "2"}, {"memory", "4Gi"}}).Obj());
   h.cluster_.AddPod(MakePod().Name("victim").Node("n1").StartTime(1).Req({{"cpu", "2"}}).Obj());
-  SchedulingAttempt a =
-      h.Schedule(MakePod().Name("boss").Priority(100).Req({{"cpu", "2"}}).Obj());
+  SchedulingAttempt a = h.Schedule(MakePod().Name("boss").Priority(100).Req({{"cpu", "2"}}).Obj());
   ASSERT_TRUE(a.nominating.has_value());
   // The room is free now, but nominated to "boss".
-  SchedulingAttempt b =
-      h.Schedule(MakePod().Name("small").Priority(1).Req({{"cpu", "1"}}).Obj());
+  SchedulingAttempt b = h.Schedule(MakePod().Name("small").Priority(1).Req({{"cpu", "1"}}).Obj());
   EXPECT_EQ(b.outcome, SchedulingAttempt::Outcome::kUnschedulable);
   EXPECT_THAT(b.message, StartsWith("0/1 nodes are available: 1 Insufficient cpu."));
   EXPECT_EQ(h.NodeOf("small"), "");
@@ -479,6 +477,87 @@ TEST(SchedulerTest, UnschedulablePodWaitsForAClusterChange) {
   h.cluster_.AddNode(MakeNode().Name("big").Capacity({{"cpu", "128"}, {"memory", "1Ti"}}).Obj());
   ASSERT_TRUE(h.sched_->ScheduleOne(false));
   EXPECT_EQ(h.NodeOf("huge"), "big");
+}
+
+// ---------------------------------------------------------------- Permit in the binding cycle
+
+// Holds every pod at Permit for 30 s.
+class HoldAll final : public PermitPlugin {
+ public:
+  std::string_view Name() const override { return "HoldAll"; }
+  PermitDecision Permit(CycleState&, const PodInfo&, const std::string&) override {
+    return {Status::Wait(), std::chrono::seconds(30)};
+  }
+};
+
+class PermitHarness : public Harness {
+ public:
+  PermitHarness()
+      : Harness(
+            1,
+            [](config::SchedulerConfiguration& cfg) {
+              cfg.profiles[0].plugins.permit.enabled.push_back({"HoldAll"});
+            },
+            {PluginRegistration{"HoldAll",
+                                [](const PluginArgs*, Handle&) -> Result<std::unique_ptr<Plugin>> {
+                                  return std::unique_ptr<Plugin>(std::make_unique<HoldAll>());
+                                },
+                                {}}}) {}
+
+  // Schedules "p" onto the only node; its binding waits at Permit.
+  void StartWaiting() {
+    ASSERT_NE(sched_, nullptr);
+    cluster_.AddNode(NodeObj("n1"));
+    cluster_.AddPod(SmallPod("p"));
+    ASSERT_TRUE(sched_->ScheduleOne(false));
+    EXPECT_EQ(recorder_.size(), 0u);  // not decided yet
+    EXPECT_TRUE(sched_->HasWaitingBindings());
+    EXPECT_TRUE(sched_->cache().IsAssumedPod(*cluster_.GetPod("default", "p")));
+    EXPECT_EQ(sched_->CompleteWaitingBindings(), 0);
+  }
+  Framework& fw() { return *sched_->profiles()[0]; }
+};
+
+TEST(SchedulerPermitTest, AllowedPodIsBound) {
+  PermitHarness h;
+  h.StartWaiting();
+  WaitingPod* wp = h.fw().GetWaitingPod("uid-p");
+  ASSERT_NE(wp, nullptr);
+  wp->Allow("HoldAll");
+  EXPECT_EQ(h.sched_->CompleteWaitingBindings(), 1);
+  EXPECT_FALSE(h.sched_->HasWaitingBindings());
+  EXPECT_EQ(h.recorder_.Last().outcome, SchedulingAttempt::Outcome::kScheduled);
+  EXPECT_EQ(h.NodeOf("p"), "n1");
+}
+
+TEST(SchedulerPermitTest, TimedOutPodIsUnschedulable) {
+  PermitHarness h;
+  h.StartWaiting();
+  h.clock_.Advance(std::chrono::seconds(30));
+  EXPECT_EQ(h.sched_->CompleteWaitingBindings(), 1);
+  SchedulingAttempt a = h.recorder_.Last();
+  EXPECT_EQ(a.outcome, SchedulingAttempt::Outcome::kUnschedulable);
+  EXPECT_EQ(a.message,
+            "0/1 nodes are available: 1 rejected due to timeout after waiting 30s at plugin "
+            "HoldAll.");
+  EXPECT_EQ(h.NodeOf("p"), "");
+  EXPECT_EQ(h.sched_->cache().PodCount(), 0u);
+}
+
+// A pod rejected while waiting goes to the unschedulable pool: the freeing of its own assumed
+// resources is a cluster change for the other pods, not for itself.
+TEST(SchedulerPermitTest, RejectedPodWaitsForAClusterChange) {
+  PermitHarness h;
+  h.StartWaiting();
+  EXPECT_TRUE(h.fw().RejectWaitingPod("uid-p"));
+  EXPECT_EQ(h.sched_->CompleteWaitingBindings(), 1);
+  SchedulingAttempt a = h.recorder_.Last();
+  EXPECT_EQ(a.outcome, SchedulingAttempt::Outcome::kUnschedulable);
+  EXPECT_EQ(a.message, "0/1 nodes are available: 1 removed.");
+  EXPECT_FALSE(h.sched_->cache().IsAssumedPod(*h.cluster_.GetPod("default", "p")));
+  auto c = h.sched_->queue().counts();
+  EXPECT_EQ(c.unschedulable, 1u);
+  EXPECT_EQ(c.backoff, 0u);
 }
 
 }  // namespace
