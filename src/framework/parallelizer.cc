@@ -34,7 +34,7 @@ void ThreadPoolParallelizer::Worker() {
   for (;;) {
     // Spin for a short while: the next loop of the same cycle usually follows within
     // microseconds.
-    for (int i = 0; i < 20000 && epoch_.load(std::memory_order_acquire) == seen; ++i) {
+    for (int i = 0; i < 4000 && epoch_.load(std::memory_order_acquire) == seen; ++i) {
 #if defined(__x86_64__)
       __builtin_ia32_pause();
 #endif
