@@ -1,11 +1,11 @@
 // berth: the one binary. Subcommands: simulate, bench, config print-defaults, version.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include "api/codec.h"
 #include "config/load.h"
@@ -70,8 +70,8 @@ int RunBench(const std::string& workload_file, const std::string& filter,
       std::cout << fmt::format(
                        "{:<45} nodes {:>5}  init {:>6}  measured {:>6}  {:>9.0f} pods/s  "
                        "p50 {:.3f}ms p90 {:.3f}ms p99 {:.3f}ms  peak RSS {} MB",
-                       r->name, r->nodes, r->init_pods, r->scheduled, r->pods_per_second,
-                       r->p50_ms, r->p90_ms, r->p99_ms, r->peak_rss_mb)
+                       r->name, r->nodes, r->init_pods, r->scheduled, r->pods_per_second, r->p50_ms,
+                       r->p90_ms, r->p99_ms, r->peak_rss_mb)
                 << std::endl;
     }
   }
@@ -96,8 +96,7 @@ int main(int argc, char** argv) {
   simulate->add_option("--seed", seed, "Random seed for tie-breaking");
 
   auto* bench = app.add_subcommand("bench", "Run scheduling benchmarks (bench/*.yaml)");
-  std::string workload_file = "bench/workloads.yaml", filter, bench_output = "text",
-              bench_config;
+  std::string workload_file = "bench/workloads.yaml", filter, bench_output = "text", bench_config;
   bench->add_option("--workloads,-w", workload_file, "Workload file");
   bench->add_option("--filter", filter, "Only workloads whose name contains this");
   bench->add_option("--config", bench_config, "KubeSchedulerConfiguration file");

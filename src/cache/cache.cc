@@ -1,8 +1,8 @@
 #include "cache/cache.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "framework/zone_key.h"
 

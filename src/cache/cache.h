@@ -62,7 +62,7 @@ class Cache {
   // it has nodes), nodes of a zone in the order they joined it: the node tree's input.
   std::vector<std::string> node_order_;
   std::unordered_map<std::string, std::string> zone_of_;  // node -> zone key
-  std::unordered_map<std::string, PodState> pods_;  // by UID
+  std::unordered_map<std::string, PodState> pods_;        // by UID
   std::unordered_set<std::string> dirty_;
   std::unordered_map<std::string, int> image_holders_;
   bool nodes_changed_ = true;

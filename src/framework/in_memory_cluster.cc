@@ -105,20 +105,19 @@ void InMemoryCluster::AddNode(Ptr<Node> node) {
   }
 }
 
-#define BERTH_ADD_OTHER(Method, member, KindName, keyexpr) \
-  void InMemoryCluster::Method(decltype(member)::mapped_type obj) {      \
-    ClusterEventHandler* h;                                              \
-    {                                                                    \
-      std::lock_guard lock(mu_);                                         \
-      member[keyexpr] = obj;                                             \
-      h = handler_;                                                      \
-    }                                                                    \
-    if (h) h->OnOtherObjectChange(KindName);                             \
+#define BERTH_ADD_OTHER(Method, member, KindName, keyexpr)          \
+  void InMemoryCluster::Method(decltype(member)::mapped_type obj) { \
+    ClusterEventHandler* h;                                         \
+    {                                                               \
+      std::lock_guard lock(mu_);                                    \
+      member[keyexpr] = obj;                                        \
+      h = handler_;                                                 \
+    }                                                               \
+    if (h) h->OnOtherObjectChange(KindName);                        \
   }
 
 BERTH_ADD_OTHER(AddNamespace, namespaces_, "Namespace", obj->metadata.name)
-BERTH_ADD_OTHER(AddService, services_, "Service",
-                Key(obj->metadata.namespace_, obj->metadata.name))
+BERTH_ADD_OTHER(AddService, services_, "Service", Key(obj->metadata.namespace_, obj->metadata.name))
 BERTH_ADD_OTHER(AddReplicationController, rcs_, "ReplicationController",
                 Key(obj->metadata.namespace_, obj->metadata.name))
 BERTH_ADD_OTHER(AddReplicaSet, rss_, "ReplicaSet",
@@ -212,8 +211,7 @@ VoidResult InMemoryCluster::Bind(const Pod& pod, std::string_view node_name) {
   {
     std::lock_guard lock(mu_);
     auto it = pods_.find(Key(pod.metadata.namespace_, pod.metadata.name));
-    if (it == pods_.end())
-      return Error{fmt::format("pods \"{}\" not found", pod.metadata.name)};
+    if (it == pods_.end()) return Error{fmt::format("pods \"{}\" not found", pod.metadata.name)};
     if (!it->second->spec.node_name.empty())
       return Error{fmt::format("pod {} is already assigned to node \"{}\"", pod.Key(),
                                it->second->spec.node_name)};
@@ -252,8 +250,7 @@ VoidResult InMemoryCluster::SetNominatedNodeName(const Pod& pod, std::string_vie
   {
     std::lock_guard lock(mu_);
     auto it = pods_.find(Key(pod.metadata.namespace_, pod.metadata.name));
-    if (it == pods_.end())
-      return Error{fmt::format("pods \"{}\" not found", pod.metadata.name)};
+    if (it == pods_.end()) return Error{fmt::format("pods \"{}\" not found", pod.metadata.name)};
     if (it->second->status.nominated_node_name == node_name) return {};
     old = it->second;
     auto copy = std::make_shared<Pod>(*old);
@@ -281,8 +278,7 @@ VoidResult InMemoryCluster::SetPodScheduledCondition(const Pod& pod, const PodCo
   return {};
 }
 
-VoidResult InMemoryCluster::BindVolume(const PersistentVolumeClaim& pvc,
-                                       std::string_view pv_name) {
+VoidResult InMemoryCluster::BindVolume(const PersistentVolumeClaim& pvc, std::string_view pv_name) {
   ClusterEventHandler* h;
   {
     std::lock_guard lock(mu_);
@@ -291,8 +287,7 @@ VoidResult InMemoryCluster::BindVolume(const PersistentVolumeClaim& pvc,
     if (cit == pvcs_.end())
       return Error{fmt::format("persistentvolumeclaims \"{}\" not found", pvc.metadata.name)};
     auto pit = pvs_.find(pv_name);
-    if (pit == pvs_.end())
-      return Error{fmt::format("persistentvolumes \"{}\" not found", pv_name)};
+    if (pit == pvs_.end()) return Error{fmt::format("persistentvolumes \"{}\" not found", pv_name)};
     auto pv = std::make_shared<PersistentVolume>(*pit->second);
     if (pv->spec.claim_ref && (pv->spec.claim_ref->name != pvc.metadata.name ||
                                pv->spec.claim_ref->namespace_ != pvc.metadata.namespace_))

@@ -37,8 +37,7 @@ class InMemoryCluster final : public ClusterClient {
 
   // Counters of the writes the scheduler made (for tests and reports).
   struct WriteCounts {
-    int binds = 0, deletes = 0, nominations = 0, conditions = 0, volume_binds = 0,
-        provisions = 0;
+    int binds = 0, deletes = 0, nominations = 0, conditions = 0, volume_binds = 0, provisions = 0;
   };
   WriteCounts write_counts() const;
 

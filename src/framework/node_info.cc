@@ -1,8 +1,8 @@
 #include "berth/framework/node_info.h"
 
-#include "framework/zone_key.h"
-
 #include <algorithm>
+
+#include "framework/zone_key.h"
 
 namespace berth {
 namespace {
@@ -256,8 +256,7 @@ void Snapshot::RefreshDerivedLists() {
   used_pvcs_.clear();
   for (NodeInfo* ni : list_) {
     if (!ni->pods_with_affinity().empty()) with_affinity_.push_back(ni);
-    if (!ni->pods_with_required_anti_affinity().empty())
-      with_required_anti_affinity_.push_back(ni);
+    if (!ni->pods_with_required_anti_affinity().empty()) with_required_anti_affinity_.push_back(ni);
     for (const auto& [key, count] : ni->pvc_ref_counts()) used_pvcs_.insert(key);
   }
 }

@@ -113,7 +113,7 @@ class SchedulingQueue final : public PodNominator {
   std::set<EntryPtr, ActiveLess> active_;
   std::set<EntryPtr, BackoffLess> backoff_;
   std::unordered_map<std::string, EntryPtr> unschedulable_;  // incl. gated
-  std::unordered_map<std::string, EntryPtr> by_uid_;          // queued (not in flight)
+  std::unordered_map<std::string, EntryPtr> by_uid_;         // queued (not in flight)
   std::unordered_map<std::string, TimePoint> unschedulable_since_;
   std::set<std::string> in_flight_;
   uint64_t next_seq_ = 0;
@@ -123,7 +123,7 @@ class SchedulingQueue final : public PodNominator {
 
   mutable std::mutex nom_mu_;
   std::map<std::string, std::vector<PodInfoPtr>, std::less<>> nominated_;  // node -> pods
-  std::unordered_map<std::string, std::string> nominated_node_of_;        // uid -> node
+  std::unordered_map<std::string, std::string> nominated_node_of_;         // uid -> node
 };
 
 }  // namespace berth

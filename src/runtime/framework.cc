@@ -1,11 +1,11 @@
 #include "runtime/framework.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <limits>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "config/decode_util.h"
 
@@ -113,8 +113,7 @@ bool Implements(Plugin* p) {
 
 // Upstream's multiPoint expansion for one point: explicit per-point entries override, plugins
 // enabled only through multiPoint follow, remaining per-point entries come last.
-Result<std::vector<std::string>> ExpandPoint(const PointSpec& point,
-                                             const config::Plugins& plugins,
+Result<std::vector<std::string>> ExpandPoint(const PointSpec& point, const config::Plugins& plugins,
                                              const std::map<std::string, Plugin*>& instances,
                                              const std::string& profile) {
   std::vector<std::string> enabled;
@@ -247,11 +246,11 @@ Result<std::unique_ptr<Framework>> Framework::Create(const config::Profile& prof
     if (!Implements<ScorePlugin>(get(e.name)) || weights.count(e.name)) continue;
     int64_t w = e.weight == 0 ? 1 : e.weight;
     if (w < 0)
-      return Error{fmt::format("profile \"{}\": score plugin \"{}\" has negative weight {}",
-                               pname, e.name, w)};
+      return Error{fmt::format("profile \"{}\": score plugin \"{}\" has negative weight {}", pname,
+                               e.name, w)};
     if (w * kMaxNodeScore > std::numeric_limits<int64_t>::max() - total)
-      return Error{fmt::format("profile \"{}\": total score of Score plugins could overflow",
-                               pname)};
+      return Error{
+          fmt::format("profile \"{}\": total score of Score plugins could overflow", pname)};
     total += w * kMaxNodeScore;
     weights[e.name] = w;
   }
@@ -309,8 +308,8 @@ Status Framework::RunPreEnqueuePlugins(const Pod& pod) const {
     Status s = pl->PreEnqueue(pod);
     if (s.IsSuccess()) continue;
     if (!s.IsRejected())
-      s = Status::Error(fmt::format("running PreEnqueue plugin \"{}\": {}", pl->Name(),
-                                    s.Message()));
+      s = Status::Error(
+          fmt::format("running PreEnqueue plugin \"{}\": {}", pl->Name(), s.Message()));
     s.WithPlugin(pl->Name());
     return s;
   }
@@ -357,11 +356,10 @@ Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
     }
     *result = result->Merge(r);
     if (!result->AllNodes() && result->node_names->empty()) {
-      std::string msg =
-          with_nodes.size() == 1
-              ? fmt::format("node(s) didn't satisfy plugin {}", with_nodes[0])
-              : fmt::format("node(s) didn't satisfy plugin(s) [{}] simultaneously",
-                            fmt::join(with_nodes, " "));
+      std::string msg = with_nodes.size() == 1
+                            ? fmt::format("node(s) didn't satisfy plugin {}", with_nodes[0])
+                            : fmt::format("node(s) didn't satisfy plugin(s) [{}] simultaneously",
+                                          fmt::join(with_nodes, " "));
       *rejected_by = with_nodes;
       return Status::Unresolvable(msg);
     }
@@ -373,8 +371,7 @@ Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
 }
 
 Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod_to_schedule,
-                                              const PodInfoPtr& pod_to_add,
-                                              const NodeInfo& node) {
+                                              const PodInfoPtr& pod_to_add, const NodeInfo& node) {
   for (const auto& e : pre_filter_) {
     if (e.filter_index >= 0 && state.skip_filter.size() > static_cast<size_t>(e.filter_index) &&
         state.skip_filter[e.filter_index])
@@ -389,8 +386,7 @@ Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& 
   return Status::Success();
 }
 
-Status Framework::RunPreFilterExtensionRemovePod(CycleState& state,
-                                                 const PodInfo& pod_to_schedule,
+Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod_to_schedule,
                                                  const PodInfoPtr& pod_to_remove,
                                                  const NodeInfo& node) {
   for (const auto& e : pre_filter_) {
@@ -530,9 +526,10 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
       if (!st.IsSuccess()) {
         std::lock_guard lock(err_mu);
         if (!failed.exchange(true))
-          first_error = Status::Error(fmt::format("running Score plugins: plugin \"{}\" failed "
-                                                  "with: {}",
-                                                  score_[active[a]].plugin->Name(), st.Message()));
+          first_error =
+              Status::Error(fmt::format("running Score plugins: plugin \"{}\" failed "
+                                        "with: {}",
+                                        score_[active[a]].plugin->Name(), st.Message()));
         return;
       }
       scores[a][i] = {nodes[i], s};
@@ -545,9 +542,10 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
     if (e.plugin->HasNormalize()) {
       Status st = e.plugin->NormalizeScore(state, pod, scores[a]);
       if (!st.IsSuccess())
-        return Status::Error(fmt::format("running Normalize on Score plugins: plugin \"{}\" "
-                                         "failed with: {}",
-                                         e.plugin->Name(), st.Message()));
+        return Status::Error(
+            fmt::format("running Normalize on Score plugins: plugin \"{}\" "
+                        "failed with: {}",
+                        e.plugin->Name(), st.Message()));
     }
     auto& out = table->plugin_scores[active[a]];
     out.resize(n);
@@ -571,8 +569,7 @@ Status Framework::RunReservePluginsReserve(CycleState& state, const PodInfo& pod
     Status s = pl->Reserve(state, pod, node);
     if (s.IsSuccess()) continue;
     if (!s.IsRejected())
-      s = Status::Error(
-          fmt::format("running Reserve plugin \"{}\": {}", pl->Name(), s.Message()));
+      s = Status::Error(fmt::format("running Reserve plugin \"{}\": {}", pl->Name(), s.Message()));
     s.WithPlugin(pl->Name());
     return s;
   }
@@ -585,8 +582,7 @@ void Framework::RunReservePluginsUnreserve(CycleState& state, const PodInfo& pod
   for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) (*it)->Unreserve(state, pod, node);
 }
 
-Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod,
-                                   const std::string& node) {
+Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node) {
   constexpr Duration kMaxTimeout = std::chrono::minutes(15);
   std::map<std::string, WaitingPodImpl::PendingWait> waits;
   for (auto* pl : permit_) {
@@ -660,8 +656,7 @@ Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, const st
     if (s.IsSkip()) continue;
     if (!s.IsSuccess()) {
       if (!s.IsRejected())
-        s = Status::Error(
-            fmt::format("running Bind plugin \"{}\": {}", pl->Name(), s.Message()));
+        s = Status::Error(fmt::format("running Bind plugin \"{}\": {}", pl->Name(), s.Message()));
       s.WithPlugin(pl->Name());
     }
     return s;
@@ -669,8 +664,7 @@ Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, const st
   return Status::Skip();
 }
 
-void Framework::RunPostBindPlugins(CycleState& state, const PodInfo& pod,
-                                   const std::string& node) {
+void Framework::RunPostBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node) {
   for (auto* pl : post_bind_) pl->PostBind(state, pod, node);
 }
 

@@ -83,21 +83,18 @@ class Framework final : public Handle {
   Status RunPreFilterPlugins(CycleState& state, const PodInfo& pod, PreFilterResult* result,
                              std::vector<std::string>* rejected_by);
   Status RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod_to_schedule,
-                                     const PodInfoPtr& pod_to_add,
-                                     const NodeInfo& node) override;
+                                     const PodInfoPtr& pod_to_add, const NodeInfo& node) override;
   Status RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod_to_schedule,
                                         const PodInfoPtr& pod_to_remove,
                                         const NodeInfo& node) override;
   // Filters in order; returns the first non-Success (plugin stamped). Thread-safe.
-  Status RunFilterPlugins(const CycleState& state, const PodInfo& pod,
-                          const NodeInfo& node) const;
+  Status RunFilterPlugins(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const;
   Status RunFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
                                            const NodeInfo& node) override;
   // Runs PostFilter plugins until one returns Success or a non-Unschedulable status.
   // `messages` collects the messages of plugins that could not help (for the FitError).
-  Status RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
-                              const NodeStatusMap& statuses, PostFilterResult* result,
-                              std::vector<std::string>* messages);
+  Status RunPostFilterPlugins(CycleState& state, const PodInfo& pod, const NodeStatusMap& statuses,
+                              PostFilterResult* result, std::vector<std::string>* messages);
   Status RunPreScorePlugins(CycleState& state, const PodInfo& pod,
                             std::span<const NodeInfo* const> nodes);
   // Score + NormalizeScore + range check + weights over `nodes` (parallel over nodes).

@@ -1,9 +1,9 @@
 #include "scheduler/fit_error.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
-
-#include <fmt/format.h>
 
 namespace berth {
 

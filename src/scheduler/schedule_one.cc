@@ -1,8 +1,8 @@
 // The scheduling algorithm for one pod: filter, score, select.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
-
-#include <fmt/format.h>
 
 #include "scheduler/fit_error.h"
 #include "scheduler/scheduler_internal.h"
@@ -29,9 +29,8 @@ int Scheduler::NumFeasibleNodesToFind(const Framework& fw, int num_all_nodes) co
 }
 
 Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& state,
-                                           const PodInfo& pod,
-                                           const std::vector<NodeInfo*>& nodes, bool rotate,
-                                           std::vector<const NodeInfo*>* feasible,
+                                           const PodInfo& pod, const std::vector<NodeInfo*>& nodes,
+                                           bool rotate, std::vector<const NodeInfo*>* feasible,
                                            SchedulingAttempt* attempt, int* processed) {
   const int n = static_cast<int>(nodes.size());
   *processed = 0;
@@ -116,8 +115,8 @@ Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const Po
     if (const NodeInfo* ni = snapshot_.Get(nominated)) {
       std::vector<NodeInfo*> one{const_cast<NodeInfo*>(ni)};
       int processed = 0;
-      Status fs = FindNodesThatPassFilters(fw, state, pod, one, false, feasible, attempt,
-                                           &processed);
+      Status fs =
+          FindNodesThatPassFilters(fw, state, pod, one, false, feasible, attempt, &processed);
       if (fs.IsSuccess() && !feasible->empty()) return Status::Success();
       feasible->clear();
     }
@@ -147,8 +146,7 @@ Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const Po
   const int processed =
       static_cast<int>(feasible->size() + attempt->filter_statuses.size()) - *outside_nodes;
   if (!all.empty())
-    next_start_node_index_ =
-        (next_start_node_index_ + processed) % static_cast<int>(all.size());
+    next_start_node_index_ = (next_start_node_index_ + processed) % static_cast<int>(all.size());
   return fs;
 }
 

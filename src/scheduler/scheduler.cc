@@ -40,8 +40,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
       options.clock, std::chrono::seconds(options.config->pod_initial_backoff_seconds),
       std::chrono::seconds(options.config->pod_max_backoff_seconds));
 
-  FrameworkServices services{options.client, options.clock, s->parallelizer_.get(),
-                             s->queue_.get(), options.seed};
+  FrameworkServices services{options.client, options.clock, s->parallelizer_.get(), s->queue_.get(),
+                             options.seed};
   if (options.config->profiles.empty()) return Error{"configuration has no profiles"};
   for (const auto& profile : options.config->profiles) {
     auto fw = Framework::Create(profile, *options.registry, services);
@@ -133,10 +133,10 @@ bool Scheduler::ScheduleOne(bool block) {
         attempt.victims = pf.victims;
       }
       attempt.nominating = nominating;
-      attempt.message = FitErrorMessage(
-          static_cast<int>(snapshot_.size()),
-          attempt.pre_filter_rejection ? &*attempt.pre_filter_rejection : nullptr,
-          attempt.filter_statuses, post_messages);
+      attempt.message =
+          FitErrorMessage(static_cast<int>(snapshot_.size()),
+                          attempt.pre_filter_rejection ? &*attempt.pre_filter_rejection : nullptr,
+                          attempt.filter_statuses, post_messages);
       attempt.outcome = SchedulingAttempt::Outcome::kUnschedulable;
       if (!record_details_) attempt.filter_statuses.clear();
       HandleFailure(*fw, qpi, Status(Code::kUnschedulable, attempt.message), nominating, attempt);
@@ -206,7 +206,8 @@ bool Scheduler::ScheduleOne(bool block) {
   } else {
     std::lock_guard lock(binding_threads_mu_);
     BindingTask* raw = task.release();
-    binding_threads_.emplace_back([this, raw] { RunBindingCycle(std::unique_ptr<BindingTask>(raw)); });
+    binding_threads_.emplace_back(
+        [this, raw] { RunBindingCycle(std::unique_ptr<BindingTask>(raw)); });
   }
   return true;
 }

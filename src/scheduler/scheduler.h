@@ -36,20 +36,20 @@ struct SchedulingAttempt {
   std::shared_ptr<const Pod> pod;
   std::string profile;
   Outcome outcome = Outcome::kError;
-  std::string node;  // kScheduled: where it was bound
-  std::string message;  // FitError or error text when not scheduled
+  std::string node;                          // kScheduled: where it was bound
+  std::string message;                       // FitError or error text when not scheduled
   std::optional<NominatingInfo> nominating;  // set by PostFilter (preemption)
-  std::vector<std::string> victims;            // "ns/name" of preempted pods
+  std::vector<std::string> victims;          // "ns/name" of preempted pods
   int evaluated_nodes = 0;
   int feasible_nodes = 0;
   std::optional<Status> pre_filter_rejection;  // when a PreFilter plugin rejected
   NodeStatusMap filter_statuses;               // rejected nodes
   std::vector<std::string> score_plugins;      // names, index-aligned with scores
   std::vector<int64_t> score_weights;
-  ScoreTable scores;                           // empty when < 2 feasible nodes
+  ScoreTable scores;  // empty when < 2 feasible nodes
   // Names of scores.nodes (the NodeInfo pointers are only valid during the cycle).
   std::vector<std::string> scored_nodes;
-  int attempt = 0;                             // 1 for the first attempt of this pod
+  int attempt = 0;  // 1 for the first attempt of this pod
 };
 
 class AttemptObserver {
@@ -105,8 +105,8 @@ class Scheduler final : public ClusterEventHandler {
   Scheduler() = default;
 
   // The scheduling algorithm (schedule_one.cc).
-  Status SchedulePod(Framework& fw, CycleState& state, const PodInfo& pod,
-                     ScheduleResult* result, SchedulingAttempt* attempt);
+  Status SchedulePod(Framework& fw, CycleState& state, const PodInfo& pod, ScheduleResult* result,
+                     SchedulingAttempt* attempt);
   // `outside_nodes`: how many nodes a PreFilterResult excluded (they carry a status in
   // attempt->filter_statuses but were not evaluated).
   Status FindNodesThatFitPod(Framework& fw, CycleState& state, const PodInfo& pod,

@@ -1,13 +1,12 @@
 #include "sim/bench.h"
 
+#include <fmt/format.h>
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "framework/in_memory_cluster.h"
 #include "scheduler/scheduler.h"
@@ -107,8 +106,7 @@ Result<std::vector<Workload>> LoadWorkloads(const std::string& path) {
       auto init = DecodeGroups(w.value("initPods", nlohmann::json()), where + ".initPods");
       if (!init.ok()) return init.error();
       wl.init_pods = std::move(init).value();
-      auto measure =
-          DecodeGroups(w.value("measurePods", nlohmann::json()), where + ".measurePods");
+      auto measure = DecodeGroups(w.value("measurePods", nlohmann::json()), where + ".measurePods");
       if (!measure.ok()) return measure.error();
       wl.measure_pods = std::move(measure).value();
       out.push_back(std::move(wl));
@@ -143,7 +141,8 @@ Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfig
     auto n = std::make_shared<Node>(w.node_template);
     n->metadata.name = fmt::format("node-{}", i);
     n->metadata.labels["kubernetes.io/hostname"] = n->metadata.name;
-    if (w.zones > 0) n->metadata.labels["topology.kubernetes.io/zone"] = fmt::format("zone-{}", i % w.zones);
+    if (w.zones > 0)
+      n->metadata.labels["topology.kubernetes.io/zone"] = fmt::format("zone-{}", i % w.zones);
     cluster.AddNode(n);
   }
 

@@ -7,15 +7,14 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "api/codec.h"
 #include "berth/api/result.h"
-#include "config/types.h"
 #include "berth/framework/registry.h"
+#include "config/types.h"
 
 namespace berth::sim {
 

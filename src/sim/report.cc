@@ -1,8 +1,8 @@
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "sim/simulator.h"
 
@@ -86,18 +86,18 @@ std::string ToTable(const SimulationResult& result) {
     // One row per node: rejected ones with the first failing plugin, feasible ones with scores.
     std::map<std::string, std::string> rows;
     for (const auto& [node, st] : a.filter_statuses)
-      rows[node] = fmt::format("rejected by {} ({}): {}", st.plugin(), CodeName(st.code()),
-                               st.Message());
+      rows[node] =
+          fmt::format("rejected by {} ({}): {}", st.plugin(), CodeName(st.code()), st.Message());
     const ScoreTable& t = a.scores;
     for (size_t i = 0; i < a.scored_nodes.size(); ++i) {
       std::vector<std::string> parts;
       for (size_t p = 0; p < t.plugin_scores.size() && p < a.score_plugins.size(); ++p) {
         if (!t.plugin_ran[p]) continue;
-        parts.push_back(fmt::format("{}={}x{}", a.score_plugins[p], t.plugin_scores[p][i],
-                                    a.score_weights[p]));
+        parts.push_back(
+            fmt::format("{}={}x{}", a.score_plugins[p], t.plugin_scores[p][i], a.score_weights[p]));
       }
-      rows[a.scored_nodes[i]] = fmt::format("feasible, total {:>5}  {}", t.totals[i],
-                                             fmt::join(parts, " "));
+      rows[a.scored_nodes[i]] =
+          fmt::format("feasible, total {:>5}  {}", t.totals[i], fmt::join(parts, " "));
     }
     if (!a.node.empty() && a.scored_nodes.empty() && !rows.count(a.node))
       rows[a.node] = "feasible (only candidate, not scored)";

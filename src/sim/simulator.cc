@@ -1,9 +1,9 @@
 #include "sim/simulator.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <unordered_map>
-
-#include <fmt/format.h>
 
 #include "framework/in_memory_cluster.h"
 
@@ -83,8 +83,7 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
               cluster.AddNamespace(o);
             } else if constexpr (std::is_same_v<T, std::shared_ptr<const Service>>) {
               cluster.AddService(o);
-            } else if constexpr (std::is_same_v<T,
-                                                std::shared_ptr<const ReplicationController>>) {
+            } else if constexpr (std::is_same_v<T, std::shared_ptr<const ReplicationController>>) {
               cluster.AddReplicationController(o);
             } else if constexpr (std::is_same_v<T, std::shared_ptr<const ReplicaSet>>) {
               cluster.AddReplicaSet(o);
@@ -92,8 +91,7 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
               cluster.AddStatefulSet(o);
             } else if constexpr (std::is_same_v<T, std::shared_ptr<const PersistentVolume>>) {
               cluster.AddPV(o);
-            } else if constexpr (std::is_same_v<T,
-                                                std::shared_ptr<const PersistentVolumeClaim>>) {
+            } else if constexpr (std::is_same_v<T, std::shared_ptr<const PersistentVolumeClaim>>) {
               cluster.AddPVC(o);
             } else if constexpr (std::is_same_v<T, std::shared_ptr<const StorageClass>>) {
               cluster.AddStorageClass(o);

@@ -23,9 +23,7 @@ inline ResourceList RL(std::initializer_list<std::pair<const char*, const char*>
 
 class PodBuilder {
  public:
-  PodBuilder() {
-    pod_.metadata.namespace_ = "default";
-  }
+  PodBuilder() { pod_.metadata.namespace_ = "default"; }
   PodBuilder& Name(std::string n) {
     pod_.metadata.name = n;
     if (pod_.metadata.uid.empty()) pod_.metadata.uid = "uid-" + n;

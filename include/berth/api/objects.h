@@ -10,11 +10,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "berth/api/quantity.h"
 
@@ -293,7 +292,7 @@ struct PersistentVolume {
       std::string namespace_, name, uid;
     };
     std::optional<ClaimRef> claim_ref;
-    std::string volume_mode;  // Filesystem (default) or Block
+    std::string volume_mode;                    // Filesystem (default) or Block
     std::string csi_driver, csi_volume_handle;  // spec.csi
     std::string gce_pd_name, aws_volume_id;     // in-tree sources (volume-limit accounting)
   } spec;
@@ -347,7 +346,7 @@ struct CSINode {
 struct PodDisruptionBudget {
   ObjectMeta metadata;
   std::optional<LabelSelector> selector;
-  int32_t disruptions_allowed = 0;  // status.disruptionsAllowed
+  int32_t disruptions_allowed = 0;                          // status.disruptionsAllowed
   std::map<std::string, bool, std::less<>> disrupted_pods;  // status.disruptedPods (names)
   RawObject raw;
 };

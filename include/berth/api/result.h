@@ -16,8 +16,8 @@ struct Error {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}          // NOLINT: implicit by design
-  Result(Error error) : v_(std::move(error)) {}      // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
+  Result(Error error) : v_(std::move(error)) {}  // NOLINT: implicit by design
 
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -51,8 +51,8 @@ class [[nodiscard]] VoidResult {
 };
 
 // Returns the error of a failed Result from the enclosing function.
-#define BERTH_TRY_ASSIGN(lhs, expr)              \
-  auto lhs##_result = (expr);                    \
+#define BERTH_TRY_ASSIGN(lhs, expr)                    \
+  auto lhs##_result = (expr);                          \
   if (!lhs##_result.ok()) return lhs##_result.error(); \
   auto lhs = std::move(lhs##_result).value()
 

@@ -41,9 +41,7 @@ class Random {
  public:
   explicit Random(uint64_t seed = 1) : engine_(seed) {}
   // Uniform in [0, n); n must be > 0.
-  int64_t Intn(int64_t n) {
-    return std::uniform_int_distribution<int64_t>(0, n - 1)(engine_);
-  }
+  int64_t Intn(int64_t n) { return std::uniform_int_distribution<int64_t>(0, n - 1)(engine_); }
   uint64_t Next() { return engine_(); }
 
  private:

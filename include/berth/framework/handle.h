@@ -69,8 +69,7 @@ class Handle {
   virtual Status RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod_to_schedule,
                                              const PodInfoPtr& pod_to_add,
                                              const NodeInfo& node) = 0;
-  virtual Status RunPreFilterExtensionRemovePod(CycleState& state,
-                                                const PodInfo& pod_to_schedule,
+  virtual Status RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod_to_schedule,
                                                 const PodInfoPtr& pod_to_remove,
                                                 const NodeInfo& node) = 0;
   // Filters with the nominated pods of higher or equal priority added (upstream's two-pass

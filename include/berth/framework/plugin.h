@@ -87,8 +87,8 @@ class PreFilterPlugin : public virtual Plugin {
   // Once per cycle. `nodes` is the snapshot's node list. May narrow the nodes through *result.
   // Skip disables this plugin's Filter (and extensions) for the cycle; a rejection makes every
   // node fail with this status.
-  virtual Status PreFilter(CycleState& state, const PodInfo& pod,
-                           std::span<NodeInfo* const> nodes, PreFilterResult* result) = 0;
+  virtual Status PreFilter(CycleState& state, const PodInfo& pod, std::span<NodeInfo* const> nodes,
+                           PreFilterResult* result) = 0;
   // Non-null if the plugin keeps PreFilter state that must follow hypothetical pod changes.
   virtual const PreFilterExtensions* Extensions() const { return nullptr; }
 };
@@ -157,14 +157,13 @@ class ReservePlugin : public virtual Plugin {
 };
 
 struct PermitDecision {
-  Status status;           // Success, Wait, or a rejection
-  Duration timeout{};      // with Wait: how long to wait (capped at 15 minutes)
+  Status status;       // Success, Wait, or a rejection
+  Duration timeout{};  // with Wait: how long to wait (capped at 15 minutes)
 };
 
 class PermitPlugin : public virtual Plugin {
  public:
-  virtual PermitDecision Permit(CycleState& state, const PodInfo& pod,
-                                const std::string& node) = 0;
+  virtual PermitDecision Permit(CycleState& state, const PodInfo& pod, const std::string& node) = 0;
 };
 
 // Binding-cycle points: called from the pod's binding thread, after Permit.

@@ -34,8 +34,7 @@ std::string_view CodeName(Code c);
 class [[nodiscard]] Status {
  public:
   Status() = default;  // Success
-  Status(Code code, std::vector<std::string> reasons)
-      : code_(code), reasons_(std::move(reasons)) {}
+  Status(Code code, std::vector<std::string> reasons) : code_(code), reasons_(std::move(reasons)) {}
   Status(Code code, std::string reason) : code_(code) { reasons_.push_back(std::move(reason)); }
 
   static Status Success() { return {}; }
