@@ -95,9 +95,11 @@ bool Scheduler::ScheduleOne(bool block) {
   attempt.pod = qpi.pod_info->pod;
   attempt.profile = fw->profile_name();
   attempt.attempt = qpi.attempts;
-  for (const auto& e : fw->score_plugins()) {
-    attempt.score_plugins.emplace_back(e.plugin->Name());
-    attempt.score_weights.push_back(e.weight);
+  if (record_details_) {
+    for (const auto& e : fw->score_plugins()) {
+      attempt.score_plugins.emplace_back(e.plugin->Name());
+      attempt.score_weights.push_back(e.weight);
+    }
   }
 
   CycleState state;
