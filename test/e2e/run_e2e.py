@@ -8,7 +8,8 @@ Each directory under CASES_DIR is one case of one of two kinds:
 * Simulation case: config.yaml (optional), cluster.yaml (or *.yaml manifests listed in
   case.json "files"), expect.json. Runs `berth simulate --output json --seed N` and checks every
   expected pod entry: result, node, nodeIn, feasible, filter (plugin + reasons per rejected
-  node), scores (plugin scores per node), total (per node), message, messageContains,
+  node; reasonsOneOf accepts any listed alternative), scores (plugin scores per node), total
+  (per node), message, messageOneOf (any listed text), messageContains,
   nominatedNode, victims, preFilterPlugin.
 * Command case: case.json with "args" (berth arguments; "{case}" expands to the case
   directory), "exit" (expected exit code), and optional "stdoutContains", "stderrContains",
@@ -58,6 +59,11 @@ def check_pod(exp, got):
             want("filter[%s].plugin" % node, f[node]["plugin"], w["plugin"])
             if "reasons" in w:
                 want("filter[%s].reasons" % node, sorted(f[node]["reasons"]), sorted(w["reasons"]))
+            if "reasonsOneOf" in w:
+                got_reasons = sorted(f[node]["reasons"])
+                if got_reasons not in [sorted(r) for r in w["reasonsOneOf"]]:
+                    raise Fail("%s: filter[%s].reasons is %r, expected one of %r"
+                               % (pod, node, got_reasons, w["reasonsOneOf"]))
             if "code" in w:
                 want("filter[%s].code" % node, f[node]["code"], w["code"])
     if "scores" in exp:
@@ -73,6 +79,8 @@ def check_pod(exp, got):
             want("score[%s].total" % node, (s.get(node) or {}).get("total"), value)
     if "message" in exp:
         want("message", got.get("message"), exp["message"])
+    if "messageOneOf" in exp and got.get("message") not in exp["messageOneOf"]:
+        raise Fail("%s: message is %r, expected one of %r" % (pod, got.get("message"), exp["messageOneOf"]))
     for sub in exp.get("messageContains", []):
         if sub not in (got.get("message") or ""):
             raise Fail("%s: message %r lacks %r" % (pod, got.get("message"), sub))
