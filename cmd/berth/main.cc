@@ -9,6 +9,8 @@
 
 #include "api/codec.h"
 #include "config/load.h"
+#include "framework/in_memory_cluster.h"
+#include "scheduler/scheduler.h"
 #include "plugins/registry.h"
 #include "sim/bench.h"
 #include "sim/simulator.h"
@@ -41,6 +43,7 @@ int RunSimulate(const std::string& config_path, const std::vector<std::string>& 
   }
   berth::sim::SimulationOptions opts;
   opts.seed = seed;
+  if (!config_path.empty()) opts.config_source = config_path;
   auto result = berth::sim::Simulate(*cfg, registry, objects, opts);
   if (!result.ok()) return Fail(result.error().message);
   if (output == "json") {
@@ -131,6 +134,17 @@ int main(int argc, char** argv) {
     berth::Registry registry = berth::InTreeRegistry();
     auto c = berth::config::LoadConfigFile(validate_path, registry);
     if (!c.ok()) return Fail(c.error().message);
+    // Building the profiles catches what only the plugins know (e.g. a plugin enabled at a
+    // point it does not implement).
+    berth::InMemoryCluster cluster;
+    berth::FakeClock clock;
+    berth::SchedulerOptions so;
+    so.config = &*c;
+    so.registry = &registry;
+    so.client = &cluster;
+    so.clock = &clock;
+    auto sched = berth::Scheduler::Create(so);
+    if (!sched.ok()) return Fail(fmt::format("{}: {}", validate_path, sched.error().message));
     std::cout << validate_path << ": valid\n";
     return 0;
   }

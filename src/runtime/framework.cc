@@ -370,37 +370,35 @@ Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
   return Status::Success();
 }
 
-Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod_to_schedule,
-                                              const PodInfoPtr& pod_to_add, const NodeInfo& node) {
+Status Framework::RunPreFilterExtension(ExtensionCall call, std::string_view what,
+                                        CycleState& state, const PodInfo& pod_to_schedule,
+                                        const PodInfoPtr& pod, const NodeInfo& node) {
   for (const auto& e : pre_filter_) {
+    // A plugin whose PreFilter skipped has no state to update.
     if (e.filter_index >= 0 && state.skip_filter.size() > static_cast<size_t>(e.filter_index) &&
         state.skip_filter[e.filter_index])
       continue;
     const PreFilterExtensions* ext = e.plugin->Extensions();
     if (!ext) continue;
-    Status s = ext->AddPod(state, pod_to_schedule, pod_to_add, node);
+    Status s = (ext->*call)(state, pod_to_schedule, pod, node);
     if (!s.IsSuccess())
-      return Status::Error(fmt::format("running AddPod on PreFilter plugin \"{}\": {}",
+      return Status::Error(fmt::format("running {} on PreFilter plugin \"{}\": {}", what,
                                        e.plugin->Name(), s.Message()));
   }
   return Status::Success();
 }
 
+Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod_to_schedule,
+                                              const PodInfoPtr& pod_to_add, const NodeInfo& node) {
+  return RunPreFilterExtension(&PreFilterExtensions::AddPod, "AddPod", state, pod_to_schedule,
+                               pod_to_add, node);
+}
+
 Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod_to_schedule,
                                                  const PodInfoPtr& pod_to_remove,
                                                  const NodeInfo& node) {
-  for (const auto& e : pre_filter_) {
-    if (e.filter_index >= 0 && state.skip_filter.size() > static_cast<size_t>(e.filter_index) &&
-        state.skip_filter[e.filter_index])
-      continue;
-    const PreFilterExtensions* ext = e.plugin->Extensions();
-    if (!ext) continue;
-    Status s = ext->RemovePod(state, pod_to_schedule, pod_to_remove, node);
-    if (!s.IsSuccess())
-      return Status::Error(fmt::format("running RemovePod on PreFilter plugin \"{}\": {}",
-                                       e.plugin->Name(), s.Message()));
-  }
-  return Status::Success();
+  return RunPreFilterExtension(&PreFilterExtensions::RemovePod, "RemovePod", state,
+                               pod_to_schedule, pod_to_remove, node);
 }
 
 Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod,

@@ -133,6 +133,11 @@ class Framework final : public Handle {
  private:
   class WaitingPodImpl;
   Framework() = default;
+  using ExtensionCall = Status (PreFilterExtensions::*)(CycleState&, const PodInfo&,
+                                                        const PodInfoPtr&, const NodeInfo&) const;
+  Status RunPreFilterExtension(ExtensionCall call, std::string_view what, CycleState& state,
+                               const PodInfo& pod_to_schedule, const PodInfoPtr& pod,
+                               const NodeInfo& node);
   Status FilterWithNominated(const CycleState& state, const PodInfo& pod, const NodeInfo& node);
 
   std::string profile_name_;

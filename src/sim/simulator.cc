@@ -125,7 +125,8 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
   so.inline_binding = true;
   so.record_details = true;
   auto sched_r = Scheduler::Create(so);
-  if (!sched_r.ok()) return sched_r.error();
+  if (!sched_r.ok())
+    return Error{fmt::format("{}: {}", options.config_source, sched_r.error().message)};
   Scheduler& sched = **sched_r;
 
   // Fill the scheduler's cache from what is already there, as informers' initial lists would.

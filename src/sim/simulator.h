@@ -46,6 +46,8 @@ struct SimulationResult {
 
 struct SimulationOptions {
   uint64_t seed = 1;
+  // Names the configuration in errors found while building its profiles.
+  std::string config_source = "default configuration";
   int max_attempts = 10;
 };
 
