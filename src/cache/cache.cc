@@ -29,7 +29,12 @@ NodeInfo& Cache::NodeLocked(const std::string& name) {
   return *slot;
 }
 
-void Cache::MarkDirty(const std::string& name) { dirty_.insert(name); }
+void Cache::MarkDirty(const std::string& name) {
+  dirty_.insert(name);
+  // Generations are unique across all NodeInfos of the cache (not just per node), so a plugin
+  // that remembers (NodeInfo, generation) pairs can never mistake a new NodeInfo for an old one.
+  if (auto it = nodes_.find(name); it != nodes_.end()) it->second->set_generation(++generation_);
+}
 
 void Cache::UpdateImagesLocked(const Node* old_node, const Node* new_node) {
   // Image spread changes the score of every node holding the image; mark those nodes.

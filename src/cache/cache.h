@@ -64,6 +64,7 @@ class Cache {
   std::unordered_map<std::string, std::string> zone_of_;  // node -> zone key
   std::unordered_map<std::string, PodState> pods_;        // by UID
   std::unordered_set<std::string> dirty_;
+  int64_t generation_ = 0;  // last generation given to a NodeInfo
   std::unordered_map<std::string, int> image_holders_;
   bool nodes_changed_ = true;
 };
