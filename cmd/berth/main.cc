@@ -10,8 +10,8 @@
 #include "api/codec.h"
 #include "config/load.h"
 #include "framework/in_memory_cluster.h"
-#include "scheduler/scheduler.h"
 #include "plugins/registry.h"
+#include "scheduler/scheduler.h"
 #include "sim/bench.h"
 #include "sim/simulator.h"
 

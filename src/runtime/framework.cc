@@ -397,8 +397,8 @@ Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& 
 Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod_to_schedule,
                                                  const PodInfoPtr& pod_to_remove,
                                                  const NodeInfo& node) {
-  return RunPreFilterExtension(&PreFilterExtensions::RemovePod, "RemovePod", state,
-                               pod_to_schedule, pod_to_remove, node);
+  return RunPreFilterExtension(&PreFilterExtensions::RemovePod, "RemovePod", state, pod_to_schedule,
+                               pod_to_remove, node);
 }
 
 Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod,
