@@ -199,6 +199,8 @@ void Cache::UpdateSnapshot(Snapshot* snapshot) {
   std::lock_guard lock(mu_);
   bool rebuild = nodes_changed_;
   bool refresh = false;
+  const int64_t from = snapshot->generation;
+  snapshot->last_changed.clear();
   auto& map = snapshot->mutable_map();
   for (const auto& name : dirty_) {
     auto it = nodes_.find(name);
@@ -220,6 +222,7 @@ void Cache::UpdateSnapshot(Snapshot* snapshot) {
         !SameKeys(slot->pvc_ref_counts(), fresh.pvc_ref_counts()))
       refresh = true;
     *slot = fresh;
+    snapshot->last_changed.push_back(slot.get());
   }
   dirty_.clear();
   if (rebuild) {
@@ -234,6 +237,7 @@ void Cache::UpdateSnapshot(Snapshot* snapshot) {
   } else if (refresh) {
     snapshot->RefreshDerivedLists();
   }
+  snapshot->last_changed_from = rebuild ? -1 : from;
   ++snapshot->generation;
 }
 

@@ -403,5 +403,45 @@ TEST_F(CacheTest, PodOnAnUnknownNodeIsKeptForWhenTheNodeArrives) {
   EXPECT_THAT(PodNames(*Get("late-node")), ElementsAre("early"));
 }
 
+TEST(CacheDeltaTest, SnapshotReportsWhatTheLastUpdateChanged) {
+  Cache cache;
+  cache.AddNode(N("a"));
+  cache.AddNode(N("b"));
+  Snapshot snap;
+  cache.UpdateSnapshot(&snap);
+  // The first update builds the node list: no change set to offer.
+  EXPECT_EQ(snap.last_changed_from, -1);
+  const int64_t before = snap.generation;
+
+  cache.AddPod(P("p1", "b"));
+  cache.UpdateSnapshot(&snap);
+  EXPECT_EQ(snap.last_changed_from, before);
+  ASSERT_EQ(snap.last_changed.size(), 1u);
+  EXPECT_EQ(snap.last_changed[0], snap.Get("b"));
+
+  cache.UpdateSnapshot(&snap);
+  EXPECT_EQ(snap.last_changed_from, before + 1);
+  EXPECT_THAT(snap.last_changed, IsEmpty());
+
+  // A new node changes the list again.
+  cache.AddNode(N("c"));
+  cache.UpdateSnapshot(&snap);
+  EXPECT_EQ(snap.last_changed_from, -1);
+}
+
+TEST(CacheDeltaTest, GenerationsAreUniqueAcrossNodes) {
+  Cache cache;
+  cache.AddNode(N("a"));
+  cache.AddNode(N("b"));
+  cache.AddPod(P("p1", "a"));
+  Snapshot snap;
+  cache.UpdateSnapshot(&snap);
+  EXPECT_NE(snap.Get("a")->generation(), snap.Get("b")->generation());
+  const int64_t a_before = snap.Get("a")->generation();
+  cache.AddPod(P("p2", "b"));
+  cache.UpdateSnapshot(&snap);
+  EXPECT_GT(snap.Get("b")->generation(), a_before);
+}
+
 }  // namespace
 }  // namespace berth

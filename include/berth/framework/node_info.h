@@ -167,6 +167,11 @@ class Snapshot {
   // Recomputes the affinity and claim lists from the current node list (node set unchanged).
   void RefreshDerivedLists();
   int64_t generation = 0;
+  // What the last update changed: the NodeInfos overwritten in place, and the generation the
+  // snapshot had before it (-1 when that update also changed the node list). Lets plugins that
+  // keep per-node data across cycles look at changed nodes only.
+  std::vector<const NodeInfo*> last_changed;
+  int64_t last_changed_from = -1;
 
  private:
   std::unordered_map<std::string, NodeInfoPtr> map_;

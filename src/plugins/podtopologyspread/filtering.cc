@@ -102,7 +102,7 @@ Status PodTopologySpread::PreFilter(CycleState& state, const PodInfo& pod,
   const size_t k = cs.size();
 
   std::lock_guard lock(cache_.mutex());
-  fs->table = cache_.Refresh(nodes, IncrementalSnapshot(nodes));
+  fs->table = RefreshTable(nodes);
   const NodeTable& table = *fs->table;
 
   bool honor_affinity = false, honor_taints = false;

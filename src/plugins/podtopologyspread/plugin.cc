@@ -48,6 +48,15 @@ const Snapshot* PodTopologySpread::IncrementalSnapshot(std::span<NodeInfo* const
   return &snapshot;
 }
 
+std::shared_ptr<const NodeTable> PodTopologySpread::RefreshTable(std::span<NodeInfo* const> nodes) {
+  const Snapshot* snapshot = IncrementalSnapshot(nodes);
+  if (snapshot == nullptr || snapshot->last_changed_from < 0)
+    return cache_.Refresh(nodes, snapshot);
+  // The cache reports which NodeInfos its last update touched: only those need a look.
+  SpreadCache::Delta delta{snapshot->last_changed_from, snapshot->last_changed};
+  return cache_.Refresh(nodes, snapshot, &delta);
+}
+
 }  // namespace podtopologyspread
 
 PluginRegistration PodTopologySpreadRegistration() {

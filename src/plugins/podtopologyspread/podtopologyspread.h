@@ -86,6 +86,8 @@ class PodTopologySpread final : public PreFilterPlugin,
   // The handle's snapshot when `nodes` is its node list and the scheduler's cache maintains it
   // incrementally (see SpreadCache::Refresh); null otherwise.
   const Snapshot* IncrementalSnapshot(std::span<NodeInfo* const> nodes) const;
+  // cache_.Refresh with the snapshot's last change set when it applies.
+  std::shared_ptr<const NodeTable> RefreshTable(std::span<NodeInfo* const> nodes);
 
   std::vector<TopologySpreadConstraint> default_constraints_;
   bool system_defaulted_ = false;

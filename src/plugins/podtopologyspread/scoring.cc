@@ -81,7 +81,7 @@ Status PodTopologySpread::PreScore(CycleState& state, const PodInfo& pod,
   const bool require_all = st->require_all_keys;
 
   std::lock_guard lock(cache_.mutex());
-  const std::shared_ptr<const NodeTable> table = cache_.Refresh(all, IncrementalSnapshot(all));
+  const std::shared_ptr<const NodeTable> table = RefreshTable(all);
 
   bool honor_affinity = false, honor_taints = false, any_domain_constraint = false;
   st->domains.resize(k);
