@@ -49,25 +49,27 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
   // to_find-th feasible node is found, exactly as a sequential scan from `start` would: the
   // result does not depend on thread timing. Each window asks for what is still missing, so
   // when most nodes fit, hardly any node is checked in vain.
-  std::vector<Status> statuses;
-  std::vector<char> ok;
+  // Buffers live across cycles; an entry is non-Success only while a window is examined.
+  std::vector<Status>& statuses = filter_statuses_buffer_;
+  std::vector<char>& ok = filter_ok_buffer_;
   std::atomic<bool> error{false};
   int found = 0;
   int scanned = 0;
   while (scanned < n && found < to_find) {
     const int begin = scanned;
     const int end = std::min(n, begin + std::max(32, to_find - found));
-    statuses.assign(end - begin, Status());
+    if (statuses.size() < static_cast<size_t>(end - begin)) statuses.resize(end - begin);
     ok.assign(end - begin, 0);
     fw.parallelizer().Until(end - begin, [&](int k) {
       if (error.load(std::memory_order_relaxed)) return;
       const NodeInfo& node = *nodes[(start + begin + k) % n];
-      // The loop is memory-bound: start loading a node a few steps ahead while this one is
-      // filtered (workers take contiguous chunks).
-      if (k + 4 < end - begin) {
-        const NodeInfo* ahead = nodes[(start + begin + k + 4) % n];
-        __builtin_prefetch(ahead);
-        if (const Node* an = ahead->node()) __builtin_prefetch(&an->spec);
+      // The loop is memory-bound: load NodeInfos eight steps ahead and their Node objects four
+      // steps ahead while this node is filtered (workers take contiguous chunks).
+      const int len = end - begin;
+      if (k + 8 < len) __builtin_prefetch(nodes[(start + begin + k + 8) % n]);
+      if (k + 4 < len) {
+        if (const Node* an = nodes[(start + begin + k + 4) % n]->node())
+          __builtin_prefetch(&an->spec);
       }
       Status s = fw.RunFilterPluginsWithNominatedPods(state, pod, node);
       if (s.IsSuccess()) {
@@ -78,18 +80,26 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
       }
     });
     if (error) {
-      for (auto& s : statuses)
-        if (s.IsError()) return s;
+      Status first;
+      for (int k = 0; k < end - begin; ++k) {
+        if (statuses[k].IsError() && first.IsSuccess()) first = statuses[k];
+        statuses[k] = Status();
+      }
+      return first;
     }
     for (int i = begin; i < end; ++i) {
       ++scanned;
       if (ok[i - begin]) {
         feasible->push_back(nodes[(start + i) % n]);
         if (++found == to_find) break;
-      } else if (attempt) {
-        attempt->filter_statuses[nodes[(start + i) % n]->name()] = std::move(statuses[i - begin]);
+      } else {
+        if (attempt)
+          attempt->filter_statuses[nodes[(start + i) % n]->name()] = std::move(statuses[i - begin]);
+        statuses[i - begin] = Status();
       }
     }
+    // Nodes past the stopping point were examined but do not count; clear their results.
+    for (int k = scanned - begin; k < end - begin; ++k) statuses[k] = Status();
   }
   *processed = scanned;
   return Status::Success();

@@ -139,6 +139,8 @@ class Scheduler final : public ClusterEventHandler {
   AttemptObserver* observer_ = nullptr;
   std::mutex observer_mu_;
   int next_start_node_index_ = 0;
+  std::vector<Status> filter_statuses_buffer_;  // FindNodesThatPassFilters' per-window results
+  std::vector<char> filter_ok_buffer_;
 
   std::vector<std::unique_ptr<BindingTask>> waiting_bindings_;
   std::vector<std::thread> binding_threads_;
