@@ -512,7 +512,10 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
   if (active.empty()) return Status::Success();
 
   // Raw scores, node-major so each worker touches one node's data for all plugins.
-  std::vector<std::vector<NodeScore>> scores(active.size(), std::vector<NodeScore>(n));
+  // The buffer lives across cycles (scheduling thread only) to spare an allocation per plugin.
+  std::vector<std::vector<NodeScore>>& scores = score_buffer_;
+  if (scores.size() < active.size()) scores.resize(active.size());
+  for (size_t a = 0; a < active.size(); ++a) scores[a].resize(n);
   std::atomic<bool> failed{false};
   std::mutex err_mu;
   Status first_error;

@@ -169,6 +169,8 @@ class Framework final : public Handle {
   std::vector<BindPlugin*> bind_;
   std::vector<PostBindPlugin*> post_bind_;
 
+  std::vector<std::vector<NodeScore>> score_buffer_;  // RunScorePlugins' raw scores
+
   std::mutex waiting_mu_;
   std::map<std::string, std::shared_ptr<WaitingPodImpl>, std::less<>> waiting_;
 };
