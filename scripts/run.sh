@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh berth
+scripts/build.sh --target berth
 build/berth simulate --config examples/simulate/config.yaml -f examples/simulate/cluster.yaml --output table "$@"
