@@ -105,34 +105,50 @@ void InMemoryCluster::AddNode(Ptr<Node> node) {
   }
 }
 
-#define BERTH_ADD_OTHER(Method, member, KindName, keyexpr)          \
-  void InMemoryCluster::Method(decltype(member)::mapped_type obj) { \
-    ClusterEventHandler* h;                                         \
-    {                                                               \
-      std::lock_guard lock(mu_);                                    \
-      member[keyexpr] = obj;                                        \
-      h = handler_;                                                 \
-    }                                                               \
-    if (h) h->OnOtherObjectChange(KindName);                        \
+template <class T>
+void InMemoryCluster::Store(Map<T>& map, std::string key, Ptr<T> obj, std::string_view kind) {
+  ClusterEventHandler* h;
+  {
+    std::lock_guard lock(mu_);
+    map[std::move(key)] = std::move(obj);
+    h = handler_;
   }
+  if (h) h->OnOtherObjectChange(kind);
+}
 
-BERTH_ADD_OTHER(AddNamespace, namespaces_, "Namespace", obj->metadata.name)
-BERTH_ADD_OTHER(AddService, services_, "Service", Key(obj->metadata.namespace_, obj->metadata.name))
-BERTH_ADD_OTHER(AddReplicationController, rcs_, "ReplicationController",
-                Key(obj->metadata.namespace_, obj->metadata.name))
-BERTH_ADD_OTHER(AddReplicaSet, rss_, "ReplicaSet",
-                Key(obj->metadata.namespace_, obj->metadata.name))
-BERTH_ADD_OTHER(AddStatefulSet, sss_, "StatefulSet",
-                Key(obj->metadata.namespace_, obj->metadata.name))
-BERTH_ADD_OTHER(AddPV, pvs_, "PersistentVolume", obj->metadata.name)
-BERTH_ADD_OTHER(AddPVC, pvcs_, "PersistentVolumeClaim",
-                Key(obj->metadata.namespace_, obj->metadata.name))
-BERTH_ADD_OTHER(AddStorageClass, storage_classes_, "StorageClass", obj->metadata.name)
-BERTH_ADD_OTHER(AddCSINode, csinodes_, "CSINode", obj->metadata.name)
-BERTH_ADD_OTHER(AddPDB, pdbs_, "PodDisruptionBudget",
-                Key(obj->metadata.namespace_, obj->metadata.name))
-BERTH_ADD_OTHER(AddPriorityClass, priority_classes_, "PriorityClass", obj->metadata.name)
-#undef BERTH_ADD_OTHER
+void InMemoryCluster::AddNamespace(Ptr<Namespace> o) {
+  Store(namespaces_, o->metadata.name, o, "Namespace");
+}
+void InMemoryCluster::AddService(Ptr<Service> o) {
+  Store(services_, Key(o->metadata.namespace_, o->metadata.name), o, "Service");
+}
+void InMemoryCluster::AddReplicationController(Ptr<ReplicationController> o) {
+  Store(rcs_, Key(o->metadata.namespace_, o->metadata.name), o, "ReplicationController");
+}
+void InMemoryCluster::AddReplicaSet(Ptr<ReplicaSet> o) {
+  Store(rss_, Key(o->metadata.namespace_, o->metadata.name), o, "ReplicaSet");
+}
+void InMemoryCluster::AddStatefulSet(Ptr<StatefulSet> o) {
+  Store(sss_, Key(o->metadata.namespace_, o->metadata.name), o, "StatefulSet");
+}
+void InMemoryCluster::AddPV(Ptr<PersistentVolume> o) {
+  Store(pvs_, o->metadata.name, o, "PersistentVolume");
+}
+void InMemoryCluster::AddPVC(Ptr<PersistentVolumeClaim> o) {
+  Store(pvcs_, Key(o->metadata.namespace_, o->metadata.name), o, "PersistentVolumeClaim");
+}
+void InMemoryCluster::AddStorageClass(Ptr<StorageClass> o) {
+  Store(storage_classes_, o->metadata.name, o, "StorageClass");
+}
+void InMemoryCluster::AddCSINode(Ptr<CSINode> o) {
+  Store(csinodes_, o->metadata.name, o, "CSINode");
+}
+void InMemoryCluster::AddPDB(Ptr<PodDisruptionBudget> o) {
+  Store(pdbs_, Key(o->metadata.namespace_, o->metadata.name), o, "PodDisruptionBudget");
+}
+void InMemoryCluster::AddPriorityClass(Ptr<PriorityClass> o) {
+  Store(priority_classes_, o->metadata.name, o, "PriorityClass");
+}
 
 Ptr<Pod> InMemoryCluster::GetPod(std::string_view ns, std::string_view name) const {
   std::lock_guard lock(mu_);

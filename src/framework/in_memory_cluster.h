@@ -73,6 +73,9 @@ class InMemoryCluster final : public ClusterClient {
   template <class T>
   using Map = std::map<std::string, Ptr<T>, std::less<>>;
   static std::string Key(std::string_view ns, std::string_view name);
+  // Stores an object other than a pod or node and reports the change.
+  template <class T>
+  void Store(Map<T>& map, std::string key, Ptr<T> obj, std::string_view kind);
   // Replaces a pod under the lock and returns the old one; events are sent after unlocking.
   Ptr<Pod> ReplacePodLocked(Ptr<Pod> pod);
 
