@@ -1,5 +1,5 @@
 // Typed arguments of the in-tree plugins (the *Args kinds of kubescheduler.config.k8s.io/v1),
-// with upstream's defaults. Decoding and validation: plugin_args_codec.h.
+// with kube-scheduler's defaults. Decoding and validation: plugin_args_codec.h.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// SchedulingQueue: pods waiting to be scheduled, with upstream's three sub-queues.
+// SchedulingQueue: pods waiting to be scheduled, with kube-scheduler's three sub-queues.
 //
 //   activeQ        ordered by the profile's QueueSort plugin; Pop() takes the head.
 //   backoffQ       pods that failed recently, ordered by backoff expiry

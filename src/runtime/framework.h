@@ -1,6 +1,6 @@
 // Framework: one scheduling profile at run time. Built once from a config::Profile and a
 // Registry: plugins are instantiated once each, multiPoint is expanded, every point's plugins
-// are kept in typed vectors, and the runners below call them in order with upstream's
+// are kept in typed vectors, and the runners below call them in order with kube-scheduler's
 // semantics. The Framework is also the Handle its plugins receive.
 //
 // Threading: Run* methods are called from the scheduling thread, except the binding-cycle ones

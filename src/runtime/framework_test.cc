@@ -326,7 +326,7 @@ class FakeBind final : public Named, public BindPlugin {
   Status status_;
 };
 
-// Implements every extension point (the upstream tests' "TestPlugin").
+// Implements every extension point (kube-scheduler's tests' "TestPlugin").
 class AllPoints final : public Named,
                         public PreEnqueuePlugin,
                         public QueueSortPlugin,
@@ -568,7 +568,7 @@ class MultiPointExpansionTest : public FrameworkTest {
   }
 };
 
-// Cases of upstream's TestNewFrameworkMultiPointExpansion.
+// Cases of kube-scheduler's TestNewFrameworkMultiPointExpansion.
 TEST_F(MultiPointExpansionTest, ExpandsLikeKubeScheduler) {
   auto mp = [](std::vector<config::PluginRef> e) { return Set(std::move(e)); };
   const std::vector<std::string> all = {"TestPlugin"};

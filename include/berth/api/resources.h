@@ -53,7 +53,7 @@ struct PodRequests {
   Resource non_zero_requests;  // requests with cpu/memory defaults for absent keys (scoring)
 };
 
-// Effective requests as upstream's resource helpers compute them: the larger of
+// Effective requests as kube-scheduler's resource helpers compute them: the larger of
 // (app containers + sidecars) and each init container plus the sidecars started before it,
 // plus pod overhead.
 PodRequests ComputePodRequests(const Pod& pod);

@@ -15,11 +15,11 @@ class CompiledSelector {
   CompiledSelector() = default;
   static CompiledSelector Everything();
   static CompiledSelector Nothing() { return {}; }
-  // Converts a metav1.LabelSelector as upstream's LabelSelectorAsSelector does: an empty
+  // Converts a metav1.LabelSelector as kube-scheduler's LabelSelectorAsSelector does: an empty
   // selector matches everything; an invalid operator or values list is an error.
   static Result<CompiledSelector> Compile(const LabelSelector& s);
   // Like Compile, but a null selector matches nothing and an invalid one matches nothing
-  // (upstream callers that ignore the conversion error behave this way).
+  // (kube-scheduler's callers that ignore the conversion error behave this way).
   static CompiledSelector FromOptional(const std::optional<LabelSelector>& s);
   // Selector that requires every label of `set` (Service / RC selector semantics).
   static CompiledSelector FromSet(const Labels& set);

@@ -72,7 +72,7 @@ class Handle {
   virtual Status RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod_to_schedule,
                                                 const PodInfoPtr& pod_to_remove,
                                                 const NodeInfo& node) = 0;
-  // Filters with the nominated pods of higher or equal priority added (upstream's two-pass
+  // Filters with the nominated pods of higher or equal priority added (kube-scheduler's two-pass
   // check). `node` may be a modified copy of a snapshot node.
   virtual Status RunFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
                                                    const NodeInfo& node) = 0;

@@ -56,7 +56,7 @@ struct PodInfo {
   const Pod* operator->() const { return pod.get(); }
 };
 
-// Builds an AffinityTerm as upstream's newAffinityTerm does (matchLabelKeys and
+// Builds an AffinityTerm as kube-scheduler's newAffinityTerm does (matchLabelKeys and
 // mismatchLabelKeys folded into the selector using `pod`'s labels).
 AffinityTerm MakeAffinityTerm(const Pod& pod, const PodAffinityTerm& term);
 
@@ -141,8 +141,8 @@ class NodeInfo {
 
 using NodeInfoPtr = std::shared_ptr<NodeInfo>;
 
-// The immutable per-cycle view of all nodes. Node order is the zone-interleaved order upstream's
-// node tree produces; Filter iterates it from a rotating start index.
+// The immutable per-cycle view of all nodes. Node order is the zone-interleaved order
+// kube-scheduler's node tree produces; Filter iterates it from a rotating start index.
 class Snapshot {
  public:
   Snapshot() = default;

@@ -5,7 +5,8 @@
 // through typed vectors. Contracts common to all points:
 //   * Called from the scheduling thread unless stated otherwise. Filter and Score (and
 //     NormalizeScore's inputs) are const and are called concurrently for different nodes.
-//   * Plugins never throw: every outcome is a Status. Rejections carry reasons that upstream's
+//   * Plugins never throw: every outcome is a Status. Rejections carry reasons that
+//   kube-scheduler's
 //     FitError histogram shows; the framework stamps the plugin name.
 //   * Cross-point data goes through CycleState only.
 #pragma once
@@ -183,7 +184,7 @@ class PostBindPlugin : public virtual Plugin {
   virtual void PostBind(CycleState& state, const PodInfo& pod, const std::string& node) = 0;
 };
 
-// Scoring helper with upstream's DefaultNormalizeScore semantics: scales to [0, max_priority]
+// Scoring helper with kube-scheduler's DefaultNormalizeScore semantics: scales to [0, max_priority]
 // by the maximum; reverse flips (max - s). If the maximum is 0, reverse gives max to all.
 void DefaultNormalizeScore(int64_t max_priority, bool reverse, std::span<NodeScore> scores);
 

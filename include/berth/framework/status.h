@@ -1,4 +1,4 @@
-// Status: the outcome of one plugin call, with upstream kube-scheduler's codes.
+// Status: the outcome of one plugin call, with kube-scheduler's codes.
 //
 // A Status is a small value type. Success carries no allocation. Rejections carry one or more
 // human-readable reasons (they become the FitError histogram) and the name of the plugin that

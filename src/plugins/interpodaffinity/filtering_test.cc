@@ -102,7 +102,8 @@ TEST_P(RequiredAffinitySingleNodeTest, Filter) {
   EXPECT_EQ(got, c.want_filter) << "got " << Describe(got) << ", want " << Describe(c.want_filter);
 }
 
-// Labels of the upstream table: podLabel = {service: securityscan}, podLabel2 = {security: S1}.
+// Labels of kube-scheduler's test table: podLabel = {service: securityscan}, podLabel2 = {security:
+// S1}.
 TestPod WithPodLabel() { return TestPod().Label("service", "securityscan"); }
 TestPod WithPodLabel2() { return TestPod().Label("security", "S1"); }
 PodPtr ExistingPod() { return WithPodLabel().Name("existing").Node("node1").Obj(); }

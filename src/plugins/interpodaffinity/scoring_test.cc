@@ -61,7 +61,7 @@ ScoreResult RunScoring(const std::vector<NodePtr>& nodes, const std::vector<PodP
   return r;
 }
 
-// ---------------------------------------------------------------- fixtures of the upstream table
+// ------------------------------------------ fixtures of kube-scheduler's test table
 
 Affinity StayWithS1InRegion() {
   Affinity a;
@@ -336,8 +336,8 @@ std::vector<PreferredCase> PreferredCases() {
        Nodes({kChina, kIndia}),
        {0, M}},
       {"no nodes to score", S2().Obj(), {}, {}, {}, Code::kSkip},
-      // Not in the upstream table: the option only skips pods without preferred terms; a pod
-      // with its own preferred terms is scored with the existing pods' terms too (China +5 from
+      // Not in kube-scheduler's test table: the option only skips pods without preferred terms; a
+      // pod with its own preferred terms is scored with the existing pods' terms too (China +5 from
       // the pod's term, India +6 from node2's pod preferring S2).
       {"ignoring existing pods' preferred terms does not apply to a pod with its own",
        S2().WithAffinity(StayWithS1InRegion()).Obj(),

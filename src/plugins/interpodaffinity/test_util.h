@@ -120,7 +120,7 @@ inline Ptr<Namespace> MakeNamespace(std::string name, std::map<std::string, std:
   return std::make_shared<const Namespace>(std::move(ns));
 }
 
-// The namespaces the upstream tests use for namespaceSelector cases.
+// The namespaces kube-scheduler's tests use for namespaceSelector cases.
 inline void AddTeamNamespaces(InMemoryCluster& cluster) {
   cluster.AddNamespace(MakeNamespace("subteam1.team1", {{"team", "team1"}}));
   cluster.AddNamespace(MakeNamespace("subteam2.team1", {{"team", "team1"}}));

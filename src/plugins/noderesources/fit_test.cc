@@ -46,7 +46,7 @@ struct FilterCase {
   std::vector<std::string> want_reasons;
 };
 
-// Node of the upstream table: 10m cpu, 20 bytes memory, 32 pods, 5 example.com/aaa,
+// Node of kube-scheduler's test table: 10m cpu, 20 bytes memory, 32 pods, 5 example.com/aaa,
 // 20 bytes ephemeral storage, 5 hugepages-2Mi.
 std::shared_ptr<const Node> TableNode() {
   return MakeNode()

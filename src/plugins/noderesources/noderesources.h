@@ -7,7 +7,7 @@
 // close to each other once the pod is placed.
 //
 // Args: config::NodeResourcesFitArgs and config::NodeResourcesBalancedAllocationArgs; a null
-// args pointer means the upstream defaults.
+// args pointer means kube-scheduler's defaults.
 #pragma once
 
 #include <string_view>
