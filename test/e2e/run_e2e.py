@@ -13,7 +13,8 @@ Each directory under CASES_DIR is one case of one of two kinds:
   nominatedNode, victims, preFilterPlugin.
 * Command case: case.json with "args" (berth arguments; "{case}" expands to the case
   directory), "exit" (expected exit code), and optional "stdoutContains", "stderrContains",
-  "stderrLines" (exact number of stderr lines).
+  "stderrLines" (exact number of stderr lines), "sameOutputTwice" (a second run must print the
+  same).
 
 Prints one line per case and a final "N passed, M failed" line; exits non-zero on failure.
 """
@@ -119,6 +120,10 @@ def run_simulation_case(berth, d, spec):
 def run_command_case(berth, d, spec):
     args = [a.replace("{case}", d) for a in spec["args"]]
     code, out, err = run(berth, args, d)
+    if spec.get("sameOutputTwice"):
+        code2, out2, _ = run(berth, args, d)
+        if (code2, out2) != (code, out):
+            raise Fail("a second run printed something else")
     if code != spec.get("exit", 0):
         raise Fail("exit %d, expected %d (stderr: %s)" % (code, spec.get("exit", 0), err.strip()))
     for sub in spec.get("stdoutContains", []):
