@@ -48,12 +48,13 @@ void ThreadPoolParallelizer::Worker() {
       }
       if (stop_) return;
       seen = epoch_.load();
-      ++active_;
+      active_.fetch_add(1);
     }
     RunChunks();
-    {
+    if (active_.fetch_sub(1) == 1) {
+      // Under the lock, so a caller about to wait cannot miss it.
       std::lock_guard lock(mu_);
-      if (--active_ == 0) done_cv_.notify_one();
+      done_cv_.notify_one();
     }
   }
 }
@@ -75,9 +76,16 @@ void ThreadPoolParallelizer::Until(int n, const std::function<void(int)>& fn) {
     if (sleeping_ > 0) work_cv_.notify_all();
   }
   RunChunks();
-  std::unique_lock lock(mu_);
+  // A worker still on its last chunk usually finishes within microseconds: spin before sleeping.
   // Workers that woke late find no chunks left and finish at once.
-  done_cv_.wait(lock, [&] { return active_ == 0 && next_.load() >= n_; });
+  auto done = [&] { return active_.load() == 0 && next_.load() >= n_; };
+  for (int i = 0; i < 2000 && !done(); ++i) {
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+  }
+  std::unique_lock lock(mu_);
+  done_cv_.wait(lock, done);
   fn_ = nullptr;
 }
 

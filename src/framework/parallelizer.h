@@ -37,7 +37,7 @@ class ThreadPoolParallelizer final : public Parallelizer {
   int n_ = 0;
   int chunk_ = 1;
   std::atomic<int> next_{0};
-  int active_ = 0;
+  std::atomic<int> active_{0};  // workers inside the current round
   std::atomic<uint64_t> epoch_{0};
   int sleeping_ = 0;
   bool stop_ = false;
