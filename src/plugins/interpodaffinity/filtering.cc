@@ -183,7 +183,7 @@ Status InterPodAffinity::PreFilter(CycleState& state, const PodInfo& pod_info,
         nodes,
         [memo](const Node& node, const std::vector<PodInfoPtr>& pods,
                std::vector<Contribution>& out) { CountRequiredMatches(*memo, node, pods, out); },
-        &handle_.parallelizer());
+        &handle_.parallelizer(), &handle_.snapshot());
     s->affinity_counts = memo->index.counter(0);
     s->anti_affinity_counts = memo->index.counter(1);
     if (uncached) {

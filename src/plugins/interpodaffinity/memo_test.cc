@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/cache.h"
 #include "plugins/interpodaffinity/interpodaffinity.h"
 #include "plugins/interpodaffinity/test_util.h"
 #include "testing/fake_handle.h"
@@ -160,6 +161,75 @@ TEST(InterPodAffinityMemoTest, LongLivedPluginAgreesWithFreshPluginThroughCluste
     master.RebuildLists(order);
     handle.SetSnapshot(master);
 
+    auto incoming = rng() % 4 ? pool[rng() % pool.size()]
+                              : RandomPod(rng, "incoming" + std::to_string(step), "");
+    InterPodAffinity fresh(args, handle);
+    Outcome want = RunCycle(fresh, handle.snapshot(), incoming);
+    Outcome got = RunCycle(long_lived, handle.snapshot(), incoming);
+    ASSERT_EQ(got.pre_filter, want.pre_filter) << "step " << step;
+    ASSERT_EQ(got.filter, want.filter) << "step " << step;
+    ASSERT_EQ(got.pre_score, want.pre_score) << "step " << step;
+    ASSERT_EQ(got.scores, want.scores) << "step " << step;
+  }
+}
+
+// The scheduler's cache maintains its snapshot incrementally and reports which NodeInfos each
+// update touched; a long-lived plugin then only looks at those. It must still agree with a
+// fresh plugin every cycle.
+TEST(InterPodAffinityMemoTest, LongLivedPluginAgreesWithFreshPluginOnCacheSnapshots) {
+  std::mt19937 rng(11);
+  InMemoryCluster cluster;
+  AddTeamNamespaces(cluster);
+  const int kNodes = 80;
+  Cache cache;
+  std::vector<NodePtr> nodes;
+  std::vector<PodPtr> pods;
+  for (int i = 0; i < kNodes; ++i) {
+    nodes.push_back(RandomNode(rng, "n" + std::to_string(i)));
+    cache.AddNode(nodes.back());
+  }
+  int next_pod = 0;
+  for (int i = 0; i < 150; ++i) {
+    pods.push_back(
+        RandomPod(rng, "p" + std::to_string(next_pod++), "n" + std::to_string(rng() % kNodes)));
+    cache.AddPod(pods.back());
+  }
+  Snapshot master;
+  cache.UpdateSnapshot(&master);
+  testing::FakeHandle handle(master, &cluster);
+  config::InterPodAffinityArgs args;
+  InterPodAffinity long_lived(args, handle);
+  std::vector<PodPtr> pool;
+  for (int i = 0; i < 6; ++i) pool.push_back(RandomPod(rng, "pooled" + std::to_string(i), ""));
+
+  for (int step = 0; step < 400; ++step) {
+    switch (rng() % 5) {
+      case 0:
+      case 1: {
+        auto pod =
+            RandomPod(rng, "p" + std::to_string(next_pod++), "n" + std::to_string(rng() % kNodes));
+        pods.push_back(pod);
+        cache.AddPod(pod);
+        break;
+      }
+      case 2: {
+        if (pods.empty()) break;
+        size_t i = rng() % pods.size();
+        cache.RemovePod(*pods[i]);
+        pods.erase(pods.begin() + static_cast<long>(i));
+        break;
+      }
+      case 3: {
+        size_t i = rng() % nodes.size();
+        nodes[i] = RandomNode(rng, nodes[i]->metadata.name);
+        cache.UpdateNode(nodes[i]);
+        break;
+      }
+      default:
+        break;  // an update with no change
+    }
+    cache.UpdateSnapshot(&master);
+    handle.SetSnapshot(master);
     auto incoming = rng() % 4 ? pool[rng() % pool.size()]
                               : RandomPod(rng, "incoming" + std::to_string(step), "");
     InterPodAffinity fresh(args, handle);

@@ -32,57 +32,80 @@ void NodeIndex::Apply(const Entry& e, int64_t sign) {
 }
 
 void NodeIndex::Refresh(std::span<NodeInfo* const> nodes, const ComputeFn& compute,
-                        Parallelizer* parallelizer) {
-  ++epoch_;
-  changed_.clear();
-  std::vector<Entry*> order(nodes.size());
-  // Walk the previous list alongside: lists change by a node joining or leaving here and there,
-  // so most nodes are found at the cursor (or right after it) without a map lookup.
-  size_t j = 0;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const NodeInfo* ni = nodes[i];
-    Entry* e;
-    if (j < last_nodes_.size() && last_nodes_[j] == ni) {
-      e = last_entries_[j++];
-    } else if (j + 1 < last_nodes_.size() && last_nodes_[j + 1] == ni) {
-      e = last_entries_[j + 1];
-      j += 2;
-    } else {
-      e = &entries_[ni];
+                        Parallelizer* parallelizer, const Snapshot* snapshot) {
+  changed_nodes_.clear();
+  changed_entries_.clear();
+  // The scheduler's snapshot says which NodeInfos its last update touched. When this index saw
+  // the snapshot's full node list at the generation just before that update, only those nodes
+  // can differ.
+  const bool whole_list = snapshot != nullptr && snapshot->generation > 0 &&
+                          snapshot == last_snapshot_ && nodes.data() == snapshot->nodes().data() &&
+                          nodes.size() == last_nodes_.size();
+  if (whole_list && snapshot->generation == last_generation_) return;
+  if (whole_list && snapshot->last_changed_from >= 0 &&
+      snapshot->last_changed_from == last_generation_) {
+    for (const NodeInfo* ni : snapshot->last_changed) {
+      auto it = entries_.find(ni);
+      if (it == entries_.end()) continue;  // not a node of this list
+      changed_nodes_.push_back(ni);
+      changed_entries_.push_back(&it->second);
     }
-    e->epoch = epoch_;
-    order[i] = e;
-    if (e->node.get() != ni->node() || !SamePods(e->pods, (ni->*pods_of_)())) changed_.push_back(i);
-  }
-
-  // Nodes that left the list take their contributions with them.
-  if (entries_.size() != nodes.size()) {
-    for (auto it = entries_.begin(); it != entries_.end();) {
-      if (it->second.epoch == epoch_) {
-        ++it;
-        continue;
+  } else {
+    ++epoch_;
+    std::vector<Entry*> order(nodes.size());
+    // Walk the previous list alongside: lists change by a node joining or leaving here and
+    // there, so most nodes are found at the cursor (or right after it) without a map lookup.
+    size_t j = 0;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const NodeInfo* ni = nodes[i];
+      Entry* e;
+      if (j < last_nodes_.size() && last_nodes_[j] == ni) {
+        e = last_entries_[j++];
+      } else if (j + 1 < last_nodes_.size() && last_nodes_[j + 1] == ni) {
+        e = last_entries_[j + 1];
+        j += 2;
+      } else {
+        e = &entries_[ni];
       }
-      Apply(it->second, -1);
-      it = entries_.erase(it);
+      e->epoch = epoch_;
+      order[i] = e;
+      if (e->node.get() != ni->node() || !SamePods(e->pods, (ni->*pods_of_)())) {
+        changed_nodes_.push_back(ni);
+        changed_entries_.push_back(e);
+      }
     }
+
+    // Nodes that left the list take their contributions with them.
+    if (entries_.size() != nodes.size()) {
+      for (auto it = entries_.begin(); it != entries_.end();) {
+        if (it->second.epoch == epoch_) {
+          ++it;
+          continue;
+        }
+        Apply(it->second, -1);
+        it = entries_.erase(it);
+      }
+    }
+    last_nodes_.assign(nodes.begin(), nodes.end());
+    last_entries_ = std::move(order);
   }
 
-  if (computed_.size() < changed_.size()) computed_.resize(changed_.size());
+  if (computed_.size() < changed_nodes_.size()) computed_.resize(changed_nodes_.size());
   auto compute_one = [&](size_t k) {
-    const NodeInfo& ni = *nodes[changed_[k]];
+    const NodeInfo& ni = *changed_nodes_[k];
     computed_[k].clear();
     if (ni.node()) compute(*ni.node(), (ni.*pods_of_)(), computed_[k]);
   };
-  if (parallelizer && changed_.size() >= kMinParallelNodes) {
-    parallelizer->Until(static_cast<int>(changed_.size()),
+  if (parallelizer && changed_nodes_.size() >= kMinParallelNodes) {
+    parallelizer->Until(static_cast<int>(changed_nodes_.size()),
                         [&](int k) { compute_one(static_cast<size_t>(k)); });
   } else {
-    for (size_t k = 0; k < changed_.size(); ++k) compute_one(k);
+    for (size_t k = 0; k < changed_nodes_.size(); ++k) compute_one(k);
   }
 
-  for (size_t k = 0; k < changed_.size(); ++k) {
-    const NodeInfo& ni = *nodes[changed_[k]];
-    Entry& e = *order[changed_[k]];
+  for (size_t k = 0; k < changed_nodes_.size(); ++k) {
+    const NodeInfo& ni = *changed_nodes_[k];
+    Entry& e = *changed_entries_[k];
     Apply(e, -1);
     e.node = ni.node_ptr();
     e.pods = (ni.*pods_of_)();
@@ -90,8 +113,8 @@ void NodeIndex::Refresh(std::span<NodeInfo* const> nodes, const ComputeFn& compu
     Apply(e, 1);
   }
 
-  last_nodes_.assign(nodes.begin(), nodes.end());
-  last_entries_ = std::move(order);
+  last_snapshot_ = snapshot;
+  last_generation_ = snapshot != nullptr ? snapshot->generation : -1;
 }
 
 uint32_t NodeIndex::NewGroup() {

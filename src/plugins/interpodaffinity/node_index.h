@@ -55,8 +55,10 @@ class NodeIndex {
   // Makes the counters equal to the sum of the contributions of `nodes` (nodes tracked before
   // but absent now are dropped). With a parallelizer, `compute` runs concurrently for different
   // nodes and must then only read shared state.
+  // `snapshot`, when given, is the scheduler's incrementally maintained snapshot `nodes` may be
+  // the node list of: its record of the last update's changes then spares a walk over all nodes.
   void Refresh(std::span<NodeInfo* const> nodes, const ComputeFn& compute,
-               Parallelizer* parallelizer);
+               Parallelizer* parallelizer, const Snapshot* snapshot = nullptr);
 
   // A group id for a new, empty counter (reusing released ids).
   uint32_t NewGroup();
@@ -99,7 +101,10 @@ class NodeIndex {
   std::vector<Group> groups_;
   std::vector<uint32_t> free_groups_;
   // Scratch reused across refreshes.
-  std::vector<size_t> changed_;
+  std::vector<const NodeInfo*> changed_nodes_;
+  std::vector<Entry*> changed_entries_;
+  const Snapshot* last_snapshot_ = nullptr;
+  int64_t last_generation_ = -1;
   std::vector<std::vector<Contribution>> computed_;
 };
 

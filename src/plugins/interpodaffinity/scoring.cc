@@ -95,7 +95,7 @@ Status InterPodAffinity::PreScore(CycleState& state, const PodInfo& pod_info,
         snapshot.nodes(),
         [memo](const Node& node, const std::vector<PodInfoPtr>& pods,
                std::vector<Contribution>& out) { CountPreferredMatches(*memo, node, pods, out); },
-        &handle_.parallelizer());
+        &handle_.parallelizer(), &snapshot);
     for (size_t i = 0; i < memo->terms.size(); ++i) {
       const bool is_affinity = i < memo->split;
       const int32_t weight = is_affinity ? affinity[i].weight : anti[i - memo->split].weight;
