@@ -31,9 +31,8 @@ int Scheduler::NumFeasibleNodesToFind(const Framework& fw, int num_all_nodes) co
 Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& state,
                                            const PodInfo& pod, const std::vector<NodeInfo*>& nodes,
                                            bool rotate, std::vector<const NodeInfo*>* feasible,
-                                           SchedulingAttempt* attempt, int* processed) {
+                                           SchedulingAttempt* attempt) {
   const int n = static_cast<int>(nodes.size());
-  *processed = 0;
   if (n == 0) return Status::Success();
   int to_find = NumFeasibleNodesToFind(fw, n);
   if (!fw.HasScorePlugins()) to_find = 1;
@@ -41,7 +40,6 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
 
   if (!fw.HasFilterPlugins()) {
     for (int i = 0; i < to_find; ++i) feasible->push_back(nodes[(start + i) % n]);
-    *processed = to_find;
     return Status::Success();
   }
 
@@ -101,7 +99,6 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
     // Nodes past the stopping point were examined but do not count; clear their results.
     for (int k = scanned - begin; k < end - begin; ++k) statuses[k] = Status();
   }
-  *processed = scanned;
   return Status::Success();
 }
 
@@ -124,9 +121,7 @@ Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const Po
   if (!nominated.empty()) {
     if (const NodeInfo* ni = snapshot_.Get(nominated)) {
       std::vector<NodeInfo*> one{const_cast<NodeInfo*>(ni)};
-      int processed = 0;
-      Status fs =
-          FindNodesThatPassFilters(fw, state, pod, one, false, feasible, attempt, &processed);
+      Status fs = FindNodesThatPassFilters(fw, state, pod, one, false, feasible, attempt);
       if (fs.IsSuccess() && !feasible->empty()) return Status::Success();
       feasible->clear();
     }
@@ -146,9 +141,7 @@ Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const Po
       if (!pre_result.node_names->count(ni->name())) attempt->filter_statuses[ni->name()] = outside;
     }
   }
-  int scanned = 0;
-  Status fs =
-      FindNodesThatPassFilters(fw, state, pod, *candidates, true, feasible, attempt, &scanned);
+  Status fs = FindNodesThatPassFilters(fw, state, pod, *candidates, true, feasible, attempt);
   // Processed, as kube-scheduler counts it: the feasible nodes and the nodes with a status of
   // their own (a nominated node that failed included). Nodes outside a PreFilterResult share
   // one "absent" status there, so they are not processed.

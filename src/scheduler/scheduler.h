@@ -115,7 +115,7 @@ class Scheduler final : public ClusterEventHandler {
   Status FindNodesThatPassFilters(Framework& fw, const CycleState& state, const PodInfo& pod,
                                   const std::vector<NodeInfo*>& nodes, bool rotate,
                                   std::vector<const NodeInfo*>* feasible,
-                                  SchedulingAttempt* attempt, int* processed);
+                                  SchedulingAttempt* attempt);
   int NumFeasibleNodesToFind(const Framework& fw, int num_all_nodes) const;
   std::string SelectHost(const ScoreTable& table);
   void RunBindingCycle(std::unique_ptr<BindingTask> task);
