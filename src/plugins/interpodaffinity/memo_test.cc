@@ -98,6 +98,19 @@ NodePtr RandomNode(std::mt19937& rng, const std::string& name) {
   return MakeNode(name, labels);
 }
 
+// Runs one cycle for `incoming` with the long-lived plugin and with a fresh one on the same
+// snapshot; the two must decide alike.
+void ExpectSameAsFresh(InterPodAffinity& long_lived, const config::InterPodAffinityArgs& args,
+                       testing::FakeHandle& handle, const PodPtr& incoming, int step) {
+  InterPodAffinity fresh(args, handle);
+  Outcome want = RunCycle(fresh, handle.snapshot(), incoming);
+  Outcome got = RunCycle(long_lived, handle.snapshot(), incoming);
+  ASSERT_EQ(got.pre_filter, want.pre_filter) << "step " << step;
+  ASSERT_EQ(got.filter, want.filter) << "step " << step;
+  ASSERT_EQ(got.pre_score, want.pre_score) << "step " << step;
+  ASSERT_EQ(got.scores, want.scores) << "step " << step;
+}
+
 TEST(InterPodAffinityMemoTest, LongLivedPluginAgreesWithFreshPluginThroughClusterChanges) {
   std::mt19937 rng(7);
   InMemoryCluster cluster;
@@ -163,13 +176,8 @@ TEST(InterPodAffinityMemoTest, LongLivedPluginAgreesWithFreshPluginThroughCluste
 
     auto incoming = rng() % 4 ? pool[rng() % pool.size()]
                               : RandomPod(rng, "incoming" + std::to_string(step), "");
-    InterPodAffinity fresh(args, handle);
-    Outcome want = RunCycle(fresh, handle.snapshot(), incoming);
-    Outcome got = RunCycle(long_lived, handle.snapshot(), incoming);
-    ASSERT_EQ(got.pre_filter, want.pre_filter) << "step " << step;
-    ASSERT_EQ(got.filter, want.filter) << "step " << step;
-    ASSERT_EQ(got.pre_score, want.pre_score) << "step " << step;
-    ASSERT_EQ(got.scores, want.scores) << "step " << step;
+    ExpectSameAsFresh(long_lived, args, handle, incoming, step);
+    if (::testing::Test::HasFatalFailure()) return;
   }
 }
 
@@ -232,13 +240,8 @@ TEST(InterPodAffinityMemoTest, LongLivedPluginAgreesWithFreshPluginOnCacheSnapsh
     handle.SetSnapshot(master);
     auto incoming = rng() % 4 ? pool[rng() % pool.size()]
                               : RandomPod(rng, "incoming" + std::to_string(step), "");
-    InterPodAffinity fresh(args, handle);
-    Outcome want = RunCycle(fresh, handle.snapshot(), incoming);
-    Outcome got = RunCycle(long_lived, handle.snapshot(), incoming);
-    ASSERT_EQ(got.pre_filter, want.pre_filter) << "step " << step;
-    ASSERT_EQ(got.filter, want.filter) << "step " << step;
-    ASSERT_EQ(got.pre_score, want.pre_score) << "step " << step;
-    ASSERT_EQ(got.scores, want.scores) << "step " << step;
+    ExpectSameAsFresh(long_lived, args, handle, incoming, step);
+    if (::testing::Test::HasFatalFailure()) return;
   }
 }
 
