@@ -8,9 +8,30 @@
 
 namespace berth {
 
+// What kind of failure an infrastructure error is, so callers act on it without parsing text
+// (a 409 is not retried onto another node, a 410 triggers a relist, ...). The API server and
+// client map HTTP status codes onto these.
+enum class ErrorCode {
+  kUnknown,
+  kInvalid,               // 422: the object or input is not valid
+  kBadRequest,            // 400: malformed request or body
+  kUnauthorized,          // 401
+  kForbidden,             // 403
+  kNotFound,              // 404
+  kMethodNotAllowed,      // 405
+  kAlreadyExists,         // 409 on create
+  kConflict,              // 409: stale resourceVersion, pod already bound, ...
+  kGone,                  // 410: resourceVersion compacted
+  kUnsupportedMediaType,  // 415
+  kTooManyRequests,       // 429
+  kUnavailable,           // 5xx, connection refused or reset
+  kTimeout,               // deadline passed
+};
+
 // An error with a human-readable, single-line message that names the file, field or object.
 struct Error {
   std::string message;
+  ErrorCode code = ErrorCode::kUnknown;
 };
 
 template <class T>
@@ -40,13 +61,13 @@ class [[nodiscard]] Result {
 class [[nodiscard]] VoidResult {
  public:
   VoidResult() = default;
-  VoidResult(Error e) : error_(std::move(e.message)), failed_(true) {}  // NOLINT
+  VoidResult(Error e) : error_(std::move(e)), failed_(true) {}  // NOLINT
   bool ok() const { return !failed_; }
   explicit operator bool() const { return ok(); }
-  Error error() const { return Error{error_}; }
+  const Error& error() const { return error_; }
 
  private:
-  std::string error_;
+  Error error_;
   bool failed_ = false;
 };
 
