@@ -1,0 +1,16 @@
+// Demo nodes for `berth up --demo-nodes N`: ready nodes of a few shapes spread over three zones,
+// as a kubelet would report them, so a fresh single-machine cluster has somewhere to schedule.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+namespace berth::daemon {
+
+// The i-th (0-based) of `count` demo nodes as a core/v1 Node document. `now` is the RFC 3339
+// time written into the node's conditions. Names are demo-node-001, demo-node-002, ...; zones
+// rotate over zone-a, zone-b, zone-c; every fourth node is larger (16 CPU / 64Gi).
+nlohmann::json DemoNode(int index, int count, const std::string& now);
+
+}  // namespace berth::daemon
