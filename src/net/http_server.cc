@@ -1,0 +1,375 @@
+#include "net/http_server.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/asio.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace berth::net {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+using asio::awaitable;
+constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
+
+std::string PercentDecode(std::string_view s, bool plus_is_space) {
+  std::string out;
+  out.reserve(s.size());
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '%' && i + 2 < s.size()) {
+      int hi = hex(s[i + 1]), lo = hex(s[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out.push_back(static_cast<char>(hi * 16 + lo));
+        i += 2;
+        continue;
+      }
+    }
+    out.push_back(plus_is_space && c == '+' ? ' ' : c);
+  }
+  return out;
+}
+
+std::optional<std::string> HttpRequest::Query(std::string_view name) const {
+  for (const auto& [k, v] : query) {
+    if (k == name) return v;
+  }
+  return std::nullopt;
+}
+
+std::string HttpRequest::Header(std::string_view lower_name) const {
+  auto it = headers.find(std::string(lower_name));
+  return it == headers.end() ? std::string() : it->second;
+}
+
+namespace {
+
+// A streaming response's queue. The I/O side waits on a timer used as a wake-up signal; every
+// touch of the timer happens on the connection's strand, so a wake-up is never lost.
+class ChunkSink final : public StreamSink, public std::enable_shared_from_this<ChunkSink> {
+ public:
+  ChunkSink(std::shared_ptr<asio::io_context> io, asio::any_io_executor strand, size_t max_backlog)
+      : io_(std::move(io)), strand_(strand), timer_(strand), max_backlog_(max_backlog) {}
+
+  bool Write(std::string chunk) override {
+    {
+      std::lock_guard lock(mu_);
+      if (closed_) return false;
+      backlog_ += chunk.size();
+      if (backlog_ > max_backlog_) {
+        // A reader this far behind would stall its producer: drop it, as kube-apiserver does.
+        closed_ = true;
+        queue_.clear();
+      } else {
+        queue_.push_back(std::move(chunk));
+      }
+    }
+    Wake();
+    return true;
+  }
+
+  void Close() override {
+    {
+      std::lock_guard lock(mu_);
+      closed_ = true;
+    }
+    Wake();
+  }
+
+  bool closed() const override {
+    std::lock_guard lock(mu_);
+    return closed_;
+  }
+
+  // Waits for chunks; false when the stream is closed and drained.
+  awaitable<bool> Take(std::deque<std::string>* out) {
+    for (;;) {
+      {
+        std::lock_guard lock(mu_);
+        if (!queue_.empty()) {
+          out->swap(queue_);
+          backlog_ = 0;
+          co_return true;
+        }
+        if (closed_) co_return false;
+      }
+      timer_.expires_at(asio::steady_timer::time_point::max());
+      co_await timer_.async_wait(kTuple);
+    }
+  }
+
+ private:
+  void Wake() {
+    asio::post(strand_, [self = shared_from_this()] { self->timer_.cancel(); });
+  }
+
+  // Keeps the context alive while a producer still holds the sink after the server stopped.
+  std::shared_ptr<asio::io_context> io_;
+  asio::any_io_executor strand_;
+  asio::steady_timer timer_;
+  const size_t max_backlog_;
+  mutable std::mutex mu_;
+  std::deque<std::string> queue_;
+  size_t backlog_ = 0;
+  bool closed_ = false;
+};
+
+HttpRequest ToRequest(const http::request<http::string_body>& req, std::string remote) {
+  HttpRequest r;
+  r.method = std::string(req.method_string());
+  r.target = std::string(req.target());
+  std::string_view target = req.target();
+  size_t q = target.find('?');
+  r.path = PercentDecode(target.substr(0, q), false);
+  if (q != std::string_view::npos) {
+    std::string_view rest = target.substr(q + 1);
+    while (!rest.empty()) {
+      size_t amp = rest.find('&');
+      std::string_view part = rest.substr(0, amp);
+      if (!part.empty()) {
+        size_t eq = part.find('=');
+        r.query.emplace_back(PercentDecode(part.substr(0, eq), true),
+                             eq == std::string_view::npos
+                                 ? std::string()
+                                 : PercentDecode(part.substr(eq + 1), true));
+      }
+      if (amp == std::string_view::npos) break;
+      rest.remove_prefix(amp + 1);
+    }
+  }
+  for (const auto& field : req) {
+    std::string name(field.name_string());
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    r.headers[name] = std::string(field.value());
+  }
+  r.body = req.body();
+  r.remote_address = std::move(remote);
+  return r;
+}
+
+}  // namespace
+
+struct HttpServer::Impl {
+  HttpServerOptions options;
+  HttpHandler handler;
+  // Shared so that sinks outliving the server post into a live (stopped) context.
+  std::shared_ptr<asio::io_context> io = std::make_shared<asio::io_context>();
+  std::optional<ssl::context> tls;
+  tcp::acceptor acceptor{*io};
+  std::vector<std::thread> threads;
+  std::atomic<bool> stopped{false};
+  std::mutex sinks_mu;
+  std::vector<std::weak_ptr<ChunkSink>> sinks;
+
+  template <class Stream>
+  awaitable<void> Serve(Stream& stream, std::string remote);
+  awaitable<void> Session(tcp::socket socket);
+  awaitable<void> Accept();
+  void TrackSink(const std::shared_ptr<ChunkSink>& sink) {
+    std::lock_guard lock(sinks_mu);
+    std::erase_if(sinks, [](const auto& w) { return w.expired(); });
+    sinks.push_back(sink);
+  }
+};
+
+template <class Stream>
+awaitable<void> HttpServer::Impl::Serve(Stream& stream, std::string remote) {
+  beast::flat_buffer buffer;
+  for (;;) {
+    http::request_parser<http::string_body> parser;
+    parser.body_limit(options.max_body_bytes);
+    beast::get_lowest_layer(stream).expires_after(
+        std::chrono::seconds(options.idle_timeout_seconds));
+    auto [ec, n] = co_await http::async_read(stream, buffer, parser, kTuple);
+    if (ec == http::error::body_limit) {
+      http::response<http::string_body> res{http::status::payload_too_large, 11};
+      res.set(http::field::content_type, "application/json");
+      res.body() = R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+                   R"("message":"the request body is too large","reason":"RequestEntityTooLarge",)"
+                   R"("code":413})";
+      res.prepare_payload();
+      co_await http::async_write(stream, res, kTuple);
+      co_return;
+    }
+    if (ec) co_return;
+    beast::get_lowest_layer(stream).expires_never();
+    const auto& req = parser.get();
+    const bool keep_alive = req.keep_alive();
+    HttpRequest request = ToRequest(req, remote);
+    HttpResponse resp;
+    try {
+      resp = handler(request);
+    } catch (const std::exception& e) {
+      resp = HttpResponse{};
+      resp.status = 500;
+      resp.body = fmt::format(
+          R"({{"kind":"Status","apiVersion":"v1","metadata":{{}},"status":"Failure","message":"internal error: {}","reason":"InternalError","code":500}})",
+          e.what());
+    }
+    if (resp.stream) {
+      http::response<http::empty_body> res{static_cast<http::status>(resp.status), req.version()};
+      res.set(http::field::content_type, resp.content_type);
+      for (const auto& [k, v] : resp.headers) res.set(k, v);
+      res.chunked(true);
+      res.keep_alive(keep_alive);
+      http::response_serializer<http::empty_body> sr{res};
+      auto [hec, hn] = co_await http::async_write_header(stream, sr, kTuple);
+      if (hec) co_return;
+      auto sink = std::make_shared<ChunkSink>(io, co_await asio::this_coro::executor,
+                                              options.max_stream_backlog_bytes);
+      TrackSink(sink);
+      resp.stream(sink);
+      std::deque<std::string> chunks;
+      while (co_await sink->Take(&chunks)) {
+        for (const auto& c : chunks) {
+          if (c.empty()) continue;
+          auto [wec, wn] =
+              co_await asio::async_write(stream, http::make_chunk(asio::buffer(c)), kTuple);
+          if (wec) {
+            sink->Close();
+            co_return;
+          }
+        }
+        chunks.clear();
+      }
+      auto [lec, ln] = co_await asio::async_write(stream, http::make_chunk_last(), kTuple);
+      if (lec || !keep_alive) co_return;
+      continue;
+    }
+    http::response<http::string_body> res{static_cast<http::status>(resp.status), req.version()};
+    res.set(http::field::content_type, resp.content_type);
+    for (const auto& [k, v] : resp.headers) res.set(k, v);
+    res.body() = std::move(resp.body);
+    res.keep_alive(keep_alive);
+    res.prepare_payload();
+    auto [wec, wn] = co_await http::async_write(stream, res, kTuple);
+    if (wec || !keep_alive) co_return;
+  }
+}
+
+awaitable<void> HttpServer::Impl::Session(tcp::socket socket) {
+  boost::system::error_code ignored;
+  auto endpoint = socket.remote_endpoint(ignored);
+  std::string remote = ignored ? std::string() : endpoint.address().to_string();
+  socket.set_option(tcp::no_delay(true), ignored);
+  if (tls) {
+    beast::ssl_stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(socket)), *tls);
+    beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(30));
+    auto [ec] = co_await stream.async_handshake(ssl::stream_base::server, kTuple);
+    if (ec) co_return;
+    co_await Serve(stream, remote);
+    beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(2));
+    co_await stream.async_shutdown(kTuple);
+  } else {
+    beast::tcp_stream stream(std::move(socket));
+    co_await Serve(stream, remote);
+    stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  }
+}
+
+awaitable<void> HttpServer::Impl::Accept() {
+  for (;;) {
+    auto [ec, socket] = co_await acceptor.async_accept(asio::make_strand(*io), kTuple);
+    if (ec) {
+      if (ec == asio::error::operation_aborted || stopped) co_return;
+      continue;
+    }
+    auto executor = socket.get_executor();
+    asio::co_spawn(executor, Session(std::move(socket)), [](std::exception_ptr) {});
+  }
+}
+
+HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+uint16_t HttpServer::port() const {
+  boost::system::error_code ec;
+  return impl_->acceptor.local_endpoint(ec).port();
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& options,
+                                                      HttpHandler handler) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->handler = std::move(handler);
+  const std::string where = fmt::format("{}:{}", options.bind_address, options.port);
+  if (options.tls) {
+    impl->tls.emplace(ssl::context::tls_server);
+    impl->tls->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                           ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
+                           ssl::context::no_tlsv1_1);
+    boost::system::error_code ec;
+    impl->tls->use_certificate_chain(asio::buffer(options.tls->cert_pem), ec);
+    if (!ec) impl->tls->use_private_key(asio::buffer(options.tls->key_pem), ssl::context::pem, ec);
+    if (ec) {
+      return Error{
+          fmt::format("serving on {}: bad TLS certificate or key: {}", where, ec.message()),
+          ErrorCode::kInvalid};
+    }
+  }
+  boost::system::error_code ec;
+  auto address = asio::ip::make_address(options.bind_address, ec);
+  if (ec) {
+    return Error{
+        fmt::format("serving on {}: invalid bind address \"{}\"", where, options.bind_address),
+        ErrorCode::kInvalid};
+  }
+  tcp::endpoint endpoint(address, options.port);
+  impl->acceptor.open(endpoint.protocol(), ec);
+  if (!ec) impl->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) impl->acceptor.bind(endpoint, ec);
+  if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Error{fmt::format("serving on {}: {}", where, ec.message()), ErrorCode::kUnavailable};
+  }
+  asio::co_spawn(*impl->io, impl->Accept(), asio::detached);
+  for (int i = 0; i < std::max(1, options.threads); ++i) {
+    impl->threads.emplace_back([io = impl->io] { io->run(); });
+  }
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
+}
+
+void HttpServer::Stop() {
+  if (!impl_ || impl_->stopped.exchange(true)) return;
+  asio::post(*impl_->io, [impl = impl_.get()] {
+    boost::system::error_code ignored;
+    impl->acceptor.close(ignored);
+  });
+  {
+    std::lock_guard lock(impl_->sinks_mu);
+    for (auto& w : impl_->sinks) {
+      if (auto s = w.lock()) s->Close();
+    }
+  }
+  // Give streams a moment to send their last chunk, then stop the loop.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  impl_->io->stop();
+  for (auto& t : impl_->threads) {
+    if (t.joinable()) t.join();
+  }
+}
+
+}  // namespace berth::net

@@ -1,0 +1,100 @@
+// HttpServer: HTTP/1.1 (optionally TLS) on Boost.Beast, shared by every server Berth runs: the
+// embedded API server, the scheduler's health and metrics endpoints, the extender SDK.
+//
+// Threads: the server runs `threads` I/O threads. The handler is called on one of them, once
+// per request, concurrently for different connections; it may block briefly (a durable write),
+// not for long. A streaming response (watch) hands the handler's producer a StreamSink whose
+// Write may be called from any thread; chunks are queued and written in order by the
+// connection's I/O thread. A sink whose client is gone or too slow (more than
+// `max_stream_backlog_bytes` queued) reports closed, and its producer should drop it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "berth/api/result.h"
+
+namespace berth::net {
+
+struct TlsServerConfig {
+  std::string cert_pem;  // serving certificate (chain)
+  std::string key_pem;
+};
+
+struct HttpRequest {
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // as received: path and query
+  std::string path;    // percent-decoded path without the query
+  // Query parameters, percent-decoded ('+' is a space), in order.
+  std::vector<std::pair<std::string, std::string>> query;
+  // Header names lower-cased.
+  std::map<std::string, std::string> headers;
+  std::string body;
+  std::string remote_address;
+
+  // The first value of a query parameter, or nullopt.
+  std::optional<std::string> Query(std::string_view name) const;
+  // A header value by lower-case name, or "".
+  std::string Header(std::string_view lower_name) const;
+};
+
+// Where a streaming response writes. Thread-safe.
+class StreamSink {
+ public:
+  virtual ~StreamSink() = default;
+  // Queues a chunk. Returns false once the stream is closed (client gone, too slow, or Close()).
+  virtual bool Write(std::string chunk) = 0;
+  // Ends the response after the queued chunks.
+  virtual void Close() = 0;
+  virtual bool closed() const = 0;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  // Set for a streaming (chunked) response: called once, after the headers are sent, on the
+  // I/O thread; it keeps the sink and writes to it later from any thread.
+  std::function<void(std::shared_ptr<StreamSink>)> stream;
+};
+
+using HttpHandler = std::function<HttpResponse(HttpRequest&)>;
+
+struct HttpServerOptions {
+  std::string bind_address = "127.0.0.1";
+  uint16_t port = 0;  // 0: an ephemeral port
+  std::optional<TlsServerConfig> tls;
+  int threads = 4;
+  size_t max_body_bytes = 64 << 20;
+  size_t max_stream_backlog_bytes = 64 << 20;
+  int idle_timeout_seconds = 120;  // keep-alive connections idle longer are closed
+};
+
+class HttpServer {
+ public:
+  // Binds and starts serving. Errors name the address.
+  static Result<std::unique_ptr<HttpServer>> Start(const HttpServerOptions& options,
+                                                   HttpHandler handler);
+  ~HttpServer();
+  uint16_t port() const;
+  // Stops accepting, closes connections (streams end) and joins the I/O threads. Idempotent.
+  void Stop();
+
+ private:
+  struct Impl;
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Percent-decodes `s`; with `plus_is_space`, '+' becomes ' ' (query strings).
+std::string PercentDecode(std::string_view s, bool plus_is_space);
+
+}  // namespace berth::net

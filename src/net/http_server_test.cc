@@ -1,0 +1,122 @@
+#include "net/http_server.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <thread>
+
+namespace berth::net {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+// A minimal blocking client for the tests: one connection, keep-alive.
+class TestClient {
+ public:
+  explicit TestClient(uint16_t port) : stream_(io_) {
+    stream_.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+  }
+  http::response<http::string_body> Do(http::verb verb, const std::string& target,
+                                       const std::string& body = "") {
+    http::request<http::string_body> req{verb, target, 11};
+    req.set(http::field::host, "127.0.0.1");
+    req.body() = body;
+    req.prepare_payload();
+    http::write(stream_, req);
+    http::response<http::string_body> res;
+    http::read(stream_, buffer_, res);
+    return res;
+  }
+
+ private:
+  asio::io_context io_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+};
+
+TEST(HttpServerTest, ServesRequestsWithDecodedQueryOnKeepAliveConnection) {
+  auto server = HttpServer::Start({}, [](HttpRequest& r) {
+    HttpResponse resp;
+    resp.content_type = "text/plain";
+    resp.body = r.method + " " + r.path + " sel=" + r.Query("labelSelector").value_or("-") +
+                " body=" + r.body;
+    return resp;
+  });
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  TestClient client((*server)->port());
+  auto a = client.Do(http::verb::get, "/api/v1/pods?labelSelector=app+in+%28web%2Cdb%29");
+  EXPECT_EQ(a.result_int(), 200);
+  EXPECT_EQ(a.body(), "GET /api/v1/pods sel=app in (web,db) body=");
+  auto b = client.Do(http::verb::post, "/x", "hello");
+  EXPECT_EQ(b.body(), "POST /x sel=- body=hello");
+}
+
+TEST(HttpServerTest, StreamsChunksWrittenFromAnotherThread) {
+  std::shared_ptr<StreamSink> kept;
+  std::mutex mu;
+  std::condition_variable cv;
+  auto server = HttpServer::Start({}, [&](HttpRequest&) {
+    HttpResponse resp;
+    resp.stream = [&](std::shared_ptr<StreamSink> sink) {
+      std::lock_guard lock(mu);
+      kept = sink;
+      cv.notify_all();
+    };
+    return resp;
+  });
+  ASSERT_TRUE(server.ok());
+  std::thread producer([&] {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return kept != nullptr; });
+    for (int i = 0; i < 100; ++i) EXPECT_TRUE(kept->Write("line " + std::to_string(i) + "\n"));
+    kept->Close();
+  });
+  TestClient client((*server)->port());
+  auto res = client.Do(http::verb::get, "/watch");
+  producer.join();
+  std::string expected;
+  for (int i = 0; i < 100; ++i) expected += "line " + std::to_string(i) + "\n";
+  EXPECT_EQ(res.body(), expected);
+  EXPECT_TRUE(kept->closed());
+  EXPECT_FALSE(kept->Write("late"));
+}
+
+TEST(HttpServerTest, StopEndsOpenStreams) {
+  std::shared_ptr<StreamSink> kept;
+  auto server = HttpServer::Start({}, [&](HttpRequest&) {
+    HttpResponse resp;
+    resp.stream = [&](std::shared_ptr<StreamSink> sink) { kept = sink; };
+    return resp;
+  });
+  ASSERT_TRUE(server.ok());
+  std::thread t([&] {
+    TestClient client((*server)->port());
+    try {
+      client.Do(http::verb::get, "/watch");
+    } catch (...) {
+    }
+  });
+  while (!kept) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  (*server)->Stop();
+  t.join();
+  EXPECT_TRUE(kept->closed());
+}
+
+TEST(HttpServerTest, BindErrorNamesTheAddress) {
+  auto bad =
+      HttpServer::Start({.bind_address = "not-an-ip"}, [](HttpRequest&) { return HttpResponse{}; });
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("not-an-ip"), std::string::npos);
+}
+
+TEST(HttpServerTest, PercentDecoding) {
+  EXPECT_EQ(PercentDecode("a%2Cb+c", true), "a,b c");
+  EXPECT_EQ(PercentDecode("a+b%", false), "a+b%");
+}
+
+}  // namespace
+}  // namespace berth::net
