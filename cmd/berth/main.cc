@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -9,6 +10,9 @@
 
 #include "api/codec.h"
 #include "config/load.h"
+#include "daemon/scheduler_app.h"
+#include "daemon/scheduler_flags.h"
+#include "daemon/up.h"
 #include "framework/in_memory_cluster.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
@@ -88,6 +92,28 @@ int main(int argc, char** argv) {
   CLI::App app{"Berth: a Kubernetes scheduler that decides like kube-scheduler"};
   app.require_subcommand(1);
 
+  auto* scheduler = app.add_subcommand(
+      "scheduler", "Run as a Kubernetes scheduler against an API server (kube-scheduler's flags)");
+  berth::daemon::SchedulerFlags scheduler_flags;
+  berth::daemon::AddSchedulerFlags(scheduler, &scheduler_flags);
+
+  auto* up = app.add_subcommand(
+      "up", "Start an embedded, persistent API server with the scheduler on this machine");
+  berth::daemon::UpOptions up_options;
+  up->add_option("--data-dir", up_options.data_dir,
+                 "Where state, certificates and the kubeconfig live (default " +
+                     berth::daemon::DefaultDataDir() + ")");
+  up->add_option("--port", up_options.port, "API server port (0: any free port)");
+  up->add_option("--bind-address", up_options.bind_address, "API server address");
+  up->add_option("--config", up_options.config_file, "KubeSchedulerConfiguration file");
+  up->add_option("--demo-nodes", up_options.demo_nodes, "Create this many nodes on first start");
+  up->add_flag("--no-scheduler", up_options.no_scheduler, "Serve the API only");
+  up->add_flag("--record-decisions", up_options.record_decisions,
+               "Annotate pods with per-node filter and score results");
+  up->add_option("-v,--v", up_options.verbosity, "Log verbosity of the scheduler");
+  up->add_option("--plugin-library", up_options.plugin_libraries,
+                 "Shared library with scheduler plugins to load (repeatable)");
+
   auto* simulate = app.add_subcommand("simulate", "Schedule pending pods of manifests offline");
   std::string config_path, output = "table";
   std::vector<std::string> files;
@@ -116,11 +142,19 @@ int main(int argc, char** argv) {
 
   auto* version = app.add_subcommand("version", "Print the version");
 
+  std::vector<std::string> args(argv + 1, argv + argc);
+  berth::daemon::NormalizeKubeFlags(args);
+  std::reverse(args.begin(), args.end());
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  if (*scheduler) {
+    berth::daemon::CollectIgnoredFlags(*scheduler, &scheduler_flags);
+    return berth::daemon::RunSchedulerCommand(scheduler_flags);
+  }
+  if (*up) return berth::daemon::RunUp(up_options);
 
   if (*simulate) return RunSimulate(config_path, files, output, seed);
   if (*bench) return RunBench(workload_file, filter, bench_config, bench_output);

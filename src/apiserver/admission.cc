@@ -1,0 +1,186 @@
+#include "apiserver/admission.h"
+
+#include <fmt/format.h>
+
+#include <regex>
+
+#include "berth/api/quantity.h"
+
+namespace berth::apiserver {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr const char* kQuantityPattern =
+    "quantities must match the regular expression "
+    "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+
+Error Invalid(const ResourceInfo& r, const Json& obj, const std::string& field,
+              const std::string& detail) {
+  std::string name = obj.contains("metadata") ? obj["metadata"].value("name", "") : "";
+  return Error{fmt::format("{} \"{}\" is invalid: {}: {}", r.kind, name, field, detail),
+               ErrorCode::kInvalid};
+}
+
+VoidResult CheckResourceList(const ResourceInfo& r, const Json& obj, const Json& list,
+                             const std::string& field) {
+  if (!list.is_object()) return {};
+  for (auto it = list.begin(); it != list.end(); ++it) {
+    std::string path = fmt::format("{}[{}]", field, it.key());
+    std::string text = it->is_string() ? it->get<std::string>() : it->dump();
+    auto q = Quantity::Parse(text);
+    if (!q.ok()) {
+      return Invalid(r, obj, path,
+                     fmt::format("Invalid value: \"{}\": {}", text, kQuantityPattern));
+    }
+    if (q->MilliValue() < 0) {
+      return Invalid(
+          r, obj, path,
+          fmt::format("Invalid value: \"{}\": must be greater than or equal to 0", text));
+    }
+  }
+  return {};
+}
+
+bool IsDnsSubdomain(const std::string& name) {
+  static const std::regex kRe("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$");
+  return name.size() <= 253 && std::regex_match(name, kRe);
+}
+
+VoidResult AdmitPod(const ResourceInfo& r, Json& pod, bool is_create,
+                    const PriorityClassLookup& lookup) {
+  Json& spec = pod["spec"];
+  if (!spec.is_object()) return Invalid(r, pod, "spec", "Required value");
+  if (!spec.contains("containers") || !spec["containers"].is_array() ||
+      spec["containers"].empty()) {
+    return Invalid(r, pod, "spec.containers", "Required value");
+  }
+  for (const char* list : {"initContainers", "containers"}) {
+    if (!spec.contains(list) || !spec[list].is_array()) continue;
+    for (size_t i = 0; i < spec[list].size(); ++i) {
+      Json& c = spec[list][i];
+      std::string base = fmt::format("spec.{}[{}]", list, i);
+      if (!c.is_object() || c.value("name", "").empty()) {
+        return Invalid(r, pod, base + ".name", "Required value");
+      }
+      if (!c.contains("resources")) continue;
+      for (const char* kind : {"requests", "limits"}) {
+        if (c["resources"].contains(kind)) {
+          auto ok = CheckResourceList(r, pod, c["resources"][kind],
+                                      fmt::format("{}.resources.{}", base, kind));
+          if (!ok.ok()) return ok;
+        }
+      }
+      if (is_create && !c.contains("terminationMessagePath")) {
+        c["terminationMessagePath"] = "/dev/termination-log";
+        c["terminationMessagePolicy"] = "File";
+      }
+      if (is_create && !c.contains("imagePullPolicy")) {
+        std::string image = c.value("image", "");
+        bool latest =
+            image.find(':') == std::string::npos || image.substr(image.rfind(':')) == ":latest";
+        c["imagePullPolicy"] = latest ? "Always" : "IfNotPresent";
+      }
+    }
+  }
+  if (spec.contains("overhead")) {
+    if (auto ok = CheckResourceList(r, pod, spec["overhead"], "spec.overhead"); !ok.ok()) return ok;
+  }
+  if (!is_create) return {};
+  if (!spec.contains("schedulerName") || spec["schedulerName"] == "") {
+    spec["schedulerName"] = "default-scheduler";
+  }
+  for (auto [field, value] : {std::pair<const char*, Json>{"restartPolicy", "Always"},
+                              {"dnsPolicy", "ClusterFirst"},
+                              {"terminationGracePeriodSeconds", 30},
+                              {"securityContext", Json::object()}}) {
+    if (!spec.contains(field)) spec[field] = value;
+  }
+  // Priority admission.
+  std::string class_name = spec.value("priorityClassName", "");
+  std::optional<Json> pc = lookup ? lookup(class_name) : std::nullopt;
+  if (!class_name.empty() && !pc) {
+    return Error{fmt::format("pods \"{}\" is forbidden: no PriorityClass with name {} was found",
+                             pod["metadata"].value("name", ""), class_name),
+                 ErrorCode::kForbidden};
+  }
+  int64_t priority = pc ? pc->value("value", int64_t{0}) : 0;
+  if (spec.contains("priority") && spec["priority"].is_number_integer() &&
+      spec["priority"].get<int64_t>() != priority) {
+    return Error{
+        fmt::format("pods \"{}\" is forbidden: the integer value of priority ({}) must "
+                    "not be provided in pod spec; priority admission controller computed "
+                    "{} from the given PriorityClass name",
+                    pod["metadata"].value("name", ""), spec["priority"].get<int64_t>(), priority),
+        ErrorCode::kForbidden};
+  }
+  spec["priority"] = priority;
+  if (pc && !class_name.empty()) spec["priorityClassName"] = class_name;
+  if (pc && pc->contains("preemptionPolicy") && !spec.contains("preemptionPolicy")) {
+    spec["preemptionPolicy"] = (*pc)["preemptionPolicy"];
+  } else if (!spec.contains("preemptionPolicy")) {
+    spec["preemptionPolicy"] = "PreemptLowerPriority";
+  }
+  // Status the kubelet would otherwise start from.
+  Json& status = pod["status"];
+  if (!status.is_object()) status = Json::object();
+  if (!status.contains("phase")) status["phase"] = "Pending";
+  bool any_request = false, guaranteed = true;
+  for (const auto& c : spec["containers"]) {
+    const Json res = c.value("resources", Json::object());
+    const Json req = res.value("requests", Json::object());
+    const Json lim = res.value("limits", Json::object());
+    if (!req.empty() || !lim.empty()) any_request = true;
+    for (const char* name : {"cpu", "memory"}) {
+      if (!lim.contains(name) || (req.contains(name) && req[name] != lim[name])) {
+        guaranteed = false;
+      }
+    }
+  }
+  status["qosClass"] = !any_request ? "BestEffort" : guaranteed ? "Guaranteed" : "Burstable";
+  return {};
+}
+
+}  // namespace
+
+VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
+                 const PriorityClassLookup& priority_classes) {
+  if (!obj.is_object()) return Error{"the object must be a JSON object", ErrorCode::kBadRequest};
+  const std::string name = obj.contains("metadata") && obj["metadata"].is_object()
+                               ? obj["metadata"].value("name", "")
+                               : "";
+  if (r.group.empty() && (r.plural == "pods" || r.plural == "nodes" || r.plural == "namespaces")) {
+    if (!name.empty() && !IsDnsSubdomain(name)) {
+      return Invalid(r, obj, "metadata.name",
+                     fmt::format("Invalid value: \"{}\": a lowercase RFC 1123 subdomain must "
+                                 "consist of lower case alphanumeric characters, '-' or '.', and "
+                                 "must start and end with an alphanumeric character",
+                                 name));
+    }
+  }
+  if (r.group.empty() && r.plural == "pods") return AdmitPod(r, obj, is_create, priority_classes);
+  if (r.group.empty() && r.plural == "nodes" && obj.contains("status")) {
+    for (const char* field : {"capacity", "allocatable"}) {
+      if (obj["status"].contains(field)) {
+        auto ok = CheckResourceList(r, obj, obj["status"][field], std::string("status.") + field);
+        if (!ok.ok()) return ok;
+      }
+    }
+  }
+  if (r.group.empty() && r.plural == "namespaces" && is_create) {
+    obj["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
+    if (!obj.contains("status")) obj["status"] = {{"phase", "Active"}};
+  }
+  if (r.group == "scheduling.k8s.io" && r.plural == "priorityclasses") {
+    if (!obj.contains("value") || !obj["value"].is_number_integer()) {
+      return Invalid(r, obj, "value", "Required value");
+    }
+    if (obj["value"].get<int64_t>() > 1000000000 && name.rfind("system-", 0) != 0) {
+      return Invalid(r, obj, "value",
+                     "Invalid value: must be no greater than 1000000000 for non-system classes");
+    }
+  }
+  return {};
+}
+
+}  // namespace berth::apiserver

@@ -1,0 +1,29 @@
+// Admission: the defaulting and validation kube-apiserver applies before storing, limited to
+// what schedulers and kubectl depend on.
+//
+//   * Pods: spec.schedulerName defaults to default-scheduler; priorityClassName resolves into
+//     spec.priority (and preemptionPolicy), with the globalDefault class when none is named;
+//     status.phase Pending and status.qosClass on create; quantities validated.
+//   * Nodes: capacity and allocatable quantities validated (negative values rejected).
+//   * Names: DNS-1123 subdomains for pods, nodes and namespaces.
+// Errors are Invalid (422) or Forbidden (403), worded as kube-apiserver's.
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "apiserver/resources.h"
+#include "berth/api/result.h"
+
+namespace berth::apiserver {
+
+// Looks up a PriorityClass by name ("" = the globalDefault one); null when absent.
+using PriorityClassLookup = std::function<std::optional<nlohmann::json>(const std::string& name)>;
+
+// Defaults and validates `obj` for a create (`is_create`) or update of resource `r`.
+VoidResult Admit(const ResourceInfo& r, nlohmann::json& obj, bool is_create,
+                 const PriorityClassLookup& priority_classes);
+
+}  // namespace berth::apiserver

@@ -1,0 +1,213 @@
+#include "apiserver/discovery.h"
+
+#include <fmt/format.h>
+
+#include <set>
+#include <vector>
+
+#include "apiserver/resources.h"
+
+namespace berth::apiserver {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr std::string_view kAggregatedV2 =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+std::vector<std::string> Verbs(const ResourceInfo& r) {
+  if (r.create_only) return {"create"};
+  return {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
+}
+
+Json ResourceList(std::string_view group, std::string_view version) {
+  Json resources = Json::array();
+  for (const auto& r : ServedResources()) {
+    if (r.group != group || r.version != version) continue;
+    Json entry = {{"name", r.plural},
+                  {"singularName", r.singular},
+                  {"namespaced", r.namespaced},
+                  {"kind", r.kind},
+                  {"verbs", Verbs(r)}};
+    if (!r.short_names.empty()) entry["shortNames"] = r.short_names;
+    if (r.plural == "pods" || r.plural == "services" || r.plural == "deployments" ||
+        r.plural == "replicasets" || r.plural == "statefulsets" || r.plural == "daemonsets" ||
+        r.plural == "replicationcontrollers") {
+      entry["categories"] = {"all"};
+    }
+    resources.push_back(entry);
+    for (const auto& sub : r.subresources) {
+      std::string kind = sub == "binding" ? "Binding" : sub == "eviction" ? "Eviction" : r.kind;
+      std::vector<std::string> verbs = sub == "status"
+                                           ? std::vector<std::string>{"get", "patch", "update"}
+                                           : std::vector<std::string>{"create"};
+      Json s = {{"name", r.plural + "/" + sub},
+                {"singularName", ""},
+                {"namespaced", r.namespaced},
+                {"kind", kind},
+                {"verbs", verbs}};
+      if (sub == "eviction") {
+        s["group"] = "policy";
+        s["version"] = "v1";
+      }
+      resources.push_back(s);
+    }
+  }
+  std::string gv = group.empty() ? std::string(version) : fmt::format("{}/{}", group, version);
+  return {{"kind", "APIResourceList"},
+          {"apiVersion", "v1"},
+          {"groupVersion", gv},
+          {"resources", resources}};
+}
+
+std::vector<std::string> Groups() {
+  std::vector<std::string> groups;
+  for (const auto& r : ServedResources()) {
+    if (!r.group.empty() && std::find(groups.begin(), groups.end(), r.group) == groups.end()) {
+      groups.push_back(r.group);
+    }
+  }
+  return groups;
+}
+
+Json GroupDoc(const std::string& g) {
+  Json v = {{"groupVersion", g + "/v1"}, {"version", "v1"}};
+  return {{"name", g}, {"versions", {v}}, {"preferredVersion", v}};
+}
+
+Json AggregatedGroup(const std::string& group) {
+  Json resources = Json::array();
+  for (const auto& r : ServedResources()) {
+    if (r.group != group) continue;
+    Json entry = {{"resource", r.plural},
+                  {"responseKind", {{"group", r.group}, {"version", r.version}, {"kind", r.kind}}},
+                  {"scope", r.namespaced ? "Namespaced" : "Cluster"},
+                  {"singularResource", r.singular},
+                  {"verbs", Verbs(r)}};
+    if (!r.short_names.empty()) entry["shortNames"] = r.short_names;
+    Json subs = Json::array();
+    for (const auto& sub : r.subresources) {
+      std::string kind = sub == "binding" ? "Binding" : sub == "eviction" ? "Eviction" : r.kind;
+      subs.push_back(
+          {{"subresource", sub},
+           {"responseKind", {{"group", ""}, {"version", "v1"}, {"kind", kind}}},
+           {"verbs", sub == "status" ? Json{"get", "patch", "update"} : Json{"create"}}});
+    }
+    if (!subs.empty()) entry["subresources"] = subs;
+    resources.push_back(entry);
+  }
+  Json item = {
+      {"metadata", {{"creationTimestamp", nullptr}}},
+      {"versions", {{{"version", "v1"}, {"resources", resources}, {"freshness", "Current"}}}}};
+  if (!group.empty()) item["metadata"]["name"] = group;
+  return item;
+}
+
+}  // namespace
+
+Json VersionDocument() {
+  return {{"major", "1"},
+          {"minor", "32"},
+          {"gitVersion", "v1.32.0-berth"},
+          {"gitCommit", "0000000000000000000000000000000000000000"},
+          {"gitTreeState", "clean"},
+          {"buildDate", "2026-01-01T00:00:00Z"},
+          {"goVersion", "go1.23.0"},
+          {"compiler", "gc"},
+          {"platform", "linux/amd64"}};
+}
+
+std::optional<DiscoveryReply> DiscoveryDocument(std::string_view path, std::string_view accept,
+                                                std::string_view address, uint16_t port) {
+  const bool aggregated = accept.find(kAggregatedV2) != std::string_view::npos;
+  if (path == "/api") {
+    if (aggregated) {
+      return DiscoveryReply{std::string(kAggregatedV2),
+                            {{"kind", "APIGroupDiscoveryList"},
+                             {"apiVersion", "apidiscovery.k8s.io/v2"},
+                             {"metadata", Json::object()},
+                             {"items", {AggregatedGroup("")}}}};
+    }
+    return DiscoveryReply{"application/json",
+                          {{"kind", "APIVersions"},
+                           {"versions", {"v1"}},
+                           {"serverAddressByClientCIDRs",
+                            {{{"clientCIDR", "0.0.0.0/0"},
+                              {"serverAddress", fmt::format("{}:{}", address, port)}}}}}};
+  }
+  if (path == "/apis") {
+    if (aggregated) {
+      Json items = Json::array();
+      for (const auto& g : Groups()) items.push_back(AggregatedGroup(g));
+      return DiscoveryReply{std::string(kAggregatedV2),
+                            {{"kind", "APIGroupDiscoveryList"},
+                             {"apiVersion", "apidiscovery.k8s.io/v2"},
+                             {"metadata", Json::object()},
+                             {"items", items}}};
+    }
+    Json groups = Json::array();
+    for (const auto& g : Groups()) groups.push_back(GroupDoc(g));
+    return DiscoveryReply{"application/json",
+                          {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", groups}}};
+  }
+  if (path == "/api/v1") return DiscoveryReply{"application/json", ResourceList("", "v1")};
+  if (path.rfind("/apis/", 0) == 0) {
+    std::string_view rest = path.substr(6);
+    size_t slash = rest.find('/');
+    std::string group(rest.substr(0, slash));
+    auto groups = Groups();
+    if (std::find(groups.begin(), groups.end(), group) == groups.end()) return std::nullopt;
+    if (slash == std::string_view::npos) {
+      Json doc = GroupDoc(group);
+      doc["kind"] = "APIGroup";
+      doc["apiVersion"] = "v1";
+      return DiscoveryReply{"application/json", doc};
+    }
+    if (rest.substr(slash + 1) != "v1") return std::nullopt;
+    return DiscoveryReply{"application/json", ResourceList(group, "v1")};
+  }
+  return std::nullopt;
+}
+
+std::optional<Json> OpenApiDocument(std::string_view path) {
+  if (path == "/openapi/v3" || path == "/openapi/v3/") {
+    Json paths = Json::object();
+    paths["api/v1"] = {{"serverRelativeURL", "/openapi/v3/api/v1?hash=BERTH0001"}};
+    for (const auto& g : Groups()) {
+      paths["apis/" + g + "/v1"] = {
+          {"serverRelativeURL", fmt::format("/openapi/v3/apis/{}/v1?hash=BERTH0001", g)}};
+    }
+    return Json{{"paths", paths}};
+  }
+  constexpr std::string_view kPrefix = "/openapi/v3/";
+  if (path.rfind(kPrefix, 0) != 0) return std::nullopt;
+  std::string_view gv = path.substr(kPrefix.size());
+  std::string group;
+  if (gv == "api/v1") {
+    group = "";
+  } else if (gv.rfind("apis/", 0) == 0 && gv.size() > 8 && gv.substr(gv.size() - 3) == "/v1") {
+    group = std::string(gv.substr(5, gv.size() - 8));
+  } else {
+    return std::nullopt;
+  }
+  Json paths = Json::object();
+  std::set<std::string> kinds;
+  for (const auto& r : ServedResources()) {
+    if (r.group != group) continue;
+    std::string base = group.empty() ? "/api/v1" : fmt::format("/apis/{}/v1", group);
+    std::string p = r.namespaced
+                        ? fmt::format("{}/namespaces/{{namespace}}/{}/{{name}}", base, r.plural)
+                        : fmt::format("{}/{}/{{name}}", base, r.plural);
+    if (!kinds.insert(r.kind).second) continue;
+    paths[p] = {{"patch",
+                 {{"x-kubernetes-group-version-kind",
+                   {{"group", r.group}, {"version", "v1"}, {"kind", r.kind}}},
+                  {"parameters", {{{"name", "fieldValidation"}, {"in", "query"}}}}}}};
+  }
+  if (paths.empty()) return std::nullopt;
+  return Json{{"openapi", "3.0.0"},
+              {"info", {{"title", "Berth"}, {"version", "v1.32.0"}}},
+              {"paths", paths}};
+}
+
+}  // namespace berth::apiserver

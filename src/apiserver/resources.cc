@@ -1,0 +1,81 @@
+#include "apiserver/resources.h"
+
+namespace berth::apiserver {
+
+const std::vector<ResourceInfo>& ServedResources() {
+  static const std::vector<ResourceInfo> kResources = [] {
+    std::vector<ResourceInfo> r;
+    auto add = [&](std::string group, std::string plural, std::string singular, std::string kind,
+                   bool namespaced, std::vector<std::string> short_names = {},
+                   std::vector<std::string> subresources = {}) {
+      ResourceInfo info;
+      info.group = std::move(group);
+      info.version = "v1";
+      info.plural = std::move(plural);
+      info.singular = std::move(singular);
+      info.kind = std::move(kind);
+      info.namespaced = namespaced;
+      info.short_names = std::move(short_names);
+      info.subresources = std::move(subresources);
+      r.push_back(std::move(info));
+    };
+    add("", "pods", "pod", "Pod", true, {"po"}, {"status", "binding", "eviction"});
+    add("", "bindings", "binding", "Binding", true);
+    r.back().create_only = true;
+    add("", "nodes", "node", "Node", false, {"no"}, {"status"});
+    add("", "namespaces", "namespace", "Namespace", false, {"ns"}, {"status"});
+    add("", "events", "event", "Event", true, {"ev"});
+    add("", "services", "service", "Service", true, {"svc"}, {"status"});
+    add("", "endpoints", "endpoints", "Endpoints", true, {"ep"});
+    add("", "configmaps", "configmap", "ConfigMap", true, {"cm"});
+    add("", "secrets", "secret", "Secret", true);
+    add("", "serviceaccounts", "serviceaccount", "ServiceAccount", true, {"sa"});
+    add("", "persistentvolumes", "persistentvolume", "PersistentVolume", false, {"pv"}, {"status"});
+    add("", "persistentvolumeclaims", "persistentvolumeclaim", "PersistentVolumeClaim", true,
+        {"pvc"}, {"status"});
+    add("", "replicationcontrollers", "replicationcontroller", "ReplicationController", true,
+        {"rc"}, {"status"});
+    add("", "limitranges", "limitrange", "LimitRange", true, {"limits"});
+    add("", "resourcequotas", "resourcequota", "ResourceQuota", true, {"quota"}, {"status"});
+    add("apps", "deployments", "deployment", "Deployment", true, {"deploy"}, {"status"});
+    add("apps", "replicasets", "replicaset", "ReplicaSet", true, {"rs"}, {"status"});
+    add("apps", "statefulsets", "statefulset", "StatefulSet", true, {"sts"}, {"status"});
+    add("apps", "daemonsets", "daemonset", "DaemonSet", true, {"ds"}, {"status"});
+    add("apps", "controllerrevisions", "controllerrevision", "ControllerRevision", true);
+    add("coordination.k8s.io", "leases", "lease", "Lease", true);
+    add("events.k8s.io", "events", "event", "Event", true, {"ev"});
+    add("storage.k8s.io", "storageclasses", "storageclass", "StorageClass", false, {"sc"});
+    add("storage.k8s.io", "csinodes", "csinode", "CSINode", false);
+    add("storage.k8s.io", "csidrivers", "csidriver", "CSIDriver", false);
+    add("storage.k8s.io", "csistoragecapacities", "csistoragecapacity", "CSIStorageCapacity", true);
+    add("storage.k8s.io", "volumeattachments", "volumeattachment", "VolumeAttachment", false, {},
+        {"status"});
+    add("policy", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", true,
+        {"pdb"}, {"status"});
+    add("scheduling.k8s.io", "priorityclasses", "priorityclass", "PriorityClass", false, {"pc"});
+    add("rbac.authorization.k8s.io", "clusterroles", "clusterrole", "ClusterRole", false);
+    add("rbac.authorization.k8s.io", "clusterrolebindings", "clusterrolebinding",
+        "ClusterRoleBinding", false);
+    add("rbac.authorization.k8s.io", "roles", "role", "Role", true);
+    add("rbac.authorization.k8s.io", "rolebindings", "rolebinding", "RoleBinding", true);
+    return r;
+  }();
+  return kResources;
+}
+
+const ResourceInfo* FindResource(std::string_view group, std::string_view version,
+                                 std::string_view plural) {
+  for (const auto& r : ServedResources()) {
+    if (r.group == group && r.version == version && r.plural == plural) return &r;
+  }
+  return nullptr;
+}
+
+const ResourceInfo* FindResourceByKind(std::string_view group, std::string_view kind) {
+  for (const auto& r : ServedResources()) {
+    if (r.group == group && r.kind == kind) return &r;
+  }
+  return nullptr;
+}
+
+}  // namespace berth::apiserver

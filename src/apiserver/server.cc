@@ -1,0 +1,899 @@
+#include "apiserver/server.h"
+
+#include <fmt/format.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <list>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "api/codec.h"
+#include "apiserver/admission.h"
+#include "apiserver/discovery.h"
+#include "apiserver/patch.h"
+#include "apiserver/resources.h"
+#include "apiserver/selectors.h"
+#include "apiserver/store.h"
+#include "apiserver/table.h"
+#include "net/http_server.h"
+#include "net/tls_certs.h"
+
+namespace berth::apiserver {
+namespace {
+
+using Json = nlohmann::json;
+using net::HttpRequest;
+using net::HttpResponse;
+
+int64_t NowSeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Go's strconv.ParseBool (Python sends "True").
+bool ParseBool(const std::optional<std::string>& v) {
+  if (!v) return false;
+  return *v == "1" || *v == "t" || *v == "T" || *v == "true" || *v == "TRUE" || *v == "True";
+}
+
+std::string Base64(std::string_view data) {
+  std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(data.data()),
+                          static_cast<int>(data.size()));
+  out.resize(n);
+  return out;
+}
+
+struct StatusInfo {
+  int code;
+  const char* reason;
+};
+
+StatusInfo StatusFor(ErrorCode c) {
+  switch (c) {
+    case ErrorCode::kInvalid:
+      return {422, "Invalid"};
+    case ErrorCode::kBadRequest:
+      return {400, "BadRequest"};
+    case ErrorCode::kUnauthorized:
+      return {401, "Unauthorized"};
+    case ErrorCode::kForbidden:
+      return {403, "Forbidden"};
+    case ErrorCode::kNotFound:
+      return {404, "NotFound"};
+    case ErrorCode::kMethodNotAllowed:
+      return {405, "MethodNotAllowed"};
+    case ErrorCode::kAlreadyExists:
+      return {409, "AlreadyExists"};
+    case ErrorCode::kConflict:
+      return {409, "Conflict"};
+    case ErrorCode::kGone:
+      return {410, "Expired"};
+    case ErrorCode::kUnsupportedMediaType:
+      return {415, "UnsupportedMediaType"};
+    case ErrorCode::kTooManyRequests:
+      return {429, "TooManyRequests"};
+    case ErrorCode::kUnavailable:
+      return {503, "ServiceUnavailable"};
+    case ErrorCode::kTimeout:
+      return {504, "Timeout"};
+    case ErrorCode::kUnknown:
+      break;
+  }
+  return {500, "InternalError"};
+}
+
+Json StatusBody(const Error& e, const std::string& kind = "", const std::string& name = "") {
+  StatusInfo s = StatusFor(e.code);
+  Json body = {{"kind", "Status"},    {"apiVersion", "v1"},   {"metadata", Json::object()},
+               {"status", "Failure"}, {"message", e.message}, {"reason", s.reason},
+               {"code", s.code}};
+  if (!kind.empty() || !name.empty()) {
+    Json details = Json::object();
+    if (!name.empty()) details["name"] = name;
+    if (!kind.empty()) details["kind"] = kind;
+    body["details"] = details;
+  }
+  return body;
+}
+
+HttpResponse ErrorResponse(const Error& e, const std::string& kind = "",
+                           const std::string& name = "") {
+  HttpResponse r;
+  Json body = StatusBody(e, kind, name);
+  r.status = body["code"];
+  r.body = body.dump();
+  return r;
+}
+
+HttpResponse JsonResponse(int status, const std::string& body) {
+  HttpResponse r;
+  r.status = status;
+  r.body = body;
+  return r;
+}
+
+HttpResponse SuccessStatus(int code) {
+  return JsonResponse(code, Json{{"kind", "Status"},
+                                 {"apiVersion", "v1"},
+                                 {"metadata", Json::object()},
+                                 {"status", "Success"},
+                                 {"code", code}}
+                                .dump());
+}
+
+bool WantsTable(const HttpRequest& req) {
+  return req.Header("accept").find("as=Table") != std::string::npos;
+}
+
+IncludeObject IncludeFor(const HttpRequest& req) {
+  auto v = req.Query("includeObject");
+  if (v == "Object") return IncludeObject::kObject;
+  if (v == "None") return IncludeObject::kNone;
+  return IncludeObject::kMetadata;
+}
+
+// A request addressed to a resource.
+struct Target {
+  const ResourceInfo* resource = nullptr;
+  std::string ns;    // namespaced resources
+  std::string name;  // empty: collection
+  std::string subresource;
+};
+
+VoidResult ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{fmt::format("{}: cannot read", path)};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return {};
+}
+
+VoidResult WritePrivateFile(const std::string& path, const std::string& data) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return Error{fmt::format("{}: cannot write", tmp)};
+    out << data;
+    if (!out.flush()) return Error{fmt::format("{}: cannot write", tmp)};
+  }
+  chmod(tmp.c_str(), 0600);
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return Error{fmt::format("{}: {}", path, ec.message())};
+  return {};
+}
+
+// One open watch stream.
+struct ActiveWatch {
+  std::shared_ptr<net::StreamSink> sink;
+  std::unique_ptr<WatchRegistration> registration;
+  std::chrono::steady_clock::time_point deadline;
+  bool bookmarks = false;
+  std::string kind, api_version;
+  std::chrono::steady_clock::time_point last_bookmark;
+};
+
+}  // namespace
+
+struct Server::Impl {
+  ServerOptions options;
+  std::unique_ptr<Store> store;
+  std::unique_ptr<net::HttpServer> http;
+  std::string token;
+  std::string ca_pem;
+  std::string kubeconfig_path;
+  std::mutex watches_mu;
+  std::list<std::shared_ptr<ActiveWatch>> watches;
+  std::mutex reaper_mu;
+  std::condition_variable reaper_cv;
+  bool stopping = false;
+  std::thread reaper;
+
+  HttpResponse Handle(HttpRequest& req);
+  HttpResponse HandleResource(HttpRequest& req, const Target& t);
+  HttpResponse List(HttpRequest& req, const Target& t);
+  HttpResponse Watch(HttpRequest& req, const Target& t);
+  HttpResponse Create(HttpRequest& req, const Target& t);
+  HttpResponse Update(HttpRequest& req, const Target& t);
+  HttpResponse Patch(HttpRequest& req, const Target& t);
+  HttpResponse Delete(HttpRequest& req, const Target& t);
+  HttpResponse DeleteCollection(HttpRequest& req, const Target& t);
+  HttpResponse Bind(HttpRequest& req, const Target& t, const Json& binding);
+  HttpResponse SingleObject(HttpRequest& req, const Target& t, const StoredObject& so, int status);
+  Result<Json> DecodeBody(const HttpRequest& req, const Target& t);
+  PriorityClassLookup PriorityClasses();
+  void ReapLoop();
+  uint16_t port() const { return http ? http->port() : 0; }
+};
+
+Result<Json> Server::Impl::DecodeBody(const HttpRequest& req, const Target& t) {
+  auto docs = ParseDocuments(req.body, "request body");
+  if (!docs.ok() || docs->size() != 1 || !(*docs)[0].is_object()) {
+    std::string why = docs.ok() ? "expected one object" : docs.error().message;
+    return Error{fmt::format("the body of the request could not be decoded: {}", why),
+                 ErrorCode::kBadRequest};
+  }
+  return std::move((*docs)[0]);
+}
+
+PriorityClassLookup Server::Impl::PriorityClasses() {
+  return [this](const std::string& name) -> std::optional<Json> {
+    static const Json kSystem[] = {
+        {{"metadata", {{"name", "system-node-critical"}}}, {"value", 2000001000}},
+        {{"metadata", {{"name", "system-cluster-critical"}}}, {"value", 2000000000}}};
+    const ResourceInfo* pcs = FindResource("scheduling.k8s.io", "v1", "priorityclasses");
+    if (name.empty()) {
+      auto all = store->List(*pcs, "", {}, 0, "");
+      if (!all.ok()) return std::nullopt;
+      for (const auto& so : all->items) {
+        if (so.object->value("globalDefault", false)) return *so.object;
+      }
+      return std::nullopt;
+    }
+    auto got = store->Get(*pcs, "", name);
+    if (got.ok()) return *got->object;
+    for (const auto& s : kSystem) {
+      if (s["metadata"]["name"] == name) return s;
+    }
+    return std::nullopt;
+  };
+}
+
+HttpResponse Server::Impl::SingleObject(HttpRequest& req, const Target& t, const StoredObject& so,
+                                        int status) {
+  if (WantsTable(req) && req.method == "GET") {
+    HttpResponse r = JsonResponse(
+        status,
+        ToTable(*t.resource, {so.object.get()}, so.rv, IncludeFor(req), NowSeconds()).dump());
+    return r;
+  }
+  return JsonResponse(status, *so.text);
+}
+
+HttpResponse Server::Impl::Handle(HttpRequest& req) {
+  std::string path = req.path;
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  const bool is_public = path == "/healthz" || path == "/livez" || path == "/readyz" ||
+                         path == "/version" || path.rfind("/healthz/", 0) == 0 ||
+                         path.rfind("/livez/", 0) == 0 || path.rfind("/readyz/", 0) == 0;
+  if (!is_public && req.Header("authorization") != "Bearer " + token) {
+    return ErrorResponse(Error{"Unauthorized", ErrorCode::kUnauthorized});
+  }
+  if (path == "/healthz" || path == "/livez" || path == "/readyz" ||
+      path.rfind("/healthz/", 0) == 0 || path.rfind("/livez/", 0) == 0 ||
+      path.rfind("/readyz/", 0) == 0) {
+    HttpResponse r;
+    r.content_type = "text/plain; charset=utf-8";
+    r.body = "ok";
+    return r;
+  }
+  if (path == "/version") return JsonResponse(200, VersionDocument().dump());
+  if (path == "/api" || path == "/apis" || path == "/api/v1" ||
+      (path.rfind("/apis/", 0) == 0 && std::count(path.begin(), path.end(), '/') <= 3)) {
+    auto doc = DiscoveryDocument(path, req.Header("accept"), options.bind_address, port());
+    if (!doc)
+      return ErrorResponse(
+          Error{"the server could not find the requested resource", ErrorCode::kNotFound});
+    HttpResponse r = JsonResponse(200, doc->body.dump());
+    r.content_type = doc->content_type;
+    return r;
+  }
+  if (path.rfind("/openapi/v3", 0) == 0) {
+    auto doc = OpenApiDocument(path);
+    if (!doc)
+      return ErrorResponse(
+          Error{"the server could not find the requested resource", ErrorCode::kNotFound});
+    return JsonResponse(200, doc->dump());
+  }
+  // /api/v1/... or /apis/<group>/<version>/...
+  std::vector<std::string> seg;
+  for (size_t i = 1; i <= path.size();) {
+    size_t j = path.find('/', i);
+    if (j == std::string::npos) j = path.size();
+    seg.push_back(path.substr(i, j - i));
+    i = j + 1;
+  }
+  std::string group, version;
+  size_t rest = 0;
+  if (seg.size() >= 3 && seg[0] == "api") {
+    version = seg[1];
+    rest = 2;
+  } else if (seg.size() >= 4 && seg[0] == "apis") {
+    group = seg[1];
+    version = seg[2];
+    rest = 3;
+  } else {
+    return ErrorResponse(
+        Error{"the server could not find the requested resource", ErrorCode::kNotFound});
+  }
+  std::vector<std::string> r(seg.begin() + rest, seg.end());
+  Target t;
+  // namespaces/{ns}/{plural}[/{name}[/{sub}]] addresses namespaced resources; namespaces/{name}
+  // and namespaces/{name}/status address the namespace itself.
+  if (r.size() >= 3 && r[0] == "namespaces" && r[2] != "status" && r[2] != "finalize") {
+    t.ns = r[1];
+    t.resource = FindResource(group, version, r[2]);
+    if (t.resource && !t.resource->namespaced) t.resource = nullptr;
+    if (r.size() >= 4) t.name = r[3];
+    if (r.size() >= 5) t.subresource = r[4];
+    if (r.size() > 5) t.resource = nullptr;
+  } else {
+    t.resource = FindResource(group, version, r[0]);
+    if (r.size() >= 2) t.name = r[1];
+    if (r.size() >= 3) t.subresource = r[2];
+    if (r.size() > 3) t.resource = nullptr;
+    if (t.resource && t.resource->namespaced && !t.name.empty()) t.resource = nullptr;
+  }
+  if (!t.resource) {
+    return ErrorResponse(
+        Error{"the server could not find the requested resource", ErrorCode::kNotFound});
+  }
+  if (!t.subresource.empty() &&
+      std::find(t.resource->subresources.begin(), t.resource->subresources.end(), t.subresource) ==
+          t.resource->subresources.end()) {
+    return ErrorResponse(
+        Error{"the server could not find the requested resource", ErrorCode::kNotFound});
+  }
+  return HandleResource(req, t);
+}
+
+HttpResponse Server::Impl::HandleResource(HttpRequest& req, const Target& t) {
+  const std::string& m = req.method;
+  const ResourceInfo& res = *t.resource;
+  auto not_allowed = [] {
+    return ErrorResponse(Error{"the server does not allow this method on the requested resource",
+                               ErrorCode::kMethodNotAllowed});
+  };
+  if (res.create_only) {  // bindings
+    if (m != "POST" || !t.name.empty()) return not_allowed();
+    auto body = DecodeBody(req, t);
+    if (!body.ok()) return ErrorResponse(body.error());
+    return Bind(req, t, *body);
+  }
+  if (t.name.empty()) {
+    if (m == "GET") return ParseBool(req.Query("watch")) ? Watch(req, t) : List(req, t);
+    if (m == "POST") return Create(req, t);
+    if (m == "DELETE") return DeleteCollection(req, t);
+    return not_allowed();
+  }
+  if (t.subresource == "binding") {
+    if (m != "POST") return not_allowed();
+    auto body = DecodeBody(req, t);
+    if (!body.ok()) return ErrorResponse(body.error());
+    (*body)["metadata"]["name"] = t.name;
+    return Bind(req, t, *body);
+  }
+  if (t.subresource == "eviction") {
+    if (m != "POST") return not_allowed();
+    // No PodDisruptionBudget check: nothing here runs controllers that would restore a pod.
+    auto gone = store->Delete(res, t.ns, t.name, std::nullopt, false);
+    if (!gone.ok()) return ErrorResponse(gone.error(), res.plural, t.name);
+    return SuccessStatus(201);
+  }
+  if (m == "GET") {
+    auto got = store->Get(res, t.ns, t.name);
+    if (!got.ok()) return ErrorResponse(got.error(), res.plural, t.name);
+    return SingleObject(req, t, *got, 200);
+  }
+  if (m == "PUT") return Update(req, t);
+  if (m == "PATCH") return Patch(req, t);
+  if (m == "DELETE") {
+    if (!t.subresource.empty()) return not_allowed();
+    return Delete(req, t);
+  }
+  return not_allowed();
+}
+
+HttpResponse Server::Impl::List(HttpRequest& req, const Target& t) {
+  auto labels = ParseLabelSelector(req.Query("labelSelector").value_or(""));
+  if (!labels.ok()) return ErrorResponse(labels.error());
+  auto fields = ParseFieldSelector(*t.resource, req.Query("fieldSelector").value_or(""));
+  if (!fields.ok()) return ErrorResponse(fields.error());
+  ObjectFilter filter;
+  if (*labels && *fields) {
+    filter = [l = *labels, f = *fields](const Json& o) { return l(o) && f(o); };
+  } else {
+    filter = *labels ? *labels : *fields;
+  }
+  int64_t limit = 0;
+  if (auto l = req.Query("limit")) limit = std::atoll(l->c_str());
+  auto list = store->List(*t.resource, t.ns, filter, limit, req.Query("continue").value_or(""));
+  if (!list.ok()) return ErrorResponse(list.error());
+  if (WantsTable(req)) {
+    std::vector<const Json*> objs;
+    for (const auto& so : list->items) objs.push_back(so.object.get());
+    Json table = ToTable(*t.resource, objs, list->rv, IncludeFor(req), NowSeconds());
+    if (!list->continue_token.empty()) table["metadata"]["continue"] = list->continue_token;
+    return JsonResponse(200, table.dump());
+  }
+  // Items are spliced in as stored text: no re-encoding.
+  Json meta = {{"resourceVersion", std::to_string(list->rv)}};
+  if (!list->continue_token.empty()) meta["continue"] = list->continue_token;
+  std::string body = fmt::format(R"({{"kind":"{}List","apiVersion":"{}","metadata":{},"items":[)",
+                                 t.resource->kind, t.resource->GroupVersion(), meta.dump());
+  for (size_t i = 0; i < list->items.size(); ++i) {
+    if (i) body += ',';
+    body += *list->items[i].text;
+  }
+  body += "]}";
+  return JsonResponse(200, body);
+}
+
+HttpResponse Server::Impl::Watch(HttpRequest& req, const Target& t) {
+  auto labels = ParseLabelSelector(req.Query("labelSelector").value_or(""));
+  if (!labels.ok()) return ErrorResponse(labels.error());
+  auto fields = ParseFieldSelector(*t.resource, req.Query("fieldSelector").value_or(""));
+  if (!fields.ok()) return ErrorResponse(fields.error());
+  ObjectFilter filter;
+  if (*labels && *fields) {
+    filter = [l = *labels, f = *fields](const Json& o) { return l(o) && f(o); };
+  } else {
+    filter = *labels ? *labels : *fields;
+  }
+  std::optional<int64_t> from_rv;
+  std::string rv = req.Query("resourceVersion").value_or("");
+  const bool initial_events = ParseBool(req.Query("sendInitialEvents"));
+  if (!rv.empty() && rv != "0" && !initial_events) {
+    char* end = nullptr;
+    from_rv = std::strtoll(rv.c_str(), &end, 10);
+    if (!end || *end) {
+      return ErrorResponse(
+          Error{fmt::format("invalid resourceVersion \"{}\"", rv), ErrorCode::kBadRequest});
+    }
+  }
+  auto w = std::make_shared<ActiveWatch>();
+  w->bookmarks = ParseBool(req.Query("allowWatchBookmarks"));
+  w->kind = t.resource->kind;
+  w->api_version = t.resource->GroupVersion();
+  int64_t timeout = 0;
+  if (auto ts = req.Query("timeoutSeconds")) timeout = std::atoll(ts->c_str());
+  w->deadline = timeout > 0 ? std::chrono::steady_clock::now() + std::chrono::seconds(timeout)
+                            : std::chrono::steady_clock::time_point::max();
+  w->last_bookmark = std::chrono::steady_clock::now();
+  const bool table = WantsTable(req);
+  const IncludeObject include = IncludeFor(req);
+  HttpResponse resp;
+  const ResourceInfo* res = t.resource;
+  std::string ns = t.ns;
+  resp.stream = [this, w, res, ns, from_rv, filter, table, include,
+                 initial_events](std::shared_ptr<net::StreamSink> sink) {
+    w->sink = sink;
+    auto first = std::make_shared<bool>(true);
+    WatchCallback cb = [sink, table, include, res, first](const WatchEvent& ev) {
+      if (!table) return sink->Write(*ev.line);
+      Json obj =
+          ToTable(*res, {ev.object.object.get()}, ev.object.rv, include, NowSeconds(), *first);
+      *first = false;
+      const char* type = ev.type == WatchEventType::kAdded      ? "ADDED"
+                         : ev.type == WatchEventType::kModified ? "MODIFIED"
+                                                                : "DELETED";
+      return sink->Write(Json{{"type", type}, {"object", std::move(obj)}}.dump() + "\n");
+    };
+    int64_t start_rv = 0;
+    auto reg = store->Watch(*res, ns, from_rv, filter, cb, &start_rv);
+    if (!reg.ok()) {
+      // As kube-apiserver: 200, then an ERROR event with the Status, then the end.
+      sink->Write(Json{{"type", "ERROR"}, {"object", StatusBody(reg.error())}}.dump() + "\n");
+      sink->Close();
+      return;
+    }
+    w->registration = std::move(reg).value();
+    if (initial_events) {
+      Json bookmark = {{"type", "BOOKMARK"},
+                       {"object",
+                        {{"kind", w->kind},
+                         {"apiVersion", w->api_version},
+                         {"metadata",
+                          {{"resourceVersion", std::to_string(start_rv)},
+                           {"annotations", {{"k8s.io/initial-events-end", "true"}}}}}}}};
+      sink->Write(bookmark.dump() + "\n");
+    }
+    std::lock_guard lock(watches_mu);
+    watches.push_back(w);
+  };
+  return resp;
+}
+
+HttpResponse Server::Impl::Create(HttpRequest& req, const Target& t) {
+  auto body = DecodeBody(req, t);
+  if (!body.ok()) return ErrorResponse(body.error());
+  Json& obj = *body;
+  const ResourceInfo& res = *t.resource;
+  if (obj.contains("kind") && obj["kind"] != res.kind) {
+    return ErrorResponse(
+        Error{fmt::format("the API version in the data ({}) does not match the "
+                          "expected API version ({}) for kind {}",
+                          obj.value("apiVersion", ""), res.GroupVersion(), obj.value("kind", "")),
+              ErrorCode::kBadRequest});
+  }
+  Json& meta = obj["metadata"];
+  if (!meta.is_object()) meta = Json::object();
+  if (res.namespaced && meta.contains("namespace") && meta["namespace"] != t.ns &&
+      meta["namespace"] != "") {
+    return ErrorResponse(
+        Error{"the namespace of the provided object does not match the namespace "
+              "sent on the request",
+              ErrorCode::kBadRequest});
+  }
+  if (meta.contains("resourceVersion") && meta["resourceVersion"] != "") {
+    return ErrorResponse(Error{"resourceVersion should not be set on objects to be created",
+                               ErrorCode::kBadRequest});
+  }
+  meta.erase("resourceVersion");
+  if (auto ok = Admit(res, obj, true, PriorityClasses()); !ok.ok()) {
+    return ErrorResponse(ok.error(), res.kind, meta.value("name", ""));
+  }
+  const bool dry_run = req.Query("dryRun") == "All";
+  auto created = store->Create(res, t.ns, std::move(obj), dry_run);
+  if (!created.ok()) return ErrorResponse(created.error(), res.plural, meta.value("name", ""));
+  return JsonResponse(201, *created->text);
+}
+
+// Keeps the stored status when the main resource is written (status has its own subresource),
+// and everything but status when the status subresource is.
+static Json SplitStatus(const ResourceInfo& res, const std::string& subresource,
+                        const Json& current, Json next) {
+  bool has_status_sub = std::find(res.subresources.begin(), res.subresources.end(), "status") !=
+                        res.subresources.end();
+  if (subresource == "status") {
+    Json out = current;
+    if (next.contains("status")) {
+      out["status"] = next["status"];
+    } else {
+      out.erase("status");
+    }
+    if (next.contains("metadata") && next["metadata"].contains("resourceVersion")) {
+      out["metadata"]["resourceVersion"] = next["metadata"]["resourceVersion"];
+    }
+    return out;
+  }
+  if (has_status_sub) {
+    if (current.contains("status")) {
+      next["status"] = current["status"];
+    } else {
+      next.erase("status");
+    }
+  }
+  return next;
+}
+
+HttpResponse Server::Impl::Update(HttpRequest& req, const Target& t) {
+  auto body = DecodeBody(req, t);
+  if (!body.ok()) return ErrorResponse(body.error());
+  const ResourceInfo& res = *t.resource;
+  Json obj = std::move(*body);
+  const std::string sub = t.subresource;
+  auto pcs = PriorityClasses();
+  auto result = store->Mutate(
+      res, t.ns, t.name,
+      [&](const Json* current) -> Result<Json> {
+        Json next = SplitStatus(res, sub, *current, obj);
+        if (auto ok = Admit(res, next, false, pcs); !ok.ok()) return ok.error();
+        return next;
+      },
+      false, req.Query("dryRun") == "All");
+  if (!result.ok()) return ErrorResponse(result.error(), res.plural, t.name);
+  return JsonResponse(200, *result->text);
+}
+
+HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
+  auto type = PatchTypeFor(req.Header("content-type"));
+  if (!type.ok()) return ErrorResponse(type.error());
+  auto docs = ParseDocuments(req.body, "patch");
+  if (!docs.ok() || docs->size() != 1) {
+    return ErrorResponse(
+        Error{fmt::format("the body of the request could not be decoded: {}",
+                          docs.ok() ? "expected one document" : docs.error().message),
+              ErrorCode::kBadRequest});
+  }
+  const Json patch = (*docs)[0];
+  const ResourceInfo& res = *t.resource;
+  const bool apply = *type == PatchType::kApplyPatch;
+  if (apply && req.Query("fieldManager").value_or("").empty()) {
+    return ErrorResponse(
+        Error{"PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required "
+              "value: is required for apply patch",
+              ErrorCode::kInvalid});
+  }
+  const std::string sub = t.subresource;
+  auto pcs = PriorityClasses();
+  bool created = false;
+  auto result = store->Mutate(
+      res, t.ns, t.name,
+      [&](const Json* current) -> Result<Json> {
+        if (!current) {
+          // Server-side apply creates.
+          Json obj = patch;
+          obj["metadata"]["name"] = t.name;
+          if (auto ok = Admit(res, obj, true, pcs); !ok.ok()) return ok.error();
+          return obj;
+        }
+        auto patched = ApplyPatch(*current, patch, *type);
+        if (!patched.ok()) return patched.error();
+        Json next = SplitStatus(res, sub, *current, std::move(patched).value());
+        if (auto ok = Admit(res, next, false, pcs); !ok.ok()) return ok.error();
+        return next;
+      },
+      apply, req.Query("dryRun") == "All", &created);
+  if (!result.ok()) return ErrorResponse(result.error(), res.plural, t.name);
+  return JsonResponse(created ? 201 : 200, *result->text);
+}
+
+HttpResponse Server::Impl::Delete(HttpRequest& req, const Target& t) {
+  std::optional<std::string> uid;
+  if (!req.body.empty()) {
+    Json opts = Json::parse(req.body, nullptr, false);
+    if (opts.is_discarded()) {
+      return ErrorResponse(Error{"the body of the request could not be decoded as DeleteOptions",
+                                 ErrorCode::kBadRequest});
+    }
+    if (opts.contains("preconditions") && opts["preconditions"].contains("uid")) {
+      uid = opts["preconditions"]["uid"].get<std::string>();
+    }
+  }
+  auto gone = store->Delete(*t.resource, t.ns, t.name, uid, req.Query("dryRun") == "All");
+  if (!gone.ok()) return ErrorResponse(gone.error(), t.resource->plural, t.name);
+  return JsonResponse(200, *gone->text);
+}
+
+HttpResponse Server::Impl::DeleteCollection(HttpRequest& req, const Target& t) {
+  auto labels = ParseLabelSelector(req.Query("labelSelector").value_or(""));
+  if (!labels.ok()) return ErrorResponse(labels.error());
+  auto fields = ParseFieldSelector(*t.resource, req.Query("fieldSelector").value_or(""));
+  if (!fields.ok()) return ErrorResponse(fields.error());
+  auto list = store->List(*t.resource, t.ns, *labels, 0, "");
+  if (!list.ok()) return ErrorResponse(list.error());
+  std::string body = fmt::format(R"({{"kind":"{}List","apiVersion":"{}","metadata":{{}},"items":[)",
+                                 t.resource->kind, t.resource->GroupVersion());
+  bool first = true;
+  for (const auto& so : list->items) {
+    if (*fields && !(*fields)(*so.object)) continue;
+    const Json& meta = (*so.object)["metadata"];
+    auto gone = store->Delete(*t.resource, meta.value("namespace", ""), meta.value("name", ""),
+                              std::nullopt, req.Query("dryRun") == "All");
+    if (!gone.ok()) continue;
+    if (!first) body += ',';
+    first = false;
+    body += *gone->text;
+  }
+  body += "]}";
+  return JsonResponse(200, body);
+}
+
+HttpResponse Server::Impl::Bind(HttpRequest& req, const Target& t, const Json& binding) {
+  const ResourceInfo* pods = FindResource("", "v1", "pods");
+  std::string name = binding.contains("metadata") ? binding["metadata"].value("name", "") : "";
+  std::string node = binding.contains("target") ? binding["target"].value("name", "") : "";
+  std::string uid = binding.contains("metadata") ? binding["metadata"].value("uid", "") : "";
+  if (name.empty() || node.empty()) {
+    return ErrorResponse(Error{fmt::format("Binding.core \"{}\" is invalid: target.name: Required "
+                                           "value",
+                                           name),
+                               ErrorCode::kInvalid});
+  }
+  const std::string now = FormatTimestamp(NowSeconds());
+  auto result = store->Mutate(
+      *pods, t.ns, name,
+      [&](const Json* current) -> Result<Json> {
+        const Json& meta = (*current)["metadata"];
+        if (!uid.empty() && meta.value("uid", "") != uid) {
+          return Error{fmt::format("Operation cannot be fulfilled on pods/binding \"{}\": the UID "
+                                   "in the precondition ({}) does not match the UID in record ({})."
+                                   " The object might have been deleted and then recreated",
+                                   name, uid, meta.value("uid", "")),
+                       ErrorCode::kConflict};
+        }
+        const Json& spec = (*current)["spec"];
+        if (spec.contains("nodeName") && !spec["nodeName"].get<std::string>().empty()) {
+          return Error{fmt::format("Operation cannot be fulfilled on pods/binding \"{}\": pod {} "
+                                   "is already assigned to node \"{}\"",
+                                   name, name, spec["nodeName"].get<std::string>()),
+                       ErrorCode::kConflict};
+        }
+        if (meta.contains("deletionTimestamp")) {
+          return Error{fmt::format("Operation cannot be fulfilled on pods/binding \"{}\": pod {} "
+                                   "is being deleted, cannot be assigned to a host",
+                                   name, name),
+                       ErrorCode::kConflict};
+        }
+        Json next = *current;
+        next["spec"]["nodeName"] = node;
+        Json& conds = next["status"]["conditions"];
+        if (!conds.is_array()) conds = Json::array();
+        Json cond = {{"type", "PodScheduled"},
+                     {"status", "True"},
+                     {"lastProbeTime", nullptr},
+                     {"lastTransitionTime", now}};
+        bool replaced = false;
+        for (auto& c : conds) {
+          if (c.value("type", "") == "PodScheduled") {
+            c = cond;
+            replaced = true;
+          }
+        }
+        if (!replaced) conds.push_back(cond);
+        return next;
+      },
+      false, req.Query("dryRun") == "All");
+  if (!result.ok()) {
+    if (result.error().code == ErrorCode::kNotFound) {
+      return ErrorResponse(result.error(), "pods", name);
+    }
+    return ErrorResponse(result.error(), "pods/binding", name);
+  }
+  return SuccessStatus(201);
+}
+
+void Server::Impl::ReapLoop() {
+  std::unique_lock lock(reaper_mu);
+  while (!stopping) {
+    reaper_cv.wait_for(lock, std::chrono::milliseconds(500));
+    auto now = std::chrono::steady_clock::now();
+    std::vector<std::shared_ptr<ActiveWatch>> finished;
+    {
+      std::lock_guard wl(watches_mu);
+      for (auto it = watches.begin(); it != watches.end();) {
+        auto& w = *it;
+        if (!w->sink->closed() && now >= w->deadline) w->sink->Close();
+        if (w->sink->closed() || stopping) {
+          finished.push_back(w);
+          it = watches.erase(it);
+          continue;
+        }
+        if (w->bookmarks && now - w->last_bookmark > std::chrono::seconds(10)) {
+          w->last_bookmark = now;
+          Json bm = {{"type", "BOOKMARK"},
+                     {"object",
+                      {{"kind", w->kind},
+                       {"apiVersion", w->api_version},
+                       {"metadata", {{"resourceVersion", std::to_string(store->revision())}}}}}};
+          w->sink->Write(bm.dump() + "\n");
+        }
+        ++it;
+      }
+    }
+    // Unregistering takes the store's lock: outside the watch list's lock.
+    lock.unlock();
+    for (auto& w : finished) {
+      w->sink->Close();
+      w->registration.reset();
+    }
+    finished.clear();
+    lock.lock();
+  }
+}
+
+Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Server::~Server() { Stop(); }
+
+uint16_t Server::port() const { return impl_->http ? impl_->http->port() : 0; }
+std::string Server::url() const {
+  return fmt::format(
+      "{}://{}:{}", impl_->options.plain_http ? "http" : "https",
+      impl_->options.bind_address == "0.0.0.0" ? "127.0.0.1" : impl_->options.bind_address, port());
+}
+std::string Server::kubeconfig_path() const { return impl_->kubeconfig_path; }
+std::string Server::token() const { return impl_->token; }
+Store& Server::store() { return *impl_->store; }
+
+void Server::Stop() {
+  if (!impl_) return;
+  {
+    std::lock_guard lock(impl_->reaper_mu);
+    if (impl_->stopping) return;
+    impl_->stopping = true;
+  }
+  impl_->reaper_cv.notify_all();
+  if (impl_->reaper.joinable()) impl_->reaper.join();
+  {
+    std::lock_guard wl(impl_->watches_mu);
+    for (auto& w : impl_->watches) {
+      w->sink->Close();
+      w->registration.reset();
+    }
+    impl_->watches.clear();
+  }
+  if (impl_->http) impl_->http->Stop();
+}
+
+Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
+  namespace fs = std::filesystem;
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  std::error_code ec;
+  fs::create_directories(options.data_dir, ec);
+  if (ec)
+    return Error{
+        fmt::format("{}: cannot create the data directory: {}", options.data_dir, ec.message())};
+  chmod(options.data_dir.c_str(), 0700);
+  const std::string dir = options.data_dir;
+  auto store = Store::Open({.path = dir + "/state.db"});
+  if (!store.ok()) return store.error();
+  impl->store = std::move(store).value();
+
+  // Credentials: generated once, kept in the data directory.
+  if (auto r = ReadFile(dir + "/token", &impl->token); !r.ok() || impl->token.empty()) {
+    unsigned char raw[24];
+    RAND_bytes(raw, sizeof(raw));
+    std::string hex;
+    for (unsigned char c : raw) hex += fmt::format("{:02x}", c);
+    impl->token = hex;
+    if (auto w = WritePrivateFile(dir + "/token", impl->token); !w.ok()) return w.error();
+  }
+  while (!impl->token.empty() && (impl->token.back() == '\n' || impl->token.back() == ' ')) {
+    impl->token.pop_back();
+  }
+  net::HttpServerOptions http_opts;
+  http_opts.bind_address = options.bind_address;
+  http_opts.port = options.port;
+  http_opts.threads = options.threads;
+  if (!options.plain_http) {
+    net::PemPair ca, serving;
+    if (!ReadFile(dir + "/ca.crt", &ca.cert_pem).ok() ||
+        !ReadFile(dir + "/ca.key", &ca.key_pem).ok()) {
+      auto gen = net::GenerateCa("berth-ca");
+      if (!gen.ok()) return gen.error();
+      ca = *gen;
+      if (auto w = WritePrivateFile(dir + "/ca.key", ca.key_pem); !w.ok()) return w.error();
+      if (auto w = WritePrivateFile(dir + "/ca.crt", ca.cert_pem); !w.ok()) return w.error();
+    }
+    if (!ReadFile(dir + "/server.crt", &serving.cert_pem).ok() ||
+        !ReadFile(dir + "/server.key", &serving.key_pem).ok()) {
+      std::vector<std::string> hosts = {"127.0.0.1", "localhost", "::1"};
+      if (options.bind_address != "127.0.0.1" && options.bind_address != "0.0.0.0") {
+        hosts.push_back(options.bind_address);
+      }
+      auto gen = net::GenerateServingCert(ca, "berth-apiserver", hosts);
+      if (!gen.ok()) return gen.error();
+      serving = *gen;
+      if (auto w = WritePrivateFile(dir + "/server.key", serving.key_pem); !w.ok())
+        return w.error();
+      if (auto w = WritePrivateFile(dir + "/server.crt", serving.cert_pem); !w.ok()) {
+        return w.error();
+      }
+    }
+    impl->ca_pem = ca.cert_pem;
+    http_opts.tls = net::TlsServerConfig{serving.cert_pem, serving.key_pem};
+  }
+  Impl* raw = impl.get();
+  auto http =
+      net::HttpServer::Start(http_opts, [raw](HttpRequest& req) { return raw->Handle(req); });
+  if (!http.ok()) return http.error();
+  impl->http = std::move(http).value();
+  impl->reaper = std::thread([raw] { raw->ReapLoop(); });
+  auto server = std::unique_ptr<Server>(new Server(std::move(impl)));
+
+  // kubeconfig for kubectl and the scheduler.
+  Json cluster = {{"server", server->url()}};
+  if (!options.plain_http) cluster["certificate-authority-data"] = Base64(server->impl_->ca_pem);
+  Json kubeconfig = {
+      {"apiVersion", "v1"},
+      {"kind", "Config"},
+      {"clusters", {{{"name", "berth"}, {"cluster", cluster}}}},
+      {"users", {{{"name", "berth-admin"}, {"user", {{"token", server->impl_->token}}}}}},
+      {"contexts",
+       {{{"name", "berth"},
+         {"context", {{"cluster", "berth"}, {"user", "berth-admin"}, {"namespace", "default"}}}}}},
+      {"current-context", "berth"},
+      {"preferences", Json::object()}};
+  server->impl_->kubeconfig_path = dir + "/kubeconfig";
+  if (auto w = WritePrivateFile(server->impl_->kubeconfig_path, kubeconfig.dump(2) + "\n");
+      !w.ok()) {
+    return w.error();
+  }
+  return server;
+}
+
+}  // namespace berth::apiserver

@@ -1,0 +1,50 @@
+// The embedded API server of `berth up`: a kubectl-compatible Kubernetes API over HTTPS, backed
+// by the persistent Store.
+//
+// On first start in a data directory it generates a CA, a serving certificate and an admin
+// bearer token (files mode 0600) and writes `kubeconfig` beside them; later starts reuse them
+// and resume the stored state. Requests need the token, except /healthz, /livez, /readyz and
+// /version (public, as kube-apiserver's default RBAC makes them).
+//
+// Threads: HTTP I/O threads call the handlers; a reaper thread ends watches that timed out or
+// whose clients went away and sends bookmarks.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "berth/api/result.h"
+
+namespace berth::apiserver {
+
+class Store;
+
+struct ServerOptions {
+  std::string data_dir;  // required
+  std::string bind_address = "127.0.0.1";
+  uint16_t port = 6443;     // 0: ephemeral
+  bool plain_http = false;  // tests and `kubectl proxy`-like setups only
+  int threads = 4;
+};
+
+class Server {
+ public:
+  static Result<std::unique_ptr<Server>> Start(const ServerOptions& options);
+  ~Server();
+  uint16_t port() const;
+  // "https://127.0.0.1:PORT"
+  std::string url() const;
+  std::string kubeconfig_path() const;
+  std::string token() const;
+  Store& store();
+  void Stop();
+
+  struct Impl;
+
+ private:
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace berth::apiserver

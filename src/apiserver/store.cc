@@ -1,0 +1,575 @@
+#include "apiserver/store.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <list>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <unordered_map>
+
+#include "api/codec.h"
+
+namespace berth::apiserver {
+
+Error NotFoundError(const ResourceInfo& r, std::string_view name) {
+  return Error{fmt::format("{} \"{}\" not found", r.StorageName(), name), ErrorCode::kNotFound};
+}
+
+Error ConflictError(const ResourceInfo& r, std::string_view name) {
+  return Error{fmt::format("Operation cannot be fulfilled on {} \"{}\": the object has been "
+                           "modified; please apply your changes to the latest version and try "
+                           "again",
+                           r.StorageName(), name),
+               ErrorCode::kConflict};
+}
+
+namespace {
+
+using Json = nlohmann::json;
+
+std::string ObjectKey(std::string_view ns, std::string_view name) {
+  return std::string(ns) + "/" + std::string(name);
+}
+
+const char* TypeName(WatchEventType t) {
+  switch (t) {
+    case WatchEventType::kAdded:
+      return "ADDED";
+    case WatchEventType::kModified:
+      return "MODIFIED";
+    case WatchEventType::kDeleted:
+      return "DELETED";
+  }
+  return "";
+}
+
+std::shared_ptr<const std::string> EventLine(WatchEventType type, const std::string& text) {
+  std::string line;
+  line.reserve(text.size() + 32);
+  line += R"({"type":")";
+  line += TypeName(type);
+  line += R"(","object":)";
+  line += text;
+  line += "}\n";
+  return std::make_shared<const std::string>(std::move(line));
+}
+
+// One pending durable change, written by the group-commit thread.
+struct PendingWrite {
+  std::string key;  // storage/ns/name
+  int64_t rv;
+  std::shared_ptr<const std::string> text;  // null: delete
+};
+
+struct Watcher {
+  const ResourceInfo* resource;
+  std::string ns;
+  ObjectFilter filter;
+  WatchCallback callback;
+  bool dead = false;
+};
+
+}  // namespace
+
+struct Store::Impl {
+  StoreOptions options;
+  mutable std::mutex mu;
+  int64_t revision = 0;
+  // storage name -> "ns/name" -> object
+  std::unordered_map<std::string, std::map<std::string, StoredObject>> objects;
+  std::deque<std::pair<const ResourceInfo*, WatchEvent>> history;
+  std::deque<std::string> history_ns;
+  int64_t window_start = 0;  // watches may resume from revisions >= this
+  std::list<Watcher> watchers;
+  std::mt19937_64 rng{std::random_device{}()};
+
+  // Persistence.
+  sqlite3* db = nullptr;
+  std::mutex persist_mu;
+  std::condition_variable persist_cv;
+  std::condition_variable durable_cv;
+  std::vector<PendingWrite> pending;
+  int64_t durable_rv = 0;
+  std::string persist_error;
+  bool stopping = false;
+  std::thread committer;
+
+  ~Impl() {
+    {
+      std::lock_guard lock(persist_mu);
+      stopping = true;
+    }
+    persist_cv.notify_all();
+    if (committer.joinable()) committer.join();
+    if (db) sqlite3_close(db);
+  }
+
+  std::string NewUid() {
+    std::uniform_int_distribution<uint64_t> dist;
+    uint64_t a = dist(rng), b = dist(rng);
+    a = (a & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;
+    b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;
+    return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff,
+                       a & 0xffff, b >> 48, b & 0xffffffffffffULL);
+  }
+
+  std::string RandomSuffix() {
+    static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    std::uniform_int_distribution<int> dist(0, sizeof(kAlphabet) - 2);
+    std::string s;
+    for (int i = 0; i < 5; ++i) s.push_back(kAlphabet[dist(rng)]);
+    return s;
+  }
+
+  StoredObject Seal(Json obj, int64_t rv) {
+    obj["metadata"]["resourceVersion"] = std::to_string(rv);
+    StoredObject so;
+    so.rv = rv;
+    auto text = std::make_shared<const std::string>(obj.dump());
+    so.text = std::move(text);
+    so.object = std::make_shared<const Json>(std::move(obj));
+    return so;
+  }
+
+  // Records a change: watchers, history, persistence. Called with `mu` held.
+  void Publish(const ResourceInfo& r, std::string_view ns, const std::string& key,
+               WatchEventType type, const StoredObject& so) {
+    WatchEvent ev{type, so, EventLine(type, *so.text)};
+    for (Watcher& w : watchers) {
+      if (w.dead || w.resource != &r || (!w.ns.empty() && w.ns != ns)) continue;
+      if (w.filter && !w.filter(*so.object)) continue;
+      // A watcher that refuses an event is finished; its registration removes it.
+      if (!w.callback(ev)) w.dead = true;
+    }
+    history.emplace_back(&r, ev);
+    history_ns.emplace_back(ns);
+    while (history.size() > options.event_window) {
+      window_start = history.front().second.object.rv;
+      history.pop_front();
+      history_ns.pop_front();
+    }
+    if (db) {
+      std::lock_guard lock(persist_mu);
+      pending.push_back({r.StorageName() + "/" + key, so.rv,
+                         type == WatchEventType::kDeleted ? nullptr : so.text});
+      persist_cv.notify_one();
+    }
+  }
+
+  VoidResult WaitDurable(int64_t rv) {
+    if (!db) return {};
+    std::unique_lock lock(persist_mu);
+    durable_cv.wait(lock, [&] { return durable_rv >= rv || !persist_error.empty() || stopping; });
+    if (durable_rv >= rv) return {};
+    return Error{
+        "storage: " + (persist_error.empty() ? std::string("shutting down") : persist_error),
+        ErrorCode::kUnavailable};
+  }
+
+  void CommitLoop() {
+    sqlite3_stmt* put = nullptr;
+    sqlite3_stmt* del = nullptr;
+    sqlite3_stmt* meta = nullptr;
+    sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO objects(key, rv, data) VALUES(?, ?, ?)", -1,
+                       &put, nullptr);
+    sqlite3_prepare_v2(db, "DELETE FROM objects WHERE key = ?", -1, &del, nullptr);
+    sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO meta(name, value) VALUES('revision', ?)", -1,
+                       &meta, nullptr);
+    std::vector<PendingWrite> batch;
+    for (;;) {
+      {
+        std::unique_lock lock(persist_mu);
+        persist_cv.wait(lock, [&] { return !pending.empty() || stopping; });
+        if (pending.empty() && stopping) break;
+        batch.swap(pending);
+      }
+      // Group commit: everything that arrived while the last transaction was being synced goes
+      // into this one.
+      int64_t max_rv = 0;
+      bool ok = sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK;
+      for (const auto& w : batch) {
+        if (!ok) break;
+        max_rv = std::max(max_rv, w.rv);
+        sqlite3_stmt* st = w.text ? put : del;
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, w.key.data(), static_cast<int>(w.key.size()), SQLITE_STATIC);
+        if (w.text) {
+          sqlite3_bind_int64(st, 2, w.rv);
+          sqlite3_bind_text(st, 3, w.text->data(), static_cast<int>(w.text->size()), SQLITE_STATIC);
+        }
+        ok = sqlite3_step(st) == SQLITE_DONE;
+      }
+      if (ok) {
+        sqlite3_reset(meta);
+        sqlite3_bind_int64(meta, 1, max_rv);
+        ok = sqlite3_step(meta) == SQLITE_DONE;
+      }
+      ok = ok && sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr) == SQLITE_OK;
+      {
+        std::lock_guard lock(persist_mu);
+        if (ok) {
+          durable_rv = std::max(durable_rv, max_rv);
+        } else {
+          persist_error = sqlite3_errmsg(db);
+          sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+        }
+      }
+      durable_cv.notify_all();
+      batch.clear();
+    }
+    sqlite3_finalize(put);
+    sqlite3_finalize(del);
+    sqlite3_finalize(meta);
+  }
+
+  VoidResult OpenDatabase() {
+    auto fail = [&](std::string_view what) {
+      std::string msg =
+          fmt::format("{}: {}: {}", options.path, what, db ? sqlite3_errmsg(db) : "cannot open");
+      return Error{msg, ErrorCode::kUnavailable};
+    };
+    if (sqlite3_open_v2(options.path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                        nullptr) != SQLITE_OK) {
+      return fail("opening the database");
+    }
+    const char* setup =
+        "PRAGMA journal_mode=WAL;"
+        "PRAGMA synchronous=FULL;"
+        "CREATE TABLE IF NOT EXISTS objects(key TEXT PRIMARY KEY, rv INTEGER NOT NULL, "
+        "data TEXT NOT NULL);"
+        "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);";
+    if (sqlite3_exec(db, setup, nullptr, nullptr, nullptr) != SQLITE_OK) {
+      return fail("setting up the database");
+    }
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE name = 'revision'", -1, &st, nullptr);
+    if (sqlite3_step(st) == SQLITE_ROW) revision = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_prepare_v2(db, "SELECT key, rv, data FROM objects", -1, &st, nullptr);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      std::string key(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+      int64_t rv = sqlite3_column_int64(st, 1);
+      const char* data = reinterpret_cast<const char*>(sqlite3_column_text(st, 2));
+      Json obj = Json::parse(data, nullptr, false);
+      if (obj.is_discarded()) {
+        sqlite3_finalize(st);
+        return Error{fmt::format("{}: object {} is not valid JSON", options.path, key),
+                     ErrorCode::kInvalid};
+      }
+      size_t slash = key.find('/');
+      StoredObject so;
+      so.rv = rv;
+      so.text = std::make_shared<const std::string>(data);
+      so.object = std::make_shared<const Json>(std::move(obj));
+      objects[key.substr(0, slash)][key.substr(slash + 1)] = std::move(so);
+      revision = std::max(revision, rv);
+    }
+    sqlite3_finalize(st);
+    durable_rv = revision;
+    committer = std::thread([this] { CommitLoop(); });
+    return {};
+  }
+
+  std::map<std::string, StoredObject>& Objects(const ResourceInfo& r) {
+    return objects[r.StorageName()];
+  }
+
+  bool NamespaceExists(std::string_view ns) {
+    auto it = objects.find("namespaces");
+    return it != objects.end() && it->second.count(ObjectKey("", ns)) > 0;
+  }
+};
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Store::~Store() = default;
+
+Result<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  if (!options.path.empty()) {
+    if (auto r = impl->OpenDatabase(); !r.ok()) return r.error();
+  }
+  impl->window_start = impl->revision;
+  auto store = std::unique_ptr<Store>(new Store(std::move(impl)));
+  // The namespaces every cluster has.
+  const ResourceInfo* ns = FindResource("", "v1", "namespaces");
+  for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+    if (store->Get(*ns, "", name).ok()) continue;
+    Json doc = {{"apiVersion", "v1"},
+                {"kind", "Namespace"},
+                {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/metadata.name", name}}}}},
+                {"spec", {{"finalizers", {"kubernetes"}}}},
+                {"status", {{"phase", "Active"}}}};
+    auto created = store->Create(*ns, "", std::move(doc), false);
+    if (!created.ok()) return created.error();
+  }
+  return store;
+}
+
+int64_t Store::revision() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->revision;
+}
+
+Result<StoredObject> Store::Get(const ResourceInfo& r, std::string_view ns, std::string_view name) {
+  std::lock_guard lock(impl_->mu);
+  auto& m = impl_->Objects(r);
+  auto it = m.find(ObjectKey(ns, name));
+  if (it == m.end()) return NotFoundError(r, name);
+  return it->second;
+}
+
+Result<StoredObject> Store::Create(const ResourceInfo& r, std::string_view ns, Json obj,
+                                   bool dry_run) {
+  int64_t rv;
+  StoredObject result;
+  {
+    std::lock_guard lock(impl_->mu);
+    Json& meta = obj["metadata"];
+    if (!meta.is_object()) meta = Json::object();
+    std::string name = meta.value("name", "");
+    auto& m = impl_->Objects(r);
+    if (name.empty()) {
+      std::string prefix = meta.value("generateName", "");
+      if (prefix.empty()) {
+        return Error{fmt::format("{} \"\" is invalid: metadata.name: Required value: name or "
+                                 "generateName is required",
+                                 r.kind),
+                     ErrorCode::kInvalid};
+      }
+      do {
+        name = prefix + impl_->RandomSuffix();
+      } while (m.count(ObjectKey(ns, name)) > 0);
+      meta["name"] = name;
+    }
+    if (r.namespaced && !impl_->NamespaceExists(ns)) {
+      return Error{fmt::format("namespaces \"{}\" not found", ns), ErrorCode::kNotFound};
+    }
+    const std::string key = ObjectKey(ns, name);
+    if (m.count(key) > 0) {
+      return Error{fmt::format("{} \"{}\" already exists", r.StorageName(), name),
+                   ErrorCode::kAlreadyExists};
+    }
+    if (r.namespaced) {
+      meta["namespace"] = std::string(ns);
+    } else {
+      meta.erase("namespace");
+    }
+    meta["uid"] = impl_->NewUid();
+    meta["creationTimestamp"] =
+        FormatTimestamp(std::chrono::duration_cast<std::chrono::seconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count());
+    if (obj.contains("spec")) meta["generation"] = 1;
+    obj["apiVersion"] = r.GroupVersion();
+    obj["kind"] = r.kind;
+    if (dry_run) return impl_->Seal(std::move(obj), impl_->revision);
+    rv = ++impl_->revision;
+    result = impl_->Seal(std::move(obj), rv);
+    m[key] = result;
+    impl_->Publish(r, ns, key, WatchEventType::kAdded, result);
+  }
+  if (auto d = impl_->WaitDurable(rv); !d.ok()) return d.error();
+  return result;
+}
+
+Result<StoredObject> Store::Mutate(const ResourceInfo& r, std::string_view ns,
+                                   std::string_view name, const MutateFn& fn, bool allow_create,
+                                   bool dry_run, bool* created) {
+  if (created) *created = false;
+  const nlohmann::json* current = nullptr;
+  {
+    std::unique_lock lock(impl_->mu);
+    auto& m = impl_->Objects(r);
+    const std::string key = ObjectKey(ns, name);
+    auto it = m.find(key);
+    if (it != m.end()) current = it->second.object.get();
+    if (!current && !allow_create) return NotFoundError(r, name);
+    auto next = fn(current);
+    if (!next.ok()) return next.error();
+    Json obj = std::move(next).value();
+    if (!current) {
+      lock.unlock();
+      if (created) *created = true;
+      obj["metadata"]["name"] = std::string(name);
+      obj["metadata"].erase("resourceVersion");
+      return Create(r, ns, std::move(obj), dry_run);
+    }
+    const Json& cur_meta = (*current)["metadata"];
+    Json& meta = obj["metadata"];
+    if (!meta.is_object()) meta = Json::object();
+    if (meta.contains("resourceVersion") && meta["resourceVersion"].is_string() &&
+        !meta["resourceVersion"].get<std::string>().empty() &&
+        meta["resourceVersion"] != cur_meta["resourceVersion"]) {
+      return ConflictError(r, name);
+    }
+    if (meta.contains("name") && meta["name"] != cur_meta["name"]) {
+      return Error{fmt::format("the name of the object ({}) does not match the name on the URL "
+                               "({})",
+                               meta["name"].dump(), name),
+                   ErrorCode::kBadRequest};
+    }
+    // Immutable metadata the server owns.
+    for (const char* field : {"name", "namespace", "uid", "creationTimestamp"}) {
+      if (cur_meta.contains(field)) meta[field] = cur_meta[field];
+    }
+    if (obj.contains("spec") && current->contains("spec") && obj["spec"] != (*current)["spec"]) {
+      meta["generation"] = cur_meta.value("generation", 0) + 1;
+    } else if (cur_meta.contains("generation")) {
+      meta["generation"] = cur_meta["generation"];
+    }
+    obj["apiVersion"] = r.GroupVersion();
+    obj["kind"] = r.kind;
+    if (obj == *current || dry_run) {
+      // Unchanged: no new revision, as kube-apiserver.
+      return dry_run ? impl_->Seal(std::move(obj), it->second.rv) : it->second;
+    }
+    int64_t rv = ++impl_->revision;
+    StoredObject result = impl_->Seal(std::move(obj), rv);
+    it->second = result;
+    impl_->Publish(r, ns, key, WatchEventType::kModified, result);
+    lock.unlock();
+    if (auto d = impl_->WaitDurable(rv); !d.ok()) return d.error();
+    return result;
+  }
+}
+
+Result<StoredObject> Store::Delete(const ResourceInfo& r, std::string_view ns,
+                                   std::string_view name, const std::optional<std::string>& uid,
+                                   bool dry_run) {
+  std::vector<std::pair<const ResourceInfo*, std::string>> cascade;
+  int64_t rv;
+  StoredObject last;
+  {
+    std::lock_guard lock(impl_->mu);
+    auto& m = impl_->Objects(r);
+    const std::string key = ObjectKey(ns, name);
+    auto it = m.find(key);
+    if (it == m.end()) return NotFoundError(r, name);
+    if (uid && (*it->second.object)["metadata"].value("uid", "") != *uid) {
+      return Error{fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: "
+                               "{}",
+                               *uid, (*it->second.object)["metadata"].value("uid", "")),
+                   ErrorCode::kConflict};
+    }
+    if (dry_run) return it->second;
+    rv = ++impl_->revision;
+    Json obj = *it->second.object;
+    last = impl_->Seal(std::move(obj), rv);
+    m.erase(it);
+    impl_->Publish(r, ns, key, WatchEventType::kDeleted, last);
+    if (r.plural == "namespaces" && r.group.empty()) {
+      for (const auto& res : ServedResources()) {
+        if (!res.namespaced) continue;
+        auto found = impl_->objects.find(res.StorageName());
+        if (found == impl_->objects.end()) continue;
+        const std::string prefix = std::string(name) + "/";
+        for (auto o = found->second.lower_bound(prefix);
+             o != found->second.end() && o->first.rfind(prefix, 0) == 0; ++o) {
+          cascade.emplace_back(&res, o->first.substr(prefix.size()));
+        }
+      }
+    }
+  }
+  for (const auto& [res, obj_name] : cascade) {
+    (void)Delete(*res, name, obj_name, std::nullopt, false);  // already gone is fine
+  }
+  if (auto d = impl_->WaitDurable(rv); !d.ok()) return d.error();
+  return last;
+}
+
+Result<ListResult> Store::List(const ResourceInfo& r, std::string_view ns,
+                               const ObjectFilter& filter, int64_t limit,
+                               std::string_view continue_token) {
+  std::lock_guard lock(impl_->mu);
+  auto& m = impl_->Objects(r);
+  ListResult out;
+  out.rv = impl_->revision;
+  // The continue token is the last key returned: the next page starts after it, at the
+  // current state (kube-apiserver would serve the original revision; lists here are served
+  // from memory, which keeps no old states).
+  std::string start = ns.empty() ? std::string() : std::string(ns) + "/";
+  auto it = m.lower_bound(start);
+  if (!continue_token.empty()) {
+    std::string after(continue_token);
+    if (!ns.empty() && after.rfind(start, 0) != 0) {
+      return Error{"continue token does not match the request", ErrorCode::kBadRequest};
+    }
+    it = m.upper_bound(after);
+  }
+  for (; it != m.end(); ++it) {
+    if (!ns.empty() && it->first.rfind(start, 0) != 0) break;
+    if (filter && !filter(*it->second.object)) continue;
+    if (limit > 0 && static_cast<int64_t>(out.items.size()) == limit) {
+      out.continue_token = out.items.empty() ? "" : std::prev(it)->first;
+      // prev(it) may be a filtered-out object; the token only needs to be past the last
+      // returned one, and skipped objects did not match anyway.
+      break;
+    }
+    out.items.push_back(it->second);
+  }
+  return out;
+}
+
+namespace {
+class Registration final : public WatchRegistration {
+ public:
+  Registration(Store::Impl* impl, std::list<Watcher>::iterator it) : impl_(impl), it_(it) {}
+  ~Registration() override;
+
+ private:
+  Store::Impl* impl_;
+  std::list<Watcher>::iterator it_;
+};
+}  // namespace
+
+Registration::~Registration() {
+  std::lock_guard lock(impl_->mu);
+  impl_->watchers.erase(it_);
+}
+
+Result<std::unique_ptr<WatchRegistration>> Store::Watch(const ResourceInfo& r, std::string_view ns,
+                                                        std::optional<int64_t> from_rv,
+                                                        ObjectFilter filter, WatchCallback callback,
+                                                        int64_t* initial_rv) {
+  std::lock_guard lock(impl_->mu);
+  if (initial_rv) *initial_rv = impl_->revision;
+  auto matches = [&](const StoredObject& so) { return !filter || filter(*so.object); };
+  bool alive = true;
+  if (!from_rv) {
+    auto& m = impl_->Objects(r);
+    std::string start = ns.empty() ? std::string() : std::string(ns) + "/";
+    for (auto it = m.lower_bound(start); it != m.end() && alive; ++it) {
+      if (!ns.empty() && it->first.rfind(start, 0) != 0) break;
+      if (!matches(it->second)) continue;
+      WatchEvent ev{WatchEventType::kAdded, it->second,
+                    EventLine(WatchEventType::kAdded, *it->second.text)};
+      alive = callback(ev);
+    }
+  } else {
+    if (*from_rv < impl_->window_start) {
+      return Error{
+          fmt::format("too old resource version: {} ({})", *from_rv, impl_->window_start + 1),
+          ErrorCode::kGone};
+    }
+    for (size_t i = 0; i < impl_->history.size() && alive; ++i) {
+      const auto& [res, ev] = impl_->history[i];
+      if (ev.object.rv <= *from_rv || res != &r) continue;
+      if (!ns.empty() && impl_->history_ns[i] != ns) continue;
+      if (!matches(ev.object)) continue;
+      alive = callback(ev);
+    }
+  }
+  impl_->watchers.push_back(Watcher{&r, std::string(ns), std::move(filter), std::move(callback)});
+  auto it = std::prev(impl_->watchers.end());
+  if (!alive) it->dead = true;
+  return std::unique_ptr<WatchRegistration>(new Registration(impl_.get(), it));
+}
+
+}  // namespace berth::apiserver

@@ -1,0 +1,111 @@
+// Store: the embedded API server's objects — in memory for reads, lists and watches, persisted
+// to SQLite (WAL) for durability.
+//
+// Semantics follow kube-apiserver's storage layer: one global revision counter
+// (resourceVersion), optimistic concurrency, uid/creationTimestamp/generation filled in, watches
+// that resume from a revision within a window of recent events (older: Gone), and a write
+// acknowledged only once it is durable. Each object's JSON is encoded once per revision and the
+// same text is shared by every reader and watcher.
+//
+// Threads: every method is thread-safe. Writes apply in memory under one lock, deliver their
+// watch event to the watchers' callbacks (which must not block: they queue), then wait for the
+// group-commit thread, which writes every pending change in one SQLite transaction.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "apiserver/resources.h"
+#include "berth/api/result.h"
+
+namespace berth::apiserver {
+
+struct StoredObject {
+  int64_t rv = 0;
+  std::shared_ptr<const nlohmann::json> object;
+  std::shared_ptr<const std::string> text;  // object encoded as JSON
+};
+
+enum class WatchEventType { kAdded, kModified, kDeleted };
+
+struct WatchEvent {
+  WatchEventType type;
+  StoredObject object;
+  // `{"type":"ADDED","object":...}\n`, encoded once for every watcher.
+  std::shared_ptr<const std::string> line;
+};
+
+using ObjectFilter = std::function<bool(const nlohmann::json&)>;
+// Receives a watch event; returns false to end the watch. Called with the store's lock held:
+// it must only queue.
+using WatchCallback = std::function<bool(const WatchEvent&)>;
+
+struct ListResult {
+  std::vector<StoredObject> items;
+  int64_t rv = 0;
+  std::string continue_token;
+};
+
+struct StoreOptions {
+  std::string path;              // SQLite database file; empty: memory only
+  size_t event_window = 200000;  // watch history kept for resuming
+};
+
+// A registered watch; destroying it (or Stop) unregisters.
+class WatchRegistration {
+ public:
+  virtual ~WatchRegistration() = default;
+};
+
+class Store {
+ public:
+  static Result<std::unique_ptr<Store>> Open(const StoreOptions& options);
+  ~Store();
+
+  Result<StoredObject> Get(const ResourceInfo& r, std::string_view ns, std::string_view name);
+  // Creates the object (metadata.name or generateName required). Namespaced objects need their
+  // namespace to exist.
+  Result<StoredObject> Create(const ResourceInfo& r, std::string_view ns, nlohmann::json obj,
+                              bool dry_run);
+  // Read-modify-write of one object under the store's lock. `fn` gets the current object (null
+  // when absent) and returns the new one; a metadata.resourceVersion in the result that differs
+  // from the current one is a Conflict. Absent objects are NotFound unless `allow_create`.
+  // `created` (optional) tells whether the call created the object.
+  using MutateFn = std::function<Result<nlohmann::json>(const nlohmann::json* current)>;
+  Result<StoredObject> Mutate(const ResourceInfo& r, std::string_view ns, std::string_view name,
+                              const MutateFn& fn, bool allow_create, bool dry_run,
+                              bool* created = nullptr);
+  // Deletes; `uid` (when set) must match. Returns the last state. Deleting a namespace deletes
+  // its objects.
+  Result<StoredObject> Delete(const ResourceInfo& r, std::string_view ns, std::string_view name,
+                              const std::optional<std::string>& uid, bool dry_run);
+  // Lists in key order (namespace/name). `ns` empty: all namespaces. `limit` 0: all.
+  Result<ListResult> List(const ResourceInfo& r, std::string_view ns, const ObjectFilter& filter,
+                          int64_t limit, std::string_view continue_token);
+  // Starts a watch. `from_rv` null: synthetic ADDED events for the current state first; else
+  // the events after that revision (Gone when older than the window). `initial_rv` receives the
+  // revision the watch starts at.
+  Result<std::unique_ptr<WatchRegistration>> Watch(const ResourceInfo& r, std::string_view ns,
+                                                   std::optional<int64_t> from_rv,
+                                                   ObjectFilter filter, WatchCallback callback,
+                                                   int64_t* initial_rv = nullptr);
+  int64_t revision() const;
+
+  struct Impl;
+
+ private:
+  explicit Store(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Error messages in kube-apiserver's words.
+Error NotFoundError(const ResourceInfo& r, std::string_view name);
+Error ConflictError(const ResourceInfo& r, std::string_view name);
+
+}  // namespace berth::apiserver

@@ -1,0 +1,209 @@
+#include "apiserver/table.h"
+
+#include <fmt/format.h>
+
+#include "api/codec.h"
+#include "apiserver/selectors.h"
+
+namespace berth::apiserver {
+namespace {
+
+using Json = nlohmann::json;
+
+struct Column {
+  const char* name;
+  const char* type;
+  int priority;
+  const char* format = "";
+};
+
+std::string Age(const Json& obj, int64_t now) {
+  std::string ts = FieldValue(obj, "metadata.creationTimestamp");
+  auto t = ParseTimestamp(ts);
+  if (ts.empty() || !t.ok()) return "<unknown>";
+  return HumanDuration(now - *t);
+}
+
+std::string OrNone(std::string s) { return s.empty() ? "<none>" : s; }
+
+std::vector<Column> ColumnsFor(const ResourceInfo& r) {
+  if (r.group.empty() && r.plural == "pods") {
+    return {{"Name", "string", 0, "name"},
+            {"Ready", "string", 0},
+            {"Status", "string", 0},
+            {"Restarts", "string", 0},
+            {"Age", "string", 0},
+            {"IP", "string", 1},
+            {"Node", "string", 1},
+            {"Nominated Node", "string", 1},
+            {"Readiness Gates", "string", 1}};
+  }
+  if (r.group.empty() && r.plural == "nodes") {
+    return {{"Name", "string", 0, "name"},   {"Status", "string", 0},
+            {"Roles", "string", 0},          {"Age", "string", 0},
+            {"Version", "string", 0},        {"Internal-IP", "string", 1},
+            {"External-IP", "string", 1},    {"OS-Image", "string", 1},
+            {"Kernel-Version", "string", 1}, {"Container-Runtime", "string", 1}};
+  }
+  if (r.group.empty() && r.plural == "namespaces") {
+    return {{"Name", "string", 0, "name"}, {"Status", "string", 0}, {"Age", "string", 0}};
+  }
+  if (r.plural == "events") {
+    return {{"Last Seen", "string", 0},
+            {"Type", "string", 0},
+            {"Reason", "string", 0},
+            {"Object", "string", 0},
+            {"Message", "string", 0}};
+  }
+  return {{"Name", "string", 0, "name"}, {"Age", "string", 0}};
+}
+
+Json PodCells(const Json& pod, int64_t now) {
+  int total = 0, ready = 0, restarts = 0;
+  if (auto c = pod.find("spec"); c != pod.end() && c->contains("containers")) {
+    total = static_cast<int>((*c)["containers"].size());
+  }
+  std::string reason = FieldValue(pod, "status.phase");
+  if (auto st = pod.find("status"); st != pod.end() && st->contains("containerStatuses")) {
+    for (const auto& cs : (*st)["containerStatuses"]) {
+      if (cs.value("ready", false)) ++ready;
+      restarts += cs.value("restartCount", 0);
+      if (cs.contains("state") && cs["state"].contains("waiting")) {
+        reason = cs["state"]["waiting"].value("reason", reason);
+      }
+    }
+  }
+  if (!FieldValue(pod, "status.reason").empty()) reason = FieldValue(pod, "status.reason");
+  if (pod.contains("metadata") && pod["metadata"].contains("deletionTimestamp")) {
+    reason = "Terminating";
+  }
+  if (reason.empty()) reason = "Pending";
+  return Json::array({FieldValue(pod, "metadata.name"), fmt::format("{}/{}", ready, total), reason,
+                      std::to_string(restarts), Age(pod, now),
+                      OrNone(FieldValue(pod, "status.podIP")),
+                      OrNone(FieldValue(pod, "spec.nodeName")),
+                      OrNone(FieldValue(pod, "status.nominatedNodeName")), "<none>"});
+}
+
+Json NodeCells(const Json& node, int64_t now) {
+  std::string status = "Unknown";
+  if (auto st = node.find("status"); st != node.end() && st->contains("conditions")) {
+    for (const auto& c : (*st)["conditions"]) {
+      if (c.value("type", "") == "Ready") {
+        status = c.value("status", "") == "True" ? "Ready" : "NotReady";
+      }
+    }
+  }
+  if (FieldValue(node, "spec.unschedulable") == "true") status += ",SchedulingDisabled";
+  std::string roles;
+  if (auto m = node.find("metadata"); m != node.end() && m->contains("labels")) {
+    for (auto it = (*m)["labels"].begin(); it != (*m)["labels"].end(); ++it) {
+      constexpr std::string_view kPrefix = "node-role.kubernetes.io/";
+      if (it.key().rfind(kPrefix, 0) == 0) {
+        if (!roles.empty()) roles += ",";
+        roles += it.key().substr(kPrefix.size());
+      }
+    }
+  }
+  std::string internal, external;
+  if (auto st = node.find("status"); st != node.end() && st->contains("addresses")) {
+    for (const auto& a : (*st)["addresses"]) {
+      if (a.value("type", "") == "InternalIP" && internal.empty())
+        internal = a.value("address", "");
+      if (a.value("type", "") == "ExternalIP" && external.empty())
+        external = a.value("address", "");
+    }
+  }
+  return Json::array({FieldValue(node, "metadata.name"), status, OrNone(roles), Age(node, now),
+                      FieldValue(node, "status.nodeInfo.kubeletVersion"), OrNone(internal),
+                      OrNone(external), OrNone(FieldValue(node, "status.nodeInfo.osImage")),
+                      OrNone(FieldValue(node, "status.nodeInfo.kernelVersion")),
+                      OrNone(FieldValue(node, "status.nodeInfo.containerRuntimeVersion"))});
+}
+
+Json EventCells(const Json& ev, int64_t now) {
+  std::string last = FieldValue(ev, "lastTimestamp");
+  if (last.empty()) last = FieldValue(ev, "eventTime");
+  if (last.empty()) last = FieldValue(ev, "metadata.creationTimestamp");
+  auto t = ParseTimestamp(last.substr(0, 19) + (last.size() > 19 ? "Z" : ""));
+  std::string object = FieldValue(ev, "involvedObject.kind");
+  std::string name = FieldValue(ev, "involvedObject.name");
+  if (object.empty()) {
+    object = FieldValue(ev, "regarding.kind");
+    name = FieldValue(ev, "regarding.name");
+  }
+  std::string message = FieldValue(ev, "message");
+  if (message.empty()) message = FieldValue(ev, "note");
+  std::string lower = object;
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return Json::array({t.ok() ? HumanDuration(now - *t) : "<unknown>", FieldValue(ev, "type"),
+                      FieldValue(ev, "reason"), lower + "/" + name, message});
+}
+
+}  // namespace
+
+std::string HumanDuration(int64_t s) {
+  if (s < 0) s = 0;
+  if (s < 120) return fmt::format("{}s", s);
+  int64_t m = s / 60;
+  if (m < 10) return s % 60 == 0 ? fmt::format("{}m", m) : fmt::format("{}m{}s", m, s % 60);
+  if (m < 180) return fmt::format("{}m", m);
+  int64_t h = s / 3600;
+  if (h < 8) return m % 60 == 0 ? fmt::format("{}h", h) : fmt::format("{}h{}m", h, m % 60);
+  if (h < 48) return fmt::format("{}h", h);
+  int64_t d = h / 24;
+  if (d < 8) return h % 24 == 0 ? fmt::format("{}d", d) : fmt::format("{}d{}h", d, h % 24);
+  if (d < 730) return fmt::format("{}d", d);
+  return fmt::format("{}y", d / 365);
+}
+
+Json ToTable(const ResourceInfo& r, const std::vector<const Json*>& objects, int64_t rv,
+             IncludeObject include, int64_t now, bool with_columns) {
+  Json table = {{"kind", "Table"},
+                {"apiVersion", "meta.k8s.io/v1"},
+                {"metadata", {{"resourceVersion", std::to_string(rv)}}}};
+  const auto columns = ColumnsFor(r);
+  if (with_columns) {
+    Json defs = Json::array();
+    for (const auto& c : columns) {
+      defs.push_back({{"name", c.name},
+                      {"type", c.type},
+                      {"format", c.format},
+                      {"description", ""},
+                      {"priority", c.priority}});
+    }
+    table["columnDefinitions"] = std::move(defs);
+  } else {
+    table["columnDefinitions"] = nullptr;
+  }
+  Json rows = Json::array();
+  for (const Json* obj : objects) {
+    Json cells;
+    if (r.group.empty() && r.plural == "pods") {
+      cells = PodCells(*obj, now);
+    } else if (r.group.empty() && r.plural == "nodes") {
+      cells = NodeCells(*obj, now);
+    } else if (r.group.empty() && r.plural == "namespaces") {
+      std::string phase = FieldValue(*obj, "status.phase");
+      cells = Json::array(
+          {FieldValue(*obj, "metadata.name"), phase.empty() ? "Active" : phase, Age(*obj, now)});
+    } else if (r.plural == "events") {
+      cells = EventCells(*obj, now);
+    } else {
+      cells = Json::array({FieldValue(*obj, "metadata.name"), Age(*obj, now)});
+    }
+    Json row = {{"cells", std::move(cells)}};
+    if (include == IncludeObject::kObject) {
+      row["object"] = *obj;
+    } else if (include == IncludeObject::kMetadata) {
+      row["object"] = {{"kind", "PartialObjectMetadata"},
+                       {"apiVersion", "meta.k8s.io/v1"},
+                       {"metadata", obj->value("metadata", Json::object())}};
+    }
+    rows.push_back(std::move(row));
+  }
+  table["rows"] = std::move(rows);
+  return table;
+}
+
+}  // namespace berth::apiserver

@@ -1,0 +1,357 @@
+#include "client/api_cluster_client.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <random>
+
+namespace berth::client {
+
+using Json = nlohmann::json;
+
+namespace {
+
+std::string NowRfc3339Micro() {
+  auto now = std::chrono::system_clock::now();
+  auto secs = std::chrono::time_point_cast<std::chrono::seconds>(now);
+  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(now - secs).count();
+  std::time_t t = std::chrono::system_clock::to_time_t(secs);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  return fmt::format("{}.{:06d}Z", buf, micros);
+}
+
+std::string PodPath(const Pod& pod) {
+  return fmt::format("/api/v1/namespaces/{}/pods/{}", pod.metadata.namespace_, pod.metadata.name);
+}
+
+}  // namespace
+
+ApiClusterClient::ApiClusterClient(std::unique_ptr<RestClient> rest,
+                                   std::function<void(const std::string&)> log)
+    : rest_(std::move(rest)), log_(std::move(log)) {}
+
+ApiClusterClient::~ApiClusterClient() { Stop(); }
+
+void ApiClusterClient::Start() {
+  struct Spec {
+    const char* path;
+    const char* kind;
+  };
+  static constexpr Spec kSpecs[kKindCount] = {
+      {"/api/v1/pods", "Pod"},
+      {"/api/v1/nodes", "Node"},
+      {"/api/v1/namespaces", "Namespace"},
+      {"/api/v1/services", "Service"},
+      {"/api/v1/replicationcontrollers", "ReplicationController"},
+      {"/apis/apps/v1/replicasets", "ReplicaSet"},
+      {"/apis/apps/v1/statefulsets", "StatefulSet"},
+      {"/api/v1/persistentvolumes", "PersistentVolume"},
+      {"/api/v1/persistentvolumeclaims", "PersistentVolumeClaim"},
+      {"/apis/storage.k8s.io/v1/storageclasses", "StorageClass"},
+      {"/apis/storage.k8s.io/v1/csinodes", "CSINode"},
+      {"/apis/storage.k8s.io/v1/csidrivers", "CSIDriver"},
+      {"/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget"},
+      {"/apis/scheduling.k8s.io/v1/priorityclasses", "PriorityClass"},
+  };
+  for (int k = 0; k < kKindCount; ++k) {
+    InformerHandlers h;
+    ClusterEventHandler* handler = handler_;
+    std::string kind = kSpecs[k].kind;
+    if (k == kPods) {
+      h.on_add = [handler](const Object& o) {
+        if (auto p = std::get_if<Ptr<Pod>>(&o); p && handler) handler->OnPodAdd(*p);
+      };
+      h.on_update = [handler](const Object& a, const Object& b) {
+        auto pa = std::get_if<Ptr<Pod>>(&a);
+        auto pb = std::get_if<Ptr<Pod>>(&b);
+        if (pa && pb && handler) handler->OnPodUpdate(*pa, *pb);
+      };
+      h.on_delete = [handler](const Object& o) {
+        if (auto p = std::get_if<Ptr<Pod>>(&o); p && handler) handler->OnPodDelete(*p);
+      };
+    } else if (k == kNodes) {
+      h.on_add = [handler](const Object& o) {
+        if (auto p = std::get_if<Ptr<Node>>(&o); p && handler) handler->OnNodeAdd(*p);
+      };
+      h.on_update = [handler](const Object& a, const Object& b) {
+        auto pa = std::get_if<Ptr<Node>>(&a);
+        auto pb = std::get_if<Ptr<Node>>(&b);
+        if (pa && pb && handler) handler->OnNodeUpdate(*pa, *pb);
+      };
+      h.on_delete = [handler](const Object& o) {
+        if (auto p = std::get_if<Ptr<Node>>(&o); p && handler) handler->OnNodeDelete(*p);
+      };
+    } else {
+      auto changed = [handler, kind](const Object&) {
+        if (handler) handler->OnOtherObjectChange(kind);
+      };
+      h.on_add = changed;
+      h.on_update = [changed](const Object&, const Object& b) { changed(b); };
+      h.on_delete = changed;
+    }
+    informers_.push_back(std::make_unique<Informer>(
+        rest_.get(), InformerOptions{kSpecs[k].path, kSpecs[k].kind, 500, true, log_}, h));
+  }
+  for (auto& inf : informers_) inf->Start();
+  event_thread_ = std::thread([this] { EventLoop(); });
+}
+
+void ApiClusterClient::Stop() {
+  for (auto& inf : informers_) inf->Stop();
+  {
+    std::lock_guard lock(events_mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  events_cv_.notify_all();
+  if (event_thread_.joinable()) event_thread_.join();
+}
+
+bool ApiClusterClient::HasSynced() const {
+  if (informers_.empty()) return false;
+  for (const auto& inf : informers_) {
+    if (!inf->HasSynced()) return false;
+  }
+  return true;
+}
+
+template <class T>
+Ptr<T> ApiClusterClient::GetTyped(Kind k, const std::string& key) const {
+  if (informers_.empty()) return nullptr;
+  auto o = informers_[k]->Get(key);
+  if (!o) return nullptr;
+  auto p = std::get_if<Ptr<T>>(&*o);
+  return p ? *p : nullptr;
+}
+
+template <class T>
+std::vector<Ptr<T>> ApiClusterClient::ListInNamespace(Kind k, std::string_view ns) const {
+  if (informers_.empty()) return {};
+  auto all = informers_[k]->ListTyped<T>();
+  if (ns.empty()) return all;
+  std::vector<Ptr<T>> out;
+  for (auto& p : all) {
+    if (p->metadata.namespace_ == ns) out.push_back(std::move(p));
+  }
+  return out;
+}
+
+static std::string NsKey(std::string_view ns, std::string_view name) {
+  return std::string(ns) + "/" + std::string(name);
+}
+
+Ptr<Pod> ApiClusterClient::GetPod(std::string_view ns, std::string_view name) const {
+  return GetTyped<Pod>(kPods, NsKey(ns, name));
+}
+std::vector<Ptr<Pod>> ApiClusterClient::ListPods() const { return ListInNamespace<Pod>(kPods, ""); }
+Ptr<Node> ApiClusterClient::GetNode(std::string_view name) const {
+  return GetTyped<Node>(kNodes, std::string(name));
+}
+std::vector<Ptr<Node>> ApiClusterClient::ListNodes() const {
+  return ListInNamespace<Node>(kNodes, "");
+}
+Ptr<Namespace> ApiClusterClient::GetNamespace(std::string_view name) const {
+  return GetTyped<Namespace>(kNamespaces, std::string(name));
+}
+std::vector<Ptr<Namespace>> ApiClusterClient::ListNamespaces() const {
+  return ListInNamespace<Namespace>(kNamespaces, "");
+}
+std::vector<Ptr<Service>> ApiClusterClient::ListServices(std::string_view ns) const {
+  return ListInNamespace<Service>(kServices, ns);
+}
+std::vector<Ptr<ReplicationController>> ApiClusterClient::ListReplicationControllers(
+    std::string_view ns) const {
+  return ListInNamespace<ReplicationController>(kReplicationControllers, ns);
+}
+std::vector<Ptr<ReplicaSet>> ApiClusterClient::ListReplicaSets(std::string_view ns) const {
+  return ListInNamespace<ReplicaSet>(kReplicaSets, ns);
+}
+std::vector<Ptr<StatefulSet>> ApiClusterClient::ListStatefulSets(std::string_view ns) const {
+  return ListInNamespace<StatefulSet>(kStatefulSets, ns);
+}
+Ptr<PersistentVolumeClaim> ApiClusterClient::GetPVC(std::string_view ns,
+                                                    std::string_view name) const {
+  return GetTyped<PersistentVolumeClaim>(kPVCs, NsKey(ns, name));
+}
+Ptr<PersistentVolume> ApiClusterClient::GetPV(std::string_view name) const {
+  return GetTyped<PersistentVolume>(kPVs, std::string(name));
+}
+std::vector<Ptr<PersistentVolume>> ApiClusterClient::ListPVs() const {
+  return ListInNamespace<PersistentVolume>(kPVs, "");
+}
+Ptr<StorageClass> ApiClusterClient::GetStorageClass(std::string_view name) const {
+  return GetTyped<StorageClass>(kStorageClasses, std::string(name));
+}
+Ptr<CSINode> ApiClusterClient::GetCSINode(std::string_view node_name) const {
+  return GetTyped<CSINode>(kCSINodes, std::string(node_name));
+}
+std::vector<Ptr<PodDisruptionBudget>> ApiClusterClient::ListPDBs() const {
+  return ListInNamespace<PodDisruptionBudget>(kPDBs, "");
+}
+Ptr<PriorityClass> ApiClusterClient::GetPriorityClass(std::string_view name) const {
+  return GetTyped<PriorityClass>(kPriorityClasses, std::string(name));
+}
+
+VoidResult ApiClusterClient::Bind(const Pod& pod, std::string_view node_name) {
+  Json binding = {{"apiVersion", "v1"},
+                  {"kind", "Binding"},
+                  {"metadata",
+                   {{"name", pod.metadata.name},
+                    {"namespace", pod.metadata.namespace_},
+                    {"uid", pod.metadata.uid}}},
+                  {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node_name}}}};
+  auto r = rest_->Post(PodPath(pod) + "/binding", binding);
+  if (!r.ok()) return r.error();
+  return {};
+}
+
+VoidResult ApiClusterClient::DeletePod(const Pod& pod) {
+  Json opts = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
+  if (!pod.metadata.uid.empty()) opts["preconditions"] = {{"uid", pod.metadata.uid}};
+  auto r = rest_->Delete(PodPath(pod), opts);
+  if (!r.ok()) return r.error();
+  return {};
+}
+
+VoidResult ApiClusterClient::SetNominatedNodeName(const Pod& pod, std::string_view node_name) {
+  Json patch = {
+      {"status", {{"nominatedNodeName", node_name.empty() ? Json(nullptr) : Json(node_name)}}}};
+  auto r = rest_->Patch(PodPath(pod) + "/status", patch, "application/merge-patch+json");
+  if (!r.ok()) return r.error();
+  return {};
+}
+
+VoidResult ApiClusterClient::SetPodScheduledCondition(const Pod& pod, const PodCondition& cond) {
+  Json c = {{"type", cond.type},
+            {"status", cond.status},
+            {"lastProbeTime", nullptr},
+            {"lastTransitionTime",
+             FormatTimestamp(std::chrono::duration_cast<std::chrono::seconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count())}};
+  if (!cond.reason.empty()) c["reason"] = cond.reason;
+  if (!cond.message.empty()) c["message"] = cond.message;
+  Json patch = {
+      {"status", {{"$setElementOrder/conditions", {{{"type", cond.type}}}}, {"conditions", {c}}}}};
+  auto r = rest_->Patch(PodPath(pod) + "/status", patch, "application/strategic-merge-patch+json");
+  if (!r.ok()) return r.error();
+  return {};
+}
+
+VoidResult ApiClusterClient::BindVolume(const PersistentVolumeClaim& pvc,
+                                        std::string_view pv_name) {
+  Json pv_patch = {{"spec",
+                    {{"claimRef",
+                      {{"kind", "PersistentVolumeClaim"},
+                       {"apiVersion", "v1"},
+                       {"namespace", pvc.metadata.namespace_},
+                       {"name", pvc.metadata.name},
+                       {"uid", pvc.metadata.uid}}}}}};
+  auto r = rest_->Patch(fmt::format("/api/v1/persistentvolumes/{}", pv_name), pv_patch,
+                        "application/merge-patch+json");
+  if (!r.ok()) return r.error();
+  Json pvc_patch = {{"spec", {{"volumeName", pv_name}}},
+                    {"metadata",
+                     {{"annotations",
+                       {{"pv.kubernetes.io/bind-completed", "yes"},
+                        {"pv.kubernetes.io/bound-by-controller", "yes"}}}}}};
+  auto r2 = rest_->Patch(fmt::format("/api/v1/namespaces/{}/persistentvolumeclaims/{}",
+                                     pvc.metadata.namespace_, pvc.metadata.name),
+                         pvc_patch, "application/merge-patch+json");
+  if (!r2.ok()) return r2.error();
+  return {};
+}
+
+VoidResult ApiClusterClient::RequestProvisioning(const PersistentVolumeClaim& pvc,
+                                                 std::string_view node_name) {
+  Json patch = {
+      {"metadata", {{"annotations", {{"volume.kubernetes.io/selected-node", node_name}}}}}};
+  auto r = rest_->Patch(fmt::format("/api/v1/namespaces/{}/persistentvolumeclaims/{}",
+                                    pvc.metadata.namespace_, pvc.metadata.name),
+                        patch, "application/merge-patch+json");
+  if (!r.ok()) return r.error();
+  return {};
+}
+
+void ApiClusterClient::RecordPodEvent(const Pod& pod, std::string_view type,
+                                      std::string_view reason, std::string_view action,
+                                      std::string message, std::string_view controller) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::string name = fmt::format("{}.{:x}", pod.metadata.name, rng() & 0xffffffffffffULL);
+  std::string now = NowRfc3339Micro();
+  if (message.size() > 1024) message.resize(1024);
+  Json ev = {{"metadata", {{"name", name}, {"namespace", pod.metadata.namespace_}}},
+             {"type", type},
+             {"reason", reason},
+             {"action", action},
+             {"reportingController", controller},
+             {"reportingInstance", std::string(controller) + "-berth"},
+             {"eventTime", now},
+             {"note", message},
+             {"regarding",
+              {{"kind", "Pod"},
+               {"namespace", pod.metadata.namespace_},
+               {"name", pod.metadata.name},
+               {"uid", pod.metadata.uid},
+               {"apiVersion", "v1"},
+               {"resourceVersion", pod.metadata.resource_version}}}};
+  {
+    std::lock_guard lock(events_mu_);
+    if (events_.size() > 10000) return;  // the API server is not keeping up: drop, as client-go
+    events_.emplace_back(pod.metadata.namespace_, std::move(ev));
+  }
+  events_cv_.notify_one();
+}
+
+void ApiClusterClient::EventLoop() {
+  for (;;) {
+    std::pair<std::string, Json> item;
+    {
+      std::unique_lock lock(events_mu_);
+      events_cv_.wait(lock, [&] { return stopping_ || !events_.empty(); });
+      if (events_.empty()) return;
+      item = std::move(events_.front());
+      events_.pop_front();
+    }
+    Json& ev = item.second;
+    if (events_api_ != 2) {
+      Json body = ev;
+      body["apiVersion"] = "events.k8s.io/v1";
+      body["kind"] = "Event";
+      auto r =
+          rest_->Post(fmt::format("/apis/events.k8s.io/v1/namespaces/{}/events", item.first), body);
+      if (r.ok()) {
+        events_api_ = 1;
+        continue;
+      }
+      if (r.error().code != ErrorCode::kNotFound) {
+        if (log_) log_("writing event: " + r.error().message);
+        continue;
+      }
+      events_api_ = 2;
+    }
+    // core/v1 Event, for API servers without events.k8s.io.
+    Json core = {{"apiVersion", "v1"},
+                 {"kind", "Event"},
+                 {"metadata", ev["metadata"]},
+                 {"involvedObject", ev["regarding"]},
+                 {"reason", ev["reason"]},
+                 {"message", ev["note"]},
+                 {"type", ev["type"]},
+                 {"action", ev["action"]},
+                 {"source", {{"component", ev["reportingController"]}}},
+                 {"reportingComponent", ev["reportingController"]},
+                 {"reportingInstance", ev["reportingInstance"]},
+                 {"firstTimestamp", ev["eventTime"].get<std::string>().substr(0, 19) + "Z"},
+                 {"lastTimestamp", ev["eventTime"].get<std::string>().substr(0, 19) + "Z"},
+                 {"eventTime", ev["eventTime"]},
+                 {"count", 1}};
+    auto r = rest_->Post(fmt::format("/api/v1/namespaces/{}/events", item.first), core);
+    if (!r.ok() && log_) log_("writing event: " + r.error().message);
+  }
+}
+
+}  // namespace berth::client

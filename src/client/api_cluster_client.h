@@ -1,0 +1,109 @@
+// ApiClusterClient: the scheduler's ClusterClient against a real API server — reads from
+// informers' local copies, writes through REST calls; and the event and status writes the
+// daemon makes off the scheduling thread.
+//
+// Threads: reads are thread-safe and cheap. Writes block on the API call (the scheduler makes
+// them from its binding threads). Event handlers are called on the informers' threads.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "berth/framework/cluster.h"
+#include "client/informer.h"
+#include "client/rest_client.h"
+
+namespace berth::client {
+
+class ApiClusterClient final : public ClusterClient {
+ public:
+  ApiClusterClient(std::unique_ptr<RestClient> rest,
+                   std::function<void(const std::string&)> log = {});
+  ~ApiClusterClient() override;
+
+  // Starts every informer; events go to `handler` (set before Start).
+  void SetEventHandler(ClusterEventHandler* handler) { handler_ = handler; }
+  void Start();
+  void Stop();
+  bool HasSynced() const;
+  RestClient& rest() { return *rest_; }
+
+  // Records an event about a pod (events.k8s.io/v1, core/v1 when that is not served), queued
+  // and written by a background thread.
+  void RecordPodEvent(const Pod& pod, std::string_view type, std::string_view reason,
+                      std::string_view action, std::string message,
+                      std::string_view reporting_controller);
+
+  // ---- ClusterClient
+  Ptr<Pod> GetPod(std::string_view ns, std::string_view name) const override;
+  std::vector<Ptr<Pod>> ListPods() const override;
+  Ptr<Node> GetNode(std::string_view name) const override;
+  std::vector<Ptr<Node>> ListNodes() const override;
+  Ptr<Namespace> GetNamespace(std::string_view name) const override;
+  std::vector<Ptr<Namespace>> ListNamespaces() const override;
+  std::vector<Ptr<Service>> ListServices(std::string_view ns) const override;
+  std::vector<Ptr<ReplicationController>> ListReplicationControllers(
+      std::string_view ns) const override;
+  std::vector<Ptr<ReplicaSet>> ListReplicaSets(std::string_view ns) const override;
+  std::vector<Ptr<StatefulSet>> ListStatefulSets(std::string_view ns) const override;
+  Ptr<PersistentVolumeClaim> GetPVC(std::string_view ns, std::string_view name) const override;
+  Ptr<PersistentVolume> GetPV(std::string_view name) const override;
+  std::vector<Ptr<PersistentVolume>> ListPVs() const override;
+  Ptr<StorageClass> GetStorageClass(std::string_view name) const override;
+  Ptr<CSINode> GetCSINode(std::string_view node_name) const override;
+  std::vector<Ptr<PodDisruptionBudget>> ListPDBs() const override;
+  Ptr<PriorityClass> GetPriorityClass(std::string_view name) const override;
+
+  VoidResult Bind(const Pod& pod, std::string_view node_name) override;
+  VoidResult DeletePod(const Pod& pod) override;
+  VoidResult SetNominatedNodeName(const Pod& pod, std::string_view node_name) override;
+  VoidResult SetPodScheduledCondition(const Pod& pod, const PodCondition& cond) override;
+  VoidResult BindVolume(const PersistentVolumeClaim& pvc, std::string_view pv_name) override;
+  VoidResult RequestProvisioning(const PersistentVolumeClaim& pvc,
+                                 std::string_view node_name) override;
+
+ private:
+  enum Kind {
+    kPods,
+    kNodes,
+    kNamespaces,
+    kServices,
+    kReplicationControllers,
+    kReplicaSets,
+    kStatefulSets,
+    kPVs,
+    kPVCs,
+    kStorageClasses,
+    kCSINodes,
+    kCSIDrivers,
+    kPDBs,
+    kPriorityClasses,
+    kKindCount
+  };
+  template <class T>
+  Ptr<T> GetTyped(Kind k, const std::string& key) const;
+  template <class T>
+  std::vector<Ptr<T>> ListInNamespace(Kind k, std::string_view ns) const;
+  void EventLoop();
+
+  std::unique_ptr<RestClient> rest_;
+  std::function<void(const std::string&)> log_;
+  ClusterEventHandler* handler_ = nullptr;
+  std::vector<std::unique_ptr<Informer>> informers_;
+
+  std::mutex events_mu_;
+  std::condition_variable events_cv_;
+  std::deque<std::pair<std::string, nlohmann::json>> events_;  // namespace, body
+  bool stopping_ = false;
+  std::atomic<int> events_api_{0};  // 0 unknown, 1 events.k8s.io, 2 core/v1
+  std::thread event_thread_;
+};
+
+}  // namespace berth::client

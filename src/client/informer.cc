@@ -1,0 +1,246 @@
+#include "client/informer.h"
+
+#include <fmt/format.h>
+
+#include <random>
+
+namespace berth::client {
+
+using Json = nlohmann::json;
+
+Informer::Informer(RestClient* rest, InformerOptions options, InformerHandlers handlers)
+    : rest_(rest), options_(std::move(options)), handlers_(std::move(handlers)) {}
+
+Informer::~Informer() { Stop(); }
+
+void Informer::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
+
+void Informer::Stop() {
+  if (stop_.exchange(true)) {
+    if (thread_.joinable()) thread_.join();
+    return;
+  }
+  stream_.Cancel();
+  wait_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::string Informer::KeyOf(const Json& obj) {
+  const Json& m = obj["metadata"];
+  std::string ns = m.value("namespace", "");
+  std::string name = m.value("name", "");
+  return ns.empty() ? name : ns + "/" + name;
+}
+
+std::optional<Object> Informer::Get(const std::string& key) const {
+  std::lock_guard lock(mu_);
+  auto it = items_.find(key);
+  if (it == items_.end()) return std::nullopt;
+  return it->second.object;
+}
+
+std::vector<Object> Informer::List() const {
+  std::lock_guard lock(mu_);
+  std::vector<Object> out;
+  out.reserve(items_.size());
+  for (const auto& [k, v] : items_) out.push_back(v.object);
+  return out;
+}
+
+namespace {
+void Trim(Json& obj) {
+  auto m = obj.find("metadata");
+  if (m == obj.end() || !m->is_object()) return;
+  m->erase("managedFields");
+  if (auto a = m->find("annotations"); a != m->end() && a->is_object()) {
+    a->erase("kubectl.kubernetes.io/last-applied-configuration");
+  }
+}
+}  // namespace
+
+bool Informer::ListAndReplace() {
+  ++lists_;
+  std::map<std::string, std::pair<Json, std::string>> fresh;
+  std::string cont, rv;
+  do {
+    std::string path = fmt::format("{}?limit={}", options_.path, options_.page_size);
+    if (!cont.empty()) path += "&continue=" + cont;
+    auto page = rest_->Get(path);
+    if (!page.ok()) {
+      if (options_.log)
+        options_.log(fmt::format("listing {}: {}", options_.kind, page.error().message));
+      return false;
+    }
+    for (auto& item : (*page)["items"]) {
+      if (options_.trim_metadata) Trim(item);
+      std::string key = KeyOf(item);
+      std::string item_rv = item["metadata"].value("resourceVersion", "");
+      fresh.emplace(std::move(key), std::make_pair(std::move(item), std::move(item_rv)));
+    }
+    cont = (*page)["metadata"].value("continue", "");
+    rv = (*page)["metadata"].value("resourceVersion", "");
+  } while (!cont.empty() && !stop_);
+  // Deliver the difference against what we had (a relist after 410 must not lose deletions
+  // or repeat unchanged objects).
+  std::vector<std::string> gone;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [k, v] : items_) {
+      if (!fresh.count(k)) gone.push_back(k);
+    }
+  }
+  for (const auto& k : gone) {
+    std::optional<Object> old;
+    {
+      std::lock_guard lock(mu_);
+      auto it = items_.find(k);
+      old = it->second.object;
+      items_.erase(it);
+    }
+    if (handlers_.on_delete) handlers_.on_delete(*old);
+  }
+  for (auto& [k, v] : fresh) {
+    std::optional<Object> old;
+    {
+      std::lock_guard lock(mu_);
+      auto it = items_.find(k);
+      if (it != items_.end()) {
+        if (it->second.rv == v.second) continue;
+        old = it->second.object;
+      }
+    }
+    auto decoded = DecodeObject(v.first, options_.kind + " " + k);
+    if (!decoded.ok()) {
+      if (options_.log) options_.log(decoded.error().message);
+      continue;
+    }
+    {
+      std::lock_guard lock(mu_);
+      items_[k] = Item{*decoded, v.second};
+    }
+    if (old) {
+      if (handlers_.on_update) handlers_.on_update(*old, *decoded);
+    } else if (handlers_.on_add) {
+      handlers_.on_add(*decoded);
+    }
+  }
+  last_rv_ = rv;
+  synced_ = true;
+  return true;
+}
+
+void Informer::Apply(const std::string& type, Json obj) {
+  if (options_.trim_metadata) Trim(obj);
+  std::string key = KeyOf(obj);
+  std::string rv = obj["metadata"].value("resourceVersion", "");
+  if (type == "DELETED") {
+    std::optional<Object> old;
+    {
+      std::lock_guard lock(mu_);
+      auto it = items_.find(key);
+      if (it == items_.end()) return;
+      old = it->second.object;
+      items_.erase(it);
+    }
+    if (handlers_.on_delete) handlers_.on_delete(*old);
+    return;
+  }
+  auto decoded = DecodeObject(obj, options_.kind + " " + key);
+  if (!decoded.ok()) {
+    if (options_.log) options_.log(decoded.error().message);
+    return;
+  }
+  std::optional<Object> old;
+  {
+    std::lock_guard lock(mu_);
+    auto it = items_.find(key);
+    if (it != items_.end()) {
+      if (it->second.rv == rv) return;  // already seen (replayed after a reconnect)
+      old = it->second.object;
+    }
+    items_[key] = Item{*decoded, rv};
+  }
+  if (old) {
+    if (handlers_.on_update) handlers_.on_update(*old, *decoded);
+  } else if (handlers_.on_add) {
+    handlers_.on_add(*decoded);
+  }
+}
+
+bool Informer::WatchOnce() {
+  ++watches_;
+  // As client-go: a random server-side timeout between 5 and 10 minutes spreads reconnects.
+  static thread_local std::mt19937 rng{std::random_device{}()};
+  int timeout = std::uniform_int_distribution<int>(300, 600)(rng);
+  std::string path = fmt::format(
+      "{}?watch=true&allowWatchBookmarks=true&resourceVersion={}"
+      "&timeoutSeconds={}",
+      options_.path, last_rv_, timeout);
+  bool gone = false;
+  auto status = rest_->Watch(
+      path,
+      [&](std::string_view line) {
+        if (line.empty()) return true;
+        auto ev = Json::parse(line, nullptr, false);
+        if (!ev.is_object()) return true;
+        std::string type = ev.value("type", "");
+        if (type == "ERROR") {
+          if (ev["object"].value("code", 0) == 410) gone = true;
+          return false;
+        }
+        Json& obj = ev["object"];
+        std::string rv =
+            obj.contains("metadata") ? obj["metadata"].value("resourceVersion", "") : "";
+        if (type == "BOOKMARK") {
+          if (!rv.empty()) last_rv_ = rv;
+          return !stop_;
+        }
+        Apply(type, std::move(obj));
+        if (!rv.empty()) last_rv_ = rv;
+        return !stop_;
+      },
+      &stream_, std::chrono::seconds(timeout + 30));
+  if (status.ok() && *status == 410) gone = true;
+  if (!status.ok() && options_.log && !stop_) {
+    options_.log(fmt::format("watch of {} ended: {}; resuming from {}", options_.kind,
+                             status.error().message, last_rv_));
+  }
+  return !gone;
+}
+
+void Informer::Run() {
+  auto backoff = std::chrono::milliseconds(100);
+  bool need_list = true;
+  while (!stop_) {
+    if (need_list) {
+      if (!ListAndReplace()) {
+        std::unique_lock lock(wait_mu_);
+        wait_cv_.wait_for(lock, backoff, [&] { return stop_.load(); });
+        backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
+        continue;
+      }
+      need_list = false;
+      backoff = std::chrono::milliseconds(100);
+    }
+    auto started = std::chrono::steady_clock::now();
+    if (!WatchOnce()) {
+      if (options_.log) {
+        options_.log(fmt::format("watch of {} expired at {}; relisting", options_.kind, last_rv_));
+      }
+      need_list = true;
+      continue;
+    }
+    // A stream that broke at once (server down) waits before reconnecting.
+    if (std::chrono::steady_clock::now() - started < std::chrono::seconds(1) && !stop_) {
+      std::unique_lock lock(wait_mu_);
+      wait_cv_.wait_for(lock, backoff, [&] { return stop_.load(); });
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
+    } else {
+      backoff = std::chrono::milliseconds(100);
+    }
+  }
+}
+
+}  // namespace berth::client

@@ -1,0 +1,209 @@
+#include "client/kubeconfig.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <openssl/evp.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "api/codec.h"
+
+namespace berth::client {
+namespace {
+
+using Json = nlohmann::json;
+
+Result<std::string> ReadWhole(const std::string& path, std::string_view what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{fmt::format("{} {}: cannot read the file", what, path)};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Result<std::string> DecodeBase64(const std::string& text, std::string_view what) {
+  std::string clean;
+  for (char c : text) {
+    if (!std::isspace(static_cast<unsigned char>(c))) clean.push_back(c);
+  }
+  std::string out(clean.size() / 4 * 3 + 3, '\0');
+  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(clean.data()),
+                          static_cast<int>(clean.size()));
+  if (n < 0 || clean.size() % 4 != 0) return Error{fmt::format("{}: invalid base64 data", what)};
+  size_t pad = 0;
+  if (!clean.empty() && clean.back() == '=') ++pad;
+  if (clean.size() > 1 && clean[clean.size() - 2] == '=') ++pad;
+  out.resize(n - pad);
+  return out;
+}
+
+// A named entry of a kubeconfig list, with the file it came from (for relative paths).
+struct Named {
+  Json value;
+  std::string file;
+};
+
+std::string Resolve(const std::string& path, const std::string& file) {
+  if (path.empty() || path[0] == '/') return path;
+  return (std::filesystem::path(file).parent_path() / path).string();
+}
+
+// Data inline (-data, base64) or from a file (relative to the kubeconfig).
+Result<std::string> DataOrFile(const Json& obj, const std::string& key, const std::string& file,
+                               std::string_view what) {
+  if (obj.contains(key + "-data") && obj[key + "-data"].is_string()) {
+    return DecodeBase64(obj[key + "-data"].get<std::string>(),
+                        fmt::format("kubeconfig {}: {}-data", file, key));
+  }
+  if (obj.contains(key) && obj[key].is_string()) {
+    return ReadWhole(Resolve(obj[key].get<std::string>(), file), what);
+  }
+  return std::string();
+}
+
+}  // namespace
+
+Result<net::HttpClientOptions> ResolveConnection(const KubeconfigSelection& sel,
+                                                 const InClusterPaths& in_cluster) {
+  std::vector<std::string> files;
+  if (!sel.explicit_path.empty()) {
+    files.push_back(sel.explicit_path);
+  } else if (const char* env = std::getenv("KUBECONFIG"); env && *env) {
+    std::string list = env;
+    size_t start = 0;
+    while (start <= list.size()) {
+      size_t colon = list.find(':', start);
+      std::string f =
+          list.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+      if (!f.empty() && std::filesystem::exists(f)) files.push_back(f);
+      if (colon == std::string::npos) break;
+      start = colon + 1;
+    }
+  }
+  net::HttpClientOptions opts;
+  if (files.empty()) {
+    const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
+    const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
+    if (host && *host && port && *port) {
+      auto token = ReadWhole(in_cluster.token, "service account token");
+      if (!token.ok()) return token.error();
+      auto ca = ReadWhole(in_cluster.ca, "service account CA");
+      if (!ca.ok()) return ca.error();
+      std::string h = host;
+      if (h.find(':') != std::string::npos) h = "[" + h + "]";
+      opts.server = fmt::format("https://{}:{}", h, port);
+      opts.bearer_token = *token;
+      while (!opts.bearer_token.empty() &&
+             std::isspace(static_cast<unsigned char>(opts.bearer_token.back()))) {
+        opts.bearer_token.pop_back();
+      }
+      opts.ca_pem = *ca;
+      if (!sel.master.empty()) opts.server = sel.master;
+      return opts;
+    }
+    if (!sel.master.empty()) {
+      opts.server = sel.master;
+      return opts;
+    }
+    return Error{
+        "no kubeconfig: give --kubeconfig or --master, set KUBECONFIG, or run in a "
+        "cluster"};
+  }
+  // Merge: the first file to define a name wins, as kubectl merges KUBECONFIG.
+  std::map<std::string, Named> clusters, users, contexts;
+  std::string current;
+  for (const auto& f : files) {
+    auto text = ReadWhole(f, "kubeconfig");
+    if (!text.ok()) return text.error();
+    auto docs = ParseDocuments(*text, f);
+    if (!docs.ok()) return Error{fmt::format("kubeconfig {}", docs.error().message)};
+    if (docs->empty()) continue;
+    const Json& doc = (*docs)[0];
+    if (!doc.is_object()) return Error{fmt::format("kubeconfig {}: not a kubeconfig", f)};
+    auto collect = [&](const char* list, const char* field, std::map<std::string, Named>* out) {
+      if (!doc.contains(list) || !doc[list].is_array()) return;
+      for (const auto& e : doc[list]) {
+        if (!e.is_object() || !e.contains("name")) continue;
+        out->emplace(e["name"].get<std::string>(), Named{e.value(field, Json::object()), f});
+      }
+    };
+    collect("clusters", "cluster", &clusters);
+    collect("users", "user", &users);
+    collect("contexts", "context", &contexts);
+    if (current.empty()) current = doc.value("current-context", "");
+  }
+  const std::string where = files.size() == 1 ? files[0] : fmt::format("{}", fmt::join(files, ":"));
+  std::string context_name = sel.context.empty() ? current : sel.context;
+  if (context_name.empty()) {
+    if (!sel.master.empty()) {
+      opts.server = sel.master;
+      return opts;
+    }
+    return Error{fmt::format("kubeconfig {}: no current-context is set", where)};
+  }
+  auto ctx = contexts.find(context_name);
+  if (ctx == contexts.end()) {
+    return Error{fmt::format("kubeconfig {}: context \"{}\" not found", where, context_name)};
+  }
+  std::string cluster_name = ctx->second.value.value("cluster", "");
+  std::string user_name = ctx->second.value.value("user", "");
+  auto cl = clusters.find(cluster_name);
+  if (cl == clusters.end()) {
+    return Error{fmt::format("kubeconfig {}: context \"{}\": cluster \"{}\" not found", where,
+                             context_name, cluster_name)};
+  }
+  const Json& c = cl->second.value;
+  opts.server = sel.master.empty() ? c.value("server", "") : sel.master;
+  if (opts.server.empty()) {
+    return Error{
+        fmt::format("kubeconfig {}: cluster \"{}\" has no server", cl->second.file, cluster_name)};
+  }
+  opts.insecure_skip_verify = c.value("insecure-skip-tls-verify", false);
+  opts.server_name = c.value("tls-server-name", "");
+  auto ca = DataOrFile(c, "certificate-authority", cl->second.file,
+                       fmt::format("kubeconfig {}: cluster \"{}\": certificate-authority",
+                                   cl->second.file, cluster_name));
+  if (!ca.ok()) return ca.error();
+  opts.ca_pem = *ca;
+  if (auto u = users.find(user_name); u != users.end()) {
+    const Json& user = u->second.value;
+    const std::string& uf = u->second.file;
+    if (user.contains("token")) opts.bearer_token = user.value("token", "");
+    if (user.contains("tokenFile")) {
+      auto t = ReadWhole(Resolve(user.value("tokenFile", ""), uf),
+                         fmt::format("kubeconfig {}: user \"{}\": tokenFile", uf, user_name));
+      if (!t.ok()) return t.error();
+      opts.bearer_token = *t;
+      while (!opts.bearer_token.empty() &&
+             std::isspace(static_cast<unsigned char>(opts.bearer_token.back()))) {
+        opts.bearer_token.pop_back();
+      }
+    }
+    auto cert =
+        DataOrFile(user, "client-certificate", uf,
+                   fmt::format("kubeconfig {}: user \"{}\": client-certificate", uf, user_name));
+    if (!cert.ok()) return cert.error();
+    auto key = DataOrFile(user, "client-key", uf,
+                          fmt::format("kubeconfig {}: user \"{}\": client-key", uf, user_name));
+    if (!key.ok()) return key.error();
+    opts.client_cert_pem = *cert;
+    opts.client_key_pem = *key;
+    if (user.contains("exec") || user.contains("auth-provider")) {
+      return Error{
+          fmt::format("kubeconfig {}: user \"{}\": exec and auth-provider credentials are "
+                      "not supported; use a token, tokenFile or client certificate",
+                      uf, user_name)};
+    }
+  } else if (!user_name.empty()) {
+    return Error{fmt::format("kubeconfig {}: context \"{}\": user \"{}\" not found", where,
+                             context_name, user_name)};
+  }
+  return opts;
+}
+
+}  // namespace berth::client

@@ -1,0 +1,142 @@
+#include "client/rest_client.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <thread>
+
+namespace berth::client {
+
+Error ErrorFromResponse(int status, std::string_view body, std::string_view what) {
+  std::string message;
+  std::string reason;
+  auto doc = nlohmann::json::parse(body, nullptr, false);
+  if (doc.is_object()) {
+    message = doc.value("message", "");
+    reason = doc.value("reason", "");
+  }
+  if (message.empty()) message = fmt::format("HTTP {}", status);
+  ErrorCode code = ErrorCode::kUnknown;
+  switch (status) {
+    case 400:
+      code = ErrorCode::kBadRequest;
+      break;
+    case 401:
+      code = ErrorCode::kUnauthorized;
+      break;
+    case 403:
+      code = ErrorCode::kForbidden;
+      break;
+    case 404:
+      code = ErrorCode::kNotFound;
+      break;
+    case 405:
+      code = ErrorCode::kMethodNotAllowed;
+      break;
+    case 409:
+      code = reason == "AlreadyExists" ? ErrorCode::kAlreadyExists : ErrorCode::kConflict;
+      break;
+    case 410:
+      code = ErrorCode::kGone;
+      break;
+    case 415:
+      code = ErrorCode::kUnsupportedMediaType;
+      break;
+    case 422:
+      code = ErrorCode::kInvalid;
+      break;
+    case 429:
+      code = ErrorCode::kTooManyRequests;
+      break;
+    default:
+      if (status >= 500) code = ErrorCode::kUnavailable;
+  }
+  return Error{fmt::format("{}: {}", what, message), code};
+}
+
+RestClient::RestClient(std::unique_ptr<net::HttpClient> http, RestOptions options)
+    : http_(std::move(http)),
+      options_(options),
+      tokens_(options.burst),
+      last_refill_(std::chrono::steady_clock::now()) {}
+
+void RestClient::Throttle() {
+  if (options_.qps <= 0) return;
+  std::unique_lock lock(bucket_mu_);
+  for (;;) {
+    auto now = std::chrono::steady_clock::now();
+    double elapsed = std::chrono::duration<double>(now - last_refill_).count();
+    last_refill_ = now;
+    tokens_ = std::min<double>(options_.burst, tokens_ + elapsed * options_.qps);
+    if (tokens_ >= 1) {
+      tokens_ -= 1;
+      return;
+    }
+    auto wait = std::chrono::duration<double>((1 - tokens_) / options_.qps);
+    lock.unlock();
+    std::this_thread::sleep_for(wait);
+    lock.lock();
+  }
+}
+
+Result<nlohmann::json> RestClient::Call(std::string_view method, std::string_view path,
+                                        const std::string& body, std::string_view content_type,
+                                        bool idempotent) {
+  const std::string what = fmt::format("{} {}{}", method, http_->server(), path);
+  auto backoff = options_.initial_backoff;
+  for (int attempt = 0;; ++attempt) {
+    Throttle();
+    auto res = http_->Do(method, path, body, content_type, "application/json");
+    bool retry = false;
+    std::chrono::milliseconds wait = backoff;
+    if (!res.ok()) {
+      // A connection that could not be made did not reach the server: safe to retry.
+      retry = idempotent || res.error().message.find("cannot connect") != std::string::npos;
+      if (!retry || attempt >= options_.max_retries) return res.error();
+    } else if (res->status == 429 || (res->status >= 500 && idempotent)) {
+      retry = attempt < options_.max_retries;
+      if (!res->retry_after.empty()) {
+        wait = std::chrono::seconds(std::max(1, std::atoi(res->retry_after.c_str())));
+      }
+      if (!retry) return ErrorFromResponse(res->status, res->body, what);
+    } else if (res->status < 200 || res->status >= 300) {
+      return ErrorFromResponse(res->status, res->body, what);
+    } else {
+      if (res->body.empty()) return nlohmann::json::object();
+      auto doc = nlohmann::json::parse(res->body, nullptr, false);
+      if (doc.is_discarded()) {
+        return Error{fmt::format("{}: the response is not JSON", what), ErrorCode::kUnknown};
+      }
+      return doc;
+    }
+    std::this_thread::sleep_for(wait);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(10000));
+  }
+}
+
+Result<nlohmann::json> RestClient::Get(std::string_view path) {
+  return Call("GET", path, "", "", true);
+}
+Result<nlohmann::json> RestClient::Post(std::string_view path, const nlohmann::json& body) {
+  return Call("POST", path, body.dump(), "application/json", false);
+}
+Result<nlohmann::json> RestClient::Put(std::string_view path, const nlohmann::json& body) {
+  return Call("PUT", path, body.dump(), "application/json", false);
+}
+Result<nlohmann::json> RestClient::Patch(std::string_view path, const nlohmann::json& body,
+                                         std::string_view patch_content_type) {
+  return Call("PATCH", path, body.dump(), patch_content_type, false);
+}
+Result<nlohmann::json> RestClient::Delete(std::string_view path, const nlohmann::json& options) {
+  return Call("DELETE", path, options.is_null() ? std::string() : options.dump(),
+              "application/json", false);
+}
+
+Result<int> RestClient::Watch(std::string_view path,
+                              const std::function<bool(std::string_view)>& on_line,
+                              net::StreamHandle* handle, std::chrono::milliseconds idle_timeout) {
+  Throttle();
+  return http_->Stream(path, "application/json", on_line, handle, idle_timeout);
+}
+
+}  // namespace berth::client

@@ -1,0 +1,62 @@
+// RestClient: Kubernetes API calls over HttpClient — client-side rate limiting (qps/burst token
+// bucket), retries with backoff for 429, 5xx and connection errors, and Status bodies turned
+// into berth::Error with the matching ErrorCode and the server's message.
+//
+// Threads: every method is thread-safe.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "berth/api/result.h"
+#include "net/http_client.h"
+
+namespace berth::client {
+
+struct RestOptions {
+  double qps = 50;
+  int burst = 100;
+  int max_retries = 5;
+  std::chrono::milliseconds initial_backoff{200};
+};
+
+class RestClient {
+ public:
+  RestClient(std::unique_ptr<net::HttpClient> http, RestOptions options);
+
+  // JSON in, JSON out. `path` includes the query. Non-2xx answers are errors.
+  Result<nlohmann::json> Get(std::string_view path);
+  Result<nlohmann::json> Post(std::string_view path, const nlohmann::json& body);
+  Result<nlohmann::json> Put(std::string_view path, const nlohmann::json& body);
+  Result<nlohmann::json> Patch(std::string_view path, const nlohmann::json& body,
+                               std::string_view patch_content_type);
+  Result<nlohmann::json> Delete(std::string_view path, const nlohmann::json& options = {});
+
+  // A watch stream (see HttpClient::Stream); each line is one event.
+  Result<int> Watch(std::string_view path, const std::function<bool(std::string_view)>& on_line,
+                    net::StreamHandle* handle, std::chrono::milliseconds idle_timeout);
+
+  net::HttpClient& http() { return *http_; }
+
+ private:
+  Result<nlohmann::json> Call(std::string_view method, std::string_view path,
+                              const std::string& body, std::string_view content_type,
+                              bool idempotent);
+  void Throttle();
+
+  std::unique_ptr<net::HttpClient> http_;
+  RestOptions options_;
+  std::mutex bucket_mu_;
+  double tokens_;
+  std::chrono::steady_clock::time_point last_refill_;
+};
+
+// Maps an HTTP status and Status body to an error (message from the body when present).
+Error ErrorFromResponse(int status, std::string_view body, std::string_view what);
+
+}  // namespace berth::client

@@ -1,0 +1,452 @@
+#include "daemon/scheduler_app.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "berth/framework/clock.h"
+#include "client/api_cluster_client.h"
+#include "client/kubeconfig.h"
+#include "client/leader_election.h"
+#include "client/rest_client.h"
+#include "config/load.h"
+#include "daemon/scheduler_flags.h"
+#include "daemon/signals.h"
+#include "net/http_server.h"
+#include "net/tls_certs.h"
+#include "observe/log.h"
+#include "plugins/registry.h"
+#include "scheduler/scheduler.h"
+
+namespace berth::daemon {
+namespace {
+
+using observe::KV;
+
+// Turns attempts into what a cluster operator sees: events, klog lines, metrics.
+class DaemonObserver final : public AttemptObserver {
+ public:
+  DaemonObserver(client::ApiClusterClient* client, observe::Logger* log)
+      : client_(client), log_(log) {}
+
+  void OnAttempt(const SchedulingAttempt& a) override {
+    const Pod& pod = *a.pod;
+    const std::string key = pod.Key();
+    const char* result = "error";
+    switch (a.outcome) {
+      case SchedulingAttempt::Outcome::kScheduled:
+        result = "scheduled";
+        if (log_->V(2)) {
+          log_->Info("Successfully bound pod to node",
+                     {KV::Str("pod", key), KV::Str("node", a.node),
+                      KV::Int("evaluatedNodes", a.evaluated_nodes),
+                      KV::Int("feasibleNodes", a.feasible_nodes)});
+        }
+        client_->RecordPodEvent(pod, "Normal", "Scheduled", "Binding",
+                                fmt::format("Successfully assigned {} to {}", key, a.node),
+                                a.profile);
+        break;
+      case SchedulingAttempt::Outcome::kUnschedulable:
+        result = "unschedulable";
+        if (log_->V(2)) {
+          log_->Info("Unable to schedule pod; no fit; waiting",
+                     {KV::Str("pod", key), KV::Str("err", a.message)});
+        }
+        client_->RecordPodEvent(pod, "Warning", "FailedScheduling", "Scheduling", a.message,
+                                a.profile);
+        break;
+      case SchedulingAttempt::Outcome::kError:
+        log_->Error("Error scheduling pod; retrying",
+                    {KV::Str("pod", key), KV::Str("err", a.message)});
+        client_->RecordPodEvent(pod, "Warning", "FailedScheduling", "Scheduling", a.message,
+                                a.profile);
+        break;
+    }
+    if (log_->V(10) && !a.scored_nodes.empty()) {
+      for (size_t p = 0; p < a.score_plugins.size(); ++p) {
+        for (size_t n = 0; n < a.scored_nodes.size(); ++n) {
+          log_->Info(
+              "Plugin scored node for pod",
+              {KV::Str("pod", key), KV::Str("plugin", a.score_plugins[p]),
+               KV::Str("node", a.scored_nodes[n]), KV::Int("score", a.scores.plugin_scores[p][n])});
+        }
+      }
+      for (size_t n = 0; n < a.scored_nodes.size(); ++n) {
+        log_->Info("Calculated node's final score for pod",
+                   {KV::Str("pod", key), KV::Str("node", a.scored_nodes[n]),
+                    KV::Int("score", a.scores.totals[n])});
+      }
+    }
+    for (const auto& victim : a.victims) {
+      log_->Info("Preempting pod", {KV::Str("pod", victim), KV::Str("preemptor", key)});
+    }
+    std::lock_guard lock(mu_);
+    ++attempts_[{a.profile, result}];
+  }
+
+  std::string Metrics() const {
+    std::lock_guard lock(mu_);
+    std::string out =
+        "# HELP scheduler_schedule_attempts_total [STABLE] Number of attempts to schedule pods, "
+        "by the result. 'unschedulable' means a pod could not be scheduled, while 'error' means "
+        "an internal scheduler problem.\n# TYPE scheduler_schedule_attempts_total counter\n";
+    for (const auto& [k, v] : attempts_) {
+      out += fmt::format("scheduler_schedule_attempts_total{{profile=\"{}\",result=\"{}\"}} {}\n",
+                         k.first, k.second, v);
+    }
+    return out;
+  }
+
+ private:
+  client::ApiClusterClient* client_;
+  observe::Logger* log_;
+  mutable std::mutex mu_;
+  std::map<std::pair<std::string, std::string>, long long> attempts_;
+};
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{fmt::format("{}: cannot read the file", path)};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+struct SchedulerApp::Impl {
+  SchedulerAppOptions options;
+  observe::Logger log;
+  Registry registry;
+  config::SchedulerConfiguration config;
+  RealClock clock;
+  std::unique_ptr<client::ApiClusterClient> client;
+  std::unique_ptr<Scheduler> scheduler;
+  std::unique_ptr<DaemonObserver> observer;
+  std::unique_ptr<client::RestClient> election_rest;
+  std::unique_ptr<client::LeaderElector> elector;
+  std::unique_ptr<net::HttpServer> endpoints;
+  std::atomic<bool> leading{false};
+  std::atomic<bool> failed{false};
+  std::atomic<bool> stopping{false};
+  std::atomic<bool> stopped{false};
+  std::thread scheduling_thread, timer_thread;
+  std::mutex mu;
+  std::condition_variable cv;
+
+  explicit Impl(int verbosity) : log(verbosity) {}
+  void SchedulingLoop();
+  void TimerLoop();
+  net::HttpResponse Endpoint(net::HttpRequest& req);
+};
+
+void SchedulerApp::Impl::SchedulingLoop() {
+  {
+    std::unique_lock lock(mu);
+    while (!stopping && !(leading && client->HasSynced())) {
+      cv.wait_for(lock, std::chrono::milliseconds(50));
+    }
+  }
+  if (stopping) return;
+  log.Info("Starting scheduling loop",
+           {KV::Int("profiles", static_cast<long long>(config.profiles.size()))});
+  while (!stopping) {
+    if (!scheduler->ScheduleOne(true) && stopping) break;
+  }
+}
+
+void SchedulerApp::Impl::TimerLoop() {
+  auto last_unschedulable_flush = std::chrono::steady_clock::now();
+  std::unique_lock lock(mu);
+  while (!stopping) {
+    cv.wait_for(lock, std::chrono::seconds(1));
+    if (stopping) break;
+    lock.unlock();
+    scheduler->queue().FlushBackoffQCompleted();
+    if (std::chrono::steady_clock::now() - last_unschedulable_flush > std::chrono::seconds(30)) {
+      last_unschedulable_flush = std::chrono::steady_clock::now();
+      scheduler->queue().FlushUnschedulableLeftover(
+          std::chrono::milliseconds(options.pod_max_in_unschedulable_ms));
+    }
+    lock.lock();
+  }
+}
+
+net::HttpResponse SchedulerApp::Impl::Endpoint(net::HttpRequest& req) {
+  net::HttpResponse r;
+  r.content_type = "text/plain; charset=utf-8";
+  const std::string& p = req.path;
+  const bool verbose = req.Query("verbose").has_value();
+  auto check = [&](std::vector<std::pair<std::string, bool>> checks) {
+    bool ok = true;
+    std::string body;
+    for (const auto& [name, passed] : checks) {
+      ok = ok && passed;
+      body += fmt::format("[{}]{} {}\n", passed ? "+" : "-", name, passed ? "ok" : "failed");
+    }
+    r.status = ok ? 200 : 500;
+    r.body = verbose ? body + (ok ? "healthz check passed\n" : "healthz check failed\n")
+                     : (ok ? "ok" : body + "healthz check failed\n");
+  };
+  if (p == "/healthz" || p == "/livez") {
+    check({{"ping", true}, {"leaderElection", !failed}});
+  } else if (p == "/readyz") {
+    check({{"ping", true}, {"informer-sync", client->HasSynced()}, {"leaderElection", !failed}});
+  } else if (p == "/configz") {
+    r.content_type = "application/json";
+    r.body = nlohmann::json{{"componentconfig", config::EncodeConfiguration(config)}}.dump();
+  } else if (p == "/metrics") {
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    auto counts = scheduler->queue().counts();
+    r.body = observer->Metrics();
+    r.body +=
+        "# HELP scheduler_pending_pods [STABLE] Number of pending pods, by the queue type.\n"
+        "# TYPE scheduler_pending_pods gauge\n";
+    r.body += fmt::format(
+        "scheduler_pending_pods{{queue=\"active\"}} "
+        "{}\nscheduler_pending_pods{{queue=\"backoff\"}} "
+        "{}\nscheduler_pending_pods{{queue=\"gated\"}} {}\nscheduler_pending_pods{{queue="
+        "\"unschedulable\"}} {}\n",
+        counts.active, counts.backoff, counts.gated, counts.unschedulable);
+    r.body += fmt::format(
+        "# HELP scheduler_leader_election_master_status Gauge of if the reporting system is "
+        "master of the relevant lease, 0 indicates backup, 1 indicates master.\n"
+        "# TYPE scheduler_leader_election_master_status gauge\n"
+        "leader_election_master_status{{name=\"{}\"}} {}\n",
+        config.leader_election.resource_name, leading ? 1 : 0);
+  } else {
+    r.status = 404;
+    r.body = "404 page not found\n";
+  }
+  return r;
+}
+
+SchedulerApp::SchedulerApp(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+SchedulerApp::~SchedulerApp() { Stop(); }
+bool SchedulerApp::Failed() const { return impl_->failed; }
+uint16_t SchedulerApp::endpoints_port() const {
+  return impl_->endpoints ? impl_->endpoints->port() : 0;
+}
+
+Result<std::unique_ptr<SchedulerApp>> SchedulerApp::Start(SchedulerAppOptions options) {
+  auto impl = std::make_unique<Impl>(options.verbosity);
+  Impl& s = *impl;
+  for (const auto& w : options.startup_warnings) s.log.Warning(w);
+  s.registry = InTreeRegistry();
+  if (options.config) {
+    s.config = *options.config;
+  } else if (!options.config_file.empty()) {
+    auto c = config::LoadConfigFile(options.config_file, s.registry);
+    if (!c.ok()) return c.error();
+    s.config = std::move(c).value();
+  } else {
+    s.config = config::DefaultConfiguration(s.registry);
+  }
+  if (options.leader_elect) s.config.leader_election.leader_elect = *options.leader_elect;
+  s.options = std::move(options);
+  const SchedulerAppOptions& o = s.options;
+
+  client::KubeconfigSelection sel;
+  sel.explicit_path = o.kubeconfig.empty() ? s.config.client_connection.kubeconfig : o.kubeconfig;
+  sel.master = o.master;
+  auto conn = client::ResolveConnection(sel);
+  if (!conn.ok()) return conn.error();
+  if (s.config.client_connection.content_type.find("protobuf") != std::string::npos && s.log.V(2)) {
+    s.log.Info("Berth speaks JSON to the API server; the protobuf content type is not used",
+               {KV::Str("contentType", s.config.client_connection.content_type)});
+  }
+  auto make_rest = [&]() -> Result<std::unique_ptr<client::RestClient>> {
+    auto http = net::HttpClient::Create(*conn);
+    if (!http.ok()) return http.error();
+    client::RestOptions ro;
+    ro.qps = s.config.client_connection.qps;
+    ro.burst = s.config.client_connection.burst;
+    return std::make_unique<client::RestClient>(std::move(http).value(), ro);
+  };
+  auto rest = make_rest();
+  if (!rest.ok()) return rest.error();
+  // Fail fast on an unreachable server or bad credentials, with the reason.
+  {
+    auto version =
+        (*rest)->http().Do("GET", "/version", {}, {}, "application/json", std::chrono::seconds(10));
+    if (!version.ok())
+      return Error{fmt::format("cannot reach the API server: {}", version.error().message)};
+    if (version->status == 401 || version->status == 403) {
+      return Error{fmt::format("the API server {} refused the credentials (HTTP {})", conn->server,
+                               version->status)};
+    }
+  }
+  observe::Logger* log = &s.log;
+  s.client = std::make_unique<client::ApiClusterClient>(
+      std::move(rest).value(), [log](const std::string& m) { log->Warning(m); });
+
+  SchedulerOptions so;
+  so.config = &s.config;
+  so.registry = &s.registry;
+  so.client = s.client.get();
+  so.clock = &s.clock;
+  so.seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  so.inline_binding = false;
+  so.record_details = o.verbosity >= 10 || o.record_decisions;
+  auto sched = Scheduler::Create(so);
+  if (!sched.ok()) {
+    return Error{fmt::format("{}: {}", o.config_file.empty() ? "configuration" : o.config_file,
+                             sched.error().message)};
+  }
+  s.scheduler = std::move(sched).value();
+  s.observer = std::make_unique<DaemonObserver>(s.client.get(), &s.log);
+  s.scheduler->SetObserver(s.observer.get());
+  s.client->SetEventHandler(s.scheduler.get());
+  s.client->Start();
+
+  if (o.secure_port > 0) {
+    net::HttpServerOptions eo;
+    eo.bind_address = o.bind_address;
+    eo.port = static_cast<uint16_t>(o.secure_port);
+    eo.threads = 1;
+    if (!o.plain_http) {
+      net::TlsServerConfig tls;
+      if (!o.tls_cert_file.empty()) {
+        auto cert = ReadFile(o.tls_cert_file);
+        if (!cert.ok()) return cert.error();
+        auto key = ReadFile(o.tls_private_key_file);
+        if (!key.ok()) return key.error();
+        tls = {*cert, *key};
+      } else {
+        auto gen = net::GenerateSelfSigned("berth-scheduler", {"127.0.0.1", "localhost"});
+        if (!gen.ok()) return gen.error();
+        tls = {gen->cert_pem, gen->key_pem};
+      }
+      eo.tls = tls;
+    }
+    Impl* raw = &s;
+    auto ep = net::HttpServer::Start(eo, [raw](net::HttpRequest& r) { return raw->Endpoint(r); });
+    if (!ep.ok()) return ep.error();
+    s.endpoints = std::move(ep).value();
+    s.log.Info("Serving securely on",
+               {KV::Str("address", fmt::format("{}:{}", o.bind_address, s.endpoints->port()))});
+  }
+
+  Impl* raw = &s;
+  if (s.config.leader_election.leader_elect) {
+    auto er = make_rest();
+    if (!er.ok()) return er.error();
+    s.election_rest = std::move(er).value();
+    client::LeaderElectionOptions lo;
+    lo.lease_namespace = s.config.leader_election.resource_namespace;
+    lo.lease_name = s.config.leader_election.resource_name;
+    lo.lease_duration = std::chrono::milliseconds(s.config.leader_election.lease_duration_ms);
+    lo.renew_deadline = std::chrono::milliseconds(s.config.leader_election.renew_deadline_ms);
+    lo.retry_period = std::chrono::milliseconds(s.config.leader_election.retry_period_ms);
+    lo.on_started_leading = [raw] {
+      raw->leading = true;
+      raw->cv.notify_all();
+    };
+    lo.on_stopped_leading = [raw] {
+      raw->leading = false;
+      raw->failed = true;
+      raw->log.Error("leaderelection lost");
+    };
+    lo.log = [raw](const std::string& m) { raw->log.Info(m); };
+    s.elector = std::make_unique<client::LeaderElector>(s.election_rest.get(), lo);
+    s.log.Info("Attempting to acquire leader lease",
+               {KV::Str("lease", lo.lease_namespace + "/" + lo.lease_name)});
+    s.elector->Start();
+  } else {
+    s.leading = true;
+  }
+  s.scheduling_thread = std::thread([raw] { raw->SchedulingLoop(); });
+  s.timer_thread = std::thread([raw] { raw->TimerLoop(); });
+  return std::unique_ptr<SchedulerApp>(new SchedulerApp(std::move(impl)));
+}
+
+void SchedulerApp::Stop() {
+  if (!impl_ || impl_->stopped.exchange(true)) return;
+  Impl& s = *impl_;
+  {
+    std::lock_guard lock(s.mu);
+    s.stopping = true;
+  }
+  s.cv.notify_all();
+  s.scheduler->queue().Close();
+  if (s.scheduling_thread.joinable()) s.scheduling_thread.join();
+  if (s.timer_thread.joinable()) s.timer_thread.join();
+  // Binding cycles in flight finish (the scheduler joins them) before the lease is released,
+  // so the next leader never sees a half-bound pod as pending.
+  s.scheduler.reset();
+  if (s.elector) s.elector->Stop();
+  if (s.endpoints) s.endpoints->Stop();
+  s.client->Stop();
+}
+
+int RunSchedulerCommand(const SchedulerFlags& flags) {
+  BlockTerminationSignals();
+  Registry registry = InTreeRegistry();
+  config::SchedulerConfiguration cfg;
+  if (!flags.config_file.empty()) {
+    auto c = config::LoadConfigFile(flags.config_file, registry);
+    if (!c.ok()) {
+      std::fprintf(stderr, "berth scheduler: %s\n", c.error().message.c_str());
+      return 1;
+    }
+    cfg = std::move(c).value();
+  } else {
+    cfg = config::DefaultConfiguration(registry);
+  }
+  std::vector<std::string> warnings;
+  if (auto r = ApplyFlags(flags, &cfg, &warnings); !r.ok()) {
+    std::fprintf(stderr, "berth scheduler: %s\n", r.error().message.c_str());
+    return 1;
+  }
+  for (const auto& f : flags.ignored) {
+    warnings.push_back(fmt::format("flag {} is accepted for compatibility and has no effect", f));
+  }
+  if (!flags.write_config_to.empty()) {
+    std::ofstream out(flags.write_config_to);
+    out << config::EncodeConfigurationYaml(cfg);
+    if (!out.flush()) {
+      std::fprintf(stderr, "berth scheduler: %s: cannot write\n", flags.write_config_to.c_str());
+      return 1;
+    }
+    std::fprintf(stderr, "Wrote configuration to: %s\n", flags.write_config_to.c_str());
+    return 0;
+  }
+  auto pod_max = PodMaxInUnschedulablePodsDurationMs(flags);
+  if (!pod_max.ok()) {
+    std::fprintf(stderr, "berth scheduler: %s\n", pod_max.error().message.c_str());
+    return 1;
+  }
+  SchedulerAppOptions o;
+  o.config_file = flags.config_file;
+  o.config = cfg;
+  o.master = flags.master;
+  if (flags.config_file.empty()) o.kubeconfig = flags.kubeconfig;
+  o.pod_max_in_unschedulable_ms = *pod_max;
+  o.verbosity = flags.verbosity;
+  o.record_decisions = flags.record_decisions;
+  o.plugin_libraries = flags.plugin_libraries;
+  o.secure_port = flags.secure_port;
+  o.bind_address = flags.bind_address;
+  o.plain_http = flags.serve_plain_http;
+  o.tls_cert_file = flags.tls_cert_file;
+  o.tls_private_key_file = flags.tls_private_key_file;
+  o.startup_warnings = std::move(warnings);
+  auto app = SchedulerApp::Start(std::move(o));
+  if (!app.ok()) {
+    std::fprintf(stderr, "berth scheduler: %s\n", app.error().message.c_str());
+    return 1;
+  }
+  int sig = WaitForTerminationSignal([&] { return (*app)->Failed(); });
+  (void)sig;
+  bool failed = (*app)->Failed();
+  (*app)->Stop();
+  return failed ? 1 : 0;
+}
+
+}  // namespace berth::daemon

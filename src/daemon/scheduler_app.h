@@ -1,0 +1,63 @@
+// SchedulerApp: `berth scheduler` running — the API client and its informers, the Scheduler and
+// its loop, leader election, events and the health/metrics endpoints, wired together.
+//
+// Threads: Start/Stop on the main thread. Inside: one scheduling thread (ScheduleOne in a
+// loop), one timer thread for the queue's flushes, the informers' threads, the client's event
+// writer, the endpoints' I/O threads and the elector's thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "berth/api/result.h"
+#include "config/types.h"
+
+namespace berth::daemon {
+
+struct SchedulerAppOptions {
+  // The configuration file ("" = defaults); ignored when `config` is set.
+  std::string config_file;
+  std::optional<config::SchedulerConfiguration> config;
+  std::string kubeconfig;  // overrides clientConnection.kubeconfig when set
+  std::string master;
+  std::optional<bool> leader_elect;  // overrides leaderElection.leaderElect
+  int64_t pod_max_in_unschedulable_ms = 5 * 60 * 1000;
+  int verbosity = 0;
+  bool record_decisions = false;
+  std::vector<std::string> plugin_libraries;
+  // Endpoints (/healthz, /livez, /readyz, /configz, /metrics); port 0 turns them off.
+  int secure_port = 10259;
+  std::string bind_address = "0.0.0.0";
+  bool plain_http = false;
+  std::string tls_cert_file, tls_private_key_file;
+  std::vector<std::string> startup_warnings;  // logged once the logger exists
+};
+
+class SchedulerApp {
+ public:
+  // Connects, starts the informers and (once leading) scheduling. Errors name the file,
+  // context or server.
+  static Result<std::unique_ptr<SchedulerApp>> Start(SchedulerAppOptions options);
+  ~SchedulerApp();
+  // Drains binding cycles, releases the lease, stops every thread. Idempotent.
+  void Stop();
+  // True when the app cannot go on (leadership lost): the process should exit non-zero.
+  bool Failed() const;
+  uint16_t endpoints_port() const;
+
+  struct Impl;
+
+ private:
+  explicit SchedulerApp(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+struct SchedulerFlags;
+// `berth scheduler`: runs until SIGINT/SIGTERM; returns the exit code.
+int RunSchedulerCommand(const SchedulerFlags& flags);
+
+}  // namespace berth::daemon

@@ -1,0 +1,105 @@
+#include "daemon/up.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "api/codec.h"
+#include "apiserver/resources.h"
+#include "apiserver/server.h"
+#include "apiserver/store.h"
+#include "daemon/demo_nodes.h"
+#include "daemon/scheduler_app.h"
+#include "daemon/signals.h"
+
+namespace berth::daemon {
+
+std::string DefaultDataDir() {
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) {
+    return std::string(xdg) + "/berth";
+  }
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    return std::string(home) + "/.local/share/berth";
+  }
+  return ".berth";
+}
+
+namespace {
+
+// Creates the demo nodes on the first start (no nodes stored yet).
+VoidResult CreateDemoNodes(apiserver::Store& store, int count) {
+  const auto* nodes = apiserver::FindResource("", "v1", "nodes");
+  auto existing = store.List(*nodes, "", {}, 1, "");
+  if (!existing.ok()) return existing.error();
+  if (!existing->items.empty()) return {};
+  const std::string now = FormatTimestamp(std::chrono::duration_cast<std::chrono::seconds>(
+                                              std::chrono::system_clock::now().time_since_epoch())
+                                              .count());
+  for (int i = 0; i < count; ++i) {
+    auto created = store.Create(*nodes, "", DemoNode(i, count, now), false);
+    if (!created.ok()) return created.error();
+  }
+  return {};
+}
+
+}  // namespace
+
+int RunUp(const UpOptions& options) {
+  BlockTerminationSignals();
+  apiserver::ServerOptions so;
+  so.data_dir = options.data_dir.empty() ? DefaultDataDir() : options.data_dir;
+  so.bind_address = options.bind_address;
+  so.port = static_cast<uint16_t>(options.port);
+  auto server = apiserver::Server::Start(so);
+  if (!server.ok()) {
+    std::fprintf(stderr, "berth up: %s\n", server.error().message.c_str());
+    return 1;
+  }
+  if (options.demo_nodes > 0) {
+    if (auto r = CreateDemoNodes((*server)->store(), options.demo_nodes); !r.ok()) {
+      std::fprintf(stderr, "berth up: creating demo nodes: %s\n", r.error().message.c_str());
+      return 1;
+    }
+  }
+  std::unique_ptr<SchedulerApp> scheduler;
+  if (!options.no_scheduler) {
+    SchedulerAppOptions sa;
+    sa.kubeconfig = (*server)->kubeconfig_path();
+    sa.config_file = options.config_file;
+    sa.verbosity = options.verbosity;
+    sa.record_decisions = options.record_decisions;
+    sa.plugin_libraries = options.plugin_libraries;
+    sa.leader_elect = false;
+    sa.secure_port = 0;
+    auto app = SchedulerApp::Start(sa);
+    if (!app.ok()) {
+      std::fprintf(stderr, "berth up: scheduler: %s\n", app.error().message.c_str());
+      return 1;
+    }
+    scheduler = std::move(app).value();
+  }
+  std::printf(
+      "Berth is up: API server %s%s, data in %s\n\n"
+      "In another terminal:\n"
+      "  export KUBECONFIG=%s\n"
+      "  kubectl get nodes\n"
+      "  kubectl create -f examples/up/pods.yaml && kubectl get pods -o wide\n\n"
+      "Ctrl-C stops; starting again resumes the same state.\n",
+      (*server)->url().c_str(), options.no_scheduler ? " (no scheduler)" : ", scheduler running",
+      so.data_dir.c_str(), (*server)->kubeconfig_path().c_str());
+  std::fflush(stdout);
+  WaitForTerminationSignal([&] { return scheduler && scheduler->Failed(); });
+  int rc = 0;
+  if (scheduler) {
+    rc = scheduler->Failed() ? 1 : 0;
+    scheduler->Stop();
+  }
+  (*server)->Stop();
+  std::printf("berth up: stopped\n");
+  return rc;
+}
+
+}  // namespace berth::daemon

@@ -1,0 +1,31 @@
+// `berth up`: the embedded API server and the scheduler in one process, for one machine.
+//
+// The scheduler talks to the API server through the same HTTP client and informers it uses
+// against a real cluster (no in-process shortcut), so `berth up` exercises the production path.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace berth::daemon {
+
+struct UpOptions {
+  std::string data_dir;  // default: $XDG_DATA_HOME/berth or ~/.local/share/berth
+  std::string bind_address = "127.0.0.1";
+  int port = 6443;
+  std::string config_file;  // KubeSchedulerConfiguration for the scheduler
+  int demo_nodes = 0;
+  bool no_scheduler = false;
+  bool record_decisions = false;
+  int verbosity = 0;
+  std::vector<std::string> plugin_libraries;
+};
+
+// Runs until SIGINT/SIGTERM; returns the process exit code.
+int RunUp(const UpOptions& options);
+
+// The default data directory.
+std::string DefaultDataDir();
+
+}  // namespace berth::daemon

@@ -1,0 +1,339 @@
+#include "net/http_client.h"
+
+#include <fmt/format.h>
+#include <openssl/ssl.h>
+
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+namespace berth::net {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+// One keep-alive connection with its own I/O context, used by one thread at a time: each
+// operation is started asynchronously and the context is run until it completes, which gives
+// every read and write a deadline.
+struct Connection {
+  asio::io_context io;
+  std::optional<beast::tcp_stream> plain;
+  std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
+  beast::flat_buffer buffer;
+
+  beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
+
+  template <class Op>
+  boost::system::error_code Run(Op&& op) {
+    boost::system::error_code result = asio::error::would_block;
+    op([&](boost::system::error_code ec, auto&&...) { result = ec; });
+    io.restart();
+    io.run();
+    return result;
+  }
+};
+
+}  // namespace
+
+struct StreamHandle::State {
+  std::mutex mu;
+  Connection* conn = nullptr;
+  bool cancelled = false;
+};
+
+StreamHandle::StreamHandle() : state_(std::make_shared<State>()) {}
+StreamHandle::~StreamHandle() = default;
+
+void StreamHandle::Cancel() {
+  std::lock_guard lock(state_->mu);
+  state_->cancelled = true;
+  if (state_->conn) {
+    Connection* c = state_->conn;
+    asio::post(c->io, [c] {
+      boost::system::error_code ignored;
+      c->lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
+      c->lowest().cancel();
+    });
+  }
+}
+
+bool StreamHandle::cancelled() const {
+  std::lock_guard lock(state_->mu);
+  return state_->cancelled;
+}
+
+struct HttpClient::Impl {
+  HttpClientOptions options;
+  bool use_tls = false;
+  std::string host, port, prefix;
+  std::optional<ssl::context> tls;
+  std::mutex pool_mu;
+  std::vector<std::unique_ptr<Connection>> idle;
+
+  Result<std::unique_ptr<Connection>> Connect(std::chrono::milliseconds timeout) {
+    auto c = std::make_unique<Connection>();
+    tcp::resolver resolver(c->io);
+    boost::system::error_code ec;
+    auto endpoints = resolver.resolve(host, port, ec);
+    if (ec) {
+      return Error{fmt::format("{}: cannot resolve {}: {}", options.server, host, ec.message()),
+                   ErrorCode::kUnavailable};
+    }
+    c->plain.emplace(c->io);
+    if (use_tls) {
+      c->tls.emplace(std::move(*c->plain), *tls);
+      c->plain.reset();
+    }
+    c->lowest().expires_after(timeout);
+    ec = c->Run([&](auto h) { c->lowest().async_connect(endpoints, h); });
+    if (ec) {
+      return Error{fmt::format("{}: cannot connect: {}", options.server, ec.message()),
+                   ec == beast::error::timeout ? ErrorCode::kTimeout : ErrorCode::kUnavailable};
+    }
+    c->lowest().socket().set_option(tcp::no_delay(true), ec);
+    if (use_tls) {
+      const std::string& name = options.server_name.empty() ? host : options.server_name;
+      SSL_set_tlsext_host_name(c->tls->native_handle(), name.c_str());
+      if (!options.insecure_skip_verify) {
+        c->tls->set_verify_callback(ssl::host_name_verification(name));
+      }
+      ec = c->Run([&](auto h) { c->tls->async_handshake(ssl::stream_base::client, h); });
+      if (ec) {
+        return Error{fmt::format("{}: TLS handshake failed: {}", options.server, ec.message()),
+                     ErrorCode::kUnavailable};
+      }
+    }
+    return c;
+  }
+
+  Result<std::unique_ptr<Connection>> Acquire(std::chrono::milliseconds timeout, bool* reused) {
+    {
+      std::lock_guard lock(pool_mu);
+      if (!idle.empty()) {
+        auto c = std::move(idle.back());
+        idle.pop_back();
+        *reused = true;
+        return c;
+      }
+    }
+    *reused = false;
+    return Connect(timeout);
+  }
+
+  void Release(std::unique_ptr<Connection> c) {
+    std::lock_guard lock(pool_mu);
+    if (idle.size() < 64) idle.push_back(std::move(c));
+  }
+
+  http::request<http::string_body> MakeRequest(std::string_view method, std::string_view target,
+                                               std::string_view body, std::string_view content_type,
+                                               std::string_view accept) {
+    http::request<http::string_body> req;
+    req.method_string(method);
+    req.target(prefix + std::string(target));
+    req.version(11);
+    req.set(http::field::host, host);
+    req.set(http::field::user_agent, options.user_agent);
+    req.set(http::field::accept, accept);
+    if (!options.bearer_token.empty()) {
+      req.set(http::field::authorization, "Bearer " + options.bearer_token);
+    }
+    if (!body.empty()) {
+      req.set(http::field::content_type, content_type);
+      req.body() = std::string(body);
+    }
+    req.keep_alive(true);
+    req.prepare_payload();
+    return req;
+  }
+
+  template <class F>
+  boost::system::error_code WithStream(Connection& c, F&& f) {
+    if (c.tls) return f(*c.tls);
+    return f(*c.plain);
+  }
+};
+
+HttpClient::HttpClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HttpClient::~HttpClient() = default;
+
+const std::string& HttpClient::server() const { return impl_->options.server; }
+
+Result<std::unique_ptr<HttpClient>> HttpClient::Create(const HttpClientOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  std::string_view url = options.server;
+  if (url.rfind("https://", 0) == 0) {
+    impl->use_tls = true;
+    url.remove_prefix(8);
+  } else if (url.rfind("http://", 0) == 0) {
+    url.remove_prefix(7);
+  } else {
+    return Error{
+        fmt::format("server \"{}\": the URL must start with https:// or http://", options.server),
+        ErrorCode::kInvalid};
+  }
+  size_t slash = url.find('/');
+  std::string_view hostport = url.substr(0, slash);
+  if (slash != std::string_view::npos) {
+    impl->prefix = std::string(url.substr(slash));
+    while (!impl->prefix.empty() && impl->prefix.back() == '/') impl->prefix.pop_back();
+  }
+  if (!hostport.empty() && hostport.front() == '[') {
+    size_t close = hostport.find(']');
+    impl->host = std::string(hostport.substr(1, close - 1));
+    impl->port = close + 1 < hostport.size() ? std::string(hostport.substr(close + 2)) : "";
+  } else {
+    size_t colon = hostport.rfind(':');
+    impl->host = std::string(hostport.substr(0, colon));
+    if (colon != std::string_view::npos) impl->port = std::string(hostport.substr(colon + 1));
+  }
+  if (impl->port.empty()) impl->port = impl->use_tls ? "443" : "80";
+  if (impl->host.empty()) {
+    return Error{fmt::format("server \"{}\": no host in the URL", options.server),
+                 ErrorCode::kInvalid};
+  }
+  if (impl->use_tls) {
+    impl->tls.emplace(ssl::context::tls_client);
+    boost::system::error_code ec;
+    if (options.insecure_skip_verify) {
+      impl->tls->set_verify_mode(ssl::verify_none);
+    } else {
+      impl->tls->set_verify_mode(ssl::verify_peer);
+      if (!options.ca_pem.empty()) {
+        impl->tls->add_certificate_authority(asio::buffer(options.ca_pem), ec);
+        if (ec) {
+          return Error{fmt::format("server {}: the certificate authority data is not a valid "
+                                   "PEM certificate",
+                                   options.server),
+                       ErrorCode::kInvalid};
+        }
+      } else {
+        impl->tls->set_default_verify_paths(ec);
+      }
+    }
+    if (!options.client_cert_pem.empty()) {
+      impl->tls->use_certificate_chain(asio::buffer(options.client_cert_pem), ec);
+      if (!ec) {
+        impl->tls->use_private_key(asio::buffer(options.client_key_pem), ssl::context::pem, ec);
+      }
+      if (ec) {
+        return Error{fmt::format("server {}: the client certificate or key is not valid PEM: {}",
+                                 options.server, ec.message()),
+                     ErrorCode::kInvalid};
+      }
+    }
+  }
+  return std::unique_ptr<HttpClient>(new HttpClient(std::move(impl)));
+}
+
+Result<ClientResponse> HttpClient::Do(std::string_view method, std::string_view target,
+                                      std::string_view body, std::string_view content_type,
+                                      std::string_view accept, std::chrono::milliseconds timeout) {
+  if (timeout.count() <= 0) timeout = impl_->options.timeout;
+  auto req = impl_->MakeRequest(method, target, body, content_type, accept);
+  // A pooled connection the server closed meanwhile fails on first use: retry once on a
+  // fresh one.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    bool reused = false;
+    auto conn = impl_->Acquire(timeout, &reused);
+    if (!conn.ok()) return conn.error();
+    Connection& c = **conn;
+    c.lowest().expires_after(timeout);
+    http::response<http::string_body> res;
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(1ULL << 32);
+    auto ec = impl_->WithStream(c, [&](auto& stream) {
+      auto wec = c.Run([&](auto h) { http::async_write(stream, req, h); });
+      if (wec) return wec;
+      return c.Run([&](auto h) { http::async_read(stream, c.buffer, parser, h); });
+    });
+    if (ec) {
+      if (reused && ec != beast::error::timeout) continue;
+      return Error{fmt::format("{} {}{}: {}", method, impl_->options.server, target, ec.message()),
+                   ec == beast::error::timeout ? ErrorCode::kTimeout : ErrorCode::kUnavailable};
+    }
+    res = parser.release();
+    ClientResponse out;
+    out.status = res.result_int();
+    out.body = std::move(res.body());
+    out.content_type = std::string(res[http::field::content_type]);
+    out.retry_after = std::string(res[http::field::retry_after]);
+    if (res.keep_alive()) impl_->Release(std::move(*conn));
+    return out;
+  }
+  return Error{fmt::format("{} {}{}: connection closed", method, impl_->options.server, target),
+               ErrorCode::kUnavailable};
+}
+
+Result<int> HttpClient::Stream(std::string_view target, std::string_view accept,
+                               const std::function<bool(std::string_view line)>& on_line,
+                               StreamHandle* handle, std::chrono::milliseconds idle_timeout) {
+  auto conn = impl_->Connect(impl_->options.timeout);
+  if (!conn.ok()) return conn.error();
+  Connection& c = **conn;
+  {
+    std::lock_guard lock(handle->state_->mu);
+    if (handle->state_->cancelled) return 0;
+    handle->state_->conn = &c;
+  }
+  struct Detach {
+    StreamHandle* h;
+    ~Detach() {
+      std::lock_guard lock(h->state_->mu);
+      h->state_->conn = nullptr;
+    }
+  } detach{handle};
+  auto req = impl_->MakeRequest("GET", target, {}, {}, accept);
+  c.lowest().expires_after(impl_->options.timeout);
+  http::response_parser<http::buffer_body> parser;
+  parser.body_limit(boost::none);
+  std::string pending;
+  bool stop = false;
+  char buf[64 * 1024];
+  int status = 0;
+  auto ec = impl_->WithStream(c, [&](auto& stream) -> boost::system::error_code {
+    auto wec = c.Run([&](auto h) { http::async_write(stream, req, h); });
+    if (wec) return wec;
+    auto hec = c.Run([&](auto h) { http::async_read_header(stream, c.buffer, parser, h); });
+    if (hec) return hec;
+    status = parser.get().result_int();
+    while (!parser.is_done() && !stop) {
+      parser.get().body().data = buf;
+      parser.get().body().size = sizeof(buf);
+      c.lowest().expires_after(idle_timeout);
+      auto rec = c.Run([&](auto h) { http::async_read_some(stream, c.buffer, parser, h); });
+      if (rec && rec != http::error::need_buffer) return rec;
+      size_t n = sizeof(buf) - parser.get().body().size;
+      pending.append(buf, n);
+      size_t start = 0;
+      for (size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
+        if (!on_line(std::string_view(pending).substr(start, nl - start))) {
+          stop = true;
+          break;
+        }
+      }
+      pending.erase(0, start);
+    }
+    return {};
+  });
+  if (!pending.empty() && !stop) on_line(pending);
+  if (handle->cancelled()) return status;
+  if (ec && ec != http::error::end_of_stream && ec != asio::error::eof) {
+    return Error{fmt::format("watch {}{}: {}", impl_->options.server, target, ec.message()),
+                 ec == beast::error::timeout ? ErrorCode::kTimeout : ErrorCode::kUnavailable};
+  }
+  return status;
+}
+
+}  // namespace berth::net

@@ -1,0 +1,83 @@
+// HttpClient: HTTP/1.1 (optionally TLS) requests to one server on Boost.Beast, with a pool of
+// keep-alive connections (no handshake per request), per-request timeouts and streamed
+// responses (watches).
+//
+// Threads: Do() and Stream() may be called from any number of threads at once; each call uses
+// its own pooled connection. StreamHandle::Cancel() may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "berth/api/result.h"
+
+namespace berth::net {
+
+struct HttpClientOptions {
+  std::string server;  // "https://host:port" or "http://host:port", optionally with a path prefix
+  std::string ca_pem;  // trust these CAs; empty: the system's
+  bool insecure_skip_verify = false;
+  std::string server_name;  // TLS name to verify, default the URL's host
+  std::string client_cert_pem, client_key_pem;
+  std::string bearer_token;
+  std::chrono::milliseconds timeout{30000};
+  std::string user_agent = "berth";
+};
+
+struct ClientResponse {
+  int status = 0;
+  std::string body;
+  std::string content_type;
+  std::string retry_after;  // the Retry-After header, if any
+};
+
+// Cancels a running Stream() from another thread.
+class StreamHandle {
+ public:
+  StreamHandle();
+  ~StreamHandle();
+  void Cancel();
+  bool cancelled() const;
+
+ private:
+  friend class HttpClient;
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+class HttpClient {
+ public:
+  // Errors name the server (bad URL, unreadable CA or client certificate).
+  static Result<std::unique_ptr<HttpClient>> Create(const HttpClientOptions& options);
+  ~HttpClient();
+
+  // One request; `target` is the path and query after the server's prefix. Connection
+  // failures and timeouts are errors (kUnavailable / kTimeout) naming the server; any HTTP
+  // status is a response.
+  Result<ClientResponse> Do(std::string_view method, std::string_view target,
+                            std::string_view body = {},
+                            std::string_view content_type = "application/json",
+                            std::string_view accept = "application/json",
+                            std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+
+  // A streaming GET: `on_line` receives every newline-terminated line of the body as it
+  // arrives (return false to stop). Returns the HTTP status (a non-200 status's body is passed
+  // whole to `on_line`), when the server ends the stream, the handle is cancelled, or no data
+  // arrives for `idle_timeout`.
+  Result<int> Stream(std::string_view target, std::string_view accept,
+                     const std::function<bool(std::string_view line)>& on_line,
+                     StreamHandle* handle, std::chrono::milliseconds idle_timeout);
+
+  const std::string& server() const;
+
+  struct Impl;
+
+ private:
+  explicit HttpClient(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace berth::net
