@@ -205,6 +205,13 @@ std::optional<Json> OpenApiDocument(std::string_view path) {
                   {"parameters", {{{"name", "fieldValidation"}, {"in", "query"}}}}}}};
   }
   if (paths.empty()) return std::nullopt;
+  if (group.empty()) {
+    // `kind: List` manifests are validated against this entry before kubectl splits them.
+    paths["/api/v1/lists/{name}"] = {
+        {"patch",
+         {{"x-kubernetes-group-version-kind", {{"group", ""}, {"version", "v1"}, {"kind", "List"}}},
+          {"parameters", {{{"name", "fieldValidation"}, {"in", "query"}}}}}}};
+  }
   return Json{{"openapi", "3.0.0"},
               {"info", {{"title", "Berth"}, {"version", "v1.32.0"}}},
               {"paths", paths}};

@@ -104,6 +104,22 @@ Json StatusBody(const Error& e, const std::string& kind = "", const std::string&
     if (!kind.empty()) details["kind"] = kind;
     body["details"] = details;
   }
+  // kubectl rebuilds an Invalid message from details.causes: "<Kind> \"<name>\" is invalid:
+  // <field>: <detail>" becomes one cause.
+  if (e.code == ErrorCode::kInvalid) {
+    size_t at = e.message.find(" is invalid: ");
+    if (at != std::string::npos) {
+      std::string rest = e.message.substr(at + 13);
+      size_t colon = rest.find(": ");
+      Json cause = {{"reason", "FieldValueInvalid"},
+                    {"message", colon == std::string::npos ? rest : rest.substr(colon + 2)},
+                    {"field", colon == std::string::npos ? "" : rest.substr(0, colon)}};
+      if (cause["message"].get<std::string>().rfind("Required value", 0) == 0) {
+        cause["reason"] = "FieldValueRequired";
+      }
+      body["details"]["causes"] = Json::array({cause});
+    }
+  }
   return body;
 }
 
@@ -141,6 +157,32 @@ IncludeObject IncludeFor(const HttpRequest& req) {
   if (v == "Object") return IncludeObject::kObject;
   if (v == "None") return IncludeObject::kNone;
   return IncludeObject::kMetadata;
+}
+
+// The core/v1 view of an events.k8s.io/v1 Event.
+Json CoreEventFrom(const Json& ev) {
+  std::string time = ev.value("eventTime", "");
+  std::string seconds = time.size() >= 19 ? time.substr(0, 19) + "Z" : time;
+  Json core = {{"apiVersion", "v1"},
+               {"kind", "Event"},
+               {"metadata", ev.value("metadata", Json::object())},
+               {"involvedObject", ev.value("regarding", Json::object())},
+               {"reason", ev.value("reason", "")},
+               {"message", ev.value("note", "")},
+               {"type", ev.value("type", "")},
+               {"action", ev.value("action", "")},
+               {"source", {{"component", ev.value("reportingController", "")}}},
+               {"reportingComponent", ev.value("reportingController", "")},
+               {"reportingInstance", ev.value("reportingInstance", "")},
+               {"count", 1}};
+  if (!seconds.empty()) {
+    core["firstTimestamp"] = seconds;
+    core["lastTimestamp"] = seconds;
+    core["eventTime"] = time;
+  }
+  core["metadata"].erase("resourceVersion");
+  core["metadata"].erase("uid");
+  return core;
 }
 
 // A request addressed to a resource.
@@ -536,8 +578,15 @@ HttpResponse Server::Impl::Create(HttpRequest& req, const Target& t) {
     return ErrorResponse(ok.error(), res.kind, meta.value("name", ""));
   }
   const bool dry_run = req.Query("dryRun") == "All";
+  std::optional<Json> core_event;
+  if (res.group == "events.k8s.io") core_event = CoreEventFrom(obj);
   auto created = store->Create(res, t.ns, std::move(obj), dry_run);
   if (!created.ok()) return ErrorResponse(created.error(), res.plural, meta.value("name", ""));
+  if (core_event && !dry_run) {
+    // kube-apiserver serves one event through both APIs; here the core/v1 view (what
+    // `kubectl describe` and `kubectl get events` read) is written beside it.
+    (void)store->Create(*FindResource("", "v1", "events"), t.ns, std::move(*core_event), false);
+  }
   return JsonResponse(201, *created->text);
 }
 

@@ -1,0 +1,341 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `berth up` with the real kubectl and the official Python client.
+
+Usage: run_up_e2e.py BERTH [CHECK ...]
+
+Starts `berth up` on an ephemeral port with a temporary data directory and demo nodes, then
+runs each check (all by default) against it with /usr/bin/kubectl (KUBECONFIG pointing at the
+kubeconfig `berth up` wrote) and python3-kubernetes. Prints one line per check and a final
+"N passed, M failed" line; exits non-zero on failure.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+
+
+class Fail(Exception):
+    pass
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Up:
+    """A running `berth up` process."""
+
+    def __init__(self, berth, data_dir, demo_nodes=4, extra=()):
+        self.berth, self.data_dir = berth, data_dir
+        self.port = free_port()
+        self.log = open(os.path.join(data_dir, "up.log"), "a")
+        self.proc = subprocess.Popen(
+            [berth, "up", "--data-dir", data_dir, "--port", str(self.port),
+             "--demo-nodes", str(demo_nodes)] + list(extra),
+            stdout=self.log, stderr=subprocess.STDOUT)
+        self.kubeconfig = os.path.join(data_dir, "kubeconfig")
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise Fail("berth up exited with %d: %s" % (self.proc.returncode, self.tail()))
+            if os.path.exists(self.kubeconfig):
+                rc, out, _ = self.kubectl(["get", "--raw", "/readyz"], check=False)
+                if rc == 0 and out.strip() == "ok":
+                    return
+            time.sleep(0.2)
+        raise Fail("berth up not ready after 60 s: " + self.tail())
+
+    def tail(self):
+        self.log.flush()
+        with open(os.path.join(self.data_dir, "up.log")) as f:
+            return f.read()[-3000:]
+
+    def env(self):
+        e = dict(os.environ)
+        e["KUBECONFIG"] = self.kubeconfig
+        return e
+
+    def kubectl(self, args, check=True, stdin=None, timeout=60):
+        p = subprocess.run([KUBECTL] + args, env=self.env(), input=stdin, capture_output=True,
+                           text=True, timeout=timeout)
+        if check and p.returncode != 0:
+            raise Fail("kubectl %s: rc %d: %s" % (" ".join(args), p.returncode, p.stderr.strip()))
+        return p.returncode, p.stdout, p.stderr
+
+    def stop(self, sig=signal.SIGINT):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        return self.proc.returncode
+
+
+def wait_for(what, fn, timeout=60, interval=0.2):
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        last = fn()
+        if last:
+            return last
+        time.sleep(interval)
+    raise Fail("timed out waiting for %s (last: %r)" % (what, last))
+
+
+def pods_json(up, ns="default", selector=None):
+    args = ["get", "pods", "-n", ns, "-o", "json"]
+    if selector:
+        args += ["-l", selector]
+    return json.loads(up.kubectl(args)[1])["items"]
+
+
+def pod_manifest(name, cpu="100m", memory="64Mi", scheduler=None, labels=None, extra_spec=None):
+    spec = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+                            "resources": {"requests": {"cpu": cpu, "memory": memory}}}]}
+    if scheduler:
+        spec["schedulerName"] = scheduler
+    spec.update(extra_spec or {})
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "labels": labels or {"app": "e2e"}}, "spec": spec}
+
+
+def create(up, objs):
+    # A stream of JSON documents: kubectl validates a `kind: List` only against OpenAPI v2,
+    # which the embedded server does not serve.
+    up.kubectl(["create", "-f", "-"], stdin="\n".join(json.dumps(o) for o in objs))
+
+
+# ---------------------------------------------------------------- checks
+
+def check_nodes_ready(up):
+    out = up.kubectl(["get", "nodes"])[1]
+    lines = out.strip().splitlines()
+    if len(lines) != 5 or "Ready" not in lines[1]:
+        raise Fail("expected 4 Ready demo nodes:\n" + out)
+
+
+def check_batch_bound(up):
+    create(up, [pod_manifest("batch-%03d" % i, labels={"app": "batch"}) for i in range(200)])
+
+    def all_bound():
+        pods = pods_json(up, selector="app=batch")
+        return len(pods) == 200 and all(p["spec"].get("nodeName") for p in pods)
+
+    wait_for("200 pods bound", all_bound, timeout=120)
+    out = up.kubectl(["get", "pods", "-o", "wide", "-l", "app=batch"])[1]
+    rows = out.strip().splitlines()[1:]
+    if len(rows) != 200 or any("demo-node-" not in r for r in rows):
+        raise Fail("get -o wide does not show every pod on a demo node:\n" + out[:2000])
+    nodes = {p["spec"]["nodeName"] for p in pods_json(up, selector="app=batch")}
+    if len(nodes) < 4:
+        raise Fail("200 small pods should spread over all 4 nodes, got %s" % sorted(nodes))
+    up.kubectl(["delete", "pods", "-l", "app=batch", "--wait=false"])
+
+
+def check_unschedulable_then_bound(up):
+    create(up, [pod_manifest("huge", cpu="30")])
+
+    def failed():
+        p = json.loads(up.kubectl(["get", "pod", "huge", "-o", "json"])[1])
+        conds = {c["type"]: c for c in p.get("status", {}).get("conditions", [])}
+        c = conds.get("PodScheduled")
+        return c if c and c["status"] == "False" else None
+
+    cond = wait_for("PodScheduled=False on huge", failed)
+    if cond.get("reason") != "Unschedulable" or "Insufficient cpu" not in cond.get("message", ""):
+        raise Fail("unexpected condition %r" % cond)
+    out = wait_for("FailedScheduling in describe", lambda: (
+        lambda o: o if "FailedScheduling" in o else None)(
+            up.kubectl(["describe", "pod", "huge"])[1]))
+    if "0/4 nodes are available" not in out:
+        raise Fail("describe lacks the FitError message:\n" + out)
+    node = {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "big-node", "labels": {"kubernetes.io/hostname": "big-node"}},
+            "status": {"capacity": {"cpu": "64", "memory": "256Gi", "pods": "110"},
+                       "allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110"},
+                       "conditions": [{"type": "Ready", "status": "True"}]}}
+    create(up, [node])
+    wait_for("huge bound to big-node", lambda: json.loads(
+        up.kubectl(["get", "pod", "huge", "-o", "json"])[1])["spec"].get("nodeName") == "big-node")
+
+
+def check_other_scheduler_left_alone(up):
+    create(up, [pod_manifest("mine", scheduler="my-scheduler")])
+    time.sleep(2)
+    p = json.loads(up.kubectl(["get", "pod", "mine", "-o", "json"])[1])
+    if p["spec"].get("nodeName"):
+        raise Fail("pod of my-scheduler was bound by Berth to %s" % p["spec"]["nodeName"])
+    # The shell scheduler of the tutorials, through kubectl proxy, binds it.
+    port = free_port()
+    proxy = subprocess.Popen([KUBECTL, "proxy", "--port", str(port)], env=up.env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        wait_for("kubectl proxy", lambda: subprocess.run(
+            ["curl", "-s", "-o", "/dev/null", "http://127.0.0.1:%d/api" % port]).returncode == 0,
+            timeout=20)
+        script = (
+            "for P in $(kubectl get pods -o json | jq -r '.items[] | "
+            "select(.spec.schedulerName == \"my-scheduler\") | select(.spec.nodeName == null) | "
+            ".metadata.name'); do "
+            "curl -s -f -H 'Content-Type: application/json' -X POST "
+            "--data '{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"'$P'\"},"
+            "\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":\"demo-node-002\"}}' "
+            "http://127.0.0.1:%d/api/v1/namespaces/default/pods/$P/binding/ >/dev/null || exit 1; "
+            "done" % port)
+        p = subprocess.run(["bash", "-c", script], env=up.env(), capture_output=True, text=True,
+                           timeout=60)
+        if p.returncode != 0:
+            raise Fail("shell scheduler failed: " + p.stdout + p.stderr)
+    finally:
+        proxy.terminate()
+        proxy.wait()
+    node = json.loads(up.kubectl(["get", "pod", "mine", "-o", "json"])[1])["spec"].get("nodeName")
+    if node != "demo-node-002":
+        raise Fail("shell scheduler's binding not applied: node %r" % node)
+
+
+def check_kubectl_verbs(up):
+    manifest = os.path.join(up.data_dir, "cm.yaml")
+    with open(manifest, "w") as f:
+        f.write("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: \"1\"\n")
+    up.kubectl(["apply", "-f", manifest])
+    with open(manifest, "w") as f:
+        f.write("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: \"2\"\n")
+    up.kubectl(["apply", "-f", manifest])
+    got = json.loads(up.kubectl(["get", "cm", "settings", "-o", "json"])[1])
+    if got["data"] != {"a": "2"}:
+        raise Fail("apply update not applied: %r" % got["data"])
+    up.kubectl(["apply", "--server-side", "-f", manifest])
+    up.kubectl(["label", "node", "demo-node-001", "team=blue"])
+    up.kubectl(["annotate", "node", "demo-node-001", "note=hello"])
+    up.kubectl(["taint", "node", "demo-node-003", "dedicated=gpu:NoSchedule"])
+    up.kubectl(["cordon", "demo-node-004"])
+    n = json.loads(up.kubectl(["get", "node", "demo-node-004", "-o", "json"])[1])
+    if not n["spec"].get("unschedulable"):
+        raise Fail("cordon did not set spec.unschedulable")
+    up.kubectl(["uncordon", "demo-node-004"])
+    up.kubectl(["taint", "node", "demo-node-003", "dedicated=gpu:NoSchedule-"])
+    out = up.kubectl(["get", "node", "demo-node-001", "-o", "yaml"])[1]
+    if "team: blue" not in out or "note: hello" not in out:
+        raise Fail("label/annotate not visible in -o yaml")
+    up.kubectl(["apply", "-f", os.path.join(REPO, "deploy")])
+    up.kubectl(["delete", "cm", "settings"])
+    rc, _, err = up.kubectl(["get", "cm", "settings"], check=False)
+    if rc == 0 or "NotFound" not in err:
+        raise Fail("deleted configmap still there: " + err)
+
+
+def check_watch(up):
+    p = subprocess.Popen([KUBECTL, "get", "pods", "-w", "--output-watch-events"], env=up.env(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1)
+        create(up, [pod_manifest("watched")])
+        deadline = time.time() + 30
+        seen = ""
+        os.set_blocking(p.stdout.fileno(), False)
+        while time.time() < deadline and "watched" not in seen:
+            chunk = p.stdout.read()
+            if chunk:
+                seen += chunk
+            time.sleep(0.1)
+        if "watched" not in seen:
+            raise Fail("kubectl get -w did not show the new pod: %r" % seen)
+    finally:
+        p.terminate()
+        p.wait()
+
+
+def check_bad_input(up):
+    rc, _, err = up.kubectl(["create", "-f", "-"], check=False, stdin="{not json")
+    if rc == 0:
+        raise Fail("malformed manifest accepted")
+    rc, _, err = up.kubectl(["get", "widgets"], check=False)
+    if rc == 0 or "the server doesn't have a resource type" not in err:
+        raise Fail("unknown resource: " + err)
+    bad = pod_manifest("badq", cpu="1x")
+    rc, _, err = up.kubectl(["create", "-f", "-"], check=False, stdin=json.dumps(bad))
+    if rc == 0 or "Invalid value" not in err:
+        raise Fail("bad quantity not rejected with 422: " + err)
+
+
+def check_python_client(up):
+    script = os.path.join(HERE, "python_client_check.py")
+    p = subprocess.run(["/usr/bin/python3", script, up.kubeconfig], capture_output=True,
+                       text=True, timeout=120)
+    if p.returncode != 0:
+        raise Fail("python client: " + p.stdout[-2000:] + p.stderr[-2000:])
+
+
+def check_restart_keeps_state(up):
+    rv = json.loads(up.kubectl(["get", "node", "demo-node-001", "-o", "json"])[1])
+    rc = up.stop()
+    if rc != 0:
+        raise Fail("berth up exited with %d on SIGINT" % rc)
+    again = Up(up.berth, up.data_dir)
+    try:
+        n = json.loads(again.kubectl(["get", "node", "demo-node-001", "-o", "json"])[1])
+        if n["metadata"]["resourceVersion"] != rv["metadata"]["resourceVersion"]:
+            raise Fail("resourceVersion changed across restart")
+        nodes = again.kubectl(["get", "nodes", "-o", "name"])[1].split()
+        if len([x for x in nodes if "demo-node" in x]) != 4:
+            raise Fail("demo nodes created again or lost on restart: %s" % nodes)
+    finally:
+        again.stop()
+
+
+CHECKS = [check_nodes_ready, check_kubectl_verbs, check_watch, check_batch_bound,
+          check_unschedulable_then_bound, check_other_scheduler_left_alone, check_bad_input,
+          check_python_client, check_restart_keeps_state]
+
+
+def main():
+    berth = os.path.abspath(sys.argv[1])
+    wanted = set(sys.argv[2:])
+    data_dir = tempfile.mkdtemp(prefix="berth-up-e2e-")
+    passed = failed = 0
+    up = None
+    try:
+        up = Up(berth, data_dir)
+        for check in CHECKS:
+            if wanted and check.__name__ not in wanted:
+                continue
+            t = time.time()
+            try:
+                check(up)
+                passed += 1
+                print("PASS %s (%.1fs)" % (check.__name__, time.time() - t), flush=True)
+            except (Fail, subprocess.TimeoutExpired, json.JSONDecodeError, KeyError) as e:
+                failed += 1
+                print("FAIL %s: %s" % (check.__name__, e), flush=True)
+    except Fail as e:
+        failed += 1
+        print("FAIL startup: %s" % e)
+    finally:
+        if up and up.proc.poll() is None:
+            up.stop()
+        if failed:
+            print("berth up log (tail):\n" + open(os.path.join(data_dir, "up.log")).read()[-4000:])
+        shutil.rmtree(data_dir, ignore_errors=True)
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
