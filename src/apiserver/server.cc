@@ -261,6 +261,11 @@ struct Server::Impl {
 };
 
 Result<Json> Server::Impl::DecodeBody(const HttpRequest& req, const Target& t) {
+  if (req.Header("content-type").find("protobuf") != std::string::npos) {
+    return Error{"the body of the request was in an unknown format - accepted media types "
+                 "include: application/json, application/yaml",
+                 ErrorCode::kUnsupportedMediaType};
+  }
   auto docs = ParseDocuments(req.body, "request body");
   if (!docs.ok() || docs->size() != 1 || !(*docs)[0].is_object()) {
     std::string why = docs.ok() ? "expected one object" : docs.error().message;

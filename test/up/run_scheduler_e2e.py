@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `berth scheduler` against the API server of `berth up --no-scheduler`.
+
+Usage: run_scheduler_e2e.py BERTH
+
+* two schedulers with leader election: only the leader binds; after the leader is killed
+  (SIGKILL) the other takes over within the lease duration;
+* `--master` through `kubectl proxy`, no credentials;
+* bad input: unknown context, unreadable kubeconfig, unreachable server, wrong CA.
+Prints one line per check and "N passed, M failed".
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run_up_e2e import KUBECTL, Fail, Up, create, free_port, pod_manifest, wait_for  # noqa: E402
+
+
+class Scheduler:
+    def __init__(self, berth, args, log_path):
+        self.log_path = log_path
+        self.log = open(log_path, "w")
+        self.proc = subprocess.Popen([berth, "scheduler"] + args, stdout=self.log,
+                                     stderr=subprocess.STDOUT)
+
+    def text(self):
+        self.log.flush()
+        return open(self.log_path).read()
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        return self.proc.returncode
+
+
+def bound_count(up, selector):
+    pods = json.loads(up.kubectl(["get", "pods", "-l", selector, "-o", "json"])[1])["items"]
+    return sum(1 for p in pods if p["spec"].get("nodeName")), len(pods)
+
+
+def check_leader_election(berth, up, tmp):
+    common = ["--kubeconfig", up.kubeconfig, "--leader-elect=true",
+              "--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s",
+              "--leader-elect-retry-period=500ms", "--secure-port=0", "-v=2"]
+    a = Scheduler(berth, common, os.path.join(tmp, "a.log"))
+    time.sleep(1.5)
+    b = Scheduler(berth, common, os.path.join(tmp, "b.log"))
+    try:
+        create(up, [pod_manifest("le-a-%d" % i, labels={"batch": "a"}) for i in range(20)])
+        wait_for("batch a bound", lambda: bound_count(up, "batch=a") == (20, 20), timeout=60)
+        if "Successfully bound" in b.text():
+            raise Fail("the follower bound pods while the leader was alive")
+        lease = json.loads(up.kubectl(["get", "lease", "-n", "kube-system", "kube-scheduler",
+                                       "-o", "json"])[1])
+        if not lease["spec"].get("holderIdentity"):
+            raise Fail("no lease holder")
+        a.stop(signal.SIGKILL)
+        killed = time.time()
+        create(up, [pod_manifest("le-b-%d" % i, labels={"batch": "b"}) for i in range(20)])
+        wait_for("batch b bound by the follower", lambda: bound_count(up, "batch=b") == (20, 20),
+                 timeout=30)
+        took = time.time() - killed
+        if took > 15:
+            raise Fail("takeover took %.1fs" % took)
+        if "Successfully bound" not in b.text():
+            raise Fail("the follower did not bind after the leader died:\n" + b.text()[-2000:])
+    finally:
+        a.stop()
+        rc = b.stop(signal.SIGTERM)
+    if rc != 0:
+        raise Fail("scheduler exited with %d on SIGTERM:\n%s" % (rc, b.text()[-2000:]))
+    lease = json.loads(up.kubectl(["get", "lease", "-n", "kube-system", "kube-scheduler",
+                                   "-o", "json"])[1])
+    if lease["spec"].get("holderIdentity"):
+        raise Fail("the lease was not released on SIGTERM: %r" % lease["spec"])
+
+
+def check_master_through_proxy(berth, up, tmp):
+    port = free_port()
+    proxy = subprocess.Popen([KUBECTL, "proxy", "--port", str(port)], env=up.env(),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = dict(os.environ)
+    env.pop("KUBECONFIG", None)
+    s = None
+    try:
+        time.sleep(1)
+        s = Scheduler(berth, ["--master", "http://127.0.0.1:%d" % port, "--leader-elect=false",
+                              "--secure-port=0"], os.path.join(tmp, "proxy.log"))
+        create(up, [pod_manifest("proxied-%d" % i, labels={"batch": "proxy"}) for i in range(5)])
+        wait_for("pods bound through kubectl proxy",
+                 lambda: bound_count(up, "batch=proxy") == (5, 5), timeout=60)
+    finally:
+        if s:
+            s.stop()
+        proxy.terminate()
+        proxy.wait()
+
+
+def check_bad_input(berth, up, tmp):
+    def run(args, env_extra=None):
+        env = dict(os.environ)
+        env.pop("KUBECONFIG", None)
+        env.update(env_extra or {})
+        p = subprocess.run([berth, "scheduler", "--secure-port=0", "--leader-elect=false"] + args,
+                           capture_output=True, text=True, timeout=60, env=env)
+        return p.returncode, p.stderr
+
+    rc, err = run(["--kubeconfig", "/nonexistent/kubeconfig"])
+    if rc == 0 or "/nonexistent/kubeconfig" not in err:
+        raise Fail("unreadable kubeconfig: rc %d %r" % (rc, err))
+    ctx = os.path.join(tmp, "ctx.yaml")
+    with open(up.kubeconfig) as f:
+        text = f.read().replace('"current-context": "berth"', '"current-context": "nope"')
+    with open(ctx, "w") as f:
+        f.write(text)
+    rc, err = run(["--kubeconfig", ctx])
+    if rc == 0 or 'context "nope" not found' not in err:
+        raise Fail("unknown context: rc %d %r" % (rc, err))
+    rc, err = run(["--master", "http://127.0.0.1:%d" % free_port()])
+    if rc == 0 or "cannot reach the API server" not in err:
+        raise Fail("unreachable server: rc %d %r" % (rc, err))
+    # A CA that did not sign the server's certificate.
+    key, crt = os.path.join(tmp, "other.key"), os.path.join(tmp, "other.crt")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=other-ca", "-days", "1",
+                    "-keyout", key, "-out", crt], check=True, capture_output=True)
+    cfg = json.load(open(up.kubeconfig))
+    del cfg["clusters"][0]["cluster"]["certificate-authority-data"]
+    cfg["clusters"][0]["cluster"]["certificate-authority"] = crt
+    wrong_ca = os.path.join(tmp, "wrongca.yaml")
+    json.dump(cfg, open(wrong_ca, "w"))
+    rc, err = run(["--kubeconfig", wrong_ca])
+    if rc == 0 or "TLS handshake failed" not in err or err.count("\n") != 1:
+        raise Fail("wrong CA: rc %d %r" % (rc, err))
+
+
+CHECKS = [check_leader_election, check_master_through_proxy, check_bad_input]
+
+
+def main():
+    berth = os.path.abspath(sys.argv[1])
+    tmp = tempfile.mkdtemp(prefix="berth-sched-e2e-")
+    passed = failed = 0
+    up = None
+    try:
+        up = Up(berth, tmp, demo_nodes=4, extra=["--no-scheduler"])
+        for check in CHECKS:
+            t = time.time()
+            try:
+                check(berth, up, tmp)
+                passed += 1
+                print("PASS %s (%.1fs)" % (check.__name__, time.time() - t), flush=True)
+            except (Fail, subprocess.TimeoutExpired, KeyError, ValueError) as e:
+                failed += 1
+                print("FAIL %s: %s" % (check.__name__, e), flush=True)
+    except Fail as e:
+        failed += 1
+        print("FAIL startup: %s" % e)
+    finally:
+        if up:
+            up.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
