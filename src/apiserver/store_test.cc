@@ -1,0 +1,218 @@
+#include "apiserver/store.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+namespace berth::apiserver {
+namespace {
+
+using Json = nlohmann::json;
+
+const ResourceInfo& Pods() { return *FindResource("", "v1", "pods"); }
+const ResourceInfo& Nodes() { return *FindResource("", "v1", "nodes"); }
+
+Json PodDoc(const std::string& name) {
+  return {{"metadata", {{"name", name}}}, {"spec", {{"containers", {{{"name", "c"}}}}}}};
+}
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("berth-store-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::unique_ptr<Store> Open() {
+    auto s = Store::Open({.path = (dir_ / "state.db").string()});
+    EXPECT_TRUE(s.ok()) << s.error().message;
+    return std::move(s).value();
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(StoreTest, CreateFillsMetadataAndRejectsDuplicates) {
+  auto store = Open();
+  auto created = store->Create(Pods(), "default", PodDoc("a"), false);
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  const Json& meta = (*created->object)["metadata"];
+  EXPECT_EQ(meta["namespace"], "default");
+  EXPECT_EQ(meta["uid"].get<std::string>().size(), 36u);
+  EXPECT_EQ(meta["resourceVersion"], std::to_string(created->rv));
+  EXPECT_EQ(meta["generation"], 1);
+  EXPECT_EQ((*created->object)["kind"], "Pod");
+  auto dup = store->Create(Pods(), "default", PodDoc("a"), false);
+  ASSERT_FALSE(dup.ok());
+  EXPECT_EQ(dup.error().code, ErrorCode::kAlreadyExists);
+  EXPECT_EQ(dup.error().message, "pods \"a\" already exists");
+  auto no_ns = store->Create(Pods(), "missing", PodDoc("b"), false);
+  ASSERT_FALSE(no_ns.ok());
+  EXPECT_EQ(no_ns.error().message, "namespaces \"missing\" not found");
+}
+
+TEST_F(StoreTest, StaleUpdateConflictsAndSpecChangeBumpsGeneration) {
+  auto store = Open();
+  auto created = store->Create(Pods(), "default", PodDoc("a"), false);
+  ASSERT_TRUE(created.ok());
+  Json stale = *created->object;
+  auto updated = store->Mutate(
+      Pods(), "default", "a",
+      [](const Json* cur) -> Result<Json> {
+        Json next = *cur;
+        next["spec"]["nodeName"] = "n1";
+        return next;
+      },
+      false, false);
+  ASSERT_TRUE(updated.ok());
+  EXPECT_GT(updated->rv, created->rv);
+  EXPECT_EQ((*updated->object)["metadata"]["generation"], 2);
+  auto conflict = store->Mutate(
+      Pods(), "default", "a", [&](const Json*) -> Result<Json> { return stale; }, false, false);
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_EQ(conflict.error().code, ErrorCode::kConflict);
+}
+
+TEST_F(StoreTest, GenerateNameAndPaging) {
+  auto store = Open();
+  for (int i = 0; i < 5; ++i) {
+    Json doc = PodDoc("");
+    doc["metadata"].erase("name");
+    doc["metadata"]["generateName"] = "web-";
+    ASSERT_TRUE(store->Create(Pods(), "default", doc, false).ok());
+  }
+  auto page1 = store->List(Pods(), "default", {}, 2, "");
+  ASSERT_TRUE(page1.ok());
+  ASSERT_EQ(page1->items.size(), 2u);
+  EXPECT_FALSE(page1->continue_token.empty());
+  auto page2 = store->List(Pods(), "default", {}, 10, page1->continue_token);
+  ASSERT_TRUE(page2.ok());
+  EXPECT_EQ(page2->items.size(), 3u);
+  EXPECT_TRUE(page2->continue_token.empty());
+  EXPECT_EQ((*page2->items[0].object)["metadata"]["name"].get<std::string>().rfind("web-", 0), 0u);
+}
+
+TEST_F(StoreTest, WatchResumesFromRevisionAndOldRevisionsAreGone) {
+  auto store = Store::Open({.path = "", .event_window = 5});
+  ASSERT_TRUE(store.ok());
+  auto& s = **store;
+  int64_t start = s.revision();
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(s.Create(Nodes(), "", PodDoc("n" + std::to_string(i)), false).ok());
+  std::vector<std::string> seen;
+  auto reg = s.Watch(Nodes(), "", start, {}, [&](const WatchEvent& ev) {
+    seen.push_back((*ev.object.object)["metadata"]["name"]);
+    return true;
+  });
+  ASSERT_TRUE(reg.ok());
+  EXPECT_EQ(seen, (std::vector<std::string>{"n0", "n1", "n2"}));
+  ASSERT_TRUE(s.Delete(Nodes(), "", "n1", std::nullopt, false).ok());
+  EXPECT_EQ(seen.back(), "n1");
+  for (int i = 3; i < 12; ++i)
+    ASSERT_TRUE(s.Create(Nodes(), "", PodDoc("n" + std::to_string(i)), false).ok());
+  auto old = s.Watch(Nodes(), "", start, {}, [](const WatchEvent&) { return true; });
+  ASSERT_FALSE(old.ok());
+  EXPECT_EQ(old.error().code, ErrorCode::kGone);
+  EXPECT_NE(old.error().message.find("too old resource version"), std::string::npos);
+}
+
+TEST_F(StoreTest, WatcherThatRefusesStopsReceivingWhileWritesGoOn) {
+  auto store = Open();
+  int delivered = 0;
+  auto reg = store->Watch(Pods(), "", std::nullopt, {}, [&](const WatchEvent&) {
+    ++delivered;
+    return false;  // a slow reader the server dropped
+  });
+  ASSERT_TRUE(reg.ok());
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(store->Create(Pods(), "default", PodDoc("p" + std::to_string(i)), false).ok());
+  }
+  EXPECT_EQ(delivered, 1);
+}
+
+TEST_F(StoreTest, StateSurvivesReopen) {
+  int64_t rv;
+  {
+    auto store = Open();
+    auto c = store->Create(Pods(), "default", PodDoc("keep"), false);
+    ASSERT_TRUE(c.ok());
+    rv = c->rv;
+    ASSERT_TRUE(store->Create(Pods(), "default", PodDoc("gone"), false).ok());
+    ASSERT_TRUE(store->Delete(Pods(), "default", "gone", std::nullopt, false).ok());
+  }
+  auto store = Open();
+  auto got = store->Get(Pods(), "default", "keep");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->rv, rv);
+  EXPECT_FALSE(store->Get(Pods(), "default", "gone").ok());
+  auto next = store->Create(Pods(), "default", PodDoc("after"), false);
+  ASSERT_TRUE(next.ok());
+  EXPECT_GT(next->rv, rv + 1);  // the revision continues past the deletion
+}
+
+// A child process writes from 4 threads and reports every acknowledged write; it is killed
+// with SIGKILL mid-stream. Every acknowledged object must be there after reopening, with the
+// resourceVersion that was acknowledged.
+TEST_F(StoreTest, AcknowledgedWritesSurviveKill9) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    auto store = Store::Open({.path = (dir_ / "state.db").string()});
+    if (!store.ok()) _exit(2);
+    std::mutex out_mu;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0;; ++i) {
+          std::string name = "p" + std::to_string(t) + "-" + std::to_string(i);
+          auto c = (*store)->Create(Pods(), "default", PodDoc(name), false);
+          if (!c.ok()) _exit(3);
+          std::string line = name + " " + std::to_string(c->rv) + "\n";
+          std::lock_guard lock(out_mu);
+          if (write(fds[1], line.data(), line.size()) < 0) _exit(4);
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    _exit(0);
+  }
+  close(fds[1]);
+  std::map<std::string, int64_t> acked;
+  std::string buf;
+  char chunk[4096];
+  while (acked.size() < 400) {
+    ssize_t n = read(fds[0], chunk, sizeof(chunk));
+    ASSERT_GT(n, 0) << "writer died early";
+    buf.append(chunk, n);
+    size_t nl;
+    while ((nl = buf.find('\n')) != std::string::npos) {
+      std::string line = buf.substr(0, nl);
+      buf.erase(0, nl + 1);
+      size_t sp = line.find(' ');
+      acked[line.substr(0, sp)] = std::stoll(line.substr(sp + 1));
+    }
+  }
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  close(fds[0]);
+  auto store = Open();
+  for (const auto& [name, rv] : acked) {
+    auto got = store->Get(Pods(), "default", name);
+    ASSERT_TRUE(got.ok()) << name << " was acknowledged but is lost";
+    EXPECT_EQ(got->rv, rv) << name;
+  }
+}
+
+}  // namespace
+}  // namespace berth::apiserver
