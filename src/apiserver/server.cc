@@ -262,9 +262,10 @@ struct Server::Impl {
 
 Result<Json> Server::Impl::DecodeBody(const HttpRequest& req, const Target& t) {
   if (req.Header("content-type").find("protobuf") != std::string::npos) {
-    return Error{"the body of the request was in an unknown format - accepted media types "
-                 "include: application/json, application/yaml",
-                 ErrorCode::kUnsupportedMediaType};
+    return Error{
+        "the body of the request was in an unknown format - accepted media types "
+        "include: application/json, application/yaml",
+        ErrorCode::kUnsupportedMediaType};
   }
   auto docs = ParseDocuments(req.body, "request body");
   if (!docs.ok() || docs->size() != 1 || !(*docs)[0].is_object()) {
@@ -873,7 +874,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
         fmt::format("{}: cannot create the data directory: {}", options.data_dir, ec.message())};
   chmod(options.data_dir.c_str(), 0700);
   const std::string dir = options.data_dir;
-  auto store = Store::Open({.path = dir + "/state.db"});
+  auto store = Store::Open({.path = dir + "/state.db", .event_window = options.watch_window});
   if (!store.ok()) return store.error();
   impl->store = std::move(store).value();
 

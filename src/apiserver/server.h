@@ -26,6 +26,7 @@ struct ServerOptions {
   uint16_t port = 6443;     // 0: ephemeral
   bool plain_http = false;  // tests and `kubectl proxy`-like setups only
   int threads = 4;
+  size_t watch_window = 200000;  // changes kept for watches to resume from
 };
 
 class Server {

@@ -173,7 +173,9 @@ bool Informer::WatchOnce() {
   ++watches_;
   // As client-go: a random server-side timeout between 5 and 10 minutes spreads reconnects.
   static thread_local std::mt19937 rng{std::random_device{}()};
-  int timeout = std::uniform_int_distribution<int>(300, 600)(rng);
+  int timeout = options_.watch_timeout_seconds > 0
+                    ? options_.watch_timeout_seconds
+                    : std::uniform_int_distribution<int>(300, 600)(rng);
   std::string path = fmt::format(
       "{}?watch=true&allowWatchBookmarks=true&resourceVersion={}"
       "&timeoutSeconds={}",

@@ -35,6 +35,8 @@ struct InformerOptions {
   // Drop what the scheduler never reads before decoding (managedFields, last-applied).
   bool trim_metadata = true;
   std::function<void(const std::string& message)> log;  // warnings (reconnects, relists)
+  // Server-side watch timeout; 0: random between 5 and 10 minutes, as client-go.
+  int watch_timeout_seconds = 0;
 };
 
 class Informer {

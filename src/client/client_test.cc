@@ -1,0 +1,355 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "apiserver/server.h"
+#include "client/informer.h"
+#include "client/kubeconfig.h"
+#include "client/leader_election.h"
+#include "client/rest_client.h"
+#include "net/http_server.h"
+
+namespace berth::client {
+namespace {
+
+using Json = nlohmann::json;
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    path_ = fs::temp_directory_path() /
+            ("berth-client-test-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string File(const std::string& name, const std::string& text) const {
+    std::string p = (path_ / name).string();
+    std::ofstream(p) << text;
+    return p;
+  }
+  std::string path() const { return path_.string(); }
+
+ private:
+  fs::path path_;
+};
+
+std::unique_ptr<RestClient> RestFor(const std::string& server, const std::string& token = "",
+                                    RestOptions ro = {}) {
+  net::HttpClientOptions o;
+  o.server = server;
+  o.bearer_token = token;
+  o.timeout = std::chrono::seconds(5);
+  auto http = net::HttpClient::Create(o);
+  EXPECT_TRUE(http.ok());
+  return std::make_unique<RestClient>(std::move(http).value(), ro);
+}
+
+// ---------------------------------------------------------------- kubeconfig
+
+TEST(KubeconfigTest, ContextsTokensFilesAndMergedKubeconfigs) {
+  TempDir dir;
+  std::string token_file = dir.File("token", "file-token\n");
+  std::string a = dir.File("a.yaml", R"(
+apiVersion: v1
+kind: Config
+current-context: one
+clusters:
+- name: c1
+  cluster: {server: "https://10.0.0.1:6443", insecure-skip-tls-verify: true}
+users:
+- name: u1
+  user: {token: inline-token}
+contexts:
+- name: one
+  context: {cluster: c1, user: u1}
+)");
+  std::string b = dir.File("b.yaml", R"(
+apiVersion: v1
+kind: Config
+current-context: ignored-because-a-wins
+clusters:
+- name: c2
+  cluster: {server: "http://127.0.0.1:8001/prefix"}
+users:
+- name: u2
+  user: {tokenFile: token}
+contexts:
+- name: two
+  context: {cluster: c2, user: u2}
+)");
+  auto one = ResolveConnection({.explicit_path = a});
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  EXPECT_EQ(one->server, "https://10.0.0.1:6443");
+  EXPECT_EQ(one->bearer_token, "inline-token");
+  EXPECT_TRUE(one->insecure_skip_verify);
+
+  setenv("KUBECONFIG", (a + ":" + b).c_str(), 1);
+  auto two = ResolveConnection({.context = "two"});
+  unsetenv("KUBECONFIG");
+  ASSERT_TRUE(two.ok()) << two.error().message;
+  EXPECT_EQ(two->server, "http://127.0.0.1:8001/prefix");
+  EXPECT_EQ(two->bearer_token, "file-token");
+
+  auto master = ResolveConnection({.explicit_path = a, .master = "http://127.0.0.1:9"});
+  ASSERT_TRUE(master.ok());
+  EXPECT_EQ(master->server, "http://127.0.0.1:9");
+}
+
+TEST(KubeconfigTest, ErrorsNameTheFileAndContext) {
+  TempDir dir;
+  std::string a = dir.File("a.yaml", "apiVersion: v1\nkind: Config\ncurrent-context: x\n");
+  auto missing_ctx = ResolveConnection({.explicit_path = a});
+  ASSERT_FALSE(missing_ctx.ok());
+  EXPECT_EQ(missing_ctx.error().message, "kubeconfig " + a + ": context \"x\" not found");
+  auto unreadable = ResolveConnection({.explicit_path = dir.path() + "/none.yaml"});
+  ASSERT_FALSE(unreadable.ok());
+  EXPECT_NE(unreadable.error().message.find("none.yaml"), std::string::npos);
+  std::string bad_ca = dir.File("b.yaml", R"(
+clusters: [{name: c, cluster: {server: "https://x:1", certificate-authority: missing-ca.crt}}]
+contexts: [{name: c, context: {cluster: c}}]
+current-context: c
+)");
+  auto ca = ResolveConnection({.explicit_path = bad_ca});
+  ASSERT_FALSE(ca.ok());
+  EXPECT_NE(ca.error().message.find("certificate-authority"), std::string::npos);
+}
+
+TEST(KubeconfigTest, InClusterConfiguration) {
+  TempDir dir;
+  InClusterPaths paths{dir.File("token", "sa-token\n"), dir.File("ca.crt", "PEM")};
+  unsetenv("KUBECONFIG");
+  setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+  setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+  auto c = ResolveConnection({}, paths);
+  unsetenv("KUBERNETES_SERVICE_HOST");
+  unsetenv("KUBERNETES_SERVICE_PORT");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->server, "https://10.96.0.1:443");
+  EXPECT_EQ(c->bearer_token, "sa-token");
+  EXPECT_EQ(c->ca_pem, "PEM");
+}
+
+// ---------------------------------------------------------------- REST
+
+TEST(RestClientTest, RetriesServerErrorsAndMapsStatusCodes) {
+  std::atomic<int> calls{0};
+  auto server = net::HttpServer::Start({}, [&](net::HttpRequest& req) {
+    net::HttpResponse r;
+    if (req.path == "/flaky" && calls++ < 2) {
+      r.status = 500;
+      r.body = R"({"kind":"Status","message":"try later"})";
+    } else if (req.path == "/conflict") {
+      r.status = 409;
+      r.body = R"({"kind":"Status","reason":"Conflict","message":"the object has been modified"})";
+    } else {
+      r.body = R"({"ok":true})";
+    }
+    return r;
+  });
+  ASSERT_TRUE(server.ok());
+  RestOptions ro;
+  ro.initial_backoff = std::chrono::milliseconds(1);
+  auto rest = RestFor("http://127.0.0.1:" + std::to_string((*server)->port()), "", ro);
+  auto ok = rest->Get("/flaky");
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(calls.load(), 3);
+  auto conflict = rest->Post("/conflict", Json::object());
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_EQ(conflict.error().code, ErrorCode::kConflict);
+  EXPECT_NE(conflict.error().message.find("the object has been modified"), std::string::npos);
+  auto refused = RestFor("http://127.0.0.1:1", "", ro)->Get("/x");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kUnavailable);
+}
+
+TEST(RestClientTest, RateLimiterHoldsRequestsToQps) {
+  auto server = net::HttpServer::Start({}, [](net::HttpRequest&) { return net::HttpResponse{}; });
+  ASSERT_TRUE(server.ok());
+  RestOptions ro;
+  ro.qps = 20;
+  ro.burst = 2;
+  auto rest = RestFor("http://127.0.0.1:" + std::to_string((*server)->port()), "", ro);
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 12; ++i) ASSERT_TRUE(rest->Get("/").ok());
+  auto took = std::chrono::steady_clock::now() - start;
+  // 2 from the burst, then 10 at 20 per second: about half a second.
+  EXPECT_GE(took, std::chrono::milliseconds(400));
+}
+
+// ---------------------------------------------------------------- informers
+
+class ApiServerFixture : public ::testing::Test {
+ protected:
+  void Start(size_t watch_window = 200000) {
+    apiserver::ServerOptions o;
+    o.data_dir = dir_.path() + "/data";
+    o.port = 0;
+    o.plain_http = true;
+    o.watch_window = watch_window;
+    auto s = apiserver::Server::Start(o);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    server_ = std::move(s).value();
+    rest_ = RestFor(server_->url(), server_->token(), RestOptions{.qps = 0});
+  }
+  Json Pod(const std::string& name) {
+    return {{"apiVersion", "v1"},
+            {"kind", "Pod"},
+            {"metadata", {{"name", name}}},
+            {"spec", {{"containers", {{{"name", "c"}, {"image", "x"}}}}}}};
+  }
+  TempDir dir_;
+  std::unique_ptr<apiserver::Server> server_;
+  std::unique_ptr<RestClient> rest_;
+};
+
+// Watches end every second (timeoutSeconds=1) while pods are created: every pod is delivered
+// exactly once and the informer's copy ends up complete.
+TEST_F(ApiServerFixture, InformerLosesAndRepeatsNothingAcrossReconnects) {
+  Start();
+  std::mutex mu;
+  std::map<std::string, int> adds;
+  InformerOptions io{"/api/v1/pods", "Pod", 50, true, {}, 1};
+  Informer inf(rest_.get(), io,
+               {[&](const Object& o) {
+                  std::lock_guard lock(mu);
+                  ++adds[std::get<std::shared_ptr<const berth::Pod>>(o)->metadata.name];
+                },
+                {},
+                {}});
+  for (int i = 0; i < 120; ++i)
+    ASSERT_TRUE(
+        rest_->Post("/api/v1/namespaces/default/pods", Pod("pre-" + std::to_string(i))).ok());
+  inf.Start();
+  for (int i = 0; i < 1500; ++i) {
+    ASSERT_TRUE(rest_->Post("/api/v1/namespaces/default/pods", Pod("p-" + std::to_string(i))).ok());
+    if (i % 300 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  }
+  for (int i = 0; i < 200; ++i) {
+    {
+      std::lock_guard lock(mu);
+      if (adds.size() == 1620) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  inf.Stop();
+  std::lock_guard lock(mu);
+  EXPECT_EQ(adds.size(), 1620u);
+  for (const auto& [name, n] : adds) EXPECT_EQ(n, 1) << name;
+  EXPECT_GE(inf.watches(), 2);  // the stream really was cut and resumed
+  EXPECT_EQ(inf.List().size(), 1620u);
+}
+
+// A watch answered 410 Gone relists and delivers only the difference.
+TEST(InformerTest, GoneRelistsAndDeliversTheDifference) {
+  std::atomic<int> lists{0}, watches{0};
+  auto item = [](const std::string& name, int rv) {
+    return Json{{"apiVersion", "v1"},
+                {"kind", "Node"},
+                {"metadata", {{"name", name}, {"resourceVersion", std::to_string(rv)}}}};
+  };
+  std::vector<std::shared_ptr<net::StreamSink>> open;
+  std::mutex open_mu;
+  auto server = net::HttpServer::Start({}, [&](net::HttpRequest& req) {
+    net::HttpResponse r;
+    if (req.Query("watch")) {
+      int n = watches++;
+      r.stream = [&, n](std::shared_ptr<net::StreamSink> sink) {
+        if (n == 0) {
+          sink->Write(R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})"
+                      "\n");
+          sink->Close();
+        } else {
+          std::lock_guard lock(open_mu);
+          open.push_back(sink);  // held open until the test ends
+        }
+      };
+      return r;
+    }
+    Json list = {{"kind", "NodeList"},
+                 {"metadata", {{"resourceVersion", lists == 0 ? "10" : "20"}}}};
+    list["items"] =
+        lists++ == 0 ? Json{item("a", 1), item("b", 2)} : Json{item("b", 15), item("c", 16)};
+    r.body = list.dump();
+    return r;
+  });
+  ASSERT_TRUE(server.ok());
+  auto rest =
+      RestFor("http://127.0.0.1:" + std::to_string((*server)->port()), "", RestOptions{.qps = 0});
+  std::mutex mu;
+  std::vector<std::string> events;
+  auto name = [](const Object& o) {
+    return std::get<std::shared_ptr<const Node>>(o)->metadata.name;
+  };
+  Informer inf(rest.get(), {"/api/v1/nodes", "Node"},
+               {[&](const Object& o) {
+                  std::lock_guard lock(mu);
+                  events.push_back("add " + name(o));
+                },
+                [&](const Object&, const Object& o) {
+                  std::lock_guard lock(mu);
+                  events.push_back("update " + name(o));
+                },
+                [&](const Object& o) {
+                  std::lock_guard lock(mu);
+                  events.push_back("delete " + name(o));
+                }});
+  inf.Start();
+  for (int i = 0; i < 100 && watches < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  inf.Stop();
+  std::lock_guard lock(mu);
+  EXPECT_EQ(events, (std::vector<std::string>{"add a", "add b", "delete a", "update b", "add c"}));
+  EXPECT_EQ(inf.lists(), 2);
+  {
+    std::lock_guard l2(open_mu);
+    for (auto& s : open) s->Close();
+  }
+}
+
+// ---------------------------------------------------------------- leader election
+
+TEST_F(ApiServerFixture, OnlyOneLeadsAndAFollowerTakesOverAfterRelease) {
+  Start();
+  auto rest_b = RestFor(server_->url(), server_->token(), RestOptions{.qps = 0});
+  auto options = [](const std::string& id) {
+    LeaderElectionOptions o;
+    o.identity = id;
+    o.lease_duration = std::chrono::milliseconds(1500);
+    o.renew_deadline = std::chrono::milliseconds(1000);
+    o.retry_period = std::chrono::milliseconds(100);
+    return o;
+  };
+  LeaderElector a(rest_.get(), options("a"));
+  a.Start();
+  for (int i = 0; i < 50 && !a.IsLeader(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(a.IsLeader());
+  LeaderElector b(rest_b.get(), options("b"));
+  b.Start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  EXPECT_FALSE(b.IsLeader());
+  auto released = std::chrono::steady_clock::now();
+  a.Stop();  // releases the lease
+  for (int i = 0; i < 100 && !b.IsLeader(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(b.IsLeader());
+  EXPECT_LT(std::chrono::steady_clock::now() - released, std::chrono::milliseconds(1500));
+  auto lease =
+      rest_->Get("/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler");
+  ASSERT_TRUE(lease.ok());
+  EXPECT_EQ((*lease)["spec"]["holderIdentity"], "b");
+  EXPECT_EQ((*lease)["spec"]["leaseTransitions"], 0);  // a released; b took a free lease
+  b.Stop();
+}
+
+}  // namespace
+}  // namespace berth::client
