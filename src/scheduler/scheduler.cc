@@ -25,6 +25,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
   s->record_details_ = options.record_details;
   s->random_ = Random(options.seed);
   s->parallelizer_ = std::make_unique<ThreadPoolParallelizer>(options.config->parallelism);
+  if (!options.inline_binding) s->binding_executor_ = std::make_unique<BindingExecutor>();
 
   // The queue needs the QueueSort of the profiles (identical in all of them) and each pod's
   // profile's PreEnqueue plugins; both are known once the profiles exist.
@@ -63,8 +64,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
 
 Scheduler::~Scheduler() {
   queue_->Close();
-  std::lock_guard lock(binding_threads_mu_);
-  for (auto& t : binding_threads_) t.join();
+  // Drains the binding cycles in flight before the frameworks they use go away.
+  binding_executor_.reset();
 }
 
 Framework* Scheduler::ProfileFor(const Pod& pod) const {
@@ -206,10 +207,8 @@ bool Scheduler::ScheduleOne(bool block) {
       RunBindingCycle(std::move(task));
     }
   } else {
-    std::lock_guard lock(binding_threads_mu_);
     BindingTask* raw = task.release();
-    binding_threads_.emplace_back(
-        [this, raw] { RunBindingCycle(std::unique_ptr<BindingTask>(raw)); });
+    binding_executor_->Submit([this, raw] { RunBindingCycle(std::unique_ptr<BindingTask>(raw)); });
   }
   return true;
 }

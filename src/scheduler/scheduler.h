@@ -26,6 +26,7 @@
 #include "framework/parallelizer.h"
 #include "queue/scheduling_queue.h"
 #include "runtime/framework.h"
+#include "scheduler/binding_executor.h"
 
 namespace berth {
 
@@ -143,8 +144,8 @@ class Scheduler final : public ClusterEventHandler {
   std::vector<char> filter_ok_buffer_;
 
   std::vector<std::unique_ptr<BindingTask>> waiting_bindings_;
-  std::vector<std::thread> binding_threads_;
-  std::mutex binding_threads_mu_;
+  // Declared last: destroyed first, draining binding cycles while everything they use lives.
+  std::unique_ptr<BindingExecutor> binding_executor_;
 };
 
 }  // namespace berth
