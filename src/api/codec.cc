@@ -200,6 +200,10 @@ Result<Object> DecodeObject(const nlohmann::json& doc, std::string_view where) {
   return codec::DecodeObjectShared(std::make_shared<const json>(doc), where);
 }
 
+Result<Object> DecodeObject(nlohmann::json&& doc, std::string_view where) {
+  return codec::DecodeObjectShared(std::make_shared<const json>(std::move(doc)), where);
+}
+
 Result<Pod> DecodePod(const nlohmann::json& doc, std::string_view where) {
   return codec::DecodePodDoc(doc, where);
 }

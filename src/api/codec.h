@@ -49,6 +49,8 @@ Result<std::vector<Object>> DecodeFile(const std::string& path);
 
 // Decodes one object of a known kind from its JSON document. `where` prefixes error messages.
 Result<Object> DecodeObject(const nlohmann::json& doc, std::string_view where);
+// Same, taking the document over (no copy of it is made for the object's `raw`).
+Result<Object> DecodeObject(nlohmann::json&& doc, std::string_view where);
 Result<Pod> DecodePod(const nlohmann::json& doc, std::string_view where);
 Result<Node> DecodeNode(const nlohmann::json& doc, std::string_view where);
 

@@ -111,7 +111,7 @@ bool Informer::ListAndReplace() {
         old = it->second.object;
       }
     }
-    auto decoded = DecodeObject(v.first, options_.kind + " " + k);
+    auto decoded = DecodeObject(std::move(v.first), options_.kind + " " + k);
     if (!decoded.ok()) {
       if (options_.log) options_.log(decoded.error().message);
       continue;
@@ -147,7 +147,7 @@ void Informer::Apply(const std::string& type, Json obj) {
     if (handlers_.on_delete) handlers_.on_delete(*old);
     return;
   }
-  auto decoded = DecodeObject(obj, options_.kind + " " + key);
+  auto decoded = DecodeObject(std::move(obj), options_.kind + " " + key);
   if (!decoded.ok()) {
     if (options_.log) options_.log(decoded.error().message);
     return;
