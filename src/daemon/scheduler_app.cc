@@ -21,6 +21,7 @@
 #include "net/http_server.h"
 #include "net/tls_certs.h"
 #include "observe/log.h"
+#include "observe/metrics.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
 
@@ -29,11 +30,63 @@ namespace {
 
 using observe::KV;
 
+// The scheduler's metrics, with kube-scheduler's names, labels, types and buckets, so existing
+// dashboards and alerts work.
+struct SchedulerMetrics {
+  observe::MetricsRegistry registry;
+  observe::MetricFamily* attempts = registry.Counter(
+      "scheduler_schedule_attempts_total",
+      "[STABLE] Number of attempts to schedule pods, by the result. 'unschedulable' means a pod "
+      "could not be scheduled, while 'error' means an internal scheduler problem.",
+      {"result", "profile"});
+  observe::MetricFamily* attempt_duration = registry.Histogram(
+      "scheduler_scheduling_attempt_duration_seconds",
+      "[STABLE] Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+      {"result", "profile"}, observe::ExponentialBuckets(0.001, 2, 15));
+  observe::MetricFamily* algorithm_duration =
+      registry.Histogram("scheduler_scheduling_algorithm_duration_seconds",
+                         "[ALPHA] Scheduling algorithm latency in seconds", {},
+                         observe::ExponentialBuckets(0.001, 2, 15));
+  observe::MetricFamily* pending = registry.Gauge(
+      "scheduler_pending_pods",
+      "[STABLE] Number of pending pods, by the queue type. 'active' means number of pods in "
+      "activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods "
+      "in unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the "
+      "number of unschedulable pods that the scheduler never attempted to schedule because they "
+      "are gated.",
+      {"queue"});
+  observe::MetricFamily* sli_duration = registry.Histogram(
+      "scheduler_pod_scheduling_sli_duration_seconds",
+      "[BETA] E2e latency for a pod being scheduled, from the time the pod enters the scheduling "
+      "queue and might involve multiple scheduling attempts.",
+      {"attempts"}, observe::ExponentialBuckets(0.01, 2, 20));
+  observe::MetricFamily* pod_attempts =
+      registry.Histogram("scheduler_pod_scheduling_attempts",
+                         "[STABLE] Number of attempts to successfully schedule a pod.", {},
+                         observe::ExponentialBuckets(1, 2, 5));
+  observe::MetricFamily* preemption_attempts =
+      registry.Counter("scheduler_preemption_attempts_total",
+                       "[STABLE] Total preemption attempts in the cluster till now");
+  observe::MetricFamily* preemption_victims = registry.Histogram(
+      "scheduler_preemption_victims", "[STABLE] Number of selected preemption victims", {},
+      observe::ExponentialBuckets(1, 2, 7));
+  observe::MetricFamily* cache_size = registry.Gauge(
+      "scheduler_cache_size",
+      "[ALPHA] Number of nodes, pods, and assumed (bound) pods in the scheduler cache.", {"type"});
+  observe::MetricFamily* leader = registry.Gauge(
+      "leader_election_master_status",
+      "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 indicates "
+      "backup, 1 indicates master. 'name' is the string used to identify the lease. Please make "
+      "sure to group by name.",
+      {"name"});
+};
+
 // Turns attempts into what a cluster operator sees: events, klog lines, metrics.
 class DaemonObserver final : public AttemptObserver {
  public:
-  DaemonObserver(client::ApiClusterClient* client, observe::Logger* log)
-      : client_(client), log_(log) {}
+  DaemonObserver(client::ApiClusterClient* client, observe::Logger* log, SchedulerMetrics* metrics,
+                 const Clock* clock)
+      : client_(client), log_(log), metrics_(metrics), clock_(clock) {}
 
   void OnAttempt(const SchedulingAttempt& a) override {
     const Pod& pod = *a.pod;
@@ -85,29 +138,36 @@ class DaemonObserver final : public AttemptObserver {
     }
     for (const auto& victim : a.victims) {
       log_->Info("Preempting pod", {KV::Str("pod", victim), KV::Str("preemptor", key)});
+      size_t slash = victim.find('/');
+      if (auto v = client_->GetPod(victim.substr(0, slash), victim.substr(slash + 1))) {
+        client_->RecordPodEvent(*v, "Normal", "Preempted", "Preempting",
+                                fmt::format("Preempted by pod {} on node {}", pod.metadata.uid,
+                                            a.nominating ? a.nominating->node_name : std::string()),
+                                a.profile);
+      }
     }
-    std::lock_guard lock(mu_);
-    ++attempts_[{a.profile, result}];
-  }
-
-  std::string Metrics() const {
-    std::lock_guard lock(mu_);
-    std::string out =
-        "# HELP scheduler_schedule_attempts_total [STABLE] Number of attempts to schedule pods, "
-        "by the result. 'unschedulable' means a pod could not be scheduled, while 'error' means "
-        "an internal scheduler problem.\n# TYPE scheduler_schedule_attempts_total counter\n";
-    for (const auto& [k, v] : attempts_) {
-      out += fmt::format("scheduler_schedule_attempts_total{{profile=\"{}\",result=\"{}\"}} {}\n",
-                         k.first, k.second, v);
+    auto seconds = [](Duration d) { return std::chrono::duration<double>(d).count(); };
+    const TimePoint now = clock_->Now();
+    metrics_->attempts->Add({result, a.profile});
+    metrics_->attempt_duration->Observe({result, a.profile}, seconds(now - a.cycle_start));
+    metrics_->algorithm_duration->Observe({}, seconds(a.algorithm_duration));
+    if (a.outcome == SchedulingAttempt::Outcome::kScheduled) {
+      metrics_->pod_attempts->Observe({}, a.attempt);
+      if (a.initial_attempt_timestamp != TimePoint{}) {
+        std::string attempts = a.attempt >= 15 ? "15+" : std::to_string(a.attempt);
+        metrics_->sli_duration->Observe({attempts}, seconds(now - a.initial_attempt_timestamp));
+      }
+    } else if (a.outcome == SchedulingAttempt::Outcome::kUnschedulable) {
+      metrics_->preemption_attempts->Add({});
+      if (!a.victims.empty()) metrics_->preemption_victims->Observe({}, a.victims.size());
     }
-    return out;
   }
 
  private:
   client::ApiClusterClient* client_;
   observe::Logger* log_;
-  mutable std::mutex mu_;
-  std::map<std::pair<std::string, std::string>, long long> attempts_;
+  SchedulerMetrics* metrics_;
+  const Clock* clock_;
 };
 
 Result<std::string> ReadFile(const std::string& path) {
@@ -128,6 +188,7 @@ struct SchedulerApp::Impl {
   RealClock clock;
   std::unique_ptr<client::ApiClusterClient> client;
   std::unique_ptr<Scheduler> scheduler;
+  SchedulerMetrics metrics;
   std::unique_ptr<DaemonObserver> observer;
   std::unique_ptr<client::RestClient> election_rest;
   std::unique_ptr<client::LeaderElector> elector;
@@ -204,22 +265,14 @@ net::HttpResponse SchedulerApp::Impl::Endpoint(net::HttpRequest& req) {
   } else if (p == "/metrics") {
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
     auto counts = scheduler->queue().counts();
-    r.body = observer->Metrics();
-    r.body +=
-        "# HELP scheduler_pending_pods [STABLE] Number of pending pods, by the queue type.\n"
-        "# TYPE scheduler_pending_pods gauge\n";
-    r.body += fmt::format(
-        "scheduler_pending_pods{{queue=\"active\"}} "
-        "{}\nscheduler_pending_pods{{queue=\"backoff\"}} "
-        "{}\nscheduler_pending_pods{{queue=\"gated\"}} {}\nscheduler_pending_pods{{queue="
-        "\"unschedulable\"}} {}\n",
-        counts.active, counts.backoff, counts.gated, counts.unschedulable);
-    r.body += fmt::format(
-        "# HELP scheduler_leader_election_master_status Gauge of if the reporting system is "
-        "master of the relevant lease, 0 indicates backup, 1 indicates master.\n"
-        "# TYPE scheduler_leader_election_master_status gauge\n"
-        "leader_election_master_status{{name=\"{}\"}} {}\n",
-        config.leader_election.resource_name, leading ? 1 : 0);
+    metrics.pending->Set({"active"}, counts.active);
+    metrics.pending->Set({"backoff"}, counts.backoff);
+    metrics.pending->Set({"unschedulable"}, counts.unschedulable);
+    metrics.pending->Set({"gated"}, counts.gated);
+    metrics.cache_size->Set({"nodes"}, scheduler->cache().NodeCount());
+    metrics.cache_size->Set({"pods"}, scheduler->cache().PodCount());
+    metrics.leader->Set({config.leader_election.resource_name}, leading ? 1 : 0);
+    r.body = metrics.registry.Expose();
   } else {
     r.status = 404;
     r.body = "404 page not found\n";
@@ -300,7 +353,7 @@ Result<std::unique_ptr<SchedulerApp>> SchedulerApp::Start(SchedulerAppOptions op
                              sched.error().message)};
   }
   s.scheduler = std::move(sched).value();
-  s.observer = std::make_unique<DaemonObserver>(s.client.get(), &s.log);
+  s.observer = std::make_unique<DaemonObserver>(s.client.get(), &s.log, &s.metrics, &s.clock);
   s.scheduler->SetObserver(s.observer.get());
   s.client->SetEventHandler(s.scheduler.get());
   s.client->Start();

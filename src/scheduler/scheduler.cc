@@ -96,6 +96,8 @@ bool Scheduler::ScheduleOne(bool block) {
   attempt.pod = qpi.pod_info->pod;
   attempt.profile = fw->profile_name();
   attempt.attempt = qpi.attempts;
+  attempt.cycle_start = clock_->Now();
+  attempt.initial_attempt_timestamp = qpi.initial_attempt_timestamp;
   if (record_details_) {
     for (const auto& e : fw->score_plugins()) {
       attempt.score_plugins.emplace_back(e.plugin->Name());
@@ -106,6 +108,7 @@ bool Scheduler::ScheduleOne(bool block) {
   CycleState state;
   ScheduleResult result;
   Status s = SchedulePod(*fw, state, *qpi.pod_info, &result, &attempt);
+  attempt.algorithm_duration = clock_->Now() - attempt.cycle_start;
   if (!s.IsSuccess()) {
     std::optional<NominatingInfo> nominating;
     if (s.IsRejected() && s.reasons().empty()) {

@@ -51,6 +51,11 @@ struct SchedulingAttempt {
   // Names of scores.nodes (the NodeInfo pointers are only valid during the cycle).
   std::vector<std::string> scored_nodes;
   int attempt = 0;  // 1 for the first attempt of this pod
+  // Timing on the scheduler's clock, for metrics: when this cycle started, how long the
+  // algorithm (filter, score, select) took, and when the pod first entered activeQ.
+  TimePoint cycle_start{};
+  Duration algorithm_duration{};
+  TimePoint initial_attempt_timestamp{};
 };
 
 class AttemptObserver {

@@ -146,7 +146,48 @@ def check_bad_input(berth, up, tmp):
         raise Fail("wrong CA: rc %d %r" % (rc, err))
 
 
-CHECKS = [check_leader_election, check_master_through_proxy, check_bad_input]
+def check_endpoints_and_write_config(berth, up, tmp):
+    port = free_port()
+    s = Scheduler(berth, ["--kubeconfig", up.kubeconfig, "--leader-elect=false",
+                          "--secure-port=%d" % port, "--bind-address=127.0.0.1",
+                          "--authentication-skip-lookup", "--some-future-flag=1"],
+                  os.path.join(tmp, "ep.log"))
+    try:
+        def get(path):
+            p = subprocess.run(["curl", "-sk", "https://127.0.0.1:%d%s" % (port, path)],
+                               capture_output=True, text=True, timeout=10)
+            return p.stdout
+        wait_for("readyz", lambda: get("/readyz") == "ok", timeout=30)
+        if get("/healthz") != "ok":
+            raise Fail("healthz")
+        create(up, [pod_manifest("metered-%d" % i, labels={"batch": "metrics"}) for i in range(3)])
+        wait_for("metered pods bound", lambda: bound_count(up, "batch=metrics") == (3, 3))
+        text = wait_for("attempts in /metrics", lambda: (lambda t: t if 'result="scheduled"' in t
+                                                        else None)(get("/metrics")))
+        for name in ["scheduler_schedule_attempts_total", "scheduler_pending_pods",
+                     "scheduler_scheduling_attempt_duration_seconds_bucket",
+                     "scheduler_pod_scheduling_sli_duration_seconds_bucket",
+                     "scheduler_pod_scheduling_attempts_bucket", "scheduler_cache_size"]:
+            if name not in text:
+                raise Fail("%s missing from /metrics" % name)
+        cfg = json.loads(get("/configz"))
+        if "componentconfig" not in cfg:
+            raise Fail("configz: %r" % cfg)
+        log = s.text()
+        if "--some-future-flag" not in log or "--authentication-skip-lookup" not in log:
+            raise Fail("ignored flags were not reported:\n" + log[-1500:])
+    finally:
+        s.stop()
+    out = os.path.join(tmp, "written.yaml")
+    p = subprocess.run([berth, "scheduler", "--write-config-to", out, "--kube-api-qps=7"],
+                       capture_output=True, text=True, timeout=30)
+    if p.returncode != 0 or "kind: KubeSchedulerConfiguration" not in open(out).read() or \
+            "qps: 7" not in open(out).read():
+        raise Fail("--write-config-to: rc %d %s" % (p.returncode, p.stderr))
+
+
+CHECKS = [check_leader_election, check_master_through_proxy, check_bad_input,
+          check_endpoints_and_write_config]
 
 
 def main():

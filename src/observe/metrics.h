@@ -1,0 +1,62 @@
+// A small Prometheus registry: counters, gauges and histograms with label vectors, exposed in
+// the text format (0.0.4) that Prometheus scrapes.
+//
+// Threads: every method is thread-safe; an update takes one short lock on its metric family.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace berth::observe {
+
+// Bucket helpers with Prometheus client_golang's semantics.
+std::vector<double> ExponentialBuckets(double start, double factor, int count);
+
+class MetricFamily {
+ public:
+  enum class Type { kCounter, kGauge, kHistogram };
+  MetricFamily(std::string name, std::string help, Type type, std::vector<std::string> labels,
+               std::vector<double> buckets = {});
+
+  // Counter: adds; gauge: adds (Set replaces); histogram: observes.
+  void Add(const std::vector<std::string>& label_values, double v = 1);
+  void Set(const std::vector<std::string>& label_values, double v);
+  void Observe(const std::vector<std::string>& label_values, double v);
+  void Reset();
+  void AppendText(std::string* out) const;
+
+ private:
+  struct Series {
+    double value = 0;               // counter / gauge
+    std::vector<uint64_t> buckets;  // histogram: per bucket (not cumulative)
+    double sum = 0;
+    uint64_t count = 0;
+  };
+  std::string name_, help_;
+  Type type_;
+  std::vector<std::string> labels_;
+  std::vector<double> bounds_;
+  mutable std::mutex mu_;
+  std::map<std::vector<std::string>, Series> series_;
+};
+
+class MetricsRegistry {
+ public:
+  MetricFamily* Counter(const std::string& name, const std::string& help,
+                        std::vector<std::string> labels = {});
+  MetricFamily* Gauge(const std::string& name, const std::string& help,
+                      std::vector<std::string> labels = {});
+  MetricFamily* Histogram(const std::string& name, const std::string& help,
+                          std::vector<std::string> labels, std::vector<double> buckets);
+  // The text exposition of every family, in registration order.
+  std::string Expose() const;
+
+ private:
+  std::vector<std::unique_ptr<MetricFamily>> families_;
+};
+
+}  // namespace berth::observe
