@@ -209,6 +209,21 @@ VoidResult ApiClusterClient::Bind(const Pod& pod, std::string_view node_name) {
 }
 
 VoidResult ApiClusterClient::DeletePod(const Pod& pod) {
+  // Preemption victims learn why they go before they go (the DisruptionTarget condition).
+  Json cond = {{"type", "DisruptionTarget"},
+               {"status", "True"},
+               {"reason", "PreemptionByScheduler"},
+               {"message", fmt::format("{}: preempting to accommodate a higher priority pod",
+                                       reporting_name_)},
+               {"lastTransitionTime",
+                FormatTimestamp(std::chrono::duration_cast<std::chrono::seconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count())}};
+  auto patched = rest_->Patch(PodPath(pod) + "/status", Json{{"status", {{"conditions", {cond}}}}},
+                              "application/strategic-merge-patch+json");
+  if (!patched.ok() && patched.error().code == ErrorCode::kNotFound) return {};  // already gone
+  if (!patched.ok() && log_)
+    log_("setting DisruptionTarget on " + pod.Key() + ": " + patched.error().message);
   Json opts = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
   if (!pod.metadata.uid.empty()) opts["preconditions"] = {{"uid", pod.metadata.uid}};
   auto r = rest_->Delete(PodPath(pod), opts);

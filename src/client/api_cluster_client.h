@@ -34,6 +34,8 @@ class ApiClusterClient final : public ClusterClient {
   void Stop();
   bool HasSynced() const;
   RestClient& rest() { return *rest_; }
+  // The scheduler name written into conditions the client sets for it (DisruptionTarget).
+  void set_reporting_name(std::string name) { reporting_name_ = std::move(name); }
 
   // Records an event about a pod (events.k8s.io/v1, core/v1 when that is not served), queued
   // and written by a background thread.
@@ -96,6 +98,7 @@ class ApiClusterClient final : public ClusterClient {
   std::unique_ptr<RestClient> rest_;
   std::function<void(const std::string&)> log_;
   ClusterEventHandler* handler_ = nullptr;
+  std::string reporting_name_ = "default-scheduler";
   std::vector<std::unique_ptr<Informer>> informers_;
 
   std::mutex events_mu_;

@@ -139,12 +139,14 @@ class DaemonObserver final : public AttemptObserver {
     for (const auto& victim : a.victims) {
       log_->Info("Preempting pod", {KV::Str("pod", victim), KV::Str("preemptor", key)});
       size_t slash = victim.find('/');
-      if (auto v = client_->GetPod(victim.substr(0, slash), victim.substr(slash + 1))) {
-        client_->RecordPodEvent(*v, "Normal", "Preempted", "Preempting",
-                                fmt::format("Preempted by pod {} on node {}", pod.metadata.uid,
-                                            a.nominating ? a.nominating->node_name : std::string()),
-                                a.profile);
-      }
+      // The victim is usually gone from the informer by now: the event needs only its name.
+      Pod ref;
+      ref.metadata.namespace_ = victim.substr(0, slash);
+      ref.metadata.name = victim.substr(slash + 1);
+      client_->RecordPodEvent(ref, "Normal", "Preempted", "Preempting",
+                              fmt::format("Preempted by pod {} on node {}", pod.metadata.uid,
+                                          a.nominating ? a.nominating->node_name : std::string()),
+                              a.profile);
     }
     auto seconds = [](Duration d) { return std::chrono::duration<double>(d).count(); };
     const TimePoint now = clock_->Now();
@@ -339,6 +341,7 @@ Result<std::unique_ptr<SchedulerApp>> SchedulerApp::Start(SchedulerAppOptions op
   s.client = std::make_unique<client::ApiClusterClient>(
       std::move(rest).value(), [log](const std::string& m) { log->Warning(m); });
 
+  if (!s.config.profiles.empty()) s.client->set_reporting_name(s.config.profiles[0].scheduler_name);
   SchedulerOptions so;
   so.config = &s.config;
   so.registry = &s.registry;

@@ -300,8 +300,40 @@ def check_restart_keeps_state(up):
         again.stop()
 
 
+def check_preemption(up):
+    node = {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "tiny", "labels": {"kubernetes.io/hostname": "tiny"}},
+            "status": {"capacity": {"cpu": "1", "memory": "4Gi", "pods": "10"},
+                       "allocatable": {"cpu": "1", "memory": "4Gi", "pods": "10"},
+                       "conditions": [{"type": "Ready", "status": "True"}]}}
+    pc = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+          "metadata": {"name": "high"}, "value": 1000}
+    create(up, [node, pc])
+    pin = {"nodeSelector": {"kubernetes.io/hostname": "tiny"}}
+    create(up, [pod_manifest("low", cpu="800m", extra_spec=pin)])
+    wait_for("low bound", lambda: json.loads(up.kubectl(["get", "pod", "low", "-o", "json"])[1])
+             ["spec"].get("nodeName") == "tiny")
+    create(up, [pod_manifest("high", cpu="800m", extra_spec=dict(pin, priorityClassName="high"))])
+
+    def high_bound():
+        p = json.loads(up.kubectl(["get", "pod", "high", "-o", "json"])[1])
+        return p["spec"].get("nodeName") == "tiny"
+
+    wait_for("high bound to tiny after preemption", high_bound, timeout=60)
+    rc, _, _ = up.kubectl(["get", "pod", "low"], check=False)
+    if rc == 0:
+        raise Fail("the victim still exists")
+    ev = up.kubectl(["get", "events", "--field-selector", "reason=Preempted", "-o", "json"])[1]
+    items = json.loads(ev)["items"]
+    if not any(e["involvedObject"]["name"] == "low" for e in items):
+        raise Fail("no Preempted event for the victim: %r" % items)
+    prio = json.loads(up.kubectl(["get", "pod", "high", "-o", "json"])[1])["spec"]["priority"]
+    if prio != 1000:
+        raise Fail("priorityClassName not resolved: priority %r" % prio)
+
+
 CHECKS = [check_nodes_ready, check_kubectl_verbs, check_watch, check_batch_bound,
-          check_unschedulable_then_bound, check_other_scheduler_left_alone, check_bad_input,
+          check_unschedulable_then_bound, check_preemption, check_other_scheduler_left_alone, check_bad_input,
           check_python_client, check_restart_keeps_state]
 
 
