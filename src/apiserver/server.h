@@ -25,7 +25,9 @@ struct ServerOptions {
   std::string bind_address = "127.0.0.1";
   uint16_t port = 6443;     // 0: ephemeral
   bool plain_http = false;  // tests and `kubectl proxy`-like setups only
-  int threads = 4;
+  // I/O threads. A write's handler waits for its group commit, so more threads than cores let
+  // concurrent writers share one fsync.
+  int threads = 16;
   size_t watch_window = 200000;  // changes kept for watches to resume from
 };
 
