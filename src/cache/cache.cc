@@ -37,35 +37,29 @@ void Cache::MarkDirty(const std::string& name) {
 }
 
 void Cache::UpdateImagesLocked(const Node* old_node, const Node* new_node) {
-  // Image spread changes the score of every node holding the image; mark those nodes.
+  // Only the holder counts change: they live in one table the snapshot copies, so other nodes
+  // holding the same images are not touched (a node joining stays O(its images)).
   auto names_of = [](const Node* n) {
     std::unordered_set<std::string> names;  // a node counts once per image name
     if (n)
       for (const auto& img : n->status.images) names.insert(img.names.begin(), img.names.end());
     return names;
   };
-  std::unordered_set<std::string> touched;
   for (const auto& n : names_of(old_node)) {
     if (--image_holders_[n] <= 0) image_holders_.erase(n);
-    touched.insert(n);
+    images_changed_ = true;
   }
   for (const auto& n : names_of(new_node)) {
     ++image_holders_[n];
-    touched.insert(n);
+    images_changed_ = true;
   }
-  if (touched.empty()) return;
-  for (auto& [name, ni] : nodes_) {
-    if (!ni->node()) continue;
-    auto& states = ni->mutable_image_states();
-    bool changed = false;
-    for (const auto& img : ni->node()->status.images)
-      for (const auto& n : img.names) {
-        if (!touched.count(n)) continue;
-        auto it = image_holders_.find(n);
-        states[n] = {img.size_bytes, it == image_holders_.end() ? 0 : it->second};
-        changed = true;
-      }
-    if (changed) MarkDirty(name);
+  if (new_node) {
+    auto it = nodes_.find(new_node->metadata.name);
+    if (it != nodes_.end()) {
+      auto& states = it->second->mutable_image_states();
+      for (const auto& img : new_node->status.images)
+        for (const auto& n : img.names) states[n] = {img.size_bytes};
+    }
   }
 }
 
@@ -81,15 +75,13 @@ void Cache::AddNode(Ptr<Node> node) {
   auto known = zone_of_.find(name);
   if (known == zone_of_.end() || known->second != zone) {
     // A node that changes zone leaves its old zone and joins the end of the new one.
-    if (known != zone_of_.end()) std::erase(node_order_, name);
-    auto last_of_zone = std::find_if(node_order_.rbegin(), node_order_.rend(),
-                                     [&](const std::string& n) { return zone_of_[n] == zone; });
-    if (last_of_zone == node_order_.rend()) {
-      node_order_.push_back(name);  // a new zone goes last
-    } else {
-      node_order_.insert(last_of_zone.base(), name);
-    }
+    if (known != zone_of_.end()) LeaveZoneLocked(name);
+    auto& members = zone_nodes_[zone];
+    if (members.empty()) zone_order_.push_back(zone);  // a new zone goes last
+    members.push_back(name);
+    node_pos_[name] = std::prev(members.end());
     zone_of_[name] = zone;
+    ++node_count_;
   }
   UpdateImagesLocked(old, node.get());
   MarkDirty(name);
@@ -109,8 +101,7 @@ void Cache::RemoveNode(const Node& node) {
   } else {
     it->second->SetNode(nullptr);
   }
-  std::erase(node_order_, node.metadata.name);
-  zone_of_.erase(node.metadata.name);
+  if (zone_of_.count(node.metadata.name)) LeaveZoneLocked(node.metadata.name);
   MarkDirty(node.metadata.name);
   nodes_changed_ = true;
 }
@@ -197,6 +188,10 @@ bool Cache::IsAssumedPod(const Pod& pod) const {
 
 void Cache::UpdateSnapshot(Snapshot* snapshot) {
   std::lock_guard lock(mu_);
+  if (images_changed_) {
+    snapshot->image_num_nodes = image_holders_;
+    images_changed_ = false;
+  }
   bool rebuild = nodes_changed_;
   bool refresh = false;
   const int64_t from = snapshot->generation;
@@ -227,10 +222,12 @@ void Cache::UpdateSnapshot(Snapshot* snapshot) {
   dirty_.clear();
   if (rebuild) {
     std::vector<const Node*> nodes;
-    nodes.reserve(node_order_.size());
-    for (const auto& name : node_order_) {
-      auto it = nodes_.find(name);
-      if (it != nodes_.end() && it->second->node()) nodes.push_back(it->second->node());
+    nodes.reserve(node_count_);
+    for (const auto& zone : zone_order_) {
+      for (const auto& name : zone_nodes_[zone]) {
+        auto it = nodes_.find(name);
+        if (it != nodes_.end() && it->second->node()) nodes.push_back(it->second->node());
+      }
     }
     snapshot->RebuildLists(ZoneInterleavedOrder(nodes));
     nodes_changed_ = false;
@@ -243,7 +240,21 @@ void Cache::UpdateSnapshot(Snapshot* snapshot) {
 
 size_t Cache::NodeCount() const {
   std::lock_guard lock(mu_);
-  return node_order_.size();
+  return node_count_;
+}
+
+void Cache::LeaveZoneLocked(const std::string& name) {
+  auto z = zone_of_.find(name);
+  auto& members = zone_nodes_[z->second];
+  members.erase(node_pos_[name]);
+  node_pos_.erase(name);
+  if (members.empty()) {
+    // An emptied zone loses its place; it goes last if it comes back.
+    std::erase(zone_order_, z->second);
+    zone_nodes_.erase(z->second);
+  }
+  zone_of_.erase(z);
+  --node_count_;
 }
 
 size_t Cache::PodCount() const {

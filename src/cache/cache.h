@@ -6,6 +6,7 @@
 // call into the cycle's Snapshot, so a cycle costs O(changes), not O(nodes). Thread-safe.
 #pragma once
 
+#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -55,17 +56,23 @@ class Cache {
   void AddPodLocked(PodInfoPtr info);
   void RemovePodLocked(const Pod& pod, const std::string& node);
   void UpdateImagesLocked(const Node* old_node, const Node* new_node);
+  void LeaveZoneLocked(const std::string& name);
 
   mutable std::mutex mu_;
   std::unordered_map<std::string, NodeInfoPtr> nodes_;
   // Node names grouped by zone, zones in the order they appeared (a zone keeps its place while
-  // it has nodes), nodes of a zone in the order they joined it: the node tree's input.
-  std::vector<std::string> node_order_;
+  // it has nodes), nodes of a zone in the order they joined it: the node tree's input. Lists
+  // and positions make a join or leave O(1) (the zone list is short).
+  std::vector<std::string> zone_order_;
+  std::unordered_map<std::string, std::list<std::string>> zone_nodes_;
+  std::unordered_map<std::string, std::list<std::string>::iterator> node_pos_;
   std::unordered_map<std::string, std::string> zone_of_;  // node -> zone key
-  std::unordered_map<std::string, PodState> pods_;        // by UID
+  size_t node_count_ = 0;
+  std::unordered_map<std::string, PodState> pods_;  // by UID
   std::unordered_set<std::string> dirty_;
-  int64_t generation_ = 0;  // last generation given to a NodeInfo
-  std::unordered_map<std::string, int> image_holders_;
+  int64_t generation_ = 0;                              // last generation given to a NodeInfo
+  std::unordered_map<std::string, int> image_holders_;  // image name -> nodes reporting it
+  bool images_changed_ = true;
   bool nodes_changed_ = true;
 };
 

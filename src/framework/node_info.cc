@@ -286,9 +286,10 @@ Snapshot Snapshot::Build(const std::vector<std::shared_ptr<const Node>>& nodes,
     for (const auto& img : n->status.images)
       for (const auto& name : img.names) {
         // Node image names are kept as reported; pods' images are normalized at lookup.
-        states[name] = {img.size_bytes, holders[name]};
+        states[name] = {img.size_bytes};
       }
   }
+  s.image_num_nodes = std::move(holders);
   s.RebuildLists(ZoneInterleavedOrder(raw));
   return s;
 }

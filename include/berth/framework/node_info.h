@@ -78,9 +78,9 @@ class HostPortInfo {
   std::vector<Entry> entries_;
 };
 
+// An image a node reports. How many nodes hold it is cluster-wide: Snapshot::ImageNumNodes.
 struct ImageStateSummary {
   int64_t size = 0;
-  int num_nodes = 0;  // nodes in the cluster that have the image
 };
 
 class NodeInfo {
@@ -159,6 +159,11 @@ class Snapshot {
   size_t size() const { return list_.size(); }
   // True if some pod on some node uses the claim ("namespace/name").
   bool IsPVCUsedByPods(const std::string& key) const { return used_pvcs_.count(key) > 0; }
+  // How many nodes report the image (by the name a node lists it under).
+  int ImageNumNodes(const std::string& image) const {
+    auto it = image_num_nodes.find(image);
+    return it == image_num_nodes.end() ? 0 : it->second;
+  }
 
   // --- maintained by the cache (src/cache) ---
   std::unordered_map<std::string, NodeInfoPtr>& mutable_map() { return map_; }
@@ -172,6 +177,9 @@ class Snapshot {
   // keep per-node data across cycles look at changed nodes only.
   std::vector<const NodeInfo*> last_changed;
   int64_t last_changed_from = -1;
+  // Image name -> number of nodes that report it. Kept in one table, not in every NodeInfo, so
+  // a node joining with common images does not touch every other node.
+  std::unordered_map<std::string, int> image_num_nodes;
 
  private:
   std::unordered_map<std::string, NodeInfoPtr> map_;

@@ -64,13 +64,14 @@ class ImageLocality final : public PreScorePlugin, public ScorePlugin {
 
     // Images spread over many nodes count more than rare ones, so one big image does not pull
     // every replica onto the few nodes that happen to hold it.
-    const double total_nodes = static_cast<double>(handle_.snapshot().size());
+    const Snapshot& snapshot = handle_.snapshot();
+    const double total_nodes = static_cast<double>(snapshot.size());
     const auto& states = node.image_states();
     int64_t sum = 0;
     for (const std::string& image : images) {
       auto it = states.find(image);
       if (it == states.end() || total_nodes == 0) continue;
-      const double spread = static_cast<double>(it->second.num_nodes) / total_nodes;
+      const double spread = static_cast<double>(snapshot.ImageNumNodes(image)) / total_nodes;
       sum += static_cast<int64_t>(static_cast<double>(it->second.size) * spread);
     }
     *score = Priority(sum, images.size());
