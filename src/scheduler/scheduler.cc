@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "scheduler/cluster_events.h"
 #include "scheduler/fit_error.h"
 #include "scheduler/scheduler_internal.h"
 
@@ -322,6 +323,12 @@ void Scheduler::HandleFailure(Framework& fw, QueuedPodInfo& qpi, const Status& s
 
 // ---------------------------------------------------------------- events
 
+std::set<std::string> Scheduler::RejectingPlugins(const QueuedPodInfo& q) {
+  std::set<std::string> all = q.unschedulable_plugins;
+  all.insert(q.pending_plugins.begin(), q.pending_plugins.end());
+  return all;
+}
+
 void Scheduler::AssignedPodAdded(const Pod& pod) {
   // A new pod on a node can only help pods whose placement depends on other pods: required
   // affinity terms matching it, or topology spreading.
@@ -377,13 +384,22 @@ void Scheduler::OnNodeAdd(const Ptr<Node>& node) {
   queue_->MoveAllToActiveOrBackoffQueue();
 }
 
-void Scheduler::OnNodeUpdate(const Ptr<Node>&, const Ptr<Node>& new_node) {
+void Scheduler::OnNodeUpdate(const Ptr<Node>& old_node, const Ptr<Node>& new_node) {
   cache_.UpdateNode(new_node);
-  queue_->MoveAllToActiveOrBackoffQueue();
+  // Only pods a plugin says this kind of change can help: a kubelet's status heartbeat moves
+  // nobody.
+  const uint32_t changes = ClassifyNodeUpdate(*old_node, *new_node);
+  queue_->MoveToActiveOrBackoffQueueIf([&](const QueuedPodInfo& q) {
+    return MayHelpAfterNodeUpdate(RejectingPlugins(q), changes);
+  });
 }
 
 void Scheduler::OnNodeDelete(const Ptr<Node>& node) { cache_.RemoveNode(*node); }
 
-void Scheduler::OnOtherObjectChange(std::string_view) { queue_->MoveAllToActiveOrBackoffQueue(); }
+void Scheduler::OnOtherObjectChange(std::string_view kind) {
+  queue_->MoveToActiveOrBackoffQueueIf([&](const QueuedPodInfo& q) {
+    return MayHelpAfterObjectChange(RejectingPlugins(q), kind);
+  });
+}
 
 }  // namespace berth

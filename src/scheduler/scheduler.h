@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -129,6 +130,7 @@ class Scheduler final : public ClusterEventHandler {
                      const std::optional<NominatingInfo>& nominating, SchedulingAttempt& attempt);
   void Report(const SchedulingAttempt& attempt);
   void AssignedPodAdded(const Pod& pod);
+  static std::set<std::string> RejectingPlugins(const QueuedPodInfo& q);
 
   const config::SchedulerConfiguration* config_ = nullptr;
   ClusterClient* client_ = nullptr;

@@ -165,6 +165,24 @@ def check_unschedulable_then_bound(up):
             up.kubectl(["describe", "pod", "huge"])[1]))
     if "0/4 nodes are available" not in out:
         raise Fail("describe lacks the FitError message:\n" + out)
+
+    def failed_events():
+        ev = json.loads(up.kubectl(["get", "events", "--field-selector",
+                                    "involvedObject.name=huge,reason=FailedScheduling",
+                                    "-o", "json"])[1])["items"]
+        return len(ev)
+
+    # Changes that cannot help a pod short of CPU do not send it round again.
+    before = failed_events()
+    up.kubectl(["annotate", "node", "demo-node-002", "heartbeat=1"])
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"},
+           "spec": {"accessModes": ["ReadWriteOnce"],
+                    "resources": {"requests": {"storage": "1Gi"}}}}
+    create(up, [pvc])
+    time.sleep(2)
+    if failed_events() != before:
+        raise Fail("unrelated changes retried the unschedulable pod (%d -> %d FailedScheduling)"
+                   % (before, failed_events()))
     node = {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": "big-node", "labels": {"kubernetes.io/hostname": "big-node"}},
             "status": {"capacity": {"cpu": "64", "memory": "256Gi", "pods": "110"},
