@@ -443,6 +443,24 @@ void SchedulerApp::Stop() {
 
 int RunSchedulerCommand(const SchedulerFlags& flags) {
   BlockTerminationSignals();
+  // Accepted by the parser so kube-scheduler manifests parse, but not done yet: say so rather
+  // than run with a configuration the user did not ask for.
+  if (!flags.policy_config_file.empty() || !flags.policy_configmap.empty()) {
+    std::fprintf(stderr,
+                 "berth scheduler: --policy-config-file/--policy-configmap: legacy Policy files "
+                 "are not supported yet; convert the policy to a KubeSchedulerConfiguration\n");
+    return 1;
+  }
+  if (!flags.plugin_libraries.empty()) {
+    std::fprintf(stderr, "berth scheduler: --plugin-library %s: loading plugins at run time is "
+                         "not supported yet\n",
+                 flags.plugin_libraries[0].c_str());
+    return 1;
+  }
+  if (flags.record_decisions) {
+    std::fprintf(stderr, "berth scheduler: --record-decisions is not supported yet\n");
+    return 1;
+  }
   Registry registry = InTreeRegistry();
   config::SchedulerConfiguration cfg;
   if (!flags.config_file.empty()) {

@@ -49,6 +49,11 @@ VoidResult CreateDemoNodes(apiserver::Store& store, int count) {
 
 int RunUp(const UpOptions& options) {
   BlockTerminationSignals();
+  if (!options.plugin_libraries.empty() || options.record_decisions) {
+    std::fprintf(stderr, "berth up: %s is not supported yet\n",
+                 options.record_decisions ? "--record-decisions" : "--plugin-library");
+    return 1;
+  }
   apiserver::ServerOptions so;
   so.data_dir = options.data_dir.empty() ? DefaultDataDir() : options.data_dir;
   so.bind_address = options.bind_address;
