@@ -159,6 +159,18 @@ IncludeObject IncludeFor(const HttpRequest& req) {
   return IncludeObject::kMetadata;
 }
 
+// The labelSelector and fieldSelector of a request as one predicate (null: everything).
+Result<ObjectFilter> SelectorFilter(const HttpRequest& req, const ResourceInfo& r) {
+  auto labels = ParseLabelSelector(req.Query("labelSelector").value_or(""));
+  if (!labels.ok()) return labels.error();
+  auto fields = ParseFieldSelector(r, req.Query("fieldSelector").value_or(""));
+  if (!fields.ok()) return fields.error();
+  if (*labels && *fields) {
+    return ObjectFilter([l = *labels, f = *fields](const Json& o) { return l(o) && f(o); });
+  }
+  return *labels ? *labels : *fields;
+}
+
 // The core/v1 view of an events.k8s.io/v1 Event.
 Json CoreEventFrom(const Json& ev) {
   std::string time = ev.value("eventTime", "");
@@ -445,16 +457,9 @@ HttpResponse Server::Impl::HandleResource(HttpRequest& req, const Target& t) {
 }
 
 HttpResponse Server::Impl::List(HttpRequest& req, const Target& t) {
-  auto labels = ParseLabelSelector(req.Query("labelSelector").value_or(""));
-  if (!labels.ok()) return ErrorResponse(labels.error());
-  auto fields = ParseFieldSelector(*t.resource, req.Query("fieldSelector").value_or(""));
-  if (!fields.ok()) return ErrorResponse(fields.error());
-  ObjectFilter filter;
-  if (*labels && *fields) {
-    filter = [l = *labels, f = *fields](const Json& o) { return l(o) && f(o); };
-  } else {
-    filter = *labels ? *labels : *fields;
-  }
+  auto selected = SelectorFilter(req, *t.resource);
+  if (!selected.ok()) return ErrorResponse(selected.error());
+  ObjectFilter filter = std::move(selected).value();
   int64_t limit = 0;
   if (auto l = req.Query("limit")) limit = std::atoll(l->c_str());
   auto list = store->List(*t.resource, t.ns, filter, limit, req.Query("continue").value_or(""));
@@ -480,16 +485,9 @@ HttpResponse Server::Impl::List(HttpRequest& req, const Target& t) {
 }
 
 HttpResponse Server::Impl::Watch(HttpRequest& req, const Target& t) {
-  auto labels = ParseLabelSelector(req.Query("labelSelector").value_or(""));
-  if (!labels.ok()) return ErrorResponse(labels.error());
-  auto fields = ParseFieldSelector(*t.resource, req.Query("fieldSelector").value_or(""));
-  if (!fields.ok()) return ErrorResponse(fields.error());
-  ObjectFilter filter;
-  if (*labels && *fields) {
-    filter = [l = *labels, f = *fields](const Json& o) { return l(o) && f(o); };
-  } else {
-    filter = *labels ? *labels : *fields;
-  }
+  auto selected = SelectorFilter(req, *t.resource);
+  if (!selected.ok()) return ErrorResponse(selected.error());
+  ObjectFilter filter = std::move(selected).value();
   std::optional<int64_t> from_rv;
   std::string rv = req.Query("resourceVersion").value_or("");
   const bool initial_events = ParseBool(req.Query("sendInitialEvents"));
@@ -704,17 +702,14 @@ HttpResponse Server::Impl::Delete(HttpRequest& req, const Target& t) {
 }
 
 HttpResponse Server::Impl::DeleteCollection(HttpRequest& req, const Target& t) {
-  auto labels = ParseLabelSelector(req.Query("labelSelector").value_or(""));
-  if (!labels.ok()) return ErrorResponse(labels.error());
-  auto fields = ParseFieldSelector(*t.resource, req.Query("fieldSelector").value_or(""));
-  if (!fields.ok()) return ErrorResponse(fields.error());
-  auto list = store->List(*t.resource, t.ns, *labels, 0, "");
+  auto selected = SelectorFilter(req, *t.resource);
+  if (!selected.ok()) return ErrorResponse(selected.error());
+  auto list = store->List(*t.resource, t.ns, *selected, 0, "");
   if (!list.ok()) return ErrorResponse(list.error());
   std::string body = fmt::format(R"({{"kind":"{}List","apiVersion":"{}","metadata":{{}},"items":[)",
                                  t.resource->kind, t.resource->GroupVersion());
   bool first = true;
   for (const auto& so : list->items) {
-    if (*fields && !(*fields)(*so.object)) continue;
     const Json& meta = (*so.object)["metadata"];
     auto gone = store->Delete(*t.resource, meta.value("namespace", ""), meta.value("name", ""),
                               std::nullopt, req.Query("dryRun") == "All");

@@ -5,23 +5,13 @@
 #include <chrono>
 #include <random>
 
+#include "client/micro_time.h"
+
 namespace berth::client {
 
 using Json = nlohmann::json;
 
 namespace {
-
-std::string NowRfc3339Micro() {
-  auto now = std::chrono::system_clock::now();
-  auto secs = std::chrono::time_point_cast<std::chrono::seconds>(now);
-  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(now - secs).count();
-  std::time_t t = std::chrono::system_clock::to_time_t(secs);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-  return fmt::format("{}.{:06d}Z", buf, micros);
-}
 
 std::string PodPath(const Pod& pod) {
   return fmt::format("/api/v1/namespaces/{}/pods/{}", pod.metadata.namespace_, pod.metadata.name);
@@ -296,7 +286,7 @@ void ApiClusterClient::RecordPodEvent(const Pod& pod, std::string_view type,
                                       std::string message, std::string_view controller) {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
   std::string name = fmt::format("{}.{:x}", pod.metadata.name, rng() & 0xffffffffffffULL);
-  std::string now = NowRfc3339Micro();
+  std::string now = MicroTimeNow();
   if (message.size() > 1024) message.resize(1024);
   Json ev = {{"metadata", {{"name", name}, {"namespace", pod.metadata.namespace_}}},
              {"type", type},

@@ -5,23 +5,13 @@
 
 #include <random>
 
+#include "client/micro_time.h"
+
 namespace berth::client {
 
 using Json = nlohmann::json;
 
-namespace {
-std::string MicroNow() {
-  auto now = std::chrono::system_clock::now();
-  auto secs = std::chrono::time_point_cast<std::chrono::seconds>(now);
-  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(now - secs).count();
-  std::time_t t = std::chrono::system_clock::to_time_t(secs);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-  return fmt::format("{}.{:06d}Z", buf, micros);
-}
-}  // namespace
+namespace {}  // namespace
 
 LeaderElector::LeaderElector(RestClient* rest, LeaderElectionOptions options)
     : rest_(rest), options_(std::move(options)) {
@@ -50,7 +40,7 @@ void LeaderElector::Stop() {
 bool LeaderElector::TryAcquireOrRenew() {
   const std::string path = fmt::format("/apis/coordination.k8s.io/v1/namespaces/{}/leases/{}",
                                        options_.lease_namespace, options_.lease_name);
-  const std::string now = MicroNow();
+  const std::string now = MicroTimeNow();
   const int duration_s = static_cast<int>(options_.lease_duration.count() / 1000);
   auto got = rest_->Get(path);
   if (!got.ok()) {
@@ -115,7 +105,7 @@ void LeaderElector::Release() {
   if (lease["spec"].value("holderIdentity", "") != options_.identity) return;
   lease["spec"]["holderIdentity"] = "";
   lease["spec"]["leaseDurationSeconds"] = 1;
-  lease["spec"]["renewTime"] = MicroNow();
+  lease["spec"]["renewTime"] = MicroTimeNow();
   (void)rest_->Put(path, lease);  // best effort: the lease expires anyway
 }
 
