@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "api/codec.h"
+#include "api/read_file.h"
 #include "config/load.h"
 #include "daemon/scheduler_app.h"
 #include "daemon/scheduler_flags.h"
@@ -35,15 +36,19 @@ berth::Result<berth::config::SchedulerConfiguration> LoadConfigOrDefault(
 }
 
 int RunSimulate(const std::string& config_path, const std::vector<std::string>& files,
-                const std::string& output, uint64_t seed) {
+                bool recursive, const std::string& output, uint64_t seed) {
   berth::Registry registry = berth::InTreeRegistry();
   auto cfg = LoadConfigOrDefault(config_path, registry);
   if (!cfg.ok()) return Fail(cfg.error().message);
   std::vector<berth::Object> objects;
-  for (const auto& f : files) {
-    auto objs = berth::DecodeFile(f);
-    if (!objs.ok()) return Fail(objs.error().message);
-    for (auto& o : *objs) objects.push_back(std::move(o));
+  for (const auto& arg : files) {
+    auto paths = berth::ExpandManifestPaths(arg, recursive);
+    if (!paths.ok()) return Fail(paths.error().message);
+    for (const auto& f : *paths) {
+      auto objs = berth::DecodeFile(f);
+      if (!objs.ok()) return Fail(objs.error().message);
+      for (auto& o : *objs) objects.push_back(std::move(o));
+    }
   }
   berth::sim::SimulationOptions opts;
   opts.seed = seed;
@@ -119,7 +124,12 @@ int main(int argc, char** argv) {
   std::vector<std::string> files;
   uint64_t seed = 1;
   simulate->add_option("--config", config_path, "KubeSchedulerConfiguration file");
-  simulate->add_option("-f,--filename", files, "Manifest files (YAML or JSON)")->required();
+  simulate
+      ->add_option("-f,--filename", files,
+                   "Manifests: files (YAML or JSON), directories, or - for standard input")
+      ->required();
+  bool recursive = false;
+  simulate->add_flag("-R,--recursive", recursive, "Read directories given with -f recursively");
   simulate->add_option("--output,-o", output, "json or table")
       ->check(CLI::IsMember({"json", "table"}));
   simulate->add_option("--seed", seed, "Random seed for tie-breaking");
@@ -156,7 +166,7 @@ int main(int argc, char** argv) {
   }
   if (*up) return berth::daemon::RunUp(up_options);
 
-  if (*simulate) return RunSimulate(config_path, files, output, seed);
+  if (*simulate) return RunSimulate(config_path, files, recursive, output, seed);
   if (*bench) return RunBench(workload_file, filter, bench_config, bench_output);
   if (*print_defaults) {
     berth::Registry registry = berth::InTreeRegistry();

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "api/codec_internal.h"
+#include "api/read_file.h"
 
 namespace berth {
 namespace {
@@ -182,18 +183,9 @@ Result<std::vector<Object>> DecodeObjects(std::string_view text, std::string_vie
 }
 
 Result<std::vector<Object>> DecodeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{path + ": cannot open file"};
-  std::string text;
-  in.seekg(0, std::ios::end);
-  const auto size = in.tellg();
-  if (size > 0) {
-    text.resize(static_cast<size_t>(size));
-    in.seekg(0, std::ios::beg);
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  }
-  if (in.bad()) return Error{path + ": read error"};
-  return DecodeObjects(text, path);
+  auto text = ReadFileText(path, kMaxManifestBytes);
+  if (!text.ok()) return text.error();
+  return DecodeObjects(*text, path == "-" ? std::string("<stdin>") : path);
 }
 
 Result<Object> DecodeObject(const nlohmann::json& doc, std::string_view where) {

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "api/codec.h"
+#include "api/read_file.h"
 #include "config/decode_util.h"
 #include "config/plugin_args_codec.h"
 
@@ -731,12 +732,9 @@ Result<SchedulerConfiguration> LoadConfig(std::string_view yaml, std::string_vie
 }
 
 Result<SchedulerConfiguration> LoadConfigFile(const std::string& path, const Registry& registry) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot open file: {}", path, std::strerror(errno))};
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Error{fmt::format("{}: cannot read file", path)};
-  return LoadConfig(text.str(), path, registry);
+  auto text = ReadFileText(path, kMaxConfigBytes);
+  if (!text.ok()) return text.error();
+  return LoadConfig(*text, path, registry);
 }
 
 SchedulerConfiguration DefaultConfiguration(const Registry& registry) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "api/read_file.h"
 #include "framework/in_memory_cluster.h"
 #include "scheduler/scheduler.h"
 
@@ -78,11 +79,9 @@ void DrainQueue(Scheduler& sched, FakeClock& clock, std::vector<double>* latenci
 }  // namespace
 
 Result<std::vector<Workload>> LoadWorkloads(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Error{fmt::format("{}: cannot read file", path)};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto docs = ParseDocuments(ss.str(), path);
+  auto text = ReadFileText(path, kMaxConfigBytes);
+  if (!text.ok()) return text.error();
+  auto docs = ParseDocuments(*text, path);
   if (!docs.ok()) return docs.error();
   std::vector<Workload> out;
   for (const auto& doc : *docs) {
