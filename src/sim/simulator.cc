@@ -65,6 +65,7 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
   // The simulated clock starts after every timestamp in the input so that creation times
   // order the queue and nothing looks like it is from the future.
   UnixTime latest = 0;
+  std::string latest_object;
   std::vector<std::shared_ptr<const Pod>> bound, pending;
   std::vector<std::shared_ptr<const Node>> nodes;  // file order: it shapes the node tree
   for (const auto& obj : objects) {
@@ -73,7 +74,12 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
           using T = std::decay_t<decltype(o)>;
           if constexpr (std::is_same_v<T, UnknownObject>) {
           } else {
-            latest = std::max(latest, o->metadata.creation_timestamp);
+            if (o->metadata.creation_timestamp > latest) {
+              latest = o->metadata.creation_timestamp;
+              latest_object = o->metadata.namespace_.empty()
+                                  ? o->metadata.name
+                                  : o->metadata.namespace_ + "/" + o->metadata.name;
+            }
             if constexpr (std::is_same_v<T, std::shared_ptr<const Pod>>) {
               (o->spec.node_name.empty() ? pending : bound).push_back(o);
             } else if constexpr (std::is_same_v<T, std::shared_ptr<const Node>>) {
@@ -115,6 +121,13 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
           return Error{fmt::format("duplicate Pod {} in the manifests", p->Key())};
   }
 
+  // The clock counts nanoseconds from 1970 in 64 bits: it ends in April 2262.
+  constexpr UnixTime kLastRepresentable = 9'200'000'000;
+  if (latest > kLastRepresentable) {
+    return Error{fmt::format("{}: metadata.creationTimestamp {} is after 2261, which the "
+                             "simulated clock cannot represent",
+                             latest_object, FormatTimestamp(latest))};
+  }
   FakeClock clock(FromUnix(latest));
   SchedulerOptions so;
   so.config = &config;
