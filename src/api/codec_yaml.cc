@@ -406,6 +406,30 @@ std::optional<std::vector<SourceDocument>> ParseJsonSequence(std::string_view te
   return out;
 }
 
+// The deepest bracket nesting of JSON text (strings skipped). Deep documents would exhaust the
+// stack in the recursive copies and encoders downstream; the YAML reader has the same limit.
+size_t JsonNestingDepth(std::string_view text) {
+  size_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == '}' || c == ']') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 }  // namespace
 
 Result<std::vector<SourceDocument>> ParseSourceDocuments(std::string_view text,
@@ -413,6 +437,11 @@ Result<std::vector<SourceDocument>> ParseSourceDocuments(std::string_view text,
   // JSON (kubectl -o json) takes the faster JSON parser. Anything it rejects goes through YAML,
   // which accepts JSON too and produces the error text.
   if (StartsLikeJson(text)) {
+    if (JsonNestingDepth(text) > kMaxDepth) {
+      return Error{std::string(source) + ": nesting deeper than " + std::to_string(kMaxDepth) +
+                       " levels",
+                   ErrorCode::kInvalid};
+    }
     json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
     if (!doc.is_discarded()) {
       std::vector<SourceDocument> out;
