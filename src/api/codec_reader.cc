@@ -223,7 +223,16 @@ Labels Reader::StrMap(const json& v) {
 
 ResourceList Reader::Resources(const json& v) {
   ResourceList out;
-  Entries(v, [&](const std::string& k, const json& e) { out.emplace(k, Qty(e)); });
+  Entries(v, [&](const std::string& k, const json& e) {
+    Quantity q = Qty(e);
+    // As kube-apiserver's validation: no resource list holds a negative amount.
+    if (q.IsNegative()) {
+      Fail("invalid value " + (e.is_string() ? "\"" + e.get<std::string>() + "\"" : e.dump()) +
+           ": must be greater than or equal to 0");
+      return;
+    }
+    out.emplace(k, q);
+  });
   return out;
 }
 

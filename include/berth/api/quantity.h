@@ -33,6 +33,7 @@ class Quantity {
   // Value in thousandths, rounded up (Kubernetes Quantity.MilliValue()).
   int64_t MilliValue() const;
   bool IsZero() const { return nanos_ == 0; }
+  bool IsNegative() const { return nanos_ < 0; }
   Format format() const { return format_; }
 
   // Canonical text, e.g. "100m", "1Gi", "1500M", "12e6".
