@@ -50,6 +50,24 @@ std::vector<Object> Informer::List() const {
 }
 
 namespace {
+
+// The scheduler reads typed fields only: informer copies of pods and nodes (nearly all of what
+// an informer holds) drop the decoded document they were built from, which is most of their
+// memory.
+Object Lean(Object obj) {
+  if (auto* p = std::get_if<std::shared_ptr<const Pod>>(&obj)) {
+    auto lean = std::make_shared<Pod>(**p);
+    lean->raw.reset();
+    return Object(std::shared_ptr<const Pod>(std::move(lean)));
+  }
+  if (auto* n = std::get_if<std::shared_ptr<const Node>>(&obj)) {
+    auto lean = std::make_shared<Node>(**n);
+    lean->raw.reset();
+    return Object(std::shared_ptr<const Node>(std::move(lean)));
+  }
+  return obj;
+}
+
 void Trim(Json& obj) {
   auto m = obj.find("metadata");
   if (m == obj.end() || !m->is_object()) return;
@@ -116,6 +134,7 @@ bool Informer::ListAndReplace() {
       if (options_.log) options_.log(decoded.error().message);
       continue;
     }
+    *decoded = Lean(std::move(*decoded));
     {
       std::lock_guard lock(mu_);
       items_[k] = Item{*decoded, v.second};
@@ -152,6 +171,7 @@ void Informer::Apply(const std::string& type, Json obj) {
     if (options_.log) options_.log(decoded.error().message);
     return;
   }
+  *decoded = Lean(std::move(*decoded));
   std::optional<Object> old;
   {
     std::lock_guard lock(mu_);
