@@ -21,7 +21,7 @@ std::string PodPath(const Pod& pod) {
 
 ApiClusterClient::ApiClusterClient(std::unique_ptr<RestClient> rest,
                                    std::function<void(const std::string&)> log)
-    : rest_(std::move(rest)), log_(std::move(log)) {}
+    : rest_(std::move(rest)), log_(std::move(log)), status_writer_(log_) {}
 
 ApiClusterClient::~ApiClusterClient() { Stop(); }
 
@@ -224,8 +224,10 @@ VoidResult ApiClusterClient::DeletePod(const Pod& pod) {
 VoidResult ApiClusterClient::SetNominatedNodeName(const Pod& pod, std::string_view node_name) {
   Json patch = {
       {"status", {{"nominatedNodeName", node_name.empty() ? Json(nullptr) : Json(node_name)}}}};
-  auto r = rest_->Patch(PodPath(pod) + "/status", patch, "application/merge-patch+json");
-  if (!r.ok()) return r.error();
+  // Status patches go through the status writer: the scheduler does not wait for them (a
+  // failure is logged), as kube-scheduler's asynchronous API calls.
+  QueueStatusPatch(pod, "setting nominatedNodeName of pod", std::move(patch),
+                   "application/merge-patch+json");
   return {};
 }
 
@@ -241,9 +243,21 @@ VoidResult ApiClusterClient::SetPodScheduledCondition(const Pod& pod, const PodC
   if (!cond.message.empty()) c["message"] = cond.message;
   Json patch = {
       {"status", {{"$setElementOrder/conditions", {{{"type", cond.type}}}}, {"conditions", {c}}}}};
-  auto r = rest_->Patch(PodPath(pod) + "/status", patch, "application/strategic-merge-patch+json");
-  if (!r.ok()) return r.error();
+  QueueStatusPatch(pod, "updating the PodScheduled condition of pod", std::move(patch),
+                   "application/strategic-merge-patch+json");
   return {};
+}
+
+void ApiClusterClient::QueueStatusPatch(const Pod& pod, std::string_view what, Json patch,
+                                        std::string content_type) {
+  std::string path = PodPath(pod) + "/status";
+  status_writer_.Submit(std::string(what) + " " + pod.Key(),
+                        [this, path, patch = std::move(patch), content_type]() -> VoidResult {
+                          auto r = rest_->Patch(path, patch, content_type);
+                          // A pod deleted meanwhile needs no status.
+                          if (!r.ok() && r.error().code != ErrorCode::kNotFound) return r.error();
+                          return {};
+                        });
 }
 
 VoidResult ApiClusterClient::BindVolume(const PersistentVolumeClaim& pvc,

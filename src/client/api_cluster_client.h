@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "berth/framework/cluster.h"
+#include "client/async_writer.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
 
@@ -94,6 +95,8 @@ class ApiClusterClient final : public ClusterClient {
   template <class T>
   std::vector<Ptr<T>> ListInNamespace(Kind k, std::string_view ns) const;
   void EventLoop();
+  void QueueStatusPatch(const Pod& pod, std::string_view what, nlohmann::json patch,
+                        std::string content_type);
 
   std::unique_ptr<RestClient> rest_;
   std::function<void(const std::string&)> log_;
@@ -107,6 +110,8 @@ class ApiClusterClient final : public ClusterClient {
   bool stopping_ = false;
   std::atomic<int> events_api_{0};  // 0 unknown, 1 events.k8s.io, 2 core/v1
   std::thread event_thread_;
+  // Declared after everything its tasks use (rest_): destroyed, and drained, first.
+  AsyncWriter status_writer_;
 };
 
 }  // namespace berth::client
