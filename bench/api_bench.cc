@@ -79,13 +79,13 @@ int main(int argc, char** argv) {
   std::atomic<int64_t> watched{0};
   for (int w = 0; w < watchers; ++w) {
     watch_threads.emplace_back([&, w] {
-      (void)http.Stream("/api/v1/namespaces/default/pods?watch=true&resourceVersion=0",
-                        "application/json",
-                        [&](std::string_view) {
-                          ++watched;
-                          return true;
-                        },
-                        &handles[w], std::chrono::seconds(120));
+      (void)http.Stream(
+          "/api/v1/namespaces/default/pods?watch=true&resourceVersion=0", "application/json",
+          [&](std::string_view) {
+            ++watched;
+            return true;
+          },
+          &handles[w], std::chrono::seconds(120));
     });
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -96,7 +96,8 @@ int main(int argc, char** argv) {
   for (int c = 0; c < clients; ++c) {
     creators.emplace_back([&] {
       for (int i; (i = next++) < pods;) {
-        auto r = http.Do("POST", "/api/v1/namespaces/default/pods", PodBody(fmt::format("p-{}", i)));
+        auto r =
+            http.Do("POST", "/api/v1/namespaces/default/pods", PodBody(fmt::format("p-{}", i)));
         if (!r.ok() || r->status != 201) ++failed;
       }
     });
@@ -110,14 +111,16 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   double caught = std::chrono::duration<double>(Clock::now() - start).count();
-  fmt::print("watchers: {} watchers received {} of {} events; last one {:.2f}s after the first "
-             "create\n",
-             watchers, watched.load(), int64_t{pods} * watchers, caught);
+  fmt::print(
+      "watchers: {} watchers received {} of {} events; last one {:.2f}s after the first "
+      "create\n",
+      watchers, watched.load(), int64_t{pods} * watchers, caught);
 
   // Binding round trip from one client, on pods no scheduler owns.
   const int binds = 2000;
   for (int i = 0; i < binds; ++i) {
-    (void)http.Do("POST", "/api/v1/namespaces/default/pods", PodBody(fmt::format("b-{}", i), "none"));
+    (void)http.Do("POST", "/api/v1/namespaces/default/pods",
+                  PodBody(fmt::format("b-{}", i), "none"));
   }
   std::vector<double> lat;
   for (int i = 0; i < binds; ++i) {
@@ -126,8 +129,8 @@ int main(int argc, char** argv) {
                         {"metadata", {{"name", fmt::format("b-{}", i)}}},
                         {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", "n1"}}}};
     auto t0 = Clock::now();
-    auto r = http.Do("POST", fmt::format("/api/v1/namespaces/default/pods/b-{}/binding", i),
-                     b.dump());
+    auto r =
+        http.Do("POST", fmt::format("/api/v1/namespaces/default/pods/b-{}/binding", i), b.dump());
     lat.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     if (!r.ok() || r->status != 201) ++failed;
   }

@@ -438,9 +438,9 @@ Result<std::vector<SourceDocument>> ParseSourceDocuments(std::string_view text,
   // which accepts JSON too and produces the error text.
   if (StartsLikeJson(text)) {
     if (JsonNestingDepth(text) > kMaxDepth) {
-      return Error{std::string(source) + ": nesting deeper than " + std::to_string(kMaxDepth) +
-                       " levels",
-                   ErrorCode::kInvalid};
+      return Error{
+          std::string(source) + ": nesting deeper than " + std::to_string(kMaxDepth) + " levels",
+          ErrorCode::kInvalid};
     }
     json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
     if (!doc.is_discarded()) {

@@ -421,9 +421,9 @@ void ValidateConfiguration(const SchedulerConfiguration& c,
   }
   // Backoffs are kept in nanoseconds; past about 292 years they would overflow.
   constexpr int64_t kMaxBackoffSeconds = int64_t{1} << 32;
-  for (auto [field, v] : {std::pair<const char*, int64_t>{"podInitialBackoffSeconds",
-                                                          c.pod_initial_backoff_seconds},
-                          {"podMaxBackoffSeconds", c.pod_max_backoff_seconds}}) {
+  for (auto [field, v] :
+       {std::pair<const char*, int64_t>{"podInitialBackoffSeconds", c.pod_initial_backoff_seconds},
+        {"podMaxBackoffSeconds", c.pod_max_backoff_seconds}}) {
     if (v > kMaxBackoffSeconds) {
       p.Add(field, fmt::format("invalid value {}: must be at most {}", v, kMaxBackoffSeconds));
     }

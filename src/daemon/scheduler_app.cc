@@ -452,8 +452,9 @@ int RunSchedulerCommand(const SchedulerFlags& flags) {
     return 1;
   }
   if (!flags.plugin_libraries.empty()) {
-    std::fprintf(stderr, "berth scheduler: --plugin-library %s: loading plugins at run time is "
-                         "not supported yet\n",
+    std::fprintf(stderr,
+                 "berth scheduler: --plugin-library %s: loading plugins at run time is "
+                 "not supported yet\n",
                  flags.plugin_libraries[0].c_str());
     return 1;
   }

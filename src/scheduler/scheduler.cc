@@ -389,17 +389,15 @@ void Scheduler::OnNodeUpdate(const Ptr<Node>& old_node, const Ptr<Node>& new_nod
   // Only pods a plugin says this kind of change can help: a kubelet's status heartbeat moves
   // nobody.
   const uint32_t changes = ClassifyNodeUpdate(*old_node, *new_node);
-  queue_->MoveToActiveOrBackoffQueueIf([&](const QueuedPodInfo& q) {
-    return MayHelpAfterNodeUpdate(RejectingPlugins(q), changes);
-  });
+  queue_->MoveToActiveOrBackoffQueueIf(
+      [&](const QueuedPodInfo& q) { return MayHelpAfterNodeUpdate(RejectingPlugins(q), changes); });
 }
 
 void Scheduler::OnNodeDelete(const Ptr<Node>& node) { cache_.RemoveNode(*node); }
 
 void Scheduler::OnOtherObjectChange(std::string_view kind) {
-  queue_->MoveToActiveOrBackoffQueueIf([&](const QueuedPodInfo& q) {
-    return MayHelpAfterObjectChange(RejectingPlugins(q), kind);
-  });
+  queue_->MoveToActiveOrBackoffQueueIf(
+      [&](const QueuedPodInfo& q) { return MayHelpAfterObjectChange(RejectingPlugins(q), kind); });
 }
 
 }  // namespace berth

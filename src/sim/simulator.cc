@@ -124,9 +124,10 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
   // The clock counts nanoseconds from 1970 in 64 bits: it ends in April 2262.
   constexpr UnixTime kLastRepresentable = 9'200'000'000;
   if (latest > kLastRepresentable) {
-    return Error{fmt::format("{}: metadata.creationTimestamp {} is after 2261, which the "
-                             "simulated clock cannot represent",
-                             latest_object, FormatTimestamp(latest))};
+    return Error{
+        fmt::format("{}: metadata.creationTimestamp {} is after 2261, which the "
+                    "simulated clock cannot represent",
+                    latest_object, FormatTimestamp(latest))};
   }
   FakeClock clock(FromUnix(latest));
   SchedulerOptions so;
