@@ -14,6 +14,7 @@
 #include "daemon/scheduler_app.h"
 #include "daemon/scheduler_flags.h"
 #include "daemon/up.h"
+#include "extender/http_extender.h"
 #include "framework/in_memory_cluster.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
@@ -187,6 +188,10 @@ int main(int argc, char** argv) {
     so.registry = &registry;
     so.client = &cluster;
     so.clock = &clock;
+    auto extenders = berth::extender::BuildExtenders(c->extenders);
+    if (!extenders.ok())
+      return Fail(fmt::format("{}: {}", validate_path, extenders.error().message));
+    so.extenders = std::move(extenders).value();
     auto sched = berth::Scheduler::Create(so);
     if (!sched.ok()) return Fail(fmt::format("{}: {}", validate_path, sched.error().message));
     std::cout << validate_path << ": valid\n";

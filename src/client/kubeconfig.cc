@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <openssl/evp.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +10,7 @@
 #include <sstream>
 
 #include "api/codec.h"
+#include "net/tls_certs.h"
 
 namespace berth::client {
 namespace {
@@ -23,23 +23,6 @@ Result<std::string> ReadWhole(const std::string& path, std::string_view what) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-Result<std::string> DecodeBase64(const std::string& text, std::string_view what) {
-  std::string clean;
-  for (char c : text) {
-    if (!std::isspace(static_cast<unsigned char>(c))) clean.push_back(c);
-  }
-  std::string out(clean.size() / 4 * 3 + 3, '\0');
-  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(clean.data()),
-                          static_cast<int>(clean.size()));
-  if (n < 0 || clean.size() % 4 != 0) return Error{fmt::format("{}: invalid base64 data", what)};
-  size_t pad = 0;
-  if (!clean.empty() && clean.back() == '=') ++pad;
-  if (clean.size() > 1 && clean[clean.size() - 2] == '=') ++pad;
-  out.resize(n - pad);
-  return out;
 }
 
 // A named entry of a kubeconfig list, with the file it came from (for relative paths).
@@ -57,8 +40,8 @@ std::string Resolve(const std::string& path, const std::string& file) {
 Result<std::string> DataOrFile(const Json& obj, const std::string& key, const std::string& file,
                                std::string_view what) {
   if (obj.contains(key + "-data") && obj[key + "-data"].is_string()) {
-    return DecodeBase64(obj[key + "-data"].get<std::string>(),
-                        fmt::format("kubeconfig {}: {}-data", file, key));
+    return net::DecodeBase64(obj[key + "-data"].get<std::string>(),
+                             fmt::format("kubeconfig {}: {}-data", file, key));
   }
   if (obj.contains(key) && obj[key].is_string()) {
     return ReadWhole(Resolve(obj[key].get<std::string>(), file), what);

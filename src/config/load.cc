@@ -309,13 +309,50 @@ void ValidateQueueSort(const std::vector<Profile>& profiles, Problems& p) {
   }
 }
 
+bool ValidExtenderUrl(std::string_view url) {
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (url.substr(0, scheme.size()) != scheme) continue;
+    std::string_view rest = url.substr(scheme.size());
+    const size_t host_end = rest.find_first_of("/?#");
+    std::string_view host = rest.substr(0, host_end);
+    return !host.empty() && host.front() != ':' &&
+           host.find_first_of(" \t") == std::string_view::npos;
+  }
+  return false;
+}
+
+// Extended resources an extender manages with ignoredByScheduler are not checked by
+// NodeResourcesFit; as upstream, they replace its ignoredResources in every profile.
+void ApplyExtenderIgnoredResources(SchedulerConfiguration& c) {
+  std::vector<std::string> ignored;
+  for (const Extender& e : c.extenders)
+    for (const auto& r : e.managed_resources)
+      if (r.ignored_by_scheduler) ignored.push_back(r.name);
+  if (ignored.empty()) return;
+  for (Profile& profile : c.profiles) {
+    for (PluginConfig& pc : profile.plugin_config) {
+      const auto* fit = dynamic_cast<const NodeResourcesFitArgs*>(pc.args.get());
+      if (pc.name != "NodeResourcesFit" || !fit) continue;
+      auto updated = std::make_shared<NodeResourcesFitArgs>(*fit);
+      updated->ignored_resources = ignored;
+      pc.args = std::move(updated);
+    }
+  }
+}
+
 void ValidateExtenders(const std::vector<Extender>& extenders, Problems& p) {
   int binders = 0;
   std::set<std::string, std::less<>> managed;
   for (size_t i = 0; i < extenders.size(); ++i) {
     const Extender& e = extenders[i];
     const std::string path = IndexPath("extenders", i);
-    if (e.url_prefix.empty()) p.Add(ChildPath(path, "urlPrefix"), "required value");
+    if (e.url_prefix.empty()) {
+      p.Add(ChildPath(path, "urlPrefix"), "required value");
+    } else if (!ValidExtenderUrl(e.url_prefix)) {
+      p.Add(ChildPath(path, "urlPrefix"),
+            fmt::format("invalid value {}: must be an http:// or https:// URL with a host",
+                        Quote(e.url_prefix)));
+    }
     if (!e.prioritize_verb.empty() && e.weight <= 0) {
       p.Add(ChildPath(path, "weight"),
             fmt::format("invalid value {}: must have a positive weight applied to it", e.weight));
@@ -724,6 +761,7 @@ Result<SchedulerConfiguration> DecodeConfiguration(const nlohmann::json& doc,
 
   ValidateConfiguration(c, profiles, p);
   if (!p.ok()) return p.error();
+  ApplyExtenderIgnoredResources(c);
   return c;
 }
 

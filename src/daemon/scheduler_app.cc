@@ -18,6 +18,7 @@
 #include "config/load.h"
 #include "daemon/scheduler_flags.h"
 #include "daemon/signals.h"
+#include "extender/http_extender.h"
 #include "net/http_server.h"
 #include "net/tls_certs.h"
 #include "observe/log.h"
@@ -348,6 +349,12 @@ Result<std::unique_ptr<SchedulerApp>> SchedulerApp::Start(SchedulerAppOptions op
   so.client = s.client.get();
   so.clock = &s.clock;
   so.seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  auto extenders = extender::BuildExtenders(s.config.extenders);
+  if (!extenders.ok()) {
+    return Error{fmt::format("{}: {}", o.config_file.empty() ? "configuration" : o.config_file,
+                             extenders.error().message)};
+  }
+  so.extenders = std::move(extenders).value();
   so.inline_binding = false;
   so.record_details = o.verbosity >= 10 || o.record_decisions;
   auto sched = Scheduler::Create(so);

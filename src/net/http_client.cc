@@ -8,6 +8,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <cctype>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -334,6 +335,22 @@ Result<int> HttpClient::Stream(std::string_view target, std::string_view accept,
                  ec == beast::error::timeout ? ErrorCode::kTimeout : ErrorCode::kUnavailable};
   }
   return status;
+}
+
+std::string QueryEscape(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size() * 3);
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
 }
 
 }  // namespace berth::net

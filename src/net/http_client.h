@@ -80,4 +80,7 @@ class HttpClient {
   std::unique_ptr<Impl> impl_;
 };
 
+// Percent-encodes `s` for a URL query value (unreserved characters stay).
+std::string QueryEscape(std::string_view s);
+
 }  // namespace berth::net

@@ -1,6 +1,7 @@
 #include "net/tls_certs.h"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -9,6 +10,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include <cctype>
 #include <memory>
 
 namespace berth::net {
@@ -106,6 +108,23 @@ Result<PemPair> Make(const std::string& cn, const std::vector<std::string>& host
 }
 
 }  // namespace
+
+Result<std::string> DecodeBase64(const std::string& text, std::string_view what) {
+  std::string clean;
+  for (char c : text) {
+    if (!std::isspace(static_cast<unsigned char>(c))) clean.push_back(c);
+  }
+  std::string out(clean.size() / 4 * 3 + 3, '\0');
+  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(clean.data()),
+                          static_cast<int>(clean.size()));
+  if (n < 0 || clean.size() % 4 != 0) return Error{fmt::format("{}: invalid base64 data", what)};
+  size_t pad = 0;
+  if (!clean.empty() && clean.back() == '=') ++pad;
+  if (clean.size() > 1 && clean[clean.size() - 2] == '=') ++pad;
+  out.resize(n - pad);
+  return out;
+}
 
 Result<PemPair> GenerateCa(const std::string& common_name) {
   return Make(common_name, {}, true, 3650, nullptr, nullptr);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "berth/api/result.h"
@@ -14,6 +15,9 @@ struct PemPair {
   std::string cert_pem;
   std::string key_pem;
 };
+
+// Decodes base64 text (whitespace ignored); errors name `what`.
+Result<std::string> DecodeBase64(const std::string& text, std::string_view what);
 
 // A self-signed CA certificate (10 years) with a fresh P-256 key.
 Result<PemPair> GenerateCa(const std::string& common_name);

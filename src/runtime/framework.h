@@ -29,6 +29,7 @@ struct FrameworkServices {
   Parallelizer* parallelizer = nullptr;
   PodNominator* nominator = nullptr;
   uint64_t seed = 1;
+  std::span<Extender* const> extenders;  // owned by the scheduler
 };
 
 // Per-node scores of one cycle: scores[plugin_index] over `nodes`, after normalization and
@@ -126,6 +127,7 @@ class Framework final : public Handle {
   Random& random() override { return random_; }
   Parallelizer& parallelizer() override { return *services_.parallelizer; }
   PodNominator& nominator() override { return *services_.nominator; }
+  std::span<Extender* const> extenders() const override { return services_.extenders; }
   void IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) override;
   WaitingPod* GetWaitingPod(std::string_view uid) override;
   bool RejectWaitingPod(std::string_view uid) override;

@@ -74,6 +74,13 @@ uint32_t ClassifyNodeUpdate(const Node& old_node, const Node& new_node) {
   return changes;
 }
 
+bool RejectedOutsideEventTable(const std::set<std::string>& plugins) {
+  if (plugins.empty()) return true;
+  for (const auto& p : plugins)
+    if (!Find(p)) return true;
+  return false;
+}
+
 bool MayHelpAfterNodeUpdate(const std::set<std::string>& plugins, uint32_t changes) {
   if (plugins.empty()) return true;
   for (const auto& p : plugins) {

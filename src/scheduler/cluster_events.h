@@ -26,6 +26,9 @@ enum NodeChange : uint32_t {
 
 uint32_t ClassifyNodeUpdate(const Node& old_node, const Node& new_node);
 
+// True if nothing is known of what can help a pod rejected by `plugins` (no plugin recorded, or
+// one outside the table: out-of-tree plugins, extenders): it moves on every event.
+bool RejectedOutsideEventTable(const std::set<std::string>& plugins);
 // True if a pod rejected by `plugins` may fit after a node update with `changes`.
 bool MayHelpAfterNodeUpdate(const std::set<std::string>& plugins, uint32_t changes);
 // True if a pod rejected by `plugins` may fit after an object of `kind` (not a pod or node)

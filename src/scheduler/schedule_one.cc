@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "scheduler/extenders.h"
 #include "scheduler/fit_error.h"
 #include "scheduler/scheduler_internal.h"
 
@@ -35,7 +36,9 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
   const int n = static_cast<int>(nodes.size());
   if (n == 0) return Status::Success();
   int to_find = NumFeasibleNodesToFind(fw, n);
-  if (!fw.HasScorePlugins()) to_find = 1;
+  // Without scoring the first feasible node is as good as any (extender filters still see a
+  // full window, as in kube-scheduler).
+  if (!fw.HasScorePlugins() && !extenders_filter_ && !extenders_prioritize_) to_find = 1;
   const int start = rotate ? next_start_node_index_ % n : 0;
 
   if (!fw.HasFilterPlugins()) {
@@ -122,6 +125,10 @@ Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const Po
     if (const NodeInfo* ni = snapshot_.Get(nominated)) {
       std::vector<NodeInfo*> one{const_cast<NodeInfo*>(ni)};
       Status fs = FindNodesThatPassFilters(fw, state, pod, one, false, feasible, attempt);
+      bool rejected = false;
+      if (fs.IsSuccess())
+        fs = FilterWithExtenders(extenders_, *pod.pod, feasible, &attempt->filter_statuses,
+                                 &rejected);
       if (fs.IsSuccess() && !feasible->empty()) return Status::Success();
       feasible->clear();
     }
@@ -150,7 +157,12 @@ Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const Po
       static_cast<int>(feasible->size() + attempt->filter_statuses.size()) - *outside_nodes;
   if (!all.empty())
     next_start_node_index_ = (next_start_node_index_ + processed) % static_cast<int>(all.size());
-  return fs;
+  if (!fs.IsSuccess()) return fs;
+  bool rejected = false;
+  Status es =
+      FilterWithExtenders(extenders_, *pod.pod, feasible, &attempt->filter_statuses, &rejected);
+  if (rejected) attempt->rejected_by_extender = true;
+  return es;
 }
 
 std::string Scheduler::SelectHost(const ScoreTable& table) {
@@ -192,7 +204,7 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
   }
   ScoreTable local;
   ScoreTable& table = record_details_ ? attempt->scores : local;
-  if (!fw.HasScorePlugins()) {
+  if (!fw.HasScorePlugins() && extenders_.empty()) {
     table.nodes.assign(feasible.begin(), feasible.end());
     table.totals.assign(feasible.size(), 1);
   } else {
@@ -200,6 +212,7 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
     if (!ps.IsSuccess()) return ps;
     Status ss = fw.RunScorePlugins(state, pod, feasible, &table);
     if (!ss.IsSuccess()) return ss;
+    PrioritizeWithExtenders(extenders_, *pod.pod, fw.parallelizer(), &table);
   }
   result->host = SelectHost(table);
   if (record_details_) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "scheduler/cluster_events.h"
+#include "scheduler/extenders.h"
 #include "scheduler/fit_error.h"
 #include "scheduler/scheduler_internal.h"
 
@@ -42,8 +43,12 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
       options.clock, std::chrono::seconds(options.config->pod_initial_backoff_seconds),
       std::chrono::seconds(options.config->pod_max_backoff_seconds));
 
-  FrameworkServices services{options.client, options.clock, s->parallelizer_.get(), s->queue_.get(),
-                             options.seed};
+  s->owned_extenders_ = options.extenders;
+  for (const auto& e : s->owned_extenders_) s->extenders_.push_back(e.get());
+  s->extenders_filter_ = AnyExtenderFilters(s->extenders_);
+  s->extenders_prioritize_ = AnyExtenderPrioritizes(s->extenders_);
+  FrameworkServices services{options.client,  options.clock, s->parallelizer_.get(),
+                             s->queue_.get(), options.seed,  s->extenders_};
   if (options.config->profiles.empty()) return Error{"configuration has no profiles"};
   for (const auto& profile : options.config->profiles) {
     auto fw = Framework::Create(profile, *options.registry, services);
@@ -123,6 +128,8 @@ bool Scheduler::ScheduleOne(bool block) {
       }
       if (attempt.pre_filter_rejection)
         qpi.unschedulable_plugins.insert(attempt.pre_filter_rejection->plugin());
+      if (attempt.rejected_by_extender)
+        qpi.unschedulable_plugins.insert(std::string(kExtenderRejection));
       std::vector<std::string> post_messages;
       if (fw->HasPostFilterPlugins()) {
         // PostFilter sees every node: after a PreFilter rejection all carry that status.
@@ -253,7 +260,10 @@ void Scheduler::RunBindingCycle(std::unique_ptr<BindingTask> task) {
   queue_->Done(UidOf(pod));
   if (Status pb = fw.RunPreBindPlugins(task->state, *task->assumed, task->host); !pb.IsSuccess())
     return fail(pb);
-  Status bs = fw.RunBindPlugins(task->state, *task->assumed, task->host);
+  // An interested binder extender binds instead of the Bind plugins.
+  std::optional<Status> by_extender = BindWithExtenders(extenders_, pod, task->host);
+  Status bs = by_extender ? std::move(*by_extender)
+                          : fw.RunBindPlugins(task->state, *task->assumed, task->host);
   cache_.FinishBinding(pod);
   if (!bs.IsSuccess()) {
     if (bs.IsSkip()) bs = Status::Error("no bind plugin handled the pod");
@@ -330,9 +340,10 @@ std::set<std::string> Scheduler::RejectingPlugins(const QueuedPodInfo& q) {
 }
 
 void Scheduler::AssignedPodAdded(const Pod& pod) {
-  // A new pod on a node can only help pods whose placement depends on other pods: required
-  // affinity terms matching it, or topology spreading.
+  // A new pod on a node can only help pods whose placement depends on other pods (required
+  // affinity terms matching it, or topology spreading), and those nothing is known of.
   queue_->MoveToActiveOrBackoffQueueIf([&](const QueuedPodInfo& q) {
+    if (RejectedOutsideEventTable(RejectingPlugins(q))) return true;
     if (!q.pod().spec.topology_spread_constraints.empty()) return true;
     for (const auto& term : q.pod_info->required_affinity) {
       Ptr<Namespace> ns = client_->GetNamespace(pod.metadata.namespace_);

@@ -21,6 +21,7 @@
 
 #include "berth/framework/clock.h"
 #include "berth/framework/cluster.h"
+#include "berth/framework/extender.h"
 #include "berth/framework/registry.h"
 #include "cache/cache.h"
 #include "config/types.h"
@@ -45,6 +46,7 @@ struct SchedulingAttempt {
   int evaluated_nodes = 0;
   int feasible_nodes = 0;
   std::optional<Status> pre_filter_rejection;  // when a PreFilter plugin rejected
+  bool rejected_by_extender = false;           // an extender filtered out some node
   NodeStatusMap filter_statuses;               // rejected nodes
   std::vector<std::string> score_plugins;      // names, index-aligned with scores
   std::vector<int64_t> score_weights;
@@ -76,6 +78,8 @@ struct SchedulerOptions {
   bool inline_binding = true;
   // Record filter statuses and score tables for the observer (explanations).
   bool record_details = true;
+  // Scheduler extenders, consulted in this order (src/extender builds them from the config).
+  std::vector<std::shared_ptr<Extender>> extenders;
 };
 
 class Scheduler final : public ClusterEventHandler {
@@ -142,6 +146,10 @@ class Scheduler final : public ClusterEventHandler {
   std::unique_ptr<SchedulingQueue> queue_;
   Cache cache_;
   Snapshot snapshot_;
+  std::vector<std::shared_ptr<Extender>> owned_extenders_;
+  std::vector<Extender*> extenders_;  // owned_extenders_, as the frameworks' handles see them
+  bool extenders_filter_ = false;     // some extender filters or prioritizes
+  bool extenders_prioritize_ = false;
   std::vector<std::unique_ptr<Framework>> profiles_;
   std::map<std::string, Framework*, std::less<>> by_name_;
   AttemptObserver* observer_ = nullptr;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "api/read_file.h"
+#include "extender/http_extender.h"
 #include "framework/in_memory_cluster.h"
 #include "scheduler/scheduler.h"
 
@@ -126,6 +127,9 @@ Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfig
   so.registry = &registry;
   so.client = &cluster;
   so.clock = &clock;
+  auto extenders = extender::BuildExtenders(config.extenders);
+  if (!extenders.ok()) return extenders.error();
+  so.extenders = std::move(extenders).value();
   so.inline_binding = true;
   so.record_details = false;
   auto sched_r = Scheduler::Create(so);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "extender/http_extender.h"
 #include "framework/in_memory_cluster.h"
 
 namespace berth::sim {
@@ -136,6 +137,10 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
   so.client = &cluster;
   so.clock = &clock;
   so.seed = options.seed;
+  auto extenders = extender::BuildExtenders(config.extenders);
+  if (!extenders.ok())
+    return Error{fmt::format("{}: {}", options.config_source, extenders.error().message)};
+  so.extenders = std::move(extenders).value();
   so.inline_binding = true;
   so.record_details = true;
   auto sched_r = Scheduler::Create(so);

@@ -5,12 +5,14 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "berth/framework/clock.h"
 #include "berth/framework/cluster.h"
+#include "berth/framework/extender.h"
 #include "berth/framework/node_info.h"
 #include "berth/framework/plugin.h"
 
@@ -58,6 +60,8 @@ class Handle {
   virtual Random& random() = 0;
   virtual Parallelizer& parallelizer() = 0;
   virtual PodNominator& nominator() = 0;
+  // The scheduler's extenders, in the order they are consulted (shared by all profiles).
+  virtual std::span<Extender* const> extenders() const { return {}; }
 
   // Permit bookkeeping.
   virtual void IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) = 0;

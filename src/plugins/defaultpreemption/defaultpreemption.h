@@ -17,11 +17,7 @@ namespace berth {
 
 inline constexpr std::string_view kDefaultPreemptionName = "DefaultPreemption";
 
-struct DefaultPreemptionOptions {
-  // Scheduler extenders with a preempt verb, consulted in order after the dry run.
-  std::vector<std::shared_ptr<preemption::Extender>> extenders;
-};
-
-PluginRegistration DefaultPreemptionRegistration(DefaultPreemptionOptions options = {});
+// Extenders with a preempt verb (Handle::extenders) narrow the candidates after the dry run.
+PluginRegistration DefaultPreemptionRegistration();
 
 }  // namespace berth

@@ -67,9 +67,8 @@ std::string AggregateErrors(const std::vector<std::string>& errors) {
 
 }  // namespace
 
-DefaultPreemption::DefaultPreemption(Handle& handle, const config::DefaultPreemptionArgs& args,
-                                     DefaultPreemptionOptions options)
-    : handle_(handle), args_(args), options_(std::move(options)) {}
+DefaultPreemption::DefaultPreemption(Handle& handle, const config::DefaultPreemptionArgs& args)
+    : handle_(handle), args_(args) {}
 
 Status DefaultPreemption::PostFilter(CycleState& state, const PodInfo& pod,
                                      const NodeStatusMap& filtered_statuses,
@@ -118,8 +117,8 @@ Status DefaultPreemption::Preempt(CycleState& state, const PodInfo& pod,
     return Status::Unschedulable(NoCandidateMessage(all_nodes.size(), dry_run.statuses));
   }
 
-  auto narrowed =
-      preemption::CallExtenders(options_.extenders, *latest, std::move(dry_run.candidates));
+  auto narrowed = preemption::CallExtenders(handle_.extenders(), *latest,
+                                            std::move(dry_run.candidates), handle_.snapshot());
   if (!narrowed.ok()) return Status::Error(narrowed.error().message);
   const std::vector<Candidate>& candidates = *narrowed;
 
@@ -321,11 +320,10 @@ Status DefaultPreemption::PrepareCandidate(const Candidate& candidate, const Pod
   return Status::Success();
 }
 
-PluginRegistration DefaultPreemptionRegistration(DefaultPreemptionOptions options) {
+PluginRegistration DefaultPreemptionRegistration() {
   PluginRegistration reg;
   reg.name = std::string(kDefaultPreemptionName);
-  reg.factory = [options = std::move(options)](const PluginArgs* args,
-                                               Handle& handle) -> Result<std::unique_ptr<Plugin>> {
+  reg.factory = [](const PluginArgs* args, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
     const config::DefaultPreemptionArgs defaults;
     const auto* typed = args ? dynamic_cast<const config::DefaultPreemptionArgs*>(args) : &defaults;
     if (typed == nullptr)
@@ -333,7 +331,7 @@ PluginRegistration DefaultPreemptionRegistration(DefaultPreemptionOptions option
           fmt::format("want args to be of type DefaultPreemptionArgs, got {}", args->Kind())};
     if (VoidResult v = config::ValidateDefaultPreemptionArgs(*typed, "args"); !v.ok())
       return v.error();
-    return std::unique_ptr<Plugin>(std::make_unique<DefaultPreemption>(handle, *typed, options));
+    return std::unique_ptr<Plugin>(std::make_unique<DefaultPreemption>(handle, *typed));
   };
   reg.decode_args = config::DecodeDefaultPreemptionArgs;
   return reg;

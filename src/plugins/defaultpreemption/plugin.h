@@ -22,8 +22,7 @@ namespace berth {
 
 class DefaultPreemption final : public PostFilterPlugin {
  public:
-  DefaultPreemption(Handle& handle, const config::DefaultPreemptionArgs& args,
-                    DefaultPreemptionOptions options);
+  DefaultPreemption(Handle& handle, const config::DefaultPreemptionArgs& args);
 
   std::string_view Name() const override { return kDefaultPreemptionName; }
 
@@ -80,7 +79,6 @@ class DefaultPreemption final : public PostFilterPlugin {
 
   Handle& handle_;
   config::DefaultPreemptionArgs args_;
-  DefaultPreemptionOptions options_;
 };
 
 }  // namespace berth

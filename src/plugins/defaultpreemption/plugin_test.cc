@@ -303,7 +303,7 @@ struct Env {
       bool failing_extensions = false)
       : handle(std::move(nodes), std::move(pods), parallelism),
         pod(PodInfo::Create(preemptor)),
-        plugin(handle, args, {}) {
+        plugin(handle, args) {
     handle.cluster().AddPod(preemptor);
     for (auto& p : pdbs) handle.cluster().AddPDB(p);
     if (counting_code) {

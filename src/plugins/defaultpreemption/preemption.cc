@@ -123,14 +123,15 @@ int PickOneNodeForPreemption(std::span<const Candidate> candidates) {
   return best;
 }
 
-Result<std::vector<Candidate>> CallExtenders(std::span<const std::shared_ptr<Extender>> extenders,
-                                             const Pod& pod, std::vector<Candidate> candidates) {
+Result<std::vector<Candidate>> CallExtenders(std::span<Extender* const> extenders, const Pod& pod,
+                                             std::vector<Candidate> candidates,
+                                             const Snapshot& snapshot) {
   if (extenders.empty() || candidates.empty()) return candidates;
   std::map<std::string, Victims> by_node;
   for (auto& c : candidates) by_node.emplace(std::move(c.node_name), std::move(c.victims));
-  for (const auto& ext : extenders) {
+  for (Extender* ext : extenders) {
     if (!ext->SupportsPreemption() || !ext->IsInterested(pod)) continue;
-    auto processed = ext->ProcessPreemption(pod, by_node);
+    auto processed = ext->ProcessPreemption(pod, by_node, snapshot);
     if (!processed.ok()) {
       if (ext->IsIgnorable()) continue;
       return processed.error();

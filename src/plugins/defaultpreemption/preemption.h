@@ -15,16 +15,13 @@
 #include "berth/api/result.h"
 #include "berth/api/selectors.h"
 #include "berth/framework/cluster.h"
+#include "berth/framework/extender.h"
 #include "berth/framework/node_info.h"
 
 namespace berth::preemption {
 
-// Pods that must go for the preemptor to fit on one node, most important first, and how many
-// of them would break a PodDisruptionBudget.
-struct Victims {
-  std::vector<PodInfoPtr> pods;
-  int64_t num_pdb_violations = 0;
-};
+// Pods that must go for the preemptor to fit on one node (berth/framework/extender.h).
+using Victims = berth::Victims;
 
 // A node on which the preemptor fits once its victims are gone.
 struct Candidate {
@@ -65,25 +62,10 @@ void SplitByPdbViolation(std::span<const PodInfoPtr> pods, std::span<const Compi
 // earliest candidate in `candidates`.
 int PickOneNodeForPreemption(std::span<const Candidate> candidates);
 
-// Scheduler extenders that implement the preempt verb may narrow the candidates after the dry
-// run. Implementations must be thread-compatible with the scheduling thread.
-class Extender {
- public:
-  virtual ~Extender() = default;
-  virtual std::string_view Name() const = 0;
-  // Whether the extender has a preempt verb.
-  virtual bool SupportsPreemption() const = 0;
-  virtual bool IsInterested(const Pod& pod) const = 0;
-  // Errors of an ignorable extender are skipped instead of failing preemption.
-  virtual bool IsIgnorable() const = 0;
-  // Given node -> victims, returns the nodes (and victims) the extender agrees with.
-  virtual Result<std::map<std::string, Victims>> ProcessPreemption(
-      const Pod& pod, const std::map<std::string, Victims>& node_to_victims) = 0;
-};
-
 // Runs the interested, preemption-capable extenders in order over `candidates`. Returns the
 // surviving candidates (ordered by node name) or the error that fails preemption.
-Result<std::vector<Candidate>> CallExtenders(std::span<const std::shared_ptr<Extender>> extenders,
-                                             const Pod& pod, std::vector<Candidate> candidates);
+Result<std::vector<Candidate>> CallExtenders(std::span<Extender* const> extenders, const Pod& pod,
+                                             std::vector<Candidate> candidates,
+                                             const Snapshot& snapshot);
 
 }  // namespace berth::preemption

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "testing/builders.h"
+#include "testing/fake_extender.h"
 
 namespace berth::preemption {
 namespace {
@@ -196,35 +197,19 @@ TEST(PickOneNodeForPreemptionTest, Table) {
   EXPECT_EQ(PickOneNodeForPreemption({}), -1);
 }
 
-class FakeExtender final : public Extender {
- public:
-  FakeExtender(std::string name, std::vector<std::string> allowed_nodes, bool ignorable = false,
-               bool interested = true, bool fail = false)
-      : name_(std::move(name)),
-        allowed_(std::move(allowed_nodes)),
-        ignorable_(ignorable),
-        interested_(interested),
-        fail_(fail) {}
-  std::string_view Name() const override { return name_; }
-  bool SupportsPreemption() const override { return true; }
-  bool IsInterested(const Pod&) const override { return interested_; }
-  bool IsIgnorable() const override { return ignorable_; }
-  Result<std::map<std::string, Victims>> ProcessPreemption(
-      const Pod&, const std::map<std::string, Victims>& in) override {
-    ++calls;
-    if (fail_) return Error{"extender " + name_ + " failed"};
-    std::map<std::string, Victims> out;
-    for (const auto& [node, v] : in)
-      if (std::find(allowed_.begin(), allowed_.end(), node) != allowed_.end()) out[node] = v;
-    return out;
-  }
-  int calls = 0;
-
- private:
-  std::string name_;
-  std::vector<std::string> allowed_;
-  bool ignorable_, interested_, fail_;
-};
+std::shared_ptr<berth::testing::FakeExtender> Ext(std::string name,
+                                                  std::vector<std::string> allowed,
+                                                  bool ignorable = false, bool interested = true,
+                                                  bool fail = false) {
+  auto e = std::make_shared<berth::testing::FakeExtender>(std::move(name));
+  e->preempt = true;
+  e->preempt_allowed = std::move(allowed);
+  if (e->preempt_allowed.empty()) e->preempt_allowed.push_back("<none>");
+  e->ignorable = ignorable;
+  e->interested = interested;
+  e->fail = fail;
+  return e;
+}
 
 TEST(CallExtendersTest, Table) {
   auto pod = MakePod().Name("p").Obj();
@@ -235,33 +220,32 @@ TEST(CallExtendersTest, Table) {
   };
   struct Case {
     std::string name;
-    std::vector<std::shared_ptr<Extender>> extenders;
+    std::vector<std::shared_ptr<berth::testing::FakeExtender>> extenders;
     std::vector<std::string> want_nodes;
     bool want_error = false;
   };
   const std::vector<Case> cases = {
       {"no extenders keeps candidates in order", {}, {"node1", "node2", "node3"}},
       {"extenders narrow in sequence",
-       {std::make_shared<FakeExtender>("e1", std::vector<std::string>{"node1", "node3"}),
-        std::make_shared<FakeExtender>("e2", std::vector<std::string>{"node1"})},
+       {Ext("e1", {"node1", "node3"}), Ext("e2", std::vector<std::string>{"node1"})},
        {"node1"}},
       {"uninterested extender is skipped",
-       {std::make_shared<FakeExtender>("e1", std::vector<std::string>{"node2"}, false, false)},
+       {Ext("e1", std::vector<std::string>{"node2"}, false, false)},
        {"node1", "node2", "node3"}},
       {"ignorable error is skipped",
-       {std::make_shared<FakeExtender>("e1", std::vector<std::string>{}, true, true, true),
-        std::make_shared<FakeExtender>("e2", std::vector<std::string>{"node2"})},
+       {Ext("e1", std::vector<std::string>{}, true, true, true),
+        Ext("e2", std::vector<std::string>{"node2"})},
        {"node2"}},
       {"error fails preemption",
-       {std::make_shared<FakeExtender>("e1", std::vector<std::string>{}, false, true, true)},
+       {Ext("e1", std::vector<std::string>{}, false, true, true)},
        {},
        true},
-      {"extender rejecting every node leaves none",
-       {std::make_shared<FakeExtender>("e1", std::vector<std::string>{})},
-       {}},
+      {"extender rejecting every node leaves none", {Ext("e1", std::vector<std::string>{})}, {}},
   };
   for (const auto& c : cases) {
-    auto got = CallExtenders(c.extenders, *pod, candidates());
+    std::vector<Extender*> extenders;
+    for (const auto& e : c.extenders) extenders.push_back(e.get());
+    auto got = CallExtenders(extenders, *pod, candidates(), Snapshot());
     ASSERT_EQ(!got.ok(), c.want_error) << c.name;
     if (!got.ok()) continue;
     std::vector<std::string> nodes;

@@ -1,0 +1,185 @@
+// The extender SDK server on Berth's HTTP server (src/net).
+#include "berth/extender/server.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <exception>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "net/http_server.h"
+
+namespace berth::extender {
+namespace {
+
+net::HttpResponse Text(int status, std::string body) {
+  net::HttpResponse r;
+  r.status = status;
+  r.content_type = "text/plain; charset=utf-8";
+  r.body = std::move(body);
+  return r;
+}
+
+net::HttpResponse Json(std::string body) {
+  net::HttpResponse r;
+  r.body = std::move(body);
+  return r;
+}
+
+// The last segment of a request path: "/prefix/filter" -> "filter".
+std::string_view LastSegment(std::string_view path) {
+  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// Decodes the body, runs the handler and encodes its answer; handler exceptions become 500s.
+template <class Decode, class Handler>
+net::HttpResponse Call(const std::string& body, Decode decode, const Handler& handler) {
+  auto args = decode(body);
+  if (!args.ok()) return Text(400, args.error().message + "\n");
+  try {
+    return Json(v1::Encode(handler(*args)));
+  } catch (const std::exception& e) {
+    return Text(500, fmt::format("extender handler failed: {}\n", e.what()));
+  } catch (...) {
+    return Text(500, "extender handler failed\n");
+  }
+}
+
+}  // namespace
+
+struct ExtenderServer::Impl {
+  std::map<std::string, FilterHandler, std::less<>> filters;
+  std::map<std::string, PrioritizeHandler, std::less<>> prioritizers;
+  std::map<std::string, BindHandler, std::less<>> binders;
+  std::map<std::string, PreemptHandler, std::less<>> preempters;
+  std::unique_ptr<net::HttpServer> server;
+  bool tls = false;
+  std::string bind_address;
+
+  net::HttpResponse Handle(net::HttpRequest& req) const {
+    if (req.path == "/healthz" || req.path == "/livez" || req.path == "/readyz") {
+      return Text(200, "ok");
+    }
+    const std::string_view verb = LastSegment(req.path);
+    if (req.method != "POST") {
+      return Text(405, fmt::format("{} {}: extender verbs take POST\n", req.method, req.path));
+    }
+    if (auto it = filters.find(verb); it != filters.end())
+      return Call(req.body, v1::DecodeExtenderArgs, it->second);
+    if (auto it = prioritizers.find(verb); it != prioritizers.end())
+      return Call(req.body, v1::DecodeExtenderArgs, it->second);
+    if (auto it = binders.find(verb); it != binders.end())
+      return Call(req.body, v1::DecodeExtenderBindingArgs, it->second);
+    if (auto it = preempters.find(verb); it != preempters.end())
+      return Call(req.body, v1::DecodeExtenderPreemptionArgs, it->second);
+    return Text(404, fmt::format("no extender verb \"{}\" here\n", verb));
+  }
+};
+
+ExtenderServer::ExtenderServer() : impl_(std::make_unique<Impl>()) {}
+ExtenderServer::~ExtenderServer() { Stop(); }
+
+ExtenderServer& ExtenderServer::Filter(std::string verb, FilterHandler handler) {
+  impl_->filters[std::move(verb)] = std::move(handler);
+  return *this;
+}
+ExtenderServer& ExtenderServer::Prioritize(std::string verb, PrioritizeHandler handler) {
+  impl_->prioritizers[std::move(verb)] = std::move(handler);
+  return *this;
+}
+ExtenderServer& ExtenderServer::Bind(std::string verb, BindHandler handler) {
+  impl_->binders[std::move(verb)] = std::move(handler);
+  return *this;
+}
+ExtenderServer& ExtenderServer::Preempt(std::string verb, PreemptHandler handler) {
+  impl_->preempters[std::move(verb)] = std::move(handler);
+  return *this;
+}
+
+VoidResult ExtenderServer::Start(const ServerOptions& options) {
+  if (impl_->server) return Error{"extender server already started"};
+  net::HttpServerOptions so;
+  so.bind_address = options.bind_address;
+  so.port = options.port;
+  so.threads = options.threads;
+  if (!options.tls_cert_pem.empty() || !options.tls_key_pem.empty()) {
+    if (options.tls_cert_pem.empty() || options.tls_key_pem.empty())
+      return Error{"extender server: TLS needs both a certificate and a key"};
+    so.tls = net::TlsServerConfig{options.tls_cert_pem, options.tls_key_pem};
+  }
+  const Impl* impl = impl_.get();
+  auto server =
+      net::HttpServer::Start(so, [impl](net::HttpRequest& req) { return impl->Handle(req); });
+  if (!server.ok()) return server.error();
+  impl_->server = std::move(server).value();
+  impl_->tls = so.tls.has_value();
+  impl_->bind_address = options.bind_address;
+  return {};
+}
+
+uint16_t ExtenderServer::port() const { return impl_->server ? impl_->server->port() : 0; }
+
+std::string ExtenderServer::url() const {
+  std::string host = impl_->bind_address;
+  if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  return fmt::format("{}://{}:{}", impl_->tls ? "https" : "http", host, port());
+}
+
+void ExtenderServer::Stop() {
+  if (impl_ && impl_->server) {
+    impl_->server->Stop();
+    impl_->server.reset();
+  }
+}
+
+int ExtenderServer::ServeUntilSignal(const ServerOptions& options) {
+  // Block the signals before the I/O threads start so that they all inherit the mask and the
+  // signal is taken here, by sigwait.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  if (VoidResult r = Start(options); !r.ok()) {
+    std::cerr << "error: " << r.error().message << "\n";
+    return 1;
+  }
+  std::cerr << "extender serving on " << url() << "\n";
+  int sig = 0;
+  sigwait(&set, &sig);
+  std::cerr << "extender shutting down\n";
+  Stop();
+  return 0;
+}
+
+std::vector<std::string> NodeNamesOf(const v1::ExtenderArgs& args) {
+  if (args.node_names) return *args.node_names;
+  std::vector<std::string> out;
+  if (args.nodes) {
+    out.reserve(args.nodes->size());
+    for (const auto& n : *args.nodes) out.push_back(n->metadata.name);
+  }
+  return out;
+}
+
+v1::ExtenderFilterResult FilterResultFor(const v1::ExtenderArgs& args,
+                                         const std::vector<std::string>& passing) {
+  v1::ExtenderFilterResult r;
+  if (args.node_names || !args.nodes) {
+    r.node_names = passing;
+    return r;
+  }
+  const std::set<std::string_view> keep(passing.begin(), passing.end());
+  std::vector<v1::NodePtr> nodes;
+  for (const auto& n : *args.nodes)
+    if (keep.count(n->metadata.name)) nodes.push_back(n);
+  r.nodes = std::move(nodes);
+  return r;
+}
+
+}  // namespace berth::extender

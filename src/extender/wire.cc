@@ -1,0 +1,342 @@
+// The extender wire format: encoding with Go's exact field names, decoding as Go's encoding/json
+// does (field names in any case, null for empty).
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "api/codec.h"
+#include "berth/extender/v1.h"
+#include "extender/wire_internal.h"
+
+namespace berth::extender::v1 {
+namespace {
+
+using nlohmann::json;
+
+// The field `name` of `obj`: an exact match first, then one that differs only in letter case.
+// Null when absent (a null value reads as absent too).
+const json* Field(const json& obj, std::string_view name) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(name);
+  if (it != obj.end()) return it->is_null() ? nullptr : &*it;
+  for (auto i = obj.begin(); i != obj.end(); ++i) {
+    const std::string& key = i.key();
+    if (key.size() != name.size()) continue;
+    bool same = true;
+    for (size_t k = 0; k < key.size() && same; ++k)
+      same = std::tolower(static_cast<unsigned char>(key[k])) ==
+             std::tolower(static_cast<unsigned char>(name[k]));
+    if (same) return i->is_null() ? nullptr : &*i;
+  }
+  return nullptr;
+}
+
+Result<json> Parse(std::string_view text, std::string_view what) {
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded())
+    return Error{fmt::format("{}: malformed JSON", what), ErrorCode::kBadRequest};
+  return doc;
+}
+
+Error Invalid(std::string_view field, std::string_view want) {
+  return Error{fmt::format("{}: expected {}", field, want), ErrorCode::kBadRequest};
+}
+
+Result<std::string> String(const json* v, std::string_view field) {
+  if (!v) return std::string();
+  if (!v->is_string()) return Invalid(field, "a string");
+  return v->get<std::string>();
+}
+
+Result<int64_t> Int(const json* v, std::string_view field) {
+  if (!v) return int64_t{0};
+  if (v->is_number_integer()) return v->get<int64_t>();
+  if (v->is_number_unsigned() && v->get<uint64_t>() <= uint64_t(INT64_MAX))
+    return static_cast<int64_t>(v->get<uint64_t>());
+  return Invalid(field, "an integer");
+}
+
+Result<PodPtr> DecodePodField(const json* v, std::string_view field) {
+  if (!v) return PodPtr();
+  if (!v->is_object()) return Invalid(field, "a Pod object");
+  auto pod = DecodePod(*v, field);
+  if (!pod.ok()) return Error{pod.error().message, ErrorCode::kBadRequest};
+  return PodPtr(std::make_shared<Pod>(std::move(pod).value()));
+}
+
+Result<std::optional<std::vector<std::string>>> StringList(const json* v, std::string_view field) {
+  if (!v) return std::optional<std::vector<std::string>>();
+  if (!v->is_array()) return Invalid(field, "a list of strings");
+  std::vector<std::string> out;
+  out.reserve(v->size());
+  for (size_t i = 0; i < v->size(); ++i) {
+    if (!(*v)[i].is_string()) return Invalid(fmt::format("{}[{}]", field, i), "a string");
+    out.push_back((*v)[i].get<std::string>());
+  }
+  return std::optional<std::vector<std::string>>(std::move(out));
+}
+
+// A NodeList: {"items": [...]}.
+Result<std::optional<std::vector<NodePtr>>> NodeListField(const json* v, std::string_view field) {
+  if (!v) return std::optional<std::vector<NodePtr>>();
+  if (!v->is_object()) return Invalid(field, "a NodeList object");
+  std::vector<NodePtr> out;
+  if (const json* items = Field(*v, "items")) {
+    if (!items->is_array()) return Invalid(fmt::format("{}.items", field), "a list");
+    out.reserve(items->size());
+    for (size_t i = 0; i < items->size(); ++i) {
+      const std::string where = fmt::format("{}.items[{}]", field, i);
+      if (!(*items)[i].is_object()) return Invalid(where, "a Node object");
+      auto node = DecodeNode((*items)[i], where);
+      if (!node.ok()) return Error{node.error().message, ErrorCode::kBadRequest};
+      out.push_back(std::make_shared<Node>(std::move(node).value()));
+    }
+  }
+  return std::optional<std::vector<NodePtr>>(std::move(out));
+}
+
+Result<FailedNodesMap> FailedMap(const json* v, std::string_view field) {
+  FailedNodesMap out;
+  if (!v) return out;
+  if (!v->is_object()) return Invalid(field, "a map of node name to reason");
+  for (auto it = v->begin(); it != v->end(); ++it) {
+    if (!it->is_string()) return Invalid(fmt::format("{}[{}]", field, it.key()), "a string");
+    out[it.key()] = it->get<std::string>();
+  }
+  return out;
+}
+
+Result<MetaVictims> DecodeMetaVictims(const json& v, std::string_view field) {
+  if (!v.is_object()) return Invalid(field, "a MetaVictims object");
+  MetaVictims out;
+  if (const json* pods = Field(v, "Pods")) {
+    if (!pods->is_array()) return Invalid(fmt::format("{}.Pods", field), "a list");
+    for (size_t i = 0; i < pods->size(); ++i) {
+      const std::string where = fmt::format("{}.Pods[{}]", field, i);
+      if (!(*pods)[i].is_object()) return Invalid(where, "a MetaPod object");
+      BERTH_TRY_ASSIGN(uid, String(Field((*pods)[i], "UID"), where + ".UID"));
+      out.pods.push_back(MetaPod{std::move(uid)});
+    }
+  }
+  BERTH_TRY_ASSIGN(n, Int(Field(v, "NumPDBViolations"), fmt::format("{}.NumPDBViolations", field)));
+  out.num_pdb_violations = n;
+  return out;
+}
+
+Result<std::map<std::string, MetaVictims>> MetaVictimsMap(const json* v, std::string_view field) {
+  std::map<std::string, MetaVictims> out;
+  if (!v) return out;
+  if (!v->is_object()) return Invalid(field, "a map of node name to victims");
+  for (auto it = v->begin(); it != v->end(); ++it) {
+    if (it->is_null()) {
+      out[it.key()] = MetaVictims{};
+      continue;
+    }
+    BERTH_TRY_ASSIGN(m, DecodeMetaVictims(*it, fmt::format("{}[{}]", field, it.key())));
+    out[it.key()] = std::move(m);
+  }
+  return out;
+}
+
+json MetaVictimsJson(const MetaVictims& m) {
+  json pods = json::array();
+  for (const auto& p : m.pods) pods.push_back({{"UID", p.uid}});
+  return {{"Pods", std::move(pods)}, {"NumPDBViolations", m.num_pdb_violations}};
+}
+
+json FailedJson(const FailedNodesMap& m) {
+  json out = json::object();
+  for (const auto& [k, v] : m) out[k] = v;
+  return out;
+}
+
+json NodeListJson(const std::vector<NodePtr>& nodes) {
+  json items = json::array();
+  for (const auto& n : nodes) items.push_back(EncodeNode(*n));
+  return {{"metadata", json::object()}, {"items", std::move(items)}};
+}
+
+}  // namespace
+
+std::string PodJson(const Pod& pod) { return EncodePod(pod).dump(); }
+std::string NodeJson(const Node& node) { return EncodeNode(node).dump(); }
+
+std::string Encode(const ExtenderArgs& args) {
+  json doc;
+  doc["Pod"] = args.pod ? EncodePod(*args.pod) : json();
+  doc["Nodes"] = args.nodes ? NodeListJson(*args.nodes) : json();
+  doc["NodeNames"] = args.node_names ? json(*args.node_names) : json();
+  return doc.dump();
+}
+
+std::string Encode(const ExtenderFilterResult& r) {
+  json doc;
+  doc["Nodes"] = r.nodes ? NodeListJson(*r.nodes) : json();
+  doc["NodeNames"] = r.node_names ? json(*r.node_names) : json();
+  doc["FailedNodes"] = FailedJson(r.failed_nodes);
+  doc["FailedAndUnresolvableNodes"] = FailedJson(r.failed_and_unresolvable_nodes);
+  doc["Error"] = r.error;
+  return doc.dump();
+}
+
+std::string Encode(const HostPriorityList& list) {
+  json doc = json::array();
+  for (const auto& h : list) doc.push_back({{"Host", h.host}, {"Score", h.score}});
+  return doc.dump();
+}
+
+std::string Encode(const ExtenderBindingArgs& a) {
+  return json{{"PodName", a.pod_name},
+              {"PodNamespace", a.pod_namespace},
+              {"PodUID", a.pod_uid},
+              {"Node", a.node}}
+      .dump();
+}
+
+std::string Encode(const ExtenderBindingResult& r) { return json{{"Error", r.error}}.dump(); }
+
+std::string Encode(const ExtenderPreemptionArgs& a) {
+  json doc;
+  doc["Pod"] = a.pod ? EncodePod(*a.pod) : json();
+  if (a.node_name_to_victims) {
+    json m = json::object();
+    for (const auto& [node, v] : *a.node_name_to_victims) {
+      json pods = json::array();
+      for (const auto& p : v.pods) pods.push_back(EncodePod(*p));
+      m[node] = {{"Pods", std::move(pods)}, {"NumPDBViolations", v.num_pdb_violations}};
+    }
+    doc["NodeNameToVictims"] = std::move(m);
+  } else {
+    doc["NodeNameToVictims"] = json();
+  }
+  if (a.node_name_to_meta_victims) {
+    json m = json::object();
+    for (const auto& [node, v] : *a.node_name_to_meta_victims) m[node] = MetaVictimsJson(v);
+    doc["NodeNameToMetaVictims"] = std::move(m);
+  } else {
+    doc["NodeNameToMetaVictims"] = json();
+  }
+  return doc.dump();
+}
+
+std::string Encode(const ExtenderPreemptionResult& r) {
+  json m = json::object();
+  for (const auto& [node, v] : r.node_name_to_meta_victims) m[node] = MetaVictimsJson(v);
+  return json{{"NodeNameToMetaVictims", std::move(m)}}.dump();
+}
+
+Result<ExtenderArgs> DecodeExtenderArgs(std::string_view text) {
+  BERTH_TRY_ASSIGN(doc, Parse(text, "ExtenderArgs"));
+  if (!doc.is_object()) return Invalid("ExtenderArgs", "an object");
+  ExtenderArgs out;
+  BERTH_TRY_ASSIGN(pod, DecodePodField(Field(doc, "Pod"), "ExtenderArgs.Pod"));
+  BERTH_TRY_ASSIGN(nodes, NodeListField(Field(doc, "Nodes"), "ExtenderArgs.Nodes"));
+  BERTH_TRY_ASSIGN(names, StringList(Field(doc, "NodeNames"), "ExtenderArgs.NodeNames"));
+  out.pod = std::move(pod);
+  out.nodes = std::move(nodes);
+  out.node_names = std::move(names);
+  return out;
+}
+
+Result<ExtenderFilterResult> DecodeExtenderFilterResult(std::string_view text) {
+  BERTH_TRY_ASSIGN(doc, Parse(text, "ExtenderFilterResult"));
+  if (!doc.is_object()) return Invalid("ExtenderFilterResult", "an object");
+  ExtenderFilterResult out;
+  BERTH_TRY_ASSIGN(nodes, NodeListField(Field(doc, "Nodes"), "ExtenderFilterResult.Nodes"));
+  BERTH_TRY_ASSIGN(names, StringList(Field(doc, "NodeNames"), "ExtenderFilterResult.NodeNames"));
+  BERTH_TRY_ASSIGN(failed,
+                   FailedMap(Field(doc, "FailedNodes"), "ExtenderFilterResult.FailedNodes"));
+  BERTH_TRY_ASSIGN(unresolvable, FailedMap(Field(doc, "FailedAndUnresolvableNodes"),
+                                           "ExtenderFilterResult.FailedAndUnresolvableNodes"));
+  BERTH_TRY_ASSIGN(error, String(Field(doc, "Error"), "ExtenderFilterResult.Error"));
+  out.nodes = std::move(nodes);
+  out.node_names = std::move(names);
+  out.failed_nodes = std::move(failed);
+  out.failed_and_unresolvable_nodes = std::move(unresolvable);
+  out.error = std::move(error);
+  return out;
+}
+
+Result<HostPriorityList> DecodeHostPriorityList(std::string_view text) {
+  BERTH_TRY_ASSIGN(doc, Parse(text, "HostPriorityList"));
+  HostPriorityList out;
+  if (doc.is_null()) return out;
+  if (!doc.is_array()) return Invalid("HostPriorityList", "a list");
+  out.reserve(doc.size());
+  for (size_t i = 0; i < doc.size(); ++i) {
+    const std::string where = fmt::format("HostPriorityList[{}]", i);
+    if (!doc[i].is_object()) return Invalid(where, "an object");
+    BERTH_TRY_ASSIGN(host, String(Field(doc[i], "Host"), where + ".Host"));
+    BERTH_TRY_ASSIGN(score, Int(Field(doc[i], "Score"), where + ".Score"));
+    out.push_back(HostPriority{std::move(host), score});
+  }
+  return out;
+}
+
+Result<ExtenderBindingArgs> DecodeExtenderBindingArgs(std::string_view text) {
+  BERTH_TRY_ASSIGN(doc, Parse(text, "ExtenderBindingArgs"));
+  if (!doc.is_object()) return Invalid("ExtenderBindingArgs", "an object");
+  ExtenderBindingArgs out;
+  BERTH_TRY_ASSIGN(name, String(Field(doc, "PodName"), "ExtenderBindingArgs.PodName"));
+  BERTH_TRY_ASSIGN(ns, String(Field(doc, "PodNamespace"), "ExtenderBindingArgs.PodNamespace"));
+  BERTH_TRY_ASSIGN(uid, String(Field(doc, "PodUID"), "ExtenderBindingArgs.PodUID"));
+  BERTH_TRY_ASSIGN(node, String(Field(doc, "Node"), "ExtenderBindingArgs.Node"));
+  out.pod_name = std::move(name);
+  out.pod_namespace = std::move(ns);
+  out.pod_uid = std::move(uid);
+  out.node = std::move(node);
+  return out;
+}
+
+Result<ExtenderBindingResult> DecodeExtenderBindingResult(std::string_view text) {
+  BERTH_TRY_ASSIGN(doc, Parse(text, "ExtenderBindingResult"));
+  if (!doc.is_object()) return Invalid("ExtenderBindingResult", "an object");
+  BERTH_TRY_ASSIGN(error, String(Field(doc, "Error"), "ExtenderBindingResult.Error"));
+  return ExtenderBindingResult{std::move(error)};
+}
+
+Result<ExtenderPreemptionArgs> DecodeExtenderPreemptionArgs(std::string_view text) {
+  BERTH_TRY_ASSIGN(doc, Parse(text, "ExtenderPreemptionArgs"));
+  if (!doc.is_object()) return Invalid("ExtenderPreemptionArgs", "an object");
+  ExtenderPreemptionArgs out;
+  BERTH_TRY_ASSIGN(pod, DecodePodField(Field(doc, "Pod"), "ExtenderPreemptionArgs.Pod"));
+  out.pod = std::move(pod);
+  if (const json* v = Field(doc, "NodeNameToVictims")) {
+    if (!v->is_object()) return Invalid("ExtenderPreemptionArgs.NodeNameToVictims", "a map");
+    std::map<std::string, Victims> m;
+    for (auto it = v->begin(); it != v->end(); ++it) {
+      const std::string where =
+          fmt::format("ExtenderPreemptionArgs.NodeNameToVictims[{}]", it.key());
+      Victims victims;
+      if (!it->is_null()) {
+        if (!it->is_object()) return Invalid(where, "a Victims object");
+        if (const json* pods = Field(*it, "Pods")) {
+          if (!pods->is_array()) return Invalid(where + ".Pods", "a list");
+          for (size_t i = 0; i < pods->size(); ++i) {
+            BERTH_TRY_ASSIGN(p, DecodePodField(&(*pods)[i], fmt::format("{}.Pods[{}]", where, i)));
+            victims.pods.push_back(std::move(p));
+          }
+        }
+        BERTH_TRY_ASSIGN(n, Int(Field(*it, "NumPDBViolations"), where + ".NumPDBViolations"));
+        victims.num_pdb_violations = n;
+      }
+      m[it.key()] = std::move(victims);
+    }
+    out.node_name_to_victims = std::move(m);
+  }
+  if (const json* v = Field(doc, "NodeNameToMetaVictims")) {
+    BERTH_TRY_ASSIGN(m, MetaVictimsMap(v, "ExtenderPreemptionArgs.NodeNameToMetaVictims"));
+    out.node_name_to_meta_victims = std::move(m);
+  }
+  return out;
+}
+
+Result<ExtenderPreemptionResult> DecodeExtenderPreemptionResult(std::string_view text) {
+  BERTH_TRY_ASSIGN(doc, Parse(text, "ExtenderPreemptionResult"));
+  if (!doc.is_object()) return Invalid("ExtenderPreemptionResult", "an object");
+  BERTH_TRY_ASSIGN(m, MetaVictimsMap(Field(doc, "NodeNameToMetaVictims"),
+                                     "ExtenderPreemptionResult.NodeNameToMetaVictims"));
+  return ExtenderPreemptionResult{std::move(m)};
+}
+
+}  // namespace berth::extender::v1
