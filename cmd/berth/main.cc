@@ -15,6 +15,7 @@
 #include "daemon/scheduler_flags.h"
 #include "daemon/up.h"
 #include "extender/http_extender.h"
+#include "extender_command.h"
 #include "framework/in_memory_cluster.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
@@ -151,6 +152,9 @@ int main(int argc, char** argv) {
   auto* validate = cfg->add_subcommand("validate", "Load and validate a configuration file");
   validate->add_option("file", validate_path)->required();
 
+  berth::cmd::ExtenderCommand extender_command;
+  auto* extender = berth::cmd::AddExtenderCommand(app, &extender_command);
+
   auto* version = app.add_subcommand("version", "Print the version");
 
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -166,6 +170,7 @@ int main(int argc, char** argv) {
     return berth::daemon::RunSchedulerCommand(scheduler_flags);
   }
   if (*up) return berth::daemon::RunUp(up_options);
+  if (*extender) return berth::cmd::RunExtenderCommand(extender_command);
 
   if (*simulate) return RunSimulate(config_path, files, recursive, output, seed);
   if (*bench) return RunBench(workload_file, filter, bench_config, bench_output);

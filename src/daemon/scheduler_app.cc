@@ -122,6 +122,17 @@ class DaemonObserver final : public AttemptObserver {
                                 a.profile);
         break;
     }
+    for (const auto& err : a.skipped_extender_errors) {
+      log_->Info("Skipping extender as it returned error and has ignorable flag set",
+                 {KV::Str("pod", key), KV::Str("err", err)});
+    }
+    if (log_->V(10)) {
+      for (const auto& [node, status] : a.filter_statuses) {
+        log_->Info("Node rejected for pod",
+                   {KV::Str("pod", key), KV::Str("node", node), KV::Str("by", status.plugin()),
+                    KV::Str("reason", status.Message())});
+      }
+    }
     if (log_->V(10) && !a.scored_nodes.empty()) {
       for (size_t p = 0; p < a.score_plugins.size(); ++p) {
         for (size_t n = 0; n < a.scored_nodes.size(); ++n) {
@@ -129,6 +140,13 @@ class DaemonObserver final : public AttemptObserver {
               "Plugin scored node for pod",
               {KV::Str("pod", key), KV::Str("plugin", a.score_plugins[p]),
                KV::Str("node", a.scored_nodes[n]), KV::Int("score", a.scores.plugin_scores[p][n])});
+        }
+      }
+      for (const auto& [extender, contributions] : a.scores.extender_scores) {
+        for (size_t n = 0; n < a.scored_nodes.size(); ++n) {
+          log_->Info("Extender scored node for pod",
+                     {KV::Str("pod", key), KV::Str("extender", extender),
+                      KV::Str("node", a.scored_nodes[n]), KV::Int("score", contributions[n])});
         }
       }
       for (size_t n = 0; n < a.scored_nodes.size(); ++n) {

@@ -9,13 +9,16 @@ namespace berth {
 
 Status FilterWithExtenders(std::span<Extender* const> extenders, const Pod& pod,
                            std::vector<const NodeInfo*>* feasible, NodeStatusMap* statuses,
-                           bool* rejected_some) {
+                           bool* rejected_some, std::vector<std::string>* skipped_errors) {
   for (Extender* ext : extenders) {
     if (feasible->empty()) break;
     if (!ext->IsInterested(pod)) continue;
     auto result = ext->Filter(pod, *feasible);
     if (!result.ok()) {
-      if (ext->IsIgnorable()) continue;
+      if (ext->IsIgnorable()) {
+        skipped_errors->push_back(result.error().message);
+        continue;
+      }
       return Status::Error(result.error().message);
     }
     for (const auto& [node, reason] : result->failed_and_unresolvable)

@@ -20,10 +20,11 @@ namespace berth {
 
 // Narrows `feasible` through the interested extenders. Failed nodes get a status (stamped with
 // the extender's name) in `statuses`; `*rejected_some` is set when an extender removed a node.
-// An error of a non-ignorable extender is returned as an Error status naming it.
+// An error of a non-ignorable extender is returned as an Error status naming it; those of
+// ignorable extenders are skipped and appended to `skipped_errors`.
 Status FilterWithExtenders(std::span<Extender* const> extenders, const Pod& pod,
                            std::vector<const NodeInfo*>* feasible, NodeStatusMap* statuses,
-                           bool* rejected_some);
+                           bool* rejected_some, std::vector<std::string>* skipped_errors);
 
 // Adds each interested extender's score x weight x (MaxNodeScore / MaxExtenderPriority) to the
 // totals of `table` (nodes already set), recording contributions in table->extender_scores.

@@ -128,7 +128,7 @@ Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const Po
       bool rejected = false;
       if (fs.IsSuccess())
         fs = FilterWithExtenders(extenders_, *pod.pod, feasible, &attempt->filter_statuses,
-                                 &rejected);
+                                 &rejected, &attempt->skipped_extender_errors);
       if (fs.IsSuccess() && !feasible->empty()) return Status::Success();
       feasible->clear();
     }
@@ -159,8 +159,8 @@ Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const Po
     next_start_node_index_ = (next_start_node_index_ + processed) % static_cast<int>(all.size());
   if (!fs.IsSuccess()) return fs;
   bool rejected = false;
-  Status es =
-      FilterWithExtenders(extenders_, *pod.pod, feasible, &attempt->filter_statuses, &rejected);
+  Status es = FilterWithExtenders(extenders_, *pod.pod, feasible, &attempt->filter_statuses,
+                                  &rejected, &attempt->skipped_extender_errors);
   if (rejected) attempt->rejected_by_extender = true;
   return es;
 }

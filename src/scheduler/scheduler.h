@@ -45,10 +45,11 @@ struct SchedulingAttempt {
   std::vector<std::string> victims;          // "ns/name" of preempted pods
   int evaluated_nodes = 0;
   int feasible_nodes = 0;
-  std::optional<Status> pre_filter_rejection;  // when a PreFilter plugin rejected
-  bool rejected_by_extender = false;           // an extender filtered out some node
-  NodeStatusMap filter_statuses;               // rejected nodes
-  std::vector<std::string> score_plugins;      // names, index-aligned with scores
+  std::optional<Status> pre_filter_rejection;        // when a PreFilter plugin rejected
+  bool rejected_by_extender = false;                 // an extender filtered out some node
+  std::vector<std::string> skipped_extender_errors;  // errors of ignorable extenders
+  NodeStatusMap filter_statuses;                     // rejected nodes
+  std::vector<std::string> score_plugins;            // names, index-aligned with scores
   std::vector<int64_t> score_weights;
   ScoreTable scores;  // empty when < 2 feasible nodes
   // Names of scores.nodes (the NodeInfo pointers are only valid during the cycle).

@@ -44,6 +44,8 @@ nlohmann::json ToJson(const SimulationResult& result) {
       nlohmann::json filter = nlohmann::json::object();
       for (const auto& [node, st] : a.filter_statuses) filter[node] = StatusJson(st);
       j["filter"] = std::move(filter);
+      if (!a.skipped_extender_errors.empty())
+        j["skippedExtenderErrors"] = a.skipped_extender_errors;
       nlohmann::json score = nlohmann::json::object();
       const ScoreTable& t = a.scores;
       for (size_t i = 0; i < a.scored_nodes.size(); ++i) {
@@ -83,7 +85,10 @@ std::string ToTable(const SimulationResult& result) {
     if (a.pre_filter_rejection)
       out << fmt::format("  PreFilter {} rejected: {}\n", a.pre_filter_rejection->plugin(),
                          a.pre_filter_rejection->Message());
-    // One row per node: rejected ones with the first failing plugin, feasible ones with scores.
+    for (const auto& err : a.skipped_extender_errors)
+      out << fmt::format("  ignorable extender skipped: {}\n", err);
+    // One row per node: rejected ones with the first failing plugin (or extender), feasible ones
+    // with scores.
     std::map<std::string, std::string> rows;
     for (const auto& [node, st] : a.filter_statuses)
       rows[node] =
@@ -96,6 +101,8 @@ std::string ToTable(const SimulationResult& result) {
         parts.push_back(
             fmt::format("{}={}x{}", a.score_plugins[p], t.plugin_scores[p][i], a.score_weights[p]));
       }
+      for (const auto& [extender, contributions] : t.extender_scores)
+        parts.push_back(fmt::format("extender {}=+{}", extender, contributions[i]));
       rows[a.scored_nodes[i]] =
           fmt::format("feasible, total {:>5}  {}", t.totals[i], fmt::join(parts, " "));
     }
