@@ -24,8 +24,6 @@ Result<std::string> Pem(const std::string& data, const std::string& file, std::s
   return text;
 }
 
-std::string JsonString(std::string_view s) { return nlohmann::json(s).dump(); }
-
 }  // namespace
 
 HttpExtender::~HttpExtender() = default;
@@ -125,7 +123,7 @@ std::string HttpExtender::ArgsBody(const Pod& pod, std::span<const NodeInfo* con
     body += ",\"Nodes\":null,\"NodeNames\":[";
     for (size_t i = 0; i < nodes.size(); ++i) {
       if (i) body += ',';
-      body += JsonString(nodes[i]->name());
+      v1::AppendJsonString(nodes[i]->name(), &body);
     }
     body += "]}";
   } else {

@@ -156,7 +156,181 @@ json NodeListJson(const std::vector<NodePtr>& nodes) {
   return {{"metadata", json::object()}, {"items", std::move(items)}};
 }
 
+// ---- fast paths: the answers the scheduler reads on every cycle (HostPriorityList,
+// ExtenderFilterResult with names) are read with a SAX parser, without building a DOM. Anything
+// outside the expected shape makes the fast path give up; the DOM decoder then decides (and
+// words the error).
+
+bool SameFold(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
+
+// The parts of nlohmann's SAX interface every fast path shares: an unexpected event gives up.
+struct SaxBase : nlohmann::json_sax<json> {
+  bool boolean(bool) override { return false; }
+  bool number_integer(number_integer_t) override { return false; }
+  bool number_unsigned(number_unsigned_t) override { return false; }
+  bool number_float(number_float_t, const string_t&) override { return false; }
+  bool binary(binary_t&) override { return false; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+};
+
+// [{"Host": "n1", "Score": 3}, ...]
+struct HostPrioritySax final : SaxBase {
+  HostPriorityList* out;
+  int depth = 0;
+  enum { kNone, kHost, kScore } field = kNone;
+  explicit HostPrioritySax(HostPriorityList* o) : out(o) {}
+  bool null() override { return depth == 0 || (depth == 2 && field != kNone); }
+  bool number_integer(number_integer_t v) override {
+    if (depth != 2 || field != kScore) return false;
+    out->back().score = v;
+    return true;
+  }
+  bool number_unsigned(number_unsigned_t v) override {
+    if (depth != 2 || field != kScore || v > uint64_t(INT64_MAX)) return false;
+    out->back().score = static_cast<int64_t>(v);
+    return true;
+  }
+  bool string(string_t& v) override {
+    if (depth != 2 || field != kHost) return false;
+    out->back().host = std::move(v);
+    return true;
+  }
+  bool start_object(std::size_t) override {
+    if (depth != 1) return false;
+    out->emplace_back();
+    depth = 2;
+    return true;
+  }
+  bool key(string_t& k) override {
+    field = SameFold(k, "Host") ? kHost : SameFold(k, "Score") ? kScore : kNone;
+    return field != kNone;
+  }
+  bool end_object() override {
+    depth = 1;
+    return true;
+  }
+  bool start_array(std::size_t) override { return depth++ == 0; }
+  bool end_array() override {
+    --depth;
+    return true;
+  }
+};
+
+// {"NodeNames": [...], "FailedNodes": {...}, "FailedAndUnresolvableNodes": {...}, "Error": ""}
+// ("Nodes" only as null).
+struct FilterResultSax final : SaxBase {
+  ExtenderFilterResult* out;
+  int depth = 0;
+  enum { kOther, kNodes, kNames, kFailed, kUnresolvable, kError } field = kOther;
+  std::string map_key;
+  explicit FilterResultSax(ExtenderFilterResult* o) : out(o) {}
+  FailedNodesMap& Map() {
+    return field == kFailed ? out->failed_nodes : out->failed_and_unresolvable_nodes;
+  }
+  bool null() override {
+    if (depth == 1) return true;  // an absent field, whichever
+    if (depth == 2 && (field == kFailed || field == kUnresolvable)) {
+      Map()[map_key] = "";
+      return true;
+    }
+    return false;
+  }
+  bool string(string_t& v) override {
+    if (depth == 1 && field == kError) {
+      out->error = std::move(v);
+      return true;
+    }
+    if (depth == 2 && field == kNames) {
+      out->node_names->push_back(std::move(v));
+      return true;
+    }
+    if (depth == 2 && (field == kFailed || field == kUnresolvable)) {
+      Map()[map_key] = std::move(v);
+      return true;
+    }
+    return false;
+  }
+  bool start_object(std::size_t) override {
+    if (depth == 0 || (depth == 1 && (field == kFailed || field == kUnresolvable))) {
+      ++depth;
+      return true;
+    }
+    return false;
+  }
+  bool key(string_t& k) override {
+    if (depth == 2) {
+      map_key = std::move(k);
+      return true;
+    }
+    field = SameFold(k, "NodeNames")                    ? kNames
+            : SameFold(k, "FailedNodes")                ? kFailed
+            : SameFold(k, "FailedAndUnresolvableNodes") ? kUnresolvable
+            : SameFold(k, "Error")                      ? kError
+            : SameFold(k, "Nodes")                      ? kNodes
+                                                        : kOther;
+    return field != kOther;
+  }
+  bool end_object() override {
+    --depth;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    if (depth != 1 || field != kNames) return false;
+    out->node_names.emplace();
+    depth = 2;
+    return true;
+  }
+  bool end_array() override {
+    depth = 1;
+    return true;
+  }
+};
+
+// Appends `s` as a JSON string literal.
+void AppendQuoted(std::string_view s, std::string* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out->push_back('"');
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(c);
+    } else if (u < 0x20) {
+      out->append("\\u00");
+      out->push_back(kHex[u >> 4]);
+      out->push_back(kHex[u & 15]);
+    } else {
+      out->push_back(c);
+    }
+  }
+  out->push_back('"');
+}
+
+void AppendFailed(const FailedNodesMap& m, std::string* out) {
+  out->push_back('{');
+  bool first = true;
+  for (const auto& [node, reason] : m) {
+    if (!first) out->push_back(',');
+    first = false;
+    AppendQuoted(node, out);
+    out->push_back(':');
+    AppendQuoted(reason, out);
+  }
+  out->push_back('}');
+}
+
 }  // namespace
+
+void AppendJsonString(std::string_view s, std::string* out) { AppendQuoted(s, out); }
 
 std::string PodJson(const Pod& pod) { return EncodePod(pod).dump(); }
 std::string NodeJson(const Node& node) { return EncodeNode(node).dump(); }
@@ -170,6 +344,27 @@ std::string Encode(const ExtenderArgs& args) {
 }
 
 std::string Encode(const ExtenderFilterResult& r) {
+  if (!r.nodes) {
+    std::string out = "{\"Nodes\":null,\"NodeNames\":";
+    if (r.node_names) {
+      out.push_back('[');
+      for (size_t i = 0; i < r.node_names->size(); ++i) {
+        if (i) out.push_back(',');
+        AppendQuoted((*r.node_names)[i], &out);
+      }
+      out.push_back(']');
+    } else {
+      out += "null";
+    }
+    out += ",\"FailedNodes\":";
+    AppendFailed(r.failed_nodes, &out);
+    out += ",\"FailedAndUnresolvableNodes\":";
+    AppendFailed(r.failed_and_unresolvable_nodes, &out);
+    out += ",\"Error\":";
+    AppendQuoted(r.error, &out);
+    out.push_back('}');
+    return out;
+  }
   json doc;
   doc["Nodes"] = r.nodes ? NodeListJson(*r.nodes) : json();
   doc["NodeNames"] = r.node_names ? json(*r.node_names) : json();
@@ -180,9 +375,18 @@ std::string Encode(const ExtenderFilterResult& r) {
 }
 
 std::string Encode(const HostPriorityList& list) {
-  json doc = json::array();
-  for (const auto& h : list) doc.push_back({{"Host", h.host}, {"Score", h.score}});
-  return doc.dump();
+  std::string out = "[";
+  out.reserve(list.size() * 32);
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (i) out.push_back(',');
+    out += "{\"Host\":";
+    AppendQuoted(list[i].host, &out);
+    out += ",\"Score\":";
+    out += std::to_string(list[i].score);
+    out.push_back('}');
+  }
+  out.push_back(']');
+  return out;
 }
 
 std::string Encode(const ExtenderBindingArgs& a) {
@@ -239,6 +443,11 @@ Result<ExtenderArgs> DecodeExtenderArgs(std::string_view text) {
 }
 
 Result<ExtenderFilterResult> DecodeExtenderFilterResult(std::string_view text) {
+  {
+    ExtenderFilterResult fast;
+    FilterResultSax sax(&fast);
+    if (json::sax_parse(text, &sax)) return fast;
+  }
   BERTH_TRY_ASSIGN(doc, Parse(text, "ExtenderFilterResult"));
   if (!doc.is_object()) return Invalid("ExtenderFilterResult", "an object");
   ExtenderFilterResult out;
@@ -258,6 +467,11 @@ Result<ExtenderFilterResult> DecodeExtenderFilterResult(std::string_view text) {
 }
 
 Result<HostPriorityList> DecodeHostPriorityList(std::string_view text) {
+  {
+    HostPriorityList fast;
+    HostPrioritySax sax(&fast);
+    if (json::sax_parse(text, &sax)) return fast;
+  }
   BERTH_TRY_ASSIGN(doc, Parse(text, "HostPriorityList"));
   HostPriorityList out;
   if (doc.is_null()) return out;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "berth/api/objects.h"
 
@@ -12,5 +13,7 @@ namespace berth::extender::v1 {
 // fields written over it).
 std::string PodJson(const Pod& pod);
 std::string NodeJson(const Node& node);
+// Appends `s` as a JSON string literal.
+void AppendJsonString(std::string_view s, std::string* out);
 
 }  // namespace berth::extender::v1

@@ -32,6 +32,9 @@ struct Connection {
   std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
   beast::flat_buffer buffer;
 
+  // Reads are sized by the buffer's free capacity; large answers arrive in few reads.
+  Connection() { buffer.reserve(64 << 10); }
+
   beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
 
   template <class Op>

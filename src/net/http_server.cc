@@ -65,6 +65,8 @@ std::string HttpRequest::Header(std::string_view lower_name) const {
 
 namespace {
 
+constexpr size_t kReadBufferBytes = 64 << 10;
+
 // A streaming response's queue. The I/O side waits on a timer used as a wake-up signal; every
 // touch of the timer happens on the connection's strand, so a wake-up is never lost.
 class ChunkSink final : public StreamSink, public std::enable_shared_from_this<ChunkSink> {
@@ -197,6 +199,9 @@ struct HttpServer::Impl {
 template <class Stream>
 awaitable<void> HttpServer::Impl::Serve(Stream& stream, std::string remote) {
   beast::flat_buffer buffer;
+  // Reads are sized by the buffer's free capacity: a small buffer would take a large body in
+  // many reads (each a completion handed between I/O threads).
+  buffer.reserve(kReadBufferBytes);
   for (;;) {
     http::request_parser<http::string_body> parser;
     parser.body_limit(options.max_body_bytes);
