@@ -18,6 +18,7 @@
 #include "config/plugin_args.h"
 #include "extender/examples.h"
 #include "extender/http_extender.h"
+#include "extender/wire_internal.h"
 #include "net/http_server.h"
 #include "net/tls_certs.h"
 #include "plugins/registry.h"
@@ -77,6 +78,25 @@ TEST(WireTest, DecodesAnyCaseAndNull) {
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->node_name_to_meta_victims.at("n1").pods[0].uid, "u1");
   EXPECT_EQ(p->node_name_to_meta_victims.at("n1").num_pdb_violations, 1);
+}
+
+TEST(WireTest, FilterAnswerKeepsOnlyNodeNames) {
+  auto a = v1::DecodeFilterAnswer(R"({"Nodes":{"metadata":{},"items":[
+      {"metadata":{"labels":{"name":"not-this"},"name":"a"},"spec":{"taints":[{"key":"k"}]}},
+      {"kind":"Node","metadata":{"name":"b"}}]},
+      "Extra":[1,{"x":[2]}],"FailedNodes":{"c":"full"},"Error":""})");
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  ASSERT_TRUE(a->node_item_names.has_value());
+  EXPECT_THAT(*a->node_item_names, ElementsAre("a", "b"));
+  EXPECT_EQ(a->result.failed_nodes.at("c"), "full");
+  EXPECT_FALSE(a->result.node_names.has_value());
+  // An answer outside the fast path's shape still decodes (or fails) like the full decoder.
+  auto b = v1::DecodeFilterAnswer(R"({"Nodes":"all of them"})");
+  ASSERT_FALSE(b.ok());
+  auto c = v1::DecodeFilterAnswer(R"({"NodeNames":null,"Nodes":null,"Error":"sad"})");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->result.error, "sad");
+  EXPECT_FALSE(c->node_item_names.has_value());
 }
 
 TEST(WireTest, BadAnswersNameTheField) {

@@ -145,33 +145,33 @@ Result<ExtenderFilterResult> HttpExtender::Filter(const Pod& pod,
     return out;
   }
   BERTH_TRY_ASSIGN(body, Send(config_.filter_verb, ArgsBody(pod, nodes)));
-  auto decoded = v1::DecodeExtenderFilterResult(body);
+  auto decoded = v1::DecodeFilterAnswer(body);
   if (!decoded.ok())
     return Error{fmt::format("extender {} filter: {}", name_, decoded.error().message)};
-  v1::ExtenderFilterResult& r = *decoded;
+  v1::ExtenderFilterResult& r = decoded->result;
   if (!r.error.empty()) return Error{r.error};
 
   // Answers name nodes of the input; Berth keeps its own view of them (with their pods).
   std::unordered_map<std::string_view, const NodeInfo*> by_name;
   by_name.reserve(nodes.size());
   for (const NodeInfo* n : nodes) by_name.emplace(n->name(), n);
-  auto take = [&](const std::string& name) -> VoidResult {
-    auto it = by_name.find(name);
-    if (it == by_name.end())
-      return Error{fmt::format(
-          "extender \"{}\" claims a filtered node \"{}\" which is not found in the input node list",
-          name_, name)};
-    out.feasible.push_back(it->second);
-    return {};
-  };
+  const std::vector<std::string>* names = nullptr;
   if (config_.node_cache_capable && r.node_names) {
-    out.feasible.reserve(r.node_names->size());
-    for (const auto& name : *r.node_names)
-      if (auto t = take(name); !t.ok()) return t.error();
-  } else if (r.nodes) {
-    out.feasible.reserve(r.nodes->size());
-    for (const auto& n : *r.nodes)
-      if (auto t = take(n->metadata.name); !t.ok()) return t.error();
+    names = &*r.node_names;
+  } else if (decoded->node_item_names) {
+    names = &*decoded->node_item_names;
+  }
+  if (names) {
+    out.feasible.reserve(names->size());
+    for (const auto& name : *names) {
+      auto it = by_name.find(name);
+      if (it == by_name.end())
+        return Error{fmt::format(
+            "extender \"{}\" claims a filtered node \"{}\" which is not found in the input node "
+            "list",
+            name_, name)};
+      out.feasible.push_back(it->second);
+    }
   }
   out.failed = std::move(r.failed_nodes);
   out.failed_and_unresolvable = std::move(r.failed_and_unresolvable_nodes);

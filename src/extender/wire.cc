@@ -225,72 +225,127 @@ struct HostPrioritySax final : SaxBase {
   }
 };
 
-// {"NodeNames": [...], "FailedNodes": {...}, "FailedAndUnresolvableNodes": {...}, "Error": ""}
-// ("Nodes" only as null).
+// {"NodeNames": [...], "FailedNodes": {...}, "FailedAndUnresolvableNodes": {...}, "Error": "",
+//  "Nodes": {"items": [{"metadata": {"name": ...}}, ...]}}: with `item_names`, only the names of
+// the nodes in "Nodes" are kept (all the scheduler needs of them); without, a "Nodes" object
+// gives up (the DOM decoder builds the nodes). Unknown fields are skipped.
 struct FilterResultSax final : SaxBase {
   ExtenderFilterResult* out;
+  std::optional<std::vector<std::string>>* item_names;
+  // Containers entered: 1 the result, 2 a names list / failed map / the NodeList, 3 its items,
+  // 4 a node, 5 its metadata.
   int depth = 0;
   enum { kOther, kNodes, kNames, kFailed, kUnresolvable, kError } field = kOther;
+  enum { kNone, kItems, kMetadata, kName } node_key = kNone;
   std::string map_key;
-  explicit FilterResultSax(ExtenderFilterResult* o) : out(o) {}
+  int skip = 0;            // nesting inside a skipped value
+  bool skip_next = false;  // the next value is skipped
+
+  FilterResultSax(ExtenderFilterResult* o, std::optional<std::vector<std::string>>* names)
+      : out(o), item_names(names) {}
   FailedNodesMap& Map() {
     return field == kFailed ? out->failed_nodes : out->failed_and_unresolvable_nodes;
   }
-  bool null() override {
-    if (depth == 1) return true;  // an absent field, whichever
-    if (depth == 2 && (field == kFailed || field == kUnresolvable)) {
-      Map()[map_key] = "";
-      return true;
-    }
-    return false;
+  bool SkipScalar() {
+    if (skip) return true;
+    if (!skip_next) return false;
+    skip_next = false;
+    return true;
   }
+  bool SkipOpen() {
+    if (skip) return ++skip;
+    if (!skip_next) return false;
+    skip_next = false;
+    skip = 1;
+    return true;
+  }
+  bool InMap() const { return depth == 2 && (field == kFailed || field == kUnresolvable); }
+
+  bool null() override {
+    if (SkipScalar() || depth == 1) return true;
+    if (!InMap()) return false;
+    Map()[map_key] = "";
+    return true;
+  }
+  bool boolean(bool) override { return SkipScalar(); }
+  bool number_integer(number_integer_t) override { return SkipScalar(); }
+  bool number_unsigned(number_unsigned_t) override { return SkipScalar(); }
+  bool number_float(number_float_t, const string_t&) override { return SkipScalar(); }
   bool string(string_t& v) override {
+    if (SkipScalar()) return true;
     if (depth == 1 && field == kError) {
       out->error = std::move(v);
-      return true;
-    }
-    if (depth == 2 && field == kNames) {
+    } else if (depth == 2 && field == kNames) {
       out->node_names->push_back(std::move(v));
-      return true;
-    }
-    if (depth == 2 && (field == kFailed || field == kUnresolvable)) {
+    } else if (InMap()) {
       Map()[map_key] = std::move(v);
-      return true;
+    } else if (depth == 5 && field == kNodes && node_key == kName) {
+      (*item_names)->push_back(std::move(v));
+      node_key = kNone;
+    } else {
+      return false;
     }
-    return false;
+    return true;
   }
   bool start_object(std::size_t) override {
+    if (SkipOpen()) return true;
     if (depth == 0 || (depth == 1 && (field == kFailed || field == kUnresolvable))) {
       ++depth;
       return true;
     }
-    return false;
+    if (field != kNodes) return false;
+    if (depth == 1) {
+      if (!item_names) return false;
+      item_names->emplace();
+    } else if (!(depth == 3 || (depth == 4 && node_key == kMetadata))) {
+      return false;
+    }
+    ++depth;
+    node_key = kNone;
+    return true;
   }
   bool key(string_t& k) override {
-    if (depth == 2) {
+    if (skip) return true;
+    if (depth == 1) {
+      field = SameFold(k, "NodeNames")                    ? kNames
+              : SameFold(k, "FailedNodes")                ? kFailed
+              : SameFold(k, "FailedAndUnresolvableNodes") ? kUnresolvable
+              : SameFold(k, "Error")                      ? kError
+              : SameFold(k, "Nodes")                      ? kNodes
+                                                          : kOther;
+      skip_next = field == kOther;
+    } else if (InMap()) {
       map_key = std::move(k);
-      return true;
+    } else if (field == kNodes && (depth == 2 || depth == 4 || depth == 5)) {
+      const std::string_view want = depth == 2 ? "items" : depth == 4 ? "metadata" : "name";
+      if (SameFold(k, want)) {
+        node_key = depth == 2 ? kItems : depth == 4 ? kMetadata : kName;
+      } else {
+        skip_next = true;
+      }
+    } else {
+      return false;
     }
-    field = SameFold(k, "NodeNames")                    ? kNames
-            : SameFold(k, "FailedNodes")                ? kFailed
-            : SameFold(k, "FailedAndUnresolvableNodes") ? kUnresolvable
-            : SameFold(k, "Error")                      ? kError
-            : SameFold(k, "Nodes")                      ? kNodes
-                                                        : kOther;
-    return field != kOther;
+    return true;
   }
   bool end_object() override {
+    if (skip) return --skip, true;
     --depth;
     return true;
   }
   bool start_array(std::size_t) override {
-    if (depth != 1 || field != kNames) return false;
-    out->node_names.emplace();
-    depth = 2;
+    if (SkipOpen()) return true;
+    if (depth == 1 && field == kNames) {
+      out->node_names.emplace();
+    } else if (!(depth == 2 && field == kNodes && node_key == kItems)) {
+      return false;
+    }
+    ++depth;
     return true;
   }
   bool end_array() override {
-    depth = 1;
+    if (skip) return --skip, true;
+    --depth;
     return true;
   }
 };
@@ -331,6 +386,23 @@ void AppendFailed(const FailedNodesMap& m, std::string* out) {
 }  // namespace
 
 void AppendJsonString(std::string_view s, std::string* out) { AppendQuoted(s, out); }
+
+Result<FilterAnswer> DecodeFilterAnswer(std::string_view text) {
+  FilterAnswer answer;
+  {
+    FilterResultSax sax(&answer.result, &answer.node_item_names);
+    if (json::sax_parse(text, &sax)) return answer;
+  }
+  BERTH_TRY_ASSIGN(full, DecodeExtenderFilterResult(text));
+  answer = FilterAnswer{};
+  if (full.nodes) {
+    answer.node_item_names.emplace();
+    for (const auto& n : *full.nodes) answer.node_item_names->push_back(n->metadata.name);
+    full.nodes.reset();
+  }
+  answer.result = std::move(full);
+  return answer;
+}
 
 std::string PodJson(const Pod& pod) { return EncodePod(pod).dump(); }
 std::string NodeJson(const Node& node) { return EncodeNode(node).dump(); }
@@ -445,7 +517,7 @@ Result<ExtenderArgs> DecodeExtenderArgs(std::string_view text) {
 Result<ExtenderFilterResult> DecodeExtenderFilterResult(std::string_view text) {
   {
     ExtenderFilterResult fast;
-    FilterResultSax sax(&fast);
+    FilterResultSax sax(&fast, nullptr);
     if (json::sax_parse(text, &sax)) return fast;
   }
   BERTH_TRY_ASSIGN(doc, Parse(text, "ExtenderFilterResult"));

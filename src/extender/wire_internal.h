@@ -2,10 +2,13 @@
 // serialized once per node version rather than once per request.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "berth/api/objects.h"
+#include "berth/extender/v1.h"
 
 namespace berth::extender::v1 {
 
@@ -13,6 +16,14 @@ namespace berth::extender::v1 {
 // fields written over it).
 std::string PodJson(const Pod& pod);
 std::string NodeJson(const Node& node);
+// A filter answer as the scheduler reads it: of the nodes in "Nodes" only their names
+// (`result.nodes` stays empty).
+struct FilterAnswer {
+  ExtenderFilterResult result;
+  std::optional<std::vector<std::string>> node_item_names;
+};
+Result<FilterAnswer> DecodeFilterAnswer(std::string_view text);
+
 // Appends `s` as a JSON string literal.
 void AppendJsonString(std::string_view s, std::string* out);
 
