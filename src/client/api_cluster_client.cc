@@ -82,8 +82,9 @@ void ApiClusterClient::Start() {
       h.on_update = [changed](const Object&, const Object& b) { changed(b); };
       h.on_delete = changed;
     }
-    informers_.push_back(std::make_unique<Informer>(
-        rest_.get(), InformerOptions{kSpecs[k].path, kSpecs[k].kind, 500, true, log_}, h));
+    InformerOptions options{kSpecs[k].path, kSpecs[k].kind, 500, true, log_};
+    options.keep_documents = keep_documents_;
+    informers_.push_back(std::make_unique<Informer>(rest_.get(), std::move(options), h));
   }
   for (auto& inf : informers_) inf->Start();
   event_thread_ = std::thread([this] { EventLoop(); });

@@ -37,6 +37,8 @@ class ApiClusterClient final : public ClusterClient {
   RestClient& rest() { return *rest_; }
   // The scheduler name written into conditions the client sets for it (DisruptionTarget).
   void set_reporting_name(std::string name) { reporting_name_ = std::move(name); }
+  // Keep pods' and nodes' whole documents (set before Start when extenders receive them).
+  void set_keep_documents(bool keep) { keep_documents_ = keep; }
 
   // Records an event about a pod (events.k8s.io/v1, core/v1 when that is not served), queued
   // and written by a background thread.
@@ -101,6 +103,7 @@ class ApiClusterClient final : public ClusterClient {
   std::unique_ptr<RestClient> rest_;
   std::function<void(const std::string&)> log_;
   ClusterEventHandler* handler_ = nullptr;
+  bool keep_documents_ = false;
   std::string reporting_name_ = "default-scheduler";
   std::vector<std::unique_ptr<Informer>> informers_;
 

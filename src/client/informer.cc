@@ -134,7 +134,7 @@ bool Informer::ListAndReplace() {
       if (options_.log) options_.log(decoded.error().message);
       continue;
     }
-    *decoded = Lean(std::move(*decoded));
+    if (!options_.keep_documents) *decoded = Lean(std::move(*decoded));
     {
       std::lock_guard lock(mu_);
       items_[k] = Item{*decoded, v.second};
@@ -171,7 +171,7 @@ void Informer::Apply(const std::string& type, Json obj) {
     if (options_.log) options_.log(decoded.error().message);
     return;
   }
-  *decoded = Lean(std::move(*decoded));
+  if (!options_.keep_documents) *decoded = Lean(std::move(*decoded));
   std::optional<Object> old;
   {
     std::lock_guard lock(mu_);

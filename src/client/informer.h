@@ -37,6 +37,9 @@ struct InformerOptions {
   std::function<void(const std::string& message)> log;  // warnings (reconnects, relists)
   // Server-side watch timeout; 0: random between 5 and 10 minutes, as client-go.
   int watch_timeout_seconds = 0;
+  // Keep each pod's and node's decoded document (for extenders, which receive whole objects);
+  // otherwise they are dropped, being most of an informer's memory.
+  bool keep_documents = false;
 };
 
 class Informer {

@@ -373,6 +373,8 @@ Result<std::unique_ptr<SchedulerApp>> SchedulerApp::Start(SchedulerAppOptions op
                              extenders.error().message)};
   }
   so.extenders = std::move(extenders).value();
+  // Extenders receive whole pods and nodes, as kube-scheduler sends them.
+  s.client->set_keep_documents(!so.extenders.empty());
   so.inline_binding = false;
   so.record_details = o.verbosity >= 10 || o.record_decisions;
   auto sched = Scheduler::Create(so);
