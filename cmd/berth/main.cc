@@ -11,6 +11,7 @@
 #include "api/codec.h"
 #include "api/read_file.h"
 #include "config/load.h"
+#include "config/policy.h"
 #include "daemon/scheduler_app.h"
 #include "daemon/scheduler_flags.h"
 #include "daemon/up.h"
@@ -151,6 +152,10 @@ int main(int argc, char** argv) {
   std::string validate_path;
   auto* validate = cfg->add_subcommand("validate", "Load and validate a configuration file");
   validate->add_option("file", validate_path)->required();
+  std::string convert_path;
+  auto* convert = cfg->add_subcommand(
+      "convert", "Print the kubescheduler.config.k8s.io/v1 equivalent of a legacy Policy file");
+  convert->add_option("file", convert_path)->required();
 
   berth::cmd::ExtenderCommand extender_command;
   auto* extender = berth::cmd::AddExtenderCommand(app, &extender_command);
@@ -178,6 +183,23 @@ int main(int argc, char** argv) {
     berth::Registry registry = berth::InTreeRegistry();
     std::cout << berth::config::EncodeConfigurationYaml(
         berth::config::DefaultConfiguration(registry));
+    return 0;
+  }
+  if (*convert) {
+    berth::Registry registry = berth::InTreeRegistry();
+    if (!berth::config::IsPolicyFile(convert_path)) {
+      // A v1 file (or an error naming what is wrong with it): print it with defaults applied.
+      auto c = berth::config::LoadConfigFile(convert_path, registry);
+      if (!c.ok()) return Fail(c.error().message);
+      std::cout << berth::config::EncodeConfigurationYaml(*c);
+      return 0;
+    }
+    auto t = berth::config::TranslatePolicyFile(convert_path, registry);
+    if (!t.ok()) return Fail(t.error().message);
+    // The translation must load as v1 before it is offered as the equivalent.
+    if (auto c = berth::config::DecodeConfiguration(t->config, registry); !c.ok())
+      return Fail(fmt::format("{}: translated Policy: {}", convert_path, c.error().message));
+    std::cout << berth::config::PolicyTranslationYaml(*t);
     return 0;
   }
   if (*validate) {

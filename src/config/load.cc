@@ -17,6 +17,7 @@
 #include "api/read_file.h"
 #include "config/decode_util.h"
 #include "config/plugin_args_codec.h"
+#include "config/policy.h"
 
 namespace berth::config {
 
@@ -772,6 +773,15 @@ Result<SchedulerConfiguration> LoadConfig(std::string_view yaml, std::string_vie
   if (docs->size() != 1) {
     return Error{fmt::format("{}: expected one KubeSchedulerConfiguration document, found {}",
                              source, docs->size())};
+  }
+  if (IsPolicy((*docs)[0])) {
+    // A legacy Policy runs as its v1 translation (policy.h).
+    auto translated = TranslatePolicy((*docs)[0], source, registry);
+    if (!translated.ok()) return translated.error();
+    auto config = DecodeConfiguration(translated->config, registry);
+    if (!config.ok())
+      return Error{fmt::format("{}: translated Policy: {}", source, config.error().message)};
+    return config;
   }
   auto config = DecodeConfiguration((*docs)[0], registry);
   if (!config.ok()) return Error{fmt::format("{}: {}", source, config.error().message)};

@@ -694,11 +694,18 @@ TEST(LoadErrorTest, TypeMeta) {
   EXPECT_EQ(wrong_version.error().message,
             "sched.yaml: apiVersion: unsupported value \"kubescheduler.config.k8s.io/v1beta3\": "
             "supported values: \"kubescheduler.config.k8s.io/v1\"");
+  // A Policy document is a legacy Policy (policy.h), which has its own apiVersion.
   auto wrong_kind =
       LoadConfig("apiVersion: kubescheduler.config.k8s.io/v1\nkind: Policy\n", "sched.yaml", Reg());
   ASSERT_FALSE(wrong_kind.ok());
   EXPECT_EQ(wrong_kind.error().message,
-            "sched.yaml: kind: unsupported value \"Policy\": supported values: "
+            "sched.yaml: apiVersion: unsupported value \"kubescheduler.config.k8s.io/v1\" for kind "
+            "Policy: supported \"v1\"");
+  auto other_kind = LoadConfig("apiVersion: kubescheduler.config.k8s.io/v1\nkind: Scheduler\n",
+                               "sched.yaml", Reg());
+  ASSERT_FALSE(other_kind.ok());
+  EXPECT_EQ(other_kind.error().message,
+            "sched.yaml: kind: unsupported value \"Scheduler\": supported values: "
             "\"KubeSchedulerConfiguration\"");
   auto no_kind = LoadConfig("apiVersion: kubescheduler.config.k8s.io/v1\n", "sched.yaml", Reg());
   ASSERT_FALSE(no_kind.ok());

@@ -16,6 +16,7 @@
 #include "client/leader_election.h"
 #include "client/rest_client.h"
 #include "config/load.h"
+#include "config/policy.h"
 #include "daemon/scheduler_flags.h"
 #include "daemon/signals.h"
 #include "extender/http_extender.h"
@@ -472,10 +473,11 @@ int RunSchedulerCommand(const SchedulerFlags& flags) {
   BlockTerminationSignals();
   // Accepted by the parser so kube-scheduler manifests parse, but not done yet: say so rather
   // than run with a configuration the user did not ask for.
-  if (!flags.policy_config_file.empty() || !flags.policy_configmap.empty()) {
+  if (!flags.policy_configmap.empty()) {
     std::fprintf(stderr,
-                 "berth scheduler: --policy-config-file/--policy-configmap: legacy Policy files "
-                 "are not supported yet; convert the policy to a KubeSchedulerConfiguration\n");
+                 "berth scheduler: --policy-configmap %s: reading a Policy from a ConfigMap is "
+                 "not supported yet; save its policy.cfg and pass --policy-config-file\n",
+                 flags.policy_configmap.c_str());
     return 1;
   }
   if (!flags.plugin_libraries.empty()) {
@@ -500,6 +502,21 @@ int RunSchedulerCommand(const SchedulerFlags& flags) {
     cfg = std::move(c).value();
   } else {
     cfg = config::DefaultConfiguration(registry);
+  }
+  if (!flags.policy_config_file.empty()) {
+    // The Policy decides the profile and the extenders; the rest stays as configured.
+    auto policy = config::LoadConfigFile(flags.policy_config_file[0], registry);
+    if (!policy.ok()) {
+      std::fprintf(stderr, "berth scheduler: %s\n", policy.error().message.c_str());
+      return 1;
+    }
+    if (!config::IsPolicyFile(flags.policy_config_file[0])) {
+      std::fprintf(stderr, "berth scheduler: %s: --policy-config-file: expected kind Policy\n",
+                   flags.policy_config_file[0].c_str());
+      return 1;
+    }
+    cfg.profiles = policy->profiles;
+    cfg.extenders = policy->extenders;
   }
   std::vector<std::string> warnings;
   if (auto r = ApplyFlags(flags, &cfg, &warnings); !r.ok()) {

@@ -1,0 +1,442 @@
+#include "config/policy.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "api/codec.h"
+#include "api/read_file.h"
+#include "config/load.h"
+
+namespace berth::config {
+namespace {
+
+using nlohmann::json;
+
+// Predicates -> filter plugins, in the order kube-scheduler ran them.
+struct PredicateMapping {
+  std::string_view name;
+  std::vector<std::string_view> plugins;  // empty: dropped (see note)
+  bool in_default_set;
+  std::string_view note;  // why it is dropped
+};
+
+const std::vector<PredicateMapping>& Predicates() {
+  static const std::vector<PredicateMapping> kTable = {
+      {"CheckNodeUnschedulable", {"NodeUnschedulable"}, true, ""},
+      {"GeneralPredicates",
+       {"NodeResourcesFit", "NodeName", "NodePorts", "NodeAffinity"},
+       true,
+       ""},
+      {"HostName", {"NodeName"}, false, ""},
+      {"PodFitsHostPorts", {"NodePorts"}, false, ""},
+      {"PodFitsPorts", {"NodePorts"}, false, ""},
+      {"MatchNodeSelector", {"NodeAffinity"}, false, ""},
+      {"PodFitsResources", {"NodeResourcesFit"}, false, ""},
+      {"NoDiskConflict", {"VolumeRestrictions"}, true, ""},
+      {"PodToleratesNodeTaints", {"TaintToleration"}, true, ""},
+      {"MaxEBSVolumeCount", {}, true, "in-tree volume limits: counted by NodeVolumeLimits (CSI)"},
+      {"MaxGCEPDVolumeCount", {}, true, "in-tree volume limits: counted by NodeVolumeLimits (CSI)"},
+      {"MaxCSIVolumeCountPred", {"NodeVolumeLimits"}, true, ""},
+      {"MaxAzureDiskVolumeCount",
+       {},
+       true,
+       "in-tree volume limits: counted by NodeVolumeLimits (CSI)"},
+      {"MaxCinderVolumeCount",
+       {},
+       false,
+       "in-tree volume limits: counted by NodeVolumeLimits (CSI)"},
+      {"CheckVolumeBinding", {"VolumeBinding"}, true, ""},
+      {"NoVolumeZoneConflict", {"VolumeZone"}, true, ""},
+      {"EvenPodsSpread", {"PodTopologySpread"}, true, ""},
+      {"MatchInterPodAffinity", {"InterPodAffinity"}, true, ""},
+      {"CheckNodeCondition", {}, false, "node conditions are taints (TaintToleration)"},
+      {"CheckNodeMemoryPressure", {}, false, "node conditions are taints (TaintToleration)"},
+      {"CheckNodeDiskPressure", {}, false, "node conditions are taints (TaintToleration)"},
+      {"CheckNodePIDPressure", {}, false, "node conditions are taints (TaintToleration)"},
+      {"PodToleratesNodeNoExecuteTaints", {}, false, "covered by TaintToleration"},
+  };
+  return kTable;
+}
+
+struct PriorityMapping {
+  std::string_view name;
+  std::string_view plugin;  // empty: dropped
+  int64_t default_weight;   // > 0: in the default set
+  std::string_view fit_strategy;
+  std::string_view note;
+};
+
+const std::vector<PriorityMapping>& Priorities() {
+  static const std::vector<PriorityMapping> kTable = {
+      {"SelectorSpreadPriority", "PodTopologySpread", 1, "",
+       "spreads by the system default topology constraints (as DefaultPodTopologySpread did)"},
+      {"ServiceSpreadingPriority", "PodTopologySpread", 0, "",
+       "spreads by the system default topology constraints (as DefaultPodTopologySpread did)"},
+      {"InterPodAffinityPriority", "InterPodAffinity", 1, "", ""},
+      {"LeastRequestedPriority", "NodeResourcesFit", 1, "LeastAllocated", ""},
+      {"MostRequestedPriority", "NodeResourcesFit", 0, "MostAllocated", ""},
+      {"RequestedToCapacityRatioPriority", "NodeResourcesFit", 0, "RequestedToCapacityRatio", ""},
+      {"BalancedResourceAllocation", "NodeResourcesBalancedAllocation", 1, "", ""},
+      {"NodePreferAvoidPodsPriority", "", 10000, "",
+       "the preferAvoidPods node annotation is no longer honoured (removed upstream)"},
+      {"NodeAffinityPriority", "NodeAffinity", 1, "", ""},
+      {"TaintTolerationPriority", "TaintToleration", 1, "", ""},
+      {"ImageLocalityPriority", "ImageLocality", 1, "", ""},
+      {"EvenPodsSpreadPriority", "PodTopologySpread", 2, "", ""},
+      {"EqualPriority", "", 0, "", "gives every node the same score: no effect on the choice"},
+  };
+  return kTable;
+}
+
+// Plugins every profile keeps: queue order, gates, preemption, binding.
+constexpr std::string_view kBasePlugins[] = {"PrioritySort", "SchedulingGates", "DefaultPreemption",
+                                             "DefaultBinder"};
+
+Error Problem(std::string_view source, std::string_view path, std::string_view what) {
+  return Error{fmt::format("{}: {}: {}", source, path, what), ErrorCode::kInvalid};
+}
+
+bool SameFoldKey(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// Field `name` of a legacy object, matched in any letter case (the legacy API decoded so).
+const json* Get(const json& obj, std::string_view name) {
+  if (!obj.is_object()) return nullptr;
+  for (auto it = obj.begin(); it != obj.end(); ++it)
+    if (SameFoldKey(it.key(), name)) return it->is_null() ? nullptr : &*it;
+  return nullptr;
+}
+
+// The legacy extender spelling (enableHttps, httpTimeout in nanoseconds) in v1's.
+Result<json> TranslateExtender(const json& e, std::string_view source, const std::string& path) {
+  if (!e.is_object()) return Problem(source, path, "expected an object");
+  json out = json::object();
+  static const std::pair<std::string_view, std::string_view> kCopied[] = {
+      {"urlPrefix", "urlPrefix"},
+      {"filterVerb", "filterVerb"},
+      {"preemptVerb", "preemptVerb"},
+      {"prioritizeVerb", "prioritizeVerb"},
+      {"weight", "weight"},
+      {"bindVerb", "bindVerb"},
+      {"enableHttps", "enableHTTPS"},
+      {"tlsConfig", "tlsConfig"},
+      {"nodeCacheCapable", "nodeCacheCapable"},
+      {"managedResources", "managedResources"},
+      {"ignorable", "ignorable"}};
+  std::set<std::string> known;
+  for (const auto& [legacy, v1] : kCopied) {
+    known.insert(std::string(legacy));
+    if (const json* v = Get(e, legacy)) out[std::string(v1)] = *v;
+  }
+  known.insert("httpTimeout");
+  if (const json* t = Get(e, "httpTimeout")) {
+    if (!t->is_number_integer() || t->get<int64_t>() < 0)
+      return Problem(source, path + ".httpTimeout",
+                     "expected nanoseconds (a non-negative integer)");
+    const int64_t ns = t->get<int64_t>();
+    if (ns > 0) out["httpTimeout"] = fmt::format("{}ms", std::max<int64_t>(1, ns / 1000000));
+  }
+  for (auto it = e.begin(); it != e.end(); ++it) {
+    bool ok = false;
+    for (const auto& k : known) ok = ok || SameFoldKey(it.key(), k);
+    if (!ok) return Problem(source, path + "." + it.key(), "unknown field");
+  }
+  return out;
+}
+
+}  // namespace
+
+bool IsPolicy(const json& doc) {
+  return doc.is_object() && doc.contains("kind") && doc["kind"] == kPolicyKind;
+}
+
+Result<PolicyTranslation> TranslatePolicy(const json& doc, std::string_view source,
+                                          const Registry& registry) {
+  PolicyTranslation t;
+  if (!IsPolicy(doc)) return Problem(source, "kind", "expected \"Policy\"");
+  if (const json* v = Get(doc, "apiVersion"); v && *v != "v1")
+    return Problem(
+        source, "apiVersion",
+        fmt::format("unsupported value {} for kind Policy: supported \"v1\"", v->dump()));
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    static const std::string_view kKnown[] = {"kind",
+                                              "apiVersion",
+                                              "predicates",
+                                              "priorities",
+                                              "extenders",
+                                              "hardPodAffinitySymmetricWeight",
+                                              "alwaysCheckAllPredicates"};
+    if (std::none_of(std::begin(kKnown), std::end(kKnown),
+                     [&](std::string_view k) { return SameFoldKey(it.key(), k); }))
+      return Problem(source, it.key(), "unknown field");
+  }
+
+  // Filter plugins, in order; plugin -> weight for scores.
+  std::vector<std::string> filters;
+  auto add_filter = [&](std::string_view p) {
+    if (std::find(filters.begin(), filters.end(), p) == filters.end()) filters.emplace_back(p);
+  };
+  std::vector<std::pair<std::string, int64_t>> scores;
+  auto add_score = [&](std::string_view p, int64_t w) {
+    for (auto& [name, weight] : scores) {
+      if (name == p) {
+        weight += w;
+        return;
+      }
+    }
+    scores.emplace_back(p, w);
+  };
+  std::string fit_strategy;
+  json fit_args;  // requestedToCapacityRatio arguments
+
+  const json* predicates = Get(doc, "predicates");
+  if (predicates && !predicates->is_array())
+    return Problem(source, "predicates", "expected a list");
+  if (!predicates) {
+    t.notes.push_back("predicates absent: the legacy default set");
+    for (const auto& m : Predicates()) {
+      if (!m.in_default_set) continue;
+      for (auto p : m.plugins) add_filter(p);
+      if (m.plugins.empty()) t.notes.push_back(fmt::format("dropped {}: {}", m.name, m.note));
+    }
+  } else {
+    // Listed predicates run in kube-scheduler's fixed order, custom ones after.
+    std::vector<std::string> custom;
+    std::set<std::string> listed;
+    for (size_t i = 0; i < predicates->size(); ++i) {
+      const std::string path = fmt::format("predicates[{}]", i);
+      const json& p = (*predicates)[i];
+      const json* name = Get(p, "name");
+      if (!name || !name->is_string() || name->get<std::string>().empty())
+        return Problem(source, path + ".name", "required value");
+      const std::string n = name->get<std::string>();
+      if (const json* arg = Get(p, "argument")) {
+        if (Get(*arg, "labelsPresence") || Get(*arg, "serviceAffinity"))
+          return Problem(source, path + ".argument",
+                         fmt::format("predicate \"{}\" needs the legacy NodeLabel / "
+                                     "ServiceAffinity plugins, which Berth does not provide",
+                                     n));
+      }
+      const bool known = std::any_of(Predicates().begin(), Predicates().end(),
+                                     [&](const PredicateMapping& m) { return m.name == n; });
+      if (known) {
+        listed.insert(n);
+      } else if (registry.Find(n)) {
+        custom.push_back(n);
+        t.notes.push_back(fmt::format("custom predicate {} -> plugin {} (filter)", n, n));
+      } else {
+        return Problem(source, path + ".name", fmt::format("unknown predicate \"{}\"", n));
+      }
+    }
+    // The taint and unschedulable checks stay whatever the policy lists.
+    for (std::string_view mandatory : {"CheckNodeUnschedulable", "PodToleratesNodeTaints"}) {
+      if (listed.insert(std::string(mandatory)).second)
+        t.notes.push_back(fmt::format("mandatory predicate {} kept", mandatory));
+    }
+    for (const auto& m : Predicates()) {
+      if (!listed.count(std::string(m.name))) continue;
+      if (m.plugins.empty()) {
+        t.notes.push_back(fmt::format("dropped predicate {}: {}", m.name, m.note));
+        continue;
+      }
+      for (auto p : m.plugins) add_filter(p);
+      t.notes.push_back(
+          fmt::format("predicate {} -> {} (filter)", m.name, fmt::join(m.plugins, ", ")));
+    }
+    for (const auto& c : custom) add_filter(c);
+  }
+
+  const json* priorities = Get(doc, "priorities");
+  if (priorities && !priorities->is_array())
+    return Problem(source, "priorities", "expected a list");
+  auto use_fit = [&](std::string_view strategy, const std::string& path) -> VoidResult {
+    if (!fit_strategy.empty() && fit_strategy != strategy)
+      return Problem(source, path,
+                     fmt::format("{} cannot be combined with {}: one resource scoring strategy "
+                                 "per profile",
+                                 strategy, fit_strategy));
+    fit_strategy = std::string(strategy);
+    return {};
+  };
+  if (!priorities) {
+    t.notes.push_back("priorities absent: the legacy default set");
+    for (const auto& m : Priorities()) {
+      if (m.default_weight <= 0) continue;
+      if (m.plugin.empty()) {
+        t.notes.push_back(fmt::format("dropped {}: {}", m.name, m.note));
+        continue;
+      }
+      if (!m.fit_strategy.empty()) (void)use_fit(m.fit_strategy, "priorities");
+      add_score(m.plugin, m.default_weight);
+    }
+  } else {
+    for (size_t i = 0; i < priorities->size(); ++i) {
+      const std::string path = fmt::format("priorities[{}]", i);
+      const json& p = (*priorities)[i];
+      const json* name = Get(p, "name");
+      if (!name || !name->is_string() || name->get<std::string>().empty())
+        return Problem(source, path + ".name", "required value");
+      const std::string n = name->get<std::string>();
+      const json* weight = Get(p, "weight");
+      if (!weight || !weight->is_number_integer() || weight->get<int64_t>() <= 0)
+        return Problem(source, path + ".weight",
+                       fmt::format("priority \"{}\" needs a positive weight", n));
+      const int64_t w = weight->get<int64_t>();
+      const json* arg = Get(p, "argument");
+      if (arg && (Get(*arg, "labelPreference") || Get(*arg, "serviceAntiAffinity")))
+        return Problem(source, path + ".argument",
+                       fmt::format("priority \"{}\" needs the legacy NodeLabel / ServiceAffinity "
+                                   "plugins, which Berth does not provide",
+                                   n));
+      auto m = std::find_if(Priorities().begin(), Priorities().end(),
+                            [&](const PriorityMapping& x) { return x.name == n; });
+      if (m == Priorities().end()) {
+        if (!registry.Find(n))
+          return Problem(source, path + ".name", fmt::format("unknown priority \"{}\"", n));
+        add_score(n, w);
+        t.notes.push_back(
+            fmt::format("custom priority {} -> plugin {} (score, weight {})", n, n, w));
+        continue;
+      }
+      if (m->plugin.empty()) {
+        t.notes.push_back(fmt::format("dropped priority {}: {}", n, m->note));
+        continue;
+      }
+      if (!m->fit_strategy.empty()) {
+        if (auto r = use_fit(m->fit_strategy, path + ".name"); !r.ok()) return r.error();
+        if (m->fit_strategy == "RequestedToCapacityRatio") {
+          const json* rtc = arg ? Get(*arg, "requestedToCapacityRatioArguments") : nullptr;
+          if (!rtc)
+            return Problem(source, path + ".argument.requestedToCapacityRatioArguments",
+                           "required value");
+          fit_args = json::object();
+          if (const json* shape = Get(*rtc, "shape")) {
+            json points = json::array();
+            for (const json& s : *shape)
+              points.push_back(
+                  {{"utilization", s.value("utilization", 0)}, {"score", s.value("score", 0)}});
+            fit_args["shape"] = points;
+          }
+          if (const json* res = Get(*rtc, "resources")) fit_args["resources"] = *res;
+        }
+      }
+      add_score(m->plugin, w);
+      t.notes.push_back(fmt::format("priority {} -> {} (score, weight {}){}", n, m->plugin, w,
+                                    m->note.empty() ? "" : fmt::format(": {}", m->note)));
+    }
+  }
+
+  // The v1 profile: the base plugins and every mapped plugin at MultiPoint, then each plugin
+  // disabled at the points the policy did not ask for.
+  json multi_enabled = json::array();
+  std::set<std::string> in_multi;
+  auto enable = [&](const std::string& name, int64_t weight) {
+    if (!in_multi.insert(name).second) return;
+    json e = {{"name", name}};
+    if (weight > 0) e["weight"] = weight;
+    multi_enabled.push_back(std::move(e));
+  };
+  for (auto b : kBasePlugins) enable(std::string(b), 0);
+  for (const auto& f : filters) {
+    int64_t w = 0;
+    for (const auto& [name, weight] : scores)
+      if (name == f) w = weight;
+    enable(f, w);
+  }
+  for (const auto& [name, weight] : scores) enable(name, weight);
+  json not_filter = json::array(), not_score = json::array();
+  for (const auto& [name, weight] : scores)
+    if (std::find(filters.begin(), filters.end(), name) == filters.end())
+      not_filter.push_back({{"name", name}});
+  for (const auto& f : filters) {
+    const bool scored =
+        std::any_of(scores.begin(), scores.end(), [&](const auto& s) { return s.first == f; });
+    if (!scored) not_score.push_back({{"name", f}});
+  }
+  json plugins = {{"multiPoint", {{"enabled", multi_enabled}, {"disabled", {{{"name", "*"}}}}}}};
+  if (!not_filter.empty()) {
+    plugins["preFilter"] = {{"disabled", not_filter}};
+    plugins["filter"] = {{"disabled", not_filter}};
+  }
+  if (!not_score.empty()) {
+    plugins["preScore"] = {{"disabled", not_score}};
+    plugins["score"] = {{"disabled", not_score}};
+  }
+  json profile = {{"schedulerName", std::string(kDefaultSchedulerName)}, {"plugins", plugins}};
+  json plugin_config = json::array();
+  if (!fit_strategy.empty()) {
+    json strategy = {{"type", fit_strategy}};
+    if (fit_strategy == "RequestedToCapacityRatio") {
+      if (fit_args.contains("resources")) strategy["resources"] = fit_args["resources"];
+      strategy["requestedToCapacityRatio"] = {{"shape", fit_args.value("shape", json::array())}};
+    }
+    plugin_config.push_back(
+        {{"name", "NodeResourcesFit"}, {"args", {{"scoringStrategy", strategy}}}});
+  }
+  if (const json* w = Get(doc, "hardPodAffinitySymmetricWeight")) {
+    if (!w->is_number_integer())
+      return Problem(source, "hardPodAffinitySymmetricWeight", "expected an integer");
+    plugin_config.push_back(
+        {{"name", "InterPodAffinity"}, {"args", {{"hardPodAffinityWeight", *w}}}});
+    t.notes.push_back(fmt::format(
+        "hardPodAffinitySymmetricWeight {} -> InterPodAffinity args hardPodAffinityWeight",
+        w->dump()));
+  }
+  if (const json* all = Get(doc, "alwaysCheckAllPredicates"); all && *all == true) {
+    t.notes.push_back(
+        "alwaysCheckAllPredicates not honoured: filters stop at a node's first failure (the "
+        "decision is the same; messages list one reason per node)");
+  }
+  if (!plugin_config.empty()) profile["pluginConfig"] = plugin_config;
+
+  t.config = {{"apiVersion", "kubescheduler.config.k8s.io/v1"},
+              {"kind", std::string(kConfigKind)},
+              {"profiles", json::array({profile})}};
+  if (const json* extenders = Get(doc, "extenders")) {
+    if (!extenders->is_array()) return Problem(source, "extenders", "expected a list");
+    json out = json::array();
+    for (size_t i = 0; i < extenders->size(); ++i) {
+      auto e = TranslateExtender((*extenders)[i], source, fmt::format("extenders[{}]", i));
+      if (!e.ok()) return e.error();
+      out.push_back(std::move(e).value());
+    }
+    if (!out.empty()) {
+      t.config["extenders"] = std::move(out);
+      t.notes.push_back(fmt::format("{} extender(s) in the v1 spelling", extenders->size()));
+    }
+  }
+  return t;
+}
+
+bool IsPolicyFile(const std::string& path) {
+  auto text = ReadFileText(path, kMaxConfigBytes);
+  if (!text.ok()) return false;
+  auto docs = ParseDocuments(*text, path);
+  return docs.ok() && docs->size() == 1 && IsPolicy((*docs)[0]);
+}
+
+Result<PolicyTranslation> TranslatePolicyFile(const std::string& path, const Registry& registry) {
+  auto text = ReadFileText(path, kMaxConfigBytes);
+  if (!text.ok()) return text.error();
+  auto docs = ParseDocuments(*text, path);
+  if (!docs.ok()) return docs.error();
+  if (docs->size() != 1) return Error{fmt::format("{}: expected one Policy document", path)};
+  return TranslatePolicy((*docs)[0], path, registry);
+}
+
+std::string PolicyTranslationYaml(const PolicyTranslation& t) {
+  std::string out = "# Translated from a legacy Policy:\n";
+  for (const auto& n : t.notes) out += "#   " + n + "\n";
+  out += JsonToYaml(t.config);
+  return out;
+}
+
+}  // namespace berth::config
