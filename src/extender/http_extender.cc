@@ -152,9 +152,6 @@ Result<ExtenderFilterResult> HttpExtender::Filter(const Pod& pod,
   if (!r.error.empty()) return Error{r.error};
 
   // Answers name nodes of the input; Berth keeps its own view of them (with their pods).
-  std::unordered_map<std::string_view, const NodeInfo*> by_name;
-  by_name.reserve(nodes.size());
-  for (const NodeInfo* n : nodes) by_name.emplace(n->name(), n);
   const std::vector<std::string>* names = nullptr;
   if (config_.node_cache_capable && r.node_names) {
     names = &*r.node_names;
@@ -162,8 +159,20 @@ Result<ExtenderFilterResult> HttpExtender::Filter(const Pod& pod,
     names = &*decoded->node_item_names;
   }
   if (names) {
+    // Extenders keep the input order: match in one pass, looking names up only when not.
+    std::unordered_map<std::string_view, const NodeInfo*> by_name;
+    size_t next = 0;
     out.feasible.reserve(names->size());
     for (const auto& name : *names) {
+      while (next < nodes.size() && nodes[next]->name() != name && by_name.empty()) ++next;
+      if (next < nodes.size() && nodes[next]->name() == name) {
+        out.feasible.push_back(nodes[next++]);
+        continue;
+      }
+      if (by_name.empty()) {
+        by_name.reserve(nodes.size());
+        for (const NodeInfo* n : nodes) by_name.emplace(n->name(), n);
+      }
       auto it = by_name.find(name);
       if (it == by_name.end())
         return Error{fmt::format(

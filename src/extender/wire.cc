@@ -6,6 +6,7 @@
 
 #include "api/codec.h"
 #include "berth/extender/v1.h"
+#include "extender/json_scan.h"
 #include "extender/wire_internal.h"
 
 namespace berth::extender::v1 {
@@ -156,9 +157,9 @@ json NodeListJson(const std::vector<NodePtr>& nodes) {
   return {{"metadata", json::object()}, {"items", std::move(items)}};
 }
 
-// ---- fast paths: the answers the scheduler reads on every cycle (HostPriorityList,
-// ExtenderFilterResult with names) are read with a SAX parser, without building a DOM. Anything
-// outside the expected shape makes the fast path give up; the DOM decoder then decides (and
+// ---- fast paths: the documents read on every cycle are first tried with the hand-written
+// readers of json_scan.h, then with a SAX parser (no tree), and only then decoded as a tree.
+// Each faster path gives up on anything outside its shape; the tree decoder then decides (and
 // words the error).
 
 bool SameFold(std::string_view a, std::string_view b) {
@@ -389,6 +390,10 @@ void AppendJsonString(std::string_view s, std::string* out) { AppendQuoted(s, ou
 
 Result<FilterAnswer> DecodeFilterAnswer(std::string_view text) {
   FilterAnswer answer;
+  if (auto fast = scan::FilterResultWithNames(text)) {
+    answer.result = std::move(*fast);
+    return answer;
+  }
   {
     FilterResultSax sax(&answer.result, &answer.node_item_names);
     if (json::sax_parse(text, &sax)) return answer;
@@ -502,6 +507,17 @@ std::string Encode(const ExtenderPreemptionResult& r) {
 }
 
 Result<ExtenderArgs> DecodeExtenderArgs(std::string_view text) {
+  if (auto fast = scan::ArgsNames(text)) {
+    // Only the pod needs a tree; the names were read directly.
+    json pod = json::parse(fast->pod_json, nullptr, /*allow_exceptions=*/false);
+    if (!pod.is_discarded()) {
+      BERTH_TRY_ASSIGN(decoded, DecodePodField(&pod, "ExtenderArgs.Pod"));
+      ExtenderArgs out;
+      out.pod = std::move(decoded);
+      out.node_names = std::move(fast->node_names);
+      return out;
+    }
+  }
   BERTH_TRY_ASSIGN(doc, Parse(text, "ExtenderArgs"));
   if (!doc.is_object()) return Invalid("ExtenderArgs", "an object");
   ExtenderArgs out;
@@ -515,6 +531,7 @@ Result<ExtenderArgs> DecodeExtenderArgs(std::string_view text) {
 }
 
 Result<ExtenderFilterResult> DecodeExtenderFilterResult(std::string_view text) {
+  if (auto fast = scan::FilterResultWithNames(text)) return std::move(*fast);
   {
     ExtenderFilterResult fast;
     FilterResultSax sax(&fast, nullptr);
@@ -539,6 +556,7 @@ Result<ExtenderFilterResult> DecodeExtenderFilterResult(std::string_view text) {
 }
 
 Result<HostPriorityList> DecodeHostPriorityList(std::string_view text) {
+  if (auto fast = scan::HostPriorities(text)) return std::move(*fast);
   {
     HostPriorityList fast;
     HostPrioritySax sax(&fast);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 namespace berth {
@@ -40,9 +41,19 @@ void PrioritizeWithExtenders(std::span<Extender* const> extenders, const Pod& po
     if (ext->IsInterested(pod)) interested.push_back(ext);
   if (interested.empty()) return;
 
+  // Extenders answer in the order they were asked: entry i is usually node i. A name index is
+  // built only for an answer in another order.
   std::unordered_map<std::string_view, size_t> index;
-  index.reserve(table->nodes.size());
-  for (size_t i = 0; i < table->nodes.size(); ++i) index.emplace(table->nodes[i]->name(), i);
+  std::mutex index_mu;
+  auto position = [&](size_t i, const std::string& host) -> std::optional<size_t> {
+    if (i < table->nodes.size() && table->nodes[i]->name() == host) return i;
+    std::lock_guard lock(index_mu);
+    if (index.empty())
+      for (size_t k = 0; k < table->nodes.size(); ++k) index.emplace(table->nodes[k]->name(), k);
+    auto it = index.find(host);
+    if (it == index.end()) return std::nullopt;
+    return it->second;
+  };
 
   std::vector<std::vector<int64_t>> contributions(interested.size());
   std::vector<char> answered(interested.size(), 0);  // written by workers: not vector<bool>
@@ -54,10 +65,10 @@ void PrioritizeWithExtenders(std::span<Extender* const> extenders, const Pod& po
     const int64_t weight = interested[e]->IsPrioritizer() ? interested[e]->Weight() : 0;
     std::vector<int64_t>& out = contributions[e];
     out.assign(nodes.size(), 0);
-    for (const HostPriority& h : *list) {
-      auto it = index.find(h.host);
-      if (it == index.end()) continue;
-      out[it->second] += h.score * weight * (kMaxNodeScore / kMaxExtenderPriority);
+    for (size_t i = 0; i < list->size(); ++i) {
+      const HostPriority& h = (*list)[i];
+      if (auto at = position(i, h.host))
+        out[*at] += h.score * weight * (kMaxNodeScore / kMaxExtenderPriority);
     }
     answered[e] = 1;
   });

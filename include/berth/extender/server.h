@@ -30,7 +30,7 @@ struct ServerOptions {
   // Both set: serve HTTPS with this certificate chain and key (PEM text).
   std::string tls_cert_pem;
   std::string tls_key_pem;
-  int threads = 4;
+  int threads = 2;
 };
 
 class ExtenderServer {

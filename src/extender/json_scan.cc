@@ -1,0 +1,229 @@
+#include "extender/json_scan.h"
+
+#include <cctype>
+#include <charconv>
+
+namespace berth::extender::v1::scan {
+namespace {
+
+bool SameFold(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  if (a == b) return true;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
+
+// A cursor over JSON text. Every reader returns false when the text is not what it expects.
+class Cursor {
+ public:
+  explicit Cursor(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
+
+  void Ws() {
+    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+  }
+  bool Peek(char c) {
+    Ws();
+    return p_ < end_ && *p_ == c;
+  }
+  bool Eat(char c) {
+    if (!Peek(c)) return false;
+    ++p_;
+    return true;
+  }
+  bool AtEnd() {
+    Ws();
+    return p_ == end_;
+  }
+  // A string without escapes (those go to the general decoder).
+  bool Str(std::string_view* out) {
+    if (!Eat('"')) return false;
+    const char* start = p_;
+    while (p_ < end_ && *p_ != '"') {
+      if (*p_ == '\\' || static_cast<unsigned char>(*p_) < 0x20) return false;
+      ++p_;
+    }
+    if (p_ == end_) return false;
+    *out = std::string_view(start, p_ - start);
+    ++p_;
+    return true;
+  }
+  bool Null() {
+    Ws();
+    if (end_ - p_ < 4 || std::string_view(p_, 4) != "null") return false;
+    p_ += 4;
+    return true;
+  }
+  bool Int(int64_t* out) {
+    Ws();
+    auto [ptr, ec] = std::from_chars(p_, end_, *out);
+    if (ec != std::errc() || ptr == p_) return false;
+    // 5.0 or 5e1 is not an integer for Go's decoder either: leave it to the general path.
+    if (ptr < end_ && (*ptr == '.' || *ptr == 'e' || *ptr == 'E')) return false;
+    p_ = ptr;
+    return true;
+  }
+  // Skips one value of any kind (for the "Pod" object), strings with escapes included.
+  bool SkipValue() {
+    Ws();
+    if (p_ == end_) return false;
+    if (*p_ == '"') {
+      for (++p_; p_ < end_ && *p_ != '"'; ++p_)
+        if (*p_ == '\\') ++p_;
+      if (p_ >= end_) return false;
+      ++p_;
+      return true;
+    }
+    if (*p_ == '{' || *p_ == '[') {
+      int depth = 0;
+      while (p_ < end_) {
+        const char c = *p_;
+        if (c == '"') {
+          if (!SkipValue()) return false;
+          continue;
+        }
+        ++p_;
+        if (c == '{' || c == '[') ++depth;
+        if ((c == '}' || c == ']') && --depth == 0) return true;
+      }
+      return false;
+    }
+    while (p_ < end_ && *p_ != ',' && *p_ != '}' && *p_ != ']' && !std::isspace(*p_)) ++p_;
+    return true;
+  }
+  const char* pos() const { return p_; }
+
+ private:
+  const char* p_;
+  const char* end_;
+};
+
+// null, or ["a", "b", ...] of plain strings.
+bool NameList(Cursor& c, std::optional<std::vector<std::string>>* out) {
+  if (c.Null()) return true;
+  if (!c.Eat('[')) return false;
+  out->emplace();
+  if (c.Eat(']')) return true;
+  do {
+    std::string_view s;
+    if (!c.Str(&s)) return false;
+    (*out)->emplace_back(s);
+  } while (c.Eat(','));
+  return c.Eat(']');
+}
+
+// null, or {"node": "reason", ...}.
+bool FailedMap(Cursor& c, FailedNodesMap* out) {
+  if (c.Null()) return true;
+  if (!c.Eat('{')) return false;
+  if (c.Eat('}')) return true;
+  do {
+    std::string_view k, v;
+    if (!c.Str(&k) || !c.Eat(':')) return false;
+    if (!c.Null()) {
+      if (!c.Str(&v)) return false;
+    }
+    (*out)[std::string(k)] = std::string(v);
+  } while (c.Eat(','));
+  return c.Eat('}');
+}
+
+}  // namespace
+
+std::optional<HostPriorityList> HostPriorities(std::string_view text) {
+  Cursor c(text);
+  HostPriorityList out;
+  if (c.Null()) return c.AtEnd() ? std::optional(out) : std::nullopt;
+  if (!c.Eat('[')) return std::nullopt;
+  if (!c.Eat(']')) {
+    do {
+      if (!c.Eat('{')) return std::nullopt;
+      HostPriority h;
+      if (!c.Eat('}')) {
+        do {
+          std::string_view key;
+          if (!c.Str(&key) || !c.Eat(':')) return std::nullopt;
+          if (SameFold(key, "Host")) {
+            std::string_view host;
+            if (!c.Null()) {
+              if (!c.Str(&host)) return std::nullopt;
+              h.host = std::string(host);
+            }
+          } else if (SameFold(key, "Score")) {
+            if (!c.Null() && !c.Int(&h.score)) return std::nullopt;
+          } else {
+            return std::nullopt;
+          }
+        } while (c.Eat(','));
+        if (!c.Eat('}')) return std::nullopt;
+      }
+      out.push_back(std::move(h));
+    } while (c.Eat(','));
+    if (!c.Eat(']')) return std::nullopt;
+  }
+  if (!c.AtEnd()) return std::nullopt;
+  return out;
+}
+
+std::optional<ExtenderFilterResult> FilterResultWithNames(std::string_view text) {
+  Cursor c(text);
+  ExtenderFilterResult out;
+  if (!c.Eat('{')) return std::nullopt;
+  if (!c.Eat('}')) {
+    do {
+      std::string_view key;
+      if (!c.Str(&key) || !c.Eat(':')) return std::nullopt;
+      if (SameFold(key, "NodeNames")) {
+        if (!NameList(c, &out.node_names)) return std::nullopt;
+      } else if (SameFold(key, "FailedNodes")) {
+        if (!FailedMap(c, &out.failed_nodes)) return std::nullopt;
+      } else if (SameFold(key, "FailedAndUnresolvableNodes")) {
+        if (!FailedMap(c, &out.failed_and_unresolvable_nodes)) return std::nullopt;
+      } else if (SameFold(key, "Error")) {
+        std::string_view e;
+        if (!c.Null()) {
+          if (!c.Str(&e)) return std::nullopt;
+          out.error = std::string(e);
+        }
+      } else if (SameFold(key, "Nodes")) {
+        if (!c.Null()) return std::nullopt;
+      } else {
+        return std::nullopt;
+      }
+    } while (c.Eat(','));
+    if (!c.Eat('}')) return std::nullopt;
+  }
+  if (!c.AtEnd()) return std::nullopt;
+  return out;
+}
+
+std::optional<ArgsWithNames> ArgsNames(std::string_view text) {
+  Cursor c(text);
+  ArgsWithNames out;
+  if (!c.Eat('{')) return std::nullopt;
+  if (!c.Eat('}')) {
+    do {
+      std::string_view key;
+      if (!c.Str(&key) || !c.Eat(':')) return std::nullopt;
+      if (SameFold(key, "Pod")) {
+        if (!c.Peek('{')) return std::nullopt;
+        const char* start = c.pos();
+        if (!c.SkipValue()) return std::nullopt;
+        out.pod_json = std::string_view(start, c.pos() - start);
+      } else if (SameFold(key, "NodeNames")) {
+        if (!NameList(c, &out.node_names)) return std::nullopt;
+      } else if (SameFold(key, "Nodes")) {
+        if (!c.Null()) return std::nullopt;
+      } else {
+        return std::nullopt;
+      }
+    } while (c.Eat(','));
+    if (!c.Eat('}')) return std::nullopt;
+  }
+  if (!c.AtEnd() || out.pod_json.empty()) return std::nullopt;
+  return out;
+}
+
+}  // namespace berth::extender::v1::scan
