@@ -99,6 +99,37 @@ TEST(WireTest, FilterAnswerKeepsOnlyNodeNames) {
   EXPECT_FALSE(c->node_item_names.has_value());
 }
 
+// The hand-written readers and the general decoders agree, including on what only the general
+// decoders handle (escapes, unknown fields, whitespace, floats).
+TEST(WireTest, FastReadersAgreeWithTheTreeDecoder) {
+  auto h = v1::DecodeHostPriorityList(" [ {\"Host\" : \"a\\u0062\", \"Score\": 3 } ,{\"host\":\"c\",\"score\":-1}] ");
+  ASSERT_TRUE(h.ok()) << h.error().message;
+  ASSERT_EQ(h->size(), 2u);
+  EXPECT_EQ((*h)[0].host, "ab");
+  EXPECT_EQ((*h)[1].score, -1);
+  EXPECT_FALSE(v1::DecodeHostPriorityList(R"([{"Host":"a","Score":5.0}])").ok());
+  EXPECT_FALSE(v1::DecodeHostPriorityList(R"([{"Host":"a","Score":5}] x)").ok());
+  auto extra = v1::DecodeHostPriorityList(R"([{"Host":"a","Score":5,"Note":"x"}])");
+  ASSERT_TRUE(extra.ok());
+  EXPECT_EQ((*extra)[0].score, 5);
+
+  auto args = v1::DecodeExtenderArgs(
+      R"({"Pod":{"metadata":{"name":"p","labels":{"q":"a\"}b"}}},"Nodes":null,"NodeNames":["n1","n2"]})");
+  ASSERT_TRUE(args.ok()) << args.error().message;
+  EXPECT_EQ(args->pod->metadata.labels.at("q"), "a\"}b");
+  EXPECT_THAT(*args->node_names, ElementsAre("n1", "n2"));
+  EXPECT_FALSE(args->nodes.has_value());
+  auto escaped = v1::DecodeExtenderArgs(R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["n\u0031"]})");
+  ASSERT_TRUE(escaped.ok());
+  EXPECT_THAT(*escaped->node_names, ElementsAre("n1"));
+
+  auto f = v1::DecodeExtenderFilterResult(
+      R"({"NodeNames":["a"],"FailedNodes":{"b":"x\ny"},"FailedAndUnresolvableNodes":null,"Error":""})");
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->failed_nodes.at("b"), "x\ny");
+  EXPECT_FALSE(v1::DecodeExtenderFilterResult(R"({"NodeNames":["a"]} {})").ok());
+}
+
 TEST(WireTest, BadAnswersNameTheField) {
   auto a = v1::DecodeHostPriorityList(R"([{"Host":"a","Score":"high"}])");
   ASSERT_FALSE(a.ok());
