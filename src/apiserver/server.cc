@@ -19,6 +19,7 @@
 #include "apiserver/admission.h"
 #include "apiserver/discovery.h"
 #include "apiserver/patch.h"
+#include "apiserver/protobuf.h"
 #include "apiserver/resources.h"
 #include "apiserver/selectors.h"
 #include "apiserver/store.h"
@@ -274,10 +275,8 @@ struct Server::Impl {
 
 Result<Json> Server::Impl::DecodeBody(const HttpRequest& req, const Target& t) {
   if (req.Header("content-type").find("protobuf") != std::string::npos) {
-    return Error{
-        "the body of the request was in an unknown format - accepted media types "
-        "include: application/json, application/yaml",
-        ErrorCode::kUnsupportedMediaType};
+    // kubectl's generators and kube-scheduler's default client send protobuf.
+    return DecodeProtobufObject(req.body);
   }
   auto docs = ParseDocuments(req.body, "request body");
   if (!docs.ok() || docs->size() != 1 || !(*docs)[0].is_object()) {

@@ -357,6 +357,24 @@ Result<std::unique_ptr<SchedulerApp>> SchedulerApp::Start(SchedulerAppOptions op
                                version->status)};
     }
   }
+  if (!o.policy_configmap.empty()) {
+    const std::string where =
+        fmt::format("configmap {}/{}", o.policy_configmap_namespace, o.policy_configmap);
+    auto cm = (*rest)->Get(fmt::format("/api/v1/namespaces/{}/configmaps/{}",
+                                       o.policy_configmap_namespace, o.policy_configmap));
+    if (!cm.ok())
+      return Error{fmt::format("--policy-configmap: {}: {}", where, cm.error().message)};
+    const nlohmann::json* text = nullptr;
+    if (auto d = cm->find("data"); d != cm->end() && d->is_object()) {
+      if (auto k = d->find("policy.cfg"); k != d->end() && k->is_string()) text = &*k;
+    }
+    if (!text)
+      return Error{fmt::format("--policy-configmap: {}: no data key \"policy.cfg\"", where)};
+    auto policy = config::LoadConfig(text->get<std::string>(), where + " policy.cfg", s.registry);
+    if (!policy.ok()) return Error{fmt::format("--policy-configmap: {}", policy.error().message)};
+    s.config.profiles = policy->profiles;
+    s.config.extenders = policy->extenders;
+  }
   observe::Logger* log = &s.log;
   s.client = std::make_unique<client::ApiClusterClient>(
       std::move(rest).value(), [log](const std::string& m) { log->Warning(m); });
@@ -473,13 +491,7 @@ int RunSchedulerCommand(const SchedulerFlags& flags) {
   BlockTerminationSignals();
   // Accepted by the parser so kube-scheduler manifests parse, but not done yet: say so rather
   // than run with a configuration the user did not ask for.
-  if (!flags.policy_configmap.empty()) {
-    std::fprintf(stderr,
-                 "berth scheduler: --policy-configmap %s: reading a Policy from a ConfigMap is "
-                 "not supported yet; save its policy.cfg and pass --policy-config-file\n",
-                 flags.policy_configmap.c_str());
-    return 1;
-  }
+
   if (!flags.plugin_libraries.empty()) {
     std::fprintf(stderr,
                  "berth scheduler: --plugin-library %s: loading plugins at run time is "
@@ -545,6 +557,8 @@ int RunSchedulerCommand(const SchedulerFlags& flags) {
   o.config_file = flags.config_file;
   o.config = cfg;
   o.master = flags.master;
+  o.policy_configmap = flags.policy_configmap;
+  o.policy_configmap_namespace = flags.policy_configmap_namespace;
   if (flags.config_file.empty()) o.kubeconfig = flags.kubeconfig;
   o.pod_max_in_unschedulable_ms = *pod_max;
   o.verbosity = flags.verbosity;

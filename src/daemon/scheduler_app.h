@@ -23,6 +23,9 @@ struct SchedulerAppOptions {
   std::string config_file;
   std::optional<config::SchedulerConfiguration> config;
   std::string kubeconfig;  // overrides clientConnection.kubeconfig when set
+  // A legacy Policy read through the API from this ConfigMap's "policy.cfg" (--policy-configmap):
+  // it decides the profile and the extenders.
+  std::string policy_configmap, policy_configmap_namespace = "kube-system";
   std::string master;
   std::optional<bool> leader_elect;  // overrides leaderElection.leaderElect
   int64_t pod_max_in_unschedulable_ms = 5 * 60 * 1000;

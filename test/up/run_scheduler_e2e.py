@@ -186,8 +186,53 @@ def check_endpoints_and_write_config(berth, up, tmp):
         raise Fail("--write-config-to: rc %d %s" % (p.returncode, p.stderr))
 
 
+def nodes_of(up, selector):
+    pods = json.loads(up.kubectl(["get", "pods", "-l", selector, "-o", "json"])[1])["items"]
+    return {p["spec"].get("nodeName") for p in pods}
+
+
+def check_legacy_policy(berth, up, tmp):
+    """A legacy Policy from a file and from a ConfigMap: MostRequestedPriority packs pods."""
+    policy = {"kind": "Policy", "apiVersion": "v1",
+              "predicates": [{"name": "PodFitsResources"}, {"name": "HostName"}],
+              "priorities": [{"name": "MostRequestedPriority", "weight": 1}]}
+    path = os.path.join(tmp, "policy.json")
+    json.dump(policy, open(path, "w"))
+    for source, args in (("file", ["--policy-config-file", path]),
+                         ("configmap", ["--policy-configmap", "sched-policy"])):
+        if source == "configmap":
+            up.kubectl(["create", "configmap", "sched-policy", "-n", "kube-system",
+                        "--from-file=policy.cfg=" + path])
+        s = Scheduler(berth, ["--kubeconfig", up.kubeconfig, "--leader-elect=false",
+                              "--secure-port=0"] + args, os.path.join(tmp, source + ".log"))
+        try:
+            label = "batch=policy-" + source
+            create(up, [pod_manifest("policy-%s-%d" % (source, i), cpu="500m",
+                                     labels={"batch": "policy-" + source}) for i in range(4)])
+            wait_for("pods bound under the %s policy" % source,
+                     lambda: bound_count(up, label) == (4, 4), timeout=60)
+            if len(nodes_of(up, label)) != 1:
+                raise Fail("MostRequestedPriority did not pack: %r" % nodes_of(up, label))
+        finally:
+            s.stop()
+    up.kubectl(["create", "configmap", "no-policy", "-n", "kube-system", "--from-literal=x=y"])
+    p = subprocess.run([berth, "scheduler", "--kubeconfig", up.kubeconfig, "--secure-port=0",
+                        "--leader-elect=false", "--policy-configmap", "no-policy"],
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode == 0 or 'no data key "policy.cfg"' not in p.stderr:
+        raise Fail("configmap without policy.cfg: rc %d %r" % (p.returncode, p.stderr))
+    bad = os.path.join(tmp, "bad-policy.json")
+    json.dump({"kind": "Policy", "apiVersion": "v1", "predicates": [{"name": "Nope"}]},
+              open(bad, "w"))
+    p = subprocess.run([berth, "scheduler", "--kubeconfig", up.kubeconfig, "--secure-port=0",
+                        "--leader-elect=false", "--policy-config-file", bad],
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode == 0 or 'unknown predicate "Nope"' not in p.stderr:
+        raise Fail("unknown predicate: rc %d %r" % (p.returncode, p.stderr))
+
+
 CHECKS = [check_leader_election, check_master_through_proxy, check_bad_input,
-          check_endpoints_and_write_config]
+          check_endpoints_and_write_config, check_legacy_policy]
 
 
 def main():

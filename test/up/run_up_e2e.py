@@ -350,7 +350,45 @@ def check_preemption(up):
         raise Fail("priorityClassName not resolved: priority %r" % prio)
 
 
-CHECKS = [check_nodes_ready, check_kubectl_verbs, check_watch, check_batch_bound,
+def check_kubectl_create_generators(up):
+    """kubectl's generators send protobuf bodies; the objects must arrive as JSON would."""
+    up.kubectl(["create", "namespace", "gen"])
+    up.kubectl(["create", "configmap", "cm", "-n", "gen", "--from-literal=policy.cfg={}"])
+    up.kubectl(["create", "secret", "generic", "sec", "-n", "gen", "--from-literal=pw=hunter2"])
+    up.kubectl(["create", "serviceaccount", "sa", "-n", "gen"])
+    up.kubectl(["create", "deployment", "web", "-n", "gen", "--image=pause", "--replicas=3"])
+    up.kubectl(["create", "service", "clusterip", "web", "-n", "gen", "--tcp=80:8080"])
+    up.kubectl(["create", "poddisruptionbudget", "web", "-n", "gen", "--selector=app=web",
+                "--min-available=2"])
+    up.kubectl(["create", "priorityclass", "gen-high", "--value=1000", "--description=e2e"])
+    up.kubectl(["create", "role", "reader", "-n", "gen", "--verb=get", "--resource=pods"])
+    up.kubectl(["create", "rolebinding", "reader", "-n", "gen", "--role=reader", "--user=bob"])
+
+    def get(kind, name, ns="gen"):
+        args = ["get", kind, name, "-o", "json"] + (["-n", ns] if ns else [])
+        return json.loads(up.kubectl(args)[1])
+    if get("configmap", "cm")["data"] != {"policy.cfg": "{}"}:
+        raise Fail("configmap data: %r" % get("configmap", "cm").get("data"))
+    if get("secret", "sec")["data"] != {"pw": "aHVudGVyMg=="}:
+        raise Fail("secret data: %r" % get("secret", "sec").get("data"))
+    spec = get("deployment", "web")["spec"]
+    if spec["replicas"] != 3 or spec["template"]["spec"]["containers"][0]["image"] != "pause":
+        raise Fail("deployment spec: %r" % spec)
+    port = get("service", "web")["spec"]["ports"][0]
+    if port["port"] != 80 or port["targetPort"] != 8080:
+        raise Fail("service port: %r" % port)
+    if get("pdb", "web")["spec"].get("minAvailable") != 2:
+        raise Fail("pdb: %r" % get("pdb", "web")["spec"])
+    pc = get("priorityclass", "gen-high", ns=None)
+    if pc["value"] != 1000 or pc.get("description") != "e2e":
+        raise Fail("priorityclass: %r" % pc)
+    rb = get("rolebinding", "reader")
+    if rb["roleRef"]["name"] != "reader" or rb["subjects"][0]["name"] != "bob":
+        raise Fail("rolebinding: %r" % rb)
+
+
+CHECKS = [check_nodes_ready, check_kubectl_verbs, check_kubectl_create_generators, check_watch,
+          check_batch_bound,
           check_unschedulable_then_bound, check_preemption, check_other_scheduler_left_alone, check_bad_input,
           check_python_client, check_restart_keeps_state]
 
