@@ -4,12 +4,14 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "api/codec.h"
 #include "api/read_file.h"
+#include "config/legacy_versions.h"
 #include "config/load.h"
 #include "config/policy.h"
 #include "daemon/scheduler_app.h"
@@ -187,19 +189,41 @@ int main(int argc, char** argv) {
   }
   if (*convert) {
     berth::Registry registry = berth::InTreeRegistry();
-    if (!berth::config::IsPolicyFile(convert_path)) {
+    auto text = berth::ReadFileText(convert_path, berth::kMaxConfigBytes);
+    if (!text.ok()) return Fail(text.error().message);
+    auto docs = berth::ParseDocuments(*text, convert_path);
+    if (!docs.ok()) return Fail(docs.error().message);
+    if (docs->size() != 1) return Fail(fmt::format("{}: expected one document", convert_path));
+    const nlohmann::json& doc = (*docs)[0];
+    nlohmann::json v1;
+    std::vector<std::string> notes;
+    std::string what;
+    if (berth::config::IsPolicy(doc)) {
+      auto t = berth::config::TranslatePolicy(doc, convert_path, registry);
+      if (!t.ok()) return Fail(t.error().message);
+      v1 = t->config;
+      notes = t->notes;
+      what = "a legacy Policy";
+    } else if (berth::config::IsLegacyConfigVersion(doc)) {
+      const std::string dir = std::filesystem::path(convert_path).parent_path().string();
+      auto t = berth::config::TranslateLegacyConfig(doc, convert_path, dir, registry);
+      if (!t.ok()) return Fail(t.error().message);
+      v1 = t->config;
+      notes = t->notes;
+      what = doc.value("apiVersion", "");
+    } else {
       // A v1 file (or an error naming what is wrong with it): print it with defaults applied.
       auto c = berth::config::LoadConfigFile(convert_path, registry);
       if (!c.ok()) return Fail(c.error().message);
       std::cout << berth::config::EncodeConfigurationYaml(*c);
       return 0;
     }
-    auto t = berth::config::TranslatePolicyFile(convert_path, registry);
-    if (!t.ok()) return Fail(t.error().message);
     // The translation must load as v1 before it is offered as the equivalent.
-    if (auto c = berth::config::DecodeConfiguration(t->config, registry); !c.ok())
-      return Fail(fmt::format("{}: translated Policy: {}", convert_path, c.error().message));
-    std::cout << berth::config::PolicyTranslationYaml(*t);
+    if (auto c = berth::config::DecodeConfiguration(v1, registry); !c.ok())
+      return Fail(fmt::format("{}: translated: {}", convert_path, c.error().message));
+    std::cout << "# Translated from " << what << ":\n";
+    for (const auto& n : notes) std::cout << "#   " << n << "\n";
+    std::cout << berth::config::JsonToYaml(v1);
     return 0;
   }
   if (*validate) {

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -16,6 +17,7 @@
 #include "api/codec.h"
 #include "api/read_file.h"
 #include "config/decode_util.h"
+#include "config/legacy_versions.h"
 #include "config/plugin_args_codec.h"
 #include "config/policy.h"
 
@@ -773,6 +775,19 @@ Result<SchedulerConfiguration> LoadConfig(std::string_view yaml, std::string_vie
   if (docs->size() != 1) {
     return Error{fmt::format("{}: expected one KubeSchedulerConfiguration document, found {}",
                              source, docs->size())};
+  }
+  if (IsLegacyConfigVersion((*docs)[0])) {
+    // An older apiVersion runs as its v1 translation with that version's defaults.
+    const std::string base_dir = std::filesystem::path(std::string(source)).parent_path().string();
+    auto translated = TranslateLegacyConfig((*docs)[0], source, base_dir, registry);
+    if (!translated.ok()) return translated.error();
+    auto config = DecodeConfiguration(translated->config, registry);
+    if (!config.ok())
+      return Error{fmt::format("{}: translated {}: {}", source, (*docs)[0].value("apiVersion", ""),
+                               config.error().message)};
+    config->policy_configmap_namespace = translated->policy_configmap_namespace;
+    config->policy_configmap_name = translated->policy_configmap_name;
+    return config;
   }
   if (IsPolicy((*docs)[0])) {
     // A legacy Policy runs as its v1 translation (policy.h).

@@ -687,12 +687,13 @@ INSTANTIATE_TEST_SUITE_P(All, LoadErrorTest, ::testing::ValuesIn(kLoadErrorCases
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(LoadErrorTest, TypeMeta) {
-  auto wrong_version = LoadConfig(
-      "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n",
-      "sched.yaml", Reg());
+  // Older versions are translated (legacy_versions.h); unknown ones are errors.
+  auto wrong_version =
+      LoadConfig("apiVersion: kubescheduler.config.k8s.io/v2\nkind: KubeSchedulerConfiguration\n",
+                 "sched.yaml", Reg());
   ASSERT_FALSE(wrong_version.ok());
   EXPECT_EQ(wrong_version.error().message,
-            "sched.yaml: apiVersion: unsupported value \"kubescheduler.config.k8s.io/v1beta3\": "
+            "sched.yaml: apiVersion: unsupported value \"kubescheduler.config.k8s.io/v2\": "
             "supported values: \"kubescheduler.config.k8s.io/v1\"");
   // A Policy document is a legacy Policy (policy.h), which has its own apiVersion.
   auto wrong_kind =

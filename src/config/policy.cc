@@ -158,8 +158,24 @@ bool IsPolicy(const json& doc) {
   return doc.is_object() && doc.contains("kind") && doc["kind"] == kPolicyKind;
 }
 
+namespace {
+Result<PolicyTranslation> TranslatePolicyOrThrow(const json& doc, std::string_view source,
+                                                 const Registry& registry);
+}  // namespace
+
 Result<PolicyTranslation> TranslatePolicy(const json& doc, std::string_view source,
                                           const Registry& registry) {
+  // A field of an unexpected type makes nlohmann throw; report it instead.
+  try {
+    return TranslatePolicyOrThrow(doc, source, registry);
+  } catch (const json::exception& e) {
+    return Problem(source, "(document)", fmt::format("unexpected value: {}", e.what()));
+  }
+}
+
+namespace {
+Result<PolicyTranslation> TranslatePolicyOrThrow(const json& doc, std::string_view source,
+                                                 const Registry& registry) {
   PolicyTranslation t;
   if (!IsPolicy(doc)) return Problem(source, "kind", "expected \"Policy\"");
   if (const json* v = Get(doc, "apiVersion"); v && *v != "v1")
@@ -415,6 +431,7 @@ Result<PolicyTranslation> TranslatePolicy(const json& doc, std::string_view sour
   }
   return t;
 }
+}  // namespace
 
 bool IsPolicyFile(const std::string& path) {
   auto text = ReadFileText(path, kMaxConfigBytes);

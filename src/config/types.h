@@ -101,6 +101,8 @@ struct SchedulerConfiguration {
   bool delay_cache_until_active = false;
   std::vector<Profile> profiles;
   std::vector<Extender> extenders;
+  // A legacy Policy to read through the API (v1alpha1 algorithmSource.policy.configMap).
+  std::string policy_configmap_namespace, policy_configmap_name;
 };
 
 }  // namespace berth::config

@@ -357,11 +357,16 @@ Result<std::unique_ptr<SchedulerApp>> SchedulerApp::Start(SchedulerAppOptions op
                                version->status)};
     }
   }
-  if (!o.policy_configmap.empty()) {
-    const std::string where =
-        fmt::format("configmap {}/{}", o.policy_configmap_namespace, o.policy_configmap);
-    auto cm = (*rest)->Get(fmt::format("/api/v1/namespaces/{}/configmaps/{}",
-                                       o.policy_configmap_namespace, o.policy_configmap));
+  // --policy-configmap, or a v1alpha1 configuration's algorithmSource.policy.configMap.
+  const std::string cm_name =
+      !o.policy_configmap.empty() ? o.policy_configmap : s.config.policy_configmap_name;
+  const std::string cm_namespace = !o.policy_configmap.empty()
+                                       ? o.policy_configmap_namespace
+                                       : s.config.policy_configmap_namespace;
+  if (!cm_name.empty()) {
+    const std::string where = fmt::format("configmap {}/{}", cm_namespace, cm_name);
+    auto cm =
+        (*rest)->Get(fmt::format("/api/v1/namespaces/{}/configmaps/{}", cm_namespace, cm_name));
     if (!cm.ok())
       return Error{fmt::format("--policy-configmap: {}: {}", where, cm.error().message)};
     const nlohmann::json* text = nullptr;
