@@ -9,6 +9,7 @@
 
 #include "api/codec.h"
 #include "api/read_file.h"
+#include "api/text.h"
 #include "config/load.h"
 
 namespace berth::config {
@@ -100,18 +101,11 @@ Error Problem(std::string_view source, std::string_view path, std::string_view w
   return Error{fmt::format("{}: {}: {}", source, path, what), ErrorCode::kInvalid};
 }
 
-bool SameFoldKey(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 // Field `name` of a legacy object, matched in any letter case (the legacy API decoded so).
 const json* Get(const json& obj, std::string_view name) {
   if (!obj.is_object()) return nullptr;
   for (auto it = obj.begin(); it != obj.end(); ++it)
-    if (SameFoldKey(it.key(), name)) return it->is_null() ? nullptr : &*it;
+    if (EqualsIgnoreCase(it.key(), name)) return it->is_null() ? nullptr : &*it;
   return nullptr;
 }
 
@@ -146,7 +140,7 @@ Result<json> TranslateExtender(const json& e, std::string_view source, const std
   }
   for (auto it = e.begin(); it != e.end(); ++it) {
     bool ok = false;
-    for (const auto& k : known) ok = ok || SameFoldKey(it.key(), k);
+    for (const auto& k : known) ok = ok || EqualsIgnoreCase(it.key(), k);
     if (!ok) return Problem(source, path + "." + it.key(), "unknown field");
   }
   return out;
@@ -191,7 +185,7 @@ Result<PolicyTranslation> TranslatePolicyOrThrow(const json& doc, std::string_vi
                                               "hardPodAffinitySymmetricWeight",
                                               "alwaysCheckAllPredicates"};
     if (std::none_of(std::begin(kKnown), std::end(kKnown),
-                     [&](std::string_view k) { return SameFoldKey(it.key(), k); }))
+                     [&](std::string_view k) { return EqualsIgnoreCase(it.key(), k); }))
       return Problem(source, it.key(), "unknown field");
   }
 

@@ -102,7 +102,8 @@ TEST(WireTest, FilterAnswerKeepsOnlyNodeNames) {
 // The hand-written readers and the general decoders agree, including on what only the general
 // decoders handle (escapes, unknown fields, whitespace, floats).
 TEST(WireTest, FastReadersAgreeWithTheTreeDecoder) {
-  auto h = v1::DecodeHostPriorityList(" [ {\"Host\" : \"a\\u0062\", \"Score\": 3 } ,{\"host\":\"c\",\"score\":-1}] ");
+  auto h = v1::DecodeHostPriorityList(
+      " [ {\"Host\" : \"a\\u0062\", \"Score\": 3 } ,{\"host\":\"c\",\"score\":-1}] ");
   ASSERT_TRUE(h.ok()) << h.error().message;
   ASSERT_EQ(h->size(), 2u);
   EXPECT_EQ((*h)[0].host, "ab");
@@ -119,7 +120,8 @@ TEST(WireTest, FastReadersAgreeWithTheTreeDecoder) {
   EXPECT_EQ(args->pod->metadata.labels.at("q"), "a\"}b");
   EXPECT_THAT(*args->node_names, ElementsAre("n1", "n2"));
   EXPECT_FALSE(args->nodes.has_value());
-  auto escaped = v1::DecodeExtenderArgs(R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["n\u0031"]})");
+  auto escaped =
+      v1::DecodeExtenderArgs(R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["n\u0031"]})");
   ASSERT_TRUE(escaped.ok());
   EXPECT_THAT(*escaped->node_names, ElementsAre("n1"));
 

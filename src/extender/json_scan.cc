@@ -3,18 +3,10 @@
 #include <cctype>
 #include <charconv>
 
+#include "api/text.h"
+
 namespace berth::extender::v1::scan {
 namespace {
-
-bool SameFold(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  if (a == b) return true;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
 
 // A cursor over JSON text. Every reader returns false when the text is not what it expects.
 class Cursor {
@@ -145,13 +137,13 @@ std::optional<HostPriorityList> HostPriorities(std::string_view text) {
         do {
           std::string_view key;
           if (!c.Str(&key) || !c.Eat(':')) return std::nullopt;
-          if (SameFold(key, "Host")) {
+          if (EqualsIgnoreCase(key, "Host")) {
             std::string_view host;
             if (!c.Null()) {
               if (!c.Str(&host)) return std::nullopt;
               h.host = std::string(host);
             }
-          } else if (SameFold(key, "Score")) {
+          } else if (EqualsIgnoreCase(key, "Score")) {
             if (!c.Null() && !c.Int(&h.score)) return std::nullopt;
           } else {
             return std::nullopt;
@@ -175,19 +167,19 @@ std::optional<ExtenderFilterResult> FilterResultWithNames(std::string_view text)
     do {
       std::string_view key;
       if (!c.Str(&key) || !c.Eat(':')) return std::nullopt;
-      if (SameFold(key, "NodeNames")) {
+      if (EqualsIgnoreCase(key, "NodeNames")) {
         if (!NameList(c, &out.node_names)) return std::nullopt;
-      } else if (SameFold(key, "FailedNodes")) {
+      } else if (EqualsIgnoreCase(key, "FailedNodes")) {
         if (!FailedMap(c, &out.failed_nodes)) return std::nullopt;
-      } else if (SameFold(key, "FailedAndUnresolvableNodes")) {
+      } else if (EqualsIgnoreCase(key, "FailedAndUnresolvableNodes")) {
         if (!FailedMap(c, &out.failed_and_unresolvable_nodes)) return std::nullopt;
-      } else if (SameFold(key, "Error")) {
+      } else if (EqualsIgnoreCase(key, "Error")) {
         std::string_view e;
         if (!c.Null()) {
           if (!c.Str(&e)) return std::nullopt;
           out.error = std::string(e);
         }
-      } else if (SameFold(key, "Nodes")) {
+      } else if (EqualsIgnoreCase(key, "Nodes")) {
         if (!c.Null()) return std::nullopt;
       } else {
         return std::nullopt;
@@ -207,14 +199,14 @@ std::optional<ArgsWithNames> ArgsNames(std::string_view text) {
     do {
       std::string_view key;
       if (!c.Str(&key) || !c.Eat(':')) return std::nullopt;
-      if (SameFold(key, "Pod")) {
+      if (EqualsIgnoreCase(key, "Pod")) {
         if (!c.Peek('{')) return std::nullopt;
         const char* start = c.pos();
         if (!c.SkipValue()) return std::nullopt;
         out.pod_json = std::string_view(start, c.pos() - start);
-      } else if (SameFold(key, "NodeNames")) {
+      } else if (EqualsIgnoreCase(key, "NodeNames")) {
         if (!NameList(c, &out.node_names)) return std::nullopt;
-      } else if (SameFold(key, "Nodes")) {
+      } else if (EqualsIgnoreCase(key, "Nodes")) {
         if (!c.Null()) return std::nullopt;
       } else {
         return std::nullopt;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/codec.h"
+#include "api/text.h"
 #include "berth/extender/v1.h"
 #include "extender/json_scan.h"
 #include "extender/wire_internal.h"
@@ -20,15 +21,8 @@ const json* Field(const json& obj, std::string_view name) {
   if (!obj.is_object()) return nullptr;
   auto it = obj.find(name);
   if (it != obj.end()) return it->is_null() ? nullptr : &*it;
-  for (auto i = obj.begin(); i != obj.end(); ++i) {
-    const std::string& key = i.key();
-    if (key.size() != name.size()) continue;
-    bool same = true;
-    for (size_t k = 0; k < key.size() && same; ++k)
-      same = std::tolower(static_cast<unsigned char>(key[k])) ==
-             std::tolower(static_cast<unsigned char>(name[k]));
-    if (same) return i->is_null() ? nullptr : &*i;
-  }
+  for (auto i = obj.begin(); i != obj.end(); ++i)
+    if (EqualsIgnoreCase(i.key(), name)) return i->is_null() ? nullptr : &*i;
   return nullptr;
 }
 
@@ -162,15 +156,6 @@ json NodeListJson(const std::vector<NodePtr>& nodes) {
 // Each faster path gives up on anything outside its shape; the tree decoder then decides (and
 // words the error).
 
-bool SameFold(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
-
 // The parts of nlohmann's SAX interface every fast path shares: an unexpected event gives up.
 struct SaxBase : nlohmann::json_sax<json> {
   bool boolean(bool) override { return false; }
@@ -212,7 +197,7 @@ struct HostPrioritySax final : SaxBase {
     return true;
   }
   bool key(string_t& k) override {
-    field = SameFold(k, "Host") ? kHost : SameFold(k, "Score") ? kScore : kNone;
+    field = EqualsIgnoreCase(k, "Host") ? kHost : EqualsIgnoreCase(k, "Score") ? kScore : kNone;
     return field != kNone;
   }
   bool end_object() override {
@@ -308,18 +293,18 @@ struct FilterResultSax final : SaxBase {
   bool key(string_t& k) override {
     if (skip) return true;
     if (depth == 1) {
-      field = SameFold(k, "NodeNames")                    ? kNames
-              : SameFold(k, "FailedNodes")                ? kFailed
-              : SameFold(k, "FailedAndUnresolvableNodes") ? kUnresolvable
-              : SameFold(k, "Error")                      ? kError
-              : SameFold(k, "Nodes")                      ? kNodes
-                                                          : kOther;
+      field = EqualsIgnoreCase(k, "NodeNames")                    ? kNames
+              : EqualsIgnoreCase(k, "FailedNodes")                ? kFailed
+              : EqualsIgnoreCase(k, "FailedAndUnresolvableNodes") ? kUnresolvable
+              : EqualsIgnoreCase(k, "Error")                      ? kError
+              : EqualsIgnoreCase(k, "Nodes")                      ? kNodes
+                                                                  : kOther;
       skip_next = field == kOther;
     } else if (InMap()) {
       map_key = std::move(k);
     } else if (field == kNodes && (depth == 2 || depth == 4 || depth == 5)) {
       const std::string_view want = depth == 2 ? "items" : depth == 4 ? "metadata" : "name";
-      if (SameFold(k, want)) {
+      if (EqualsIgnoreCase(k, want)) {
         node_key = depth == 2 ? kItems : depth == 4 ? kMetadata : kName;
       } else {
         skip_next = true;
