@@ -7,6 +7,7 @@
 #include "plugins/defaultpreemption/defaultpreemption.h"
 #include "plugins/imagelocality/imagelocality.h"
 #include "plugins/interpodaffinity/interpodaffinity.h"
+#include "plugins/networktraffic/networktraffic.h"
 #include "plugins/nodeaffinity/nodeaffinity.h"
 #include "plugins/nodename/nodename.h"
 #include "plugins/nodeports/nodeports.h"
@@ -44,6 +45,8 @@ Registry InTreeRegistry() {
            NodeResourcesBalancedAllocationRegistration(),
            ImageLocalityRegistration(),
            DefaultBinderRegistration(),
+           // Opt-in: not in any default profile.
+           NetworkTrafficRegistration(),
        }) {
     // Names are unique by construction; a clash is a programming error caught by tests.
     if (!r.Add(std::move(reg)).ok()) std::abort();
