@@ -19,6 +19,7 @@
 #include "daemon/up.h"
 #include "extender/http_extender.h"
 #include "extender_command.h"
+#include "pluginlib/loader.h"
 #include "framework/in_memory_cluster.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
@@ -41,8 +42,11 @@ berth::Result<berth::config::SchedulerConfiguration> LoadConfigOrDefault(
 }
 
 int RunSimulate(const std::string& config_path, const std::vector<std::string>& files,
-                bool recursive, const std::string& output, uint64_t seed) {
+                bool recursive, const std::string& output, uint64_t seed,
+                const std::vector<std::string>& plugin_libraries) {
   berth::Registry registry = berth::InTreeRegistry();
+  if (auto r = berth::pluginlib::LoadPluginLibraries(plugin_libraries, &registry); !r.ok())
+    return Fail(r.error().message);
   auto cfg = LoadConfigOrDefault(config_path, registry);
   if (!cfg.ok()) return Fail(cfg.error().message);
   std::vector<berth::Object> objects;
@@ -138,6 +142,9 @@ int main(int argc, char** argv) {
   simulate->add_option("--output,-o", output, "json or table")
       ->check(CLI::IsMember({"json", "table"}));
   simulate->add_option("--seed", seed, "Random seed for tie-breaking");
+  std::vector<std::string> simulate_plugin_libraries;
+  simulate->add_option("--plugin-library", simulate_plugin_libraries,
+                       "Shared library with scheduler plugins to load (repeatable)");
 
   auto* bench = app.add_subcommand("bench", "Run scheduling benchmarks (bench/*.yaml)");
   std::string workload_file = "bench/workloads.yaml", filter, bench_output = "text", bench_config;
@@ -179,7 +186,8 @@ int main(int argc, char** argv) {
   if (*up) return berth::daemon::RunUp(up_options);
   if (*extender) return berth::cmd::RunExtenderCommand(extender_command);
 
-  if (*simulate) return RunSimulate(config_path, files, recursive, output, seed);
+  if (*simulate)
+    return RunSimulate(config_path, files, recursive, output, seed, simulate_plugin_libraries);
   if (*bench) return RunBench(workload_file, filter, bench_config, bench_output);
   if (*print_defaults) {
     berth::Registry registry = berth::InTreeRegistry();

@@ -17,6 +17,7 @@
 #include "client/rest_client.h"
 #include "config/load.h"
 #include "config/policy.h"
+#include "pluginlib/loader.h"
 #include "daemon/scheduler_flags.h"
 #include "daemon/signals.h"
 #include "extender/http_extender.h"
@@ -314,6 +315,8 @@ Result<std::unique_ptr<SchedulerApp>> SchedulerApp::Start(SchedulerAppOptions op
   Impl& s = *impl;
   for (const auto& w : options.startup_warnings) s.log.Warning(w);
   s.registry = InTreeRegistry();
+  if (auto r = pluginlib::LoadPluginLibraries(options.plugin_libraries, &s.registry); !r.ok())
+    return r.error();
   if (options.config) {
     s.config = *options.config;
   } else if (!options.config_file.empty()) {
@@ -497,18 +500,17 @@ int RunSchedulerCommand(const SchedulerFlags& flags) {
   // Accepted by the parser so kube-scheduler manifests parse, but not done yet: say so rather
   // than run with a configuration the user did not ask for.
 
-  if (!flags.plugin_libraries.empty()) {
-    std::fprintf(stderr,
-                 "berth scheduler: --plugin-library %s: loading plugins at run time is "
-                 "not supported yet\n",
-                 flags.plugin_libraries[0].c_str());
-    return 1;
-  }
+
   if (flags.record_decisions) {
     std::fprintf(stderr, "berth scheduler: --record-decisions is not supported yet\n");
     return 1;
   }
   Registry registry = InTreeRegistry();
+  // Loaded before the configuration is read: it may name their plugins and args.
+  if (auto r = pluginlib::LoadPluginLibraries(flags.plugin_libraries, &registry); !r.ok()) {
+    std::fprintf(stderr, "berth scheduler: %s\n", r.error().message.c_str());
+    return 1;
+  }
   config::SchedulerConfiguration cfg;
   if (!flags.config_file.empty()) {
     auto c = config::LoadConfigFile(flags.config_file, registry);

@@ -49,9 +49,8 @@ VoidResult CreateDemoNodes(apiserver::Store& store, int count) {
 
 int RunUp(const UpOptions& options) {
   BlockTerminationSignals();
-  if (!options.plugin_libraries.empty() || options.record_decisions) {
-    std::fprintf(stderr, "berth up: %s is not supported yet\n",
-                 options.record_decisions ? "--record-decisions" : "--plugin-library");
+  if (options.record_decisions) {
+    std::fprintf(stderr, "berth up: --record-decisions is not supported yet\n");
     return 1;
   }
   apiserver::ServerOptions so;

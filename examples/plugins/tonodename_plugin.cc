@@ -1,0 +1,83 @@
+// ToNodeName: a Score plugin that prefers one node — 80 for the node named in its args
+// (default piworknode001), 20 for the others — normalized min–max onto 0..100, logging each
+// node's normalized score. Built as a shared library and loaded with
+// `--plugin-library libtonodename.so`, or compiled into a binary with the registration below.
+//
+//   pluginConfig:
+//   - name: ToNodeName
+//     args: {nodeName: piworknode001}
+#include <berth/framework/plugin.h>
+#include <berth/framework/plugin_library.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+struct ToNodeNameArgs final : berth::PluginArgs {
+  std::string node_name = "piworknode001";
+  std::string_view Kind() const override { return "ToNodeNameArgs"; }
+  void Encode(nlohmann::json& out) const override { out["nodeName"] = node_name; }
+};
+
+class ToNodeName final : public berth::ScorePlugin {
+ public:
+  explicit ToNodeName(std::string node) : node_(std::move(node)) {}
+  std::string_view Name() const override { return "ToNodeName"; }
+
+  berth::Status Score(const berth::CycleState&, const berth::PodInfo&, const berth::NodeInfo& node,
+                      int64_t* score) const override {
+    *score = node.name() == node_ ? 80 : 20;
+    return berth::Status::Success();
+  }
+
+  bool HasNormalize() const override { return true; }
+  berth::Status NormalizeScore(const berth::CycleState&, const berth::PodInfo& pod,
+                               std::span<berth::NodeScore> scores) const override {
+    if (scores.empty()) return berth::Status::Success();
+    auto [lo, hi] = std::minmax_element(scores.begin(), scores.end(),
+                                        [](auto& a, auto& b) { return a.score < b.score; });
+    const int64_t min = lo->score, max = hi->score;
+    for (berth::NodeScore& s : scores) {
+      s.score =
+          max == min ? berth::kMaxNodeScore : (s.score - min) * berth::kMaxNodeScore / (max - min);
+      std::fprintf(stderr, "节点: %s, Score: %lld Pod: %s\n", s.node->name().c_str(),
+                   static_cast<long long>(s.score), pod->Key().c_str());
+    }
+    return berth::Status::Success();
+  }
+
+ private:
+  std::string node_;
+};
+
+berth::PluginRegistration ToNodeNameRegistration() {
+  berth::PluginRegistration reg;
+  reg.name = "ToNodeName";
+  reg.decode_args =
+      [](const nlohmann::json* raw,
+         const std::string& path) -> berth::Result<std::shared_ptr<const berth::PluginArgs>> {
+    auto args = std::make_shared<ToNodeNameArgs>();
+    if (raw && raw->is_object()) {
+      for (auto it = raw->begin(); it != raw->end(); ++it) {
+        if (it.key() != "nodeName") return berth::Error{path + "." + it.key() + ": unknown field"};
+        if (!it->is_string()) return berth::Error{path + ".nodeName: expected a string"};
+        args->node_name = it->get<std::string>();
+      }
+    }
+    return std::shared_ptr<const berth::PluginArgs>(std::move(args));
+  };
+  reg.factory = [](const berth::PluginArgs* args,
+                   berth::Handle&) -> berth::Result<std::unique_ptr<berth::Plugin>> {
+    const auto* typed = dynamic_cast<const ToNodeNameArgs*>(args);
+    return std::unique_ptr<berth::Plugin>(
+        std::make_unique<ToNodeName>(typed ? typed->node_name : "piworknode001"));
+  };
+  return reg;
+}
+
+}  // namespace
+
+BERTH_PLUGIN_LIBRARY(registry) { (void)registry.Add(ToNodeNameRegistration()); }

@@ -1,0 +1,23 @@
+// Loading plugin libraries (berth/framework/plugin_library.h) into a registry.
+//
+// Threads: call from the main thread before configurations are read. Libraries stay loaded for
+// the life of the process (their code backs plugin objects).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "berth/api/result.h"
+#include "berth/framework/registry.h"
+
+namespace berth::pluginlib {
+
+// Loads `path` and adds its plugins to `registry`. Errors are one line naming the library: the
+// file cannot be loaded, it has no entry point, it was built for another SDK version, or one
+// of its plugin names is already registered (nothing of that library is added then).
+VoidResult LoadPluginLibrary(const std::string& path, Registry* registry);
+
+// Loads every library in order; the first error stops.
+VoidResult LoadPluginLibraries(const std::vector<std::string>& paths, Registry* registry);
+
+}  // namespace berth::pluginlib

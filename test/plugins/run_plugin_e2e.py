@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Plugins loaded from shared libraries (--plugin-library), end to end.
+
+Usage: run_plugin_e2e.py BERTH LIBDIR
+
+  * simulate: the ToNodeName example library sends every pod of a 10-replica batch to its node
+    while it fits, and logs each node's normalized score;
+  * berth up --plugin-library: the same through the embedded API server and the real client;
+  * refused libraries (missing file, no entry point, another SDK version, a taken plugin name)
+    give one line naming the library and the problem.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "up"))
+from run_up_e2e import Fail, Up, create, pod_manifest, wait_for  # noqa: E402
+
+CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection: {leaderElect: false}
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled: [{name: ToNodeName, weight: 10}]
+  pluginConfig:
+  - name: ToNodeName
+    args: {nodeName: %s}
+"""
+
+
+def node(name):
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+
+
+def check_simulate(berth, lib, tmp):
+    cfg = os.path.join(tmp, "sim.yaml")
+    open(cfg, "w").write(CONFIG % "piworknode001")
+    manifests = os.path.join(tmp, "cluster.json")
+    with open(manifests, "w") as f:
+        for o in [node("node-a"), node("piworknode001"), node("node-b")]:
+            f.write(json.dumps(o) + "\n")
+        for i in range(10):
+            p = pod_manifest("batch-%d" % i, cpu="300m")
+            p["metadata"]["namespace"] = "default"
+            p["metadata"]["creationTimestamp"] = "2024-01-01T00:00:%02dZ" % i
+            f.write(json.dumps(p) + "\n")
+    p = subprocess.run([berth, "simulate", "--plugin-library", lib, "--config", cfg, "-f",
+                        manifests, "-o", "json"], capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        raise Fail("simulate: " + p.stderr)
+    nodes = {r["pod"]: r.get("node") for r in json.loads(p.stdout)["results"]}
+    if set(nodes.values()) != {"piworknode001"} or len(nodes) != 10:
+        raise Fail("not all on piworknode001: %r" % nodes)
+    if "节点: piworknode001, Score: 100 Pod: default/batch-0" not in p.stderr:
+        raise Fail("normalized scores not logged: %r" % p.stderr[:300])
+
+
+def check_up(berth, lib, tmp):
+    cfg = os.path.join(tmp, "up.yaml")
+    open(cfg, "w").write(CONFIG % "demo-node-003")
+    data = os.path.join(tmp, "up")
+    os.makedirs(data)
+    up = Up(berth, data, demo_nodes=4, extra=["--config", cfg, "--plugin-library", lib])
+    try:
+        create(up, [pod_manifest("lib-%d" % i, labels={"batch": "lib"}) for i in range(5)])
+        def placed():
+            pods = json.loads(up.kubectl(["get", "pods", "-l", "batch=lib", "-o", "json"])[1])
+            names = [p["spec"].get("nodeName") for p in pods["items"]]
+            return names if all(names) else None
+        names = wait_for("pods bound", placed)
+        if set(names) != {"demo-node-003"}:
+            raise Fail("bound to %r" % names)
+    finally:
+        up.stop()
+
+
+def check_refused(berth, libdir, tmp):
+    cases = [(os.path.join(libdir, "missing.so"), "no such file"),
+             (os.path.join(libdir, "libbad_plugin_noentry.so"), "no entry point"),
+             (os.path.join(libdir, "libbad_plugin_version.so"), "built for SDK version"),
+             (os.path.join(libdir, "libbad_plugin_clash.so"), 'plugin "NodeName" is already registered')]
+    for lib, want in cases:
+        for cmd in (["simulate", "-f", "/dev/null"], ["scheduler", "--secure-port=0"]):
+            p = subprocess.run([berth] + cmd + ["--plugin-library", lib], capture_output=True,
+                               text=True, timeout=30)
+            err = p.stderr.strip()
+            if p.returncode == 0 or want not in err or lib not in err or "\n" in err:
+                raise Fail("%s %s: rc %d %r" % (cmd[0], lib, p.returncode, err))
+
+
+def main():
+    berth = os.path.abspath(sys.argv[1])
+    libdir = os.path.abspath(sys.argv[2])
+    lib = os.path.join(libdir, "libtonodename.so")
+    passed = failed = 0
+    for check in (check_simulate, check_up, check_refused):
+        tmp = tempfile.mkdtemp(prefix="berth-plugin-e2e-")
+        try:
+            check(berth, libdir if check is check_refused else lib, tmp)
+            passed += 1
+            print("PASS %s" % check.__name__, flush=True)
+        except (Fail, subprocess.TimeoutExpired, KeyError, ValueError) as e:
+            failed += 1
+            print("FAIL %s: %s" % (check.__name__, e), flush=True)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
