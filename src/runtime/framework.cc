@@ -8,6 +8,7 @@
 #include <set>
 
 #include "config/decode_util.h"
+#include "framework/guard.h"
 
 namespace berth {
 
@@ -523,7 +524,8 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
     if (failed.load(std::memory_order_relaxed)) return;
     for (size_t a = 0; a < active.size(); ++a) {
       int64_t s = 0;
-      Status st = score_[active[a]].plugin->Score(state, pod, *nodes[i], &s);
+      Status st = Guarded(
+          "Score", [&] { return score_[active[a]].plugin->Score(state, pod, *nodes[i], &s); });
       if (!st.IsSuccess()) {
         std::lock_guard lock(err_mu);
         if (!failed.exchange(true))

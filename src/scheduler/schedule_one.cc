@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "framework/guard.h"
 #include "scheduler/extenders.h"
 #include "scheduler/fit_error.h"
 #include "scheduler/scheduler_internal.h"
@@ -72,7 +73,8 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
         if (const Node* an = nodes[(start + begin + k + 4) % n]->node())
           __builtin_prefetch(&an->spec);
       }
-      Status s = fw.RunFilterPluginsWithNominatedPods(state, pod, node);
+      Status s = Guarded("running Filter plugins",
+                         [&] { return fw.RunFilterPluginsWithNominatedPods(state, pod, node); });
       if (s.IsSuccess()) {
         ok[k] = 1;
       } else {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "framework/guard.h"
 #include "scheduler/cluster_events.h"
 #include "scheduler/extenders.h"
 #include "scheduler/fit_error.h"
@@ -113,7 +114,8 @@ bool Scheduler::ScheduleOne(bool block) {
 
   CycleState state;
   ScheduleResult result;
-  Status s = SchedulePod(*fw, state, *qpi.pod_info, &result, &attempt);
+  Status s = Guarded("scheduling cycle",
+                     [&] { return SchedulePod(*fw, state, *qpi.pod_info, &result, &attempt); });
   attempt.algorithm_duration = clock_->Now() - attempt.cycle_start;
   if (!s.IsSuccess()) {
     std::optional<NominatingInfo> nominating;
@@ -141,7 +143,9 @@ bool Scheduler::ScheduleOne(bool block) {
           statuses = &all_statuses;
         }
         PostFilterResult pf;
-        Status ps = fw->RunPostFilterPlugins(state, *qpi.pod_info, *statuses, &pf, &post_messages);
+        Status ps = Guarded("PostFilter", [&] {
+          return fw->RunPostFilterPlugins(state, *qpi.pod_info, *statuses, &pf, &post_messages);
+        });
         if (ps.IsSuccess()) post_messages.clear();
         nominating = pf.nominating;
         attempt.victims = pf.victims;
@@ -194,11 +198,13 @@ bool Scheduler::ScheduleOne(bool block) {
     HandleFailure(*fw, qpi, st, NominatingInfo{"", true}, attempt);
   };
 
-  if (Status rs = fw->RunReservePluginsReserve(state, *assumed, result.host); !rs.IsSuccess()) {
+  if (Status rs = Guarded(
+          "Reserve", [&] { return fw->RunReservePluginsReserve(state, *assumed, result.host); });
+      !rs.IsSuccess()) {
     fail_after_assume(rs);
     return true;
   }
-  Status ps = fw->RunPermitPlugins(state, *assumed, result.host);
+  Status ps = Guarded("Permit", [&] { return fw->RunPermitPlugins(state, *assumed, result.host); });
   if (!ps.IsSuccess() && !ps.IsWait()) {
     fail_after_assume(ps);
     return true;
@@ -258,18 +264,24 @@ void Scheduler::RunBindingCycle(std::unique_ptr<BindingTask> task) {
 
   if (Status ws = fw.WaitOnPermit(pod); !ws.IsSuccess()) return fail(ws);
   queue_->Done(UidOf(pod));
-  if (Status pb = fw.RunPreBindPlugins(task->state, *task->assumed, task->host); !pb.IsSuccess())
+  if (Status pb = Guarded(
+          "PreBind", [&] { return fw.RunPreBindPlugins(task->state, *task->assumed, task->host); });
+      !pb.IsSuccess())
     return fail(pb);
   // An interested binder extender binds instead of the Bind plugins.
   std::optional<Status> by_extender = BindWithExtenders(extenders_, pod, task->host);
-  Status bs = by_extender ? std::move(*by_extender)
-                          : fw.RunBindPlugins(task->state, *task->assumed, task->host);
+  Status bs = by_extender ? std::move(*by_extender) : Guarded("Bind", [&] {
+    return fw.RunBindPlugins(task->state, *task->assumed, task->host);
+  });
   cache_.FinishBinding(pod);
   if (!bs.IsSuccess()) {
     if (bs.IsSkip()) bs = Status::Error("no bind plugin handled the pod");
     return fail(bs);
   }
-  fw.RunPostBindPlugins(task->state, *task->assumed, task->host);
+  (void)Guarded("PostBind", [&] {
+    fw.RunPostBindPlugins(task->state, *task->assumed, task->host);
+    return Status::Success();
+  });
   task->attempt.outcome = SchedulingAttempt::Outcome::kScheduled;
   task->attempt.node = task->host;
   Report(task->attempt);

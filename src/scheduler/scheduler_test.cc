@@ -7,6 +7,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -631,6 +632,46 @@ TEST(SchedulerExtenderTest, PreemptVerbNarrowsTheCandidates) {
 }
 
 // ---------------------------------------------------------------- Permit in the binding cycle
+
+// ---------------------------------------------------------------- misbehaving plugins
+
+// Throws from Filter for pods named "boom-filter" and from Score for "boom-score".
+class Thrower final : public FilterPlugin, public ScorePlugin {
+ public:
+  std::string_view Name() const override { return "Thrower"; }
+  Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo&) const override {
+    if (pod->metadata.name == "boom-filter") throw std::runtime_error("filter exploded");
+    return Status::Success();
+  }
+  Status Score(const CycleState&, const PodInfo& pod, const NodeInfo&,
+               int64_t* score) const override {
+    if (pod->metadata.name == "boom-score") throw 42;
+    *score = 1;
+    return Status::Success();
+  }
+};
+
+TEST(SchedulerTest, APluginThatThrowsFailsOnlyThatPodsAttempt) {
+  Harness h(1,
+            [](config::SchedulerConfiguration& cfg) {
+              cfg.profiles[0].plugins.multi_point.enabled.push_back({"Thrower", 1});
+            },
+            {PluginRegistration{"Thrower",
+                                [](const PluginArgs*, Handle&) -> Result<std::unique_ptr<Plugin>> {
+                                  return std::unique_ptr<Plugin>(std::make_unique<Thrower>());
+                                },
+                                {}}});
+  ASSERT_NE(h.sched_, nullptr);
+  h.AddNodes(40);  // enough for the parallel filter and score loops
+  SchedulingAttempt f = h.Schedule(Harness::SmallPod("boom-filter"));
+  EXPECT_EQ(f.outcome, SchedulingAttempt::Outcome::kError);
+  EXPECT_THAT(f.message, HasSubstr("a plugin threw: filter exploded"));
+  SchedulingAttempt s = h.Schedule(Harness::SmallPod("boom-score"));
+  EXPECT_EQ(s.outcome, SchedulingAttempt::Outcome::kError);
+  EXPECT_THAT(s.message, HasSubstr("a plugin threw"));
+  // The scheduler goes on with everyone else.
+  EXPECT_EQ(h.Schedule(Harness::SmallPod("fine")).outcome, SchedulingAttempt::Outcome::kScheduled);
+}
 
 // Holds every pod at Permit for 30 s.
 class HoldAll final : public PermitPlugin {
