@@ -11,6 +11,7 @@
 
 #include "api/codec.h"
 #include "api/read_file.h"
+#include "capacity_command.h"
 #include "config/legacy_versions.h"
 #include "config/load.h"
 #include "config/policy.h"
@@ -19,8 +20,8 @@
 #include "daemon/up.h"
 #include "extender/http_extender.h"
 #include "extender_command.h"
-#include "pluginlib/loader.h"
 #include "framework/in_memory_cluster.h"
+#include "pluginlib/loader.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
 #include "sim/bench.h"
@@ -166,6 +167,9 @@ int main(int argc, char** argv) {
       "convert", "Print the kubescheduler.config.k8s.io/v1 equivalent of a legacy Policy file");
   convert->add_option("file", convert_path)->required();
 
+  berth::cmd::CapacityCommand capacity_command;
+  auto* capacity = berth::cmd::AddCapacityCommand(app, &capacity_command);
+
   berth::cmd::ExtenderCommand extender_command;
   auto* extender = berth::cmd::AddExtenderCommand(app, &extender_command);
 
@@ -185,6 +189,7 @@ int main(int argc, char** argv) {
   }
   if (*up) return berth::daemon::RunUp(up_options);
   if (*extender) return berth::cmd::RunExtenderCommand(extender_command);
+  if (*capacity) return berth::cmd::RunCapacityCommand(capacity_command);
 
   if (*simulate)
     return RunSimulate(config_path, files, recursive, output, seed, simulate_plugin_libraries);

@@ -142,7 +142,7 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
     return Error{fmt::format("{}: {}", options.config_source, extenders.error().message)};
   so.extenders = std::move(extenders).value();
   so.inline_binding = true;
-  so.record_details = true;
+  so.record_details = options.record_details;
   auto sched_r = Scheduler::Create(so);
   if (!sched_r.ok())
     return Error{fmt::format("{}: {}", options.config_source, sched_r.error().message)};
@@ -162,14 +162,20 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
   for (const auto& p : pending) cluster.AddPod(p);
 
   // Drive the scheduler until nothing is left to try.
-  for (int round = 0; round < 100000; ++round) {
+  bool stop = false;
+  for (int round = 0; round < 100000 && !stop; ++round) {
     while (sched.ScheduleOne(false)) {
       if (auto failed = recorder.TakeLastFailed()) {
         const PodResult& r = recorder.results()[failed->Key()];
         if (r.attempts >= options.max_attempts) sched.queue().Delete(*failed);
+        if (options.stop_at_first_failure) {
+          stop = true;
+          break;
+        }
       }
       sched.CompleteWaitingBindings();
     }
+    if (stop) break;
     if (sched.HasWaitingBindings()) {
       clock.Advance(std::chrono::seconds(1));
       sched.CompleteWaitingBindings();

@@ -49,6 +49,11 @@ struct SimulationOptions {
   // Names the configuration in errors found while building its profiles.
   std::string config_source = "default configuration";
   int max_attempts = 10;
+  // Stop at the first pod that cannot be scheduled (capacity estimates); later pods are left
+  // "never attempted".
+  bool stop_at_first_failure = false;
+  // Keep per-node filter statuses and score tables in the results.
+  bool record_details = true;
 };
 
 // Runs the simulation of `objects` (decoded manifests) under `config`.

@@ -387,7 +387,30 @@ def check_kubectl_create_generators(up):
         raise Fail("rolebinding: %r" % rb)
 
 
+def check_capacity_live(up):
+    """berth capacity reads the cluster through the API (the kubeconfig berth up wrote)."""
+    tmpl = os.path.join(up.data_dir, "capacity-pod.json")
+    with open(tmpl, "w") as f:
+        json.dump(pod_manifest("shape", cpu="500m", memory="256Mi"), f)
+    p = subprocess.run([up.berth, "capacity", "-f", tmpl, "--kubeconfig", up.kubeconfig,
+                        "-o", "json", "--max", "100000"], capture_output=True, text=True,
+                       timeout=120)
+    if p.returncode != 0:
+        raise Fail("capacity: rc %d %s" % (p.returncode, p.stderr))
+    r = json.loads(p.stdout)
+    if r["placed"] <= 0 or not all(n.startswith("demo-node-") for n in r["perNode"]):
+        raise Fail("capacity: %r" % r)
+    if "Insufficient" not in r.get("limit", {}).get("reason", ""):
+        raise Fail("capacity names no exhausted resource: %r" % r.get("limit"))
+    p = subprocess.run([up.berth, "capacity", "-f", tmpl, "--kubeconfig", up.kubeconfig,
+                        "-o", "json", "--max", "2"], capture_output=True, text=True, timeout=120)
+    r2 = json.loads(p.stdout)
+    if r2["placed"] != 2 or not r2["reachedMax"]:
+        raise Fail("capacity --max 2: %r" % r2)
+
+
 CHECKS = [check_nodes_ready, check_kubectl_verbs, check_kubectl_create_generators, check_watch,
+          check_capacity_live,
           check_batch_bound,
           check_unschedulable_then_bound, check_preemption, check_other_scheduler_left_alone, check_bad_input,
           check_python_client, check_restart_keeps_state]

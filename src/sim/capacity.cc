@@ -1,0 +1,133 @@
+#include "sim/capacity.h"
+
+#include <fmt/format.h>
+
+#include <sstream>
+
+#include "sim/simulator.h"
+
+namespace berth::sim {
+namespace {
+
+// The reason given by the most nodes in "0/N nodes are available: 2 Insufficient cpu, 1 x."
+std::string MostFrequentReason(const std::string& message) {
+  const size_t colon = message.find(": ");
+  if (colon == std::string::npos) return "";
+  std::string rest = message.substr(colon + 2);
+  if (auto cut = rest.find(". preemption:"); cut != std::string::npos) rest.resize(cut);
+  if (!rest.empty() && rest.back() == '.') rest.pop_back();
+  std::string best;
+  long best_count = -1;
+  std::stringstream in(rest);
+  std::string entry;
+  while (std::getline(in, entry, ',')) {
+    while (!entry.empty() && entry.front() == ' ') entry.erase(0, 1);
+    char* end = nullptr;
+    const long n = std::strtol(entry.c_str(), &end, 10);
+    if (end == entry.c_str() || *end != ' ') continue;
+    if (n > best_count) {
+      best_count = n;
+      best = std::string(end + 1);
+    }
+  }
+  return best;
+}
+
+std::string ZoneOf(const Node& node) {
+  for (const char* key :
+       {"topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone"}) {
+    auto it = node.metadata.labels.find(key);
+    if (it != node.metadata.labels.end()) return it->second;
+  }
+  return "";
+}
+
+}  // namespace
+
+Result<CapacityResult> EstimateCapacity(const config::SchedulerConfiguration& config,
+                                        const Registry& registry,
+                                        const std::vector<Object>& cluster, const Pod& pod,
+                                        const CapacityOptions& options) {
+  if (options.max <= 0) return Error{fmt::format("--max: must be positive, got {}", options.max)};
+  std::vector<Object> objects;
+  objects.reserve(cluster.size() + options.max);
+  std::map<std::string, std::string> zone_of;
+  UnixTime latest = 0;
+  for (const Object& o : cluster) {
+    if (auto* p = std::get_if<std::shared_ptr<const Pod>>(&o)) {
+      if ((*p)->spec.node_name.empty()) continue;  // pending pods do not compete
+      latest = std::max(latest, (*p)->metadata.creation_timestamp);
+    } else if (auto* n = std::get_if<std::shared_ptr<const Node>>(&o)) {
+      zone_of[(*n)->metadata.name] = ZoneOf(**n);
+    }
+    objects.push_back(o);
+  }
+  const std::string ns = pod.metadata.namespace_.empty() ? "default" : pod.metadata.namespace_;
+  const std::string base = pod.metadata.name.empty() ? "capacity" : pod.metadata.name;
+  for (int i = 0; i < options.max; ++i) {
+    auto copy = std::make_shared<Pod>(pod);
+    copy->metadata.namespace_ = ns;
+    copy->metadata.name = fmt::format("{}-capacity-{}", base, i);
+    copy->metadata.uid = fmt::format("capacity-{}", i);
+    copy->metadata.creation_timestamp = latest + 1;
+    copy->spec.node_name.clear();
+    copy->spec.preemption_policy = "Never";
+    copy->raw.reset();
+    objects.push_back(Object(std::shared_ptr<const Pod>(std::move(copy))));
+  }
+  SimulationOptions so;
+  so.seed = options.seed;
+  so.config_source = options.config_source;
+  so.max_attempts = 1;
+  so.stop_at_first_failure = true;
+  so.record_details = false;
+  BERTH_TRY_ASSIGN(sim, Simulate(config, registry, objects, so));
+
+  CapacityResult out;
+  out.template_pod = fmt::format("{}/{}", ns, base);
+  for (const PodResult& r : sim.results) {
+    if (r.result == "Scheduled") {
+      ++out.placed;
+      ++out.per_node[r.node];
+      ++out.per_zone[zone_of[r.node]];
+    } else if (r.attempts > 0 && out.limit_message.empty()) {
+      out.limit_message = r.message;
+      out.limiting_reason = MostFrequentReason(r.message);
+    }
+  }
+  out.reached_max = out.placed == options.max;
+  return out;
+}
+
+nlohmann::json ToJson(const CapacityResult& r) {
+  nlohmann::json j = {{"pod", r.template_pod},
+                      {"placed", r.placed},
+                      {"reachedMax", r.reached_max},
+                      {"perNode", r.per_node},
+                      {"perZone", r.per_zone}};
+  if (!r.limit_message.empty()) {
+    j["limit"] = {{"message", r.limit_message}, {"reason", r.limiting_reason}};
+  }
+  return j;
+}
+
+std::string ToTable(const CapacityResult& r) {
+  std::string out = fmt::format("{} more pod(s) like {} fit now", r.placed, r.template_pod);
+  if (r.reached_max) out += " (stopped at --max)";
+  out += ".\n";
+  if (!r.limit_message.empty()) {
+    out += fmt::format("Runs out first: {}\n  {}\n", r.limiting_reason, r.limit_message);
+  }
+  if (!r.per_zone.empty() && !(r.per_zone.size() == 1 && r.per_zone.begin()->first.empty())) {
+    out += "\nZONE                 PODS\n";
+    for (const auto& [zone, n] : r.per_zone)
+      out += fmt::format("{:<20} {:>5}\n", zone.empty() ? "(none)" : zone, n);
+  }
+  if (!r.per_node.empty()) {
+    out += "\nNODE                 PODS\n";
+    for (const auto& [node, n] : r.per_node) out += fmt::format("{:<20} {:>5}\n", node, n);
+  }
+  return out;
+}
+
+}  // namespace berth::sim
