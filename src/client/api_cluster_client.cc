@@ -249,9 +249,24 @@ VoidResult ApiClusterClient::SetPodScheduledCondition(const Pod& pod, const PodC
   return {};
 }
 
+void ApiClusterClient::AnnotatePod(const Pod& pod,
+                                   const std::map<std::string, std::string>& annotations) {
+  Ptr<Pod> live = GetPod(pod.metadata.namespace_, pod.metadata.name);
+  if (!live) return;
+  Json changed = Json::object();
+  for (const auto& [k, v] : annotations) {
+    auto it = live->metadata.annotations.find(k);
+    if (it == live->metadata.annotations.end() || it->second != v) changed[k] = v;
+  }
+  if (changed.empty()) return;
+  QueueStatusPatch(*live, "recording the scheduling decision on pod",
+                   Json{{"metadata", {{"annotations", std::move(changed)}}}},
+                   "application/merge-patch+json", "");
+}
+
 void ApiClusterClient::QueueStatusPatch(const Pod& pod, std::string_view what, Json patch,
-                                        std::string content_type) {
-  std::string path = PodPath(pod) + "/status";
+                                        std::string content_type, std::string_view subresource) {
+  std::string path = PodPath(pod) + std::string(subresource);
   status_writer_.Submit(std::string(what) + " " + pod.Key(),
                         [this, path, patch = std::move(patch), content_type]() -> VoidResult {
                           auto r = rest_->Patch(path, patch, content_type);

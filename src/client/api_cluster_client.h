@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -37,6 +38,10 @@ class ApiClusterClient final : public ClusterClient {
   RestClient& rest() { return *rest_; }
   // The scheduler name written into conditions the client sets for it (DisruptionTarget).
   void set_reporting_name(std::string name) { reporting_name_ = std::move(name); }
+  // Sets annotations on a pod (merge patch, queued on the ordered status writer). Skipped when
+  // the pod already carries exactly these values (an annotation change is a pod update, which
+  // retries an unschedulable pod; identical records must not loop).
+  void AnnotatePod(const Pod& pod, const std::map<std::string, std::string>& annotations);
   // Keep pods' and nodes' whole documents (set before Start when extenders receive them).
   void set_keep_documents(bool keep) { keep_documents_ = keep; }
 
@@ -98,7 +103,7 @@ class ApiClusterClient final : public ClusterClient {
   std::vector<Ptr<T>> ListInNamespace(Kind k, std::string_view ns) const;
   void EventLoop();
   void QueueStatusPatch(const Pod& pod, std::string_view what, nlohmann::json patch,
-                        std::string content_type);
+                        std::string content_type, std::string_view subresource = "/status");
 
   std::unique_ptr<RestClient> rest_;
   std::function<void(const std::string&)> log_;

@@ -17,14 +17,15 @@
 #include "client/rest_client.h"
 #include "config/load.h"
 #include "config/policy.h"
-#include "pluginlib/loader.h"
 #include "daemon/scheduler_flags.h"
 #include "daemon/signals.h"
+#include "explain/decision_record.h"
 #include "extender/http_extender.h"
 #include "net/http_server.h"
 #include "net/tls_certs.h"
 #include "observe/log.h"
 #include "observe/metrics.h"
+#include "pluginlib/loader.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
 
@@ -88,12 +89,18 @@ struct SchedulerMetrics {
 class DaemonObserver final : public AttemptObserver {
  public:
   DaemonObserver(client::ApiClusterClient* client, observe::Logger* log, SchedulerMetrics* metrics,
-                 const Clock* clock)
-      : client_(client), log_(log), metrics_(metrics), clock_(clock) {}
+                 const Clock* clock, bool record_decisions)
+      : client_(client),
+        log_(log),
+        metrics_(metrics),
+        clock_(clock),
+        record_decisions_(record_decisions) {}
 
   void OnAttempt(const SchedulingAttempt& a) override {
     const Pod& pod = *a.pod;
     const std::string key = pod.Key();
+    if (record_decisions_ && a.outcome != SchedulingAttempt::Outcome::kError)
+      client_->AnnotatePod(pod, explain::DecisionAnnotations(a));
     const char* result = "error";
     switch (a.outcome) {
       case SchedulingAttempt::Outcome::kScheduled:
@@ -191,6 +198,7 @@ class DaemonObserver final : public AttemptObserver {
   observe::Logger* log_;
   SchedulerMetrics* metrics_;
   const Clock* clock_;
+  bool record_decisions_;
 };
 
 Result<std::string> ReadFile(const std::string& path) {
@@ -410,7 +418,8 @@ Result<std::unique_ptr<SchedulerApp>> SchedulerApp::Start(SchedulerAppOptions op
                              sched.error().message)};
   }
   s.scheduler = std::move(sched).value();
-  s.observer = std::make_unique<DaemonObserver>(s.client.get(), &s.log, &s.metrics, &s.clock);
+  s.observer = std::make_unique<DaemonObserver>(s.client.get(), &s.log, &s.metrics, &s.clock,
+                                                o.record_decisions);
   s.scheduler->SetObserver(s.observer.get());
   s.client->SetEventHandler(s.scheduler.get());
   s.client->Start();
@@ -500,11 +509,6 @@ int RunSchedulerCommand(const SchedulerFlags& flags) {
   // Accepted by the parser so kube-scheduler manifests parse, but not done yet: say so rather
   // than run with a configuration the user did not ask for.
 
-
-  if (flags.record_decisions) {
-    std::fprintf(stderr, "berth scheduler: --record-decisions is not supported yet\n");
-    return 1;
-  }
   Registry registry = InTreeRegistry();
   // Loaded before the configuration is read: it may name their plugins and args.
   if (auto r = pluginlib::LoadPluginLibraries(flags.plugin_libraries, &registry); !r.ok()) {

@@ -49,10 +49,7 @@ VoidResult CreateDemoNodes(apiserver::Store& store, int count) {
 
 int RunUp(const UpOptions& options) {
   BlockTerminationSignals();
-  if (options.record_decisions) {
-    std::fprintf(stderr, "berth up: --record-decisions is not supported yet\n");
-    return 1;
-  }
+
   apiserver::ServerOptions so;
   so.data_dir = options.data_dir.empty() ? DefaultDataDir() : options.data_dir;
   so.bind_address = options.bind_address;

@@ -106,6 +106,7 @@ bool Scheduler::ScheduleOne(bool block) {
   attempt.cycle_start = clock_->Now();
   attempt.initial_attempt_timestamp = qpi.initial_attempt_timestamp;
   if (record_details_) {
+    attempt.filter_plugins = fw->ListPlugins("Filter");
     for (const auto& e : fw->score_plugins()) {
       attempt.score_plugins.emplace_back(e.plugin->Name());
       attempt.score_weights.push_back(e.weight);

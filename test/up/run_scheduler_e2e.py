@@ -231,8 +231,43 @@ def check_legacy_policy(berth, up, tmp):
         raise Fail("unknown predicate: rc %d %r" % (p.returncode, p.stderr))
 
 
+def check_record_decisions(berth, up, tmp):
+    """--record-decisions: kube-scheduler-simulator's annotations, written once per decision."""
+    prefix = "kube-scheduler-simulator.sigs.k8s.io/"
+    s = Scheduler(berth, ["--kubeconfig", up.kubeconfig, "--leader-elect=false",
+                          "--secure-port=0", "--record-decisions"],
+                  os.path.join(tmp, "records.log"))
+    try:
+        create(up, [pod_manifest("recorded"), pod_manifest("recorded-huge", cpu="500")])
+
+        def pod(name):
+            return json.loads(up.kubectl(["get", "pod", name, "-o", "json"])[1])
+        def annotated(name, key):
+            return (pod(name)["metadata"].get("annotations") or {}).get(prefix + key)
+        wait_for("selected-node", lambda: annotated("recorded", "selected-node"))
+        p = pod("recorded")
+        if annotated("recorded", "selected-node") != p["spec"]["nodeName"]:
+            raise Fail("selected-node differs from the binding")
+        filt = json.loads(annotated("recorded", "filter-result"))
+        if filt.get(p["spec"]["nodeName"], {}).get("NodeResourcesFit") != "passed":
+            raise Fail("filter-result: %r" % filt)
+        json.loads(annotated("recorded", "finalscore-result"))
+        huge = wait_for("filter-result of the unschedulable pod",
+                        lambda: annotated("recorded-huge", "filter-result"))
+        if "Insufficient cpu" not in huge or annotated("recorded-huge", "selected-node"):
+            raise Fail("unschedulable record: %r" % huge)
+        # Identical decisions are not written again (an annotation change retries the pod).
+        rv = pod("recorded-huge")["metadata"]["resourceVersion"]
+        time.sleep(3)
+        if pod("recorded-huge")["metadata"]["resourceVersion"] != rv:
+            raise Fail("the unschedulable pod keeps being rewritten")
+    finally:
+        s.stop()
+        up.kubectl(["delete", "pod", "recorded-huge", "--wait=false"], check=False)
+
+
 CHECKS = [check_leader_election, check_master_through_proxy, check_bad_input,
-          check_endpoints_and_write_config, check_legacy_policy]
+          check_endpoints_and_write_config, check_legacy_policy, check_record_decisions]
 
 
 def main():
