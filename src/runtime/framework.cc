@@ -101,6 +101,11 @@ Framework::~Framework() = default;
 
 namespace {
 
+// Waiting pods are keyed by UID; pods without one (manifests in simulation) by namespace/name.
+std::string WaitingKey(const Pod& pod) {
+  return pod.metadata.uid.empty() ? pod.Key() : pod.metadata.uid;
+}
+
 struct PointSpec {
   std::string_view name;  // as in error messages: "Filter", "Score", ...
   const config::PluginSet* set;
@@ -605,7 +610,7 @@ Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod, const 
   if (waits.empty()) return Status::Success();
   auto wp = std::make_shared<WaitingPodImpl>(pod.pod, std::move(waits));
   std::lock_guard lock(waiting_mu_);
-  waiting_[pod.pod->metadata.uid] = std::move(wp);
+  waiting_[WaitingKey(*pod.pod)] = std::move(wp);
   return Status::Wait();
 }
 
@@ -613,13 +618,13 @@ Status Framework::WaitOnPermit(const Pod& pod) {
   std::shared_ptr<WaitingPodImpl> wp;
   {
     std::lock_guard lock(waiting_mu_);
-    auto it = waiting_.find(pod.metadata.uid);
+    auto it = waiting_.find(WaitingKey(pod));
     if (it == waiting_.end()) return Status::Success();
     wp = it->second;
   }
   Status s = wp->Wait(clock());
   std::lock_guard lock(waiting_mu_);
-  waiting_.erase(pod.metadata.uid);
+  waiting_.erase(WaitingKey(pod));
   return s;
 }
 

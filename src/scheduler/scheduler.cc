@@ -294,7 +294,7 @@ int Scheduler::CompleteWaitingBindings() {
   for (size_t i = 0; i < waiting_bindings_.size();) {
     BindingTask& t = *waiting_bindings_[i];
     // Rejected and timed-out pods still list their waiting plugins; they are decided too.
-    if (t.fw->IsWaitingOnPermit(t.assumed->pod->metadata.uid)) {
+    if (t.fw->IsWaitingOnPermit(UidOf(*t.assumed->pod))) {
       ++i;
       continue;
     }
