@@ -14,6 +14,7 @@
 #include "config/load.h"
 #include "config/plugin_args.h"
 #include "config/plugin_args_codec.h"
+#include "testing/config_helpers.h"
 
 namespace berth::config {
 namespace {
@@ -22,13 +23,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 const Registry& Reg() {
-  static const Registry* registry = [] {
-    auto* r = new Registry();
-    for (const PluginRef& p : DefaultPlugins().multi_point.enabled)
-      EXPECT_TRUE(r->Add({p.name, {}, InTreeArgsDecoder(p.name)}).ok());
-    EXPECT_TRUE(r->Add({"HelloWorldPlugin", {}, {}}).ok());
-    return r;
-  }();
+  static const Registry* registry =
+      new Registry(testing::DefaultPluginsRegistry({"HelloWorldPlugin"}));
   return *registry;
 }
 
@@ -38,15 +34,8 @@ std::vector<std::string> Names(const PluginSet& s) {
   return out;
 }
 
-// The plugins a point runs: MultiPoint's not disabled there, then its own.
 std::vector<std::string> At(const Profile& p, PluginSet Plugins::*point) {
-  std::vector<std::string> out;
-  const PluginSet& set = p.plugins.*point;
-  for (const auto& e : p.plugins.multi_point.enabled)
-    if (std::find(set.disabled.begin(), set.disabled.end(), e.name) == set.disabled.end())
-      out.push_back(e.name);
-  for (const auto& e : set.enabled) out.push_back(e.name);
-  return out;
+  return testing::PluginsAt(p, point);
 }
 
 std::map<std::string, int32_t> Weights(const PluginSet& s) {

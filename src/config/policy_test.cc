@@ -10,6 +10,7 @@
 #include "config/load.h"
 #include "config/plugin_args.h"
 #include "config/plugin_args_codec.h"
+#include "testing/config_helpers.h"
 
 namespace berth::config {
 namespace {
@@ -19,23 +20,11 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 Registry PolicyRegistry() {
-  Registry registry;
-  for (const PluginRef& p : DefaultPlugins().multi_point.enabled)
-    EXPECT_TRUE(registry.Add({p.name, {}, InTreeArgsDecoder(p.name)}).ok());
-  for (const char* name : {"CustomPredicatePolicy", "CumtomPriorityPolicy"})
-    EXPECT_TRUE(registry.Add({name, {}, {}}).ok());
-  return registry;
+  return testing::DefaultPluginsRegistry({"CustomPredicatePolicy", "CumtomPriorityPolicy"});
 }
 
-// Enabled names at a point after MultiPoint expansion, by what the profile lists: MultiPoint
-// plugins not disabled at `point`.
 std::vector<std::string> At(const Profile& p, PluginSet Plugins::*point) {
-  std::vector<std::string> out;
-  const PluginSet& set = p.plugins.*point;
-  for (const auto& e : p.plugins.multi_point.enabled)
-    if (std::find(set.disabled.begin(), set.disabled.end(), e.name) == set.disabled.end())
-      out.push_back(e.name);
-  return out;
+  return testing::PluginsAt(p, point);
 }
 
 Result<SchedulerConfiguration> LoadPolicy(const std::string& text) {

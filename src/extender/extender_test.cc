@@ -24,6 +24,7 @@
 #include "plugins/registry.h"
 #include "sim/simulator.h"
 #include "testing/builders.h"
+#include "testing/fake_prometheus.h"
 
 namespace berth::extender {
 namespace {
@@ -470,28 +471,10 @@ TEST(LabelRuleTest, LabelledPodsOnlyOnTheListedNodes) {
   EXPECT_EQ((*pr)[1].score, 10);
 }
 
-// A Prometheus twin: the /api/v1/query endpoint with fixed per-node traffic.
-std::unique_ptr<net::HttpServer> FakePrometheus(std::atomic<int>* queries, std::string* last) {
-  auto s = net::HttpServer::Start({}, [=](net::HttpRequest& req) {
-    ++*queries;
-    *last = req.Query("query").value_or("");
-    net::HttpResponse r;
-    r.body = R"({"status":"success","data":{"resultType":"vector","result":[
-      {"metric":{"kubernetes_node":"quiet"},"value":[1700000000,"100"]},
-      {"metric":{"kubernetes_node":"busy"},"value":[1700000000,"1000"]},
-      {"metric":{"kubernetes_node":"half"},"value":[1700000000,"500"]}]}})";
-    return r;
-  });
-  EXPECT_TRUE(s.ok());
-  return std::move(s).value();
-}
-
 TEST(NetworkTrafficTest, PrefersQuietNodes) {
-  std::atomic<int> queries{0};
-  std::string last;
-  auto prom = FakePrometheus(&queries, &last);
+  testing::FakePrometheus prom({{"quiet", 100}, {"busy", 1000}, {"half", 500}});
   NetworkTrafficOptions o;
-  o.prometheus_address = fmt::format("http://127.0.0.1:{}", prom->port());
+  o.prometheus_address = prom.url();
   o.network_interface = "ens192";
   o.cache_for = std::chrono::milliseconds(60000);
   ExtenderServer server;
@@ -513,8 +496,9 @@ TEST(NetworkTrafficTest, PrefersQuietNodes) {
     EXPECT_EQ(got["half"], 5);
     EXPECT_EQ(got["unknown"], 0);
   }
-  EXPECT_EQ(queries, 1);  // cached
-  EXPECT_THAT(last, HasSubstr("node_network_receive_bytes_total{device=\"ens192\"}[5m]"));
+  EXPECT_EQ(prom.queries, 1);  // cached
+  EXPECT_THAT(prom.last_query(),
+              HasSubstr("node_network_receive_bytes_total{device=\"ens192\"}[5m]"));
 
   NetworkTrafficOptions bad = o;
   bad.network_interface = "eth0\"}";

@@ -14,6 +14,7 @@
 #include "net/http_server.h"
 #include "testing/builders.h"
 #include "testing/fake_handle.h"
+#include "testing/fake_prometheus.h"
 
 namespace berth {
 namespace {
@@ -21,27 +22,6 @@ namespace {
 using ::testing::HasSubstr;
 using testing::MakeNode;
 using testing::MakePod;
-
-struct PromTwin {
-  std::atomic<int> queries{0};
-  std::string last_query;
-  std::unique_ptr<net::HttpServer> server;
-  PromTwin() {
-    auto s = net::HttpServer::Start({}, [this](net::HttpRequest& req) {
-      ++queries;
-      last_query = req.Query("query").value_or("");
-      net::HttpResponse r;
-      r.body = R"({"status":"success","data":{"resultType":"vector","result":[
-        {"metric":{"kubernetes_node":"quiet"},"value":[1,"1000"]},
-        {"metric":{"kubernetes_node":"busy"},"value":[1,"4000"]},
-        {"metric":{"kubernetes_node":"half"},"value":[1,"2000"]}]}})";
-      return r;
-    });
-    EXPECT_TRUE(s.ok());
-    server = std::move(s).value();
-  }
-  std::string url() const { return fmt::format("http://127.0.0.1:{}", server->port()); }
-};
 
 std::map<std::string, int64_t> ScoreAll(ScorePlugin& plugin, PreScorePlugin& pre,
                                         const Snapshot& snap) {
@@ -62,7 +42,7 @@ std::map<std::string, int64_t> ScoreAll(ScorePlugin& plugin, PreScorePlugin& pre
 }
 
 TEST(NetworkTrafficTest, QuietNodesScoreHighestFromOneCachedQuery) {
-  PromTwin prom;
+  testing::FakePrometheus prom({{"quiet", 1000}, {"busy", 4000}, {"half", 2000}});
   nlohmann::json raw = {{"prometheusAddress", prom.url()}, {"networkInterface", "ens192"}};
   auto reg = NetworkTrafficRegistration();
   auto args = reg.decode_args(&raw, "args");
@@ -84,14 +64,14 @@ TEST(NetworkTrafficTest, QuietNodesScoreHighestFromOneCachedQuery) {
     EXPECT_EQ(got["new"], 0);  // no sample: the fallback
   }
   EXPECT_EQ(prom.queries, 1);  // one query, reused within the cache period
-  EXPECT_THAT(prom.last_query,
+  EXPECT_THAT(prom.last_query(),
               HasSubstr("node_network_receive_bytes_total{device=\"ens192\"}[2m]"));
   handle.fake_clock().Advance(std::chrono::seconds(6));
   ScoreAll(*score, *pre, snap);
   EXPECT_EQ(prom.queries, 2);
 
   // Prometheus gone: every node scores the fallback, without waiting beyond the timeout.
-  prom.server->Stop();
+  prom.Stop();
   handle.fake_clock().Advance(std::chrono::seconds(6));
   const auto start = std::chrono::steady_clock::now();
   auto down = ScoreAll(*score, *pre, snap);
