@@ -160,6 +160,29 @@ profiles:
         raise Fail("partial gang bound: %r" % [res["default/partial-%d" % i] for i in range(2)])
 
 
+def check_multipoint(berth, libdir, tmp):
+    """Reserve and PreBind of one plugin talk through CycleState: my-test-pod is refused."""
+    cfg = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled: [{name: MultipointCommunicating}]
+"""
+    objs = [node("n1")]
+    for name in ("my-test-pod", "other-pod"):
+        p = pod_manifest(name)
+        p["metadata"]["namespace"] = "default"
+        objs.append(p)
+    res = simulate(berth, [os.path.join(libdir, "libmultipoint.so")], cfg, objs, tmp)
+    mine, other = res["default/my-test-pod"], res["default/other-pod"]
+    if mine["result"] == "Scheduled" or "pod is not permitted" not in mine.get("message", ""):
+        raise Fail("my-test-pod: %r" % mine)
+    if other["result"] != "Scheduled":
+        raise Fail("other-pod: %r" % other)
+
+
 def check_refused(berth, libdir, tmp):
     cases = [(os.path.join(libdir, "missing.so"), "no such file"),
              (os.path.join(libdir, "libbad_plugin_noentry.so"), "no entry point"),
@@ -179,7 +202,8 @@ def main():
     libdir = os.path.abspath(sys.argv[2])
     lib = os.path.join(libdir, "libtonodename.so")
     passed = failed = 0
-    for check in (check_simulate, check_up, check_helloworld_v1beta1, check_gang, check_refused):
+    for check in (check_simulate, check_up, check_helloworld_v1beta1, check_gang,
+                  check_multipoint, check_refused):
         tmp = tempfile.mkdtemp(prefix="berth-plugin-e2e-")
         try:
             check(berth, lib if check in (check_simulate, check_up) else libdir, tmp)
