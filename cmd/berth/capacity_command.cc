@@ -46,9 +46,9 @@ CLI::App* AddCapacityCommand(CLI::App& app, CapacityCommand* c) {
 }
 
 int RunCapacityCommand(const CapacityCommand& c) {
-  Registry registry = InTreeRegistry();
-  if (auto r = pluginlib::LoadPluginLibraries(c.plugin_libraries, &registry); !r.ok())
-    return Fail(r.error().message);
+  auto built = pluginlib::BuildRegistry(c.plugin_libraries, c.compiled_in);
+  if (!built.ok()) return Fail(built.error().message);
+  Registry registry = std::move(built).value();
   auto cfg = c.config.empty()
                  ? Result<config::SchedulerConfiguration>(config::DefaultConfiguration(registry))
                  : config::LoadConfigFile(c.config, registry);

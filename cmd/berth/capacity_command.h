@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "berth/framework/registry.h"
+
 namespace berth::cmd {
 
 struct CapacityCommand {
@@ -16,6 +18,7 @@ struct CapacityCommand {
   std::string output = "table";
   uint64_t seed = 1;
   std::vector<std::string> plugin_libraries;
+  std::vector<PluginRegistration> compiled_in;
 };
 
 CLI::App* AddCapacityCommand(CLI::App& app, CapacityCommand* command);

@@ -53,6 +53,9 @@ class ToNodeName final : public berth::ScorePlugin {
   std::string node_;
 };
 
+}  // namespace
+
+// Also compiled into examples/custom-scheduler (berth::Main with this registration).
 berth::PluginRegistration ToNodeNameRegistration() {
   berth::PluginRegistration reg;
   reg.name = "ToNodeName";
@@ -78,6 +81,6 @@ berth::PluginRegistration ToNodeNameRegistration() {
   return reg;
 }
 
-}  // namespace
-
+#ifndef BERTH_COMPILED_IN
 BERTH_PLUGIN_LIBRARY(registry) { (void)registry.Add(ToNodeNameRegistration()); }
+#endif

@@ -322,9 +322,9 @@ Result<std::unique_ptr<SchedulerApp>> SchedulerApp::Start(SchedulerAppOptions op
   auto impl = std::make_unique<Impl>(options.verbosity);
   Impl& s = *impl;
   for (const auto& w : options.startup_warnings) s.log.Warning(w);
-  s.registry = InTreeRegistry();
-  if (auto r = pluginlib::LoadPluginLibraries(options.plugin_libraries, &s.registry); !r.ok())
-    return r.error();
+  auto registry = pluginlib::BuildRegistry(options.plugin_libraries, options.compiled_in);
+  if (!registry.ok()) return registry.error();
+  s.registry = std::move(registry).value();
   if (options.config) {
     s.config = *options.config;
   } else if (!options.config_file.empty()) {
@@ -509,12 +509,13 @@ int RunSchedulerCommand(const SchedulerFlags& flags) {
   // Accepted by the parser so kube-scheduler manifests parse, but not done yet: say so rather
   // than run with a configuration the user did not ask for.
 
-  Registry registry = InTreeRegistry();
   // Loaded before the configuration is read: it may name their plugins and args.
-  if (auto r = pluginlib::LoadPluginLibraries(flags.plugin_libraries, &registry); !r.ok()) {
-    std::fprintf(stderr, "berth scheduler: %s\n", r.error().message.c_str());
+  auto built = pluginlib::BuildRegistry(flags.plugin_libraries, flags.compiled_in);
+  if (!built.ok()) {
+    std::fprintf(stderr, "berth scheduler: %s\n", built.error().message.c_str());
     return 1;
   }
+  Registry registry = std::move(built).value();
   config::SchedulerConfiguration cfg;
   if (!flags.config_file.empty()) {
     auto c = config::LoadConfigFile(flags.config_file, registry);
@@ -575,6 +576,7 @@ int RunSchedulerCommand(const SchedulerFlags& flags) {
   o.verbosity = flags.verbosity;
   o.record_decisions = flags.record_decisions;
   o.plugin_libraries = flags.plugin_libraries;
+  o.compiled_in = flags.compiled_in;
   o.secure_port = flags.secure_port;
   o.bind_address = flags.bind_address;
   o.plain_http = flags.serve_plain_http;

@@ -32,6 +32,7 @@ struct SchedulerAppOptions {
   int verbosity = 0;
   bool record_decisions = false;
   std::vector<std::string> plugin_libraries;
+  std::vector<PluginRegistration> compiled_in;  // plugins compiled into this binary
   // Endpoints (/healthz, /livez, /readyz, /configz, /metrics); port 0 turns them off.
   int secure_port = 10259;
   std::string bind_address = "0.0.0.0";

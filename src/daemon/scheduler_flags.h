@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "berth/api/result.h"
+#include "berth/framework/registry.h"
 #include "config/types.h"
 
 namespace CLI {
@@ -36,6 +37,8 @@ struct SchedulerFlags {
   std::string policy_configmap;
   std::string policy_configmap_namespace = "kube-system";
   std::vector<std::string> plugin_libraries;
+  // Plugins compiled into this binary (berth::Main's), not a flag.
+  std::vector<PluginRegistration> compiled_in;
 
   // Serving.
   std::string bind_address = "0.0.0.0";

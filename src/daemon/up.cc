@@ -73,6 +73,7 @@ int RunUp(const UpOptions& options) {
     sa.verbosity = options.verbosity;
     sa.record_decisions = options.record_decisions;
     sa.plugin_libraries = options.plugin_libraries;
+    sa.compiled_in = options.compiled_in;
     sa.leader_elect = false;
     sa.secure_port = 0;
     auto app = SchedulerApp::Start(sa);

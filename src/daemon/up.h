@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "berth/framework/registry.h"
+
 namespace berth::daemon {
 
 struct UpOptions {
@@ -20,6 +22,7 @@ struct UpOptions {
   bool record_decisions = false;
   int verbosity = 0;
   std::vector<std::string> plugin_libraries;
+  std::vector<PluginRegistration> compiled_in;  // plugins compiled into this binary
 };
 
 // Runs until SIGINT/SIGTERM; returns the process exit code.

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "berth/framework/plugin_library.h"
+#include "plugins/registry.h"
 
 namespace berth::pluginlib {
 
@@ -51,6 +52,17 @@ VoidResult LoadPluginLibraries(const std::vector<std::string>& paths, Registry* 
   for (const auto& p : paths)
     if (VoidResult r = LoadPluginLibrary(p, registry); !r.ok()) return r;
   return {};
+}
+
+Result<Registry> BuildRegistry(const std::vector<std::string>& libraries,
+                               const std::vector<PluginRegistration>& compiled_in) {
+  Registry registry = InTreeRegistry();
+  for (const auto& reg : compiled_in) {
+    if (VoidResult r = registry.Add(reg); !r.ok())
+      return Error{fmt::format("compiled-in plugin: {}", r.error().message)};
+  }
+  if (VoidResult r = LoadPluginLibraries(libraries, &registry); !r.ok()) return r.error();
+  return registry;
 }
 
 }  // namespace berth::pluginlib

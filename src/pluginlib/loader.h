@@ -20,4 +20,9 @@ VoidResult LoadPluginLibrary(const std::string& path, Registry* registry);
 // Loads every library in order; the first error stops.
 VoidResult LoadPluginLibraries(const std::vector<std::string>& paths, Registry* registry);
 
+// The registry a command runs with: the in-tree plugins, the plugins compiled into this binary
+// (berth::Main's), then those of the libraries. A name clash is an error naming the plugin.
+Result<Registry> BuildRegistry(const std::vector<std::string>& libraries,
+                               const std::vector<PluginRegistration>& compiled_in = {});
+
 }  // namespace berth::pluginlib

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Plugins loaded from shared libraries (--plugin-library), end to end.
 
-Usage: run_plugin_e2e.py BERTH LIBDIR
+Usage: run_plugin_e2e.py BERTH LIBDIR [CUSTOM_BINARY]
 
   * simulate: the ToNodeName example library sends every pod of a 10-replica batch to its node
     while it fits, and logs each node's normalized score;
@@ -183,6 +183,24 @@ profiles:
         raise Fail("other-pod: %r" % other)
 
 
+def check_compiled_in(berth, libdir, tmp):
+    """examples/custom-scheduler: berth::Main with ToNodeName compiled in, no library flag."""
+    if len(sys.argv) < 4:
+        raise Fail("no custom binary given")
+    custom = os.path.abspath(sys.argv[3])
+    p = pod_manifest("p")
+    p["metadata"]["namespace"] = "default"
+    res = simulate(custom, [], CONFIG % "piworknode001",
+                   [node("node-a"), node("piworknode001"), p], tmp)["default/p"]
+    if res.get("node") != "piworknode001":
+        raise Fail("compiled-in ToNodeName: %r" % res)
+    # The plain berth binary does not know the plugin.
+    r = subprocess.run([berth, "simulate", "--config", os.path.join(tmp, "cfg.yaml"), "-f",
+                        os.path.join(tmp, "objs.json")], capture_output=True, text=True)
+    if r.returncode == 0 or "ToNodeName" not in r.stderr:
+        raise Fail("berth without the plugin: rc %d %r" % (r.returncode, r.stderr))
+
+
 def check_refused(berth, libdir, tmp):
     cases = [(os.path.join(libdir, "missing.so"), "no such file"),
              (os.path.join(libdir, "libbad_plugin_noentry.so"), "no entry point"),
@@ -203,7 +221,7 @@ def main():
     lib = os.path.join(libdir, "libtonodename.so")
     passed = failed = 0
     for check in (check_simulate, check_up, check_helloworld_v1beta1, check_gang,
-                  check_multipoint, check_refused):
+                  check_multipoint, check_compiled_in, check_refused):
         tmp = tempfile.mkdtemp(prefix="berth-plugin-e2e-")
         try:
             check(berth, lib if check in (check_simulate, check_up) else libdir, tmp)

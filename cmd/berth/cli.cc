@@ -11,6 +11,7 @@
 
 #include "api/codec.h"
 #include "api/read_file.h"
+#include "berth/main.h"
 #include "capacity_command.h"
 #include "config/legacy_versions.h"
 #include "config/load.h"
@@ -44,10 +45,11 @@ berth::Result<berth::config::SchedulerConfiguration> LoadConfigOrDefault(
 
 int RunSimulate(const std::string& config_path, const std::vector<std::string>& files,
                 bool recursive, const std::string& output, uint64_t seed,
-                const std::vector<std::string>& plugin_libraries) {
-  berth::Registry registry = berth::InTreeRegistry();
-  if (auto r = berth::pluginlib::LoadPluginLibraries(plugin_libraries, &registry); !r.ok())
-    return Fail(r.error().message);
+                const std::vector<std::string>& plugin_libraries,
+                const std::vector<berth::PluginRegistration>& compiled_in) {
+  auto built = berth::pluginlib::BuildRegistry(plugin_libraries, compiled_in);
+  if (!built.ok()) return Fail(built.error().message);
+  berth::Registry registry = std::move(built).value();
   auto cfg = LoadConfigOrDefault(config_path, registry);
   if (!cfg.ok()) return Fail(cfg.error().message);
   std::vector<berth::Object> objects;
@@ -74,8 +76,11 @@ int RunSimulate(const std::string& config_path, const std::vector<std::string>& 
 }
 
 int RunBench(const std::string& workload_file, const std::string& filter,
-             const std::string& config_path, const std::string& output) {
-  berth::Registry registry = berth::InTreeRegistry();
+             const std::string& config_path, const std::string& output,
+             const std::vector<berth::PluginRegistration>& compiled_in) {
+  auto built = berth::pluginlib::BuildRegistry({}, compiled_in);
+  if (!built.ok()) return Fail(built.error().message);
+  berth::Registry registry = std::move(built).value();
   auto cfg = LoadConfigOrDefault(config_path, registry);
   if (!cfg.ok()) return Fail(cfg.error().message);
   auto workloads = berth::sim::LoadWorkloads(workload_file);
@@ -103,7 +108,7 @@ int RunBench(const std::string& workload_file, const std::string& filter,
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_in) {
   CLI::App app{"Berth: a Kubernetes scheduler that decides like kube-scheduler"};
   app.require_subcommand(1);
 
@@ -185,23 +190,35 @@ int main(int argc, char** argv) {
   }
   if (*scheduler) {
     berth::daemon::CollectIgnoredFlags(*scheduler, &scheduler_flags);
+    scheduler_flags.compiled_in = compiled_in;
     return berth::daemon::RunSchedulerCommand(scheduler_flags);
   }
-  if (*up) return berth::daemon::RunUp(up_options);
+  if (*up) {
+    up_options.compiled_in = compiled_in;
+    return berth::daemon::RunUp(up_options);
+  }
   if (*extender) return berth::cmd::RunExtenderCommand(extender_command);
-  if (*capacity) return berth::cmd::RunCapacityCommand(capacity_command);
+  if (*capacity) {
+    capacity_command.compiled_in = compiled_in;
+    return berth::cmd::RunCapacityCommand(capacity_command);
+  }
 
   if (*simulate)
-    return RunSimulate(config_path, files, recursive, output, seed, simulate_plugin_libraries);
-  if (*bench) return RunBench(workload_file, filter, bench_config, bench_output);
+    return RunSimulate(config_path, files, recursive, output, seed, simulate_plugin_libraries,
+                       compiled_in);
+  if (*bench) return RunBench(workload_file, filter, bench_config, bench_output, compiled_in);
   if (*print_defaults) {
-    berth::Registry registry = berth::InTreeRegistry();
+    auto built = berth::pluginlib::BuildRegistry({}, compiled_in);
+    if (!built.ok()) return Fail(built.error().message);
+    berth::Registry registry = std::move(built).value();
     std::cout << berth::config::EncodeConfigurationYaml(
         berth::config::DefaultConfiguration(registry));
     return 0;
   }
   if (*convert) {
-    berth::Registry registry = berth::InTreeRegistry();
+    auto built = berth::pluginlib::BuildRegistry({}, compiled_in);
+    if (!built.ok()) return Fail(built.error().message);
+    berth::Registry registry = std::move(built).value();
     auto text = berth::ReadFileText(convert_path, berth::kMaxConfigBytes);
     if (!text.ok()) return Fail(text.error().message);
     auto docs = berth::ParseDocuments(*text, convert_path);
@@ -240,7 +257,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (*validate) {
-    berth::Registry registry = berth::InTreeRegistry();
+    auto built = berth::pluginlib::BuildRegistry({}, compiled_in);
+    if (!built.ok()) return Fail(built.error().message);
+    berth::Registry registry = std::move(built).value();
     auto c = berth::config::LoadConfigFile(validate_path, registry);
     if (!c.ok()) return Fail(c.error().message);
     // Building the profiles catches what only the plugins know (e.g. a plugin enabled at a
