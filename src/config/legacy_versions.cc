@@ -240,7 +240,7 @@ Result<ProfileOut> TranslatePerPointProfile(const json& profile, const PointSets
     std::set<std::string> seen;
     for (const Ref& r : merged) {
       std::string name = r.name;
-      if (name == "NodeLabel" || name == "ServiceAffinity")
+      if (name == "ServiceAffinity")
         return Problem(source, ppath,
                        fmt::format("plugin \"{}\" was removed upstream and Berth does not provide "
                                    "it",

@@ -205,7 +205,8 @@ Result<PolicyTranslation> TranslatePolicyOrThrow(const json& doc, std::string_vi
     scores.emplace_back(p, w);
   };
   std::string fit_strategy;
-  json fit_args;  // requestedToCapacityRatio arguments
+  json fit_args;                     // requestedToCapacityRatio arguments
+  json node_label = json::object();  // NodeLabel args from labelsPresence / labelPreference
 
   const json* predicates = Get(doc, "predicates");
   if (predicates && !predicates->is_array())
@@ -229,11 +230,24 @@ Result<PolicyTranslation> TranslatePolicyOrThrow(const json& doc, std::string_vi
         return Problem(source, path + ".name", "required value");
       const std::string n = name->get<std::string>();
       if (const json* arg = Get(p, "argument")) {
-        if (Get(*arg, "labelsPresence") || Get(*arg, "serviceAffinity"))
+        if (Get(*arg, "serviceAffinity"))
           return Problem(source, path + ".argument",
-                         fmt::format("predicate \"{}\" needs the legacy NodeLabel / "
-                                     "ServiceAffinity plugins, which Berth does not provide",
+                         fmt::format("predicate \"{}\" needs the legacy ServiceAffinity plugin, "
+                                     "which Berth does not provide",
                                      n));
+        if (const json* lp = Get(*arg, "labelsPresence")) {
+          // Any name with this argument is CheckNodeLabelPresence: the legacy NodeLabel filter.
+          const json* labels = Get(*lp, "labels");
+          if (!labels || !labels->is_array())
+            return Problem(source, path + ".argument.labelsPresence.labels", "expected a list");
+          const json* presence = Get(*lp, "presence");
+          json& list = node_label[presence && *presence == true ? "presentLabels" : "absentLabels"];
+          if (!list.is_array()) list = json::array();
+          for (const json& l : *labels) list.push_back(l);
+          custom.push_back("NodeLabel");
+          t.notes.push_back(fmt::format("predicate {} (labelsPresence) -> NodeLabel (filter)", n));
+          continue;
+        }
       }
       const bool known = std::any_of(Predicates().begin(), Predicates().end(),
                                      [&](const PredicateMapping& m) { return m.name == n; });
@@ -301,11 +315,26 @@ Result<PolicyTranslation> TranslatePolicyOrThrow(const json& doc, std::string_vi
                        fmt::format("priority \"{}\" needs a positive weight", n));
       const int64_t w = weight->get<int64_t>();
       const json* arg = Get(p, "argument");
-      if (arg && (Get(*arg, "labelPreference") || Get(*arg, "serviceAntiAffinity")))
+      if (arg && Get(*arg, "serviceAntiAffinity"))
         return Problem(source, path + ".argument",
-                       fmt::format("priority \"{}\" needs the legacy NodeLabel / ServiceAffinity "
-                                   "plugins, which Berth does not provide",
+                       fmt::format("priority \"{}\" needs the legacy ServiceAffinity plugin, "
+                                   "which Berth does not provide",
                                    n));
+      if (const json* pref = arg ? Get(*arg, "labelPreference") : nullptr) {
+        // Any name with this argument is a label preference: the legacy NodeLabel score.
+        const json* label = Get(*pref, "label");
+        if (!label || !label->is_string())
+          return Problem(source, path + ".argument.labelPreference.label", "expected a string");
+        const json* presence = Get(*pref, "presence");
+        json& list = node_label[presence && *presence == true ? "presentLabelsPreference"
+                                                              : "absentLabelsPreference"];
+        if (!list.is_array()) list = json::array();
+        list.push_back(*label);
+        add_score("NodeLabel", w);
+        t.notes.push_back(
+            fmt::format("priority {} (labelPreference) -> NodeLabel (score, weight {})", n, w));
+        continue;
+      }
       auto m = std::find_if(Priorities().begin(), Priorities().end(),
                             [&](const PriorityMapping& x) { return x.name == n; });
       if (m == Priorities().end()) {
@@ -391,6 +420,7 @@ Result<PolicyTranslation> TranslatePolicyOrThrow(const json& doc, std::string_vi
     plugin_config.push_back(
         {{"name", "NodeResourcesFit"}, {"args", {{"scoringStrategy", strategy}}}});
   }
+  if (!node_label.empty()) plugin_config.push_back({{"name", "NodeLabel"}, {"args", node_label}});
   if (const json* w = Get(doc, "hardPodAffinitySymmetricWeight")) {
     if (!w->is_number_integer())
       return Problem(source, "hardPodAffinitySymmetricWeight", "expected an integer");

@@ -20,7 +20,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 Registry PolicyRegistry() {
-  return testing::DefaultPluginsRegistry({"CustomPredicatePolicy", "CumtomPriorityPolicy"});
+  return testing::DefaultPluginsRegistry(
+      {"CustomPredicatePolicy", "CumtomPriorityPolicy", "NodeLabel"});
 }
 
 std::vector<std::string> At(const Profile& p, PluginSet Plugins::*point) {
@@ -104,6 +105,30 @@ TEST(PolicyTest, CustomNamesRunRegisteredPlugins) {
   EXPECT_TRUE(found);
 }
 
+TEST(PolicyTest, LabelArgumentsBecomeTheNodeLabelPlugin) {
+  auto c = LoadPolicy(R"({"kind":"Policy","apiVersion":"v1",
+    "predicates":[{"name":"zone-required","argument":{"labelsPresence":{"labels":["zone"],"presence":true}}},
+                  {"name":"no-retiring","argument":{"labelsPresence":{"labels":["retiring"],"presence":false}}}],
+    "priorities":[{"name":"prefer-ssd","weight":2,"argument":{"labelPreference":{"label":"ssd","presence":true}}},
+                  {"name":"avoid-gpu","weight":3,"argument":{"labelPreference":{"label":"gpu","presence":false}}}]})");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  const Profile& p = c->profiles[0];
+  auto filters = At(p, &Plugins::filter);
+  EXPECT_NE(std::find(filters.begin(), filters.end(), "NodeLabel"), filters.end());
+  int32_t weight = 0;
+  for (const auto& e : p.plugins.multi_point.enabled)
+    if (e.name == "NodeLabel") weight = e.weight;
+  EXPECT_EQ(weight, 5);  // the priorities' weights add up
+  const nlohmann::json* args = nullptr;
+  for (const auto& pc : p.plugin_config)
+    if (pc.name == "NodeLabel") args = pc.raw_args.get();
+  ASSERT_NE(args, nullptr);
+  EXPECT_EQ((*args)["presentLabels"], nlohmann::json({"zone"}));
+  EXPECT_EQ((*args)["absentLabels"], nlohmann::json({"retiring"}));
+  EXPECT_EQ((*args)["presentLabelsPreference"], nlohmann::json({"ssd"}));
+  EXPECT_EQ((*args)["absentLabelsPreference"], nlohmann::json({"gpu"}));
+}
+
 TEST(PolicyTest, ResourceStrategies) {
   auto most = LoadPolicy(
       R"({"kind":"Policy","apiVersion":"v1","priorities":[{"name":"MostRequestedPriority","weight":2}]})");
@@ -138,8 +163,8 @@ TEST(PolicyTest, BadInputNamesTheEntry) {
            "policy.json: predicates[0].name: unknown predicate \"Foo\""},
           {R"({"kind":"Policy","apiVersion":"v1","priorities":[{"name":"ImageLocalityPriority"}]})",
            "policy.json: priorities[0].weight"},
-          {R"({"kind":"Policy","apiVersion":"v1","predicates":[{"name":"CheckNodeLabelPresence",
-               "argument":{"labelsPresence":{"labels":["a"],"presence":true}}}]})",
+          {R"({"kind":"Policy","apiVersion":"v1","predicates":[{"name":"CheckServiceAffinity",
+               "argument":{"serviceAffinity":{"labels":["zone"]}}}]})",
            "predicates[0].argument"},
           {R"({"kind":"Policy","apiVersion":"v1","extenders":[{"urlPrefix":"http://x","httpTimeout":"5s"}]})",
            "extenders[0].httpTimeout"},

@@ -8,6 +8,7 @@
 #include "plugins/imagelocality/imagelocality.h"
 #include "plugins/interpodaffinity/interpodaffinity.h"
 #include "plugins/networktraffic/networktraffic.h"
+#include "plugins/nodelabel/nodelabel.h"
 #include "plugins/nodeaffinity/nodeaffinity.h"
 #include "plugins/nodename/nodename.h"
 #include "plugins/nodeports/nodeports.h"
@@ -47,6 +48,8 @@ Registry InTreeRegistry() {
            DefaultBinderRegistration(),
            // Opt-in: not in any default profile.
            NetworkTrafficRegistration(),
+           // Legacy (Policy-era configurations): not in any default profile.
+           NodeLabelRegistration(),
        }) {
     // Names are unique by construction; a clash is a programming error caught by tests.
     if (!r.Add(std::move(reg)).ok()) std::abort();
