@@ -142,7 +142,6 @@ constexpr Rename kRenames[] = {
      "in-tree volume limits are counted by NodeVolumeLimits (CSI migration)"},
     {"CinderLimits", "", "",
      "in-tree volume limits are counted by NodeVolumeLimits (CSI migration)"},
-    {"NodePreferAvoidPods", "", "", "the preferAvoidPods node annotation is no longer honoured"},
 };
 
 const Rename* FindRename(std::string_view name) {

@@ -110,7 +110,7 @@ profiles:
   ASSERT_TRUE(most.ok()) << most.error().message;
   auto w = Weights(most->profiles[0].plugins.multi_point);
   EXPECT_EQ(w["NodeResourcesFit"], 5);
-  EXPECT_EQ(w.count("NodePreferAvoidPods"), 0u);
+  EXPECT_EQ(w["NodePreferAvoidPods"], 10000);  // the legacy plugin, with its old weight
   const auto* fit =
       dynamic_cast<const NodeResourcesFitArgs*>(most->profiles[0].ArgsFor("NodeResourcesFit"));
   ASSERT_NE(fit, nullptr);

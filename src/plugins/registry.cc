@@ -9,6 +9,7 @@
 #include "plugins/interpodaffinity/interpodaffinity.h"
 #include "plugins/networktraffic/networktraffic.h"
 #include "plugins/nodelabel/nodelabel.h"
+#include "plugins/nodepreferavoidpods/nodepreferavoidpods.h"
 #include "plugins/nodeaffinity/nodeaffinity.h"
 #include "plugins/nodename/nodename.h"
 #include "plugins/nodeports/nodeports.h"
@@ -50,6 +51,7 @@ Registry InTreeRegistry() {
            NetworkTrafficRegistration(),
            // Legacy (Policy-era configurations): not in any default profile.
            NodeLabelRegistration(),
+           NodePreferAvoidPodsRegistration(),
        }) {
     // Names are unique by construction; a clash is a programming error caught by tests.
     if (!r.Add(std::move(reg)).ok()) std::abort();
