@@ -12,9 +12,9 @@
 //     `hardPodAffinitySymmetricWeight`, `disablePreemption`.
 //   * Renamed plugins: NodeResourcesLeastAllocated / NodeResourcesMostAllocated /
 //     RequestedToCapacityRatio become NodeResourcesFit scoring strategies with their args;
-//     DefaultPodTopologySpread / SelectorSpread become PodTopologySpread scoring with the system
-//     default constraints; the in-tree cloud volume limits (counted by NodeVolumeLimits under CSI
-//     migration) and NodePreferAvoidPods are dropped. NodeLabel and ServiceAffinity are errors.
+//     DefaultPodTopologySpread is SelectorSpread; the in-tree cloud volume limits (counted by
+//     NodeVolumeLimits under CSI migration) are dropped. SelectorSpread, NodeLabel and
+//     NodePreferAvoidPods run as Berth's legacy plugins; ServiceAffinity is an error.
 //
 // Every translated, defaulted or dropped item gets a note (printed by `berth config convert`).
 #pragma once

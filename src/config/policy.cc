@@ -73,10 +73,8 @@ struct PriorityMapping {
 
 const std::vector<PriorityMapping>& Priorities() {
   static const std::vector<PriorityMapping> kTable = {
-      {"SelectorSpreadPriority", "PodTopologySpread", 1, "",
-       "spreads by the system default topology constraints (as DefaultPodTopologySpread did)"},
-      {"ServiceSpreadingPriority", "PodTopologySpread", 0, "",
-       "spreads by the system default topology constraints (as DefaultPodTopologySpread did)"},
+      {"SelectorSpreadPriority", "SelectorSpread", 0, "", ""},
+      {"ServiceSpreadingPriority", "SelectorSpread", 0, "", ""},
       {"InterPodAffinityPriority", "InterPodAffinity", 1, "", ""},
       {"LeastRequestedPriority", "NodeResourcesFit", 1, "LeastAllocated", ""},
       {"MostRequestedPriority", "NodeResourcesFit", 0, "MostAllocated", ""},
@@ -291,6 +289,9 @@ Result<PolicyTranslation> TranslatePolicyOrThrow(const json& doc, std::string_vi
   };
   if (!priorities) {
     t.notes.push_back("priorities absent: the legacy default set");
+    t.notes.push_back(
+        "default set: SelectorSpreadPriority's spreading is PodTopologySpread's system defaults "
+        "(as with DefaultPodTopologySpread, default since 1.20)");
     for (const auto& m : Priorities()) {
       if (m.default_weight <= 0) continue;
       if (m.plugin.empty()) {

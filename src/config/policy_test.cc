@@ -70,8 +70,10 @@ TEST(PolicyTest, AbsentListsMeanTheLegacyDefaults) {
   }
   std::map<std::string, int32_t> weights;
   for (const auto& e : p.plugins.multi_point.enabled) weights[e.name] = e.weight;
-  // SelectorSpread (1) and EvenPodsSpread (2) both land on PodTopologySpread.
-  EXPECT_EQ(weights["PodTopologySpread"], 3);
+  // As with DefaultPodTopologySpread on: EvenPodsSpread (2) is PodTopologySpread, whose
+  // system defaults do SelectorSpread's spreading.
+  EXPECT_EQ(weights["PodTopologySpread"], 2);
+  EXPECT_EQ(weights.count("SelectorSpread"), 0u);
   EXPECT_EQ(weights["NodeResourcesFit"], 1);
   EXPECT_EQ(weights["NodeResourcesBalancedAllocation"], 1);
   EXPECT_EQ(weights["ImageLocality"], 1);

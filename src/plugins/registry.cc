@@ -17,6 +17,7 @@
 #include "plugins/nodeunschedulable/nodeunschedulable.h"
 #include "plugins/nodevolumelimits/nodevolumelimits.h"
 #include "plugins/podtopologyspread/podtopologyspread.h"
+#include "plugins/podtopologyspread/selector_spread.h"
 #include "plugins/queuesort/queuesort.h"
 #include "plugins/schedulinggates/schedulinggates.h"
 #include "plugins/tainttoleration/tainttoleration.h"
@@ -52,6 +53,7 @@ Registry InTreeRegistry() {
            // Legacy (Policy-era configurations): not in any default profile.
            NodeLabelRegistration(),
            NodePreferAvoidPodsRegistration(),
+           SelectorSpreadRegistration(),
        }) {
     // Names are unique by construction; a clash is a programming error caught by tests.
     if (!r.Add(std::move(reg)).ok()) std::abort();
