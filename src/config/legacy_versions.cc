@@ -236,11 +236,7 @@ Result<ProfileOut> TranslatePerPointProfile(const json& profile, const PointSets
     std::set<std::string> seen;
     for (const Ref& r : merged) {
       std::string name = r.name;
-      if (name == "ServiceAffinity")
-        return Problem(source, ppath,
-                       fmt::format("plugin \"{}\" was removed upstream and Berth does not provide "
-                                   "it",
-                                   name));
+
       if (const Rename* rn = FindRename(name)) {
         if (rn->to.empty()) {
           notes->push_back(fmt::format("{}: dropped {}: {}", ppath, name, rn->note));

@@ -13,8 +13,8 @@
 //   * Renamed plugins: NodeResourcesLeastAllocated / NodeResourcesMostAllocated /
 //     RequestedToCapacityRatio become NodeResourcesFit scoring strategies with their args;
 //     DefaultPodTopologySpread is SelectorSpread; the in-tree cloud volume limits (counted by
-//     NodeVolumeLimits under CSI migration) are dropped. SelectorSpread, NodeLabel and
-//     NodePreferAvoidPods run as Berth's legacy plugins; ServiceAffinity is an error.
+//     NodeVolumeLimits under CSI migration) are dropped. SelectorSpread, NodeLabel,
+//     ServiceAffinity and NodePreferAvoidPods run as Berth's legacy plugins.
 //
 // Every translated, defaulted or dropped item gets a note (printed by `berth config convert`).
 #pragma once

@@ -184,12 +184,12 @@ kind: KubeSchedulerConfiguration
 profiles:
 - plugins:
     filter:
-      enabled: [{name: ServiceAffinity}]
+      enabled: [{weight: 3}]
 )",
                           "old.yaml", Reg());
   ASSERT_FALSE(label.ok());
-  EXPECT_THAT(label.error().message, HasSubstr("old.yaml: profiles[0].plugins.filter"));
-  EXPECT_THAT(label.error().message, HasSubstr("ServiceAffinity"));
+  EXPECT_THAT(label.error().message,
+              HasSubstr("old.yaml: profiles[0].plugins.filter.enabled[0].name"));
   auto missing = LoadConfig(R"(apiVersion: kubescheduler.config.k8s.io/v1alpha1
 kind: KubeSchedulerConfiguration
 algorithmSource: {policy: {file: {path: /nonexistent/policy.json}}}

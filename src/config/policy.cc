@@ -202,8 +202,9 @@ Result<PolicyTranslation> TranslatePolicyOrThrow(const json& doc, std::string_vi
     scores.emplace_back(p, w);
   };
   std::string fit_strategy;
-  json fit_args;                     // requestedToCapacityRatio arguments
-  json node_label = json::object();  // NodeLabel args from labelsPresence / labelPreference
+  json fit_args;                           // requestedToCapacityRatio arguments
+  json node_label = json::object();        // NodeLabel args from labelsPresence / labelPreference
+  json service_affinity = json::object();  // ServiceAffinity args
 
   const json* predicates = Get(doc, "predicates");
   if (predicates && !predicates->is_array())
@@ -227,11 +228,19 @@ Result<PolicyTranslation> TranslatePolicyOrThrow(const json& doc, std::string_vi
         return Problem(source, path + ".name", "required value");
       const std::string n = name->get<std::string>();
       if (const json* arg = Get(p, "argument")) {
-        if (Get(*arg, "serviceAffinity"))
-          return Problem(source, path + ".argument",
-                         fmt::format("predicate \"{}\" needs the legacy ServiceAffinity plugin, "
-                                     "which Berth does not provide",
-                                     n));
+        if (const json* sa = Get(*arg, "serviceAffinity")) {
+          // Any name with this argument is CheckServiceAffinity: the legacy ServiceAffinity.
+          const json* labels = Get(*sa, "labels");
+          if (!labels || !labels->is_array())
+            return Problem(source, path + ".argument.serviceAffinity.labels", "expected a list");
+          json& list = service_affinity["affinityLabels"];
+          if (!list.is_array()) list = json::array();
+          for (const json& l : *labels) list.push_back(l);
+          custom.push_back("ServiceAffinity");
+          t.notes.push_back(
+              fmt::format("predicate {} (serviceAffinity) -> ServiceAffinity (filter)", n));
+          continue;
+        }
         if (const json* lp = Get(*arg, "labelsPresence")) {
           // Any name with this argument is CheckNodeLabelPresence: the legacy NodeLabel filter.
           const json* labels = Get(*lp, "labels");
@@ -315,11 +324,18 @@ Result<PolicyTranslation> TranslatePolicyOrThrow(const json& doc, std::string_vi
                        fmt::format("priority \"{}\" needs a positive weight", n));
       const int64_t w = weight->get<int64_t>();
       const json* arg = Get(p, "argument");
-      if (arg && Get(*arg, "serviceAntiAffinity"))
-        return Problem(source, path + ".argument",
-                       fmt::format("priority \"{}\" needs the legacy ServiceAffinity plugin, "
-                                   "which Berth does not provide",
-                                   n));
+      if (const json* anti = arg ? Get(*arg, "serviceAntiAffinity") : nullptr) {
+        const json* label = Get(*anti, "label");
+        if (!label || !label->is_string())
+          return Problem(source, path + ".argument.serviceAntiAffinity.label", "expected a string");
+        json& list = service_affinity["antiAffinityLabelsPreference"];
+        if (!list.is_array()) list = json::array();
+        list.push_back(*label);
+        add_score("ServiceAffinity", w);
+        t.notes.push_back(fmt::format(
+            "priority {} (serviceAntiAffinity) -> ServiceAffinity (score, weight {})", n, w));
+        continue;
+      }
       if (const json* pref = arg ? Get(*arg, "labelPreference") : nullptr) {
         // Any name with this argument is a label preference: the legacy NodeLabel score.
         const json* label = Get(*pref, "label");
@@ -421,6 +437,8 @@ Result<PolicyTranslation> TranslatePolicyOrThrow(const json& doc, std::string_vi
         {{"name", "NodeResourcesFit"}, {"args", {{"scoringStrategy", strategy}}}});
   }
   if (!node_label.empty()) plugin_config.push_back({{"name", "NodeLabel"}, {"args", node_label}});
+  if (!service_affinity.empty())
+    plugin_config.push_back({{"name", "ServiceAffinity"}, {"args", service_affinity}});
   if (const json* w = Get(doc, "hardPodAffinitySymmetricWeight")) {
     if (!w->is_number_integer())
       return Problem(source, "hardPodAffinitySymmetricWeight", "expected an integer");

@@ -20,6 +20,7 @@
 #include "plugins/podtopologyspread/selector_spread.h"
 #include "plugins/queuesort/queuesort.h"
 #include "plugins/schedulinggates/schedulinggates.h"
+#include "plugins/serviceaffinity/serviceaffinity.h"
 #include "plugins/tainttoleration/tainttoleration.h"
 #include "plugins/volumebinding/volumebinding.h"
 #include "plugins/volumerestrictions/volumerestrictions.h"
@@ -54,6 +55,7 @@ Registry InTreeRegistry() {
            NodeLabelRegistration(),
            NodePreferAvoidPodsRegistration(),
            SelectorSpreadRegistration(),
+           ServiceAffinityRegistration(),
        }) {
     // Names are unique by construction; a clash is a programming error caught by tests.
     if (!r.Add(std::move(reg)).ok()) std::abort();
