@@ -256,8 +256,13 @@ def check_record_decisions(berth, up, tmp):
                         lambda: annotated("recorded-huge", "filter-result"))
         if "Insufficient cpu" not in huge or annotated("recorded-huge", "selected-node"):
             raise Fail("unschedulable record: %r" % huge)
-        # Identical decisions are not written again (an annotation change retries the pod).
-        rv = pod("recorded-huge")["metadata"]["resourceVersion"]
+        # Identical decisions are not written again (an annotation change retries the pod): once
+        # the writes of the first attempt have landed, the pod stays unchanged.
+        def settled():
+            rv = pod("recorded-huge")["metadata"]["resourceVersion"]
+            time.sleep(1.5)
+            return pod("recorded-huge")["metadata"]["resourceVersion"] == rv and rv
+        rv = wait_for("the unschedulable pod to settle", settled, timeout=20)
         time.sleep(3)
         if pod("recorded-huge")["metadata"]["resourceVersion"] != rv:
             raise Fail("the unschedulable pod keeps being rewritten")
