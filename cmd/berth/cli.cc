@@ -19,6 +19,7 @@
 #include "daemon/scheduler_app.h"
 #include "daemon/scheduler_flags.h"
 #include "daemon/up.h"
+#include "explain_command.h"
 #include "extender/http_extender.h"
 #include "extender_command.h"
 #include "framework/in_memory_cluster.h"
@@ -175,6 +176,9 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   berth::cmd::CapacityCommand capacity_command;
   auto* capacity = berth::cmd::AddCapacityCommand(app, &capacity_command);
 
+  berth::cmd::ExplainCommand explain_command;
+  auto* explain = berth::cmd::AddExplainCommand(app, &explain_command);
+
   berth::cmd::ExtenderCommand extender_command;
   auto* extender = berth::cmd::AddExtenderCommand(app, &extender_command);
 
@@ -198,6 +202,10 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
     return berth::daemon::RunUp(up_options);
   }
   if (*extender) return berth::cmd::RunExtenderCommand(extender_command);
+  if (*explain) {
+    explain_command.compiled_in = compiled_in;
+    return berth::cmd::RunExplainCommand(explain_command);
+  }
   if (*capacity) {
     capacity_command.compiled_in = compiled_in;
     return berth::cmd::RunCapacityCommand(capacity_command);

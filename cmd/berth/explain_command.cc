@@ -1,0 +1,65 @@
+#include "explain_command.h"
+
+#include <iostream>
+
+#include "api/codec.h"
+#include "api/read_file.h"
+#include "config/load.h"
+#include "explain/explain.h"
+#include "pluginlib/loader.h"
+
+namespace berth::cmd {
+
+CLI::App* AddExplainCommand(CLI::App& app, ExplainCommand* c) {
+  CLI::App* cmd = app.add_subcommand(
+      "explain", "Why a pod is pending (or where it goes), and the smallest changes that place it");
+  cmd->add_option("pod", c->pod, "The pod's name (or namespace/name)")->required();
+  cmd->add_option("-n,--namespace", c->namespace_, "The pod's namespace");
+  cmd->add_option("-f,--filename", c->files, "The cluster's manifests (files, directories, -)")
+      ->required();
+  cmd->add_flag("-R,--recursive", c->recursive, "Read directories given with -f recursively");
+  cmd->add_option("--config", c->config, "KubeSchedulerConfiguration file");
+  cmd->add_option("--output,-o", c->output, "text or json")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--seed", c->seed, "Random seed for tie-breaking");
+  cmd->add_option("--plugin-library", c->plugin_libraries,
+                  "Shared library with scheduler plugins to load (repeatable)");
+  return cmd;
+}
+
+int RunExplainCommand(const ExplainCommand& c) {
+  auto fail = [](const std::string& m) {
+    std::cerr << "berth explain: " << m << "\n";
+    return 1;
+  };
+  auto built = pluginlib::BuildRegistry(c.plugin_libraries, c.compiled_in);
+  if (!built.ok()) return fail(built.error().message);
+  const Registry& registry = *built;
+  auto cfg = c.config.empty()
+                 ? Result<config::SchedulerConfiguration>(config::DefaultConfiguration(registry))
+                 : config::LoadConfigFile(c.config, registry);
+  if (!cfg.ok()) return fail(cfg.error().message);
+  std::vector<Object> objects;
+  for (const auto& arg : c.files) {
+    auto paths = ExpandManifestPaths(arg, c.recursive);
+    if (!paths.ok()) return fail(paths.error().message);
+    for (const auto& f : *paths) {
+      auto objs = DecodeFile(f);
+      if (!objs.ok()) return fail(objs.error().message);
+      for (auto& o : *objs) objects.push_back(std::move(o));
+    }
+  }
+  const std::string key = c.pod.find('/') == std::string::npos ? c.namespace_ + "/" + c.pod : c.pod;
+  explain::ExplainOptions options;
+  options.seed = c.seed;
+  options.config_source = c.config.empty() ? "default configuration" : c.config;
+  auto e = explain::Explain(*cfg, registry, objects, key, options);
+  if (!e.ok()) return fail(e.error().message);
+  if (c.output == "json") {
+    std::cout << explain::ToJson(*e).dump(2) << "\n";
+  } else {
+    std::cout << explain::ToText(*e);
+  }
+  return 0;
+}
+
+}  // namespace berth::cmd

@@ -1,0 +1,27 @@
+// `berth explain POD -f MANIFESTS [-n NS] [--config FILE] [-o text|json]`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "berth/framework/registry.h"
+
+namespace berth::cmd {
+
+struct ExplainCommand {
+  std::string pod;
+  std::string namespace_ = "default";
+  std::vector<std::string> files;
+  bool recursive = false;
+  std::string config;
+  std::string output = "text";
+  uint64_t seed = 1;
+  std::vector<std::string> plugin_libraries;
+  std::vector<PluginRegistration> compiled_in;
+};
+
+CLI::App* AddExplainCommand(CLI::App& app, ExplainCommand* command);
+int RunExplainCommand(const ExplainCommand& command);
+
+}  // namespace berth::cmd

@@ -1,0 +1,54 @@
+// `berth explain`: why a pod is where it is, or pending, and the smallest changes that would
+// place it. One read-only scheduling attempt for the pod over the cluster (other pending pods
+// do not take part), then, for a pod that fits nowhere, candidate changes derived from the
+// rejections — a toleration to add, a node to uncordon, a label a node lacks for the pod's
+// nodeSelector, resources to free on a node — each applied to a copy of the cluster and
+// checked by scheduling again; only changes that make the pod fit are shown, ranked by how many
+// nodes they open, then by how little they change.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/codec.h"
+#include "berth/api/result.h"
+#include "berth/framework/registry.h"
+#include "config/types.h"
+#include "scheduler/scheduler.h"
+
+namespace berth::explain {
+
+struct Suggestion {
+  std::string kind;         // toleration, uncordon, label, resources
+  std::string description;  // one line, imperative
+  std::string yaml;         // the pod change to apply, when it is the pod that changes
+  std::string node;         // the node that changes, when it is a node
+  int opens_nodes = 0;      // nodes the pod fits on after the change
+  int64_t cost = 0;         // how much changes (resources: the shortfall; else 0)
+};
+
+struct Explanation {
+  std::string pod;     // namespace/name
+  std::string result;  // Scheduled, Unschedulable, Error, Bound (already on a node)
+  std::string node;
+  std::string message;
+  std::optional<SchedulingAttempt> attempt;
+  std::vector<Suggestion> suggestions;
+};
+
+struct ExplainOptions {
+  uint64_t seed = 1;
+  std::string config_source = "default configuration";
+  size_t max_suggestions = 5;
+};
+
+Result<Explanation> Explain(const config::SchedulerConfiguration& config, const Registry& registry,
+                            const std::vector<Object>& objects, const std::string& pod_key,
+                            const ExplainOptions& options);
+
+nlohmann::json ToJson(const Explanation& e);
+std::string ToText(const Explanation& e);
+
+}  // namespace berth::explain

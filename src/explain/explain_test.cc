@@ -1,0 +1,106 @@
+// berth explain: suggestions are the smallest changes that place the pod, each verified.
+#include "explain/explain.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "config/load.h"
+#include "plugins/registry.h"
+#include "sim/simulator.h"
+#include "testing/builders.h"
+
+namespace berth::explain {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::MakeNode;
+using testing::MakePod;
+
+Result<Explanation> ExplainPod(const std::vector<Object>& objects, const std::string& pod) {
+  static const Registry registry = InTreeRegistry();
+  static const auto config = config::DefaultConfiguration(registry);
+  return Explain(config, registry, objects, pod, {});
+}
+
+std::shared_ptr<const Node> Tainted(const char* name, const char* cpu) {
+  auto n = std::make_shared<Node>(
+      *MakeNode().Name(name).Capacity({{"cpu", cpu}, {"memory", "8Gi"}}).Obj());
+  n->spec.taints.push_back({"dedicated", "gpu", "NoSchedule"});
+  return n;
+}
+
+TEST(ExplainTest, TolerationFirstAndApplyingItPlacesThePod) {
+  std::vector<Object> objects{
+      Object(Tainted("gpu-1", "8")), Object(Tainted("gpu-2", "8")),
+      Object(MakeNode().Name("full").Capacity({{"cpu", "1"}, {"memory", "8Gi"}}).Obj()),
+      Object(MakePod().Name("web").Req({{"cpu", "2"}}).Obj())};
+  auto e = ExplainPod(objects, "default/web");
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_EQ(e->result, "Unschedulable");
+  ASSERT_FALSE(e->suggestions.empty());
+  const Suggestion& first = e->suggestions.front();
+  EXPECT_EQ(first.kind, "toleration");
+  EXPECT_EQ(first.opens_nodes, 2);
+  EXPECT_THAT(first.yaml, HasSubstr("key: dedicated"));
+  EXPECT_THAT(first.yaml, HasSubstr("effect: NoSchedule"));
+
+  // Applying the suggestion places the pod.
+  auto tolerant = std::make_shared<Pod>(*MakePod().Name("web").Req({{"cpu", "2"}}).Obj());
+  tolerant->spec.tolerations.push_back({"dedicated", "Equal", "gpu", "NoSchedule", {}});
+  objects.back() = Object(std::shared_ptr<const Pod>(tolerant));
+  static const Registry registry = InTreeRegistry();
+  auto sim = sim::Simulate(config::DefaultConfiguration(registry), registry, objects, {});
+  ASSERT_TRUE(sim.ok());
+  EXPECT_EQ(sim->results[0].result, "Scheduled");
+}
+
+TEST(ExplainTest, ShortOfCpuEverywhereNamesTheCheapestNode) {
+  std::vector<Object> objects;
+  for (auto [name, cpu] : {std::pair<const char*, const char*>{"a", "2"},
+                           std::pair<const char*, const char*>{"b", "3"},
+                           std::pair<const char*, const char*>{"c", "2"}}) {
+    objects.push_back(
+        Object(MakeNode().Name(name).Capacity({{"cpu", cpu}, {"memory", "8Gi"}}).Obj()));
+    objects.push_back(
+        Object(MakePod().Name(std::string("run-") + name).Node(name).Req({{"cpu", "2"}}).Obj()));
+  }
+  objects.push_back(Object(MakePod().Name("web").Req({{"cpu", "1500m"}}).Obj()));
+  auto e = ExplainPod(objects, "default/web");
+  ASSERT_TRUE(e.ok());
+  ASSERT_FALSE(e->suggestions.empty());
+  EXPECT_EQ(e->suggestions.front().kind, "resources");
+  EXPECT_EQ(e->suggestions.front().node, "b");  // 500m to free there, 1500m elsewhere
+  EXPECT_THAT(e->suggestions.front().description, HasSubstr("500m cpu"));
+}
+
+TEST(ExplainTest, MissingLabelAndNothingUnverified) {
+  auto pod = std::make_shared<Pod>(*MakePod().Name("web").Req({{"cpu", "1"}}).Obj());
+  pod->spec.node_selector["disk"] = "ssd";
+  // "hdd" lacks the label; "tiny" lacks the label and the room: labelling it would not help.
+  std::vector<Object> objects{
+      Object(MakeNode()
+                 .Name("hdd")
+                 .Label("disk", "hdd")
+                 .Capacity({{"cpu", "4"}, {"memory", "8Gi"}})
+                 .Obj()),
+      Object(MakeNode().Name("tiny").Capacity({{"cpu", "100m"}, {"memory", "8Gi"}}).Obj()),
+      Object(std::shared_ptr<const Pod>(pod))};
+  auto e = ExplainPod(objects, "default/web");
+  ASSERT_TRUE(e.ok());
+  ASSERT_EQ(e->suggestions.size(), 1u);
+  EXPECT_EQ(e->suggestions[0].kind, "label");
+  EXPECT_EQ(e->suggestions[0].node, "hdd");
+  EXPECT_THAT(e->suggestions[0].description, HasSubstr("disk=ssd"));
+
+  auto scheduled =
+      ExplainPod({Object(MakeNode().Name("n").Capacity({{"cpu", "4"}, {"memory", "8Gi"}}).Obj()),
+           Object(MakePod().Name("ok").Obj())},
+          "default/ok");
+  ASSERT_TRUE(scheduled.ok());
+  EXPECT_EQ(scheduled->result, "Scheduled");
+  EXPECT_TRUE(scheduled->suggestions.empty());
+  EXPECT_FALSE(ExplainPod({}, "default/missing").ok());
+}
+
+}  // namespace
+}  // namespace berth::explain
