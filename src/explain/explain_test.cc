@@ -94,8 +94,8 @@ TEST(ExplainTest, MissingLabelAndNothingUnverified) {
 
   auto scheduled =
       ExplainPod({Object(MakeNode().Name("n").Capacity({{"cpu", "4"}, {"memory", "8Gi"}}).Obj()),
-           Object(MakePod().Name("ok").Obj())},
-          "default/ok");
+                  Object(MakePod().Name("ok").Obj())},
+                 "default/ok");
   ASSERT_TRUE(scheduled.ok());
   EXPECT_EQ(scheduled->result, "Scheduled");
   EXPECT_TRUE(scheduled->suggestions.empty());
