@@ -259,9 +259,7 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
     // The translation must load as v1 before it is offered as the equivalent.
     if (auto c = berth::config::DecodeConfiguration(v1, registry); !c.ok())
       return Fail(fmt::format("{}: translated: {}", convert_path, c.error().message));
-    std::cout << "# Translated from " << what << ":\n";
-    for (const auto& n : notes) std::cout << "#   " << n << "\n";
-    std::cout << berth::config::JsonToYaml(v1);
+    std::cout << berth::config::AnnotatedYaml(what, notes, v1);
     return 0;
   }
   if (*validate) {

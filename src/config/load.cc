@@ -873,6 +873,13 @@ std::string JsonToYaml(const nlohmann::json& doc) {
   return text;
 }
 
+std::string AnnotatedYaml(std::string_view what, const std::vector<std::string>& notes,
+                          const nlohmann::json& doc) {
+  std::string out = fmt::format("# Translated from {}:\n", what);
+  for (const auto& n : notes) out += "#   " + n + "\n";
+  return out + JsonToYaml(doc);
+}
+
 std::string EncodeConfigurationYaml(const SchedulerConfiguration& config) {
   return JsonToYaml(EncodeConfiguration(config));
 }

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "berth/api/result.h"
 #include "berth/framework/registry.h"
@@ -68,5 +69,9 @@ std::string EncodeConfigurationYaml(const SchedulerConfiguration& config);
 // Renders a JSON document as block-style YAML; strings that YAML would read as another type
 // ("true", "10", "") are quoted.
 std::string JsonToYaml(const nlohmann::json& doc);
+// A translated configuration as YAML, headed by "# Translated from <what>:" and one comment
+// line per note (`berth config convert`).
+std::string AnnotatedYaml(std::string_view what, const std::vector<std::string>& notes,
+                          const nlohmann::json& doc);
 
 }  // namespace berth::config

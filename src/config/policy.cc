@@ -491,11 +491,4 @@ Result<PolicyTranslation> TranslatePolicyFile(const std::string& path, const Reg
   return TranslatePolicy((*docs)[0], path, registry);
 }
 
-std::string PolicyTranslationYaml(const PolicyTranslation& t) {
-  std::string out = "# Translated from a legacy Policy:\n";
-  for (const auto& n : t.notes) out += "#   " + n + "\n";
-  out += JsonToYaml(t.config);
-  return out;
-}
-
 }  // namespace berth::config

@@ -42,7 +42,4 @@ bool IsPolicyFile(const std::string& path);
 // Reads a Policy file (JSON or YAML) and translates it.
 Result<PolicyTranslation> TranslatePolicyFile(const std::string& path, const Registry& registry);
 
-// The translation as YAML, notes first as comments.
-std::string PolicyTranslationYaml(const PolicyTranslation& t);
-
 }  // namespace berth::config

@@ -191,7 +191,7 @@ TEST(PolicyTest, ConvertedOutputLoadsToTheSameConfiguration) {
   ASSERT_TRUE(direct.ok()) << direct.error().message;
   auto t = TranslatePolicy(json::parse(policy), "policy.json", registry);
   ASSERT_TRUE(t.ok());
-  const std::string yaml = PolicyTranslationYaml(*t);
+  const std::string yaml = AnnotatedYaml("a legacy Policy", t->notes, t->config);
   EXPECT_THAT(yaml, HasSubstr("# Translated from a legacy Policy:"));
   EXPECT_THAT(yaml, HasSubstr("priority ImageLocalityPriority -> ImageLocality (score, weight 2)"));
   auto reloaded = LoadConfig(yaml, "converted.yaml", registry);
