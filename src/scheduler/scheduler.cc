@@ -356,7 +356,11 @@ void Scheduler::AssignedPodAdded(const Pod& pod) {
   // A new pod on a node can only help pods whose placement depends on other pods (required
   // affinity terms matching it, or topology spreading), and those nothing is known of.
   queue_->MoveToActiveOrBackoffQueueIf([&](const QueuedPodInfo& q) {
-    if (RejectedOutsideEventTable(RejectingPlugins(q))) return true;
+    // Without copying the rejecting sets: this runs for every queued pod on every placement.
+    if (q.unschedulable_plugins.empty() && q.pending_plugins.empty()) return true;
+    if (RejectedOutsideEventTable(q.unschedulable_plugins) && !q.unschedulable_plugins.empty())
+      return true;
+    if (RejectedOutsideEventTable(q.pending_plugins) && !q.pending_plugins.empty()) return true;
     if (!q.pod().spec.topology_spread_constraints.empty()) return true;
     for (const auto& term : q.pod_info->required_affinity) {
       Ptr<Namespace> ns = client_->GetNamespace(pod.metadata.namespace_);
