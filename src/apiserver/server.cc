@@ -324,6 +324,13 @@ HttpResponse Server::Impl::SingleObject(HttpRequest& req, const Target& t, const
 HttpResponse Server::Impl::Handle(HttpRequest& req) {
   std::string path = req.path;
   while (path.size() > 1 && path.back() == '/') path.pop_back();
+  for (const ExtraRoute& route : options.extra_routes) {
+    if (path != route.prefix && path.rfind(route.prefix + "/", 0) != 0) continue;
+    if (!route.is_public && req.Header("authorization") != "Bearer " + token) {
+      return ErrorResponse(Error{"Unauthorized", ErrorCode::kUnauthorized});
+    }
+    return route.handler(req, *store);
+  }
   const bool is_public = path == "/healthz" || path == "/livez" || path == "/readyz" ||
                          path == "/version" || path.rfind("/healthz/", 0) == 0 ||
                          path.rfind("/livez/", 0) == 0 || path.rfind("/readyz/", 0) == 0;

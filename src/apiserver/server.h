@@ -4,21 +4,35 @@
 // On first start in a data directory it generates a CA, a serving certificate and an admin
 // bearer token (files mode 0600) and writes `kubeconfig` beside them; later starts reuse them
 // and resume the stored state. Requests need the token, except /healthz, /livez, /readyz and
-// /version (public, as kube-apiserver's default RBAC makes them).
+// /version (public, as kube-apiserver's default RBAC makes them). Callers may mount extra
+// routes outside the Kubernetes API (ServerOptions::extra_routes); the server knows nothing of
+// what they serve.
 //
 // Threads: HTTP I/O threads call the handlers; a reaper thread ends watches that timed out or
 // whose clients went away and sends bookmarks.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "berth/api/result.h"
+#include "net/http_server.h"
 
 namespace berth::apiserver {
 
 class Store;
+
+// A handler mounted beside the Kubernetes API. `prefix` ("/ui") matches that path and every
+// path under it ("/ui/...", trailing slashes ignored). Called on an HTTP I/O thread, like the
+// API's own handlers, so it may block only briefly.
+struct ExtraRoute {
+  std::string prefix;
+  bool is_public = false;  // served without the bearer token
+  std::function<net::HttpResponse(net::HttpRequest&, Store&)> handler;
+};
 
 struct ServerOptions {
   std::string data_dir;  // required
@@ -29,6 +43,9 @@ struct ServerOptions {
   // concurrent writers share one fsync.
   int threads = 16;
   size_t watch_window = 200000;  // changes kept for watches to resume from
+  // Checked before the API's routes, in order: the first matching prefix wins, so a
+  // token-protected "/x/api" must come before a public "/x".
+  std::vector<ExtraRoute> extra_routes;
 };
 
 class Server {

@@ -9,6 +9,8 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "berth/framework/clock.h"
 #include "client/api_cluster_client.h"
@@ -89,12 +91,14 @@ struct SchedulerMetrics {
 class DaemonObserver final : public AttemptObserver {
  public:
   DaemonObserver(client::ApiClusterClient* client, observe::Logger* log, SchedulerMetrics* metrics,
-                 const Clock* clock, bool record_decisions)
+                 const Clock* clock, bool record_decisions,
+                 std::vector<AttemptObserver*> extra_observers)
       : client_(client),
         log_(log),
         metrics_(metrics),
         clock_(clock),
-        record_decisions_(record_decisions) {}
+        record_decisions_(record_decisions),
+        extra_observers_(std::move(extra_observers)) {}
 
   void OnAttempt(const SchedulingAttempt& a) override {
     const Pod& pod = *a.pod;
@@ -191,6 +195,7 @@ class DaemonObserver final : public AttemptObserver {
       metrics_->preemption_attempts->Add({});
       if (!a.victims.empty()) metrics_->preemption_victims->Observe({}, a.victims.size());
     }
+    for (AttemptObserver* o : extra_observers_) o->OnAttempt(a);
   }
 
  private:
@@ -199,6 +204,7 @@ class DaemonObserver final : public AttemptObserver {
   SchedulerMetrics* metrics_;
   const Clock* clock_;
   bool record_decisions_;
+  std::vector<AttemptObserver*> extra_observers_;
 };
 
 Result<std::string> ReadFile(const std::string& path) {
@@ -411,7 +417,7 @@ Result<std::unique_ptr<SchedulerApp>> SchedulerApp::Start(SchedulerAppOptions op
   // Extenders receive whole pods and nodes, as kube-scheduler sends them.
   s.client->set_keep_documents(!so.extenders.empty());
   so.inline_binding = false;
-  so.record_details = o.verbosity >= 10 || o.record_decisions;
+  so.record_details = o.verbosity >= 10 || o.record_decisions || !o.extra_observers.empty();
   auto sched = Scheduler::Create(so);
   if (!sched.ok()) {
     return Error{fmt::format("{}: {}", o.config_file.empty() ? "configuration" : o.config_file,
@@ -419,7 +425,7 @@ Result<std::unique_ptr<SchedulerApp>> SchedulerApp::Start(SchedulerAppOptions op
   }
   s.scheduler = std::move(sched).value();
   s.observer = std::make_unique<DaemonObserver>(s.client.get(), &s.log, &s.metrics, &s.clock,
-                                                o.record_decisions);
+                                                o.record_decisions, o.extra_observers);
   s.scheduler->SetObserver(s.observer.get());
   s.client->SetEventHandler(s.scheduler.get());
   s.client->Start();

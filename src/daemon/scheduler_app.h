@@ -15,6 +15,7 @@
 
 #include "berth/api/result.h"
 #include "config/types.h"
+#include "scheduler/scheduler.h"
 
 namespace berth::daemon {
 
@@ -39,6 +40,10 @@ struct SchedulerAppOptions {
   bool plain_http = false;
   std::string tls_cert_file, tls_private_key_file;
   std::vector<std::string> startup_warnings;  // logged once the logger exists
+  // Also told of every attempt, with its per-node details, after the daemon's own handling
+  // (`berth up`'s web view keeps decisions this way). Called where AttemptObserver says
+  // (scheduling or binding thread); they must outlive the app.
+  std::vector<AttemptObserver*> extra_observers;
 };
 
 class SchedulerApp {

@@ -11,9 +11,13 @@
 #include "apiserver/resources.h"
 #include "apiserver/server.h"
 #include "apiserver/store.h"
+#include "config/load.h"
 #include "daemon/demo_nodes.h"
 #include "daemon/scheduler_app.h"
 #include "daemon/signals.h"
+#include "pluginlib/loader.h"
+#include "ui/decision_log.h"
+#include "ui/web_view.h"
 
 namespace berth::daemon {
 
@@ -50,10 +54,32 @@ VoidResult CreateDemoNodes(apiserver::Store& store, int count) {
 int RunUp(const UpOptions& options) {
   BlockTerminationSignals();
 
+  // The scheduler's configuration and plugins, loaded once: the scheduler runs with them and
+  // the web view's explanations schedule with the same.
+  auto registry = pluginlib::BuildRegistry(options.plugin_libraries, options.compiled_in);
+  if (!registry.ok()) {
+    std::fprintf(stderr, "berth up: %s\n", registry.error().message.c_str());
+    return 1;
+  }
+  auto config =
+      options.config_file.empty()
+          ? Result<config::SchedulerConfiguration>(config::DefaultConfiguration(*registry))
+          : config::LoadConfigFile(options.config_file, *registry);
+  if (!config.ok()) {
+    std::fprintf(stderr, "berth up: %s\n", config.error().message.c_str());
+    return 1;
+  }
+  ui::DecisionLog decisions;
+
   apiserver::ServerOptions so;
   so.data_dir = options.data_dir.empty() ? DefaultDataDir() : options.data_dir;
   so.bind_address = options.bind_address;
   so.port = static_cast<uint16_t>(options.port);
+  so.extra_routes = ui::WebViewRoutes(
+      {.config = &*config,
+       .registry = &*registry,
+       .config_source = options.config_file.empty() ? "default configuration" : options.config_file,
+       .decisions = options.no_scheduler ? nullptr : &decisions});
   auto server = apiserver::Server::Start(so);
   if (!server.ok()) {
     std::fprintf(stderr, "berth up: %s\n", server.error().message.c_str());
@@ -70,6 +96,8 @@ int RunUp(const UpOptions& options) {
     SchedulerAppOptions sa;
     sa.kubeconfig = (*server)->kubeconfig_path();
     sa.config_file = options.config_file;
+    sa.config = *config;
+    sa.extra_observers = {&decisions};
     sa.verbosity = options.verbosity;
     sa.record_decisions = options.record_decisions;
     sa.plugin_libraries = options.plugin_libraries;
@@ -85,13 +113,16 @@ int RunUp(const UpOptions& options) {
   }
   std::printf(
       "Berth is up: API server %s%s, data in %s\n\n"
+      "Web view (the token after # stays in the browser):\n"
+      "  %s/ui/#token=%s\n\n"
       "In another terminal:\n"
       "  export KUBECONFIG=%s\n"
       "  kubectl get nodes\n"
       "  kubectl create -f examples/up/pods.yaml && kubectl get pods -o wide\n\n"
       "Ctrl-C stops; starting again resumes the same state.\n",
       (*server)->url().c_str(), options.no_scheduler ? " (no scheduler)" : ", scheduler running",
-      so.data_dir.c_str(), (*server)->kubeconfig_path().c_str());
+      so.data_dir.c_str(), (*server)->url().c_str(), (*server)->token().c_str(),
+      (*server)->kubeconfig_path().c_str());
   std::fflush(stdout);
   WaitForTerminationSignal([&] { return scheduler && scheduler->Failed(); });
   int rc = 0;

@@ -1,0 +1,101 @@
+#include "ui/decision_log.h"
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "explain/decision_record.h"
+
+namespace berth::ui {
+
+std::string DecisionJson(const SchedulingAttempt& a, size_t max_nodes) {
+  using nlohmann::json;
+  json head = json::object();
+  head["pod"] = a.pod ? a.pod->Key() : "";
+  head["profile"] = a.profile;
+  switch (a.outcome) {
+    case SchedulingAttempt::Outcome::kScheduled:
+      head["outcome"] = "Scheduled";
+      break;
+    case SchedulingAttempt::Outcome::kUnschedulable:
+      head["outcome"] = "Unschedulable";
+      break;
+    case SchedulingAttempt::Outcome::kError:
+      head["outcome"] = "Error";
+      break;
+  }
+  head["node"] = a.node;
+  head["message"] = a.message;
+  head["attempt"] = a.attempt;
+  head["evaluatedNodes"] = a.evaluated_nodes;
+  head["feasibleNodes"] = a.feasible_nodes;
+  if (a.nominating) head["nominatedNode"] = a.nominating->node_name;
+  head["victims"] = a.victims;
+  head["filterPlugins"] = a.filter_plugins;
+  head["scorePlugins"] = a.score_plugins;
+  head["scoreWeights"] = a.score_weights;
+  head["decidedAt"] = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  // The decision records already order and bound the nodes and encode each result as JSON;
+  // their texts are spliced in as they are rather than parsed again on the scheduling thread.
+  const std::string p(explain::kAnnotationPrefix);
+  auto records = explain::DecisionAnnotations(a, max_nodes);
+  auto take = [&](const char* name, const char* fallback) {
+    auto it = records.find(p + name);
+    return it == records.end() ? std::string(fallback) : std::move(it->second);
+  };
+  std::string out = head.dump();
+  out.pop_back();  // the closing brace
+  out += ",\"filter\":" + take("filter-result", "{}");
+  out += ",\"score\":" + take("score-result", "{}");
+  out += ",\"finalScore\":" + take("finalscore-result", "{}");
+  out += ",\"preFilter\":" + take("prefilter-result-status", "null");
+  out += ",\"truncatedNodes\":" + take("result-nodes-truncated", "0");
+  out += "}";
+  return out;
+}
+
+DecisionLog::DecisionLog(DecisionLogOptions options) : options_(options) {}
+
+void DecisionLog::OnAttempt(const SchedulingAttempt& attempt) {
+  if (!attempt.pod) return;
+  std::string key = attempt.pod->Key();
+  std::string json = DecisionJson(attempt, options_.max_nodes);
+  std::lock_guard lock(mu_);
+  if (auto it = entries_.find(key); it != entries_.end()) {
+    bytes_ -= it->second.json.size();
+    order_.erase(it->second.order);
+    entries_.erase(it);
+  }
+  bytes_ += json.size();
+  order_.push_back(key);
+  entries_.emplace(std::move(key), Entry{std::move(json), std::prev(order_.end())});
+  // The newest entry stays even when it alone exceeds the byte budget.
+  while (entries_.size() > 1 &&
+         (entries_.size() > options_.max_pods || bytes_ > options_.max_bytes)) {
+    auto oldest = entries_.find(order_.front());
+    bytes_ -= oldest->second.json.size();
+    entries_.erase(oldest);
+    order_.pop_front();
+  }
+}
+
+std::optional<std::string> DecisionLog::Get(const std::string& pod_key) const {
+  std::lock_guard lock(mu_);
+  auto it = entries_.find(pod_key);
+  if (it == entries_.end()) return std::nullopt;
+  return it->second.json;
+}
+
+size_t DecisionLog::size() const {
+  std::lock_guard lock(mu_);
+  return entries_.size();
+}
+
+size_t DecisionLog::bytes() const {
+  std::lock_guard lock(mu_);
+  return bytes_;
+}
+
+}  // namespace berth::ui

@@ -1,0 +1,324 @@
+#!/usr/bin/env python3
+"""End-to-end test of the web view of `berth up`, rendered by headless Chromium.
+
+Usage: run_ui_e2e.py BERTH
+
+Starts `berth up` on an ephemeral port with a temporary data directory and four demo nodes,
+creates a pod that fits and one that fits nowhere (through the API, with the admin token), then
+checks the /ui/ routes (static files public, data routes behind the token) and has Debian's
+headless Chromium render the page (--dump-dom after a virtual-time budget): the node names,
+the pods and their nodes, the score matrix of the scheduled pod with the chosen node marked,
+and the explanation of the pending pod. Chromium is required: without /usr/bin/chromium the
+test fails. Prints one line per check and "N passed, M failed"; exits non-zero on failure.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+class Fail(Exception):
+    pass
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Up:
+    """A running `berth up` process, reached with its own CA and token."""
+
+    def __init__(self, berth, data_dir, demo_nodes=4):
+        self.berth, self.data_dir = berth, data_dir
+        self.port = free_port()
+        self.url = "https://127.0.0.1:%d" % self.port
+        self.log_path = os.path.join(data_dir, "up.log")
+        self.log = open(self.log_path, "a")
+        self.proc = subprocess.Popen(
+            [berth, "up", "--data-dir", data_dir, "--port", str(self.port),
+             "--demo-nodes", str(demo_nodes)],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise Fail("berth up exited with %d: %s" % (self.proc.returncode, self.tail()))
+            if os.path.exists(os.path.join(data_dir, "ca.crt")) and \
+                    os.path.exists(os.path.join(data_dir, "token")):
+                try:
+                    self.ctx = ssl.create_default_context(cafile=os.path.join(data_dir, "ca.crt"))
+                    self.token = open(os.path.join(data_dir, "token")).read().strip()
+                    if self.request("GET", "/readyz", auth=False)[0] == 200:
+                        return
+                except (OSError, ssl.SSLError):
+                    pass
+            time.sleep(0.2)
+        raise Fail("berth up not ready after 60 s: " + self.tail())
+
+    def tail(self):
+        self.log.flush()
+        with open(self.log_path) as f:
+            return f.read()[-3000:]
+
+    def request(self, method, path, body=None, auth=True, token=None):
+        headers = {"Accept": "application/json"}
+        if auth:
+            headers["Authorization"] = "Bearer " + (token or self.token)
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(req, context=self.ctx, timeout=60) as r:
+                return r.status, dict(r.headers), r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, dict(e.headers), e.read().decode()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def wait_for(what, fn, timeout=60):
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        last = fn()
+        if last:
+            return last
+        time.sleep(0.2)
+    raise Fail("timed out waiting for %s (last: %r)" % (what, last))
+
+
+def pod(name, cpu):
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+                                     "resources": {"requests": {"cpu": cpu,
+                                                                "memory": "256Mi"}}}]}}
+
+
+def get_pod(up, name):
+    status, _, body = up.request("GET", "/api/v1/namespaces/default/pods/" + name)
+    if status != 200:
+        raise Fail("GET pod %s: %d %s" % (name, status, body))
+    return json.loads(body)
+
+
+def render(up, fragment, url=None):
+    """The DOM of /ui/ (or `url`) after Chromium ran its scripts for 8 s of virtual time."""
+    if not os.path.exists(CHROMIUM):
+        raise Fail("%s is missing: install Debian's chromium (scripts/install-deps.sh)" % CHROMIUM)
+    profile = tempfile.mkdtemp(prefix="berth-ui-chromium-")
+    try:
+        p = subprocess.run(
+            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--ignore-certificate-errors", "--user-data-dir=" + profile,
+             "--virtual-time-budget=8000", "--dump-dom", (url or up.url + "/ui/") + fragment],
+            capture_output=True, text=True, timeout=120)
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    if p.returncode != 0 or "<html" not in p.stdout:
+        raise Fail("chromium rc %d: %s" % (p.returncode, p.stderr[-2000:]))
+    return p.stdout
+
+
+def text(fragment):
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", fragment))
+
+
+def section(dom, element_id):
+    """The markup of the element with this id, nested elements of its tag included."""
+    m = re.search(r'<(\w+)[^>]*\bid="%s"' % re.escape(element_id), dom)
+    if not m:
+        raise Fail("no element #%s in the page:\n%s" % (element_id, text(dom)[:3000]))
+    tag, depth = m.group(1), 1
+    for t in re.finditer(r"<(/?)%s\b" % tag, dom[m.end():]):
+        depth += -1 if t.group(1) else 1
+        if depth == 0:
+            return dom[m.start():m.end() + t.start()]
+    return dom[m.start():]
+
+
+# ---------------------------------------------------------------- checks
+
+def check_static_files_are_public(up):
+    for path, kind in [("/ui/", "text/html"), ("/ui/app.js", "javascript"),
+                       ("/ui/app.css", "text/css")]:
+        status, headers, body = up.request("GET", path, auth=False)
+        if status != 200 or kind not in headers.get("Content-Type", ""):
+            raise Fail("%s: %d %s" % (path, status, headers.get("Content-Type")))
+        if "Content-Security-Policy" not in headers:
+            raise Fail("%s has no Content-Security-Policy" % path)
+        if up.token in body:
+            raise Fail("%s contains the token" % path)
+    index = up.request("GET", "/ui/", auth=False)[2]
+    for ref in ("/ui/app.js", "/ui/app.css"):
+        if ref not in index:
+            raise Fail("index.html does not load " + ref)
+    if re.search(r'(src|href)="(https?:)?//', index):
+        raise Fail("index.html loads something from elsewhere")
+    if up.request("GET", "/ui/nothing.js", auth=False)[0] != 404:
+        raise Fail("an unknown file is not 404")
+
+
+def check_data_needs_the_token(up):
+    for path in ("/ui/api/decision?namespace=default&name=web",
+                 "/ui/api/explain?namespace=default&name=huge"):
+        if up.request("GET", path, auth=False)[0] != 401:
+            raise Fail(path + " without a token is not 401")
+        if up.request("GET", path, token="wrong")[0] != 401:
+            raise Fail(path + " with a wrong token is not 401")
+    # The API itself is untouched by the web view's routes.
+    if up.request("GET", "/api/v1/nodes", auth=False)[0] != 401:
+        raise Fail("/api/v1/nodes without a token is not 401")
+
+
+def check_decision_endpoint(up):
+    web = get_pod(up, "web")
+    status, _, body = up.request("GET", "/ui/api/decision?namespace=default&name=web")
+    if status != 200:
+        raise Fail("decision: %d %s" % (status, body))
+    d = json.loads(body)
+    if d["outcome"] != "Scheduled" or d["node"] != web["spec"]["nodeName"]:
+        raise Fail("decision: %s" % body[:500])
+    if set(d["finalScore"]) != set(up.nodes):
+        raise Fail("decision scores %s, not every node" % sorted(d["finalScore"]))
+    status, _, body = up.request("GET", "/ui/api/decision?namespace=default&name=nobody")
+    if status != 404:
+        raise Fail("decision of a pod never attempted: %d %s" % (status, body))
+    status, _, body = up.request("GET", "/ui/api/explain?namespace=default&name=huge")
+    e = json.loads(body)
+    if status != 200 or e["result"] != "Unschedulable" or not e["suggestions"]:
+        raise Fail("explain: %d %s" % (status, body[:500]))
+
+
+def check_page_shows_nodes_pods_and_scores(up):
+    web = get_pod(up, "web")
+    chosen = web["spec"]["nodeName"]
+    dom = render(up, "#token=%s&pod=default/web" % up.token)
+    if up.token in dom:
+        raise Fail("the token is in the page")
+    nodes = section(dom, "nodes")
+    for n in up.nodes:
+        if 'data-node="%s"' % n not in nodes:
+            raise Fail("node %s is not in the node table: %s" % (n, text(nodes)[:1000]))
+    if 'data-nodes="%d"' % len(up.nodes) not in dom:
+        raise Fail("the picture does not draw %d nodes" % len(up.nodes))
+    pods = section(dom, "pods")
+    row = re.search(r'<tr[^>]*data-pod="default/web".*?</tr>', pods)
+    if not row or chosen not in row.group(0):
+        raise Fail("pod default/web on %s is not in the pod table: %s" % (chosen, text(pods)))
+    row = re.search(r'<tr[^>]*data-pod="default/huge".*?</tr>', pods)
+    if not row or "Unschedulable" not in row.group(0):
+        raise Fail("pending pod default/huge is not in the pod table: %s" % text(pods))
+    matrix = section(dom, "score-matrix")
+    marked = re.findall(r'<tr class="chosen" data-node="([^"]+)"', matrix)
+    if marked != [chosen]:
+        raise Fail("score matrix marks %s, the pod runs on %s: %s" % (marked, chosen,
+                                                                      text(matrix)[:1500]))
+    for n in up.nodes:
+        if 'data-node="%s"' % n not in matrix:
+            raise Fail("score matrix has no row for %s" % n)
+    for plugin in ("NodeResourcesFit", "TaintToleration", "Total"):
+        if plugin not in matrix:
+            raise Fail("score matrix has no %s column: %s" % (plugin, text(matrix)[:1500]))
+    if not re.search(r'class="connection live"', dom):
+        raise Fail("the page did not open its watches: %s" % text(dom)[:300])
+
+
+def check_page_explains_the_pending_pod(up):
+    dom = render(up, "#token=%s&pod=default/huge" % up.token)
+    decision = section(dom, "decision")
+    if "Insufficient cpu" not in decision:
+        raise Fail("the decision shows no filter rejection: %s" % text(decision)[:1500])
+    rejections = section(dom, "rejections")
+    for n in up.nodes:
+        if 'data-node="%s"' % n not in rejections:
+            raise Fail("rejections lack %s: %s" % (n, text(rejections)[:1500]))
+    explanation = section(dom, "explanation")
+    t = text(explanation)
+    if "Smallest changes" not in t or "free" not in t or "cpu" not in t:
+        raise Fail("no verified suggestions: %s" % t[:1500])
+    if not re.search(r'data-kind="resources"', explanation):
+        raise Fail("no resources suggestion: %s" % t[:1500])
+    table = section(dom, "explain-nodes")
+    if "rejected by NodeResourcesFit: Insufficient cpu" not in text(table):
+        raise Fail("no per-node reasons: %s" % text(table)[:1500])
+
+
+def check_page_without_token(up):
+    dom = render(up, "")
+    if "refused the token" not in dom or 'data-pod="' in dom:
+        raise Fail("without a token the page shows: %s" % text(dom)[:800])
+
+
+CHECKS = [check_static_files_are_public, check_data_needs_the_token, check_decision_endpoint,
+          check_page_shows_nodes_pods_and_scores, check_page_explains_the_pending_pod,
+          check_page_without_token]
+
+
+def main():
+    berth = os.path.abspath(sys.argv[1])
+    data_dir = tempfile.mkdtemp(prefix="berth-ui-e2e-")
+    passed = failed = 0
+    up = None
+    try:
+        up = Up(berth, data_dir)
+        status, _, body = up.request("GET", "/api/v1/nodes")
+        up.nodes = sorted(n["metadata"]["name"] for n in json.loads(body)["items"])
+        if len(up.nodes) != 4:
+            raise Fail("expected 4 demo nodes, got %s" % up.nodes)
+        for name, cpu in (("web", "1"), ("huge", "100")):
+            status, _, body = up.request("POST", "/api/v1/namespaces/default/pods",
+                                         body=pod(name, cpu))
+            if status != 201:
+                raise Fail("create %s: %d %s" % (name, status, body))
+        wait_for("web bound", lambda: get_pod(up, "web")["spec"].get("nodeName"))
+        wait_for("huge marked unschedulable", lambda: any(
+            c.get("reason") == "Unschedulable"
+            for c in get_pod(up, "huge").get("status", {}).get("conditions", [])))
+        for check in CHECKS:
+            t = time.time()
+            try:
+                check(up)
+                passed += 1
+                print("PASS %s (%.1fs)" % (check.__name__, time.time() - t), flush=True)
+            except (Fail, subprocess.TimeoutExpired, json.JSONDecodeError, KeyError) as e:
+                failed += 1
+                print("FAIL %s: %s" % (check.__name__, e), flush=True)
+    except Fail as e:
+        failed += 1
+        print("FAIL startup: %s" % e)
+    finally:
+        if up:
+            up.stop()
+        if failed:
+            print("berth up log (tail):\n" + open(os.path.join(data_dir, "up.log")).read()[-4000:])
+        shutil.rmtree(data_dir, ignore_errors=True)
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
