@@ -28,6 +28,7 @@
 #include "scheduler/scheduler.h"
 #include "sim/bench.h"
 #include "sim/simulator.h"
+#include "ui/report.h"
 
 namespace {
 
@@ -70,6 +71,10 @@ int RunSimulate(const std::string& config_path, const std::vector<std::string>& 
   if (!result.ok()) return Fail(result.error().message);
   if (output == "json") {
     std::cout << berth::sim::ToJson(*result).dump(2) << "\n";
+  } else if (output == "html") {
+    auto page = berth::ui::SimulationReportHtml(objects, *result);
+    if (!page.ok()) return Fail(page.error().message);
+    std::cout << *page;
   } else {
     std::cout << berth::sim::ToTable(*result);
   }
@@ -146,8 +151,8 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
       ->required();
   bool recursive = false;
   simulate->add_flag("-R,--recursive", recursive, "Read directories given with -f recursively");
-  simulate->add_option("--output,-o", output, "json or table")
-      ->check(CLI::IsMember({"json", "table"}));
+  simulate->add_option("--output,-o", output, "table, json, or html (a self-contained page)")
+      ->check(CLI::IsMember({"json", "table", "html"}));
   simulate->add_option("--seed", seed, "Random seed for tie-breaking");
   std::vector<std::string> simulate_plugin_libraries;
   simulate->add_option("--plugin-library", simulate_plugin_libraries,

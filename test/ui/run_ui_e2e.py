@@ -273,9 +273,61 @@ def check_page_without_token(up):
         raise Fail("without a token the page shows: %s" % text(dom)[:800])
 
 
+def sim_node(name, cpu):
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name,
+            "labels": {"kubernetes.io/hostname": name}},
+            "status": {"allocatable": {"cpu": cpu, "memory": "16Gi", "pods": "110"},
+                       "capacity": {"cpu": cpu, "memory": "16Gi", "pods": "110"}}}
+
+
+def check_simulate_html_report(up):
+    work = tempfile.mkdtemp(prefix="berth-ui-report-")
+    try:
+        objs = [sim_node("sim-big", "8"), sim_node("sim-mid", "4"), sim_node("sim-small", "2"),
+                pod("web", "3"), pod("huge", "100")]
+        with open(os.path.join(work, "cluster.json"), "w") as f:
+            f.write("\n".join(json.dumps(o) for o in objs))
+        report = os.path.join(work, "report.html")
+        with open(report, "w") as out:
+            p = subprocess.run([up.berth, "simulate", "-f", os.path.join(work, "cluster.json"),
+                                "--output", "html"], stdout=out, stderr=subprocess.PIPE,
+                               text=True, timeout=60)
+        if p.returncode != 0:
+            raise Fail("simulate --output html: rc %d: %s" % (p.returncode, p.stderr))
+        page = open(report).read()
+        if "/ui/app.js" in page or re.search(r'(src|href)="(https?:)?//', page):
+            raise Fail("the report loads files from elsewhere")
+        sim = json.loads(subprocess.run(
+            [up.berth, "simulate", "-f", os.path.join(work, "cluster.json"), "-o", "json"],
+            capture_output=True, text=True, timeout=60, check=True).stdout)
+        chosen = [r["node"] for r in sim["results"] if r["pod"] == "default/web"][0]
+        dom = render(up, "#pod=default/web", url="file://" + report)
+        nodes = section(dom, "nodes")
+        for n in ("sim-big", "sim-mid", "sim-small"):
+            if 'data-node="%s"' % n not in nodes:
+                raise Fail("report: node %s missing: %s" % (n, text(nodes)[:1000]))
+        pods = section(dom, "pods")
+        row = re.search(r'<tr[^>]*data-pod="default/web".*?</tr>', pods)
+        if not row or chosen not in row.group(0):
+            raise Fail("report: default/web on %s missing: %s" % (chosen, text(pods)))
+        matrix = section(dom, "score-matrix")
+        marked = re.findall(r'<tr class="chosen" data-node="([^"]+)"', matrix)
+        if marked != [chosen]:
+            raise Fail("report: matrix marks %s, not %s: %s" % (marked, chosen, text(matrix)))
+        rejections = section(dom, "rejections")
+        if "sim-small" not in rejections or "Insufficient cpu" not in rejections:
+            raise Fail("report: web's rejections: %s" % text(rejections))
+        dom = render(up, "#pod=default/huge", url="file://" + report)
+        decision = text(section(dom, "decision"))
+        if "Unschedulable" not in decision or "Insufficient cpu" not in decision:
+            raise Fail("report: huge's decision: %s" % decision[:1500])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 CHECKS = [check_static_files_are_public, check_data_needs_the_token, check_decision_endpoint,
           check_page_shows_nodes_pods_and_scores, check_page_explains_the_pending_pod,
-          check_page_without_token]
+          check_page_without_token, check_simulate_html_report]
 
 
 def main():

@@ -114,9 +114,11 @@
     const a = (n.status || {}).allocatable || (n.status || {}).capacity || {};
     return {cpu: qty(a.cpu), memory: qty(a.memory), pods: qty(a.pods)};
   }
+  // Without a Ready condition (manifests often have none) a node counts as ready: the
+  // scheduler places pods there all the same.
   function nodeReady(n) {
     for (const c of (n.status || {}).conditions || []) if (c.type === 'Ready') return c.status === 'True';
-    return false;
+    return true;
   }
 
   // Allocated per node: the requests of the pods bound there that have not ended.

@@ -1,0 +1,86 @@
+#include "ui/report.h"
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "ui/decision_log.h"
+#include "ui/web_view.h"
+
+namespace berth::ui {
+namespace {
+
+// JSON inside <script>: no "<" at all, so neither "</script>" nor "<!--" can end it early.
+std::string ScriptSafe(const std::string& json) {
+  std::string out;
+  out.reserve(json.size());
+  for (char c : json) {
+    if (c == '<') {
+      out += "\\u003c";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+bool ReplaceOnce(std::string& text, const std::string& what, const std::string& with) {
+  const size_t at = text.find(what);
+  if (at == std::string::npos) return false;
+  text.replace(at, what.size(), with);
+  return true;
+}
+
+}  // namespace
+
+Result<std::string> SimulationReportHtml(const std::vector<Object>& objects,
+                                         const sim::SimulationResult& result) {
+  using nlohmann::json;
+  std::map<std::string, const sim::PodResult*> outcome;
+  for (const auto& r : result.results) outcome[r.pod] = &r;
+  json nodes = json::array(), pods = json::array(), decisions = json::object();
+  for (const auto& o : objects) {
+    if (auto* n = std::get_if<std::shared_ptr<const Node>>(&o)) {
+      nodes.push_back(EncodeNode(**n));
+    } else if (auto* p = std::get_if<std::shared_ptr<const Pod>>(&o)) {
+      json pod = EncodePod(**p);
+      auto it = outcome.find((*p)->Key());
+      if (it != outcome.end()) {
+        const sim::PodResult& r = *it->second;
+        if (r.result == "Scheduled") {
+          pod["spec"]["nodeName"] = r.node;
+        } else {
+          pod["status"]["conditions"] =
+              json::array({{{"type", "PodScheduled"},
+                            {"status", "False"},
+                            {"reason", r.result == "Gated" ? "SchedulingGated" : r.result},
+                            {"message", r.message}}});
+        }
+        if (r.last) {
+          json d = json::parse(DecisionJson(*r.last, 200));
+          d.erase("decidedAt");  // when the page was written, not a time of the simulation
+          decisions[r.pod] = std::move(d);
+        }
+      }
+      pods.push_back(std::move(pod));
+    }
+  }
+  json report = {{"nodes", std::move(nodes)},
+                 {"pods", std::move(pods)},
+                 {"decisions", std::move(decisions)},
+                 {"simulation", sim::ToJson(result)}};
+  auto index = FindAsset("index.html");
+  auto js = FindAsset("app.js");
+  auto css = FindAsset("app.css");
+  if (!index || !js || !css) return Error{"the web view's files are missing from this binary"};
+  std::string page(*index);
+  const bool ok = ReplaceOnce(page, "<link rel=\"stylesheet\" href=\"/ui/app.css\">",
+                              "<style>\n" + std::string(*css) + "</style>") &&
+                  ReplaceOnce(page, "<script src=\"/ui/app.js\"></script>",
+                              "<script id=\"berth-report\" type=\"application/json\">" +
+                                  ScriptSafe(report.dump()) + "</script>\n<script>\n" +
+                                  std::string(*js) + "</script>");
+  if (!ok) return Error{"the web view's index.html does not load app.js and app.css as expected"};
+  return page;
+}
+
+}  // namespace berth::ui

@@ -1,0 +1,62 @@
+// The self-contained page of `berth simulate --output html`.
+#include "ui/report.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "config/load.h"
+#include "plugins/registry.h"
+#include "testing/builders.h"
+
+namespace berth::ui {
+namespace {
+
+using nlohmann::json;
+using testing::MakeNode;
+using testing::MakePod;
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(SimulationReportTest, OnePageWithTheDataAndNothingFromElsewhere) {
+  std::vector<Object> objects = {
+      Object(MakeNode().Name("big").Capacity({{"cpu", "8"}, {"memory", "16Gi"}}).Obj()),
+      Object(MakeNode().Name("small").Capacity({{"cpu", "2"}, {"memory", "4Gi"}}).Obj()),
+      // A label value that would end a <script> early if it were embedded as is.
+      Object(MakePod()
+                 .Name("p")
+                 .Label("note", "</script><script>alert(1)</script>")
+                 .Req({{"cpu", "4"}})
+                 .Obj()),
+      Object(MakePod().Name("huge").Req({{"cpu", "64"}}).Obj())};
+  Registry registry = InTreeRegistry();
+  auto result = sim::Simulate(config::DefaultConfiguration(registry), registry, objects,
+                              sim::SimulationOptions{});
+  ASSERT_TRUE(result.ok());
+  auto page = SimulationReportHtml(objects, *result);
+  ASSERT_TRUE(page.ok()) << page.error().message;
+  EXPECT_EQ(page->find("/ui/app.js"), std::string::npos);
+  EXPECT_EQ(page->find("/ui/app.css"), std::string::npos);
+  EXPECT_EQ(Count(*page, "</script"), 2u);  // the data, the script
+  EXPECT_NE(page->find("<style>"), std::string::npos);
+
+  const std::string open = "<script id=\"berth-report\" type=\"application/json\">";
+  const size_t from = page->find(open) + open.size();
+  json data = json::parse(page->substr(from, page->find("</script>", from) - from));
+  EXPECT_EQ(data["nodes"].size(), 2u);
+  ASSERT_EQ(data["pods"].size(), 2u);
+  EXPECT_EQ(data["pods"][0]["spec"]["nodeName"], "big");
+  EXPECT_EQ(data["pods"][0]["metadata"]["labels"]["note"], "</script><script>alert(1)</script>");
+  EXPECT_EQ(data["pods"][1]["status"]["conditions"][0]["reason"], "Unschedulable");
+  EXPECT_EQ(data["decisions"]["default/p"]["outcome"], "Scheduled");
+  EXPECT_EQ(data["decisions"]["default/huge"]["filter"]["small"]["NodeResourcesFit"],
+            "Insufficient cpu");
+  EXPECT_EQ(data["simulation"]["results"].size(), 2u);
+}
+
+}  // namespace
+}  // namespace berth::ui
