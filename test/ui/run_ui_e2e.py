@@ -8,9 +8,12 @@ creates a pod that fits and one that fits nowhere (through the API, with the adm
 checks the /ui/ routes (static files public, data routes behind the token) and has Debian's
 headless Chromium render the page (--dump-dom after a virtual-time budget): the node names,
 the pods and their nodes, the score matrix of the scheduled pod with the chosen node marked,
-and the explanation of the pending pod. Chromium is required: without /usr/bin/chromium the
-test fails. Prints one line per check and "N passed, M failed"; exits non-zero on failure.
+and the explanation of the pending pod. One check drives an open page over Chromium's DevTools
+protocol: a pod created after the page loaded appears with its node, then goes when deleted
+(the watches). Another renders `berth simulate --output html`'s page from a file. Chromium is
+required: without /usr/bin/chromium the test fails. Prints one line per check and "N passed, M failed"; exits non-zero on failure.
 """
+import base64
 import json
 import os
 import re
@@ -18,6 +21,7 @@ import shutil
 import signal
 import socket
 import ssl
+import struct
 import subprocess
 import sys
 import tempfile
@@ -273,6 +277,133 @@ def check_page_without_token(up):
         raise Fail("without a token the page shows: %s" % text(dom)[:800])
 
 
+class DevTools:
+    """A headless Chromium driven over its DevTools protocol (a minimal WebSocket client)."""
+
+    def __init__(self):
+        if not os.path.exists(CHROMIUM):
+            raise Fail("%s is missing: install Debian's chromium (scripts/install-deps.sh)"
+                       % CHROMIUM)
+        self.profile = tempfile.mkdtemp(prefix="berth-ui-chromium-")
+        port = free_port()
+        self.proc = subprocess.Popen(
+            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--ignore-certificate-errors", "--user-data-dir=" + self.profile,
+             "--remote-debugging-port=%d" % port, "about:blank"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        target = wait_for("the DevTools endpoint", lambda: self._page_target(port), timeout=30)
+        url = target["webSocketDebuggerUrl"]
+        host_port, path = url[len("ws://"):].split("/", 1)
+        host, p = host_port.split(":")
+        self.sock = socket.create_connection((host, int(p)), timeout=30)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall(("GET /%s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\n"
+                           "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
+                           "Sec-WebSocket-Version: 13\r\n\r\n" % (path, host_port, key)).encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += self.sock.recv(1)
+        if b" 101 " not in head.split(b"\r\n")[0]:
+            raise Fail("DevTools refused the WebSocket: %r" % head)
+        self.next_id = 0
+
+    @staticmethod
+    def _page_target(port):
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d/json/list" % port, timeout=2) as r:
+                pages = [t for t in json.load(r) if t.get("type") == "page"]
+                return pages[0] if pages else None
+        except OSError:
+            return None
+
+    def _recv_exact(self, n):
+        buf = b""
+        while len(buf) < n:
+            chunk = self.sock.recv(n - len(buf))
+            if not chunk:
+                raise Fail("DevTools closed the connection")
+            buf += chunk
+        return buf
+
+    def _recv_message(self):
+        data = b""
+        while True:
+            b0, b1 = self._recv_exact(2)
+            n = b1 & 0x7F
+            if n == 126:
+                n = struct.unpack(">H", self._recv_exact(2))[0]
+            elif n == 127:
+                n = struct.unpack(">Q", self._recv_exact(8))[0]
+            data += self._recv_exact(n)
+            if b0 & 0x80:
+                return data.decode()
+
+    def call(self, method, **params):
+        self.next_id += 1
+        payload = json.dumps({"id": self.next_id, "method": method, "params": params}).encode()
+        mask = os.urandom(4)
+        n = len(payload)
+        head = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else
+                                bytes([0x80 | 126]) + struct.pack(">H", n) if n < 65536 else
+                                bytes([0x80 | 127]) + struct.pack(">Q", n))
+        self.sock.sendall(head + mask + bytes(c ^ mask[i % 4] for i, c in enumerate(payload)))
+        while True:
+            msg = json.loads(self._recv_message())
+            if msg.get("id") == self.next_id:
+                if "error" in msg:
+                    raise Fail("DevTools %s: %s" % (method, msg["error"]))
+                return msg["result"]
+
+    def evaluate(self, expression):
+        r = self.call("Runtime.evaluate", expression=expression, returnByValue=True)
+        return r.get("result", {}).get("value")
+
+    def close(self):
+        try:
+            self.sock.close()
+        finally:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            shutil.rmtree(self.profile, ignore_errors=True)
+
+
+def check_page_updates_live(up):
+    """The open page shows a pod created after it loaded, then where it was scheduled."""
+    browser = DevTools()
+    try:
+        browser.call("Page.navigate", url=up.url + "/ui/#token=" + up.token)
+        wait_for("the page's watches", lambda: browser.evaluate(
+            "document.querySelector('.connection.live') !== null"), timeout=30)
+        status, _, body = up.request("POST", "/api/v1/namespaces/default/pods",
+                                     body=pod("late", "100m"))
+        if status != 201:
+            raise Fail("create late: %d %s" % (status, body))
+        node = wait_for("late bound", lambda: get_pod(up, "late")["spec"].get("nodeName"))
+        row = "document.querySelector('tr[data-pod=\"default/late\"] td.pod-node')"
+        shown = wait_for("the page showing late on " + node, lambda: browser.evaluate(
+            "(%s || {}).textContent === %s" % (row, json.dumps(node))), timeout=30)
+        if not shown:
+            raise Fail("the page does not show default/late on %s" % node)
+        # The pod's allocation reaches the node's row too: its pods count went up.
+        pods_cell = browser.evaluate(
+            "document.querySelector('tr[data-node=\"%s\"] td:last-child').textContent" % node)
+        if not pods_cell or not re.match(r"\s*[1-9]", pods_cell):
+            raise Fail("node %s's pods after late: %r" % (node, pods_cell))
+        status, _, _ = up.request("DELETE", "/api/v1/namespaces/default/pods/late")
+        wait_for("the page dropping late", lambda: browser.evaluate(
+            "document.querySelector('tr[data-pod=\"default/late\"]') === null"), timeout=30)
+        if browser.evaluate("location.hash").find("token") >= 0:
+            raise Fail("the token stayed in the address")
+        if browser.evaluate("sessionStorage.getItem('berth-token')") != up.token:
+            raise Fail("the token is not kept in sessionStorage")
+    finally:
+        browser.close()
+
+
 def sim_node(name, cpu):
     return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name,
             "labels": {"kubernetes.io/hostname": name}},
@@ -327,7 +458,7 @@ def check_simulate_html_report(up):
 
 CHECKS = [check_static_files_are_public, check_data_needs_the_token, check_decision_endpoint,
           check_page_shows_nodes_pods_and_scores, check_page_explains_the_pending_pod,
-          check_page_without_token, check_simulate_html_report]
+          check_page_without_token, check_page_updates_live, check_simulate_html_report]
 
 
 def main():
