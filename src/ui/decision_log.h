@@ -33,8 +33,10 @@ std::string DecisionJson(const SchedulingAttempt& attempt, size_t max_nodes);
 
 struct DecisionLogOptions {
   size_t max_pods = 10000;
-  size_t max_nodes = 200;               // per attempt
-  size_t max_bytes = size_t{64} << 20;  // all entries' JSON together
+  // Per attempt. As many as --record-decisions keeps: at 5,000 nodes a decision is then about
+  // 60 KB, and the byte bound below keeps the last ~2,000 pods' decisions.
+  size_t max_nodes = 100;
+  size_t max_bytes = size_t{128} << 20;  // all entries' JSON together
 };
 
 class DecisionLog final : public AttemptObserver {

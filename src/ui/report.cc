@@ -56,7 +56,7 @@ Result<std::string> SimulationReportHtml(const std::vector<Object>& objects,
                             {"message", r.message}}});
         }
         if (r.last) {
-          json d = json::parse(DecisionJson(*r.last, 200));
+          json d = json::parse(DecisionJson(*r.last, DecisionLogOptions{}.max_nodes));
           d.erase("decidedAt");  // when the page was written, not a time of the simulation
           decisions[r.pod] = std::move(d);
         }

@@ -124,7 +124,9 @@ std::vector<apiserver::ExtraRoute> WebViewRoutes(const WebViewOptions& options) 
       auto d = options.decisions->Get(*key);
       if (!d)
         return ErrorAnswer(
-            404, fmt::format("no scheduling attempt recorded for {} since berth up started", *key));
+            404, fmt::format("no scheduling attempt of {} is kept: none since berth up started, "
+                             "or older than the latest ones kept",
+                             *key));
       return JsonAnswer(200, std::move(*d));
     }
     if (path == "/ui/api/explain") {
