@@ -132,9 +132,16 @@ std::vector<apiserver::ExtraRoute> WebViewRoutes(const WebViewOptions& options) 
     if (path == "/ui/api/explain") {
       if (!key) return ErrorAnswer(400, "name is required");
       if (!options.config || !options.registry) return ErrorAnswer(404, "explanations are off");
-      // Each explanation schedules the pod several times over a copy of the whole cluster; one
-      // at a time keeps a busy page from taking every I/O thread.
-      std::lock_guard lock(*explain_mu);
+      // Each explanation schedules the pod several times over a copy of the whole cluster (on
+      // large clusters, for minutes). One at a time, and the others are turned away rather than
+      // queued: a queue would hold I/O threads the API server and the scheduler need.
+      std::unique_lock lock(*explain_mu, std::try_to_lock);
+      if (!lock.owns_lock()) {
+        HttpResponse busy =
+            ErrorAnswer(503, "another explanation is being computed; try again shortly");
+        busy.headers.emplace_back("Retry-After", "3");
+        return busy;
+      }
       auto objects = StoredObjects(store);
       if (!objects.ok()) return ErrorAnswer(500, objects.error().message);
       explain::ExplainOptions eo;

@@ -12,7 +12,7 @@
 // "Authorization: Bearer" on every request, the watches included.
 //
 // Threads: the handlers run on the API server's I/O threads; explanations, which schedule the
-// pod again over a copy of the cluster, run one at a time.
+// pod again over a copy of the cluster, run one at a time (a second one meanwhile gets 503).
 #pragma once
 
 #include <optional>

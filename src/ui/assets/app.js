@@ -511,6 +511,8 @@
       } catch (e) {
         state.explanation = null;
         state.explanationError = e.message;
+        // Another explanation is running (one at a time): ask again while this pod is shown.
+        if (e.status === 503) setTimeout(() => { if (state.selected === key) refreshDetail(); }, 3000);
       }
       state.explaining = false;
     } else {
