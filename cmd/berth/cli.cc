@@ -82,7 +82,7 @@ int RunSimulate(const std::string& config_path, const std::vector<std::string>& 
 }
 
 int RunBench(const std::string& workload_file, const std::string& filter,
-             const std::string& config_path, const std::string& output,
+             const std::string& config_path, const std::string& output, int repeat,
              const std::vector<berth::PluginRegistration>& compiled_in) {
   auto built = berth::pluginlib::BuildRegistry({}, compiled_in);
   if (!built.ok()) return Fail(built.error().message);
@@ -94,17 +94,28 @@ int RunBench(const std::string& workload_file, const std::string& filter,
   int ran = 0;
   for (const auto& w : *workloads) {
     if (!filter.empty() && w.name.find(filter) == std::string::npos) continue;
-    auto r = berth::sim::RunWorkload(w, *cfg, registry);
-    if (!r.ok()) return Fail(fmt::format("{}: {}", w.name, r.error().message));
+    std::vector<berth::sim::BenchResult> runs;
+    for (int i = 0; i < repeat; ++i) {
+      auto r = berth::sim::RunWorkload(w, *cfg, registry);
+      if (!r.ok()) return Fail(fmt::format("{}: {}", w.name, r.error().message));
+      runs.push_back(std::move(r).value());
+    }
     ++ran;
+    const auto summary = berth::sim::Summarize(std::move(runs));
+    const auto& r = summary.median;
     if (output == "json") {
-      std::cout << berth::sim::ToJson(*r).dump() << std::endl;
+      std::cout << (repeat > 1 ? berth::sim::ToJson(summary) : berth::sim::ToJson(r)).dump()
+                << std::endl;
     } else {
+      std::string spread =
+          repeat > 1 ? fmt::format("  (median of {}, {:.0f}..{:.0f})", repeat,
+                                   summary.min_pods_per_second, summary.max_pods_per_second)
+                     : "";
       std::cout << fmt::format(
-                       "{:<45} nodes {:>5}  init {:>6}  measured {:>6}  {:>9.0f} pods/s  "
-                       "p50 {:.3f}ms p90 {:.3f}ms p99 {:.3f}ms  peak RSS {} MB",
-                       r->name, r->nodes, r->init_pods, r->scheduled, r->pods_per_second, r->p50_ms,
-                       r->p90_ms, r->p99_ms, r->peak_rss_mb)
+                       "{:<50} nodes {:>6}  init {:>6}  measured {:>6}  {:>9.0f} pods/s  "
+                       "p50 {:.3f}ms p90 {:.3f}ms p99 {:.3f}ms  peak RSS {} MB{}",
+                       r.name, r.nodes, r.init_pods, r.scheduled, r.pods_per_second, r.p50_ms,
+                       r.p90_ms, r.p99_ms, r.peak_rss_mb, spread)
                 << std::endl;
     }
   }
@@ -165,6 +176,11 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   bench->add_option("--config", bench_config, "KubeSchedulerConfiguration file");
   bench->add_option("--output,-o", bench_output, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
+  int bench_repeat = 1;
+  bench
+      ->add_option("--repeat", bench_repeat,
+                   "Run each workload N times; report the median and the spread")
+      ->check(CLI::Range(1, 1000));
 
   auto* cfg = app.add_subcommand("config", "Configuration tools");
   cfg->require_subcommand(1);
@@ -219,7 +235,8 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   if (*simulate)
     return RunSimulate(config_path, files, recursive, output, seed, simulate_plugin_libraries,
                        compiled_in);
-  if (*bench) return RunBench(workload_file, filter, bench_config, bench_output, compiled_in);
+  if (*bench)
+    return RunBench(workload_file, filter, bench_config, bench_output, bench_repeat, compiled_in);
   if (*print_defaults) {
     auto built = berth::pluginlib::BuildRegistry({}, compiled_in);
     if (!built.ok()) return Fail(built.error().message);

@@ -128,26 +128,34 @@ void ReadContainer(Reader& r, const json& j, Container& c) {
   r.Field(j, "restartPolicy", [&](const json& v) { c.restart_policy = r.Str(v); });
 }
 
+// Sets an optional volume source to a default value and returns it. Not `emplace()`: Clang
+// decides the nested source types are not default-constructible while Volume is incomplete.
+template <class T>
+T& Engage(std::optional<T>& o) {
+  o = T{};
+  return *o;
+}
+
 void ReadVolume(Reader& r, const json& j, Volume& vol) {
   if (!r.ExpectObject(j)) return;
   r.Field(j, "name", [&](const json& v) { vol.name = r.Str(v); });
   r.Field(j, "persistentVolumeClaim", [&](const json& v) {
-    auto& s = vol.persistent_volume_claim.emplace();
+    auto& s = Engage(vol.persistent_volume_claim);
     r.Field(v, "claimName", [&](const json& x) { s.claim_name = r.Str(x); });
     r.Field(v, "readOnly", [&](const json& x) { s.read_only = r.Bool(x); });
   });
   r.Field(j, "gcePersistentDisk", [&](const json& v) {
-    auto& s = vol.gce_persistent_disk.emplace();
+    auto& s = Engage(vol.gce_persistent_disk);
     r.Field(v, "pdName", [&](const json& x) { s.pd_name = r.Str(x); });
     r.Field(v, "readOnly", [&](const json& x) { s.read_only = r.Bool(x); });
   });
   r.Field(j, "awsElasticBlockStore", [&](const json& v) {
-    auto& s = vol.aws_elastic_block_store.emplace();
+    auto& s = Engage(vol.aws_elastic_block_store);
     r.Field(v, "volumeID", [&](const json& x) { s.volume_id = r.Str(x); });
     r.Field(v, "readOnly", [&](const json& x) { s.read_only = r.Bool(x); });
   });
   r.Field(j, "rbd", [&](const json& v) {
-    auto& s = vol.rbd.emplace();
+    auto& s = Engage(vol.rbd);
     r.Field(v, "monitors", [&](const json& x) { s.monitors = r.StrList(x); });
     r.Field(v, "pool", [&](const json& x) { s.pool = r.Str(x); });
     r.Field(v, "image", [&](const json& x) { s.image = r.Str(x); });
@@ -155,14 +163,14 @@ void ReadVolume(Reader& r, const json& j, Volume& vol) {
     if (s.pool.empty()) s.pool = "rbd";
   });
   r.Field(j, "iscsi", [&](const json& v) {
-    auto& s = vol.iscsi.emplace();
+    auto& s = Engage(vol.iscsi);
     r.Field(v, "targetPortal", [&](const json& x) { s.target_portal = r.Str(x); });
     r.Field(v, "iqn", [&](const json& x) { s.iqn = r.Str(x); });
     r.Field(v, "lun", [&](const json& x) { s.lun = r.Int32(x); });
     r.Field(v, "readOnly", [&](const json& x) { s.read_only = r.Bool(x); });
   });
   r.Field(j, "csi", [&](const json& v) {
-    auto& s = vol.csi.emplace();
+    auto& s = Engage(vol.csi);
     r.Field(v, "driver", [&](const json& x) { s.driver = r.Str(x); });
   });
   r.Field(j, "ephemeral", [&](const json& v) {

@@ -105,6 +105,30 @@ void InMemoryCluster::AddNode(Ptr<Node> node) {
   }
 }
 
+void InMemoryCluster::RemoveNode(std::string_view name) {
+  ClusterEventHandler* h;
+  Ptr<Node> old;
+  {
+    std::lock_guard lock(mu_);
+    auto it = nodes_.find(name);
+    if (it == nodes_.end()) return;
+    old = it->second;
+    nodes_.erase(it);
+    h = handler_;
+  }
+  if (h) h->OnNodeDelete(old);
+}
+
+void InMemoryCluster::RemoveService(std::string_view ns, std::string_view name) {
+  ClusterEventHandler* h;
+  {
+    std::lock_guard lock(mu_);
+    if (!services_.erase(Key(ns, name))) return;
+    h = handler_;
+  }
+  if (h) h->OnOtherObjectChange("Service");
+}
+
 template <class T>
 void InMemoryCluster::Store(Map<T>& map, std::string key, Ptr<T> obj, std::string_view kind) {
   ClusterEventHandler* h;

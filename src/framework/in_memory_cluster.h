@@ -32,6 +32,9 @@ class InMemoryCluster final : public ClusterClient {
   void UpdatePod(Ptr<Pod> pod);
   // Removes a pod without going through the scheduler's writes.
   void RemovePod(std::string_view ns, std::string_view name);
+  // Removes a node (its pods stay, as they would in a cluster until garbage-collected).
+  void RemoveNode(std::string_view name);
+  void RemoveService(std::string_view ns, std::string_view name);
 
   void SetEventHandler(ClusterEventHandler* handler);
 

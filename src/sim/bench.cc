@@ -33,10 +33,140 @@ Result<std::vector<PodGroup>> DecodeGroups(const nlohmann::json& j, const std::s
     g.name_prefix = j[i].value("namePrefix", g.template_pod.metadata.name.empty()
                                                  ? std::string("pod")
                                                  : g.template_pod.metadata.name);
+    if (j[i].contains("namespace")) {
+      if (!j[i]["namespace"].is_string())
+        return Error{fmt::format("{}.namespace: must be a string", w)};
+      g.template_pod.metadata.namespace_ = j[i]["namespace"].get<std::string>();
+    }
+    if (j[i].contains("namespaceSets")) {
+      const auto& sets = j[i]["namespaceSets"];
+      if (!sets.is_object() || !sets.contains("prefix") || !sets["prefix"].is_string() ||
+          !sets.contains("count") || !sets["count"].is_number_integer() ||
+          sets["count"].get<int>() < 0)
+        return Error{fmt::format(
+            "{}.namespaceSets: want {{prefix: <string>, count: <non-negative integer>}}", w)};
+      g.namespace_prefix = sets["prefix"].get<std::string>();
+      g.namespace_count = sets["count"].get<int>();
+    }
     out.push_back(std::move(g));
   }
   return out;
 }
+
+Result<std::vector<NamespaceGroup>> DecodeNamespaceGroups(const nlohmann::json& j,
+                                                          const std::string& where) {
+  std::vector<NamespaceGroup> out;
+  if (j.is_null()) return out;
+  if (!j.is_array()) return Error{fmt::format("{}: must be a list", where)};
+  for (size_t i = 0; i < j.size(); ++i) {
+    const std::string w = fmt::format("{}[{}]", where, i);
+    NamespaceGroup g;
+    if (!j[i].is_object() || !j[i].contains("prefix") || !j[i]["prefix"].is_string())
+      return Error{fmt::format("{}.prefix: required string", w)};
+    g.prefix = j[i]["prefix"].get<std::string>();
+    if (!j[i].contains("count") || !j[i]["count"].is_number_integer() ||
+        j[i]["count"].get<int>() < 0)
+      return Error{fmt::format("{}.count: required non-negative integer", w)};
+    g.count = j[i]["count"].get<int>();
+    if (j[i].contains("labels")) {
+      if (!j[i]["labels"].is_object()) return Error{fmt::format("{}.labels: must be a map", w)};
+      for (const auto& [k, v] : j[i]["labels"].items()) {
+        if (!v.is_string()) return Error{fmt::format("{}.labels.{}: must be a string", w, k)};
+        g.labels[k] = v.get<std::string>();
+      }
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+Result<Churn> DecodeChurn(const nlohmann::json& j, const std::string& where) {
+  Churn c;
+  if (!j.is_object()) return Error{fmt::format("{}: must be a map", where)};
+  const std::string mode = j.value("mode", "create");
+  if (mode == "create") {
+    c.mode = Churn::Mode::kCreate;
+  } else if (mode == "recreate") {
+    c.mode = Churn::Mode::kRecreate;
+  } else {
+    return Error{fmt::format("{}.mode: \"{}\" is not create or recreate", where, mode)};
+  }
+  if (!j.contains("intervalMilliseconds") || !j["intervalMilliseconds"].is_number_integer() ||
+      j["intervalMilliseconds"].get<int>() <= 0)
+    return Error{fmt::format("{}.intervalMilliseconds: required positive integer", where)};
+  c.interval_ms = j["intervalMilliseconds"].get<int>();
+  if (!j.contains("templates") || !j["templates"].is_array() || j["templates"].empty())
+    return Error{fmt::format("{}.templates: required non-empty list", where)};
+  for (size_t i = 0; i < j["templates"].size(); ++i) {
+    const std::string w = fmt::format("{}.templates[{}]", where, i);
+    auto obj = DecodeObject(j["templates"][i], w);
+    if (!obj.ok()) return obj.error();
+    const bool supported = std::holds_alternative<std::shared_ptr<const Pod>>(*obj) ||
+                           std::holds_alternative<std::shared_ptr<const Node>>(*obj) ||
+                           std::holds_alternative<std::shared_ptr<const Service>>(*obj);
+    if (!supported) return Error{fmt::format("{}: churn creates Pods, Nodes and Services only", w)};
+    c.templates.push_back(std::move(obj).value());
+  }
+  return c;
+}
+
+// Creates churn objects every interval while the measured pods schedule; in recreate mode the
+// previous tick's objects are deleted first, so at most one of each template is alive.
+class ChurnDriver {
+ public:
+  ChurnDriver(const Churn& churn, InMemoryCluster& cluster)
+      : churn_(churn), cluster_(cluster), last_(std::chrono::steady_clock::now()) {}
+
+  void MaybeTick() {
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::milliseconds(churn_.interval_ms)) return;
+    last_ = now;
+    if (churn_.mode == Churn::Mode::kRecreate) DeleteAlive();
+    for (const auto& t : churn_.templates) Create(t);
+    ++ticks_;
+  }
+  int ticks() const { return ticks_; }
+
+ private:
+  void Create(const Object& t) {
+    const std::string suffix = fmt::format("churn-{}", ticks_);
+    if (const auto* pod = std::get_if<std::shared_ptr<const Pod>>(&t)) {
+      auto p = std::make_shared<Pod>(**pod);
+      p->metadata.name = fmt::format("{}-{}", p->metadata.name, suffix);
+      p->metadata.uid = p->metadata.name;
+      if (p->metadata.namespace_.empty()) p->metadata.namespace_ = "default";
+      alive_pods_.emplace_back(p->metadata.namespace_, p->metadata.name);
+      cluster_.AddPod(std::move(p));
+    } else if (const auto* node = std::get_if<std::shared_ptr<const Node>>(&t)) {
+      auto n = std::make_shared<Node>(**node);
+      n->metadata.name = fmt::format("{}-{}", n->metadata.name, suffix);
+      n->metadata.labels["kubernetes.io/hostname"] = n->metadata.name;
+      alive_nodes_.push_back(n->metadata.name);
+      cluster_.AddNode(std::move(n));
+    } else if (const auto* svc = std::get_if<std::shared_ptr<const Service>>(&t)) {
+      auto s = std::make_shared<Service>(**svc);
+      s->metadata.name = fmt::format("{}-{}", s->metadata.name, suffix);
+      if (s->metadata.namespace_.empty()) s->metadata.namespace_ = "default";
+      alive_services_.emplace_back(s->metadata.namespace_, s->metadata.name);
+      cluster_.AddService(std::move(s));
+    }
+  }
+  void DeleteAlive() {
+    for (const auto& [ns, name] : alive_pods_) cluster_.RemovePod(ns, name);
+    for (const auto& name : alive_nodes_) cluster_.RemoveNode(name);
+    for (const auto& [ns, name] : alive_services_) cluster_.RemoveService(ns, name);
+    alive_pods_.clear();
+    alive_nodes_.clear();
+    alive_services_.clear();
+  }
+
+  const Churn& churn_;
+  InMemoryCluster& cluster_;
+  std::chrono::steady_clock::time_point last_;
+  int ticks_ = 0;
+  std::vector<std::pair<std::string, std::string>> alive_pods_, alive_services_;
+  std::vector<std::string> alive_nodes_;
+};
 
 int64_t PeakRssMb() {
   struct rusage ru {};
@@ -51,19 +181,37 @@ double Percentile(std::vector<double>& v, double p) {
   return v[k];
 }
 
-std::shared_ptr<const Pod> Stamp(const PodGroup& g, int i, const std::string& ns_suffix) {
-  auto p = std::make_shared<Pod>(g.template_pod);
-  p->metadata.name = fmt::format("{}-{}", g.name_prefix, i);
-  p->metadata.uid = fmt::format("{}{}-{}", g.name_prefix, ns_suffix, i);
-  if (p->metadata.namespace_.empty()) p->metadata.namespace_ = "default";
-  return p;
+// Calls `fn(pod)` for every pod the group stamps out, in creation order.
+template <class Fn>
+void ForEachStamped(const PodGroup& g, const std::string& uid_suffix, Fn&& fn) {
+  const int sets = g.namespace_count > 0 ? g.namespace_count : 1;
+  for (int s = 0; s < sets; ++s) {
+    for (int i = 0; i < g.count; ++i) {
+      auto p = std::make_shared<Pod>(g.template_pod);
+      p->metadata.name = fmt::format("{}-{}", g.name_prefix, i);
+      if (g.namespace_count > 0) {
+        p->metadata.namespace_ = fmt::format("{}-{}", g.namespace_prefix, s);
+        p->metadata.uid = fmt::format("{}{}-{}-{}", g.name_prefix, uid_suffix, s, i);
+      } else {
+        p->metadata.uid = fmt::format("{}{}-{}", g.name_prefix, uid_suffix, i);
+      }
+      if (p->metadata.namespace_.empty()) p->metadata.namespace_ = "default";
+      fn(std::shared_ptr<const Pod>(std::move(p)));
+    }
+  }
+}
+
+int StampedCount(const PodGroup& g) {
+  return g.count * (g.namespace_count > 0 ? g.namespace_count : 1);
 }
 
 // Schedules until the queue is empty, skipping backoff waits; records per-attempt latency.
-void DrainQueue(Scheduler& sched, FakeClock& clock, std::vector<double>* latencies) {
+void DrainQueue(Scheduler& sched, FakeClock& clock, std::vector<double>* latencies,
+                ChurnDriver* churn = nullptr) {
   using SteadyClock = std::chrono::steady_clock;
   for (int round = 0; round < 1000; ++round) {
     for (;;) {
+      if (churn) churn->MaybeTick();
       auto a = SteadyClock::now();
       if (!sched.ScheduleOne(false)) break;
       if (latencies)
@@ -103,6 +251,29 @@ Result<std::vector<Workload>> LoadWorkloads(const std::string& path) {
       auto node = DecodeNode(w["nodeTemplate"], where + ".nodeTemplate");
       if (!node.ok()) return node.error();
       wl.node_template = std::move(node).value();
+      if (w.contains("extraNodes")) {
+        if (!w["extraNodes"].is_array()) return Error{where + ".extraNodes: must be a list"};
+        for (size_t k = 0; k < w["extraNodes"].size(); ++k) {
+          auto extra = DecodeNode(w["extraNodes"][k], fmt::format("{}.extraNodes[{}]", where, k));
+          if (!extra.ok()) return extra.error();
+          wl.extra_nodes.push_back(std::move(extra).value());
+        }
+      }
+      auto namespaces =
+          DecodeNamespaceGroups(w.value("namespaces", nlohmann::json()), where + ".namespaces");
+      if (!namespaces.ok()) return namespaces.error();
+      wl.namespaces = std::move(namespaces).value();
+      if (w.contains("churn")) {
+        auto churn = DecodeChurn(w["churn"], where + ".churn");
+        if (!churn.ok()) return churn.error();
+        wl.churn = std::move(churn).value();
+      }
+      if (w.contains("percentageOfNodesToScore")) {
+        const auto& pct = w["percentageOfNodesToScore"];
+        if (!pct.is_number_integer() || pct.get<int>() < 0 || pct.get<int>() > 100)
+          return Error{where + ".percentageOfNodesToScore: must be an integer 0..100"};
+        wl.percentage_of_nodes_to_score = pct.get<int32_t>();
+      }
       auto init = DecodeGroups(w.value("initPods", nlohmann::json()), where + ".initPods");
       if (!init.ok()) return init.error();
       wl.init_pods = std::move(init).value();
@@ -122,8 +293,13 @@ Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfig
   // Backoff waits are skipped by advancing a fake clock: the numbers measure the scheduler's
   // work, not the seconds a retried pod sits in backoff.
   FakeClock clock(TimePoint{std::chrono::hours(24 * 365 * 50)});
+  config::SchedulerConfiguration workload_config = config;
+  if (w.percentage_of_nodes_to_score) {
+    workload_config.percentage_of_nodes_to_score = *w.percentage_of_nodes_to_score;
+    for (auto& p : workload_config.profiles) p.percentage_of_nodes_to_score.reset();
+  }
   SchedulerOptions so;
-  so.config = &config;
+  so.config = &workload_config;
   so.registry = &registry;
   so.client = &cluster;
   so.clock = &clock;
@@ -139,7 +315,21 @@ Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfig
 
   BenchResult r;
   r.name = w.name;
-  r.nodes = w.nodes;
+  r.nodes = w.nodes + static_cast<int>(w.extra_nodes.size());
+  for (const auto& g : w.namespaces) {
+    for (int i = 0; i < g.count; ++i) {
+      auto ns = std::make_shared<Namespace>();
+      ns->metadata.name = fmt::format("{}-{}", g.prefix, i);
+      ns->metadata.labels = g.labels;
+      ns->metadata.labels["kubernetes.io/metadata.name"] = ns->metadata.name;
+      cluster.AddNamespace(std::move(ns));
+    }
+  }
+  for (const auto& extra : w.extra_nodes) {
+    auto n = std::make_shared<Node>(extra);
+    n->metadata.labels.emplace("kubernetes.io/hostname", n->metadata.name);
+    cluster.AddNode(std::move(n));
+  }
   for (int i = 0; i < w.nodes; ++i) {
     auto n = std::make_shared<Node>(w.node_template);
     n->metadata.name = fmt::format("node-{}", i);
@@ -151,30 +341,81 @@ Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfig
 
   auto t0 = SteadyClock::now();
   for (const auto& g : w.init_pods) {
-    for (int i = 0; i < g.count; ++i) cluster.AddPod(Stamp(g, i, "-init"));
-    r.init_pods += g.count;
+    ForEachStamped(g, "-init", [&](Ptr<Pod> p) { cluster.AddPod(std::move(p)); });
+    r.init_pods += StampedCount(g);
   }
   DrainQueue(sched, clock, nullptr);
   r.init_seconds = std::chrono::duration<double>(SteadyClock::now() - t0).count();
 
   std::vector<double> latencies;
   int total = 0;
-  for (const auto& g : w.measure_pods) total += g.count;
+  for (const auto& g : w.measure_pods) total += StampedCount(g);
   latencies.reserve(static_cast<size_t>(total));
-  for (const auto& g : w.measure_pods)
-    for (int i = 0; i < g.count; ++i) cluster.AddPod(Stamp(g, i, "-m"));
+  std::vector<std::pair<std::string, std::string>> measured;
+  measured.reserve(static_cast<size_t>(total));
+  for (const auto& g : w.measure_pods) {
+    ForEachStamped(g, "-m", [&](Ptr<Pod> p) {
+      measured.emplace_back(p->metadata.namespace_, p->metadata.name);
+      cluster.AddPod(std::move(p));
+    });
+  }
   r.measured_pods = total;
-  const int bound_before = cluster.write_counts().binds;
+  std::optional<ChurnDriver> churn;
+  if (w.churn) churn.emplace(*w.churn, cluster);
   auto start = SteadyClock::now();
-  DrainQueue(sched, clock, &latencies);
+  DrainQueue(sched, clock, &latencies, churn ? &*churn : nullptr);
   r.seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
-  r.scheduled = cluster.write_counts().binds - bound_before;
+  if (churn) r.churn_ticks = churn->ticks();
+  for (const auto& [ns, name] : measured) {
+    auto p = cluster.GetPod(ns, name);
+    if (p && !p->spec.node_name.empty()) ++r.scheduled;
+  }
   r.pods_per_second = r.seconds > 0 ? r.scheduled / r.seconds : 0;
   r.p50_ms = Percentile(latencies, 0.50);
   r.p90_ms = Percentile(latencies, 0.90);
   r.p99_ms = Percentile(latencies, 0.99);
   r.peak_rss_mb = PeakRssMb();
   return r;
+}
+
+RepeatedResult Summarize(std::vector<BenchResult> runs) {
+  RepeatedResult out;
+  out.runs = std::move(runs);
+  if (out.runs.empty()) return out;
+  auto median_of = [&](auto field) {
+    std::vector<double> v;
+    for (const auto& r : out.runs) v.push_back(static_cast<double>(r.*field));
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  };
+  BenchResult& m = out.median;
+  m = out.runs.front();
+  m.seconds = median_of(&BenchResult::seconds);
+  m.pods_per_second = median_of(&BenchResult::pods_per_second);
+  m.p50_ms = median_of(&BenchResult::p50_ms);
+  m.p90_ms = median_of(&BenchResult::p90_ms);
+  m.p99_ms = median_of(&BenchResult::p99_ms);
+  m.init_seconds = median_of(&BenchResult::init_seconds);
+  m.scheduled = static_cast<int>(median_of(&BenchResult::scheduled));
+  out.min_pods_per_second = out.max_pods_per_second = out.runs.front().pods_per_second;
+  for (const auto& r : out.runs) {
+    m.peak_rss_mb = std::max(m.peak_rss_mb, r.peak_rss_mb);
+    out.min_pods_per_second = std::min(out.min_pods_per_second, r.pods_per_second);
+    out.max_pods_per_second = std::max(out.max_pods_per_second, r.pods_per_second);
+  }
+  return out;
+}
+
+nlohmann::json ToJson(const RepeatedResult& r) {
+  nlohmann::json j = ToJson(r.median);
+  j["repeat"] = r.runs.size();
+  j["podsPerSecondMin"] = r.min_pods_per_second;
+  j["podsPerSecondMax"] = r.max_pods_per_second;
+  nlohmann::json runs = nlohmann::json::array();
+  for (const auto& run : r.runs) runs.push_back(run.pods_per_second);
+  j["podsPerSecondRuns"] = std::move(runs);
+  return j;
 }
 
 nlohmann::json ToJson(const BenchResult& r) {
@@ -187,6 +428,7 @@ nlohmann::json ToJson(const BenchResult& r) {
           {"podsPerSecond", r.pods_per_second},
           {"latencyMs", {{"p50", r.p50_ms}, {"p90", r.p90_ms}, {"p99", r.p99_ms}}},
           {"initSeconds", r.init_seconds},
+          {"churnTicks", r.churn_ticks},
           {"peakRssMB", r.peak_rss_mb}};
 }
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,16 +23,40 @@ struct PodGroup {
   int count = 0;
   Pod template_pod;
   std::string name_prefix;
+  // With namespace_count > 0, `count` pods go into each of <namespace_prefix>-0..N-1 (a pod
+  // set per namespace); otherwise into the template's namespace.
+  std::string namespace_prefix;
+  int namespace_count = 0;
+};
+
+// Namespaces <prefix>-0..count-1 with the given labels (for namespaceSelector workloads).
+struct NamespaceGroup {
+  std::string prefix;
+  int count = 0;
+  Labels labels;
+};
+
+// Objects created (and, in recreate mode, deleted again) while the measured pods schedule,
+// every `interval_ms` of wall time, as the churn steps of the upstream benchmark suite do.
+struct Churn {
+  enum class Mode { kCreate, kRecreate };
+  Mode mode = Mode::kCreate;
+  int interval_ms = 1000;
+  std::vector<Object> templates;  // Pods, Nodes and Services
 };
 
 struct Workload {
   std::string name;
   int nodes = 0;
   Node node_template;
-  int zones = 0;  // > 0: nodes get topology.kubernetes.io/zone zone-<i % zones>
+  int zones = 0;                  // > 0: nodes get topology.kubernetes.io/zone zone-<i % zones>
+  std::vector<Node> extra_nodes;  // created as given, before the generated nodes
+  std::vector<NamespaceGroup> namespaces;
   std::vector<PodGroup> init_pods;
   std::vector<PodGroup> measure_pods;
-  std::string config_path;  // optional KubeSchedulerConfiguration, relative to the file
+  std::optional<Churn> churn;
+  // Overrides the configuration's percentageOfNodesToScore (e.g. 100: score every node).
+  std::optional<int32_t> percentage_of_nodes_to_score;
 };
 
 // Reads workloads from a YAML file (`workloads: [...]`).
@@ -39,7 +64,9 @@ Result<std::vector<Workload>> LoadWorkloads(const std::string& path);
 
 struct BenchResult {
   std::string name;
-  int nodes = 0, init_pods = 0, measured_pods = 0, scheduled = 0;
+  int nodes = 0, init_pods = 0, measured_pods = 0;
+  int scheduled = 0;  // measured pods bound (churn pods are not counted)
+  int churn_ticks = 0;
   double seconds = 0;
   double pods_per_second = 0;
   double p50_ms = 0, p90_ms = 0, p99_ms = 0;
@@ -50,6 +77,16 @@ struct BenchResult {
 Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfiguration& config,
                                 const Registry& registry);
 
+// N runs of one workload (`--repeat N`): the machines benchmarks run on are noisy, so the
+// median and the spread of the runs are reported instead of one sample.
+struct RepeatedResult {
+  std::vector<BenchResult> runs;
+  BenchResult median;  // per field, the median over the runs (peak RSS: the maximum)
+  double min_pods_per_second = 0, max_pods_per_second = 0;
+};
+RepeatedResult Summarize(std::vector<BenchResult> runs);
+
 nlohmann::json ToJson(const BenchResult& r);
+nlohmann::json ToJson(const RepeatedResult& r);
 
 }  // namespace berth::sim

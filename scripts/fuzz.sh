@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets in fuzz/ with Clang (ASan + UBSan, in build-fuzz/) and runs each
+# for SECONDS (default 20) from a seed corpus made of the project's own fixtures. A crash, leak,
+# sanitizer report or timeout fails the run and leaves the input in build-fuzz/artifacts/.
+#   bash scripts/fuzz.sh [SECONDS] [TARGET...]     targets: quantity manifest selector config
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-20}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=(quantity manifest selector config)
+
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release -DBERTH_FUZZ=ON \
+  "${launcher[@]}" >/dev/null
+cmake --build build-fuzz -j 2 --target "${targets[@]/#/berth_fuzz_}"
+
+seeds=build-fuzz/seeds
+rm -rf "$seeds" && mkdir -p "$seeds"/{quantity,manifest,selector,config} build-fuzz/artifacts
+i=0
+for q in 0 1 100m 1.5 2Gi 500Mi 1e3 1E-3 0.001 -4 +7Ki 12345678901234567890 1.2.3 5Ei 1n 3u \
+         .5 9223372036854775807m 110 32Gi; do
+  printf '%s' "$q" > "$seeds/quantity/q$((i++))"
+done
+for s in 'app=web' 'app in (a,b),!canary' 'tier notin (db)' 'x!=y,z' 'spec.nodeName=' \
+         'metadata.name=a,status.phase!=Running' 'a==b' 'k' '!k' 'environment in (production, qa)'; do
+  printf '%s' "$s" > "$seeds/selector/s$((i++))"
+done
+for f in test/e2e/cases/*/cluster.yaml test/e2e/fixtures/*.yaml examples/simulate/*.yaml; do
+  [ -f "$f" ] && cp "$f" "$seeds/manifest/$(echo "$f" | tr '/' '_')"
+done
+for f in test/e2e/cases/*/config.yaml test/e2e/cases/*/*.json deploy/10-config.yaml; do
+  [ -f "$f" ] && cp "$f" "$seeds/config/$(echo "$f" | tr '/' '_')"
+done
+
+for t in "${targets[@]}"; do
+  corpus=build-fuzz/corpus/$t
+  mkdir -p "$corpus"
+  echo "fuzzing $t for ${seconds}s"
+  log=build-fuzz/$t.log
+  rc=0
+  ./build-fuzz/berth_fuzz_"$t" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
+    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts/"$t"- \
+    "$corpus" "$seeds/$t" >"$log" 2>&1 || rc=$?
+  grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units)" "$log" || true
+  if [ "$rc" -ne 0 ]; then
+    tail -40 "$log" >&2
+    echo "berth_fuzz_$t found a failing input (exit $rc); see build-fuzz/artifacts/" >&2
+    exit 1
+  fi
+done

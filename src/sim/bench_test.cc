@@ -1,0 +1,216 @@
+#include "sim/bench.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "config/load.h"
+#include "plugins/registry.h"
+
+namespace berth::sim {
+namespace {
+
+constexpr std::string_view kTemplates = R"(
+templates:
+  node: &node
+    apiVersion: v1
+    kind: Node
+    metadata: {name: template}
+    status:
+      allocatable: {pods: "110", cpu: "4", memory: 32Gi}
+      conditions: [{type: Ready, status: "True"}]
+  pod: &pod
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: pod, namespace: default}
+    spec:
+      containers:
+      - name: pause
+        resources: {requests: {cpu: 100m, memory: 500Mi}}
+  anti: &anti
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: anti, labels: {color: green}}
+    spec:
+      containers:
+      - name: pause
+        resources: {requests: {cpu: 100m}}
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - labelSelector: {matchLabels: {color: green}}
+            topologyKey: kubernetes.io/hostname
+            namespaceSelector: {matchLabels: {team: devops}}
+  large: &large
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: large}
+    spec:
+      priority: 10
+      containers:
+      - name: pause
+        resources: {requests: {cpu: "9"}}
+)";
+
+class BenchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    registry_ = InTreeRegistry();
+    config_ = config::DefaultConfiguration(registry_);
+  }
+  void TearDown() override {
+    if (!path_.empty()) std::remove(path_.c_str());
+  }
+  Result<std::vector<Workload>> Load(std::string_view workloads) {
+    path_ = ::testing::TempDir() + "/bench_test_" + std::to_string(getpid()) + ".yaml";
+    std::ofstream(path_) << kTemplates << "workloads:\n" << workloads;
+    return LoadWorkloads(path_);
+  }
+  BenchResult Run(const Workload& w) {
+    auto r = RunWorkload(w, config_, registry_);
+    EXPECT_TRUE(r.ok()) << r.error().message;
+    return r.ok() ? *r : BenchResult{};
+  }
+
+  Registry registry_;
+  config::SchedulerConfiguration config_;
+  std::string path_;
+};
+
+TEST_F(BenchTest, NamespaceSetsAndLabelsReachTheNamespaceSelector) {
+  // 2 labelled namespaces x 2 anti-affinity pods take 4 of 5 nodes; of 3 measured pods in a
+  // labelled namespace only one fits. Were the namespaces unlabelled, all three would fit.
+  auto ws = Load(R"(
+- name: ns
+  nodes: 5
+  nodeTemplate: *node
+  namespaces:
+  - {prefix: init-ns, count: 2, labels: {team: devops}}
+  - {prefix: measure-ns, count: 1, labels: {team: devops}}
+  initPods: [{count: 2, namePrefix: init, template: *anti, namespaceSets: {prefix: init-ns, count: 2}}]
+  measurePods: [{count: 3, namePrefix: m, namespace: measure-ns-0, template: *anti}]
+- name: unlabelled
+  nodes: 5
+  nodeTemplate: *node
+  namespaces: [{prefix: init-ns, count: 2}, {prefix: measure-ns, count: 1}]
+  initPods: [{count: 2, namePrefix: init, template: *anti, namespaceSets: {prefix: init-ns, count: 2}}]
+  measurePods: [{count: 3, namePrefix: m, namespace: measure-ns-0, template: *anti}]
+)");
+  ASSERT_TRUE(ws.ok()) << ws.error().message;
+  ASSERT_EQ(ws->size(), 2u);
+  BenchResult labelled = Run((*ws)[0]);
+  EXPECT_EQ(labelled.init_pods, 4);
+  EXPECT_EQ(labelled.measured_pods, 3);
+  EXPECT_EQ(labelled.scheduled, 1);
+  EXPECT_EQ(Run((*ws)[1]).scheduled, 3);
+}
+
+TEST_F(BenchTest, ExtraNodesAreCreatedAsGiven) {
+  auto ws = Load(R"(
+- name: ds
+  nodes: 3
+  nodeTemplate: *node
+  extraNodes:
+  - apiVersion: v1
+    kind: Node
+    metadata: {name: the-node}
+    status:
+      allocatable: {pods: "500", cpu: "4", memory: 32Gi}
+      conditions: [{type: Ready, status: "True"}]
+  measurePods:
+  - count: 200
+    namePrefix: ds
+    template:
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: ds}
+      spec:
+        containers: [{name: pause}]
+        affinity:
+          nodeAffinity:
+            requiredDuringSchedulingIgnoredDuringExecution:
+              nodeSelectorTerms:
+              - matchFields: [{key: metadata.name, operator: In, values: [the-node]}]
+)");
+  ASSERT_TRUE(ws.ok()) << ws.error().message;
+  BenchResult r = Run((*ws)[0]);
+  EXPECT_EQ(r.nodes, 4);
+  // 200 pods exceed what a template node holds (110): only the extra node can take them all.
+  EXPECT_EQ(r.scheduled, 200);
+}
+
+TEST_F(BenchTest, ChurnCreatesObjectsWhileMeasuredPodsScheduleAndIsNotCounted) {
+  auto ws = Load(R"(
+- name: churn
+  nodes: 50
+  nodeTemplate: *node
+  measurePods: [{count: 3000, namePrefix: m, template: *pod}]
+  churn: {mode: recreate, intervalMilliseconds: 1, templates: [*node, *large]}
+)");
+  ASSERT_TRUE(ws.ok()) << ws.error().message;
+  ASSERT_TRUE((*ws)[0].churn.has_value());
+  EXPECT_EQ((*ws)[0].churn->mode, Churn::Mode::kRecreate);
+  BenchResult r = Run((*ws)[0]);
+  EXPECT_GE(r.churn_ticks, 1);
+  EXPECT_EQ(r.measured_pods, 3000);
+  EXPECT_EQ(r.scheduled, 3000);
+}
+
+TEST_F(BenchTest, BadWorkloadFieldsAreNamed) {
+  struct Case {
+    std::string yaml, want;
+  };
+  const Case cases[] = {
+      {"- {name: a, nodes: 1, nodeTemplate: *node, churn: {mode: sometimes, "
+       "intervalMilliseconds: 5, templates: [*pod]}}\n",
+       "workloads[0].churn.mode: \"sometimes\" is not create or recreate"},
+      {"- {name: a, nodes: 1, nodeTemplate: *node, churn: {templates: [*pod]}}\n",
+       "workloads[0].churn.intervalMilliseconds: required positive integer"},
+      {"- {name: a, nodes: 1, nodeTemplate: *node, churn: {intervalMilliseconds: 5, templates: "
+       "[{apiVersion: v1, kind: Namespace, metadata: {name: x}}]}}\n",
+       "workloads[0].churn.templates[0]: churn creates Pods, Nodes and Services only"},
+      {"- {name: a, nodes: 1, nodeTemplate: *node, percentageOfNodesToScore: 101}\n",
+       "workloads[0].percentageOfNodesToScore: must be an integer 0..100"},
+      {"- {name: a, nodes: 1, nodeTemplate: *node, namespaces: [{prefix: x}]}\n",
+       "workloads[0].namespaces[0].count: required non-negative integer"},
+      {"- {name: a, nodes: 1, nodeTemplate: *node, initPods: [{count: 1, template: *pod, "
+       "namespaceSets: {prefix: x}}]}\n",
+       "workloads[0].initPods[0].namespaceSets: want {prefix: <string>, count: <non-negative "
+       "integer>}"},
+  };
+  for (const auto& c : cases) {
+    auto ws = Load(c.yaml);
+    ASSERT_FALSE(ws.ok()) << c.yaml;
+    EXPECT_NE(ws.error().message.find(c.want), std::string::npos) << ws.error().message;
+    EXPECT_NE(ws.error().message.find(path_), std::string::npos) << ws.error().message;
+  }
+}
+
+TEST(BenchSummary, MedianAndSpreadOfRuns) {
+  auto run = [](double pps, double p99, int64_t rss) {
+    BenchResult r;
+    r.name = "w";
+    r.pods_per_second = pps;
+    r.p99_ms = p99;
+    r.peak_rss_mb = rss;
+    r.scheduled = 10;
+    return r;
+  };
+  RepeatedResult s = Summarize({run(100, 3, 50), run(300, 1, 70), run(200, 2, 60)});
+  EXPECT_EQ(s.runs.size(), 3u);
+  EXPECT_DOUBLE_EQ(s.median.pods_per_second, 200);
+  EXPECT_DOUBLE_EQ(s.median.p99_ms, 2);
+  EXPECT_EQ(s.median.peak_rss_mb, 70);
+  EXPECT_DOUBLE_EQ(s.min_pods_per_second, 100);
+  EXPECT_DOUBLE_EQ(s.max_pods_per_second, 300);
+  RepeatedResult even = Summarize({run(100, 1, 1), run(200, 1, 1)});
+  EXPECT_DOUBLE_EQ(even.median.pods_per_second, 150);
+  auto j = ToJson(s);
+  EXPECT_EQ(j["repeat"], 3);
+  EXPECT_EQ(j["podsPerSecondRuns"].size(), 3u);
+}
+
+}  // namespace
+}  // namespace berth::sim
