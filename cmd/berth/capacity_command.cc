@@ -6,9 +6,7 @@
 
 #include "api/codec.h"
 #include "api/read_file.h"
-#include "client/cluster_objects.h"
-#include "client/kubeconfig.h"
-#include "client/rest_client.h"
+#include "cluster_source.h"
 #include "config/load.h"
 #include "pluginlib/loader.h"
 #include "plugins/registry.h"
@@ -72,27 +70,16 @@ int RunCapacityCommand(const CapacityCommand& c) {
   if (live) {
     if (c.files.size() > 1)
       return Fail("give the cluster either as manifests or with --kubeconfig, not both");
-    client::KubeconfigSelection sel{c.kubeconfig, c.context, c.master};
-    auto conn = client::ResolveConnection(sel);
-    if (!conn.ok()) return Fail(conn.error().message);
-    auto http = net::HttpClient::Create(*conn);
-    if (!http.ok()) return Fail(http.error().message);
-    client::RestClient rest(std::move(http).value(), client::RestOptions{});
-    auto objects = client::ListClusterObjects(rest);
+    auto objects = ReadLiveCluster({c.kubeconfig, c.context, c.master});
     if (!objects.ok()) return Fail(objects.error().message);
     cluster = std::move(objects).value();
   } else {
-    for (size_t i = 1; i < c.files.size(); ++i) {
-      auto paths = ExpandManifestPaths(c.files[i], c.recursive);
-      if (!paths.ok()) return Fail(paths.error().message);
-      for (const auto& f : *paths) {
-        auto objs = DecodeFile(f);
-        if (!objs.ok()) return Fail(objs.error().message);
-        for (auto& o : *objs) cluster.push_back(std::move(o));
-      }
-    }
     if (c.files.size() < 2)
       return Fail("no cluster: give its manifests with more -f, or --kubeconfig");
+    auto objects =
+        ReadManifests(std::vector<std::string>(c.files.begin() + 1, c.files.end()), c.recursive);
+    if (!objects.ok()) return Fail(objects.error().message);
+    cluster = std::move(objects).value();
   }
   sim::CapacityOptions options;
   options.max = c.max;

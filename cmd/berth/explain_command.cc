@@ -1,9 +1,9 @@
 #include "explain_command.h"
 
+#include <cstdlib>
 #include <iostream>
 
-#include "api/codec.h"
-#include "api/read_file.h"
+#include "cluster_source.h"
 #include "config/load.h"
 #include "explain/explain.h"
 #include "pluginlib/loader.h"
@@ -15,8 +15,12 @@ CLI::App* AddExplainCommand(CLI::App& app, ExplainCommand* c) {
       "explain", "Why a pod is pending (or where it goes), and the smallest changes that place it");
   cmd->add_option("pod", c->pod, "The pod's name (or namespace/name)")->required();
   cmd->add_option("-n,--namespace", c->namespace_, "The pod's namespace");
-  cmd->add_option("-f,--filename", c->files, "The cluster's manifests (files, directories, -)")
-      ->required();
+  cmd->add_option("-f,--filename", c->files,
+                  "The cluster's manifests (files, directories, -); without -f the cluster is "
+                  "read from the API server");
+  cmd->add_option("--kubeconfig", c->kubeconfig, "kubeconfig file (default $KUBECONFIG)");
+  cmd->add_option("--context", c->context, "kubeconfig context");
+  cmd->add_option("--master", c->master, "API server URL (overrides the kubeconfig's)");
   cmd->add_flag("-R,--recursive", c->recursive, "Read directories given with -f recursively");
   cmd->add_option("--config", c->config, "KubeSchedulerConfiguration file");
   cmd->add_option("--output,-o", c->output, "text or json")->check(CLI::IsMember({"text", "json"}));
@@ -38,21 +42,20 @@ int RunExplainCommand(const ExplainCommand& c) {
                  ? Result<config::SchedulerConfiguration>(config::DefaultConfiguration(registry))
                  : config::LoadConfigFile(c.config, registry);
   if (!cfg.ok()) return fail(cfg.error().message);
-  std::vector<Object> objects;
-  for (const auto& arg : c.files) {
-    auto paths = ExpandManifestPaths(arg, c.recursive);
-    if (!paths.ok()) return fail(paths.error().message);
-    for (const auto& f : *paths) {
-      auto objs = DecodeFile(f);
-      if (!objs.ok()) return fail(objs.error().message);
-      for (auto& o : *objs) objects.push_back(std::move(o));
-    }
-  }
+  const bool live = c.files.empty();
+  if (!live && (!c.kubeconfig.empty() || !c.master.empty()))
+    return fail("give the cluster either as manifests (-f) or with --kubeconfig, not both");
+  if (live && c.kubeconfig.empty() && c.master.empty() && !std::getenv("KUBECONFIG") &&
+      !std::getenv("KUBERNETES_SERVICE_HOST"))
+    return fail("no cluster: give its manifests with -f, or --kubeconfig (or set KUBECONFIG)");
+  auto objects = live ? ReadLiveCluster({c.kubeconfig, c.context, c.master})
+                      : ReadManifests(c.files, c.recursive);
+  if (!objects.ok()) return fail(objects.error().message);
   const std::string key = c.pod.find('/') == std::string::npos ? c.namespace_ + "/" + c.pod : c.pod;
   explain::ExplainOptions options;
   options.seed = c.seed;
   options.config_source = c.config.empty() ? "default configuration" : c.config;
-  auto e = explain::Explain(*cfg, registry, objects, key, options);
+  auto e = explain::Explain(*cfg, registry, *objects, key, options);
   if (!e.ok()) return fail(e.error().message);
   if (c.output == "json") {
     std::cout << explain::ToJson(*e).dump(2) << "\n";

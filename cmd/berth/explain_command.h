@@ -1,4 +1,4 @@
-// `berth explain POD -f MANIFESTS [-n NS] [--config FILE] [-o text|json]`.
+// `berth explain POD [-n NS] (-f MANIFESTS | --kubeconfig FILE) [--config FILE] [-o text|json]`.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -12,8 +12,9 @@ namespace berth::cmd {
 struct ExplainCommand {
   std::string pod;
   std::string namespace_ = "default";
-  std::vector<std::string> files;
+  std::vector<std::string> files;  // empty: read the cluster from the API server
   bool recursive = false;
+  std::string kubeconfig, context, master;
   std::string config;
   std::string output = "text";
   uint64_t seed = 1;

@@ -65,6 +65,87 @@ std::string FormatAmount(std::string_view resource, int64_t v) {
   return std::to_string(v);
 }
 
+// Pods on `node` of lower priority than `pod`, in the order preemption would pick victims
+// (lowest priority first, then the largest request of `resource`), until `lack` is covered.
+std::vector<std::string> EvictionCandidates(const std::vector<Object>& others, const Pod& pod,
+                                            const std::string& node, std::string_view resource,
+                                            int64_t lack) {
+  std::vector<PodPtr> lower;
+  for (const Object& o : others)
+    if (auto* p = std::get_if<PodPtr>(&o);
+        p && (*p)->spec.node_name == node && (*p)->Priority() < pod.Priority())
+      lower.push_back(*p);
+  std::stable_sort(lower.begin(), lower.end(), [&](const PodPtr& a, const PodPtr& b) {
+    if (a->Priority() != b->Priority()) return a->Priority() < b->Priority();
+    return ComputePodRequests(*a).requests.Get(resource) >
+           ComputePodRequests(*b).requests.Get(resource);
+  });
+  std::vector<std::string> names;
+  int64_t freed = 0;
+  for (const auto& p : lower) {
+    if (freed >= lack) break;
+    const int64_t r = ComputePodRequests(*p).requests.Get(resource);
+    if (r <= 0) continue;
+    freed += r;
+    names.push_back(p->Key());
+  }
+  if (freed < lack) return {};
+  return names;
+}
+
+// Zone and region labels a volume can pin its pods to.
+constexpr std::string_view kZoneLabels[] = {
+    "topology.kubernetes.io/zone", "topology.kubernetes.io/region",
+    "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region"};
+
+// The zone labels of the bound volumes the pod's claims use: what a node must carry.
+std::map<std::string, std::string> VolumeZones(const Pod& pod, const std::vector<Object>& others) {
+  std::map<std::string, std::string> want;
+  for (const Volume& v : pod.spec.volumes) {
+    if (!v.persistent_volume_claim) continue;
+    std::string pv_name;
+    for (const Object& o : others)
+      if (auto* c = std::get_if<std::shared_ptr<const PersistentVolumeClaim>>(&o);
+          c && (*c)->metadata.namespace_ == pod.metadata.namespace_ &&
+          (*c)->metadata.name == v.persistent_volume_claim->claim_name)
+        pv_name = (*c)->spec.volume_name;
+    if (pv_name.empty()) continue;
+    for (const Object& o : others)
+      if (auto* pv = std::get_if<std::shared_ptr<const PersistentVolume>>(&o);
+          pv && (*pv)->metadata.name == pv_name)
+        for (std::string_view key : kZoneLabels)
+          if (auto it = (*pv)->metadata.labels.find(key); it != (*pv)->metadata.labels.end())
+            want[std::string(key)] = it->second;  // a list "a__b" keeps its first zone below
+  }
+  for (auto& [k, v] : want)
+    if (auto cut = v.find("__"); cut != std::string::npos) v.resize(cut);
+  return want;
+}
+
+// Matching pods per topology domain for one spread constraint, over nodes carrying the key.
+std::map<std::string, int> DomainCounts(const TopologySpreadConstraint& tsc, const Pod& pod,
+                                        const std::vector<NodePtr>& nodes,
+                                        const std::vector<Object>& others) {
+  std::map<std::string, int> counts;
+  std::map<std::string, std::string> domain_of;
+  for (const auto& n : nodes)
+    if (auto it = n->metadata.labels.find(tsc.topology_key); it != n->metadata.labels.end()) {
+      counts.emplace(it->second, 0);
+      domain_of[n->metadata.name] = it->second;
+    }
+  CompiledSelector sel = CompiledSelector::FromOptional(tsc.label_selector);
+  for (const auto& key : tsc.match_label_keys)
+    if (auto it = pod.metadata.labels.find(key); it != pod.metadata.labels.end())
+      sel.AddIn(key, it->second);
+  for (const Object& o : others)
+    if (auto* p = std::get_if<PodPtr>(&o); p && (*p)->metadata.namespace_ ==
+                                                    pod.metadata.namespace_)
+      if (auto d = domain_of.find((*p)->spec.node_name);
+          d != domain_of.end() && sel.Matches((*p)->metadata.labels))
+        ++counts[d->second];
+  return counts;
+}
+
 }  // namespace
 
 Result<Explanation> Explain(const config::SchedulerConfiguration& config, const Registry& registry,
@@ -84,7 +165,7 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
     }
     c.others.push_back(o);
   }
-  if (!c.pod) return Error{fmt::format("pod {} not found in the manifests", pod_key)};
+  if (!c.pod) return Error{fmt::format("pod {} not found", pod_key)};
 
   Explanation e;
   e.pod = pod_key;
@@ -133,10 +214,38 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
                                      key, value, effect),
                    "",
                    opens,
-                   0};
+                   0,
+                   {}};
       found.push_back(std::move(s));
     }
   }
+
+  // Each candidate costs a scheduling attempt over the whole cluster, so only the cheapest few
+  // per kind are tried: on a large cluster the rejected nodes of one kind look alike.
+  std::map<std::string, size_t> tried;
+  auto try_more = [&](const std::string& kind) {
+    return tried[kind]++ < options.max_candidates_per_kind;
+  };
+  const std::map<std::string, std::string> volume_zones = VolumeZones(*c.pod, c.others);
+  std::vector<std::pair<int64_t, std::string>> short_nodes;  // (shortfall, node), cheapest first
+  for (const auto& [node, st] : a.filter_statuses) {
+    if (st.plugin() != "NodeResourcesFit" || !by_name.count(node)) continue;
+    const Resource want = ComputePodRequests(*c.pod).requests;
+    Resource used;
+    for (const Object& o : c.others)
+      if (auto* p = std::get_if<PodPtr>(&o); p && (*p)->spec.node_name == node)
+        used.Add(ComputePodRequests(**p).requests);
+    const Resource alloc = Resource::FromList(by_name[node]->status.allocatable);
+    int64_t cost = 0;
+    for (std::string_view r : {"cpu", "memory", "ephemeral-storage"})
+      if (int64_t lack = used.Get(r) + want.Get(r) - alloc.Get(r); lack > 0)
+        cost += r == "cpu" ? lack : lack / (1024 * 1024);
+    short_nodes.emplace_back(cost, node);
+  }
+  std::stable_sort(short_nodes.begin(), short_nodes.end());
+  std::set<std::string> resource_candidates;
+  for (size_t i = 0; i < short_nodes.size() && i < options.max_candidates_per_kind; ++i)
+    resource_candidates.insert(short_nodes[i].second);
 
   for (const auto& [node, st] : a.filter_statuses) {
     if (!by_name.count(node)) continue;
@@ -147,14 +256,15 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
         if (x->metadata.name == node) x = replacement;
       return FeasibleAfter(config, registry, changed, options);
     };
-    if (st.plugin() == "NodeUnschedulable") {
+    if (st.plugin() == "NodeUnschedulable" && try_more("uncordon")) {
       auto uncordoned = std::make_shared<Node>(*n);
       uncordoned->spec.unschedulable = false;
       if (int opens = with_node(uncordoned); opens > 0)
         found.push_back({"uncordon",
                          fmt::format("uncordon node {} (kubectl uncordon {})", node, node), "",
-                         node, opens, 0});
-    } else if (st.plugin() == "NodeAffinity" && !c.pod->spec.node_selector.empty()) {
+                         node, opens, 0, {}});
+    } else if (st.plugin() == "NodeAffinity" && !c.pod->spec.node_selector.empty() &&
+               try_more("label")) {
       auto labelled = std::make_shared<Node>(*n);
       std::vector<std::string> added;
       for (const auto& [k, v] : c.pod->spec.node_selector) {
@@ -169,8 +279,24 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
         found.push_back({"label",
                          fmt::format("label node {} with {} (kubectl label node {} {})", node,
                                      fmt::join(added, ","), node, fmt::join(added, " ")),
-                         "", node, opens, static_cast<int64_t>(added.size())});
-    } else if (st.plugin() == "NodeResourcesFit") {
+                         "", node, opens, static_cast<int64_t>(added.size()), {}});
+    } else if (st.plugin() == "VolumeZone" && !volume_zones.empty() && try_more("volume-zone")) {
+      auto moved = std::make_shared<Node>(*n);
+      std::vector<std::string> labels;
+      for (const auto& [k, v] : volume_zones) {
+        auto it = moved->metadata.labels.find(k);
+        if (it != moved->metadata.labels.end() && it->second == v) continue;
+        moved->metadata.labels[k] = v;
+        labels.push_back(fmt::format("{}={}", k, v));
+      }
+      if (labels.empty()) continue;
+      if (int opens = with_node(moved); opens > 0)
+        found.push_back({"volume-zone",
+                         fmt::format("the pod's volume is in {}: a node there would take it "
+                                     "(node {} is not; its zone labels would have to be {})",
+                                     fmt::join(labels, ","), node, fmt::join(labels, ",")),
+                         "", node, opens, static_cast<int64_t>(labels.size()), {}});
+    } else if (st.plugin() == "NodeResourcesFit" && resource_candidates.count(node)) {
       // What the node lacks for this pod: its requests plus the pod's, beyond allocatable.
       const Resource want = ComputePodRequests(*c.pod).requests;
       Resource used;
@@ -180,11 +306,16 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
       const Resource alloc = Resource::FromList(n->status.allocatable);
       auto grown = std::make_shared<Node>(*n);
       std::vector<std::string> freeing;
+      std::set<std::string> victims;
+      bool preemptible = true;
       int64_t cost = 0;
       for (std::string_view r : {"cpu", "memory", "ephemeral-storage"}) {
         const int64_t lack = used.Get(r) + want.Get(r) - alloc.Get(r);
         if (lack <= 0) continue;
         freeing.push_back(fmt::format("{} {}", FormatAmount(r, lack), r));
+        auto evict = EvictionCandidates(c.others, *c.pod, node, r, lack);
+        if (evict.empty()) preemptible = false;
+        victims.insert(evict.begin(), evict.end());
         cost += r == "cpu" ? lack : lack / (1024 * 1024);
         Quantity q = Quantity::Parse(r == "cpu" ? fmt::format("{}m", alloc.Get(r) + lack)
                                                 : std::to_string(alloc.Get(r) + lack))
@@ -192,12 +323,64 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
         grown->status.allocatable[std::string(r)] = q;
       }
       if (freeing.empty()) continue;
-      if (int opens = with_node(grown); opens > 0)
-        found.push_back({"resources",
-                         fmt::format("free {} on node {} (evict or shrink pods there)",
-                                     fmt::join(freeing, " and "), node),
-                         "", node, opens, cost});
+      if (int opens = with_node(grown); opens > 0) {
+        Suggestion sug{"resources",
+                       fmt::format("free {} on node {} (evict or shrink pods there)",
+                                   fmt::join(freeing, " and "), node),
+                       "", node, opens, cost, {}};
+        if (preemptible && !victims.empty()) {
+          sug.victims.assign(victims.begin(), victims.end());
+          sug.description += fmt::format("; lower-priority pods preemption would evict: {}",
+                                         fmt::join(sug.victims, ", "));
+        }
+        found.push_back(std::move(sug));
+      }
     }
+  }
+
+  // Topology spread: the skew that blocks the pod, and the maxSkew that would admit it.
+  for (size_t i = 0; i < c.pod->spec.topology_spread_constraints.size(); ++i) {
+    const TopologySpreadConstraint& tsc = c.pod->spec.topology_spread_constraints[i];
+    if (tsc.when_unsatisfiable != "DoNotSchedule") continue;
+    bool blocked = false;
+    for (const auto& [node, st] : a.filter_statuses)
+      if (st.plugin() == "PodTopologySpread") blocked = true;
+    if (!blocked) break;
+    auto counts = DomainCounts(tsc, *c.pod, c.nodes, c.others);
+    if (counts.empty()) continue;
+    int lowest = counts.begin()->second, highest = lowest;
+    for (const auto& [d, n] : counts) {
+      lowest = std::min(lowest, n);
+      highest = std::max(highest, n);
+    }
+    // The pod joining the emptiest domain that some node passes the other filters for would
+    // have skew (count + 1 - lowest); the smallest such skew is the maxSkew needed.
+    int needed = highest + 1 - lowest;
+    for (const auto& [node, st] : a.filter_statuses) {
+      if (st.plugin() != "PodTopologySpread" || !by_name.count(node)) continue;
+      auto it = by_name[node]->metadata.labels.find(tsc.topology_key);
+      if (it != by_name[node]->metadata.labels.end())
+        needed = std::min(needed, counts[it->second] + 1 - lowest);
+    }
+    if (needed <= tsc.max_skew) continue;
+    Cluster changed = c;
+    auto pod = std::make_shared<Pod>(*c.pod);
+    pod->spec.topology_spread_constraints[i].max_skew = needed;
+    changed.pod = pod;
+    std::vector<std::string> shown;
+    for (const auto& [d, n] : counts) shown.push_back(fmt::format("{}={}", d, n));
+    if (shown.size() > 6) {
+      shown.resize(6);
+      shown.push_back("...");
+    }
+    if (int opens = FeasibleAfter(config, registry, changed, options); opens > 0)
+      found.push_back(
+          {"spread-skew",
+           fmt::format("matching pods per {} are {} (maxSkew {}): raise maxSkew to {} or add "
+                       "room in the emptiest domain",
+                       tsc.topology_key, fmt::join(shown, ", "), tsc.max_skew, needed),
+           fmt::format("topologySpreadConstraints[{}].maxSkew: {}\n", i, needed), "", opens,
+           needed - tsc.max_skew, {}});
   }
   std::stable_sort(found.begin(), found.end(), [](const Suggestion& x, const Suggestion& y) {
     if (x.opens_nodes != y.opens_nodes) return x.opens_nodes > y.opens_nodes;
@@ -231,6 +414,7 @@ nlohmann::json ToJson(const Explanation& e) {
         {"kind", x.kind}, {"description", x.description}, {"opensNodes", x.opens_nodes}};
     if (!x.yaml.empty()) o["podChange"] = x.yaml;
     if (!x.node.empty()) o["node"] = x.node;
+    if (!x.victims.empty()) o["victims"] = x.victims;
     s.push_back(std::move(o));
   }
   j["suggestions"] = std::move(s);
@@ -267,8 +451,8 @@ std::string ToText(const Explanation& e) {
     }
   } else if (e.result == "Unschedulable") {
     out +=
-        "\nNo single change among tolerations, uncordoning, node labels or freeing resources "
-        "places it.\n";
+        "\nNo single change among tolerations, uncordoning, node labels, volume zones, spread "
+        "skew or freeing resources places it.\n";
   }
   return out;
 }

@@ -2,8 +2,9 @@
 // place it. One read-only scheduling attempt for the pod over the cluster (other pending pods
 // do not take part), then, for a pod that fits nowhere, candidate changes derived from the
 // rejections — a toleration to add, a node to uncordon, a label a node lacks for the pod's
-// nodeSelector, resources to free on a node — each applied to a copy of the cluster and
-// checked by scheduling again; only changes that make the pod fit are shown, ranked by how many
+// nodeSelector, the zone of the pod's volume, resources to free on a node (with the
+// lower-priority pods preemption would evict), the maxSkew a topology spread constraint would
+// need — each applied to a copy of the cluster and checked by scheduling again; only changes that make the pod fit are shown, ranked by how many
 // nodes they open, then by how little they change.
 #pragma once
 
@@ -21,12 +22,15 @@
 namespace berth::explain {
 
 struct Suggestion {
-  std::string kind;         // toleration, uncordon, label, resources
+  std::string kind;  // toleration, uncordon, label, volume-zone, resources, spread-skew
   std::string description;  // one line, imperative
   std::string yaml;         // the pod change to apply, when it is the pod that changes
   std::string node;         // the node that changes, when it is a node
   int opens_nodes = 0;      // nodes the pod fits on after the change
   int64_t cost = 0;         // how much changes (resources: the shortfall; else 0)
+  // resources: the lower-priority pods on the node preemption would evict to make the room
+  // (empty when evicting them would not be enough).
+  std::vector<std::string> victims;
 };
 
 struct Explanation {
@@ -42,6 +46,8 @@ struct ExplainOptions {
   uint64_t seed = 1;
   std::string config_source = "default configuration";
   size_t max_suggestions = 5;
+  // Candidate changes tried per kind (each is one scheduling attempt over the cluster).
+  size_t max_candidates_per_kind = 8;
 };
 
 Result<Explanation> Explain(const config::SchedulerConfiguration& config, const Registry& registry,

@@ -102,5 +102,79 @@ TEST(ExplainTest, MissingLabelAndNothingUnverified) {
   EXPECT_FALSE(ExplainPod({}, "default/missing").ok());
 }
 
+
+TEST(ExplainTest, ResourcesNameTheLowerPriorityPodsPreemptionWouldEvict) {
+  std::vector<Object> objects{
+      Object(MakeNode().Name("a").Capacity({{"cpu", "2"}, {"memory", "8Gi"}}).Obj()),
+      Object(MakeNode().Name("b").Capacity({{"cpu", "2"}, {"memory", "8Gi"}}).Obj()),
+      Object(MakePod().Name("low").Node("a").Priority(0).Req({{"cpu", "1500m"}}).Obj()),
+      Object(MakePod().Name("high").Node("b").Priority(100).Req({{"cpu", "1500m"}}).Obj()),
+      Object(MakePod().Name("web").Priority(50).Req({{"cpu", "1"}}).Obj())};
+  auto e = ExplainPod(objects, "default/web");
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  ASSERT_NE(e->result, "Scheduled");
+  std::map<std::string, const Suggestion*> by_node;
+  for (const auto& s : e->suggestions)
+    if (s.kind == "resources") by_node[s.node] = &s;
+  ASSERT_TRUE(by_node.count("a") && by_node.count("b"));
+  EXPECT_THAT(by_node["a"]->victims, ::testing::ElementsAre("default/low"));
+  EXPECT_THAT(by_node["a"]->description, HasSubstr("preemption would evict: default/low"));
+  EXPECT_TRUE(by_node["b"]->victims.empty());  // "high" outranks the pod
+  EXPECT_EQ(ToJson(*e)["suggestions"][0]["kind"], "resources");
+}
+
+TEST(ExplainTest, SpreadSkewNamesTheDomainsAndTheMaxSkewThatFits) {
+  TopologySpreadConstraint tsc;
+  tsc.max_skew = 1;
+  tsc.topology_key = "topology.kubernetes.io/zone";
+  tsc.when_unsatisfiable = "DoNotSchedule";
+  tsc.label_selector = LabelSelector{};
+  tsc.label_selector->match_labels["app"] = "web";
+  std::vector<Object> objects{
+      Object(MakeNode()
+                 .Name("a")
+                 .Label("topology.kubernetes.io/zone", "zone-a")
+                 .Capacity({{"cpu", "8"}, {"memory", "8Gi"}})
+                 .Obj()),
+      Object(MakeNode()
+                 .Name("b")
+                 .Label("topology.kubernetes.io/zone", "zone-b")
+                 .Taint("maintenance", "", "NoSchedule")
+                 .Capacity({{"cpu", "8"}, {"memory", "8Gi"}})
+                 .Obj()),
+      Object(MakePod().Name("w1").Node("a").Label("app", "web").Obj()),
+      Object(MakePod().Name("w2").Node("a").Label("app", "web").Obj()),
+      Object(MakePod().Name("web").Label("app", "web").Spread(tsc).Obj())};
+  auto e = ExplainPod(objects, "default/web");
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_EQ(e->result, "Unschedulable");
+  const Suggestion* spread = nullptr;
+  for (const auto& s : e->suggestions)
+    if (s.kind == "spread-skew") spread = &s;
+  ASSERT_NE(spread, nullptr);
+  EXPECT_THAT(spread->description, HasSubstr("zone-a=2, zone-b=0 (maxSkew 1)"));
+  EXPECT_THAT(spread->yaml, HasSubstr("maxSkew: 3"));
+  EXPECT_EQ(spread->opens_nodes, 1);
+}
+
+TEST(ExplainTest, CandidatesPerKindAreCapped) {
+  // 40 identical nodes short of CPU: only the configured number of candidates is tried.
+  std::vector<Object> objects;
+  for (int i = 0; i < 40; ++i) {
+    std::string name = "n" + std::to_string(i);
+    objects.push_back(
+        Object(MakeNode().Name(name).Capacity({{"cpu", "1"}, {"memory", "8Gi"}}).Obj()));
+  }
+  objects.push_back(Object(MakePod().Name("web").Req({{"cpu", "2"}}).Obj()));
+  static const Registry registry = InTreeRegistry();
+  static const auto config = config::DefaultConfiguration(registry);
+  ExplainOptions options;
+  options.max_candidates_per_kind = 3;
+  options.max_suggestions = 100;
+  auto e = Explain(config, registry, objects, "default/web", options);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->suggestions.size(), 3u);
+}
+
 }  // namespace
 }  // namespace berth::explain

@@ -409,8 +409,41 @@ def check_capacity_live(up):
         raise Fail("capacity --max 2: %r" % r2)
 
 
+def check_explain_live(up):
+    """berth explain reads the live cluster ($KUBECONFIG), says why a pod is pending and which
+    node label would place it; applying that change binds the pod there."""
+    create(up, [pod_manifest("picky", extra_spec={"nodeSelector": {"disktype": "ssd"}})])
+    wait_for("picky pending", lambda: json.loads(up.kubectl(
+        ["get", "pod", "picky", "-o", "json"])[1]).get("status", {}).get("conditions"))
+    env = dict(os.environ, KUBECONFIG=up.kubeconfig)
+    p = subprocess.run([up.berth, "explain", "picky", "-o", "json"], capture_output=True,
+                       text=True, timeout=120, env=env)
+    if p.returncode != 0:
+        raise Fail("explain: rc %d %s" % (p.returncode, p.stderr))
+    e = json.loads(p.stdout)
+    if e.get("result") != "Unschedulable" or "node affinity/selector" not in e.get("message", ""):
+        raise Fail("explain: %r" % {k: e.get(k) for k in ("result", "message")})
+    labels = [s for s in e.get("suggestions", []) if s.get("kind") == "label"]
+    if not labels or not labels[0].get("node", "").startswith("demo-node-"):
+        raise Fail("explain suggests no node label: %r" % e.get("suggestions"))
+    node = labels[0]["node"]
+    text = subprocess.run([up.berth, "explain", "picky", "--kubeconfig", up.kubeconfig],
+                          capture_output=True, text=True, timeout=120)
+    if text.returncode != 0 or "disktype" not in text.stdout:
+        raise Fail("explain text: rc %d %s%s" % (text.returncode, text.stdout, text.stderr))
+    missing = subprocess.run([up.berth, "explain", "nosuchpod", "--kubeconfig", up.kubeconfig],
+                             capture_output=True, text=True, timeout=120)
+    if missing.returncode == 0 or "default/nosuchpod not found" not in missing.stderr:
+        raise Fail("explain of a missing pod: rc %d %r" % (missing.returncode, missing.stderr))
+    up.kubectl(["label", "node", node, "disktype=ssd"])
+    wait_for("picky bound to %s" % node, lambda: json.loads(up.kubectl(
+        ["get", "pod", "picky", "-o", "json"])[1])["spec"].get("nodeName") == node)
+    up.kubectl(["label", "node", node, "disktype-"])
+    up.kubectl(["delete", "pod", "picky", "--wait=false"])
+
+
 CHECKS = [check_nodes_ready, check_kubectl_verbs, check_kubectl_create_generators, check_watch,
-          check_capacity_live,
+          check_capacity_live, check_explain_live,
           check_batch_bound,
           check_unschedulable_then_bound, check_preemption, check_other_scheduler_left_alone, check_bad_input,
           check_python_client, check_restart_keeps_state]

@@ -269,7 +269,7 @@ Status CSILimits::Filter(const CycleState& state, const PodInfo& pod, const Node
       if (v.driver == driver && counts_here(v) && !is_attached(v)) ++fresh;
     if (fresh == 0) continue;
     int64_t current = std::count_if(attached.begin(), attached.end(),
-                                    [&](const auto& v) { return v.driver == driver; });
+                                    [&d = driver](const auto& v) { return v.driver == d; });
     if (current + fresh > limit)
       return Status::Unschedulable(std::string(kErrReasonMaxVolumeCountExceeded));
   }

@@ -1,0 +1,24 @@
+// Where `berth explain` and `berth capacity` read a cluster from: manifests (-f FILE|DIR|-) or a
+// live API server (--kubeconfig, --context, --master, else $KUBECONFIG). Main thread only.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "api/codec.h"
+#include "berth/api/result.h"
+
+namespace berth::cmd {
+
+// Every object of the given files and directories (`recursive`: like kubectl's -R), in order.
+Result<std::vector<Object>> ReadManifests(const std::vector<std::string>& files, bool recursive);
+
+struct LiveCluster {
+  std::string kubeconfig;  // "" = $KUBECONFIG, then in-cluster configuration
+  std::string context;
+  std::string master;
+};
+// The objects the scheduler reads, listed from the API server.
+Result<std::vector<Object>> ReadLiveCluster(const LiveCluster& live);
+
+}  // namespace berth::cmd
