@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds everything and runs all tests (unit, end-to-end, conformance samples).
+# Installs dependencies, builds everything and runs all tests (unit, end-to-end, conformance
+# samples) and, briefly, the fuzz targets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
 (cd build && ctest --output-on-failure -j 2)
+# The readers under libFuzzer with ASan and UBSan (Clang), briefly; longer runs: scripts/fuzz.sh 600
+scripts/fuzz.sh 15

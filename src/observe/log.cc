@@ -40,7 +40,7 @@ KV KV::Str(std::string_view key, std::string_view value) { return KV{key, Quote(
 KV KV::Int(std::string_view key, long long value) { return KV{key, std::to_string(value)}; }
 
 std::string Logger::Format(char severity, std::string_view msg, std::initializer_list<KV> kvs,
-                           const std::source_location& loc) {
+                           const SourceLocation& loc) {
   auto now = std::chrono::system_clock::now();
   auto secs = std::chrono::time_point_cast<std::chrono::seconds>(now);
   auto micros = std::chrono::duration_cast<std::chrono::microseconds>(now - secs).count();

@@ -11,13 +11,25 @@
 #include <cstdio>
 #include <initializer_list>
 #include <mutex>
-#include <source_location>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 namespace berth::observe {
+
+// Where a log call is (the file:line klog prints). Not std::source_location: Clang 14 with
+// libstdc++ 12 lacks it, and the builtins below work with both compilers.
+struct SourceLocation {
+  static constexpr SourceLocation current(const char* file = __builtin_FILE(),
+                                          unsigned line = __builtin_LINE()) {
+    return SourceLocation{file, line};
+  }
+  constexpr const char* file_name() const { return file; }
+  constexpr unsigned line() const { return line_number; }
+  const char* file = "";
+  unsigned line_number = 0;
+};
 
 // A key/value pair of a structured log line; the value is already rendered (numbers bare,
 // strings quoted by KV::Str).
@@ -37,27 +49,27 @@ class Logger {
   void set_verbosity(int v) { verbosity_ = v; }
 
   void Info(std::string_view msg, std::initializer_list<KV> kvs = {},
-            std::source_location loc = std::source_location::current()) {
+            SourceLocation loc = SourceLocation::current()) {
     Write('I', msg, kvs, loc);
   }
   void Warning(std::string_view msg, std::initializer_list<KV> kvs = {},
-               std::source_location loc = std::source_location::current()) {
+               SourceLocation loc = SourceLocation::current()) {
     Write('W', msg, kvs, loc);
   }
   void Error(std::string_view msg, std::initializer_list<KV> kvs = {},
-             std::source_location loc = std::source_location::current()) {
+             SourceLocation loc = SourceLocation::current()) {
     Write('E', msg, kvs, loc);
   }
   // The formatted line (without the trailing newline), for tests.
   static std::string Format(char severity, std::string_view msg, std::initializer_list<KV> kvs,
-                            const std::source_location& loc);
+                            const SourceLocation& loc);
 
  protected:
   virtual void Emit(const std::string& line);
 
  private:
   void Write(char severity, std::string_view msg, std::initializer_list<KV> kvs,
-             const std::source_location& loc) {
+             const SourceLocation& loc) {
     Emit(Format(severity, msg, kvs, loc));
   }
   std::atomic<int> verbosity_;
