@@ -5,19 +5,17 @@
 #include <berth/framework/handle.h>
 #include <berth/framework/plugin.h>
 #include <berth/framework/plugin_library.h>
+#include <berth/framework/typed_args.h>
 
 #include <map>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
 namespace {
 
-struct GangArgs final : berth::PluginArgs {
+struct GangArgs {
   int64_t timeout_seconds = 10;
-  std::string_view Kind() const override { return "GangPermitArgs"; }
-  void Encode(nlohmann::json& out) const override { out["timeoutSeconds"] = timeout_seconds; }
 };
 
 std::string Label(const berth::Pod& pod, const std::string& key) {
@@ -85,25 +83,21 @@ class GangPermit final : public berth::PermitPlugin, public berth::ReservePlugin
 BERTH_PLUGIN_LIBRARY(registry) {
   berth::PluginRegistration reg;
   reg.name = "GangPermit";
-  reg.decode_args =
-      [](const nlohmann::json* raw,
-         const std::string& path) -> berth::Result<std::shared_ptr<const berth::PluginArgs>> {
-    auto args = std::make_shared<GangArgs>();
-    if (raw && raw->is_object()) {
-      for (auto it = raw->begin(); it != raw->end(); ++it) {
-        if (it.key() != "timeoutSeconds" || !it->is_number_integer() || it->get<int64_t>() <= 0)
-          return berth::Error{path + "." + it.key() +
-                              ": expected timeoutSeconds, a positive integer"};
-        args->timeout_seconds = it->get<int64_t>();
-      }
-    }
-    return std::shared_ptr<const berth::PluginArgs>(args);
-  };
+  reg.decode_args = berth::TypedArgs<GangArgs>("GangPermitArgs")
+                        .Field("timeoutSeconds", &GangArgs::timeout_seconds)
+                        .Validate([](const GangArgs& a) -> berth::VoidResult {
+                          if (a.timeout_seconds <= 0) {
+                            return berth::Error{"timeoutSeconds: invalid value " +
+                                                std::to_string(a.timeout_seconds) +
+                                                ": must be greater than zero"};
+                          }
+                          return {};
+                        })
+                        .Decoder();
   reg.factory = [](const berth::PluginArgs* args,
                    berth::Handle& handle) -> berth::Result<std::unique_ptr<berth::Plugin>> {
-    const auto* typed = dynamic_cast<const GangArgs*>(args);
     return std::unique_ptr<berth::Plugin>(
-        std::make_unique<GangPermit>(handle, typed ? typed->timeout_seconds : 10));
+        std::make_unique<GangPermit>(handle, berth::ArgsOf<GangArgs>(args).timeout_seconds));
   };
   (void)registry.Add(std::move(reg));
 }

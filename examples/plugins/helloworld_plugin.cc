@@ -3,20 +3,16 @@
 // a node by how many characters of its name appear in args.xxx, plus zzz, capped at 100.
 #include <berth/framework/plugin.h>
 #include <berth/framework/plugin_library.h>
+#include <berth/framework/typed_args.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <string>
 
 namespace {
 
-struct HelloWorldArgs final : berth::PluginArgs {
+struct HelloWorldArgs {
   std::string xxx, yyy;
   int64_t zzz = 0;
-  std::string_view Kind() const override { return "HelloWorldPluginArgs"; }
-  void Encode(nlohmann::json& out) const override {
-    out = {{"xxx", xxx}, {"yyy", yyy}, {"zzz", zzz}};
-  }
 };
 
 class HelloWorld final : public berth::ScorePlugin {
@@ -35,38 +31,21 @@ class HelloWorld final : public berth::ScorePlugin {
   HelloWorldArgs args_;
 };
 
-// Typed args: every field checked, errors naming the YAML path.
-berth::Result<std::shared_ptr<const berth::PluginArgs>> DecodeArgs(const nlohmann::json* raw,
-                                                                   const std::string& path) {
-  auto args = std::make_shared<HelloWorldArgs>();
-  if (!raw || raw->is_null()) return std::shared_ptr<const berth::PluginArgs>(args);
-  if (!raw->is_object()) return berth::Error{path + ": expected an object"};
-  for (auto it = raw->begin(); it != raw->end(); ++it) {
-    const std::string at = path + "." + it.key();
-    if (it.key() == "xxx" || it.key() == "yyy") {
-      if (!it->is_string()) return berth::Error{at + ": expected a string"};
-      (it.key() == "xxx" ? args->xxx : args->yyy) = it->get<std::string>();
-    } else if (it.key() == "zzz") {
-      if (!it->is_number_integer()) return berth::Error{at + ": expected an integer"};
-      args->zzz = it->get<int64_t>();
-    } else {
-      return berth::Error{at + ": unknown field"};
-    }
-  }
-  return std::shared_ptr<const berth::PluginArgs>(args);
-}
-
 }  // namespace
 
 BERTH_PLUGIN_LIBRARY(registry) {
   berth::PluginRegistration reg;
   reg.name = "HelloWorldPlugin";
-  reg.decode_args = DecodeArgs;
+  // Typed args: every field checked, unknown fields rejected, errors naming the YAML path.
+  reg.decode_args = berth::TypedArgs<HelloWorldArgs>("HelloWorldPluginArgs")
+                        .Field("xxx", &HelloWorldArgs::xxx)
+                        .Field("yyy", &HelloWorldArgs::yyy)
+                        .Field("zzz", &HelloWorldArgs::zzz)
+                        .Decoder();
   reg.factory = [](const berth::PluginArgs* args,
                    berth::Handle&) -> berth::Result<std::unique_ptr<berth::Plugin>> {
-    const auto* typed = dynamic_cast<const HelloWorldArgs*>(args);
     return std::unique_ptr<berth::Plugin>(
-        std::make_unique<HelloWorld>(typed ? *typed : HelloWorldArgs{}));
+        std::make_unique<HelloWorld>(berth::ArgsOf<HelloWorldArgs>(args)));
   };
   (void)registry.Add(std::move(reg));
 }

@@ -8,18 +8,16 @@
 //     args: {nodeName: piworknode001}
 #include <berth/framework/plugin.h>
 #include <berth/framework/plugin_library.h>
+#include <berth/framework/typed_args.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <string>
 
 namespace {
 
-struct ToNodeNameArgs final : berth::PluginArgs {
+struct ToNodeNameArgs {
   std::string node_name = "piworknode001";
-  std::string_view Kind() const override { return "ToNodeNameArgs"; }
-  void Encode(nlohmann::json& out) const override { out["nodeName"] = node_name; }
 };
 
 class ToNodeName final : public berth::ScorePlugin {
@@ -59,24 +57,17 @@ class ToNodeName final : public berth::ScorePlugin {
 berth::PluginRegistration ToNodeNameRegistration() {
   berth::PluginRegistration reg;
   reg.name = "ToNodeName";
-  reg.decode_args =
-      [](const nlohmann::json* raw,
-         const std::string& path) -> berth::Result<std::shared_ptr<const berth::PluginArgs>> {
-    auto args = std::make_shared<ToNodeNameArgs>();
-    if (raw && raw->is_object()) {
-      for (auto it = raw->begin(); it != raw->end(); ++it) {
-        if (it.key() != "nodeName") return berth::Error{path + "." + it.key() + ": unknown field"};
-        if (!it->is_string()) return berth::Error{path + ".nodeName: expected a string"};
-        args->node_name = it->get<std::string>();
-      }
-    }
-    return std::shared_ptr<const berth::PluginArgs>(std::move(args));
-  };
+  reg.decode_args = berth::TypedArgs<ToNodeNameArgs>("ToNodeNameArgs")
+                        .Field("nodeName", &ToNodeNameArgs::node_name)
+                        .Validate([](const ToNodeNameArgs& a) -> berth::VoidResult {
+                          if (a.node_name.empty()) return berth::Error{"nodeName: required value"};
+                          return {};
+                        })
+                        .Decoder();
   reg.factory = [](const berth::PluginArgs* args,
                    berth::Handle&) -> berth::Result<std::unique_ptr<berth::Plugin>> {
-    const auto* typed = dynamic_cast<const ToNodeNameArgs*>(args);
     return std::unique_ptr<berth::Plugin>(
-        std::make_unique<ToNodeName>(typed ? typed->node_name : "piworknode001"));
+        std::make_unique<ToNodeName>(berth::ArgsOf<ToNodeNameArgs>(args).node_name));
   };
   return reg;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The installed SDK: `cmake --install` Berth into a temporary prefix, build
 examples/out-of-tree-plugin against it with find_package(Berth) (Berth::sdk only: the public
-headers), and load the result into the installed berth with --plugin-library.
+headers; its args decoded by the SDK's TypedArgs; the SDK's test builders compiled), and load
+the result into the installed berth with --plugin-library.
 
 Usage: run_install_e2e.py BUILD_DIR SOURCE_DIR
 """
@@ -28,6 +29,7 @@ def main():
         prefix = os.path.join(tmp, "prefix")
         run(["cmake", "--install", build, "--prefix", prefix])
         for f in ("bin/berth", "include/berth/framework/plugin_library.h",
+                  "include/berth/framework/typed_args.h", "include/berth/testing/builders.h",
                   "lib/cmake/Berth/BerthConfig.cmake"):
             if not os.path.exists(os.path.join(prefix, f)):
                 print("FAIL installed tree lacks " + f)
@@ -61,6 +63,19 @@ profiles:
         node = json.loads(p.stdout)["results"][0].get("node")
         if node != "piworknode001":
             print("FAIL the out-of-tree plugin did not decide: %r" % node)
+            return 1
+        # Its args are decoded by the installed TypedArgs: a wrong type names the YAML path.
+        open(cfg, "a").write("""  pluginConfig:
+  - name: ToNodeName
+    args: {nodeName: 3}
+""")
+        p = subprocess.run([os.path.join(prefix, "bin/berth"), "simulate", "--plugin-library",
+                            lib, "--config", cfg, "-f", objs, "-o", "json"],
+                           capture_output=True, text=True, timeout=60)
+        want = "profiles[0].pluginConfig[0].args.nodeName: expected a string, got a number"
+        if p.returncode == 0 or want not in p.stderr + p.stdout:
+            print("FAIL bad args through the installed SDK: rc=%d %s" % (p.returncode,
+                                                                         p.stderr[-1000:]))
             return 1
         print("PASS installed SDK: an out-of-tree plugin built with find_package(Berth) loads")
         return 0
