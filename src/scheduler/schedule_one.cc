@@ -109,8 +109,8 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
 
 Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const PodInfo& pod,
                                       std::vector<const NodeInfo*>* feasible,
-                                      SchedulingAttempt* attempt, int* outside_nodes) {
-  *outside_nodes = 0;
+                                      SchedulingAttempt* attempt) {
+  outside_nodes_.reset();
   const auto& all = snapshot_.nodes();
   PreFilterResult pre_result;
   std::vector<std::string> rejected_by;
@@ -143,20 +143,18 @@ Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const Po
       if (const NodeInfo* ni = snapshot_.Get(name)) nodes.push_back(const_cast<NodeInfo*>(ni));
     }
     candidates = &nodes;
-    // Nodes outside the PreFilterResult count as rejected by the plugins that narrowed it.
-    Status outside = Status::Unresolvable(
-        fmt::format("node(s) didn't satisfy plugin(s) [{}]", fmt::join(rejected_by, " ")));
-    for (NodeInfo* ni : all) {
-      if (!pre_result.node_names->count(ni->name())) attempt->filter_statuses[ni->name()] = outside;
-    }
+    // Nodes outside the PreFilterResult count as rejected by the plugins that narrowed it
+    // (written into the attempt only when needed: AddOutsideNodeStatuses).
+    outside_nodes_ = OutsideNodes{
+        std::move(pre_result),
+        Status::Unresolvable(
+            fmt::format("node(s) didn't satisfy plugin(s) [{}]", fmt::join(rejected_by, " ")))};
   }
   Status fs = FindNodesThatPassFilters(fw, state, pod, *candidates, true, feasible, attempt);
   // Processed, as kube-scheduler counts it: the feasible nodes and the nodes with a status of
   // their own (a nominated node that failed included). Nodes outside a PreFilterResult share
-  // one "absent" status there, so they are not processed.
-  *outside_nodes = pre_result.AllNodes() ? 0 : static_cast<int>(all.size() - candidates->size());
-  const int processed =
-      static_cast<int>(feasible->size() + attempt->filter_statuses.size()) - *outside_nodes;
+  // one "absent" status there, so they are not processed (nor in the map yet).
+  const int processed = static_cast<int>(feasible->size() + attempt->filter_statuses.size());
   if (!all.empty())
     next_start_node_index_ = (next_start_node_index_ + processed) % static_cast<int>(all.size());
   if (!fs.IsSuccess()) return fs;
@@ -165,6 +163,14 @@ Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const Po
                                   &rejected, &attempt->skipped_extender_errors);
   if (rejected) attempt->rejected_by_extender = true;
   return es;
+}
+
+void Scheduler::AddOutsideNodeStatuses(SchedulingAttempt* attempt) {
+  if (!outside_nodes_) return;
+  const std::set<std::string>& kept = *outside_nodes_->kept.node_names;
+  for (const NodeInfo* ni : snapshot_.nodes())
+    if (!kept.count(ni->name())) attempt->filter_statuses[ni->name()] = outside_nodes_->status;
+  outside_nodes_.reset();
 }
 
 std::string Scheduler::SelectHost(const ScoreTable& table) {
@@ -193,13 +199,13 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
   if (snapshot_.size() == 0) return Status::Unresolvable("no nodes available to schedule pods");
 
   std::vector<const NodeInfo*> feasible;
-  int outside_nodes = 0;
-  Status s = FindNodesThatFitPod(fw, state, pod, &feasible, attempt, &outside_nodes);
+  Status s = FindNodesThatFitPod(fw, state, pod, &feasible, attempt);
   if (!s.IsSuccess()) return s;
   if (feasible.empty()) return Status(Code::kUnschedulable, std::vector<std::string>{});
   attempt->feasible_nodes = static_cast<int>(feasible.size());
   attempt->evaluated_nodes =
-      static_cast<int>(feasible.size() + attempt->filter_statuses.size()) - outside_nodes;
+      static_cast<int>(feasible.size() + attempt->filter_statuses.size());
+  if (record_details_) AddOutsideNodeStatuses(attempt);
   if (feasible.size() == 1) {
     result->host = feasible[0]->name();
     return Status::Success();

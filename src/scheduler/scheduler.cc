@@ -122,6 +122,7 @@ bool Scheduler::ScheduleOne(bool block) {
     std::optional<NominatingInfo> nominating;
     if (s.IsRejected() && s.reasons().empty()) {
       // FitError: no feasible node. PostFilter (preemption) may make room for a later attempt.
+      AddOutsideNodeStatuses(&attempt);
       for (const auto& [node, st] : attempt.filter_statuses) {
         if (st.code() == Code::kPending) {
           qpi.pending_plugins.insert(st.plugin());

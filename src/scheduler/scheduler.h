@@ -120,11 +120,12 @@ class Scheduler final : public ClusterEventHandler {
   // The scheduling algorithm (schedule_one.cc).
   Status SchedulePod(Framework& fw, CycleState& state, const PodInfo& pod, ScheduleResult* result,
                      SchedulingAttempt* attempt);
-  // `outside_nodes`: how many nodes a PreFilterResult excluded (they carry a status in
-  // attempt->filter_statuses but were not evaluated).
   Status FindNodesThatFitPod(Framework& fw, CycleState& state, const PodInfo& pod,
-                             std::vector<const NodeInfo*>* feasible, SchedulingAttempt* attempt,
-                             int* outside_nodes);
+                             std::vector<const NodeInfo*>* feasible, SchedulingAttempt* attempt);
+  // Writes the shared status of the nodes the cycle's PreFilterResult excluded into the
+  // attempt's filter statuses. Deferred to when the attempt fails or its details are recorded:
+  // a pod narrowed to one node (a DaemonSet's) must not cost O(cluster) when it fits.
+  void AddOutsideNodeStatuses(SchedulingAttempt* attempt);
   Status FindNodesThatPassFilters(Framework& fw, const CycleState& state, const PodInfo& pod,
                                   const std::vector<NodeInfo*>& nodes, bool rotate,
                                   std::vector<const NodeInfo*>* feasible,
@@ -157,6 +158,12 @@ class Scheduler final : public ClusterEventHandler {
   AttemptObserver* observer_ = nullptr;
   std::mutex observer_mu_;
   int next_start_node_index_ = 0;
+  // This cycle's PreFilterResult, when it excluded nodes, and the status they share.
+  struct OutsideNodes {
+    PreFilterResult kept;
+    Status status;
+  };
+  std::optional<OutsideNodes> outside_nodes_;
   std::vector<Status> filter_statuses_buffer_;  // FindNodesThatPassFilters' per-window results
   std::vector<char> filter_ok_buffer_;
 
