@@ -138,8 +138,8 @@ std::map<std::string, int> DomainCounts(const TopologySpreadConstraint& tsc, con
     if (auto it = pod.metadata.labels.find(key); it != pod.metadata.labels.end())
       sel.AddIn(key, it->second);
   for (const Object& o : others)
-    if (auto* p = std::get_if<PodPtr>(&o); p && (*p)->metadata.namespace_ ==
-                                                    pod.metadata.namespace_)
+    if (auto* p = std::get_if<PodPtr>(&o);
+        p && (*p)->metadata.namespace_ == pod.metadata.namespace_)
       if (auto d = domain_of.find((*p)->spec.node_name);
           d != domain_of.end() && sel.Matches((*p)->metadata.labels))
         ++counts[d->second];
@@ -261,8 +261,12 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
       uncordoned->spec.unschedulable = false;
       if (int opens = with_node(uncordoned); opens > 0)
         found.push_back({"uncordon",
-                         fmt::format("uncordon node {} (kubectl uncordon {})", node, node), "",
-                         node, opens, 0, {}});
+                         fmt::format("uncordon node {} (kubectl uncordon {})", node, node),
+                         "",
+                         node,
+                         opens,
+                         0,
+                         {}});
     } else if (st.plugin() == "NodeAffinity" && !c.pod->spec.node_selector.empty() &&
                try_more("label")) {
       auto labelled = std::make_shared<Node>(*n);
@@ -279,7 +283,11 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
         found.push_back({"label",
                          fmt::format("label node {} with {} (kubectl label node {} {})", node,
                                      fmt::join(added, ","), node, fmt::join(added, " ")),
-                         "", node, opens, static_cast<int64_t>(added.size()), {}});
+                         "",
+                         node,
+                         opens,
+                         static_cast<int64_t>(added.size()),
+                         {}});
     } else if (st.plugin() == "VolumeZone" && !volume_zones.empty() && try_more("volume-zone")) {
       auto moved = std::make_shared<Node>(*n);
       std::vector<std::string> labels;
@@ -295,7 +303,11 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
                          fmt::format("the pod's volume is in {}: a node there would take it "
                                      "(node {} is not; its zone labels would have to be {})",
                                      fmt::join(labels, ","), node, fmt::join(labels, ",")),
-                         "", node, opens, static_cast<int64_t>(labels.size()), {}});
+                         "",
+                         node,
+                         opens,
+                         static_cast<int64_t>(labels.size()),
+                         {}});
     } else if (st.plugin() == "NodeResourcesFit" && resource_candidates.count(node)) {
       // What the node lacks for this pod: its requests plus the pod's, beyond allocatable.
       const Resource want = ComputePodRequests(*c.pod).requests;
@@ -327,7 +339,11 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
         Suggestion sug{"resources",
                        fmt::format("free {} on node {} (evict or shrink pods there)",
                                    fmt::join(freeing, " and "), node),
-                       "", node, opens, cost, {}};
+                       "",
+                       node,
+                       opens,
+                       cost,
+                       {}};
         if (preemptible && !victims.empty()) {
           sug.victims.assign(victims.begin(), victims.end());
           sug.description += fmt::format("; lower-priority pods preemption would evict: {}",
@@ -379,8 +395,11 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
            fmt::format("matching pods per {} are {} (maxSkew {}): raise maxSkew to {} or add "
                        "room in the emptiest domain",
                        tsc.topology_key, fmt::join(shown, ", "), tsc.max_skew, needed),
-           fmt::format("topologySpreadConstraints[{}].maxSkew: {}\n", i, needed), "", opens,
-           needed - tsc.max_skew, {}});
+           fmt::format("topologySpreadConstraints[{}].maxSkew: {}\n", i, needed),
+           "",
+           opens,
+           needed - tsc.max_skew,
+           {}});
   }
   std::stable_sort(found.begin(), found.end(), [](const Suggestion& x, const Suggestion& y) {
     if (x.opens_nodes != y.opens_nodes) return x.opens_nodes > y.opens_nodes;

@@ -4,8 +4,8 @@
 // rejections — a toleration to add, a node to uncordon, a label a node lacks for the pod's
 // nodeSelector, the zone of the pod's volume, resources to free on a node (with the
 // lower-priority pods preemption would evict), the maxSkew a topology spread constraint would
-// need — each applied to a copy of the cluster and checked by scheduling again; only changes that make the pod fit are shown, ranked by how many
-// nodes they open, then by how little they change.
+// need — each applied to a copy of the cluster and checked by scheduling again; only changes that
+// make the pod fit are shown, ranked by how many nodes they open, then by how little they change.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -22,7 +22,7 @@
 namespace berth::explain {
 
 struct Suggestion {
-  std::string kind;  // toleration, uncordon, label, volume-zone, resources, spread-skew
+  std::string kind;         // toleration, uncordon, label, volume-zone, resources, spread-skew
   std::string description;  // one line, imperative
   std::string yaml;         // the pod change to apply, when it is the pod that changes
   std::string node;         // the node that changes, when it is a node

@@ -102,7 +102,6 @@ TEST(ExplainTest, MissingLabelAndNothingUnverified) {
   EXPECT_FALSE(ExplainPod({}, "default/missing").ok());
 }
 
-
 TEST(ExplainTest, ResourcesNameTheLowerPriorityPodsPreemptionWouldEvict) {
   std::vector<Object> objects{
       Object(MakeNode().Name("a").Capacity({{"cpu", "2"}, {"memory", "8Gi"}}).Obj()),
@@ -130,21 +129,20 @@ TEST(ExplainTest, SpreadSkewNamesTheDomainsAndTheMaxSkewThatFits) {
   tsc.when_unsatisfiable = "DoNotSchedule";
   tsc.label_selector = LabelSelector{};
   tsc.label_selector->match_labels["app"] = "web";
-  std::vector<Object> objects{
-      Object(MakeNode()
-                 .Name("a")
-                 .Label("topology.kubernetes.io/zone", "zone-a")
-                 .Capacity({{"cpu", "8"}, {"memory", "8Gi"}})
-                 .Obj()),
-      Object(MakeNode()
-                 .Name("b")
-                 .Label("topology.kubernetes.io/zone", "zone-b")
-                 .Taint("maintenance", "", "NoSchedule")
-                 .Capacity({{"cpu", "8"}, {"memory", "8Gi"}})
-                 .Obj()),
-      Object(MakePod().Name("w1").Node("a").Label("app", "web").Obj()),
-      Object(MakePod().Name("w2").Node("a").Label("app", "web").Obj()),
-      Object(MakePod().Name("web").Label("app", "web").Spread(tsc).Obj())};
+  std::vector<Object> objects{Object(MakeNode()
+                                         .Name("a")
+                                         .Label("topology.kubernetes.io/zone", "zone-a")
+                                         .Capacity({{"cpu", "8"}, {"memory", "8Gi"}})
+                                         .Obj()),
+                              Object(MakeNode()
+                                         .Name("b")
+                                         .Label("topology.kubernetes.io/zone", "zone-b")
+                                         .Taint("maintenance", "", "NoSchedule")
+                                         .Capacity({{"cpu", "8"}, {"memory", "8Gi"}})
+                                         .Obj()),
+                              Object(MakePod().Name("w1").Node("a").Label("app", "web").Obj()),
+                              Object(MakePod().Name("w2").Node("a").Label("app", "web").Obj()),
+                              Object(MakePod().Name("web").Label("app", "web").Spread(tsc).Obj())};
   auto e = ExplainPod(objects, "default/web");
   ASSERT_TRUE(e.ok()) << e.error().message;
   EXPECT_EQ(e->result, "Unschedulable");

@@ -145,10 +145,10 @@ Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const Po
     candidates = &nodes;
     // Nodes outside the PreFilterResult count as rejected by the plugins that narrowed it
     // (written into the attempt only when needed: AddOutsideNodeStatuses).
-    outside_nodes_ = OutsideNodes{
-        std::move(pre_result),
-        Status::Unresolvable(
-            fmt::format("node(s) didn't satisfy plugin(s) [{}]", fmt::join(rejected_by, " ")))};
+    outside_nodes_ =
+        OutsideNodes{std::move(pre_result),
+                     Status::Unresolvable(fmt::format("node(s) didn't satisfy plugin(s) [{}]",
+                                                      fmt::join(rejected_by, " ")))};
   }
   Status fs = FindNodesThatPassFilters(fw, state, pod, *candidates, true, feasible, attempt);
   // Processed, as kube-scheduler counts it: the feasible nodes and the nodes with a status of
@@ -203,8 +203,7 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
   if (!s.IsSuccess()) return s;
   if (feasible.empty()) return Status(Code::kUnschedulable, std::vector<std::string>{});
   attempt->feasible_nodes = static_cast<int>(feasible.size());
-  attempt->evaluated_nodes =
-      static_cast<int>(feasible.size() + attempt->filter_statuses.size());
+  attempt->evaluated_nodes = static_cast<int>(feasible.size() + attempt->filter_statuses.size());
   if (record_details_) AddOutsideNodeStatuses(attempt);
   if (feasible.size() == 1) {
     result->host = feasible[0]->name();
