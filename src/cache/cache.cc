@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "framework/snapshot_editor.h"
 #include "framework/zone_key.h"
 
 namespace berth {
@@ -33,7 +34,8 @@ void Cache::MarkDirty(const std::string& name) {
   dirty_.insert(name);
   // Generations are unique across all NodeInfos of the cache (not just per node), so a plugin
   // that remembers (NodeInfo, generation) pairs can never mistake a new NodeInfo for an old one.
-  if (auto it = nodes_.find(name); it != nodes_.end()) it->second->set_generation(++generation_);
+  if (auto it = nodes_.find(name); it != nodes_.end())
+    SnapshotEditor::SetGeneration(*it->second, ++generation_);
 }
 
 void Cache::UpdateImagesLocked(const Node* old_node, const Node* new_node) {
@@ -56,7 +58,7 @@ void Cache::UpdateImagesLocked(const Node* old_node, const Node* new_node) {
   if (new_node) {
     auto it = nodes_.find(new_node->metadata.name);
     if (it != nodes_.end()) {
-      auto& states = it->second->mutable_image_states();
+      auto& states = SnapshotEditor::ImageStates(*it->second);
       for (const auto& img : new_node->status.images)
         for (const auto& n : img.names) states[n] = {img.size_bytes};
     }
@@ -70,7 +72,7 @@ void Cache::AddNode(Ptr<Node> node) {
   const Node* old = ni.node();
   auto keep = ni.node_ptr();
   ni.SetNode(node);
-  ni.mutable_image_states().clear();
+  SnapshotEditor::ImageStates(ni).clear();
   const std::string zone = NodeZoneKey(*node);
   auto known = zone_of_.find(name);
   if (known == zone_of_.end() || known->second != zone) {
@@ -196,7 +198,7 @@ void Cache::UpdateSnapshot(Snapshot* snapshot) {
   bool refresh = false;
   const int64_t from = snapshot->generation;
   snapshot->last_changed.clear();
-  auto& map = snapshot->mutable_map();
+  auto& map = SnapshotEditor::Map(*snapshot);
   for (const auto& name : dirty_) {
     auto it = nodes_.find(name);
     if (it == nodes_.end() || !it->second->node()) {
@@ -229,10 +231,10 @@ void Cache::UpdateSnapshot(Snapshot* snapshot) {
         if (it != nodes_.end() && it->second->node()) nodes.push_back(it->second->node());
       }
     }
-    snapshot->RebuildLists(ZoneInterleavedOrder(nodes));
+    SnapshotEditor::RebuildLists(*snapshot, ZoneInterleavedOrder(nodes));
     nodes_changed_ = false;
   } else if (refresh) {
-    snapshot->RefreshDerivedLists();
+    SnapshotEditor::RefreshDerivedLists(*snapshot);
   }
   snapshot->last_changed_from = rebuild ? -1 : from;
   ++snapshot->generation;

@@ -17,8 +17,8 @@ void CycleState::Put(const void* id, std::shared_ptr<StateData> data) {
 
 CycleState CycleState::Clone() const {
   CycleState out;
-  out.skip_filter = skip_filter;
-  out.skip_score = skip_score;
+  out.skip_filter_ = skip_filter_;
+  out.skip_score_ = skip_score_;
   out.entries_.reserve(entries_.size());
   for (const auto& [k, v] : entries_) out.entries_.emplace_back(k, v->Clone());
   return out;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "framework/snapshot_editor.h"
 #include "framework/zone_key.h"
 
 namespace berth {
@@ -282,7 +283,7 @@ Snapshot Snapshot::Build(const std::vector<std::shared_ptr<const Node>>& nodes,
     for (const auto& name : names) ++holders[name];
   }
   for (const auto& n : nodes) {
-    auto& states = s.map_[n->metadata.name]->mutable_image_states();
+    auto& states = SnapshotEditor::ImageStates(*s.map_[n->metadata.name]);
     for (const auto& img : n->status.images)
       for (const auto& name : img.names) {
         // Node image names are kept as reported; pods' images are normalized at lookup.

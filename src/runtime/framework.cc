@@ -325,7 +325,7 @@ Status Framework::RunPreEnqueuePlugins(const Pod& pod) const {
 Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
                                       PreFilterResult* result,
                                       std::vector<std::string>* rejected_by) {
-  state.skip_filter.assign(filter_.size(), false);
+  state.skip_filter_.assign(filter_.size(), false);
   *result = PreFilterResult{};
   std::vector<std::string> with_nodes;
   std::optional<Status> unschedulable;
@@ -334,7 +334,7 @@ Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
     PreFilterResult r;
     Status s = e.plugin->PreFilter(state, pod, nodes, &r);
     if (s.IsSkip()) {
-      if (e.filter_index >= 0) state.skip_filter[e.filter_index] = true;
+      if (e.filter_index >= 0) state.skip_filter_[e.filter_index] = true;
       continue;
     }
     if (!s.IsSuccess()) {
@@ -381,8 +381,8 @@ Status Framework::RunPreFilterExtension(ExtensionCall call, std::string_view wha
                                         const PodInfoPtr& pod, const NodeInfo& node) {
   for (const auto& e : pre_filter_) {
     // A plugin whose PreFilter skipped has no state to update.
-    if (e.filter_index >= 0 && state.skip_filter.size() > static_cast<size_t>(e.filter_index) &&
-        state.skip_filter[e.filter_index])
+    if (e.filter_index >= 0 && state.skip_filter_.size() > static_cast<size_t>(e.filter_index) &&
+        state.skip_filter_[e.filter_index])
       continue;
     const PreFilterExtensions* ext = e.plugin->Extensions();
     if (!ext) continue;
@@ -410,7 +410,7 @@ Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const PodInf
 Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod,
                                    const NodeInfo& node) const {
   for (size_t i = 0; i < filter_.size(); ++i) {
-    if (i < state.skip_filter.size() && state.skip_filter[i]) continue;
+    if (i < state.skip_filter_.size() && state.skip_filter_[i]) continue;
     Status s = filter_[i]->Filter(state, pod, node);
     if (s.IsSuccess()) continue;
     if (!s.IsRejected())
@@ -487,11 +487,11 @@ Status Framework::RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
 
 Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
                                      std::span<const NodeInfo* const> nodes) {
-  state.skip_score.assign(score_.size(), false);
+  state.skip_score_.assign(score_.size(), false);
   for (const auto& e : pre_score_) {
     Status s = e.plugin->PreScore(state, pod, nodes);
     if (s.IsSkip()) {
-      if (e.score_index >= 0) state.skip_score[e.score_index] = true;
+      if (e.score_index >= 0) state.skip_score_[e.score_index] = true;
       continue;
     }
     if (!s.IsSuccess())
@@ -511,7 +511,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
 
   std::vector<size_t> active;
   for (size_t p = 0; p < score_.size(); ++p) {
-    if (p < state.skip_score.size() && state.skip_score[p]) continue;
+    if (p < state.skip_score_.size() && state.skip_score_[p]) continue;
     active.push_back(p);
     table->plugin_ran[p] = true;
   }

@@ -778,7 +778,7 @@ TEST_F(FrameworkTest, PreFilterSkipDisablesThePairedFilterOnly) {
   EXPECT_TRUE(s.IsSuccess());
   EXPECT_TRUE(result.AllNodes());
   EXPECT_THAT(rejected_by, IsEmpty());
-  EXPECT_THAT(state.skip_filter, ElementsAre(true, false));
+  EXPECT_THAT(state.skipped_filters(), ElementsAre(true, false));
 
   // Skipper's filter (which rejects everything) is not called; Runner's is.
   log_.Clear();
@@ -1115,7 +1115,7 @@ TEST_F(FrameworkTest, PreScoreSkipDropsThePluginFromScoring) {
   UseNodes(*fw, 2);
   CycleState state;
   ASSERT_TRUE(fw->RunPreScorePlugins(state, *pod_, AllNodes()).IsSuccess());
-  EXPECT_THAT(state.skip_score, ElementsAre(false, true));
+  EXPECT_THAT(state.skipped_scores(), ElementsAre(false, true));
   ScoreTable table;
   ASSERT_TRUE(fw->RunScorePlugins(state, *pod_, AllNodes(), &table).IsSuccess());
   EXPECT_THAT(table.plugin_ran, ElementsAre(true, false));

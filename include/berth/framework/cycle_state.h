@@ -57,11 +57,16 @@ class CycleState {
   CycleState Clone() const;
 
   // Plugins whose PreFilter / PreScore returned Skip; the paired Filter / Score is not run.
-  // Indexed by the plugin's position in the profile's filter / score list.
-  std::vector<bool> skip_filter;
-  std::vector<bool> skip_score;
+  // Indexed by the plugin's position in the profile's filter / score list. Set by the
+  // framework only.
+  const std::vector<bool>& skipped_filters() const { return skip_filter_; }
+  const std::vector<bool>& skipped_scores() const { return skip_score_; }
 
  private:
+  friend class Framework;
+  std::vector<bool> skip_filter_;
+  std::vector<bool> skip_score_;
+
   const StateData* Find(const void* id) const {
     for (const auto& [k, v] : entries_)
       if (k == id) return v.get();

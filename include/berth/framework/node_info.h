@@ -106,9 +106,6 @@ class NodeInfo {
   const std::unordered_map<std::string, ImageStateSummary>& image_states() const {
     return image_states_;
   }
-  std::unordered_map<std::string, ImageStateSummary>& mutable_image_states() {
-    return image_states_;
-  }
   // "namespace/claim" -> number of pods on this node using it.
   const std::unordered_map<std::string, int>& pvc_ref_counts() const { return pvc_ref_counts_; }
 
@@ -117,13 +114,16 @@ class NodeInfo {
   // Returns false if it was not on this node.
   bool RemovePod(const Pod& pod);
 
-  // Bumped on every mutation; the cache uses it for incremental snapshots.
+  // Set by the cache on every change, unique across the cache's NodeInfos; plugins that keep
+  // per-node data across cycles compare it to tell a changed node from an unchanged one.
   int64_t generation() const { return generation_; }
-  void set_generation(int64_t g) { generation_ = g; }
 
   std::shared_ptr<NodeInfo> Clone() const { return std::make_shared<NodeInfo>(*this); }
 
  private:
+  // The cache's hooks (generation, image states) go through SnapshotEditor, which is not part
+  // of the SDK: plugins read NodeInfos, the cache maintains them.
+  friend class SnapshotEditor;
   void Update(const PodInfo& pod, int sign);
 
   std::shared_ptr<const Node> node_;
@@ -165,12 +165,7 @@ class Snapshot {
     return it == image_num_nodes.end() ? 0 : it->second;
   }
 
-  // --- maintained by the cache (src/cache) ---
-  std::unordered_map<std::string, NodeInfoPtr>& mutable_map() { return map_; }
-  // Rebuilds the ordered lists from the map, in `order` (node names).
-  void RebuildLists(const std::vector<std::string>& order);
-  // Recomputes the affinity and claim lists from the current node list (node set unchanged).
-  void RefreshDerivedLists();
+  // --- maintained by the cache (src/cache); plugins only read these ---
   int64_t generation = 0;
   // What the last update changed: the NodeInfos overwritten in place, and the generation the
   // snapshot had before it (-1 when that update also changed the node list). Lets plugins that
@@ -182,6 +177,13 @@ class Snapshot {
   std::unordered_map<std::string, int> image_num_nodes;
 
  private:
+  // The cache updates the map and lists through SnapshotEditor (not part of the SDK).
+  friend class SnapshotEditor;
+  // Rebuilds the ordered lists from the map, in `order` (node names).
+  void RebuildLists(const std::vector<std::string>& order);
+  // Recomputes the affinity and claim lists from the current node list (node set unchanged).
+  void RefreshDerivedLists();
+
   std::unordered_map<std::string, NodeInfoPtr> map_;
   std::vector<NodeInfo*> list_;
   std::vector<NodeInfo*> with_affinity_;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cache/cache.h"
+#include "framework/snapshot_editor.h"
 #include "plugins/interpodaffinity/interpodaffinity.h"
 #include "plugins/interpodaffinity/test_util.h"
 #include "testing/fake_handle.h"
@@ -147,20 +148,20 @@ TEST(InterPodAffinityMemoTest, LongLivedPluginAgreesWithFreshPluginThroughCluste
         std::string node = "n" + std::to_string(rng() % kNodes);
         auto pod = RandomPod(rng, "p" + std::to_string(next_pod++), node);
         pods.push_back(pod);
-        master.mutable_map()[node]->AddPod(PodInfo::Create(pod));
+        SnapshotEditor::Map(master)[node]->AddPod(PodInfo::Create(pod));
         break;
       }
       case 2: {  // a pod goes away
         if (pods.empty()) break;
         size_t i = rng() % pods.size();
-        master.mutable_map()[pods[i]->spec.node_name]->RemovePod(*pods[i]);
+        SnapshotEditor::Map(master)[pods[i]->spec.node_name]->RemovePod(*pods[i]);
         pods.erase(pods.begin() + static_cast<long>(i));
         break;
       }
       case 3: {  // a node's labels change
         size_t i = rng() % nodes.size();
         nodes[i] = RandomNode(rng, nodes[i]->metadata.name);
-        master.mutable_map()[nodes[i]->metadata.name]->SetNode(nodes[i]);
+        SnapshotEditor::Map(master)[nodes[i]->metadata.name]->SetNode(nodes[i]);
         break;
       }
       case 4: {  // the whole snapshot is rebuilt (fresh NodeInfo objects)
@@ -171,7 +172,7 @@ TEST(InterPodAffinityMemoTest, LongLivedPluginAgreesWithFreshPluginThroughCluste
       default:
         break;
     }
-    master.RebuildLists(order);
+    SnapshotEditor::RebuildLists(master, order);
     handle.SetSnapshot(master);
 
     auto incoming = rng() % 4 ? pool[rng() % pool.size()]
@@ -283,8 +284,8 @@ TEST(InterPodAffinityMemoTest, RepeatedPodsSeeEachOthersPlacements) {
       }
     }
     ASSERT_EQ(feasible, 100 - i);
-    master.mutable_map()[first]->AddPod(PodInfo::Create(make(i, first)));
-    master.RebuildLists(order);
+    SnapshotEditor::Map(master)[first]->AddPod(PodInfo::Create(make(i, first)));
+    SnapshotEditor::RebuildLists(master, order);
   }
 }
 

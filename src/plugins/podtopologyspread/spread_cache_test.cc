@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/snapshot_editor.h"
 #include "plugins/podtopologyspread/podtopologyspread.h"
 #include "plugins/podtopologyspread/state.h"
 #include "plugins/podtopologyspread/test_util.h"
@@ -56,7 +57,7 @@ TEST(SpreadCacheTest, PodsAddedInPlaceAreSeen) {
   EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), {"z1", "z2"}),
             (std::map<std::string, int32_t>{{"z1", 1}, {"z2", 0}}));
   // The scheduler's cache updates snapshot NodeInfos in place.
-  auto& map = const_cast<Snapshot&>(fx.handle.snapshot()).mutable_map();
+  auto& map = SnapshotEditor::Map(const_cast<Snapshot&>(fx.handle.snapshot()));
   map["n2"]->AddPod(PodInfo::Create(P("b", "n2", {{"foo", ""}})));
   map["n2"]->AddPod(PodInfo::Create(P("c", "n2", {{"foo", ""}})));
   EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), {"z1", "z2"}),
@@ -114,7 +115,7 @@ TEST(SpreadCacheTest, IncrementalSnapshotChangesAreSeen) {
   const std::vector<std::string> zones = {"z1", "z2", "z3"};
   EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), zones),
             (std::map<std::string, int32_t>{{"z1", 1}, {"z2", 0}, {"z3", 0}}));
-  snapshot.mutable_map()["n2"]->AddPod(PodInfo::Create(P("b", "n2", {{"foo", ""}})));
+  SnapshotEditor::Map(snapshot)["n2"]->AddPod(PodInfo::Create(P("b", "n2", {{"foo", ""}})));
   ++snapshot.generation;
   EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), zones),
             (std::map<std::string, int32_t>{{"z1", 1}, {"z2", 1}, {"z3", 0}}));
@@ -122,13 +123,13 @@ TEST(SpreadCacheTest, IncrementalSnapshotChangesAreSeen) {
   EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), zones),
             (std::map<std::string, int32_t>{{"z1", 1}, {"z2", 1}, {"z3", 0}}));
   // n3's node object is replaced in place (relabelled into z1).
-  snapshot.mutable_map()["n3"]->SetNode(N("n3", {{"zone", "z1"}}));
-  snapshot.mutable_map()["n3"]->AddPod(PodInfo::Create(P("c", "n3", {{"foo", ""}})));
+  SnapshotEditor::Map(snapshot)["n3"]->SetNode(N("n3", {{"zone", "z1"}}));
+  SnapshotEditor::Map(snapshot)["n3"]->AddPod(PodInfo::Create(P("c", "n3", {{"foo", ""}})));
   ++snapshot.generation;
   EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), zones),
             (std::map<std::string, int32_t>{{"z1", 2}, {"z2", 1}}));
   // PreScore over the same snapshot agrees (hostname spreading from the same memo).
-  snapshot.mutable_map()["n1"]->RemovePod(*P("a", "n1", {{"foo", ""}}));
+  SnapshotEditor::Map(snapshot)["n1"]->RemovePod(*P("a", "n1", {{"foo", ""}}));
   ++snapshot.generation;
   EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), zones),
             (std::map<std::string, int32_t>{{"z1", 1}, {"z2", 1}}));
@@ -155,7 +156,7 @@ TEST(SpreadCacheTest, DeltaRefresh) {
   auto at = [&](std::vector<int32_t> v) { return std::pair<int32_t, int32_t>{v[s1], v[s2]}; };
   EXPECT_EQ(at(counts()), (std::pair<int32_t, int32_t>{1, 0}));
 
-  NodeInfo* n2 = snapshot.mutable_map()["n2"].get();
+  NodeInfo* n2 = SnapshotEditor::Map(snapshot)["n2"].get();
   n2->AddPod(PodInfo::Create(P("b", "n2", {{"foo", ""}})));
   ++snapshot.generation;
   const NodeInfo* changed[] = {n2};

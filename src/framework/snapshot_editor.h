@@ -1,0 +1,27 @@
+// SnapshotEditor: the cache's write access to Snapshot and NodeInfo, kept out of the SDK so
+// plugins see both read-only. Used by src/cache (and by tests that stand in for the cache);
+// same threading as the objects edited (the scheduling thread, under the cache's lock).
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "berth/framework/node_info.h"
+
+namespace berth {
+
+class SnapshotEditor {
+ public:
+  static std::unordered_map<std::string, NodeInfoPtr>& Map(Snapshot& s) { return s.map_; }
+  static void RebuildLists(Snapshot& s, const std::vector<std::string>& order) {
+    s.RebuildLists(order);
+  }
+  static void RefreshDerivedLists(Snapshot& s) { s.RefreshDerivedLists(); }
+  static void SetGeneration(NodeInfo& n, int64_t g) { n.generation_ = g; }
+  static std::unordered_map<std::string, ImageStateSummary>& ImageStates(NodeInfo& n) {
+    return n.image_states_;
+  }
+};
+
+}  // namespace berth
