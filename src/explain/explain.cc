@@ -146,6 +146,10 @@ std::map<std::string, int> DomainCounts(const TopologySpreadConstraint& tsc, con
   return counts;
 }
 
+// Text output: nodes listed one per line up to this many; beyond, grouped.
+constexpr size_t kMaxTextRows = 30;
+constexpr size_t kBestShown = 5;
+
 }  // namespace
 
 Result<Explanation> Explain(const config::SchedulerConfiguration& config, const Registry& registry,
@@ -445,15 +449,52 @@ std::string ToText(const Explanation& e) {
                                 e.node.empty() ? "" : fmt::format(" -> {}", e.node));
   if (!e.message.empty() && e.result != "Scheduled") out += fmt::format("  {}\n", e.message);
   if (e.attempt) {
-    std::map<std::string, std::string> rows;
-    for (const auto& [node, st] : e.attempt->filter_statuses)
-      rows[node] = fmt::format("rejected by {}: {}", st.plugin(), st.Message());
+    // Per node on a small cluster; on a large one the best scored nodes and the rejections
+    // grouped by plugin and reason, so the answer fits on a screen.
     const SchedulingAttempt& a = *e.attempt;
-    for (size_t i = 0; i < a.scored_nodes.size(); ++i)
-      rows[a.scored_nodes[i]] = fmt::format("fits, score {}", a.scores.totals[i]);
-    if (!rows.empty()) out += "\n";
-    for (const auto& [node, text] : rows)
-      out += fmt::format("  {} {:<20} {}\n", node == e.node ? "*" : " ", node, text);
+    const size_t total = a.filter_statuses.size() + a.scored_nodes.size();
+    if (total <= kMaxTextRows) {
+      std::map<std::string, std::string> rows;
+      for (const auto& [node, st] : a.filter_statuses)
+        rows[node] = fmt::format("rejected by {}: {}", st.plugin(), st.Message());
+      for (size_t i = 0; i < a.scored_nodes.size(); ++i)
+        rows[a.scored_nodes[i]] = fmt::format("fits, score {}", a.scores.totals[i]);
+      if (!rows.empty()) out += "\n";
+      for (const auto& [node, text] : rows)
+        out += fmt::format("  {} {:<20} {}\n", node == e.node ? "*" : " ", node, text);
+    } else {
+      std::vector<size_t> order(a.scored_nodes.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t x, size_t y) { return a.scores.totals[x] > a.scores.totals[y]; });
+      if (!order.empty())
+        out += fmt::format("\n  {} node(s) fit; the best scored:\n", order.size());
+      for (size_t k = 0; k < order.size() && k < kBestShown; ++k) {
+        const std::string& node = a.scored_nodes[order[k]];
+        out += fmt::format("  {} {:<20} fits, score {}\n", node == e.node ? "*" : " ", node,
+                           a.scores.totals[order[k]]);
+      }
+      struct Group {
+        int count = 0;
+        std::vector<std::string> examples;
+      };
+      std::map<std::pair<std::string, std::string>, Group> groups;
+      for (const auto& [node, st] : a.filter_statuses) {
+        Group& g = groups[{st.plugin(), st.Message()}];
+        ++g.count;
+        if (g.examples.size() < 3) g.examples.push_back(node);
+      }
+      std::vector<std::pair<std::pair<std::string, std::string>, Group>> sorted(groups.begin(),
+                                                                                groups.end());
+      std::stable_sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) {
+        return x.second.count > y.second.count;
+      });
+      if (!sorted.empty())
+        out += fmt::format("\n  {} node(s) rejected:\n", a.filter_statuses.size());
+      for (const auto& [key, g] : sorted)
+        out += fmt::format("    {:>6} by {}: {} (e.g. {})\n", g.count, key.first, key.second,
+                           fmt::join(g.examples, ", "));
+    }
   }
   if (!e.suggestions.empty()) {
     out += "\nSmallest changes that would place it (each checked by scheduling again):\n";

@@ -172,6 +172,12 @@ TEST(ExplainTest, CandidatesPerKindAreCapped) {
   auto e = Explain(config, registry, objects, "default/web", options);
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->suggestions.size(), 3u);
+
+  // 40 nodes do not fit on a screen one per line: the rejections are grouped.
+  const std::string text = ToText(*e);
+  EXPECT_THAT(text, HasSubstr("40 node(s) rejected:"));
+  EXPECT_THAT(text, HasSubstr("40 by NodeResourcesFit: Insufficient cpu (e.g. "));
+  EXPECT_LT(std::count(text.begin(), text.end(), '\n'), 25);
 }
 
 }  // namespace
