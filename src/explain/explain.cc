@@ -409,6 +409,25 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
     if (x.opens_nodes != y.opens_nodes) return x.opens_nodes > y.opens_nodes;
     return x.cost < y.cost;
   });
+  // The same node change verified on several nodes is one suggestion ("label node a ..."),
+  // saying how many others it works on, so the list shows different kinds of change.
+  std::vector<Suggestion> distinct;
+  std::map<std::string, size_t> first_of_kind;
+  std::map<std::string, int> more_of_kind;
+  for (auto& sug : found) {
+    const bool per_node =
+        sug.kind == "label" || sug.kind == "uncordon" || sug.kind == "volume-zone";
+    if (per_node && first_of_kind.count(sug.kind)) {
+      ++more_of_kind[sug.kind];
+      continue;
+    }
+    first_of_kind[sug.kind] = distinct.size();
+    distinct.push_back(std::move(sug));
+  }
+  for (const auto& [kind, more] : more_of_kind)
+    distinct[first_of_kind[kind]].description +=
+        fmt::format("; the same change on {} other node(s) checked works too", more);
+  found = std::move(distinct);
   if (found.size() > options.max_suggestions) found.resize(options.max_suggestions);
   e.suggestions = std::move(found);
   return e;
@@ -479,7 +498,11 @@ std::string ToText(const Explanation& e) {
         std::vector<std::string> examples;
       };
       std::map<std::pair<std::string, std::string>, Group> groups;
-      for (const auto& [node, st] : a.filter_statuses) {
+      std::vector<std::string> names;
+      for (const auto& [node, st] : a.filter_statuses) names.push_back(node);
+      std::sort(names.begin(), names.end());
+      for (const auto& node : names) {
+        const Status& st = a.filter_statuses.at(node);
         Group& g = groups[{st.plugin(), st.Message()}];
         ++g.count;
         if (g.examples.size() < 3) g.examples.push_back(node);
