@@ -146,6 +146,59 @@ std::map<std::string, int> DomainCounts(const TopologySpreadConstraint& tsc, con
   return counts;
 }
 
+// Whether `term` (of a pod in namespace `owner_ns`) covers pods in namespace `ns`.
+bool TermCoversNamespace(const PodAffinityTerm& term, const std::string& owner_ns,
+                         const std::string& ns, const std::vector<Object>& others) {
+  if (std::find(term.namespaces.begin(), term.namespaces.end(), ns) != term.namespaces.end())
+    return true;
+  if (term.namespace_selector) {
+    auto sel = CompiledSelector::FromOptional(term.namespace_selector);
+    for (const Object& o : others)
+      if (auto* n = std::get_if<std::shared_ptr<const Namespace>>(&o);
+          n && (*n)->metadata.name == ns)
+        return sel.Matches((*n)->metadata.labels);
+    return false;
+  }
+  return term.namespaces.empty() && ns == owner_ns;
+}
+
+// The bound pods whose required anti-affinity, or the pod's own, keeps the pod off `node`:
+// pods in the node's topology domain that a term matches either way.
+std::vector<PodPtr> AntiAffinityConflicts(const Pod& pod, const Node& node,
+                                          const std::vector<NodePtr>& nodes,
+                                          const std::vector<Object>& others) {
+  std::map<std::string, const Node*> node_of;
+  for (const auto& n : nodes) node_of[n->metadata.name] = n.get();
+  auto same_domain = [&](const PodPtr& p, const std::string& key) {
+    auto here = node.metadata.labels.find(key);
+    auto it = node_of.find(p->spec.node_name);
+    if (here == node.metadata.labels.end() || it == node_of.end()) return false;
+    auto there = it->second->metadata.labels.find(key);
+    return there != it->second->metadata.labels.end() && there->second == here->second;
+  };
+  std::vector<PodPtr> out;
+  for (const Object& o : others) {
+    auto* pp = std::get_if<PodPtr>(&o);
+    if (!pp || (*pp)->spec.node_name.empty()) continue;
+    const PodPtr& p = *pp;
+    bool conflict = false;
+    if (pod.spec.affinity && pod.spec.affinity->pod_anti_affinity)
+      for (const auto& term : pod.spec.affinity->pod_anti_affinity->required)
+        if (same_domain(p, term.topology_key) &&
+            TermCoversNamespace(term, pod.metadata.namespace_, p->metadata.namespace_, others) &&
+            CompiledSelector::FromOptional(term.label_selector).Matches(p->metadata.labels))
+          conflict = true;
+    if (!conflict && p->spec.affinity && p->spec.affinity->pod_anti_affinity)
+      for (const auto& term : p->spec.affinity->pod_anti_affinity->required)
+        if (same_domain(p, term.topology_key) &&
+            TermCoversNamespace(term, p->metadata.namespace_, pod.metadata.namespace_, others) &&
+            CompiledSelector::FromOptional(term.label_selector).Matches(pod.metadata.labels))
+          conflict = true;
+    if (conflict) out.push_back(p);
+  }
+  return out;
+}
+
 // Text output: nodes listed one per line up to this many; beyond, grouped.
 constexpr size_t kMaxTextRows = 30;
 constexpr size_t kBestShown = 5;
@@ -356,6 +409,30 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
         found.push_back(std::move(sug));
       }
     }
+  }
+
+  // Inter-pod anti-affinity: the pods whose presence keeps it off a node, if moving them
+  // would let it in.
+  for (const auto& [node, st] : a.filter_statuses) {
+    if (st.plugin() != "InterPodAffinity" || !by_name.count(node)) continue;
+    auto conflicts = AntiAffinityConflicts(*c.pod, *by_name[node], c.nodes, c.others);
+    if (conflicts.empty() || !try_more("anti-affinity")) continue;
+    std::set<const Pod*> gone;
+    for (const auto& p : conflicts) gone.insert(p.get());
+    Cluster changed = c;
+    std::erase_if(changed.others, [&](const Object& o) {
+      auto* p = std::get_if<PodPtr>(&o);
+      return p && gone.count(p->get());
+    });
+    std::vector<std::string> names;
+    for (const auto& p : conflicts) names.push_back(p->Key());
+    std::sort(names.begin(), names.end());
+    if (int opens = FeasibleAfter(config, registry, changed, options); opens > 0)
+      found.push_back({"anti-affinity",
+                       fmt::format("move {} off node {}'s topology domain (required "
+                                   "anti-affinity keeps the pod and them apart)",
+                                   fmt::join(names, ", "), node),
+                       "", node, opens, static_cast<int64_t>(names.size()), names});
   }
 
   // Topology spread: the skew that blocks the pod, and the maxSkew that would admit it.

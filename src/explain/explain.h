@@ -29,7 +29,7 @@ struct Suggestion {
   int opens_nodes = 0;      // nodes the pod fits on after the change
   int64_t cost = 0;         // how much changes (resources: the shortfall; else 0)
   // resources: the lower-priority pods on the node preemption would evict to make the room
-  // (empty when evicting them would not be enough).
+  // (empty when evicting them would not be enough); anti-affinity: the pods to move.
   std::vector<std::string> victims;
 };
 

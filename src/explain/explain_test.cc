@@ -180,5 +180,42 @@ TEST(ExplainTest, CandidatesPerKindAreCapped) {
   EXPECT_LT(std::count(text.begin(), text.end(), '\n'), 25);
 }
 
+TEST(ExplainTest, AntiAffinityNamesThePodsToMove) {
+  // Both nodes run a "db" pod; the new db pod's anti-affinity keeps it off both.
+  auto anti = [](const char* name, const char* node) {
+    auto p = std::make_shared<Pod>(*MakePod().Name(name).Label("app", "db").Obj());
+    if (node) p->spec.node_name = node;
+    PodAffinityTerm term;
+    term.topology_key = "kubernetes.io/hostname";
+    term.label_selector = LabelSelector{};
+    term.label_selector->match_labels["app"] = "db";
+    p->spec.affinity = Affinity{};
+    p->spec.affinity->pod_anti_affinity = PodAffinity{};
+    p->spec.affinity->pod_anti_affinity->required.push_back(term);
+    return std::shared_ptr<const Pod>(p);
+  };
+  std::vector<Object> objects{Object(MakeNode()
+                                         .Name("a")
+                                         .Label("kubernetes.io/hostname", "a")
+                                         .Capacity({{"cpu", "4"}, {"memory", "8Gi"}})
+                                         .Obj()),
+                              Object(MakeNode()
+                                         .Name("b")
+                                         .Label("kubernetes.io/hostname", "b")
+                                         .Capacity({{"cpu", "4"}, {"memory", "8Gi"}})
+                                         .Obj()),
+                              Object(anti("db-1", "a")), Object(anti("db-2", "b")),
+                              Object(anti("db-3", nullptr))};
+  auto e = ExplainPod(objects, "default/db-3");
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_EQ(e->result, "Unschedulable");
+  const Suggestion* move = nullptr;
+  for (const auto& s : e->suggestions)
+    if (s.kind == "anti-affinity" && s.node == "a") move = &s;
+  ASSERT_NE(move, nullptr);
+  EXPECT_THAT(move->victims, ::testing::ElementsAre("default/db-1"));
+  EXPECT_EQ(move->opens_nodes, 1);
+}
+
 }  // namespace
 }  // namespace berth::explain
