@@ -13,6 +13,7 @@
 #include "api/read_file.h"
 #include "berth/main.h"
 #include "capacity_command.h"
+#include "cluster_source.h"
 #include "config/legacy_versions.h"
 #include "config/load.h"
 #include "config/policy.h"
@@ -54,16 +55,13 @@ int RunSimulate(const std::string& config_path, const std::vector<std::string>& 
   berth::Registry registry = std::move(built).value();
   auto cfg = LoadConfigOrDefault(config_path, registry);
   if (!cfg.ok()) return Fail(cfg.error().message);
-  std::vector<berth::Object> objects;
-  for (const auto& arg : files) {
-    auto paths = berth::ExpandManifestPaths(arg, recursive);
-    if (!paths.ok()) return Fail(paths.error().message);
-    for (const auto& f : *paths) {
-      auto objs = berth::DecodeFile(f);
-      if (!objs.ok()) return Fail(objs.error().message);
-      for (auto& o : *objs) objects.push_back(std::move(o));
-    }
-  }
+  // Objects keep their documents only where something writes them out again: extenders are
+  // sent whole pods and nodes, the HTML report shows them.
+  berth::DecodeOptions decode;
+  decode.keep_raw = !cfg->extenders.empty() || output == "html";
+  auto read = berth::cmd::ReadManifests(files, recursive, decode);
+  if (!read.ok()) return Fail(read.error().message);
+  std::vector<berth::Object> objects = std::move(read).value();
   berth::sim::SimulationOptions opts;
   opts.seed = seed;
   if (!config_path.empty()) opts.config_source = config_path;

@@ -7,13 +7,14 @@
 
 namespace berth::cmd {
 
-Result<std::vector<Object>> ReadManifests(const std::vector<std::string>& files, bool recursive) {
+Result<std::vector<Object>> ReadManifests(const std::vector<std::string>& files, bool recursive,
+                                          const DecodeOptions& options) {
   std::vector<Object> objects;
   for (const auto& arg : files) {
     auto paths = ExpandManifestPaths(arg, recursive);
     if (!paths.ok()) return paths.error();
     for (const auto& f : *paths) {
-      auto objs = DecodeFile(f);
+      auto objs = DecodeFile(f, options);
       if (!objs.ok()) return objs.error();
       for (auto& o : *objs) objects.push_back(std::move(o));
     }

@@ -11,7 +11,8 @@
 namespace berth::cmd {
 
 // Every object of the given files and directories (`recursive`: like kubectl's -R), in order.
-Result<std::vector<Object>> ReadManifests(const std::vector<std::string>& files, bool recursive);
+Result<std::vector<Object>> ReadManifests(const std::vector<std::string>& files, bool recursive,
+                                          const DecodeOptions& options = {});
 
 struct LiveCluster {
   std::string kubeconfig;  // "" = $KUBECONFIG, then in-cluster configuration

@@ -143,49 +143,51 @@ std::string FormatTimestamp(UnixTime t) {
   return buf;
 }
 
-Result<std::vector<Object>> DecodeObjects(std::string_view text, std::string_view source) {
-  auto docs = codec::ParseSourceDocuments(text, source);
-  if (!docs.ok()) return docs.error();
+Result<std::vector<Object>> DecodeObjects(std::string_view text, std::string_view source,
+                                          const DecodeOptions& options) {
   std::vector<Object> out;
-  out.reserve(docs->size());
-  for (codec::SourceDocument& sd : *docs) {
-    const std::string where = DocumentWhere(source, sd.index);
-    if (!IsList(sd.doc)) {
-      auto obj = codec::DecodeObjectShared(std::make_shared<const json>(std::move(sd.doc)), where);
-      if (!obj.ok()) return obj.error();
-      out.push_back(std::move(obj).value());
-      continue;
-    }
-    json& items = sd.doc["items"];
-    if (items.is_null()) continue;
-    if (!items.is_array()) return Error{where + ": items: expected a list"};
-    // Items of typed lists (PodList from the API) omit their kind.
-    std::string item_kind = sd.doc["kind"].get<std::string>();
-    item_kind.resize(item_kind.size() - 4);
-    std::string api_version;
-    if (auto it = sd.doc.find("apiVersion"); it != sd.doc.end() && it->is_string()) {
-      api_version = it->get<std::string>();
-    }
-    out.reserve(out.size() + items.size());
-    for (size_t i = 0; i < items.size(); ++i) {
-      json item = std::move(items[i]);
-      if (item.is_object() && !item_kind.empty() && !item.contains("kind")) {
-        item["kind"] = item_kind;
-        if (!api_version.empty() && !item.contains("apiVersion")) item["apiVersion"] = api_version;
-      }
-      auto obj = codec::DecodeObjectShared(std::make_shared<const json>(std::move(item)),
-                                           where + ", item " + std::to_string(i));
-      if (!obj.ok()) return obj.error();
-      out.push_back(std::move(obj).value());
-    }
-  }
+  auto decode_one = [&](json&& doc, const std::string& where) -> VoidResult {
+    auto obj = codec::DecodeObjectShared(std::make_shared<const json>(std::move(doc)), where,
+                                         options.keep_raw);
+    if (!obj.ok()) return obj.error();
+    out.push_back(std::move(obj).value());
+    return {};
+  };
+  auto r =
+      codec::ForEachSourceDocument(text, source, [&](codec::SourceDocument&& sd) -> VoidResult {
+        const std::string where = DocumentWhere(source, sd.index);
+        if (!IsList(sd.doc)) return decode_one(std::move(sd.doc), where);
+        json& items = sd.doc["items"];
+        if (items.is_null()) return {};
+        if (!items.is_array()) return Error{where + ": items: expected a list"};
+        // Items of typed lists (PodList from the API) omit their kind.
+        std::string item_kind = sd.doc["kind"].get<std::string>();
+        item_kind.resize(item_kind.size() - 4);
+        std::string api_version;
+        if (auto it = sd.doc.find("apiVersion"); it != sd.doc.end() && it->is_string()) {
+          api_version = it->get<std::string>();
+        }
+        out.reserve(out.size() + items.size());
+        for (size_t i = 0; i < items.size(); ++i) {
+          json item = std::move(items[i]);
+          if (item.is_object() && !item_kind.empty() && !item.contains("kind")) {
+            item["kind"] = item_kind;
+            if (!api_version.empty() && !item.contains("apiVersion"))
+              item["apiVersion"] = api_version;
+          }
+          if (auto d = decode_one(std::move(item), where + ", item " + std::to_string(i)); !d.ok())
+            return d;
+        }
+        return {};
+      });
+  if (!r.ok()) return r.error();
   return out;
 }
 
-Result<std::vector<Object>> DecodeFile(const std::string& path) {
+Result<std::vector<Object>> DecodeFile(const std::string& path, const DecodeOptions& options) {
   auto text = ReadFileText(path, kMaxManifestBytes);
   if (!text.ok()) return text.error();
-  return DecodeObjects(*text, path == "-" ? std::string("<stdin>") : path);
+  return DecodeObjects(*text, path == "-" ? std::string("<stdin>") : path, options);
 }
 
 Result<Object> DecodeObject(const nlohmann::json& doc, std::string_view where) {

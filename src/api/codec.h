@@ -42,10 +42,18 @@ using Object =
 // errors. Empty documents are skipped.
 Result<std::vector<nlohmann::json>> ParseDocuments(std::string_view text, std::string_view source);
 
+struct DecodeOptions {
+  // Keep each object's source document in `raw`, which writing it out again with its unknown
+  // fields needs (extenders, reports). Without it a large manifest costs the typed objects
+  // only: a YAML stream is decoded one document at a time and no document is kept.
+  bool keep_raw = true;
+};
+
 // Decodes all objects in `text` (documents and List items, in order).
-Result<std::vector<Object>> DecodeObjects(std::string_view text, std::string_view source);
+Result<std::vector<Object>> DecodeObjects(std::string_view text, std::string_view source,
+                                          const DecodeOptions& options = {});
 // Reads and decodes a file; a missing or unreadable file is an error naming it.
-Result<std::vector<Object>> DecodeFile(const std::string& path);
+Result<std::vector<Object>> DecodeFile(const std::string& path, const DecodeOptions& options = {});
 
 // Decodes one object of a known kind from its JSON document. `where` prefixes error messages.
 Result<Object> DecodeObject(const nlohmann::json& doc, std::string_view where);

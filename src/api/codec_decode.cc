@@ -299,12 +299,14 @@ Result<Object> Share(Result<T> r, const RawObject& raw) {
   return Object(std::make_shared<const T>(std::move(obj)));
 }
 
-Result<Object> DecodeKnown(const std::string& kind, const RawObject& raw, std::string_view where) {
+// `keep`: what the object keeps as its `raw` (the document, or nothing).
+Result<Object> DecodeKnown(const std::string& kind, const RawObject& raw, const RawObject& keep,
+                           std::string_view where) {
   const json& doc = *raw;
-  if (kind == "Pod") return Share(DecodePodImpl(doc, where), raw);
-  if (kind == "Node") return Share(DecodeNodeImpl(doc, where), raw);
+  if (kind == "Pod") return Share(DecodePodImpl(doc, where), keep);
+  if (kind == "Node") return Share(DecodeNodeImpl(doc, where), keep);
   if (kind == "Namespace") {
-    return Share(DecodeWith<Namespace>(doc, where, [](Reader&, Namespace&) {}), raw);
+    return Share(DecodeWith<Namespace>(doc, where, [](Reader&, Namespace&) {}), keep);
   }
   if (kind == "Service") {
     return Share(DecodeWith<Service>(doc, where,
@@ -315,7 +317,7 @@ Result<Object> DecodeKnown(const std::string& kind, const RawObject& raw, std::s
                                                  [&](const json& x) { s.selector = r.StrMap(x); });
                                        });
                                      }),
-                 raw);
+                 keep);
   }
   if (kind == "ReplicationController") {
     return Share(DecodeWith<ReplicationController>(doc, where,
@@ -327,7 +329,7 @@ Result<Object> DecodeKnown(const std::string& kind, const RawObject& raw, std::s
                                                        });
                                                      });
                                                    }),
-                 raw);
+                 keep);
   }
   if (kind == "ReplicaSet") {
     return Share(DecodeWith<ReplicaSet>(doc, where,
@@ -337,7 +339,7 @@ Result<Object> DecodeKnown(const std::string& kind, const RawObject& raw, std::s
                                             ReadOptionalLabelSelector(r, v, "selector", s.selector);
                                           });
                                         }),
-                 raw);
+                 keep);
   }
   if (kind == "StatefulSet") {
     return Share(DecodeWith<StatefulSet>(doc, where,
@@ -348,7 +350,7 @@ Result<Object> DecodeKnown(const std::string& kind, const RawObject& raw, std::s
                                                                        s.selector);
                                            });
                                          }),
-                 raw);
+                 keep);
   }
   if (kind == "PersistentVolume") {
     return Share(
@@ -389,7 +391,7 @@ Result<Object> DecodeKnown(const std::string& kind, const RawObject& raw, std::s
                 r.Field(v, "phase", [&](const json& x) { pv.status.phase = r.Str(x); });
               });
             }),
-        raw);
+        keep);
   }
   if (kind == "PersistentVolumeClaim") {
     return Share(
@@ -413,7 +415,7 @@ Result<Object> DecodeKnown(const std::string& kind, const RawObject& raw, std::s
                 r.Field(v, "phase", [&](const json& x) { pvc.status.phase = r.Str(x); });
               });
             }),
-        raw);
+        keep);
   }
   if (kind == "StorageClass") {
     return Share(
@@ -436,7 +438,7 @@ Result<Object> DecodeKnown(const std::string& kind, const RawObject& raw, std::s
                 });
               });
             }),
-        raw);
+        keep);
   }
   if (kind == "CSINode") {
     return Share(DecodeWith<CSINode>(
@@ -458,7 +460,7 @@ Result<Object> DecodeKnown(const std::string& kind, const RawObject& raw, std::s
                          });
                        });
                      }),
-                 raw);
+                 keep);
   }
   if (kind == "PodDisruptionBudget") {
     return Share(DecodeWith<PodDisruptionBudget>(
@@ -478,7 +480,7 @@ Result<Object> DecodeKnown(const std::string& kind, const RawObject& raw, std::s
                          });
                        });
                      }),
-                 raw);
+                 keep);
   }
   if (kind == "PriorityClass") {
     return Share(DecodeWith<PriorityClass>(
@@ -490,7 +492,7 @@ Result<Object> DecodeKnown(const std::string& kind, const RawObject& raw, std::s
                        r.Field(doc, "preemptionPolicy",
                                [&](const json& v) { pc.preemption_policy = r.Str(v); });
                      }),
-                 raw);
+                 keep);
   }
   UnknownObject u;
   u.kind = kind;
@@ -580,7 +582,7 @@ std::string Describe(const json& doc) {
   return out;
 }
 
-Result<Object> DecodeObjectShared(const RawObject& raw, std::string_view where) {
+Result<Object> DecodeObjectShared(const RawObject& raw, std::string_view where, bool keep_raw) {
   const json& doc = *raw;
   if (!doc.is_object()) {
     std::string msg(where);
@@ -593,7 +595,7 @@ Result<Object> DecodeObjectShared(const RawObject& raw, std::string_view where) 
     r.Fail("kind: missing or not a string");
     return r.error();
   }
-  return DecodeKnown(it->get<std::string>(), raw, where);
+  return DecodeKnown(it->get<std::string>(), raw, keep_raw ? raw : nullptr, where);
 }
 
 Result<Pod> DecodePodDoc(const json& doc, std::string_view where) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -28,6 +29,11 @@ struct SourceDocument {
 // "<source>: yaml: line L, column C: <problem>".
 Result<std::vector<SourceDocument>> ParseSourceDocuments(std::string_view text,
                                                          std::string_view source);
+// The same, handing each document to `sink` as soon as it is complete (YAML streams: one
+// document's tree in memory at a time). An error from `sink` stops the parse and is returned.
+using DocumentSink = std::function<VoidResult(SourceDocument&&)>;
+VoidResult ForEachSourceDocument(std::string_view text, std::string_view source,
+                                 const DocumentSink& sink);
 // Types an unquoted YAML scalar: null, boolean, number (if it prints back identically), string.
 nlohmann::json ResolvePlainScalar(std::string_view s);
 
@@ -134,7 +140,9 @@ void ReadTopologySpreadConstraint(Reader& r, const nlohmann::json& j,
 std::string Describe(const nlohmann::json& doc);
 
 // Decodes an object that already lives in a shared document, which becomes its `raw` (no copy).
-Result<Object> DecodeObjectShared(const RawObject& raw, std::string_view where);
+// `keep_raw`: store `raw` in the object (else the object does not keep its document).
+Result<Object> DecodeObjectShared(const RawObject& raw, std::string_view where,
+                                  bool keep_raw = true);
 Result<Pod> DecodePodDoc(const nlohmann::json& doc, std::string_view where);
 Result<Node> DecodeNodeDoc(const nlohmann::json& doc, std::string_view where);
 

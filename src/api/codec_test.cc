@@ -783,3 +783,37 @@ TEST(YamlTest, LimitsNesting) {
 
 }  // namespace
 }  // namespace berth::codec
+
+namespace berth {
+namespace {
+
+TEST(CodecStreamTest, ObjectsKeepTheirDocumentsOnlyWhenAsked) {
+  const std::string text =
+      "apiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\n"
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\nspec: {x-unknown: 1}\n---\n"
+      "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: b}}\n";
+  auto kept = DecodeObjects(text, "m.yaml");
+  ASSERT_TRUE(kept.ok()) << kept.error().message;
+  DecodeOptions lean;
+  lean.keep_raw = false;
+  auto dropped = DecodeObjects(text, "m.yaml", lean);
+  ASSERT_TRUE(dropped.ok()) << dropped.error().message;
+  ASSERT_EQ(kept->size(), 3u);
+  ASSERT_EQ(dropped->size(), 3u);
+  const auto& pod_kept = std::get<std::shared_ptr<const Pod>>((*kept)[1]);
+  const auto& pod_lean = std::get<std::shared_ptr<const Pod>>((*dropped)[1]);
+  ASSERT_NE(pod_kept->raw, nullptr);
+  EXPECT_EQ((*pod_kept->raw)["spec"]["x-unknown"], 1);
+  EXPECT_EQ(pod_lean->raw, nullptr);
+  EXPECT_EQ(pod_lean->Key(), "ns/p");
+  EXPECT_EQ(std::get<std::shared_ptr<const Node>>((*dropped)[2])->metadata.name, "b");
+  // A bad document is named by its position, whichever way the stream is decoded.
+  auto bad = DecodeObjects(text + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: [1]}\n",
+                           "m.yaml", lean);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("m.yaml: document 4"), std::string::npos)
+      << bad.error().message;
+}
+
+}  // namespace
+}  // namespace berth

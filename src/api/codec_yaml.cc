@@ -152,7 +152,9 @@ std::string Position(const yaml_mark_t& mark) {
 // so input nesting never turns into native recursion here.
 class DocumentBuilder {
  public:
-  DocumentBuilder(std::string_view text, std::string_view source) : text_(text), source_(source) {}
+  DocumentBuilder(std::string_view text, std::string_view source,
+                  const DocumentSink* sink = nullptr)
+      : text_(text), source_(source), sink_(sink) {}
 
   Result<std::vector<SourceDocument>> Run() {
     Parser parser(text_);
@@ -196,7 +198,14 @@ class DocumentBuilder {
         root_ = nullptr;
         break;
       case YAML_DOCUMENT_END_EVENT:
-        if (!root_.is_null()) docs_.push_back({std::move(root_), doc_index_});
+        if (!root_.is_null()) {
+          if (sink_) {
+            if (auto r = (*sink_)(SourceDocument{std::move(root_), doc_index_}); !r.ok())
+              error_ = r.error().message;
+          } else {
+            docs_.push_back({std::move(root_), doc_index_});
+          }
+        }
         root_ = nullptr;
         break;
       case YAML_SCALAR_EVENT:
@@ -364,6 +373,7 @@ class DocumentBuilder {
   }
 
   std::string_view text_;
+  const DocumentSink* sink_ = nullptr;
   std::string_view source_;
   std::vector<SourceDocument> docs_;
   std::vector<Frame> stack_;
@@ -451,6 +461,21 @@ Result<std::vector<SourceDocument>> ParseSourceDocuments(std::string_view text,
     if (auto docs = ParseJsonSequence(text)) return std::move(*docs);
   }
   return DocumentBuilder(text, source).Run();
+}
+
+VoidResult ForEachSourceDocument(std::string_view text, std::string_view source,
+                                 const DocumentSink& sink) {
+  if (!StartsLikeJson(text)) {
+    auto r = DocumentBuilder(text, source, &sink).Run();
+    if (!r.ok()) return r.error();
+    return {};
+  }
+  // JSON is one document (or a short sequence): parsed whole, then handed over one by one.
+  auto docs = ParseSourceDocuments(text, source);
+  if (!docs.ok()) return docs.error();
+  for (auto& d : *docs)
+    if (auto r = sink(std::move(d)); !r.ok()) return r;
+  return {};
 }
 
 Result<std::vector<json>> ParseDocumentsImpl(std::string_view text, std::string_view source) {
