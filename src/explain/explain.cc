@@ -307,10 +307,10 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
   for (const auto& [node, st] : a.filter_statuses) {
     if (!by_name.count(node)) continue;
     const NodePtr& n = by_name[node];
-    auto with_node = [&](NodePtr replacement) {
+    auto with_node = [&, name = node](NodePtr replacement) {
       Cluster changed = c;
       for (auto& x : changed.nodes)
-        if (x->metadata.name == node) x = replacement;
+        if (x->metadata.name == name) x = replacement;
       return FeasibleAfter(config, registry, changed, options);
     };
     if (st.plugin() == "NodeUnschedulable" && try_more("uncordon")) {
