@@ -31,17 +31,10 @@ import urllib.request
 
 CHROMIUM = "/usr/bin/chromium"
 
-
-class Fail(Exception):
-    pass
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+# The failure type and port picking of the `berth up` end-to-end tests.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "up"))
+from run_up_e2e import Fail, free_port  # noqa: E402
 
 
 class Up:
