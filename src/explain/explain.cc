@@ -415,8 +415,10 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
   // would let it in.
   for (const auto& [node, st] : a.filter_statuses) {
     if (st.plugin() != "InterPodAffinity" || !by_name.count(node)) continue;
+    if (tried["anti-affinity"] >= options.max_candidates_per_kind) break;
     auto conflicts = AntiAffinityConflicts(*c.pod, *by_name[node], c.nodes, c.others);
-    if (conflicts.empty() || !try_more("anti-affinity")) continue;
+    if (conflicts.empty()) continue;
+    ++tried["anti-affinity"];
     std::set<const Pod*> gone;
     for (const auto& p : conflicts) gone.insert(p.get());
     Cluster changed = c;
