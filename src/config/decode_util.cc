@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "berth/framework/typed_args.h"
+
 namespace berth::config::internal {
 
 void Problems::Add(std::string_view path, std::string_view problem) {
@@ -48,24 +50,8 @@ std::string Unsupported(std::string_view value, std::initializer_list<std::strin
 
 namespace {
 
-const char* TypeName(const nlohmann::json& v) {
-  switch (v.type()) {
-    case nlohmann::json::value_t::object:
-      return "an object";
-    case nlohmann::json::value_t::array:
-      return "a list";
-    case nlohmann::json::value_t::string:
-      return "a string";
-    case nlohmann::json::value_t::boolean:
-      return "a boolean";
-    case nlohmann::json::value_t::number_float:
-    case nlohmann::json::value_t::number_integer:
-    case nlohmann::json::value_t::number_unsigned:
-      return "a number";
-    default:
-      return "null";
-  }
-}
+// One wording of JSON types for every args error, the SDK's TypedArgs included.
+using typed_args_internal::TypeName;
 
 std::string Expected(std::string_view what, const nlohmann::json& got) {
   return fmt::format("expected {}, got {}", what, TypeName(got));

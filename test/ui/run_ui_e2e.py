@@ -31,10 +31,10 @@ import urllib.request
 
 CHROMIUM = "/usr/bin/chromium"
 
-# The failure type and port picking of the `berth up` end-to-end tests.
+# The failure type, port picking and check runner of the `berth up` end-to-end tests.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "up"))
-from run_up_e2e import Fail, free_port  # noqa: E402
+from run_up_e2e import Fail, free_port, run_checks  # noqa: E402
 
 
 class Up:
@@ -474,15 +474,9 @@ def main():
         wait_for("huge marked unschedulable", lambda: any(
             c.get("reason") == "Unschedulable"
             for c in get_pod(up, "huge").get("status", {}).get("conditions", [])))
-        for check in CHECKS:
-            t = time.time()
-            try:
-                check(up)
-                passed += 1
-                print("PASS %s (%.1fs)" % (check.__name__, time.time() - t), flush=True)
-            except (Fail, subprocess.TimeoutExpired, json.JSONDecodeError, KeyError) as e:
-                failed += 1
-                print("FAIL %s: %s" % (check.__name__, e), flush=True)
+        ok, bad = run_checks(CHECKS, up)
+        passed += ok
+        failed += bad
     except Fail as e:
         failed += 1
         print("FAIL startup: %s" % e)

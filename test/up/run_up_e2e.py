@@ -449,6 +449,24 @@ CHECKS = [check_nodes_ready, check_kubectl_verbs, check_kubectl_create_generator
           check_python_client, check_restart_keeps_state]
 
 
+def run_checks(checks, up, wanted=()):
+    """Runs each check (all, or those named in `wanted`) against `up`, printing PASS or FAIL
+    with the time taken; returns (passed, failed)."""
+    passed = failed = 0
+    for check in checks:
+        if wanted and check.__name__ not in wanted:
+            continue
+        t = time.time()
+        try:
+            check(up)
+            passed += 1
+            print("PASS %s (%.1fs)" % (check.__name__, time.time() - t), flush=True)
+        except (Fail, subprocess.TimeoutExpired, json.JSONDecodeError, KeyError) as e:
+            failed += 1
+            print("FAIL %s: %s" % (check.__name__, e), flush=True)
+    return passed, failed
+
+
 def main():
     berth = os.path.abspath(sys.argv[1])
     wanted = set(sys.argv[2:])
@@ -457,17 +475,9 @@ def main():
     up = None
     try:
         up = Up(berth, data_dir)
-        for check in CHECKS:
-            if wanted and check.__name__ not in wanted:
-                continue
-            t = time.time()
-            try:
-                check(up)
-                passed += 1
-                print("PASS %s (%.1fs)" % (check.__name__, time.time() - t), flush=True)
-            except (Fail, subprocess.TimeoutExpired, json.JSONDecodeError, KeyError) as e:
-                failed += 1
-                print("FAIL %s: %s" % (check.__name__, e), flush=True)
+        ok, bad = run_checks(CHECKS, up, wanted)
+        passed += ok
+        failed += bad
     except Fail as e:
         failed += 1
         print("FAIL startup: %s" % e)
