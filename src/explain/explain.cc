@@ -7,6 +7,7 @@
 #include <set>
 
 #include "berth/api/resources.h"
+#include "plugins/interpodaffinity/interpodaffinity.h"
 #include "sim/simulator.h"
 
 namespace berth::explain {
@@ -199,6 +200,365 @@ std::vector<PodPtr> AntiAffinityConflicts(const Pod& pod, const Node& node,
   return out;
 }
 
+Suggestion MakeSuggestion(std::string kind, std::string description, std::string yaml,
+                          std::string node, int opens, int64_t cost,
+                          std::vector<std::string> victims) {
+  Suggestion s;
+  s.kind = std::move(kind);
+  s.description = std::move(description);
+  s.yaml = std::move(yaml);
+  s.node = std::move(node);
+  s.opens_nodes = opens;
+  s.cost = cost;
+  s.victims = std::move(victims);
+  return s;
+}
+
+// Label changes: a value to set, or nullopt to remove the label.
+using LabelChanges = std::map<std::string, std::optional<std::string>>;
+
+// The fewest label changes (roughly: one per requirement not met) after which `have` matches
+// every selector. An Exists requirement takes "true"; a selector that contradicts itself gives
+// changes that still do not match, which the verification then throws away.
+LabelChanges ChangesToMatch(const std::vector<LabelSelector>& selectors, const Labels& have) {
+  Labels want = have;
+  for (const LabelSelector& sel : selectors) {
+    for (const auto& [k, v] : sel.match_labels) want[k] = v;
+    for (const LabelSelectorRequirement& r : sel.match_expressions) {
+      auto it = want.find(r.key);
+      const bool listed = it != want.end() &&
+                          std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
+      if (r.op == "In" && !listed && !r.values.empty()) want[r.key] = r.values.front();
+      if (r.op == "NotIn" && listed) want.erase(it);
+      if (r.op == "Exists" && it == want.end()) want[r.key] = "true";
+      if (r.op == "DoesNotExist" && it != want.end()) want.erase(it);
+    }
+  }
+  LabelChanges changes;
+  for (const auto& [k, v] : have)
+    if (!want.count(k)) changes[k] = std::nullopt;
+  for (const auto& [k, v] : want)
+    if (auto it = have.find(k); it == have.end() || it->second != v) changes[k] = v;
+  return changes;
+}
+
+// The label changes after which a node's labels match one required node affinity term (the
+// term needing the fewest); nullopt when every term selects on fields (the node's name).
+std::optional<LabelChanges> NodeTermChanges(const NodeSelector& required, const Labels& have) {
+  std::optional<LabelChanges> best;
+  for (const NodeSelectorTerm& term : required.terms) {
+    if (!term.match_fields.empty() || term.match_expressions.empty()) continue;
+    Labels want = have;
+    for (const NodeSelectorRequirement& r : term.match_expressions) {
+      auto it = want.find(r.key);
+      const bool listed = it != want.end() &&
+                          std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
+      if (r.op == "In" && !listed && !r.values.empty()) want[r.key] = r.values.front();
+      if (r.op == "NotIn" && listed) want.erase(it);
+      if (r.op == "Exists" && it == want.end()) want[r.key] = "true";
+      if (r.op == "DoesNotExist" && it != want.end()) want.erase(it);
+      if ((r.op == "Gt" || r.op == "Lt") && r.values.size() == 1) {
+        char* end = nullptr;
+        const long long bound = std::strtoll(r.values[0].c_str(), &end, 10);
+        if (end == r.values[0].c_str() || *end) continue;
+        long long now = 0;
+        char* now_end = nullptr;
+        const bool number = it != want.end() && !it->second.empty() &&
+                            (now = std::strtoll(it->second.c_str(), &now_end, 10), !*now_end);
+        const bool ok = number && (r.op == "Gt" ? now > bound : now < bound);
+        if (!ok) want[r.key] = std::to_string(r.op == "Gt" ? bound + 1 : bound - 1);
+      }
+    }
+    LabelChanges changes;
+    for (const auto& [k, v] : have)
+      if (!want.count(k)) changes[k] = std::nullopt;
+    for (const auto& [k, v] : want)
+      if (auto it = have.find(k); it == have.end() || it->second != v) changes[k] = v;
+    if (!best || changes.size() < best->size()) best = std::move(changes);
+  }
+  return best;
+}
+
+void Apply(const LabelChanges& changes, Labels& labels) {
+  for (const auto& [k, v] : changes) {
+    if (v) {
+      labels[k] = *v;
+    } else {
+      labels.erase(k);
+    }
+  }
+}
+
+// "a=1 b-" as kubectl label takes them.
+std::string KubectlLabels(const LabelChanges& changes) {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : changes) parts.push_back(v ? fmt::format("{}={}", k, *v) : k + "-");
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+// "a=1,b removed" for prose.
+std::string DescribeLabels(const LabelChanges& changes) {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : changes)
+    parts.push_back(v ? fmt::format("{}={}", k, *v) : fmt::format("{} removed", k));
+  return fmt::format("{}", fmt::join(parts, ","));
+}
+
+// The selector an existing pod must match to count for the incoming pod's required affinity
+// term: the term's own, with matchLabelKeys / mismatchLabelKeys resolved against the incoming
+// pod's labels.
+LabelSelector EffectiveSelector(const PodAffinityTerm& term, const Pod& pod) {
+  LabelSelector s = term.label_selector.value_or(LabelSelector{});
+  for (const auto& key : term.match_label_keys)
+    if (auto it = pod.metadata.labels.find(key); it != pod.metadata.labels.end())
+      s.match_expressions.push_back({key, "In", {it->second}});
+  for (const auto& key : term.mismatch_label_keys)
+    if (auto it = pod.metadata.labels.find(key); it != pod.metadata.labels.end())
+      s.match_expressions.push_back({key, "NotIn", {it->second}});
+  return s;
+}
+
+// YAML of a label map under `indent`.
+std::string LabelsYaml(const Labels& labels, std::string_view indent) {
+  std::string out;
+  for (const auto& [k, v] : labels) out += fmt::format("{}{}: \"{}\"\n", indent, k, v);
+  return out;
+}
+
+// Required inter-pod affinity: the nodes it rejected lack a pod matching the pod's terms in
+// their topology domain. Candidate changes, each verified by scheduling again: label a running
+// pod in a rejected node's domain so that it matches; run a new matching pod there; label a
+// rejected node into a domain where matching pods run; or, when no pod anywhere matches, label
+// the pod itself so that it matches its own terms and may start the group (as kube-scheduler
+// lets the first pod of such a group go to any node with the topology keys).
+std::vector<Suggestion> PodAffinitySuggestions(const config::SchedulerConfiguration& config,
+                                               const Registry& registry, const Cluster& c,
+                                               const ExplainOptions& options,
+                                               const SchedulingAttempt& a) {
+  const Pod& pod = *c.pod;
+  if (!pod.spec.affinity || !pod.spec.affinity->pod_affinity ||
+      pod.spec.affinity->pod_affinity->required.empty())
+    return {};
+  const std::vector<PodAffinityTerm>& terms = pod.spec.affinity->pod_affinity->required;
+  std::vector<std::string> rejected;
+  for (const auto& [node, st] : a.filter_statuses)
+    if (st.plugin() == interpodaffinity::kName &&
+        st.Message() == interpodaffinity::kErrReasonAffinityRulesNotMatch)
+      rejected.push_back(node);
+  if (rejected.empty()) return {};
+  std::sort(rejected.begin(), rejected.end());
+
+  std::vector<LabelSelector> selectors;
+  for (const auto& term : terms) {
+    if (!term.label_selector) return {};  // a null selector matches no pod, whatever changes
+    selectors.push_back(EffectiveSelector(term, pod));
+  }
+  std::vector<CompiledSelector> compiled;
+  for (const auto& sel : selectors) compiled.push_back(CompiledSelector::FromOptional(sel));
+  std::vector<std::string> keys;  // the terms' topology keys, once each
+  for (const auto& term : terms)
+    if (std::find(keys.begin(), keys.end(), term.topology_key) == keys.end())
+      keys.push_back(term.topology_key);
+  auto covered = [&](const std::string& ns) {
+    for (const auto& term : terms)
+      if (!TermCoversNamespace(term, pod.metadata.namespace_, ns, c.others)) return false;
+    return true;
+  };
+  std::map<std::string, const Node*> node_of;
+  for (const auto& n : c.nodes) node_of[n->metadata.name] = n.get();
+  // The node's values of the topology keys, "" for a missing key.
+  auto domain_of = [&](const Node& n) {
+    std::vector<std::string> values;
+    for (const auto& key : keys) {
+      auto it = n.metadata.labels.find(key);
+      values.push_back(it == n.metadata.labels.end() ? "" : it->second);
+    }
+    return values;
+  };
+  auto describe_domain = [&](const std::vector<std::string>& values) {
+    std::vector<std::string> parts;
+    for (size_t i = 0; i < keys.size(); ++i) parts.push_back(keys[i] + "=" + values[i]);
+    return fmt::format("{}", fmt::join(parts, ","));
+  };
+  // Bound pods in namespaces every term covers, with what each would need to match them all.
+  struct Peer {
+    PodPtr pod;
+    const Node* node;
+    LabelChanges changes;
+  };
+  std::vector<Peer> peers;
+  for (const Object& o : c.others) {
+    auto* p = std::get_if<PodPtr>(&o);
+    if (!p || (*p)->spec.node_name.empty() || (*p)->metadata.deletion_timestamp) continue;
+    auto n = node_of.find((*p)->spec.node_name);
+    if (n == node_of.end() || !covered((*p)->metadata.namespace_)) continue;
+    peers.push_back({*p, n->second, ChangesToMatch(selectors, (*p)->metadata.labels)});
+  }
+  const bool any_match =
+      std::any_of(peers.begin(), peers.end(), [](const Peer& p) { return p.changes.empty(); });
+
+  std::vector<Suggestion> out;
+  std::map<std::string, size_t> tried;
+  auto try_more = [&](const std::string& change) {
+    return tried[change]++ < options.max_candidates_per_kind;
+  };
+  std::set<std::vector<std::string>> relabelled_in, peopled;  // domains already tried
+  for (const std::string& name : rejected) {
+    const Node* x = node_of.count(name) ? node_of[name] : nullptr;
+    if (!x) continue;
+    const std::vector<std::string> here = domain_of(*x);
+    const bool has_keys =
+        std::none_of(here.begin(), here.end(), [](const std::string& v) { return v.empty(); });
+    if (has_keys) {
+      // A running pod in the node's domain, relabelled: the one needing the fewest changes.
+      const Peer* best = nullptr;
+      for (const Peer& p : peers)
+        if (!p.changes.empty() && domain_of(*p.node) == here &&
+            (!best || p.changes.size() < best->changes.size()))
+          best = &p;
+      if (best && relabelled_in.insert(here).second && try_more("label-pod")) {
+        Cluster changed = c;
+        auto relabelled = std::make_shared<Pod>(*best->pod);
+        Apply(best->changes, relabelled->metadata.labels);
+        relabelled->raw.reset();
+        for (Object& o : changed.others)
+          if (auto* p = std::get_if<PodPtr>(&o); p && p->get() == best->pod.get())
+            o = Object(PodPtr(relabelled));
+        if (int opens = FeasibleAfter(config, registry, changed, options); opens > 0) {
+          Suggestion sug = MakeSuggestion(
+              "pod-affinity",
+              fmt::format("label pod {} (on node {}) with {} (kubectl label pod -n {} "
+                          "{} {}{}): the pod's required affinity then finds a matching pod in "
+                          "the domain {}",
+                          best->pod->Key(), best->pod->spec.node_name,
+                          DescribeLabels(best->changes), best->pod->metadata.namespace_,
+                          best->pod->metadata.name, KubectlLabels(best->changes),
+                          std::any_of(best->changes.begin(), best->changes.end(),
+                                      [&](const auto& ch) {
+                                        return ch.second &&
+                                               best->pod->metadata.labels.count(ch.first);
+                                      })
+                              ? " --overwrite"
+                              : "",
+                          describe_domain(here)),
+              "", "", opens, static_cast<int64_t>(best->changes.size()), {});
+          sug.change = "label-pod";
+          sug.domain = describe_domain(here);
+          sug.running_pod = best->pod->Key();
+          out.push_back(std::move(sug));
+        }
+      }
+      // A new pod there: in a namespace every term covers, labelled to match every term.
+      std::string ns = pod.metadata.namespace_;
+      if (!covered(ns)) {
+        ns.clear();
+        for (const auto& term : terms)
+          for (const auto& candidate : term.namespaces)
+            if (ns.empty() && covered(candidate)) ns = candidate;
+        for (const Object& o : c.others)
+          if (auto* n = std::get_if<std::shared_ptr<const Namespace>>(&o);
+              n && ns.empty() && covered((*n)->metadata.name))
+            ns = (*n)->metadata.name;
+      }
+      if (!ns.empty() && peopled.insert(here).second && try_more("new-pod")) {
+        auto peer = std::make_shared<Pod>();
+        peer->metadata.namespace_ = ns;
+        peer->metadata.name = pod.metadata.name + "-affinity-peer";
+        peer->metadata.uid = "explain-affinity-peer";
+        Apply(ChangesToMatch(selectors, {}), peer->metadata.labels);
+        peer->spec.node_name = name;
+        peer->status.phase = "Running";
+        Cluster changed = c;
+        changed.others.push_back(Object(PodPtr(peer)));
+        if (int opens = FeasibleAfter(config, registry, changed, options); opens > 0) {
+          Labels selector;
+          for (size_t i = 0; i < keys.size(); ++i) selector[keys[i]] = here[i];
+          Suggestion sug = MakeSuggestion(
+              "pod-affinity",
+              fmt::format("run a pod labelled {} in namespace {} in the domain {} (where node {} "
+                          "is), so that the pod's required affinity finds a matching pod there",
+                          DescribeLabels(ChangesToMatch(selectors, {})), ns, describe_domain(here),
+                          name),
+              "", "", opens, static_cast<int64_t>(peer->metadata.labels.size()) + 1, {});
+          sug.change = "new-pod";
+          sug.domain = describe_domain(here);
+          sug.new_pod =
+              fmt::format("metadata:\n  namespace: {}\n  labels:\n{}spec:\n  nodeSelector:\n{}", ns,
+                          LabelsYaml(peer->metadata.labels, "    "), LabelsYaml(selector, "    "));
+          out.push_back(std::move(sug));
+        }
+      }
+    }
+    // The node joins a domain where a matching pod runs (not for the hostname label, which
+    // names a node rather than a group of them).
+    std::set<std::vector<std::string>> domains;
+    for (const Peer& p : peers)
+      if (p.changes.empty()) {
+        auto there = domain_of(*p.node);
+        if (std::none_of(there.begin(), there.end(),
+                         [](const std::string& v) { return v.empty(); }) &&
+            there != here)
+          domains.insert(there);
+      }
+    for (const auto& there : domains) {
+      LabelChanges changes;
+      for (size_t i = 0; i < keys.size(); ++i)
+        if (here[i] != there[i]) changes[keys[i]] = there[i];
+      if (changes.count("kubernetes.io/hostname")) continue;
+      if (!try_more("label-node")) break;
+      auto moved = std::make_shared<Node>(*x);
+      Apply(changes, moved->metadata.labels);
+      moved->raw.reset();
+      Cluster changed = c;
+      for (auto& n : changed.nodes)
+        if (n->metadata.name == name) n = moved;
+      if (int opens = FeasibleAfter(config, registry, changed, options); opens > 0) {
+        Suggestion sug = MakeSuggestion(
+            "pod-affinity",
+            fmt::format("label node {} with {} (kubectl label node {} {} --overwrite): "
+                        "it joins the domain {}, where pods matching the pod's "
+                        "required affinity run",
+                        name, DescribeLabels(changes), name, KubectlLabels(changes),
+                        describe_domain(there)),
+            "", name, opens, static_cast<int64_t>(changes.size()), {});
+        sug.change = "label-node";
+        sug.domain = describe_domain(there);
+        out.push_back(std::move(sug));
+        break;  // one domain per node is enough to show
+      }
+    }
+  }
+  // No pod anywhere matches: the pod may start the group if it matches its own terms.
+  if (!any_match && covered(pod.metadata.namespace_)) {
+    LabelChanges changes = ChangesToMatch(selectors, pod.metadata.labels);
+    if (!changes.empty()) {
+      auto self = std::make_shared<Pod>(pod);
+      Apply(changes, self->metadata.labels);
+      self->raw.reset();
+      Cluster changed = c;
+      changed.pod = self;
+      if (int opens = FeasibleAfter(config, registry, changed, options); opens > 0) {
+        LabelChanges set;
+        for (const auto& [k, v] : changes)
+          if (v) set[k] = v;
+        Labels shown;
+        Apply(set, shown);
+        Suggestion sug = MakeSuggestion(
+            "pod-affinity",
+            fmt::format("no running pod matches the pod's required affinity: label "
+                        "the pod itself with {} so that it matches its own terms and "
+                        "may start the group",
+                        DescribeLabels(changes)),
+            shown.empty() ? "" : "metadata:\n  labels:\n" + LabelsYaml(shown, "    "), "", opens,
+            static_cast<int64_t>(changes.size()), {});
+        sug.change = "label-self";
+        out.push_back(std::move(sug));
+      }
+    }
+  }
+  return out;
+}
+
 // Text output: nodes listed one per line up to this many; beyond, grouped.
 constexpr size_t kMaxTextRows = 30;
 constexpr size_t kBestShown = 5;
@@ -260,19 +620,16 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
     pod->spec.tolerations.push_back({key, value.empty() ? "Exists" : "Equal", value, effect, {}});
     changed.pod = pod;
     if (int opens = FeasibleAfter(config, registry, changed, options); opens > 0) {
-      Suggestion s{"toleration",
-                   fmt::format("add a toleration for the taint {}{}{}:{}", key,
-                               value.empty() ? "" : "=", value, effect),
-                   value.empty()
-                       ? fmt::format("tolerations:\n- key: {}\n  operator: Exists\n  effect: {}\n",
-                                     key, effect)
-                       : fmt::format("tolerations:\n- key: {}\n  operator: Equal\n  value: {}\n  "
-                                     "effect: {}\n",
-                                     key, value, effect),
-                   "",
-                   opens,
-                   0,
-                   {}};
+      Suggestion s = MakeSuggestion(
+          "toleration",
+          fmt::format("add a toleration for the taint {}{}{}:{}", key, value.empty() ? "" : "=",
+                      value, effect),
+          value.empty() ? fmt::format("tolerations:\n- key: {}\n  operator: Exists\n  effect: {}\n",
+                                      key, effect)
+                        : fmt::format("tolerations:\n- key: {}\n  operator: Equal\n  value: {}\n  "
+                                      "effect: {}\n",
+                                      key, value, effect),
+          "", opens, 0, {});
       found.push_back(std::move(s));
     }
   }
@@ -303,6 +660,12 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
   std::set<std::string> resource_candidates;
   for (size_t i = 0; i < short_nodes.size() && i < options.max_candidates_per_kind; ++i)
     resource_candidates.insert(short_nodes[i].second);
+  const NodeSelector* required_node_affinity = c.pod->spec.affinity &&
+                                                       c.pod->spec.affinity->node_affinity &&
+                                                       c.pod->spec.affinity->node_affinity->required
+                                                   ? &*c.pod->spec.affinity->node_affinity->required
+                                                   : nullptr;
+  const bool wants_node_labels = !c.pod->spec.node_selector.empty() || required_node_affinity;
 
   for (const auto& [node, st] : a.filter_statuses) {
     if (!by_name.count(node)) continue;
@@ -317,34 +680,34 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
       auto uncordoned = std::make_shared<Node>(*n);
       uncordoned->spec.unschedulable = false;
       if (int opens = with_node(uncordoned); opens > 0)
-        found.push_back({"uncordon",
-                         fmt::format("uncordon node {} (kubectl uncordon {})", node, node),
-                         "",
-                         node,
-                         opens,
-                         0,
-                         {}});
-    } else if (st.plugin() == "NodeAffinity" && !c.pod->spec.node_selector.empty() &&
-               try_more("label")) {
-      auto labelled = std::make_shared<Node>(*n);
-      std::vector<std::string> added;
-      for (const auto& [k, v] : c.pod->spec.node_selector) {
-        auto it = labelled->metadata.labels.find(k);
-        if (it == labelled->metadata.labels.end() || it->second != v) {
-          labelled->metadata.labels[k] = v;
-          added.push_back(fmt::format("{}={}", k, v));
-        }
+        found.push_back(MakeSuggestion(
+            "uncordon", fmt::format("uncordon node {} (kubectl uncordon {})", node, node), "", node,
+            opens, 0, {}));
+    } else if (st.plugin() == "NodeAffinity" && wants_node_labels && try_more("label")) {
+      // The nodeSelector's labels, then the required node affinity term needing fewest changes.
+      LabelChanges changes;
+      for (const auto& [k, v] : c.pod->spec.node_selector)
+        if (auto it = n->metadata.labels.find(k); it == n->metadata.labels.end() || it->second != v)
+          changes[k] = v;
+      if (required_node_affinity) {
+        Labels after = n->metadata.labels;
+        Apply(changes, after);
+        auto term = NodeTermChanges(*required_node_affinity, after);
+        if (!term) continue;
+        for (const auto& [k, v] : *term) changes[k] = v;
       }
-      if (added.empty()) continue;
+      if (changes.empty()) continue;
+      auto labelled = std::make_shared<Node>(*n);
+      Apply(changes, labelled->metadata.labels);
+      bool overwrite = false;
+      for (const auto& [k, v] : changes) overwrite |= v && n->metadata.labels.count(k);
       if (int opens = with_node(labelled); opens > 0)
-        found.push_back({"label",
-                         fmt::format("label node {} with {} (kubectl label node {} {})", node,
-                                     fmt::join(added, ","), node, fmt::join(added, " ")),
-                         "",
-                         node,
-                         opens,
-                         static_cast<int64_t>(added.size()),
-                         {}});
+        found.push_back(
+            MakeSuggestion("label",
+                           fmt::format("label node {} with {} (kubectl label node {} {}{})", node,
+                                       DescribeLabels(changes), node, KubectlLabels(changes),
+                                       overwrite ? " --overwrite" : ""),
+                           "", node, opens, static_cast<int64_t>(changes.size()), {}));
     } else if (st.plugin() == "VolumeZone" && !volume_zones.empty() && try_more("volume-zone")) {
       auto moved = std::make_shared<Node>(*n);
       std::vector<std::string> labels;
@@ -356,15 +719,12 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
       }
       if (labels.empty()) continue;
       if (int opens = with_node(moved); opens > 0)
-        found.push_back({"volume-zone",
-                         fmt::format("the pod's volume is in {}: a node there would take it "
-                                     "(node {} is not; its zone labels would have to be {})",
-                                     fmt::join(labels, ","), node, fmt::join(labels, ",")),
-                         "",
-                         node,
-                         opens,
-                         static_cast<int64_t>(labels.size()),
-                         {}});
+        found.push_back(
+            MakeSuggestion("volume-zone",
+                           fmt::format("the pod's volume is in {}: a node there would take it "
+                                       "(node {} is not; its zone labels would have to be {})",
+                                       fmt::join(labels, ","), node, fmt::join(labels, ",")),
+                           "", node, opens, static_cast<int64_t>(labels.size()), {}));
     } else if (st.plugin() == "NodeResourcesFit" && resource_candidates.count(node)) {
       // What the node lacks for this pod: its requests plus the pod's, beyond allocatable.
       const Resource want = ComputePodRequests(*c.pod).requests;
@@ -393,14 +753,11 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
       }
       if (freeing.empty()) continue;
       if (int opens = with_node(grown); opens > 0) {
-        Suggestion sug{"resources",
-                       fmt::format("free {} on node {} (evict or shrink pods there)",
-                                   fmt::join(freeing, " and "), node),
-                       "",
-                       node,
-                       opens,
-                       cost,
-                       {}};
+        Suggestion sug =
+            MakeSuggestion("resources",
+                           fmt::format("free {} on node {} (evict or shrink pods there)",
+                                       fmt::join(freeing, " and "), node),
+                           "", node, opens, cost, {});
         if (preemptible && !victims.empty()) {
           sug.victims.assign(victims.begin(), victims.end());
           sug.description += fmt::format("; lower-priority pods preemption would evict: {}",
@@ -430,12 +787,15 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
     for (const auto& p : conflicts) names.push_back(p->Key());
     std::sort(names.begin(), names.end());
     if (int opens = FeasibleAfter(config, registry, changed, options); opens > 0)
-      found.push_back({"anti-affinity",
-                       fmt::format("move {} off node {}'s topology domain (required "
-                                   "anti-affinity keeps the pod and them apart)",
-                                   fmt::join(names, ", "), node),
-                       "", node, opens, static_cast<int64_t>(names.size()), names});
+      found.push_back(MakeSuggestion("anti-affinity",
+                                     fmt::format("move {} off node {}'s topology domain (required "
+                                                 "anti-affinity keeps the pod and them apart)",
+                                                 fmt::join(names, ", "), node),
+                                     "", node, opens, static_cast<int64_t>(names.size()), names));
   }
+
+  for (auto& sug : PodAffinitySuggestions(config, registry, c, options, a))
+    found.push_back(std::move(sug));
 
   // Topology spread: the skew that blocks the pod, and the maxSkew that would admit it.
   for (size_t i = 0; i < c.pod->spec.topology_spread_constraints.size(); ++i) {
@@ -473,16 +833,13 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
       shown.push_back("...");
     }
     if (int opens = FeasibleAfter(config, registry, changed, options); opens > 0)
-      found.push_back(
-          {"spread-skew",
-           fmt::format("matching pods per {} are {} (maxSkew {}): raise maxSkew to {} or add "
-                       "room in the emptiest domain",
-                       tsc.topology_key, fmt::join(shown, ", "), tsc.max_skew, needed),
-           fmt::format("topologySpreadConstraints[{}].maxSkew: {}\n", i, needed),
-           "",
-           opens,
-           needed - tsc.max_skew,
-           {}});
+      found.push_back(MakeSuggestion(
+          "spread-skew",
+          fmt::format("matching pods per {} are {} (maxSkew {}): raise maxSkew to {} or add "
+                      "room in the emptiest domain",
+                      tsc.topology_key, fmt::join(shown, ", "), tsc.max_skew, needed),
+          fmt::format("topologySpreadConstraints[{}].maxSkew: {}\n", i, needed), "", opens,
+          needed - tsc.max_skew, {}));
   }
   std::stable_sort(found.begin(), found.end(), [](const Suggestion& x, const Suggestion& y) {
     if (x.opens_nodes != y.opens_nodes) return x.opens_nodes > y.opens_nodes;
@@ -494,18 +851,21 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
   std::map<std::string, size_t> first_of_kind;
   std::map<std::string, int> more_of_kind;
   for (auto& sug : found) {
-    const bool per_node =
-        sug.kind == "label" || sug.kind == "uncordon" || sug.kind == "volume-zone";
-    if (per_node && first_of_kind.count(sug.kind)) {
-      ++more_of_kind[sug.kind];
+    const bool per_node = sug.kind == "label" || sug.kind == "uncordon" ||
+                          sug.kind == "volume-zone" || sug.kind == "pod-affinity";
+    const std::string group = sug.change.empty() ? sug.kind : sug.kind + "/" + sug.change;
+    if (per_node && first_of_kind.count(group)) {
+      ++more_of_kind[group];
       continue;
     }
-    first_of_kind[sug.kind] = distinct.size();
+    first_of_kind[group] = distinct.size();
     distinct.push_back(std::move(sug));
   }
-  for (const auto& [kind, more] : more_of_kind)
-    distinct[first_of_kind[kind]].description +=
-        fmt::format("; the same change on {} other node(s) checked works too", more);
+  for (const auto& [group, more] : more_of_kind)
+    distinct[first_of_kind[group]].description +=
+        group.starts_with("pod-affinity")
+            ? fmt::format("; {} other change(s) like it checked work too", more)
+            : fmt::format("; the same change on {} other node(s) checked works too", more);
   found = std::move(distinct);
   if (found.size() > options.max_suggestions) found.resize(options.max_suggestions);
   e.suggestions = std::move(found);
@@ -536,6 +896,10 @@ nlohmann::json ToJson(const Explanation& e) {
     if (!x.yaml.empty()) o["podChange"] = x.yaml;
     if (!x.node.empty()) o["node"] = x.node;
     if (!x.victims.empty()) o["victims"] = x.victims;
+    if (!x.change.empty()) o["change"] = x.change;
+    if (!x.domain.empty()) o["domain"] = x.domain;
+    if (!x.running_pod.empty()) o["runningPod"] = x.running_pod;
+    if (!x.new_pod.empty()) o["newPod"] = x.new_pod;
     s.push_back(std::move(o));
   }
   j["suggestions"] = std::move(s);
@@ -603,18 +967,18 @@ std::string ToText(const Explanation& e) {
     for (size_t i = 0; i < e.suggestions.size(); ++i) {
       const Suggestion& s = e.suggestions[i];
       out += fmt::format("  {}. {} — fits {} node(s)\n", i + 1, s.description, s.opens_nodes);
-      if (!s.yaml.empty()) {
-        for (size_t pos = 0; pos < s.yaml.size();) {
-          size_t nl = s.yaml.find('\n', pos);
-          out += "       " + s.yaml.substr(pos, nl - pos) + "\n";
-          pos = nl == std::string::npos ? s.yaml.size() : nl + 1;
+      for (const std::string* yaml : {&s.yaml, &s.new_pod}) {
+        for (size_t pos = 0; pos < yaml->size();) {
+          size_t nl = yaml->find('\n', pos);
+          out += "       " + yaml->substr(pos, nl - pos) + "\n";
+          pos = nl == std::string::npos ? yaml->size() : nl + 1;
         }
       }
     }
   } else if (e.result == "Unschedulable") {
     out +=
         "\nNo single change among tolerations, uncordoning, node labels, volume zones, spread "
-        "skew or freeing resources places it.\n";
+        "skew, pod affinity, anti-affinity or freeing resources places it.\n";
   }
   return out;
 }

@@ -2,10 +2,13 @@
 // place it. One read-only scheduling attempt for the pod over the cluster (other pending pods
 // do not take part), then, for a pod that fits nowhere, candidate changes derived from the
 // rejections — a toleration to add, a node to uncordon, a label a node lacks for the pod's
-// nodeSelector, the zone of the pod's volume, resources to free on a node (with the
-// lower-priority pods preemption would evict), the maxSkew a topology spread constraint would
-// need — each applied to a copy of the cluster and checked by scheduling again; only changes that
-// make the pod fit are shown, ranked by how many nodes they open, then by how little they change.
+// nodeSelector or required node affinity, the zone of the pod's volume, resources to free on a
+// node (with the lower-priority pods preemption would evict), the maxSkew a topology spread
+// constraint would need, the pods required anti-affinity keeps it apart from, and for required
+// pod affinity the matching pod its domain lacks (a running pod's labels, a new pod, a node's
+// topology label, or the pod's own labels when it would be the first of its group) — each applied
+// to a copy of the cluster and checked by scheduling again; only changes that make the pod fit are
+// shown, ranked by how many nodes they open, then by how little they change.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -22,7 +25,9 @@
 namespace berth::explain {
 
 struct Suggestion {
-  std::string kind;         // toleration, uncordon, label, volume-zone, resources, spread-skew
+  // toleration, uncordon, label, volume-zone, resources, spread-skew, anti-affinity,
+  // pod-affinity
+  std::string kind;
   std::string description;  // one line, imperative
   std::string yaml;         // the pod change to apply, when it is the pod that changes
   std::string node;         // the node that changes, when it is a node
@@ -31,6 +36,12 @@ struct Suggestion {
   // resources: the lower-priority pods on the node preemption would evict to make the room
   // (empty when evicting them would not be enough); anti-affinity: the pods to move.
   std::vector<std::string> victims;
+  // pod-affinity: which change — label-pod (a running pod's labels), new-pod (a pod to run in
+  // the domain), label-node (a node's topology label), label-self (the pod's own labels).
+  std::string change;
+  std::string domain;       // pod-affinity: the topology domain, "key=value[,key=value]"
+  std::string running_pod;  // label-pod: the running pod whose labels change
+  std::string new_pod;      // new-pod: the pod to run (YAML: namespace, labels, nodeSelector)
 };
 
 struct Explanation {

@@ -217,5 +217,149 @@ TEST(ExplainTest, AntiAffinityNamesThePodsToMove) {
   EXPECT_EQ(move->opens_nodes, 1);
 }
 
+// A pod whose required affinity wants a pod labelled app=cache in its `key` domain.
+std::shared_ptr<const Pod> AffinityPod(const char* name, const char* key) {
+  auto p = std::make_shared<Pod>(*MakePod().Name(name).Req({{"cpu", "1"}}).Obj());
+  PodAffinityTerm term;
+  term.topology_key = key;
+  term.label_selector = LabelSelector{};
+  term.label_selector->match_labels["app"] = "cache";
+  p->spec.affinity = Affinity{};
+  p->spec.affinity->pod_affinity = PodAffinity{};
+  p->spec.affinity->pod_affinity->required.push_back(term);
+  return p;
+}
+
+std::shared_ptr<const Node> ZoneNode(const char* name, const char* zone, const char* cpu) {
+  auto b = MakeNode();
+  b.Name(name).Label("kubernetes.io/hostname", name).Capacity({{"cpu", cpu}, {"memory", "8Gi"}});
+  if (zone) b.Label("topology.kubernetes.io/zone", zone);
+  return b.Obj();
+}
+
+const Suggestion* FindChange(const Explanation& e, const std::string& change) {
+  for (const auto& s : e.suggestions)
+    if (s.kind == "pod-affinity" && s.change == change) return &s;
+  return nullptr;
+}
+
+// Whether `berth simulate` over the objects places the pod.
+bool Places(const std::vector<Object>& objects, const std::string& pod) {
+  static const Registry registry = InTreeRegistry();
+  auto sim = sim::Simulate(config::DefaultConfiguration(registry), registry, objects, {});
+  if (!sim.ok()) return false;
+  for (const auto& r : sim->results)
+    if (r.pod == pod) return r.result == "Scheduled";
+  return false;
+}
+
+TEST(ExplainTest, PodAffinityWhoseMatchingPodsRunOnlyOnFullNodes) {
+  // The only app=cache pod runs in zone-a, whose one node is full; zone-b has room but no
+  // matching pod. Relabelling the pod already running in zone-b opens both zone-b nodes.
+  std::vector<Object> objects{
+      Object(ZoneNode("a", "zone-a", "1")),
+      Object(ZoneNode("b1", "zone-b", "4")),
+      Object(ZoneNode("b2", "zone-b", "4")),
+      Object(MakePod().Name("cache").Node("a").Label("app", "cache").Req({{"cpu", "1"}}).Obj()),
+      Object(MakePod().Name("other").Node("b1").Label("app", "other").Obj()),
+      Object(AffinityPod("web", "topology.kubernetes.io/zone"))};
+  ASSERT_FALSE(Places(objects, "default/web"));
+  auto e = ExplainPod(objects, "default/web");
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_EQ(e->result, "Unschedulable");
+  ASSERT_FALSE(e->suggestions.empty());
+  const Suggestion& first = e->suggestions.front();
+  EXPECT_EQ(first.kind, "pod-affinity");
+  EXPECT_EQ(first.change, "label-pod");
+  EXPECT_EQ(first.running_pod, "default/other");
+  EXPECT_EQ(first.domain, "topology.kubernetes.io/zone=zone-b");
+  EXPECT_EQ(first.opens_nodes, 2);
+  EXPECT_THAT(first.description, HasSubstr("kubectl label pod -n default other app=cache"));
+  const auto json = ToJson(*e)["suggestions"][0];
+  EXPECT_EQ(json["kind"], "pod-affinity");
+  EXPECT_EQ(json["change"], "label-pod");
+  EXPECT_EQ(json["runningPod"], "default/other");
+  EXPECT_EQ(json["domain"], "topology.kubernetes.io/zone=zone-b");
+
+  // Each change, applied, makes `berth simulate` place the pod.
+  std::vector<Object> relabelled = objects;
+  relabelled[4] = Object(MakePod().Name("other").Node("b1").Label("app", "cache").Obj());
+  EXPECT_TRUE(Places(relabelled, "default/web"));
+
+  const Suggestion* peer = FindChange(*e, "new-pod");
+  ASSERT_NE(peer, nullptr);
+  EXPECT_EQ(peer->opens_nodes, 2);
+  EXPECT_THAT(peer->new_pod, HasSubstr("app: \"cache\""));
+  EXPECT_THAT(peer->new_pod, HasSubstr("topology.kubernetes.io/zone: \"zone-b\""));
+  std::vector<Object> peopled = objects;
+  peopled.push_back(Object(MakePod().Name("peer").Node("b2").Label("app", "cache").Obj()));
+  EXPECT_TRUE(Places(peopled, "default/web"));
+
+  const Suggestion* join = FindChange(*e, "label-node");
+  ASSERT_NE(join, nullptr);
+  EXPECT_EQ(join->node, "b1");
+  EXPECT_EQ(join->domain, "topology.kubernetes.io/zone=zone-a");
+  EXPECT_THAT(join->description,
+              HasSubstr("kubectl label node b1 topology.kubernetes.io/zone=zone-a --overwrite"));
+  std::vector<Object> moved = objects;
+  moved[1] = Object(ZoneNode("b1", "zone-a", "4"));
+  EXPECT_TRUE(Places(moved, "default/web"));
+}
+
+TEST(ExplainTest, PodAffinityWithNoMatchingPodAnywhereLabelsThePodItself) {
+  std::vector<Object> objects{Object(ZoneNode("n1", nullptr, "4")),
+                              Object(ZoneNode("n2", nullptr, "4")),
+                              Object(AffinityPod("web", "kubernetes.io/hostname"))};
+  auto e = ExplainPod(objects, "default/web");
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_EQ(e->result, "Unschedulable");
+  ASSERT_FALSE(e->suggestions.empty());
+  const Suggestion& first = e->suggestions.front();
+  EXPECT_EQ(first.change, "label-self");
+  EXPECT_EQ(first.opens_nodes, 2);
+  EXPECT_THAT(first.yaml, HasSubstr("labels:\n    app: \"cache\""));
+  // The hostname label names a node: no node is asked to take another's.
+  for (const auto& s : e->suggestions) EXPECT_NE(s.change, "label-node");
+
+  auto labelled = std::make_shared<Pod>(*AffinityPod("web", "kubernetes.io/hostname"));
+  labelled->metadata.labels["app"] = "cache";
+  objects.back() = Object(std::shared_ptr<const Pod>(labelled));
+  EXPECT_TRUE(Places(objects, "default/web"));
+}
+
+TEST(ExplainTest, RequiredNodeAffinityGetsTheLabelOfTheEasiestTerm) {
+  auto pod = std::make_shared<Pod>(*MakePod().Name("web").Req({{"cpu", "1"}}).Obj());
+  NodeSelector required;
+  // Either disk In (ssd, nvme) and no "spot" label, or gen > 5, tier=gold and a rack: the
+  // first needs two changes on "old", the second three.
+  required.terms.push_back({{{"disk", "In", {"ssd", "nvme"}}, {"spot", "DoesNotExist", {}}}, {}});
+  required.terms.push_back(
+      {{{"gen", "Gt", {"5"}}, {"tier", "In", {"gold"}}, {"rack", "Exists", {}}}, {}});
+  pod->spec.affinity = Affinity{};
+  pod->spec.affinity->node_affinity = NodeAffinity{};
+  pod->spec.affinity->node_affinity->required = required;
+  std::vector<Object> objects{Object(MakeNode()
+                                         .Name("old")
+                                         .Label("disk", "hdd")
+                                         .Label("spot", "true")
+                                         .Label("gen", "3")
+                                         .Capacity({{"cpu", "4"}, {"memory", "8Gi"}})
+                                         .Obj()),
+                              Object(std::shared_ptr<const Pod>(pod))};
+  auto e = ExplainPod(objects, "default/web");
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  ASSERT_EQ(e->suggestions.size(), 1u);
+  EXPECT_EQ(e->suggestions[0].kind, "label");
+  EXPECT_THAT(e->suggestions[0].description,
+              HasSubstr("kubectl label node old disk=ssd spot- --overwrite"));
+  objects[0] = Object(MakeNode()
+                          .Name("old")
+                          .Label("disk", "ssd")
+                          .Label("gen", "3")
+                          .Capacity({{"cpu", "4"}, {"memory", "8Gi"}})
+                          .Obj());
+  EXPECT_TRUE(Places(objects, "default/web"));
+}
+
 }  // namespace
 }  // namespace berth::explain
