@@ -70,7 +70,12 @@ int RunSimulate(const std::string& config_path, const std::vector<std::string>& 
   if (output == "json") {
     std::cout << berth::sim::ToJson(*result).dump(2) << "\n";
   } else if (output == "html") {
-    auto page = berth::ui::SimulationReportHtml(objects, *result);
+    berth::ui::ReportOptions report;
+    report.config = &*cfg;
+    report.registry = &registry;
+    report.seed = seed;
+    report.config_source = opts.config_source;
+    auto page = berth::ui::SimulationReportHtml(objects, *result, report);
     if (!page.ok()) return Fail(page.error().message);
     std::cout << *page;
   } else {

@@ -1,8 +1,12 @@
 #include "ui/report.h"
 
+#include <fmt/format.h>
+
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
+#include "explain/explain.h"
 #include "ui/decision_log.h"
 #include "ui/web_view.h"
 
@@ -30,10 +34,62 @@ bool ReplaceOnce(std::string& text, const std::string& what, const std::string& 
   return true;
 }
 
+// The explanations of the pods the simulation left pending, over the cluster as it left it:
+// placed pods on their nodes, preempted pods gone. Also how many pending pods were left out.
+std::pair<nlohmann::json, size_t> Explanations(const std::vector<Object>& objects,
+                                               const sim::SimulationResult& result,
+                                               const ReportOptions& options) {
+  std::map<std::string, std::string> placed;
+  std::set<std::string> gone, pending;
+  std::vector<std::string> order;
+  for (const auto& r : result.results) {
+    if (r.result == "Scheduled") placed[r.pod] = r.node;
+    gone.insert(r.victims.begin(), r.victims.end());
+    if (r.result == "Unschedulable" || r.result == "Error") {
+      pending.insert(r.pod);
+      order.push_back(r.pod);
+    }
+  }
+  std::vector<Object> after;
+  for (const auto& o : objects) {
+    if (auto* p = std::get_if<std::shared_ptr<const Pod>>(&o)) {
+      const std::string key = (*p)->Key();
+      if (gone.count(key) && !placed.count(key) && !pending.count(key)) continue;
+      if (auto it = placed.find(key); it != placed.end() && (*p)->spec.node_name != it->second) {
+        auto bound = std::make_shared<Pod>(**p);
+        bound->spec.node_name = it->second;
+        after.push_back(Object(std::shared_ptr<const Pod>(std::move(bound))));
+        continue;
+      }
+    }
+    after.push_back(o);
+  }
+  explain::ExplainOptions eo;
+  eo.seed = options.seed;
+  eo.config_source = options.config_source;
+  nlohmann::json out = nlohmann::json::object();
+  size_t omitted = 0;
+  for (const auto& key : order) {
+    if (out.size() >= options.max_explanations) {
+      ++omitted;
+      continue;
+    }
+    auto e = explain::Explain(*options.config, *options.registry, after, key, eo);
+    // A pod that cannot be explained says why in its place; the rest of the report stands.
+    out[key] = e.ok() ? explain::ToJson(*e)
+                      : nlohmann::json{{"pod", key},
+                                       {"result", "Error"},
+                                       {"message", e.error().message},
+                                       {"suggestions", nlohmann::json::array()}};
+  }
+  return std::make_pair(std::move(out), omitted);
+}
+
 }  // namespace
 
 Result<std::string> SimulationReportHtml(const std::vector<Object>& objects,
-                                         const sim::SimulationResult& result) {
+                                         const sim::SimulationResult& result,
+                                         const ReportOptions& options) {
   using nlohmann::json;
   std::map<std::string, const sim::PodResult*> outcome;
   for (const auto& r : result.results) outcome[r.pod] = &r;
@@ -68,6 +124,11 @@ Result<std::string> SimulationReportHtml(const std::vector<Object>& objects,
                  {"pods", std::move(pods)},
                  {"decisions", std::move(decisions)},
                  {"simulation", sim::ToJson(result)}};
+  if (options.config && options.registry) {
+    auto [explanations, omitted] = Explanations(objects, result, options);
+    report["explanations"] = std::move(explanations);
+    report["explanationsOmitted"] = omitted;
+  }
   auto index = FindAsset("index.html");
   auto js = FindAsset("app.js");
   auto css = FindAsset("app.css");

@@ -1,8 +1,10 @@
 // `berth simulate --output html`: one self-contained page with the web view's rendering over a
 // simulation's outcome — the nodes with what the simulation placed on them, every pod and
-// where it went, and per pod its last attempt (score matrix, filter rejections). The page
-// embeds the web view's files and the data (nodes, pods, decisions, and the `--output json`
-// document under "simulation"); it needs no server and no network.
+// where it went, and per pod its last attempt (score matrix, filter rejections) and, for a pod
+// left pending, `berth explain`'s answer over the cluster as the simulation left it (the same
+// content the web view shows). The page embeds the web view's files and the data (nodes, pods,
+// decisions, explanations, and the `--output json` document under "simulation"); it needs no
+// server and no network.
 //
 // Pure; any thread.
 #pragma once
@@ -12,12 +14,26 @@
 
 #include "api/codec.h"
 #include "berth/api/result.h"
+#include "berth/framework/registry.h"
+#include "config/types.h"
 #include "sim/simulator.h"
 
 namespace berth::ui {
 
+struct ReportOptions {
+  // What explanations schedule with (the simulation's own); without them, none are written.
+  const config::SchedulerConfiguration* config = nullptr;
+  const Registry* registry = nullptr;
+  uint64_t seed = 1;
+  std::string config_source = "default configuration";
+  // Each explanation schedules its pod several times over the cluster: the first this many
+  // pending pods (in the simulation's order) are explained.
+  size_t max_explanations = 20;
+};
+
 // `objects` are the simulation's input; pods are shown as the simulation left them.
 Result<std::string> SimulationReportHtml(const std::vector<Object>& objects,
-                                         const sim::SimulationResult& result);
+                                         const sim::SimulationResult& result,
+                                         const ReportOptions& options = {});
 
 }  // namespace berth::ui

@@ -56,6 +56,57 @@ TEST(SimulationReportTest, OnePageWithTheDataAndNothingFromElsewhere) {
   EXPECT_EQ(data["decisions"]["default/huge"]["filter"]["small"]["NodeResourcesFit"],
             "Insufficient cpu");
   EXPECT_EQ(data["simulation"]["results"].size(), 2u);
+  EXPECT_FALSE(data.contains("explanations"));  // nothing to explain with
+}
+
+json ReportData(const std::string& page) {
+  const std::string open = "<script id=\"berth-report\" type=\"application/json\">";
+  const size_t from = page.find(open) + open.size();
+  return json::parse(page.substr(from, page.find("</script>", from) - from));
+}
+
+TEST(SimulationReportTest, PendingPodsCarryTheirExplanation) {
+  // "fill" takes 6 of big's 8 CPUs first, so "web" (4 CPUs) fits nowhere; freeing 2 CPUs on
+  // big is the smallest change (3 on small), over the cluster as the simulation left it.
+  std::vector<Object> objects = {
+      Object(MakeNode().Name("big").Capacity({{"cpu", "8"}, {"memory", "16Gi"}}).Obj()),
+      Object(MakeNode().Name("small").Capacity({{"cpu", "1"}, {"memory", "4Gi"}}).Obj()),
+      Object(MakePod().Name("fill").Req({{"cpu", "6"}}).Obj()),
+      Object(MakePod().Name("web").Req({{"cpu", "4"}}).Obj()),
+      Object(MakePod().Name("huge").Req({{"cpu", "64"}}).Obj())};
+  Registry registry = InTreeRegistry();
+  const auto config = config::DefaultConfiguration(registry);
+  auto result = sim::Simulate(config, registry, objects, sim::SimulationOptions{});
+  ASSERT_TRUE(result.ok());
+  ReportOptions options;
+  options.config = &config;
+  options.registry = &registry;
+  auto page = SimulationReportHtml(objects, *result, options);
+  ASSERT_TRUE(page.ok()) << page.error().message;
+  json data = ReportData(*page);
+  ASSERT_TRUE(data.contains("explanations"));
+  const json& ex = data["explanations"];
+  EXPECT_FALSE(ex.contains("default/fill"));  // placed: nothing to explain
+  ASSERT_TRUE(ex.contains("default/web"));
+  EXPECT_EQ(ex["default/web"]["result"], "Unschedulable");
+  EXPECT_EQ(ex["default/web"]["nodes"]["big"]["rejectedBy"], "NodeResourcesFit");
+  ASSERT_FALSE(ex["default/web"]["suggestions"].empty());
+  const json& first = ex["default/web"]["suggestions"][0];
+  EXPECT_EQ(first["kind"], "resources");
+  EXPECT_EQ(first["node"], "big");
+  EXPECT_NE(first["description"].get<std::string>().find("free 2 cpu on node big"),
+            std::string::npos)
+      << first.dump();
+  EXPECT_TRUE(ex.contains("default/huge"));
+  EXPECT_EQ(data["explanationsOmitted"], 0);
+
+  // Past the cap, pending pods are counted, not explained.
+  options.max_explanations = 1;
+  page = SimulationReportHtml(objects, *result, options);
+  ASSERT_TRUE(page.ok());
+  data = ReportData(*page);
+  EXPECT_EQ(data["explanations"].size(), 1u);
+  EXPECT_EQ(data["explanationsOmitted"], 1);
 }
 
 }  // namespace

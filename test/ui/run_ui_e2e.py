@@ -10,7 +10,9 @@ headless Chromium render the page (--dump-dom after a virtual-time budget): the 
 the pods and their nodes, the score matrix of the scheduled pod with the chosen node marked,
 and the explanation of the pending pod. One check drives an open page over Chromium's DevTools
 protocol: a pod created after the page loaded appears with its node, then goes when deleted
-(the watches). Another renders `berth simulate --output html`'s page from a file. Chromium is
+(the watches); another has a pending pod selected while nodes are added and checks that its
+explanation follows, with a few requests for the burst. Another renders
+`berth simulate --output html`'s page from a file, the pending pod's explanation included. Chromium is
 required: without /usr/bin/chromium the test fails. Prints one line per check and "N passed, M failed"; exits non-zero on failure.
 """
 import base64
@@ -71,14 +73,15 @@ class Up:
         with open(self.log_path) as f:
             return f.read()[-3000:]
 
-    def request(self, method, path, body=None, auth=True, token=None):
+    def request(self, method, path, body=None, auth=True, token=None,
+                content_type="application/json"):
         headers = {"Accept": "application/json"}
         if auth:
             headers["Authorization"] = "Bearer " + (token or self.token)
         data = None
         if body is not None:
             data = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
+            headers["Content-Type"] = content_type
         req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
         try:
             with urllib.request.urlopen(req, context=self.ctx, timeout=60) as r:
@@ -445,13 +448,104 @@ def check_simulate_html_report(up):
         decision = text(section(dom, "decision"))
         if "Unschedulable" not in decision or "Insufficient cpu" not in decision:
             raise Fail("report: huge's decision: %s" % decision[:1500])
+        # The pending pod's explanation, as the web view shows it: per node why, and the
+        # verified smallest change (freeing CPU on the biggest node: 100 asked, 5 of 8 free after web).
+        explanation = section(dom, "explanation")
+        t = text(explanation)
+        if "Smallest changes" not in t or "free 95 cpu on node sim-big" not in t:
+            raise Fail("report: huge's explanation: %s" % t[:1500])
+        if not re.search(r'data-kind="resources"', explanation):
+            raise Fail("report: no resources suggestion: %s" % t[:1500])
+        table = text(section(dom, "explain-nodes"))
+        if "sim-small" not in table or "rejected by NodeResourcesFit: Insufficient cpu" not in table:
+            raise Fail("report: huge's per-node reasons: %s" % table[:1500])
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def check_explanation_follows_the_cluster(up):
+    """A selected pending pod is explained again when nodes are added, once per burst."""
+    browser = DevTools()
+    added = ["extra-%d" % i for i in range(1, 7)]
+    try:
+        browser.call("Page.navigate", url=up.url + "/ui/#token=%s&pod=default/huge" % up.token)
+        wait_for("the explanation of huge", lambda: browser.evaluate(
+            "document.querySelector('#suggestions') !== null && "
+            "document.querySelector('#explained-at') !== null"), timeout=60)
+        # Count the page's explanation requests from here on.
+        browser.evaluate("""(() => {
+            window.berthExplains = 0;
+            const f = window.fetch;
+            window.fetch = function (u, o) {
+              if (String(u).includes('/ui/api/explain')) window.berthExplains++;
+              return f.apply(this, arguments);
+            };
+            return true; })()""")
+        for name in added:
+            status, _, body = up.request("POST", "/api/v1/nodes", body=sim_node(name, "4"))
+            if status != 201:
+                raise Fail("create node %s: %d %s" % (name, status, body))
+        rows = "document.querySelectorAll('#explain-nodes tr[data-node^=\"extra-\"]').length"
+        wait_for("the explanation to list the new nodes", lambda: browser.evaluate(
+            "%s === %d" % (rows, len(added))), timeout=60)
+        reason = browser.evaluate(
+            "document.querySelector('#explain-nodes tr[data-node=\"extra-1\"]').textContent")
+        if "Insufficient cpu" not in (reason or ""):
+            raise Fail("extra-1 in the explanation: %r" % reason)
+        time.sleep(3)  # the debounce window, so that a late extra request would be counted
+        n = browser.evaluate("window.berthExplains")
+        # Six node events (and the scheduler's retry of huge) ask a few times, not per event.
+        if not n or n > 3:
+            raise Fail("%r explanation requests for a burst of %d new nodes" % (n, len(added)))
+
+        # A gated pod is never attempted, so nothing but the cluster changes while its nodes
+        # are relabelled: its explanation is asked for again, once for the whole burst.
+        gated = pod("gated", "100m")
+        gated["spec"]["schedulingGates"] = [{"name": "example.com/wait"}]
+        status, _, body = up.request("POST", "/api/v1/namespaces/default/pods", body=gated)
+        if status != 201:
+            raise Fail("create gated: %d %s" % (status, body))
+        browser.call("Page.navigate", url="about:blank")
+        browser.call("Page.navigate", url=up.url + "/ui/#token=%s&pod=default/gated" % up.token)
+        wait_for("the explanation of gated", lambda: browser.evaluate(
+            "document.querySelector('#explained-at') !== null && "
+            "document.querySelector('.connection.live') !== null"), timeout=60)
+        time.sleep(3)  # past the first list's events
+        before = get_pod(up, "gated")["metadata"]["resourceVersion"]
+        browser.evaluate("""(() => {
+            window.berthExplains = 0;
+            const f = window.fetch;
+            window.fetch = function (u, o) {
+              if (String(u).includes('/ui/api/explain')) window.berthExplains++;
+              return f.apply(this, arguments);
+            };
+            return true; })()""")
+        for i, name in enumerate(added):
+            status, _, body = up.request(
+                "PATCH", "/api/v1/nodes/" + name,
+                body={"metadata": {"labels": {"rack": "r%d" % i}}},
+                content_type="application/merge-patch+json")
+            if status != 200:
+                raise Fail("label node %s: %d %s" % (name, status, body))
+        wait_for("an explanation after the relabelling", lambda: browser.evaluate(
+            "window.berthExplains > 0"), timeout=30)
+        time.sleep(3)
+        n = browser.evaluate("window.berthExplains")
+        if get_pod(up, "gated")["metadata"]["resourceVersion"] != before:
+            raise Fail("gated changed while nodes were relabelled: the check proves nothing")
+        if n != 1:
+            raise Fail("%r explanation requests for %d relabelled nodes, not 1" % (n, len(added)))
+    finally:
+        browser.close()
+        for name in added:
+            up.request("DELETE", "/api/v1/nodes/" + name)
+        up.request("DELETE", "/api/v1/namespaces/default/pods/gated")
+
+
 CHECKS = [check_static_files_are_public, check_data_needs_the_token, check_decision_endpoint,
           check_page_shows_nodes_pods_and_scores, check_page_explains_the_pending_pod,
-          check_page_without_token, check_page_updates_live, check_simulate_html_report]
+          check_page_without_token, check_page_updates_live, check_simulate_html_report,
+          check_explanation_follows_the_cluster]
 
 
 def main():

@@ -14,6 +14,10 @@
   const PAGE = 50;          // rows per page of the node and pod tables
   const MATRIX_PAGE = 25;   // rows per page of the score matrix and the rejections
   const RENDER_DELAY = 150; // ms: bursts of watch events render once
+  // A selected pending pod is explained again when the cluster changes: once the changes have
+  // paused this long, and at least this often while they go on.
+  const CLUSTER_QUIET = 2000;
+  const CLUSTER_MAX_WAIT = 10000;
 
   const state = {
     nodes: new Map(),  // name -> Node
@@ -23,7 +27,7 @@
     podFilter: '', podPhase: 'all', podPage: 0, podNode: null,
     selected: null,    // namespace/name
     decision: null, decisionError: null,
-    explanation: null, explanationError: null, explaining: false,
+    explanation: null, explanationError: null, explaining: false, explainedAt: 0,
     matrixPage: 0, rejectPage: 0, explainPage: 0,
     live: {nodes: false, pods: false},
     layout: null,      // the picture's cells, for hit-testing
@@ -226,8 +230,15 @@
         if (!d) throw Object.assign(new Error('no scheduling attempt recorded for ' + key), {status: 404});
         return d;
       },
-      // A report carries no explanations (`berth explain` gives them for a cluster).
-      async explain(key) { return (report.explanations || {})[key] || null; },
+      // The report explains the pods the simulation left pending (the first ones, if many).
+      async explain(key) {
+        const e = (report.explanations || {})[key];
+        if (e) return e;
+        if (report.explanationsOmitted > 0) {
+          throw new Error(`Not explained in this report (it explains the first ${Object.keys(report.explanations || {}).length} pending pods); run berth explain for it.`);
+        }
+        return null;
+      },
     };
   }
 
@@ -254,13 +265,21 @@
 
   let renderTimer = null;
   let podsListed = false;
+  const listed = {nodes: false, pods: false};
   function changed(kind, key) {
     if (kind === 'pods' && !podsListed) {
       // A pod named in the address is shown once the pods are known (pending or not).
       podsListed = true;
       if (state.selected) refreshDetail();
     }
-    if (kind === 'pods' && key && key === state.selected) refreshDetailSoon();
+    if (kind === 'pods' && key && key === state.selected) {
+      refreshDetailSoon();
+    } else if (kind === 'nodes' || kind === 'pods') {
+      // Any other change to nodes or pods (a watch event, or a list after the first) can
+      // change where a pending pod fits.
+      if (key || listed[kind]) clusterChanged();
+      listed[kind] = true;
+    }
     if (renderTimer === null) renderTimer = setTimeout(() => { renderTimer = null; render(); }, RENDER_DELAY);
   }
 
@@ -465,6 +484,7 @@
     if (state.selected !== key) {
       state.selected = key;
       state.decision = state.explanation = state.decisionError = state.explanationError = null;
+      state.explainedAt = 0;
       state.matrixPage = state.rejectPage = state.explainPage = 0;
       setAddress('#pod=' + encodeURIComponent(key));
     }
@@ -489,30 +509,75 @@
     clearTimeout(detailTimer);
     detailTimer = setTimeout(refreshDetail, 500);
   }
+
+  // The cluster changed: a selected pending pod's decision and explanation may be out of date.
+  // Debounced (bursts of events ask once), and never more than one request at a time.
+  let clusterTimer = null, clusterFirst = 0;
+  function clusterChanged() {
+    const key = state.selected;
+    if (!key || !source.live) return;
+    const p = state.pods.get(key);
+    if (p && !isPending(p)) return;
+    const now = Date.now();
+    if (clusterTimer === null) clusterFirst = now;
+    clearTimeout(clusterTimer);
+    const wait = Math.max(0, Math.min(CLUSTER_QUIET, clusterFirst + CLUSTER_MAX_WAIT - now));
+    clusterTimer = setTimeout(() => { clusterTimer = null; refreshDetail(); }, wait);
+  }
+
+  let refreshing = false, refreshAgain = false;
   async function refreshDetail() {
+    if (refreshing) {
+      // One request at a time; the newest state is asked for once this one is answered.
+      refreshAgain = true;
+      return;
+    }
+    refreshing = true;
+    try {
+      await refreshDetailOnce();
+    } finally {
+      refreshing = false;
+    }
+    if (refreshAgain) {
+      refreshAgain = false;
+      refreshDetailSoon();
+    }
+  }
+  async function refreshDetailOnce() {
     const key = state.selected;
     if (!key) return;
     const pod = state.pods.get(key);
+    let decision = null, decisionError = null;
     try {
-      state.decision = await source.decision(key);
-      state.decisionError = null;
+      decision = await source.decision(key);
     } catch (e) {
-      state.decision = null;
-      state.decisionError = e.message;
+      decisionError = e.message;
     }
     if (state.selected !== key) return;
+    state.decision = decision;
+    state.decisionError = decisionError;
     // A pending pod: why, and what would place it.
     if (!pod || isPending(pod)) {
       state.explaining = true;
       renderDetail();
       try {
-        state.explanation = await source.explain(key);
-        state.explanationError = null;
+        const e = await source.explain(key);
+        if (state.selected === key) {
+          state.explanation = e;
+          state.explanationError = null;
+          state.explainedAt = Date.now();
+        }
       } catch (e) {
-        state.explanation = null;
-        state.explanationError = e.message;
-        // Another explanation is running (one at a time): ask again while this pod is shown.
-        if (e.status === 503) setTimeout(() => { if (state.selected === key) refreshDetail(); }, 3000);
+        if (state.selected === key) {
+          // Another explanation is running (one at a time): ask again while this pod is
+          // shown, keeping the last answer on screen meanwhile.
+          if (e.status === 503) {
+            setTimeout(() => { if (state.selected === key) refreshDetail(); }, 3000);
+          } else {
+            state.explanation = null;
+          }
+          state.explanationError = e.message;
+        }
       }
       state.explaining = false;
     } else {
@@ -537,7 +602,7 @@
           p && p.spec.schedulerName ? h('div', {}, h('span', {}, 'Scheduler'), p.spec.schedulerName) : null),
     ];
     parts.push(h('div', {id: 'decision'}, decisionView()));
-    if ((!p || isPending(p)) && (source.live || state.explanation)) {
+    if ((!p || isPending(p)) && (source.live || state.explanation || state.explanationError)) {
       parts.push(h('div', {id: 'explanation'}, explanationView()));
     }
     replace('detail', parts);
@@ -641,6 +706,13 @@
       return [title, h('p', {class: 'muted'}, state.explaining ? 'Explaining…' : (state.explanationError || ''))];
     }
     const out = [title];
+    if (source.live && state.explainedAt) {
+      // Explained again when the cluster changes; say how fresh this answer is.
+      out.push(h('p', {class: 'muted', id: 'explained-at'},
+          `As of ${new Date(state.explainedAt).toLocaleTimeString()}`,
+          state.explaining ? ' — updating for the latest changes…' : '',
+          state.explanationError ? ` — ${state.explanationError}` : ''));
+    }
     if (e.message) out.push(h('div', {class: 'message'}, e.message));
     if (e.result === 'Scheduled' && e.node) out.push(h('p', {}, `It fits now: the scheduler would place it on ${e.node}.`));
     const sugg = e.suggestions || [];
@@ -648,9 +720,10 @@
       out.push(h('p', {}, 'Smallest changes that would place it (each checked by scheduling again):'));
       out.push(h('ol', {id: 'suggestions'}, sugg.map((s) => h('li', {class: 'suggestion', 'data-kind': s.kind},
           h('b', {}, s.description), ` — fits ${s.opensNodes} node${s.opensNodes === 1 ? '' : 's'}`,
-          s.podChange ? h('pre', {}, s.podChange) : null))));
+          s.podChange ? h('pre', {}, s.podChange) : null,
+          s.newPod ? h('pre', {}, s.newPod) : null))));
     } else if (e.result === 'Unschedulable') {
-      out.push(h('p', {id: 'suggestions'}, 'No single change among tolerations, uncordoning, node labels or freeing resources places it.'));
+      out.push(h('p', {id: 'suggestions'}, 'No single change among tolerations, uncordoning, node labels, volume zones, spread skew, pod affinity, anti-affinity or freeing resources places it.'));
     }
     const nodes = Object.entries(e.nodes || {}).sort((a, b) => a[0].localeCompare(b[0]));
     if (nodes.length) {
