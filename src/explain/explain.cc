@@ -559,6 +559,18 @@ std::vector<Suggestion> PodAffinitySuggestions(const config::SchedulerConfigurat
   return out;
 }
 
+// " (Plugin=score×weight ...)" of scored node i: each plugin's normalized score and weight.
+std::string Scores(const SchedulingAttempt& a, size_t i) {
+  std::vector<std::string> parts;
+  for (size_t p = 0; p < a.score_plugins.size() && p < a.scores.plugin_scores.size(); ++p)
+    if ((p >= a.scores.plugin_ran.size() || a.scores.plugin_ran[p]) &&
+        i < a.scores.plugin_scores[p].size() && p < a.score_weights.size())
+      parts.push_back(fmt::format("{}={}x{}", a.score_plugins[p], a.scores.plugin_scores[p][i],
+                                  a.score_weights[p]));
+  if (parts.empty()) return "";
+  return fmt::format(" ({})", fmt::join(parts, " "));
+}
+
 // Text output: nodes listed one per line up to this many; beyond, grouped.
 constexpr size_t kMaxTextRows = 30;
 constexpr size_t kBestShown = 5;
@@ -888,6 +900,11 @@ nlohmann::json ToJson(const Explanation& e) {
       nodes[a.scored_nodes[i]] = {{"scores", scores}, {"total", a.scores.totals[i]}};
     }
     j["nodes"] = std::move(nodes);
+    // Each node's "scores" are weighted; the weights let a reader recover the plugin's own.
+    nlohmann::json weights = nlohmann::json::object();
+    for (size_t p = 0; p < a.score_plugins.size() && p < a.score_weights.size(); ++p)
+      weights[a.score_plugins[p]] = a.score_weights[p];
+    j["scoreWeights"] = std::move(weights);
   }
   nlohmann::json s = nlohmann::json::array();
   for (const auto& x : e.suggestions) {
@@ -920,7 +937,7 @@ std::string ToText(const Explanation& e) {
       for (const auto& [node, st] : a.filter_statuses)
         rows[node] = fmt::format("rejected by {}: {}", st.plugin(), st.Message());
       for (size_t i = 0; i < a.scored_nodes.size(); ++i)
-        rows[a.scored_nodes[i]] = fmt::format("fits, score {}", a.scores.totals[i]);
+        rows[a.scored_nodes[i]] = fmt::format("fits, score {}{}", a.scores.totals[i], Scores(a, i));
       if (!rows.empty()) out += "\n";
       for (const auto& [node, text] : rows)
         out += fmt::format("  {} {:<20} {}\n", node == e.node ? "*" : " ", node, text);
@@ -933,8 +950,8 @@ std::string ToText(const Explanation& e) {
         out += fmt::format("\n  {} node(s) fit; the best scored:\n", order.size());
       for (size_t k = 0; k < order.size() && k < kBestShown; ++k) {
         const std::string& node = a.scored_nodes[order[k]];
-        out += fmt::format("  {} {:<20} fits, score {}\n", node == e.node ? "*" : " ", node,
-                           a.scores.totals[order[k]]);
+        out += fmt::format("  {} {:<20} fits, score {}{}\n", node == e.node ? "*" : " ", node,
+                           a.scores.totals[order[k]], Scores(a, order[k]));
       }
       struct Group {
         int count = 0;

@@ -102,6 +102,23 @@ TEST(ExplainTest, MissingLabelAndNothingUnverified) {
   EXPECT_FALSE(ExplainPod({}, "default/missing").ok());
 }
 
+TEST(ExplainTest, FeasibleNodesShowEachPluginsScoreAndWeight) {
+  std::vector<Object> objects{
+      Object(MakeNode().Name("a").Capacity({{"cpu", "4"}, {"memory", "8Gi"}}).Obj()),
+      Object(MakeNode().Name("b").Capacity({{"cpu", "8"}, {"memory", "8Gi"}}).Obj()),
+      Object(MakePod().Name("web").Req({{"cpu", "1"}}).Obj())};
+  auto e = ExplainPod(objects, "default/web");
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_EQ(e->result, "Scheduled");
+  const std::string text = ToText(*e);
+  EXPECT_THAT(text, HasSubstr("TaintToleration=100x3"));
+  EXPECT_THAT(text,
+              ::testing::ContainsRegex("b +fits, score [0-9]+ \\(.*NodeResourcesFit=[0-9]+x1"));
+  const auto json = ToJson(*e);
+  EXPECT_EQ(json["scoreWeights"]["TaintToleration"], 3);
+  EXPECT_EQ(json["nodes"]["b"]["scores"]["TaintToleration"], 300);
+}
+
 TEST(ExplainTest, ResourcesNameTheLowerPriorityPodsPreemptionWouldEvict) {
   std::vector<Object> objects{
       Object(MakeNode().Name("a").Capacity({{"cpu", "2"}, {"memory", "8Gi"}}).Obj()),
