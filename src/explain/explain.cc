@@ -40,9 +40,14 @@ std::optional<sim::PodResult> Attempt(const config::SchedulerConfiguration& conf
   return std::nullopt;
 }
 
+// How many nodes the pod fits on after a change: every node is filtered (no sampling by
+// percentageOfNodesToScore), so that on a large cluster the count ranks the changes.
 int FeasibleAfter(const config::SchedulerConfiguration& config, const Registry& registry,
                   const Cluster& c, const ExplainOptions& options) {
-  auto r = Attempt(config, registry, c, options);
+  config::SchedulerConfiguration all = config;
+  all.percentage_of_nodes_to_score = 100;
+  for (auto& profile : all.profiles) profile.percentage_of_nodes_to_score = 100;
+  auto r = Attempt(all, registry, c, options);
   if (!r || r->result != "Scheduled" || !r->last) return 0;
   return std::max(1, r->last->feasible_nodes);
 }
@@ -166,10 +171,8 @@ bool TermCoversNamespace(const PodAffinityTerm& term, const std::string& owner_n
 // The bound pods whose required anti-affinity, or the pod's own, keeps the pod off `node`:
 // pods in the node's topology domain that a term matches either way.
 std::vector<PodPtr> AntiAffinityConflicts(const Pod& pod, const Node& node,
-                                          const std::vector<NodePtr>& nodes,
+                                          const std::map<std::string, const Node*>& node_of,
                                           const std::vector<Object>& others) {
-  std::map<std::string, const Node*> node_of;
-  for (const auto& n : nodes) node_of[n->metadata.name] = n.get();
   auto same_domain = [&](const PodPtr& p, const std::string& key) {
     auto here = node.metadata.labels.find(key);
     auto it = node_of.find(p->spec.node_name);
@@ -381,21 +384,47 @@ std::vector<Suggestion> PodAffinitySuggestions(const config::SchedulerConfigurat
     return fmt::format("{}", fmt::join(parts, ","));
   };
   // Bound pods in namespaces every term covers, with what each would need to match them all.
+  // Computed once, not per rejected node: a large cluster has thousands of both.
   struct Peer {
     PodPtr pod;
-    const Node* node;
     LabelChanges changes;
   };
-  std::vector<Peer> peers;
+  auto complete = [](const std::vector<std::string>& domain) {
+    return std::none_of(domain.begin(), domain.end(),
+                        [](const std::string& v) { return v.empty(); });
+  };
+  std::map<std::vector<std::string>, Peer> closest;  // per domain, the fewest changes
+  std::set<std::vector<std::string>> matching_domains;
+  bool any_match = false;
   for (const Object& o : c.others) {
     auto* p = std::get_if<PodPtr>(&o);
     if (!p || (*p)->spec.node_name.empty() || (*p)->metadata.deletion_timestamp) continue;
     auto n = node_of.find((*p)->spec.node_name);
     if (n == node_of.end() || !covered((*p)->metadata.namespace_)) continue;
-    peers.push_back({*p, n->second, ChangesToMatch(selectors, (*p)->metadata.labels)});
+    LabelChanges changes = ChangesToMatch(selectors, (*p)->metadata.labels);
+    std::vector<std::string> domain = domain_of(*n->second);
+    if (changes.empty()) {
+      any_match = true;
+      if (complete(domain)) matching_domains.insert(std::move(domain));
+      continue;
+    }
+    if (!complete(domain)) continue;
+    auto it = closest.find(domain);
+    if (it == closest.end() || changes.size() < it->second.changes.size())
+      closest[std::move(domain)] = Peer{*p, std::move(changes)};
   }
-  const bool any_match =
-      std::any_of(peers.begin(), peers.end(), [](const Peer& p) { return p.changes.empty(); });
+  // The namespace of a new matching pod: one every term covers, the pod's own if it is.
+  std::string peer_ns = pod.metadata.namespace_;
+  if (!covered(peer_ns)) {
+    peer_ns.clear();
+    for (const auto& term : terms)
+      for (const auto& candidate : term.namespaces)
+        if (peer_ns.empty() && covered(candidate)) peer_ns = candidate;
+    for (const Object& o : c.others)
+      if (auto* n = std::get_if<std::shared_ptr<const Namespace>>(&o);
+          n && peer_ns.empty() && covered((*n)->metadata.name))
+        peer_ns = (*n)->metadata.name;
+  }
 
   std::vector<Suggestion> out;
   std::map<std::string, size_t> tried;
@@ -407,15 +436,10 @@ std::vector<Suggestion> PodAffinitySuggestions(const config::SchedulerConfigurat
     const Node* x = node_of.count(name) ? node_of[name] : nullptr;
     if (!x) continue;
     const std::vector<std::string> here = domain_of(*x);
-    const bool has_keys =
-        std::none_of(here.begin(), here.end(), [](const std::string& v) { return v.empty(); });
-    if (has_keys) {
+    if (complete(here)) {
       // A running pod in the node's domain, relabelled: the one needing the fewest changes.
-      const Peer* best = nullptr;
-      for (const Peer& p : peers)
-        if (!p.changes.empty() && domain_of(*p.node) == here &&
-            (!best || p.changes.size() < best->changes.size()))
-          best = &p;
+      auto found_peer = closest.find(here);
+      const Peer* best = found_peer == closest.end() ? nullptr : &found_peer->second;
       if (best && relabelled_in.insert(here).second && try_more("label-pod")) {
         Cluster changed = c;
         auto relabelled = std::make_shared<Pod>(*best->pod);
@@ -449,17 +473,7 @@ std::vector<Suggestion> PodAffinitySuggestions(const config::SchedulerConfigurat
         }
       }
       // A new pod there: in a namespace every term covers, labelled to match every term.
-      std::string ns = pod.metadata.namespace_;
-      if (!covered(ns)) {
-        ns.clear();
-        for (const auto& term : terms)
-          for (const auto& candidate : term.namespaces)
-            if (ns.empty() && covered(candidate)) ns = candidate;
-        for (const Object& o : c.others)
-          if (auto* n = std::get_if<std::shared_ptr<const Namespace>>(&o);
-              n && ns.empty() && covered((*n)->metadata.name))
-            ns = (*n)->metadata.name;
-      }
+      const std::string& ns = peer_ns;
       if (!ns.empty() && peopled.insert(here).second && try_more("new-pod")) {
         auto peer = std::make_shared<Pod>();
         peer->metadata.namespace_ = ns;
@@ -491,16 +505,8 @@ std::vector<Suggestion> PodAffinitySuggestions(const config::SchedulerConfigurat
     }
     // The node joins a domain where a matching pod runs (not for the hostname label, which
     // names a node rather than a group of them).
-    std::set<std::vector<std::string>> domains;
-    for (const Peer& p : peers)
-      if (p.changes.empty()) {
-        auto there = domain_of(*p.node);
-        if (std::none_of(there.begin(), there.end(),
-                         [](const std::string& v) { return v.empty(); }) &&
-            there != here)
-          domains.insert(there);
-      }
-    for (const auto& there : domains) {
+    for (const auto& there : matching_domains) {
+      if (there == here) continue;
       LabelChanges changes;
       for (size_t i = 0; i < keys.size(); ++i)
         if (here[i] != there[i]) changes[keys[i]] = there[i];
@@ -782,11 +788,28 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
 
   // Inter-pod anti-affinity: the pods whose presence keeps it off a node, if moving them
   // would let it in.
+  std::map<std::string, const Node*> node_ptrs;
+  for (const auto& n : c.nodes) node_ptrs[n->metadata.name] = n.get();
+  std::set<std::vector<std::string>> moved_sets;
+  // Finding a node's conflicts scans every bound pod; nodes of one domain repeat each other, so
+  // a bounded number of them is examined.
+  size_t examined = 0;
   for (const auto& [node, st] : a.filter_statuses) {
-    if (st.plugin() != "InterPodAffinity" || !by_name.count(node)) continue;
-    if (tried["anti-affinity"] >= options.max_candidates_per_kind) break;
-    auto conflicts = AntiAffinityConflicts(*c.pod, *by_name[node], c.nodes, c.others);
+    // Rejections for the pod's required affinity have no pods to move; on a large cluster
+    // they are thousands of nodes.
+    if (st.plugin() != interpodaffinity::kName ||
+        st.Message() == interpodaffinity::kErrReasonAffinityRulesNotMatch || !by_name.count(node))
+      continue;
+    if (tried["anti-affinity"] >= options.max_candidates_per_kind ||
+        ++examined > 16 * options.max_candidates_per_kind)
+      break;
+    auto conflicts = AntiAffinityConflicts(*c.pod, *by_name[node], node_ptrs, c.others);
     if (conflicts.empty()) continue;
+    std::vector<std::string> names;
+    for (const auto& p : conflicts) names.push_back(p->Key());
+    std::sort(names.begin(), names.end());
+    // The nodes of one topology domain share their conflicts: one check, one suggestion.
+    if (!moved_sets.insert(names).second) continue;
     ++tried["anti-affinity"];
     std::set<const Pod*> gone;
     for (const auto& p : conflicts) gone.insert(p.get());
@@ -795,9 +818,6 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
       auto* p = std::get_if<PodPtr>(&o);
       return p && gone.count(p->get());
     });
-    std::vector<std::string> names;
-    for (const auto& p : conflicts) names.push_back(p->Key());
-    std::sort(names.begin(), names.end());
     if (int opens = FeasibleAfter(config, registry, changed, options); opens > 0)
       found.push_back(MakeSuggestion("anti-affinity",
                                      fmt::format("move {} off node {}'s topology domain (required "
