@@ -99,6 +99,21 @@ std::vector<std::string> EvictionCandidates(const std::vector<Object>& others, c
   return names;
 }
 
+// The resources a node can lack for a pod: cpu, memory, ephemeral storage, and the extended
+// resources (such as nvidia.com/gpu) the pod asks for.
+std::vector<std::string> ResourceNames(const Resource& want) {
+  std::vector<std::string> names = {"cpu", "memory", "ephemeral-storage"};
+  for (const auto& [name, v] : want.scalar)
+    if (v > 0) names.push_back(name);
+  return names;
+}
+
+// How much a shortfall weighs when ranking: millicores, MiB, or units of an extended resource.
+int64_t CostOf(std::string_view resource, int64_t lack) {
+  if (resource == "memory" || resource == "ephemeral-storage") return lack / (1024 * 1024);
+  return lack;
+}
+
 // Zone and region labels a volume can pin its pods to.
 constexpr std::string_view kZoneLabels[] = {
     "topology.kubernetes.io/zone", "topology.kubernetes.io/region",
@@ -669,9 +684,9 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
         used.Add(ComputePodRequests(**p).requests);
     const Resource alloc = Resource::FromList(by_name[node]->status.allocatable);
     int64_t cost = 0;
-    for (std::string_view r : {"cpu", "memory", "ephemeral-storage"})
+    for (const std::string& r : ResourceNames(want))
       if (int64_t lack = used.Get(r) + want.Get(r) - alloc.Get(r); lack > 0)
-        cost += r == "cpu" ? lack : lack / (1024 * 1024);
+        cost += CostOf(r, lack);
     short_nodes.emplace_back(cost, node);
   }
   std::stable_sort(short_nodes.begin(), short_nodes.end());
@@ -756,18 +771,18 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
       std::set<std::string> victims;
       bool preemptible = true;
       int64_t cost = 0;
-      for (std::string_view r : {"cpu", "memory", "ephemeral-storage"}) {
+      for (const std::string& r : ResourceNames(want)) {
         const int64_t lack = used.Get(r) + want.Get(r) - alloc.Get(r);
         if (lack <= 0) continue;
         freeing.push_back(fmt::format("{} {}", FormatAmount(r, lack), r));
         auto evict = EvictionCandidates(c.others, *c.pod, node, r, lack);
         if (evict.empty()) preemptible = false;
         victims.insert(evict.begin(), evict.end());
-        cost += r == "cpu" ? lack : lack / (1024 * 1024);
+        cost += CostOf(r, lack);
         Quantity q = Quantity::Parse(r == "cpu" ? fmt::format("{}m", alloc.Get(r) + lack)
                                                 : std::to_string(alloc.Get(r) + lack))
                          .value();
-        grown->status.allocatable[std::string(r)] = q;
+        grown->status.allocatable[r] = q;
       }
       if (freeing.empty()) continue;
       if (int opens = with_node(grown); opens > 0) {

@@ -139,6 +139,29 @@ TEST(ExplainTest, ResourcesNameTheLowerPriorityPodsPreemptionWouldEvict) {
   EXPECT_EQ(ToJson(*e)["suggestions"][0]["kind"], "resources");
 }
 
+TEST(ExplainTest, ExtendedResourcesToFree) {
+  // Both nodes have GPUs, all taken; "a" would need one freed, "b" two.
+  std::vector<Object> objects{
+      Object(MakeNode()
+                 .Name("a")
+                 .Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"example.com/gpu", "2"}})
+                 .Obj()),
+      Object(MakeNode()
+                 .Name("b")
+                 .Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"example.com/gpu", "2"}})
+                 .Obj()),
+      Object(MakePod().Name("train-a").Node("a").Req({{"example.com/gpu", "1"}}).Obj()),
+      Object(MakePod().Name("train-b").Node("b").Req({{"example.com/gpu", "2"}}).Obj()),
+      Object(MakePod().Name("web").Req({{"example.com/gpu", "2"}}).Obj())};
+  auto e = ExplainPod(objects, "default/web");
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_EQ(e->result, "Unschedulable");
+  ASSERT_FALSE(e->suggestions.empty());
+  EXPECT_EQ(e->suggestions[0].kind, "resources");
+  EXPECT_EQ(e->suggestions[0].node, "a");
+  EXPECT_THAT(e->suggestions[0].description, HasSubstr("free 1 example.com/gpu on node a"));
+}
+
 TEST(ExplainTest, SpreadSkewNamesTheDomainsAndTheMaxSkewThatFits) {
   TopologySpreadConstraint tsc;
   tsc.max_skew = 1;
