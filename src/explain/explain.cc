@@ -898,9 +898,17 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
   std::map<std::string, size_t> first_of_kind;
   std::map<std::string, int> more_of_kind;
   for (auto& sug : found) {
-    const bool per_node = sug.kind == "label" || sug.kind == "uncordon" ||
-                          sug.kind == "volume-zone" || sug.kind == "pod-affinity";
-    const std::string group = sug.change.empty() ? sug.kind : sug.kind + "/" + sug.change;
+    bool per_node = sug.kind == "label" || sug.kind == "uncordon" || sug.kind == "volume-zone" ||
+                    sug.kind == "pod-affinity";
+    std::string group = sug.change.empty() ? sug.kind : sug.kind + "/" + sug.change;
+    if (sug.kind == "resources" && sug.victims.empty()) {
+      // The same amount to free on alike nodes, with no pods to name, is one change.
+      std::string what = sug.description;
+      if (auto at = what.find(" on node " + sug.node); at != std::string::npos)
+        what.erase(at, 9 + sug.node.size());
+      per_node = true;
+      group += "/" + what;
+    }
     if (per_node && first_of_kind.count(group)) {
       ++more_of_kind[group];
       continue;
