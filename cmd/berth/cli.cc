@@ -257,34 +257,22 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
     auto docs = berth::ParseDocuments(*text, convert_path);
     if (!docs.ok()) return Fail(docs.error().message);
     if (docs->size() != 1) return Fail(fmt::format("{}: expected one document", convert_path));
-    const nlohmann::json& doc = (*docs)[0];
-    nlohmann::json v1;
-    std::vector<std::string> notes;
-    std::string what;
-    if (berth::config::IsPolicy(doc)) {
-      auto t = berth::config::TranslatePolicy(doc, convert_path, registry);
-      if (!t.ok()) return Fail(t.error().message);
-      v1 = t->config;
-      notes = t->notes;
-      what = "a legacy Policy";
-    } else if (berth::config::IsLegacyConfigVersion(doc)) {
-      const std::string dir = std::filesystem::path(convert_path).parent_path().string();
-      auto t = berth::config::TranslateLegacyConfig(doc, convert_path, dir, registry);
-      if (!t.ok()) return Fail(t.error().message);
-      v1 = t->config;
-      notes = t->notes;
-      what = doc.value("apiVersion", "");
-    } else {
+    const std::string dir = std::filesystem::path(convert_path).parent_path().string();
+    auto v1 = berth::config::ToV1Document((*docs)[0], convert_path, dir, registry);
+    if (!v1.ok()) return Fail(v1.error().message);
+    if (v1->translated_from.empty()) {
       // A v1 file (or an error naming what is wrong with it): print it with defaults applied.
-      auto c = berth::config::LoadConfigFile(convert_path, registry);
-      if (!c.ok()) return Fail(c.error().message);
+      auto c = berth::config::DecodeConfiguration(v1->doc, registry);
+      if (!c.ok()) return Fail(fmt::format("{}: {}", convert_path, c.error().message));
       std::cout << berth::config::EncodeConfigurationYaml(*c);
       return 0;
     }
     // The translation must load as v1 before it is offered as the equivalent.
-    if (auto c = berth::config::DecodeConfiguration(v1, registry); !c.ok())
+    if (auto c = berth::config::DecodeConfiguration(v1->doc, registry); !c.ok())
       return Fail(fmt::format("{}: translated: {}", convert_path, c.error().message));
-    std::cout << berth::config::AnnotatedYaml(what, notes, v1);
+    const std::string what =
+        v1->translated_from == berth::config::kPolicyKind ? "a legacy Policy" : v1->translated_from;
+    std::cout << berth::config::AnnotatedYaml(what, v1->notes, v1->doc);
     return 0;
   }
   if (*validate) {

@@ -7,15 +7,15 @@
 #include <map>
 #include <set>
 
+#include "config/in_tree_plugins.h"
 #include "config/load.h"
+#include "config/plugin_args_codec.h"
 #include "config/policy.h"
 
 namespace berth::config {
 namespace {
 
 using nlohmann::json;
-
-constexpr std::string_view kGroup = "kubescheduler.config.k8s.io/";
 
 // Extension points of the versions with per-point lists, in framework order.
 constexpr std::string_view kPoints[] = {"queueSort", "preFilter", "filter",  "postFilter",
@@ -28,123 +28,24 @@ struct Ref {
 };
 using PointSets = std::map<std::string, std::vector<Ref>, std::less<>>;
 
-// The last defaults of v1alpha2 / v1beta1 (1.21–1.22, DefaultPodTopologySpread on).
-PointSets V1beta1Defaults() {
-  return {
-      {"queueSort", {{"PrioritySort"}}},
-      {"preFilter",
-       {{"NodeResourcesFit"},
-        {"NodePorts"},
-        {"PodTopologySpread"},
-        {"InterPodAffinity"},
-        {"VolumeBinding"},
-        {"NodeAffinity"}}},
-      {"filter",
-       {{"NodeUnschedulable"},
-        {"NodeResourcesFit"},
-        {"NodeName"},
-        {"NodePorts"},
-        {"NodeAffinity"},
-        {"VolumeRestrictions"},
-        {"TaintToleration"},
-        {"EBSLimits"},
-        {"GCEPDLimits"},
-        {"NodeVolumeLimits"},
-        {"AzureDiskLimits"},
-        {"VolumeBinding"},
-        {"VolumeZone"},
-        {"PodTopologySpread"},
-        {"InterPodAffinity"}}},
-      {"postFilter", {{"DefaultPreemption"}}},
-      {"preScore",
-       {{"InterPodAffinity"}, {"PodTopologySpread"}, {"TaintToleration"}, {"NodeAffinity"}}},
-      {"score",
-       {{"NodeResourcesBalancedAllocation", 1},
-        {"ImageLocality", 1},
-        {"InterPodAffinity", 1},
-        {"NodeResourcesLeastAllocated", 1},
-        {"NodeAffinity", 1},
-        {"NodePreferAvoidPods", 10000},
-        {"PodTopologySpread", 2},
-        {"TaintToleration", 1}}},
-      {"reserve", {{"VolumeBinding"}}},
-      {"preBind", {{"VolumeBinding"}}},
-      {"bind", {{"DefaultBinder"}}},
-  };
+// A version's default sets (in_tree_plugins.h) as lists per point.
+PointSets DefaultsOf(ConfigVersion version) {
+  PointSets out;
+  for (const DefaultPointSet& set : DefaultPluginSets(version)) {
+    std::vector<Ref>& list = out[std::string(set.point)];
+    for (const DefaultPlugin& p : set.plugins) list.push_back({std::string(p.name), p.weight});
+  }
+  return out;
 }
 
-// The last defaults of v1beta2 (1.27).
-PointSets V1beta2Defaults() {
-  return {
-      {"queueSort", {{"PrioritySort"}}},
-      {"preFilter",
-       {{"NodeResourcesFit"},
-        {"NodePorts"},
-        {"VolumeRestrictions"},
-        {"PodTopologySpread"},
-        {"InterPodAffinity"},
-        {"VolumeBinding"},
-        {"VolumeZone"},
-        {"NodeAffinity"},
-        {"TaintToleration"}}},
-      {"filter",
-       {{"NodeUnschedulable"},
-        {"NodeName"},
-        {"TaintToleration"},
-        {"NodeAffinity"},
-        {"NodePorts"},
-        {"NodeResourcesFit"},
-        {"VolumeRestrictions"},
-        {"EBSLimits"},
-        {"GCEPDLimits"},
-        {"NodeVolumeLimits"},
-        {"AzureDiskLimits"},
-        {"VolumeBinding"},
-        {"VolumeZone"},
-        {"PodTopologySpread"},
-        {"InterPodAffinity"}}},
-      {"postFilter", {{"DefaultPreemption"}}},
-      {"preScore",
-       {{"InterPodAffinity"}, {"PodTopologySpread"}, {"TaintToleration"}, {"NodeAffinity"}}},
-      {"score",
-       {{"NodeResourcesBalancedAllocation", 1},
-        {"ImageLocality", 1},
-        {"InterPodAffinity", 1},
-        {"NodeResourcesFit", 1},
-        {"NodeAffinity", 1},
-        {"PodTopologySpread", 2},
-        {"TaintToleration", 1}}},
-      {"reserve", {{"VolumeBinding"}}},
-      {"preBind", {{"VolumeBinding"}}},
-      {"bind", {{"DefaultBinder"}}},
-  };
-}
-
-// Plugins no longer in Berth's (or v1's) set, and what becomes of them.
-struct Rename {
-  std::string_view from;
-  std::string_view to;        // empty: dropped
-  std::string_view strategy;  // NodeResourcesFit scoring strategy
-  std::string_view note;
-};
-constexpr Rename kRenames[] = {
-    {"NodeResourcesLeastAllocated", "NodeResourcesFit", "LeastAllocated", ""},
-    {"NodeResourcesMostAllocated", "NodeResourcesFit", "MostAllocated", ""},
-    {"RequestedToCapacityRatio", "NodeResourcesFit", "RequestedToCapacityRatio", ""},
-    {"DefaultPodTopologySpread", "SelectorSpread", "", "its later name"},
-    {"EBSLimits", "", "", "in-tree volume limits are counted by NodeVolumeLimits (CSI migration)"},
-    {"GCEPDLimits", "", "",
-     "in-tree volume limits are counted by NodeVolumeLimits (CSI migration)"},
-    {"AzureDiskLimits", "", "",
-     "in-tree volume limits are counted by NodeVolumeLimits (CSI migration)"},
-    {"CinderLimits", "", "",
-     "in-tree volume limits are counted by NodeVolumeLimits (CSI migration)"},
-};
-
-const Rename* FindRename(std::string_view name) {
-  for (const Rename& r : kRenames)
-    if (r.from == name) return &r;
-  return nullptr;
+// Names no longer in Berth's (or v1's) set: renamed (the row says to what) or removed.
+const InTreePlugin* FindRename(std::string_view name) {
+  const InTreePlugin* plugin = FindInTreePlugin(name);
+  if (plugin == nullptr) return nullptr;
+  if (plugin->status != PluginStatus::kRenamed && plugin->status != PluginStatus::kRemoved) {
+    return nullptr;
+  }
+  return plugin;
 }
 
 // obj[key] of an object, or null (const operator[] must not be used for absent keys).
@@ -237,24 +138,25 @@ Result<ProfileOut> TranslatePerPointProfile(const json& profile, const PointSets
     for (const Ref& r : merged) {
       std::string name = r.name;
 
-      if (const Rename* rn = FindRename(name)) {
-        if (rn->to.empty()) {
+      if (const InTreePlugin* rn = FindRename(name)) {
+        if (rn->renamed_to.empty()) {
           notes->push_back(fmt::format("{}: dropped {}: {}", ppath, name, rn->note));
           continue;
         }
-        if (!rn->strategy.empty()) {
-          if (!fit_strategy.empty() && fit_strategy != rn->strategy)
+        if (!rn->fit_strategy.empty()) {
+          if (!fit_strategy.empty() && fit_strategy != rn->fit_strategy)
             return Problem(source, ppath,
                            fmt::format("{} cannot be combined with {}: one resource scoring "
                                        "strategy per profile",
-                                       rn->strategy, fit_strategy));
-          fit_strategy = std::string(rn->strategy);
+                                       rn->fit_strategy, fit_strategy));
+          fit_strategy = std::string(rn->fit_strategy);
           if (auto a = args.find(name); a != args.end()) fit_strategy_args = a->second;
         }
-        notes->push_back(fmt::format("{}: {} -> {}{}{}", ppath, name, rn->to,
-                                     rn->strategy.empty() ? "" : fmt::format(" ({})", rn->strategy),
-                                     rn->note.empty() ? "" : fmt::format(": {}", rn->note)));
-        name = std::string(rn->to);
+        notes->push_back(
+            fmt::format("{}: {} -> {}{}{}", ppath, name, rn->renamed_to,
+                        rn->fit_strategy.empty() ? "" : fmt::format(" ({})", rn->fit_strategy),
+                        rn->note.empty() ? "" : fmt::format(": {}", rn->note)));
+        name = std::string(rn->renamed_to);
       }
       if (!seen.insert(name).second) continue;
       lists[std::string(point)].push_back(
@@ -284,7 +186,7 @@ Result<ProfileOut> TranslatePerPointProfile(const json& profile, const PointSets
   }
   out.plugins["multiPoint"] = {{"enabled", multi}, {"disabled", {{{"name", "*"}}}}};
   // Newer than these versions, but gates must keep gated pods out of the queue.
-  out.plugins["preEnqueue"] = {{"enabled", {{{"name", "SchedulingGates"}}}}};
+  out.plugins["preEnqueue"] = {{"enabled", {{{"name", names::kSchedulingGates}}}}};
   json not_filter = json::array(), not_score = json::array();
   for (const auto& n : multi_names) {
     if (!has("filter", n)) not_filter.push_back({{"name", n}});
@@ -311,14 +213,15 @@ Result<ProfileOut> TranslatePerPointProfile(const json& profile, const PointSets
   }
 
   for (auto& [name, a] : args) {
-    const Rename* rn = FindRename(name);
+    const InTreePlugin* rn = FindRename(name);
     if (rn) continue;  // folded into NodeResourcesFit below, or dropped with its plugin
     json entry = {{"name", name}, {"args", a}};
-    if (name == "NodeResourcesFit" && !fit_strategy.empty()) continue;
+    if (name == names::kNodeResourcesFit && !fit_strategy.empty()) continue;
     out.plugin_config.push_back(std::move(entry));
   }
   if (!fit_strategy.empty()) {
-    json fit = args.count("NodeResourcesFit") ? args["NodeResourcesFit"] : json::object();
+    const std::string fit_name(names::kNodeResourcesFit);
+    json fit = args.count(fit_name) ? args[fit_name] : json::object();
     if (!fit.is_object()) fit = json::object();
     json strategy = {{"type", fit_strategy}};
     if (fit_strategy_args.is_object() && fit_strategy_args.contains("resources"))
@@ -329,12 +232,12 @@ Result<ProfileOut> TranslatePerPointProfile(const json& profile, const PointSets
       strategy["requestedToCapacityRatio"] = {{"shape", shape}};
     }
     fit["scoringStrategy"] = strategy;
-    out.plugin_config.push_back({{"name", "NodeResourcesFit"}, {"args", fit}});
+    out.plugin_config.push_back({{"name", names::kNodeResourcesFit}, {"args", fit}});
   }
   // Args of those versions could carry their own type (apiVersion/kind): v1 infers it.
   for (json& pc : out.plugin_config) {
     json& a = pc["args"];
-    if (a.is_object() && a.value("apiVersion", "").rfind(kGroup, 0) == 0) {
+    if (a.is_object() && a.value("apiVersion", "").rfind(kConfigGroup, 0) == 0) {
       a.erase("kind");
       a.erase("apiVersion");
     }
@@ -362,10 +265,8 @@ bool IsLegacyConfigVersion(const json& doc) {
   if (kind == doc.end() || api == doc.end() || !kind->is_string() || !api->is_string() ||
       *kind != kConfigKind)
     return false;
-  const std::string v = api->get<std::string>();
-  for (std::string_view old : {"v1alpha1", "v1alpha2", "v1beta1", "v1beta2", "v1beta3"})
-    if (v == fmt::format("{}{}", kGroup, old)) return true;
-  return false;
+  const auto version = ParseConfigApiVersion(api->get<std::string>());
+  return version.has_value() && *version != ConfigVersion::kV1;
 }
 
 Result<LegacyConfigTranslation> TranslateLegacyConfig(const json& doc, std::string_view source,
@@ -385,8 +286,12 @@ Result<LegacyConfigTranslation> TranslateLegacyConfigOrThrow(const json& doc,
                                                              const std::string& base_dir,
                                                              const Registry& registry) {
   LegacyConfigTranslation t;
-  const std::string version = doc.value("apiVersion", "").substr(kGroup.size());
-  json out = {{"apiVersion", fmt::format("{}v1", kGroup)}, {"kind", std::string(kConfigKind)}};
+  const std::optional<ConfigVersion> parsed = ParseConfigApiVersion(doc.value("apiVersion", ""));
+  if (!parsed || *parsed == ConfigVersion::kV1)
+    return Problem(source, "apiVersion", "expected a version older than v1");
+  const ConfigVersion v = *parsed;
+  const std::string_view version = ConfigVersionName(v);
+  json out = {{"apiVersion", kConfigApiVersion}, {"kind", std::string(kConfigKind)}};
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     const std::string& k = it.key();
     if (k == "apiVersion" || k == "kind" || k == "profiles") continue;
@@ -417,7 +322,7 @@ Result<LegacyConfigTranslation> TranslateLegacyConfigOrThrow(const json& doc,
     }
   }
 
-  if (version == "v1beta3") {
+  if (v == ConfigVersion::kV1beta3) {
     // v1's plugin model and weights already; only removed plugins go.
     json profiles = doc.value("profiles", json::array());
     for (json& p : profiles) {
@@ -428,7 +333,7 @@ Result<LegacyConfigTranslation> TranslateLegacyConfigOrThrow(const json& doc,
           json kept = json::array();
           for (json& e : (*pt)[list]) {
             const std::string name = e.value("name", "");
-            if (const Rename* rn = FindRename(name); rn && rn->to.empty()) {
+            if (const InTreePlugin* rn = FindRename(name); rn && rn->renamed_to.empty()) {
               t.notes.push_back(fmt::format("dropped {}: {}", name, rn->note));
               continue;
             }
@@ -444,11 +349,11 @@ Result<LegacyConfigTranslation> TranslateLegacyConfigOrThrow(const json& doc,
     return t;
   }
 
-  const PointSets defaults = version == "v1beta2" ? V1beta2Defaults() : V1beta1Defaults();
+  const PointSets defaults = DefaultsOf(v);
   t.notes.push_back(fmt::format(
       "{} defaults: per extension point, score weights 1 (PodTopologySpread 2)", version));
   json profiles_in = doc.value("profiles", json::array());
-  if (version == "v1alpha1") {
+  if (v == ConfigVersion::kV1alpha1) {
     // One implicit profile.
     json p = {{"schedulerName", doc.value("schedulerName", std::string(kDefaultSchedulerName))}};
     if (doc.contains("plugins")) p["plugins"] = doc["plugins"];
@@ -473,7 +378,7 @@ Result<LegacyConfigTranslation> TranslateLegacyConfigOrThrow(const json& doc,
     }
     if (doc.contains("hardPodAffinitySymmetricWeight")) {
       prof["pluginConfig"].push_back(
-          {{"name", "InterPodAffinity"},
+          {{"name", names::kInterPodAffinity},
            {"args", {{"hardPodAffinityWeight", doc["hardPodAffinitySymmetricWeight"]}}}});
       t.notes.push_back("hardPodAffinitySymmetricWeight -> InterPodAffinity hardPodAffinityWeight");
     }
@@ -519,13 +424,13 @@ Result<LegacyConfigTranslation> TranslateLegacyConfigOrThrow(const json& doc,
         for (json& prof : out["profiles"]) {
           bool found = false;
           for (json& pc : prof["pluginConfig"])
-            if (pc.value("name", "") == "NodeResourcesFit") {
+            if (pc.value("name", "") == names::kNodeResourcesFit) {
               pc["args"]["scoringStrategy"] = {{"type", "MostAllocated"}};
               found = true;
             }
           if (!found)
             prof["pluginConfig"].push_back(
-                {{"name", "NodeResourcesFit"},
+                {{"name", names::kNodeResourcesFit},
                  {"args", {{"scoringStrategy", {{"type", "MostAllocated"}}}}}});
         }
         t.notes.push_back("algorithmSource.provider ClusterAutoscalerProvider: MostAllocated");

@@ -1,6 +1,9 @@
 // Loading of KubeSchedulerConfiguration files (kubescheduler.config.k8s.io/v1), with
 // kube-scheduler's decoding, defaulting and validation, and encoding of the effective
-// configuration (what `kube-scheduler --write-config-to` prints).
+// configuration (what `kube-scheduler --write-config-to` prints). Older documents (a legacy
+// Policy, v1alpha1..v1beta3) become v1 documents first (ToV1Document, the one dispatch by kind
+// and apiVersion). One file per stage: load_stages.h. Every function may be called from any
+// thread.
 //
 // Decoding is strict: unknown fields are errors, everywhere. Errors are one line,
 // "<source>: <yaml path>: <problem>", e.g.
@@ -37,13 +40,30 @@ inline constexpr std::string_view kConfigKind = "KubeSchedulerConfiguration";
 inline constexpr std::string_view kDefaultSchedulerName = "default-scheduler";
 
 // The default plugins of a v1 profile: the MultiPoint list, in kube-scheduler's order and with
-// its weights; every other extension point is empty.
+// its weights (in_tree_plugins.h); every other extension point is empty.
 Plugins DefaultPlugins();
 
 // The merge of a file's plugin sets into defaults described above, per extension point and for
 // all points.
 PluginSet MergePluginSet(const PluginSet& defaults, const PluginSet& custom);
 Plugins MergePlugins(const Plugins& defaults, const Plugins& custom);
+
+// A configuration document of any kind and apiVersion Berth reads, as a v1 document.
+struct V1Document {
+  nlohmann::json doc;  // kubescheduler.config.k8s.io/v1 (or, untranslated, what was given)
+  // Empty when `doc` is the document as given; else "Policy" or the older apiVersion.
+  std::string translated_from;
+  std::vector<std::string> notes;  // one line per translated, defaulted or dropped item
+  // v1alpha1 algorithmSource.policy.configMap: read by `berth scheduler` through the API.
+  std::string policy_configmap_namespace, policy_configmap_name;
+};
+
+// The dispatch by kind and apiVersion: a Policy is translated by policy.h, v1alpha1..v1beta3 by
+// legacy_versions.h; anything else is returned as given for the v1 decoder, which reports a
+// wrong kind or apiVersion. `source` names the file in errors; `base_dir` resolves relative
+// paths inside the document.
+Result<V1Document> ToV1Document(const nlohmann::json& doc, std::string_view source,
+                                const std::string& base_dir, const Registry& registry);
 
 // Reads, decodes, defaults and validates a configuration file. A missing or unreadable file is
 // an error naming it. The path as given prefixes error messages.
@@ -52,7 +72,8 @@ Result<SchedulerConfiguration> LoadConfigFile(const std::string& path, const Reg
 // document.
 Result<SchedulerConfiguration> LoadConfig(std::string_view yaml, std::string_view source,
                                           const Registry& registry);
-// Same for an already parsed document; error messages are "<yaml path>: <problem>".
+// The v1 decoder: decodes, defaults and validates a parsed v1 document; error messages are
+// "<yaml path>: <problem>".
 Result<SchedulerConfiguration> DecodeConfiguration(const nlohmann::json& doc,
                                                    const Registry& registry);
 

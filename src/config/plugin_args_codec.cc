@@ -10,6 +10,7 @@
 
 #include "api/codec.h"
 #include "config/decode_util.h"
+#include "config/in_tree_plugins.h"
 
 namespace berth::config {
 
@@ -509,16 +510,9 @@ ArgsDecoder VolumeBindingArgsDecoder(bool storage_capacity_scoring) {
 }
 
 ArgsDecoder InTreeArgsDecoder(std::string_view plugin_name) {
-  if (plugin_name == "DefaultPreemption") return DecodeDefaultPreemptionArgs;
-  if (plugin_name == "InterPodAffinity") return DecodeInterPodAffinityArgs;
-  if (plugin_name == "NodeAffinity") return DecodeNodeAffinityArgs;
-  if (plugin_name == "NodeResourcesFit") return DecodeNodeResourcesFitArgs;
-  if (plugin_name == "NodeResourcesBalancedAllocation") {
-    return DecodeNodeResourcesBalancedAllocationArgs;
-  }
-  if (plugin_name == "PodTopologySpread") return DecodePodTopologySpreadArgs;
-  if (plugin_name == "VolumeBinding") return DecodeVolumeBindingArgs;
-  return {};
+  const InTreePlugin* plugin = FindInTreePlugin(plugin_name);
+  if (plugin == nullptr || plugin->decode_args == nullptr) return {};
+  return plugin->decode_args;
 }
 
 // ------------------------------------------------------------------ typed validation

@@ -42,8 +42,8 @@ ArgsResult DecodeVolumeBindingArgs(const nlohmann::json* raw, const std::string&
 // defaults to [{0, 10}, {100, 0}].
 ArgsDecoder VolumeBindingArgsDecoder(bool storage_capacity_scoring);
 
-// The args decoder of an in-tree plugin (by plugin name, e.g. "NodeResourcesFit"), or an empty
-// function for in-tree plugins without args and for unknown names.
+// The args decoder of an in-tree plugin whose args are typed in plugin_args.h (the decoder
+// column of in_tree_plugins.h), or an empty function for other plugins and unknown names.
 ArgsDecoder InTreeArgsDecoder(std::string_view plugin_name);
 
 // Validation of typed args, as the decoders apply it after defaulting; for args built in code.

@@ -10,89 +10,14 @@
 #include "api/codec.h"
 #include "api/read_file.h"
 #include "api/text.h"
+#include "config/in_tree_plugins.h"
 #include "config/load.h"
+#include "config/plugin_args_codec.h"
 
 namespace berth::config {
 namespace {
 
 using nlohmann::json;
-
-// Predicates -> filter plugins, in the order kube-scheduler ran them.
-struct PredicateMapping {
-  std::string_view name;
-  std::vector<std::string_view> plugins;  // empty: dropped (see note)
-  bool in_default_set;
-  std::string_view note;  // why it is dropped
-};
-
-const std::vector<PredicateMapping>& Predicates() {
-  static const std::vector<PredicateMapping> kTable = {
-      {"CheckNodeUnschedulable", {"NodeUnschedulable"}, true, ""},
-      {"GeneralPredicates",
-       {"NodeResourcesFit", "NodeName", "NodePorts", "NodeAffinity"},
-       true,
-       ""},
-      {"HostName", {"NodeName"}, false, ""},
-      {"PodFitsHostPorts", {"NodePorts"}, false, ""},
-      {"PodFitsPorts", {"NodePorts"}, false, ""},
-      {"MatchNodeSelector", {"NodeAffinity"}, false, ""},
-      {"PodFitsResources", {"NodeResourcesFit"}, false, ""},
-      {"NoDiskConflict", {"VolumeRestrictions"}, true, ""},
-      {"PodToleratesNodeTaints", {"TaintToleration"}, true, ""},
-      {"MaxEBSVolumeCount", {}, true, "in-tree volume limits: counted by NodeVolumeLimits (CSI)"},
-      {"MaxGCEPDVolumeCount", {}, true, "in-tree volume limits: counted by NodeVolumeLimits (CSI)"},
-      {"MaxCSIVolumeCountPred", {"NodeVolumeLimits"}, true, ""},
-      {"MaxAzureDiskVolumeCount",
-       {},
-       true,
-       "in-tree volume limits: counted by NodeVolumeLimits (CSI)"},
-      {"MaxCinderVolumeCount",
-       {},
-       false,
-       "in-tree volume limits: counted by NodeVolumeLimits (CSI)"},
-      {"CheckVolumeBinding", {"VolumeBinding"}, true, ""},
-      {"NoVolumeZoneConflict", {"VolumeZone"}, true, ""},
-      {"EvenPodsSpread", {"PodTopologySpread"}, true, ""},
-      {"MatchInterPodAffinity", {"InterPodAffinity"}, true, ""},
-      {"CheckNodeCondition", {}, false, "node conditions are taints (TaintToleration)"},
-      {"CheckNodeMemoryPressure", {}, false, "node conditions are taints (TaintToleration)"},
-      {"CheckNodeDiskPressure", {}, false, "node conditions are taints (TaintToleration)"},
-      {"CheckNodePIDPressure", {}, false, "node conditions are taints (TaintToleration)"},
-      {"PodToleratesNodeNoExecuteTaints", {}, false, "covered by TaintToleration"},
-  };
-  return kTable;
-}
-
-struct PriorityMapping {
-  std::string_view name;
-  std::string_view plugin;  // empty: dropped
-  int64_t default_weight;   // > 0: in the default set
-  std::string_view fit_strategy;
-  std::string_view note;
-};
-
-const std::vector<PriorityMapping>& Priorities() {
-  static const std::vector<PriorityMapping> kTable = {
-      {"SelectorSpreadPriority", "SelectorSpread", 0, "", ""},
-      {"ServiceSpreadingPriority", "SelectorSpread", 0, "", ""},
-      {"InterPodAffinityPriority", "InterPodAffinity", 1, "", ""},
-      {"LeastRequestedPriority", "NodeResourcesFit", 1, "LeastAllocated", ""},
-      {"MostRequestedPriority", "NodeResourcesFit", 0, "MostAllocated", ""},
-      {"RequestedToCapacityRatioPriority", "NodeResourcesFit", 0, "RequestedToCapacityRatio", ""},
-      {"BalancedResourceAllocation", "NodeResourcesBalancedAllocation", 1, "", ""},
-      {"NodePreferAvoidPodsPriority", "NodePreferAvoidPods", 10000, "", ""},
-      {"NodeAffinityPriority", "NodeAffinity", 1, "", ""},
-      {"TaintTolerationPriority", "TaintToleration", 1, "", ""},
-      {"ImageLocalityPriority", "ImageLocality", 1, "", ""},
-      {"EvenPodsSpreadPriority", "PodTopologySpread", 2, "", ""},
-      {"EqualPriority", "", 0, "", "gives every node the same score: no effect on the choice"},
-  };
-  return kTable;
-}
-
-// Plugins every profile keeps: queue order, gates, preemption, binding.
-constexpr std::string_view kBasePlugins[] = {"PrioritySort", "SchedulingGates", "DefaultPreemption",
-                                             "DefaultBinder"};
 
 Error Problem(std::string_view source, std::string_view path, std::string_view what) {
   return Error{fmt::format("{}: {}: {}", source, path, what), ErrorCode::kInvalid};
@@ -211,7 +136,7 @@ Result<PolicyTranslation> TranslatePolicyOrThrow(const json& doc, std::string_vi
     return Problem(source, "predicates", "expected a list");
   if (!predicates) {
     t.notes.push_back("predicates absent: the legacy default set");
-    for (const auto& m : Predicates()) {
+    for (const auto& m : PolicyPredicates()) {
       if (!m.in_default_set) continue;
       for (auto p : m.plugins) add_filter(p);
       if (m.plugins.empty()) t.notes.push_back(fmt::format("dropped {}: {}", m.name, m.note));
@@ -236,9 +161,9 @@ Result<PolicyTranslation> TranslatePolicyOrThrow(const json& doc, std::string_vi
           json& list = service_affinity["affinityLabels"];
           if (!list.is_array()) list = json::array();
           for (const json& l : *labels) list.push_back(l);
-          custom.push_back("ServiceAffinity");
-          t.notes.push_back(
-              fmt::format("predicate {} (serviceAffinity) -> ServiceAffinity (filter)", n));
+          custom.emplace_back(names::kServiceAffinity);
+          t.notes.push_back(fmt::format("predicate {} (serviceAffinity) -> {} (filter)", n,
+                                        names::kServiceAffinity));
           continue;
         }
         if (const json* lp = Get(*arg, "labelsPresence")) {
@@ -250,13 +175,14 @@ Result<PolicyTranslation> TranslatePolicyOrThrow(const json& doc, std::string_vi
           json& list = node_label[presence && *presence == true ? "presentLabels" : "absentLabels"];
           if (!list.is_array()) list = json::array();
           for (const json& l : *labels) list.push_back(l);
-          custom.push_back("NodeLabel");
-          t.notes.push_back(fmt::format("predicate {} (labelsPresence) -> NodeLabel (filter)", n));
+          custom.emplace_back(names::kNodeLabel);
+          t.notes.push_back(
+              fmt::format("predicate {} (labelsPresence) -> {} (filter)", n, names::kNodeLabel));
           continue;
         }
       }
-      const bool known = std::any_of(Predicates().begin(), Predicates().end(),
-                                     [&](const PredicateMapping& m) { return m.name == n; });
+      const bool known = std::any_of(PolicyPredicates().begin(), PolicyPredicates().end(),
+                                     [&](const PolicyPredicate& m) { return m.name == n; });
       if (known) {
         listed.insert(n);
       } else if (registry.Find(n)) {
@@ -267,11 +193,11 @@ Result<PolicyTranslation> TranslatePolicyOrThrow(const json& doc, std::string_vi
       }
     }
     // The taint and unschedulable checks stay whatever the policy lists.
-    for (std::string_view mandatory : {"CheckNodeUnschedulable", "PodToleratesNodeTaints"}) {
-      if (listed.insert(std::string(mandatory)).second)
-        t.notes.push_back(fmt::format("mandatory predicate {} kept", mandatory));
+    for (const auto& m : PolicyPredicates()) {
+      if (m.mandatory && listed.insert(std::string(m.name)).second)
+        t.notes.push_back(fmt::format("mandatory predicate {} kept", m.name));
     }
-    for (const auto& m : Predicates()) {
+    for (const auto& m : PolicyPredicates()) {
       if (!listed.count(std::string(m.name))) continue;
       if (m.plugins.empty()) {
         t.notes.push_back(fmt::format("dropped predicate {}: {}", m.name, m.note));
@@ -301,7 +227,7 @@ Result<PolicyTranslation> TranslatePolicyOrThrow(const json& doc, std::string_vi
     t.notes.push_back(
         "default set: SelectorSpreadPriority's spreading is PodTopologySpread's system defaults "
         "(as with DefaultPodTopologySpread, default since 1.20)");
-    for (const auto& m : Priorities()) {
+    for (const auto& m : PolicyPriorities()) {
       if (m.default_weight <= 0) continue;
       if (m.plugin.empty()) {
         t.notes.push_back(fmt::format("dropped {}: {}", m.name, m.note));
@@ -331,9 +257,9 @@ Result<PolicyTranslation> TranslatePolicyOrThrow(const json& doc, std::string_vi
         json& list = service_affinity["antiAffinityLabelsPreference"];
         if (!list.is_array()) list = json::array();
         list.push_back(*label);
-        add_score("ServiceAffinity", w);
-        t.notes.push_back(fmt::format(
-            "priority {} (serviceAntiAffinity) -> ServiceAffinity (score, weight {})", n, w));
+        add_score(names::kServiceAffinity, w);
+        t.notes.push_back(fmt::format("priority {} (serviceAntiAffinity) -> {} (score, weight {})",
+                                      n, names::kServiceAffinity, w));
         continue;
       }
       if (const json* pref = arg ? Get(*arg, "labelPreference") : nullptr) {
@@ -346,14 +272,14 @@ Result<PolicyTranslation> TranslatePolicyOrThrow(const json& doc, std::string_vi
                                                               : "absentLabelsPreference"];
         if (!list.is_array()) list = json::array();
         list.push_back(*label);
-        add_score("NodeLabel", w);
-        t.notes.push_back(
-            fmt::format("priority {} (labelPreference) -> NodeLabel (score, weight {})", n, w));
+        add_score(names::kNodeLabel, w);
+        t.notes.push_back(fmt::format("priority {} (labelPreference) -> {} (score, weight {})", n,
+                                      names::kNodeLabel, w));
         continue;
       }
-      auto m = std::find_if(Priorities().begin(), Priorities().end(),
-                            [&](const PriorityMapping& x) { return x.name == n; });
-      if (m == Priorities().end()) {
+      auto m = std::find_if(PolicyPriorities().begin(), PolicyPriorities().end(),
+                            [&](const PolicyPriority& x) { return x.name == n; });
+      if (m == PolicyPriorities().end()) {
         if (!registry.Find(n))
           return Problem(source, path + ".name", fmt::format("unknown priority \"{}\"", n));
         add_score(n, w);
@@ -399,7 +325,7 @@ Result<PolicyTranslation> TranslatePolicyOrThrow(const json& doc, std::string_vi
     if (weight > 0) e["weight"] = weight;
     multi_enabled.push_back(std::move(e));
   };
-  for (auto b : kBasePlugins) enable(std::string(b), 0);
+  for (std::string_view b : PolicyBasePlugins()) enable(std::string(b), 0);
   for (const auto& f : filters) {
     int64_t w = 0;
     for (const auto& [name, weight] : scores)
@@ -434,16 +360,17 @@ Result<PolicyTranslation> TranslatePolicyOrThrow(const json& doc, std::string_vi
       strategy["requestedToCapacityRatio"] = {{"shape", fit_args.value("shape", json::array())}};
     }
     plugin_config.push_back(
-        {{"name", "NodeResourcesFit"}, {"args", {{"scoringStrategy", strategy}}}});
+        {{"name", names::kNodeResourcesFit}, {"args", {{"scoringStrategy", strategy}}}});
   }
-  if (!node_label.empty()) plugin_config.push_back({{"name", "NodeLabel"}, {"args", node_label}});
+  if (!node_label.empty())
+    plugin_config.push_back({{"name", names::kNodeLabel}, {"args", node_label}});
   if (!service_affinity.empty())
-    plugin_config.push_back({{"name", "ServiceAffinity"}, {"args", service_affinity}});
+    plugin_config.push_back({{"name", names::kServiceAffinity}, {"args", service_affinity}});
   if (const json* w = Get(doc, "hardPodAffinitySymmetricWeight")) {
     if (!w->is_number_integer())
       return Problem(source, "hardPodAffinitySymmetricWeight", "expected an integer");
     plugin_config.push_back(
-        {{"name", "InterPodAffinity"}, {"args", {{"hardPodAffinityWeight", *w}}}});
+        {{"name", names::kInterPodAffinity}, {"args", {{"hardPodAffinityWeight", *w}}}});
     t.notes.push_back(fmt::format(
         "hardPodAffinitySymmetricWeight {} -> InterPodAffinity args hardPodAffinityWeight",
         w->dump()));
@@ -455,7 +382,7 @@ Result<PolicyTranslation> TranslatePolicyOrThrow(const json& doc, std::string_vi
   }
   if (!plugin_config.empty()) profile["pluginConfig"] = plugin_config;
 
-  t.config = {{"apiVersion", "kubescheduler.config.k8s.io/v1"},
+  t.config = {{"apiVersion", kConfigApiVersion},
               {"kind", std::string(kConfigKind)},
               {"profiles", json::array({profile})}};
   if (const json* extenders = Get(doc, "extenders")) {

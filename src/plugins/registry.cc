@@ -1,8 +1,10 @@
 #include "plugins/registry.h"
 
-#include <cstdio>
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
 
+#include "config/in_tree_plugins.h"
 #include "plugins/defaultbinder/defaultbinder.h"
 #include "plugins/defaultpreemption/defaultpreemption.h"
 #include "plugins/imagelocality/imagelocality.h"
@@ -29,37 +31,34 @@
 namespace berth {
 
 Registry InTreeRegistry() {
+  // The factory column of the in-tree table (config/in_tree_plugins.h): names, args decoders and
+  // default sets are the table's; each plugin's registration adds how to build it.
+  PluginRegistration registrations[] = {
+      SchedulingGatesRegistration(),     PrioritySortRegistration(),
+      NodeUnschedulableRegistration(),   NodeNameRegistration(),
+      TaintTolerationRegistration(),     NodeAffinityRegistration(),
+      NodePortsRegistration(),           NodeResourcesFitRegistration(),
+      VolumeRestrictionsRegistration(),  NodeVolumeLimitsRegistration(),
+      VolumeBindingRegistration(),       VolumeZoneRegistration(),
+      PodTopologySpreadRegistration(),   InterPodAffinityRegistration(),
+      DefaultPreemptionRegistration(),   NodeResourcesBalancedAllocationRegistration(),
+      ImageLocalityRegistration(),       DefaultBinderRegistration(),
+      NetworkTrafficRegistration(),      NodeLabelRegistration(),
+      NodePreferAvoidPodsRegistration(), SelectorSpreadRegistration(),
+      ServiceAffinityRegistration(),
+  };
   Registry r;
-  for (PluginRegistration reg : {
-           SchedulingGatesRegistration(),
-           PrioritySortRegistration(),
-           NodeUnschedulableRegistration(),
-           NodeNameRegistration(),
-           TaintTolerationRegistration(),
-           NodeAffinityRegistration(),
-           NodePortsRegistration(),
-           NodeResourcesFitRegistration(),
-           VolumeRestrictionsRegistration(),
-           NodeVolumeLimitsRegistration(),
-           VolumeBindingRegistration(),
-           VolumeZoneRegistration(),
-           PodTopologySpreadRegistration(),
-           InterPodAffinityRegistration(),
-           DefaultPreemptionRegistration(),
-           NodeResourcesBalancedAllocationRegistration(),
-           ImageLocalityRegistration(),
-           DefaultBinderRegistration(),
-           // Opt-in: not in any default profile.
-           NetworkTrafficRegistration(),
-           // Legacy (Policy-era configurations): not in any default profile.
-           NodeLabelRegistration(),
-           NodePreferAvoidPodsRegistration(),
-           SelectorSpreadRegistration(),
-           ServiceAffinityRegistration(),
-       }) {
-    // Names are unique by construction; a clash is a programming error caught by tests.
-    if (!r.Add(std::move(reg)).ok()) std::abort();
+  size_t added = 0;
+  for (const config::InTreePlugin& plugin : config::InTreePlugins()) {
+    if (!plugin.Registered()) continue;
+    auto it = std::find_if(std::begin(registrations), std::end(registrations),
+                           [&](const PluginRegistration& reg) { return reg.name == plugin.name; });
+    // A table row without a registration, a registration outside the table or a clash is a
+    // programming error caught by tests.
+    if (it == std::end(registrations) || !r.Add(std::move(*it)).ok()) std::abort();
+    ++added;
   }
+  if (added != std::size(registrations)) std::abort();
   return r;
 }
 

@@ -1,11 +1,13 @@
-// The in-tree plugin registry, built in one function.
+// The in-tree plugin registry, built in one function from the in-tree table
+// (config/in_tree_plugins.h: names, args decoders) and each plugin's factory.
 #pragma once
 
 #include "berth/framework/registry.h"
 
 namespace berth {
 
-// Every in-tree plugin with its args decoder and factory.
+// Every in-tree plugin the table registers, with its args decoder and factory. Callable from any
+// thread; each call builds a new Registry.
 Registry InTreeRegistry();
 
 }  // namespace berth

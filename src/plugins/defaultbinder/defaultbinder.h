@@ -5,10 +5,11 @@
 #include <string_view>
 
 #include "berth/framework/registry.h"
+#include "config/plugin_names.h"
 
 namespace berth {
 
-inline constexpr std::string_view kDefaultBinderName = "DefaultBinder";
+inline constexpr std::string_view kDefaultBinderName = config::names::kDefaultBinder;
 
 PluginRegistration DefaultBinderRegistration();
 

@@ -11,11 +11,12 @@
 #include <vector>
 
 #include "berth/framework/registry.h"
+#include "config/plugin_names.h"
 #include "plugins/defaultpreemption/preemption.h"
 
 namespace berth {
 
-inline constexpr std::string_view kDefaultPreemptionName = "DefaultPreemption";
+inline constexpr std::string_view kDefaultPreemptionName = config::names::kDefaultPreemption;
 
 // Extenders with a preempt verb (Handle::extenders) narrow the candidates after the dry run.
 PluginRegistration DefaultPreemptionRegistration();

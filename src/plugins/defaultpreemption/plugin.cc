@@ -333,7 +333,7 @@ PluginRegistration DefaultPreemptionRegistration() {
       return v.error();
     return std::unique_ptr<Plugin>(std::make_unique<DefaultPreemption>(handle, *typed));
   };
-  reg.decode_args = config::DecodeDefaultPreemptionArgs;
+  reg.decode_args = config::InTreeArgsDecoder(reg.name);
   return reg;
 }
 

@@ -9,10 +9,11 @@
 #include <string_view>
 
 #include "berth/framework/registry.h"
+#include "config/plugin_names.h"
 
 namespace berth {
 
-inline constexpr std::string_view kImageLocalityName = "ImageLocality";
+inline constexpr std::string_view kImageLocalityName = config::names::kImageLocality;
 
 PluginRegistration ImageLocalityRegistration();
 

@@ -21,6 +21,7 @@
 #include "berth/framework/plugin.h"
 #include "berth/framework/registry.h"
 #include "config/plugin_args.h"
+#include "config/plugin_names.h"
 
 namespace berth {
 
@@ -29,7 +30,7 @@ PluginRegistration InterPodAffinityRegistration();
 
 namespace interpodaffinity {
 
-inline constexpr std::string_view kName = "InterPodAffinity";
+inline constexpr std::string_view kName = config::names::kInterPodAffinity;
 
 inline constexpr std::string_view kErrReasonExistingAntiAffinityRulesNotMatch =
     "node(s) didn't satisfy existing pods anti-affinity rules";

@@ -103,7 +103,7 @@ PluginRegistration InterPodAffinityRegistration() {
         std::make_unique<interpodaffinity::InterPodAffinity>(*typed, handle);
     return plugin;
   };
-  reg.decode_args = config::DecodeInterPodAffinityArgs;
+  reg.decode_args = config::InTreeArgsDecoder(reg.name);
   return reg;
 }
 

@@ -19,10 +19,11 @@
 #include <string_view>
 
 #include "berth/framework/registry.h"
+#include "config/plugin_names.h"
 
 namespace berth {
 
-inline constexpr std::string_view kNetworkTrafficName = "NetworkTraffic";
+inline constexpr std::string_view kNetworkTrafficName = config::names::kNetworkTraffic;
 
 struct NetworkTrafficArgs final : PluginArgs {
   std::string prometheus_address;

@@ -150,7 +150,7 @@ PluginRegistration NodeAffinityRegistration() {
   PluginRegistration reg;
   reg.name = std::string(kNodeAffinityName);
   reg.factory = &NodeAffinityPlugin::New;
-  reg.decode_args = &config::DecodeNodeAffinityArgs;
+  reg.decode_args = config::InTreeArgsDecoder(reg.name);
   return reg;
 }
 

@@ -14,10 +14,11 @@
 #include <string_view>
 
 #include "berth/framework/registry.h"
+#include "config/plugin_names.h"
 
 namespace berth {
 
-inline constexpr std::string_view kNodeAffinityName = "NodeAffinity";
+inline constexpr std::string_view kNodeAffinityName = config::names::kNodeAffinity;
 
 PluginRegistration NodeAffinityRegistration();
 

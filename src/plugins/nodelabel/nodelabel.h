@@ -12,10 +12,11 @@
 #include <vector>
 
 #include "berth/framework/registry.h"
+#include "config/plugin_names.h"
 
 namespace berth {
 
-inline constexpr std::string_view kNodeLabelName = "NodeLabel";
+inline constexpr std::string_view kNodeLabelName = config::names::kNodeLabel;
 
 struct NodeLabelArgs final : PluginArgs {
   std::vector<std::string> present_labels, absent_labels;

@@ -5,10 +5,11 @@
 #include <string_view>
 
 #include "berth/framework/registry.h"
+#include "config/plugin_names.h"
 
 namespace berth {
 
-inline constexpr std::string_view kNodeNameName = "NodeName";
+inline constexpr std::string_view kNodeNameName = config::names::kNodeName;
 
 PluginRegistration NodeNameRegistration();
 

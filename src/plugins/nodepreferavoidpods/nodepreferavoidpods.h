@@ -8,10 +8,11 @@
 #include <string_view>
 
 #include "berth/framework/registry.h"
+#include "config/plugin_names.h"
 
 namespace berth {
 
-inline constexpr std::string_view kNodePreferAvoidPodsName = "NodePreferAvoidPods";
+inline constexpr std::string_view kNodePreferAvoidPodsName = config::names::kNodePreferAvoidPods;
 
 PluginRegistration NodePreferAvoidPodsRegistration();
 

@@ -102,7 +102,7 @@ PluginRegistration NodeResourcesBalancedAllocationRegistration() {
   PluginRegistration reg;
   reg.name = std::string(kNodeResourcesBalancedAllocationName);
   reg.factory = &BalancedAllocation::New;
-  reg.decode_args = &config::DecodeNodeResourcesBalancedAllocationArgs;
+  reg.decode_args = config::InTreeArgsDecoder(reg.name);
   return reg;
 }
 

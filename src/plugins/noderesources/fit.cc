@@ -215,7 +215,7 @@ PluginRegistration NodeResourcesFitRegistration() {
   PluginRegistration reg;
   reg.name = std::string(kNodeResourcesFitName);
   reg.factory = &Fit::New;
-  reg.decode_args = &config::DecodeNodeResourcesFitArgs;
+  reg.decode_args = config::InTreeArgsDecoder(reg.name);
   return reg;
 }
 

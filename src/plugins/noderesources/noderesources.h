@@ -13,12 +13,13 @@
 #include <string_view>
 
 #include "berth/framework/registry.h"
+#include "config/plugin_names.h"
 
 namespace berth {
 
-inline constexpr std::string_view kNodeResourcesFitName = "NodeResourcesFit";
+inline constexpr std::string_view kNodeResourcesFitName = config::names::kNodeResourcesFit;
 inline constexpr std::string_view kNodeResourcesBalancedAllocationName =
-    "NodeResourcesBalancedAllocation";
+    config::names::kNodeResourcesBalancedAllocation;
 
 PluginRegistration NodeResourcesFitRegistration();
 PluginRegistration NodeResourcesBalancedAllocationRegistration();

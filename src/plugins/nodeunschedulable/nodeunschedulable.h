@@ -6,10 +6,11 @@
 #include <string_view>
 
 #include "berth/framework/registry.h"
+#include "config/plugin_names.h"
 
 namespace berth {
 
-inline constexpr std::string_view kNodeUnschedulableName = "NodeUnschedulable";
+inline constexpr std::string_view kNodeUnschedulableName = config::names::kNodeUnschedulable;
 
 PluginRegistration NodeUnschedulableRegistration();
 

@@ -29,6 +29,7 @@
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
 #include "berth/framework/registry.h"
+#include "config/plugin_names.h"
 
 namespace berth {
 
@@ -37,7 +38,7 @@ PluginRegistration NodeVolumeLimitsRegistration();
 
 namespace nodevolumelimits {
 
-inline constexpr std::string_view kName = "NodeVolumeLimits";
+inline constexpr std::string_view kName = config::names::kNodeVolumeLimits;
 inline constexpr std::string_view kErrReasonMaxVolumeCountExceeded =
     "node(s) exceed max volume count";
 

@@ -77,7 +77,7 @@ PluginRegistration PodTopologySpreadRegistration() {
         std::make_unique<podtopologyspread::PodTopologySpread>(*typed, handle);
     return plugin;
   };
-  reg.decode_args = config::DecodePodTopologySpreadArgs;
+  reg.decode_args = config::InTreeArgsDecoder(reg.name);
   return reg;
 }
 

@@ -28,6 +28,7 @@
 #include "berth/framework/plugin.h"
 #include "berth/framework/registry.h"
 #include "config/plugin_args.h"
+#include "config/plugin_names.h"
 #include "plugins/podtopologyspread/spread_cache.h"
 
 namespace berth {
@@ -37,7 +38,7 @@ PluginRegistration PodTopologySpreadRegistration();
 
 namespace podtopologyspread {
 
-inline constexpr std::string_view kName = "PodTopologySpread";
+inline constexpr std::string_view kName = config::names::kPodTopologySpread;
 inline constexpr std::string_view kErrReasonConstraintsNotMatch =
     "node(s) didn't match pod topology spread constraints";
 inline constexpr std::string_view kErrReasonNodeLabelNotMatch =

@@ -11,10 +11,11 @@
 #include <string_view>
 
 #include "berth/framework/registry.h"
+#include "config/plugin_names.h"
 
 namespace berth {
 
-inline constexpr std::string_view kSelectorSpreadName = "SelectorSpread";
+inline constexpr std::string_view kSelectorSpreadName = config::names::kSelectorSpread;
 
 PluginRegistration SelectorSpreadRegistration();
 

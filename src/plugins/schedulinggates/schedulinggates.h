@@ -5,10 +5,11 @@
 #include <string_view>
 
 #include "berth/framework/registry.h"
+#include "config/plugin_names.h"
 
 namespace berth {
 
-inline constexpr std::string_view kSchedulingGatesName = "SchedulingGates";
+inline constexpr std::string_view kSchedulingGatesName = config::names::kSchedulingGates;
 
 PluginRegistration SchedulingGatesRegistration();
 

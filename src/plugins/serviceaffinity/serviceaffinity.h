@@ -16,10 +16,11 @@
 #include <vector>
 
 #include "berth/framework/registry.h"
+#include "config/plugin_names.h"
 
 namespace berth {
 
-inline constexpr std::string_view kServiceAffinityName = "ServiceAffinity";
+inline constexpr std::string_view kServiceAffinityName = config::names::kServiceAffinity;
 
 struct ServiceAffinityArgs final : PluginArgs {
   std::vector<std::string> affinity_labels;

@@ -7,10 +7,11 @@
 #include <string_view>
 
 #include "berth/framework/registry.h"
+#include "config/plugin_names.h"
 
 namespace berth {
 
-inline constexpr std::string_view kTaintTolerationName = "TaintToleration";
+inline constexpr std::string_view kTaintTolerationName = config::names::kTaintToleration;
 inline constexpr std::string_view kTaintTolerationReason = "node(s) had untolerated taint(s)";
 
 PluginRegistration TaintTolerationRegistration();

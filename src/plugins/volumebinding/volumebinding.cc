@@ -301,7 +301,7 @@ Status VolumeBinding::PreBind(CycleState& state, const PodInfo& /*pod*/, const s
 PluginRegistration VolumeBindingRegistration() {
   PluginRegistration reg;
   reg.name = std::string(volumebinding::kName);
-  reg.decode_args = config::DecodeVolumeBindingArgs;
+  reg.decode_args = config::InTreeArgsDecoder(reg.name);
   reg.factory = [](const PluginArgs* args, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
     int64_t timeout = config::VolumeBindingArgs().bind_timeout_seconds;
     if (args) {

@@ -28,6 +28,7 @@
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
 #include "berth/framework/registry.h"
+#include "config/plugin_names.h"
 #include "plugins/volumebinding/assume_cache.h"
 #include "plugins/volumebinding/binder.h"
 
@@ -38,7 +39,7 @@ PluginRegistration VolumeBindingRegistration();
 
 namespace volumebinding {
 
-inline constexpr std::string_view kName = "VolumeBinding";
+inline constexpr std::string_view kName = config::names::kVolumeBinding;
 inline constexpr std::string_view kErrReasonUnboundImmediate =
     "pod has unbound immediate PersistentVolumeClaims";
 

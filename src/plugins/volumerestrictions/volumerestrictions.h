@@ -21,6 +21,7 @@
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
 #include "berth/framework/registry.h"
+#include "config/plugin_names.h"
 
 namespace berth {
 
@@ -29,7 +30,7 @@ PluginRegistration VolumeRestrictionsRegistration();
 
 namespace volumerestrictions {
 
-inline constexpr std::string_view kName = "VolumeRestrictions";
+inline constexpr std::string_view kName = config::names::kVolumeRestrictions;
 inline constexpr std::string_view kErrReasonDiskConflict = "node(s) had no available disk";
 inline constexpr std::string_view kErrReasonReadWriteOncePodConflict =
     "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access "

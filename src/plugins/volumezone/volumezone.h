@@ -21,6 +21,7 @@
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
 #include "berth/framework/registry.h"
+#include "config/plugin_names.h"
 
 namespace berth {
 
@@ -29,7 +30,7 @@ PluginRegistration VolumeZoneRegistration();
 
 namespace volumezone {
 
-inline constexpr std::string_view kName = "VolumeZone";
+inline constexpr std::string_view kName = config::names::kVolumeZone;
 inline constexpr std::string_view kErrReasonConflict = "node(s) had no available volume zone";
 
 class VolumeZone final : public PreFilterPlugin, public FilterPlugin {
