@@ -951,5 +951,55 @@ TEST(EncodeTest, ConfigFileRoundTripThroughDisk) {
   std::remove(path.c_str());
 }
 
+// ------------------------------------------------------------------ dispatch by kind/apiVersion
+
+TEST(DispatchTest, PolicyIsTranslated) {
+  json policy = json::parse(R"({"kind": "Policy", "apiVersion": "v1", "priorities": []})");
+  auto v1 = ToV1Document(policy, "policy.json", "", Reg());
+  ASSERT_TRUE(v1.ok()) << v1.error().message;
+  EXPECT_EQ(v1->translated_from, "Policy");
+  EXPECT_EQ(v1->doc["apiVersion"], kConfigApiVersion);
+  EXPECT_FALSE(v1->notes.empty());
+}
+
+TEST(DispatchTest, OlderVersionsAreTranslated) {
+  for (const char* version : {"v1alpha2", "v1beta1", "v1beta2", "v1beta3"}) {
+    const std::string api = std::string("kubescheduler.config.k8s.io/") + version;
+    json doc = {{"apiVersion", api}, {"kind", "KubeSchedulerConfiguration"}};
+    auto v1 = ToV1Document(doc, "old.yaml", "", Reg());
+    ASSERT_TRUE(v1.ok()) << version << ": " << v1.error().message;
+    EXPECT_EQ(v1->translated_from, api);
+    EXPECT_EQ(v1->doc["apiVersion"], kConfigApiVersion) << version;
+    EXPECT_TRUE(DecodeConfiguration(v1->doc, Reg()).ok()) << version;
+  }
+}
+
+TEST(DispatchTest, V1AndUnknownDocumentsGoToTheV1Decoder) {
+  json v1_doc = {{"apiVersion", kConfigApiVersion}, {"kind", "KubeSchedulerConfiguration"}};
+  auto v1 = ToV1Document(v1_doc, "sched.yaml", "", Reg());
+  ASSERT_TRUE(v1.ok());
+  EXPECT_TRUE(v1->translated_from.empty());
+  EXPECT_EQ(v1->doc, v1_doc);
+  json other = {{"apiVersion", "kubescheduler.config.k8s.io/v2"},
+                {"kind", "KubeSchedulerConfiguration"}};
+  auto passed = ToV1Document(other, "sched.yaml", "", Reg());
+  ASSERT_TRUE(passed.ok());
+  EXPECT_TRUE(passed->translated_from.empty());
+  auto loaded = LoadConfig(passed->doc.dump(), "sched.yaml", Reg());
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_THAT(loaded.error().message, HasSubstr("sched.yaml: apiVersion: unsupported value"));
+}
+
+TEST(DispatchTest, TranslatedDocumentErrorsNameTheirOrigin) {
+  auto loaded = LoadConfig(
+      "apiVersion: kubescheduler.config.k8s.io/v1beta2\nkind: KubeSchedulerConfiguration\n"
+      "parallelism: 0\n",
+      "old.yaml", Reg());
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.error().message,
+            "old.yaml: translated kubescheduler.config.k8s.io/v1beta2: parallelism: invalid value "
+            "0: should be an integer value greater than zero");
+}
+
 }  // namespace
 }  // namespace berth::config
