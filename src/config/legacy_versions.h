@@ -3,9 +3,8 @@
 // own defaults, so a file keeps the behaviour it had:
 //
 //   * v1alpha2, v1beta1, v1beta2 list plugins per extension point over their version's default
-//     sets and score weights (all 1 but PodTopologySpread 2, NodePreferAvoidPods 10000); the
-//     translation merges the file into those defaults as that version did and writes every point
-//     out explicitly.
+//     sets and score weights (in_tree_plugins.h); the translation merges the file into those
+//     defaults as that version did and writes every point out explicitly.
 //   * v1beta3 had v1's MultiPoint defaults and weights; it is v1 with removed plugins dropped.
 //   * v1alpha1 had one profile, `schedulerName`, `algorithmSource` (a Policy file, translated
 //     with policy.h, or a ConfigMap, read through the API by `berth scheduler`),
@@ -14,7 +13,8 @@
 //     RequestedToCapacityRatio become NodeResourcesFit scoring strategies with their args;
 //     DefaultPodTopologySpread is SelectorSpread; the in-tree cloud volume limits (counted by
 //     NodeVolumeLimits under CSI migration) are dropped. SelectorSpread, NodeLabel,
-//     ServiceAffinity and NodePreferAvoidPods run as Berth's legacy plugins.
+//     ServiceAffinity and NodePreferAvoidPods run as Berth's legacy plugins. The renames are the
+//     in-tree table's kRenamed and kRemoved rows.
 //
 // Every translated, defaulted or dropped item gets a note (printed by `berth config convert`).
 #pragma once

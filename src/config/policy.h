@@ -1,6 +1,7 @@
 // The legacy scheduling Policy (kind: Policy, apiVersion: v1; kube-scheduler's
 // --policy-config-file, removed upstream in 1.23), translated into the equivalent
-// kubescheduler.config.k8s.io/v1 configuration with the mapping kube-scheduler last used:
+// kubescheduler.config.k8s.io/v1 configuration with the mapping kube-scheduler last used
+// (the in-tree table, in_tree_plugins.h):
 // predicates become filter plugins, priorities score plugins with the policy's weights, the
 // legacy extender spelling the v1 one.
 //
