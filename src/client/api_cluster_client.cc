@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <random>
+#include <thread>
 
 #include "client/micro_time.h"
 
@@ -194,9 +195,34 @@ VoidResult ApiClusterClient::Bind(const Pod& pod, std::string_view node_name) {
                     {"namespace", pod.metadata.namespace_},
                     {"uid", pod.metadata.uid}}},
                   {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node_name}}}};
-  auto r = rest_->Post(PodPath(pod) + "/binding", binding);
-  if (!r.ok()) return r.error();
-  return {};
+  // A POST whose answer was lost (a cut connection, a timeout) may have bound the pod, and a
+  // repeated one (here, or the HTTP client's resend on a fresh connection) is then refused
+  // with 409. The server binds only an unbound pod, so sending the binding again is safe; a 409
+  // is settled by the pod itself: bound to this node means an earlier attempt landed (success,
+  // reported once), anything else is a real Conflict.
+  const std::string path = PodPath(pod) + "/binding";
+  auto wait = std::chrono::milliseconds(100);
+  for (int attempt = 0;; ++attempt) {
+    auto r = rest_->Post(path, binding);
+    if (r.ok()) return {};
+    const ErrorCode code = r.error().code;
+    if (code == ErrorCode::kConflict) {
+      auto live = rest_->Get(PodPath(pod));
+      if (live.ok() && live->is_object()) {
+        const Json& meta = (*live)["metadata"];
+        const Json& spec = (*live)["spec"];
+        const bool same_pod = pod.metadata.uid.empty() || meta.value("uid", "") == pod.metadata.uid;
+        if (same_pod && spec.is_object() && spec.value("nodeName", "") == node_name) return {};
+      }
+      return r.error();
+    }
+    const bool outcome_unknown = code == ErrorCode::kUnavailable || code == ErrorCode::kTimeout;
+    if (!outcome_unknown || attempt >= 4) return r.error();
+    if (log_)
+      log_(fmt::format("binding {} to {} is retried: {}", pod.Key(), node_name, r.error().message));
+    std::this_thread::sleep_for(wait);
+    wait *= 2;
+  }
 }
 
 VoidResult ApiClusterClient::DeletePod(const Pod& pod) {
@@ -352,12 +378,25 @@ void ApiClusterClient::EventLoop() {
       events_.pop_front();
     }
     Json& ev = item.second;
+    // An event's name is chosen here, so a resend after a lost answer cannot duplicate it (the
+    // server answers AlreadyExists): one that may not have arrived is sent again.
+    auto post = [&](const std::string& path, const Json& body) -> VoidResult {
+      auto wait = std::chrono::milliseconds(100);
+      for (int attempt = 0;; ++attempt) {
+        auto r = rest_->Post(path, body);
+        if (r.ok() || r.error().code == ErrorCode::kAlreadyExists) return {};
+        const ErrorCode code = r.error().code;
+        if ((code != ErrorCode::kUnavailable && code != ErrorCode::kTimeout) || attempt >= 4)
+          return r.error();
+        std::this_thread::sleep_for(wait);
+        wait *= 2;
+      }
+    };
     if (events_api_ != 2) {
       Json body = ev;
       body["apiVersion"] = "events.k8s.io/v1";
       body["kind"] = "Event";
-      auto r =
-          rest_->Post(fmt::format("/apis/events.k8s.io/v1/namespaces/{}/events", item.first), body);
+      auto r = post(fmt::format("/apis/events.k8s.io/v1/namespaces/{}/events", item.first), body);
       if (r.ok()) {
         events_api_ = 1;
         continue;
@@ -384,7 +423,7 @@ void ApiClusterClient::EventLoop() {
                  {"lastTimestamp", ev["eventTime"].get<std::string>().substr(0, 19) + "Z"},
                  {"eventTime", ev["eventTime"]},
                  {"count", 1}};
-    auto r = rest_->Post(fmt::format("/api/v1/namespaces/{}/events", item.first), core);
+    auto r = post(fmt::format("/api/v1/namespaces/{}/events", item.first), core);
     if (!r.ok() && log_) log_("writing event: " + r.error().message);
   }
 }

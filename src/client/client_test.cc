@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "apiserver/server.h"
+#include "client/api_cluster_client.h"
 #include "client/informer.h"
 #include "client/kubeconfig.h"
 #include "client/leader_election.h"
@@ -243,6 +244,10 @@ TEST_F(ApiServerFixture, InformerLosesAndRepeatsNothingAcrossReconnects) {
   inf.Stop();
   std::lock_guard lock(mu);
   EXPECT_EQ(adds.size(), 1620u);
+  for (int i = 0; i < 1620; ++i) {
+    std::string name = i < 120 ? "pre-" + std::to_string(i) : "p-" + std::to_string(i - 120);
+    EXPECT_TRUE(adds.count(name)) << name << " was never delivered";
+  }
   for (const auto& [name, n] : adds) EXPECT_EQ(n, 1) << name;
   EXPECT_GE(inf.watches(), 2);  // the stream really was cut and resumed
   EXPECT_EQ(inf.List().size(), 1620u);
@@ -313,6 +318,46 @@ TEST(InformerTest, GoneRelistsAndDeliversTheDifference) {
     std::lock_guard l2(open_mu);
     for (auto& s : open) s->Close();
   }
+}
+
+// ---------------------------------------------------------------- binding
+
+// A repeated binding (the answer to the first was lost) is answered 409 by the server and
+// counts as done when the pod is bound to that node; a pod bound elsewhere, or recreated under
+// another UID, is a Conflict, which the scheduler forgets rather than retries.
+TEST_F(ApiServerFixture, BindAnsweredConflictIsSettledByThePod) {
+  Start();
+  for (const char* n : {"n1", "n2"}) {
+    ASSERT_TRUE(
+        rest_
+            ->Post("/api/v1/nodes",
+                   Json{{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", n}}}})
+            .ok());
+  }
+  auto created = rest_->Post("/api/v1/namespaces/default/pods", Pod("p"));
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  berth::Pod pod;
+  pod.metadata.name = "p";
+  pod.metadata.namespace_ = "default";
+  pod.metadata.uid = (*created)["metadata"]["uid"];
+  ApiClusterClient client(RestFor(server_->url(), server_->token(), RestOptions{.qps = 0}));
+
+  ASSERT_TRUE(client.Bind(pod, "n1").ok());
+  auto again = client.Bind(pod, "n1");
+  EXPECT_TRUE(again.ok()) << again.error().message;
+  auto elsewhere = client.Bind(pod, "n2");
+  ASSERT_FALSE(elsewhere.ok());
+  EXPECT_EQ(elsewhere.error().code, ErrorCode::kConflict);
+  EXPECT_NE(elsewhere.error().message.find("already assigned to node \"n1\""), std::string::npos)
+      << elsewhere.error().message;
+  berth::Pod other = pod;
+  other.metadata.uid = "another-uid";
+  auto recreated = client.Bind(other, "n1");
+  ASSERT_FALSE(recreated.ok());
+  EXPECT_EQ(recreated.error().code, ErrorCode::kConflict);
+  auto live = rest_->Get("/api/v1/namespaces/default/pods/p");
+  ASSERT_TRUE(live.ok());
+  EXPECT_EQ((*live)["spec"]["nodeName"], "n1");
 }
 
 // ---------------------------------------------------------------- leader election

@@ -76,6 +76,16 @@ void Trim(Json& obj) {
     a->erase("kubectl.kubernetes.io/last-applied-configuration");
   }
 }
+
+// Whether revision `a` is older than `b`, when both are numbers (resourceVersions are opaque
+// strings; when they are not numbers nothing is older).
+bool OlderRevision(const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty() || a.size() > 19 || b.size() > 19) return false;
+  for (char c : a + b)
+    if (c < '0' || c > '9') return false;
+  return std::stoull(a) < std::stoull(b);
+}
+
 }  // namespace
 
 bool Informer::ListAndReplace() {
@@ -98,7 +108,10 @@ bool Informer::ListAndReplace() {
       fresh.emplace(std::move(key), std::make_pair(std::move(item), std::move(item_rv)));
     }
     cont = (*page)["metadata"].value("continue", "");
-    rv = (*page)["metadata"].value("resourceVersion", "");
+    // The watch resumes from the first page's revision: kube-apiserver serves every page at
+    // that revision, but a server that serves later pages at its current state (Berth's own)
+    // would otherwise hide what was created meanwhile before the continue point.
+    if (rv.empty()) rv = (*page)["metadata"].value("resourceVersion", "");
   } while (!cont.empty() && !stop_);
   // Deliver the difference against what we had (a relist after 410 must not lose deletions
   // or repeat unchanged objects).
@@ -178,6 +191,8 @@ void Informer::Apply(const std::string& type, Json obj) {
     auto it = items_.find(key);
     if (it != items_.end()) {
       if (it->second.rv == rv) return;  // already seen (replayed after a reconnect)
+      // Older than the copy a later list page gave (replayed from the first page's revision).
+      if (OlderRevision(rv, it->second.rv)) return;
       old = it->second.object;
     }
     items_[key] = Item{*decoded, rv};
@@ -201,6 +216,7 @@ bool Informer::WatchOnce() {
       "&timeoutSeconds={}",
       options_.path, last_rv_, timeout);
   bool gone = false;
+  watch_events_ = 0;
   auto status = rest_->Watch(
       path,
       [&](std::string_view line) {
@@ -208,6 +224,7 @@ bool Informer::WatchOnce() {
         auto ev = Json::parse(line, nullptr, false);
         if (!ev.is_object()) return true;
         std::string type = ev.value("type", "");
+        ++watch_events_;
         if (type == "ERROR") {
           if (ev["object"].value("code", 0) == 410) gone = true;
           return false;
@@ -254,8 +271,11 @@ void Informer::Run() {
       need_list = true;
       continue;
     }
-    // A stream that broke at once (server down) waits before reconnecting.
-    if (std::chrono::steady_clock::now() - started < std::chrono::seconds(1) && !stop_) {
+    // A stream that broke at once without delivering anything (server down) waits before
+    // reconnecting, as client-go's "very short watch"; one that was delivering resumes at once,
+    // however often its connection is cut.
+    if (std::chrono::steady_clock::now() - started < std::chrono::seconds(1) &&
+        watch_events_ == 0 && !stop_) {
       std::unique_lock lock(wait_mu_);
       wait_cv_.wait_for(lock, backoff, [&] { return stop_.load(); });
       backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));

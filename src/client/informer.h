@@ -84,6 +84,7 @@ class Informer {
   mutable std::mutex mu_;
   std::map<std::string, Item> items_;
   std::string last_rv_;
+  int watch_events_ = 0;  // events the current watch delivered (informer thread only)
   std::atomic<bool> synced_{false};
   std::atomic<bool> stop_{false};
   std::atomic<int> lists_{0}, watches_{0};

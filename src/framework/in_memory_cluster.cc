@@ -251,10 +251,12 @@ VoidResult InMemoryCluster::Bind(const Pod& pod, std::string_view node_name) {
   {
     std::lock_guard lock(mu_);
     auto it = pods_.find(Key(pod.metadata.namespace_, pod.metadata.name));
-    if (it == pods_.end()) return Error{fmt::format("pods \"{}\" not found", pod.metadata.name)};
+    if (it == pods_.end())
+      return Error{fmt::format("pods \"{}\" not found", pod.metadata.name), ErrorCode::kNotFound};
     if (!it->second->spec.node_name.empty())
       return Error{fmt::format("pod {} is already assigned to node \"{}\"", pod.Key(),
-                               it->second->spec.node_name)};
+                               it->second->spec.node_name),
+                   ErrorCode::kConflict};
     if (nodes_.find(node_name) == nodes_.end())
       return Error{fmt::format("nodes \"{}\" not found", node_name)};
     old = it->second;

@@ -20,17 +20,19 @@ ThreadPoolParallelizer::~ThreadPoolParallelizer() {
   for (auto& t : threads_) t.join();
 }
 
-void ThreadPoolParallelizer::RunChunks() {
+void ThreadPoolParallelizer::RunChunks(const std::function<void(int)>& fn, int n, int chunk) {
   for (;;) {
-    int start = next_.fetch_add(chunk_, std::memory_order_relaxed);
-    if (start >= n_) return;
-    int end = std::min(n_, start + chunk_);
-    for (int i = start; i < end; ++i) (*fn_)(i);
+    int start = next_.fetch_add(chunk, std::memory_order_relaxed);
+    if (start >= n) return;
+    int end = std::min(n, start + chunk);
+    for (int i = start; i < end; ++i) fn(i);
   }
 }
 
 void ThreadPoolParallelizer::Worker() {
   uint64_t seen = 0;
+  const std::function<void(int)>* fn = nullptr;
+  int n = 0, chunk = 1;
   for (;;) {
     // Spin for a short while: the next loop of the same cycle usually follows within
     // microseconds.
@@ -48,9 +50,16 @@ void ThreadPoolParallelizer::Worker() {
       }
       if (stop_) return;
       seen = epoch_.load();
+      // A worker that wakes after the caller has finished the round (fn_ cleared) has nothing
+      // to do; joining a round and reading its parameters happen under the lock the caller
+      // holds when it decides the round is over, so neither can overlap the next round.
+      if (fn_ == nullptr) continue;
+      fn = fn_;
+      n = n_;
+      chunk = chunk_;
       active_.fetch_add(1);
     }
-    RunChunks();
+    RunChunks(*fn, n, chunk);
     if (active_.fetch_sub(1) == 1) {
       // Under the lock, so a caller about to wait cannot miss it.
       std::lock_guard lock(mu_);
@@ -66,19 +75,20 @@ void ThreadPoolParallelizer::Until(int n, const std::function<void(int)>& fn) {
     for (int i = 0; i < n; ++i) fn(i);
     return;
   }
+  const int chunk = std::max(1, static_cast<int>(std::sqrt(static_cast<double>(n))));
   {
     std::lock_guard lock(mu_);
     fn_ = &fn;
     n_ = n;
-    chunk_ = std::max(1, static_cast<int>(std::sqrt(static_cast<double>(n))));
+    chunk_ = chunk;
     next_.store(0, std::memory_order_relaxed);
     epoch_.fetch_add(1, std::memory_order_release);
     if (sleeping_ > 0) work_cv_.notify_all();
   }
-  RunChunks();
+  RunChunks(fn, n, chunk);
   // A worker still on its last chunk usually finishes within microseconds: spin before sleeping.
   // Workers that woke late find no chunks left and finish at once.
-  auto done = [&] { return active_.load() == 0 && next_.load() >= n_; };
+  auto done = [&] { return active_.load() == 0 && next_.load() >= n; };
   for (int i = 0; i < 2000 && !done(); ++i) {
 #if defined(__x86_64__)
     __builtin_ia32_pause();

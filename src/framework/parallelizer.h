@@ -28,11 +28,14 @@ class ThreadPoolParallelizer final : public Parallelizer {
 
  private:
   void Worker();
-  void RunChunks();
+  // Runs chunks of the round described by (fn, n, chunk) until none are left.
+  void RunChunks(const std::function<void(int)>& fn, int n, int chunk);
 
   std::vector<std::thread> threads_;
   std::mutex mu_;
   std::condition_variable work_cv_, done_cv_;
+  // The current round, guarded by mu_: a worker copies it when it joins the round, since the
+  // caller may start the next round while a late worker is still reading.
   const std::function<void(int)>* fn_ = nullptr;
   int n_ = 0;
   int chunk_ = 1;

@@ -5,6 +5,7 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <mutex>
 #include <thread>
 
 namespace berth::net {
@@ -86,10 +87,14 @@ TEST(HttpServerTest, StreamsChunksWrittenFromAnotherThread) {
 }
 
 TEST(HttpServerTest, StopEndsOpenStreams) {
-  std::shared_ptr<StreamSink> kept;
+  std::mutex mu;
+  std::shared_ptr<StreamSink> kept;  // set on the server's thread
   auto server = HttpServer::Start({}, [&](HttpRequest&) {
     HttpResponse resp;
-    resp.stream = [&](std::shared_ptr<StreamSink> sink) { kept = sink; };
+    resp.stream = [&](std::shared_ptr<StreamSink> sink) {
+      std::lock_guard lock(mu);
+      kept = sink;
+    };
     return resp;
   });
   ASSERT_TRUE(server.ok());
@@ -100,10 +105,14 @@ TEST(HttpServerTest, StopEndsOpenStreams) {
     } catch (...) {
     }
   });
-  while (!kept) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  auto stream = [&] {
+    std::lock_guard lock(mu);
+    return kept;
+  };
+  while (!stream()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   (*server)->Stop();
   t.join();
-  EXPECT_TRUE(kept->closed());
+  EXPECT_TRUE(stream()->closed());
 }
 
 TEST(HttpServerTest, BindErrorNamesTheAddress) {
