@@ -590,8 +590,10 @@ HttpResponse Server::Impl::Create(HttpRequest& req, const Target& t) {
   const bool dry_run = req.Query("dryRun") == "All";
   std::optional<Json> core_event;
   if (res.group == "events.k8s.io") core_event = CoreEventFrom(obj);
+  // `meta` lives in `obj`, which Create takes.
+  const std::string name = meta.value("name", "");
   auto created = store->Create(res, t.ns, std::move(obj), dry_run);
-  if (!created.ok()) return ErrorResponse(created.error(), res.plural, meta.value("name", ""));
+  if (!created.ok()) return ErrorResponse(created.error(), res.plural, name);
   if (core_event && !dry_run) {
     // kube-apiserver serves one event through both APIs; here the core/v1 view (what
     // `kubectl describe` and `kubectl get events` read) is written beside it.

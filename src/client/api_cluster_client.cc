@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 #include <thread>
@@ -88,7 +89,8 @@ void ApiClusterClient::Start() {
     informers_.push_back(std::make_unique<Informer>(rest_.get(), std::move(options), h));
   }
   for (auto& inf : informers_) inf->Start();
-  event_thread_ = std::thread([this] { EventLoop(); });
+  constexpr int kEventWriters = 4;
+  for (int i = 0; i < kEventWriters; ++i) event_threads_.emplace_back([this] { EventLoop(); });
 }
 
 void ApiClusterClient::Stop() {
@@ -99,7 +101,8 @@ void ApiClusterClient::Stop() {
     stopping_ = true;
   }
   events_cv_.notify_all();
-  if (event_thread_.joinable()) event_thread_.join();
+  for (auto& t : event_threads_) t.join();
+  event_threads_.clear();
 }
 
 bool ApiClusterClient::HasSynced() const {
@@ -217,11 +220,12 @@ VoidResult ApiClusterClient::Bind(const Pod& pod, std::string_view node_name) {
       return r.error();
     }
     const bool outcome_unknown = code == ErrorCode::kUnavailable || code == ErrorCode::kTimeout;
-    if (!outcome_unknown || attempt >= 4) return r.error();
+    // Cut connections come in bursts: a few seconds of retries outlast one.
+    if (!outcome_unknown || attempt >= 7) return r.error();
     if (log_)
       log_(fmt::format("binding {} to {} is retried: {}", pod.Key(), node_name, r.error().message));
     std::this_thread::sleep_for(wait);
-    wait *= 2;
+    wait = std::min(wait * 2, std::chrono::milliseconds(1000));
   }
 }
 
@@ -386,10 +390,10 @@ void ApiClusterClient::EventLoop() {
         auto r = rest_->Post(path, body);
         if (r.ok() || r.error().code == ErrorCode::kAlreadyExists) return {};
         const ErrorCode code = r.error().code;
-        if ((code != ErrorCode::kUnavailable && code != ErrorCode::kTimeout) || attempt >= 4)
+        if ((code != ErrorCode::kUnavailable && code != ErrorCode::kTimeout) || attempt >= 7)
           return r.error();
         std::this_thread::sleep_for(wait);
-        wait *= 2;
+        wait = std::min(wait * 2, std::chrono::milliseconds(1000));
       }
     };
     if (events_api_ != 2) {

@@ -46,7 +46,7 @@ class ApiClusterClient final : public ClusterClient {
   void set_keep_documents(bool keep) { keep_documents_ = keep; }
 
   // Records an event about a pod (events.k8s.io/v1, core/v1 when that is not served), queued
-  // and written by a background thread.
+  // and written by background threads.
   void RecordPodEvent(const Pod& pod, std::string_view type, std::string_view reason,
                       std::string_view action, std::string message,
                       std::string_view reporting_controller);
@@ -117,7 +117,9 @@ class ApiClusterClient final : public ClusterClient {
   std::deque<std::pair<std::string, nlohmann::json>> events_;  // namespace, body
   bool stopping_ = false;
   std::atomic<int> events_api_{0};  // 0 unknown, 1 events.k8s.io, 2 core/v1
-  std::thread event_thread_;
+  // A few writers: one at a time (a round trip each) falls behind a scheduler binding
+  // thousands of pods a second.
+  std::vector<std::thread> event_threads_;
   // Declared after everything its tasks use (rest_): destroyed, and drained, first.
   AsyncWriter status_writer_;
 };

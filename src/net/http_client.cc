@@ -23,6 +23,8 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
+constexpr int kMaxIdle = 64;  // pooled keep-alive connections
+
 // One keep-alive connection with its own I/O context, used by one thread at a time: each
 // operation is started asynchronously and the context is run until it completes, which gives
 // every read and write a deadline.
@@ -136,7 +138,7 @@ struct HttpClient::Impl {
 
   void Release(std::unique_ptr<Connection> c) {
     std::lock_guard lock(pool_mu);
-    if (idle.size() < 64) idle.push_back(std::move(c));
+    if (idle.size() < static_cast<size_t>(kMaxIdle)) idle.push_back(std::move(c));
   }
 
   http::request<http::string_body> MakeRequest(std::string_view method, std::string_view target,
@@ -246,9 +248,10 @@ Result<ClientResponse> HttpClient::Do(std::string_view method, std::string_view 
                                       std::string_view accept, std::chrono::milliseconds timeout) {
   if (timeout.count() <= 0) timeout = impl_->options.timeout;
   auto req = impl_->MakeRequest(method, target, body, content_type, accept);
-  // A pooled connection the server closed meanwhile fails on first use: retry once on a
-  // fresh one.
-  for (int attempt = 0; attempt < 2; ++attempt) {
+  // A pooled connection the server (or something between) closed meanwhile fails on first use:
+  // the request goes on the next one, and at last on a fresh connection. Often all pooled
+  // connections went at once, so each dead one is dropped in turn.
+  for (int attempt = 0; attempt < kMaxIdle + 2; ++attempt) {
     bool reused = false;
     auto conn = impl_->Acquire(timeout, &reused);
     if (!conn.ok()) return conn.error();
