@@ -15,6 +15,25 @@ using Json = nlohmann::json;
 
 namespace {
 
+// How long a write whose outcome is unknown (the connection broke, the request timed out) is
+// sent again. Connections cut every few hundred milliseconds on a busy machine can fail many
+// attempts in a row; every retried write here is safe to repeat.
+constexpr auto kUnknownOutcomeBudget = std::chrono::seconds(30);
+
+bool OutcomeUnknown(const Error& e) {
+  return e.code == ErrorCode::kUnavailable || e.code == ErrorCode::kTimeout;
+}
+
+// Waits before the next attempt: doubling up to a second, jittered so that writes which failed
+// together do not retry together.
+void BackOff(std::chrono::milliseconds* wait) {
+  static thread_local std::mt19937 rng{std::random_device{}()};
+  const auto w = wait->count();
+  std::this_thread::sleep_for(
+      std::chrono::milliseconds(w / 2 + std::uniform_int_distribution<long>(0, w)(rng)));
+  *wait = std::min(*wait * 2, std::chrono::milliseconds(1000));
+}
+
 std::string PodPath(const Pod& pod) {
   return fmt::format("/api/v1/namespaces/{}/pods/{}", pod.metadata.namespace_, pod.metadata.name);
 }
@@ -100,6 +119,7 @@ void ApiClusterClient::Stop() {
     if (stopping_) return;
     stopping_ = true;
   }
+  stop_retrying_ = true;
   events_cv_.notify_all();
   for (auto& t : event_threads_) t.join();
   event_threads_.clear();
@@ -205,11 +225,11 @@ VoidResult ApiClusterClient::Bind(const Pod& pod, std::string_view node_name) {
   // reported once), anything else is a real Conflict.
   const std::string path = PodPath(pod) + "/binding";
   auto wait = std::chrono::milliseconds(100);
-  for (int attempt = 0;; ++attempt) {
+  const auto give_up = std::chrono::steady_clock::now() + kUnknownOutcomeBudget;
+  for (;;) {
     auto r = rest_->Post(path, binding);
     if (r.ok()) return {};
-    const ErrorCode code = r.error().code;
-    if (code == ErrorCode::kConflict) {
+    if (r.error().code == ErrorCode::kConflict) {
       auto live = rest_->Get(PodPath(pod));
       if (live.ok() && live->is_object()) {
         const Json& meta = (*live)["metadata"];
@@ -219,13 +239,10 @@ VoidResult ApiClusterClient::Bind(const Pod& pod, std::string_view node_name) {
       }
       return r.error();
     }
-    const bool outcome_unknown = code == ErrorCode::kUnavailable || code == ErrorCode::kTimeout;
-    // Cut connections come in bursts: a few seconds of retries outlast one.
-    if (!outcome_unknown || attempt >= 7) return r.error();
+    if (!OutcomeUnknown(r.error()) || std::chrono::steady_clock::now() > give_up) return r.error();
     if (log_)
       log_(fmt::format("binding {} to {} is retried: {}", pod.Key(), node_name, r.error().message));
-    std::this_thread::sleep_for(wait);
-    wait = std::min(wait * 2, std::chrono::milliseconds(1000));
+    BackOff(&wait);
   }
 }
 
@@ -386,14 +403,14 @@ void ApiClusterClient::EventLoop() {
     // server answers AlreadyExists): one that may not have arrived is sent again.
     auto post = [&](const std::string& path, const Json& body) -> VoidResult {
       auto wait = std::chrono::milliseconds(100);
-      for (int attempt = 0;; ++attempt) {
+      const auto give_up = std::chrono::steady_clock::now() + kUnknownOutcomeBudget;
+      for (;;) {
         auto r = rest_->Post(path, body);
         if (r.ok() || r.error().code == ErrorCode::kAlreadyExists) return {};
-        const ErrorCode code = r.error().code;
-        if ((code != ErrorCode::kUnavailable && code != ErrorCode::kTimeout) || attempt >= 7)
+        if (!OutcomeUnknown(r.error()) || std::chrono::steady_clock::now() > give_up ||
+            stop_retrying_)
           return r.error();
-        std::this_thread::sleep_for(wait);
-        wait = std::min(wait * 2, std::chrono::milliseconds(1000));
+        BackOff(&wait);
       }
     };
     if (events_api_ != 2) {

@@ -116,7 +116,8 @@ class ApiClusterClient final : public ClusterClient {
   std::condition_variable events_cv_;
   std::deque<std::pair<std::string, nlohmann::json>> events_;  // namespace, body
   bool stopping_ = false;
-  std::atomic<int> events_api_{0};  // 0 unknown, 1 events.k8s.io, 2 core/v1
+  std::atomic<bool> stop_retrying_{false};  // shutting down: events are tried once more only
+  std::atomic<int> events_api_{0};          // 0 unknown, 1 events.k8s.io, 2 core/v1
   // A few writers: one at a time (a round trip each) falls behind a scheduler binding
   // thousands of pods a second.
   std::vector<std::thread> event_threads_;
