@@ -5,7 +5,7 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config
       libyaml-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
       libboost1.81-dev libssl-dev libsqlite3-dev
       libgtest-dev libgmock-dev libbenchmark-dev python3 python3-kubernetes jq curl openssl
-      prometheus chromium clang libclang-rt-14-dev)
+      prometheus chromium clang libclang-rt-14-dev libtsan2)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
