@@ -1,14 +1,25 @@
 // berth_api_bench: throughput and latency of the embedded API server (not a test).
 //
-//   build/berth_api_bench [--pods N] [--clients C] [--watchers W]
+//   build/berth_api_bench [--pods N] [--clients C] [--watchers W] [--binds B]
 //
 // Starts the server of `berth up` in process (HTTPS, SQLite in a temporary directory), then:
 // pod creations from C concurrent keep-alive clients while W watchers follow the pods, and the
 // binding round trip (POST pods/x/binding) from one client. Prints one line per measure.
+//
+//   build/berth_api_bench --server URL --ca FILE --token-file FILE --kind pods|nodes
+//       --count N [--clients C] [--prefix P] [--bound-nodes M] [--wait-bound]
+//
+// Load mode, against a running server (bench/e2e_scheduler_bench.py): creates N pods or nodes
+// from C concurrent keep-alive HTTPS connections, so that the end-to-end benchmark measures
+// the server and the scheduler rather than its load generator. Pods are named P0..P(N-1);
+// with --bound-nodes they are created bound to node-00000..node-(M-1); with --wait-bound it
+// watches them until every one is bound. Prints one JSON line with wall-clock times (Unix
+// seconds): first_create, last_create and last_bound.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +27,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "apiserver/server.h"
@@ -45,15 +57,204 @@ std::string PodBody(const std::string& name, const std::string& scheduler = "") 
   return pod.dump();
 }
 
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string NodeName(int i) { return fmt::format("node-{:05d}", i); }
+
+std::string LoadPodBody(const std::string& name, const std::string& node) {
+  nlohmann::json pod = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", name}}},
+      {"spec",
+       {{"containers",
+         {{{"name", "c"},
+           {"image", "pause"},
+           {"resources", {{"requests", {{"cpu", "100m"}, {"memory", "500Mi"}}}}}}}}}}};
+  if (!node.empty()) pod["spec"]["nodeName"] = node;
+  return pod.dump();
+}
+
+std::string LoadNodeBody(int i) {
+  const std::string name = NodeName(i);
+  nlohmann::json resources = {{"cpu", "4"}, {"memory", "32Gi"}, {"pods", "110"}};
+  nlohmann::json node = {{"apiVersion", "v1"},
+                         {"kind", "Node"},
+                         {"metadata",
+                          {{"name", name},
+                           {"labels",
+                            {{"kubernetes.io/hostname", name},
+                             {"topology.kubernetes.io/zone", fmt::format("zone-{}", i % 10)}}}}},
+                         {"status",
+                          {{"capacity", resources},
+                           {"allocatable", resources},
+                           {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
+  return node.dump();
+}
+
+// The pod name of a watch line that shows it bound ("MODIFIED" with spec.nodeName set), or
+// "". Stored objects are encoded with sorted keys, so metadata.name is the first "name" after
+// "metadata".
+std::string_view BoundPodName(std::string_view line) {
+  if (line.find(R"("type":"MODIFIED")") == std::string_view::npos ||
+      line.find(R"("nodeName":")") == std::string_view::npos) {
+    return {};
+  }
+  size_t meta = line.find(R"("metadata":{)");
+  if (meta == std::string_view::npos) return {};
+  constexpr std::string_view kName = R"("name":")";
+  size_t name = line.find(kName, meta);
+  if (name == std::string_view::npos) return {};
+  name += kName.size();
+  size_t end = line.find('"', name);
+  if (end == std::string_view::npos) return {};
+  return line.substr(name, end - name);
+}
+
+int RunLoad(int argc, char** argv) {
+  std::string server, ca_file, token_file, kind = "pods", prefix = "new-";
+  int count = 0, clients = 16, bound_nodes = 0;
+  bool wait_bound = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--wait-bound") {
+      wait_bound = true;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      fmt::print(stderr, "berth_api_bench: {} needs a value\n", a);
+      return 2;
+    }
+    std::string v = argv[++i];
+    if (a == "--server") {
+      server = v;
+    } else if (a == "--ca") {
+      ca_file = v;
+    } else if (a == "--token-file") {
+      token_file = v;
+    } else if (a == "--kind") {
+      kind = v;
+    } else if (a == "--count") {
+      count = std::atoi(v.c_str());
+    } else if (a == "--clients") {
+      clients = std::max(1, std::atoi(v.c_str()));
+    } else if (a == "--prefix") {
+      prefix = v;
+    } else if (a == "--bound-nodes") {
+      bound_nodes = std::atoi(v.c_str());
+    } else {
+      fmt::print(stderr, "berth_api_bench: unknown flag {}\n", a);
+      return 2;
+    }
+  }
+  if (kind != "pods" && kind != "nodes") {
+    fmt::print(stderr, "berth_api_bench: --kind must be pods or nodes, not {}\n", kind);
+    return 2;
+  }
+  berth::net::HttpClientOptions co;
+  co.server = server;
+  co.ca_pem = ReadAll(ca_file);
+  co.bearer_token = ReadAll(token_file);
+  while (!co.bearer_token.empty() && std::isspace(co.bearer_token.back())) {
+    co.bearer_token.pop_back();
+  }
+  auto client = berth::net::HttpClient::Create(co);
+  if (!client.ok()) {
+    fmt::print(stderr, "berth_api_bench: {}\n", client.error().message);
+    return 1;
+  }
+  berth::net::HttpClient& http = **client;
+  const std::string path = kind == "nodes" ? "/api/v1/nodes" : "/api/v1/namespaces/default/pods";
+
+  // The watch starts at the current revision, before the first create.
+  std::thread watcher;
+  berth::net::StreamHandle handle;
+  std::atomic<double> last_bound{0};
+  std::atomic<bool> watch_failed{false};
+  if (wait_bound) {
+    auto list = http.Do("GET", "/api/v1/namespaces/default/pods?limit=1");
+    if (!list.ok() || list->status != 200) {
+      fmt::print(stderr, "berth_api_bench: cannot list pods\n");
+      return 1;
+    }
+    std::string rv = nlohmann::json::parse(list->body)["metadata"].value("resourceVersion", "");
+    watcher = std::thread([&, rv] {
+      std::unordered_set<std::string> bound;
+      auto status = http.Stream(
+          "/api/v1/namespaces/default/pods?watch=true&resourceVersion=" + rv, "application/json",
+          [&](std::string_view line) {
+            std::string_view name = BoundPodName(line);
+            if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix) {
+              return true;
+            }
+            bound.emplace(name);
+            if (static_cast<int>(bound.size()) < count) return true;
+            last_bound = UnixNow();
+            return false;
+          },
+          &handle, std::chrono::seconds(120));
+      if (last_bound == 0) {
+        watch_failed = true;
+        fmt::print(stderr, "berth_api_bench: the watch ended with {} of {} pods bound ({})\n",
+                   bound.size(), count,
+                   status.ok() ? fmt::format("status {}", *status) : status.error().message);
+      }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+
+  // Bodies are encoded before the clock starts: the load generator's own JSON is not measured.
+  std::vector<std::string> bodies(count);
+  for (int i = 0; i < count; ++i) {
+    bodies[i] = kind == "nodes" ? LoadNodeBody(i)
+                                : LoadPodBody(prefix + std::to_string(i),
+                                              bound_nodes > 0 ? NodeName(i % bound_nodes) : "");
+  }
+  std::atomic<int> next{0}, failed{0};
+  const double first_create = UnixNow();
+  std::vector<std::thread> creators;
+  for (int c = 0; c < clients; ++c) {
+    creators.emplace_back([&] {
+      for (int i; (i = next++) < count;) {
+        auto r = http.Do("POST", path, bodies[i]);
+        if (!r.ok() || r->status != 201) {
+          if (failed++ == 0) {
+            fmt::print(
+                stderr, "berth_api_bench: create {}: {}\n", i,
+                r.ok() ? fmt::format("status {}: {}", r->status, r->body) : r.error().message);
+          }
+        }
+      }
+    });
+  }
+  for (auto& t : creators) t.join();
+  const double last_create = UnixNow();
+  if (watcher.joinable()) {
+    if (failed) handle.Cancel();
+    watcher.join();
+  }
+  fmt::print(
+      "{{\"created\":{},\"failed\":{},\"clients\":{},\"first_create\":{:.6f},"
+      "\"last_create\":{:.6f},\"last_bound\":{:.6f}}}\n",
+      count - failed.load(), failed.load(), clients, first_create, last_create, last_bound.load());
+  return failed || watch_failed ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  int pods = 20000, clients = 16, watchers = 10;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--server") return RunLoad(argc, argv);
+  }
+  int pods = 20000, clients = 16, watchers = 10, binds = 2000;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--pods") pods = std::atoi(argv[i + 1]);
     if (a == "--clients") clients = std::atoi(argv[i + 1]);
     if (a == "--watchers") watchers = std::atoi(argv[i + 1]);
+    if (a == "--binds") binds = std::atoi(argv[i + 1]);
   }
   auto dir = std::filesystem::temp_directory_path() / fmt::format("berth-api-bench-{}", getpid());
   std::filesystem::remove_all(dir);
@@ -117,7 +318,6 @@ int main(int argc, char** argv) {
       watchers, watched.load(), int64_t{pods} * watchers, caught);
 
   // Binding round trip from one client, on pods no scheduler owns.
-  const int binds = 2000;
   for (int i = 0; i < binds; ++i) {
     (void)http.Do("POST", "/api/v1/namespaces/default/pods",
                   PodBody(fmt::format("b-{}", i), "none"));

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """End-to-end benchmark: `berth scheduler` against the API server of `berth up`.
 
-Usage: e2e_scheduler_bench.py BERTH [--nodes 5000] [--running 1000] [--pods 5000] [--clients 8]
+Usage: e2e_scheduler_bench.py BERTH [--api-bench build/berth_api_bench] [--nodes 5000]
+                              [--running 1000] [--pods 5000] [--clients 16] [--runs 1]
 
 SchedulingBasic shape (scheduler_perf): NODES nodes, RUNNING pods already bound, then PODS new
-pods created by CLIENTS concurrent connections. Reports:
+pods created by CLIENTS concurrent keep-alive HTTPS connections. The objects are created by
+berth_api_bench's load mode (C++), so the numbers are Berth's, not a load generator's. Reports:
   * create throughput (pods/s the API server accepted),
-  * scheduling throughput from the first create to the last pod bound,
+  * scheduling throughput from the first create to the last pod bound (seen on a watch),
   * the scheduler process's CPU time per pod and peak RSS (it runs as its own process),
+  * the scheduler's pod_scheduling_sli_duration_seconds percentiles (from its /metrics),
   * the binding round trip p50/p99 measured by a client binding pods itself.
 Not a timed test: numbers go to docs/performance.md.
 """
@@ -58,16 +61,6 @@ class Api:
         return r.status, payload
 
 
-def node(i):
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": "node-%05d" % i,
-                         "labels": {"kubernetes.io/hostname": "node-%05d" % i,
-                                    "topology.kubernetes.io/zone": "zone-%d" % (i % 10)}},
-            "status": {"capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"},
-                       "allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"},
-                       "conditions": [{"type": "Ready", "status": "True"}]}}
-
-
 def pod(name, node_name=None):
     p = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
          "spec": {"containers": [{"name": "c", "image": "pause",
@@ -75,25 +68,6 @@ def pod(name, node_name=None):
     if node_name:
         p["spec"]["nodeName"] = node_name
     return p
-
-
-def parallel(api, n_clients, items, fn):
-    lock = threading.Lock()
-    it = iter(items)
-
-    def worker():
-        while True:
-            with lock:
-                x = next(it, None)
-            if x is None:
-                return
-            fn(x)
-
-    ts = [threading.Thread(target=worker) for _ in range(n_clients)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
 
 
 def proc_stats(pid):
@@ -109,16 +83,55 @@ def proc_stats(pid):
     return cpu, rss
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("berth")
-    ap.add_argument("--nodes", type=int, default=5000)
-    ap.add_argument("--running", type=int, default=1000)
-    ap.add_argument("--pods", type=int, default=5000)
-    ap.add_argument("--clients", type=int, default=8)
-    args = ap.parse_args()
+def histogram_quantiles(metrics_text, name, quantiles):
+    """Quantiles of a Prometheus histogram (all label sets summed), interpolated within buckets
+    as histogram_quantile() does."""
+    buckets = {}
+    for line in metrics_text.splitlines():
+        if not line.startswith(name + "_bucket{"):
+            continue
+        labels, value = line.rsplit(" ", 1)
+        le = labels.split('le="', 1)[1].split('"', 1)[0]
+        bound = float("inf") if le == "+Inf" else float(le)
+        buckets[bound] = buckets.get(bound, 0) + float(value)
+    bounds = sorted(buckets)
+    if not bounds or buckets[bounds[-1]] == 0:
+        return [float("nan")] * len(quantiles)
+    total = buckets[bounds[-1]]
+    out = []
+    for q in quantiles:
+        rank = q * total
+        prev_bound, prev_count = 0.0, 0.0
+        for b in bounds:
+            if buckets[b] >= rank:
+                if b == float("inf"):
+                    out.append(prev_bound)
+                else:
+                    width = buckets[b] - prev_count
+                    frac = (rank - prev_count) / width if width else 1.0
+                    out.append(prev_bound + (b - prev_bound) * frac)
+                break
+            prev_bound, prev_count = b, buckets[b]
+    return out
+
+
+def load(api_bench, tmp, port, kind, count, clients, prefix="new-", bound_nodes=0,
+         wait_bound=False):
+    cmd = [api_bench, "--server", "https://127.0.0.1:%d" % port,
+           "--ca", os.path.join(tmp, "ca.crt"), "--token-file", os.path.join(tmp, "token"),
+           "--kind", kind, "--count", str(count), "--clients", str(clients), "--prefix", prefix]
+    if bound_nodes:
+        cmd += ["--bound-nodes", str(bound_nodes)]
+    if wait_bound:
+        cmd.append("--wait-bound")
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def run_once(args):
     tmp = tempfile.mkdtemp(prefix="berth-bench-")
     port = free_port()
+    metrics_port = free_port()
     up = subprocess.Popen([args.berth, "up", "--data-dir", tmp, "--port", str(port),
                            "--no-scheduler"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     sched = None
@@ -127,39 +140,37 @@ def main():
             time.sleep(0.1)
         api = Api(tmp, port)
         t = time.time()
-        parallel(api, args.clients, range(args.nodes),
-                 lambda i: api.call("POST", "/api/v1/nodes", node(i)))
-        parallel(api, args.clients, range(args.running),
-                 lambda i: api.call("POST", "/api/v1/namespaces/default/pods",
-                                    pod("running-%d" % i, "node-%05d" % (i % args.nodes))))
+        load(args.api_bench, tmp, port, "nodes", args.nodes, args.clients)
+        load(args.api_bench, tmp, port, "pods", args.running, args.clients, prefix="running-",
+             bound_nodes=args.nodes)
         print("setup: %d nodes, %d running pods in %.1fs" % (args.nodes, args.running,
                                                              time.time() - t))
         sched = subprocess.Popen([args.berth, "scheduler", "--kubeconfig",
                                   os.path.join(tmp, "kubeconfig"), "--leader-elect=false",
-                                  "--secure-port=0", "--kube-api-qps=100000",
-                                  "--kube-api-burst=100000"],
+                                  "--secure-port=%d" % metrics_port, "--serve-plain-http",
+                                  "--kube-api-qps=100000", "--kube-api-burst=100000"],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(2)  # informers synced
         cpu0, _ = proc_stats(sched.pid)
-        start = time.time()
-        parallel(api, args.clients, range(args.pods),
-                 lambda i: api.call("POST", "/api/v1/namespaces/default/pods", pod("new-%d" % i)))
-        created = time.time()
-        while True:
-            status, body = api.call(
-                "GET", "/api/v1/pods?fieldSelector=spec.nodeName%3D&limit=1")
-            items = json.loads(body)["items"]
-            if not items:
-                break
-            time.sleep(0.05)
-        done = time.time()
+        r = load(args.api_bench, tmp, port, "pods", args.pods, args.clients, wait_bound=True)
         cpu1, rss = proc_stats(sched.pid)
+        create_s = r["last_create"] - r["first_create"]
+        bound_s = r["last_bound"] - r["first_create"]
         print("create: %d pods in %.2fs = %.0f pods/s (%d clients)" % (
-            args.pods, created - start, args.pods / (created - start), args.clients))
+            args.pods, create_s, args.pods / create_s, args.clients))
         print("schedule: first create to last bound %.2fs = %.0f pods/s" % (
-            done - start, args.pods / (done - start)))
+            bound_s, args.pods / bound_s))
         print("scheduler process: %.3f ms CPU per pod, peak RSS %.0f MiB" % (
             (cpu1 - cpu0) * 1000 / args.pods, rss))
+        c = http.client.HTTPConnection("127.0.0.1", metrics_port)
+        c.request("GET", "/metrics")
+        text = c.getresponse().read().decode()
+        p50, p90, p99 = histogram_quantiles(
+            text, "scheduler_pod_scheduling_sli_duration_seconds", [0.5, 0.9, 0.99])
+        print("pod_scheduling_sli_duration_seconds: p50 %.0f ms, p90 %.0f ms, p99 %.0f ms" % (
+            p50 * 1000, p90 * 1000, p99 * 1000))
+        if args.skip_binding:
+            return
         # Binding round trip: pods of another scheduler, bound by this client.
         lat = []
         for i in range(500):
@@ -183,6 +194,28 @@ def main():
         up.send_signal(signal.SIGINT)
         up.wait()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("berth")
+    ap.add_argument("--api-bench", default=None,
+                    help="berth_api_bench (default: beside BERTH)")
+    ap.add_argument("--nodes", type=int, default=5000)
+    ap.add_argument("--running", type=int, default=1000)
+    ap.add_argument("--pods", type=int, default=5000)
+    ap.add_argument("--clients", type=int, default=16)
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--skip-binding", action="store_true",
+                    help="skip the binding round trip measure")
+    args = ap.parse_args()
+    if args.api_bench is None:
+        args.api_bench = os.path.join(os.path.dirname(os.path.abspath(args.berth)),
+                                      "berth_api_bench")
+    for i in range(args.runs):
+        if args.runs > 1:
+            print("run %d" % (i + 1))
+        run_once(args)
 
 
 if __name__ == "__main__":
