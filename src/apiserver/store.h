@@ -8,8 +8,10 @@
 // same text is shared by every reader and watcher.
 //
 // Threads: every method is thread-safe. Writes apply in memory under one lock, deliver their
-// watch event to the watchers' callbacks (which must not block: they queue), then wait for the
-// group-commit thread, which writes every pending change in one SQLite transaction.
+// watch event to the watchers' callbacks (which must not block: they queue), then wait until
+// durable: the first waiting writer commits every pending change in one SQLite transaction
+// (group commit) on its own thread while the others wait for it. WAL checkpoints run on a
+// thread of their own.
 #pragma once
 
 #include <cstdint>
