@@ -562,23 +562,34 @@ Result<ListResult> Store::List(const ResourceInfo& r, std::string_view ns,
   auto& m = impl_->Objects(r);
   ListResult out;
   out.rv = impl_->revision;
-  // The continue token is the last key returned: the next page starts after it, at the
-  // current state (kube-apiserver would serve the original revision; lists here are served
-  // from memory, which keeps no old states).
+  // The continue token is "<revision>:<last key returned>": the next page starts after that
+  // key, at the current state (kube-apiserver would serve the original revision; lists here
+  // are served from memory, which keeps no old states). Every page reports the first page's
+  // revision, so that a watch from it replays whatever changed while the pages were read
+  // (objects created meanwhile before the key would otherwise be in no page and no watch).
   std::string start = ns.empty() ? std::string() : std::string(ns) + "/";
   auto it = m.lower_bound(start);
   if (!continue_token.empty()) {
-    std::string after(continue_token);
-    if (!ns.empty() && after.rfind(start, 0) != 0) {
+    size_t colon = continue_token.find(':');
+    int64_t first_rv = 0;
+    bool valid = colon != std::string_view::npos && colon > 0 && colon <= 18;
+    for (size_t i = 0; valid && i < colon; ++i) {
+      valid = continue_token[i] >= '0' && continue_token[i] <= '9';
+      first_rv = first_rv * 10 + (continue_token[i] - '0');
+    }
+    std::string after(valid ? continue_token.substr(colon + 1) : std::string_view());
+    if (!valid || first_rv > out.rv || (!ns.empty() && after.rfind(start, 0) != 0)) {
       return Error{"continue token does not match the request", ErrorCode::kBadRequest};
     }
+    out.rv = first_rv;
     it = m.upper_bound(after);
   }
   for (; it != m.end(); ++it) {
     if (!ns.empty() && it->first.rfind(start, 0) != 0) break;
     if (filter && !filter(*it->second.object)) continue;
     if (limit > 0 && static_cast<int64_t>(out.items.size()) == limit) {
-      out.continue_token = out.items.empty() ? "" : std::prev(it)->first;
+      out.continue_token =
+          out.items.empty() ? "" : fmt::format("{}:{}", out.rv, std::prev(it)->first);
       // prev(it) may be a filtered-out object; the token only needs to be past the last
       // returned one, and skipped objects did not match anyway.
       break;

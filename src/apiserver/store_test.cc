@@ -100,6 +100,32 @@ TEST_F(StoreTest, GenerateNameAndPaging) {
   EXPECT_EQ((*page2->items[0].object)["metadata"]["name"].get<std::string>().rfind("web-", 0), 0u);
 }
 
+// An object created between two pages, before the continue key, is in neither page: the list
+// reports the first page's revision so that a watch from it still delivers the object.
+TEST_F(StoreTest, PagesReportTheFirstPagesRevisionSoAWatchCatchesObjectsCreatedMeanwhile) {
+  auto store = Open();
+  for (const char* name : {"b", "c", "d"}) {
+    ASSERT_TRUE(store->Create(Pods(), "default", PodDoc(name), false).ok());
+  }
+  auto page1 = store->List(Pods(), "default", {}, 2, "");
+  ASSERT_TRUE(page1.ok());
+  ASSERT_EQ(page1->items.size(), 2u);
+  ASSERT_TRUE(store->Create(Pods(), "default", PodDoc("a"), false).ok());
+  auto page2 = store->List(Pods(), "default", {}, 2, page1->continue_token);
+  ASSERT_TRUE(page2.ok());
+  ASSERT_EQ(page2->items.size(), 1u);
+  EXPECT_EQ((*page2->items[0].object)["metadata"]["name"], "d");
+  EXPECT_EQ(page2->rv, page1->rv);
+  std::vector<std::string> watched;
+  auto reg = store->Watch(Pods(), "default", page2->rv, {}, [&](const WatchEvent& ev) {
+    watched.push_back((*ev.object.object)["metadata"]["name"].get<std::string>());
+    return true;
+  });
+  ASSERT_TRUE(reg.ok());
+  EXPECT_EQ(watched, std::vector<std::string>{"a"});
+  EXPECT_FALSE(store->List(Pods(), "default", {}, 2, "default/b").ok());  // not a token
+}
+
 TEST_F(StoreTest, WatchResumesFromRevisionAndOldRevisionsAreGone) {
   auto store = Store::Open({.path = "", .event_window = 5});
   ASSERT_TRUE(store.ok());
