@@ -198,6 +198,12 @@ Result<Object> DecodeObject(nlohmann::json&& doc, std::string_view where) {
   return codec::DecodeObjectShared(std::make_shared<const json>(std::move(doc)), where);
 }
 
+Result<Object> DecodeObject(nlohmann::json&& doc, std::string_view where,
+                            const DecodeOptions& options) {
+  return codec::DecodeObjectShared(std::make_shared<const json>(std::move(doc)), where,
+                                   options.keep_raw);
+}
+
 Result<Pod> DecodePod(const nlohmann::json& doc, std::string_view where) {
   return codec::DecodePodDoc(doc, where);
 }

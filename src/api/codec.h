@@ -59,6 +59,9 @@ Result<std::vector<Object>> DecodeFile(const std::string& path, const DecodeOpti
 Result<Object> DecodeObject(const nlohmann::json& doc, std::string_view where);
 // Same, taking the document over (no copy of it is made for the object's `raw`).
 Result<Object> DecodeObject(nlohmann::json&& doc, std::string_view where);
+// Same; without `options.keep_raw` the object keeps no `raw` document.
+Result<Object> DecodeObject(nlohmann::json&& doc, std::string_view where,
+                            const DecodeOptions& options);
 Result<Pod> DecodePod(const nlohmann::json& doc, std::string_view where);
 Result<Node> DecodeNode(const nlohmann::json& doc, std::string_view where);
 

@@ -52,20 +52,16 @@ std::vector<Object> Informer::List() const {
 namespace {
 
 // The scheduler reads typed fields only: informer copies of pods and nodes (nearly all of what
-// an informer holds) drop the decoded document they were built from, which is most of their
-// memory.
-Object Lean(Object obj) {
-  if (auto* p = std::get_if<std::shared_ptr<const Pod>>(&obj)) {
-    auto lean = std::make_shared<Pod>(**p);
-    lean->raw.reset();
-    return Object(std::shared_ptr<const Pod>(std::move(lean)));
+// an informer holds) keep no decoded document, which would be most of their memory. Other
+// kinds keep theirs.
+DecodeOptions DecodeOptionsFor(const Json& obj, bool keep_documents) {
+  DecodeOptions options;
+  if (keep_documents) return options;
+  if (auto k = obj.find("kind"); k != obj.end() && k->is_string()) {
+    const auto& kind = k->get_ref<const std::string&>();
+    options.keep_raw = kind != "Pod" && kind != "Node";
   }
-  if (auto* n = std::get_if<std::shared_ptr<const Node>>(&obj)) {
-    auto lean = std::make_shared<Node>(**n);
-    lean->raw.reset();
-    return Object(std::shared_ptr<const Node>(std::move(lean)));
-  }
-  return obj;
+  return options;
 }
 
 void Trim(Json& obj) {
@@ -142,12 +138,12 @@ bool Informer::ListAndReplace() {
         old = it->second.object;
       }
     }
-    auto decoded = DecodeObject(std::move(v.first), options_.kind + " " + k);
+    const DecodeOptions decode = DecodeOptionsFor(v.first, options_.keep_documents);
+    auto decoded = DecodeObject(std::move(v.first), options_.kind + " " + k, decode);
     if (!decoded.ok()) {
       if (options_.log) options_.log(decoded.error().message);
       continue;
     }
-    if (!options_.keep_documents) *decoded = Lean(std::move(*decoded));
     {
       std::lock_guard lock(mu_);
       items_[k] = Item{*decoded, v.second};
@@ -179,12 +175,12 @@ void Informer::Apply(const std::string& type, Json obj) {
     if (handlers_.on_delete) handlers_.on_delete(*old);
     return;
   }
-  auto decoded = DecodeObject(std::move(obj), options_.kind + " " + key);
+  const DecodeOptions decode = DecodeOptionsFor(obj, options_.keep_documents);
+  auto decoded = DecodeObject(std::move(obj), options_.kind + " " + key, decode);
   if (!decoded.ok()) {
     if (options_.log) options_.log(decoded.error().message);
     return;
   }
-  if (!options_.keep_documents) *decoded = Lean(std::move(*decoded));
   std::optional<Object> old;
   {
     std::lock_guard lock(mu_);
