@@ -524,7 +524,7 @@ HttpResponse Server::Impl::Watch(HttpRequest& req, const Target& t) {
     w->sink = sink;
     auto first = std::make_shared<bool>(true);
     WatchCallback cb = [sink, table, include, res, first](const WatchEvent& ev) {
-      if (!table) return sink->Write(*ev.line);
+      if (!table) return sink->Write(ev.line);
       Json obj =
           ToTable(*res, {ev.object.object.get()}, ev.object.rv, include, NowSeconds(), *first);
       *first = false;

@@ -75,19 +75,27 @@ class ChunkSink final : public StreamSink, public std::enable_shared_from_this<C
       : io_(std::move(io)), strand_(strand), timer_(strand), max_backlog_(max_backlog) {}
 
   bool Write(std::string chunk) override {
+    return Write(std::make_shared<const std::string>(std::move(chunk)));
+  }
+
+  bool Write(std::shared_ptr<const std::string> chunk) override {
+    bool wake;
     {
       std::lock_guard lock(mu_);
       if (closed_) return false;
-      backlog_ += chunk.size();
+      backlog_ += chunk->size();
       if (backlog_ > max_backlog_) {
         // A reader this far behind would stall its producer: drop it, as kube-apiserver does.
         closed_ = true;
         queue_.clear();
+        wake = true;
       } else {
+        // A wake-up is already on its way for a non-empty queue: one per batch, not per chunk.
+        wake = queue_.empty();
         queue_.push_back(std::move(chunk));
       }
     }
-    Wake();
+    if (wake) Wake();
     return true;
   }
 
@@ -105,7 +113,7 @@ class ChunkSink final : public StreamSink, public std::enable_shared_from_this<C
   }
 
   // Waits for chunks; false when the stream is closed and drained.
-  awaitable<bool> Take(std::deque<std::string>* out) {
+  awaitable<bool> Take(std::deque<std::shared_ptr<const std::string>>* out) {
     for (;;) {
       {
         std::lock_guard lock(mu_);
@@ -132,7 +140,7 @@ class ChunkSink final : public StreamSink, public std::enable_shared_from_this<C
   asio::steady_timer timer_;
   const size_t max_backlog_;
   mutable std::mutex mu_;
-  std::deque<std::string> queue_;
+  std::deque<std::shared_ptr<const std::string>> queue_;
   size_t backlog_ = 0;
   bool closed_ = false;
 };
@@ -246,18 +254,23 @@ awaitable<void> HttpServer::Impl::Serve(Stream& stream, std::string remote) {
                                               options.max_stream_backlog_bytes);
       TrackSink(sink);
       resp.stream(sink);
-      std::deque<std::string> chunks;
+      std::deque<std::shared_ptr<const std::string>> chunks;
+      std::string batch;
       while (co_await sink->Take(&chunks)) {
-        for (const auto& c : chunks) {
-          if (c.empty()) continue;
-          auto [wec, wn] =
-              co_await asio::async_write(stream, http::make_chunk(asio::buffer(c)), kTuple);
-          if (wec) {
-            sink->Close();
-            co_return;
-          }
-        }
+        // Everything queued since the last write goes out as one HTTP chunk: one TLS record
+        // and one system call for a burst of events instead of one each.
+        batch.clear();
+        for (const auto& c : chunks) batch += *c;
         chunks.clear();
+        if (batch.empty()) continue;
+        auto [wec, wn] =
+            co_await asio::async_write(stream, http::make_chunk(asio::buffer(batch)), kTuple);
+        if (wec) {
+          sink->Close();
+          co_return;
+        }
+        // A burst's buffer is not kept for an idle stream.
+        if (batch.capacity() > (1 << 20)) std::string().swap(batch);
       }
       auto [lec, ln] = co_await asio::async_write(stream, http::make_chunk_last(), kTuple);
       if (lec || !keep_alive) co_return;

@@ -5,8 +5,9 @@
 // per request, concurrently for different connections; it may block briefly (a durable write),
 // not for long. A streaming response (watch) hands the handler's producer a StreamSink whose
 // Write may be called from any thread; chunks are queued and written in order by the
-// connection's I/O thread. A sink whose client is gone or too slow (more than
-// `max_stream_backlog_bytes` queued) reports closed, and its producer should drop it.
+// connection's I/O thread (the chunks queued at that moment in one write). A sink whose client is
+// gone or too slow (more than `max_stream_backlog_bytes` queued) reports closed, and its producer
+// should drop it.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +52,9 @@ class StreamSink {
   virtual ~StreamSink() = default;
   // Queues a chunk. Returns false once the stream is closed (client gone, too slow, or Close()).
   virtual bool Write(std::string chunk) = 0;
+  // The same for a chunk shared by many streams (a watch event sent to every watcher): it is
+  // queued without a copy.
+  virtual bool Write(std::shared_ptr<const std::string> chunk) = 0;
   // Ends the response after the queued chunks.
   virtual void Close() = 0;
   virtual bool closed() const = 0;
