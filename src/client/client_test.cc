@@ -251,6 +251,10 @@ TEST_F(ApiServerFixture, InformerLosesAndRepeatsNothingAcrossReconnects) {
   for (const auto& [name, n] : adds) EXPECT_EQ(n, 1) << name;
   EXPECT_GE(inf.watches(), 2);  // the stream really was cut and resumed
   EXPECT_EQ(inf.List().size(), 1620u);
+  // Informer copies of pods keep their typed fields only, not the decoded document.
+  for (const Object& o : inf.List()) {
+    EXPECT_EQ(std::get<std::shared_ptr<const berth::Pod>>(o)->raw, nullptr);
+  }
 }
 
 // A watch answered 410 Gone relists and delivers only the difference.

@@ -86,6 +86,44 @@ TEST(HttpServerTest, StreamsChunksWrittenFromAnotherThread) {
   EXPECT_FALSE(kept->Write("late"));
 }
 
+// Shared chunks (one watch event for many watchers) and owned ones keep their order; pauses
+// let the connection go idle between bursts, so every burst needs its own wake-up.
+TEST(HttpServerTest, StreamsSharedChunksInBurstsInOrder) {
+  std::shared_ptr<StreamSink> kept;
+  std::mutex mu;
+  std::condition_variable cv;
+  auto server = HttpServer::Start({}, [&](HttpRequest&) {
+    HttpResponse resp;
+    resp.stream = [&](std::shared_ptr<StreamSink> sink) {
+      std::lock_guard lock(mu);
+      kept = sink;
+      cv.notify_all();
+    };
+    return resp;
+  });
+  ASSERT_TRUE(server.ok());
+  std::string expected;
+  for (int i = 0; i < 500; ++i) expected += "event " + std::to_string(i) + "\n";
+  std::thread producer([&] {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return kept != nullptr; });
+    for (int i = 0; i < 500; ++i) {
+      std::string line = "event " + std::to_string(i) + "\n";
+      if (i % 2 == 0) {
+        EXPECT_TRUE(kept->Write(std::make_shared<const std::string>(std::move(line))));
+      } else {
+        EXPECT_TRUE(kept->Write(std::move(line)));
+      }
+      if (i % 50 == 49) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    kept->Close();
+  });
+  TestClient client((*server)->port());
+  auto res = client.Do(http::verb::get, "/watch");
+  producer.join();
+  EXPECT_EQ(res.body(), expected);
+}
+
 TEST(HttpServerTest, StopEndsOpenStreams) {
   std::mutex mu;
   std::shared_ptr<StreamSink> kept;  // set on the server's thread
