@@ -62,17 +62,21 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
     const int end = std::min(n, begin + std::max(32, to_find - found));
     if (statuses.size() < static_cast<size_t>(end - begin)) statuses.resize(end - begin);
     ok.assign(end - begin, 0);
+    // Position in `nodes` of window entry k; start < n and begin + k < n, so one wrap at most
+    // (no division per node).
+    const int first = (start + begin) % n;
+    auto at = [&](int k) {
+      const int i = first + k;
+      return nodes[i >= n ? i - n : i];
+    };
     fw.parallelizer().Until(end - begin, [&](int k) {
       if (error.load(std::memory_order_relaxed)) return;
-      const NodeInfo& node = *nodes[(start + begin + k) % n];
+      const NodeInfo& node = *at(k);
       // The loop is memory-bound: load NodeInfos eight steps ahead and their Node objects four
       // steps ahead while this node is filtered (workers take contiguous chunks).
       const int len = end - begin;
-      if (k + 8 < len) __builtin_prefetch(nodes[(start + begin + k + 8) % n]);
-      if (k + 4 < len) {
-        if (const Node* an = nodes[(start + begin + k + 4) % n]->node())
-          __builtin_prefetch(&an->spec);
-      }
+      if (k + 8 < len) PrefetchNodeInfo(at(k + 8));
+      if (k + 4 < len) PrefetchNode(at(k + 4));
       Status s = Guarded("running Filter plugins",
                          [&] { return fw.RunFilterPluginsWithNominatedPods(state, pod, node); });
       if (s.IsSuccess()) {
