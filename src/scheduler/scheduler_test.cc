@@ -276,6 +276,38 @@ TEST(SchedulerTest, RejectedNodesAdvanceTheStartIndex) {
   EXPECT_EQ(b.scored_nodes.front(), "n0110");
 }
 
+// A search that wraps past the end of the node list keeps the rejected nodes on both sides of
+// the wrap and stops at the same node a sequential scan would.
+TEST(SchedulerTest, SearchAcrossTheWrapKeepsStatusesAndOrder) {
+  Harness h;
+  ASSERT_NE(h.sched_, nullptr);
+  h.AddNodes(200);
+  std::vector<int> full;
+  for (int i = 190; i < 200; ++i) full.push_back(i);
+  for (int i = 0; i < 5; ++i) full.push_back(i);
+  for (int i : full) {
+    h.cluster_.AddPod(MakePod()
+                          .Name(Harness::Name("filler", i))
+                          .Node(Harness::Name("n", i))
+                          .Req({{"cpu", "3500m"}})
+                          .Obj());
+  }
+  // The first pod fits everywhere: n0000..n0099, the next search starts at n0100.
+  SchedulingAttempt first = h.Schedule(Harness::SmallPod("first"));
+  ASSERT_EQ(first.scored_nodes.back(), "n0099");
+  SchedulingAttempt a = h.Schedule(MakePod().Name("big").Req({{"cpu", "1"}}).Obj());
+  EXPECT_EQ(a.feasible_nodes, 100);
+  EXPECT_EQ(a.evaluated_nodes, 115);
+  ASSERT_EQ(a.filter_statuses.size(), full.size());
+  for (int i : full) EXPECT_EQ(a.filter_statuses.count(Harness::Name("n", i)), 1u) << i;
+  std::vector<std::string> want;
+  for (int i = 100; i < 190; ++i) want.push_back(Harness::Name("n", i));
+  for (int i = 5; i < 15; ++i) want.push_back(Harness::Name("n", i));
+  EXPECT_EQ(a.scored_nodes, want);
+  SchedulingAttempt b = h.Schedule(Harness::SmallPod("next"));
+  EXPECT_EQ(b.scored_nodes.front(), "n0015");
+}
+
 // Nodes outside a PreFilterResult are rejected without being processed: they neither count as
 // evaluated nor move the start of the next search (kube-scheduler keeps them as the "absent"
 // status).
