@@ -34,6 +34,19 @@ void BackOff(std::chrono::milliseconds* wait) {
   *wait = std::min(*wait * 2, std::chrono::milliseconds(1000));
 }
 
+// The event form of an informer's object (kinds Berth does not model carry none).
+EventObject ToEventObject(const Object& object) {
+  return std::visit(
+      [](const auto& o) -> EventObject {
+        if constexpr (std::is_same_v<std::decay_t<decltype(o)>, UnknownObject>) {
+          return std::monostate{};
+        } else {
+          return o;
+        }
+      },
+      object);
+}
+
 std::string PodPath(const Pod& pod) {
   return fmt::format("/api/v1/namespaces/{}/pods/{}", pod.metadata.namespace_, pod.metadata.name);
 }
@@ -50,27 +63,28 @@ void ApiClusterClient::Start() {
   struct Spec {
     const char* path;
     const char* kind;
+    EventResource resource;
   };
+  using R = EventResource;
   static constexpr Spec kSpecs[kKindCount] = {
-      {"/api/v1/pods", "Pod"},
-      {"/api/v1/nodes", "Node"},
-      {"/api/v1/namespaces", "Namespace"},
-      {"/api/v1/services", "Service"},
-      {"/api/v1/replicationcontrollers", "ReplicationController"},
-      {"/apis/apps/v1/replicasets", "ReplicaSet"},
-      {"/apis/apps/v1/statefulsets", "StatefulSet"},
-      {"/api/v1/persistentvolumes", "PersistentVolume"},
-      {"/api/v1/persistentvolumeclaims", "PersistentVolumeClaim"},
-      {"/apis/storage.k8s.io/v1/storageclasses", "StorageClass"},
-      {"/apis/storage.k8s.io/v1/csinodes", "CSINode"},
-      {"/apis/storage.k8s.io/v1/csidrivers", "CSIDriver"},
-      {"/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget"},
-      {"/apis/scheduling.k8s.io/v1/priorityclasses", "PriorityClass"},
+      {"/api/v1/pods", "Pod", R::kPod},
+      {"/api/v1/nodes", "Node", R::kNode},
+      {"/api/v1/namespaces", "Namespace", R::kNamespace},
+      {"/api/v1/services", "Service", R::kService},
+      {"/api/v1/replicationcontrollers", "ReplicationController", R::kReplicationController},
+      {"/apis/apps/v1/replicasets", "ReplicaSet", R::kReplicaSet},
+      {"/apis/apps/v1/statefulsets", "StatefulSet", R::kStatefulSet},
+      {"/api/v1/persistentvolumes", "PersistentVolume", R::kPersistentVolume},
+      {"/api/v1/persistentvolumeclaims", "PersistentVolumeClaim", R::kPersistentVolumeClaim},
+      {"/apis/storage.k8s.io/v1/storageclasses", "StorageClass", R::kStorageClass},
+      {"/apis/storage.k8s.io/v1/csinodes", "CSINode", R::kCSINode},
+      {"/apis/storage.k8s.io/v1/csidrivers", "CSIDriver", R::kCSIDriver},
+      {"/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget", R::kPodDisruptionBudget},
+      {"/apis/scheduling.k8s.io/v1/priorityclasses", "PriorityClass", R::kPriorityClass},
   };
   for (int k = 0; k < kKindCount; ++k) {
     InformerHandlers h;
     ClusterEventHandler* handler = handler_;
-    std::string kind = kSpecs[k].kind;
     if (k == kPods) {
       h.on_add = [handler](const Object& o) {
         if (auto p = std::get_if<Ptr<Pod>>(&o); p && handler) handler->OnPodAdd(*p);
@@ -95,13 +109,17 @@ void ApiClusterClient::Start() {
       h.on_delete = [handler](const Object& o) {
         if (auto p = std::get_if<Ptr<Node>>(&o); p && handler) handler->OnNodeDelete(*p);
       };
-    } else {
-      auto changed = [handler, kind](const Object&) {
-        if (handler) handler->OnOtherObjectChange(kind);
+    } else if (handler) {
+      const EventResource resource = kSpecs[k].resource;
+      h.on_add = [handler, resource](const Object& o) {
+        handler->OnObjectEvent({resource, kAdd}, {}, ToEventObject(o));
       };
-      h.on_add = changed;
-      h.on_update = [changed](const Object&, const Object& b) { changed(b); };
-      h.on_delete = changed;
+      h.on_update = [handler, resource](const Object& a, const Object& b) {
+        handler->OnObjectEvent({resource, kUpdateOther}, ToEventObject(a), ToEventObject(b));
+      };
+      h.on_delete = [handler, resource](const Object& o) {
+        handler->OnObjectEvent({resource, kDelete}, ToEventObject(o), {});
+      };
     }
     InformerOptions options{kSpecs[k].path, kSpecs[k].kind, 500, true, log_};
     options.keep_documents = keep_documents_;

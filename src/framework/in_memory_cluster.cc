@@ -43,6 +43,77 @@ void InMemoryCluster::SetEventHandler(ClusterEventHandler* handler) {
   handler_ = handler;
 }
 
+void InMemoryCluster::SetDelayedDelivery(bool delayed) {
+  std::lock_guard lock(mu_);
+  delayed_ = delayed;
+}
+
+ClusterEventHandler* InMemoryCluster::EventTargetLocked() {
+  if (!handler_) return nullptr;
+  return delayed_ ? &recorder_ : handler_;
+}
+
+size_t InMemoryCluster::DeliverPendingEvents() {
+  size_t delivered = 0;
+  for (;;) {
+    auto events = recorder_.Take();
+    if (events.empty()) return delivered;
+    ClusterEventHandler* h;
+    {
+      std::lock_guard lock(mu_);
+      h = handler_;
+    }
+    for (auto& event : events) {
+      if (h) event(*h);
+      ++delivered;
+    }
+  }
+}
+
+size_t InMemoryCluster::pending_events() const { return recorder_.size(); }
+
+void InMemoryCluster::EventRecorder::Push(std::function<void(ClusterEventHandler&)> event) {
+  std::lock_guard lock(mu_);
+  events_.push_back(std::move(event));
+}
+
+std::deque<std::function<void(ClusterEventHandler&)>> InMemoryCluster::EventRecorder::Take() {
+  std::lock_guard lock(mu_);
+  return std::exchange(events_, {});
+}
+
+size_t InMemoryCluster::EventRecorder::size() const {
+  std::lock_guard lock(mu_);
+  return events_.size();
+}
+
+void InMemoryCluster::EventRecorder::OnPodAdd(const Ptr<Pod>& pod) {
+  Push([pod](ClusterEventHandler& h) { h.OnPodAdd(pod); });
+}
+void InMemoryCluster::EventRecorder::OnPodUpdate(const Ptr<Pod>& old_pod, const Ptr<Pod>& new_pod) {
+  Push([old_pod, new_pod](ClusterEventHandler& h) { h.OnPodUpdate(old_pod, new_pod); });
+}
+void InMemoryCluster::EventRecorder::OnPodDelete(const Ptr<Pod>& pod) {
+  Push([pod](ClusterEventHandler& h) { h.OnPodDelete(pod); });
+}
+void InMemoryCluster::EventRecorder::OnNodeAdd(const Ptr<Node>& node) {
+  Push([node](ClusterEventHandler& h) { h.OnNodeAdd(node); });
+}
+void InMemoryCluster::EventRecorder::OnNodeUpdate(const Ptr<Node>& old_node,
+                                                  const Ptr<Node>& new_node) {
+  Push([old_node, new_node](ClusterEventHandler& h) { h.OnNodeUpdate(old_node, new_node); });
+}
+void InMemoryCluster::EventRecorder::OnNodeDelete(const Ptr<Node>& node) {
+  Push([node](ClusterEventHandler& h) { h.OnNodeDelete(node); });
+}
+void InMemoryCluster::EventRecorder::OnObjectEvent(const ClusterEvent& event,
+                                                   const EventObject& old_object,
+                                                   const EventObject& new_object) {
+  Push([event, old_object, new_object](ClusterEventHandler& h) {
+    h.OnObjectEvent(event, old_object, new_object);
+  });
+}
+
 InMemoryCluster::WriteCounts InMemoryCluster::write_counts() const {
   std::lock_guard lock(mu_);
   return counts_;
@@ -54,7 +125,7 @@ void InMemoryCluster::AddPod(Ptr<Pod> pod) {
   {
     std::lock_guard lock(mu_);
     old = ReplacePodLocked(pod);
-    h = handler_;
+    h = EventTargetLocked();
   }
   if (!h) return;
   if (old) {
@@ -82,7 +153,7 @@ void InMemoryCluster::RemovePod(std::string_view ns, std::string_view name) {
     if (it == pods_.end()) return;
     old = it->second;
     pods_.erase(it);
-    h = handler_;
+    h = EventTargetLocked();
   }
   if (h) h->OnPodDelete(old);
 }
@@ -95,7 +166,7 @@ void InMemoryCluster::AddNode(Ptr<Node> node) {
     auto& slot = nodes_[node->metadata.name];
     old = slot;
     slot = node;
-    h = handler_;
+    h = EventTargetLocked();
   }
   if (!h) return;
   if (old) {
@@ -114,64 +185,78 @@ void InMemoryCluster::RemoveNode(std::string_view name) {
     if (it == nodes_.end()) return;
     old = it->second;
     nodes_.erase(it);
-    h = handler_;
+    h = EventTargetLocked();
   }
   if (h) h->OnNodeDelete(old);
 }
 
 void InMemoryCluster::RemoveService(std::string_view ns, std::string_view name) {
   ClusterEventHandler* h;
+  Ptr<Service> old;
   {
     std::lock_guard lock(mu_);
-    if (!services_.erase(Key(ns, name))) return;
-    h = handler_;
+    auto it = services_.find(Key(ns, name));
+    if (it == services_.end()) return;
+    old = it->second;
+    services_.erase(it);
+    h = EventTargetLocked();
   }
-  if (h) h->OnOtherObjectChange("Service");
+  if (h) h->OnObjectEvent({EventResource::kService, kDelete}, old, {});
 }
 
 template <class T>
-void InMemoryCluster::Store(Map<T>& map, std::string key, Ptr<T> obj, std::string_view kind) {
+void InMemoryCluster::Store(Map<T>& map, std::string key, Ptr<T> obj, EventResource resource) {
   ClusterEventHandler* h;
+  Ptr<T> old;
   {
     std::lock_guard lock(mu_);
-    map[std::move(key)] = std::move(obj);
-    h = handler_;
+    Ptr<T>& slot = map[std::move(key)];
+    old = std::exchange(slot, obj);
+    h = EventTargetLocked();
   }
-  if (h) h->OnOtherObjectChange(kind);
+  if (!h) return;
+  if (old) {
+    h->OnObjectEvent({resource, kUpdateOther}, old, obj);
+  } else {
+    h->OnObjectEvent({resource, kAdd}, {}, obj);
+  }
 }
 
 void InMemoryCluster::AddNamespace(Ptr<Namespace> o) {
-  Store(namespaces_, o->metadata.name, o, "Namespace");
+  Store(namespaces_, o->metadata.name, o, EventResource::kNamespace);
 }
 void InMemoryCluster::AddService(Ptr<Service> o) {
-  Store(services_, Key(o->metadata.namespace_, o->metadata.name), o, "Service");
+  Store(services_, Key(o->metadata.namespace_, o->metadata.name), o, EventResource::kService);
 }
 void InMemoryCluster::AddReplicationController(Ptr<ReplicationController> o) {
-  Store(rcs_, Key(o->metadata.namespace_, o->metadata.name), o, "ReplicationController");
+  Store(rcs_, Key(o->metadata.namespace_, o->metadata.name), o,
+        EventResource::kReplicationController);
 }
 void InMemoryCluster::AddReplicaSet(Ptr<ReplicaSet> o) {
-  Store(rss_, Key(o->metadata.namespace_, o->metadata.name), o, "ReplicaSet");
+  Store(rss_, Key(o->metadata.namespace_, o->metadata.name), o, EventResource::kReplicaSet);
 }
 void InMemoryCluster::AddStatefulSet(Ptr<StatefulSet> o) {
-  Store(sss_, Key(o->metadata.namespace_, o->metadata.name), o, "StatefulSet");
+  Store(sss_, Key(o->metadata.namespace_, o->metadata.name), o, EventResource::kStatefulSet);
 }
 void InMemoryCluster::AddPV(Ptr<PersistentVolume> o) {
-  Store(pvs_, o->metadata.name, o, "PersistentVolume");
+  Store(pvs_, o->metadata.name, o, EventResource::kPersistentVolume);
 }
 void InMemoryCluster::AddPVC(Ptr<PersistentVolumeClaim> o) {
-  Store(pvcs_, Key(o->metadata.namespace_, o->metadata.name), o, "PersistentVolumeClaim");
+  Store(pvcs_, Key(o->metadata.namespace_, o->metadata.name), o,
+        EventResource::kPersistentVolumeClaim);
 }
 void InMemoryCluster::AddStorageClass(Ptr<StorageClass> o) {
-  Store(storage_classes_, o->metadata.name, o, "StorageClass");
+  Store(storage_classes_, o->metadata.name, o, EventResource::kStorageClass);
 }
 void InMemoryCluster::AddCSINode(Ptr<CSINode> o) {
-  Store(csinodes_, o->metadata.name, o, "CSINode");
+  Store(csinodes_, o->metadata.name, o, EventResource::kCSINode);
 }
 void InMemoryCluster::AddPDB(Ptr<PodDisruptionBudget> o) {
-  Store(pdbs_, Key(o->metadata.namespace_, o->metadata.name), o, "PodDisruptionBudget");
+  Store(pdbs_, Key(o->metadata.namespace_, o->metadata.name), o,
+        EventResource::kPodDisruptionBudget);
 }
 void InMemoryCluster::AddPriorityClass(Ptr<PriorityClass> o) {
-  Store(priority_classes_, o->metadata.name, o, "PriorityClass");
+  Store(priority_classes_, o->metadata.name, o, EventResource::kPriorityClass);
 }
 
 Ptr<Pod> InMemoryCluster::GetPod(std::string_view ns, std::string_view name) const {
@@ -269,7 +354,7 @@ VoidResult InMemoryCluster::Bind(const Pod& pod, std::string_view node_name) {
     updated = copy;
     it->second = updated;
     ++counts_.binds;
-    h = handler_;
+    h = EventTargetLocked();
   }
   if (h) h->OnPodUpdate(old, updated);
   return {};
@@ -300,7 +385,7 @@ VoidResult InMemoryCluster::SetNominatedNodeName(const Pod& pod, std::string_vie
     updated = copy;
     it->second = updated;
     ++counts_.nominations;
-    h = handler_;
+    h = EventTargetLocked();
   }
   if (h) h->OnPodUpdate(old, updated);
   return {};
@@ -322,6 +407,8 @@ VoidResult InMemoryCluster::SetPodScheduledCondition(const Pod& pod, const PodCo
 
 VoidResult InMemoryCluster::BindVolume(const PersistentVolumeClaim& pvc, std::string_view pv_name) {
   ClusterEventHandler* h;
+  Ptr<PersistentVolume> old_pv, new_pv;
+  Ptr<PersistentVolumeClaim> old_claim, new_claim;
   {
     std::lock_guard lock(mu_);
     auto key = Key(pvc.metadata.namespace_, pvc.metadata.name);
@@ -342,18 +429,24 @@ VoidResult InMemoryCluster::BindVolume(const PersistentVolumeClaim& pvc, std::st
     claim->spec.volume_name = std::string(pv_name);
     claim->metadata.annotations["pv.kubernetes.io/bind-completed"] = "yes";
     claim->status.phase = "Bound";
-    pit->second = pv;
-    cit->second = claim;
+    old_pv = std::exchange(pit->second, pv);
+    old_claim = std::exchange(cit->second, claim);
+    new_pv = pv;
+    new_claim = claim;
     ++counts_.volume_binds;
-    h = handler_;
+    h = EventTargetLocked();
   }
-  if (h) h->OnOtherObjectChange("PersistentVolumeClaim");
+  if (h) {
+    h->OnObjectEvent({EventResource::kPersistentVolume, kUpdateOther}, old_pv, new_pv);
+    h->OnObjectEvent({EventResource::kPersistentVolumeClaim, kUpdateOther}, old_claim, new_claim);
+  }
   return {};
 }
 
 VoidResult InMemoryCluster::RequestProvisioning(const PersistentVolumeClaim& pvc,
                                                 std::string_view node_name) {
   ClusterEventHandler* h;
+  Ptr<PersistentVolumeClaim> old_claim, new_claim;
   {
     std::lock_guard lock(mu_);
     auto cit = pvcs_.find(Key(pvc.metadata.namespace_, pvc.metadata.name));
@@ -361,11 +454,13 @@ VoidResult InMemoryCluster::RequestProvisioning(const PersistentVolumeClaim& pvc
       return Error{fmt::format("persistentvolumeclaims \"{}\" not found", pvc.metadata.name)};
     auto claim = std::make_shared<PersistentVolumeClaim>(*cit->second);
     claim->metadata.annotations["volume.kubernetes.io/selected-node"] = std::string(node_name);
-    cit->second = claim;
+    old_claim = std::exchange(cit->second, claim);
+    new_claim = claim;
     ++counts_.provisions;
-    h = handler_;
+    h = EventTargetLocked();
   }
-  if (h) h->OnOtherObjectChange("PersistentVolumeClaim");
+  if (h)
+    h->OnObjectEvent({EventResource::kPersistentVolumeClaim, kUpdateOther}, old_claim, new_claim);
   return {};
 }
 

@@ -1,8 +1,16 @@
 // InMemoryCluster: the in-memory twin of the API client. Holds objects in maps, applies the
 // scheduler's writes immediately and reports every change to the registered event handler, as
 // informers would. Used by `berth simulate`, `berth bench` and tests. Thread-safe.
+//
+// Events are delivered synchronously on the writer's thread, or — with delayed delivery, to
+// see informer lag in tests — queued until DeliverPendingEvents() runs them on its caller's
+// thread (reads see the new state at once, like an informer's lister ahead of its handler).
+// Changes from concurrent writers may then be delivered in either order, as from separate
+// informers.
 #pragma once
 
+#include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -37,6 +45,11 @@ class InMemoryCluster final : public ClusterClient {
   void RemoveService(std::string_view ns, std::string_view name);
 
   void SetEventHandler(ClusterEventHandler* handler);
+  void SetDelayedDelivery(bool delayed);
+  // Delivers the queued events in order; returns how many. Events caused by delivering them
+  // (the handler writing back) are queued too and delivered in the same call.
+  size_t DeliverPendingEvents();
+  size_t pending_events() const;
 
   // Counters of the writes the scheduler made (for tests and reports).
   struct WriteCounts {
@@ -78,12 +91,37 @@ class InMemoryCluster final : public ClusterClient {
   static std::string Key(std::string_view ns, std::string_view name);
   // Stores an object other than a pod or node and reports the change.
   template <class T>
-  void Store(Map<T>& map, std::string key, Ptr<T> obj, std::string_view kind);
+  void Store(Map<T>& map, std::string key, Ptr<T> obj, EventResource resource);
   // Replaces a pod under the lock and returns the old one; events are sent after unlocking.
   Ptr<Pod> ReplacePodLocked(Ptr<Pod> pod);
+  // Where the events of a change are sent: the handler, or the queue of delayed events.
+  ClusterEventHandler* EventTargetLocked();
+
+  // Queues every call for DeliverPendingEvents.
+  class EventRecorder final : public ClusterEventHandler {
+   public:
+    void OnPodAdd(const Ptr<Pod>& pod) override;
+    void OnPodUpdate(const Ptr<Pod>& old_pod, const Ptr<Pod>& new_pod) override;
+    void OnPodDelete(const Ptr<Pod>& pod) override;
+    void OnNodeAdd(const Ptr<Node>& node) override;
+    void OnNodeUpdate(const Ptr<Node>& old_node, const Ptr<Node>& new_node) override;
+    void OnNodeDelete(const Ptr<Node>& node) override;
+    void OnObjectEvent(const ClusterEvent& event, const EventObject& old_object,
+                       const EventObject& new_object) override;
+
+    std::deque<std::function<void(ClusterEventHandler&)>> Take();
+    size_t size() const;
+
+   private:
+    void Push(std::function<void(ClusterEventHandler&)> event);
+    mutable std::mutex mu_;
+    std::deque<std::function<void(ClusterEventHandler&)>> events_;
+  };
 
   mutable std::mutex mu_;
   ClusterEventHandler* handler_ = nullptr;
+  bool delayed_ = false;
+  EventRecorder recorder_;
   Map<Pod> pods_;
   Map<Node> nodes_;
   Map<Namespace> namespaces_;

@@ -160,7 +160,7 @@ std::optional<QueuedPodInfo> SchedulingQueue::Pop(bool block) {
   active_.erase(active_.begin());
   const std::string uid = UidOf(e->info.pod());
   by_uid_.erase(uid);
-  in_flight_.insert(uid);
+  in_flight_[uid] = next_event_seq_;
   ++scheduling_cycle_;
   e->info.attempts++;
   return e->info;
@@ -168,29 +168,91 @@ std::optional<QueuedPodInfo> SchedulingQueue::Pop(bool block) {
 
 void SchedulingQueue::Done(const std::string& uid) {
   std::lock_guard lock(mu_);
+  ForgetInFlightLocked(uid);
+}
+
+void SchedulingQueue::ForgetInFlightLocked(const std::string& uid) {
   in_flight_.erase(uid);
+  PruneInFlightEventsLocked();
+}
+
+void SchedulingQueue::PruneInFlightEventsLocked() {
+  // Drop the events no in-flight pod still needs.
+  uint64_t oldest_needed = next_event_seq_;
+  for (const auto& [_, seq] : in_flight_) oldest_needed = std::min(oldest_needed, seq);
+  while (!in_flight_events_.empty() && in_flight_events_.front().seq < oldest_needed)
+    in_flight_events_.pop_front();
 }
 
 void SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfo pod, int64_t scheduling_cycle) {
+  (void)scheduling_cycle;
   std::lock_guard lock(mu_);
   const std::string uid = UidOf(pod.pod());
-  in_flight_.erase(uid);
+  uint64_t first_unseen = next_event_seq_;
+  if (auto it = in_flight_.find(uid); it != in_flight_.end()) {
+    first_unseen = it->second;
+    in_flight_.erase(it);
+  }
+  // The events it missed are replayed below, then dropped if no other pod needs them.
+  struct Prune {
+    SchedulingQueue* q;
+    ~Prune() { q->PruneInFlightEventsLocked(); }
+  } prune{this};
   if (by_uid_.count(uid)) return;
   pod.timestamp = clock_->Now();
   auto e = std::make_shared<Entry>();
   e->info = std::move(pod);
   e->seq = next_seq_++;
   by_uid_[uid] = e;
-  bool error_path = e->info.unschedulable_plugins.empty() && e->info.pending_plugins.empty();
   if (!e->info.pending_plugins.empty()) {
     AddToActiveLocked(e);
-  } else if (error_path || move_request_cycle_ >= scheduling_cycle) {
+    return;
+  }
+  if (e->info.unschedulable_plugins.empty()) {  // an error, not a rejection: retry after backoff
+    backoff_.insert(e);
+    return;
+  }
+  // Replay what happened while the pod was being scheduled: a change it missed may help it.
+  e->interest = InterestLocked(e->info);
+  RequeueDecider::Strategy strategy = RequeueDecider::Strategy::kSkip;
+  for (const auto& ev : in_flight_events_) {
+    if (ev.seq < first_unseen) continue;
+    strategy = std::max(strategy, DecideLocked(*e, ev.event, ev.old_object, ev.new_object));
+    if (strategy == RequeueDecider::Strategy::kImmediately) break;
+  }
+  if (strategy == RequeueDecider::Strategy::kImmediately) {
+    AddToActiveLocked(e);
+  } else if (strategy == RequeueDecider::Strategy::kAfterBackoff) {
     backoff_.insert(e);
   } else {
     e->info.unschedulable_count++;
-    unschedulable_[uid] = e;
-    unschedulable_since_[uid] = clock_->Now();
+    AddToUnschedulableLocked(e);
   }
+}
+
+void SchedulingQueue::AddToUnschedulableLocked(EntryPtr e) {
+  const std::string uid = UidOf(e->info.pod());
+  e->interest = InterestLocked(e->info);
+  unschedulable_[uid] = e;
+  unschedulable_since_[uid] = clock_->Now();
+}
+
+EventInterest SchedulingQueue::InterestLocked(const QueuedPodInfo& info) const {
+  if (decider_) return decider_->InterestOf(info);
+  EventInterest all;
+  all.fill(kAllActions);
+  return all;
+}
+
+RequeueDecider::Strategy SchedulingQueue::DecideLocked(const Entry& e, const ClusterEvent& event,
+                                                       const EventObject& old_object,
+                                                       const EventObject& new_object) const {
+  if (event.resource != EventResource::kWildCard &&
+      (e.interest[static_cast<int>(event.resource)] & event.actions) == 0 &&
+      (e.interest[static_cast<int>(EventResource::kWildCard)] & event.actions) == 0)
+    return RequeueDecider::Strategy::kSkip;
+  if (!decider_) return RequeueDecider::Strategy::kAfterBackoff;
+  return decider_->Decide(e.info, event, old_object, new_object);
 }
 
 void SchedulingQueue::MoveToActiveOrBackoffLocked(EntryPtr e) {
@@ -204,25 +266,37 @@ void SchedulingQueue::MoveToActiveOrBackoffLocked(EntryPtr e) {
 }
 
 void SchedulingQueue::MoveAllToActiveOrBackoffQueue() {
-  MoveToActiveOrBackoffQueueIf([](const QueuedPodInfo&) { return true; });
+  OnClusterEvent(ClusterEvent{EventResource::kWildCard, kAllActions}, {}, {});
 }
 
-void SchedulingQueue::MoveToActiveOrBackoffQueueIf(
-    const std::function<bool(const QueuedPodInfo&)>& pred) {
+void SchedulingQueue::OnClusterEvent(const ClusterEvent& event, const EventObject& old_object,
+                                     const EventObject& new_object, std::string_view except_uid) {
   std::lock_guard lock(mu_);
-  std::vector<EntryPtr> moving;
-  for (auto& [uid, e] : unschedulable_)
-    if (e->info.gating_plugin.empty() && pred(e->info)) moving.push_back(e);
+  if (!in_flight_.empty())
+    in_flight_events_.push_back({next_event_seq_, event, old_object, new_object});
+  ++next_event_seq_;
+  std::vector<std::pair<EntryPtr, RequeueDecider::Strategy>> moving;
+  for (auto& [uid, e] : unschedulable_) {
+    if (!e->info.gating_plugin.empty() || uid == except_uid) continue;
+    // Interest alone decides a wildcard event's fate; the matrix check is cheap for the rest.
+    const RequeueDecider::Strategy s = event.resource == EventResource::kWildCard
+                                           ? RequeueDecider::Strategy::kAfterBackoff
+                                           : DecideLocked(*e, event, old_object, new_object);
+    if (s != RequeueDecider::Strategy::kSkip) moving.emplace_back(e, s);
+  }
   // Deterministic order for reproducible simulation.
   std::sort(moving.begin(), moving.end(),
-            [](const EntryPtr& a, const EntryPtr& b) { return a->seq < b->seq; });
-  for (auto& e : moving) {
+            [](const auto& a, const auto& b) { return a.first->seq < b.first->seq; });
+  for (auto& [e, strategy] : moving) {
     const std::string uid = UidOf(e->info.pod());
     unschedulable_.erase(uid);
     unschedulable_since_.erase(uid);
-    MoveToActiveOrBackoffLocked(e);
+    if (strategy == RequeueDecider::Strategy::kImmediately) {
+      AddToActiveLocked(e);
+    } else {
+      MoveToActiveOrBackoffLocked(e);
+    }
   }
-  move_request_cycle_ = scheduling_cycle_;
 }
 
 void SchedulingQueue::FlushBackoffQCompleted() {
@@ -249,8 +323,10 @@ void SchedulingQueue::FlushUnschedulableLeftover(Duration max_wait) {
     unschedulable_since_.erase(uid);
     MoveToActiveOrBackoffLocked(e);
   }
-  // Like any move, it counts as a move request for the pods being scheduled right now.
-  if (!moving.empty()) move_request_cycle_ = scheduling_cycle_;
+  // Like any move, it reaches the pods being scheduled right now (kube-scheduler's
+  // UnschedulableTimeout event is a wildcard).
+  if (!moving.empty() && !in_flight_.empty())
+    in_flight_events_.push_back({next_event_seq_++, ClusterEvent{}, {}, {}});
 }
 
 std::optional<TimePoint> SchedulingQueue::NextBackoffExpiry() const {

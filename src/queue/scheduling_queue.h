@@ -6,13 +6,17 @@
 //   unschedulable  pods that failed and wait for a cluster change, plus gated pods (a PreEnqueue
 //                  plugin said no).
 //
-// A cluster change (MoveAllToActiveOrBackoffQueue) moves unschedulable pods to backoffQ, or to
-// activeQ when their backoff already expired. A move request that arrives while a pod is being
-// scheduled sends that pod to backoffQ instead of the unschedulable pool when it fails, so a
-// change is never missed. The queue is also the PodNominator. Thread-safe; Pop() may block.
+// A cluster event (OnClusterEvent) moves the unschedulable pods that the RequeueDecider says it
+// may help — the plugins that rejected them registered for it and their queueing hints said
+// kQueue — to backoffQ, or to activeQ when their backoff already expired. Events that arrive
+// while a pod is being scheduled are kept and replayed against that pod if it fails, so a change
+// is never missed. The queue is also the PodNominator. Thread-safe; Pop() may block. The
+// decider's hints run on the thread that delivers the event, with the queue locked.
 #pragma once
 
+#include <array>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -24,10 +28,27 @@
 #include <vector>
 
 #include "berth/framework/clock.h"
+#include "berth/framework/cluster_event.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
 
 namespace berth {
+
+// Per resource, the actions an event must carry to concern a pod (union over the plugins that
+// rejected it).
+using EventInterest = std::array<uint32_t, kEventResourceCount>;
+
+// Decides which events move which unschedulable pods (the scheduler's RequeuePolicy).
+class RequeueDecider {
+ public:
+  enum class Strategy { kSkip, kAfterBackoff, kImmediately };
+  virtual ~RequeueDecider() = default;
+  // Computed once when the pod enters the unschedulable pool; events outside it skip the pod
+  // without calling Decide.
+  virtual EventInterest InterestOf(const QueuedPodInfo& pod) const = 0;
+  virtual Strategy Decide(const QueuedPodInfo& pod, const ClusterEvent& event,
+                          const EventObject& old_object, const EventObject& new_object) const = 0;
+};
 
 class SchedulingQueue final : public PodNominator {
  public:
@@ -51,10 +72,15 @@ class SchedulingQueue final : public PodNominator {
   void Done(const std::string& uid);
   // A failed attempt: to backoffQ or the unschedulable pool (see class comment).
   void AddUnschedulableIfNotPresent(QueuedPodInfo pod, int64_t scheduling_cycle);
-  // A cluster change that may make unschedulable pods schedulable.
+  // Without a decider every event moves every unschedulable pod. Set before events arrive;
+  // `decider` must outlive the queue.
+  void SetRequeueDecider(const RequeueDecider* decider) { decider_ = decider; }
+  // A cluster change: moves the unschedulable pods it may help (see class comment).
+  // `except_uid` names a pod the event must not move (the one whose binding just failed).
+  void OnClusterEvent(const ClusterEvent& event, const EventObject& old_object,
+                      const EventObject& new_object, std::string_view except_uid = {});
+  // A change that may help any pod (a wildcard event).
   void MoveAllToActiveOrBackoffQueue();
-  // Like MoveAllToActiveOrBackoffQueue, for the unschedulable pods `pred` selects only.
-  void MoveToActiveOrBackoffQueueIf(const std::function<bool(const QueuedPodInfo&)>& pred);
   // Moves pods whose backoff expired to activeQ.
   void FlushBackoffQCompleted();
   // Moves pods that waited longer than `max_wait` in the unschedulable pool.
@@ -83,6 +109,13 @@ class SchedulingQueue final : public PodNominator {
   struct Entry {
     QueuedPodInfo info;
     uint64_t seq = 0;
+    EventInterest interest{};  // set when it enters the unschedulable pool
+  };
+  // An event received while pods were in flight, for replay when one of them fails.
+  struct InFlightEvent {
+    uint64_t seq;
+    ClusterEvent event;
+    EventObject old_object, new_object;
   };
   using EntryPtr = std::shared_ptr<Entry>;
   struct ActiveLess {
@@ -97,6 +130,13 @@ class SchedulingQueue final : public PodNominator {
   TimePoint BackoffExpiry(const QueuedPodInfo& info) const;
   bool IsBackingOff(const QueuedPodInfo& info) const;
   void MoveToActiveOrBackoffLocked(EntryPtr e);
+  RequeueDecider::Strategy DecideLocked(const Entry& e, const ClusterEvent& event,
+                                        const EventObject& old_object,
+                                        const EventObject& new_object) const;
+  void AddToUnschedulableLocked(EntryPtr e);
+  void ForgetInFlightLocked(const std::string& uid);
+  void PruneInFlightEventsLocked();
+  EventInterest InterestLocked(const QueuedPodInfo& info) const;
   void AddToActiveLocked(EntryPtr e);
   // Removes the pod (by UID) from every sub-queue; returns the entry if found.
   EntryPtr RemoveLocked(const std::string& uid);
@@ -115,10 +155,13 @@ class SchedulingQueue final : public PodNominator {
   std::unordered_map<std::string, EntryPtr> unschedulable_;  // incl. gated
   std::unordered_map<std::string, EntryPtr> by_uid_;         // queued (not in flight)
   std::unordered_map<std::string, TimePoint> unschedulable_since_;
-  std::set<std::string> in_flight_;
+  const RequeueDecider* decider_ = nullptr;
+  // In-flight pods with the sequence number of the first event they have not seen yet.
+  std::unordered_map<std::string, uint64_t> in_flight_;
+  std::deque<InFlightEvent> in_flight_events_;
+  uint64_t next_event_seq_ = 0;
   uint64_t next_seq_ = 0;
   int64_t scheduling_cycle_ = 0;
-  int64_t move_request_cycle_ = -1;
   bool closed_ = false;
 
   mutable std::mutex nom_mu_;

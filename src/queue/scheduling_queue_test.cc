@@ -269,16 +269,79 @@ TEST_F(SchedulingQueueTest, MoveAllSendsExpiredPodsToActiveAndOthersToBackoff) {
   PopExpect("fresh");
 }
 
-TEST_F(SchedulingQueueTest, MoveIfSelectsPods) {
+// Decides by the plugin that rejected the pod: "Node" pods move on node events only, and
+// "Pending" answers kImmediately.
+class ByPluginDecider final : public RequeueDecider {
+ public:
+  EventInterest InterestOf(const QueuedPodInfo& pod) const override {
+    EventInterest interest{};
+    if (pod.unschedulable_plugins.count("Node")) interest[int(EventResource::kNode)] = kAllActions;
+    if (pod.unschedulable_plugins.count("Any")) interest.fill(kAllActions);
+    return interest;
+  }
+  Strategy Decide(const QueuedPodInfo& pod, const ClusterEvent& event, const EventObject&,
+                  const EventObject& new_object) const override {
+    ++calls;
+    if (event.resource == EventResource::kWildCard) return Strategy::kAfterBackoff;
+    const Node* node = ObjectAs<Node>(new_object);
+    // A hint that looks at the object: only nodes named like the pod help it.
+    if (node && node->metadata.name != pod.pod().metadata.name) return Strategy::kSkip;
+    return Strategy::kAfterBackoff;
+  }
+  mutable int calls = 0;
+};
+
+Ptr<Node> NodeNamed(const std::string& name) {
+  auto n = std::make_shared<Node>();
+  n->metadata.name = name;
+  return n;
+}
+
+TEST_F(SchedulingQueueTest, EventsMoveOnlyThePodsTheirHintsSelect) {
+  ByPluginDecider decider;
+  queue_.SetRequeueDecider(&decider);
   queue_.Add(MakePod().Name("a").Info());
   queue_.Add(MakePod().Name("b").Info());
-  Fail(PopExpect("a"), "X");
-  Fail(PopExpect("b"), "X");
+  queue_.Add(MakePod().Name("c").Info());
+  Fail(PopExpect("a"), "Node");
+  Fail(PopExpect("b"), "Node");
+  Fail(PopExpect("c"), "Other");  // no interest in anything
   clock_.Advance(seconds(2));
-  queue_.MoveToActiveOrBackoffQueueIf(
-      [](const QueuedPodInfo& q) { return q.pod().metadata.name == "b"; });
-  EXPECT_EQ(queue_.counts().unschedulable, 1u);
+
+  // Outside every pod's interest: the decider is not even asked.
+  queue_.OnClusterEvent({EventResource::kService, kAdd}, {}, {});
+  EXPECT_EQ(decider.calls, 0);
+  EXPECT_EQ(queue_.counts().unschedulable, 3u);
+
+  queue_.OnClusterEvent({EventResource::kNode, kAdd}, {}, NodeNamed("b"));
+  EXPECT_EQ(decider.calls, 2);  // a and b, not c
+  EXPECT_EQ(queue_.counts().unschedulable, 2u);
   EXPECT_THAT(DrainActive(), ElementsAre("b"));
+
+  // A wildcard moves everyone.
+  queue_.MoveAllToActiveOrBackoffQueue();
+  EXPECT_EQ(queue_.counts().unschedulable, 0u);
+}
+
+TEST_F(SchedulingQueueTest, EventsDuringTheCycleAreReplayedThroughTheHints) {
+  ByPluginDecider decider;
+  queue_.SetRequeueDecider(&decider);
+  queue_.Add(MakePod().Name("p").Info());
+  queue_.Add(MakePod().Name("q").Info());
+
+  // A node event that does not help p arrives while p is scheduled: p waits in the pool.
+  QueuedPodInfo p = PopExpect("p");
+  queue_.OnClusterEvent({EventResource::kNode, kAdd}, {}, NodeNamed("other"));
+  Fail(p, "Node");
+  EXPECT_EQ(queue_.counts().unschedulable, 1u);
+
+  // One that helps q arrives while q is scheduled: q goes to backoffQ instead of the pool.
+  QueuedPodInfo q = PopExpect("q");
+  queue_.OnClusterEvent({EventResource::kNode, kAdd}, {}, NodeNamed("q"));
+  Fail(q, "Node");
+  auto c = queue_.counts();
+  EXPECT_EQ(c.unschedulable, 1u);
+  EXPECT_EQ(c.backoff, 1u);
 }
 
 TEST_F(SchedulingQueueTest, LeftoverFlushMovesPodsThatWaitedTooLong) {

@@ -279,7 +279,27 @@ Result<std::unique_ptr<Framework>> Framework::Create(const config::Profile& prof
         "at least one bind plugin is needed for profile with scheduler name \"{}\"", pname)};
   for (const auto& n : lists["PostBind"])
     fw->post_bind_.push_back(dynamic_cast<PostBindPlugin*>(get(n)));
+  fw->RegisterEvents();
   return fw;
+}
+
+void Framework::RegisterEvents() {
+  for (const auto& plugin : owned_) {
+    PluginEvents entry{std::string(plugin->Name()), {}};
+    const auto* ext = dynamic_cast<const EnqueueExtensions*>(plugin.get());
+    bool known = false;
+    if (ext) {
+      try {
+        entry.events = ext->EventsToRegister();
+        known = true;
+      } catch (...) {
+        // Unknown interests: the pods it rejects move on every event, as without the interface.
+        entry.events.clear();
+      }
+    }
+    if (!known) entry.events.push_back({ClusterEvent{EventResource::kWildCard, kAllActions}, {}});
+    event_registrations_.push_back(std::move(entry));
+  }
 }
 
 std::vector<std::string> Framework::ListPlugins(std::string_view point) const {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "berth/framework/cluster_event.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
 #include "berth/framework/registry.h"
@@ -77,6 +78,14 @@ class Framework final : public Handle {
   bool HasScorePlugins() const { return !score_.empty(); }
   bool HasPostFilterPlugins() const { return !post_filter_.empty(); }
   const QueueSortPlugin& queue_sort() const { return *queue_sort_; }
+
+  // Each plugin's EventsToRegister, asked once at creation. A plugin that does not implement
+  // EnqueueExtensions (or threw) is registered for every event without a hint.
+  struct PluginEvents {
+    std::string plugin;
+    std::vector<ClusterEventWithHint> events;
+  };
+  const std::vector<PluginEvents>& event_registrations() const { return event_registrations_; }
   // Name and args of the QueueSort plugin, to check all profiles agree.
   std::string queue_sort_name() const;
 
@@ -148,6 +157,7 @@ class Framework final : public Handle {
  private:
   class WaitingPodImpl;
   Framework() = default;
+  void RegisterEvents();
   using ExtensionCall = Status (PreFilterExtensions::*)(CycleState&, const PodInfo&,
                                                         const PodInfoPtr&, const NodeInfo&) const;
   Status RunPreFilterExtension(ExtensionCall call, std::string_view what, CycleState& state,
@@ -163,6 +173,7 @@ class Framework final : public Handle {
   bool has_nominated_ = true;
 
   std::vector<std::unique_ptr<Plugin>> owned_;
+  std::vector<PluginEvents> event_registrations_;
   std::vector<PreEnqueuePlugin*> pre_enqueue_;
   const QueueSortPlugin* queue_sort_ = nullptr;
   struct PreFilterEntry {

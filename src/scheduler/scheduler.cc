@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "framework/guard.h"
-#include "scheduler/cluster_events.h"
 #include "scheduler/extenders.h"
 #include "scheduler/fit_error.h"
 #include "scheduler/scheduler_internal.h"
@@ -66,6 +65,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
           "profile \"{}\": queueSort plugin \"{}\" differs from \"{}\"; all profiles must use "
           "the same queue sort plugin",
           fw->profile_name(), fw->queue_sort_name(), qs)};
+  s->requeue_ = std::make_unique<RequeuePolicy>(s->profiles_);
+  s->queue_->SetRequeueDecider(s->requeue_.get());
   return s;
 }
 
@@ -243,7 +244,8 @@ void Scheduler::RunBindingCycle(std::unique_ptr<BindingTask> task) {
     // kube-scheduler, a rejected pod is requeued before that move and is not moved by it (it
     // waits for a change of its own); after an error it is retried with everyone else.
     const bool forgotten = cache_.ForgetPod(pod).ok();
-    if (forgotten && !st.IsRejected()) queue_->MoveAllToActiveOrBackoffQueue();
+    const ClusterEvent freed{EventResource::kPod, kDelete};
+    if (forgotten && !st.IsRejected()) Requeue(freed, task->assumed->pod, {});
     SchedulingAttempt& attempt = task->attempt;
     if (st.IsRejected()) {
       NodeStatusMap one;
@@ -257,11 +259,7 @@ void Scheduler::RunBindingCycle(std::unique_ptr<BindingTask> task) {
       attempt.outcome = SchedulingAttempt::Outcome::kError;
     }
     HandleFailure(fw, task->qpi, st, NominatingInfo{"", true}, attempt);
-    if (forgotten && st.IsRejected()) {
-      const std::string uid = UidOf(pod);
-      queue_->MoveToActiveOrBackoffQueueIf(
-          [&](const QueuedPodInfo& q) { return UidOf(q.pod()) != uid; });
-    }
+    if (forgotten && st.IsRejected()) Requeue(freed, task->assumed->pod, {}, UidOf(pod));
   };
 
   if (Status ws = fw.WaitOnPermit(pod); !ws.IsSuccess()) return fail(ws);
@@ -347,34 +345,18 @@ void Scheduler::HandleFailure(Framework& fw, QueuedPodInfo& qpi, const Status& s
 
 // ---------------------------------------------------------------- events
 
-std::set<std::string> Scheduler::RejectingPlugins(const QueuedPodInfo& q) {
-  std::set<std::string> all = q.unschedulable_plugins;
-  all.insert(q.pending_plugins.begin(), q.pending_plugins.end());
-  return all;
-}
-
-void Scheduler::AssignedPodAdded(const Pod& pod) {
-  // A new pod on a node can only help pods whose placement depends on other pods (required
-  // affinity terms matching it, or topology spreading), and those nothing is known of.
-  queue_->MoveToActiveOrBackoffQueueIf([&](const QueuedPodInfo& q) {
-    // Without copying the rejecting sets: this runs for every queued pod on every placement.
-    if (q.unschedulable_plugins.empty() && q.pending_plugins.empty()) return true;
-    if (RejectedOutsideEventTable(q.unschedulable_plugins) && !q.unschedulable_plugins.empty())
-      return true;
-    if (RejectedOutsideEventTable(q.pending_plugins) && !q.pending_plugins.empty()) return true;
-    if (!q.pod().spec.topology_spread_constraints.empty()) return true;
-    for (const auto& term : q.pod_info->required_affinity) {
-      Ptr<Namespace> ns = client_->GetNamespace(pod.metadata.namespace_);
-      if (term.Matches(pod, ns ? &ns->metadata.labels : nullptr)) return true;
-    }
-    return false;
-  });
+void Scheduler::Requeue(const ClusterEvent& event, const EventObject& old_object,
+                        const EventObject& new_object, std::string_view except_uid) {
+  // Nobody registered: no pod can be helped, and the pool need not be scanned (the in-flight
+  // replay would find nothing either).
+  if (!requeue_->AnyInterest(event)) return;
+  queue_->OnClusterEvent(event, old_object, new_object, except_uid);
 }
 
 void Scheduler::OnPodAdd(const Ptr<Pod>& pod) {
   if (!pod->spec.node_name.empty()) {
     cache_.AddPod(pod);
-    AssignedPodAdded(*pod);
+    Requeue({EventResource::kPod, kAdd}, {}, pod);
     return;
   }
   if (ProfileFor(*pod) && !pod->metadata.deletion_timestamp) queue_->Add(PodInfo::Create(pod));
@@ -386,12 +368,15 @@ void Scheduler::OnPodUpdate(const Ptr<Pod>& old_pod, const Ptr<Pod>& new_pod) {
   if (is_assigned) {
     if (was_assigned) {
       cache_.UpdatePod(old_pod, new_pod);
+      Requeue({EventResource::kPod, AssignedPodUpdateActions(*old_pod, *new_pod)}, old_pod,
+              new_pod);
     } else {
-      // Bound: it leaves the queue and joins (or confirms) the cache.
+      // Bound: it leaves the queue and joins (or confirms) the cache; for everyone else an
+      // assigned pod appeared.
       queue_->Delete(*old_pod);
       cache_.AddPod(new_pod);
+      Requeue({EventResource::kPod, kAdd}, {}, new_pod);
     }
-    AssignedPodAdded(*new_pod);
     return;
   }
   if (ProfileFor(*new_pod)) queue_->Update(PodInfo::Create(new_pod));
@@ -401,32 +386,35 @@ void Scheduler::OnPodDelete(const Ptr<Pod>& pod) {
   if (!pod->spec.node_name.empty()) {
     cache_.RemovePod(*pod);
     queue_->DeleteNominatedPodIfExists(*pod);
-    queue_->MoveAllToActiveOrBackoffQueue();
+    Requeue({EventResource::kPod, kDelete}, pod, {});
     return;
   }
   queue_->Delete(*pod);
   for (const auto& fw : profiles_) fw->RejectWaitingPod(pod->metadata.uid);
+  // A nominated pod held room on its node for filtering.
+  if (!pod->status.nominated_node_name.empty()) Requeue({EventResource::kPod, kDelete}, pod, {});
 }
 
 void Scheduler::OnNodeAdd(const Ptr<Node>& node) {
   cache_.AddNode(node);
-  queue_->MoveAllToActiveOrBackoffQueue();
+  Requeue({EventResource::kNode, kAdd}, {}, node);
 }
 
 void Scheduler::OnNodeUpdate(const Ptr<Node>& old_node, const Ptr<Node>& new_node) {
   cache_.UpdateNode(new_node);
-  // Only pods a plugin says this kind of change can help: a kubelet's status heartbeat moves
-  // nobody.
-  const uint32_t changes = ClassifyNodeUpdate(*old_node, *new_node);
-  queue_->MoveToActiveOrBackoffQueueIf(
-      [&](const QueuedPodInfo& q) { return MayHelpAfterNodeUpdate(RejectingPlugins(q), changes); });
+  // A kubelet's status heartbeat changes nothing a plugin reads: no event.
+  if (const uint32_t actions = NodeUpdateActions(*old_node, *new_node); actions != 0)
+    Requeue({EventResource::kNode, actions}, old_node, new_node);
 }
 
-void Scheduler::OnNodeDelete(const Ptr<Node>& node) { cache_.RemoveNode(*node); }
+void Scheduler::OnNodeDelete(const Ptr<Node>& node) {
+  cache_.RemoveNode(*node);
+  Requeue({EventResource::kNode, kDelete}, node, {});
+}
 
-void Scheduler::OnOtherObjectChange(std::string_view kind) {
-  queue_->MoveToActiveOrBackoffQueueIf(
-      [&](const QueuedPodInfo& q) { return MayHelpAfterObjectChange(RejectingPlugins(q), kind); });
+void Scheduler::OnObjectEvent(const ClusterEvent& event, const EventObject& old_object,
+                              const EventObject& new_object) {
+  Requeue(event, old_object, new_object);
 }
 
 }  // namespace berth

@@ -29,6 +29,7 @@
 #include "queue/scheduling_queue.h"
 #include "runtime/framework.h"
 #include "scheduler/binding_executor.h"
+#include "scheduler/requeue_policy.h"
 
 namespace berth {
 
@@ -110,7 +111,8 @@ class Scheduler final : public ClusterEventHandler {
   void OnNodeAdd(const Ptr<Node>& node) override;
   void OnNodeUpdate(const Ptr<Node>& old_node, const Ptr<Node>& new_node) override;
   void OnNodeDelete(const Ptr<Node>& node) override;
-  void OnOtherObjectChange(std::string_view kind) override;
+  void OnObjectEvent(const ClusterEvent& event, const EventObject& old_object,
+                     const EventObject& new_object) override;
 
  private:
   struct ScheduleResult;
@@ -136,8 +138,9 @@ class Scheduler final : public ClusterEventHandler {
   void HandleFailure(Framework& fw, QueuedPodInfo& qpi, const Status& status,
                      const std::optional<NominatingInfo>& nominating, SchedulingAttempt& attempt);
   void Report(const SchedulingAttempt& attempt);
-  void AssignedPodAdded(const Pod& pod);
-  static std::set<std::string> RejectingPlugins(const QueuedPodInfo& q);
+  // Hands a cluster event to the queue, unless no plugin registered for it.
+  void Requeue(const ClusterEvent& event, const EventObject& old_object,
+               const EventObject& new_object, std::string_view except_uid = {});
 
   const config::SchedulerConfiguration* config_ = nullptr;
   ClusterClient* client_ = nullptr;
@@ -155,6 +158,7 @@ class Scheduler final : public ClusterEventHandler {
   bool extenders_prioritize_ = false;
   std::vector<std::unique_ptr<Framework>> profiles_;
   std::map<std::string, Framework*, std::less<>> by_name_;
+  std::unique_ptr<RequeuePolicy> requeue_;  // the queue's decider, built from profiles_
   AttemptObserver* observer_ = nullptr;
   std::mutex observer_mu_;
   int next_start_node_index_ = 0;

@@ -516,6 +516,94 @@ TEST(SchedulerTest, UnschedulablePodWaitsForAClusterChange) {
   EXPECT_EQ(h.NodeOf("huge"), "big");
 }
 
+// Queueing hints: only a change the rejecting plugin says can help moves the pod.
+TEST(SchedulerTest, QueueingHintsMoveOnlyPodsAChangeCanHelp) {
+  Harness h;
+  ASSERT_NE(h.sched_, nullptr);
+  h.AddNodes(1);
+  h.cluster_.AddPod(MakePod().Name("filler").Node("n0000").Req({{"cpu", "2"}}).Obj());
+  h.cluster_.AddPod(MakePod().Name("other-pending").SchedulerName("elsewhere").Obj());
+  SchedulingAttempt a = h.Schedule(MakePod().Name("huge").Req({{"cpu", "3"}}).Obj());
+  ASSERT_EQ(a.outcome, SchedulingAttempt::Outcome::kUnschedulable);
+  auto unschedulable = [&] { return h.sched_->queue().counts().unschedulable; };
+  ASSERT_EQ(unschedulable(), 1u);
+
+  // A node too small for the pod, a relabelled node, a heartbeat, the deletion of a pod that
+  // held nothing: none can help NodeResourcesFit's rejection.
+  h.cluster_.AddNode(MakeNode().Name("tiny").Capacity({{"cpu", "2"}, {"memory", "8Gi"}}).Obj());
+  h.cluster_.AddNode(MakeNode()
+                         .Name("n0000")
+                         .Label("team", "x")
+                         .Capacity({{"cpu", "4"}, {"memory", "32Gi"}})
+                         .Obj());
+  h.cluster_.AddNode(MakeNode()
+                         .Name("n0000")
+                         .Label("team", "x")
+                         .Capacity({{"cpu", "4"}, {"memory", "32Gi"}})
+                         .Obj());
+  h.cluster_.RemovePod("default", "other-pending");
+  EXPECT_EQ(unschedulable(), 1u);
+
+  // The assigned filler going away frees room: the pod moves and binds where it was.
+  h.cluster_.RemovePod("default", "filler");
+  EXPECT_EQ(unschedulable(), 0u);
+  h.clock_.Advance(std::chrono::seconds(30));
+  h.sched_->queue().FlushBackoffQCompleted();
+  ASSERT_TRUE(h.sched_->ScheduleOne(false));
+  EXPECT_EQ(h.NodeOf("huge"), "n0000");
+}
+
+TEST(SchedulerTest, TaintRejectionWaitsForATolerableNode) {
+  Harness h;
+  ASSERT_NE(h.sched_, nullptr);
+  auto tainted = [](bool with_taint, bool labelled) {
+    auto b = MakeNode().Name("t").Capacity({{"cpu", "4"}, {"memory", "32Gi"}});
+    if (with_taint) b.Taint("dedicated", "db", "NoSchedule");
+    if (labelled) b.Label("disk", "ssd");
+    return b.Obj();
+  };
+  h.cluster_.AddNode(tainted(true, false));
+  SchedulingAttempt a = h.Schedule(Harness::SmallPod("p"));
+  ASSERT_EQ(a.outcome, SchedulingAttempt::Outcome::kUnschedulable);
+  EXPECT_EQ(a.filter_statuses.at("t").plugin(), "TaintToleration");
+  h.cluster_.AddNode(tainted(true, true));  // relabelled, still tainted
+  EXPECT_EQ(h.sched_->queue().counts().unschedulable, 1u);
+  h.cluster_.AddNode(
+      MakeNode().Name("also-tainted").Taint("x", "y", "NoExecute").Capacity({{"cpu", "4"}}).Obj());
+  EXPECT_EQ(h.sched_->queue().counts().unschedulable, 1u);
+  h.cluster_.AddNode(tainted(false, true));  // the taint is removed
+  EXPECT_EQ(h.sched_->queue().counts().unschedulable, 0u);
+}
+
+// With informer lag the scheduler acts on what it has seen: a pod it has not seen is not
+// scheduled, and a bound pod stays assumed (holding its room) until the bind is seen.
+TEST(SchedulerTest, InformerLagKeepsTheAssumedPodUntilTheBindIsSeen) {
+  Harness h;
+  ASSERT_NE(h.sched_, nullptr);
+  h.cluster_.AddNode(
+      MakeNode().Name("only").Capacity({{"cpu", "1"}, {"memory", "1Gi"}, {"pods", "110"}}).Obj());
+  h.cluster_.SetDelayedDelivery(true);
+  h.cluster_.AddPod(MakePod().Name("first").Req({{"cpu", "600m"}}).Obj());
+  h.cluster_.AddPod(MakePod().Name("second").Req({{"cpu", "600m"}}).Obj());
+  EXPECT_FALSE(h.sched_->ScheduleOne(false));  // nothing seen yet
+  EXPECT_EQ(h.cluster_.DeliverPendingEvents(), 2u);
+
+  ASSERT_TRUE(h.sched_->ScheduleOne(false));
+  EXPECT_EQ(h.NodeOf("first"), "only");
+  Ptr<Pod> bound = h.cluster_.GetPod("default", "first");
+  EXPECT_TRUE(h.sched_->cache().IsAssumedPod(*bound));
+  EXPECT_EQ(h.cluster_.pending_events(), 1u);  // the bind, not yet seen
+
+  // The assumed pod holds its room: the second does not fit beside it.
+  ASSERT_TRUE(h.sched_->ScheduleOne(false));
+  EXPECT_EQ(h.recorder_.Last().outcome, SchedulingAttempt::Outcome::kUnschedulable);
+  EXPECT_EQ(h.NodeOf("second"), "");
+
+  h.cluster_.DeliverPendingEvents();
+  EXPECT_FALSE(h.sched_->cache().IsAssumedPod(*bound));
+  EXPECT_EQ(h.sched_->cache().PodCount(), 1u);
+}
+
 // ---------------------------------------------------------------- extenders
 
 using testing::FakeExtender;

@@ -12,11 +12,9 @@
 
 #include "berth/api/objects.h"
 #include "berth/api/result.h"
+#include "berth/framework/cluster_event.h"
 
 namespace berth {
-
-template <class T>
-using Ptr = std::shared_ptr<const T>;
 
 class ClusterClient {
  public:
@@ -73,9 +71,11 @@ class ClusterEventHandler {
   virtual void OnNodeAdd(const Ptr<Node>& node) = 0;
   virtual void OnNodeUpdate(const Ptr<Node>& old_node, const Ptr<Node>& new_node) = 0;
   virtual void OnNodeDelete(const Ptr<Node>& node) = 0;
-  // Any other object the scheduler reads changed (PV, PVC, StorageClass, CSINode, Service, ...).
-  // `kind` is the object's kind, e.g. "PersistentVolumeClaim".
-  virtual void OnOtherObjectChange(std::string_view kind) = 0;
+  // Any other object the scheduler reads was added, updated or deleted (PV, PVC, StorageClass,
+  // CSINode, Service, Namespace, ...): `event.actions` is kAdd, kUpdateOther or kDelete, and the
+  // objects are as EventObject describes (old empty on add, new empty on delete).
+  virtual void OnObjectEvent(const ClusterEvent& event, const EventObject& old_object,
+                             const EventObject& new_object) = 0;
 };
 
 }  // namespace berth

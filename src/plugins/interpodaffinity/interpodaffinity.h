@@ -17,6 +17,7 @@
 #include <memory>
 #include <string_view>
 
+#include "berth/framework/cluster_event.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
 #include "berth/framework/registry.h"
@@ -45,7 +46,8 @@ class InterPodAffinity final : public PreFilterPlugin,
                                public FilterPlugin,
                                public PreFilterExtensions,
                                public PreScorePlugin,
-                               public ScorePlugin {
+                               public ScorePlugin,
+                               public EnqueueExtensions {
  public:
   // `handle` must outlive the plugin. `args` are expected to be validated already.
   InterPodAffinity(const config::InterPodAffinityArgs& args, Handle& handle);
@@ -78,6 +80,10 @@ class InterPodAffinity final : public PreFilterPlugin,
   bool HasNormalize() const override { return true; }
   Status NormalizeScore(const CycleState& state, const PodInfo& pod,
                         std::span<NodeScore> scores) const override;
+
+  // Assigned pods its terms match coming, relabelled or going (or carrying anti-affinity);
+  // nodes gaining or changing a topology key its terms use; namespaces relabelled (selectors).
+  std::vector<ClusterEventWithHint> EventsToRegister() const override;
 
  private:
   // Adds (multiplier = 1) or removes (-1) `other`, placed on `node`, from the PreFilter counts.

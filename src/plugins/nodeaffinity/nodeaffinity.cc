@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "berth/api/selectors.h"
+#include "berth/framework/cluster_event.h"
 #include "berth/framework/plugin.h"
 #include "config/plugin_args.h"
 #include "config/plugin_args_codec.h"
@@ -66,7 +67,8 @@ std::optional<std::set<std::string>> PinnedNames(const NodeSelectorTerm& term) {
 class NodeAffinityPlugin final : public PreFilterPlugin,
                                  public FilterPlugin,
                                  public PreScorePlugin,
-                                 public ScorePlugin {
+                                 public ScorePlugin,
+                                 public EnqueueExtensions {
  public:
   static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, Handle&) {
     auto plugin = std::make_unique<NodeAffinityPlugin>();
@@ -105,6 +107,11 @@ class NodeAffinityPlugin final : public PreFilterPlugin,
     return Status::Success();
   }
 
+  bool Matches(const Pod& pod, const Node& node) const {
+    if (added_required_ && !NodeSelectorMatches(*added_required_, node)) return false;
+    return PodMatchesNodeSelectorAndAffinityTerms(pod, node);
+  }
+
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override {
     const Node* n = node.node();
     if (n == nullptr) return Status::Error("node not found");
@@ -115,6 +122,20 @@ class NodeAffinityPlugin final : public PreFilterPlugin,
       return Status::Unresolvable(std::string(kReasonPod));
     }
     return Status::Success();
+  }
+
+  // A node that now matches, and did not before, may take the pod.
+  std::vector<ClusterEventWithHint> EventsToRegister() const override {
+    return {{{EventResource::kNode, kAdd | kUpdateNodeLabel},
+             [this](const Pod& pod, const EventObject& old_object,
+                    const EventObject& new_object) -> Result<QueueingHint> {
+               const Node* node = ObjectAs<Node>(new_object);
+               if (!node) return Error{"node event without the node"};
+               if (!Matches(pod, *node)) return QueueingHint::kQueueSkip;
+               const Node* old_node = ObjectAs<Node>(old_object);
+               if (old_node && Matches(pod, *old_node)) return QueueingHint::kQueueSkip;
+               return QueueingHint::kQueue;
+             }}};
   }
 
   Status PreScore(CycleState&, const PodInfo& pod, std::span<const NodeInfo* const>) override {

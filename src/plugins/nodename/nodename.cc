@@ -2,13 +2,15 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "berth/framework/cluster_event.h"
 #include "berth/framework/plugin.h"
 
 namespace berth {
 namespace {
 
-class NodeName final : public FilterPlugin {
+class NodeName final : public FilterPlugin, public EnqueueExtensions {
  public:
   std::string_view Name() const override { return kNodeNameName; }
 
@@ -16,6 +18,19 @@ class NodeName final : public FilterPlugin {
     const std::string& wanted = pod->spec.node_name;
     if (wanted.empty() || wanted == node.name()) return Status::Success();
     return Status::Unresolvable("node(s) didn't match the requested node name");
+  }
+
+  // Only the node the pod names can take it.
+  std::vector<ClusterEventWithHint> EventsToRegister() const override {
+    return {{{EventResource::kNode, kAdd},
+             [](const Pod& pod, const EventObject&,
+                const EventObject& new_object) -> Result<QueueingHint> {
+               const Node* node = ObjectAs<Node>(new_object);
+               if (!node) return Error{"node event without the node"};
+               return pod.spec.node_name.empty() || pod.spec.node_name == node->metadata.name
+                          ? QueueingHint::kQueue
+                          : QueueingHint::kQueueSkip;
+             }}};
   }
 };
 

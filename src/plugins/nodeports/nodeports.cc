@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "berth/framework/cluster_event.h"
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
 
@@ -36,17 +37,28 @@ void CollectHostPorts(const Container& c, std::vector<WantedPort>& out) {
   }
 }
 
-class NodePorts final : public PreFilterPlugin, public FilterPlugin {
+std::vector<WantedPort> HostPortsOf(const Pod& pod) {
+  std::vector<WantedPort> ports;
+  for (const Container& c : pod.spec.init_containers) {
+    if (c.restart_policy && *c.restart_policy == "Always") CollectHostPorts(c, ports);
+  }
+  for (const Container& c : pod.spec.containers) CollectHostPorts(c, ports);
+  return ports;
+}
+
+bool Conflict(const WantedPort& a, const WantedPort& b) {
+  return a.port == b.port && a.protocol == b.protocol &&
+         (a.ip == b.ip || a.ip == "0.0.0.0" || b.ip == "0.0.0.0");
+}
+
+class NodePorts final : public PreFilterPlugin, public FilterPlugin, public EnqueueExtensions {
  public:
   std::string_view Name() const override { return kNodePortsName; }
 
   Status PreFilter(CycleState& state, const PodInfo& pod, std::span<NodeInfo* const>,
                    PreFilterResult*) override {
     auto s = std::make_shared<PortsPreFilterState>();
-    for (const Container& c : pod->spec.init_containers) {
-      if (c.restart_policy && *c.restart_policy == "Always") CollectHostPorts(c, s->ports);
-    }
-    for (const Container& c : pod->spec.containers) CollectHostPorts(c, s->ports);
+    s->ports = HostPortsOf(*pod);
     if (s->ports.empty()) return Status::Skip();
     state.Write(kPreFilterKey, std::move(s));
     return Status::Success();
@@ -63,6 +75,25 @@ class NodePorts final : public PreFilterPlugin, public FilterPlugin {
       }
     }
     return Status::Success();
+  }
+
+  // A port frees up when an assigned pod holding it goes; a new node has all ports free.
+  std::vector<ClusterEventWithHint> EventsToRegister() const override {
+    return {{{EventResource::kPod, kDelete},
+             [](const Pod& pod, const EventObject& old_object,
+                const EventObject&) -> Result<QueueingHint> {
+               const Pod* deleted = ObjectAs<Pod>(old_object);
+               if (!deleted) return Error{"pod deletion without the pod"};
+               if (deleted->spec.node_name.empty()) return QueueingHint::kQueueSkip;
+               const std::vector<WantedPort> wanted = HostPortsOf(pod);
+               for (const WantedPort& freed : HostPortsOf(*deleted)) {
+                 for (const WantedPort& w : wanted) {
+                   if (Conflict(freed, w)) return QueueingHint::kQueue;
+                 }
+               }
+               return QueueingHint::kQueueSkip;
+             }},
+            {{EventResource::kNode, kAdd}, {}}};
   }
 };
 

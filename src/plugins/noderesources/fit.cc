@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "berth/api/resources.h"
+#include "berth/framework/cluster_event.h"
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
 #include "config/plugin_args.h"
@@ -48,7 +49,8 @@ enum class Strategy { kLeastAllocated, kMostAllocated, kRequestedToCapacityRatio
 class Fit final : public PreFilterPlugin,
                   public FilterPlugin,
                   public PreScorePlugin,
-                  public ScorePlugin {
+                  public ScorePlugin,
+                  public EnqueueExtensions {
  public:
   static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, Handle& handle);
 
@@ -61,9 +63,14 @@ class Fit final : public PreFilterPlugin,
                   std::span<const NodeInfo* const> feasible) override;
   Status Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
                int64_t* score) const override;
+  std::vector<ClusterEventWithHint> EventsToRegister() const override;
 
  private:
   bool IsIgnored(std::string_view name) const;
+  // True if `pod` fits an empty `node` by every resource it requests.
+  bool FitsEmptyNode(const Resource& request, const Node& node) const;
+  QueueingHint AfterPodEvent(const Pod& pod, const Pod* old_pod, const Pod* new_pod) const;
+  QueueingHint AfterNodeEvent(const Pod& pod, const Node* old_node, const Node& new_node) const;
 
   std::vector<std::string> ignored_resources_;        // sorted
   std::vector<std::string> ignored_resource_groups_;  // sorted
@@ -108,6 +115,75 @@ bool Fit::IsIgnored(std::string_view name) const {
   const std::string_view group = name.substr(0, name.find('/'));
   return std::binary_search(ignored_resource_groups_.begin(), ignored_resource_groups_.end(),
                             group);
+}
+
+std::vector<ClusterEventWithHint> Fit::EventsToRegister() const {
+  return {
+      {{EventResource::kPod, kDelete | kUpdatePodScaleDown},
+       [this](const Pod& pod, const EventObject& old_object,
+              const EventObject& new_object) -> Result<QueueingHint> {
+         return AfterPodEvent(pod, ObjectAs<Pod>(old_object), ObjectAs<Pod>(new_object));
+       }},
+      {{EventResource::kNode, kAdd | kUpdateNodeAllocatable},
+       [this](const Pod& pod, const EventObject& old_object,
+              const EventObject& new_object) -> Result<QueueingHint> {
+         const Node* node = ObjectAs<Node>(new_object);
+         if (!node) return Error{"node event without the node"};
+         return AfterNodeEvent(pod, ObjectAs<Node>(old_object), *node);
+       }},
+  };
+}
+
+QueueingHint Fit::AfterPodEvent(const Pod& pod, const Pod* old_pod, const Pod* new_pod) const {
+  if (!new_pod) {  // deleted: only an assigned or nominated pod held room
+    const bool held_room = old_pod && (!old_pod->spec.node_name.empty() ||
+                                       !old_pod->status.nominated_node_name.empty());
+    return held_room ? QueueingHint::kQueue : QueueingHint::kQueueSkip;
+  }
+  if (new_pod->metadata.uid == pod.metadata.uid) return QueueingHint::kQueue;
+  if (!old_pod || new_pod->spec.node_name.empty()) return QueueingHint::kQueueSkip;
+  // Scaled down: it helps only if something this pod asks for went down.
+  const Resource want = ComputePodRequests(pod).requests;
+  const Resource before = ComputePodRequests(*old_pod).requests;
+  const Resource after = ComputePodRequests(*new_pod).requests;
+  if ((want.milli_cpu > 0 && after.milli_cpu < before.milli_cpu) ||
+      (want.memory > 0 && after.memory < before.memory) ||
+      (want.ephemeral_storage > 0 && after.ephemeral_storage < before.ephemeral_storage))
+    return QueueingHint::kQueue;
+  for (const auto& [name, quantity] : want.scalar) {
+    if (quantity > 0 && after.Scalar(name) < before.Scalar(name)) return QueueingHint::kQueue;
+  }
+  return QueueingHint::kQueueSkip;
+}
+
+bool Fit::FitsEmptyNode(const Resource& request, const Node& node) const {
+  const Resource allocatable = Resource::FromList(node.status.allocatable);
+  if (allocatable.allowed_pod_number < 1) return false;
+  if (request.milli_cpu > allocatable.milli_cpu || request.memory > allocatable.memory ||
+      request.ephemeral_storage > allocatable.ephemeral_storage)
+    return false;
+  for (const auto& [name, quantity] : request.scalar) {
+    if (quantity > 0 && !IsIgnored(name) && quantity > allocatable.Scalar(name)) return false;
+  }
+  return true;
+}
+
+QueueingHint Fit::AfterNodeEvent(const Pod& pod, const Node* old_node, const Node& new_node) const {
+  const Resource want = ComputePodRequests(pod).requests;
+  if (!FitsEmptyNode(want, new_node)) return QueueingHint::kQueueSkip;  // too small anyway
+  if (!old_node) return QueueingHint::kQueue;
+  // Fits, but only more room than before can change an earlier "Insufficient" verdict.
+  const Resource before = Resource::FromList(old_node->status.allocatable);
+  const Resource after = Resource::FromList(new_node.status.allocatable);
+  if (after.allowed_pod_number > before.allowed_pod_number) return QueueingHint::kQueue;
+  if ((want.milli_cpu > 0 && after.milli_cpu > before.milli_cpu) ||
+      (want.memory > 0 && after.memory > before.memory) ||
+      (want.ephemeral_storage > 0 && after.ephemeral_storage > before.ephemeral_storage))
+    return QueueingHint::kQueue;
+  for (const auto& [name, quantity] : want.scalar) {
+    if (quantity > 0 && after.Scalar(name) > before.Scalar(name)) return QueueingHint::kQueue;
+  }
+  return QueueingHint::kQueueSkip;
 }
 
 Status Fit::PreFilter(CycleState& state, const PodInfo& pod, std::span<NodeInfo* const>,

@@ -2,8 +2,10 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "berth/api/selectors.h"
+#include "berth/framework/cluster_event.h"
 #include "berth/framework/plugin.h"
 
 namespace berth {
@@ -17,7 +19,7 @@ bool ToleratesUnschedulable(const Pod& pod) {
   return false;
 }
 
-class NodeUnschedulable final : public FilterPlugin {
+class NodeUnschedulable final : public FilterPlugin, public EnqueueExtensions {
  public:
   std::string_view Name() const override { return kNodeUnschedulableName; }
 
@@ -27,6 +29,25 @@ class NodeUnschedulable final : public FilterPlugin {
       return Status::Unresolvable("node(s) were unschedulable");
     }
     return Status::Success();
+  }
+
+  // Helps when a node that takes the pod appears, or a node is uncordoned.
+  std::vector<ClusterEventWithHint> EventsToRegister() const override {
+    return {{{EventResource::kNode, kAdd | kUpdateNodeTaint},
+             [](const Pod& pod, const EventObject& old_object,
+                const EventObject& new_object) -> Result<QueueingHint> {
+               const Node* node = ObjectAs<Node>(new_object);
+               if (!node) return Error{"node event without the node"};
+               const Node* old_node = ObjectAs<Node>(old_object);
+               if (!old_node) {
+                 return !node->spec.unschedulable || ToleratesUnschedulable(pod)
+                            ? QueueingHint::kQueue
+                            : QueueingHint::kQueueSkip;
+               }
+               return old_node->spec.unschedulable && !node->spec.unschedulable
+                          ? QueueingHint::kQueue
+                          : QueueingHint::kQueueSkip;
+             }}};
   }
 };
 

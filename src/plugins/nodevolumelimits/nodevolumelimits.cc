@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "plugins/volume_claims.h"
+
 namespace berth {
 namespace nodevolumelimits {
 namespace {
@@ -274,6 +276,23 @@ Status CSILimits::Filter(const CycleState& state, const PodInfo& pod, const Node
       return Status::Unschedulable(std::string(kErrReasonMaxVolumeCountExceeded));
   }
   return Status::Success();
+}
+
+// Room for a volume appears when a pod holding volumes goes, a node's CSI limits or attachable
+// counts change, or a new node comes; a new claim or volume can change what the pod counts.
+std::vector<ClusterEventWithHint> CSILimits::EventsToRegister() const {
+  return {
+      {{EventResource::kPod, kDelete},
+       [](const Pod&, const EventObject& old_object, const EventObject&) -> Result<QueueingHint> {
+         const Pod* deleted = ObjectAs<Pod>(old_object);
+         if (!deleted) return Error{"pod deletion without the pod"};
+         return PodHoldsVolumes(*deleted) ? QueueingHint::kQueue : QueueingHint::kQueueSkip;
+       }},
+      {{EventResource::kCSINode, kAdd | kUpdateOther}, {}},
+      {{EventResource::kPersistentVolumeClaim, kAdd}, {}},
+      {{EventResource::kPersistentVolume, kAdd}, {}},
+      {{EventResource::kNode, kAdd | kUpdateNodeAllocatable}, {}},
+  };
 }
 
 }  // namespace nodevolumelimits

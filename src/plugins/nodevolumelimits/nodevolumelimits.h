@@ -26,6 +26,7 @@
 #include <span>
 #include <string_view>
 
+#include "berth/framework/cluster_event.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
 #include "berth/framework/registry.h"
@@ -42,7 +43,7 @@ inline constexpr std::string_view kName = config::names::kNodeVolumeLimits;
 inline constexpr std::string_view kErrReasonMaxVolumeCountExceeded =
     "node(s) exceed max volume count";
 
-class CSILimits final : public PreFilterPlugin, public FilterPlugin {
+class CSILimits final : public PreFilterPlugin, public FilterPlugin, public EnqueueExtensions {
  public:
   explicit CSILimits(Handle& handle) : handle_(&handle) {}
 
@@ -50,6 +51,8 @@ class CSILimits final : public PreFilterPlugin, public FilterPlugin {
   Status PreFilter(CycleState& state, const PodInfo& pod, std::span<NodeInfo* const> nodes,
                    PreFilterResult* result) override;
   Status Filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
+
+  std::vector<ClusterEventWithHint> EventsToRegister() const override;
 
  private:
   Handle* handle_;

@@ -1,7 +1,9 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "berth/api/selectors.h"
 #include "config/plugin_args_codec.h"
 #include "plugins/podtopologyspread/podtopologyspread.h"
 
@@ -37,6 +39,103 @@ Result<std::vector<SpreadConstraint>> PodTopologySpread::Constraints(const Pod& 
   std::optional<LabelSelector> selector = DefaultSelector(pod, handle_.client());
   if (!selector) return std::vector<SpreadConstraint>{};
   return ConstraintsFromDefaults(default_constraints_, action, *selector, pod.metadata.namespace_);
+}
+
+namespace {
+
+// The topology keys the pod's spreading uses (its own constraints, else the defaults).
+std::vector<std::string> TopologyKeys(const Pod& pod,
+                                      const std::vector<TopologySpreadConstraint>& defaults) {
+  const auto& own = pod.spec.topology_spread_constraints;
+  std::vector<std::string> keys;
+  for (const auto& c : own.empty() ? defaults : own) keys.push_back(c.topology_key);
+  return keys;
+}
+
+bool HasAllKeys(const Node& node, const std::vector<std::string>& keys) {
+  for (const auto& k : keys) {
+    if (!node.metadata.labels.count(k)) return false;
+  }
+  return true;
+}
+
+// True if a pod with `labels` may count for one of the pod's constraints. matchLabelKeys only
+// narrow a selector, so leaving them out errs towards requeueing. Default constraints derive
+// their selector from Services and controllers, which a hint must not look up: any pod counts.
+bool MayCount(const Pod& pod, const Labels& labels) {
+  const auto& own = pod.spec.topology_spread_constraints;
+  if (own.empty()) return true;
+  for (const auto& c : own) {
+    if (CompiledSelector::FromOptional(c.label_selector).Matches(labels)) return true;
+  }
+  return false;
+}
+
+QueueingHint AfterPodEvent(const Pod& pod, const Pod* old_pod, const Pod* new_pod) {
+  // Only assigned pods of the same namespace (or the pod itself) take part in its spreading.
+  auto involved = [&](const Pod* other) {
+    return other->metadata.uid == pod.metadata.uid ||
+           (!other->spec.node_name.empty() &&
+            other->metadata.namespace_ == pod.metadata.namespace_);
+  };
+  if ((new_pod && !involved(new_pod)) || (old_pod && !involved(old_pod)))
+    return QueueingHint::kQueueSkip;
+  if (old_pod && new_pod) {  // relabelled: helps only if some selector's verdict changed
+    if (old_pod->metadata.labels == new_pod->metadata.labels) return QueueingHint::kQueueSkip;
+    const auto& own = pod.spec.topology_spread_constraints;
+    if (own.empty()) return QueueingHint::kQueue;
+    for (const auto& c : own) {
+      CompiledSelector sel = CompiledSelector::FromOptional(c.label_selector);
+      if (sel.Matches(old_pod->metadata.labels) != sel.Matches(new_pod->metadata.labels))
+        return QueueingHint::kQueue;
+    }
+    return QueueingHint::kQueueSkip;
+  }
+  const Pod* changed = new_pod ? new_pod : old_pod;
+  if (!changed) return QueueingHint::kQueue;
+  return MayCount(pod, changed->metadata.labels) ? QueueingHint::kQueue : QueueingHint::kQueueSkip;
+}
+
+QueueingHint AfterNodeEvent(const Pod& pod, const std::vector<std::string>& keys,
+                            const Node* old_node, const Node* new_node) {
+  if (!new_node) {  // deleted: its domain may have held the minimum
+    return old_node && !HasAllKeys(*old_node, keys) ? QueueingHint::kQueueSkip
+                                                    : QueueingHint::kQueue;
+  }
+  if (!HasAllKeys(*new_node, keys)) return QueueingHint::kQueueSkip;
+  if (!old_node) return QueueingHint::kQueue;
+  if (!HasAllKeys(*old_node, keys)) return QueueingHint::kQueue;
+  for (const auto& k : keys) {
+    if (old_node->metadata.labels.at(k) != new_node->metadata.labels.at(k))
+      return QueueingHint::kQueue;
+  }
+  // Same domains; taints change which nodes count under nodeTaintsPolicy: Honor.
+  if (old_node->spec.taints.size() != new_node->spec.taints.size()) return QueueingHint::kQueue;
+  for (size_t i = 0; i < old_node->spec.taints.size(); ++i) {
+    const Taint& a = old_node->spec.taints[i];
+    const Taint& b = new_node->spec.taints[i];
+    if (a.key != b.key || a.value != b.value || a.effect != b.effect) return QueueingHint::kQueue;
+  }
+  (void)pod;
+  return QueueingHint::kQueueSkip;
+}
+
+}  // namespace
+
+std::vector<ClusterEventWithHint> PodTopologySpread::EventsToRegister() const {
+  return {
+      {{EventResource::kPod, kAdd | kUpdatePodLabel | kDelete},
+       [](const Pod& pod, const EventObject& old_object,
+          const EventObject& new_object) -> Result<QueueingHint> {
+         return AfterPodEvent(pod, ObjectAs<Pod>(old_object), ObjectAs<Pod>(new_object));
+       }},
+      {{EventResource::kNode, kAdd | kDelete | kUpdateNodeLabel | kUpdateNodeTaint},
+       [this](const Pod& pod, const EventObject& old_object,
+              const EventObject& new_object) -> Result<QueueingHint> {
+         return AfterNodeEvent(pod, TopologyKeys(pod, default_constraints_),
+                               ObjectAs<Node>(old_object), ObjectAs<Node>(new_object));
+       }},
+  };
 }
 
 const Snapshot* PodTopologySpread::IncrementalSnapshot(std::span<NodeInfo* const> nodes) const {

@@ -24,6 +24,7 @@
 
 #include <string_view>
 
+#include "berth/framework/cluster_event.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
 #include "berth/framework/registry.h"
@@ -51,7 +52,8 @@ class PodTopologySpread final : public PreFilterPlugin,
                                 public FilterPlugin,
                                 public PreFilterExtensions,
                                 public PreScorePlugin,
-                                public ScorePlugin {
+                                public ScorePlugin,
+                                public EnqueueExtensions {
  public:
   // `handle` must outlive the plugin; `args` are expected to be validated already.
   PodTopologySpread(const config::PodTopologySpreadArgs& args, Handle& handle);
@@ -78,6 +80,10 @@ class PodTopologySpread final : public PreFilterPlugin,
   bool HasNormalize() const override { return true; }
   Status NormalizeScore(const CycleState& state, const PodInfo& pod,
                         std::span<NodeScore> scores) const override;
+
+  // Assigned pods of the pod's namespace that its selectors count coming, going or relabelled;
+  // nodes with its topology keys coming, going, relabelled or retainted.
+  std::vector<ClusterEventWithHint> EventsToRegister() const override;
 
  private:
   // The pod's constraints with `action`, or the default constraints when it has none.

@@ -2,13 +2,15 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "berth/framework/cluster_event.h"
 #include "berth/framework/plugin.h"
 
 namespace berth {
 namespace {
 
-class SchedulingGates final : public PreEnqueuePlugin {
+class SchedulingGates final : public PreEnqueuePlugin, public EnqueueExtensions {
  public:
   std::string_view Name() const override { return kSchedulingGatesName; }
 
@@ -23,6 +25,18 @@ class SchedulingGates final : public PreEnqueuePlugin {
     }
     message += ']';
     return Status::Unresolvable(std::move(message));
+  }
+
+  // Only the pod's own gates going away helps (the queue re-runs PreEnqueue on its update).
+  std::vector<ClusterEventWithHint> EventsToRegister() const override {
+    return {{{EventResource::kPod, kUpdatePodSchedulingGatesEliminated},
+             [](const Pod& pod, const EventObject&,
+                const EventObject& new_object) -> Result<QueueingHint> {
+               const Pod* updated = ObjectAs<Pod>(new_object);
+               return updated && updated->metadata.uid == pod.metadata.uid
+                          ? QueueingHint::kQueue
+                          : QueueingHint::kQueueSkip;
+             }}};
   }
 };
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "berth/api/selectors.h"
+#include "berth/framework/cluster_event.h"
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
 
@@ -22,7 +23,15 @@ struct TaintPreScoreState final : StateData, std::enable_shared_from_this<TaintP
 
 inline constexpr StateKey<TaintPreScoreState> kPreScoreKey{"PreScoreTaintToleration"};
 
-class TaintToleration final : public FilterPlugin, public PreScorePlugin, public ScorePlugin {
+bool Tolerates(const Pod& pod, const Node& node) {
+  return FindUntoleratedTaint(node.spec.taints, pod.spec.tolerations, &IsScheduleBlockingTaint) ==
+         nullptr;
+}
+
+class TaintToleration final : public FilterPlugin,
+                              public PreScorePlugin,
+                              public ScorePlugin,
+                              public EnqueueExtensions {
  public:
   std::string_view Name() const override { return kTaintTolerationName; }
 
@@ -33,6 +42,20 @@ class TaintToleration final : public FilterPlugin, public PreScorePlugin, public
       return Status::Unresolvable(std::string(kTaintTolerationReason));
     }
     return Status::Success();
+  }
+
+  // Helps when a node the pod tolerates appears, or a node's taints become tolerable.
+  std::vector<ClusterEventWithHint> EventsToRegister() const override {
+    return {{{EventResource::kNode, kAdd | kUpdateNodeTaint},
+             [](const Pod& pod, const EventObject& old_object,
+                const EventObject& new_object) -> Result<QueueingHint> {
+               const Node* node = ObjectAs<Node>(new_object);
+               if (!node) return Error{"node event without the node"};
+               if (!Tolerates(pod, *node)) return QueueingHint::kQueueSkip;
+               const Node* old_node = ObjectAs<Node>(old_object);
+               return old_node && Tolerates(pod, *old_node) ? QueueingHint::kQueueSkip
+                                                            : QueueingHint::kQueue;
+             }}};
   }
 
   Status PreScore(CycleState& state, const PodInfo& pod,

@@ -7,6 +7,7 @@
 
 #include "config/plugin_args.h"
 #include "config/plugin_args_codec.h"
+#include "plugins/volume_claims.h"
 
 namespace berth {
 namespace volumebinding {
@@ -294,6 +295,26 @@ Status VolumeBinding::PreBind(CycleState& state, const PodInfo& /*pod*/, const s
     }
   }
   return Status::Success();
+}
+
+// Claims of the pod being created or bound, volumes and classes appearing, and nodes whose
+// labels (topology) or CSI drivers change can each make a volume fit.
+std::vector<ClusterEventWithHint> VolumeBinding::EventsToRegister() const {
+  return {
+      {{EventResource::kPersistentVolumeClaim, kAdd | kUpdateOther},
+       [](const Pod& pod, const EventObject&,
+          const EventObject& new_object) -> Result<QueueingHint> {
+         const auto* claim = ObjectAs<PersistentVolumeClaim>(new_object);
+         if (!claim) return Error{"claim event without the claim"};
+         return PodUsesClaim(pod, *claim) ? QueueingHint::kQueue : QueueingHint::kQueueSkip;
+       }},
+      {{EventResource::kPersistentVolume, kAdd | kUpdateOther}, {}},
+      {{EventResource::kStorageClass, kAdd | kUpdateOther}, {}},
+      {{EventResource::kNode, kAdd | kUpdateNodeLabel | kUpdateNodeAllocatable}, {}},
+      {{EventResource::kCSINode, kAdd | kUpdateOther}, {}},
+      {{EventResource::kCSIDriver, kAdd | kUpdateOther}, {}},
+      {{EventResource::kCSIStorageCapacity, kAdd | kUpdateOther}, {}},
+  };
 }
 
 }  // namespace volumebinding

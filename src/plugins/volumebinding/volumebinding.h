@@ -25,6 +25,7 @@
 #include <string>
 #include <string_view>
 
+#include "berth/framework/cluster_event.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
 #include "berth/framework/registry.h"
@@ -46,7 +47,8 @@ inline constexpr std::string_view kErrReasonUnboundImmediate =
 class VolumeBinding final : public PreFilterPlugin,
                             public FilterPlugin,
                             public ReservePlugin,
-                            public PreBindPlugin {
+                            public PreBindPlugin,
+                            public EnqueueExtensions {
  public:
   VolumeBinding(Handle& handle, int64_t bind_timeout_seconds)
       : handle_(&handle), cache_(handle.client()), bind_timeout_seconds_(bind_timeout_seconds) {}
@@ -62,6 +64,8 @@ class VolumeBinding final : public PreFilterPlugin,
 
   int64_t bind_timeout_seconds() const { return bind_timeout_seconds_; }
   const AssumeCache& assume_cache() const { return cache_; }
+
+  std::vector<ClusterEventWithHint> EventsToRegister() const override;
 
  private:
   Status CheckPodClaims(const Pod& pod) const;

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "berth/framework/cluster_event.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
 #include "berth/framework/registry.h"
@@ -38,7 +39,8 @@ inline constexpr std::string_view kErrReasonReadWriteOncePodConflict =
 
 class VolumeRestrictions final : public PreFilterPlugin,
                                  public FilterPlugin,
-                                 public PreFilterExtensions {
+                                 public PreFilterExtensions,
+                                 public EnqueueExtensions {
  public:
   explicit VolumeRestrictions(Handle& handle) : handle_(&handle) {}
 
@@ -55,6 +57,8 @@ class VolumeRestrictions final : public PreFilterPlugin,
                    const PodInfoPtr& pod_to_remove, const NodeInfo& node) const override;
 
   Status Filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
+
+  std::vector<ClusterEventWithHint> EventsToRegister() const override;
 
  private:
   Handle* handle_;

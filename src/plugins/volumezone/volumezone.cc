@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "plugins/volume_claims.h"
+
 namespace berth {
 namespace volumezone {
 namespace {
@@ -153,6 +155,22 @@ Status VolumeZone::Filter(const CycleState& state, const PodInfo& pod, const Nod
   Status s = CollectTopologies(handle_->client(), *pod.pod, topologies);
   if (!s.IsSuccess()) return s;
   return CheckNode(topologies, *node.node());
+}
+
+// A claim of the pod getting bound, a volume or class appearing, or a node gaining zone labels.
+std::vector<ClusterEventWithHint> VolumeZone::EventsToRegister() const {
+  return {
+      {{EventResource::kPersistentVolumeClaim, kAdd | kUpdateOther},
+       [](const Pod& pod, const EventObject&,
+          const EventObject& new_object) -> Result<QueueingHint> {
+         const auto* claim = ObjectAs<PersistentVolumeClaim>(new_object);
+         if (!claim) return Error{"claim event without the claim"};
+         return PodUsesClaim(pod, *claim) ? QueueingHint::kQueue : QueueingHint::kQueueSkip;
+       }},
+      {{EventResource::kPersistentVolume, kAdd | kUpdateOther}, {}},
+      {{EventResource::kStorageClass, kAdd}, {}},
+      {{EventResource::kNode, kAdd | kUpdateNodeLabel}, {}},
+  };
 }
 
 }  // namespace volumezone

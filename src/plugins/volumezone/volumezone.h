@@ -18,6 +18,7 @@
 #include <span>
 #include <string_view>
 
+#include "berth/framework/cluster_event.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
 #include "berth/framework/registry.h"
@@ -33,7 +34,7 @@ namespace volumezone {
 inline constexpr std::string_view kName = config::names::kVolumeZone;
 inline constexpr std::string_view kErrReasonConflict = "node(s) had no available volume zone";
 
-class VolumeZone final : public PreFilterPlugin, public FilterPlugin {
+class VolumeZone final : public PreFilterPlugin, public FilterPlugin, public EnqueueExtensions {
  public:
   explicit VolumeZone(Handle& handle) : handle_(&handle) {}
 
@@ -41,6 +42,8 @@ class VolumeZone final : public PreFilterPlugin, public FilterPlugin {
   Status PreFilter(CycleState& state, const PodInfo& pod, std::span<NodeInfo* const> nodes,
                    PreFilterResult* result) override;
   Status Filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
+
+  std::vector<ClusterEventWithHint> EventsToRegister() const override;
 
  private:
   Handle* handle_;

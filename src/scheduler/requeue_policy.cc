@@ -1,0 +1,158 @@
+#include "scheduler/requeue_policy.h"
+
+#include <algorithm>
+
+#include "berth/api/resources.h"
+
+namespace berth {
+namespace {
+
+bool SameTaints(const Node& a, const Node& b) {
+  if (a.spec.unschedulable != b.spec.unschedulable) return false;
+  if (a.spec.taints.size() != b.spec.taints.size()) return false;
+  for (size_t i = 0; i < a.spec.taints.size(); ++i) {
+    const Taint& x = a.spec.taints[i];
+    const Taint& y = b.spec.taints[i];
+    if (x.key != y.key || x.value != y.value || x.effect != y.effect) return false;
+  }
+  return true;
+}
+
+bool SameResources(const ResourceList& a, const ResourceList& b) {
+  if (a.size() != b.size()) return false;
+  for (auto ia = a.begin(), ib = b.begin(); ia != a.end(); ++ia, ++ib) {
+    if (ia->first != ib->first || ia->second.MilliValue() != ib->second.MilliValue()) return false;
+  }
+  return true;
+}
+
+bool SameTolerations(const std::vector<Toleration>& a, const std::vector<Toleration>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].key != b[i].key || a[i].op != b[i].op || a[i].value != b[i].value ||
+        a[i].effect != b[i].effect)
+      return false;
+  }
+  return true;
+}
+
+void AddInterest(EventInterest& interest, const ClusterEvent& event) {
+  if (event.resource == EventResource::kWildCard) {
+    for (auto& actions : interest) actions |= event.actions;
+  } else {
+    interest[static_cast<int>(event.resource)] |= event.actions;
+  }
+}
+
+}  // namespace
+
+uint32_t NodeUpdateActions(const Node& old_node, const Node& new_node) {
+  uint32_t actions = 0;
+  if (!SameResources(old_node.status.allocatable, new_node.status.allocatable))
+    actions |= kUpdateNodeAllocatable;
+  if (old_node.metadata.labels != new_node.metadata.labels) actions |= kUpdateNodeLabel;
+  if (!SameTaints(old_node, new_node)) actions |= kUpdateNodeTaint;
+  if (old_node.metadata.annotations != new_node.metadata.annotations)
+    actions |= kUpdateNodeAnnotation;
+  return actions;
+}
+
+uint32_t AssignedPodUpdateActions(const Pod& old_pod, const Pod& new_pod) {
+  uint32_t actions = 0;
+  if (old_pod.metadata.labels != new_pod.metadata.labels) actions |= kUpdatePodLabel;
+  if (!SameTolerations(old_pod.spec.tolerations, new_pod.spec.tolerations))
+    actions |= kUpdatePodToleration;
+  // A request that went down frees room on the node (in-place resize).
+  const Resource before = ComputePodRequests(old_pod).requests;
+  const Resource after = ComputePodRequests(new_pod).requests;
+  if (after.milli_cpu < before.milli_cpu || after.memory < before.memory ||
+      after.ephemeral_storage < before.ephemeral_storage)
+    actions |= kUpdatePodScaleDown;
+  return actions == 0 ? kUpdateOther : actions;
+}
+
+RequeuePolicy::RequeuePolicy(const std::vector<std::unique_ptr<Framework>>& profiles) {
+  for (const auto& fw : profiles) {
+    Profile& p = profiles_[fw->profile_name()];
+    for (const auto& reg : fw->event_registrations()) {
+      p.by_plugin[reg.plugin] = &reg.events;
+      for (const auto& e : reg.events) AddInterest(any_, e.event);
+    }
+  }
+}
+
+const RequeuePolicy::Profile* RequeuePolicy::ProfileOf(const Pod& pod) const {
+  auto it = profiles_.find(pod.spec.scheduler_name);
+  return it == profiles_.end() ? nullptr : &it->second;
+}
+
+bool RequeuePolicy::AnyInterest(const ClusterEvent& event) const {
+  if (event.resource == EventResource::kWildCard) return true;
+  return (any_[static_cast<int>(event.resource)] & event.actions) != 0 ||
+         (any_[static_cast<int>(EventResource::kWildCard)] & event.actions) != 0;
+}
+
+EventInterest RequeuePolicy::InterestOf(const QueuedPodInfo& pod) const {
+  EventInterest interest{};
+  const Profile* profile = ProfileOf(pod.pod());
+  auto add_plugin = [&](const std::string& name) {
+    auto it = profile ? profile->by_plugin.find(name) : decltype(profile->by_plugin.end()){};
+    if (!profile || it == profile->by_plugin.end()) {
+      interest.fill(kAllActions);
+      return;
+    }
+    for (const auto& e : *it->second) AddInterest(interest, e.event);
+  };
+  if (pod.unschedulable_plugins.empty() && pod.pending_plugins.empty()) interest.fill(kAllActions);
+  for (const auto& name : pod.unschedulable_plugins) add_plugin(name);
+  for (const auto& name : pod.pending_plugins) add_plugin(name);
+  return interest;
+}
+
+RequeueDecider::Strategy RequeuePolicy::Decide(const QueuedPodInfo& pod, const ClusterEvent& event,
+                                               const EventObject& old_object,
+                                               const EventObject& new_object) const {
+  if (event.resource == EventResource::kWildCard) return Strategy::kAfterBackoff;
+  if (pod.unschedulable_plugins.empty() && pod.pending_plugins.empty())
+    return Strategy::kAfterBackoff;
+  const Profile* profile = ProfileOf(pod.pod());
+  if (!profile) return Strategy::kAfterBackoff;
+
+  // kQueue from a plugin that left the pod pending retries it at once; from one that rejected
+  // it, after its backoff.
+  Strategy strategy = Strategy::kSkip;
+  auto consult = [&](const std::string& name, bool pending) {
+    auto it = profile->by_plugin.find(name);
+    if (it == profile->by_plugin.end()) {
+      strategy = std::max(strategy, Strategy::kAfterBackoff);
+      return;
+    }
+    for (const auto& reg : *it->second) {
+      if (!reg.event.Covers(event)) continue;
+      bool queue = true;
+      if (reg.hint) {
+        try {
+          Result<QueueingHint> h = reg.hint(pod.pod(), old_object, new_object);
+          queue = !h.ok() || *h == QueueingHint::kQueue;
+        } catch (...) {
+          queue = true;  // a throwing hint is an error, and an error queues
+        }
+      }
+      if (queue) {
+        strategy = std::max(strategy, pending ? Strategy::kImmediately : Strategy::kAfterBackoff);
+        return;
+      }
+    }
+  };
+  for (const auto& name : pod.pending_plugins) {
+    consult(name, true);
+    if (strategy == Strategy::kImmediately) return strategy;
+  }
+  for (const auto& name : pod.unschedulable_plugins) {
+    consult(name, false);
+    if (strategy != Strategy::kSkip) return strategy;
+  }
+  return strategy;
+}
+
+}  // namespace berth

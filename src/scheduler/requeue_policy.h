@@ -1,0 +1,49 @@
+// RequeuePolicy: which cluster events move which unschedulable pods, from the event
+// registrations and queueing hints of each profile's plugins (EnqueueExtensions), as
+// kube-scheduler's queueing hints do. Also classifies pod and node updates into ActionType bits.
+//
+// Built once from the profiles (which must outlive it); afterwards read-only, so the queue calls
+// it from the event-delivering threads without further locking.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "berth/framework/cluster_event.h"
+#include "queue/scheduling_queue.h"
+#include "runtime/framework.h"
+
+namespace berth {
+
+// The ActionType bits of a node update; 0 when nothing the scheduler reads changed (a
+// heartbeat), which is no event at all.
+uint32_t NodeUpdateActions(const Node& old_node, const Node& new_node);
+// The ActionType bits of an assigned pod's update (kUpdateOther when none of the finer ones).
+uint32_t AssignedPodUpdateActions(const Pod& old_pod, const Pod& new_pod);
+
+class RequeuePolicy final : public RequeueDecider {
+ public:
+  explicit RequeuePolicy(const std::vector<std::unique_ptr<Framework>>& profiles);
+
+  EventInterest InterestOf(const QueuedPodInfo& pod) const override;
+  Strategy Decide(const QueuedPodInfo& pod, const ClusterEvent& event,
+                  const EventObject& old_object, const EventObject& new_object) const override;
+
+  // False when no plugin of any profile registered for the event: the pool needs no scan.
+  bool AnyInterest(const ClusterEvent& event) const;
+
+ private:
+  using PluginEvents = std::vector<ClusterEventWithHint>;
+  struct Profile {
+    // Plugin name -> its registrations. A rejecting plugin missing here (an extender, a plugin
+    // of another profile) counts as registered for every event.
+    std::unordered_map<std::string, const PluginEvents*> by_plugin;
+  };
+  const Profile* ProfileOf(const Pod& pod) const;
+
+  std::unordered_map<std::string, Profile> profiles_;  // by schedulerName
+  EventInterest any_{};                                // union over every plugin
+};
+
+}  // namespace berth
