@@ -257,13 +257,12 @@ TEST_F(ApiServerFixture, InformerLosesAndRepeatsNothingAcrossReconnects) {
   }
 }
 
-// A watch answered 410 Gone relists and delivers only the difference.
+// A watch answered 410 Gone relists and delivers only the difference. The list's items carry
+// no kind or apiVersion, as kube-apiserver sends them.
 TEST(InformerTest, GoneRelistsAndDeliversTheDifference) {
   std::atomic<int> lists{0}, watches{0};
   auto item = [](const std::string& name, int rv) {
-    return Json{{"apiVersion", "v1"},
-                {"kind", "Node"},
-                {"metadata", {{"name", name}, {"resourceVersion", std::to_string(rv)}}}};
+    return Json{{"metadata", {{"name", name}, {"resourceVersion", std::to_string(rv)}}}};
   };
   std::vector<std::shared_ptr<net::StreamSink>> open;
   std::mutex open_mu;
@@ -284,6 +283,7 @@ TEST(InformerTest, GoneRelistsAndDeliversTheDifference) {
       return r;
     }
     Json list = {{"kind", "NodeList"},
+                 {"apiVersion", "v1"},
                  {"metadata", {{"resourceVersion", lists == 0 ? "10" : "20"}}}};
     list["items"] =
         lists++ == 0 ? Json{item("a", 1), item("b", 2)} : Json{item("b", 15), item("c", 16)};

@@ -97,7 +97,13 @@ bool Informer::ListAndReplace() {
         options_.log(fmt::format("listing {}: {}", options_.kind, page.error().message));
       return false;
     }
+    // kube-apiserver leaves kind and apiVersion off a list's items; the decoder needs them.
+    const std::string list_api_version = (*page).value("apiVersion", "");
     for (auto& item : (*page)["items"]) {
+      if (!item.is_object()) continue;
+      if (!item.contains("kind")) item["kind"] = options_.kind;
+      if (!item.contains("apiVersion") && !list_api_version.empty())
+        item["apiVersion"] = list_api_version;
       if (options_.trim_metadata) Trim(item);
       std::string key = KeyOf(item);
       std::string item_rv = item["metadata"].value("resourceVersion", "");

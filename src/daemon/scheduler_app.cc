@@ -79,12 +79,44 @@ struct SchedulerMetrics {
   observe::MetricFamily* cache_size = registry.Gauge(
       "scheduler_cache_size",
       "[ALPHA] Number of nodes, pods, and assumed (bound) pods in the scheduler cache.", {"type"});
+  observe::MetricFamily* extension_point_duration = registry.Histogram(
+      "scheduler_framework_extension_point_duration_seconds",
+      "[STABLE] Latency for running all plugins of a specific extension point.",
+      {"extension_point", "status", "profile"}, observe::ExponentialBuckets(0.0001, 2, 12));
+  observe::MetricFamily* incoming_pods = registry.Counter(
+      "scheduler_queue_incoming_pods_total",
+      "[STABLE] Number of pods added to scheduling queues by event and queue type.",
+      {"queue", "event"});
+  observe::MetricFamily* unschedulable_pods = registry.Gauge(
+      "scheduler_unschedulable_pods",
+      "[ALPHA] The number of unschedulable pods broken down by plugin name. A pod will increment "
+      "the gauge for all plugins that caused it to not schedule and so this metric have meaning "
+      "only when broken down by plugin.",
+      {"plugin", "profile"});
   observe::MetricFamily* leader = registry.Gauge(
       "leader_election_master_status",
       "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 indicates "
       "backup, 1 indicates master. 'name' is the string used to identify the lease. Please make "
       "sure to group by name.",
       {"name"});
+};
+
+// The scheduler's framework and queue measurements, onto the families above.
+class MetricsSink final : public SchedulerMetricsSink {
+ public:
+  explicit MetricsSink(SchedulerMetrics* metrics) : metrics_(metrics) {}
+  void ExtensionPoint(std::string_view profile, std::string_view point, const Status& status,
+                      Duration duration) override {
+    metrics_->extension_point_duration->Observe(
+        {std::string(point), std::string(CodeName(status.code())), std::string(profile)},
+        std::chrono::duration<double>(duration).count());
+  }
+  void IncomingPod(std::string_view queue, std::string_view event) override {
+    metrics_->incoming_pods->Add({std::string(queue), std::string(event)});
+  }
+
+ private:
+  SchedulerMetrics* metrics_;
 };
 
 // Turns attempts into what a cluster operator sees: events, klog lines, metrics.
@@ -224,8 +256,9 @@ struct SchedulerApp::Impl {
   config::SchedulerConfiguration config;
   RealClock clock;
   std::unique_ptr<client::ApiClusterClient> client;
-  std::unique_ptr<Scheduler> scheduler;
   SchedulerMetrics metrics;
+  MetricsSink metrics_sink{&metrics};  // declared before the scheduler, which reports to it
+  std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<DaemonObserver> observer;
   std::unique_ptr<client::RestClient> election_rest;
   std::unique_ptr<client::LeaderElector> elector;
@@ -308,6 +341,9 @@ net::HttpResponse SchedulerApp::Impl::Endpoint(net::HttpRequest& req) {
     metrics.pending->Set({"gated"}, counts.gated);
     metrics.cache_size->Set({"nodes"}, scheduler->cache().NodeCount());
     metrics.cache_size->Set({"pods"}, scheduler->cache().PodCount());
+    metrics.unschedulable_pods->Reset();
+    for (const auto& c : scheduler->queue().UnschedulableByPlugin())
+      metrics.unschedulable_pods->Set({c.plugin, c.profile}, static_cast<double>(c.pods));
     metrics.leader->Set({config.leader_election.resource_name}, leading ? 1 : 0);
     r.body = metrics.registry.Expose();
   } else {
@@ -417,6 +453,7 @@ Result<std::unique_ptr<SchedulerApp>> SchedulerApp::Start(SchedulerAppOptions op
   // Extenders receive whole pods and nodes, as kube-scheduler sends them.
   s.client->set_keep_documents(!so.extenders.empty());
   so.inline_binding = false;
+  so.metrics = &s.metrics_sink;
   so.record_details = o.verbosity >= 10 || o.record_decisions || !o.extra_observers.empty();
   auto sched = Scheduler::Create(so);
   if (!sched.ok()) {

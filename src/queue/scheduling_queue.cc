@@ -22,6 +22,32 @@ bool MeaningfulUpdate(const PodInfo& a, const PodInfo& b) {
 
 }  // namespace
 
+std::string EventLabel(const ClusterEvent& event) {
+  static constexpr std::string_view kResources[kEventResourceCount] = {
+      "AssignedPod",  "Node",       "PersistentVolume", "PersistentVolumeClaim",
+      "StorageClass", "CSINode",    "CSIDriver",        "CSIStorageCapacity",
+      "Service",      "Namespace",  "ReplicationController", "ReplicaSet",
+      "StatefulSet",  "PodDisruptionBudget", "PriorityClass", "WildCard"};
+  const std::string_view resource = kResources[static_cast<int>(event.resource)];
+  if (event.resource == EventResource::kWildCard) return std::string(resource);
+  std::string label(resource);
+  if (event.actions & kAdd) return label + "Add";
+  if (event.actions & kDelete) return label + "Delete";
+  if (event.resource == EventResource::kNode) {
+    if (event.actions & kUpdateNodeAllocatable) return "NodeAllocatableChange";
+    if (event.actions & kUpdateNodeLabel) return "NodeLabelChange";
+    if (event.actions & kUpdateNodeTaint) return "NodeTaintChange";
+    if (event.actions & kUpdateNodeCondition) return "NodeConditionChange";
+    if (event.actions & kUpdateNodeAnnotation) return "NodeAnnotationChange";
+  }
+  if (event.resource == EventResource::kPod) {
+    if (event.actions & kUpdatePodLabel) return "PodLabelChange";
+    if (event.actions & kUpdatePodScaleDown) return "PodRequestScaledDown";
+    if (event.actions & kUpdatePodToleration) return "PodTolerationChange";
+  }
+  return label + "Update";
+}
+
 bool SchedulingQueue::ActiveLess::operator()(const EntryPtr& a, const EntryPtr& b) const {
   if (q->less_(a->info, b->info)) return true;
   if (q->less_(b->info, a->info)) return false;
@@ -61,7 +87,7 @@ bool SchedulingQueue::IsBackingOff(const QueuedPodInfo& info) const {
   return BackoffExpiry(info) > clock_->Now();
 }
 
-void SchedulingQueue::AddToActiveLocked(EntryPtr e) {
+void SchedulingQueue::AddToActiveLocked(EntryPtr e, std::string_view event) {
   // Gated pods stay in the unschedulable pool until PreEnqueue passes.
   Status s = pre_enqueue_ ? pre_enqueue_(e->info.pod()) : Status::Success();
   const std::string uid = UidOf(e->info.pod());
@@ -70,13 +96,41 @@ void SchedulingQueue::AddToActiveLocked(EntryPtr e) {
     e->info.gating_plugin = s.plugin();
     unschedulable_[uid] = e;
     unschedulable_since_[uid] = clock_->Now();
+    Incoming("gated", event);
     return;
   }
   e->info.gating_plugin.clear();
   if (e->info.initial_attempt_timestamp == TimePoint{})
     e->info.initial_attempt_timestamp = clock_->Now();
   active_.insert(std::move(e));
+  Incoming("active", event);
   cv_.notify_one();
+}
+
+void SchedulingQueue::InsertBackoffLocked(EntryPtr e, std::string_view event) {
+  backoff_.insert(std::move(e));
+  Incoming("backoff", event);
+}
+
+void SchedulingQueue::Incoming(std::string_view queue, std::string_view event) const {
+  if (incoming_hook_ && !event.empty()) incoming_hook_(queue, event);
+}
+
+std::vector<SchedulingQueue::PluginCount> SchedulingQueue::UnschedulableByPlugin() const {
+  std::lock_guard lock(mu_);
+  std::map<std::pair<std::string, std::string>, size_t> counts;
+  for (const auto& [uid, e] : unschedulable_) {
+    const std::string& profile = e->info.pod().spec.scheduler_name;
+    if (!e->info.gating_plugin.empty()) {
+      ++counts[{e->info.gating_plugin, profile}];
+      continue;
+    }
+    for (const auto& plugin : e->info.unschedulable_plugins) ++counts[{plugin, profile}];
+    for (const auto& plugin : e->info.pending_plugins) ++counts[{plugin, profile}];
+  }
+  std::vector<PluginCount> out;
+  for (const auto& [key, n] : counts) out.push_back({key.first, key.second, n});
+  return out;
 }
 
 void SchedulingQueue::Add(PodInfoPtr pod, std::optional<TimePoint> timestamp) {
@@ -89,7 +143,7 @@ void SchedulingQueue::Add(PodInfoPtr pod, std::optional<TimePoint> timestamp) {
   e->seq = next_seq_++;
   if (!pod->pod->status.nominated_node_name.empty())
     AddNominatedLocked(pod, pod->pod->status.nominated_node_name);
-  AddToActiveLocked(std::move(e));
+  AddToActiveLocked(std::move(e), "PodAdd");
 }
 
 SchedulingQueue::EntryPtr SchedulingQueue::RemoveLocked(const std::string& uid) {
@@ -128,9 +182,9 @@ void SchedulingQueue::Update(PodInfoPtr pod) {
   if (!was_unschedulable) {
     if (in_backoff) {
       by_uid_[uid] = e;
-      backoff_.insert(e);
+      backoff_.insert(e);  // stays where it was: not an incoming pod
     } else {
-      AddToActiveLocked(e);
+      AddToActiveLocked(e, {});
     }
     return;
   }
@@ -140,7 +194,7 @@ void SchedulingQueue::Update(PodInfoPtr pod) {
     unschedulable_since_[uid] = clock_->Now();
     return;
   }
-  MoveToActiveOrBackoffLocked(std::move(e));
+  MoveToActiveOrBackoffLocked(std::move(e), "UnscheduledPodUpdate");
 }
 
 void SchedulingQueue::Delete(const Pod& pod) {
@@ -205,11 +259,11 @@ void SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfo pod, int64_t sc
   e->seq = next_seq_++;
   by_uid_[uid] = e;
   if (!e->info.pending_plugins.empty()) {
-    AddToActiveLocked(e);
+    AddToActiveLocked(e, "ScheduleAttemptFailure");
     return;
   }
   if (e->info.unschedulable_plugins.empty()) {  // an error, not a rejection: retry after backoff
-    backoff_.insert(e);
+    InsertBackoffLocked(e, "ScheduleAttemptFailure");
     return;
   }
   // Replay what happened while the pod was being scheduled: a change it missed may help it.
@@ -221,12 +275,13 @@ void SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfo pod, int64_t sc
     if (strategy == RequeueDecider::Strategy::kImmediately) break;
   }
   if (strategy == RequeueDecider::Strategy::kImmediately) {
-    AddToActiveLocked(e);
+    AddToActiveLocked(e, "ScheduleAttemptFailure");
   } else if (strategy == RequeueDecider::Strategy::kAfterBackoff) {
-    backoff_.insert(e);
+    InsertBackoffLocked(e, "ScheduleAttemptFailure");
   } else {
     e->info.unschedulable_count++;
     AddToUnschedulableLocked(e);
+    Incoming("unschedulable", "ScheduleAttemptFailure");
   }
 }
 
@@ -255,13 +310,13 @@ RequeueDecider::Strategy SchedulingQueue::DecideLocked(const Entry& e, const Clu
   return decider_->Decide(e.info, event, old_object, new_object);
 }
 
-void SchedulingQueue::MoveToActiveOrBackoffLocked(EntryPtr e) {
+void SchedulingQueue::MoveToActiveOrBackoffLocked(EntryPtr e, std::string_view event) {
   const std::string uid = UidOf(e->info.pod());
   by_uid_[uid] = e;
   if (IsBackingOff(e->info)) {
-    backoff_.insert(std::move(e));
+    InsertBackoffLocked(std::move(e), event);
   } else {
-    AddToActiveLocked(std::move(e));
+    AddToActiveLocked(std::move(e), event);
   }
 }
 
@@ -272,6 +327,7 @@ void SchedulingQueue::MoveAllToActiveOrBackoffQueue() {
 void SchedulingQueue::OnClusterEvent(const ClusterEvent& event, const EventObject& old_object,
                                      const EventObject& new_object, std::string_view except_uid) {
   std::lock_guard lock(mu_);
+  const std::string label = incoming_hook_ ? EventLabel(event) : std::string();
   if (!in_flight_.empty())
     in_flight_events_.push_back({next_event_seq_, event, old_object, new_object});
   ++next_event_seq_;
@@ -292,9 +348,9 @@ void SchedulingQueue::OnClusterEvent(const ClusterEvent& event, const EventObjec
     unschedulable_.erase(uid);
     unschedulable_since_.erase(uid);
     if (strategy == RequeueDecider::Strategy::kImmediately) {
-      AddToActiveLocked(e);
+      AddToActiveLocked(e, label);
     } else {
-      MoveToActiveOrBackoffLocked(e);
+      MoveToActiveOrBackoffLocked(e, label);
     }
   }
 }
@@ -305,7 +361,7 @@ void SchedulingQueue::FlushBackoffQCompleted() {
     EntryPtr e = *backoff_.begin();
     if (IsBackingOff(e->info)) break;
     backoff_.erase(backoff_.begin());
-    AddToActiveLocked(e);
+    AddToActiveLocked(e, "BackoffComplete");
   }
 }
 
@@ -321,7 +377,7 @@ void SchedulingQueue::FlushUnschedulableLeftover(Duration max_wait) {
     const std::string uid = UidOf(e->info.pod());
     unschedulable_.erase(uid);
     unschedulable_since_.erase(uid);
-    MoveToActiveOrBackoffLocked(e);
+    MoveToActiveOrBackoffLocked(e, "UnschedulableTimeout");
   }
   // Like any move, it reaches the pods being scheduled right now (kube-scheduler's
   // UnschedulableTimeout event is a wildcard).

@@ -50,6 +50,10 @@ class RequeueDecider {
                           const EventObject& old_object, const EventObject& new_object) const = 0;
 };
 
+// kube-scheduler's label of an event in scheduler_queue_incoming_pods_total ("NodeAdd",
+// "NodeLabelChange", "AssignedPodDelete", ...).
+std::string EventLabel(const ClusterEvent& event);
+
 class SchedulingQueue final : public PodNominator {
  public:
   using LessFn = std::function<bool(const QueuedPodInfo&, const QueuedPodInfo&)>;
@@ -90,6 +94,19 @@ class SchedulingQueue final : public PodNominator {
   int64_t scheduling_cycle() const;
   void Close();
 
+  // Called, with the queue locked, for every pod entering a sub-queue ("active", "backoff",
+  // "unschedulable", "gated") with what moved it ("PodAdd", "ScheduleAttemptFailure",
+  // "BackoffComplete", "UnschedulableTimeout", an EventLabel): must be cheap and must not call
+  // back into the queue. Set before pods arrive.
+  using IncomingPodHook = std::function<void(std::string_view queue, std::string_view event)>;
+  void SetIncomingPodHook(IncomingPodHook hook) { incoming_hook_ = std::move(hook); }
+  // Unschedulable and gated pods by the plugin that rejected or gates them, and profile.
+  struct PluginCount {
+    std::string plugin, profile;
+    size_t pods = 0;
+  };
+  std::vector<PluginCount> UnschedulableByPlugin() const;
+
   struct Counts {
     size_t active = 0, backoff = 0, unschedulable = 0, gated = 0;
   };
@@ -129,7 +146,9 @@ class SchedulingQueue final : public PodNominator {
 
   TimePoint BackoffExpiry(const QueuedPodInfo& info) const;
   bool IsBackingOff(const QueuedPodInfo& info) const;
-  void MoveToActiveOrBackoffLocked(EntryPtr e);
+  void MoveToActiveOrBackoffLocked(EntryPtr e, std::string_view event);
+  void InsertBackoffLocked(EntryPtr e, std::string_view event);
+  void Incoming(std::string_view queue, std::string_view event) const;
   RequeueDecider::Strategy DecideLocked(const Entry& e, const ClusterEvent& event,
                                         const EventObject& old_object,
                                         const EventObject& new_object) const;
@@ -137,7 +156,7 @@ class SchedulingQueue final : public PodNominator {
   void ForgetInFlightLocked(const std::string& uid);
   void PruneInFlightEventsLocked();
   EventInterest InterestLocked(const QueuedPodInfo& info) const;
-  void AddToActiveLocked(EntryPtr e);
+  void AddToActiveLocked(EntryPtr e, std::string_view event);
   // Removes the pod (by UID) from every sub-queue; returns the entry if found.
   EntryPtr RemoveLocked(const std::string& uid);
   void AddNominatedLocked(PodInfoPtr pod, const std::string& node);
@@ -156,6 +175,7 @@ class SchedulingQueue final : public PodNominator {
   std::unordered_map<std::string, EntryPtr> by_uid_;         // queued (not in flight)
   std::unordered_map<std::string, TimePoint> unschedulable_since_;
   const RequeueDecider* decider_ = nullptr;
+  IncomingPodHook incoming_hook_;
   // In-flight pods with the sequence number of the first event they have not seen yet.
   std::unordered_map<std::string, uint64_t> in_flight_;
   std::deque<InFlightEvent> in_flight_events_;

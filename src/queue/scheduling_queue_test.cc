@@ -344,6 +344,50 @@ TEST_F(SchedulingQueueTest, EventsDuringTheCycleAreReplayedThroughTheHints) {
   EXPECT_EQ(c.backoff, 1u);
 }
 
+TEST_F(SchedulingQueueTest, IncomingPodsAreReportedByQueueAndEvent) {
+  ByPluginDecider decider;
+  queue_.SetRequeueDecider(&decider);
+  std::vector<std::string> incoming;
+  queue_.SetIncomingPodHook([&](std::string_view queue, std::string_view event) {
+    incoming.push_back(std::string(queue) + "/" + std::string(event));
+  });
+  queue_.Add(MakePod().Name("a").Info());
+  queue_.Add(MakePod().Name("g").SchedulingGate("example.com/wait").Info());
+  Fail(PopExpect("a"), "Node");
+  queue_.OnClusterEvent({EventResource::kNode, kAdd}, {}, NodeNamed("a"));
+  clock_.Advance(seconds(2));
+  queue_.FlushBackoffQCompleted();
+  EXPECT_THAT(incoming, ElementsAre("active/PodAdd", "gated/PodAdd",
+                                    "unschedulable/ScheduleAttemptFailure", "backoff/NodeAdd",
+                                    "active/BackoffComplete"));
+}
+
+TEST_F(SchedulingQueueTest, UnschedulablePodsAreCountedByPlugin) {
+  queue_.Add(MakePod().Name("a").Info());
+  queue_.Add(MakePod().Name("b").Info());
+  queue_.Add(MakePod().Name("g").SchedulingGate("example.com/wait").Info());
+  QueuedPodInfo a = PopExpect("a");
+  a.unschedulable_plugins = {"NodeResourcesFit", "TaintToleration"};
+  queue_.AddUnschedulableIfNotPresent(a, queue_.scheduling_cycle());
+  Fail(PopExpect("b"), "NodeResourcesFit");
+  std::vector<std::string> counts;
+  for (const auto& c : queue_.UnschedulableByPlugin())
+    counts.push_back(c.plugin + "/" + c.profile + "=" + std::to_string(c.pods));
+  EXPECT_THAT(counts, ElementsAre("NodeResourcesFit/default-scheduler=2",
+                                  "SchedulingGates/default-scheduler=1",
+                                  "TaintToleration/default-scheduler=1"));
+}
+
+TEST(EventLabelTest, NamesEventsAsKubeSchedulerDoes) {
+  EXPECT_EQ(EventLabel({EventResource::kNode, kAdd}), "NodeAdd");
+  EXPECT_EQ(EventLabel({EventResource::kNode, kUpdateNodeTaint}), "NodeTaintChange");
+  EXPECT_EQ(EventLabel({EventResource::kPod, kDelete}), "AssignedPodDelete");
+  EXPECT_EQ(EventLabel({EventResource::kPod, kUpdatePodLabel}), "PodLabelChange");
+  EXPECT_EQ(EventLabel({EventResource::kPersistentVolumeClaim, kUpdateOther}),
+            "PersistentVolumeClaimUpdate");
+  EXPECT_EQ(EventLabel({EventResource::kWildCard, kAllActions}), "WildCard");
+}
+
 TEST_F(SchedulingQueueTest, LeftoverFlushMovesPodsThatWaitedTooLong) {
   queue_.Add(MakePod().Name("p").Info());
   Fail(PopExpect("p"), "X");

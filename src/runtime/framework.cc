@@ -714,10 +714,11 @@ void Framework::IterateOverWaitingPods(const std::function<void(WaitingPod&)>& f
   for (auto& wp : all) fn(*wp);
 }
 
-WaitingPod* Framework::GetWaitingPod(std::string_view uid) {
+std::shared_ptr<WaitingPod> Framework::GetWaitingPod(std::string_view uid) {
   std::lock_guard lock(waiting_mu_);
   auto it = waiting_.find(uid);
-  return it == waiting_.end() ? nullptr : it->second.get();
+  if (it == waiting_.end()) return nullptr;
+  return it->second;
 }
 
 bool Framework::RejectWaitingPod(std::string_view uid) {

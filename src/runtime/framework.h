@@ -151,7 +151,7 @@ class Framework final : public Handle {
   PodNominator& nominator() override { return *services_.nominator; }
   std::span<Extender* const> extenders() const override { return services_.extenders; }
   void IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) override;
-  WaitingPod* GetWaitingPod(std::string_view uid) override;
+  std::shared_ptr<WaitingPod> GetWaitingPod(std::string_view uid) override;
   bool RejectWaitingPod(std::string_view uid) override;
 
  private:

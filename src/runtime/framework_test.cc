@@ -1371,7 +1371,7 @@ TEST_F(PermitTest, WaitingPodIsReleasedWhenEveryWaitingPluginAllows) {
   ASSERT_NE(fw, nullptr);
   CycleState state;
   ASSERT_TRUE(fw->RunPermitPlugins(state, *pod_, "n1").IsWait());
-  WaitingPod* wp = fw->GetWaitingPod(pod_->pod->metadata.uid);
+  std::shared_ptr<WaitingPod> wp = fw->GetWaitingPod(pod_->pod->metadata.uid);
   ASSERT_NE(wp, nullptr);
   EXPECT_EQ(wp->pod().metadata.name, "p");
   EXPECT_THAT(wp->PendingPlugins(), UnorderedElementsAre("Wait10", "Wait20"));

@@ -118,7 +118,8 @@ Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const Po
   const auto& all = snapshot_.nodes();
   PreFilterResult pre_result;
   std::vector<std::string> rejected_by;
-  Status s = fw.RunPreFilterPlugins(state, pod, &pre_result, &rejected_by);
+  Status s = Timed(fw, "PreFilter",
+                   [&] { return fw.RunPreFilterPlugins(state, pod, &pre_result, &rejected_by); });
   if (!s.IsSuccess()) {
     if (!s.IsRejected()) return s;
     attempt->pre_filter_rejection = s;
@@ -219,9 +220,10 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
     table.nodes.assign(feasible.begin(), feasible.end());
     table.totals.assign(feasible.size(), 1);
   } else {
-    Status ps = fw.RunPreScorePlugins(state, pod, feasible);
+    Status ps = Timed(fw, "PreScore", [&] { return fw.RunPreScorePlugins(state, pod, feasible); });
     if (!ps.IsSuccess()) return ps;
-    Status ss = fw.RunScorePlugins(state, pod, feasible, &table);
+    Status ss =
+        Timed(fw, "Score", [&] { return fw.RunScorePlugins(state, pod, feasible, &table); });
     if (!ss.IsSuccess()) return ss;
     PrioritizeWithExtenders(extenders_, *pod.pod, fw.parallelizer(), &table);
   }

@@ -25,6 +25,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
   s->clock_ = options.clock;
   s->inline_binding_ = options.inline_binding;
   s->record_details_ = options.record_details;
+  s->metrics_ = options.metrics;
   s->random_ = Random(options.seed);
   s->parallelizer_ = std::make_unique<ThreadPoolParallelizer>(options.config->parallelism);
   if (!options.inline_binding) s->binding_executor_ = std::make_unique<BindingExecutor>();
@@ -67,6 +68,11 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
           fw->profile_name(), fw->queue_sort_name(), qs)};
   s->requeue_ = std::make_unique<RequeuePolicy>(s->profiles_);
   s->queue_->SetRequeueDecider(s->requeue_.get());
+  if (SchedulerMetricsSink* metrics = options.metrics) {
+    s->queue_->SetIncomingPodHook([metrics](std::string_view queue, std::string_view event) {
+      metrics->IncomingPod(queue, event);
+    });
+  }
   return s;
 }
 
@@ -146,8 +152,10 @@ bool Scheduler::ScheduleOne(bool block) {
           statuses = &all_statuses;
         }
         PostFilterResult pf;
-        Status ps = Guarded("PostFilter", [&] {
-          return fw->RunPostFilterPlugins(state, *qpi.pod_info, *statuses, &pf, &post_messages);
+        Status ps = Timed(*fw, "PostFilter", [&] {
+          return Guarded("PostFilter", [&] {
+            return fw->RunPostFilterPlugins(state, *qpi.pod_info, *statuses, &pf, &post_messages);
+          });
         });
         if (ps.IsSuccess()) post_messages.clear();
         nominating = pf.nominating;
@@ -185,7 +193,10 @@ bool Scheduler::ScheduleOne(bool block) {
   queue_->DeleteNominatedPodIfExists(pod);
 
   auto fail_after_assume = [&](Status st) {
-    fw->RunReservePluginsUnreserve(state, *assumed, result.host);
+    (void)Timed(*fw, "Unreserve", [&] {
+      fw->RunReservePluginsUnreserve(state, *assumed, result.host);
+      return Status::Success();
+    });
     (void)cache_.ForgetPod(*assumed_pod);
     if (st.IsRejected()) {
       NodeStatusMap one;
@@ -201,13 +212,19 @@ bool Scheduler::ScheduleOne(bool block) {
     HandleFailure(*fw, qpi, st, NominatingInfo{"", true}, attempt);
   };
 
-  if (Status rs = Guarded(
-          "Reserve", [&] { return fw->RunReservePluginsReserve(state, *assumed, result.host); });
+  if (Status rs = Timed(*fw, "Reserve",
+                        [&] {
+                          return Guarded("Reserve", [&] {
+                            return fw->RunReservePluginsReserve(state, *assumed, result.host);
+                          });
+                        });
       !rs.IsSuccess()) {
     fail_after_assume(rs);
     return true;
   }
-  Status ps = Guarded("Permit", [&] { return fw->RunPermitPlugins(state, *assumed, result.host); });
+  Status ps = Timed(*fw, "Permit", [&] {
+    return Guarded("Permit", [&] { return fw->RunPermitPlugins(state, *assumed, result.host); });
+  });
   if (!ps.IsSuccess() && !ps.IsWait()) {
     fail_after_assume(ps);
     return true;
@@ -239,7 +256,10 @@ void Scheduler::RunBindingCycle(std::unique_ptr<BindingTask> task) {
   Framework& fw = *task->fw;
   const Pod& pod = *task->assumed->pod;
   auto fail = [&](Status st) {
-    fw.RunReservePluginsUnreserve(task->state, *task->assumed, task->host);
+    (void)Timed(fw, "Unreserve", [&] {
+      fw.RunReservePluginsUnreserve(task->state, *task->assumed, task->host);
+      return Status::Success();
+    });
     // The resources the assumed pod held are free again: like an assigned pod's deletion. As in
     // kube-scheduler, a rejected pod is requeued before that move and is not moved by it (it
     // waits for a change of its own); after an error it is retried with everyone else.
@@ -264,23 +284,30 @@ void Scheduler::RunBindingCycle(std::unique_ptr<BindingTask> task) {
 
   if (Status ws = fw.WaitOnPermit(pod); !ws.IsSuccess()) return fail(ws);
   queue_->Done(UidOf(pod));
-  if (Status pb = Guarded(
-          "PreBind", [&] { return fw.RunPreBindPlugins(task->state, *task->assumed, task->host); });
+  if (Status pb = Timed(fw, "PreBind",
+                        [&] {
+                          return Guarded("PreBind", [&] {
+                            return fw.RunPreBindPlugins(task->state, *task->assumed, task->host);
+                          });
+                        });
       !pb.IsSuccess())
     return fail(pb);
   // An interested binder extender binds instead of the Bind plugins.
   std::optional<Status> by_extender = BindWithExtenders(extenders_, pod, task->host);
-  Status bs = by_extender ? std::move(*by_extender) : Guarded("Bind", [&] {
-    return fw.RunBindPlugins(task->state, *task->assumed, task->host);
+  Status bs = by_extender ? std::move(*by_extender) : Timed(fw, "Bind", [&] {
+    return Guarded("Bind",
+                   [&] { return fw.RunBindPlugins(task->state, *task->assumed, task->host); });
   });
   cache_.FinishBinding(pod);
   if (!bs.IsSuccess()) {
     if (bs.IsSkip()) bs = Status::Error("no bind plugin handled the pod");
     return fail(bs);
   }
-  (void)Guarded("PostBind", [&] {
-    fw.RunPostBindPlugins(task->state, *task->assumed, task->host);
-    return Status::Success();
+  (void)Timed(fw, "PostBind", [&] {
+    return Guarded("PostBind", [&] {
+      fw.RunPostBindPlugins(task->state, *task->assumed, task->host);
+      return Status::Success();
+    });
   });
   task->attempt.outcome = SchedulingAttempt::Outcome::kScheduled;
   task->attempt.node = task->host;

@@ -30,6 +30,7 @@
 #include "runtime/framework.h"
 #include "scheduler/binding_executor.h"
 #include "scheduler/requeue_policy.h"
+#include "scheduler/scheduler_metrics.h"
 
 namespace berth {
 
@@ -83,6 +84,8 @@ struct SchedulerOptions {
   bool record_details = true;
   // Scheduler extenders, consulted in this order (src/extender builds them from the config).
   std::vector<std::shared_ptr<Extender>> extenders;
+  // Framework and queue metrics; must outlive the scheduler. Null: none are taken.
+  SchedulerMetricsSink* metrics = nullptr;
 };
 
 class Scheduler final : public ClusterEventHandler {
@@ -138,6 +141,15 @@ class Scheduler final : public ClusterEventHandler {
   void HandleFailure(Framework& fw, QueuedPodInfo& qpi, const Status& status,
                      const std::optional<NominatingInfo>& nominating, SchedulingAttempt& attempt);
   void Report(const SchedulingAttempt& attempt);
+  // Runs one extension point, reporting its duration and status to the metrics sink.
+  template <class Run>
+  Status Timed(const Framework& fw, std::string_view point, Run&& run) {
+    if (!metrics_) return run();
+    const TimePoint start = clock_->Now();
+    Status status = run();
+    metrics_->ExtensionPoint(fw.profile_name(), point, status, clock_->Now() - start);
+    return status;
+  }
   // Hands a cluster event to the queue, unless no plugin registered for it.
   void Requeue(const ClusterEvent& event, const EventObject& old_object,
                const EventObject& new_object, std::string_view except_uid = {});
@@ -146,6 +158,7 @@ class Scheduler final : public ClusterEventHandler {
   ClusterClient* client_ = nullptr;
   const Clock* clock_ = nullptr;
   bool inline_binding_ = true;
+  SchedulerMetricsSink* metrics_ = nullptr;
   bool record_details_ = true;
   Random random_;
   std::unique_ptr<ThreadPoolParallelizer> parallelizer_;

@@ -122,7 +122,8 @@ class Harness {
   explicit Harness(uint64_t seed = 1,
                    std::function<void(config::SchedulerConfiguration&)> tweak = nullptr,
                    std::vector<PluginRegistration> extra_plugins = {},
-                   std::vector<std::shared_ptr<Extender>> extenders = {})
+                   std::vector<std::shared_ptr<Extender>> extenders = {},
+                   SchedulerMetricsSink* metrics = nullptr)
       : registry_(InTreeRegistry()), config_(config::DefaultConfiguration(registry_)) {
     for (auto& r : extra_plugins) EXPECT_TRUE(registry_.Add(std::move(r)).ok());
     if (tweak) tweak(config_);
@@ -135,6 +136,7 @@ class Harness {
     so.inline_binding = true;
     so.record_details = true;
     so.extenders = std::move(extenders);
+    so.metrics = metrics;
     auto s = Scheduler::Create(so);
     if (!s.ok()) {
       ADD_FAILURE() << s.error().message;
@@ -516,6 +518,42 @@ TEST(SchedulerTest, UnschedulablePodWaitsForAClusterChange) {
   EXPECT_EQ(h.NodeOf("huge"), "big");
 }
 
+class RecordingSink final : public SchedulerMetricsSink {
+ public:
+  void ExtensionPoint(std::string_view profile, std::string_view point, const Status& status,
+                      Duration) override {
+    std::lock_guard lock(mu);
+    points.push_back(fmt::format("{}/{}/{}", profile, point, CodeName(status.code())));
+  }
+  void IncomingPod(std::string_view queue, std::string_view event) override {
+    std::lock_guard lock(mu);
+    incoming.push_back(fmt::format("{}/{}", queue, event));
+  }
+  std::mutex mu;
+  std::vector<std::string> points, incoming;
+};
+
+TEST(SchedulerTest, ExtensionPointsAndIncomingPodsReachTheMetricsSink) {
+  RecordingSink sink;
+  Harness h(1, nullptr, {}, {}, &sink);
+  ASSERT_NE(h.sched_, nullptr);
+  h.AddNodes(2);
+  ASSERT_EQ(h.Schedule(Harness::SmallPod("p")).outcome, SchedulingAttempt::Outcome::kScheduled);
+  const std::string d = "default-scheduler/";
+  EXPECT_THAT(sink.points,
+              ElementsAre(d + "PreFilter/Success", d + "PreScore/Success", d + "Score/Success",
+                          d + "Reserve/Success", d + "Permit/Success", d + "PreBind/Success",
+                          d + "Bind/Success", d + "PostBind/Success"));
+  EXPECT_THAT(sink.incoming, ElementsAre("active/PodAdd"));
+
+  sink.points.clear();
+  ASSERT_EQ(h.Schedule(MakePod().Name("huge").Req({{"cpu", "64"}}).Obj()).outcome,
+            SchedulingAttempt::Outcome::kUnschedulable);
+  EXPECT_THAT(sink.points, ElementsAre(d + "PreFilter/Success", d + "PostFilter/Unschedulable"));
+  EXPECT_THAT(sink.incoming, ElementsAre("active/PodAdd", "active/PodAdd",
+                                         "unschedulable/ScheduleAttemptFailure"));
+}
+
 // Queueing hints: only a change the rejecting plugin says can help moves the pod.
 TEST(SchedulerTest, QueueingHintsMoveOnlyPodsAChangeCanHelp) {
   Harness h;
@@ -833,7 +871,7 @@ class PermitHarness : public Harness {
 TEST(SchedulerPermitTest, AllowedPodIsBound) {
   PermitHarness h;
   h.StartWaiting();
-  WaitingPod* wp = h.fw().GetWaitingPod("uid-p");
+  std::shared_ptr<WaitingPod> wp = h.fw().GetWaitingPod("uid-p");
   ASSERT_NE(wp, nullptr);
   wp->Allow("HoldAll");
   EXPECT_EQ(h.sched_->CompleteWaitingBindings(), 1);

@@ -48,7 +48,7 @@ class FakeHandle final : public Handle {
   FakeNominator& fake_nominator() { return nominator_; }
 
   void IterateOverWaitingPods(const std::function<void(WaitingPod&)>&) override {}
-  WaitingPod* GetWaitingPod(std::string_view) override { return nullptr; }
+  std::shared_ptr<WaitingPod> GetWaitingPod(std::string_view) override { return nullptr; }
   bool RejectWaitingPod(std::string_view) override { return false; }
 
   Status RunPreFilterExtensionAddPod(CycleState&, const PodInfo&, const PodInfoPtr&,

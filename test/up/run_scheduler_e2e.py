@@ -167,7 +167,13 @@ def check_endpoints_and_write_config(berth, up, tmp):
         for name in ["scheduler_schedule_attempts_total", "scheduler_pending_pods",
                      "scheduler_scheduling_attempt_duration_seconds_bucket",
                      "scheduler_pod_scheduling_sli_duration_seconds_bucket",
-                     "scheduler_pod_scheduling_attempts_bucket", "scheduler_cache_size"]:
+                     "scheduler_pod_scheduling_attempts_bucket", "scheduler_cache_size",
+                     'scheduler_framework_extension_point_duration_seconds_bucket{'
+                     'extension_point="Bind",status="Success",profile="default-scheduler"',
+                     'scheduler_framework_extension_point_duration_seconds_count{'
+                     'extension_point="PreFilter",status="Success",profile="default-scheduler"}',
+                     'scheduler_queue_incoming_pods_total{queue="active",event="PodAdd"}',
+                     "# TYPE scheduler_unschedulable_pods gauge"]:
             if name not in text:
                 raise Fail("%s missing from /metrics" % name)
         cfg = json.loads(get("/configz"))

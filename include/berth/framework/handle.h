@@ -65,7 +65,9 @@ class Handle {
 
   // Permit bookkeeping.
   virtual void IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) = 0;
-  virtual WaitingPod* GetWaitingPod(std::string_view uid) = 0;
+  // The waiting pod, shared: it stays valid after its binding cycle moves on (Allow or Reject
+  // on it then do nothing). Null if none waits with this uid.
+  virtual std::shared_ptr<WaitingPod> GetWaitingPod(std::string_view uid) = 0;
   // Rejects the waiting pod with this uid; returns false if none.
   virtual bool RejectWaitingPod(std::string_view uid) = 0;
 

@@ -300,7 +300,7 @@ Status DefaultPreemption::PrepareCandidate(const Candidate& candidate, const Pod
     const Pod& victim = *v->pod;
     // Graceful deletion is already under way; another request changes nothing.
     if (victim.metadata.deletion_timestamp) continue;
-    if (WaitingPod* waiting = handle_.GetWaitingPod(victim.metadata.uid)) {
+    if (std::shared_ptr<WaitingPod> waiting = handle_.GetWaitingPod(victim.metadata.uid)) {
       waiting->Reject(kDefaultPreemptionName, "preempted");
       continue;
     }

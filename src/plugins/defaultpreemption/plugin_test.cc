@@ -154,7 +154,7 @@ class TestHandle final : public Handle {
   InMemoryCluster& cluster() { return cluster_; }
   testing::FakeNominator& fake_nominator() { return nominator_; }
   FakeWaitingPod* AddWaitingPod(Ptr<Pod> pod) {
-    auto w = std::make_unique<FakeWaitingPod>(pod);
+    auto w = std::make_shared<FakeWaitingPod>(pod);
     auto* raw = w.get();
     waiting_[pod->metadata.uid] = std::move(w);
     return raw;
@@ -170,12 +170,13 @@ class TestHandle final : public Handle {
   void IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) override {
     for (auto& [uid, w] : waiting_) fn(*w);
   }
-  WaitingPod* GetWaitingPod(std::string_view uid) override {
+  std::shared_ptr<WaitingPod> GetWaitingPod(std::string_view uid) override {
     auto it = waiting_.find(std::string(uid));
-    return it == waiting_.end() ? nullptr : it->second.get();
+    if (it == waiting_.end()) return nullptr;
+    return it->second;
   }
   bool RejectWaitingPod(std::string_view uid) override {
-    WaitingPod* w = GetWaitingPod(uid);
+    std::shared_ptr<WaitingPod> w = GetWaitingPod(uid);
     if (w) w->Reject("", "rejected");
     return w != nullptr;
   }
@@ -244,7 +245,7 @@ class TestHandle final : public Handle {
   testing::FakeNominator nominator_;
   std::vector<PreFilterPlugin*> pre_filter_;
   std::vector<FilterPlugin*> filter_;
-  std::map<std::string, std::unique_ptr<FakeWaitingPod>> waiting_;
+  std::map<std::string, std::shared_ptr<FakeWaitingPod>> waiting_;
 };
 
 // ---------------------------------------------------------------- fixtures
