@@ -23,11 +23,22 @@ bool MeaningfulUpdate(const PodInfo& a, const PodInfo& b) {
 }  // namespace
 
 std::string EventLabel(const ClusterEvent& event) {
-  static constexpr std::string_view kResources[kEventResourceCount] = {
-      "AssignedPod",  "Node",       "PersistentVolume", "PersistentVolumeClaim",
-      "StorageClass", "CSINode",    "CSIDriver",        "CSIStorageCapacity",
-      "Service",      "Namespace",  "ReplicationController", "ReplicaSet",
-      "StatefulSet",  "PodDisruptionBudget", "PriorityClass", "WildCard"};
+  static constexpr std::string_view kResources[kEventResourceCount] = {"AssignedPod",
+                                                                       "Node",
+                                                                       "PersistentVolume",
+                                                                       "PersistentVolumeClaim",
+                                                                       "StorageClass",
+                                                                       "CSINode",
+                                                                       "CSIDriver",
+                                                                       "CSIStorageCapacity",
+                                                                       "Service",
+                                                                       "Namespace",
+                                                                       "ReplicationController",
+                                                                       "ReplicaSet",
+                                                                       "StatefulSet",
+                                                                       "PodDisruptionBudget",
+                                                                       "PriorityClass",
+                                                                       "WildCard"};
   const std::string_view resource = kResources[static_cast<int>(event.resource)];
   if (event.resource == EventResource::kWildCard) return std::string(resource);
   std::string label(resource);

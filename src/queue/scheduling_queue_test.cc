@@ -357,9 +357,9 @@ TEST_F(SchedulingQueueTest, IncomingPodsAreReportedByQueueAndEvent) {
   queue_.OnClusterEvent({EventResource::kNode, kAdd}, {}, NodeNamed("a"));
   clock_.Advance(seconds(2));
   queue_.FlushBackoffQCompleted();
-  EXPECT_THAT(incoming, ElementsAre("active/PodAdd", "gated/PodAdd",
-                                    "unschedulable/ScheduleAttemptFailure", "backoff/NodeAdd",
-                                    "active/BackoffComplete"));
+  EXPECT_THAT(incoming,
+              ElementsAre("active/PodAdd", "gated/PodAdd", "unschedulable/ScheduleAttemptFailure",
+                          "backoff/NodeAdd", "active/BackoffComplete"));
 }
 
 TEST_F(SchedulingQueueTest, UnschedulablePodsAreCountedByPlugin) {
