@@ -4,6 +4,7 @@
 #include <string>
 
 #include "berth/api/objects.h"
+#include "berth/framework/cluster_event.h"
 
 namespace berth {
 
@@ -28,6 +29,25 @@ inline bool PodHoldsVolumes(const Pod& pod) {
       return true;
   }
   return false;
+}
+
+// Queueing hint: a claim event helps only a pod that mounts the claim.
+inline QueueingHintFn QueueIfPodUsesClaim() {
+  return [](const Pod& pod, const EventObject&,
+            const EventObject& new_object) -> Result<QueueingHint> {
+    const auto* claim = ObjectAs<PersistentVolumeClaim>(new_object);
+    if (!claim) return Error{"claim event without the claim"};
+    return PodUsesClaim(pod, *claim) ? QueueingHint::kQueue : QueueingHint::kQueueSkip;
+  };
+}
+
+// Queueing hint: a pod deletion helps only if the deleted pod held volumes.
+inline QueueingHintFn QueueIfDeletedPodHeldVolumes() {
+  return [](const Pod&, const EventObject& old_object, const EventObject&) -> Result<QueueingHint> {
+    const Pod* deleted = ObjectAs<Pod>(old_object);
+    if (!deleted) return Error{"pod deletion without the pod"};
+    return PodHoldsVolumes(*deleted) ? QueueingHint::kQueue : QueueingHint::kQueueSkip;
+  };
 }
 
 }  // namespace berth

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "berth/testing/builders.h"
+#include "plugins/volume_claims.h"
 
 namespace berth {
 namespace {
@@ -44,6 +45,34 @@ TEST(RequeuePolicyTest, ClusterEventCoverage) {
   EXPECT_FALSE((ClusterEvent{EventResource::kNode, kUpdateNodeLabel}).Covers(node_add));
   EXPECT_FALSE((ClusterEvent{EventResource::kPod, kAdd}).Covers(node_add));
   EXPECT_TRUE((ClusterEvent{EventResource::kWildCard, kAllActions}).Covers(node_add));
+}
+
+TEST(RequeuePolicyTest, VolumeHintsLookAtTheClaimAndTheDeletedPod) {
+  Pod pod = *MakePod().Name("p").Obj();
+  pod.spec.volumes.resize(2);
+  pod.spec.volumes[0].name = "data";
+  pod.spec.volumes[0].persistent_volume_claim = Volume::Pvc{"data-claim"};
+  pod.spec.volumes[1].name = "scratch";
+  pod.spec.volumes[1].ephemeral = true;
+  auto claim = [](const std::string& name, const std::string& ns) {
+    auto c = std::make_shared<PersistentVolumeClaim>();
+    c->metadata.name = name;
+    c->metadata.namespace_ = ns;
+    return c;
+  };
+  auto uses = QueueIfPodUsesClaim();
+  EXPECT_EQ(*uses(pod, {}, claim("data-claim", "default")), QueueingHint::kQueue);
+  EXPECT_EQ(*uses(pod, {}, claim("p-scratch", "default")), QueueingHint::kQueue);
+  EXPECT_EQ(*uses(pod, {}, claim("data-claim", "other")), QueueingHint::kQueueSkip);
+  EXPECT_EQ(*uses(pod, {}, claim("unrelated", "default")), QueueingHint::kQueueSkip);
+  EXPECT_FALSE(uses(pod, {}, {}).ok());  // no claim: an error, which queues
+
+  auto held = QueueIfDeletedPodHeldVolumes();
+  auto with_claim = std::make_shared<Pod>(pod);
+  EXPECT_EQ(*held(pod, with_claim, {}), QueueingHint::kQueueSkip);  // never assigned
+  with_claim->spec.node_name = "n";
+  EXPECT_EQ(*held(pod, with_claim, {}), QueueingHint::kQueue);
+  EXPECT_EQ(*held(pod, MakePod().Name("bare").Node("n").Obj(), {}), QueueingHint::kQueueSkip);
 }
 
 }  // namespace

@@ -282,12 +282,7 @@ Status CSILimits::Filter(const CycleState& state, const PodInfo& pod, const Node
 // counts change, or a new node comes; a new claim or volume can change what the pod counts.
 std::vector<ClusterEventWithHint> CSILimits::EventsToRegister() const {
   return {
-      {{EventResource::kPod, kDelete},
-       [](const Pod&, const EventObject& old_object, const EventObject&) -> Result<QueueingHint> {
-         const Pod* deleted = ObjectAs<Pod>(old_object);
-         if (!deleted) return Error{"pod deletion without the pod"};
-         return PodHoldsVolumes(*deleted) ? QueueingHint::kQueue : QueueingHint::kQueueSkip;
-       }},
+      {{EventResource::kPod, kDelete}, QueueIfDeletedPodHeldVolumes()},
       {{EventResource::kCSINode, kAdd | kUpdateOther}, {}},
       {{EventResource::kPersistentVolumeClaim, kAdd}, {}},
       {{EventResource::kPersistentVolume, kAdd}, {}},

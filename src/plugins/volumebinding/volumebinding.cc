@@ -301,13 +301,7 @@ Status VolumeBinding::PreBind(CycleState& state, const PodInfo& /*pod*/, const s
 // labels (topology) or CSI drivers change can each make a volume fit.
 std::vector<ClusterEventWithHint> VolumeBinding::EventsToRegister() const {
   return {
-      {{EventResource::kPersistentVolumeClaim, kAdd | kUpdateOther},
-       [](const Pod& pod, const EventObject&,
-          const EventObject& new_object) -> Result<QueueingHint> {
-         const auto* claim = ObjectAs<PersistentVolumeClaim>(new_object);
-         if (!claim) return Error{"claim event without the claim"};
-         return PodUsesClaim(pod, *claim) ? QueueingHint::kQueue : QueueingHint::kQueueSkip;
-       }},
+      {{EventResource::kPersistentVolumeClaim, kAdd | kUpdateOther}, QueueIfPodUsesClaim()},
       {{EventResource::kPersistentVolume, kAdd | kUpdateOther}, {}},
       {{EventResource::kStorageClass, kAdd | kUpdateOther}, {}},
       {{EventResource::kNode, kAdd | kUpdateNodeLabel | kUpdateNodeAllocatable}, {}},

@@ -149,19 +149,8 @@ Status VolumeRestrictions::Filter(const CycleState& state, const PodInfo& pod,
 // A pod holding a conflicting volume going away, the pod's claim appearing, or a new node.
 std::vector<ClusterEventWithHint> VolumeRestrictions::EventsToRegister() const {
   return {
-      {{EventResource::kPod, kDelete},
-       [](const Pod&, const EventObject& old_object, const EventObject&) -> Result<QueueingHint> {
-         const Pod* deleted = ObjectAs<Pod>(old_object);
-         if (!deleted) return Error{"pod deletion without the pod"};
-         return PodHoldsVolumes(*deleted) ? QueueingHint::kQueue : QueueingHint::kQueueSkip;
-       }},
-      {{EventResource::kPersistentVolumeClaim, kAdd | kUpdateOther},
-       [](const Pod& pod, const EventObject&,
-          const EventObject& new_object) -> Result<QueueingHint> {
-         const auto* claim = ObjectAs<PersistentVolumeClaim>(new_object);
-         if (!claim) return Error{"claim event without the claim"};
-         return PodUsesClaim(pod, *claim) ? QueueingHint::kQueue : QueueingHint::kQueueSkip;
-       }},
+      {{EventResource::kPod, kDelete}, QueueIfDeletedPodHeldVolumes()},
+      {{EventResource::kPersistentVolumeClaim, kAdd | kUpdateOther}, QueueIfPodUsesClaim()},
       {{EventResource::kNode, kAdd}, {}},
   };
 }

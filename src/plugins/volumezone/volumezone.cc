@@ -160,13 +160,7 @@ Status VolumeZone::Filter(const CycleState& state, const PodInfo& pod, const Nod
 // A claim of the pod getting bound, a volume or class appearing, or a node gaining zone labels.
 std::vector<ClusterEventWithHint> VolumeZone::EventsToRegister() const {
   return {
-      {{EventResource::kPersistentVolumeClaim, kAdd | kUpdateOther},
-       [](const Pod& pod, const EventObject&,
-          const EventObject& new_object) -> Result<QueueingHint> {
-         const auto* claim = ObjectAs<PersistentVolumeClaim>(new_object);
-         if (!claim) return Error{"claim event without the claim"};
-         return PodUsesClaim(pod, *claim) ? QueueingHint::kQueue : QueueingHint::kQueueSkip;
-       }},
+      {{EventResource::kPersistentVolumeClaim, kAdd | kUpdateOther}, QueueIfPodUsesClaim()},
       {{EventResource::kPersistentVolume, kAdd | kUpdateOther}, {}},
       {{EventResource::kStorageClass, kAdd}, {}},
       {{EventResource::kNode, kAdd | kUpdateNodeLabel}, {}},
