@@ -235,6 +235,29 @@ Suggestion MakeSuggestion(std::string kind, std::string description, std::string
 // Label changes: a value to set, or nullopt to remove the label.
 using LabelChanges = std::map<std::string, std::optional<std::string>>;
 
+// The changes that turn `have` into `want`.
+LabelChanges Diff(const Labels& have, const Labels& want) {
+  LabelChanges changes;
+  for (const auto& [k, v] : have)
+    if (!want.count(k)) changes[k] = std::nullopt;
+  for (const auto& [k, v] : want)
+    if (auto it = have.find(k); it == have.end() || it->second != v) changes[k] = v;
+  return changes;
+}
+
+// Changes `want` so that it satisfies `key op values` for the set-based operators (In picks the
+// first value; Gt and Lt are left to the caller).
+void Satisfy(const std::string& key, const std::string& op, const std::vector<std::string>& values,
+             Labels& want) {
+  auto it = want.find(key);
+  const bool listed =
+      it != want.end() && std::find(values.begin(), values.end(), it->second) != values.end();
+  if (op == "In" && !listed && !values.empty()) want[key] = values.front();
+  if (op == "NotIn" && listed) want.erase(it);
+  if (op == "Exists" && it == want.end()) want[key] = "true";
+  if (op == "DoesNotExist" && it != want.end()) want.erase(it);
+}
+
 // The fewest label changes (roughly: one per requirement not met) after which `have` matches
 // every selector. An Exists requirement takes "true"; a selector that contradicts itself gives
 // changes that still do not match, which the verification then throws away.
@@ -242,22 +265,10 @@ LabelChanges ChangesToMatch(const std::vector<LabelSelector>& selectors, const L
   Labels want = have;
   for (const LabelSelector& sel : selectors) {
     for (const auto& [k, v] : sel.match_labels) want[k] = v;
-    for (const LabelSelectorRequirement& r : sel.match_expressions) {
-      auto it = want.find(r.key);
-      const bool listed = it != want.end() &&
-                          std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
-      if (r.op == "In" && !listed && !r.values.empty()) want[r.key] = r.values.front();
-      if (r.op == "NotIn" && listed) want.erase(it);
-      if (r.op == "Exists" && it == want.end()) want[r.key] = "true";
-      if (r.op == "DoesNotExist" && it != want.end()) want.erase(it);
-    }
+    for (const LabelSelectorRequirement& r : sel.match_expressions)
+      Satisfy(r.key, r.op, r.values, want);
   }
-  LabelChanges changes;
-  for (const auto& [k, v] : have)
-    if (!want.count(k)) changes[k] = std::nullopt;
-  for (const auto& [k, v] : want)
-    if (auto it = have.find(k); it == have.end() || it->second != v) changes[k] = v;
-  return changes;
+  return Diff(have, want);
 }
 
 // The label changes after which a node's labels match one required node affinity term (the
@@ -268,13 +279,8 @@ std::optional<LabelChanges> NodeTermChanges(const NodeSelector& required, const 
     if (!term.match_fields.empty() || term.match_expressions.empty()) continue;
     Labels want = have;
     for (const NodeSelectorRequirement& r : term.match_expressions) {
+      Satisfy(r.key, r.op, r.values, want);
       auto it = want.find(r.key);
-      const bool listed = it != want.end() &&
-                          std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
-      if (r.op == "In" && !listed && !r.values.empty()) want[r.key] = r.values.front();
-      if (r.op == "NotIn" && listed) want.erase(it);
-      if (r.op == "Exists" && it == want.end()) want[r.key] = "true";
-      if (r.op == "DoesNotExist" && it != want.end()) want.erase(it);
       if ((r.op == "Gt" || r.op == "Lt") && r.values.size() == 1) {
         char* end = nullptr;
         const long long bound = std::strtoll(r.values[0].c_str(), &end, 10);
@@ -287,11 +293,7 @@ std::optional<LabelChanges> NodeTermChanges(const NodeSelector& required, const 
         if (!ok) want[r.key] = std::to_string(r.op == "Gt" ? bound + 1 : bound - 1);
       }
     }
-    LabelChanges changes;
-    for (const auto& [k, v] : have)
-      if (!want.count(k)) changes[k] = std::nullopt;
-    for (const auto& [k, v] : want)
-      if (auto it = have.find(k); it == have.end() || it->second != v) changes[k] = v;
+    LabelChanges changes = Diff(have, want);
     if (!best || changes.size() < best->size()) best = std::move(changes);
   }
   return best;
