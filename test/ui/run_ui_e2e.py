@@ -20,7 +20,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import ssl
 import struct
@@ -36,42 +35,18 @@ CHROMIUM = "/usr/bin/chromium"
 # The failure type, port picking and check runner of the `berth up` end-to-end tests.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "up"))
-from run_up_e2e import Fail, free_port, run_checks  # noqa: E402
+import run_up_e2e  # noqa: E402
+from run_up_e2e import Fail, free_port, run_checks, wait_for  # noqa: E402
 
 
-class Up:
-    """A running `berth up` process, reached with its own CA and token."""
+class Up(run_up_e2e.Up):
+    """A running `berth up` process, also reached directly over HTTPS with its CA and token."""
 
     def __init__(self, berth, data_dir, demo_nodes=4):
-        self.berth, self.data_dir = berth, data_dir
-        self.port = free_port()
+        super().__init__(berth, data_dir, demo_nodes)
         self.url = "https://127.0.0.1:%d" % self.port
-        self.log_path = os.path.join(data_dir, "up.log")
-        self.log = open(self.log_path, "a")
-        self.proc = subprocess.Popen(
-            [berth, "up", "--data-dir", data_dir, "--port", str(self.port),
-             "--demo-nodes", str(demo_nodes)],
-            stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise Fail("berth up exited with %d: %s" % (self.proc.returncode, self.tail()))
-            if os.path.exists(os.path.join(data_dir, "ca.crt")) and \
-                    os.path.exists(os.path.join(data_dir, "token")):
-                try:
-                    self.ctx = ssl.create_default_context(cafile=os.path.join(data_dir, "ca.crt"))
-                    self.token = open(os.path.join(data_dir, "token")).read().strip()
-                    if self.request("GET", "/readyz", auth=False)[0] == 200:
-                        return
-                except (OSError, ssl.SSLError):
-                    pass
-            time.sleep(0.2)
-        raise Fail("berth up not ready after 60 s: " + self.tail())
-
-    def tail(self):
-        self.log.flush()
-        with open(self.log_path) as f:
-            return f.read()[-3000:]
+        self.ctx = ssl.create_default_context(cafile=os.path.join(data_dir, "ca.crt"))
+        self.token = open(os.path.join(data_dir, "token")).read().strip()
 
     def request(self, method, path, body=None, auth=True, token=None,
                 content_type="application/json"):
@@ -88,27 +63,6 @@ class Up:
                 return r.status, dict(r.headers), r.read().decode()
         except urllib.error.HTTPError as e:
             return e.code, dict(e.headers), e.read().decode()
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-
-
-def wait_for(what, fn, timeout=60):
-    deadline = time.time() + timeout
-    last = None
-    while time.time() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(0.2)
-    raise Fail("timed out waiting for %s (last: %r)" % (what, last))
 
 
 def pod(name, cpu):
@@ -463,6 +417,18 @@ def check_simulate_html_report(up):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def count_explain_requests(browser):
+    """From here on, window.berthExplains counts the page's explanation requests."""
+    browser.evaluate("""(() => {
+        window.berthExplains = 0;
+        const f = window.fetch;
+        window.fetch = function (u, o) {
+          if (String(u).includes('/ui/api/explain')) window.berthExplains++;
+          return f.apply(this, arguments);
+        };
+        return true; })()""")
+
+
 def check_explanation_follows_the_cluster(up):
     """A selected pending pod is explained again when nodes are added, once per burst."""
     browser = DevTools()
@@ -472,15 +438,7 @@ def check_explanation_follows_the_cluster(up):
         wait_for("the explanation of huge", lambda: browser.evaluate(
             "document.querySelector('#suggestions') !== null && "
             "document.querySelector('#explained-at') !== null"), timeout=60)
-        # Count the page's explanation requests from here on.
-        browser.evaluate("""(() => {
-            window.berthExplains = 0;
-            const f = window.fetch;
-            window.fetch = function (u, o) {
-              if (String(u).includes('/ui/api/explain')) window.berthExplains++;
-              return f.apply(this, arguments);
-            };
-            return true; })()""")
+        count_explain_requests(browser)
         for name in added:
             status, _, body = up.request("POST", "/api/v1/nodes", body=sim_node(name, "4"))
             if status != 201:
@@ -512,14 +470,7 @@ def check_explanation_follows_the_cluster(up):
             "document.querySelector('.connection.live') !== null"), timeout=60)
         time.sleep(3)  # past the first list's events
         before = get_pod(up, "gated")["metadata"]["resourceVersion"]
-        browser.evaluate("""(() => {
-            window.berthExplains = 0;
-            const f = window.fetch;
-            window.fetch = function (u, o) {
-              if (String(u).includes('/ui/api/explain')) window.berthExplains++;
-              return f.apply(this, arguments);
-            };
-            return true; })()""")
+        count_explain_requests(browser)
         for i, name in enumerate(added):
             status, _, body = up.request(
                 "PATCH", "/api/v1/nodes/" + name,
