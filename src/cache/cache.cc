@@ -221,7 +221,13 @@ void Cache::UpdateSnapshot(Snapshot* snapshot) {
     *slot = fresh;
     snapshot->last_changed.push_back(slot.get());
   }
-  dirty_.clear();
+  // clear() keeps the bucket array, which the initial load sized to the whole cluster: clearing
+  // it each cycle would cost O(cluster) (a memset of every bucket) for a handful of nodes.
+  if (dirty_.bucket_count() > 4 * dirty_.size() + 64) {
+    dirty_ = std::unordered_set<std::string>();  // not `= {}`: that is clear() + insert
+  } else {
+    dirty_.clear();
+  }
   if (rebuild) {
     std::vector<const Node*> nodes;
     nodes.reserve(node_count_);
