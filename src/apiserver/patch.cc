@@ -27,8 +27,6 @@ std::string_view MergeKey(std::string_view field) {
   return "";
 }
 
-bool IsPrimitiveSetField(std::string_view field) { return field == "finalizers"; }
-
 Json Strategic(const Json& target, const Json& patch);
 
 Json MergeList(std::string_view field, const Json& target, const Json& patch) {
@@ -117,6 +115,9 @@ Json Strategic(const Json& target, const Json& patch) {
 }
 
 }  // namespace
+
+std::string_view PatchMergeKey(std::string_view field) { return MergeKey(field); }
+bool IsPrimitiveSetField(std::string_view field) { return field == "finalizers"; }
 
 Result<PatchType> PatchTypeFor(std::string_view content_type) {
   std::string_view ct = content_type.substr(0, content_type.find(';'));

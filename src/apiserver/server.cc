@@ -18,6 +18,8 @@
 #include "api/codec.h"
 #include "apiserver/admission.h"
 #include "apiserver/discovery.h"
+#include "apiserver/managed_fields.h"
+#include "apiserver/openapi_v2.h"
 #include "apiserver/patch.h"
 #include "apiserver/protobuf.h"
 #include "apiserver/resources.h"
@@ -170,6 +172,42 @@ Result<ObjectFilter> SelectorFilter(const HttpRequest& req, const ResourceInfo& 
     return ObjectFilter([l = *labels, f = *fields](const Json& o) { return l(o) && f(o); });
   }
   return *labels ? *labels : *fields;
+}
+
+// Who a write is recorded for in managedFields: the fieldManager parameter, else the product
+// of the user agent (kube-apiserver's rule: "kubectl/v1.32.0 (linux/amd64)" is "kubectl").
+FieldManagerContext ManagerFor(const HttpRequest& req, const ResourceInfo& r,
+                               const std::string& subresource) {
+  FieldManagerContext ctx;
+  if (auto m = req.Query("fieldManager"); m && !m->empty()) {
+    ctx.manager = *m;
+    ctx.manager_named = true;
+  } else {
+    std::string ua = req.Header("user-agent");
+    ctx.manager = ua.substr(0, std::min<size_t>(ua.find('/'), 128));
+  }
+  ctx.subresource = subresource;
+  ctx.api_version = r.GroupVersion();
+  ctx.now = FormatTimestamp(NowSeconds());
+  ctx.has_status_subresource =
+      std::find(r.subresources.begin(), r.subresources.end(), "status") != r.subresources.end();
+  return ctx;
+}
+
+// A conflict of server-side apply: kube-apiserver's Status, one cause per field.
+HttpResponse ApplyConflictResponse(const Error& e, const std::vector<FieldConflict>& conflicts) {
+  Json body = StatusBody(e);
+  Json causes = Json::array();
+  for (const auto& c : conflicts) {
+    causes.push_back({{"type", "FieldManagerConflict"},
+                      {"message", "conflict with " + c.manager},
+                      {"field", c.field}});
+  }
+  body["details"] = {{"causes", std::move(causes)}};
+  HttpResponse r;
+  r.status = 409;
+  r.body = body.dump();
+  return r;
 }
 
 // The core/v1 view of an events.k8s.io/v1 Event.
@@ -354,6 +392,12 @@ HttpResponse Server::Impl::Handle(HttpRequest& req) {
           Error{"the server could not find the requested resource", ErrorCode::kNotFound});
     HttpResponse r = JsonResponse(200, doc->body.dump());
     r.content_type = doc->content_type;
+    return r;
+  }
+  if (path == "/openapi/v2") {
+    OpenApiV2Reply doc = OpenApiV2Document(req.Header("accept"));
+    HttpResponse r = JsonResponse(200, std::move(doc.body));
+    r.content_type = std::move(doc.content_type);
     return r;
   }
   if (path.rfind("/openapi/v3", 0) == 0) {
@@ -587,6 +631,7 @@ HttpResponse Server::Impl::Create(HttpRequest& req, const Target& t) {
   if (auto ok = Admit(res, obj, true, PriorityClasses()); !ok.ok()) {
     return ErrorResponse(ok.error(), res.kind, meta.value("name", ""));
   }
+  RecordUpdateManagedFields(nullptr, obj, ManagerFor(req, res, ""));
   const bool dry_run = req.Query("dryRun") == "All";
   std::optional<Json> core_event;
   if (res.group == "events.k8s.io") core_event = CoreEventFrom(obj);
@@ -637,11 +682,13 @@ HttpResponse Server::Impl::Update(HttpRequest& req, const Target& t) {
   Json obj = std::move(*body);
   const std::string sub = t.subresource;
   auto pcs = PriorityClasses();
+  const FieldManagerContext managers = ManagerFor(req, res, sub);
   auto result = store->Mutate(
       res, t.ns, t.name,
       [&](const Json* current) -> Result<Json> {
         Json next = SplitStatus(res, sub, *current, obj);
         if (auto ok = Admit(res, next, false, pcs); !ok.ok()) return ok.error();
+        RecordUpdateManagedFields(current, next, managers);
         return next;
       },
       false, req.Query("dryRun") == "All");
@@ -671,23 +718,39 @@ HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
   const std::string sub = t.subresource;
   auto pcs = PriorityClasses();
   bool created = false;
+  const FieldManagerContext managers = ManagerFor(req, res, sub);
+  const bool force = ParseBool(req.Query("force"));
+  std::vector<FieldConflict> conflicts;
   auto result = store->Mutate(
       res, t.ns, t.name,
       [&](const Json* current) -> Result<Json> {
+        conflicts.clear();
         if (!current) {
           // Server-side apply creates.
           Json obj = patch;
           obj["metadata"]["name"] = t.name;
+          if (auto ok = ApplyManagedFields(nullptr, patch, obj, managers, force, &conflicts);
+              !ok.ok()) {
+            return ok.error();
+          }
           if (auto ok = Admit(res, obj, true, pcs); !ok.ok()) return ok.error();
           return obj;
         }
         auto patched = ApplyPatch(*current, patch, *type);
         if (!patched.ok()) return patched.error();
         Json next = SplitStatus(res, sub, *current, std::move(patched).value());
+        if (apply) {
+          if (auto ok = ApplyManagedFields(current, patch, next, managers, force, &conflicts);
+              !ok.ok()) {
+            return ok.error();
+          }
+        }
         if (auto ok = Admit(res, next, false, pcs); !ok.ok()) return ok.error();
+        if (!apply) RecordUpdateManagedFields(current, next, managers);
         return next;
       },
       apply, req.Query("dryRun") == "All", &created);
+  if (!result.ok() && !conflicts.empty()) return ApplyConflictResponse(result.error(), conflicts);
   if (!result.ok()) return ErrorResponse(result.error(), res.plural, t.name);
   return JsonResponse(created ? 201 : 200, *result->text);
 }

@@ -116,8 +116,7 @@ def pod_manifest(name, cpu="100m", memory="64Mi", scheduler=None, labels=None, e
 
 
 def create(up, objs):
-    # A stream of JSON documents: kubectl validates a `kind: List` only against OpenAPI v2,
-    # which the embedded server does not serve.
+    # A stream of JSON documents (check_list_manifests covers `kind: List`).
     up.kubectl(["create", "-f", "-"], stdin="\n".join(json.dumps(o) for o in objs))
 
 
@@ -257,6 +256,103 @@ def check_kubectl_verbs(up):
     rc, _, err = up.kubectl(["get", "cm", "settings"], check=False)
     if rc == 0 or "NotFound" not in err:
         raise Fail("deleted configmap still there: " + err)
+
+
+def check_list_manifests(up):
+    """`kind: List` files with kubectl's default (strict) validation: kubectl validates a List
+    against OpenAPI v2 (protobuf) before splitting it; create, apply, apply again."""
+    def write(name, items):
+        path = os.path.join(up.data_dir, name)
+        with open(path, "w") as f:
+            f.write(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+        return path
+
+    def cm(name, value):
+        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
+                "data": {"k": value}}
+
+    pod = pod_manifest("list-pod", scheduler="nobody")
+    up.kubectl(["create", "-f", write("list1.json", [cm("list-a", "1"), pod])])
+    got = json.loads(up.kubectl(["get", "cm", "list-a", "-o", "json"])[1])
+    if got["data"] != {"k": "1"}:
+        raise Fail("kind: List create: %r" % got["data"])
+    up.kubectl(["get", "pod", "list-pod"])
+    # YAML, through apply: one object updated, one created.
+    path = os.path.join(up.data_dir, "list2.yaml")
+    with open(path, "w") as f:
+        f.write("apiVersion: v1\nkind: List\nitems:\n"
+                "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: list-a\n"
+                "  data:\n    k: \"2\"\n"
+                "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: list-b\n"
+                "  data:\n    k: \"3\"\n")
+    for _ in range(2):
+        up.kubectl(["apply", "-f", path])
+        a = json.loads(up.kubectl(["get", "cm", "list-a", "-o", "json"])[1])["data"]
+        b = json.loads(up.kubectl(["get", "cm", "list-b", "-o", "json"])[1])["data"]
+        if a != {"k": "2"} or b != {"k": "3"}:
+            raise Fail("kind: List apply: %r %r" % (a, b))
+    up.kubectl(["apply", "--server-side", "-f", path])
+    up.kubectl(["delete", "-f", path])
+    up.kubectl(["delete", "pod", "list-pod", "--wait=false"])
+
+
+def check_server_side_apply_managers(up):
+    """managedFields as kube-apiserver records them, conflicts between field managers."""
+    path = os.path.join(up.data_dir, "ssa.yaml")
+
+    def apply(manager, value, label=True, force=False, check=True):
+        with open(path, "w") as f:
+            f.write("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\n" +
+                    ("  labels:\n    team: blue\n" if label else "") +
+                    "data:\n  a: \"%s\"\n" % value)
+        args = ["apply", "--server-side", "--field-manager", manager, "-f", path]
+        return up.kubectl(args + (["--force-conflicts"] if force else []), check=check)
+
+    def managers():
+        obj = json.loads(up.kubectl(["get", "cm", "ssa", "-o", "json",
+                                     "--show-managed-fields"])[1])
+        return obj, {(e["manager"], e["operation"]): e for e in obj["metadata"]["managedFields"]}
+
+    apply("alice", "1")
+    obj, m = managers()
+    e = m.get(("alice", "Apply"))
+    if not e or e.get("fieldsType") != "FieldsV1" or not e.get("time") or e["apiVersion"] != "v1":
+        raise Fail("no Apply entry for alice: %r" % obj["metadata"].get("managedFields"))
+    if e["fieldsV1"] != {"f:data": {"f:a": {}}, "f:metadata": {"f:labels": {"f:team": {}}}}:
+        raise Fail("alice's fields: %r" % e["fieldsV1"])
+    # Plain output hides them, as kubectl does.
+    if "managedFields" in up.kubectl(["get", "cm", "ssa", "-o", "yaml"])[1]:
+        raise Fail("managedFields shown without --show-managed-fields")
+
+    rc, _, err = apply("bob", "2", label=False, check=False)
+    if rc == 0 or 'conflict with "alice"' not in err or ".data.a" not in err:
+        raise Fail("bob changing alice's field did not conflict: rc %d %s" % (rc, err))
+    apply("bob", "1", label=False)  # the same value: shared
+    obj, m = managers()
+    if ("bob", "Apply") not in m or ("alice", "Apply") not in m:
+        raise Fail("shared field not owned by both: %r" % sorted(m))
+    apply("bob", "2", label=False, force=True)
+    obj, m = managers()
+    if obj["data"]["a"] != "2" or "f:data" in m[("alice", "Apply")]["fieldsV1"]:
+        raise Fail("forced apply did not take .data.a over: %r %r" % (obj["data"], m))
+    # alice stops applying the label: nobody else owns it, so it goes.
+    rc, _, err = apply("alice", "1", label=False, check=False)
+    if rc == 0 or 'conflict with "bob"' not in err:
+        raise Fail("alice changing bob's field did not conflict: %s" % err)
+    apply("alice", "2", label=False)
+    obj, m = managers()
+    if obj["metadata"].get("labels"):
+        raise Fail("label alice no longer applies was kept: %r" % obj["metadata"])
+    # An update (kubectl label) takes a field over; the next apply of it conflicts with it.
+    apply("alice", "2")
+    up.kubectl(["label", "--overwrite", "cm", "ssa", "team=red"])
+    obj, m = managers()
+    if ("kubectl-label", "Update") not in m:
+        raise Fail("kubectl label not recorded: %r" % sorted(m))
+    rc, _, err = apply("alice", "2", check=False)
+    if rc == 0 or 'conflict with "kubectl-label" using v1' not in err:
+        raise Fail("apply over kubectl label's field did not conflict: %s" % err)
+    up.kubectl(["delete", "cm", "ssa"])
 
 
 def check_watch(up):
@@ -442,7 +538,8 @@ def check_explain_live(up):
     up.kubectl(["delete", "pod", "picky", "--wait=false"])
 
 
-CHECKS = [check_nodes_ready, check_kubectl_verbs, check_kubectl_create_generators, check_watch,
+CHECKS = [check_nodes_ready, check_kubectl_verbs, check_list_manifests,
+          check_server_side_apply_managers, check_kubectl_create_generators, check_watch,
           check_capacity_live, check_explain_live,
           check_batch_bound,
           check_unschedulable_then_bound, check_preemption, check_other_scheduler_left_alone, check_bad_input,
