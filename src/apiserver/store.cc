@@ -97,6 +97,8 @@ struct Store::Impl {
   sqlite3_stmt* put = nullptr;
   sqlite3_stmt* del = nullptr;
   sqlite3_stmt* meta = nullptr;
+  sqlite3_stmt* begin = nullptr;
+  sqlite3_stmt* commit = nullptr;
   std::mutex persist_mu;
   std::condition_variable durable_cv;
   std::vector<PendingWrite> pending;
@@ -138,6 +140,8 @@ struct Store::Impl {
     sqlite3_finalize(put);
     sqlite3_finalize(del);
     sqlite3_finalize(meta);
+    sqlite3_finalize(begin);
+    sqlite3_finalize(commit);
     if (db) sqlite3_close(db);
   }
 
@@ -229,12 +233,20 @@ struct Store::Impl {
   }
 
   // Writes `batch` in one transaction. Only the writer that set `committing` calls it.
+  //
+  // Pages written per commit are most of its cost (each a WAL frame, written and synced): an
+  // update rewrites its row in place (an upsert, not a delete and an insert, which would touch
+  // the old row's page, a new one and the key index), and the revision row is written only
+  // when the group's last change is a deletion. Otherwise that change's row carries the
+  // revision, and loading takes the larger of the two.
   std::pair<bool, int64_t> CommitBatch() {
-    int64_t max_rv = 0;
-    bool ok = sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK;
+    int64_t max_rv = 0, max_put_rv = 0;
+    sqlite3_reset(begin);
+    bool ok = sqlite3_step(begin) == SQLITE_DONE;
     for (const auto& w : batch) {
       if (!ok) break;
       max_rv = std::max(max_rv, w.rv);
+      if (w.text) max_put_rv = std::max(max_put_rv, w.rv);
       sqlite3_stmt* st = w.text ? put : del;
       sqlite3_reset(st);
       sqlite3_bind_text(st, 1, w.key.data(), static_cast<int>(w.key.size()), SQLITE_STATIC);
@@ -244,21 +256,24 @@ struct Store::Impl {
       }
       ok = sqlite3_step(st) == SQLITE_DONE;
     }
-    if (ok) {
+    if (ok && max_put_rv < max_rv) {
       sqlite3_reset(meta);
       sqlite3_bind_int64(meta, 1, max_rv);
       ok = sqlite3_step(meta) == SQLITE_DONE;
     }
-    ok = ok && sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr) == SQLITE_OK;
+    if (ok) {
+      sqlite3_reset(commit);
+      ok = sqlite3_step(commit) == SQLITE_DONE;
+    }
     batch.clear();
     return {ok, max_rv};
   }
 
-  // Called by SQLite after each commit with the WAL's size in pages; past SQLite's default
-  // autocheckpoint threshold, wakes the checkpointer.
+  // Called by SQLite after each commit with the WAL's size in pages; past the threshold
+  // (SQLite's default autocheckpoint one unless options say otherwise), wakes the checkpointer.
   static int OnWalCommit(void* arg, sqlite3*, const char*, int pages) {
     auto* impl = static_cast<Impl*>(arg);
-    if (pages >= 1000) {
+    if (pages >= impl->options.checkpoint_pages) {
       {
         std::lock_guard lock(impl->checkpoint_mu);
         impl->checkpoint_wanted = true;
@@ -276,8 +291,13 @@ struct Store::Impl {
         if (stopping) return;
         checkpoint_wanted = false;
       }
-      // PASSIVE: copies what it can without blocking writers; the next one picks up the rest.
+      // PASSIVE copies what it can without blocking writers. The WAL is reused from its start
+      // only once a checkpoint has copied all of it, which a passive one racing a stream of
+      // writes never does: RESTART then copies the few frames written meanwhile, holding
+      // writers back only for that and the database file's sync.
       sqlite3_wal_checkpoint_v2(checkpoint_db, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr,
+                                nullptr);
+      sqlite3_wal_checkpoint_v2(checkpoint_db, nullptr, SQLITE_CHECKPOINT_RESTART, nullptr,
                                 nullptr);
     }
   }
@@ -326,14 +346,20 @@ struct Store::Impl {
     }
     sqlite3_finalize(st);
     durable_rv = revision;
-    if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO objects(key, rv, data) VALUES(?, ?, ?)", -1,
-                           &put, nullptr) != SQLITE_OK ||
+    if (sqlite3_prepare_v2(db,
+                           "INSERT INTO objects(key, rv, data) VALUES(?, ?, ?) ON CONFLICT(key) "
+                           "DO UPDATE SET rv = excluded.rv, data = excluded.data",
+                           -1, &put, nullptr) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "BEGIN IMMEDIATE", -1, &begin, nullptr) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "COMMIT", -1, &commit, nullptr) != SQLITE_OK ||
         sqlite3_prepare_v2(db, "DELETE FROM objects WHERE key = ?", -1, &del, nullptr) !=
             SQLITE_OK ||
         sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO meta(name, value) VALUES('revision', ?)", -1,
                            &meta, nullptr) != SQLITE_OK) {
       return fail("preparing statements");
     }
+    // A writer waits while a checkpoint finishes (see CheckpointLoop) instead of failing.
+    sqlite3_busy_timeout(db, 10000);
     // Replaces SQLite's automatic checkpoint, which would run inside a writer's commit.
     sqlite3_wal_hook(db, &Impl::OnWalCommit, this);
     if (sqlite3_open_v2(options.path.c_str(), &checkpoint_db, SQLITE_OPEN_READWRITE, nullptr) !=
@@ -343,6 +369,15 @@ struct Store::Impl {
                    ErrorCode::kUnavailable};
     }
     sqlite3_busy_timeout(checkpoint_db, 1000);
+    // A connection finds the WAL only when it first reads the database; until then a
+    // checkpoint through it reports "not in WAL mode" and copies nothing (the WAL would grow
+    // without bound, and every commit would extend the file and so sync its inode too).
+    if (sqlite3_exec(checkpoint_db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr,
+                     nullptr) != SQLITE_OK) {
+      return Error{fmt::format("{}: reading the database for checkpoints: {}", options.path,
+                               sqlite3_errmsg(checkpoint_db)),
+                   ErrorCode::kUnavailable};
+    }
     checkpointer = std::thread([this] { CheckpointLoop(); });
     return {};
   }

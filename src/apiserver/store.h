@@ -57,6 +57,7 @@ struct ListResult {
 struct StoreOptions {
   std::string path;              // SQLite database file; empty: memory only
   size_t event_window = 200000;  // watch history kept for resuming
+  int checkpoint_pages = 1000;   // WAL size (pages) that starts a checkpoint
 };
 
 // A registered watch; destroying it (or Stop) unregisters.
