@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <regex>
-
 #include "berth/api/quantity.h"
 
 namespace berth::apiserver {
@@ -42,9 +40,21 @@ VoidResult CheckResourceList(const ResourceInfo& r, const Json& obj, const Json&
   return {};
 }
 
+// RFC 1123 subdomain: dot-separated labels of [a-z0-9-], each starting and ending with an
+// alphanumeric. Checked by hand: std::regex costs microseconds per create.
 bool IsDnsSubdomain(const std::string& name) {
-  static const std::regex kRe("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$");
-  return name.size() <= 253 && std::regex_match(name, kRe);
+  if (name.empty() || name.size() > 253) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  size_t label_start = 0;
+  for (size_t i = 0; i <= name.size(); ++i) {
+    if (i == name.size() || name[i] == '.') {
+      if (i == label_start || !alnum(name[label_start]) || !alnum(name[i - 1])) return false;
+      label_start = i + 1;
+    } else if (!alnum(name[i]) && name[i] != '-') {
+      return false;
+    }
+  }
+  return true;
 }
 
 VoidResult AdmitPod(const ResourceInfo& r, Json& pod, bool is_create,

@@ -231,12 +231,13 @@ TEST_F(StoreTest, CheckpointsKeepTheWalBounded) {
   auto opened = Store::Open({.path = (dir_ / "state.db").string(), .checkpoint_pages = 100});
   ASSERT_TRUE(opened.ok());
   auto store = std::move(opened).value();
-  for (int i = 0; i < 600; ++i) {
+  for (int i = 0; i < 1500; ++i) {
     ASSERT_TRUE(store->Create(Pods(), "default", PodDoc("p" + std::to_string(i)), false).ok());
   }
-  // 600 creates, each its own commit, write about 1,400 WAL pages (5.6 MB) when nothing is
-  // checkpointed; checkpoints from 100 pages keep it to a few hundred.
-  EXPECT_LT(std::filesystem::file_size(dir_ / "state.db-wal"), 3u << 20);
+  // 1,500 creates, each its own commit, write about 3,500 WAL pages (14 MB) when nothing is
+  // checkpointed; checkpoints from 100 pages keep it to a few hundred (more when the
+  // checkpointer is starved of CPU, so the bound is loose).
+  EXPECT_LT(std::filesystem::file_size(dir_ / "state.db-wal"), 8u << 20);
   EXPECT_GT(std::filesystem::file_size(dir_ / "state.db"), 16u << 10);
 }
 
