@@ -257,6 +257,41 @@ TEST_F(ApiServerFixture, InformerLosesAndRepeatsNothingAcrossReconnects) {
   }
 }
 
+// Objects written by server-side apply carry managedFields on the server; what the informers
+// keep (list and watch alike) does not.
+TEST_F(ApiServerFixture, InformerCopiesDropManagedFields) {
+  Start();
+  auto apply = [&](const std::string& name) {
+    Json svc = {{"apiVersion", "v1"},
+                {"kind", "Service"},
+                {"metadata", {{"name", name}, {"labels", {{"app", "web"}}}}},
+                {"spec", {{"selector", {{"app", "web"}}}}}};
+    return rest_->Patch("/api/v1/namespaces/default/services/" + name + "?fieldManager=tester", svc,
+                        "application/apply-patch+yaml");
+  };
+  ASSERT_TRUE(apply("listed").ok());
+  auto got = rest_->Get("/api/v1/namespaces/default/services/listed");
+  ASSERT_TRUE(got.ok());
+  ASSERT_TRUE((*got)["metadata"].contains("managedFields"));  // the server keeps them
+  std::atomic<int> adds{0};
+  Informer inf(rest_.get(), {"/api/v1/services", "Service"},
+               {[&](const Object&) { ++adds; }, {}, {}});
+  inf.Start();
+  for (int i = 0; i < 200 && !inf.HasSynced(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(apply("watched").ok());
+  for (int i = 0; i < 200 && adds < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  inf.Stop();
+  ASSERT_EQ(adds.load(), 2);
+  for (const Object& o : inf.List()) {
+    const auto& svc = std::get<std::shared_ptr<const berth::Service>>(o);
+    ASSERT_NE(svc->raw, nullptr);
+    EXPECT_FALSE((*svc->raw)["metadata"].contains("managedFields")) << svc->metadata.name;
+    EXPECT_EQ((*svc->raw)["metadata"]["labels"]["app"], "web");
+  }
+}
+
 // A watch answered 410 Gone relists and delivers only the difference. The list's items carry
 // no kind or apiVersion, as kube-apiserver sends them.
 TEST(InformerTest, GoneRelistsAndDeliversTheDifference) {
