@@ -104,6 +104,8 @@ struct Store::Impl {
   std::vector<PendingWrite> pending;
   std::vector<PendingWrite> batch;  // the group being committed (owned by the committer)
   bool committing = false;
+  // The checkpointer holds commits back while it restarts the WAL (see CheckpointLoop).
+  bool restarting_wal = false;
   int64_t durable_rv = 0;
   std::string persist_error;
 
@@ -206,7 +208,7 @@ struct Store::Impl {
       if (!persist_error.empty()) {
         return Error{"storage: " + persist_error, ErrorCode::kUnavailable};
       }
-      if (committing) {
+      if (committing || restarting_wal) {
         durable_cv.wait(lock);
         continue;
       }
@@ -292,13 +294,29 @@ struct Store::Impl {
         checkpoint_wanted = false;
       }
       // PASSIVE copies what it can without blocking writers. The WAL is reused from its start
-      // only once a checkpoint has copied all of it, which a passive one racing a stream of
-      // writes never does: RESTART then copies the few frames written meanwhile, holding
-      // writers back only for that and the database file's sync.
-      sqlite3_wal_checkpoint_v2(checkpoint_db, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr,
+      // only once a checkpoint has copied all of it before the next write, which a passive one
+      // racing a steady stream of writes never does. When the WAL has grown to four times the
+      // threshold anyway, RESTART copies the frames written meanwhile and makes the next
+      // writer start over, holding writers back for that and two syncs.
+      int wal_pages = 0;
+      sqlite3_wal_checkpoint_v2(checkpoint_db, nullptr, SQLITE_CHECKPOINT_PASSIVE, &wal_pages,
                                 nullptr);
-      sqlite3_wal_checkpoint_v2(checkpoint_db, nullptr, SQLITE_CHECKPOINT_RESTART, nullptr,
-                                nullptr);
+      if (wal_pages >= 4 * options.checkpoint_pages) {
+        // Writers would win SQLite's busy-handler race for the write lock every time: the
+        // group commit is held back instead (writes keep queueing meanwhile).
+        {
+          std::unique_lock lock(persist_mu);
+          restarting_wal = true;
+          durable_cv.wait(lock, [&] { return !committing; });
+        }
+        sqlite3_wal_checkpoint_v2(checkpoint_db, nullptr, SQLITE_CHECKPOINT_RESTART, nullptr,
+                                  nullptr);
+        {
+          std::lock_guard lock(persist_mu);
+          restarting_wal = false;
+        }
+        durable_cv.notify_all();
+      }
     }
   }
 
