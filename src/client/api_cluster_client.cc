@@ -248,14 +248,23 @@ VoidResult ApiClusterClient::Bind(const Pod& pod, std::string_view node_name) {
     auto r = rest_->Post(path, binding);
     if (r.ok()) return {};
     if (r.error().code == ErrorCode::kConflict) {
-      auto live = rest_->Get(PodPath(pod));
-      if (live.ok() && live->is_object()) {
-        const Json& meta = (*live)["metadata"];
-        const Json& spec = (*live)["spec"];
-        const bool same_pod = pod.metadata.uid.empty() || meta.value("uid", "") == pod.metadata.uid;
-        if (same_pod && spec.is_object() && spec.value("nodeName", "") == node_name) return {};
+      // The read that settles it can be cut as well: it is retried within the same budget, or
+      // an earlier attempt that did bind would be reported as a conflict.
+      for (;;) {
+        auto live = rest_->Get(PodPath(pod));
+        if (live.ok()) {
+          if (!live->is_object()) return r.error();
+          const Json& meta = (*live)["metadata"];
+          const Json& spec = (*live)["spec"];
+          const bool same_pod =
+              pod.metadata.uid.empty() || meta.value("uid", "") == pod.metadata.uid;
+          if (same_pod && spec.is_object() && spec.value("nodeName", "") == node_name) return {};
+          return r.error();
+        }
+        if (!OutcomeUnknown(live.error()) || std::chrono::steady_clock::now() > give_up)
+          return r.error();
+        BackOff(&wait);
       }
-      return r.error();
     }
     if (!OutcomeUnknown(r.error()) || std::chrono::steady_clock::now() > give_up) return r.error();
     if (log_)

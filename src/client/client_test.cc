@@ -361,6 +361,42 @@ TEST(InformerTest, GoneRelistsAndDeliversTheDifference) {
 
 // ---------------------------------------------------------------- binding
 
+// A binding answered 409 is settled by reading the pod; when that read fails too (the
+// connection cut again, the server briefly unavailable) beyond the REST client's own retries,
+// it is read again rather than the earlier, successful binding being reported as a conflict.
+TEST(ApiClusterClientTest, BindConflictSettledThroughAFailingRead) {
+  std::atomic<int> reads{0};
+  auto server = net::HttpServer::Start({}, [&](net::HttpRequest& req) {
+    net::HttpResponse r;
+    if (req.method == "POST") {
+      r.status = 409;
+      r.body = R"({"kind":"Status","reason":"Conflict","message":"pod p is already assigned"})";
+    } else if (reads++ < 4) {
+      r.status = 503;
+      r.body = R"({"kind":"Status","message":"unavailable"})";
+    } else {
+      r.body = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default",)"
+               R"("uid":"u1"},"spec":{"nodeName":"n1"}})";
+    }
+    return r;
+  });
+  ASSERT_TRUE(server.ok());
+  RestOptions ro{.qps = 0};
+  ro.initial_backoff = std::chrono::milliseconds(1);
+  ro.max_retries = 1;
+  ApiClusterClient client(RestFor("http://127.0.0.1:" + std::to_string((*server)->port()), "", ro));
+  berth::Pod pod;
+  pod.metadata.name = "p";
+  pod.metadata.namespace_ = "default";
+  pod.metadata.uid = "u1";
+  auto bound = client.Bind(pod, "n1");
+  EXPECT_TRUE(bound.ok()) << bound.error().message;
+  EXPECT_EQ(reads.load(), 5);
+  auto elsewhere = client.Bind(pod, "n2");
+  ASSERT_FALSE(elsewhere.ok());
+  EXPECT_EQ(elsewhere.error().code, ErrorCode::kConflict);
+}
+
 // A repeated binding (the answer to the first was lost) is answered 409 by the server and
 // counts as done when the pod is bound to that node; a pod bound elsewhere, or recreated under
 // another UID, is a Conflict, which the scheduler forgets rather than retries.
