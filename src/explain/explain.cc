@@ -7,6 +7,7 @@
 #include <set>
 
 #include "berth/api/resources.h"
+#include "config/plugin_names.h"
 #include "plugins/interpodaffinity/interpodaffinity.h"
 #include "sim/simulator.h"
 
@@ -15,6 +16,7 @@ namespace {
 
 using PodPtr = std::shared_ptr<const Pod>;
 using NodePtr = std::shared_ptr<const Node>;
+namespace names = config::names;
 
 struct Cluster {
   std::vector<Object> others;  // everything but nodes and the pod
@@ -362,7 +364,7 @@ std::vector<Suggestion> PodAffinitySuggestions(const config::SchedulerConfigurat
   const std::vector<PodAffinityTerm>& terms = pod.spec.affinity->pod_affinity->required;
   std::vector<std::string> rejected;
   for (const auto& [node, st] : a.filter_statuses)
-    if (st.plugin() == interpodaffinity::kName &&
+    if (st.plugin() == names::kInterPodAffinity &&
         st.Message() == interpodaffinity::kErrReasonAffinityRulesNotMatch)
       rejected.push_back(node);
   if (rejected.empty()) return {};
@@ -644,7 +646,7 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
   // Tolerations for the taints that kept the pod off nodes.
   std::set<std::tuple<std::string, std::string, std::string>> taints;
   for (const auto& [node, st] : a.filter_statuses) {
-    if (st.plugin() != "TaintToleration" || !by_name.count(node)) continue;
+    if (st.plugin() != names::kTaintToleration || !by_name.count(node)) continue;
     for (const Taint& t : by_name[node]->spec.taints)
       if ((t.effect == "NoSchedule" || t.effect == "NoExecute") && !Tolerates(*c.pod, t))
         taints.insert({t.key, t.value, t.effect});
@@ -678,7 +680,7 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
   const std::map<std::string, std::string> volume_zones = VolumeZones(*c.pod, c.others);
   std::vector<std::pair<int64_t, std::string>> short_nodes;  // (shortfall, node), cheapest first
   for (const auto& [node, st] : a.filter_statuses) {
-    if (st.plugin() != "NodeResourcesFit" || !by_name.count(node)) continue;
+    if (st.plugin() != names::kNodeResourcesFit || !by_name.count(node)) continue;
     const Resource want = ComputePodRequests(*c.pod).requests;
     Resource used;
     for (const Object& o : c.others)
@@ -711,14 +713,14 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
         if (x->metadata.name == name) x = replacement;
       return FeasibleAfter(config, registry, changed, options);
     };
-    if (st.plugin() == "NodeUnschedulable" && try_more("uncordon")) {
+    if (st.plugin() == names::kNodeUnschedulable && try_more("uncordon")) {
       auto uncordoned = std::make_shared<Node>(*n);
       uncordoned->spec.unschedulable = false;
       if (int opens = with_node(uncordoned); opens > 0)
         found.push_back(MakeSuggestion(
             "uncordon", fmt::format("uncordon node {} (kubectl uncordon {})", node, node), "", node,
             opens, 0, {}));
-    } else if (st.plugin() == "NodeAffinity" && wants_node_labels && try_more("label")) {
+    } else if (st.plugin() == names::kNodeAffinity && wants_node_labels && try_more("label")) {
       // The nodeSelector's labels, then the required node affinity term needing fewest changes.
       LabelChanges changes;
       for (const auto& [k, v] : c.pod->spec.node_selector)
@@ -743,7 +745,8 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
                                        DescribeLabels(changes), node, KubectlLabels(changes),
                                        overwrite ? " --overwrite" : ""),
                            "", node, opens, static_cast<int64_t>(changes.size()), {}));
-    } else if (st.plugin() == "VolumeZone" && !volume_zones.empty() && try_more("volume-zone")) {
+    } else if (st.plugin() == names::kVolumeZone && !volume_zones.empty() &&
+               try_more("volume-zone")) {
       auto moved = std::make_shared<Node>(*n);
       std::vector<std::string> labels;
       for (const auto& [k, v] : volume_zones) {
@@ -760,7 +763,7 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
                                        "(node {} is not; its zone labels would have to be {})",
                                        fmt::join(labels, ","), node, fmt::join(labels, ",")),
                            "", node, opens, static_cast<int64_t>(labels.size()), {}));
-    } else if (st.plugin() == "NodeResourcesFit" && resource_candidates.count(node)) {
+    } else if (st.plugin() == names::kNodeResourcesFit && resource_candidates.count(node)) {
       // What the node lacks for this pod: its requests plus the pod's, beyond allocatable.
       const Resource want = ComputePodRequests(*c.pod).requests;
       Resource used;
@@ -814,7 +817,7 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
   for (const auto& [node, st] : a.filter_statuses) {
     // Rejections for the pod's required affinity have no pods to move; on a large cluster
     // they are thousands of nodes.
-    if (st.plugin() != interpodaffinity::kName ||
+    if (st.plugin() != names::kInterPodAffinity ||
         st.Message() == interpodaffinity::kErrReasonAffinityRulesNotMatch || !by_name.count(node))
       continue;
     if (tried["anti-affinity"] >= options.max_candidates_per_kind ||
@@ -852,7 +855,7 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
     if (tsc.when_unsatisfiable != "DoNotSchedule") continue;
     bool blocked = false;
     for (const auto& [node, st] : a.filter_statuses)
-      if (st.plugin() == "PodTopologySpread") blocked = true;
+      if (st.plugin() == names::kPodTopologySpread) blocked = true;
     if (!blocked) break;
     auto counts = DomainCounts(tsc, *c.pod, c.nodes, c.others);
     if (counts.empty()) continue;
@@ -865,7 +868,7 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
     // have skew (count + 1 - lowest); the smallest such skew is the maxSkew needed.
     int needed = highest + 1 - lowest;
     for (const auto& [node, st] : a.filter_statuses) {
-      if (st.plugin() != "PodTopologySpread" || !by_name.count(node)) continue;
+      if (st.plugin() != names::kPodTopologySpread || !by_name.count(node)) continue;
       auto it = by_name[node]->metadata.labels.find(tsc.topology_key);
       if (it != by_name[node]->metadata.labels.end())
         needed = std::min(needed, counts[it->second] + 1 - lowest);
