@@ -135,8 +135,14 @@ class DaemonObserver final : public AttemptObserver {
   void OnAttempt(const SchedulingAttempt& a) override {
     const Pod& pod = *a.pod;
     const std::string key = pod.Key();
-    if (record_decisions_ && a.outcome != SchedulingAttempt::Outcome::kError)
-      client_->AnnotatePod(pod, explain::DecisionAnnotations(a));
+    if (record_decisions_ && a.outcome != SchedulingAttempt::Outcome::kError) {
+      auto record = explain::DecisionAnnotations(a);
+      // The history builds on what the pod carries now (the informer's copy).
+      Ptr<Pod> live = client_->GetPod(pod.metadata.namespace_, pod.metadata.name);
+      explain::WithResultHistory(live ? live->metadata.annotations : pod.metadata.annotations,
+                                 &record);
+      client_->AnnotatePod(pod, record);
+    }
     const char* result = "error";
     switch (a.outcome) {
       case SchedulingAttempt::Outcome::kScheduled:

@@ -344,7 +344,8 @@ Status Framework::RunPreEnqueuePlugins(const Pod& pod) const {
 
 Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
                                       PreFilterResult* result,
-                                      std::vector<std::string>* rejected_by) {
+                                      std::vector<std::string>* rejected_by,
+                                      PluginOutcomes* outcomes) {
   state.skip_filter_.assign(filter_.size(), false);
   *result = PreFilterResult{};
   std::vector<std::string> with_nodes;
@@ -353,6 +354,11 @@ Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
   for (const auto& e : pre_filter_) {
     PreFilterResult r;
     Status s = e.plugin->PreFilter(state, pod, nodes, &r);
+    if (outcomes) {
+      PluginOutcome& o = outcomes->emplace_back(std::string(e.plugin->Name()), s);
+      if (s.IsSuccess() && !r.AllNodes())
+        o.node_names.emplace(r.node_names->begin(), r.node_names->end());
+    }
     if (s.IsSkip()) {
       if (e.filter_index >= 0) state.skip_filter_[e.filter_index] = true;
       continue;
@@ -475,11 +481,13 @@ Status Framework::FilterWithNominated(const CycleState& state, const PodInfo& po
 
 Status Framework::RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
                                        const NodeStatusMap& statuses, PostFilterResult* result,
-                                       std::vector<std::string>* messages) {
+                                       std::vector<std::string>* messages,
+                                       PluginOutcomes* outcomes) {
   std::string rejector;
   for (auto* pl : post_filter_) {
     PostFilterResult r;
     Status s = pl->PostFilter(state, pod, statuses, &r);
+    if (outcomes) outcomes->emplace_back(std::string(pl->Name()), s);
     if (s.IsSuccess()) {
       *result = std::move(r);
       return s;
@@ -506,10 +514,12 @@ Status Framework::RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
 }
 
 Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
-                                     std::span<const NodeInfo* const> nodes) {
+                                     std::span<const NodeInfo* const> nodes,
+                                     PluginOutcomes* outcomes) {
   state.skip_score_.assign(score_.size(), false);
   for (const auto& e : pre_score_) {
     Status s = e.plugin->PreScore(state, pod, nodes);
+    if (outcomes) outcomes->emplace_back(std::string(e.plugin->Name()), s);
     if (s.IsSkip()) {
       if (e.score_index >= 0) state.skip_score_[e.score_index] = true;
       continue;
@@ -522,7 +532,8 @@ Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
 }
 
 Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
-                                  std::span<const NodeInfo* const> nodes, ScoreTable* table) {
+                                  std::span<const NodeInfo* const> nodes, ScoreTable* table,
+                                  RawScoreMemo* memo) {
   const size_t n = nodes.size();
   table->nodes.assign(nodes.begin(), nodes.end());
   table->plugin_scores.assign(score_.size(), std::vector<int64_t>());
@@ -536,6 +547,15 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
     table->plugin_ran[p] = true;
   }
   if (active.empty()) return Status::Success();
+  const size_t num_plugins = score_.size();
+  if (memo) {
+    // Rows filled while other plugins ran (PreScore skipped differently) cannot be reused.
+    if (memo->ran != table->plugin_ran) {
+      memo->ran = table->plugin_ran;
+      std::fill(memo->generation.begin(), memo->generation.end(), -1);
+    }
+    memo->scores.resize(memo->generation.size() * num_plugins);
+  }
 
   // Raw scores, node-major so each worker touches one node's data for all plugins.
   // The buffer lives across cycles (scheduling thread only) to spare an allocation per plugin.
@@ -554,6 +574,15 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
     // ahead while this node is scored (the plugins' own time is mostly these loads).
     if (i >= 8) PrefetchNodeInfo(nodes[i - 8]);
     if (i >= 4) PrefetchNode(nodes[i - 4]);
+    int64_t* row = nullptr;
+    if (memo) {
+      const uint32_t r = memo->rows[i];
+      row = &memo->scores[r * num_plugins];
+      if (memo->generation[r] == nodes[i]->generation()) {
+        for (size_t a = 0; a < active.size(); ++a) scores[a][i] = {nodes[i], row[active[a]]};
+        return;
+      }
+    }
     for (size_t a = 0; a < active.size(); ++a) {
       int64_t s = 0;
       Status st = Guarded(
@@ -568,7 +597,9 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
         return;
       }
       scores[a][i] = {nodes[i], s};
+      if (row) row[active[a]] = s;
     }
+    if (memo) memo->generation[memo->rows[i]] = nodes[i]->generation();
   });
   if (failed) return first_error;
 
@@ -599,9 +630,10 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
 }
 
 Status Framework::RunReservePluginsReserve(CycleState& state, const PodInfo& pod,
-                                           const std::string& node) {
+                                           const std::string& node, PluginOutcomes* outcomes) {
   for (auto* pl : reserve_) {
     Status s = pl->Reserve(state, pod, node);
+    if (outcomes) outcomes->emplace_back(std::string(pl->Name()), s);
     if (s.IsSuccess()) continue;
     if (!s.IsRejected())
       s = Status::Error(fmt::format("running Reserve plugin \"{}\": {}", pl->Name(), s.Message()));
@@ -617,11 +649,13 @@ void Framework::RunReservePluginsUnreserve(CycleState& state, const PodInfo& pod
   for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) (*it)->Unreserve(state, pod, node);
 }
 
-Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node) {
+Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
+                                   PluginOutcomes* outcomes) {
   constexpr Duration kMaxTimeout = std::chrono::minutes(15);
   std::map<std::string, WaitingPodImpl::PendingWait> waits;
   for (auto* pl : permit_) {
     PermitDecision d = pl->Permit(state, pod, node);
+    if (outcomes) outcomes->emplace_back(std::string(pl->Name()), d.status, d.timeout);
     if (d.status.IsSuccess()) continue;
     if (d.status.IsWait()) {
       const Duration timeout = std::min(d.timeout, kMaxTimeout);
@@ -672,10 +706,11 @@ bool Framework::IsWaitingOnPermit(std::string_view uid) {
   return it != waiting_.end() && !it->second->result().has_value();
 }
 
-Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod,
-                                    const std::string& node) {
+Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
+                                    PluginOutcomes* outcomes) {
   for (auto* pl : pre_bind_) {
     Status s = pl->PreBind(state, pod, node);
+    if (outcomes) outcomes->emplace_back(std::string(pl->Name()), s);
     if (s.IsSuccess()) continue;
     if (!s.IsRejected())
       s = Status::Error(fmt::format("running PreBind plugin \"{}\": {}", pl->Name(), s.Message()));
@@ -685,9 +720,11 @@ Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod,
   return Status::Success();
 }
 
-Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node) {
+Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
+                                 PluginOutcomes* outcomes) {
   for (auto* pl : bind_) {
     Status s = pl->Bind(state, pod, node);
+    if (outcomes) outcomes->emplace_back(std::string(pl->Name()), s);
     if (s.IsSkip()) continue;
     if (!s.IsSuccess()) {
       if (!s.IsRejected())

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,17 @@ struct ScoreTable {
   std::map<std::string, std::vector<int64_t>> extender_scores;
 };
 
+// Raw scores (before NormalizeScore) kept across cycles by a caller whose pods are copies of
+// one template, scored by plugins that score a node from that node alone (berth capacity; see
+// SchedulerOptions::node_local_plugins). RunScorePlugins reads row rows[i] for nodes[i] while
+// that NodeInfo keeps the generation the row was filled at, and fills it otherwise.
+struct RawScoreMemo {
+  std::span<const uint32_t> rows;   // per scored node; the caller sets it each cycle
+  std::vector<int64_t> generation;  // per row, -1 when empty; the caller sizes it
+  std::vector<int64_t> scores;      // [row * score plugins + plugin]
+  std::vector<bool> ran;            // the plugins that ran when the rows were filled
+};
+
 // The per-node loops (filter, score) are memory-bound on a large cluster: each NodeInfo is a
 // separate heap object spanning several cache lines, and its Node another. The loops call these
 // a few nodes ahead so the lines arrive while the current node is evaluated. Hints only: they
@@ -56,6 +68,20 @@ inline void PrefetchNodeInfo(const NodeInfo* ni) {
 inline void PrefetchNode(const NodeInfo* ni) {
   if (const Node* n = ni->node()) __builtin_prefetch(&n->spec);
 }
+
+// One plugin's outcome at an extension point other than Filter and Score, for decision records.
+// Runners given a list append one per plugin they call, in order; given null they record
+// nothing and cost nothing.
+struct PluginOutcome {
+  PluginOutcome(std::string plugin, Status status, Duration timeout = {})
+      : plugin(std::move(plugin)), status(std::move(status)), timeout(timeout) {}
+  std::string plugin;
+  Status status;  // as the plugin returned it: Success, Skip, Wait, a rejection or an error
+  // PreFilter: the nodes its PreFilterResult kept, when it narrowed them (sorted).
+  std::optional<std::vector<std::string>> node_names;
+  Duration timeout{};  // Permit: how long the plugin asked the pod to wait
+};
+using PluginOutcomes = std::vector<PluginOutcome>;
 
 class Framework final : public Handle {
  public:
@@ -104,7 +130,8 @@ class Framework final : public Handle {
   // paired Filter skipped. `result` is the intersection of all PreFilterResults.
   // `rejected_by` receives the names of plugins that rejected (for requeueing).
   Status RunPreFilterPlugins(CycleState& state, const PodInfo& pod, PreFilterResult* result,
-                             std::vector<std::string>* rejected_by);
+                             std::vector<std::string>* rejected_by,
+                             PluginOutcomes* outcomes = nullptr);
   Status RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod_to_schedule,
                                      const PodInfoPtr& pod_to_add, const NodeInfo& node) override;
   Status RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod_to_schedule,
@@ -117,16 +144,21 @@ class Framework final : public Handle {
   // Runs PostFilter plugins until one returns Success or a non-Unschedulable status.
   // `messages` collects the messages of plugins that could not help (for the FitError).
   Status RunPostFilterPlugins(CycleState& state, const PodInfo& pod, const NodeStatusMap& statuses,
-                              PostFilterResult* result, std::vector<std::string>* messages);
+                              PostFilterResult* result, std::vector<std::string>* messages,
+                              PluginOutcomes* outcomes = nullptr);
   Status RunPreScorePlugins(CycleState& state, const PodInfo& pod,
-                            std::span<const NodeInfo* const> nodes);
+                            std::span<const NodeInfo* const> nodes,
+                            PluginOutcomes* outcomes = nullptr);
   // Score + NormalizeScore + range check + weights over `nodes` (parallel over nodes).
   Status RunScorePlugins(const CycleState& state, const PodInfo& pod,
-                         std::span<const NodeInfo* const> nodes, ScoreTable* table);
-  Status RunReservePluginsReserve(CycleState& state, const PodInfo& pod, const std::string& node);
+                         std::span<const NodeInfo* const> nodes, ScoreTable* table,
+                         RawScoreMemo* memo = nullptr);
+  Status RunReservePluginsReserve(CycleState& state, const PodInfo& pod, const std::string& node,
+                                  PluginOutcomes* outcomes = nullptr);
   void RunReservePluginsUnreserve(CycleState& state, const PodInfo& pod, const std::string& node);
   // Success, Wait (the pod is registered as waiting), or a rejection.
-  Status RunPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
+  Status RunPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
+                          PluginOutcomes* outcomes = nullptr);
 
   // ---- binding cycle
   // Blocks until every waiting plugin allowed the pod, one rejected it, or the timeout passed.
@@ -138,8 +170,10 @@ class Framework final : public Handle {
   // rejected, or expired (by ExpireWaitingPods or a waiting WaitOnPermit). False for a pod that
   // is not waiting; once false, WaitOnPermit returns without blocking.
   bool IsWaitingOnPermit(std::string_view uid);
-  Status RunPreBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
-  Status RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
+  Status RunPreBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
+                           PluginOutcomes* outcomes = nullptr);
+  Status RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
+                        PluginOutcomes* outcomes = nullptr);
   void RunPostBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
 
   // ---- Handle

@@ -33,7 +33,7 @@ int Scheduler::NumFeasibleNodesToFind(const Framework& fw, int num_all_nodes) co
 Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& state,
                                            const PodInfo& pod, const std::vector<NodeInfo*>& nodes,
                                            bool rotate, std::vector<const NodeInfo*>* feasible,
-                                           SchedulingAttempt* attempt) {
+                                           SchedulingAttempt* attempt, bool use_memo) {
   const int n = static_cast<int>(nodes.size());
   if (n == 0) return Status::Success();
   int to_find = NumFeasibleNodesToFind(fw, n);
@@ -65,10 +65,11 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
     // Position in `nodes` of window entry k; start < n and begin + k < n, so one wrap at most
     // (no division per node).
     const int first = (start + begin) % n;
-    auto at = [&](int k) {
+    auto index = [&](int k) {
       const int i = first + k;
-      return nodes[i >= n ? i - n : i];
+      return i >= n ? i - n : i;
     };
+    auto at = [&](int k) { return nodes[index(k)]; };
     fw.parallelizer().Until(end - begin, [&](int k) {
       if (error.load(std::memory_order_relaxed)) return;
       const NodeInfo& node = *at(k);
@@ -77,8 +78,22 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
       const int len = end - begin;
       if (k + 8 < len) PrefetchNodeInfo(at(k + 8));
       if (k + 4 < len) PrefetchNode(at(k + 4));
-      Status s = Guarded("running Filter plugins",
-                         [&] { return fw.RunFilterPluginsWithNominatedPods(state, pod, node); });
+      auto run = [&] {
+        return Guarded("running Filter plugins",
+                       [&] { return fw.RunFilterPluginsWithNominatedPods(state, pod, node); });
+      };
+      Status s;
+      if (use_memo) {
+        FilterMemo& m = filter_memo_[index(k)];
+        if (m.generation == node.generation()) {
+          s = m.status;
+        } else {
+          s = run();
+          if (!s.IsError()) m = {node.generation(), s};
+        }
+      } else {
+        s = run();
+      }
       if (s.IsSuccess()) {
         ok[k] = 1;
       } else {
@@ -98,6 +113,7 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
       ++scanned;
       if (ok[i - begin]) {
         feasible->push_back(nodes[(start + i) % n]);
+        if (use_memo) feasible_rows_.push_back(static_cast<uint32_t>((start + i) % n));
         if (++found == to_find) break;
       } else {
         if (attempt)
@@ -118,8 +134,10 @@ Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const Po
   const auto& all = snapshot_.nodes();
   PreFilterResult pre_result;
   std::vector<std::string> rejected_by;
-  Status s = Timed(fw, "PreFilter",
-                   [&] { return fw.RunPreFilterPlugins(state, pod, &pre_result, &rejected_by); });
+  Status s = Timed(fw, "PreFilter", [&] {
+    return fw.RunPreFilterPlugins(state, pod, &pre_result, &rejected_by,
+                                  record_details_ ? &attempt->pre_filter_outcomes : nullptr);
+  });
   if (!s.IsSuccess()) {
     if (!s.IsRejected()) return s;
     attempt->pre_filter_rejection = s;
@@ -155,7 +173,8 @@ Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const Po
                      Status::Unresolvable(fmt::format("node(s) didn't satisfy plugin(s) [{}]",
                                                       fmt::join(rejected_by, " ")))};
   }
-  Status fs = FindNodesThatPassFilters(fw, state, pod, *candidates, true, feasible, attempt);
+  Status fs = FindNodesThatPassFilters(fw, state, pod, *candidates, true, feasible, attempt,
+                                       memoize_ && candidates == &all);
   // Processed, as kube-scheduler counts it: the feasible nodes and the nodes with a status of
   // their own (a nominated node that failed included). Nodes outside a PreFilterResult share
   // one "absent" status there, so they are not processed (nor in the map yet).
@@ -202,6 +221,17 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
   cache_.UpdateSnapshot(&snapshot_);
   fw.SetSnapshot(&snapshot_);
   if (snapshot_.size() == 0) return Status::Unresolvable("no nodes available to schedule pods");
+  if (memoize_) {
+    // Only the nodes the update overwrote carry new generations; a rebuilt list (or updates
+    // this cycle did not see) starts over.
+    if (snapshot_.last_changed_from != memo_snapshot_generation_ ||
+        filter_memo_.size() != snapshot_.size()) {
+      filter_memo_.assign(snapshot_.size(), FilterMemo{});
+      score_memo_.generation.assign(snapshot_.size(), -1);
+    }
+    memo_snapshot_generation_ = snapshot_.generation;
+    feasible_rows_.clear();
+  }
 
   std::vector<const NodeInfo*> feasible;
   Status s = FindNodesThatFitPod(fw, state, pod, &feasible, attempt);
@@ -220,10 +250,18 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
     table.nodes.assign(feasible.begin(), feasible.end());
     table.totals.assign(feasible.size(), 1);
   } else {
-    Status ps = Timed(fw, "PreScore", [&] { return fw.RunPreScorePlugins(state, pod, feasible); });
+    Status ps = Timed(fw, "PreScore", [&] {
+      return fw.RunPreScorePlugins(state, pod, feasible,
+                                   record_details_ ? &attempt->pre_score_outcomes : nullptr);
+    });
     if (!ps.IsSuccess()) return ps;
+    RawScoreMemo* memo = nullptr;
+    if (memoize_ && feasible_rows_.size() == feasible.size()) {
+      score_memo_.rows = feasible_rows_;
+      memo = &score_memo_;
+    }
     Status ss =
-        Timed(fw, "Score", [&] { return fw.RunScorePlugins(state, pod, feasible, &table); });
+        Timed(fw, "Score", [&] { return fw.RunScorePlugins(state, pod, feasible, &table, memo); });
     if (!ss.IsSuccess()) return ss;
     PrioritizeWithExtenders(extenders_, *pod.pod, fw.parallelizer(), &table);
   }

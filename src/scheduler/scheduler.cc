@@ -66,6 +66,14 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
           "profile \"{}\": queueSort plugin \"{}\" differs from \"{}\"; all profiles must use "
           "the same queue sort plugin",
           fw->profile_name(), fw->queue_sort_name(), qs)};
+  if (!options.node_local_plugins.empty() && s->extenders_.empty() && s->profiles_.size() == 1) {
+    const std::set<std::string> local(options.node_local_plugins.begin(),
+                                      options.node_local_plugins.end());
+    s->memoize_ = true;
+    for (const char* point : {"PreFilter", "Filter", "PreScore", "Score"})
+      for (const auto& name : s->profiles_.front()->ListPlugins(point))
+        if (!local.count(name)) s->memoize_ = false;
+  }
   s->requeue_ = std::make_unique<RequeuePolicy>(s->profiles_);
   s->queue_->SetRequeueDecider(s->requeue_.get());
   if (SchedulerMetricsSink* metrics = options.metrics) {
@@ -154,7 +162,9 @@ bool Scheduler::ScheduleOne(bool block) {
         PostFilterResult pf;
         Status ps = Timed(*fw, "PostFilter", [&] {
           return Guarded("PostFilter", [&] {
-            return fw->RunPostFilterPlugins(state, *qpi.pod_info, *statuses, &pf, &post_messages);
+            return fw->RunPostFilterPlugins(
+                state, *qpi.pod_info, *statuses, &pf, &post_messages,
+                record_details_ ? &attempt.post_filter_outcomes : nullptr);
           });
         });
         if (ps.IsSuccess()) post_messages.clear();
@@ -191,6 +201,7 @@ bool Scheduler::ScheduleOne(bool block) {
     return true;
   }
   queue_->DeleteNominatedPodIfExists(pod);
+  if (record_details_) attempt.selected_node = result.host;
 
   auto fail_after_assume = [&](Status st) {
     (void)Timed(*fw, "Unreserve", [&] {
@@ -215,7 +226,9 @@ bool Scheduler::ScheduleOne(bool block) {
   if (Status rs = Timed(*fw, "Reserve",
                         [&] {
                           return Guarded("Reserve", [&] {
-                            return fw->RunReservePluginsReserve(state, *assumed, result.host);
+                            return fw->RunReservePluginsReserve(
+                                state, *assumed, result.host,
+                                record_details_ ? &attempt.reserve_outcomes : nullptr);
                           });
                         });
       !rs.IsSuccess()) {
@@ -223,7 +236,10 @@ bool Scheduler::ScheduleOne(bool block) {
     return true;
   }
   Status ps = Timed(*fw, "Permit", [&] {
-    return Guarded("Permit", [&] { return fw->RunPermitPlugins(state, *assumed, result.host); });
+    return Guarded("Permit", [&] {
+      return fw->RunPermitPlugins(state, *assumed, result.host,
+                                  record_details_ ? &attempt.permit_outcomes : nullptr);
+    });
   });
   if (!ps.IsSuccess() && !ps.IsWait()) {
     fail_after_assume(ps);
@@ -287,7 +303,9 @@ void Scheduler::RunBindingCycle(std::unique_ptr<BindingTask> task) {
   if (Status pb = Timed(fw, "PreBind",
                         [&] {
                           return Guarded("PreBind", [&] {
-                            return fw.RunPreBindPlugins(task->state, *task->assumed, task->host);
+                            return fw.RunPreBindPlugins(
+                                task->state, *task->assumed, task->host,
+                                record_details_ ? &task->attempt.pre_bind_outcomes : nullptr);
                           });
                         });
       !pb.IsSuccess())
@@ -295,8 +313,10 @@ void Scheduler::RunBindingCycle(std::unique_ptr<BindingTask> task) {
   // An interested binder extender binds instead of the Bind plugins.
   std::optional<Status> by_extender = BindWithExtenders(extenders_, pod, task->host);
   Status bs = by_extender ? std::move(*by_extender) : Timed(fw, "Bind", [&] {
-    return Guarded("Bind",
-                   [&] { return fw.RunBindPlugins(task->state, *task->assumed, task->host); });
+    return Guarded("Bind", [&] {
+      return fw.RunBindPlugins(task->state, *task->assumed, task->host,
+                               record_details_ ? &task->attempt.bind_outcomes : nullptr);
+    });
   });
   cache_.FinishBinding(pod);
   if (!bs.IsSuccess()) {

@@ -57,6 +57,17 @@ struct SchedulingAttempt {
   ScoreTable scores;  // empty when < 2 feasible nodes
   // Names of scores.nodes (the NodeInfo pointers are only valid during the cycle).
   std::vector<std::string> scored_nodes;
+  // Where the cycle placed the pod (Reserve ran), whether or not the binding then succeeded.
+  std::string selected_node;
+  // Each plugin's outcome at the other points, in run order (recorded with record_details;
+  // the decision records of src/explain carry them).
+  PluginOutcomes pre_filter_outcomes;
+  PluginOutcomes post_filter_outcomes;
+  PluginOutcomes pre_score_outcomes;
+  PluginOutcomes reserve_outcomes;
+  PluginOutcomes permit_outcomes;
+  PluginOutcomes pre_bind_outcomes;
+  PluginOutcomes bind_outcomes;
   int attempt = 0;  // 1 for the first attempt of this pod
   // Timing on the scheduler's clock, for metrics: when this cycle started, how long the
   // algorithm (filter, score, select) took, and when the pod first entered activeQ.
@@ -86,6 +97,12 @@ struct SchedulerOptions {
   std::vector<std::shared_ptr<Extender>> extenders;
   // Framework and queue metrics; must outlive the scheduler. Null: none are taken.
   SchedulerMetricsSink* metrics = nullptr;
+  // Set by berth capacity, whose pods are all copies of one template it checked: the plugins
+  // (by name) whose Filter verdict and raw Score on a node depend, for such pods, on that node
+  // alone. When the only profile's PreFilter, Filter, PreScore and Score plugins are all listed
+  // and there is no extender, a node's verdict and raw scores are kept and reused until the
+  // node changes (NormalizeScore, weights and selection still run every cycle). Empty: never.
+  std::vector<std::string> node_local_plugins;
 };
 
 class Scheduler final : public ClusterEventHandler {
@@ -134,7 +151,7 @@ class Scheduler final : public ClusterEventHandler {
   Status FindNodesThatPassFilters(Framework& fw, const CycleState& state, const PodInfo& pod,
                                   const std::vector<NodeInfo*>& nodes, bool rotate,
                                   std::vector<const NodeInfo*>* feasible,
-                                  SchedulingAttempt* attempt);
+                                  SchedulingAttempt* attempt, bool use_memo = false);
   int NumFeasibleNodesToFind(const Framework& fw, int num_all_nodes) const;
   std::string SelectHost(const ScoreTable& table);
   void RunBindingCycle(std::unique_ptr<BindingTask> task);
@@ -183,6 +200,19 @@ class Scheduler final : public ClusterEventHandler {
   std::optional<OutsideNodes> outside_nodes_;
   std::vector<Status> filter_statuses_buffer_;  // FindNodesThatPassFilters' per-window results
   std::vector<char> filter_ok_buffer_;
+  // Results reused across cycles (SchedulerOptions::node_local_plugins), per position in the
+  // snapshot's node list: a node's filter verdict (Success: feasible) and raw scores, valid
+  // while its NodeInfo keeps the generation they were taken at. All of it is reset when the
+  // node list is rebuilt.
+  bool memoize_ = false;
+  struct FilterMemo {
+    int64_t generation = -1;
+    Status status;
+  };
+  std::vector<FilterMemo> filter_memo_;
+  RawScoreMemo score_memo_;
+  int64_t memo_snapshot_generation_ = -1;
+  std::vector<uint32_t> feasible_rows_;  // this cycle's feasible nodes' positions
 
   std::vector<std::unique_ptr<BindingTask>> waiting_bindings_;
   // Declared last: destroyed first, draining binding cycles while everything they use lives.

@@ -50,7 +50,12 @@ std::string DecisionJson(const SchedulingAttempt& a, size_t max_nodes) {
   out += ",\"filter\":" + take("filter-result", "{}");
   out += ",\"score\":" + take("score-result", "{}");
   out += ",\"finalScore\":" + take("finalscore-result", "{}");
-  out += ",\"preFilter\":" + take("prefilter-result-status", "null");
+  // Only a PreFilter rejection is shown (the records list every PreFilter plugin's outcome).
+  out += ",\"preFilter\":";
+  out += a.pre_filter_rejection
+             ? nlohmann::json{{a.pre_filter_rejection->plugin(), a.pre_filter_rejection->Message()}}
+                   .dump()
+             : std::string("null");
   out += ",\"truncatedNodes\":" + take("result-nodes-truncated", "0");
   out += "}";
   return out;

@@ -237,6 +237,29 @@ def check_legacy_policy(berth, up, tmp):
         raise Fail("unknown predicate: rc %d %r" % (p.returncode, p.stderr))
 
 
+def check_simulator_shapes(annotations, prefix):
+    """Each record decodes into the Go type kube-scheduler-simulator marshals it from."""
+    def strings(m):
+        return isinstance(m, dict) and all(isinstance(v, str) for v in m.values())
+    shapes = {
+        "prefilter-result-status": strings, "prescore-result": strings,
+        "reserve-result": strings, "permit-result": strings, "permit-result-timeout": strings,
+        "prebind-result": strings, "bind-result": strings,
+        "prefilter-result": lambda m: isinstance(m, dict) and all(
+            isinstance(v, list) and all(isinstance(n, str) for n in v) for v in m.values()),
+    }
+    for key in ("filter-result", "postfilter-result", "score-result", "finalscore-result"):
+        shapes[key] = lambda m: isinstance(m, dict) and all(strings(v) for v in m.values())
+    for key, ok in shapes.items():
+        if prefix + key not in annotations or not ok(json.loads(annotations[prefix + key])):
+            raise Fail("%s: not in the simulator's shape: %r" % (key, annotations.get(prefix + key)))
+    if not isinstance(annotations.get(prefix + "selected-node"), str):
+        raise Fail("selected-node missing")
+    history = json.loads(annotations[prefix + "result-history"])
+    if not isinstance(history, list) or not all(strings(e) for e in history):
+        raise Fail("result-history: %r" % history)
+
+
 def check_record_decisions(berth, up, tmp):
     """--record-decisions: kube-scheduler-simulator's annotations, written once per decision."""
     prefix = "kube-scheduler-simulator.sigs.k8s.io/"
@@ -257,11 +280,17 @@ def check_record_decisions(berth, up, tmp):
         filt = json.loads(annotated("recorded", "filter-result"))
         if filt.get(p["spec"]["nodeName"], {}).get("NodeResourcesFit") != "passed":
             raise Fail("filter-result: %r" % filt)
-        json.loads(annotated("recorded", "finalscore-result"))
+        check_simulator_shapes(p["metadata"]["annotations"], prefix)
+        if json.loads(annotated("recorded", "bind-result")) != {"DefaultBinder": "success"}:
+            raise Fail("bind-result: %r" % annotated("recorded", "bind-result"))
+        history = json.loads(annotated("recorded", "result-history"))
+        if not history or history[-1].get(prefix + "selected-node") != p["spec"]["nodeName"]:
+            raise Fail("result-history: %r" % history)
         huge = wait_for("filter-result of the unschedulable pod",
                         lambda: annotated("recorded-huge", "filter-result"))
         if "Insufficient cpu" not in huge or annotated("recorded-huge", "selected-node"):
             raise Fail("unschedulable record: %r" % huge)
+        check_simulator_shapes(pod("recorded-huge")["metadata"]["annotations"], prefix)
         # Identical decisions are not written again (an annotation change retries the pod): once
         # the writes of the first attempt have landed, the pod stays unchanged.
         def settled():
