@@ -552,9 +552,9 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
     // Rows filled while other plugins ran (PreScore skipped differently) cannot be reused.
     if (memo->ran != table->plugin_ran) {
       memo->ran = table->plugin_ran;
-      std::fill(memo->generation.begin(), memo->generation.end(), -1);
+      std::fill(memo->valid.begin(), memo->valid.end(), 0);
     }
-    memo->scores.resize(memo->generation.size() * num_plugins);
+    memo->scores.resize(memo->valid.size() * num_plugins);
   }
 
   // Raw scores, node-major so each worker touches one node's data for all plugins.
@@ -572,13 +572,14 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
     const int i = static_cast<int>(n) - 1 - j;
     // Workers take contiguous chunks: load the NodeInfos eight nodes ahead and their Nodes four
     // ahead while this node is scored (the plugins' own time is mostly these loads).
-    if (i >= 8) PrefetchNodeInfo(nodes[i - 8]);
-    if (i >= 4) PrefetchNode(nodes[i - 4]);
+    // A reused row needs neither.
+    if (i >= 8 && !(memo && memo->valid[memo->rows[i - 8]])) PrefetchNodeInfo(nodes[i - 8]);
+    if (i >= 4 && !(memo && memo->valid[memo->rows[i - 4]])) PrefetchNode(nodes[i - 4]);
     int64_t* row = nullptr;
     if (memo) {
       const uint32_t r = memo->rows[i];
       row = &memo->scores[r * num_plugins];
-      if (memo->generation[r] == nodes[i]->generation()) {
+      if (memo->valid[r]) {
         for (size_t a = 0; a < active.size(); ++a) scores[a][i] = {nodes[i], row[active[a]]};
         return;
       }
@@ -599,7 +600,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
       scores[a][i] = {nodes[i], s};
       if (row) row[active[a]] = s;
     }
-    if (memo) memo->generation[memo->rows[i]] = nodes[i]->generation();
+    if (memo) memo->valid[memo->rows[i]] = 1;
   });
   if (failed) return first_error;
 

@@ -47,13 +47,14 @@ struct ScoreTable {
 
 // Raw scores (before NormalizeScore) kept across cycles by a caller whose pods are copies of
 // one template, scored by plugins that score a node from that node alone (berth capacity; see
-// SchedulerOptions::node_local_plugins). RunScorePlugins reads row rows[i] for nodes[i] while
-// that NodeInfo keeps the generation the row was filled at, and fills it otherwise.
+// SchedulerOptions::node_local_plugins). RunScorePlugins reads row rows[i] for nodes[i] when
+// the row is valid and fills it otherwise; the caller invalidates the rows of nodes that
+// changed. Validity lives here, not in the NodeInfo, so that a reused row costs no load of it.
 struct RawScoreMemo {
-  std::span<const uint32_t> rows;   // per scored node; the caller sets it each cycle
-  std::vector<int64_t> generation;  // per row, -1 when empty; the caller sizes it
-  std::vector<int64_t> scores;      // [row * score plugins + plugin]
-  std::vector<bool> ran;            // the plugins that ran when the rows were filled
+  std::span<const uint32_t> rows;  // per scored node; the caller sets it each cycle
+  std::vector<char> valid;         // per row; the caller sizes it and clears changed rows
+  std::vector<int64_t> scores;     // [row * score plugins + plugin]
+  std::vector<bool> ran;           // the plugins that ran when the rows were filled
 };
 
 // The per-node loops (filter, score) are memory-bound on a large cluster: each NodeInfo is a

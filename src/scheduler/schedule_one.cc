@@ -76,8 +76,10 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
       // The loop is memory-bound: load NodeInfos eight steps ahead and their Node objects four
       // steps ahead while this node is filtered (workers take contiguous chunks).
       const int len = end - begin;
-      if (k + 8 < len) PrefetchNodeInfo(at(k + 8));
-      if (k + 4 < len) PrefetchNode(at(k + 4));
+      // A reused verdict needs neither.
+      if (k + 8 < len && !(use_memo && filter_memo_[index(k + 8)].valid))
+        PrefetchNodeInfo(at(k + 8));
+      if (k + 4 < len && !(use_memo && filter_memo_[index(k + 4)].valid)) PrefetchNode(at(k + 4));
       auto run = [&] {
         return Guarded("running Filter plugins",
                        [&] { return fw.RunFilterPluginsWithNominatedPods(state, pod, node); });
@@ -85,11 +87,11 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
       Status s;
       if (use_memo) {
         FilterMemo& m = filter_memo_[index(k)];
-        if (m.generation == node.generation()) {
+        if (m.valid) {
           s = m.status;
         } else {
           s = run();
-          if (!s.IsError()) m = {node.generation(), s};
+          if (!s.IsError()) m = {true, s};
         }
       } else {
         s = run();
@@ -224,10 +226,20 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
   if (memoize_) {
     // Only the nodes the update overwrote carry new generations; a rebuilt list (or updates
     // this cycle did not see) starts over.
+    const auto& all = snapshot_.nodes();
     if (snapshot_.last_changed_from != memo_snapshot_generation_ ||
-        filter_memo_.size() != snapshot_.size()) {
-      filter_memo_.assign(snapshot_.size(), FilterMemo{});
-      score_memo_.generation.assign(snapshot_.size(), -1);
+        filter_memo_.size() != all.size()) {
+      filter_memo_.assign(all.size(), FilterMemo{});
+      score_memo_.valid.assign(all.size(), 0);
+      memo_position_.clear();
+      for (size_t i = 0; i < all.size(); ++i) memo_position_[all[i]] = static_cast<uint32_t>(i);
+    } else {
+      for (const NodeInfo* changed : snapshot_.last_changed) {
+        auto it = memo_position_.find(changed);
+        if (it == memo_position_.end()) continue;
+        filter_memo_[it->second].valid = false;
+        score_memo_.valid[it->second] = 0;
+      }
     }
     memo_snapshot_generation_ = snapshot_.generation;
     feasible_rows_.clear();

@@ -17,6 +17,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "berth/framework/clock.h"
@@ -201,16 +202,17 @@ class Scheduler final : public ClusterEventHandler {
   std::vector<Status> filter_statuses_buffer_;  // FindNodesThatPassFilters' per-window results
   std::vector<char> filter_ok_buffer_;
   // Results reused across cycles (SchedulerOptions::node_local_plugins), per position in the
-  // snapshot's node list: a node's filter verdict (Success: feasible) and raw scores, valid
-  // while its NodeInfo keeps the generation they were taken at. All of it is reset when the
-  // node list is rebuilt.
+  // snapshot's node list: a node's filter verdict (Success: feasible) and raw scores, dropped
+  // when a snapshot update overwrites the node. All of it is reset when the node list is
+  // rebuilt. Validity is kept here so that a reused result costs no load of the NodeInfo.
   bool memoize_ = false;
   struct FilterMemo {
-    int64_t generation = -1;
+    bool valid = false;
     Status status;
   };
   std::vector<FilterMemo> filter_memo_;
   RawScoreMemo score_memo_;
+  std::unordered_map<const NodeInfo*, uint32_t> memo_position_;
   int64_t memo_snapshot_generation_ = -1;
   std::vector<uint32_t> feasible_rows_;  // this cycle's feasible nodes' positions
 

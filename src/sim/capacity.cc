@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "config/plugin_names.h"
 #include "sim/simulator.h"
 
 namespace berth::sim {
@@ -40,6 +41,71 @@ std::string ZoneOf(const Node& node) {
     if (it != node.metadata.labels.end()) return it->second;
   }
   return "";
+}
+
+// Whether a copy of `pod` passes or fails a node's filters, and scores it, from that node alone
+// (and from what the copies do not change), so that a placement changes the results of its own
+// node only. True when the template has no pod (anti-)affinity, no topology spread constraints
+// and no volume claims (PVCs, ephemeral volumes: the copies would share or create claims), and
+// neither a Service in its namespace nor a controller selects it (PodTopologySpread's default
+// constraints would count the copies across nodes). Pods already in the cluster keep their
+// (anti-)affinity terms and spreading where they are: the copies add none. Conservative: when
+// this is false, every copy is filtered and scored in full.
+bool CopiesAreNodeLocal(const Pod& pod, const std::vector<Object>& cluster) {
+  if (pod.spec.affinity &&
+      (pod.spec.affinity->pod_affinity || pod.spec.affinity->pod_anti_affinity))
+    return false;
+  if (!pod.spec.topology_spread_constraints.empty()) return false;
+  for (const auto& v : pod.spec.volumes)
+    if (v.persistent_volume_claim || v.ephemeral) return false;
+  for (const auto& ref : pod.metadata.owner_references)
+    if (ref.controller) return false;
+  auto ns_of = [](const ObjectMeta& m) {
+    return m.namespace_.empty() ? std::string("default") : m.namespace_;
+  };
+  for (const Object& o : cluster) {
+    auto* svc = std::get_if<std::shared_ptr<const Service>>(&o);
+    if (!svc || (*svc)->selector.empty() || ns_of((*svc)->metadata) != ns_of(pod.metadata))
+      continue;
+    bool selects = true;
+    for (const auto& [k, v] : (*svc)->selector) {
+      auto it = pod.metadata.labels.find(k);
+      if (it == pod.metadata.labels.end() || it->second != v) selects = false;
+    }
+    if (selects) return false;
+  }
+  return true;
+}
+
+// In-tree plugins that, for such copies, judge and score a node from the node itself and from
+// cluster state the copies leave alone (NodeResourcesFit's and BalancedAllocation's usage, the
+// node's ports, labels, taints, images, inline volumes; InterPodAffinity's and
+// PodTopologySpread's terms of other pods). Any other plugin in the profile turns reuse off.
+std::vector<std::string> NodeLocalPlugins() {
+  namespace n = config::names;
+  std::vector<std::string> out;
+  for (std::string_view name : {n::kNodeUnschedulable,
+                                n::kNodeName,
+                                n::kTaintToleration,
+                                n::kNodeAffinity,
+                                n::kNodePorts,
+                                n::kNodeResourcesFit,
+                                n::kVolumeRestrictions,
+                                n::kNodeVolumeLimits,
+                                n::kVolumeBinding,
+                                n::kVolumeZone,
+                                n::kPodTopologySpread,
+                                n::kInterPodAffinity,
+                                n::kNodeResourcesBalancedAllocation,
+                                n::kImageLocality,
+                                n::kNodeLabel,
+                                n::kNodePreferAvoidPods,
+                                n::kEBSLimits,
+                                n::kGCEPDLimits,
+                                n::kAzureDiskLimits,
+                                n::kCinderLimits})
+    out.emplace_back(name);
+  return out;
 }
 
 }  // namespace
@@ -81,6 +147,9 @@ Result<CapacityResult> EstimateCapacity(const config::SchedulerConfiguration& co
   so.max_attempts = 1;
   so.stop_at_first_failure = true;
   so.record_details = false;
+  // Each placement changes one node: the others keep their verdicts and raw scores.
+  if (options.reuse_node_results && CopiesAreNodeLocal(pod, cluster))
+    so.node_local_plugins = NodeLocalPlugins();
   BERTH_TRY_ASSIGN(sim, Simulate(config, registry, objects, so));
 
   CapacityResult out;

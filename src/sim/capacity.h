@@ -22,6 +22,10 @@ struct CapacityOptions {
   int max = 10000;  // stop after this many placements
   uint64_t seed = 1;
   std::string config_source = "default configuration";
+  // Reuse each node's filter verdict and raw scores until a placement changes the node, when
+  // the template allows it (src/sim/capacity.cc: CopiesAreNodeLocal). The answer is the same
+  // either way; false runs every plugin for every copy (tests compare the two).
+  bool reuse_node_results = true;
 };
 
 struct CapacityResult {

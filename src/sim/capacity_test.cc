@@ -78,5 +78,123 @@ TEST(CapacityTest, AgreesWithPlacingOneByOne) {
   EXPECT_FALSE(EstimateCapacity(config, registry, Cluster(), *tmpl, capped).ok());
 }
 
+// A cluster where the nodes differ in every way the default plugins look at: capacity, zone,
+// taints (hard and preferred), images, labels, cordoned nodes, pods already bound (some with
+// anti-affinity and preferred affinity towards the template's labels). More than 100 nodes, so
+// each placement sees only a rotating part of them, as the scheduler does.
+PodAffinityTerm Term(std::string app, std::string topology_key) {
+  PodAffinityTerm t;
+  t.label_selector.emplace().match_labels["app"] = std::move(app);
+  t.topology_key = std::move(topology_key);
+  return t;
+}
+
+std::vector<Object> VariedCluster() {
+  std::vector<Object> out;
+  for (int i = 0; i < 180; ++i) {
+    const std::string name = "n" + std::to_string(i);
+    const char* cpus[] = {"1", "2", "3", "1500m"};
+    auto node = MakeNode()
+                    .Name(name)
+                    .Label("kubernetes.io/hostname", name)
+                    .Label("topology.kubernetes.io/zone", "zone-" + std::to_string(i % 4))
+                    .Label("disk", i % 3 == 0 ? "ssd" : "hdd")
+                    .Capacity({{"cpu", cpus[i % 4]}, {"memory", i % 7 == 0 ? "2Gi" : "8Gi"}});
+    if (i % 11 == 0) node.Taint("dedicated", "db", "NoSchedule");
+    if (i % 5 == 0) node.Taint("spot", "true", "PreferNoSchedule");
+    if (i % 6 == 0) node.Image({"registry.example/web:1"}, 400 << 20);
+    if (i % 29 == 0) node.Unschedulable();
+    out.push_back(Object(node.Obj()));
+  }
+  for (int i = 0; i < 120; ++i) {
+    auto pod = MakePod()
+                   .Name("bound-" + std::to_string(i))
+                   .Node("n" + std::to_string((i * 7) % 180))
+                   .Label("app", i % 2 ? "db" : "cache")
+                   .Req({{"cpu", i % 3 ? "250m" : "500m"}, {"memory", "512Mi"}});
+    if (i % 40 == 0) {
+      // Keeps pods labelled app=web out of its zone.
+      Affinity a;
+      a.pod_anti_affinity.emplace().required.push_back(Term("web", "topology.kubernetes.io/zone"));
+      pod.Affinity(a);
+    } else if (i % 9 == 0) {
+      Affinity a;
+      a.pod_affinity.emplace().preferred.push_back({50, Term("web", "kubernetes.io/hostname")});
+      pod.Affinity(a);
+    }
+    out.push_back(Object(pod.Obj()));
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::shared_ptr<const Pod>>> Templates() {
+  std::vector<std::pair<std::string, std::shared_ptr<const Pod>>> out;
+  Affinity prefer_ssd;
+  prefer_ssd.node_affinity.emplace().preferred.push_back(
+      {30, NodeSelectorTerm{{{"disk", "In", {"ssd"}}}, {}}});
+  out.emplace_back("plain", MakePod()
+                                .Name("web")
+                                .Label("app", "web")
+                                .Image("registry.example/web:1")
+                                .Req({{"cpu", "200m"}, {"memory", "256Mi"}})
+                                .Affinity(prefer_ssd)
+                                .Obj());
+  out.emplace_back(
+      "host port",
+      MakePod().Name("agent").Label("app", "agent").HostPort(9100).Req({{"cpu", "100m"}}).Obj());
+  // Copies that repel each other: their placements change other nodes' verdicts, so nothing
+  // is reused for them (and the answer must still agree).
+  Affinity one_per_host;
+  one_per_host.pod_anti_affinity.emplace().required.push_back(
+      Term("solo", "kubernetes.io/hostname"));
+  out.emplace_back("anti-affinity", MakePod()
+                                        .Name("solo")
+                                        .Label("app", "solo")
+                                        .Req({{"cpu", "100m"}})
+                                        .Affinity(one_per_host)
+                                        .Obj());
+  return out;
+}
+
+// berth capacity gives the answer of placing the copies one by one through the simulator, node
+// for node, whether it reuses per-node results or not.
+TEST(CapacityTest, AgreesNodeForNodeOnAVariedCluster) {
+  Registry registry = InTreeRegistry();
+  auto config = config::DefaultConfiguration(registry);
+  const std::vector<Object> cluster = VariedCluster();
+  for (const auto& [what, tmpl] : Templates()) {
+    SCOPED_TRACE(what);
+    auto fast = EstimateCapacity(config, registry, cluster, *tmpl, {});
+    ASSERT_TRUE(fast.ok()) << fast.error().message;
+    CapacityOptions full_options;
+    full_options.reuse_node_results = false;
+    auto full = EstimateCapacity(config, registry, cluster, *tmpl, full_options);
+    ASSERT_TRUE(full.ok());
+    EXPECT_GT(fast->placed, 50);
+    EXPECT_FALSE(fast->reached_max);
+    EXPECT_EQ(fast->placed, full->placed);
+    EXPECT_EQ(fast->per_node, full->per_node);
+    EXPECT_EQ(fast->limit_message, full->limit_message);
+
+    std::vector<Object> objects = cluster;
+    for (int i = 0; i < fast->placed + 5; ++i) {
+      auto copy = std::make_shared<Pod>(*tmpl);
+      copy->metadata.name = "copy-" + std::to_string(i);
+      copy->metadata.uid = copy->metadata.name;
+      copy->spec.preemption_policy = "Never";
+      objects.push_back(Object(std::shared_ptr<const Pod>(std::move(copy))));
+    }
+    SimulationOptions so;
+    so.max_attempts = 1;
+    so.record_details = false;
+    auto sim = Simulate(config, registry, objects, so);
+    ASSERT_TRUE(sim.ok());
+    std::map<std::string, int> per_node;
+    for (const auto& pr : sim->results)
+      if (pr.result == "Scheduled") ++per_node[pr.node];
+    EXPECT_EQ(per_node, fast->per_node);
+  }
+}
+
 }  // namespace
 }  // namespace berth::sim

@@ -143,6 +143,7 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
   so.extenders = std::move(extenders).value();
   so.inline_binding = true;
   so.record_details = options.record_details;
+  so.node_local_plugins = options.node_local_plugins;
   auto sched_r = Scheduler::Create(so);
   if (!sched_r.ok())
     return Error{fmt::format("{}: {}", options.config_source, sched_r.error().message)};

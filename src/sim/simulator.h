@@ -54,6 +54,9 @@ struct SimulationOptions {
   bool stop_at_first_failure = false;
   // Keep per-node filter statuses and score tables in the results.
   bool record_details = true;
+  // SchedulerOptions::node_local_plugins: every pending pod is a copy of one template whose
+  // results on a node depend on that node alone for these plugins (berth capacity).
+  std::vector<std::string> node_local_plugins;
 };
 
 // Runs the simulation of `objects` (decoded manifests) under `config`.
