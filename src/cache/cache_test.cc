@@ -37,7 +37,7 @@ std::vector<std::string> Order(const Snapshot& s) {
   return out;
 }
 
-std::vector<std::string> Order(const std::vector<NodeInfo*>& list) {
+std::vector<std::string> Order(const std::vector<const NodeInfo*>& list) {
   std::vector<std::string> out;
   for (const NodeInfo* ni : list) out.push_back(ni->name());
   return out;
@@ -179,7 +179,7 @@ TEST_F(CacheTest, IncrementalSnapshotOverwritesOnlyChangedNodesInPlace) {
   const NodeInfo* n3 = Get("n3");
   const int64_t n1_gen = n1->generation();
   const int64_t n3_gen = n3->generation();
-  const std::vector<NodeInfo*> list_before = snapshot_.nodes();
+  const std::vector<const NodeInfo*> list_before = snapshot_.nodes();
 
   cache_.AddPod(P("b", "n2"));
   Update();

@@ -255,7 +255,7 @@ void Snapshot::RefreshDerivedLists() {
   with_affinity_.clear();
   with_required_anti_affinity_.clear();
   used_pvcs_.clear();
-  for (NodeInfo* ni : list_) {
+  for (const NodeInfo* ni : list_) {
     if (!ni->pods_with_affinity().empty()) with_affinity_.push_back(ni);
     if (!ni->pods_with_required_anti_affinity().empty()) with_required_anti_affinity_.push_back(ni);
     for (const auto& [key, count] : ni->pvc_ref_counts()) used_pvcs_.insert(key);

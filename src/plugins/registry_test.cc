@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "berth/testing/fake_handle.h"
 #include "config/in_tree_plugins.h"
-#include "testing/fake_handle.h"
 
 namespace berth {
 namespace {

@@ -350,7 +350,7 @@ Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
   *result = PreFilterResult{};
   std::vector<std::string> with_nodes;
   std::optional<Status> unschedulable;
-  std::span<NodeInfo* const> nodes(snapshot_->nodes());
+  std::span<const NodeInfo* const> nodes(snapshot_->nodes());
   for (const auto& e : pre_filter_) {
     PreFilterResult r;
     Status s = e.plugin->PreFilter(state, pod, nodes, &r);

@@ -16,10 +16,10 @@
 #include <utility>
 #include <vector>
 
+#include "berth/testing/fake_handle.h"
 #include "framework/in_memory_cluster.h"
 #include "framework/parallelizer.h"
 #include "testing/builders.h"
-#include "testing/fake_handle.h"
 
 namespace berth {
 namespace {
@@ -117,7 +117,7 @@ class FakePreFilter final : public Named, public PreFilterPlugin, public FilterP
   FakePreFilter(std::string name, CallLog* log, Status status,
                 std::optional<std::set<std::string>> nodes = std::nullopt)
       : Named(std::move(name), log), status_(std::move(status)), nodes_(std::move(nodes)) {}
-  Status PreFilter(CycleState&, const PodInfo&, std::span<NodeInfo* const>,
+  Status PreFilter(CycleState&, const PodInfo&, std::span<const NodeInfo* const>,
                    PreFilterResult* result) override {
     Log("PreFilter");
     if (nodes_) result->node_names = *nodes_;
@@ -158,7 +158,7 @@ class NeighbourPlugin final : public Named,
                               public PreFilterExtensions {
  public:
   using Named::Named;
-  Status PreFilter(CycleState& state, const PodInfo&, std::span<NodeInfo* const>,
+  Status PreFilter(CycleState& state, const PodInfo&, std::span<const NodeInfo* const>,
                    PreFilterResult*) override {
     state.Write(kNeighbourKey, std::make_shared<NeighbourCount>());
     return Status::Success();
@@ -344,7 +344,7 @@ class AllPoints final : public Named,
   using Named::Named;
   Status PreEnqueue(const Pod&) const override { return Status::Success(); }
   bool Less(const QueuedPodInfo&, const QueuedPodInfo&) const override { return false; }
-  Status PreFilter(CycleState&, const PodInfo&, std::span<NodeInfo* const>,
+  Status PreFilter(CycleState&, const PodInfo&, std::span<const NodeInfo* const>,
                    PreFilterResult*) override {
     return Status::Success();
   }

@@ -31,8 +31,9 @@ int Scheduler::NumFeasibleNodesToFind(const Framework& fw, int num_all_nodes) co
 }
 
 Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& state,
-                                           const PodInfo& pod, const std::vector<NodeInfo*>& nodes,
-                                           bool rotate, std::vector<const NodeInfo*>* feasible,
+                                           const PodInfo& pod,
+                                           const std::vector<const NodeInfo*>& nodes, bool rotate,
+                                           std::vector<const NodeInfo*>* feasible,
                                            SchedulingAttempt* attempt, bool use_memo) {
   const int n = static_cast<int>(nodes.size());
   if (n == 0) return Status::Success();
@@ -150,7 +151,7 @@ Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const Po
   const std::string& nominated = pod.pod->status.nominated_node_name;
   if (!nominated.empty()) {
     if (const NodeInfo* ni = snapshot_.Get(nominated)) {
-      std::vector<NodeInfo*> one{const_cast<NodeInfo*>(ni)};
+      std::vector<const NodeInfo*> one{ni};
       Status fs = FindNodesThatPassFilters(fw, state, pod, one, false, feasible, attempt);
       bool rejected = false;
       if (fs.IsSuccess())
@@ -161,11 +162,11 @@ Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const Po
     }
   }
 
-  std::vector<NodeInfo*> nodes;
-  const std::vector<NodeInfo*>* candidates = &all;
+  std::vector<const NodeInfo*> nodes;
+  const std::vector<const NodeInfo*>* candidates = &all;
   if (!pre_result.AllNodes()) {
     for (const auto& name : *pre_result.node_names) {
-      if (const NodeInfo* ni = snapshot_.Get(name)) nodes.push_back(const_cast<NodeInfo*>(ni));
+      if (const NodeInfo* ni = snapshot_.Get(name)) nodes.push_back(ni);
     }
     candidates = &nodes;
     // Nodes outside the PreFilterResult count as rejected by the plugins that narrowed it

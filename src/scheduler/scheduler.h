@@ -150,7 +150,7 @@ class Scheduler final : public ClusterEventHandler {
   // a pod narrowed to one node (a DaemonSet's) must not cost O(cluster) when it fits.
   void AddOutsideNodeStatuses(SchedulingAttempt* attempt);
   Status FindNodesThatPassFilters(Framework& fw, const CycleState& state, const PodInfo& pod,
-                                  const std::vector<NodeInfo*>& nodes, bool rotate,
+                                  const std::vector<const NodeInfo*>& nodes, bool rotate,
                                   std::vector<const NodeInfo*>* feasible,
                                   SchedulingAttempt* attempt, bool use_memo = false);
   int NumFeasibleNodesToFind(const Framework& fw, int num_all_nodes) const;

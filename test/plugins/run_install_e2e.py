@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
-"""The installed SDK: `cmake --install` Berth into a temporary prefix, build
-examples/out-of-tree-plugin against it with find_package(Berth) (Berth::sdk only: the public
-headers; its args decoded by the SDK's TypedArgs; the SDK's test builders compiled), and load
-the result into the installed berth with --plugin-library.
+"""The installed SDK: `cmake --install` Berth into a temporary prefix, then, against it with
+find_package(Berth):
+  * build examples/out-of-tree-plugin: a plugin library (Berth::sdk only: the public headers;
+    its args decoded by the SDK's TypedArgs), loaded into the installed berth with
+    --plugin-library, and a GoogleTest unit test of the same plugin (the SDK's builders and fake
+    handle, linked against Berth::testing), run;
+  * build examples/custom-scheduler: a scheduler binary with the plugin compiled in (Berth::main),
+    run with `simulate` without --plugin-library.
 
 Usage: run_install_e2e.py BUILD_DIR SOURCE_DIR
 """
@@ -30,15 +34,25 @@ def main():
         run(["cmake", "--install", build, "--prefix", prefix])
         for f in ("bin/berth", "include/berth/framework/plugin_library.h",
                   "include/berth/framework/typed_args.h", "include/berth/testing/builders.h",
+                  "include/berth/testing/fake_handle.h", "include/berth/main.h",
+                  "lib/libberth_testing.a", "lib/libberth_main.a",
                   "lib/cmake/Berth/BerthConfig.cmake"):
             if not os.path.exists(os.path.join(prefix, f)):
                 print("FAIL installed tree lacks " + f)
                 return 1
         oot = os.path.join(tmp, "oot")
         gen = ["-G", "Ninja"] if shutil.which("ninja") else []
+        if shutil.which("ccache"):
+            gen.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
         run(["cmake", "-S", os.path.join(source, "examples/out-of-tree-plugin"), "-B", oot,
              "-DCMAKE_PREFIX_PATH=" + prefix] + gen)
-        run(["cmake", "--build", oot])
+        # -j2: the machine that runs the tests is small and shared.
+        run(["cmake", "--build", oot, "-j", "2"])
+        # The plugin's unit test, linked against the installed Berth::testing.
+        p = run([os.path.join(oot, "tonodename_test")])
+        if "[  PASSED  ] 4 tests" not in p.stdout:
+            print("FAIL the out-of-tree unit test did not run its 4 tests:\n" + p.stdout[-2000:])
+            return 1
         lib = os.path.join(oot, "libtonodename_oot.so")
         cfg = os.path.join(tmp, "cfg.yaml")
         open(cfg, "w").write("""apiVersion: kubescheduler.config.k8s.io/v1
@@ -77,7 +91,33 @@ profiles:
             print("FAIL bad args through the installed SDK: rc=%d %s" % (p.returncode,
                                                                          p.stderr[-1000:]))
             return 1
-        print("PASS installed SDK: an out-of-tree plugin built with find_package(Berth) loads")
+        # A binary of one's own with the plugin compiled in: berth's command line, the plugin
+        # known without --plugin-library (the installed berth refuses the same configuration).
+        custom = os.path.join(tmp, "custom")
+        run(["cmake", "-S", os.path.join(source, "examples/custom-scheduler"), "-B", custom,
+             "-DCMAKE_PREFIX_PATH=" + prefix] + gen)
+        run(["cmake", "--build", custom, "-j", "2"])
+        open(cfg, "w").write(open(cfg).read().split("  pluginConfig:")[0])
+        with open(objs, "a") as f:
+            for i in range(5):
+                f.write(json.dumps({"apiVersion": "v1", "kind": "Pod",
+                                    "metadata": {"name": "q%d" % i, "namespace": "default"},
+                                    "spec": {"containers": [{"name": "c", "image": "pause"}]}})
+                        + "\n")
+        p = run([os.path.join(custom, "my-scheduler"), "simulate", "--config", cfg, "-f", objs,
+                 "-o", "json"])
+        nodes = [r.get("node") for r in json.loads(p.stdout)["results"]]
+        if nodes != ["piworknode001"] * 6:
+            print("FAIL the compiled-in plugin did not decide: %r" % nodes)
+            return 1
+        p = subprocess.run([os.path.join(prefix, "bin/berth"), "simulate", "--config", cfg,
+                            "-f", objs, "-o", "json"], capture_output=True, text=True, timeout=60)
+        if p.returncode == 0 or "ToNodeName" not in p.stderr + p.stdout:
+            print("FAIL the installed berth accepted ToNodeName without the plugin: rc=%d %s"
+                  % (p.returncode, p.stderr[-1000:]))
+            return 1
+        print("PASS installed SDK: an out-of-tree plugin built with find_package(Berth) loads, "
+              "its unit test passes, and a binary with it compiled in schedules with it")
         return 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

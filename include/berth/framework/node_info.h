@@ -152,9 +152,11 @@ class Snapshot {
   static Snapshot Build(const std::vector<std::shared_ptr<const Node>>& nodes,
                         const std::vector<std::shared_ptr<const Pod>>& pods);
 
-  const std::vector<NodeInfo*>& nodes() const { return list_; }
-  const std::vector<NodeInfo*>& have_pods_with_affinity() const { return with_affinity_; }
-  const std::vector<NodeInfo*>& have_pods_with_required_anti_affinity() const {
+  // Read-only for plugins: the NodeInfos are the cache's (it writes them through
+  // SnapshotEditor, which is not part of the SDK).
+  const std::vector<const NodeInfo*>& nodes() const { return list_; }
+  const std::vector<const NodeInfo*>& have_pods_with_affinity() const { return with_affinity_; }
+  const std::vector<const NodeInfo*>& have_pods_with_required_anti_affinity() const {
     return with_required_anti_affinity_;
   }
   const NodeInfo* Get(std::string_view node_name) const;
@@ -187,9 +189,9 @@ class Snapshot {
   void RefreshDerivedLists();
 
   std::unordered_map<std::string, NodeInfoPtr> map_;
-  std::vector<NodeInfo*> list_;
-  std::vector<NodeInfo*> with_affinity_;
-  std::vector<NodeInfo*> with_required_anti_affinity_;
+  std::vector<const NodeInfo*> list_;
+  std::vector<const NodeInfo*> with_affinity_;
+  std::vector<const NodeInfo*> with_required_anti_affinity_;
   std::unordered_set<std::string> used_pvcs_;
 };
 

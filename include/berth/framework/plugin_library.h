@@ -18,10 +18,14 @@
 
 #include "berth/framework/registry.h"
 
+// The SDK's version, bumped whenever a change to include/berth/ breaks binary compatibility of
+// plugins. The macro lets a plugin's source adapt at compile time
+// (`#if BERTH_SDK_VERSION >= 2`); kSdkVersion is what a plugin library reports when loaded.
+#define BERTH_SDK_VERSION 1
+
 namespace berth {
 
-// Bumped whenever a change to include/berth/ breaks binary compatibility of plugins.
-inline constexpr uint32_t kSdkVersion = 1;
+inline constexpr uint32_t kSdkVersion = BERTH_SDK_VERSION;
 
 }  // namespace berth
 

@@ -4,8 +4,8 @@
 // Test code only, on the test's thread; builders are plain values (copy them freely). Needs no
 // test framework. Q() and RL() take quantities that must parse ("100m", "1Gi"): a malformed one
 // is a bug in the test and throws. Quantity::Parse and NodeInfo are defined in Berth itself, so
-// code using these builders links against Berth's libraries (in-tree tests) or runs inside the
-// berth binary (a plugin library).
+// a test using these builders links against Berth's libraries (in-tree) or the installed
+// Berth::testing (out of tree); a plugin library gets them from the berth binary.
 #pragma once
 
 #include <initializer_list>

@@ -92,7 +92,7 @@ Status DefaultPreemption::Preempt(CycleState& state, const PodInfo& pod,
   if (!PodEligibleToPreemptOthers(*latest, filtered_statuses, &reason))
     return Status::Unschedulable(std::move(reason));
 
-  const std::vector<NodeInfo*>& all_nodes = handle_.snapshot().nodes();
+  const std::vector<const NodeInfo*>& all_nodes = handle_.snapshot().nodes();
   if (all_nodes.empty()) return Status::Error("no nodes available");
 
   // Only nodes rejected as plainly Unschedulable might be helped by removing pods.

@@ -13,10 +13,10 @@
 #include <utility>
 #include <vector>
 
+#include "berth/testing/fake_handle.h"
 #include "framework/in_memory_cluster.h"
 #include "framework/parallelizer.h"
 #include "testing/builders.h"
-#include "testing/fake_handle.h"
 
 namespace berth {
 namespace {
@@ -38,7 +38,7 @@ inline constexpr StateKey<FitState> kFitKey{"TestFit"};
 class TestFit final : public PreFilterPlugin, public FilterPlugin {
  public:
   std::string_view Name() const override { return "NodeResourcesFit"; }
-  Status PreFilter(CycleState& state, const PodInfo& pod, std::span<NodeInfo* const>,
+  Status PreFilter(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const>,
                    PreFilterResult*) override {
     auto s = std::make_shared<FitState>();
     s->request = pod.requests.requests;
@@ -82,7 +82,7 @@ class CountingFilter final : public FilterPlugin {
 class FailingExtensions final : public PreFilterPlugin, public PreFilterExtensions {
  public:
   std::string_view Name() const override { return "test-plugin"; }
-  Status PreFilter(CycleState&, const PodInfo&, std::span<NodeInfo* const>,
+  Status PreFilter(CycleState&, const PodInfo&, std::span<const NodeInfo* const>,
                    PreFilterResult*) override {
     return Status::Success();
   }
@@ -142,7 +142,7 @@ class TestHandle final : public Handle {
   void AddFilter(FilterPlugin* f) { filter_.push_back(f); }
 
   Status RunPreFilter(CycleState& state, const PodInfo& pod) {
-    std::span<NodeInfo* const> nodes(snapshot_.nodes());
+    std::span<const NodeInfo* const> nodes(snapshot_.nodes());
     for (auto* p : pre_filter_) {
       PreFilterResult r;
       Status s = p->PreFilter(state, pod, nodes, &r);

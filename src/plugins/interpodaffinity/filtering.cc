@@ -121,7 +121,8 @@ bool SatisfyExistingPodsAntiAffinity(const PreFilterState& s, const Node& node) 
 }  // namespace
 
 Status InterPodAffinity::PreFilter(CycleState& state, const PodInfo& pod_info,
-                                   std::span<NodeInfo* const> nodes, PreFilterResult* result) {
+                                   std::span<const NodeInfo* const> nodes,
+                                   PreFilterResult* result) {
   const Pod& pod = *pod_info.pod;
   if (auto err = AffinityParseError(pod)) return Status::Unresolvable("parsing pod: " + *err);
 

@@ -58,7 +58,7 @@ class InterPodAffinity final : public PreFilterPlugin,
   // Skip when neither the incoming pod has required (anti-)affinity nor any existing pod's
   // required anti-affinity matches it. UnschedulableAndUnresolvable "parsing pod: ..." when the
   // incoming pod's affinity terms have invalid selectors.
-  Status PreFilter(CycleState& state, const PodInfo& pod, std::span<NodeInfo* const> nodes,
+  Status PreFilter(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes,
                    PreFilterResult* result) override;
   const PreFilterExtensions* Extensions() const override { return this; }
 

@@ -172,7 +172,7 @@ void ExistingTermIndex::Compute(const Node& node, const std::vector<PodInfoPtr>&
   }
 }
 
-void ExistingTermIndex::Refresh(std::span<NodeInfo* const> nodes) {
+void ExistingTermIndex::Refresh(std::span<const NodeInfo* const> nodes) {
   // Computed on this thread: grouping interns signatures.
   index_.Refresh(
       nodes,

@@ -72,7 +72,7 @@ class ExistingTermIndex {
   ExistingTermIndex(NodeIndex::PodsOf pods_of, std::vector<Kind> kinds)
       : index_(pods_of), kinds_(std::move(kinds)) {}
 
-  void Refresh(std::span<NodeInfo* const> nodes);
+  void Refresh(std::span<const NodeInfo* const> nodes);
 
   // Calls fn(group, counter) for every group that some pod on a node carries; the counter
   // counts, per topology pair, the pods carrying the term.

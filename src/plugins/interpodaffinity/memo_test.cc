@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "berth/testing/fake_handle.h"
 #include "cache/cache.h"
 #include "framework/snapshot_editor.h"
 #include "plugins/interpodaffinity/interpodaffinity.h"
 #include "plugins/interpodaffinity/test_util.h"
-#include "testing/fake_handle.h"
 
 namespace berth::interpodaffinity {
 namespace {

@@ -31,7 +31,7 @@ void NodeIndex::Apply(const Entry& e, int64_t sign) {
   }
 }
 
-void NodeIndex::Refresh(std::span<NodeInfo* const> nodes, const ComputeFn& compute,
+void NodeIndex::Refresh(std::span<const NodeInfo* const> nodes, const ComputeFn& compute,
                         Parallelizer* parallelizer, const Snapshot* snapshot) {
   changed_nodes_.clear();
   changed_entries_.clear();

@@ -57,7 +57,7 @@ class NodeIndex {
   // nodes and must then only read shared state.
   // `snapshot`, when given, is the scheduler's incrementally maintained snapshot `nodes` may be
   // the node list of: its record of the last update's changes then spares a walk over all nodes.
-  void Refresh(std::span<NodeInfo* const> nodes, const ComputeFn& compute,
+  void Refresh(std::span<const NodeInfo* const> nodes, const ComputeFn& compute,
                Parallelizer* parallelizer, const Snapshot* snapshot = nullptr);
 
   // A group id for a new, empty counter (reusing released ids).

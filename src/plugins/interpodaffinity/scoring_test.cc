@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "berth/testing/fake_handle.h"
 #include "plugins/interpodaffinity/interpodaffinity.h"
 #include "plugins/interpodaffinity/state.h"
 #include "plugins/interpodaffinity/test_util.h"
-#include "testing/fake_handle.h"
 
 namespace berth::interpodaffinity {
 namespace {

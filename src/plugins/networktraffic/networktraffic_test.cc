@@ -11,9 +11,9 @@
 
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
+#include "berth/testing/fake_handle.h"
 #include "net/http_server.h"
 #include "testing/builders.h"
-#include "testing/fake_handle.h"
 #include "testing/fake_prometheus.h"
 
 namespace berth {

@@ -87,7 +87,7 @@ class NodeAffinityPlugin final : public PreFilterPlugin,
 
   std::string_view Name() const override { return kNodeAffinityName; }
 
-  Status PreFilter(CycleState&, const PodInfo& pod, std::span<NodeInfo* const>,
+  Status PreFilter(CycleState&, const PodInfo& pod, std::span<const NodeInfo* const>,
                    PreFilterResult* result) override {
     const NodeSelector* required = RequiredAffinity(*pod);
     if (required == nullptr && !added_required_ && pod->spec.node_selector.empty()) {

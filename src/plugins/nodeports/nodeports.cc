@@ -55,7 +55,7 @@ class NodePorts final : public PreFilterPlugin, public FilterPlugin, public Enqu
  public:
   std::string_view Name() const override { return kNodePortsName; }
 
-  Status PreFilter(CycleState& state, const PodInfo& pod, std::span<NodeInfo* const>,
+  Status PreFilter(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const>,
                    PreFilterResult*) override {
     auto s = std::make_shared<PortsPreFilterState>();
     s->ports = HostPortsOf(*pod);

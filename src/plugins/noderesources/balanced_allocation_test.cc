@@ -6,10 +6,10 @@
 
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
+#include "berth/testing/fake_handle.h"
 #include "config/plugin_args.h"
 #include "plugins/noderesources/noderesources.h"
 #include "testing/builders.h"
-#include "testing/fake_handle.h"
 
 namespace berth {
 namespace {

@@ -56,7 +56,7 @@ class Fit final : public PreFilterPlugin,
 
   std::string_view Name() const override { return kNodeResourcesFitName; }
 
-  Status PreFilter(CycleState& state, const PodInfo& pod, std::span<NodeInfo* const> nodes,
+  Status PreFilter(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes,
                    PreFilterResult* result) override;
   Status Filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
   Status PreScore(CycleState& state, const PodInfo& pod,
@@ -186,7 +186,7 @@ QueueingHint Fit::AfterNodeEvent(const Pod& pod, const Node* old_node, const Nod
   return QueueingHint::kQueueSkip;
 }
 
-Status Fit::PreFilter(CycleState& state, const PodInfo& pod, std::span<NodeInfo* const>,
+Status Fit::PreFilter(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const>,
                       PreFilterResult*) {
   auto s = std::make_shared<FitPreFilterState>();
   s->request = pod.requests.requests;

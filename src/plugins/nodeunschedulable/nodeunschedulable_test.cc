@@ -8,8 +8,8 @@
 
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
+#include "berth/testing/fake_handle.h"
 #include "testing/builders.h"
-#include "testing/fake_handle.h"
 
 namespace berth {
 namespace {

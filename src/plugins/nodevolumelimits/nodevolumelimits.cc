@@ -221,7 +221,8 @@ void SortUnique(std::vector<AttachableVolume>& v) {
 }  // namespace
 
 Status CSILimits::PreFilter(CycleState& state, const PodInfo& pod,
-                            std::span<NodeInfo* const> /*nodes*/, PreFilterResult* /*result*/) {
+                            std::span<const NodeInfo* const> /*nodes*/,
+                            PreFilterResult* /*result*/) {
   if (!HasCountableVolume(*pod.pod)) return Status::Skip();
   // The incoming pod's volumes do not depend on the node (only whether migrated ones count
   // does), so they are resolved once here; a failure is reported by Filter on every node.

@@ -48,7 +48,7 @@ class CSILimits final : public PreFilterPlugin, public FilterPlugin, public Enqu
   explicit CSILimits(Handle& handle) : handle_(&handle) {}
 
   std::string_view Name() const override { return kName; }
-  Status PreFilter(CycleState& state, const PodInfo& pod, std::span<NodeInfo* const> nodes,
+  Status PreFilter(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes,
                    PreFilterResult* result) override;
   Status Filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
 

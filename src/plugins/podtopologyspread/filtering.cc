@@ -86,7 +86,8 @@ std::optional<int32_t> DomainCounts::EligibleCount(std::string_view value) const
 // ---------------------------------------------------------------- PreFilter / Filter
 
 Status PodTopologySpread::PreFilter(CycleState& state, const PodInfo& pod,
-                                    std::span<NodeInfo* const> nodes, PreFilterResult* result) {
+                                    std::span<const NodeInfo* const> nodes,
+                                    PreFilterResult* result) {
   (void)result;
   const Pod& p = *pod.pod;
   auto constraints = Constraints(p, kDoNotSchedule);

@@ -138,7 +138,8 @@ std::vector<ClusterEventWithHint> PodTopologySpread::EventsToRegister() const {
   };
 }
 
-const Snapshot* PodTopologySpread::IncrementalSnapshot(std::span<NodeInfo* const> nodes) const {
+const Snapshot* PodTopologySpread::IncrementalSnapshot(
+    std::span<const NodeInfo* const> nodes) const {
   const Snapshot& snapshot = handle_.snapshot();
   const auto& list = snapshot.nodes();
   if (snapshot.generation <= 0 || list.data() != nodes.data() || list.size() != nodes.size()) {
@@ -147,7 +148,8 @@ const Snapshot* PodTopologySpread::IncrementalSnapshot(std::span<NodeInfo* const
   return &snapshot;
 }
 
-std::shared_ptr<const NodeTable> PodTopologySpread::RefreshTable(std::span<NodeInfo* const> nodes) {
+std::shared_ptr<const NodeTable> PodTopologySpread::RefreshTable(
+    std::span<const NodeInfo* const> nodes) {
   const Snapshot* snapshot = IncrementalSnapshot(nodes);
   if (snapshot == nullptr || snapshot->last_changed_from < 0)
     return cache_.Refresh(nodes, snapshot);

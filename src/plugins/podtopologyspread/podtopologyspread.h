@@ -62,7 +62,7 @@ class PodTopologySpread final : public PreFilterPlugin,
 
   // Skip when the pod has no DoNotSchedule constraint (own or default). Error when a selector
   // does not parse.
-  Status PreFilter(CycleState& state, const PodInfo& pod, std::span<NodeInfo* const> nodes,
+  Status PreFilter(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes,
                    PreFilterResult* result) override;
   const PreFilterExtensions* Extensions() const override { return this; }
   Status Filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
@@ -92,9 +92,9 @@ class PodTopologySpread final : public PreFilterPlugin,
                        const NodeInfo& node, int32_t delta) const;
   // The handle's snapshot when `nodes` is its node list and the scheduler's cache maintains it
   // incrementally (see SpreadCache::Refresh); null otherwise.
-  const Snapshot* IncrementalSnapshot(std::span<NodeInfo* const> nodes) const;
+  const Snapshot* IncrementalSnapshot(std::span<const NodeInfo* const> nodes) const;
   // cache_.Refresh with the snapshot's last change set when it applies.
-  std::shared_ptr<const NodeTable> RefreshTable(std::span<NodeInfo* const> nodes);
+  std::shared_ptr<const NodeTable> RefreshTable(std::span<const NodeInfo* const> nodes);
 
   std::vector<TopologySpreadConstraint> default_constraints_;
   bool system_defaulted_ = false;

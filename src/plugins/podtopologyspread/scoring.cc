@@ -61,7 +61,7 @@ bool ScoreState::Ignored(const NodeInfo& node) const {
 
 Status PodTopologySpread::PreScore(CycleState& state, const PodInfo& pod,
                                    std::span<const NodeInfo* const> feasible) {
-  const std::vector<NodeInfo*>& all = handle_.snapshot().nodes();
+  const std::vector<const NodeInfo*>& all = handle_.snapshot().nodes();
   if (all.empty()) return Status::Skip();
   const Pod& p = *pod.pod;
   auto constraints = Constraints(p, kScheduleAnyway);

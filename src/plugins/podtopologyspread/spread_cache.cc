@@ -85,10 +85,10 @@ void PtrIndex::Insert(const void* key, int32_t value) {
 
 // ---------------------------------------------------------------- NodeTable
 
-NodeTable::NodeTable(std::span<NodeInfo* const> nodes, uint64_t id)
+NodeTable::NodeTable(std::span<const NodeInfo* const> nodes, uint64_t id)
     : id_(id), index_(nodes.size()) {
   nodes_.reserve(nodes.size());
-  for (NodeInfo* ni : nodes) {
+  for (const NodeInfo* ni : nodes) {
     nodes_.push_back(ni->node_ptr());
     const Node* n = nodes_.back().get();
     has_node_.push_back(n != nullptr);
@@ -160,7 +160,7 @@ void SpreadCache::ResetLog() {
   ++log_epoch_;
 }
 
-const std::shared_ptr<const NodeTable>& SpreadCache::Refresh(std::span<NodeInfo* const> nodes,
+const std::shared_ptr<const NodeTable>& SpreadCache::Refresh(std::span<const NodeInfo* const> nodes,
                                                              const Snapshot* snapshot,
                                                              const Delta* delta) {
   const bool trusted = snapshot != nullptr && snapshot->generation > 0;
@@ -209,7 +209,7 @@ const std::shared_ptr<const NodeTable>& SpreadCache::Refresh(std::span<NodeInfo*
   return table_;
 }
 
-void SpreadCache::Rebuild(std::span<NodeInfo* const> nodes) {
+void SpreadCache::Rebuild(std::span<const NodeInfo* const> nodes) {
   auto table = std::make_shared<const NodeTable>(nodes, ++next_table_id_);
   // Slots of nodes that were already known keep what was observed about them, so their memoized
   // counts survive the rebuild.

@@ -72,7 +72,7 @@ class PtrIndex {
 // The snapshot's node objects in snapshot order. Immutable.
 class NodeTable {
  public:
-  NodeTable(std::span<NodeInfo* const> nodes, uint64_t id);
+  NodeTable(std::span<const NodeInfo* const> nodes, uint64_t id);
   uint64_t id() const { return id_; }
   size_t size() const { return nodes_.size(); }
   // Null for a NodeInfo without a node.
@@ -153,7 +153,7 @@ class SpreadCache {
   // (NodeInfo address, generation) pair proves an unchanged node, and an unchanged snapshot
   // generation an unchanged snapshot. Otherwise (null) every node's pods are compared. With a
   // `delta` starting at the generation of the previous Refresh, only its nodes are looked at.
-  const std::shared_ptr<const NodeTable>& Refresh(std::span<NodeInfo* const> nodes,
+  const std::shared_ptr<const NodeTable>& Refresh(std::span<const NodeInfo* const> nodes,
                                                   const Snapshot* snapshot,
                                                   const Delta* delta = nullptr);
   const std::shared_ptr<const NodeTable>& table() const { return table_; }
@@ -200,7 +200,7 @@ class SpreadCache {
   };
 
   void Observe(size_t slot, const NodeInfo& info);
-  void Rebuild(std::span<NodeInfo* const> nodes);
+  void Rebuild(std::span<const NodeInfo* const> nodes);
   void ResetLog();
   // Carries a memo computed over the previous table over to the current one.
   void Remap(Counts& c);

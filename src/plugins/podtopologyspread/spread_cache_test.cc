@@ -25,7 +25,7 @@ using NodeList = std::vector<std::shared_ptr<const Node>>;
 using PodList = std::vector<std::shared_ptr<const Pod>>;
 
 std::map<std::string, int32_t> ZoneCounts(Fixture& fx, const std::shared_ptr<const Pod>& pod,
-                                          std::span<NodeInfo* const> nodes,
+                                          std::span<const NodeInfo* const> nodes,
                                           const std::vector<std::string>& zones) {
   CycleState state;
   PreFilterResult r;
@@ -57,7 +57,7 @@ TEST(SpreadCacheTest, PodsAddedInPlaceAreSeen) {
   EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), {"z1", "z2"}),
             (std::map<std::string, int32_t>{{"z1", 1}, {"z2", 0}}));
   // The scheduler's cache updates snapshot NodeInfos in place.
-  auto& map = SnapshotEditor::Map(const_cast<Snapshot&>(fx.handle.snapshot()));
+  auto& map = SnapshotEditor::Map(fx.handle.mutable_snapshot());
   map["n2"]->AddPod(PodInfo::Create(P("b", "n2", {{"foo", ""}})));
   map["n2"]->AddPod(PodInfo::Create(P("c", "n2", {{"foo", ""}})));
   EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), {"z1", "z2"}),
@@ -110,7 +110,7 @@ TEST(SpreadCacheTest, NodeUpdatesAdditionsAndRemovals) {
 TEST(SpreadCacheTest, IncrementalSnapshotChangesAreSeen) {
   Fixture fx({N("n1", {{"zone", "z1"}}), N("n2", {{"zone", "z2"}}), N("n3", {{"zone", "z3"}})},
              {P("a", "n1", {{"foo", ""}})});
-  auto& snapshot = const_cast<Snapshot&>(fx.handle.snapshot());
+  Snapshot& snapshot = fx.handle.mutable_snapshot();
   snapshot.generation = 1;
   const std::vector<std::string> zones = {"z1", "z2", "z3"};
   EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), zones),
@@ -249,16 +249,15 @@ struct Cluster5000 {
       pods.push_back(P("init-" + std::to_string(i), name, {}));
     }
     fx = std::make_unique<Fixture>(nodes, pods, SystemArgs());
-    const_cast<Snapshot&>(fx->handle.snapshot()).generation = 1;
+    fx->handle.mutable_snapshot().generation = 1;
   }
   // What the scheduler's cache does after placing a pod.
-  void Place(NodeInfo& node, std::shared_ptr<const Pod> pod) {
-    node.AddPod(PodInfo::Create(std::move(pod)));
-    ++const_cast<Snapshot&>(fx->handle.snapshot()).generation;
+  void Place(const NodeInfo& node, std::shared_ptr<const Pod> pod) {
+    Snapshot& snapshot = fx->handle.mutable_snapshot();
+    SnapshotEditor::Map(snapshot).at(node.name())->AddPod(PodInfo::Create(std::move(pod)));
+    ++snapshot.generation;
   }
-  NodeInfo& At(size_t i) {
-    return *const_cast<NodeInfo*>(fx->handle.snapshot().nodes()[i % fx->Nodes().size()]);
-  }
+  const NodeInfo& At(size_t i) const { return *fx->Nodes()[i % fx->Nodes().size()]; }
   std::unique_ptr<Fixture> fx;
 };
 
@@ -282,9 +281,9 @@ TEST(PerfTest, TopologySpreading5000Nodes) {
     CycleState state;
     PreFilterResult r;
     ASSERT_TRUE(fx.plugin.PreFilter(state, *pi, fx.Nodes(), &r).IsSuccess());
-    NodeInfo* chosen = nullptr;
+    const NodeInfo* chosen = nullptr;
     for (size_t k = 0; k < kFilterNodes; ++k) {
-      NodeInfo& n = c.At(start + k);
+      const NodeInfo& n = c.At(start + k);
       if (fx.plugin.Filter(state, *pi, n).IsSuccess() && chosen == nullptr) chosen = &n;
     }
     total += Clock::now() - t0;
@@ -335,7 +334,7 @@ TEST(PerfTest, PreferredTopologySpreading5000Nodes) {
     size_t best = 0;
     for (size_t k = 1; k < kFeasible; ++k)
       if (scores[k].score > scores[best].score) best = k;
-    NodeInfo* chosen = const_cast<NodeInfo*>(feasible[best]);
+    const NodeInfo* chosen = feasible[best];
     c.Place(
         *chosen,
         MakePod().Name("m-" + std::to_string(i)).Node(chosen->name()).Label("color", "blue").Obj());
@@ -383,7 +382,7 @@ TEST(PerfTest, DefaultTopologySpreading5000Nodes) {
     size_t best = 0;
     for (size_t k = 1; k < kFeasible; ++k)
       if (scores[k].score > scores[best].score) best = k;
-    NodeInfo* chosen = const_cast<NodeInfo*>(feasible[best]);
+    const NodeInfo* chosen = feasible[best];
     c.Place(
         *chosen,
         MakePod().Name("m-" + std::to_string(i)).Node(chosen->name()).Label("color", "blue").Obj());

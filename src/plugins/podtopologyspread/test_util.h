@@ -11,11 +11,11 @@
 
 #include "berth/api/objects.h"
 #include "berth/framework/node_info.h"
+#include "berth/testing/fake_handle.h"
 #include "config/plugin_args.h"
 #include "framework/in_memory_cluster.h"
 #include "plugins/podtopologyspread/podtopologyspread.h"
 #include "testing/builders.h"
-#include "testing/fake_handle.h"
 
 namespace berth::podtopologyspread::testutil {
 
@@ -129,7 +129,7 @@ struct Fixture {
       : handle(Snapshot::Build(nodes, pods), &cluster), plugin(args, handle) {}
 
   const NodeInfo& Node(const std::string& name) const { return *handle.snapshot().Get(name); }
-  std::span<NodeInfo* const> Nodes() const { return handle.snapshot().nodes(); }
+  std::span<const NodeInfo* const> Nodes() const { return handle.snapshot().nodes(); }
 
   Status PreFilter(CycleState& state, const std::shared_ptr<const Pod>& pod) {
     PreFilterResult result;

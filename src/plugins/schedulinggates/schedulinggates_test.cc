@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "berth/framework/plugin.h"
+#include "berth/testing/fake_handle.h"
 #include "testing/builders.h"
-#include "testing/fake_handle.h"
 
 namespace berth {
 namespace {

@@ -43,7 +43,7 @@ class ServiceAffinity final : public PreFilterPlugin, public FilterPlugin, publi
       : handle_(handle), args_(std::move(args)) {}
   std::string_view Name() const override { return kServiceAffinityName; }
 
-  Status PreFilter(CycleState& state, const PodInfo& pod, std::span<NodeInfo* const>,
+  Status PreFilter(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const>,
                    PreFilterResult*) override {
     auto s = std::make_shared<AffinityState>();
     s->has_services = !PodServices(handle_.client(), *pod).empty();

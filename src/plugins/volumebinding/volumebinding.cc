@@ -173,7 +173,8 @@ Status VolumeBinding::CollectClaims(const Pod& pod, PodVolumeClaims& out) const 
 }
 
 Status VolumeBinding::PreFilter(CycleState& state, const PodInfo& pod,
-                                std::span<NodeInfo* const> /*nodes*/, PreFilterResult* /*result*/) {
+                                std::span<const NodeInfo* const> /*nodes*/,
+                                PreFilterResult* /*result*/) {
   const Pod& p = *pod.pod;
   Status checked = CheckPodClaims(p);
   if (!checked.IsSuccess()) return checked;

@@ -55,7 +55,7 @@ class VolumeBinding final : public PreFilterPlugin,
 
   std::string_view Name() const override { return kName; }
 
-  Status PreFilter(CycleState& state, const PodInfo& pod, std::span<NodeInfo* const> nodes,
+  Status PreFilter(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes,
                    PreFilterResult* result) override;
   Status Filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
   Status Reserve(CycleState& state, const PodInfo& pod, const std::string& node) override;

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "berth/testing/fake_handle.h"
 #include "config/plugin_args.h"
 #include "framework/in_memory_cluster.h"
 #include "testing/builders.h"
-#include "testing/fake_handle.h"
 
 namespace berth::volumebinding {
 namespace {

@@ -86,7 +86,7 @@ bool SatisfiesDiskConflicts(const Pod& pod, const NodeInfo& node) {
 }  // namespace
 
 Status VolumeRestrictions::PreFilter(CycleState& state, const PodInfo& pod,
-                                     std::span<NodeInfo* const> /*nodes*/,
+                                     std::span<const NodeInfo* const> /*nodes*/,
                                      PreFilterResult* /*result*/) {
   const Pod& p = *pod.pod;
   bool needs_disk_check = std::any_of(p.spec.volumes.begin(), p.spec.volumes.end(),

@@ -46,7 +46,7 @@ class VolumeRestrictions final : public PreFilterPlugin,
 
   std::string_view Name() const override { return kName; }
 
-  Status PreFilter(CycleState& state, const PodInfo& pod, std::span<NodeInfo* const> nodes,
+  Status PreFilter(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes,
                    PreFilterResult* result) override;
   const PreFilterExtensions* Extensions() const override { return this; }
   // Keep the count of scheduled users of the pod's ReadWriteOncePod claims in step with

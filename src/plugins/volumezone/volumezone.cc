@@ -137,7 +137,8 @@ Status CheckNode(const std::vector<PvTopology>& topologies, const Node& node) {
 }  // namespace
 
 Status VolumeZone::PreFilter(CycleState& state, const PodInfo& pod,
-                             std::span<NodeInfo* const> /*nodes*/, PreFilterResult* /*result*/) {
+                             std::span<const NodeInfo* const> /*nodes*/,
+                             PreFilterResult* /*result*/) {
   auto data = std::make_shared<StateData>();
   Status s = CollectTopologies(handle_->client(), *pod.pod, data->topologies);
   if (!s.IsSuccess()) return s;

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "berth/testing/fake_handle.h"
 #include "framework/in_memory_cluster.h"
 #include "testing/builders.h"
-#include "testing/fake_handle.h"
 
 namespace berth::volumezone {
 namespace {
