@@ -97,7 +97,8 @@ profiles:
         run(["cmake", "-S", os.path.join(source, "examples/custom-scheduler"), "-B", custom,
              "-DCMAKE_PREFIX_PATH=" + prefix] + gen)
         run(["cmake", "--build", custom, "-j", "2"])
-        open(cfg, "w").write(open(cfg).read().split("  pluginConfig:")[0])
+        without_bad_args = open(cfg).read().split("  pluginConfig:")[0]
+        open(cfg, "w").write(without_bad_args)
         with open(objs, "a") as f:
             for i in range(5):
                 f.write(json.dumps({"apiVersion": "v1", "kind": "Pod",
