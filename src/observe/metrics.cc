@@ -69,12 +69,32 @@ void MetricFamily::Set(const std::vector<std::string>& lv, double v) {
 
 void MetricFamily::Observe(const std::vector<std::string>& lv, double v) {
   std::lock_guard lock(mu_);
-  Series& s = series_[lv];
+  ObserveLocked(series_[lv], v);
+}
+
+void MetricFamily::ObserveLocked(SeriesData& s, double v) {
   if (s.buckets.empty()) s.buckets.assign(bounds_.size(), 0);
   auto it = std::lower_bound(bounds_.begin(), bounds_.end(), v);
   if (it != bounds_.end()) ++s.buckets[it - bounds_.begin()];
   s.sum += v;
   ++s.count;
+}
+
+MetricFamily::Series* MetricFamily::Child(const std::vector<std::string>& lv) {
+  std::lock_guard lock(mu_);
+  SeriesData& s = series_[lv];
+  if (type_ == Type::kHistogram && s.buckets.empty()) s.buckets.assign(bounds_.size(), 0);
+  return &s;
+}
+
+void MetricFamily::Add(Series* series, double v) {
+  std::lock_guard lock(mu_);
+  series->value += v;
+}
+
+void MetricFamily::Observe(Series* series, double v) {
+  std::lock_guard lock(mu_);
+  ObserveLocked(*series, v);
 }
 
 void MetricFamily::Reset() {

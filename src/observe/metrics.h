@@ -17,8 +17,13 @@ namespace berth::observe {
 std::vector<double> ExponentialBuckets(double start, double factor, int count);
 
 class MetricFamily {
+  struct SeriesData;
+
  public:
   enum class Type { kCounter, kGauge, kHistogram };
+  // One label combination, resolved once so that hot paths update it without building label
+  // vectors or searching the family (as client_golang's cached children). Valid until Reset().
+  using Series = SeriesData;
   MetricFamily(std::string name, std::string help, Type type, std::vector<std::string> labels,
                std::vector<double> buckets = {});
 
@@ -26,11 +31,17 @@ class MetricFamily {
   void Add(const std::vector<std::string>& label_values, double v = 1);
   void Set(const std::vector<std::string>& label_values, double v);
   void Observe(const std::vector<std::string>& label_values, double v);
+  // The series of `label_values`, created (at zero) if absent.
+  Series* Child(const std::vector<std::string>& label_values);
+  void Add(Series* series, double v = 1);
+  void Observe(Series* series, double v);
+  // Drops every series; pointers from Child() dangle afterwards (not used on families whose
+  // children are cached).
   void Reset();
   void AppendText(std::string* out) const;
 
  private:
-  struct Series {
+  struct SeriesData {
     double value = 0;               // counter / gauge
     std::vector<uint64_t> buckets;  // histogram: per bucket (not cumulative)
     double sum = 0;
@@ -41,7 +52,9 @@ class MetricFamily {
   std::vector<std::string> labels_;
   std::vector<double> bounds_;
   mutable std::mutex mu_;
-  std::map<std::vector<std::string>, Series> series_;
+  std::map<std::vector<std::string>, SeriesData> series_;  // nodes are stable: Child() keeps them
+
+  void ObserveLocked(SeriesData& s, double v);
 };
 
 class MetricsRegistry {

@@ -34,6 +34,34 @@ TEST(MetricsTest, TextExpositionOfCountersGaugesAndHistograms) {
   EXPECT_EQ(ExponentialBuckets(0.001, 2, 15).back(), 0.001 * 16384);
 }
 
+TEST(MetricsTest, CachedChildrenUpdateTheSameSeriesAsLabelValues) {
+  MetricsRegistry r;
+  auto* c = r.Counter("scheduler_plugin_evaluation_total", "evaluations",
+                      {"plugin", "extension_point", "profile"});
+  auto* h = r.Histogram("scheduler_plugin_execution_duration_seconds", "duration",
+                        {"plugin", "extension_point", "status"}, ExponentialBuckets(1, 2, 2));
+  MetricFamily::Series* fit = c->Child({"NodeResourcesFit", "Filter", "default-scheduler"});
+  // A resolved child is exposed at zero before its first update (as a cached child upstream).
+  EXPECT_NE(r.Expose().find("scheduler_plugin_evaluation_total{plugin=\"NodeResourcesFit\","
+                            "extension_point=\"Filter\",profile=\"default-scheduler\"} 0\n"),
+            std::string::npos);
+  c->Add(fit, 5);
+  c->Add({"NodeResourcesFit", "Filter", "default-scheduler"});
+  EXPECT_EQ(c->Child({"NodeResourcesFit", "Filter", "default-scheduler"}), fit);
+  MetricFamily::Series* ok = h->Child({"TaintToleration", "Filter", "Success"});
+  h->Observe(ok, 1.5);
+  h->Observe({"TaintToleration", "Filter", "Success"}, 0.5);
+  const std::string text = r.Expose();
+  EXPECT_NE(text.find("extension_point=\"Filter\",profile=\"default-scheduler\"} 6\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("scheduler_plugin_execution_duration_seconds_bucket{plugin=\"TaintToleration\","
+                      "extension_point=\"Filter\",status=\"Success\",le=\"1\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("scheduler_plugin_execution_duration_seconds_count{plugin=\"TaintToleration\","
+                      "extension_point=\"Filter\",status=\"Success\"} 2\n"),
+            std::string::npos);
+}
+
 TEST(LoggerTest, KlogTextFormat) {
   CapturingLogger log(2);
   log.Info("Successfully bound pod to node",
