@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@
 #include "framework/in_memory_cluster.h"
 #include "pluginlib/loader.h"
 #include "plugins/registry.h"
+#include "scheduler/prometheus_metrics.h"
 #include "scheduler/scheduler.h"
 #include "sim/bench.h"
 #include "sim/simulator.h"
@@ -86,7 +88,7 @@ int RunSimulate(const std::string& config_path, const std::vector<std::string>& 
 
 int RunBench(const std::string& workload_file, const std::string& filter,
              const std::string& config_path, const std::string& output, int repeat,
-             const std::vector<berth::PluginRegistration>& compiled_in) {
+             bool with_metrics, const std::vector<berth::PluginRegistration>& compiled_in) {
   auto built = berth::pluginlib::BuildRegistry({}, compiled_in);
   if (!built.ok()) return Fail(built.error().message);
   berth::Registry registry = std::move(built).value();
@@ -99,7 +101,10 @@ int RunBench(const std::string& workload_file, const std::string& filter,
     if (!filter.empty() && w.name.find(filter) == std::string::npos) continue;
     std::vector<berth::sim::BenchResult> runs;
     for (int i = 0; i < repeat; ++i) {
-      auto r = berth::sim::RunWorkload(w, *cfg, registry);
+      // A fresh sink per run, as a daemon's: its series are resolved when the profile is built.
+      std::optional<berth::PrometheusSchedulerMetrics> metrics;
+      if (with_metrics) metrics.emplace();
+      auto r = berth::sim::RunWorkload(w, *cfg, registry, metrics ? &*metrics : nullptr);
       if (!r.ok()) return Fail(fmt::format("{}: {}", w.name, r.error().message));
       runs.push_back(std::move(r).value());
     }
@@ -116,9 +121,10 @@ int RunBench(const std::string& workload_file, const std::string& filter,
                      : "";
       std::cout << fmt::format(
                        "{:<50} nodes {:>6}  init {:>6}  measured {:>6}  {:>9.0f} pods/s  "
-                       "p50 {:.3f}ms p90 {:.3f}ms p99 {:.3f}ms  peak RSS {} MB{}",
+                       "p50 {:.3f}ms p90 {:.3f}ms p99 {:.3f}ms  CPU {:.4f} ms/pod  peak RSS {} "
+                       "MB{}",
                        r.name, r.nodes, r.init_pods, r.scheduled, r.pods_per_second, r.p50_ms,
-                       r.p90_ms, r.p99_ms, r.peak_rss_mb, spread)
+                       r.p90_ms, r.p99_ms, r.cpu_ms_per_pod, r.peak_rss_mb, spread)
                 << std::endl;
     }
   }
@@ -184,6 +190,10 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
       ->add_option("--repeat", bench_repeat,
                    "Run each workload N times; report the median and the spread")
       ->check(CLI::Range(1, 1000));
+  bool bench_metrics = false;
+  bench->add_flag("--metrics", bench_metrics,
+                  "Report to the daemon's Prometheus metrics while scheduling (measures their "
+                  "cost)");
 
   auto* cfg = app.add_subcommand("config", "Configuration tools");
   cfg->require_subcommand(1);
@@ -239,7 +249,8 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
     return RunSimulate(config_path, files, recursive, output, seed, simulate_plugin_libraries,
                        compiled_in);
   if (*bench)
-    return RunBench(workload_file, filter, bench_config, bench_output, bench_repeat, compiled_in);
+    return RunBench(workload_file, filter, bench_config, bench_output, bench_repeat, bench_metrics,
+                    compiled_in);
   if (*print_defaults) {
     auto built = berth::pluginlib::BuildRegistry({}, compiled_in);
     if (!built.ok()) return Fail(built.error().message);

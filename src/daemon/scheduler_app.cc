@@ -29,6 +29,7 @@
 #include "observe/metrics.h"
 #include "pluginlib/loader.h"
 #include "plugins/registry.h"
+#include "scheduler/prometheus_metrics.h"
 #include "scheduler/scheduler.h"
 
 namespace berth::daemon {
@@ -36,88 +37,8 @@ namespace {
 
 using observe::KV;
 
-// The scheduler's metrics, with kube-scheduler's names, labels, types and buckets, so existing
-// dashboards and alerts work.
-struct SchedulerMetrics {
-  observe::MetricsRegistry registry;
-  observe::MetricFamily* attempts = registry.Counter(
-      "scheduler_schedule_attempts_total",
-      "[STABLE] Number of attempts to schedule pods, by the result. 'unschedulable' means a pod "
-      "could not be scheduled, while 'error' means an internal scheduler problem.",
-      {"result", "profile"});
-  observe::MetricFamily* attempt_duration = registry.Histogram(
-      "scheduler_scheduling_attempt_duration_seconds",
-      "[STABLE] Scheduling attempt latency in seconds (scheduling algorithm + binding)",
-      {"result", "profile"}, observe::ExponentialBuckets(0.001, 2, 15));
-  observe::MetricFamily* algorithm_duration =
-      registry.Histogram("scheduler_scheduling_algorithm_duration_seconds",
-                         "[ALPHA] Scheduling algorithm latency in seconds", {},
-                         observe::ExponentialBuckets(0.001, 2, 15));
-  observe::MetricFamily* pending = registry.Gauge(
-      "scheduler_pending_pods",
-      "[STABLE] Number of pending pods, by the queue type. 'active' means number of pods in "
-      "activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods "
-      "in unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the "
-      "number of unschedulable pods that the scheduler never attempted to schedule because they "
-      "are gated.",
-      {"queue"});
-  observe::MetricFamily* sli_duration = registry.Histogram(
-      "scheduler_pod_scheduling_sli_duration_seconds",
-      "[BETA] E2e latency for a pod being scheduled, from the time the pod enters the scheduling "
-      "queue and might involve multiple scheduling attempts.",
-      {"attempts"}, observe::ExponentialBuckets(0.01, 2, 20));
-  observe::MetricFamily* pod_attempts =
-      registry.Histogram("scheduler_pod_scheduling_attempts",
-                         "[STABLE] Number of attempts to successfully schedule a pod.", {},
-                         observe::ExponentialBuckets(1, 2, 5));
-  observe::MetricFamily* preemption_attempts =
-      registry.Counter("scheduler_preemption_attempts_total",
-                       "[STABLE] Total preemption attempts in the cluster till now");
-  observe::MetricFamily* preemption_victims = registry.Histogram(
-      "scheduler_preemption_victims", "[STABLE] Number of selected preemption victims", {},
-      observe::ExponentialBuckets(1, 2, 7));
-  observe::MetricFamily* cache_size = registry.Gauge(
-      "scheduler_cache_size",
-      "[ALPHA] Number of nodes, pods, and assumed (bound) pods in the scheduler cache.", {"type"});
-  observe::MetricFamily* extension_point_duration = registry.Histogram(
-      "scheduler_framework_extension_point_duration_seconds",
-      "[STABLE] Latency for running all plugins of a specific extension point.",
-      {"extension_point", "status", "profile"}, observe::ExponentialBuckets(0.0001, 2, 12));
-  observe::MetricFamily* incoming_pods = registry.Counter(
-      "scheduler_queue_incoming_pods_total",
-      "[STABLE] Number of pods added to scheduling queues by event and queue type.",
-      {"queue", "event"});
-  observe::MetricFamily* unschedulable_pods = registry.Gauge(
-      "scheduler_unschedulable_pods",
-      "[ALPHA] The number of unschedulable pods broken down by plugin name. A pod will increment "
-      "the gauge for all plugins that caused it to not schedule and so this metric have meaning "
-      "only when broken down by plugin.",
-      {"plugin", "profile"});
-  observe::MetricFamily* leader = registry.Gauge(
-      "leader_election_master_status",
-      "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 indicates "
-      "backup, 1 indicates master. 'name' is the string used to identify the lease. Please make "
-      "sure to group by name.",
-      {"name"});
-};
-
-// The scheduler's framework and queue measurements, onto the families above.
-class MetricsSink final : public SchedulerMetricsSink {
- public:
-  explicit MetricsSink(SchedulerMetrics* metrics) : metrics_(metrics) {}
-  void ExtensionPoint(std::string_view profile, std::string_view point, const Status& status,
-                      Duration duration) override {
-    metrics_->extension_point_duration->Observe(
-        {std::string(point), std::string(CodeName(status.code())), std::string(profile)},
-        std::chrono::duration<double>(duration).count());
-  }
-  void IncomingPod(std::string_view queue, std::string_view event) override {
-    metrics_->incoming_pods->Add({std::string(queue), std::string(event)});
-  }
-
- private:
-  SchedulerMetrics* metrics_;
-};
+// The families of the scheduler's metrics (kube-scheduler's names, labels and buckets).
+using SchedulerMetrics = SchedulerMetricFamilies;
 
 // Turns attempts into what a cluster operator sees: events, klog lines, metrics.
 class DaemonObserver final : public AttemptObserver {
@@ -262,8 +183,9 @@ struct SchedulerApp::Impl {
   config::SchedulerConfiguration config;
   RealClock clock;
   std::unique_ptr<client::ApiClusterClient> client;
-  SchedulerMetrics metrics;
-  MetricsSink metrics_sink{&metrics};  // declared before the scheduler, which reports to it
+  // Declared before the scheduler, which reports to it.
+  PrometheusSchedulerMetrics metrics_sink;
+  SchedulerMetrics& metrics = metrics_sink.families();
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<DaemonObserver> observer;
   std::unique_ptr<client::RestClient> election_rest;

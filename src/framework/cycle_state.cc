@@ -19,6 +19,7 @@ CycleState CycleState::Clone() const {
   CycleState out;
   out.skip_filter_ = skip_filter_;
   out.skip_score_ = skip_score_;
+  out.record_plugin_metrics_ = record_plugin_metrics_;
   out.entries_.reserve(entries_.size());
   for (const auto& [k, v] : entries_) out.entries_.emplace_back(k, v->Clone());
   return out;

@@ -9,6 +9,7 @@
 
 #include "config/decode_util.h"
 #include "framework/guard.h"
+#include "scheduler/scheduler_metrics.h"
 
 namespace berth {
 
@@ -280,7 +281,49 @@ Result<std::unique_ptr<Framework>> Framework::Create(const config::Profile& prof
   for (const auto& n : lists["PostBind"])
     fw->post_bind_.push_back(dynamic_cast<PostBindPlugin*>(get(n)));
   fw->RegisterEvents();
+  fw->ResolvePluginSeries();
   return fw;
+}
+
+void Framework::ResolvePluginSeries() {
+  SchedulerMetricsSink* sink = services_.metrics;
+  if (!sink) return;
+  auto resolve = [&](std::string_view point, const auto& plugins, auto name_of) {
+    std::vector<PluginSeries*> out;
+    for (const auto& p : plugins) out.push_back(sink->Plugin(profile_name_, point, name_of(p)));
+    return out;
+  };
+  auto plain = [](const auto* p) { return p->Name(); };
+  auto entry = [](const auto& e) { return e.plugin->Name(); };
+  series_.pre_filter = resolve("PreFilter", pre_filter_, entry);
+  series_.filter = resolve("Filter", filter_, plain);
+  series_.post_filter = resolve("PostFilter", post_filter_, plain);
+  series_.pre_score = resolve("PreScore", pre_score_, entry);
+  series_.score = resolve("Score", score_, entry);
+  series_.normalize = resolve("ScoreExtensionNormalize", score_, entry);
+  series_.reserve = resolve("Reserve", reserve_, plain);
+  series_.unreserve = resolve("Unreserve", reserve_, plain);
+  series_.permit = resolve("Permit", permit_, plain);
+  series_.pre_bind = resolve("PreBind", pre_bind_, plain);
+  series_.bind = resolve("Bind", bind_, plain);
+  series_.post_bind = resolve("PostBind", post_bind_, plain);
+}
+
+template <class Call>
+Status Framework::Measured(const CycleState& state, PluginSeries* series, Call&& call) const {
+  if (!series || !state.ShouldRecordPluginMetrics()) return call();
+  const TimePoint start = services_.clock->Now();
+  Status s = call();
+  series->Executed(s.code(), services_.clock->Now() - start);
+  return s;
+}
+
+template <class Call>
+void Framework::MeasuredVoid(const CycleState& state, PluginSeries* series, Call&& call) const {
+  if (!series || !state.ShouldRecordPluginMetrics()) return call();
+  const TimePoint start = services_.clock->Now();
+  call();
+  series->Executed(Code::kSuccess, services_.clock->Now() - start);
 }
 
 void Framework::RegisterEvents() {
@@ -351,9 +394,12 @@ Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
   std::vector<std::string> with_nodes;
   std::optional<Status> unschedulable;
   std::span<const NodeInfo* const> nodes(snapshot_->nodes());
-  for (const auto& e : pre_filter_) {
+  const bool counting = !series_.pre_filter.empty();
+  for (size_t i = 0; i < pre_filter_.size(); ++i) {
+    const PreFilterEntry& e = pre_filter_[i];
+    PluginSeries* series = counting ? series_.pre_filter[i] : nullptr;
     PreFilterResult r;
-    Status s = e.plugin->PreFilter(state, pod, nodes, &r);
+    Status s = Measured(state, series, [&] { return e.plugin->PreFilter(state, pod, nodes, &r); });
     if (outcomes) {
       PluginOutcome& o = outcomes->emplace_back(std::string(e.plugin->Name()), s);
       if (s.IsSuccess() && !r.AllNodes())
@@ -363,6 +409,7 @@ Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
       if (e.filter_index >= 0) state.skip_filter_[e.filter_index] = true;
       continue;
     }
+    if (series) series->Evaluated(1);
     if (!s.IsSuccess()) {
       s.WithPlugin(e.plugin->Name());
       if (s.code() == Code::kUnschedulableAndUnresolvable) {
@@ -434,10 +481,13 @@ Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const PodInf
 }
 
 Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod,
-                                   const NodeInfo& node) const {
+                                   const NodeInfo& node, bool time_plugins) const {
+  const bool timed = time_plugins && !series_.filter.empty();
   for (size_t i = 0; i < filter_.size(); ++i) {
     if (i < state.skip_filter_.size() && state.skip_filter_[i]) continue;
-    Status s = filter_[i]->Filter(state, pod, node);
+    Status s = timed ? Measured(state, series_.filter[i],
+                                [&] { return filter_[i]->Filter(state, pod, node); })
+                     : filter_[i]->Filter(state, pod, node);
     if (s.IsSuccess()) continue;
     if (!s.IsRejected())
       s = Status::Error(
@@ -450,11 +500,35 @@ Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod,
 
 Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
                                                     const NodeInfo& node) {
-  return FilterWithNominated(state, pod, node);
+  return FilterWithNominated(state, pod, node, false);
+}
+
+Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
+                                                    const NodeInfo& node, bool time_plugins) {
+  return FilterWithNominated(state, pod, node, time_plugins);
+}
+
+int Framework::FilterPluginIndex(std::string_view name) const {
+  for (size_t i = 0; i < filter_.size(); ++i)
+    if (filter_[i]->Name() == name) return static_cast<int>(i);
+  return -1;
+}
+
+void Framework::CountFilterEvaluations(const CycleState& state, uint64_t passed,
+                                       std::span<const uint64_t> rejected_at) {
+  if (series_.filter.empty()) return;
+  // A node rejected at plugin j ran every plugin up to j: plugin i ran on the nodes that passed
+  // and on those rejected at i or later.
+  uint64_t reached = passed;
+  for (size_t i = filter_.size(); i-- > 0;) {
+    if (i < rejected_at.size()) reached += rejected_at[i];
+    if (i < state.skip_filter_.size() && state.skip_filter_[i]) continue;
+    series_.filter[i]->Evaluated(reached);
+  }
 }
 
 Status Framework::FilterWithNominated(const CycleState& state, const PodInfo& pod,
-                                      const NodeInfo& node) {
+                                      const NodeInfo& node, bool time_plugins) {
   std::vector<PodInfoPtr> nominated;
   if (services_.nominator && has_nominated_) {
     for (auto& pi : services_.nominator->NominatedPodsForNode(node.name())) {
@@ -463,7 +537,7 @@ Status Framework::FilterWithNominated(const CycleState& state, const PodInfo& po
         nominated.push_back(std::move(pi));
     }
   }
-  if (nominated.empty()) return RunFilterPlugins(state, pod, node);
+  if (nominated.empty()) return RunFilterPlugins(state, pod, node, time_plugins);
 
   // First pass with the nominated pods added: they must still fit alongside this pod.
   CycleState with = state.Clone();
@@ -476,7 +550,7 @@ Status Framework::FilterWithNominated(const CycleState& state, const PodInfo& po
   Status s = RunFilterPlugins(with, pod, node_with);
   if (!s.IsSuccess()) return s;
   // Second pass without them: affinity-like filters may pass only because of them.
-  return RunFilterPlugins(state, pod, node);
+  return RunFilterPlugins(state, pod, node, time_plugins);
 }
 
 Status Framework::RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
@@ -484,9 +558,11 @@ Status Framework::RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
                                        std::vector<std::string>* messages,
                                        PluginOutcomes* outcomes) {
   std::string rejector;
-  for (auto* pl : post_filter_) {
+  for (size_t i = 0; i < post_filter_.size(); ++i) {
+    PostFilterPlugin* pl = post_filter_[i];
     PostFilterResult r;
-    Status s = pl->PostFilter(state, pod, statuses, &r);
+    Status s = Measured(state, series_.post_filter.empty() ? nullptr : series_.post_filter[i],
+                        [&] { return pl->PostFilter(state, pod, statuses, &r); });
     if (outcomes) outcomes->emplace_back(std::string(pl->Name()), s);
     if (s.IsSuccess()) {
       *result = std::move(r);
@@ -517,13 +593,16 @@ Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
                                      std::span<const NodeInfo* const> nodes,
                                      PluginOutcomes* outcomes) {
   state.skip_score_.assign(score_.size(), false);
-  for (const auto& e : pre_score_) {
-    Status s = e.plugin->PreScore(state, pod, nodes);
+  for (size_t i = 0; i < pre_score_.size(); ++i) {
+    const PreScoreEntry& e = pre_score_[i];
+    PluginSeries* series = series_.pre_score.empty() ? nullptr : series_.pre_score[i];
+    Status s = Measured(state, series, [&] { return e.plugin->PreScore(state, pod, nodes); });
     if (outcomes) outcomes->emplace_back(std::string(e.plugin->Name()), s);
     if (s.IsSkip()) {
       if (e.score_index >= 0) state.skip_score_[e.score_index] = true;
       continue;
     }
+    if (series) series->Evaluated(1);
     if (!s.IsSuccess())
       return Status::Error(
           fmt::format("running PreScore plugin \"{}\": {}", e.plugin->Name(), s.Message()));
@@ -565,6 +644,8 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
   std::atomic<bool> failed{false};
   std::mutex err_mu;
   Status first_error;
+  // In a sampled cycle, every kPerNodeTimingStride-th node's plugin calls are timed.
+  const bool timing = !series_.score.empty() && state.ShouldRecordPluginMetrics();
   // Nodes are scored last to first: the filter loop just walked them first to last, so on a
   // cluster larger than the cache the nodes it touched last are the ones still cached.
   parallelizer().Until(static_cast<int>(n), [&](int j) {
@@ -584,10 +665,13 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
         return;
       }
     }
+    const bool timed = timing && j % kPerNodeTimingStride == 0;
     for (size_t a = 0; a < active.size(); ++a) {
       int64_t s = 0;
-      Status st = Guarded(
-          "Score", [&] { return score_[active[a]].plugin->Score(state, pod, *nodes[i], &s); });
+      auto call = [&] { return score_[active[a]].plugin->Score(state, pod, *nodes[i], &s); };
+      Status st = Guarded("Score", [&] {
+        return timed ? Measured(state, series_.score[active[a]], call) : call();
+      });
       if (!st.IsSuccess()) {
         std::lock_guard lock(err_mu);
         if (!failed.exchange(true))
@@ -603,11 +687,15 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
     if (memo) memo->valid[memo->rows[i]] = 1;
   });
   if (failed) return first_error;
+  if (!series_.score.empty())
+    for (size_t a : active) series_.score[a]->Evaluated(n);
 
   for (size_t a = 0; a < active.size(); ++a) {
     const auto& e = score_[active[a]];
     if (e.plugin->HasNormalize()) {
-      Status st = e.plugin->NormalizeScore(state, pod, scores[a]);
+      Status st =
+          Measured(state, series_.normalize.empty() ? nullptr : series_.normalize[active[a]],
+                   [&] { return e.plugin->NormalizeScore(state, pod, scores[a]); });
       if (!st.IsSuccess())
         return Status::Error(
             fmt::format("running Normalize on Score plugins: plugin \"{}\" "
@@ -632,8 +720,10 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
 
 Status Framework::RunReservePluginsReserve(CycleState& state, const PodInfo& pod,
                                            const std::string& node, PluginOutcomes* outcomes) {
-  for (auto* pl : reserve_) {
-    Status s = pl->Reserve(state, pod, node);
+  for (size_t i = 0; i < reserve_.size(); ++i) {
+    ReservePlugin* pl = reserve_[i];
+    Status s = Measured(state, series_.reserve.empty() ? nullptr : series_.reserve[i],
+                        [&] { return pl->Reserve(state, pod, node); });
     if (outcomes) outcomes->emplace_back(std::string(pl->Name()), s);
     if (s.IsSuccess()) continue;
     if (!s.IsRejected())
@@ -647,23 +737,31 @@ Status Framework::RunReservePluginsReserve(CycleState& state, const PodInfo& pod
 void Framework::RunReservePluginsUnreserve(CycleState& state, const PodInfo& pod,
                                            const std::string& node) {
   // Reverse order, as resources are released in the opposite order they were reserved.
-  for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) (*it)->Unreserve(state, pod, node);
+  for (size_t i = reserve_.size(); i-- > 0;) {
+    MeasuredVoid(state, series_.unreserve.empty() ? nullptr : series_.unreserve[i],
+                 [&] { reserve_[i]->Unreserve(state, pod, node); });
+  }
 }
 
 Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
                                    PluginOutcomes* outcomes) {
   constexpr Duration kMaxTimeout = std::chrono::minutes(15);
   std::map<std::string, WaitingPodImpl::PendingWait> waits;
-  for (auto* pl : permit_) {
-    PermitDecision d = pl->Permit(state, pod, node);
-    if (outcomes) outcomes->emplace_back(std::string(pl->Name()), d.status, d.timeout);
-    if (d.status.IsSuccess()) continue;
-    if (d.status.IsWait()) {
-      const Duration timeout = std::min(d.timeout, kMaxTimeout);
+  for (size_t i = 0; i < permit_.size(); ++i) {
+    PermitPlugin* pl = permit_[i];
+    Duration timeout{};
+    Status s = Measured(state, series_.permit.empty() ? nullptr : series_.permit[i], [&] {
+      PermitDecision d = pl->Permit(state, pod, node);
+      timeout = d.timeout;
+      return std::move(d.status);
+    });
+    if (outcomes) outcomes->emplace_back(std::string(pl->Name()), s, timeout);
+    if (s.IsSuccess()) continue;
+    if (s.IsWait()) {
+      timeout = std::min(timeout, kMaxTimeout);
       waits[std::string(pl->Name())] = {clock().Now() + timeout, timeout};
       continue;
     }
-    Status s = std::move(d.status);
     if (!s.IsRejected())
       s = Status::Error(fmt::format("running Permit plugin \"{}\": {}", pl->Name(), s.Message()));
     s.WithPlugin(pl->Name());
@@ -684,7 +782,9 @@ Status Framework::WaitOnPermit(const Pod& pod) {
     if (it == waiting_.end()) return Status::Success();
     wp = it->second;
   }
+  const TimePoint start = clock().Now();
   Status s = wp->Wait(clock());
+  if (services_.metrics) services_.metrics->PermitWait(CodeName(s.code()), clock().Now() - start);
   std::lock_guard lock(waiting_mu_);
   waiting_.erase(WaitingKey(pod));
   return s;
@@ -709,8 +809,10 @@ bool Framework::IsWaitingOnPermit(std::string_view uid) {
 
 Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
                                     PluginOutcomes* outcomes) {
-  for (auto* pl : pre_bind_) {
-    Status s = pl->PreBind(state, pod, node);
+  for (size_t i = 0; i < pre_bind_.size(); ++i) {
+    PreBindPlugin* pl = pre_bind_[i];
+    Status s = Measured(state, series_.pre_bind.empty() ? nullptr : series_.pre_bind[i],
+                        [&] { return pl->PreBind(state, pod, node); });
     if (outcomes) outcomes->emplace_back(std::string(pl->Name()), s);
     if (s.IsSuccess()) continue;
     if (!s.IsRejected())
@@ -723,8 +825,10 @@ Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod, const
 
 Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
                                  PluginOutcomes* outcomes) {
-  for (auto* pl : bind_) {
-    Status s = pl->Bind(state, pod, node);
+  for (size_t i = 0; i < bind_.size(); ++i) {
+    BindPlugin* pl = bind_[i];
+    Status s = Measured(state, series_.bind.empty() ? nullptr : series_.bind[i],
+                        [&] { return pl->Bind(state, pod, node); });
     if (outcomes) outcomes->emplace_back(std::string(pl->Name()), s);
     if (s.IsSkip()) continue;
     if (!s.IsSuccess()) {
@@ -738,7 +842,10 @@ Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, const st
 }
 
 void Framework::RunPostBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node) {
-  for (auto* pl : post_bind_) pl->PostBind(state, pod, node);
+  for (size_t i = 0; i < post_bind_.size(); ++i) {
+    MeasuredVoid(state, series_.post_bind.empty() ? nullptr : series_.post_bind[i],
+                 [&] { post_bind_[i]->PostBind(state, pod, node); });
+  }
 }
 
 // ---------------------------------------------------------------- waiting pods (Handle)

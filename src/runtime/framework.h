@@ -24,6 +24,9 @@
 
 namespace berth {
 
+class PluginSeries;
+class SchedulerMetricsSink;
+
 // Services shared by all profiles, owned by the scheduler.
 struct FrameworkServices {
   ClusterClient* client = nullptr;
@@ -32,6 +35,9 @@ struct FrameworkServices {
   PodNominator* nominator = nullptr;
   uint64_t seed = 1;
   std::span<Extender* const> extenders;  // owned by the scheduler
+  // Per-plugin metrics (execution durations in sampled cycles, evaluation counts, Permit
+  // waits); null: none are taken. Must outlive the framework.
+  SchedulerMetricsSink* metrics = nullptr;
 };
 
 // Per-node scores of one cycle: scores[plugin_index] over `nodes`, after normalization and
@@ -102,6 +108,7 @@ class Framework final : public Handle {
   std::vector<std::string> ListPlugins(std::string_view point) const;
   const std::vector<ScorePluginEntry>& score_plugins() const { return score_; }
   bool HasFilterPlugins() const { return !filter_.empty(); }
+  size_t num_filter_plugins() const { return filter_.size(); }
   bool HasScorePlugins() const { return !score_.empty(); }
   bool HasPostFilterPlugins() const { return !post_filter_.empty(); }
   const QueueSortPlugin& queue_sort() const { return *queue_sort_; }
@@ -139,9 +146,22 @@ class Framework final : public Handle {
                                         const PodInfoPtr& pod_to_remove,
                                         const NodeInfo& node) override;
   // Filters in order; returns the first non-Success (plugin stamped). Thread-safe.
-  Status RunFilterPlugins(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const;
+  // `time_plugins`: in a cycle that records plugin metrics, time each plugin on this node.
+  Status RunFilterPlugins(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
+                          bool time_plugins = false) const;
   Status RunFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
                                            const NodeInfo& node) override;
+  Status RunFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
+                                           const NodeInfo& node, bool time_plugins);
+  // True when plugin evaluations are counted (a metrics sink is attached): the scheduler then
+  // reports the cycle's Filter evaluations through CountFilterEvaluations.
+  bool counts_plugin_evaluations() const { return services_.metrics != nullptr; }
+  // Position of a Filter plugin in this profile's Filter list, or -1.
+  int FilterPluginIndex(std::string_view name) const;
+  // One cycle's Filter evaluations (scheduler_plugin_evaluation_total): `passed` nodes ran every
+  // Filter plugin not skipped; rejected_at[i] nodes stopped at Filter plugin i.
+  void CountFilterEvaluations(const CycleState& state, uint64_t passed,
+                              std::span<const uint64_t> rejected_at);
   // Runs PostFilter plugins until one returns Success or a non-Unschedulable status.
   // `messages` collects the messages of plugins that could not help (for the FitError).
   Status RunPostFilterPlugins(CycleState& state, const PodInfo& pod, const NodeStatusMap& statuses,
@@ -198,7 +218,14 @@ class Framework final : public Handle {
   Status RunPreFilterExtension(ExtensionCall call, std::string_view what, CycleState& state,
                                const PodInfo& pod_to_schedule, const PodInfoPtr& pod,
                                const NodeInfo& node);
-  Status FilterWithNominated(const CycleState& state, const PodInfo& pod, const NodeInfo& node);
+  Status FilterWithNominated(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
+                             bool time_plugins);
+  void ResolvePluginSeries();
+  // Runs one plugin call, timing it when `series` is set and the cycle records plugin metrics.
+  template <class Call>
+  Status Measured(const CycleState& state, PluginSeries* series, Call&& call) const;
+  template <class Call>
+  void MeasuredVoid(const CycleState& state, PluginSeries* series, Call&& call) const;
 
   std::string profile_name_;
   std::optional<int32_t> percentage_;
@@ -231,6 +258,14 @@ class Framework final : public Handle {
   std::vector<PostBindPlugin*> post_bind_;
 
   std::vector<std::vector<NodeScore>> score_buffer_;  // RunScorePlugins' raw scores
+
+  // Metric series per plugin, index-aligned with the plugin vectors above (empty without a
+  // metrics sink). Reserve and Unreserve are separate extension points in the metrics.
+  struct PluginSeriesSet {
+    std::vector<PluginSeries*> pre_filter, filter, post_filter, pre_score, score, normalize,
+        reserve, unreserve, permit, pre_bind, bind, post_bind;
+  };
+  PluginSeriesSet series_;
 
   std::mutex waiting_mu_;
   std::map<std::string, std::shared_ptr<WaitingPodImpl>, std::less<>> waiting_;

@@ -1,9 +1,11 @@
 #include "runtime/framework.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <future>
@@ -19,6 +21,7 @@
 #include "berth/testing/fake_handle.h"
 #include "framework/in_memory_cluster.h"
 #include "framework/parallelizer.h"
+#include "scheduler/scheduler_metrics.h"
 #include "testing/builders.h"
 
 namespace berth {
@@ -930,6 +933,120 @@ TEST_F(FrameworkTest, UnschedulableThenEmptyIntersectionIsUnresolvable) {
   EXPECT_EQ(s.Message(), "node(s) didn't satisfy plugin B");
 }
 
+// ---------------------------------------------------------------- plugin metrics
+
+// Counts what the framework reports per plugin: "point/plugin" evaluations and
+// "point/plugin/code" timed executions, with their durations.
+class PluginMetricsRecorder final : public SchedulerMetricsSink {
+ public:
+  class Series final : public PluginSeries {
+   public:
+    Series(PluginMetricsRecorder* owner, std::string key) : owner_(owner), key_(std::move(key)) {}
+    void Executed(Code code, Duration d) override {
+      std::lock_guard lock(owner_->mu_);
+      owner_->executions_[key_ + "/" + std::string(CodeName(code))].push_back(d);
+    }
+    void Evaluated(uint64_t n) override {
+      std::lock_guard lock(owner_->mu_);
+      owner_->evaluations_[key_] += n;
+    }
+
+   private:
+    PluginMetricsRecorder* owner_;
+    std::string key_;
+  };
+  void ExtensionPoint(std::string_view, std::string_view, const Status&, Duration) override {}
+  void IncomingPod(std::string_view, std::string_view) override {}
+  PluginSeries* Plugin(std::string_view profile, std::string_view point,
+                       std::string_view plugin) override {
+    EXPECT_EQ(profile, "test-profile");
+    series_.push_back(std::make_unique<Series>(this, fmt::format("{}/{}", point, plugin)));
+    return series_.back().get();
+  }
+  void PermitWait(std::string_view result, Duration d) override {
+    std::lock_guard lock(mu_);
+    permit_waits_.emplace_back(std::string(result), d);
+  }
+  std::map<std::string, uint64_t> evaluations() const {
+    std::lock_guard lock(mu_);
+    return evaluations_;
+  }
+  std::map<std::string, std::vector<Duration>> executions() const {
+    std::lock_guard lock(mu_);
+    return executions_;
+  }
+  std::vector<std::pair<std::string, Duration>> permit_waits() const {
+    std::lock_guard lock(mu_);
+    return permit_waits_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::unique_ptr<Series>> series_;
+  std::map<std::string, uint64_t> evaluations_;
+  std::map<std::string, std::vector<Duration>> executions_;
+  std::vector<std::pair<std::string, Duration>> permit_waits_;
+};
+
+// A clock that moves 1 ms every time it is read, so every timed call lasts 1 ms.
+class TickingClock final : public Clock {
+ public:
+  TimePoint Now() const override {
+    return TimePoint{} + std::chrono::milliseconds(ticks_.fetch_add(1) + 1);
+  }
+
+ private:
+  mutable std::atomic<int64_t> ticks_{0};
+};
+
+TEST_F(FrameworkTest, PluginsAreTimedOnlyInSampledCyclesAndEvaluationsAlwaysCount) {
+  Register(Reg<FakePreFilter>("Skipper", &log_, Status::Skip()));
+  Register(Reg<FakePreFilter>("Runner", &log_, Status::Success()));
+  Register(Reg<FakeFilter>("F1", &log_, Names({"n1"})));
+  config::Profile p = BaseProfile();
+  p.plugins.pre_filter = Set({{"Skipper"}, {"Runner"}});
+  p.plugins.filter = Set({{"F1"}});
+  PluginMetricsRecorder sink;
+  TickingClock clock;
+  FrameworkServices services = Services();
+  services.metrics = &sink;
+  services.clock = &clock;
+  auto built = Framework::Create(p, registry_, services);
+  ASSERT_TRUE(built.ok()) << built.error().message;
+  Framework& fw = **built;
+  UseNodes(fw, 2);
+  PreFilterResult result;
+  std::vector<std::string> rejected_by;
+
+  // Not sampled: evaluations count (a skipped plugin was not evaluated), nothing is timed.
+  CycleState plain;
+  ASSERT_TRUE(fw.RunPreFilterPlugins(plain, *pod_, &result, &rejected_by).IsSuccess());
+  EXPECT_EQ(fw.RunFilterPlugins(plain, *pod_, NodeNamed("n1"), true).code(),
+            Code::kUnschedulable);
+  EXPECT_THAT(sink.executions(), IsEmpty());
+  EXPECT_EQ(sink.evaluations()["PreFilter/Runner"], 1u);
+  EXPECT_EQ(sink.evaluations().count("PreFilter/Skipper"), 0u);
+
+  // Sampled: every PreFilter call is timed with its code; Filter only where asked.
+  CycleState sampled;
+  sampled.SetRecordPluginMetrics(true);
+  ASSERT_TRUE(fw.RunPreFilterPlugins(sampled, *pod_, &result, &rejected_by).IsSuccess());
+  EXPECT_TRUE(fw.RunFilterPlugins(sampled, *pod_, NodeNamed("n2"), false).IsSuccess());
+  EXPECT_TRUE(fw.RunFilterPlugins(sampled, *pod_, NodeNamed("n2"), true).IsSuccess());
+  EXPECT_FALSE(fw.RunFilterPlugins(sampled, *pod_, NodeNamed("n1"), true).IsSuccess());
+  auto executions = sink.executions();
+  EXPECT_THAT(executions["PreFilter/Skipper/Skip"], ElementsAre(std::chrono::milliseconds(1)));
+  EXPECT_THAT(executions["PreFilter/Runner/Success"], ElementsAre(std::chrono::milliseconds(1)));
+  EXPECT_EQ(executions["Filter/F1/Success"].size(), 1u);
+  EXPECT_EQ(executions["Filter/F1/Unschedulable"].size(), 1u);
+  EXPECT_EQ(sink.evaluations()["PreFilter/Runner"], 2u);
+
+  // Filter evaluations come from where each node stopped: passed nodes and those rejected at
+  // F1 (index 0) or later all ran F1.
+  fw.CountFilterEvaluations(sampled, 2, std::vector<uint64_t>{3});
+  EXPECT_EQ(sink.evaluations()["Filter/F1"], 5u);
+}
+
 // ---------------------------------------------------------------- Filter
 
 TEST_F(FrameworkTest, FirstFailingFilterWinsAndIsStamped) {
@@ -1391,6 +1508,34 @@ TEST_F(PermitTest, WaitingPodIsReleasedWhenEveryWaitingPluginAllows) {
   EXPECT_TRUE(waiter.get().IsSuccess());
   // Once the wait is over, the pod is no longer waiting.
   EXPECT_EQ(fw->GetWaitingPod(pod_->pod->metadata.uid), nullptr);
+}
+
+TEST_F(PermitTest, PermitWaitIsReportedWithItsResult) {
+  config::Profile p = BaseProfile();
+  p.plugins.permit.enabled.push_back({"Wait10"});
+  PluginMetricsRecorder sink;
+  FrameworkServices services = Services();
+  services.metrics = &sink;
+  auto built = Framework::Create(p, registry_, services);
+  ASSERT_TRUE(built.ok()) << built.error().message;
+  Framework& fw = **built;
+  CycleState state;
+  // A pod that did not wait has no wait to report.
+  EXPECT_TRUE(fw.WaitOnPermit(*pod_->pod).IsSuccess());
+  EXPECT_THAT(sink.permit_waits(), IsEmpty());
+
+  ASSERT_TRUE(fw.RunPermitPlugins(state, *pod_, "n1").IsWait());
+  fw.GetWaitingPod(pod_->pod->metadata.uid)->Allow("Wait10");
+  EXPECT_TRUE(fw.WaitOnPermit(*pod_->pod).IsSuccess());
+  ASSERT_TRUE(fw.RunPermitPlugins(state, *pod_, "n1").IsWait());
+  clock_.Advance(std::chrono::seconds(10));
+  EXPECT_EQ(fw.WaitOnPermit(*pod_->pod).code(), Code::kUnschedulable);
+  auto waits = sink.permit_waits();
+  ASSERT_EQ(waits.size(), 2u);
+  // The clock stood still while each call waited (the deadline had passed before the second).
+  EXPECT_EQ(waits[0].first, "Success");
+  EXPECT_EQ(waits[1].first, "Unschedulable");
+  EXPECT_EQ(waits[1].second, Duration::zero());
 }
 
 TEST_F(PermitTest, AnotherPluginAllowsThroughTheHandle) {

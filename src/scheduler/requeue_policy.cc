@@ -71,7 +71,9 @@ uint32_t AssignedPodUpdateActions(const Pod& old_pod, const Pod& new_pod) {
   return actions == 0 ? kUpdateOther : actions;
 }
 
-RequeuePolicy::RequeuePolicy(const std::vector<std::unique_ptr<Framework>>& profiles) {
+RequeuePolicy::RequeuePolicy(const std::vector<std::unique_ptr<Framework>>& profiles,
+                             SchedulerMetricsSink* metrics, const Clock* clock)
+    : metrics_(clock ? metrics : nullptr), clock_(clock) {
   for (const auto& fw : profiles) {
     Profile& p = profiles_[fw->profile_name()];
     for (const auto& reg : fw->event_registrations()) {
@@ -121,6 +123,7 @@ RequeueDecider::Strategy RequeuePolicy::Decide(const QueuedPodInfo& pod, const C
   // kQueue from a plugin that left the pod pending retries it at once; from one that rejected
   // it, after its backoff.
   Strategy strategy = Strategy::kSkip;
+  std::string event_label;  // built at the first timed hint
   auto consult = [&](const std::string& name, bool pending) {
     auto it = profile->by_plugin.find(name);
     if (it == profile->by_plugin.end()) {
@@ -131,11 +134,22 @@ RequeueDecider::Strategy RequeuePolicy::Decide(const QueuedPodInfo& pod, const C
       if (!reg.event.Covers(event)) continue;
       bool queue = true;
       if (reg.hint) {
+        const TimePoint start = metrics_ ? clock_->Now() : TimePoint{};
+        bool failed = false;
         try {
           Result<QueueingHint> h = reg.hint(pod.pod(), old_object, new_object);
-          queue = !h.ok() || *h == QueueingHint::kQueue;
+          failed = !h.ok();
+          queue = failed || *h == QueueingHint::kQueue;
         } catch (...) {
-          queue = true;  // a throwing hint is an error, and an error queues
+          failed = queue = true;  // a throwing hint is an error, and an error queues
+        }
+        if (metrics_) {
+          if (event_label.empty()) event_label = EventLabel(event);
+          metrics_->QueueingHint(name, event_label,
+                                 failed ? "Error"
+                                 : queue ? "Queue"
+                                         : "QueueSkip",
+                                 clock_->Now() - start);
         }
       }
       if (queue) {

@@ -3,7 +3,8 @@
 // kube-scheduler's queueing hints do. Also classifies pod and node updates into ActionType bits.
 //
 // Built once from the profiles (which must outlive it); afterwards read-only, so the queue calls
-// it from the event-delivering threads without further locking.
+// it from the event-delivering threads without further locking. With a metrics sink, each hint
+// call's duration is reported (scheduler_queueing_hint_execution_duration_seconds).
 #pragma once
 
 #include <string>
@@ -13,6 +14,7 @@
 #include "berth/framework/cluster_event.h"
 #include "queue/scheduling_queue.h"
 #include "runtime/framework.h"
+#include "scheduler/scheduler_metrics.h"
 
 namespace berth {
 
@@ -24,7 +26,8 @@ uint32_t AssignedPodUpdateActions(const Pod& old_pod, const Pod& new_pod);
 
 class RequeuePolicy final : public RequeueDecider {
  public:
-  explicit RequeuePolicy(const std::vector<std::unique_ptr<Framework>>& profiles);
+  explicit RequeuePolicy(const std::vector<std::unique_ptr<Framework>>& profiles,
+                         SchedulerMetricsSink* metrics = nullptr, const Clock* clock = nullptr);
 
   EventInterest InterestOf(const QueuedPodInfo& pod) const override;
   Strategy Decide(const QueuedPodInfo& pod, const ClusterEvent& event,
@@ -43,6 +46,8 @@ class RequeuePolicy final : public RequeueDecider {
   const Profile* ProfileOf(const Pod& pod) const;
 
   std::unordered_map<std::string, Profile> profiles_;  // by schedulerName
+  SchedulerMetricsSink* metrics_ = nullptr;             // with clock_, or neither
+  const Clock* clock_ = nullptr;
   EventInterest any_{};                                // union over every plugin
 };
 

@@ -58,6 +58,12 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
   std::atomic<bool> error{false};
   int found = 0;
   int scanned = 0;
+  // In a sampled cycle every kPerNodeTimingStride-th node's Filter plugins are timed; with a
+  // metrics sink every evaluation is counted (from where each node stopped, not per call).
+  const bool timing = state.ShouldRecordPluginMetrics();
+  const bool counting = fw.counts_plugin_evaluations();
+  uint64_t passed = 0;
+  if (counting) filter_rejected_at_.assign(fw.num_filter_plugins(), 0);
   while (scanned < n && found < to_find) {
     const int begin = scanned;
     const int end = std::min(n, begin + std::max(32, to_find - found));
@@ -81,9 +87,11 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
       if (k + 8 < len && !(use_memo && filter_memo_[index(k + 8)].valid))
         PrefetchNodeInfo(at(k + 8));
       if (k + 4 < len && !(use_memo && filter_memo_[index(k + 4)].valid)) PrefetchNode(at(k + 4));
+      const bool timed = timing && (begin + k) % kPerNodeTimingStride == 0;
       auto run = [&] {
-        return Guarded("running Filter plugins",
-                       [&] { return fw.RunFilterPluginsWithNominatedPods(state, pod, node); });
+        return Guarded("running Filter plugins", [&] {
+          return fw.RunFilterPluginsWithNominatedPods(state, pod, node, timed);
+        });
       };
       Status s;
       if (use_memo) {
@@ -115,10 +123,15 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
     for (int i = begin; i < end; ++i) {
       ++scanned;
       if (ok[i - begin]) {
+        ++passed;
         feasible->push_back(nodes[(start + i) % n]);
         if (use_memo) feasible_rows_.push_back(static_cast<uint32_t>((start + i) % n));
         if (++found == to_find) break;
       } else {
+        if (counting) {
+          const int at = fw.FilterPluginIndex(statuses[i - begin].plugin());
+          if (at >= 0) ++filter_rejected_at_[at];
+        }
         if (attempt)
           attempt->filter_statuses[nodes[(start + i) % n]->name()] = std::move(statuses[i - begin]);
         statuses[i - begin] = Status();
@@ -127,6 +140,7 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
     // Nodes past the stopping point were examined but do not count; clear their results.
     for (int k = scanned - begin; k < end - begin; ++k) statuses[k] = Status();
   }
+  if (counting) fw.CountFilterEvaluations(state, passed, filter_rejected_at_);
   return Status::Success();
 }
 

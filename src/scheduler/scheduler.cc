@@ -27,6 +27,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
   s->record_details_ = options.record_details;
   s->metrics_ = options.metrics;
   s->random_ = Random(options.seed);
+  s->metrics_random_ = Random(options.seed ^ 0x9e3779b97f4a7c15ULL);
   s->parallelizer_ = std::make_unique<ThreadPoolParallelizer>(options.config->parallelism);
   if (!options.inline_binding) s->binding_executor_ = std::make_unique<BindingExecutor>();
 
@@ -49,7 +50,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
   s->extenders_filter_ = AnyExtenderFilters(s->extenders_);
   s->extenders_prioritize_ = AnyExtenderPrioritizes(s->extenders_);
   FrameworkServices services{options.client,  options.clock, s->parallelizer_.get(),
-                             s->queue_.get(), options.seed,  s->extenders_};
+                             s->queue_.get(), options.seed,  s->extenders_,
+                             options.metrics};
   if (options.config->profiles.empty()) return Error{"configuration has no profiles"};
   for (const auto& profile : options.config->profiles) {
     auto fw = Framework::Create(profile, *options.registry, services);
@@ -74,7 +76,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
       for (const auto& name : s->profiles_.front()->ListPlugins(point))
         if (!local.count(name)) s->memoize_ = false;
   }
-  s->requeue_ = std::make_unique<RequeuePolicy>(s->profiles_);
+  s->requeue_ = std::make_unique<RequeuePolicy>(s->profiles_, options.metrics, options.clock);
   s->queue_->SetRequeueDecider(s->requeue_.get());
   if (SchedulerMetricsSink* metrics = options.metrics) {
     s->queue_->SetIncomingPodHook([metrics](std::string_view queue, std::string_view event) {
@@ -129,6 +131,8 @@ bool Scheduler::ScheduleOne(bool block) {
   }
 
   CycleState state;
+  if (metrics_)
+    state.SetRecordPluginMetrics(metrics_random_.Intn(100) < kPluginMetricsSamplePercent);
   ScheduleResult result;
   Status s = Guarded("scheduling cycle",
                      [&] { return SchedulePod(*fw, state, *qpi.pod_info, &result, &attempt); });
@@ -402,11 +406,15 @@ void Scheduler::Requeue(const ClusterEvent& event, const EventObject& old_object
 
 void Scheduler::OnPodAdd(const Ptr<Pod>& pod) {
   if (!pod->spec.node_name.empty()) {
-    cache_.AddPod(pod);
-    Requeue({EventResource::kPod, kAdd}, {}, pod);
+    Handled("AssignedPodAdd", [&] {
+      cache_.AddPod(pod);
+      Requeue({EventResource::kPod, kAdd}, {}, pod);
+    });
     return;
   }
-  if (ProfileFor(*pod) && !pod->metadata.deletion_timestamp) queue_->Add(PodInfo::Create(pod));
+  Handled("UnscheduledPodAdd", [&] {
+    if (ProfileFor(*pod) && !pod->metadata.deletion_timestamp) queue_->Add(PodInfo::Create(pod));
+  });
 }
 
 void Scheduler::OnPodUpdate(const Ptr<Pod>& old_pod, const Ptr<Pod>& new_pod) {
@@ -414,54 +422,72 @@ void Scheduler::OnPodUpdate(const Ptr<Pod>& old_pod, const Ptr<Pod>& new_pod) {
   const bool is_assigned = !new_pod->spec.node_name.empty();
   if (is_assigned) {
     if (was_assigned) {
-      cache_.UpdatePod(old_pod, new_pod);
-      Requeue({EventResource::kPod, AssignedPodUpdateActions(*old_pod, *new_pod)}, old_pod,
-              new_pod);
+      Handled("AssignedPodUpdate", [&] {
+        cache_.UpdatePod(old_pod, new_pod);
+        Requeue({EventResource::kPod, AssignedPodUpdateActions(*old_pod, *new_pod)}, old_pod,
+                new_pod);
+      });
     } else {
       // Bound: it leaves the queue and joins (or confirms) the cache; for everyone else an
       // assigned pod appeared.
-      queue_->Delete(*old_pod);
-      cache_.AddPod(new_pod);
-      Requeue({EventResource::kPod, kAdd}, {}, new_pod);
+      Handled("AssignedPodAdd", [&] {
+        queue_->Delete(*old_pod);
+        cache_.AddPod(new_pod);
+        Requeue({EventResource::kPod, kAdd}, {}, new_pod);
+      });
     }
     return;
   }
-  if (ProfileFor(*new_pod)) queue_->Update(PodInfo::Create(new_pod));
+  Handled("UnscheduledPodUpdate", [&] {
+    if (ProfileFor(*new_pod)) queue_->Update(PodInfo::Create(new_pod));
+  });
 }
 
 void Scheduler::OnPodDelete(const Ptr<Pod>& pod) {
   if (!pod->spec.node_name.empty()) {
-    cache_.RemovePod(*pod);
-    queue_->DeleteNominatedPodIfExists(*pod);
-    Requeue({EventResource::kPod, kDelete}, pod, {});
+    Handled("AssignedPodDelete", [&] {
+      cache_.RemovePod(*pod);
+      queue_->DeleteNominatedPodIfExists(*pod);
+      Requeue({EventResource::kPod, kDelete}, pod, {});
+    });
     return;
   }
-  queue_->Delete(*pod);
-  for (const auto& fw : profiles_) fw->RejectWaitingPod(pod->metadata.uid);
-  // A nominated pod held room on its node for filtering.
-  if (!pod->status.nominated_node_name.empty()) Requeue({EventResource::kPod, kDelete}, pod, {});
+  Handled("UnscheduledPodDelete", [&] {
+    queue_->Delete(*pod);
+    for (const auto& fw : profiles_) fw->RejectWaitingPod(pod->metadata.uid);
+    // A nominated pod held room on its node for filtering.
+    if (!pod->status.nominated_node_name.empty())
+      Requeue({EventResource::kPod, kDelete}, pod, {});
+  });
 }
 
 void Scheduler::OnNodeAdd(const Ptr<Node>& node) {
-  cache_.AddNode(node);
-  Requeue({EventResource::kNode, kAdd}, {}, node);
+  Handled("NodeAdd", [&] {
+    cache_.AddNode(node);
+    Requeue({EventResource::kNode, kAdd}, {}, node);
+  });
 }
 
 void Scheduler::OnNodeUpdate(const Ptr<Node>& old_node, const Ptr<Node>& new_node) {
-  cache_.UpdateNode(new_node);
-  // A kubelet's status heartbeat changes nothing a plugin reads: no event.
-  if (const uint32_t actions = NodeUpdateActions(*old_node, *new_node); actions != 0)
-    Requeue({EventResource::kNode, actions}, old_node, new_node);
+  Handled("NodeUpdate", [&] {
+    cache_.UpdateNode(new_node);
+    // A kubelet's status heartbeat changes nothing a plugin reads: no event.
+    if (const uint32_t actions = NodeUpdateActions(*old_node, *new_node); actions != 0)
+      Requeue({EventResource::kNode, actions}, old_node, new_node);
+  });
 }
 
 void Scheduler::OnNodeDelete(const Ptr<Node>& node) {
-  cache_.RemoveNode(*node);
-  Requeue({EventResource::kNode, kDelete}, node, {});
+  Handled("NodeDelete", [&] {
+    cache_.RemoveNode(*node);
+    Requeue({EventResource::kNode, kDelete}, node, {});
+  });
 }
 
 void Scheduler::OnObjectEvent(const ClusterEvent& event, const EventObject& old_object,
                               const EventObject& new_object) {
-  Requeue(event, old_object, new_object);
+  if (!metrics_) return Requeue(event, old_object, new_object);
+  Handled(EventLabel(event), [&] { Requeue(event, old_object, new_object); });
 }
 
 }  // namespace berth

@@ -168,6 +168,13 @@ class ChurnDriver {
   std::vector<std::string> alive_nodes_;
 };
 
+double CpuSeconds() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return sec(ru.ru_utime) + sec(ru.ru_stime);
+}
+
 int64_t PeakRssMb() {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
@@ -287,7 +294,7 @@ Result<std::vector<Workload>> LoadWorkloads(const std::string& path) {
 }
 
 Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfiguration& config,
-                                const Registry& registry) {
+                                const Registry& registry, SchedulerMetricsSink* metrics) {
   using SteadyClock = std::chrono::steady_clock;
   InMemoryCluster cluster;
   // Backoff waits are skipped by advancing a fake clock: the numbers measure the scheduler's
@@ -308,6 +315,7 @@ Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfig
   so.extenders = std::move(extenders).value();
   so.inline_binding = true;
   so.record_details = false;
+  so.metrics = metrics;
   auto sched_r = Scheduler::Create(so);
   if (!sched_r.ok()) return sched_r.error();
   Scheduler& sched = **sched_r;
@@ -363,14 +371,17 @@ Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfig
   std::optional<ChurnDriver> churn;
   if (w.churn) churn.emplace(*w.churn, cluster);
   auto start = SteadyClock::now();
+  const double cpu_start = CpuSeconds();
   DrainQueue(sched, clock, &latencies, churn ? &*churn : nullptr);
   r.seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  const double cpu_seconds = CpuSeconds() - cpu_start;
   if (churn) r.churn_ticks = churn->ticks();
   for (const auto& [ns, name] : measured) {
     auto p = cluster.GetPod(ns, name);
     if (p && !p->spec.node_name.empty()) ++r.scheduled;
   }
   r.pods_per_second = r.seconds > 0 ? r.scheduled / r.seconds : 0;
+  r.cpu_ms_per_pod = r.scheduled > 0 ? cpu_seconds * 1000 / r.scheduled : 0;
   r.p50_ms = Percentile(latencies, 0.50);
   r.p90_ms = Percentile(latencies, 0.90);
   r.p99_ms = Percentile(latencies, 0.99);
@@ -397,6 +408,7 @@ RepeatedResult Summarize(std::vector<BenchResult> runs) {
   m.p90_ms = median_of(&BenchResult::p90_ms);
   m.p99_ms = median_of(&BenchResult::p99_ms);
   m.init_seconds = median_of(&BenchResult::init_seconds);
+  m.cpu_ms_per_pod = median_of(&BenchResult::cpu_ms_per_pod);
   m.scheduled = static_cast<int>(median_of(&BenchResult::scheduled));
   out.min_pods_per_second = out.max_pods_per_second = out.runs.front().pods_per_second;
   for (const auto& r : out.runs) {
@@ -429,7 +441,8 @@ nlohmann::json ToJson(const BenchResult& r) {
           {"latencyMs", {{"p50", r.p50_ms}, {"p90", r.p90_ms}, {"p99", r.p99_ms}}},
           {"initSeconds", r.init_seconds},
           {"churnTicks", r.churn_ticks},
-          {"peakRssMB", r.peak_rss_mb}};
+          {"peakRssMB", r.peak_rss_mb},
+          {"cpuMsPerPod", r.cpu_ms_per_pod}};
 }
 
 }  // namespace berth::sim

@@ -17,6 +17,10 @@
 #include "berth/framework/registry.h"
 #include "config/types.h"
 
+namespace berth {
+class SchedulerMetricsSink;
+}
+
 namespace berth::sim {
 
 struct PodGroup {
@@ -72,10 +76,14 @@ struct BenchResult {
   double p50_ms = 0, p90_ms = 0, p99_ms = 0;
   double init_seconds = 0;
   int64_t peak_rss_mb = 0;
+  // Process CPU time (every thread) while the measured pods scheduled, per scheduled pod: the
+  // figure to compare on a machine loaded by other work.
+  double cpu_ms_per_pod = 0;
 };
 
+// `metrics`: a sink the scheduler reports to (to measure what metrics cost); null: none.
 Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfiguration& config,
-                                const Registry& registry);
+                                const Registry& registry, SchedulerMetricsSink* metrics = nullptr);
 
 // N runs of one workload (`--repeat N`): the machines benchmarks run on are noisy, so the
 // median and the spread of the runs are reported instead of one sample.

@@ -173,7 +173,32 @@ def check_endpoints_and_write_config(berth, up, tmp):
                      'scheduler_framework_extension_point_duration_seconds_count{'
                      'extension_point="PreFilter",status="Success",profile="default-scheduler"}',
                      'scheduler_queue_incoming_pods_total{queue="active",event="PodAdd"}',
-                     "# TYPE scheduler_unschedulable_pods gauge"]:
+                     "# TYPE scheduler_unschedulable_pods gauge",
+                     'scheduler_plugin_evaluation_total{plugin="NodeResourcesFit",'
+                     'extension_point="Filter",profile="default-scheduler"}',
+                     'scheduler_plugin_evaluation_total{plugin="TaintToleration",'
+                     'extension_point="Score",profile="default-scheduler"}',
+                     'scheduler_event_handling_duration_seconds_bucket{event="NodeAdd",le="0.0001"}',
+                     'scheduler_event_handling_duration_seconds_count{event="UnscheduledPodAdd"}',
+                     'scheduler_event_handling_duration_seconds_count{event="AssignedPodAdd"}',
+                     "# TYPE scheduler_plugin_execution_duration_seconds histogram",
+                     "# TYPE scheduler_permit_wait_duration_seconds histogram",
+                     "# TYPE scheduler_queueing_hint_execution_duration_seconds histogram"]:
+            if name not in text:
+                raise Fail("%s missing from /metrics" % name)
+        # Plugin durations are taken in a random tenth of the cycles: more pods until one was.
+        timed = ('scheduler_plugin_execution_duration_seconds_bucket{plugin="NodeResourcesFit",'
+                 'extension_point="PreFilter",status="Success",le="1e-05"}')
+        for batch in range(10):
+            if timed in get("/metrics"):
+                break
+            create(up, [pod_manifest("sampled-%d-%d" % (batch, i), cpu="10m", memory="8Mi",
+                                     labels={"batch": "sampled"}) for i in range(20)])
+            n = 20 * (batch + 1)
+            wait_for("sampled pods bound", lambda: bound_count(up, "batch=sampled") == (n, n))
+        text = get("/metrics")
+        for name in [timed, 'scheduler_plugin_execution_duration_seconds_count{'
+                            'plugin="DefaultBinder",extension_point="Bind",status="Success"}']:
             if name not in text:
                 raise Fail("%s missing from /metrics" % name)
         cfg = json.loads(get("/configz"))

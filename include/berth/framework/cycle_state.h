@@ -62,10 +62,16 @@ class CycleState {
   const std::vector<bool>& skipped_filters() const { return skip_filter_; }
   const std::vector<bool>& skipped_scores() const { return skip_score_; }
 
+  // True in the sample of cycles (kube-scheduler's 10%) whose plugin calls the framework times
+  // for scheduler_plugin_execution_duration_seconds. Set by the scheduler when the cycle starts.
+  bool ShouldRecordPluginMetrics() const { return record_plugin_metrics_; }
+  void SetRecordPluginMetrics(bool record) { record_plugin_metrics_ = record; }
+
  private:
   friend class Framework;
   std::vector<bool> skip_filter_;
   std::vector<bool> skip_score_;
+  bool record_plugin_metrics_ = false;
 
   const StateData* Find(const void* id) const {
     for (const auto& [k, v] : entries_)
