@@ -105,7 +105,7 @@ TEST_F(ToNodeNameTest, FakeHandleGivesTheSnapshotAndAFakeCluster) {
   EXPECT_EQ(handle_.snapshot().Get("node-a")->pods().size(), 1u);
   // What a plugin writes through the handle's client is recorded.
   const auto pod = MakePod().Name("p").Obj();
-  ASSERT_TRUE(handle_.client().Bind(*pod, "node-b").ok());
+  ASSERT_TRUE(handle_.writer().Bind(*pod, "node-b").ok());
   EXPECT_EQ(handle_.fake_cluster().writes, std::vector<std::string>{"bind default/p node-b"});
 }
 

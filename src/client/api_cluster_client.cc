@@ -55,7 +55,10 @@ std::string PodPath(const Pod& pod) {
 
 ApiClusterClient::ApiClusterClient(std::unique_ptr<RestClient> rest,
                                    std::function<void(const std::string&)> log)
-    : rest_(std::move(rest)), log_(std::move(log)), status_writer_(log_) {}
+    : rest_(std::move(rest)),
+      log_(std::move(log)),
+      status_writer_(log_),
+      victim_writer_(log_, 10000, kVictimWriters) {}
 
 ApiClusterClient::~ApiClusterClient() { Stop(); }
 
@@ -274,6 +277,16 @@ VoidResult ApiClusterClient::Bind(const Pod& pod, std::string_view node_name) {
 }
 
 VoidResult ApiClusterClient::DeletePod(const Pod& pod) {
+  // Queued: the scheduling thread (PostFilter) does not wait for the API server, and victims go
+  // in parallel, as upstream's asynchronous preemption. A failure is logged by the writer; the
+  // preemptor, nominated meanwhile, is retried and preempts again if the room did not appear.
+  victim_writer_.Submit("preempting pod " + pod.Key(), [this, victim = pod] {
+    return DeleteVictim(victim);
+  });
+  return {};
+}
+
+VoidResult ApiClusterClient::DeleteVictim(const Pod& pod) {
   // Preemption victims learn why they go before they go (the DisruptionTarget condition).
   Json cond = {{"type", "DisruptionTarget"},
                {"status", "True"},
@@ -292,7 +305,7 @@ VoidResult ApiClusterClient::DeletePod(const Pod& pod) {
   Json opts = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
   if (!pod.metadata.uid.empty()) opts["preconditions"] = {{"uid", pod.metadata.uid}};
   auto r = rest_->Delete(PodPath(pod), opts);
-  if (!r.ok()) return r.error();
+  if (!r.ok() && r.error().code != ErrorCode::kNotFound) return r.error();  // gone is as good
   return {};
 }
 

@@ -2,8 +2,10 @@
 // informers' local copies, writes through REST calls; and the event and status writes the
 // daemon makes off the scheduling thread.
 //
-// Threads: reads are thread-safe and cheap. Writes block on the API call (the scheduler makes
-// them from its binding threads). Event handlers are called on the informers' threads.
+// Threads: reads are thread-safe and cheap. Bind, BindVolume and RequestProvisioning block on
+// the API call (the scheduler makes them from its binding threads); status patches and
+// preemption victims' deletions are queued on background writers and return at once (the
+// writers log what fails). Event handlers are called on the informers' threads.
 #pragma once
 
 #include <atomic>
@@ -102,6 +104,7 @@ class ApiClusterClient final : public ClusterClient {
   template <class T>
   std::vector<Ptr<T>> ListInNamespace(Kind k, std::string_view ns) const;
   void EventLoop();
+  VoidResult DeleteVictim(const Pod& pod);
   void QueueStatusPatch(const Pod& pod, std::string_view what, nlohmann::json patch,
                         std::string content_type, std::string_view subresource = "/status");
 
@@ -121,8 +124,10 @@ class ApiClusterClient final : public ClusterClient {
   // A few writers: one at a time (a round trip each) falls behind a scheduler binding
   // thousands of pods a second.
   std::vector<std::thread> event_threads_;
-  // Declared after everything its tasks use (rest_): destroyed, and drained, first.
+  // Declared after everything their tasks use (rest_): destroyed, and drained, first.
   AsyncWriter status_writer_;
+  static constexpr int kVictimWriters = 4;
+  AsyncWriter victim_writer_;
 };
 
 }  // namespace berth::client

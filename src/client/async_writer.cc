@@ -1,9 +1,14 @@
 #include "client/async_writer.h"
 
+#include <algorithm>
+
 namespace berth::client {
 
-AsyncWriter::AsyncWriter(std::function<void(const std::string&)> log, size_t max_queued)
-    : log_(std::move(log)), max_queued_(max_queued), thread_([this] { Run(); }) {}
+AsyncWriter::AsyncWriter(std::function<void(const std::string&)> log, size_t max_queued,
+                         int threads)
+    : log_(std::move(log)), max_queued_(max_queued) {
+  for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { Run(); });
+}
 
 AsyncWriter::~AsyncWriter() {
   {
@@ -11,7 +16,7 @@ AsyncWriter::~AsyncWriter() {
     stopping_ = true;
   }
   cv_.notify_all();
-  thread_.join();
+  for (auto& t : threads_) t.join();
 }
 
 void AsyncWriter::Submit(std::string what, Task task) {
@@ -28,7 +33,7 @@ void AsyncWriter::Submit(std::string what, Task task) {
 
 void AsyncWriter::Flush() {
   std::unique_lock lock(mu_);
-  idle_cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
+  idle_cv_.wait(lock, [&] { return queue_.empty() && busy_ == 0; });
 }
 
 void AsyncWriter::Run() {
@@ -38,13 +43,13 @@ void AsyncWriter::Run() {
     if (queue_.empty()) return;  // stopping, drained
     auto [what, task] = std::move(queue_.front());
     queue_.pop_front();
-    busy_ = true;
+    ++busy_;
     lock.unlock();
     VoidResult r = task();
     if (!r.ok() && log_) log_(what + ": " + r.error().message);
     lock.lock();
-    busy_ = false;
-    if (queue_.empty()) idle_cv_.notify_all();
+    --busy_;
+    if (queue_.empty() && busy_ == 0) idle_cv_.notify_all();
   }
 }
 

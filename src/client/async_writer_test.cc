@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <vector>
 
@@ -31,6 +34,28 @@ TEST(AsyncWriterTest, RunsInOrderAndLogsFailuresNamingTheWrite) {
     for (int i = 0; i < 50; ++i) EXPECT_EQ(ran[i], i);
     EXPECT_EQ(logged, std::vector<std::string>{"write 7: server said no"});
   }
+}
+
+TEST(AsyncWriterTest, SeveralThreadsWriteAtOnce) {
+  // Four writes that each wait until four are running at once: only a writer with four threads
+  // finishes them (the deadline keeps a failure from hanging the test).
+  std::mutex mu;
+  std::condition_variable cv;
+  int running = 0, peak = 0;
+  {
+    AsyncWriter w(nullptr, 100, 4);
+    for (int i = 0; i < 4; ++i) {
+      w.Submit("victim " + std::to_string(i), [&]() -> VoidResult {
+        std::unique_lock lock(mu);
+        peak = std::max(peak, ++running);
+        cv.notify_all();
+        cv.wait_for(lock, std::chrono::seconds(10), [&] { return running == 4; });
+        return {};
+      });
+    }
+    w.Flush();
+  }
+  EXPECT_EQ(peak, 4);
 }
 
 TEST(AsyncWriterTest, BoundedQueueDropsAndSaysSo) {

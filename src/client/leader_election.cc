@@ -99,14 +99,19 @@ bool LeaderElector::TryAcquireOrRenew() {
 void LeaderElector::Release() {
   const std::string path = fmt::format("/apis/coordination.k8s.io/v1/namespaces/{}/leases/{}",
                                        options_.lease_namespace, options_.lease_name);
+  // Best effort: a lease not released expires anyway (a follower then waits out its duration).
   auto got = rest_->Get(path);
-  if (!got.ok()) return;
+  if (!got.ok()) {
+    if (options_.log) options_.log("releasing the lease: " + got.error().message);
+    return;
+  }
   Json lease = *got;
   if (lease["spec"].value("holderIdentity", "") != options_.identity) return;
   lease["spec"]["holderIdentity"] = "";
   lease["spec"]["leaseDurationSeconds"] = 1;
   lease["spec"]["renewTime"] = MicroTimeNow();
-  (void)rest_->Put(path, lease);  // best effort: the lease expires anyway
+  if (auto put = rest_->Put(path, lease); !put.ok() && options_.log)
+    options_.log("releasing the lease: " + put.error().message);
 }
 
 void LeaderElector::Run() {

@@ -382,6 +382,7 @@ Result<std::unique_ptr<SchedulerApp>> SchedulerApp::Start(SchedulerAppOptions op
   s.client->set_keep_documents(!so.extenders.empty());
   so.inline_binding = false;
   so.metrics = &s.metrics_sink;
+  so.log = &s.log;
   so.record_details = o.verbosity >= 10 || o.record_decisions || !o.extra_observers.empty();
   auto sched = Scheduler::Create(so);
   if (!sched.ok()) {

@@ -343,7 +343,7 @@ VoidResult InMemoryCluster::Bind(const Pod& pod, std::string_view node_name) {
                                it->second->spec.node_name),
                    ErrorCode::kConflict};
     if (nodes_.find(node_name) == nodes_.end())
-      return Error{fmt::format("nodes \"{}\" not found", node_name)};
+      return Error{fmt::format("nodes \"{}\" not found", node_name), ErrorCode::kNotFound};
     old = it->second;
     auto copy = std::make_shared<Pod>(*old);
     copy->spec.node_name = std::string(node_name);
@@ -364,7 +364,7 @@ VoidResult InMemoryCluster::DeletePod(const Pod& pod) {
   {
     std::lock_guard lock(mu_);
     if (pods_.find(Key(pod.metadata.namespace_, pod.metadata.name)) == pods_.end())
-      return Error{fmt::format("pods \"{}\" not found", pod.metadata.name)};
+      return Error{fmt::format("pods \"{}\" not found", pod.metadata.name), ErrorCode::kNotFound};
     ++counts_.deletes;
   }
   RemovePod(pod.metadata.namespace_, pod.metadata.name);
@@ -377,7 +377,8 @@ VoidResult InMemoryCluster::SetNominatedNodeName(const Pod& pod, std::string_vie
   {
     std::lock_guard lock(mu_);
     auto it = pods_.find(Key(pod.metadata.namespace_, pod.metadata.name));
-    if (it == pods_.end()) return Error{fmt::format("pods \"{}\" not found", pod.metadata.name)};
+    if (it == pods_.end()) return Error{fmt::format("pods \"{}\" not found", pod.metadata.name),
+                                      ErrorCode::kNotFound};
     if (it->second->status.nominated_node_name == node_name) return {};
     old = it->second;
     auto copy = std::make_shared<Pod>(*old);
@@ -394,7 +395,8 @@ VoidResult InMemoryCluster::SetNominatedNodeName(const Pod& pod, std::string_vie
 VoidResult InMemoryCluster::SetPodScheduledCondition(const Pod& pod, const PodCondition& cond) {
   std::lock_guard lock(mu_);
   auto it = pods_.find(Key(pod.metadata.namespace_, pod.metadata.name));
-  if (it == pods_.end()) return Error{fmt::format("pods \"{}\" not found", pod.metadata.name)};
+  if (it == pods_.end()) return Error{fmt::format("pods \"{}\" not found", pod.metadata.name),
+                                      ErrorCode::kNotFound};
   // A status-only change: the scheduler does not need an event for it.
   auto copy = std::make_shared<Pod>(*it->second);
   std::erase_if(copy->status.conditions,
@@ -414,14 +416,18 @@ VoidResult InMemoryCluster::BindVolume(const PersistentVolumeClaim& pvc, std::st
     auto key = Key(pvc.metadata.namespace_, pvc.metadata.name);
     auto cit = pvcs_.find(key);
     if (cit == pvcs_.end())
-      return Error{fmt::format("persistentvolumeclaims \"{}\" not found", pvc.metadata.name)};
+      return Error{fmt::format("persistentvolumeclaims \"{}\" not found", pvc.metadata.name),
+                   ErrorCode::kNotFound};
     auto pit = pvs_.find(pv_name);
-    if (pit == pvs_.end()) return Error{fmt::format("persistentvolumes \"{}\" not found", pv_name)};
+    if (pit == pvs_.end())
+      return Error{fmt::format("persistentvolumes \"{}\" not found", pv_name),
+                   ErrorCode::kNotFound};
     auto pv = std::make_shared<PersistentVolume>(*pit->second);
     if (pv->spec.claim_ref && (pv->spec.claim_ref->name != pvc.metadata.name ||
                                pv->spec.claim_ref->namespace_ != pvc.metadata.namespace_))
       return Error{fmt::format("persistentvolume \"{}\" is already bound to {}/{}", pv_name,
-                               pv->spec.claim_ref->namespace_, pv->spec.claim_ref->name)};
+                               pv->spec.claim_ref->namespace_, pv->spec.claim_ref->name),
+                   ErrorCode::kConflict};
     pv->spec.claim_ref = PersistentVolume::Spec::ClaimRef{pvc.metadata.namespace_,
                                                           pvc.metadata.name, pvc.metadata.uid};
     pv->status.phase = "Bound";
@@ -451,7 +457,8 @@ VoidResult InMemoryCluster::RequestProvisioning(const PersistentVolumeClaim& pvc
     std::lock_guard lock(mu_);
     auto cit = pvcs_.find(Key(pvc.metadata.namespace_, pvc.metadata.name));
     if (cit == pvcs_.end())
-      return Error{fmt::format("persistentvolumeclaims \"{}\" not found", pvc.metadata.name)};
+      return Error{fmt::format("persistentvolumeclaims \"{}\" not found", pvc.metadata.name),
+                   ErrorCode::kNotFound};
     auto claim = std::make_shared<PersistentVolumeClaim>(*cit->second);
     claim->metadata.annotations["volume.kubernetes.io/selected-node"] = std::string(node_name);
     old_claim = std::exchange(cit->second, claim);

@@ -9,6 +9,7 @@
 
 #include "config/decode_util.h"
 #include "framework/guard.h"
+#include "observe/log.h"
 #include "scheduler/scheduler_metrics.h"
 
 namespace berth {
@@ -849,6 +850,13 @@ void Framework::RunPostBindPlugins(CycleState& state, const PodInfo& pod, const 
 }
 
 // ---------------------------------------------------------------- waiting pods (Handle)
+
+void Framework::LogError(std::string_view plugin, std::string_view message) {
+  if (services_.log)
+    services_.log->Error("Plugin failed",
+                         {observe::KV::Str("plugin", plugin), observe::KV::Str("err", message),
+                          observe::KV::Str("profile", profile_name_)});
+}
 
 void Framework::IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) {
   std::vector<std::shared_ptr<WaitingPodImpl>> all;

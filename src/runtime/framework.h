@@ -26,6 +26,9 @@ namespace berth {
 
 class PluginSeries;
 class SchedulerMetricsSink;
+namespace observe {
+class Logger;
+}
 
 // Services shared by all profiles, owned by the scheduler.
 struct FrameworkServices {
@@ -38,6 +41,8 @@ struct FrameworkServices {
   // Per-plugin metrics (execution durations in sampled cycles, evaluation counts, Permit
   // waits); null: none are taken. Must outlive the framework.
   SchedulerMetricsSink* metrics = nullptr;
+  // Where plugins' recovered failures (Handle::LogError) go; null: nowhere (simulation).
+  observe::Logger* log = nullptr;
 };
 
 // Per-node scores of one cycle: scores[plugin_index] over `nodes`, after normalization and
@@ -199,7 +204,9 @@ class Framework final : public Handle {
 
   // ---- Handle
   const Snapshot& snapshot() const override { return *snapshot_; }
-  ClusterClient& client() override { return *services_.client; }
+  const ClusterListers& listers() const override { return *services_.client; }
+  ClusterWriter& writer() override { return *services_.client; }
+  void LogError(std::string_view plugin, std::string_view message) override;
   const Clock& clock() const override { return *services_.clock; }
   Random& random() override { return random_; }
   Parallelizer& parallelizer() override { return *services_.parallelizer; }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "framework/guard.h"
+#include "observe/log.h"
 #include "scheduler/extenders.h"
 #include "scheduler/fit_error.h"
 #include "scheduler/scheduler_internal.h"
@@ -26,6 +27,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
   s->inline_binding_ = options.inline_binding;
   s->record_details_ = options.record_details;
   s->metrics_ = options.metrics;
+  s->log_ = options.log;
   s->random_ = Random(options.seed);
   s->metrics_random_ = Random(options.seed ^ 0x9e3779b97f4a7c15ULL);
   s->parallelizer_ = std::make_unique<ThreadPoolParallelizer>(options.config->parallelism);
@@ -51,7 +53,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
   s->extenders_prioritize_ = AnyExtenderPrioritizes(s->extenders_);
   FrameworkServices services{options.client,  options.clock, s->parallelizer_.get(),
                              s->queue_.get(), options.seed,  s->extenders_,
-                             options.metrics};
+                             options.metrics, options.log};
   if (options.config->profiles.empty()) return Error{"configuration has no profiles"};
   for (const auto& profile : options.config->profiles) {
     auto fw = Framework::Create(profile, *options.registry, services);
@@ -114,8 +116,6 @@ bool Scheduler::ScheduleOne(bool block) {
     queue_->Done(UidOf(pod));
     return true;
   }
-  const int64_t cycle = queue_->scheduling_cycle();
-
   SchedulingAttempt attempt;
   attempt.pod = qpi.pod_info->pod;
   attempt.profile = fw->profile_name();
@@ -190,7 +190,6 @@ bool Scheduler::ScheduleOne(bool block) {
       if (s.IsRejected()) qpi.unschedulable_plugins.insert(s.plugin().empty() ? "" : s.plugin());
       HandleFailure(*fw, qpi, s, NominatingInfo{"", true}, attempt);
     }
-    (void)cycle;
     return true;
   }
 
@@ -208,11 +207,11 @@ bool Scheduler::ScheduleOne(bool block) {
   if (record_details_) attempt.selected_node = result.host;
 
   auto fail_after_assume = [&](Status st) {
-    (void)Timed(*fw, "Unreserve", [&] {
-      fw->RunReservePluginsUnreserve(state, *assumed, result.host);
-      return Status::Success();
-    });
-    (void)cache_.ForgetPod(*assumed_pod);
+    TimedVoid(*fw, "Unreserve",
+              [&] { fw->RunReservePluginsUnreserve(state, *assumed, result.host); });
+    if (VoidResult forgot = cache_.ForgetPod(*assumed_pod); !forgot.ok() && log_)
+      log_->Error("Scheduler cache ForgetPod failed",
+                  {observe::KV::Str("pod", pod.Key()), observe::KV::Str("err", forgot.error().message)});
     if (st.IsRejected()) {
       NodeStatusMap one;
       one[result.host] = st;
@@ -276,10 +275,8 @@ void Scheduler::RunBindingCycle(std::unique_ptr<BindingTask> task) {
   Framework& fw = *task->fw;
   const Pod& pod = *task->assumed->pod;
   auto fail = [&](Status st) {
-    (void)Timed(fw, "Unreserve", [&] {
-      fw.RunReservePluginsUnreserve(task->state, *task->assumed, task->host);
-      return Status::Success();
-    });
+    TimedVoid(fw, "Unreserve",
+              [&] { fw.RunReservePluginsUnreserve(task->state, *task->assumed, task->host); });
     // The resources the assumed pod held are free again: like an assigned pod's deletion. As in
     // kube-scheduler, a rejected pod is requeued before that move and is not moved by it (it
     // waits for a change of its own); after an error it is retried with everyone else.
@@ -327,11 +324,16 @@ void Scheduler::RunBindingCycle(std::unique_ptr<BindingTask> task) {
     if (bs.IsSkip()) bs = Status::Error("no bind plugin handled the pod");
     return fail(bs);
   }
-  (void)Timed(fw, "PostBind", [&] {
-    return Guarded("PostBind", [&] {
+  TimedVoid(fw, "PostBind", [&] {
+    // PostBind is informational: a plugin that throws there changes nothing (Guarded keeps it
+    // from unwinding the binding thread).
+    const Status guarded = Guarded("PostBind", [&] {
       fw.RunPostBindPlugins(task->state, *task->assumed, task->host);
       return Status::Success();
     });
+    if (!guarded.IsSuccess() && log_)
+      log_->Error("PostBind failed", {observe::KV::Str("pod", pod.Key()),
+                                      observe::KV::Str("err", guarded.Message())});
   });
   task->attempt.outcome = SchedulingAttempt::Outcome::kScheduled;
   task->attempt.node = task->host;
@@ -360,7 +362,7 @@ bool Scheduler::HasWaitingBindings() const { return !waiting_bindings_.empty(); 
 
 // ---------------------------------------------------------------- failures
 
-void Scheduler::HandleFailure(Framework& fw, QueuedPodInfo& qpi, const Status& status,
+void Scheduler::HandleFailure(Framework& /*fw*/, QueuedPodInfo& qpi, const Status& status,
                               const std::optional<NominatingInfo>& nominating,
                               SchedulingAttempt& attempt) {
   const Pod& pod = qpi.pod();
@@ -385,13 +387,25 @@ void Scheduler::HandleFailure(Framework& fw, QueuedPodInfo& qpi, const Status& s
                       status.IsRejected() ? "Unschedulable" : "SchedulerError", msg};
     if (cond.message.size() > kMaxEventMessage)
       cond.message = cond.message.substr(0, kMaxEventMessage - 4) + " ...";
-    (void)client_->SetPodScheduledCondition(*live, cond);
+    // The daemon's writer queues both (off this thread) and logs what fails there; what fails
+    // here (the in-memory twin, a full queue) is logged too.
+    if (VoidResult r = client_->SetPodScheduledCondition(*live, cond); !r.ok())
+      LogFailedWrite("updating the PodScheduled condition of", *live, r.error());
     if (nominating && nominating->override_nomination &&
-        live->status.nominated_node_name != nominating->node_name)
-      (void)client_->SetNominatedNodeName(*live, nominating->node_name);
+        live->status.nominated_node_name != nominating->node_name) {
+      if (VoidResult r = client_->SetNominatedNodeName(*live, nominating->node_name); !r.ok())
+        LogFailedWrite("setting nominatedNodeName of", *live, r.error());
+    }
   }
-  (void)fw;
   Report(attempt);
+}
+
+void Scheduler::LogFailedWrite(std::string_view what, const Pod& pod, const Error& error) {
+  // A pod deleted meanwhile needs no status: not worth an error line.
+  if (!log_ || error.code == ErrorCode::kNotFound) return;
+  log_->Error("Error updating pod", {observe::KV::Str("pod", pod.Key()),
+                                     observe::KV::Str("what", what),
+                                     observe::KV::Str("err", error.message)});
 }
 
 // ---------------------------------------------------------------- events

@@ -33,6 +33,10 @@
 #include "scheduler/requeue_policy.h"
 #include "scheduler/scheduler_metrics.h"
 
+namespace berth::observe {
+class Logger;
+}
+
 namespace berth {
 
 // What one scheduling attempt decided, and why.
@@ -105,6 +109,9 @@ struct SchedulerOptions {
   // and there is no extender, a node's verdict and raw scores are kept and reused until the
   // node changes (NormalizeScore, weights and selection still run every cycle). Empty: never.
   std::vector<std::string> node_local_plugins;
+  // Failed writes the scheduler recovers from (the PodScheduled condition, a nomination, a
+  // cache entry to forget) and plugins' LogError are logged here; null: nowhere (simulation).
+  observe::Logger* log = nullptr;
 };
 
 class Scheduler final : public ClusterEventHandler {
@@ -169,6 +176,16 @@ class Scheduler final : public ClusterEventHandler {
     metrics_->ExtensionPoint(fw.profile_name(), point, status, clock_->Now() - start);
     return status;
   }
+  // Timed, for the points whose plugins return nothing (Unreserve, PostBind).
+  template <class Run>
+  void TimedVoid(const Framework& fw, std::string_view point, Run&& run) {
+    if (!metrics_) return run();
+    const TimePoint start = clock_->Now();
+    run();
+    metrics_->ExtensionPoint(fw.profile_name(), point, Status::Success(), clock_->Now() - start);
+  }
+  // Logs a failed write the scheduler goes on without.
+  void LogFailedWrite(std::string_view what, const Pod& pod, const Error& error);
   // Runs an event handler, reporting its duration under `event` (kube-scheduler's event label).
   template <class Handle>
   void Handled(std::string_view event, Handle&& handle) {
@@ -186,6 +203,7 @@ class Scheduler final : public ClusterEventHandler {
   const Clock* clock_ = nullptr;
   bool inline_binding_ = true;
   SchedulerMetricsSink* metrics_ = nullptr;
+  observe::Logger* log_ = nullptr;
   bool record_details_ = true;
   Random random_;
   // Picks the cycles whose plugins are timed; apart from random_ so that attaching metrics does

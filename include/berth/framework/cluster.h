@@ -1,8 +1,17 @@
-// ClusterClient: the scheduler's edge to the cluster's objects.
+// The scheduler's edge to the cluster's objects, in two halves:
 //
-// Reads come from local caches (informers in the daemon, memory in simulation) and are cheap;
-// writes are API calls. Implementations: InMemoryCluster (src/sim) for simulation and tests, the
-// API client (src/client) for real clusters. All methods are thread-safe.
+//   * ClusterListers: reads, served from local caches (informers in the daemon, memory in
+//     simulation). Cheap and non-blocking: any extension point may call them, Filter and Score
+//     concurrently from several threads.
+//   * ClusterWriter: API writes. In the daemon each is a round trip to the API server (or is
+//     queued for one), so only the binding cycle (PreBind, Bind: binding threads) and preemption
+//     (PostFilter's victim deletions and nomination clears) call them; plugins reach them
+//     through Handle::writer(). Failures are infrastructure errors with a code (NotFound,
+//     Conflict, Gone, Unavailable, Timeout, ...; see result.h) for the caller to act on.
+//
+// ClusterClient is both, as implementations provide them: InMemoryCluster (src/framework) for
+// simulation and tests, ApiClusterClient (src/client) against an API server. All methods are
+// thread-safe.
 #pragma once
 
 #include <memory>
@@ -16,11 +25,11 @@
 
 namespace berth {
 
-class ClusterClient {
+class ClusterListers {
  public:
-  virtual ~ClusterClient() = default;
+  virtual ~ClusterListers() = default;
 
-  // ---- reads (null / empty when absent)
+  // Null / empty when absent.
   virtual Ptr<Pod> GetPod(std::string_view ns, std::string_view name) const = 0;
   virtual std::vector<Ptr<Pod>> ListPods() const = 0;
   virtual Ptr<Node> GetNode(std::string_view name) const = 0;
@@ -39,15 +48,23 @@ class ClusterClient {
   virtual Ptr<CSINode> GetCSINode(std::string_view node_name) const = 0;
   virtual std::vector<Ptr<PodDisruptionBudget>> ListPDBs() const = 0;
   virtual Ptr<PriorityClass> GetPriorityClass(std::string_view name) const = 0;
+};
 
-  // ---- writes
-  // Binds the pod to the node (pods/binding). The pod must still exist and be unbound.
+class ClusterWriter {
+ public:
+  virtual ~ClusterWriter() = default;
+
+  // Binds the pod to the node (pods/binding): the Bind plugins, a binding thread. The pod must
+  // still exist and be unbound: kConflict when it is bound already, kNotFound when it is gone.
   virtual VoidResult Bind(const Pod& pod, std::string_view node_name) = 0;
-  // Deletes a pod (preemption victims).
+  // Deletes a preemption victim (after marking it with the DisruptionTarget condition where the
+  // API serves it). kNotFound: it is gone already, which is as good.
   virtual VoidResult DeletePod(const Pod& pod) = 0;
-  // Sets (or clears, with "") status.nominatedNodeName.
+  // Sets (or clears, with "") status.nominatedNodeName. The scheduler's own nominations and
+  // preemption's clears; the daemon queues them (the result only says it was queued).
   virtual VoidResult SetNominatedNodeName(const Pod& pod, std::string_view node_name) = 0;
   // Records the PodScheduled condition (status False with reason and message on failure).
+  // Queued in the daemon, as SetNominatedNodeName.
   virtual VoidResult SetPodScheduledCondition(const Pod& pod, const PodCondition& cond) = 0;
   // VolumeBinding PreBind: writes the PV's claimRef and the claim's volumeName (static binding).
   virtual VoidResult BindVolume(const PersistentVolumeClaim& pvc, std::string_view pv_name) = 0;
@@ -55,6 +72,8 @@ class ClusterClient {
   virtual VoidResult RequestProvisioning(const PersistentVolumeClaim& pvc,
                                          std::string_view node_name) = 0;
 };
+
+class ClusterClient : public ClusterListers, public ClusterWriter {};
 
 }  // namespace berth
 

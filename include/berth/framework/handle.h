@@ -68,10 +68,17 @@ class Handle {
   // kept across cycles or read from binding-cycle points; compare NodeInfo::generation() to
   // tell changed nodes from unchanged ones.
   virtual const Snapshot& snapshot() const = 0;
-  // The cluster: cached reads and API writes. Thread-safe; writes block on the API (do them in
-  // PreBind/Bind/PostBind or PostFilter, never in Filter or Score). A write's failure is its
-  // VoidResult; retries are the plugin's decision.
-  virtual ClusterClient& client() = 0;
+  // Reads of the cluster's objects, served from caches (informers in the daemon): any
+  // extension point, any thread, Filter and Score concurrently. Never blocks on the network.
+  virtual const ClusterListers& listers() const = 0;
+  // API writes: for the binding cycle (PreBind, Bind: a binding thread) and preemption
+  // (PostFilter: the scheduling thread) only, never Filter or Score, since in the daemon each
+  // blocks on the API server. A write's failure is its VoidResult, with a code (NotFound,
+  // Conflict, ...; see ClusterWriter); retries are the plugin's decision.
+  virtual ClusterWriter& writer() = 0;
+  // A failure the plugin recovers from (a write that only speeds things up), so that it is
+  // logged rather than lost: the daemon writes an error line naming `plugin`. Any thread.
+  virtual void LogError(std::string_view /*plugin*/, std::string_view /*message*/) {}
   // Thread-safe. Simulated time under `berth simulate`: use it instead of the system clock.
   virtual const Clock& clock() const = 0;
   // The profile's seeded random source (scheduling thread only, not from Filter or Score).

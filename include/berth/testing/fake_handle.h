@@ -138,7 +138,8 @@ class FakeHandle final : public Handle {
   // The test's own access (what the scheduler's cache does between cycles, e.g. bumping
   // `generation`); plugins see snapshot() only.
   Snapshot& mutable_snapshot() { return snapshot_; }
-  ClusterClient& client() override { return *client_; }
+  const ClusterListers& listers() const override { return *client_; }
+  ClusterWriter& writer() override { return *client_; }
   // The FakeCluster in use when the handle was built without a client.
   FakeCluster& fake_cluster() { return own_client_; }
   const Clock& clock() const override { return clock_; }

@@ -16,7 +16,7 @@ class DefaultBinder final : public BindPlugin {
   std::string_view Name() const override { return kDefaultBinderName; }
 
   Status Bind(CycleState&, const PodInfo& pod, const std::string& node) override {
-    VoidResult r = handle_.client().Bind(*pod, node);
+    VoidResult r = handle_.writer().Bind(*pod, node);
     if (!r.ok()) return Status::Error(r.error().message);
     return Status::Success();
   }

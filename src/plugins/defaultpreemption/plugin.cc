@@ -85,7 +85,7 @@ Status DefaultPreemption::Preempt(CycleState& state, const PodInfo& pod,
                                   PostFilterResult* result) {
   // The queued copy may predate a nomination or deletion; decide on the stored object.
   const Pod& queued = *pod.pod;
-  Ptr<Pod> latest = handle_.client().GetPod(queued.metadata.namespace_, queued.metadata.name);
+  Ptr<Pod> latest = handle_.listers().GetPod(queued.metadata.namespace_, queued.metadata.name);
   if (!latest) return Status::Error(fmt::format("pod \"{}\" not found", queued.metadata.name));
 
   std::string reason;
@@ -105,7 +105,7 @@ Status DefaultPreemption::Preempt(CycleState& state, const PodInfo& pod,
 
   DryRunResult dry_run;
   if (!potential.empty()) {
-    const std::vector<CompiledPdb> pdbs = preemption::CompilePdbs(handle_.client().ListPDBs());
+    const std::vector<CompiledPdb> pdbs = preemption::CompilePdbs(handle_.listers().ListPDBs());
     auto [offset, num_candidates] =
         GetOffsetAndNumCandidates(static_cast<int32_t>(potential.size()));
     dry_run = DryRunPreemption(state, pod, potential, pdbs, offset, num_candidates);
@@ -295,7 +295,10 @@ Status DefaultPreemption::SelectVictimsOnNode(CycleState& state, const PodInfo& 
 }
 
 Status DefaultPreemption::PrepareCandidate(const Candidate& candidate, const Pod& preemptor) {
-  ClusterClient& client = handle_.client();
+  ClusterWriter& writer = handle_.writer();
+  // In the daemon a deletion is queued on the client's victim writers, which delete in parallel
+  // off this thread (as upstream's asynchronous preemption); the in-memory twin deletes at once,
+  // in this order, so that simulation stays deterministic.
   for (const auto& v : candidate.victims.pods) {
     const Pod& victim = *v->pod;
     // Graceful deletion is already under way; another request changes nothing.
@@ -304,18 +307,23 @@ Status DefaultPreemption::PrepareCandidate(const Candidate& candidate, const Pod
       waiting->Reject(kDefaultPreemptionName, "preempted");
       continue;
     }
-    VoidResult deleted = client.DeletePod(victim);
+    VoidResult deleted = writer.DeletePod(victim);
     // A victim that vanished meanwhile is as good as evicted.
-    if (!deleted.ok() && client.GetPod(victim.metadata.namespace_, victim.metadata.name))
+    if (!deleted.ok() && deleted.error().code != ErrorCode::kNotFound)
       return Status::Error(deleted.error().message);
   }
 
   // Lower-priority pods nominated to this node may no longer fit there; dropping their
   // nomination lets them look elsewhere without waiting for the victims to go. Failures are
-  // not fatal: the nomination only speeds things up.
+  // not fatal (the nomination only speeds things up), but they are logged.
   const int32_t priority = preemptor.Priority();
   for (const auto& p : handle_.nominator().NominatedPodsForNode(candidate.node_name)) {
-    if (p->pod->Priority() < priority) (void)client.SetNominatedNodeName(*p->pod, "");
+    if (p->pod->Priority() >= priority) continue;
+    VoidResult cleared = writer.SetNominatedNodeName(*p->pod, "");
+    if (!cleared.ok() && cleared.error().code != ErrorCode::kNotFound)
+      handle_.LogError(kDefaultPreemptionName,
+                       fmt::format("clearing the nominatedNodeName of pod {}: {}", p->pod->Key(),
+                                   cleared.error().message));
   }
   return Status::Success();
 }

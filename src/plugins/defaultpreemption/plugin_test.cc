@@ -162,7 +162,8 @@ class TestHandle final : public Handle {
 
   // ---- Handle
   const Snapshot& snapshot() const override { return snapshot_; }
-  ClusterClient& client() override { return cluster_; }
+  const ClusterListers& listers() const override { return cluster_; }
+  ClusterWriter& writer() override { return cluster_; }
   const Clock& clock() const override { return clock_; }
   Random& random() override { return random_; }
   Parallelizer& parallelizer() override { return *parallelizer_; }

@@ -131,10 +131,10 @@ Status InterPodAffinity::PreFilter(CycleState& state, const PodInfo& pod_info,
   in->required_affinity = pod_info.required_affinity;
   in->required_anti_affinity = pod_info.required_anti_affinity;
   std::optional<std::vector<Ptr<Namespace>>> namespaces;
-  for (auto& t : in->required_affinity) MergeNamespaceSelector(t, handle_.client(), namespaces);
+  for (auto& t : in->required_affinity) MergeNamespaceSelector(t, handle_.listers(), namespaces);
   for (auto& t : in->required_anti_affinity)
-    MergeNamespaceSelector(t, handle_.client(), namespaces);
-  in->namespace_labels = NamespaceLabels(handle_.client(), pod.metadata.namespace_);
+    MergeNamespaceSelector(t, handle_.listers(), namespaces);
+  in->namespace_labels = NamespaceLabels(handle_.listers(), pod.metadata.namespace_);
   in->matches_own_affinity = MatchesAll(in->required_affinity, pod);
 
   auto s = std::make_shared<PreFilterState>();

@@ -142,12 +142,12 @@ std::vector<ClusterEventWithHint> InterPodAffinity::EventsToRegister() const {
   };
 }
 
-Labels NamespaceLabels(ClusterClient& client, std::string_view ns) {
+Labels NamespaceLabels(const ClusterListers& client, std::string_view ns) {
   if (Ptr<Namespace> n = client.GetNamespace(ns)) return n->metadata.labels;
   return {};
 }
 
-void MergeNamespaceSelector(AffinityTerm& term, ClusterClient& client,
+void MergeNamespaceSelector(AffinityTerm& term, const ClusterListers& client,
                             std::optional<std::vector<Ptr<Namespace>>>& namespaces) {
   // An empty selector selects every namespace and is kept as is; once a selector is unrolled
   // (or was absent) it selects nothing, so matching never needs the other pod's namespace.

@@ -61,7 +61,7 @@ Status InterPodAffinity::PreScore(CycleState& state, const PodInfo& pod_info,
 
   if (auto err = AffinityParseError(pod)) return Status::Error("failed to parse pod: " + *err);
 
-  const Labels namespace_labels = NamespaceLabels(handle_.client(), pod.metadata.namespace_);
+  const Labels namespace_labels = NamespaceLabels(handle_.listers(), pod.metadata.namespace_);
   const Snapshot& snapshot = handle_.snapshot();
   // Like kube-scheduler, every node of the snapshot counts, not just the feasible ones: a pair's
   // weight comes from pods anywhere in the topology domain.
@@ -72,8 +72,8 @@ Status InterPodAffinity::PreScore(CycleState& state, const PodInfo& pod_info,
     std::vector<WeightedAffinityTerm> affinity = pod_info.preferred_affinity;
     std::vector<WeightedAffinityTerm> anti = pod_info.preferred_anti_affinity;
     std::optional<std::vector<Ptr<Namespace>>> namespaces;
-    for (auto& t : affinity) MergeNamespaceSelector(t.term, handle_.client(), namespaces);
-    for (auto& t : anti) MergeNamespaceSelector(t.term, handle_.client(), namespaces);
+    for (auto& t : affinity) MergeNamespaceSelector(t.term, handle_.listers(), namespaces);
+    for (auto& t : anti) MergeNamespaceSelector(t.term, handle_.listers(), namespaces);
 
     std::optional<std::string> sig = PreferredSignature(pod, affinity, anti);
     IncomingMemo* memo = sig ? caches_->preferred.Find(*sig) : nullptr;

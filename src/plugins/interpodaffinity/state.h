@@ -76,11 +76,11 @@ class PreScoreState final : public StateData, public std::enable_shared_from_thi
 inline constexpr StateKey<PreScoreState> kPreScoreStateKey{"PreScoreInterPodAffinity"};
 
 // Labels of namespace `ns` as the cluster reports them now; empty when it does not exist.
-Labels NamespaceLabels(ClusterClient& client, std::string_view ns);
+Labels NamespaceLabels(const ClusterListers& client, std::string_view ns);
 
 // Folds a term's non-empty namespaceSelector into its namespace set, using the namespaces the
 // client lists (`namespaces` is filled on first use and reused across terms).
-void MergeNamespaceSelector(AffinityTerm& term, ClusterClient& client,
+void MergeNamespaceSelector(AffinityTerm& term, const ClusterListers& client,
                             std::optional<std::vector<Ptr<Namespace>>>& namespaces);
 
 // The error kube-scheduler reports when the pod's affinity terms do not parse (invalid label or

@@ -114,7 +114,7 @@ void Add(std::vector<AttachableVolume>& out, std::string_view driver, std::strin
 }
 
 // A claim without a usable PV counts under its class's provisioner.
-void AddFromStorageClass(ClusterClient& client, const PersistentVolumeClaim& pvc,
+void AddFromStorageClass(const ClusterListers& client, const PersistentVolumeClaim& pvc,
                          std::vector<AttachableVolume>& out) {
   std::string class_name = ClaimClass(pvc);
   // Without a class the claim binds immediately and must already be bound: nothing to count.
@@ -130,7 +130,7 @@ void AddFromStorageClass(ClusterClient& client, const PersistentVolumeClaim& pvc
   Add(out, sc->provisioner, handle, /*migrated=*/false);
 }
 
-void AddFromClaim(ClusterClient& client, const PersistentVolumeClaim& pvc,
+void AddFromClaim(const ClusterListers& client, const PersistentVolumeClaim& pvc,
                   std::vector<AttachableVolume>& out) {
   if (pvc.spec.volume_name.empty()) return AddFromStorageClass(client, pvc, out);
   auto pv = client.GetPV(pvc.spec.volume_name);
@@ -153,7 +153,7 @@ bool IsOwnedByPod(const PersistentVolumeClaim& pvc, const Pod& pod) {
 
 // Collects the attachable volumes of `pod`. For the incoming pod (`new_pod`) a missing claim is
 // a rejection; for pods already on a node it is skipped, since it cannot be attached.
-Status CollectVolumes(ClusterClient& client, const Pod& pod, bool new_pod,
+Status CollectVolumes(const ClusterListers& client, const Pod& pod, bool new_pod,
                       std::vector<AttachableVolume>& out) {
   for (const auto& v : pod.spec.volumes) {
     std::string claim;
@@ -227,7 +227,7 @@ Status CSILimits::PreFilter(CycleState& state, const PodInfo& pod,
   // The incoming pod's volumes do not depend on the node (only whether migrated ones count
   // does), so they are resolved once here; a failure is reported by Filter on every node.
   auto data = std::make_shared<StateData>();
-  Status s = CollectVolumes(handle_->client(), *pod.pod, /*new_pod=*/true, data->volumes);
+  Status s = CollectVolumes(handle_->listers(), *pod.pod, /*new_pod=*/true, data->volumes);
   if (!s.IsSuccess()) {
     data->volumes.clear();
     data->error = std::move(s);
@@ -243,7 +243,7 @@ Status CSILimits::Filter(const CycleState& state, const PodInfo& pod, const Node
   if (!data) return Status::Error("cannot read \"PreFilterNodeVolumeLimits\" from cycleState");
   if (data->error) return *data->error;
 
-  ClusterClient& client = handle_->client();
+  const ClusterListers& client = handle_->listers();
   Ptr<CSINode> csi_node = client.GetCSINode(node.name());
   const bool has_csi_node = csi_node != nullptr;
   auto counts_here = [&](const AttachableVolume& v) { return !v.migrated || has_csi_node; };

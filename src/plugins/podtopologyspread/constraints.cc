@@ -105,7 +105,7 @@ Result<std::vector<SpreadConstraint>> ConstraintsFromPod(const Pod& pod, std::st
   return out;
 }
 
-std::optional<LabelSelector> DefaultSelector(const Pod& pod, ClusterClient& client) {
+std::optional<LabelSelector> DefaultSelector(const Pod& pod, const ClusterListers& client) {
   const std::string& ns = pod.metadata.namespace_;
   LabelSelector result;
   // Services, controllers and the pod agree on these labels, so later entries never conflict.

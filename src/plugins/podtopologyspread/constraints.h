@@ -45,7 +45,7 @@ Result<std::vector<SpreadConstraint>> ConstraintsFromPod(const Pod& pod, std::st
 // the pod's namespace that select it and of its controlling ReplicationController, ANDed with the
 // selector of its controlling ReplicaSet or StatefulSet. nullopt when that selector has no
 // requirement at all (the pod then gets no default constraints).
-std::optional<LabelSelector> DefaultSelector(const Pod& pod, ClusterClient& client);
+std::optional<LabelSelector> DefaultSelector(const Pod& pod, const ClusterListers& client);
 
 // `defaults` whose whenUnsatisfiable is `action`, all using `selector` (see DefaultSelector).
 std::vector<SpreadConstraint> ConstraintsFromDefaults(

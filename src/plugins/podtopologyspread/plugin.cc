@@ -36,7 +36,7 @@ Result<std::vector<SpreadConstraint>> PodTopologySpread::Constraints(const Pod& 
   for (const auto& c : default_constraints_) any |= c.when_unsatisfiable == action;
   // Deriving the selector lists Services and controllers; skip it when nothing would use it.
   if (!any) return std::vector<SpreadConstraint>{};
-  std::optional<LabelSelector> selector = DefaultSelector(pod, handle_.client());
+  std::optional<LabelSelector> selector = DefaultSelector(pod, handle_.listers());
   if (!selector) return std::vector<SpreadConstraint>{};
   return ConstraintsFromDefaults(default_constraints_, action, *selector, pod.metadata.namespace_);
 }

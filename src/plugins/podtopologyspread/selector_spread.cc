@@ -49,7 +49,7 @@ class SelectorSpread final : public PreScorePlugin, public ScorePlugin {
                   std::span<const NodeInfo* const>) override {
     auto s = std::make_shared<SelectorState>();
     if (pod->spec.topology_spread_constraints.empty()) {
-      if (auto selector = podtopologyspread::DefaultSelector(*pod, handle_.client())) {
+      if (auto selector = podtopologyspread::DefaultSelector(*pod, handle_.listers())) {
         s->selector = CompiledSelector::FromOptional(selector);
         s->skip = false;
       }

@@ -27,7 +27,7 @@ struct AffinityState final : StateData, std::enable_shared_from_this<AffinitySta
 inline constexpr StateKey<AffinityState> kStateKey{"PreFilterServiceAffinity"};
 
 // Services in the pod's namespace whose selector matches it.
-std::vector<Ptr<Service>> PodServices(ClusterClient& client, const Pod& pod) {
+std::vector<Ptr<Service>> PodServices(const ClusterListers& client, const Pod& pod) {
   std::vector<Ptr<Service>> out;
   for (const auto& svc : client.ListServices(pod.metadata.namespace_)) {
     if (svc && !svc->selector.empty() &&
@@ -46,7 +46,7 @@ class ServiceAffinity final : public PreFilterPlugin, public FilterPlugin, publi
   Status PreFilter(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const>,
                    PreFilterResult*) override {
     auto s = std::make_shared<AffinityState>();
-    s->has_services = !PodServices(handle_.client(), *pod).empty();
+    s->has_services = !PodServices(handle_.listers(), *pod).empty();
     const CompiledSelector same = pod->metadata.labels.empty()
                                       ? CompiledSelector::Everything()
                                       : CompiledSelector::FromSet(pod->metadata.labels);
@@ -95,7 +95,7 @@ class ServiceAffinity final : public PreFilterPlugin, public FilterPlugin, publi
   Status Score(const CycleState&, const PodInfo& pod, const NodeInfo& node,
                int64_t* score) const override {
     *score = 0;
-    const auto services = PodServices(handle_.client(), *pod);
+    const auto services = PodServices(handle_.listers(), *pod);
     if (services.empty() || node.pods().empty()) return Status::Success();
     const CompiledSelector selector = CompiledSelector::FromSet(services.front()->selector);
     for (const auto& p : node.pods()) {

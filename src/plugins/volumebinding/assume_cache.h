@@ -6,7 +6,7 @@
 // PV is not handed out twice while the binding is in flight. An assumed version is derived from
 // the API object current at that time and stays in force until that API object changes (any
 // update replaces the immutable object, which the cache notices by identity) or the assumption
-// is restored (Unreserve, failed PreBind). Reads fall through to the ClusterClient otherwise.
+// is restored (Unreserve, failed PreBind). Reads fall through to the ClusterListers otherwise.
 // Thread-safe.
 #pragma once
 
@@ -23,7 +23,7 @@ namespace berth::volumebinding {
 
 class AssumeCache {
  public:
-  explicit AssumeCache(ClusterClient& client) : client_(&client) {}
+  explicit AssumeCache(const ClusterListers& client) : client_(&client) {}
 
   Ptr<PersistentVolume> GetPV(std::string_view name) const;
   Ptr<PersistentVolumeClaim> GetPVC(std::string_view ns, std::string_view name) const;
@@ -51,7 +51,7 @@ class AssumeCache {
   template <class T>
   static Ptr<T> Resolve(Map<T>& map, std::string_view key, Ptr<T> api);
 
-  ClusterClient* client_;
+  const ClusterListers* client_;
   mutable std::mutex mu_;
   mutable Map<PersistentVolume> pvs_;
   mutable Map<PersistentVolumeClaim> pvcs_;

@@ -78,7 +78,7 @@ Quantity StorageRequest(const PersistentVolumeClaim& pvc) {
 
 // The checks that reject the pod outright, made on the API objects (not assumed versions).
 Status VolumeBinding::CheckPodClaims(const Pod& pod) const {
-  ClusterClient& client = handle_->client();
+  const ClusterListers& client = handle_->listers();
   for (const auto& claim : PodClaims(pod)) {
     auto pvc = client.GetPVC(pod.metadata.namespace_, claim.name);
     if (!pvc) {
@@ -105,7 +105,7 @@ Status VolumeBinding::CheckPodClaims(const Pod& pod) const {
 
 // Sorts the pod's claims into bound and delayed-binding ones and gathers what Filter needs.
 Status VolumeBinding::CollectClaims(const Pod& pod, PodVolumeClaims& out) const {
-  ClusterClient& client = handle_->client();
+  const ClusterListers& client = handle_->listers();
   std::vector<Ptr<PersistentVolumeClaim>> delayed;
   bool unbound_immediate = false;
   for (const auto& claim : PodClaims(pod)) {
@@ -271,7 +271,7 @@ Status VolumeBinding::PreBind(CycleState& state, const PodInfo& /*pod*/, const s
   if (!reserved) return Status::Error("no pod volumes found for node \"" + node + "\"");
   if (reserved->all_bound) return Status::Success();
 
-  ClusterClient& client = handle_->client();
+  ClusterWriter& client = handle_->writer();
   const auto& bindings = reserved->volumes.static_bindings;
   const auto& provisions = reserved->volumes.dynamic_provisions;
   // On failure, assumptions not yet written are dropped; written ones are the API's now.

@@ -15,7 +15,7 @@
 //              AssumeCache (PVs pre-bound to their claims, claims annotated with the selected
 //              node), so later pods of the run do not take the same PV.
 //   Unreserve  Drops those assumptions.
-//   PreBind    Writes the decisions through ClusterClient::BindVolume / RequestProvisioning.
+//   PreBind    Writes the decisions through ClusterWriter::BindVolume / RequestProvisioning.
 //              The writes are not awaited (there is no PV controller to wait for), so
 //              bindTimeoutSeconds is kept but not used.
 // Not a score plugin (scoring needs the StorageCapacityScoring feature gate).
@@ -51,7 +51,7 @@ class VolumeBinding final : public PreFilterPlugin,
                             public EnqueueExtensions {
  public:
   VolumeBinding(Handle& handle, int64_t bind_timeout_seconds)
-      : handle_(&handle), cache_(handle.client()), bind_timeout_seconds_(bind_timeout_seconds) {}
+      : handle_(&handle), cache_(handle.listers()), bind_timeout_seconds_(bind_timeout_seconds) {}
 
   std::string_view Name() const override { return kName; }
 

@@ -93,7 +93,7 @@ Status VolumeRestrictions::PreFilter(CycleState& state, const PodInfo& pod,
                                       [](const Volume& v) { return NeedsDiskCheck(v); });
 
   auto s = std::make_shared<PreFilterState>();
-  ClusterClient& client = handle_->client();
+  const ClusterListers& client = handle_->listers();
   for (const auto& v : p.spec.volumes) {
     if (!v.persistent_volume_claim) continue;
     const std::string& claim = v.persistent_volume_claim->claim_name;

@@ -87,7 +87,7 @@ std::string ClaimClass(const PersistentVolumeClaim& pvc) {
 }
 
 // The topology labels of the PVs bound to the pod's claims, or a rejection.
-Status CollectTopologies(ClusterClient& client, const Pod& pod, std::vector<PvTopology>& out) {
+Status CollectTopologies(const ClusterListers& client, const Pod& pod, std::vector<PvTopology>& out) {
   for (const auto& v : pod.spec.volumes) {
     if (!v.persistent_volume_claim) continue;
     const std::string& claim = v.persistent_volume_claim->claim_name;
@@ -140,7 +140,7 @@ Status VolumeZone::PreFilter(CycleState& state, const PodInfo& pod,
                              std::span<const NodeInfo* const> /*nodes*/,
                              PreFilterResult* /*result*/) {
   auto data = std::make_shared<StateData>();
-  Status s = CollectTopologies(handle_->client(), *pod.pod, data->topologies);
+  Status s = CollectTopologies(handle_->listers(), *pod.pod, data->topologies);
   if (!s.IsSuccess()) return s;
   if (data->topologies.empty()) return Status::Skip();
   state.Write(kStateKey, std::move(data));
@@ -153,7 +153,7 @@ Status VolumeZone::Filter(const CycleState& state, const PodInfo& pod, const Nod
     return CheckNode(data->topologies, *node.node());
   // Without PreFilter data (PreFilter not run for this cycle) resolve the volumes here.
   std::vector<PvTopology> topologies;
-  Status s = CollectTopologies(handle_->client(), *pod.pod, topologies);
+  Status s = CollectTopologies(handle_->listers(), *pod.pod, topologies);
   if (!s.IsSuccess()) return s;
   return CheckNode(topologies, *node.node());
 }
