@@ -187,8 +187,8 @@ class Scheduler final : public ClusterEventHandler {
   // Logs a failed write the scheduler goes on without.
   void LogFailedWrite(std::string_view what, const Pod& pod, const Error& error);
   // Runs an event handler, reporting its duration under `event` (kube-scheduler's event label).
-  template <class Handle>
-  void Handled(std::string_view event, Handle&& handle) {
+  template <class Fn>
+  void Handled(std::string_view event, Fn&& handle) {
     if (!metrics_) return handle();
     const TimePoint start = clock_->Now();
     handle();
