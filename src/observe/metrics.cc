@@ -87,12 +87,12 @@ MetricFamily::Series* MetricFamily::Child(const std::vector<std::string>& lv) {
   return &s;
 }
 
-void MetricFamily::Add(Series* series, double v) {
+void MetricFamily::AddTo(Series* series, double v) {
   std::lock_guard lock(mu_);
   series->value += v;
 }
 
-void MetricFamily::Observe(Series* series, double v) {
+void MetricFamily::ObserveOn(Series* series, double v) {
   std::lock_guard lock(mu_);
   ObserveLocked(*series, v);
 }

@@ -33,8 +33,9 @@ class MetricFamily {
   void Observe(const std::vector<std::string>& label_values, double v);
   // The series of `label_values`, created (at zero) if absent.
   Series* Child(const std::vector<std::string>& label_values);
-  void Add(Series* series, double v = 1);
-  void Observe(Series* series, double v);
+  // Named apart from Add/Observe: `{}` label values must not convert to a null Series.
+  void AddTo(Series* series, double v = 1);
+  void ObserveOn(Series* series, double v);
   // Drops every series; pointers from Child() dangle afterwards (not used on families whose
   // children are cached).
   void Reset();

@@ -45,11 +45,11 @@ TEST(MetricsTest, CachedChildrenUpdateTheSameSeriesAsLabelValues) {
   EXPECT_NE(r.Expose().find("scheduler_plugin_evaluation_total{plugin=\"NodeResourcesFit\","
                             "extension_point=\"Filter\",profile=\"default-scheduler\"} 0\n"),
             std::string::npos);
-  c->Add(fit, 5);
+  c->AddTo(fit, 5);
   c->Add({"NodeResourcesFit", "Filter", "default-scheduler"});
   EXPECT_EQ(c->Child({"NodeResourcesFit", "Filter", "default-scheduler"}), fit);
   MetricFamily::Series* ok = h->Child({"TaintToleration", "Filter", "Success"});
-  h->Observe(ok, 1.5);
+  h->ObserveOn(ok, 1.5);
   h->Observe({"TaintToleration", "Filter", "Success"}, 0.5);
   const std::string text = r.Expose();
   EXPECT_NE(text.find("extension_point=\"Filter\",profile=\"default-scheduler\"} 6\n"),

@@ -308,6 +308,14 @@ void Framework::ResolvePluginSeries() {
   series_.pre_bind = resolve("PreBind", pre_bind_, plain);
   series_.bind = resolve("Bind", bind_, plain);
   series_.post_bind = resolve("PostBind", post_bind_, plain);
+  // A sink may measure no plugin at all (Plugin() returns null): then nothing is counted either.
+  bool any = false;
+  for (const auto* v : {&series_.pre_filter, &series_.filter, &series_.post_filter,
+                        &series_.pre_score, &series_.score, &series_.normalize, &series_.reserve,
+                        &series_.unreserve, &series_.permit, &series_.pre_bind, &series_.bind,
+                        &series_.post_bind})
+    for (PluginSeries* p : *v) any = any || p != nullptr;
+  if (!any) series_ = PluginSeriesSet{};
 }
 
 template <class Call>
@@ -524,7 +532,7 @@ void Framework::CountFilterEvaluations(const CycleState& state, uint64_t passed,
   for (size_t i = filter_.size(); i-- > 0;) {
     if (i < rejected_at.size()) reached += rejected_at[i];
     if (i < state.skip_filter_.size() && state.skip_filter_[i]) continue;
-    series_.filter[i]->Evaluated(reached);
+    if (PluginSeries* series = series_.filter[i]) series->Evaluated(reached);
   }
 }
 
@@ -689,7 +697,8 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
   });
   if (failed) return first_error;
   if (!series_.score.empty())
-    for (size_t a : active) series_.score[a]->Evaluated(n);
+    for (size_t a : active)
+      if (PluginSeries* series = series_.score[a]) series->Evaluated(n);
 
   for (size_t a = 0; a < active.size(); ++a) {
     const auto& e = score_[active[a]];

@@ -160,7 +160,7 @@ class Framework final : public Handle {
                                            const NodeInfo& node, bool time_plugins);
   // True when plugin evaluations are counted (a metrics sink is attached): the scheduler then
   // reports the cycle's Filter evaluations through CountFilterEvaluations.
-  bool counts_plugin_evaluations() const { return services_.metrics != nullptr; }
+  bool counts_plugin_evaluations() const { return !series_.filter.empty(); }
   // Position of a Filter plugin in this profile's Filter list, or -1.
   int FilterPluginIndex(std::string_view name) const;
   // One cycle's Filter evaluations (scheduler_plugin_evaluation_total): `passed` nodes ran every

@@ -123,11 +123,11 @@ class PrometheusSchedulerMetrics::Series final : public PluginSeries {
           {plugin_, point_, std::string(CodeName(code))});
       durations_[c].store(s, std::memory_order_release);
     }
-    families_->plugin_execution_duration->Observe(s, Seconds(duration));
+    families_->plugin_execution_duration->ObserveOn(s, Seconds(duration));
   }
   void Evaluated(uint64_t n) override {
     if (evaluations_ && n > 0)
-      families_->plugin_evaluations->Add(evaluations_, static_cast<double>(n));
+      families_->plugin_evaluations->AddTo(evaluations_, static_cast<double>(n));
   }
 
  private:
