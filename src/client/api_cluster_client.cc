@@ -280,9 +280,8 @@ VoidResult ApiClusterClient::DeletePod(const Pod& pod) {
   // Queued: the scheduling thread (PostFilter) does not wait for the API server, and victims go
   // in parallel, as upstream's asynchronous preemption. A failure is logged by the writer; the
   // preemptor, nominated meanwhile, is retried and preempts again if the room did not appear.
-  victim_writer_.Submit("preempting pod " + pod.Key(), [this, victim = pod] {
-    return DeleteVictim(victim);
-  });
+  victim_writer_.Submit("preempting pod " + pod.Key(),
+                        [this, victim = pod] { return DeleteVictim(victim); });
   return {};
 }
 

@@ -377,8 +377,8 @@ VoidResult InMemoryCluster::SetNominatedNodeName(const Pod& pod, std::string_vie
   {
     std::lock_guard lock(mu_);
     auto it = pods_.find(Key(pod.metadata.namespace_, pod.metadata.name));
-    if (it == pods_.end()) return Error{fmt::format("pods \"{}\" not found", pod.metadata.name),
-                                      ErrorCode::kNotFound};
+    if (it == pods_.end())
+      return Error{fmt::format("pods \"{}\" not found", pod.metadata.name), ErrorCode::kNotFound};
     if (it->second->status.nominated_node_name == node_name) return {};
     old = it->second;
     auto copy = std::make_shared<Pod>(*old);
@@ -395,8 +395,8 @@ VoidResult InMemoryCluster::SetNominatedNodeName(const Pod& pod, std::string_vie
 VoidResult InMemoryCluster::SetPodScheduledCondition(const Pod& pod, const PodCondition& cond) {
   std::lock_guard lock(mu_);
   auto it = pods_.find(Key(pod.metadata.namespace_, pod.metadata.name));
-  if (it == pods_.end()) return Error{fmt::format("pods \"{}\" not found", pod.metadata.name),
-                                      ErrorCode::kNotFound};
+  if (it == pods_.end())
+    return Error{fmt::format("pods \"{}\" not found", pod.metadata.name), ErrorCode::kNotFound};
   // A status-only change: the scheduler does not need an event for it.
   auto copy = std::make_shared<Pod>(*it->second);
   std::erase_if(copy->status.conditions,

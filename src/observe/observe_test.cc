@@ -54,12 +54,14 @@ TEST(MetricsTest, CachedChildrenUpdateTheSameSeriesAsLabelValues) {
   const std::string text = r.Expose();
   EXPECT_NE(text.find("extension_point=\"Filter\",profile=\"default-scheduler\"} 6\n"),
             std::string::npos);
-  EXPECT_NE(text.find("scheduler_plugin_execution_duration_seconds_bucket{plugin=\"TaintToleration\","
-                      "extension_point=\"Filter\",status=\"Success\",le=\"1\"} 1\n"),
-            std::string::npos);
-  EXPECT_NE(text.find("scheduler_plugin_execution_duration_seconds_count{plugin=\"TaintToleration\","
-                      "extension_point=\"Filter\",status=\"Success\"} 2\n"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find("scheduler_plugin_execution_duration_seconds_bucket{plugin=\"TaintToleration\","
+                "extension_point=\"Filter\",status=\"Success\",le=\"1\"} 1\n"),
+      std::string::npos);
+  EXPECT_NE(
+      text.find("scheduler_plugin_execution_duration_seconds_count{plugin=\"TaintToleration\","
+                "extension_point=\"Filter\",status=\"Success\"} 2\n"),
+      std::string::npos);
 }
 
 TEST(LoggerTest, KlogTextFormat) {

@@ -310,10 +310,10 @@ void Framework::ResolvePluginSeries() {
   series_.post_bind = resolve("PostBind", post_bind_, plain);
   // A sink may measure no plugin at all (Plugin() returns null): then nothing is counted either.
   bool any = false;
-  for (const auto* v : {&series_.pre_filter, &series_.filter, &series_.post_filter,
-                        &series_.pre_score, &series_.score, &series_.normalize, &series_.reserve,
-                        &series_.unreserve, &series_.permit, &series_.pre_bind, &series_.bind,
-                        &series_.post_bind})
+  for (const auto* v :
+       {&series_.pre_filter, &series_.filter, &series_.post_filter, &series_.pre_score,
+        &series_.score, &series_.normalize, &series_.reserve, &series_.unreserve, &series_.permit,
+        &series_.pre_bind, &series_.bind, &series_.post_bind})
     for (PluginSeries* p : *v) any = any || p != nullptr;
   if (!any) series_ = PluginSeriesSet{};
 }

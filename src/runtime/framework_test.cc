@@ -1021,8 +1021,7 @@ TEST_F(FrameworkTest, PluginsAreTimedOnlyInSampledCyclesAndEvaluationsAlwaysCoun
   // Not sampled: evaluations count (a skipped plugin was not evaluated), nothing is timed.
   CycleState plain;
   ASSERT_TRUE(fw.RunPreFilterPlugins(plain, *pod_, &result, &rejected_by).IsSuccess());
-  EXPECT_EQ(fw.RunFilterPlugins(plain, *pod_, NodeNamed("n1"), true).code(),
-            Code::kUnschedulable);
+  EXPECT_EQ(fw.RunFilterPlugins(plain, *pod_, NodeNamed("n1"), true).code(), Code::kUnschedulable);
   EXPECT_THAT(sink.executions(), IsEmpty());
   EXPECT_EQ(sink.evaluations()["PreFilter/Runner"], 1u);
   EXPECT_EQ(sink.evaluations().count("PreFilter/Skipper"), 0u);

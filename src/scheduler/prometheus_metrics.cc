@@ -27,17 +27,16 @@ SchedulerMetricFamilies::SchedulerMetricFamilies() {
       "[STABLE] Number of attempts to schedule pods, by the result. 'unschedulable' means a pod "
       "could not be scheduled, while 'error' means an internal scheduler problem.",
       {"result", "profile"});
-  event_handling_duration = registry.Histogram(
-      "scheduler_event_handling_duration_seconds", "[ALPHA] Event handling latency in seconds.",
-      {"event"}, ExponentialBuckets(0.0001, 2, 12));
+  event_handling_duration = registry.Histogram("scheduler_event_handling_duration_seconds",
+                                               "[ALPHA] Event handling latency in seconds.",
+                                               {"event"}, ExponentialBuckets(0.0001, 2, 12));
   attempt_duration = registry.Histogram(
       "scheduler_scheduling_attempt_duration_seconds",
       "[STABLE] Scheduling attempt latency in seconds (scheduling algorithm + binding)",
       {"result", "profile"}, ExponentialBuckets(0.001, 2, 15));
-  algorithm_duration =
-      registry.Histogram("scheduler_scheduling_algorithm_duration_seconds",
-                         "[ALPHA] Scheduling algorithm latency in seconds", {},
-                         ExponentialBuckets(0.001, 2, 15));
+  algorithm_duration = registry.Histogram("scheduler_scheduling_algorithm_duration_seconds",
+                                          "[ALPHA] Scheduling algorithm latency in seconds", {},
+                                          ExponentialBuckets(0.001, 2, 15));
   pending = registry.Gauge(
       "scheduler_pending_pods",
       "[STABLE] Number of pending pods, by the queue type. 'active' means number of pods in "
@@ -54,13 +53,12 @@ SchedulerMetricFamilies::SchedulerMetricFamilies() {
   pod_attempts = registry.Histogram("scheduler_pod_scheduling_attempts",
                                     "[STABLE] Number of attempts to successfully schedule a pod.",
                                     {}, ExponentialBuckets(1, 2, 5));
-  preemption_attempts = registry.Counter(
-      "scheduler_preemption_attempts_total",
-      "[STABLE] Total preemption attempts in the cluster till now");
-  preemption_victims =
-      registry.Histogram("scheduler_preemption_victims",
-                         "[STABLE] Number of selected preemption victims", {},
-                         ExponentialBuckets(1, 2, 7));
+  preemption_attempts =
+      registry.Counter("scheduler_preemption_attempts_total",
+                       "[STABLE] Total preemption attempts in the cluster till now");
+  preemption_victims = registry.Histogram("scheduler_preemption_victims",
+                                          "[STABLE] Number of selected preemption victims", {},
+                                          ExponentialBuckets(1, 2, 7));
   cache_size = registry.Gauge(
       "scheduler_cache_size",
       "[ALPHA] Number of nodes, pods, and assumed (bound) pods in the scheduler cache.", {"type"});
@@ -68,21 +66,21 @@ SchedulerMetricFamilies::SchedulerMetricFamilies() {
       "scheduler_framework_extension_point_duration_seconds",
       "[STABLE] Latency for running all plugins of a specific extension point.",
       {"extension_point", "status", "profile"}, ExponentialBuckets(0.0001, 2, 12));
-  plugin_execution_duration = registry.Histogram(
-      "scheduler_plugin_execution_duration_seconds",
-      "[ALPHA] Duration for running a plugin at a specific extension point.",
-      {"plugin", "extension_point", "status"}, PluginBuckets());
-  queueing_hint_duration = registry.Histogram(
-      "scheduler_queueing_hint_execution_duration_seconds",
-      "[ALPHA] Duration for running a queueing hint function of a plugin.",
-      {"plugin", "event", "hint"}, PluginBuckets());
+  plugin_execution_duration =
+      registry.Histogram("scheduler_plugin_execution_duration_seconds",
+                         "[ALPHA] Duration for running a plugin at a specific extension point.",
+                         {"plugin", "extension_point", "status"}, PluginBuckets());
+  queueing_hint_duration =
+      registry.Histogram("scheduler_queueing_hint_execution_duration_seconds",
+                         "[ALPHA] Duration for running a queueing hint function of a plugin.",
+                         {"plugin", "event", "hint"}, PluginBuckets());
   incoming_pods = registry.Counter(
       "scheduler_queue_incoming_pods_total",
       "[STABLE] Number of pods added to scheduling queues by event and queue type.",
       {"queue", "event"});
-  permit_wait_duration = registry.Histogram(
-      "scheduler_permit_wait_duration_seconds", "[ALPHA] Duration of waiting on permit.",
-      {"result"}, ExponentialBuckets(0.001, 2, 15));
+  permit_wait_duration = registry.Histogram("scheduler_permit_wait_duration_seconds",
+                                            "[ALPHA] Duration of waiting on permit.", {"result"},
+                                            ExponentialBuckets(0.001, 2, 15));
   unschedulable_pods = registry.Gauge(
       "scheduler_unschedulable_pods",
       "[ALPHA] The number of unschedulable pods broken down by plugin name. A pod will increment "

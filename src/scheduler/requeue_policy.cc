@@ -146,7 +146,7 @@ RequeueDecider::Strategy RequeuePolicy::Decide(const QueuedPodInfo& pod, const C
         if (metrics_) {
           if (event_label.empty()) event_label = EventLabel(event);
           metrics_->QueueingHint(name, event_label,
-                                 failed ? "Error"
+                                 failed  ? "Error"
                                  : queue ? "Queue"
                                          : "QueueSkip",
                                  clock_->Now() - start);

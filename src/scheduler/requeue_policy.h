@@ -46,9 +46,9 @@ class RequeuePolicy final : public RequeueDecider {
   const Profile* ProfileOf(const Pod& pod) const;
 
   std::unordered_map<std::string, Profile> profiles_;  // by schedulerName
-  SchedulerMetricsSink* metrics_ = nullptr;             // with clock_, or neither
+  SchedulerMetricsSink* metrics_ = nullptr;            // with clock_, or neither
   const Clock* clock_ = nullptr;
-  EventInterest any_{};                                // union over every plugin
+  EventInterest any_{};  // union over every plugin
 };
 
 }  // namespace berth

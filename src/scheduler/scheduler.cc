@@ -51,9 +51,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
   for (const auto& e : s->owned_extenders_) s->extenders_.push_back(e.get());
   s->extenders_filter_ = AnyExtenderFilters(s->extenders_);
   s->extenders_prioritize_ = AnyExtenderPrioritizes(s->extenders_);
-  FrameworkServices services{options.client,  options.clock, s->parallelizer_.get(),
-                             s->queue_.get(), options.seed,  s->extenders_,
-                             options.metrics, options.log};
+  FrameworkServices services{options.client, options.clock, s->parallelizer_.get(), s->queue_.get(),
+                             options.seed,   s->extenders_, options.metrics,        options.log};
   if (options.config->profiles.empty()) return Error{"configuration has no profiles"};
   for (const auto& profile : options.config->profiles) {
     auto fw = Framework::Create(profile, *options.registry, services);
@@ -210,8 +209,9 @@ bool Scheduler::ScheduleOne(bool block) {
     TimedVoid(*fw, "Unreserve",
               [&] { fw->RunReservePluginsUnreserve(state, *assumed, result.host); });
     if (VoidResult forgot = cache_.ForgetPod(*assumed_pod); !forgot.ok() && log_)
-      log_->Error("Scheduler cache ForgetPod failed",
-                  {observe::KV::Str("pod", pod.Key()), observe::KV::Str("err", forgot.error().message)});
+      log_->Error(
+          "Scheduler cache ForgetPod failed",
+          {observe::KV::Str("pod", pod.Key()), observe::KV::Str("err", forgot.error().message)});
     if (st.IsRejected()) {
       NodeStatusMap one;
       one[result.host] = st;
@@ -332,8 +332,8 @@ void Scheduler::RunBindingCycle(std::unique_ptr<BindingTask> task) {
       return Status::Success();
     });
     if (!guarded.IsSuccess() && log_)
-      log_->Error("PostBind failed", {observe::KV::Str("pod", pod.Key()),
-                                      observe::KV::Str("err", guarded.Message())});
+      log_->Error("PostBind failed",
+                  {observe::KV::Str("pod", pod.Key()), observe::KV::Str("err", guarded.Message())});
   });
   task->attempt.outcome = SchedulingAttempt::Outcome::kScheduled;
   task->attempt.node = task->host;
@@ -403,9 +403,9 @@ void Scheduler::HandleFailure(Framework& /*fw*/, QueuedPodInfo& qpi, const Statu
 void Scheduler::LogFailedWrite(std::string_view what, const Pod& pod, const Error& error) {
   // A pod deleted meanwhile needs no status: not worth an error line.
   if (!log_ || error.code == ErrorCode::kNotFound) return;
-  log_->Error("Error updating pod", {observe::KV::Str("pod", pod.Key()),
-                                     observe::KV::Str("what", what),
-                                     observe::KV::Str("err", error.message)});
+  log_->Error("Error updating pod",
+              {observe::KV::Str("pod", pod.Key()), observe::KV::Str("what", what),
+               observe::KV::Str("err", error.message)});
 }
 
 // ---------------------------------------------------------------- events
@@ -470,8 +470,7 @@ void Scheduler::OnPodDelete(const Ptr<Pod>& pod) {
     queue_->Delete(*pod);
     for (const auto& fw : profiles_) fw->RejectWaitingPod(pod->metadata.uid);
     // A nominated pod held room on its node for filtering.
-    if (!pod->status.nominated_node_name.empty())
-      Requeue({EventResource::kPod, kDelete}, pod, {});
+    if (!pod->status.nominated_node_name.empty()) Requeue({EventResource::kPod, kDelete}, pod, {});
   });
 }
 

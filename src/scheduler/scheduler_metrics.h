@@ -1,10 +1,10 @@
 // What the scheduler reports for kube-scheduler's framework, plugin and queue metrics
-// (scheduler_framework_extension_point_duration_seconds, scheduler_plugin_execution_duration_seconds,
-// scheduler_plugin_evaluation_total, scheduler_permit_wait_duration_seconds,
-// scheduler_queue_incoming_pods_total, scheduler_event_handling_duration_seconds,
-// scheduler_queueing_hint_execution_duration_seconds). Implemented on Prometheus families by
-// PrometheusSchedulerMetrics (scheduler/prometheus_metrics.h); absent in simulation and
-// benchmarks unless asked for.
+// (scheduler_framework_extension_point_duration_seconds,
+// scheduler_plugin_execution_duration_seconds, scheduler_plugin_evaluation_total,
+// scheduler_permit_wait_duration_seconds, scheduler_queue_incoming_pods_total,
+// scheduler_event_handling_duration_seconds, scheduler_queueing_hint_execution_duration_seconds).
+// Implemented on Prometheus families by PrometheusSchedulerMetrics
+// (scheduler/prometheus_metrics.h); absent in simulation and benchmarks unless asked for.
 //
 // Called from the scheduling thread (the scheduling cycle's points), Filter/Score workers
 // (plugin series), binding threads (WaitOnPermit, PreBind, Bind, PostBind, Unreserve after a

@@ -576,8 +576,7 @@ class PluginSink final : public SchedulerMetricsSink {
   };
   void ExtensionPoint(std::string_view, std::string_view, const Status&, Duration) override {}
   void IncomingPod(std::string_view, std::string_view) override {}
-  PluginSeries* Plugin(std::string_view, std::string_view point,
-                       std::string_view plugin) override {
+  PluginSeries* Plugin(std::string_view, std::string_view point, std::string_view plugin) override {
     std::lock_guard lock(mu);
     series.push_back(std::make_unique<Series>(this, fmt::format("{}/{}", point, plugin)));
     return series.back().get();
@@ -640,8 +639,8 @@ TEST(SchedulerTest, PluginEvaluationsCountWhereEachNodeStopped) {
   // Its hint is asked about new nodes: one too small is skipped, one big enough queues it.
   h.cluster_.AddNode(MakeNode().Name("tiny").Capacity({{"cpu", "1"}, {"memory", "1Gi"}}).Obj());
   h.cluster_.AddNode(MakeNode().Name("big").Capacity({{"cpu", "128"}, {"memory", "1Ti"}}).Obj());
-  EXPECT_THAT(sink.hints, ElementsAre("NodeResourcesFit/NodeAdd/QueueSkip",
-                                      "NodeResourcesFit/NodeAdd/Queue"));
+  EXPECT_THAT(sink.hints,
+              ElementsAre("NodeResourcesFit/NodeAdd/QueueSkip", "NodeResourcesFit/NodeAdd/Queue"));
 }
 
 TEST(SchedulerTest, PluginDurationsAreSampledInAFractionOfCycles) {

@@ -87,7 +87,8 @@ std::string ClaimClass(const PersistentVolumeClaim& pvc) {
 }
 
 // The topology labels of the PVs bound to the pod's claims, or a rejection.
-Status CollectTopologies(const ClusterListers& client, const Pod& pod, std::vector<PvTopology>& out) {
+Status CollectTopologies(const ClusterListers& client, const Pod& pod,
+                         std::vector<PvTopology>& out) {
   for (const auto& v : pod.spec.volumes) {
     if (!v.persistent_volume_claim) continue;
     const std::string& claim = v.persistent_volume_claim->claim_name;
