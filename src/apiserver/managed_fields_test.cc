@@ -9,7 +9,8 @@ namespace {
 
 using Json = nlohmann::json;
 
-FieldManagerContext Ctx(const std::string& manager, const std::string& now = "2026-11-26T08:00:00Z") {
+FieldManagerContext Ctx(const std::string& manager,
+                        const std::string& now = "2026-11-26T08:00:00Z") {
   FieldManagerContext ctx;
   ctx.manager = manager;
   ctx.manager_named = true;
@@ -27,8 +28,8 @@ Json Config(const std::string& app, const std::string& image) {
 }
 
 // Server-side apply as the server does it: merge, then ownership.
-Result<Json> Apply(const Json* live, const Json& config, const FieldManagerContext& ctx,
-                   bool force, std::vector<FieldConflict>* conflicts = nullptr) {
+Result<Json> Apply(const Json* live, const Json& config, const FieldManagerContext& ctx, bool force,
+                   std::vector<FieldConflict>* conflicts = nullptr) {
   Json next = config;
   if (live) {
     auto merged = ApplyPatch(*live, config, PatchType::kApplyPatch);
@@ -58,13 +59,12 @@ TEST(ManagedFieldsTest, ApplyRecordsTheAppliedFieldsAsFieldsV1) {
   EXPECT_EQ((*e)["time"], "2026-11-26T08:00:00Z");
   EXPECT_FALSE(e->contains("subresource"));
   // Name, apiVersion and kind are not owned; containers are owned per item by name.
-  Json want = {{"f:metadata", {{"f:labels", {{"f:app", Json::object()}}}}},
-               {"f:spec",
-                {{"f:containers",
-                  {{"k:{\"name\":\"c\"}",
-                    {{".", Json::object()},
-                     {"f:name", Json::object()},
-                     {"f:image", Json::object()}}}}}}}};
+  Json want = {
+      {"f:metadata", {{"f:labels", {{"f:app", Json::object()}}}}},
+      {"f:spec",
+       {{"f:containers",
+         {{"k:{\"name\":\"c\"}",
+           {{".", Json::object()}, {"f:name", Json::object()}, {"f:image", Json::object()}}}}}}}};
   EXPECT_EQ((*e)["fieldsV1"], want);
 }
 
@@ -129,7 +129,8 @@ TEST(ManagedFieldsTest, UpdatesTakeFieldsOverAndLaterAppliesConflictWithThem) {
   RecordUpdateManagedFields(&*first, labelled, Ctx("kubectl-label"));
   const Json* update = EntryOf(labelled, "kubectl-label", "Update");
   ASSERT_NE(update, nullptr);
-  EXPECT_EQ((*update)["fieldsV1"], (Json{{"f:metadata", {{"f:labels", {{"f:app", Json::object()}}}}}}));
+  EXPECT_EQ((*update)["fieldsV1"],
+            (Json{{"f:metadata", {{"f:labels", {{"f:app", Json::object()}}}}}}));
   EXPECT_FALSE(EntryOf(labelled, "alice", "Apply")->at("fieldsV1").contains("f:metadata"));
   // Apply entries come before Update entries.
   EXPECT_EQ(labelled["metadata"]["managedFields"][0]["operation"], "Apply");

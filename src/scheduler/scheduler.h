@@ -244,7 +244,7 @@ class Scheduler final : public ClusterEventHandler {
   RawScoreMemo score_memo_;
   std::unordered_map<const NodeInfo*, uint32_t> memo_position_;
   int64_t memo_snapshot_generation_ = -1;
-  std::vector<uint32_t> feasible_rows_;  // this cycle's feasible nodes' positions
+  std::vector<uint32_t> feasible_rows_;       // this cycle's feasible nodes' positions
   std::vector<uint64_t> filter_rejected_at_;  // per Filter plugin, for evaluation counts
 
   std::vector<std::unique_ptr<BindingTask>> waiting_bindings_;
