@@ -32,6 +32,18 @@ std::vector<Object> Cluster() {
   return out;
 }
 
+// Appends `count` copies of the template (copy-0, copy-1, ...) that never preempt, as capacity
+// places them.
+void AppendCopies(const Pod& tmpl, int count, std::vector<Object>* objects) {
+  for (int i = 0; i < count; ++i) {
+    auto copy = std::make_shared<Pod>(tmpl);
+    copy->metadata.name = "copy-" + std::to_string(i);
+    copy->metadata.uid = copy->metadata.name;
+    copy->spec.preemption_policy = "Never";
+    objects->push_back(Object(std::shared_ptr<const Pod>(std::move(copy))));
+  }
+}
+
 TEST(CapacityTest, AgreesWithPlacingOneByOne) {
   Registry registry = InTreeRegistry();
   auto config = config::DefaultConfiguration(registry);
@@ -52,13 +64,7 @@ TEST(CapacityTest, AgreesWithPlacingOneByOne) {
     auto* p = std::get_if<std::shared_ptr<const Pod>>(&o);
     if (!p || !(*p)->spec.node_name.empty()) objects.push_back(o);
   }
-  for (int i = 0; i < 12; ++i) {
-    auto copy = std::make_shared<Pod>(*tmpl);
-    copy->metadata.name = "copy-" + std::to_string(i);
-    copy->metadata.uid = copy->metadata.name;
-    copy->spec.preemption_policy = "Never";
-    objects.push_back(Object(std::shared_ptr<const Pod>(std::move(copy))));
-  }
+  AppendCopies(*tmpl, 12, &objects);
   SimulationOptions so;
   so.max_attempts = 1;
   auto sim = Simulate(config, registry, objects, so);
@@ -177,13 +183,7 @@ TEST(CapacityTest, AgreesNodeForNodeOnAVariedCluster) {
     EXPECT_EQ(fast->limit_message, full->limit_message);
 
     std::vector<Object> objects = cluster;
-    for (int i = 0; i < fast->placed + 5; ++i) {
-      auto copy = std::make_shared<Pod>(*tmpl);
-      copy->metadata.name = "copy-" + std::to_string(i);
-      copy->metadata.uid = copy->metadata.name;
-      copy->spec.preemption_policy = "Never";
-      objects.push_back(Object(std::shared_ptr<const Pod>(std::move(copy))));
-    }
+    AppendCopies(*tmpl, fast->placed + 5, &objects);
     SimulationOptions so;
     so.max_attempts = 1;
     so.record_details = false;
