@@ -103,6 +103,11 @@ Framework::~Framework() = default;
 
 namespace {
 
+// The metric series of the i-th plugin at a point; null when the framework takes no metrics.
+PluginSeries* SeriesAt(const std::vector<PluginSeries*>& series, size_t i) {
+  return series.empty() ? nullptr : series[i];
+}
+
 // Waiting pods are keyed by UID; pods without one (manifests in simulation) by namespace/name.
 std::string WaitingKey(const Pod& pod) {
   return pod.metadata.uid.empty() ? pod.Key() : pod.metadata.uid;
@@ -403,10 +408,9 @@ Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
   std::vector<std::string> with_nodes;
   std::optional<Status> unschedulable;
   std::span<const NodeInfo* const> nodes(snapshot_->nodes());
-  const bool counting = !series_.pre_filter.empty();
   for (size_t i = 0; i < pre_filter_.size(); ++i) {
     const PreFilterEntry& e = pre_filter_[i];
-    PluginSeries* series = counting ? series_.pre_filter[i] : nullptr;
+    PluginSeries* series = SeriesAt(series_.pre_filter, i);
     PreFilterResult r;
     Status s = Measured(state, series, [&] { return e.plugin->PreFilter(state, pod, nodes, &r); });
     if (outcomes) {
@@ -570,7 +574,7 @@ Status Framework::RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
   for (size_t i = 0; i < post_filter_.size(); ++i) {
     PostFilterPlugin* pl = post_filter_[i];
     PostFilterResult r;
-    Status s = Measured(state, series_.post_filter.empty() ? nullptr : series_.post_filter[i],
+    Status s = Measured(state, SeriesAt(series_.post_filter, i),
                         [&] { return pl->PostFilter(state, pod, statuses, &r); });
     if (outcomes) outcomes->emplace_back(std::string(pl->Name()), s);
     if (s.IsSuccess()) {
@@ -604,7 +608,7 @@ Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
   state.skip_score_.assign(score_.size(), false);
   for (size_t i = 0; i < pre_score_.size(); ++i) {
     const PreScoreEntry& e = pre_score_[i];
-    PluginSeries* series = series_.pre_score.empty() ? nullptr : series_.pre_score[i];
+    PluginSeries* series = SeriesAt(series_.pre_score, i);
     Status s = Measured(state, series, [&] { return e.plugin->PreScore(state, pod, nodes); });
     if (outcomes) outcomes->emplace_back(std::string(e.plugin->Name()), s);
     if (s.IsSkip()) {
@@ -703,9 +707,8 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
   for (size_t a = 0; a < active.size(); ++a) {
     const auto& e = score_[active[a]];
     if (e.plugin->HasNormalize()) {
-      Status st =
-          Measured(state, series_.normalize.empty() ? nullptr : series_.normalize[active[a]],
-                   [&] { return e.plugin->NormalizeScore(state, pod, scores[a]); });
+      Status st = Measured(state, SeriesAt(series_.normalize, active[a]),
+                           [&] { return e.plugin->NormalizeScore(state, pod, scores[a]); });
       if (!st.IsSuccess())
         return Status::Error(
             fmt::format("running Normalize on Score plugins: plugin \"{}\" "
@@ -732,7 +735,7 @@ Status Framework::RunReservePluginsReserve(CycleState& state, const PodInfo& pod
                                            const std::string& node, PluginOutcomes* outcomes) {
   for (size_t i = 0; i < reserve_.size(); ++i) {
     ReservePlugin* pl = reserve_[i];
-    Status s = Measured(state, series_.reserve.empty() ? nullptr : series_.reserve[i],
+    Status s = Measured(state, SeriesAt(series_.reserve, i),
                         [&] { return pl->Reserve(state, pod, node); });
     if (outcomes) outcomes->emplace_back(std::string(pl->Name()), s);
     if (s.IsSuccess()) continue;
@@ -748,7 +751,7 @@ void Framework::RunReservePluginsUnreserve(CycleState& state, const PodInfo& pod
                                            const std::string& node) {
   // Reverse order, as resources are released in the opposite order they were reserved.
   for (size_t i = reserve_.size(); i-- > 0;) {
-    MeasuredVoid(state, series_.unreserve.empty() ? nullptr : series_.unreserve[i],
+    MeasuredVoid(state, SeriesAt(series_.unreserve, i),
                  [&] { reserve_[i]->Unreserve(state, pod, node); });
   }
 }
@@ -760,7 +763,7 @@ Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod, const 
   for (size_t i = 0; i < permit_.size(); ++i) {
     PermitPlugin* pl = permit_[i];
     Duration timeout{};
-    Status s = Measured(state, series_.permit.empty() ? nullptr : series_.permit[i], [&] {
+    Status s = Measured(state, SeriesAt(series_.permit, i), [&] {
       PermitDecision d = pl->Permit(state, pod, node);
       timeout = d.timeout;
       return std::move(d.status);
@@ -821,7 +824,7 @@ Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod, const
                                     PluginOutcomes* outcomes) {
   for (size_t i = 0; i < pre_bind_.size(); ++i) {
     PreBindPlugin* pl = pre_bind_[i];
-    Status s = Measured(state, series_.pre_bind.empty() ? nullptr : series_.pre_bind[i],
+    Status s = Measured(state, SeriesAt(series_.pre_bind, i),
                         [&] { return pl->PreBind(state, pod, node); });
     if (outcomes) outcomes->emplace_back(std::string(pl->Name()), s);
     if (s.IsSuccess()) continue;
@@ -837,8 +840,8 @@ Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, const st
                                  PluginOutcomes* outcomes) {
   for (size_t i = 0; i < bind_.size(); ++i) {
     BindPlugin* pl = bind_[i];
-    Status s = Measured(state, series_.bind.empty() ? nullptr : series_.bind[i],
-                        [&] { return pl->Bind(state, pod, node); });
+    Status s =
+        Measured(state, SeriesAt(series_.bind, i), [&] { return pl->Bind(state, pod, node); });
     if (outcomes) outcomes->emplace_back(std::string(pl->Name()), s);
     if (s.IsSkip()) continue;
     if (!s.IsSuccess()) {
@@ -853,7 +856,7 @@ Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, const st
 
 void Framework::RunPostBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node) {
   for (size_t i = 0; i < post_bind_.size(); ++i) {
-    MeasuredVoid(state, series_.post_bind.empty() ? nullptr : series_.post_bind[i],
+    MeasuredVoid(state, SeriesAt(series_.post_bind, i),
                  [&] { post_bind_[i]->PostBind(state, pod, node); });
   }
 }
