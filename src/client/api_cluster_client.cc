@@ -276,12 +276,18 @@ VoidResult ApiClusterClient::Bind(const Pod& pod, std::string_view node_name) {
   }
 }
 
-VoidResult ApiClusterClient::DeletePod(const Pod& pod) {
+VoidResult ApiClusterClient::DeletePod(const Pod& pod,
+                                       std::function<void(const Error&)> on_failure) {
   // Queued: the scheduling thread (PostFilter) does not wait for the API server, and victims go
-  // in parallel, as upstream's asynchronous preemption. A failure is logged by the writer; the
-  // preemptor, nominated meanwhile, is retried and preempts again if the room did not appear.
+  // in parallel, as upstream's asynchronous preemption. A failure is logged by the writer and
+  // reported to the caller, which retries the preemptor at once: no deletion event will come to
+  // move it out of the unschedulable pool.
   victim_writer_.Submit("preempting pod " + pod.Key(),
-                        [this, victim = pod] { return DeleteVictim(victim); });
+                        [this, victim = pod, on_failure = std::move(on_failure)] {
+                          VoidResult r = DeleteVictim(victim);
+                          if (!r.ok() && on_failure) on_failure(r.error());
+                          return r;
+                        });
   return {};
 }
 

@@ -74,7 +74,9 @@ class ApiClusterClient final : public ClusterClient {
   Ptr<PriorityClass> GetPriorityClass(std::string_view name) const override;
 
   VoidResult Bind(const Pod& pod, std::string_view node_name) override;
-  VoidResult DeletePod(const Pod& pod) override;
+  VoidResult DeletePod(const Pod& pod, std::function<void(const Error&)> on_failure) override;
+  // Waits until every queued victim deletion has run (and its on_failure, if any, returned).
+  void FlushVictimDeletions() { victim_writer_.Flush(); }
   VoidResult SetNominatedNodeName(const Pod& pod, std::string_view node_name) override;
   VoidResult SetPodScheduledCondition(const Pod& pod, const PodCondition& cond) override;
   VoidResult BindVolume(const PersistentVolumeClaim& pvc, std::string_view pv_name) override;

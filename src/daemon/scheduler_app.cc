@@ -269,6 +269,7 @@ net::HttpResponse SchedulerApp::Impl::Endpoint(net::HttpRequest& req) {
     metrics.pending->Set({"gated"}, counts.gated);
     metrics.cache_size->Set({"nodes"}, scheduler->cache().NodeCount());
     metrics.cache_size->Set({"pods"}, scheduler->cache().PodCount());
+    metrics.goroutines->Set({"binding"}, scheduler->binding_cycles_running());
     metrics.unschedulable_pods->Reset();
     for (const auto& c : scheduler->queue().UnschedulableByPlugin())
       metrics.unschedulable_pods->Set({c.plugin, c.profile}, static_cast<double>(c.pods));
@@ -468,6 +469,8 @@ void SchedulerApp::Stop() {
   s.scheduler->queue().Close();
   if (s.scheduling_thread.joinable()) s.scheduling_thread.join();
   if (s.timer_thread.joinable()) s.timer_thread.join();
+  // Victim deletions report failures to the scheduler's queue: they end before it goes.
+  s.client->FlushVictimDeletions();
   // Binding cycles in flight finish (the scheduler joins them) before the lease is released,
   // so the next leader never sees a half-bound pod as pending.
   s.scheduler.reset();

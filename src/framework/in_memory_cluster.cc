@@ -360,7 +360,7 @@ VoidResult InMemoryCluster::Bind(const Pod& pod, std::string_view node_name) {
   return {};
 }
 
-VoidResult InMemoryCluster::DeletePod(const Pod& pod) {
+VoidResult InMemoryCluster::DeletePod(const Pod& pod, std::function<void(const Error&)>) {
   {
     std::lock_guard lock(mu_);
     if (pods_.find(Key(pod.metadata.namespace_, pod.metadata.name)) == pods_.end())

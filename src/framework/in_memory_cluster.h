@@ -78,7 +78,8 @@ class InMemoryCluster final : public ClusterClient {
   Ptr<PriorityClass> GetPriorityClass(std::string_view name) const override;
 
   VoidResult Bind(const Pod& pod, std::string_view node_name) override;
-  VoidResult DeletePod(const Pod& pod) override;
+  // Deletes at once and returns the outcome; `on_failure` is never called.
+  VoidResult DeletePod(const Pod& pod, std::function<void(const Error&)> on_failure) override;
   VoidResult SetNominatedNodeName(const Pod& pod, std::string_view node_name) override;
   VoidResult SetPodScheduledCondition(const Pod& pod, const PodCondition& cond) override;
   VoidResult BindVolume(const PersistentVolumeClaim& pvc, std::string_view pv_name) override;

@@ -238,6 +238,7 @@ void SchedulingQueue::Done(const std::string& uid) {
 
 void SchedulingQueue::ForgetInFlightLocked(const std::string& uid) {
   in_flight_.erase(uid);
+  activate_on_return_.erase(uid);
   PruneInFlightEventsLocked();
 }
 
@@ -254,9 +255,11 @@ void SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfo pod, int64_t sc
   std::lock_guard lock(mu_);
   const std::string uid = UidOf(pod.pod());
   uint64_t first_unseen = next_event_seq_;
+  bool force_active = false;
   if (auto it = in_flight_.find(uid); it != in_flight_.end()) {
     first_unseen = it->second;
     in_flight_.erase(it);
+    force_active = activate_on_return_.erase(uid) > 0;
   }
   // The events it missed are replayed below, then dropped if no other pod needs them.
   struct Prune {
@@ -269,6 +272,10 @@ void SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfo pod, int64_t sc
   e->info = std::move(pod);
   e->seq = next_seq_++;
   by_uid_[uid] = e;
+  if (force_active) {
+    AddToActiveLocked(e, "ForceActivate");
+    return;
+  }
   if (!e->info.pending_plugins.empty()) {
     AddToActiveLocked(e, "ScheduleAttemptFailure");
     return;
@@ -329,6 +336,19 @@ void SchedulingQueue::MoveToActiveOrBackoffLocked(EntryPtr e, std::string_view e
   } else {
     AddToActiveLocked(std::move(e), event);
   }
+}
+
+void SchedulingQueue::Activate(const Pod& pod) {
+  std::lock_guard lock(mu_);
+  const std::string uid = UidOf(pod);
+  if (in_flight_.count(uid)) {
+    activate_on_return_.insert(uid);
+    return;
+  }
+  auto it = by_uid_.find(uid);
+  if (it == by_uid_.end() || active_.count(it->second)) return;
+  EntryPtr e = RemoveLocked(uid);
+  AddToActiveLocked(std::move(e), "ForceActivate");  // gated pods stay gated
 }
 
 void SchedulingQueue::MoveAllToActiveOrBackoffQueue() {

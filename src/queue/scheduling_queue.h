@@ -25,6 +25,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "berth/framework/clock.h"
@@ -85,6 +86,10 @@ class SchedulingQueue final : public PodNominator {
                       const EventObject& new_object, std::string_view except_uid = {});
   // A change that may help any pod (a wildcard event).
   void MoveAllToActiveOrBackoffQueue();
+  // Moves the pod from the unschedulable pool or the backoff queue to the active queue
+  // ("ForceActivate"); a pod in flight goes there when it comes back unschedulable. Pods not
+  // queued are ignored. Any thread.
+  void Activate(const Pod& pod);
   // Moves pods whose backoff expired to activeQ.
   void FlushBackoffQCompleted();
   // Moves pods that waited longer than `max_wait` in the unschedulable pool.
@@ -179,6 +184,8 @@ class SchedulingQueue final : public PodNominator {
   // In-flight pods with the sequence number of the first event they have not seen yet.
   std::unordered_map<std::string, uint64_t> in_flight_;
   std::deque<InFlightEvent> in_flight_events_;
+  // In-flight pods Activate() asked for: active again as soon as they return.
+  std::unordered_set<std::string> activate_on_return_;
   uint64_t next_event_seq_ = 0;
   uint64_t next_seq_ = 0;
   int64_t scheduling_cycle_ = 0;

@@ -419,6 +419,59 @@ TEST_F(SchedulingQueueTest, LeftoverFlushCountsAsAMoveRequest) {
   EXPECT_EQ(c.backoff, 1u);  // "current"
 }
 
+TEST_F(SchedulingQueueTest, ActivateSkipsTheUnschedulablePoolAndTheBackoff) {
+  std::vector<std::string> incoming;
+  queue_.SetIncomingPodHook([&](std::string_view q, std::string_view ev) {
+    incoming.push_back(std::string(q) + "/" + std::string(ev));
+  });
+  queue_.Add(MakePod().Name("rejected").Info());
+  queue_.Add(MakePod().Name("failed").Info());
+  Fail(PopExpect("rejected"), "NodeResourcesFit");
+  Fail(PopExpect("failed"));  // an error: backoff
+  ASSERT_EQ(queue_.counts().unschedulable, 1u);
+  ASSERT_EQ(queue_.counts().backoff, 1u);
+
+  incoming.clear();
+  queue_.Activate(*MakePod().Name("rejected").Info()->pod);
+  queue_.Activate(*MakePod().Name("failed").Info()->pod);
+  queue_.Activate(*MakePod().Name("unknown").Info()->pod);  // not queued: ignored
+  auto c = queue_.counts();
+  EXPECT_EQ(c.active, 2u);
+  EXPECT_EQ(c.unschedulable, 0u);
+  EXPECT_EQ(c.backoff, 0u);
+  EXPECT_THAT(incoming, ElementsAre("active/ForceActivate", "active/ForceActivate"));
+  // Activating an active pod again changes nothing.
+  queue_.Activate(*MakePod().Name("rejected").Info()->pod);
+  EXPECT_THAT(DrainActive(), UnorderedElementsAre("rejected", "failed"));
+}
+
+TEST_F(SchedulingQueueTest, ActivateDuringTheCycleSendsTheRejectedPodToActive) {
+  queue_.Add(MakePod().Name("p").Info());
+  QueuedPodInfo qpi = PopExpect("p");
+  queue_.Activate(qpi.pod());  // in flight: remembered
+  Fail(qpi, "NodeResourcesFit");
+  EXPECT_EQ(queue_.counts().active, 1u);
+  EXPECT_EQ(queue_.counts().unschedulable, 0u);
+  // Remembered once only: the next rejection waits in the pool.
+  Fail(PopExpect("p"), "NodeResourcesFit");
+  EXPECT_EQ(queue_.counts().unschedulable, 1u);
+  // A pod whose attempt ended (bound) forgets the request.
+  queue_.Add(MakePod().Name("q").Info());
+  QueuedPodInfo q = PopExpect("q");
+  queue_.Activate(q.pod());
+  queue_.Done(q.pod().metadata.uid);
+  queue_.Add(MakePod().Name("q").Info());
+  Fail(PopExpect("q"), "NodeResourcesFit");
+  EXPECT_EQ(queue_.counts().unschedulable, 2u);
+}
+
+TEST_F(SchedulingQueueTest, ActivateLeavesAGatedPodGated) {
+  queue_.Add(MakePod().Name("g").SchedulingGate("example.com/gate").Info());
+  queue_.Activate(*MakePod().Name("g").SchedulingGate("example.com/gate").Info()->pod);
+  EXPECT_EQ(queue_.counts().gated, 1u);
+  EXPECT_FALSE(queue_.Pop(false).has_value());
+}
+
 TEST_F(SchedulingQueueTest, GatedPodsStayOutOfActiveUntilTheGateIsRemoved) {
   auto gated = MakePod().Name("g").SchedulingGate("example.com/gate");
   queue_.Add(gated.Info());

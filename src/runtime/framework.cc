@@ -628,7 +628,9 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
                                   RawScoreMemo* memo) {
   const size_t n = nodes.size();
   table->nodes.assign(nodes.begin(), nodes.end());
-  table->plugin_scores.assign(score_.size(), std::vector<int64_t>());
+  // Rows keep their capacity when the caller reuses the table across cycles.
+  table->plugin_scores.resize(score_.size());
+  for (auto& row : table->plugin_scores) row.clear();
   table->plugin_ran.assign(score_.size(), false);
   table->totals.assign(n, 0);
 

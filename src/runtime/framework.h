@@ -43,6 +43,8 @@ struct FrameworkServices {
   SchedulerMetricsSink* metrics = nullptr;
   // Where plugins' recovered failures (Handle::LogError) go; null: nowhere (simulation).
   observe::Logger* log = nullptr;
+  // Handle::Activate (the scheduler's queue); null: ignored. Any thread.
+  std::function<void(const Pod&)> activate;
 };
 
 // Per-node scores of one cycle: scores[plugin_index] over `nodes`, after normalization and
@@ -211,6 +213,9 @@ class Framework final : public Handle {
   Random& random() override { return random_; }
   Parallelizer& parallelizer() override { return *services_.parallelizer; }
   PodNominator& nominator() override { return *services_.nominator; }
+  void Activate(const Pod& pod) override {
+    if (services_.activate) services_.activate(pod);
+  }
   std::span<Extender* const> extenders() const override { return services_.extenders; }
   void IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) override;
   std::shared_ptr<WaitingPod> GetWaitingPod(std::string_view uid) override;

@@ -62,6 +62,10 @@ SchedulerMetricFamilies::SchedulerMetricFamilies() {
   cache_size = registry.Gauge(
       "scheduler_cache_size",
       "[ALPHA] Number of nodes, pods, and assumed (bound) pods in the scheduler cache.", {"type"});
+  goroutines = registry.Gauge(
+      "scheduler_goroutines",
+      "[ALPHA] Number of running goroutines split by the work they do such as binding.",
+      {"operation"});
   extension_point_duration = registry.Histogram(
       "scheduler_framework_extension_point_duration_seconds",
       "[STABLE] Latency for running all plugins of a specific extension point.",

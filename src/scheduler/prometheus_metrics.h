@@ -30,6 +30,7 @@ struct SchedulerMetricFamilies {
   observe::MetricFamily* preemption_attempts;
   observe::MetricFamily* preemption_victims;
   observe::MetricFamily* cache_size;
+  observe::MetricFamily* goroutines;
   observe::MetricFamily* extension_point_duration;
   observe::MetricFamily* plugin_execution_duration;
   observe::MetricFamily* queueing_hint_duration;

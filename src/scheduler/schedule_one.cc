@@ -271,8 +271,9 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
     result->host = feasible[0]->name();
     return Status::Success();
   }
-  ScoreTable local;
-  ScoreTable& table = record_details_ ? attempt->scores : local;
+  // Unrecorded cycles reuse one table (scheduling thread only): no allocation per plugin row.
+  ScoreTable& table = record_details_ ? attempt->scores : score_scratch_;
+  table.extender_scores.clear();
   if (!fw.HasScorePlugins() && extenders_.empty()) {
     table.nodes.assign(feasible.begin(), feasible.end());
     table.totals.assign(feasible.size(), 1);

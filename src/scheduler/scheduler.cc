@@ -53,6 +53,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
   s->extenders_prioritize_ = AnyExtenderPrioritizes(s->extenders_);
   FrameworkServices services{options.client, options.clock, s->parallelizer_.get(), s->queue_.get(),
                              options.seed,   s->extenders_, options.metrics,        options.log};
+  services.activate = [queue = s->queue_.get()](const Pod& pod) { queue->Activate(pod); };
   if (options.config->profiles.empty()) return Error{"configuration has no profiles"};
   for (const auto& profile : options.config->profiles) {
     auto fw = Framework::Create(profile, *options.registry, services);
@@ -272,6 +273,11 @@ bool Scheduler::ScheduleOne(bool block) {
 // ---------------------------------------------------------------- binding cycle
 
 void Scheduler::RunBindingCycle(std::unique_ptr<BindingTask> task) {
+  binding_cycles_running_.fetch_add(1, std::memory_order_relaxed);
+  struct Ended {
+    std::atomic<int>& running;
+    ~Ended() { running.fetch_sub(1, std::memory_order_relaxed); }
+  } ended{binding_cycles_running_};
   Framework& fw = *task->fw;
   const Pod& pod = *task->assumed->pod;
   auto fail = [&](Status st) {

@@ -132,6 +132,10 @@ class Scheduler final : public ClusterEventHandler {
   const std::vector<std::unique_ptr<Framework>>& profiles() const { return profiles_; }
   SchedulingQueue& queue() { return *queue_; }
   Cache& cache() { return cache_; }
+  // Binding cycles started and not yet ended (Permit waits included). Any thread.
+  int binding_cycles_running() const {
+    return binding_cycles_running_.load(std::memory_order_relaxed);
+  }
 
   // ---- ClusterEventHandler
   void OnPodAdd(const Ptr<Pod>& pod) override;
@@ -242,6 +246,7 @@ class Scheduler final : public ClusterEventHandler {
   };
   std::vector<FilterMemo> filter_memo_;
   RawScoreMemo score_memo_;
+  ScoreTable score_scratch_;  // SchedulePod's table when the attempt is not recorded
   std::unordered_map<const NodeInfo*, uint32_t> memo_position_;
   int64_t memo_snapshot_generation_ = -1;
   std::vector<uint32_t> feasible_rows_;       // this cycle's feasible nodes' positions
@@ -250,6 +255,7 @@ class Scheduler final : public ClusterEventHandler {
   std::vector<std::unique_ptr<BindingTask>> waiting_bindings_;
   // Declared last: destroyed first, draining binding cycles while everything they use lives.
   std::unique_ptr<BindingExecutor> binding_executor_;
+  std::atomic<int> binding_cycles_running_{0};
 };
 
 }  // namespace berth

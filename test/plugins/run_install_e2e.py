@@ -40,6 +40,14 @@ def main():
             if not os.path.exists(os.path.join(prefix, f)):
                 print("FAIL installed tree lacks " + f)
                 return 1
+        # Installed archives carry no debug sections (the build's -g1 tables stay in the build).
+        main_a = os.path.join(prefix, "lib/libberth_main.a")
+        size_mb = os.path.getsize(main_a) / 1e6
+        sections = subprocess.run(["objdump", "-h", main_a], capture_output=True, text=True).stdout
+        if ".debug_line" in sections or ".debug_info" in sections:
+            print("FAIL the installed libberth_main.a (%.0f MB) keeps debug sections" % size_mb)
+            return 1
+        print("installed libberth_main.a: %.0f MB" % size_mb)
         oot = os.path.join(tmp, "oot")
         gen = ["-G", "Ninja"] if shutil.which("ninja") else []
         if shutil.which("ccache"):

@@ -168,6 +168,7 @@ def check_endpoints_and_write_config(berth, up, tmp):
                      "scheduler_scheduling_attempt_duration_seconds_bucket",
                      "scheduler_pod_scheduling_sli_duration_seconds_bucket",
                      "scheduler_pod_scheduling_attempts_bucket", "scheduler_cache_size",
+                     'scheduler_goroutines{operation="binding"}',
                      'scheduler_framework_extension_point_duration_seconds_bucket{'
                      'extension_point="Bind",status="Success",profile="default-scheduler"',
                      'scheduler_framework_extension_point_duration_seconds_count{'

@@ -14,6 +14,8 @@
 // thread-safe.
 #pragma once
 
+#include <functional>
+
 #include <memory>
 #include <string>
 #include <string_view>
@@ -59,7 +61,12 @@ class ClusterWriter {
   virtual VoidResult Bind(const Pod& pod, std::string_view node_name) = 0;
   // Deletes a preemption victim (after marking it with the DisruptionTarget condition where the
   // API serves it). kNotFound: it is gone already, which is as good.
-  virtual VoidResult DeletePod(const Pod& pod) = 0;
+  // A synchronous writer (the in-memory twin) returns the deletion's outcome. The daemon queues
+  // the deletion, returns success at once and, if the deletion then fails (other than
+  // kNotFound), calls `on_failure` with the error from a writer thread; it calls it before the
+  // scheduler that asked is destroyed, or not at all.
+  virtual VoidResult DeletePod(const Pod& pod,
+                               std::function<void(const Error&)> on_failure = nullptr) = 0;
   // Sets (or clears, with "") status.nominatedNodeName. The scheduler's own nominations and
   // preemption's clears; the daemon queues them (the result only says it was queued).
   virtual VoidResult SetNominatedNodeName(const Pod& pod, std::string_view node_name) = 0;

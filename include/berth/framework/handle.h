@@ -87,6 +87,12 @@ class Handle {
   virtual Parallelizer& parallelizer() = 0;
   // Thread-safe (contract on PodNominator above).
   virtual PodNominator& nominator() = 0;
+  // Moves a pod waiting in the scheduling queue (unschedulable or backing off) to the active
+  // queue so that it is tried again at once; a pod being scheduled right now goes there when its
+  // attempt ends. Pods not in the queue are ignored. Any thread. For plugins that learn, outside
+  // a cluster event, that a pod they rejected may fit now (preemption whose victims could not be
+  // deleted). The default does nothing: a handle without a queue.
+  virtual void Activate(const Pod& /*pod*/) {}
   // The scheduler's extenders, in the order they are consulted (shared by all profiles).
   // Constant after start; calls on them block on HTTP (PostFilter only).
   virtual std::span<Extender* const> extenders() const { return {}; }

@@ -93,7 +93,10 @@ class FakeCluster final : public ClusterClient {
   VoidResult Bind(const Pod& pod, std::string_view node_name) override {
     return Record("bind", pod, node_name);
   }
-  VoidResult DeletePod(const Pod& pod) override { return Record("delete", pod, {}); }
+  // Synchronous, as the in-memory twin: `on_failure` is never called.
+  VoidResult DeletePod(const Pod& pod, std::function<void(const Error&)> /*on_failure*/) override {
+    return Record("delete", pod, {});
+  }
   VoidResult SetNominatedNodeName(const Pod& pod, std::string_view node_name) override {
     return Record("nominate", pod, node_name);
   }
@@ -148,6 +151,11 @@ class FakeHandle final : public Handle {
   Parallelizer& parallelizer() override { return parallelizer_; }
   PodNominator& nominator() override { return nominator_; }
   FakeNominator& fake_nominator() { return nominator_; }
+  // Records the pod's namespace/name in `activated`.
+  void Activate(const Pod& pod) override {
+    activated.push_back(pod.metadata.namespace_ + "/" + pod.metadata.name);
+  }
+  std::vector<std::string> activated;
 
   void IterateOverWaitingPods(const std::function<void(WaitingPod&)>&) override {}
   std::shared_ptr<WaitingPod> GetWaitingPod(std::string_view) override { return nullptr; }

@@ -307,7 +307,16 @@ Status DefaultPreemption::PrepareCandidate(const Candidate& candidate, const Pod
       waiting->Reject(kDefaultPreemptionName, "preempted");
       continue;
     }
-    VoidResult deleted = writer.DeletePod(victim);
+    // A queued deletion that fails leaves the preemptor nominated but waiting for a deletion
+    // event that will not come: it is tried again at once (as upstream's asynchronous
+    // preemption does), and preempts again if the room is still missing.
+    VoidResult deleted = writer.DeletePod(
+        victim, [&handle = handle_, preemptor_copy = preemptor](const Error& error) {
+          handle.LogError(kDefaultPreemptionName,
+                          fmt::format("preempting for pod {} failed: {}", preemptor_copy.Key(),
+                                      error.message));
+          handle.Activate(preemptor_copy);
+        });
     // A victim that vanished meanwhile is as good as evicted.
     if (!deleted.ok() && deleted.error().code != ErrorCode::kNotFound)
       return Status::Error(deleted.error().message);

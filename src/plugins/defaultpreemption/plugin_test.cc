@@ -1,6 +1,7 @@
 #include "plugins/defaultpreemption/plugin.h"
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,6 +24,8 @@ namespace {
 
 using preemption::Candidate;
 using preemption::CompiledPdb;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using testing::MakeNode;
 using testing::MakePod;
 
@@ -163,7 +166,13 @@ class TestHandle final : public Handle {
   // ---- Handle
   const Snapshot& snapshot() const override { return snapshot_; }
   const ClusterListers& listers() const override { return cluster_; }
-  ClusterWriter& writer() override { return cluster_; }
+  ClusterWriter& writer() override { return writer_ ? *writer_ : cluster_; }
+  void SetWriter(ClusterWriter* w) { writer_ = w; }
+  void Activate(const Pod& pod) override { activated.push_back(pod.metadata.name); }
+  void LogError(std::string_view plugin, std::string_view message) override {
+    logged.push_back(std::string(plugin) + ": " + std::string(message));
+  }
+  std::vector<std::string> activated, logged;
   const Clock& clock() const override { return clock_; }
   Random& random() override { return random_; }
   Parallelizer& parallelizer() override { return *parallelizer_; }
@@ -240,6 +249,7 @@ class TestHandle final : public Handle {
 
   Snapshot snapshot_;
   InMemoryCluster cluster_;
+  ClusterWriter* writer_ = nullptr;
   FakeClock clock_;
   Random random_{1};
   std::unique_ptr<Parallelizer> parallelizer_;
@@ -1044,6 +1054,55 @@ TEST(DefaultPreemptionTest, PrepareCandidateEvictsAndClearsLowerNominations) {
   EXPECT_EQ(cluster.write_counts().deletes, 1);
   EXPECT_EQ(cluster.GetPod("default", "nom-low")->status.nominated_node_name, "");
   EXPECT_EQ(cluster.GetPod("default", "nom-high")->status.nominated_node_name, "node1");
+}
+
+// The daemon's writer queues deletions: one that fails later makes the preemptor try again at
+// once (nothing else would move it out of the unschedulable pool).
+class QueuedDeletions final : public ClusterWriter {
+ public:
+  explicit QueuedDeletions(ClusterWriter& base) : base_(base) {}
+  VoidResult Bind(const Pod& pod, std::string_view node) override { return base_.Bind(pod, node); }
+  VoidResult DeletePod(const Pod& pod, std::function<void(const Error&)> on_failure) override {
+    queued.push_back({pod.metadata.name, std::move(on_failure)});
+    return {};
+  }
+  VoidResult SetNominatedNodeName(const Pod& pod, std::string_view node) override {
+    return base_.SetNominatedNodeName(pod, node);
+  }
+  VoidResult SetPodScheduledCondition(const Pod& pod, const PodCondition& c) override {
+    return base_.SetPodScheduledCondition(pod, c);
+  }
+  VoidResult BindVolume(const PersistentVolumeClaim& pvc, std::string_view pv) override {
+    return base_.BindVolume(pvc, pv);
+  }
+  VoidResult RequestProvisioning(const PersistentVolumeClaim& pvc,
+                                 std::string_view node) override {
+    return base_.RequestProvisioning(pvc, node);
+  }
+  std::vector<std::pair<std::string, std::function<void(const Error&)>>> queued;
+
+ private:
+  ClusterWriter& base_;
+};
+
+TEST(DefaultPreemptionTest, AFailedQueuedDeletionActivatesThePreemptor) {
+  auto a = Running("a", "node1", kLow, kMedium);
+  auto b = Running("b", "node1", kLow, kMedium);
+  Env env({N("node1")}, {a, b}, MakePod().Name("p").Priority(kHigh).Req(kVeryLarge).Obj());
+  QueuedDeletions queued(env.handle.cluster());
+  env.handle.SetWriter(&queued);
+  Candidate c;
+  c.node_name = "node1";
+  c.victims.pods = {PodInfo::Create(a), PodInfo::Create(b)};
+  ASSERT_TRUE(env.plugin.PrepareCandidate(c, *env.pod->pod).IsSuccess());
+  ASSERT_EQ(queued.queued.size(), 2u);
+  EXPECT_TRUE(env.handle.activated.empty());  // queued, not failed yet
+
+  queued.queued[1].second(Error{"pods \"b\" is forbidden", ErrorCode::kForbidden});
+  EXPECT_THAT(env.handle.activated, ElementsAre("p"));
+  ASSERT_EQ(env.handle.logged.size(), 1u);
+  EXPECT_THAT(env.handle.logged[0], HasSubstr("preempting for pod default/p failed"));
+  EXPECT_THAT(env.handle.logged[0], HasSubstr("forbidden"));
 }
 
 // Nominated pods of at least the preemptor's priority keep their room during the dry run.
