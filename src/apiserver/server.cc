@@ -18,6 +18,7 @@
 #include "api/codec.h"
 #include "apiserver/admission.h"
 #include "apiserver/discovery.h"
+#include "apiserver/field_validation.h"
 #include "apiserver/managed_fields.h"
 #include "apiserver/openapi_v2.h"
 #include "apiserver/patch.h"
@@ -268,6 +269,62 @@ VoidResult WritePrivateFile(const std::string& path, const std::string& data) {
   return {};
 }
 
+// Deeper bodies are refused, as the document parser refuses them: the copies and encoders
+// downstream recurse.
+constexpr size_t kMaxBodyDepth = 512;
+
+// Whether `body` is JSON starting with `open` ('{' or '[') after white space.
+bool StartsWithJson(std::string_view body, char open) {
+  size_t i = body.find_first_not_of(" \t\r\n");
+  return i != std::string_view::npos && body[i] == open;
+}
+
+std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+std::string StringField(const Json& obj, const char* name) {
+  auto it = obj.find(name);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// The field check of a create or update body (kube-apiserver's strict decoding): drops the
+// fields the kind does not declare and, unless the directive is Ignore, lists them after the
+// body's duplicate fields in `problems`. Strict makes any problem the request's failure.
+VoidResult CheckBodyFields(std::string_view group, const std::string& kind, FieldValidation fv,
+                           Json& obj, std::vector<std::string>* problems) {
+  for (auto& d : *problems) d = fmt::format("duplicate field \"{}\"", d);
+  if (const FieldSchema* schema = FindFieldSchema(group, kind)) {
+    DropUnknownFields(*schema, obj, fv == FieldValidation::kIgnore ? nullptr : problems);
+  }
+  if (fv != FieldValidation::kStrict || problems->empty()) return {};
+  // Named as the body names itself, as the decoder does.
+  std::string data_kind = StringField(obj, "kind");
+  std::string version = StringField(obj, "apiVersion");
+  version = version.substr(version.find('/') + 1);
+  return Error{fmt::format("{} in version \"{}\" cannot be handled as a {}: strict decoding "
+                           "error: {}",
+                           data_kind.empty() ? kind : data_kind, version.empty() ? "v1" : version,
+                           kind, Join(*problems, ", ")),
+               ErrorCode::kBadRequest};
+}
+
+// Adds one Warning header per distinct message (kubectl prints each as "Warning: ...").
+HttpResponse WithWarnings(HttpResponse r, const std::vector<std::string>& warnings) {
+  for (size_t i = 0; i < warnings.size(); ++i) {
+    if (std::find(warnings.begin(), warnings.begin() + i, warnings[i]) != warnings.begin() + i) {
+      continue;
+    }
+    r.headers.emplace_back("Warning", WarningHeaderValue(warnings[i]));
+  }
+  return r;
+}
+
 // One open watch stream.
 struct ActiveWatch {
   std::shared_ptr<net::StreamSink> sink;
@@ -299,22 +356,33 @@ struct Server::Impl {
   HttpResponse List(HttpRequest& req, const Target& t);
   HttpResponse Watch(HttpRequest& req, const Target& t);
   HttpResponse Create(HttpRequest& req, const Target& t);
+  HttpResponse CreateObject(HttpRequest& req, const Target& t, Json obj);
   HttpResponse Update(HttpRequest& req, const Target& t);
   HttpResponse Patch(HttpRequest& req, const Target& t);
   HttpResponse Delete(HttpRequest& req, const Target& t);
   HttpResponse DeleteCollection(HttpRequest& req, const Target& t);
   HttpResponse Bind(HttpRequest& req, const Target& t, const Json& binding);
   HttpResponse SingleObject(HttpRequest& req, const Target& t, const StoredObject& so, int status);
-  Result<Json> DecodeBody(const HttpRequest& req, const Target& t);
+  Result<Json> DecodeBody(const HttpRequest& req, std::vector<std::string>* duplicates = nullptr);
+  Result<Json> DecodeChecked(const HttpRequest& req, std::string_view group,
+                             const std::string& kind, FieldValidation fv,
+                             std::vector<std::string>* warnings);
   PriorityClassLookup PriorityClasses();
   void ReapLoop();
   uint16_t port() const { return http ? http->port() : 0; }
 };
 
-Result<Json> Server::Impl::DecodeBody(const HttpRequest& req, const Target& t) {
+Result<Json> Server::Impl::DecodeBody(const HttpRequest& req,
+                                      std::vector<std::string>* duplicates) {
   if (req.Header("content-type").find("protobuf") != std::string::npos) {
-    // kubectl's generators and kube-scheduler's default client send protobuf.
+    // kubectl's generators and kube-scheduler's default client send protobuf, which has no
+    // duplicate or unknown fields to report: what it cannot map is not decoded.
     return DecodeProtobufObject(req.body);
+  }
+  if (StartsWithJson(req.body, '{')) {
+    Json obj;
+    if (ParseJsonNotingDuplicates(req.body, kMaxBodyDepth, &obj, duplicates)) return obj;
+    // Not valid JSON: the general parser below says why.
   }
   auto docs = ParseDocuments(req.body, "request body");
   if (!docs.ok() || docs->size() != 1 || !(*docs)[0].is_object()) {
@@ -323,6 +391,20 @@ Result<Json> Server::Impl::DecodeBody(const HttpRequest& req, const Target& t) {
                  ErrorCode::kBadRequest};
   }
   return std::move((*docs)[0]);
+}
+
+// Decodes a create or update body of group/v1 `kind` and checks its fields as `fv` asks; with
+// Warn the problems become `warnings`.
+Result<Json> Server::Impl::DecodeChecked(const HttpRequest& req, std::string_view group,
+                                         const std::string& kind, FieldValidation fv,
+                                         std::vector<std::string>* warnings) {
+  if (req.Header("content-type").find("protobuf") != std::string::npos) return DecodeBody(req);
+  std::vector<std::string> problems;
+  auto body = DecodeBody(req, fv == FieldValidation::kIgnore ? nullptr : &problems);
+  if (!body.ok()) return body.error();
+  if (auto ok = CheckBodyFields(group, kind, fv, *body, &problems); !ok.ok()) return ok.error();
+  if (fv == FieldValidation::kWarn) *warnings = std::move(problems);
+  return body;
 }
 
 PriorityClassLookup Server::Impl::PriorityClasses() {
@@ -468,9 +550,12 @@ HttpResponse Server::Impl::HandleResource(HttpRequest& req, const Target& t) {
   };
   if (res.create_only) {  // bindings
     if (m != "POST" || !t.name.empty()) return not_allowed();
-    auto body = DecodeBody(req, t);
+    auto fv = ParseFieldValidation(req.Query("fieldValidation"), "CreateOptions");
+    if (!fv.ok()) return ErrorResponse(fv.error());
+    std::vector<std::string> warnings;
+    auto body = DecodeChecked(req, "", "Binding", *fv, &warnings);
     if (!body.ok()) return ErrorResponse(body.error());
-    return Bind(req, t, *body);
+    return WithWarnings(Bind(req, t, *body), warnings);
   }
   if (t.name.empty()) {
     if (m == "GET") return ParseBool(req.Query("watch")) ? Watch(req, t) : List(req, t);
@@ -480,10 +565,13 @@ HttpResponse Server::Impl::HandleResource(HttpRequest& req, const Target& t) {
   }
   if (t.subresource == "binding") {
     if (m != "POST") return not_allowed();
-    auto body = DecodeBody(req, t);
+    auto fv = ParseFieldValidation(req.Query("fieldValidation"), "CreateOptions");
+    if (!fv.ok()) return ErrorResponse(fv.error());
+    std::vector<std::string> warnings;
+    auto body = DecodeChecked(req, "", "Binding", *fv, &warnings);
     if (!body.ok()) return ErrorResponse(body.error());
     (*body)["metadata"]["name"] = t.name;
-    return Bind(req, t, *body);
+    return WithWarnings(Bind(req, t, *body), warnings);
   }
   if (t.subresource == "eviction") {
     if (m != "POST") return not_allowed();
@@ -603,9 +691,16 @@ HttpResponse Server::Impl::Watch(HttpRequest& req, const Target& t) {
 }
 
 HttpResponse Server::Impl::Create(HttpRequest& req, const Target& t) {
-  auto body = DecodeBody(req, t);
+  auto fv = ParseFieldValidation(req.Query("fieldValidation"), "CreateOptions");
+  if (!fv.ok()) return ErrorResponse(fv.error());
+  const ResourceInfo& res = *t.resource;
+  std::vector<std::string> warnings;
+  auto body = DecodeChecked(req, res.group, res.kind, *fv, &warnings);
   if (!body.ok()) return ErrorResponse(body.error());
-  Json& obj = *body;
+  return WithWarnings(CreateObject(req, t, std::move(body).value()), warnings);
+}
+
+HttpResponse Server::Impl::CreateObject(HttpRequest& req, const Target& t, Json obj) {
   const ResourceInfo& res = *t.resource;
   if (obj.contains("kind") && obj["kind"] != res.kind) {
     return ErrorResponse(
@@ -676,9 +771,12 @@ static Json SplitStatus(const ResourceInfo& res, const std::string& subresource,
 }
 
 HttpResponse Server::Impl::Update(HttpRequest& req, const Target& t) {
-  auto body = DecodeBody(req, t);
-  if (!body.ok()) return ErrorResponse(body.error());
+  auto fv = ParseFieldValidation(req.Query("fieldValidation"), "UpdateOptions");
+  if (!fv.ok()) return ErrorResponse(fv.error());
   const ResourceInfo& res = *t.resource;
+  std::vector<std::string> warnings;
+  auto body = DecodeChecked(req, res.group, res.kind, *fv, &warnings);
+  if (!body.ok()) return ErrorResponse(body.error());
   Json obj = std::move(*body);
   const std::string sub = t.subresource;
   auto pcs = PriorityClasses();
@@ -692,21 +790,14 @@ HttpResponse Server::Impl::Update(HttpRequest& req, const Target& t) {
         return next;
       },
       false, req.Query("dryRun") == "All");
-  if (!result.ok()) return ErrorResponse(result.error(), res.plural, t.name);
-  return JsonResponse(200, *result->text);
+  if (!result.ok())
+    return WithWarnings(ErrorResponse(result.error(), res.plural, t.name), warnings);
+  return WithWarnings(JsonResponse(200, *result->text), warnings);
 }
 
 HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
   auto type = PatchTypeFor(req.Header("content-type"));
   if (!type.ok()) return ErrorResponse(type.error());
-  auto docs = ParseDocuments(req.body, "patch");
-  if (!docs.ok() || docs->size() != 1) {
-    return ErrorResponse(
-        Error{fmt::format("the body of the request could not be decoded: {}",
-                          docs.ok() ? "expected one document" : docs.error().message),
-              ErrorCode::kBadRequest});
-  }
-  const Json patch = (*docs)[0];
   const ResourceInfo& res = *t.resource;
   const bool apply = *type == PatchType::kApplyPatch;
   if (apply && req.Query("fieldManager").value_or("").empty()) {
@@ -715,8 +806,91 @@ HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
               "value: is required for apply patch",
               ErrorCode::kInvalid});
   }
+  auto fv = ParseFieldValidation(req.Query("fieldValidation"), "PatchOptions");
+  if (!fv.ok()) return ErrorResponse(fv.error());
+  const bool check = *fv != FieldValidation::kIgnore;
+  // Duplicate keys of the patch itself.
+  std::vector<std::string> duplicates;
+  Json patch;
+  if (!(StartsWithJson(req.body, '{') || StartsWithJson(req.body, '[')) ||
+      !ParseJsonNotingDuplicates(req.body, kMaxBodyDepth, &patch, check ? &duplicates : nullptr)) {
+    auto docs = ParseDocuments(req.body, "patch");
+    if (!docs.ok() || docs->size() != 1) {
+      return ErrorResponse(
+          Error{fmt::format("the body of the request could not be decoded: {}",
+                            docs.ok() ? "expected one document" : docs.error().message),
+                ErrorCode::kBadRequest});
+    }
+    patch = std::move((*docs)[0]);
+  }
+  const FieldSchema* schema = FindFieldSchema(res.group, res.kind);
+  // What the patch itself breaks, as kube-apiserver words it per patch type.
+  std::vector<std::string> patch_problems;
+  if (apply) {
+    // Server-side apply types the applied configuration: a field the kind does not declare
+    // fails the request whatever the directive.
+    if (schema) {
+      auto unknown = FindUnknownFields(*schema, patch, FieldPathStyle::kApply);
+      if (!unknown.empty()) {
+        for (auto& u : unknown) u += ": field not declared in schema";
+        const Json meta = patch.value("metadata", Json::object());
+        std::string api_version = StringField(patch, "apiVersion");
+        if (api_version.find('/') == std::string::npos) api_version = "/" + api_version;
+        return ErrorResponse(Error{
+            fmt::format("failed to create typed patch object ({}/{}; {}, Kind={}): {}",
+                        meta.is_object() ? StringField(meta, "namespace") : "",
+                        meta.is_object() ? StringField(meta, "name") : "", api_version,
+                        StringField(patch, "kind"),
+                        unknown.size() == 1 ? unknown[0] : "errors:\n  " + Join(unknown, "\n  ")),
+            ErrorCode::kBadRequest});
+      }
+    }
+    // The YAML decoder's words for a repeated key.
+    for (const auto& d : duplicates) {
+      std::string key =
+          d.substr(d.find_last_of('.') == std::string::npos ? 0 : d.find_last_of('.') + 1);
+      patch_problems.push_back(fmt::format("key {} already set in map", Json(key).dump()));
+    }
+    if (*fv == FieldValidation::kStrict && !patch_problems.empty()) {
+      return ErrorResponse(
+          Error{fmt::format("error strict decoding YAML: error converting YAML to JSON: yaml: "
+                            "unmarshal errors:\n  {}",
+                            Join(patch_problems, "\n  ")),
+                ErrorCode::kBadRequest});
+    }
+  } else if (*type == PatchType::kJsonPatch) {
+    for (const auto& d : duplicates) {
+      patch_problems.push_back(fmt::format("json patch duplicate field \"{}\"", d));
+    }
+    if (check && patch.is_array()) {
+      for (size_t i = 0; i < patch.size(); ++i) {
+        if (!patch[i].is_object()) continue;
+        for (const auto& [k, v] : patch[i].items()) {
+          if (k != "op" && k != "path" && k != "from" && k != "value") {
+            patch_problems.push_back(fmt::format("json patch unknown field \"[{}].{}\"", i, k));
+          }
+        }
+      }
+    }
+  } else {
+    for (const auto& d : duplicates) {
+      patch_problems.push_back(fmt::format("duplicate field \"{}\"", d));
+    }
+  }
+  std::vector<std::string> warnings;
   const std::string sub = t.subresource;
   auto pcs = PriorityClasses();
+  if (apply && res.group.empty() && res.kind == "Pod") {
+    // An apply that creates admits the pod inside Mutate, under the store's lock, where the
+    // lookup (it lists priority classes) cannot run: the class the patch names is found now.
+    const Json* spec = patch.contains("spec") ? &patch["spec"] : nullptr;
+    std::string class_name =
+        spec && spec->is_object() ? StringField(*spec, "priorityClassName") : "";
+    std::optional<Json> found = pcs(class_name);
+    pcs = [class_name, found](const std::string& n) -> std::optional<Json> {
+      return n == class_name ? found : std::nullopt;
+    };
+  }
   bool created = false;
   const FieldManagerContext managers = ManagerFor(req, res, sub);
   const bool force = ParseBool(req.Query("force"));
@@ -727,6 +901,8 @@ HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
         conflicts.clear();
         if (!current) {
           // Server-side apply creates.
+          warnings.clear();
+          if (*fv == FieldValidation::kWarn) warnings = patch_problems;
           Json obj = patch;
           obj["metadata"]["name"] = t.name;
           if (auto ok = ApplyManagedFields(nullptr, patch, obj, managers, force, &conflicts);
@@ -738,6 +914,31 @@ HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
         }
         auto patched = ApplyPatch(*current, patch, *type);
         if (!patched.ok()) return patched.error();
+        warnings.clear();
+        if (schema && !apply) {
+          // The patched object is decoded as the kind: what the kind does not declare is
+          // dropped, reported, or (Strict) fails the patch.
+          std::vector<std::string> problems = patch_problems;
+          if (*fv == FieldValidation::kStrict) {
+            auto unknown = FindUnknownFields(*schema, *patched, FieldPathStyle::kDecoder);
+            problems.insert(problems.end(), unknown.begin(), unknown.end());
+            if (!problems.empty()) {
+              // kube-apiserver shows the patched object (the patch, for strategic merge).
+              const Json& shown = *type == PatchType::kStrategicMergePatch ? patch : *patched;
+              return Error{fmt::format(" \"\" is invalid: patch: Invalid value: {}: strict "
+                                       "decoding error: {}",
+                                       Json(shown.dump()).dump(), Join(problems, ", ")),
+                           ErrorCode::kInvalid};
+            }
+          }
+          DropUnknownFields(*schema, *patched, check ? &problems : nullptr);
+          if (*fv == FieldValidation::kWarn) warnings = std::move(problems);
+        } else if (schema) {
+          // Applied configurations were checked above; fields stored before the check existed
+          // go quietly.
+          DropUnknownFields(*schema, *patched, nullptr);
+          if (*fv == FieldValidation::kWarn) warnings = patch_problems;
+        }
         Json next = SplitStatus(res, sub, *current, std::move(patched).value());
         if (apply) {
           if (auto ok = ApplyManagedFields(current, patch, next, managers, force, &conflicts);
@@ -750,9 +951,12 @@ HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
         return next;
       },
       apply, req.Query("dryRun") == "All", &created);
-  if (!result.ok() && !conflicts.empty()) return ApplyConflictResponse(result.error(), conflicts);
-  if (!result.ok()) return ErrorResponse(result.error(), res.plural, t.name);
-  return JsonResponse(created ? 201 : 200, *result->text);
+  if (!result.ok() && !conflicts.empty()) {
+    return WithWarnings(ApplyConflictResponse(result.error(), conflicts), warnings);
+  }
+  if (!result.ok())
+    return WithWarnings(ErrorResponse(result.error(), res.plural, t.name), warnings);
+  return WithWarnings(JsonResponse(created ? 201 : 200, *result->text), warnings);
 }
 
 HttpResponse Server::Impl::Delete(HttpRequest& req, const Target& t) {

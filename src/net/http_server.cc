@@ -244,7 +244,7 @@ awaitable<void> HttpServer::Impl::Serve(Stream& stream, std::string remote) {
     if (resp.stream) {
       http::response<http::empty_body> res{static_cast<http::status>(resp.status), req.version()};
       res.set(http::field::content_type, resp.content_type);
-      for (const auto& [k, v] : resp.headers) res.set(k, v);
+      for (const auto& [k, v] : resp.headers) res.insert(k, v);
       res.chunked(true);
       res.keep_alive(keep_alive);
       http::response_serializer<http::empty_body> sr{res};
@@ -278,7 +278,7 @@ awaitable<void> HttpServer::Impl::Serve(Stream& stream, std::string remote) {
     }
     http::response<http::string_body> res{static_cast<http::status>(resp.status), req.version()};
     res.set(http::field::content_type, resp.content_type);
-    for (const auto& [k, v] : resp.headers) res.set(k, v);
+    for (const auto& [k, v] : resp.headers) res.insert(k, v);
     res.body() = std::move(resp.body);
     res.keep_alive(keep_alive);
     res.prepare_payload();

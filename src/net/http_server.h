@@ -63,6 +63,7 @@ class StreamSink {
 struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
+  // One header line per pair; a name may repeat (Warning).
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   // Set for a streaming (chunked) response: called once, after the headers are sent, on the

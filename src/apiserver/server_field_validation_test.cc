@@ -1,0 +1,255 @@
+// fieldValidation through the API server's HTTP surface: create, update, the four patch types
+// and bindings, with Strict, Warn (the default) and Ignore.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "apiserver/server.h"
+
+namespace berth::apiserver {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using Json = nlohmann::json;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+struct Reply {
+  int status = 0;
+  Json body;
+  std::vector<std::string> warnings;  // Warning header values, in order
+};
+
+class FieldValidationServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("berth-fieldvalidation-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    ServerOptions o;
+    o.data_dir = dir_.string();
+    o.port = 0;
+    o.plain_http = true;
+    o.threads = 2;
+    auto s = Server::Start(o);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    server_ = std::move(s).value();
+  }
+  void TearDown() override {
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  Reply Do(http::verb verb, const std::string& target, const std::string& body = "",
+           const std::string& content_type = "application/json") {
+    asio::io_context io;
+    beast::tcp_stream stream(io);
+    stream.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), server_->port()));
+    http::request<http::string_body> req{verb, target, 11};
+    req.set(http::field::host, "127.0.0.1");
+    req.set(http::field::authorization, "Bearer " + server_->token());
+    req.set(http::field::content_type, content_type);
+    req.body() = body;
+    req.prepare_payload();
+    http::write(stream, req);
+    beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    http::read(stream, buffer, res);
+    Reply r;
+    r.status = static_cast<int>(res.result_int());
+    r.body = Json::parse(res.body(), nullptr, false);
+    for (const auto& f : res.base()) {
+      if (f.name_string() == "Warning") r.warnings.emplace_back(f.value());
+    }
+    return r;
+  }
+
+  static std::string PodJson(const std::string& name, const std::string& extra_spec = "",
+                             const std::string& extra_container = "") {
+    return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name + R"("},"spec":{)" +
+           extra_spec + R"("containers":[{"name":"c","image":"x")" + extra_container + "}]}}";
+  }
+
+  static constexpr const char* kPods = "/api/v1/namespaces/default/pods";
+  std::filesystem::path dir_;
+  std::unique_ptr<Server> server_;
+};
+
+TEST_F(FieldValidationServerTest, StrictCreateRejectsUnknownFieldsAndStoresNothing) {
+  Reply r = Do(http::verb::post, std::string(kPods) + "?fieldValidation=Strict",
+               PodJson("p", R"("nodeSelectorr":{"a":"b"},)", R"(,"imagePullPolicyy":"Always")"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.body["reason"], "BadRequest");
+  EXPECT_EQ(r.body["message"],
+            R"(Pod in version "v1" cannot be handled as a Pod: strict decoding error: )"
+            R"(unknown field "spec.containers[0].imagePullPolicyy", )"
+            R"(unknown field "spec.nodeSelectorr")");
+  EXPECT_EQ(Do(http::verb::get, std::string(kPods) + "/p").status, 404);
+}
+
+TEST_F(FieldValidationServerTest, StrictCreateRejectsDuplicateFields) {
+  Reply r = Do(http::verb::post, std::string(kPods) + "?fieldValidation=Strict",
+               PodJson("p", "", R"(,"image":"y")"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.body["message"],
+            R"(Pod in version "v1" cannot be handled as a Pod: strict decoding error: )"
+            R"(duplicate field "spec.containers[0].image")");
+}
+
+TEST_F(FieldValidationServerTest, WarnIsTheDefaultAndDropsTheField) {
+  Reply r =
+      Do(http::verb::post, kPods, PodJson("p", R"("foo":1,)", R"(,"imagePullPolicyy":"Always")"));
+  ASSERT_EQ(r.status, 201) << r.body.dump();
+  EXPECT_THAT(r.warnings,
+              ElementsAre(R"(299 - "unknown field \"spec.containers[0].imagePullPolicyy\"")",
+                          R"(299 - "unknown field \"spec.foo\"")"));
+  EXPECT_FALSE(r.body["spec"].contains("foo"));
+  Reply got = Do(http::verb::get, std::string(kPods) + "/p");
+  ASSERT_EQ(got.status, 200);
+  EXPECT_FALSE(got.body["spec"].contains("foo"));
+  EXPECT_FALSE(got.body["spec"]["containers"][0].contains("imagePullPolicyy"));
+  EXPECT_EQ(got.body["spec"]["containers"][0]["image"], "x");
+  EXPECT_THAT(got.warnings, IsEmpty());
+}
+
+TEST_F(FieldValidationServerTest, IgnoreAcceptsSilentlyAndDropsTheField) {
+  Reply r = Do(http::verb::post, std::string(kPods) + "?fieldValidation=Ignore",
+               PodJson("p", R"("foo":1,)"));
+  ASSERT_EQ(r.status, 201);
+  EXPECT_THAT(r.warnings, IsEmpty());
+  EXPECT_FALSE(Do(http::verb::get, std::string(kPods) + "/p").body["spec"].contains("foo"));
+}
+
+TEST_F(FieldValidationServerTest, AnUnsupportedDirectiveIsInvalid) {
+  Reply r = Do(http::verb::post, std::string(kPods) + "?fieldValidation=Sometimes", PodJson("p"));
+  EXPECT_EQ(r.status, 422);
+  EXPECT_THAT(r.body["message"].get<std::string>(),
+              HasSubstr(R"(CreateOptions.meta.k8s.io "" is invalid: fieldValidation: )"
+                        R"(Unsupported value: "Sometimes")"));
+  EXPECT_EQ(Do(http::verb::get, std::string(kPods) + "/p").status, 404);
+}
+
+TEST_F(FieldValidationServerTest, UpdateChecksTheBody) {
+  Reply created = Do(http::verb::post, kPods, PodJson("p"));
+  ASSERT_EQ(created.status, 201);
+  Json pod = created.body;
+  pod["spec"]["containers"][0]["bogus"] = true;
+  Reply strict = Do(http::verb::put, std::string(kPods) + "/p?fieldValidation=Strict", pod.dump());
+  EXPECT_EQ(strict.status, 400);
+  EXPECT_THAT(strict.body["message"].get<std::string>(),
+              HasSubstr(R"(strict decoding error: unknown field "spec.containers[0].bogus")"));
+  Reply warn = Do(http::verb::put, std::string(kPods) + "/p", pod.dump());
+  ASSERT_EQ(warn.status, 200) << warn.body.dump();
+  EXPECT_THAT(warn.warnings, ElementsAre(R"(299 - "unknown field \"spec.containers[0].bogus\"")"));
+  EXPECT_FALSE(warn.body["spec"]["containers"][0].contains("bogus"));
+}
+
+TEST_F(FieldValidationServerTest, MergeAndStrategicPatchesCheckThePatchedObject) {
+  ASSERT_EQ(Do(http::verb::post, kPods, PodJson("p")).status, 201);
+  const std::string target = std::string(kPods) + "/p";
+  for (const char* type :
+       {"application/merge-patch+json", "application/strategic-merge-patch+json"}) {
+    SCOPED_TRACE(type);
+    Reply strict = Do(http::verb::patch, target + "?fieldValidation=Strict",
+                      R"({"metadata":{"labels":{"a":"b"}},"spec":{"bogus":1}})", type);
+    EXPECT_EQ(strict.status, 422);
+    EXPECT_THAT(strict.body["message"].get<std::string>(),
+                HasSubstr(R"(is invalid: patch: Invalid value: )"));
+    EXPECT_THAT(strict.body["message"].get<std::string>(),
+                HasSubstr(R"(: strict decoding error: unknown field "spec.bogus")"));
+    EXPECT_FALSE(Do(http::verb::get, target).body["metadata"].contains("labels"));
+
+    Reply dup = Do(http::verb::patch, target + "?fieldValidation=Strict",
+                   R"({"metadata":{"labels":{"a":"b","a":"c"}}})", type);
+    EXPECT_EQ(dup.status, 422);
+    EXPECT_THAT(dup.body["message"].get<std::string>(),
+                HasSubstr(R"(strict decoding error: duplicate field "metadata.labels.a")"));
+
+    Reply warn = Do(http::verb::patch, target,
+                    R"({"metadata":{"labels":{"a":"b"}},"spec":{"bogus":1}})", type);
+    ASSERT_EQ(warn.status, 200) << warn.body.dump();
+    EXPECT_THAT(warn.warnings, ElementsAre(R"(299 - "unknown field \"spec.bogus\"")"));
+    EXPECT_EQ(warn.body["metadata"]["labels"]["a"], "b");
+    EXPECT_FALSE(warn.body["spec"].contains("bogus"));
+    ASSERT_EQ(Do(http::verb::patch, target, R"({"metadata":{"labels":null}})",
+                 "application/merge-patch+json")
+                  .status,
+              200);
+  }
+}
+
+TEST_F(FieldValidationServerTest, JsonPatchChecksItsOperationsAndTheResult) {
+  ASSERT_EQ(Do(http::verb::post, kPods, PodJson("p")).status, 201);
+  const std::string target = std::string(kPods) + "/p";
+  Reply warn = Do(http::verb::patch, target,
+                  R"([{"op":"add","path":"/spec/bogus","value":1,"comment":"x"}])",
+                  "application/json-patch+json");
+  ASSERT_EQ(warn.status, 200) << warn.body.dump();
+  EXPECT_THAT(warn.warnings, ElementsAre(R"(299 - "json patch unknown field \"[0].comment\"")",
+                                         R"(299 - "unknown field \"spec.bogus\"")"));
+  Reply strict =
+      Do(http::verb::patch, target + "?fieldValidation=Strict",
+         R"([{"op":"add","path":"/spec/bogus","value":1}])", "application/json-patch+json");
+  EXPECT_EQ(strict.status, 422);
+  Reply ignore =
+      Do(http::verb::patch, target + "?fieldValidation=Ignore",
+         R"([{"op":"add","path":"/spec/bogus","value":1}])", "application/json-patch+json");
+  EXPECT_EQ(ignore.status, 200);
+  EXPECT_THAT(ignore.warnings, IsEmpty());
+  EXPECT_FALSE(ignore.body["spec"].contains("bogus"));
+}
+
+TEST_F(FieldValidationServerTest, ApplyRejectsUndeclaredFieldsWhateverTheDirective) {
+  const std::string target = std::string(kPods) + "/p?fieldManager=test";
+  for (const char* fv : {"", "&fieldValidation=Ignore"}) {
+    Reply r = Do(http::verb::patch, target + fv,
+                 R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default"},
+                     "spec":{"containers":[{"name":"c","image":"x","imagee":"y"}]}})",
+                 "application/apply-patch+yaml");
+    EXPECT_EQ(r.status, 400);
+    EXPECT_EQ(r.body["message"],
+              "failed to create typed patch object (default/p; /v1, Kind=Pod): "
+              ".spec.containers[0].imagee: field not declared in schema");
+  }
+  const std::string dup = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},
+      "spec":{"containers":[{"name":"c","image":"x","image":"x"}]}})";
+  Reply strict = Do(http::verb::patch, target + "&fieldValidation=Strict", dup,
+                    "application/apply-patch+yaml");
+  EXPECT_EQ(strict.status, 400);
+  EXPECT_EQ(strict.body["message"],
+            "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal "
+            "errors:\n  key \"image\" already set in map");
+  Reply warn = Do(http::verb::patch, target, dup, "application/apply-patch+yaml");
+  EXPECT_EQ(warn.status, 201) << warn.body.dump();
+  EXPECT_THAT(warn.warnings, ElementsAre(R"(299 - "key \"image\" already set in map")"));
+}
+
+TEST_F(FieldValidationServerTest, BindingsAreChecked) {
+  ASSERT_EQ(Do(http::verb::post, kPods, PodJson("p")).status, 201);
+  Reply strict = Do(http::verb::post, "/api/v1/namespaces/default/bindings?fieldValidation=Strict",
+                    R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"p"},
+                        "target":{"kind":"Node","name":"n1","nodeName":"n1"}})");
+  EXPECT_EQ(strict.status, 400);
+  EXPECT_EQ(strict.body["message"],
+            R"(Binding in version "v1" cannot be handled as a Binding: strict decoding error: )"
+            R"(unknown field "target.nodeName")");
+  Reply warn = Do(http::verb::post, "/api/v1/namespaces/default/bindings",
+                  R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"p"},
+                      "target":{"kind":"Node","name":"n1","nodeName":"n1"}})");
+  EXPECT_EQ(warn.status, 201);
+  EXPECT_THAT(warn.warnings, ElementsAre(R"(299 - "unknown field \"target.nodeName\"")"));
+  EXPECT_EQ(Do(http::verb::get, std::string(kPods) + "/p").body["spec"]["nodeName"], "n1");
+}
+
+}  // namespace
+}  // namespace berth::apiserver
