@@ -389,6 +389,52 @@ def check_bad_input(up):
         raise Fail("bad quantity not rejected with 422: " + err)
 
 
+def check_field_validation(up):
+    """fieldValidation: kubectl's default (Strict) rejects a misspelled field with the server's
+    message and stores nothing; --validate=false (Ignore) and --validate=warn accept it, drop
+    the field and (warn) print the server's warning."""
+    def pod(name, **extra_container):
+        p = pod_manifest(name, scheduler="fv-nobody", labels={"app": "fv"})
+        p["spec"]["containers"][0].update(extra_container)
+        return json.dumps(p)
+
+    def get(name):
+        rc, out, _ = up.kubectl(["get", "pod", name, "-o", "json"], check=False)
+        return json.loads(out) if rc == 0 else None
+
+    rc, _, err = up.kubectl(["create", "-f", "-"], check=False,
+                            stdin=pod("fv-strict", imagePullPolicyy="Always"))
+    want = ('Pod in version "v1" cannot be handled as a Pod: strict decoding error: '
+            'unknown field "spec.containers[0].imagePullPolicyy"')
+    if rc == 0 or want not in err:
+        raise Fail("strict create: rc %d %r" % (rc, err))
+    if get("fv-strict") is not None:
+        raise Fail("strict create stored the pod")
+    up.kubectl(["create", "--validate=false", "-f", "-"],
+               stdin=pod("fv-ignore", imagePullPolicyy="Always"))
+    got = get("fv-ignore")
+    if not got or "imagePullPolicyy" in got["spec"]["containers"][0]:
+        raise Fail("--validate=false: %r" % got)
+    _, _, err = up.kubectl(["apply", "--validate=warn", "-f", "-"],
+                           stdin=pod("fv-warn", imagePullPolicyy="Always"))
+    if 'Warning: unknown field "spec.containers[0].imagePullPolicyy"' not in err:
+        raise Fail("--validate=warn printed no warning: %r" % err)
+    got = get("fv-warn")
+    if not got or "imagePullPolicyy" in got["spec"]["containers"][0]:
+        raise Fail("--validate=warn: %r" % got)
+    # Updates: client-side apply patches (strategic merge), server-side apply types the patch.
+    rc, _, err = up.kubectl(["apply", "-f", "-"], check=False,
+                            stdin=pod("fv-warn", imagePullPolicyy="Always"))
+    if rc == 0 or 'strict decoding error: unknown field "spec.containers[0].imagePullPolicyy"' \
+            not in err:
+        raise Fail("strict apply (patch): rc %d %r" % (rc, err))
+    rc, _, err = up.kubectl(["apply", "--server-side", "-f", "-"], check=False,
+                            stdin=pod("fv-warn", imagePullPolicyy="Always"))
+    if rc == 0 or "imagePullPolicyy: field not declared in schema" not in err:
+        raise Fail("server-side apply of an undeclared field: rc %d %r" % (rc, err))
+    up.kubectl(["delete", "pod", "fv-ignore", "fv-warn", "--wait=false"])
+
+
 def check_python_client(up):
     script = os.path.join(HERE, "python_client_check.py")
     p = subprocess.run(["/usr/bin/python3", script, up.kubeconfig], capture_output=True,
@@ -543,7 +589,7 @@ CHECKS = [check_nodes_ready, check_kubectl_verbs, check_list_manifests,
           check_capacity_live, check_explain_live,
           check_batch_bound,
           check_unschedulable_then_bound, check_preemption, check_other_scheduler_left_alone, check_bad_input,
-          check_python_client, check_restart_keeps_state]
+          check_field_validation, check_python_client, check_restart_keeps_state]
 
 
 def run_checks(checks, up, wanted=()):
