@@ -234,6 +234,29 @@ TEST_F(FieldValidationServerTest, ApplyRejectsUndeclaredFieldsWhateverTheDirecti
   EXPECT_THAT(warn.warnings, ElementsAre(R"(299 - "key \"image\" already set in map")"));
 }
 
+// Creating a pod by server-side apply resolves its priority class before the store's lock is
+// taken (the lookup lists priority classes, which needs that lock).
+TEST_F(FieldValidationServerTest, ApplyCreatesPodsWithTheirPriority) {
+  Reply named = Do(http::verb::patch, std::string(kPods) + "/hi?fieldManager=test",
+                   R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"hi"},"spec":{
+                       "priorityClassName":"system-cluster-critical",
+                       "containers":[{"name":"c","image":"x"}]}})",
+                   "application/apply-patch+yaml");
+  ASSERT_EQ(named.status, 201) << named.body.dump();
+  EXPECT_EQ(named.body["spec"]["priority"], 2000000000);
+  Reply plain = Do(http::verb::patch, std::string(kPods) + "/lo?fieldManager=test",
+                   R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"lo"},"spec":{
+                       "containers":[{"name":"c","image":"x"}]}})",
+                   "application/apply-patch+yaml");
+  ASSERT_EQ(plain.status, 201) << plain.body.dump();
+  EXPECT_EQ(plain.body["spec"]["priority"], 0);
+  Reply missing = Do(http::verb::patch, std::string(kPods) + "/no?fieldManager=test",
+                     R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"no"},"spec":{
+                         "priorityClassName":"nope","containers":[{"name":"c","image":"x"}]}})",
+                     "application/apply-patch+yaml");
+  EXPECT_EQ(missing.status, 403) << missing.body.dump();
+}
+
 TEST_F(FieldValidationServerTest, BindingsAreChecked) {
   ASSERT_EQ(Do(http::verb::post, kPods, PodJson("p")).status, 201);
   Reply strict = Do(http::verb::post, "/api/v1/namespaces/default/bindings?fieldValidation=Strict",
