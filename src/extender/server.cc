@@ -106,6 +106,9 @@ VoidResult ExtenderServer::Start(const ServerOptions& options) {
   so.bind_address = options.bind_address;
   so.port = options.port;
   so.threads = options.threads;
+  // A scheduler keeps a few keep-alive connections busy: each served on one thread, with no
+  // hand-off per request (handlers are quick; one that blocks delays its thread's others).
+  so.pin_connections = true;
   if (!options.tls_cert_pem.empty() || !options.tls_key_pem.empty()) {
     if (options.tls_cert_pem.empty() || options.tls_key_pem.empty())
       return Error{"extender server: TLS needs both a certificate and a key"};

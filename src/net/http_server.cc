@@ -145,7 +145,9 @@ class ChunkSink final : public StreamSink, public std::enable_shared_from_this<C
   bool closed_ = false;
 };
 
-HttpRequest ToRequest(const http::request<http::string_body>& req, std::string remote) {
+// Takes the parsed request apart: the body is moved, not copied (extender requests carry
+// kilobytes of node names).
+HttpRequest ToRequest(http::request<http::string_body>&& req, std::string remote) {
   HttpRequest r;
   r.method = std::string(req.method_string());
   r.target = std::string(req.target());
@@ -174,7 +176,7 @@ HttpRequest ToRequest(const http::request<http::string_body>& req, std::string r
                    [](unsigned char c) { return std::tolower(c); });
     r.headers[name] = std::string(field.value());
   }
-  r.body = req.body();
+  r.body = std::move(req.body());
   r.remote_address = std::move(remote);
   return r;
 }
@@ -182,20 +184,42 @@ HttpRequest ToRequest(const http::request<http::string_body>& req, std::string r
 }  // namespace
 
 struct HttpServer::Impl {
+  // A loop run by one thread is told so (concurrency hint 1): it then never wakes a second
+  // thread to take over the reactor while it runs a handler.
+  Impl(const HttpServerOptions& o, HttpHandler h)
+      : options(o),
+        handler(std::move(h)),
+        io(o.pin_connections ? std::make_shared<asio::io_context>(1)
+                             : std::make_shared<asio::io_context>()),
+        acceptor(*io) {
+    loops.push_back(io);
+    if (o.pin_connections) {
+      for (int i = 1; i < std::max(1, o.threads); ++i)
+        loops.push_back(std::make_shared<asio::io_context>(1));
+    }
+  }
+
   HttpServerOptions options;
   HttpHandler handler;
-  // Shared so that sinks outliving the server post into a live (stopped) context.
-  std::shared_ptr<asio::io_context> io = std::make_shared<asio::io_context>();
+  // The acceptor's loop, which all threads run unless connections are pinned. Shared so that
+  // sinks outliving the server post into a live (stopped) context.
+  std::shared_ptr<asio::io_context> io;
+  // Pinned: one loop per I/O thread, `io` first. Otherwise just `io`.
+  std::vector<std::shared_ptr<asio::io_context>> loops;
+  // Keeps a pinned loop without connections running (destroyed before the loops).
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> idle_guards;
+  size_t next_loop = 0;  // the accept coroutine's round-robin position
   std::optional<ssl::context> tls;
-  tcp::acceptor acceptor{*io};
+  tcp::acceptor acceptor;
   std::vector<std::thread> threads;
   std::atomic<bool> stopped{false};
   std::mutex sinks_mu;
   std::vector<std::weak_ptr<ChunkSink>> sinks;
 
+  // `loop` is the context the connection runs on.
   template <class Stream>
-  awaitable<void> Serve(Stream& stream, std::string remote);
-  awaitable<void> Session(tcp::socket socket);
+  awaitable<void> Serve(Stream& stream, std::string remote, std::shared_ptr<asio::io_context> loop);
+  awaitable<void> Session(tcp::socket socket, std::shared_ptr<asio::io_context> loop);
   awaitable<void> Accept();
   void TrackSink(const std::shared_ptr<ChunkSink>& sink) {
     std::lock_guard lock(sinks_mu);
@@ -205,7 +229,8 @@ struct HttpServer::Impl {
 };
 
 template <class Stream>
-awaitable<void> HttpServer::Impl::Serve(Stream& stream, std::string remote) {
+awaitable<void> HttpServer::Impl::Serve(Stream& stream, std::string remote,
+                                        std::shared_ptr<asio::io_context> loop) {
   beast::flat_buffer buffer;
   // Reads are sized by the buffer's free capacity: a small buffer would take a large body in
   // many reads (each a completion handed between I/O threads).
@@ -228,9 +253,9 @@ awaitable<void> HttpServer::Impl::Serve(Stream& stream, std::string remote) {
     }
     if (ec) co_return;
     beast::get_lowest_layer(stream).expires_never();
-    const auto& req = parser.get();
-    const bool keep_alive = req.keep_alive();
-    HttpRequest request = ToRequest(req, remote);
+    const bool keep_alive = parser.get().keep_alive();
+    const unsigned version = parser.get().version();
+    HttpRequest request = ToRequest(parser.release(), remote);
     HttpResponse resp;
     try {
       resp = handler(request);
@@ -242,7 +267,7 @@ awaitable<void> HttpServer::Impl::Serve(Stream& stream, std::string remote) {
           e.what());
     }
     if (resp.stream) {
-      http::response<http::empty_body> res{static_cast<http::status>(resp.status), req.version()};
+      http::response<http::empty_body> res{static_cast<http::status>(resp.status), version};
       res.set(http::field::content_type, resp.content_type);
       for (const auto& [k, v] : resp.headers) res.insert(k, v);
       res.chunked(true);
@@ -250,7 +275,7 @@ awaitable<void> HttpServer::Impl::Serve(Stream& stream, std::string remote) {
       http::response_serializer<http::empty_body> sr{res};
       auto [hec, hn] = co_await http::async_write_header(stream, sr, kTuple);
       if (hec) co_return;
-      auto sink = std::make_shared<ChunkSink>(io, co_await asio::this_coro::executor,
+      auto sink = std::make_shared<ChunkSink>(loop, co_await asio::this_coro::executor,
                                               options.max_stream_backlog_bytes);
       TrackSink(sink);
       resp.stream(sink);
@@ -276,7 +301,7 @@ awaitable<void> HttpServer::Impl::Serve(Stream& stream, std::string remote) {
       if (lec || !keep_alive) co_return;
       continue;
     }
-    http::response<http::string_body> res{static_cast<http::status>(resp.status), req.version()};
+    http::response<http::string_body> res{static_cast<http::status>(resp.status), version};
     res.set(http::field::content_type, resp.content_type);
     for (const auto& [k, v] : resp.headers) res.insert(k, v);
     res.body() = std::move(resp.body);
@@ -287,7 +312,8 @@ awaitable<void> HttpServer::Impl::Serve(Stream& stream, std::string remote) {
   }
 }
 
-awaitable<void> HttpServer::Impl::Session(tcp::socket socket) {
+awaitable<void> HttpServer::Impl::Session(tcp::socket socket,
+                                          std::shared_ptr<asio::io_context> loop) {
   boost::system::error_code ignored;
   auto endpoint = socket.remote_endpoint(ignored);
   std::string remote = ignored ? std::string() : endpoint.address().to_string();
@@ -297,25 +323,35 @@ awaitable<void> HttpServer::Impl::Session(tcp::socket socket) {
     beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(30));
     auto [ec] = co_await stream.async_handshake(ssl::stream_base::server, kTuple);
     if (ec) co_return;
-    co_await Serve(stream, remote);
+    co_await Serve(stream, remote, loop);
     beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(2));
     co_await stream.async_shutdown(kTuple);
   } else {
     beast::tcp_stream stream(std::move(socket));
-    co_await Serve(stream, remote);
+    co_await Serve(stream, remote, loop);
     stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
   }
 }
 
 awaitable<void> HttpServer::Impl::Accept() {
   for (;;) {
-    auto [ec, socket] = co_await acceptor.async_accept(asio::make_strand(*io), kTuple);
+    // A pinned connection's loop has one thread, which serializes its steps; on the shared
+    // loop a strand does.
+    std::shared_ptr<asio::io_context> loop = io;
+    asio::any_io_executor executor;
+    if (options.pin_connections) {
+      loop = loops[next_loop++ % loops.size()];
+      executor = loop->get_executor();
+    } else {
+      executor = asio::make_strand(*io);
+    }
+    auto [ec, socket] = co_await acceptor.async_accept(executor, kTuple);
     if (ec) {
       if (ec == asio::error::operation_aborted || stopped) co_return;
       continue;
     }
-    auto executor = socket.get_executor();
-    asio::co_spawn(executor, Session(std::move(socket)), [](std::exception_ptr) {});
+    asio::co_spawn(executor, Session(std::move(socket), std::move(loop)),
+                   [](std::exception_ptr) {});
   }
 }
 
@@ -330,9 +366,7 @@ uint16_t HttpServer::port() const {
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& options,
                                                       HttpHandler handler) {
-  auto impl = std::make_unique<Impl>();
-  impl->options = options;
-  impl->handler = std::move(handler);
+  auto impl = std::make_unique<Impl>(options, std::move(handler));
   const std::string where = fmt::format("{}:{}", options.bind_address, options.port);
   if (options.tls) {
     impl->tls.emplace(ssl::context::tls_server);
@@ -364,8 +398,15 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
     return Error{fmt::format("serving on {}: {}", where, ec.message()), ErrorCode::kUnavailable};
   }
   asio::co_spawn(*impl->io, impl->Accept(), asio::detached);
-  for (int i = 0; i < std::max(1, options.threads); ++i) {
-    impl->threads.emplace_back([io = impl->io] { io->run(); });
+  if (options.pin_connections) {
+    for (const auto& loop : impl->loops) {
+      impl->idle_guards.push_back(asio::make_work_guard(*loop));
+      impl->threads.emplace_back([loop] { loop->run(); });
+    }
+  } else {
+    for (int i = 0; i < std::max(1, options.threads); ++i) {
+      impl->threads.emplace_back([io = impl->io] { io->run(); });
+    }
   }
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }
@@ -384,7 +425,7 @@ void HttpServer::Stop() {
   }
   // Give streams a moment to send their last chunk, then stop the loop.
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  impl_->io->stop();
+  for (const auto& loop : impl_->loops) loop->stop();
   for (auto& t : impl_->threads) {
     if (t.joinable()) t.join();
   }

@@ -3,11 +3,11 @@
 //
 // Threads: the server runs `threads` I/O threads. The handler is called on one of them, once
 // per request, concurrently for different connections; it may block briefly (a durable write),
-// not for long. A streaming response (watch) hands the handler's producer a StreamSink whose
-// Write may be called from any thread; chunks are queued and written in order by the
-// connection's I/O thread (the chunks queued at that moment in one write). A sink whose client is
-// gone or too slow (more than `max_stream_backlog_bytes` queued) reports closed, and its producer
-// should drop it.
+// not for long (with `pin_connections`, not even that: see HttpServerOptions). A streaming response
+// (watch) hands the handler's producer a StreamSink whose Write may be called from any thread;
+// chunks are queued and written in order by the connection's I/O thread (the chunks queued at that
+// moment in one write). A sink whose client is gone or too slow (more than
+// `max_stream_backlog_bytes` queued) reports closed, and its producer should drop it.
 #pragma once
 
 #include <cstdint>
@@ -81,6 +81,12 @@ struct HttpServerOptions {
   size_t max_body_bytes = 64 << 20;
   size_t max_stream_backlog_bytes = 64 << 20;
   int idle_timeout_seconds = 120;  // keep-alive connections idle longer are closed
+  // Each I/O thread runs its own event loop and serves its connections (dealt round-robin) from
+  // first read to last write: a request costs one thread wake-up, with no hand-off of its
+  // completions between threads. The price: a handler that blocks delays the other connections
+  // of its thread, so this suits servers with few busy keep-alive connections and quick
+  // handlers (extenders). Off: all threads share one loop and take any connection's next step.
+  bool pin_connections = false;
 };
 
 class HttpServer {

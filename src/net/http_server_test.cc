@@ -5,7 +5,9 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 namespace berth::net {
@@ -122,6 +124,52 @@ TEST(HttpServerTest, StreamsSharedChunksInBurstsInOrder) {
   auto res = client.Do(http::verb::get, "/watch");
   producer.join();
   EXPECT_EQ(res.body(), expected);
+}
+
+// Pinned connections: every request of a connection is handled on the same I/O thread, the
+// connections are dealt over all the threads, and streams work from their own loop too.
+TEST(HttpServerTest, PinnedConnectionsStayOnOneThreadEach) {
+  HttpServerOptions options;
+  options.threads = 2;
+  options.pin_connections = true;
+  std::mutex mu;
+  std::map<std::string, std::set<std::thread::id>> threads_by_client;
+  auto server = HttpServer::Start(options, [&](HttpRequest& r) {
+    HttpResponse resp;
+    if (r.path == "/watch") {
+      resp.stream = [](std::shared_ptr<StreamSink> sink) {
+        std::thread([sink] {
+          for (int i = 0; i < 3; ++i) sink->Write("tick\n");
+          sink->Close();
+        }).detach();
+      };
+      return resp;
+    }
+    std::lock_guard lock(mu);
+    threads_by_client[r.body].insert(std::this_thread::get_id());
+    resp.body = r.body;
+    return resp;
+  });
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 4; ++c) {
+    clients.emplace_back([&, c] {
+      TestClient client((*server)->port());
+      for (int i = 0; i < 20; ++i) {
+        auto res = client.Do(http::verb::post, "/verb", "client" + std::to_string(c));
+        EXPECT_EQ(res.body(), "client" + std::to_string(c));
+      }
+      EXPECT_EQ(client.Do(http::verb::get, "/watch").body(), "tick\ntick\ntick\n");
+    });
+  }
+  for (auto& t : clients) t.join();
+  std::set<std::thread::id> all;
+  ASSERT_EQ(threads_by_client.size(), 4u);
+  for (const auto& [client, ids] : threads_by_client) {
+    EXPECT_EQ(ids.size(), 1u) << client;
+    all.insert(ids.begin(), ids.end());
+  }
+  EXPECT_EQ(all.size(), 2u);
 }
 
 TEST(HttpServerTest, StopEndsOpenStreams) {
