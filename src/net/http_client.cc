@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <openssl/ssl.h>
+#include <poll.h>
 
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
@@ -25,9 +26,10 @@ namespace {
 
 constexpr int kMaxIdle = 64;  // pooled keep-alive connections
 
-// One keep-alive connection with its own I/O context, used by one thread at a time: each
-// operation is started asynchronously and the context is run until it completes, which gives
-// every read and write a deadline.
+// One keep-alive connection with its own I/O context, used by one thread at a time. TLS
+// operations and streams are started asynchronously and the context is run until they
+// complete, which gives every read and write a deadline; Do() on a plain connection uses
+// DeadlineSocket instead.
 struct Connection {
   asio::io_context io;
   std::optional<beast::tcp_stream> plain;
@@ -47,6 +49,81 @@ struct Connection {
     io.run();
     return result;
   }
+};
+
+// A plain connection's socket for synchronous HTTP on the calling thread: the socket is
+// non-blocking and every wait is a poll() bounded by the request's deadline. A request then
+// costs the system calls it needs (write, poll, read) instead of a turn of the connection's
+// event loop per step with a deadline timer armed and disarmed around each.
+class DeadlineSocket {
+ public:
+  DeadlineSocket(tcp::socket& socket, std::chrono::steady_clock::time_point deadline)
+      : socket_(socket), deadline_(deadline) {}
+
+  template <class Buffers>
+  size_t write_some(const Buffers& buffers, boost::system::error_code& ec) {
+    awaiting_answer_ = true;
+    for (;;) {
+      const size_t n = socket_.write_some(buffers, ec);
+      if (ec != asio::error::would_block) return n;
+      if (!Wait(POLLOUT, ec)) return 0;
+    }
+  }
+
+  template <class Buffers>
+  size_t read_some(const Buffers& buffers, boost::system::error_code& ec) {
+    // Right after a request its answer cannot be there yet: wait before reading.
+    if (awaiting_answer_) {
+      awaiting_answer_ = false;
+      if (!Wait(POLLIN, ec)) return 0;
+    }
+    for (;;) {
+      const size_t n = socket_.read_some(buffers, ec);
+      if (ec != asio::error::would_block) return n;
+      if (!Wait(POLLIN, ec)) return 0;
+    }
+  }
+
+  // The throwing forms complete the stream concepts; HttpClient calls only the ones above.
+  template <class Buffers>
+  size_t write_some(const Buffers& buffers) {
+    boost::system::error_code ec;
+    const size_t n = write_some(buffers, ec);
+    if (ec) boost::throw_exception(boost::system::system_error(ec));
+    return n;
+  }
+  template <class Buffers>
+  size_t read_some(const Buffers& buffers) {
+    boost::system::error_code ec;
+    const size_t n = read_some(buffers, ec);
+    if (ec) boost::throw_exception(boost::system::system_error(ec));
+    return n;
+  }
+
+ private:
+  // Until the socket is ready for `events` (or has an error, which the next call reports);
+  // false with beast::error::timeout at the deadline.
+  bool Wait(short events, boost::system::error_code& ec) {
+    for (;;) {
+      const auto left = deadline_ - std::chrono::steady_clock::now();
+      if (left <= std::chrono::steady_clock::duration::zero()) {
+        ec = beast::error::timeout;
+        return false;
+      }
+      pollfd p{socket_.native_handle(), events, 0};
+      const int r = ::poll(
+          &p, 1, static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(left).count()));
+      if (r > 0) return true;
+      if (r < 0 && errno != EINTR) {
+        ec.assign(errno, boost::system::system_category());
+        return false;
+      }
+    }
+  }
+
+  tcp::socket& socket_;
+  const std::chrono::steady_clock::time_point deadline_;
+  bool awaiting_answer_ = false;
 };
 
 }  // namespace
@@ -107,6 +184,8 @@ struct HttpClient::Impl {
                    ec == beast::error::timeout ? ErrorCode::kTimeout : ErrorCode::kUnavailable};
     }
     c->lowest().socket().set_option(tcp::no_delay(true), ec);
+    // Do() reads and writes a plain connection synchronously (DeadlineSocket).
+    if (!use_tls) c->plain->socket().non_blocking(true, ec);
     if (use_tls) {
       const std::string& name = options.server_name.empty() ? host : options.server_name;
       SSL_set_tlsext_host_name(c->tls->native_handle(), name.c_str());
@@ -256,15 +335,19 @@ Result<ClientResponse> HttpClient::Do(std::string_view method, std::string_view 
     auto conn = impl_->Acquire(timeout, &reused);
     if (!conn.ok()) return conn.error();
     Connection& c = **conn;
-    c.lowest().expires_after(timeout);
     http::response<http::string_body> res;
     http::response_parser<http::string_body> parser;
     parser.body_limit(1ULL << 32);
-    auto ec = impl_->WithStream(c, [&](auto& stream) {
-      auto wec = c.Run([&](auto h) { http::async_write(stream, req, h); });
-      if (wec) return wec;
-      return c.Run([&](auto h) { http::async_read(stream, c.buffer, parser, h); });
-    });
+    boost::system::error_code ec;
+    if (c.plain) {
+      DeadlineSocket socket(c.plain->socket(), std::chrono::steady_clock::now() + timeout);
+      http::write(socket, req, ec);
+      if (!ec) http::read(socket, c.buffer, parser, ec);
+    } else {
+      c.lowest().expires_after(timeout);
+      ec = c.Run([&](auto h) { http::async_write(*c.tls, req, h); });
+      if (!ec) ec = c.Run([&](auto h) { http::async_read(*c.tls, c.buffer, parser, h); });
+    }
     if (ec) {
       if (reused && ec != beast::error::timeout) continue;
       return Error{fmt::format("{} {}{}: {}", method, impl_->options.server, target, ec.message()),
