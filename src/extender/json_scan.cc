@@ -92,6 +92,12 @@ class Cursor {
   const char* end_;
 };
 
+// Field names match in any letter case, as Go's decoder does; they usually come exactly as
+// written, which is checked first (a case-folding comparison per key of a 500-entry list costs).
+bool KeyIs(std::string_view key, std::string_view want) {
+  return key == want || EqualsIgnoreCase(key, want);
+}
+
 // null, or ["a", "b", ...] of plain strings.
 bool NameList(Cursor& c, std::optional<std::vector<std::string>>* out) {
   if (c.Null()) return true;
@@ -137,13 +143,13 @@ std::optional<HostPriorityList> HostPriorities(std::string_view text) {
         do {
           std::string_view key;
           if (!c.Str(&key) || !c.Eat(':')) return std::nullopt;
-          if (EqualsIgnoreCase(key, "Host")) {
+          if (KeyIs(key, "Host")) {
             std::string_view host;
             if (!c.Null()) {
               if (!c.Str(&host)) return std::nullopt;
               h.host = std::string(host);
             }
-          } else if (EqualsIgnoreCase(key, "Score")) {
+          } else if (KeyIs(key, "Score")) {
             if (!c.Null() && !c.Int(&h.score)) return std::nullopt;
           } else {
             return std::nullopt;
@@ -167,19 +173,19 @@ std::optional<ExtenderFilterResult> FilterResultWithNames(std::string_view text)
     do {
       std::string_view key;
       if (!c.Str(&key) || !c.Eat(':')) return std::nullopt;
-      if (EqualsIgnoreCase(key, "NodeNames")) {
+      if (KeyIs(key, "NodeNames")) {
         if (!NameList(c, &out.node_names)) return std::nullopt;
-      } else if (EqualsIgnoreCase(key, "FailedNodes")) {
+      } else if (KeyIs(key, "FailedNodes")) {
         if (!FailedMap(c, &out.failed_nodes)) return std::nullopt;
-      } else if (EqualsIgnoreCase(key, "FailedAndUnresolvableNodes")) {
+      } else if (KeyIs(key, "FailedAndUnresolvableNodes")) {
         if (!FailedMap(c, &out.failed_and_unresolvable_nodes)) return std::nullopt;
-      } else if (EqualsIgnoreCase(key, "Error")) {
+      } else if (KeyIs(key, "Error")) {
         std::string_view e;
         if (!c.Null()) {
           if (!c.Str(&e)) return std::nullopt;
           out.error = std::string(e);
         }
-      } else if (EqualsIgnoreCase(key, "Nodes")) {
+      } else if (KeyIs(key, "Nodes")) {
         if (!c.Null()) return std::nullopt;
       } else {
         return std::nullopt;
@@ -199,14 +205,14 @@ std::optional<ArgsWithNames> ArgsNames(std::string_view text) {
     do {
       std::string_view key;
       if (!c.Str(&key) || !c.Eat(':')) return std::nullopt;
-      if (EqualsIgnoreCase(key, "Pod")) {
+      if (KeyIs(key, "Pod")) {
         if (!c.Peek('{')) return std::nullopt;
         const char* start = c.pos();
         if (!c.SkipValue()) return std::nullopt;
         out.pod_json = std::string_view(start, c.pos() - start);
-      } else if (EqualsIgnoreCase(key, "NodeNames")) {
+      } else if (KeyIs(key, "NodeNames")) {
         if (!NameList(c, &out.node_names)) return std::nullopt;
-      } else if (EqualsIgnoreCase(key, "Nodes")) {
+      } else if (KeyIs(key, "Nodes")) {
         if (!c.Null()) return std::nullopt;
       } else {
         return std::nullopt;

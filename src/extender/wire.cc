@@ -2,6 +2,7 @@
 // does (field names in any case, null for empty).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "api/codec.h"
@@ -340,6 +341,15 @@ struct FilterResultSax final : SaxBase {
 void AppendQuoted(std::string_view s, std::string* out) {
   static constexpr char kHex[] = "0123456789abcdef";
   out->push_back('"');
+  // Names rarely need escapes: such a string goes in with one append, not a byte at a time.
+  const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+    return c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20;
+  });
+  if (plain) {
+    out->append(s);
+    out->push_back('"');
+    return;
+  }
   for (char c : s) {
     const auto u = static_cast<unsigned char>(c);
     if (c == '"' || c == '\\') {
