@@ -14,33 +14,25 @@ std::string UidOf(const Pod& pod) {
   return pod.metadata.uid.empty() ? pod.Key() : pod.metadata.uid;
 }
 
-bool SameKeys(const std::unordered_map<std::string, int>& a,
-              const std::unordered_map<std::string, int>& b) {
-  if (a.size() != b.size()) return false;
-  for (const auto& [k, v] : a)
-    if (!b.count(k)) return false;
-  return true;
-}
-
 }  // namespace
 
-NodeInfo& Cache::NodeLocked(const std::string& name) {
-  auto& slot = nodes_[name];
-  if (!slot) slot = std::make_shared<NodeInfo>();
-  return *slot;
+Cache::NodeState& Cache::NodeLocked(const std::string& name) {
+  auto& state = nodes_[name];
+  if (!state.info) state.info = std::make_shared<NodeInfo>();
+  return state;
 }
 
 void Cache::MarkDirty(const std::string& name) {
   dirty_.insert(name);
   // Generations are unique across all NodeInfos of the cache (not just per node), so a plugin
   // that remembers (NodeInfo, generation) pairs can never mistake a new NodeInfo for an old one.
-  if (auto it = nodes_.find(name); it != nodes_.end())
-    SnapshotEditor::SetGeneration(*it->second, ++generation_);
+  if (auto it = nodes_.find(name); it != nodes_.end()) it->second.generation = ++generation_;
 }
 
 void Cache::UpdateImagesLocked(const Node* old_node, const Node* new_node) {
   // Only the holder counts change: they live in one table the snapshot copies, so other nodes
-  // holding the same images are not touched (a node joining stays O(its images)).
+  // holding the same images are not touched (a node joining stays O(its images)). The node's
+  // own image states are set when its new node is applied (ApplyChangesLocked).
   auto names_of = [](const Node* n) {
     std::unordered_set<std::string> names;  // a node counts once per image name
     if (n)
@@ -55,37 +47,27 @@ void Cache::UpdateImagesLocked(const Node* old_node, const Node* new_node) {
     ++image_holders_[n];
     images_changed_ = true;
   }
-  if (new_node) {
-    auto it = nodes_.find(new_node->metadata.name);
-    if (it != nodes_.end()) {
-      auto& states = SnapshotEditor::ImageStates(*it->second);
-      for (const auto& img : new_node->status.images)
-        for (const auto& n : img.names) states[n] = {img.size_bytes};
-    }
-  }
 }
 
 void Cache::AddNode(Ptr<Node> node) {
   std::lock_guard lock(mu_);
   const std::string name = node->metadata.name;
-  NodeInfo& ni = NodeLocked(name);
-  const Node* old = ni.node();
-  auto keep = ni.node_ptr();
-  ni.SetNode(node);
-  SnapshotEditor::ImageStates(ni).clear();
+  NodeState& state = NodeLocked(name);
+  const Ptr<Node> old = std::move(state.node);
+  state.node = node;
+  changes_.push_back({Change::Kind::kSetNode, state.info, node, nullptr});
   const std::string zone = NodeZoneKey(*node);
-  auto known = zone_of_.find(name);
-  if (known == zone_of_.end() || known->second != zone) {
+  if (!state.zone || state.zone->first != zone) {
     // A node that changes zone leaves its old zone and joins the end of the new one.
-    if (known != zone_of_.end()) LeaveZoneLocked(name);
-    auto& members = zone_nodes_[zone];
-    if (members.empty()) zone_order_.push_back(zone);  // a new zone goes last
-    members.push_back(name);
-    node_pos_[name] = std::prev(members.end());
-    zone_of_[name] = zone;
+    if (state.zone) LeaveZoneLocked(state);
+    auto [zit, inserted] = zone_nodes_.try_emplace(zone);
+    if (zit->second.empty()) zone_order_.push_back(zone);  // a new zone goes last
+    zit->second.push_back(&*nodes_.find(name));
+    state.zone = &*zit;
+    state.pos = std::prev(zit->second.end());
     ++node_count_;
   }
-  UpdateImagesLocked(old, node.get());
+  UpdateImagesLocked(old.get(), node.get());
   MarkDirty(name);
   nodes_changed_ = true;
 }
@@ -96,14 +78,16 @@ void Cache::RemoveNode(const Node& node) {
   std::lock_guard lock(mu_);
   auto it = nodes_.find(node.metadata.name);
   if (it == nodes_.end()) return;
-  UpdateImagesLocked(it->second->node(), nullptr);
+  NodeState& state = it->second;
+  UpdateImagesLocked(state.node.get(), nullptr);
+  if (state.zone) LeaveZoneLocked(state);
   // A NodeInfo with pods stays (without its node) until the pods are gone.
-  if (it->second->pods().empty()) {
+  if (state.pods == 0) {
     nodes_.erase(it);
   } else {
-    it->second->SetNode(nullptr);
+    state.node = nullptr;
+    changes_.push_back({Change::Kind::kSetNode, state.info, nullptr, nullptr});
   }
-  if (zone_of_.count(node.metadata.name)) LeaveZoneLocked(node.metadata.name);
   MarkDirty(node.metadata.name);
   nodes_changed_ = true;
 }
@@ -111,16 +95,21 @@ void Cache::RemoveNode(const Node& node) {
 void Cache::AddPodLocked(PodInfoPtr info) {
   const std::string node = info->pod->spec.node_name;
   const std::string uid = UidOf(*info->pod);
-  NodeLocked(node).AddPod(info);
+  NodeState& state = NodeLocked(node);
+  ++state.pods;
+  changes_.push_back({Change::Kind::kAddPod, state.info, nullptr, info});
   MarkDirty(node);
   pods_[uid] = PodState{std::move(info), false, false};
 }
 
-void Cache::RemovePodLocked(const Pod& pod, const std::string& node) {
+void Cache::RemovePodLocked(const PodInfoPtr& pod) {
+  const std::string& node = pod->pod->spec.node_name;
   auto it = nodes_.find(node);
   if (it != nodes_.end()) {
-    it->second->RemovePod(pod);
-    if (!it->second->node() && it->second->pods().empty()) nodes_.erase(it);
+    NodeState& state = it->second;
+    --state.pods;
+    changes_.push_back({Change::Kind::kRemovePod, state.info, nullptr, pod});
+    if (!state.node && state.pods == 0) nodes_.erase(it);
     MarkDirty(node);
   }
 }
@@ -130,8 +119,7 @@ void Cache::AddPod(Ptr<Pod> pod) {
   auto it = pods_.find(UidOf(*pod));
   if (it != pods_.end()) {
     // Confirmation of an assumed pod; it may have landed on another node.
-    const std::string old_node = it->second.info->pod->spec.node_name;
-    RemovePodLocked(*it->second.info->pod, old_node);
+    RemovePodLocked(it->second.info);
     pods_.erase(it);
   }
   AddPodLocked(PodInfo::Create(std::move(pod)));
@@ -141,7 +129,7 @@ void Cache::UpdatePod(const Ptr<Pod>& old_pod, Ptr<Pod> new_pod) {
   std::lock_guard lock(mu_);
   auto it = pods_.find(UidOf(*old_pod));
   if (it != pods_.end()) {
-    RemovePodLocked(*it->second.info->pod, it->second.info->pod->spec.node_name);
+    RemovePodLocked(it->second.info);
     pods_.erase(it);
   }
   AddPodLocked(PodInfo::Create(std::move(new_pod)));
@@ -151,7 +139,7 @@ void Cache::RemovePod(const Pod& pod) {
   std::lock_guard lock(mu_);
   auto it = pods_.find(UidOf(pod));
   if (it == pods_.end()) return;
-  RemovePodLocked(*it->second.info->pod, it->second.info->pod->spec.node_name);
+  RemovePodLocked(it->second.info);
   pods_.erase(it);
 }
 
@@ -171,7 +159,7 @@ VoidResult Cache::ForgetPod(const Pod& pod) {
   if (it == pods_.end()) return {};
   if (!it->second.assumed)
     return Error{fmt::format("pod {} wasn't assumed so cannot be forgotten", pod.Key())};
-  RemovePodLocked(*it->second.info->pod, it->second.info->pod->spec.node_name);
+  RemovePodLocked(it->second.info);
   pods_.erase(it);
   return {};
 }
@@ -188,37 +176,83 @@ bool Cache::IsAssumedPod(const Pod& pod) const {
   return it != pods_.end() && it->second.assumed;
 }
 
+bool Cache::ApplyChangesLocked() {
+  bool lists_changed = false;
+  for (const Change& c : changes_) {
+    NodeInfo& ni = *c.target;
+    const bool affinity = ni.pods_with_affinity().empty();
+    const bool anti_affinity = ni.pods_with_required_anti_affinity().empty();
+    const size_t claims = ni.pvc_ref_counts().size();
+    switch (c.kind) {
+      case Change::Kind::kSetNode:
+        ni.SetNode(c.node);
+        // A node that leaves keeps its image states until it comes back with new ones.
+        if (c.node) {
+          auto& states = SnapshotEditor::ImageStates(ni);
+          states.clear();
+          for (const auto& img : c.node->status.images)
+            for (const auto& name : img.names) states[name] = {img.size_bytes};
+        }
+        break;
+      case Change::Kind::kAddPod:
+        ni.AddPod(c.pod);
+        break;
+      case Change::Kind::kRemovePod:
+        ni.RemovePod(*c.pod->pod);
+        break;
+    }
+    // A pod adds or removes claim keys, never both: a changed count is a changed key set.
+    if (affinity != ni.pods_with_affinity().empty() ||
+        anti_affinity != ni.pods_with_required_anti_affinity().empty() ||
+        claims != ni.pvc_ref_counts().size())
+      lists_changed = true;
+  }
+  // Like dirty_ below: the initial load leaves a large buffer that later updates do not need.
+  if (changes_.capacity() > 4 * changes_.size() + 1024) {
+    changes_ = std::vector<Change>();
+  } else {
+    changes_.clear();
+  }
+  return lists_changed;
+}
+
 void Cache::UpdateSnapshot(Snapshot* snapshot) {
   std::lock_guard lock(mu_);
+  const bool refresh = ApplyChangesLocked();
+  auto& map = SnapshotEditor::Map(*snapshot);
+  bool rebuild = nodes_changed_;
+  if (snapshot != fed_ || snapshot->generation != fed_generation_) {
+    // Not the snapshot the last update wrote: fill it with every node.
+    map.clear();
+    for (auto& [name, state] : nodes_) {
+      SnapshotEditor::SetGeneration(*state.info, state.generation);
+      if (state.node) map.emplace(name, state.info);
+    }
+    dirty_.clear();
+    images_changed_ = true;
+    rebuild = true;
+  }
   if (images_changed_) {
     snapshot->image_num_nodes = image_holders_;
     images_changed_ = false;
   }
-  bool rebuild = nodes_changed_;
-  bool refresh = false;
   const int64_t from = snapshot->generation;
   snapshot->last_changed.clear();
-  auto& map = SnapshotEditor::Map(*snapshot);
   for (const auto& name : dirty_) {
     auto it = nodes_.find(name);
-    if (it == nodes_.end() || !it->second->node()) {
+    if (it == nodes_.end() || !it->second.node) {
       if (map.erase(name)) rebuild = true;
       continue;
     }
+    NodeState& state = it->second;
+    SnapshotEditor::SetGeneration(*state.info, state.generation);
     auto& slot = map[name];
-    if (!slot) {
-      slot = std::make_shared<NodeInfo>(*it->second);
+    if (slot != state.info) {
+      slot = state.info;
       rebuild = true;
       continue;
     }
     // The node list keeps pointing at `slot`; only the affinity and claim lists may change.
-    const NodeInfo& fresh = *it->second;
-    if (slot->pods_with_affinity().empty() != fresh.pods_with_affinity().empty() ||
-        slot->pods_with_required_anti_affinity().empty() !=
-            fresh.pods_with_required_anti_affinity().empty() ||
-        !SameKeys(slot->pvc_ref_counts(), fresh.pvc_ref_counts()))
-      refresh = true;
-    *slot = fresh;
     snapshot->last_changed.push_back(slot.get());
   }
   // clear() keeps the bucket array, which the initial load sized to the whole cluster: clearing
@@ -232,10 +266,7 @@ void Cache::UpdateSnapshot(Snapshot* snapshot) {
     std::vector<const Node*> nodes;
     nodes.reserve(node_count_);
     for (const auto& zone : zone_order_) {
-      for (const auto& name : zone_nodes_[zone]) {
-        auto it = nodes_.find(name);
-        if (it != nodes_.end() && it->second->node()) nodes.push_back(it->second->node());
-      }
+      for (const NodeEntry* entry : zone_nodes_[zone]) nodes.push_back(entry->second.node.get());
     }
     SnapshotEditor::RebuildLists(*snapshot, ZoneInterleavedOrder(nodes));
     nodes_changed_ = false;
@@ -244,6 +275,8 @@ void Cache::UpdateSnapshot(Snapshot* snapshot) {
   }
   snapshot->last_changed_from = rebuild ? -1 : from;
   ++snapshot->generation;
+  fed_ = snapshot;
+  fed_generation_ = snapshot->generation;
 }
 
 size_t Cache::NodeCount() const {
@@ -251,17 +284,16 @@ size_t Cache::NodeCount() const {
   return node_count_;
 }
 
-void Cache::LeaveZoneLocked(const std::string& name) {
-  auto z = zone_of_.find(name);
-  auto& members = zone_nodes_[z->second];
-  members.erase(node_pos_[name]);
-  node_pos_.erase(name);
-  if (members.empty()) {
+void Cache::LeaveZoneLocked(NodeState& state) {
+  ZoneEntry* zone = state.zone;
+  zone->second.erase(state.pos);
+  state.zone = nullptr;
+  if (zone->second.empty()) {
     // An emptied zone loses its place; it goes last if it comes back.
-    std::erase(zone_order_, z->second);
-    zone_nodes_.erase(z->second);
+    const std::string key = zone->first;  // erase() must not see the key it frees
+    std::erase(zone_order_, key);
+    zone_nodes_.erase(key);
   }
-  zone_of_.erase(z);
   --node_count_;
 }
 

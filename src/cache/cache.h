@@ -2,10 +2,16 @@
 // are assumed (placed by a scheduling cycle, binding still in flight).
 //
 // Fed by cluster events (node/pod add, update, delete) and by the scheduling cycle (Assume,
-// Forget, FinishBinding). UpdateSnapshot copies only the NodeInfos that changed since the last
-// call into the cycle's Snapshot, so a cycle costs O(changes), not O(nodes). Thread-safe.
+// Forget, FinishBinding). Thread-safe: events and binding threads call in while a cycle runs.
+//
+// There is one NodeInfo per node, shared with the Snapshot the cache feeds: a change is logged
+// when it happens and applied to the NodeInfo by the next UpdateSnapshot, which the scheduling
+// thread calls between cycles, so a cycle never sees a NodeInfo change under it and no node is
+// kept twice (a second, live copy of every NodeInfo was the largest per-node cost at 100,000
+// nodes). An update costs O(changes since the last one), not O(nodes).
 #pragma once
 
+#include <cstdint>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -38,8 +44,11 @@ class Cache {
   void FinishBinding(const Pod& pod);
   bool IsAssumedPod(const Pod& pod) const;
 
-  // Brings `snapshot` up to date. The snapshot's NodeInfo objects keep their addresses across
-  // updates (they are overwritten in place), so lists built from them stay valid.
+  // Brings `snapshot` up to date: applies the changes logged since the last update to the
+  // NodeInfos. The cache feeds one snapshot at a time (the scheduler's); a different snapshot
+  // than the last one is filled from scratch, sharing the same NodeInfos. NodeInfos keep their
+  // addresses across updates (they are changed in place), so lists built from them stay valid.
+  // Called by the scheduling thread between cycles: it writes the NodeInfos cycles read.
   void UpdateSnapshot(Snapshot* snapshot);
 
   size_t NodeCount() const;
@@ -51,29 +60,56 @@ class Cache {
     bool assumed = false;
     bool binding_finished = false;
   };
-  NodeInfo& NodeLocked(const std::string& name);
+  struct NodeState;
+  using NodeEntry = std::pair<const std::string, NodeState>;
+  // Nodes of one zone in the order they joined it; the entries are nodes_'s, which stay put.
+  using ZoneMembers = std::list<NodeEntry*>;
+  using ZoneEntry = std::pair<const std::string, ZoneMembers>;
+  struct NodeState {
+    // Shared with the snapshot; written only by UpdateSnapshot (see the class comment).
+    NodeInfoPtr info;
+    Ptr<Node> node;          // the current node; null while only pods keep the entry
+    size_t pods = 0;         // pods placed on the node, bound or assumed
+    int64_t generation = 0;  // what `info` gets at the next update
+    // The node's zone while it has a node (zone_nodes_'s entry) and its place there.
+    ZoneEntry* zone = nullptr;
+    ZoneMembers::iterator pos;
+  };
+  // A change to a NodeInfo, applied at the next UpdateSnapshot in the order it happened.
+  struct Change {
+    enum class Kind : uint8_t { kSetNode, kAddPod, kRemovePod };
+    Kind kind;
+    NodeInfoPtr target;
+    Ptr<Node> node;  // kSetNode
+    PodInfoPtr pod;  // kAddPod, kRemovePod
+  };
+
+  NodeState& NodeLocked(const std::string& name);
   void MarkDirty(const std::string& name);
   void AddPodLocked(PodInfoPtr info);
-  void RemovePodLocked(const Pod& pod, const std::string& node);
+  void RemovePodLocked(const PodInfoPtr& pod);
   void UpdateImagesLocked(const Node* old_node, const Node* new_node);
-  void LeaveZoneLocked(const std::string& name);
+  void LeaveZoneLocked(NodeState& state);
+  // Applies `changes_`; true if one may have changed the snapshot's affinity or claim lists.
+  bool ApplyChangesLocked();
 
   mutable std::mutex mu_;
-  std::unordered_map<std::string, NodeInfoPtr> nodes_;
-  // Node names grouped by zone, zones in the order they appeared (a zone keeps its place while
-  // it has nodes), nodes of a zone in the order they joined it: the node tree's input. Lists
-  // and positions make a join or leave O(1) (the zone list is short).
+  std::unordered_map<std::string, NodeState> nodes_;
+  // Zones in the order they appeared (a zone keeps its place while it has nodes) with their
+  // nodes: the node tree's input. A join or leave is O(1) (the zone list is short).
   std::vector<std::string> zone_order_;
-  std::unordered_map<std::string, std::list<std::string>> zone_nodes_;
-  std::unordered_map<std::string, std::list<std::string>::iterator> node_pos_;
-  std::unordered_map<std::string, std::string> zone_of_;  // node -> zone key
+  std::unordered_map<std::string, ZoneMembers> zone_nodes_;
   size_t node_count_ = 0;
   std::unordered_map<std::string, PodState> pods_;  // by UID
+  std::vector<Change> changes_;
   std::unordered_set<std::string> dirty_;
   int64_t generation_ = 0;                              // last generation given to a NodeInfo
   std::unordered_map<std::string, int> image_holders_;  // image name -> nodes reporting it
   bool images_changed_ = true;
   bool nodes_changed_ = true;
+  // The snapshot the last update wrote and the generation it left: another one starts over.
+  const Snapshot* fed_ = nullptr;
+  int64_t fed_generation_ = -1;
 };
 
 }  // namespace berth

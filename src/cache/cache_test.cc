@@ -3,6 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -442,6 +446,200 @@ TEST(CacheDeltaTest, GenerationsAreUniqueAcrossNodes) {
   cache.AddPod(P("p2", "b"));
   cache.UpdateSnapshot(&snap);
   EXPECT_GT(snap.Get("b")->generation(), a_before);
+}
+
+TEST_F(CacheTest, ChangesReachTheSnapshotOnlyAtTheNextUpdate) {
+  cache_.AddNode(N("n1"));
+  cache_.AddPod(P("a", "n1"));
+  Update();
+  const NodeInfo* n1 = Get("n1");
+  const int64_t gen = n1->generation();
+  // Events arrive while a cycle reads the snapshot: its NodeInfos must not move under it.
+  cache_.AddPod(P("b", "n1"));
+  cache_.RemovePod(*P("a", "n1"));
+  cache_.UpdateNode(MakeNode().Name("n1").Capacity({{"cpu", "8"}}).Obj());
+  EXPECT_THAT(PodNames(*n1), ElementsAre("a"));
+  EXPECT_EQ(n1->allocatable().milli_cpu, 4000);
+  EXPECT_EQ(n1->generation(), gen);
+  Update();
+  EXPECT_EQ(Get("n1"), n1);
+  EXPECT_THAT(PodNames(*n1), ElementsAre("b"));
+  EXPECT_EQ(n1->allocatable().milli_cpu, 8000);
+  EXPECT_GT(n1->generation(), gen);
+}
+
+TEST_F(CacheTest, ANodeRemovedWithPodsComesBackWithThem) {
+  cache_.AddNode(N("n1"));
+  cache_.AddNode(N("n2"));
+  cache_.AddPod(P("a", "n1", "2"));
+  Update();
+  cache_.RemoveNode(*N("n1"));
+  Update();
+  EXPECT_EQ(Get("n1"), nullptr);
+  EXPECT_THAT(Order(snapshot_), ElementsAre("n2"));
+  cache_.AddPod(P("b", "n1", "1"));
+  cache_.AddNode(N("n1"));
+  Update();
+  ASSERT_NE(Get("n1"), nullptr);
+  EXPECT_THAT(PodNames(*Get("n1")), ElementsAre("a", "b"));
+  EXPECT_EQ(Get("n1")->requested().milli_cpu, 3000);
+  EXPECT_THAT(Order(snapshot_), ElementsAre("n2", "n1"));
+}
+
+TEST_F(CacheTest, AnotherSnapshotIsFilledFromScratch) {
+  cache_.AddNode(N("n1"));
+  cache_.AddNode(N("n2", "B"));
+  cache_.AddPod(P("a", "n2"));
+  Update();
+  cache_.AddPod(P("b", "n1"));
+  Snapshot other;
+  cache_.UpdateSnapshot(&other);
+  EXPECT_THAT(Order(other), ElementsAre("n1", "n2"));
+  EXPECT_THAT(PodNames(*other.Get("n1")), ElementsAre("b"));
+  EXPECT_THAT(PodNames(*other.Get("n2")), ElementsAre("a"));
+  EXPECT_EQ(other.last_changed_from, -1);
+  // The first snapshot starts over too when it is fed again.
+  Update();
+  EXPECT_THAT(PodNames(*Get("n1")), ElementsAre("b"));
+  EXPECT_EQ(snapshot_.last_changed_from, -1);
+}
+
+// The snapshot the cache maintains incrementally must equal one built from scratch out of the
+// same nodes and pods, whatever the order of events and updates.
+TEST(CacheRandomTest, IncrementalSnapshotEqualsOneBuiltFromScratch) {
+  std::mt19937 rng(7);
+  Cache cache;
+  Snapshot snap;
+  std::map<std::string, std::shared_ptr<const Node>> nodes;
+  std::map<std::string, std::shared_ptr<const Pod>> pods;  // by name; all bound or assumed
+  std::set<std::string> assumed;
+  int next_pod = 0;
+  auto make_node = [&](const std::string& name) {
+    auto b = MakeNode().Name(name).Capacity(
+        {{"cpu", std::to_string(1 + rng() % 8).c_str()}, {"memory", "8Gi"}});
+    if (rng() % 3) b.Label(kZone, "z" + std::to_string(rng() % 3));
+    if (rng() % 2) b.Image({"img" + std::to_string(rng() % 4)}, 1000 * (1 + rng() % 5));
+    return b.Obj();
+  };
+  auto make_pod = [&](const std::string& name, const std::string& node) {
+    auto b = MakePod().Name(name).Node(node).Req({{"cpu", rng() % 2 ? "100m" : "1"}});
+    if (rng() % 4 == 0) b.Affinity(PreferredAffinity());
+    if (rng() % 5 == 0) b.Affinity(RequiredAntiAffinity());
+    if (rng() % 4 == 0) b.PVC("claim" + std::to_string(rng() % 3));
+    if (rng() % 4 == 0) b.HostPort(8000 + static_cast<int32_t>(rng() % 3));
+    return b.Obj();
+  };
+  auto any_of = [&](auto& m) {
+    auto it = m.begin();
+    std::advance(it, static_cast<long>(rng() % m.size()));
+    return it;
+  };
+  std::set<int64_t> seen_generations;
+  for (int step = 0; step < 3000; ++step) {
+    const std::string node_name = "n" + std::to_string(rng() % 12);
+    switch (rng() % 8) {
+      case 0:
+      case 1: {
+        auto n = make_node(node_name);
+        nodes[node_name] = n;
+        cache.AddNode(n);
+        break;
+      }
+      case 2:
+        if (auto it = nodes.find(node_name); it != nodes.end()) {
+          cache.RemoveNode(*it->second);
+          nodes.erase(it);
+        }
+        break;
+      case 3:
+      case 4: {
+        const std::string name = "p" + std::to_string(next_pod++);
+        auto p = make_pod(name, node_name);
+        pods[name] = p;
+        if (rng() % 2) {
+          ASSERT_TRUE(cache.AssumePod(PodInfo::Create(p)).ok());
+          assumed.insert(name);
+        } else {
+          cache.AddPod(p);
+        }
+        break;
+      }
+      case 5:
+        if (!pods.empty()) {
+          auto it = any_of(pods);
+          if (assumed.count(it->first)) {
+            ASSERT_TRUE(cache.ForgetPod(*it->second).ok());
+            assumed.erase(it->first);
+          } else {
+            cache.RemovePod(*it->second);
+          }
+          pods.erase(it);
+        }
+        break;
+      case 6:
+        if (!pods.empty()) {
+          // Confirmed by the informer, possibly on another node than assumed.
+          auto it = any_of(pods);
+          auto moved = make_pod(it->first, node_name);
+          cache.AddPod(moved);
+          it->second = moved;
+          assumed.erase(it->first);
+        }
+        break;
+      default: {
+        cache.UpdateSnapshot(&snap);
+        std::vector<std::shared_ptr<const Node>> node_list;
+        for (const auto& [name, n] : nodes) node_list.push_back(n);
+        std::vector<std::shared_ptr<const Pod>> pod_list;
+        for (const auto& [name, p] : pods) pod_list.push_back(p);
+        const Snapshot want = Snapshot::Build(node_list, pod_list);
+        ASSERT_EQ(snap.size(), want.size()) << "step " << step;
+        EXPECT_EQ(snap.image_num_nodes, want.image_num_nodes) << "step " << step;
+        auto as_set = [](const std::vector<std::string>& v) {
+          return std::set<std::string>(v.begin(), v.end());
+        };
+        ASSERT_EQ(as_set(Order(snap)), as_set(Order(want))) << "step " << step;
+        EXPECT_EQ(as_set(Order(snap.have_pods_with_affinity())),
+                  as_set(Order(want.have_pods_with_affinity())))
+            << "step " << step;
+        EXPECT_EQ(as_set(Order(snap.have_pods_with_required_anti_affinity())),
+                  as_set(Order(want.have_pods_with_required_anti_affinity())))
+            << "step " << step;
+        for (const NodeInfo* w : want.nodes()) {
+          const NodeInfo* g = snap.Get(w->name());
+          ASSERT_NE(g, nullptr) << w->name() << " step " << step;
+          EXPECT_EQ(g->node(), w->node()) << w->name() << " step " << step;
+          auto sorted = [](const NodeInfo& ni) {
+            auto names = PodNames(ni);
+            std::sort(names.begin(), names.end());
+            return names;
+          };
+          EXPECT_EQ(sorted(*g), sorted(*w)) << w->name() << " step " << step;
+          EXPECT_EQ(g->requested(), w->requested()) << w->name() << " step " << step;
+          EXPECT_EQ(g->non_zero_requested(), w->non_zero_requested()) << w->name();
+          EXPECT_EQ(g->allocatable(), w->allocatable()) << w->name();
+          EXPECT_EQ(g->pods_with_affinity().size(), w->pods_with_affinity().size()) << w->name();
+          EXPECT_EQ(g->pods_with_required_anti_affinity().size(),
+                    w->pods_with_required_anti_affinity().size())
+              << w->name();
+          EXPECT_EQ(g->pvc_ref_counts(), w->pvc_ref_counts()) << w->name() << " step " << step;
+          EXPECT_EQ(g->used_ports().size(), w->used_ports().size()) << w->name();
+          std::map<std::string, int64_t> gi, wi;
+          for (const auto& [k, v] : g->image_states()) gi[k] = v.size;
+          for (const auto& [k, v] : w->image_states()) wi[k] = v.size;
+          EXPECT_EQ(gi, wi) << w->name() << " step " << step;
+        }
+        for (const char* claim : {"default/claim0", "default/claim1", "default/claim2"})
+          EXPECT_EQ(snap.IsPVCUsedByPods(claim), want.IsPVCUsedByPods(claim)) << step;
+        // A node changed by this update carries a generation no NodeInfo had before.
+        for (const NodeInfo* changed : snap.last_changed)
+          EXPECT_TRUE(seen_generations.insert(changed->generation()).second) << step;
+        for (const NodeInfo* ni : snap.nodes()) seen_generations.insert(ni->generation());
+        if (::testing::Test::HasFailure()) return;
+        break;
+      }
+    }
+  }
 }
 
 }  // namespace
