@@ -55,7 +55,7 @@ void Cache::AddNode(Ptr<Node> node) {
   NodeState& state = NodeLocked(name);
   const Ptr<Node> old = std::move(state.node);
   state.node = node;
-  changes_.push_back({Change::Kind::kSetNode, state.info, node, nullptr});
+  RecordLocked(state, {Change::Kind::kSetNode, state.info, node, nullptr});
   const std::string zone = NodeZoneKey(*node);
   if (!state.zone || state.zone->first != zone) {
     // A node that changes zone leaves its old zone and joins the end of the new one.
@@ -86,7 +86,7 @@ void Cache::RemoveNode(const Node& node) {
     nodes_.erase(it);
   } else {
     state.node = nullptr;
-    changes_.push_back({Change::Kind::kSetNode, state.info, nullptr, nullptr});
+    RecordLocked(state, {Change::Kind::kSetNode, state.info, nullptr, nullptr});
   }
   MarkDirty(node.metadata.name);
   nodes_changed_ = true;
@@ -97,7 +97,7 @@ void Cache::AddPodLocked(PodInfoPtr info) {
   const std::string uid = UidOf(*info->pod);
   NodeState& state = NodeLocked(node);
   ++state.pods;
-  changes_.push_back({Change::Kind::kAddPod, state.info, nullptr, info});
+  RecordLocked(state, {Change::Kind::kAddPod, state.info, nullptr, info});
   MarkDirty(node);
   pods_[uid] = PodState{std::move(info), false, false};
 }
@@ -108,7 +108,7 @@ void Cache::RemovePodLocked(const PodInfoPtr& pod) {
   if (it != nodes_.end()) {
     NodeState& state = it->second;
     --state.pods;
-    changes_.push_back({Change::Kind::kRemovePod, state.info, nullptr, pod});
+    RecordLocked(state, {Change::Kind::kRemovePod, state.info, nullptr, pod});
     if (!state.node && state.pods == 0) nodes_.erase(it);
     MarkDirty(node);
   }
@@ -176,44 +176,121 @@ bool Cache::IsAssumedPod(const Pod& pod) const {
   return it != pods_.end() && it->second.assumed;
 }
 
+void Cache::RecordLocked(NodeState& state, Change change) {
+  if (state.published) {
+    changes_.push_back(std::move(change));
+  } else {
+    // The initial load: no log of every node and pod to keep until the first update.
+    Apply(change);
+  }
+}
+
+bool Cache::Apply(const Change& c) {
+  NodeInfo& ni = *c.target;
+  const bool affinity = ni.pods_with_affinity().empty();
+  const bool anti_affinity = ni.pods_with_required_anti_affinity().empty();
+  const size_t claims = ni.pvc_ref_counts().size();
+  switch (c.kind) {
+    case Change::Kind::kSetNode:
+      ni.SetNode(c.node);
+      // A node that leaves keeps its image states until it comes back with new ones.
+      if (c.node) {
+        auto& states = SnapshotEditor::ImageStates(ni);
+        states.clear();
+        for (const auto& img : c.node->status.images)
+          for (const auto& name : img.names) states[name] = {img.size_bytes};
+      }
+      break;
+    case Change::Kind::kAddPod:
+      ni.AddPod(c.pod);
+      break;
+    case Change::Kind::kRemovePod:
+      ni.RemovePod(*c.pod->pod);
+      break;
+  }
+  // A pod adds or removes claim keys, never both: a changed count is a changed key set.
+  return affinity != ni.pods_with_affinity().empty() ||
+         anti_affinity != ni.pods_with_required_anti_affinity().empty() ||
+         claims != ni.pvc_ref_counts().size();
+}
+
 bool Cache::ApplyChangesLocked() {
   bool lists_changed = false;
-  for (const Change& c : changes_) {
-    NodeInfo& ni = *c.target;
-    const bool affinity = ni.pods_with_affinity().empty();
-    const bool anti_affinity = ni.pods_with_required_anti_affinity().empty();
-    const size_t claims = ni.pvc_ref_counts().size();
-    switch (c.kind) {
-      case Change::Kind::kSetNode:
-        ni.SetNode(c.node);
-        // A node that leaves keeps its image states until it comes back with new ones.
-        if (c.node) {
-          auto& states = SnapshotEditor::ImageStates(ni);
-          states.clear();
-          for (const auto& img : c.node->status.images)
-            for (const auto& name : img.names) states[name] = {img.size_bytes};
-        }
-        break;
-      case Change::Kind::kAddPod:
-        ni.AddPod(c.pod);
-        break;
-      case Change::Kind::kRemovePod:
-        ni.RemovePod(*c.pod->pod);
-        break;
-    }
-    // A pod adds or removes claim keys, never both: a changed count is a changed key set.
-    if (affinity != ni.pods_with_affinity().empty() ||
-        anti_affinity != ni.pods_with_required_anti_affinity().empty() ||
-        claims != ni.pvc_ref_counts().size())
-      lists_changed = true;
-  }
-  // Like dirty_ below: the initial load leaves a large buffer that later updates do not need.
+  for (const Change& c : changes_) lists_changed |= Apply(c);
+  // Like dirty_ below: a burst of events leaves a large buffer that later updates do not need.
   if (changes_.capacity() > 4 * changes_.size() + 1024) {
     changes_ = std::vector<Change>();
   } else {
     changes_.clear();
   }
   return lists_changed;
+}
+
+void Cache::IndexListsLocked(const Snapshot& snapshot) {
+  affinity_at_.clear();
+  anti_affinity_at_.clear();
+  claim_users_.clear();
+  claims_of_.clear();
+  const auto& list = snapshot.nodes();
+  for (uint32_t i = 0; i < list.size(); ++i) {
+    const NodeInfo* ni = list[i];
+    if (auto it = nodes_.find(ni->name()); it != nodes_.end()) it->second.position = i;
+    if (!ni->pods_with_affinity().empty()) affinity_at_.push_back(i);
+    if (!ni->pods_with_required_anti_affinity().empty()) anti_affinity_at_.push_back(i);
+    if (!ni->pvc_ref_counts().empty()) {
+      auto& keys = claims_of_[ni];
+      for (const auto& [key, count] : ni->pvc_ref_counts()) {
+        keys.push_back(key);
+        ++claim_users_[key];
+      }
+    }
+  }
+}
+
+namespace {
+
+// Puts `ni` into or out of a derived list kept in node order; `at` holds the list positions of
+// its entries.
+void Relist(std::vector<const NodeInfo*>& list, std::vector<uint32_t>& at, uint32_t position,
+            const NodeInfo* ni, bool want) {
+  auto it = std::lower_bound(at.begin(), at.end(), position);
+  const bool has = it != at.end() && *it == position;
+  if (want == has) return;
+  const auto offset = it - at.begin();
+  if (want) {
+    at.insert(it, position);
+    list.insert(list.begin() + offset, ni);
+  } else {
+    at.erase(it);
+    list.erase(list.begin() + offset);
+  }
+}
+
+}  // namespace
+
+void Cache::RelistLocked(Snapshot& snapshot, const NodeInfo& ni, uint32_t position) {
+  Relist(SnapshotEditor::WithAffinity(snapshot), affinity_at_, position, &ni,
+         !ni.pods_with_affinity().empty());
+  Relist(SnapshotEditor::WithRequiredAntiAffinity(snapshot), anti_affinity_at_, position, &ni,
+         !ni.pods_with_required_anti_affinity().empty());
+  auto counted = claims_of_.find(&ni);
+  if (counted == claims_of_.end() && ni.pvc_ref_counts().empty()) return;
+  auto& used = SnapshotEditor::UsedPVCs(snapshot);
+  if (counted != claims_of_.end()) {
+    for (const auto& key : counted->second) {
+      if (--claim_users_[key] == 0) {
+        claim_users_.erase(key);
+        used.erase(key);
+      }
+    }
+    claims_of_.erase(counted);
+  }
+  if (ni.pvc_ref_counts().empty()) return;
+  auto& keys = claims_of_[&ni];
+  for (const auto& [key, count] : ni.pvc_ref_counts()) {
+    keys.push_back(key);
+    if (claim_users_[key]++ == 0) used.insert(key);
+  }
 }
 
 void Cache::UpdateSnapshot(Snapshot* snapshot) {
@@ -226,7 +303,10 @@ void Cache::UpdateSnapshot(Snapshot* snapshot) {
     map.clear();
     for (auto& [name, state] : nodes_) {
       SnapshotEditor::SetGeneration(*state.info, state.generation);
-      if (state.node) map.emplace(name, state.info);
+      if (state.node) {
+        map.emplace(name, state.info);
+        state.published = true;
+      }
     }
     dirty_.clear();
     images_changed_ = true;
@@ -238,6 +318,7 @@ void Cache::UpdateSnapshot(Snapshot* snapshot) {
   }
   const int64_t from = snapshot->generation;
   snapshot->last_changed.clear();
+  std::vector<std::pair<const NodeInfo*, uint32_t>> relist;
   for (const auto& name : dirty_) {
     auto it = nodes_.find(name);
     if (it == nodes_.end() || !it->second.node) {
@@ -249,11 +330,13 @@ void Cache::UpdateSnapshot(Snapshot* snapshot) {
     auto& slot = map[name];
     if (slot != state.info) {
       slot = state.info;
+      state.published = true;
       rebuild = true;
       continue;
     }
     // The node list keeps pointing at `slot`; only the affinity and claim lists may change.
     snapshot->last_changed.push_back(slot.get());
+    if (refresh) relist.emplace_back(slot.get(), state.position);
   }
   // clear() keeps the bucket array, which the initial load sized to the whole cluster: clearing
   // it each cycle would cost O(cluster) (a memset of every bucket) for a handful of nodes.
@@ -269,9 +352,11 @@ void Cache::UpdateSnapshot(Snapshot* snapshot) {
       for (const NodeEntry* entry : zone_nodes_[zone]) nodes.push_back(entry->second.node.get());
     }
     SnapshotEditor::RebuildLists(*snapshot, ZoneInterleavedOrder(nodes));
+    IndexListsLocked(*snapshot);
     nodes_changed_ = false;
-  } else if (refresh) {
-    SnapshotEditor::RefreshDerivedLists(*snapshot);
+  } else {
+    // Only the changed nodes can enter or leave the derived lists: no walk over the cluster.
+    for (const auto& [ni, position] : relist) RelistLocked(*snapshot, *ni, position);
   }
   snapshot->last_changed_from = rebuild ? -1 : from;
   ++snapshot->generation;

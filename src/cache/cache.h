@@ -65,15 +65,19 @@ class Cache {
   // Nodes of one zone in the order they joined it; the entries are nodes_'s, which stay put.
   using ZoneMembers = std::list<NodeEntry*>;
   using ZoneEntry = std::pair<const std::string, ZoneMembers>;
+  static constexpr uint32_t kUnlisted = UINT32_MAX;
   struct NodeState {
-    // Shared with the snapshot; written only by UpdateSnapshot (see the class comment).
+    // Shared with the snapshot once published; from then on written only by UpdateSnapshot
+    // (see the class comment). Before that no cycle can see it, and changes apply at once.
     NodeInfoPtr info;
     Ptr<Node> node;          // the current node; null while only pods keep the entry
-    size_t pods = 0;         // pods placed on the node, bound or assumed
     int64_t generation = 0;  // what `info` gets at the next update
     // The node's zone while it has a node (zone_nodes_'s entry) and its place there.
     ZoneEntry* zone = nullptr;
     ZoneMembers::iterator pos;
+    uint32_t pods = 0;              // pods placed on the node, bound or assumed
+    uint32_t position = kUnlisted;  // index in the snapshot's node list (last rebuild)
+    bool published = false;         // ever put in a snapshot
   };
   // A change to a NodeInfo, applied at the next UpdateSnapshot in the order it happened.
   struct Change {
@@ -90,8 +94,17 @@ class Cache {
   void RemovePodLocked(const PodInfoPtr& pod);
   void UpdateImagesLocked(const Node* old_node, const Node* new_node);
   void LeaveZoneLocked(NodeState& state);
+  // Applies the change now if no snapshot has the NodeInfo yet, else logs it for the update.
+  void RecordLocked(NodeState& state, Change change);
+  // Applies one change; true if it may have changed the snapshot's affinity or claim lists.
+  static bool Apply(const Change& change);
   // Applies `changes_`; true if one may have changed the snapshot's affinity or claim lists.
   bool ApplyChangesLocked();
+  // After the snapshot's lists were rebuilt: list positions and what the derived lists hold.
+  void IndexListsLocked(const Snapshot& snapshot);
+  // Brings the snapshot's affinity and claim lists up to date for one changed, listed node
+  // without a walk over every node.
+  void RelistLocked(Snapshot& snapshot, const NodeInfo& ni, uint32_t position);
 
   mutable std::mutex mu_;
   std::unordered_map<std::string, NodeState> nodes_;
@@ -107,6 +120,12 @@ class Cache {
   std::unordered_map<std::string, int> image_holders_;  // image name -> nodes reporting it
   bool images_changed_ = true;
   bool nodes_changed_ = true;
+  // The list positions of the snapshot's have_pods_with_affinity() and
+  // have_pods_with_required_anti_affinity() entries (ascending, as the lists are in node order),
+  // and per claim the number of listed nodes using it, with the claims counted per node.
+  std::vector<uint32_t> affinity_at_, anti_affinity_at_;
+  std::unordered_map<std::string, int> claim_users_;
+  std::unordered_map<const NodeInfo*, std::vector<std::string>> claims_of_;
   // The snapshot the last update wrote and the generation it left: another one starts over.
   const Snapshot* fed_ = nullptr;
   int64_t fed_generation_ = -1;

@@ -525,7 +525,7 @@ TEST(CacheRandomTest, IncrementalSnapshotEqualsOneBuiltFromScratch) {
     auto b = MakePod().Name(name).Node(node).Req({{"cpu", rng() % 2 ? "100m" : "1"}});
     if (rng() % 4 == 0) b.Affinity(PreferredAffinity());
     if (rng() % 5 == 0) b.Affinity(RequiredAntiAffinity());
-    if (rng() % 4 == 0) b.PVC("claim" + std::to_string(rng() % 3));
+    if (rng() % 4 == 0) b.PVC("claim" + std::to_string(rng() % 60));
     if (rng() % 4 == 0) b.HostPort(8000 + static_cast<int32_t>(rng() % 3));
     return b.Obj();
   };
@@ -535,9 +535,14 @@ TEST(CacheRandomTest, IncrementalSnapshotEqualsOneBuiltFromScratch) {
     return it;
   };
   std::set<int64_t> seen_generations;
+  int incremental_updates = 0;
   for (int step = 0; step < 3000; ++step) {
     const std::string node_name = "n" + std::to_string(rng() % 12);
-    switch (rng() % 8) {
+    unsigned op = rng() % 8;
+    // The second half changes nodes rarely, so that most updates keep the node list and
+    // maintain the affinity and claim lists incrementally.
+    if (step >= 1500 && op <= 2 && rng() % 8 != 0) op = 3 + rng() % 4;
+    switch (op) {
       case 0:
       case 1: {
         auto n = make_node(node_name);
@@ -629,8 +634,20 @@ TEST(CacheRandomTest, IncrementalSnapshotEqualsOneBuiltFromScratch) {
           for (const auto& [k, v] : w->image_states()) wi[k] = v.size;
           EXPECT_EQ(gi, wi) << w->name() << " step " << step;
         }
-        for (const char* claim : {"default/claim0", "default/claim1", "default/claim2"})
-          EXPECT_EQ(snap.IsPVCUsedByPods(claim), want.IsPVCUsedByPods(claim)) << step;
+        // The derived lists are the node list filtered, in its order.
+        std::vector<const NodeInfo*> with_affinity, with_anti_affinity;
+        for (const NodeInfo* ni : snap.nodes()) {
+          if (!ni->pods_with_affinity().empty()) with_affinity.push_back(ni);
+          if (!ni->pods_with_required_anti_affinity().empty()) with_anti_affinity.push_back(ni);
+        }
+        EXPECT_EQ(snap.have_pods_with_affinity(), with_affinity) << "step " << step;
+        EXPECT_EQ(snap.have_pods_with_required_anti_affinity(), with_anti_affinity)
+            << "step " << step;
+        if (snap.last_changed_from >= 0) ++incremental_updates;
+        for (int c = 0; c < 60; ++c) {
+          const std::string claim = "default/claim" + std::to_string(c);
+          EXPECT_EQ(snap.IsPVCUsedByPods(claim), want.IsPVCUsedByPods(claim)) << claim << step;
+        }
         // A node changed by this update carries a generation no NodeInfo had before.
         for (const NodeInfo* changed : snap.last_changed)
           EXPECT_TRUE(seen_generations.insert(changed->generation()).second) << step;
@@ -640,6 +657,8 @@ TEST(CacheRandomTest, IncrementalSnapshotEqualsOneBuiltFromScratch) {
       }
     }
   }
+  // The incremental path (node list kept) was exercised, not only full rebuilds.
+  EXPECT_GT(incremental_updates, 50);
 }
 
 }  // namespace

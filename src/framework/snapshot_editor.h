@@ -5,6 +5,7 @@
 
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "berth/framework/node_info.h"
@@ -18,6 +19,13 @@ class SnapshotEditor {
     s.RebuildLists(order);
   }
   static void RefreshDerivedLists(Snapshot& s) { s.RefreshDerivedLists(); }
+  // The derived lists themselves, for a cache that keeps them up to date incrementally (they
+  // must stay equal to what RefreshDerivedLists computes: list order, no duplicates).
+  static std::vector<const NodeInfo*>& WithAffinity(Snapshot& s) { return s.with_affinity_; }
+  static std::vector<const NodeInfo*>& WithRequiredAntiAffinity(Snapshot& s) {
+    return s.with_required_anti_affinity_;
+  }
+  static std::unordered_set<std::string>& UsedPVCs(Snapshot& s) { return s.used_pvcs_; }
   static void SetGeneration(NodeInfo& n, int64_t g) { n.generation_ = g; }
   static std::unordered_map<std::string, ImageStateSummary>& ImageStates(NodeInfo& n) {
     return n.image_states_;
