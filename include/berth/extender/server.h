@@ -10,9 +10,9 @@
 //
 // Threads: handlers are called on the server's I/O threads, concurrently for different
 // connections, so they must be thread-safe. Each connection is served by one thread (dealt
-// round-robin): a handler that blocks delays the other connections of its thread. A handler that throws answers HTTP 500 with the
-// exception's message; a request body that does not decode answers 400 naming the field.
-// Endpoints besides the verbs: GET /healthz ("ok").
+// round-robin): a handler that blocks delays the other connections of its thread. A handler that
+// throws answers HTTP 500 with the exception's message; a request body that does not decode answers
+// 400 naming the field. Endpoints besides the verbs: GET /healthz ("ok").
 #pragma once
 
 #include <cstdint>

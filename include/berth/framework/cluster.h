@@ -15,7 +15,6 @@
 #pragma once
 
 #include <functional>
-
 #include <memory>
 #include <string>
 #include <string_view>

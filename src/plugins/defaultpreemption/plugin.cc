@@ -312,9 +312,8 @@ Status DefaultPreemption::PrepareCandidate(const Candidate& candidate, const Pod
     // preemption does), and preempts again if the room is still missing.
     VoidResult deleted = writer.DeletePod(
         victim, [&handle = handle_, preemptor_copy = preemptor](const Error& error) {
-          handle.LogError(kDefaultPreemptionName,
-                          fmt::format("preempting for pod {} failed: {}", preemptor_copy.Key(),
-                                      error.message));
+          handle.LogError(kDefaultPreemptionName, fmt::format("preempting for pod {} failed: {}",
+                                                              preemptor_copy.Key(), error.message));
           handle.Activate(preemptor_copy);
         });
     // A victim that vanished meanwhile is as good as evicted.

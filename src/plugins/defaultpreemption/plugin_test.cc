@@ -1075,8 +1075,7 @@ class QueuedDeletions final : public ClusterWriter {
   VoidResult BindVolume(const PersistentVolumeClaim& pvc, std::string_view pv) override {
     return base_.BindVolume(pvc, pv);
   }
-  VoidResult RequestProvisioning(const PersistentVolumeClaim& pvc,
-                                 std::string_view node) override {
+  VoidResult RequestProvisioning(const PersistentVolumeClaim& pvc, std::string_view node) override {
     return base_.RequestProvisioning(pvc, node);
   }
   std::vector<std::pair<std::string, std::function<void(const Error&)>>> queued;
