@@ -6,10 +6,10 @@
 #include <string>
 #include <utility>
 
+#include "berth/config/plugin_args.h"
 #include "config/in_tree_plugins.h"
 #include "config/load.h"
 #include "config/load_stages.h"
-#include "config/plugin_args.h"
 #include "config/plugin_args_codec.h"
 
 namespace berth::config {

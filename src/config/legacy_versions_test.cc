@@ -11,8 +11,8 @@
 #include <fstream>
 #include <map>
 
+#include "berth/config/plugin_args.h"
 #include "config/load.h"
-#include "config/plugin_args.h"
 #include "config/plugin_args_codec.h"
 #include "testing/config_helpers.h"
 

@@ -1,4 +1,4 @@
-#include "config/plugin_args.h"
+#include "berth/config/plugin_args.h"
 
 #include <nlohmann/json.hpp>
 

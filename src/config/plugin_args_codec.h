@@ -16,8 +16,8 @@
 #include <string_view>
 
 #include "berth/api/result.h"
+#include "berth/config/plugin_args.h"
 #include "berth/framework/registry.h"
-#include "config/plugin_args.h"
 
 namespace berth::config {
 

@@ -7,8 +7,8 @@
 
 #include <algorithm>
 
+#include "berth/config/plugin_args.h"
 #include "config/load.h"
-#include "config/plugin_args.h"
 #include "config/plugin_args_codec.h"
 #include "testing/config_helpers.h"
 

@@ -12,10 +12,10 @@
 #include <thread>
 
 #include "api/codec.h"
+#include "berth/config/plugin_args.h"
 #include "berth/extender/server.h"
 #include "berth/extender/v1.h"
 #include "config/load.h"
-#include "config/plugin_args.h"
 #include "extender/examples.h"
 #include "extender/http_extender.h"
 #include "extender/wire_internal.h"

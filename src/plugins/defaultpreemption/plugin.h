@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include "berth/config/plugin_args.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
-#include "config/plugin_args.h"
 #include "plugins/defaultpreemption/defaultpreemption.h"
 #include "plugins/defaultpreemption/preemption.h"
 

@@ -17,11 +17,11 @@
 #include <memory>
 #include <string_view>
 
+#include "berth/config/plugin_args.h"
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
 #include "berth/framework/registry.h"
-#include "config/plugin_args.h"
 #include "config/plugin_names.h"
 
 namespace berth {

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "berth/api/selectors.h"
+#include "berth/config/plugin_args.h"
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/plugin.h"
-#include "config/plugin_args.h"
 #include "config/plugin_args_codec.h"
 
 namespace berth {

@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
+#include "berth/config/plugin_args.h"
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
-#include "config/plugin_args.h"
 #include "config/plugin_args_codec.h"
 #include "plugins/noderesources/noderesources.h"
 #include "plugins/noderesources/resource_allocation.h"

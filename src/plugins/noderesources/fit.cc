@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "berth/api/resources.h"
+#include "berth/config/plugin_args.h"
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
-#include "config/plugin_args.h"
 #include "config/plugin_args_codec.h"
 #include "plugins/noderesources/noderesources.h"
 #include "plugins/noderesources/resource_allocation.h"

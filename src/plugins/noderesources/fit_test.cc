@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "berth/config/plugin_args.h"
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
 #include "berth/testing/fake_handle.h"
-#include "config/plugin_args.h"
 #include "plugins/noderesources/noderesources.h"
 #include "testing/builders.h"
 

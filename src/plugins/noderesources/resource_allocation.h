@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "berth/config/plugin_args.h"
 #include "berth/framework/node_info.h"
-#include "config/plugin_args.h"
 
 namespace berth::noderesources {
 

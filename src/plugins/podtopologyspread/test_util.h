@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "berth/api/objects.h"
+#include "berth/config/plugin_args.h"
 #include "berth/framework/node_info.h"
 #include "berth/testing/fake_handle.h"
-#include "config/plugin_args.h"
 #include "framework/in_memory_cluster.h"
 #include "plugins/podtopologyspread/podtopologyspread.h"
 #include "testing/builders.h"

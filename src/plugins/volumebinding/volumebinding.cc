@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "config/plugin_args.h"
+#include "berth/config/plugin_args.h"
 #include "config/plugin_args_codec.h"
 #include "plugins/volume_claims.h"
 

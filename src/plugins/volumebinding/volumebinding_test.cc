@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "berth/config/plugin_args.h"
 #include "berth/testing/fake_handle.h"
-#include "config/plugin_args.h"
 #include "framework/in_memory_cluster.h"
 #include "testing/builders.h"
 

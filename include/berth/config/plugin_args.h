@@ -1,5 +1,11 @@
 // Typed arguments of the in-tree plugins (the *Args kinds of kubescheduler.config.k8s.io/v1),
-// with kube-scheduler's defaults. Decoding and validation: plugin_args_codec.h.
+// with kube-scheduler's defaults: what a profile's pluginConfig decodes into. Part of the SDK so
+// that code outside Berth can read an in-tree plugin's configuration (a plugin that follows
+// NodeResourcesFit's scoring strategy, a custom scheduler that builds or checks a profile):
+// `dynamic_cast<const berth::config::NodeResourcesFitArgs*>(args)`. Values, not handles: read
+// them on any thread. Decoding, defaults and validation are Berth's (the berth binary, or
+// Berth::main when compiled in), as are the Encode definitions and these types' vtables; a
+// library loaded with --plugin-library resolves them from the berth binary.
 #pragma once
 
 #include <cstdint>
