@@ -299,6 +299,8 @@ Status DefaultPreemption::PrepareCandidate(const Candidate& candidate, const Pod
   // In the daemon a deletion is queued on the client's victim writers, which delete in parallel
   // off this thread (as upstream's asynchronous preemption); the in-memory twin deletes at once,
   // in this order, so that simulation stays deterministic.
+  // One copy of the preemptor for every victim's failure report (they may outlive this call).
+  auto preemptor_copy = std::make_shared<const Pod>(preemptor);
   for (const auto& v : candidate.victims.pods) {
     const Pod& victim = *v->pod;
     // Graceful deletion is already under way; another request changes nothing.
@@ -310,12 +312,12 @@ Status DefaultPreemption::PrepareCandidate(const Candidate& candidate, const Pod
     // A queued deletion that fails leaves the preemptor nominated but waiting for a deletion
     // event that will not come: it is tried again at once (as upstream's asynchronous
     // preemption does), and preempts again if the room is still missing.
-    VoidResult deleted = writer.DeletePod(
-        victim, [&handle = handle_, preemptor_copy = preemptor](const Error& error) {
-          handle.LogError(kDefaultPreemptionName, fmt::format("preempting for pod {} failed: {}",
-                                                              preemptor_copy.Key(), error.message));
-          handle.Activate(preemptor_copy);
-        });
+    VoidResult deleted = writer.DeletePod(victim, [&handle = handle_,
+                                                   preemptor_copy](const Error& error) {
+      handle.LogError(kDefaultPreemptionName, fmt::format("preempting for pod {} failed: {}",
+                                                          preemptor_copy->Key(), error.message));
+      handle.Activate(*preemptor_copy);
+    });
     // A victim that vanished meanwhile is as good as evicted.
     if (!deleted.ok() && deleted.error().code != ErrorCode::kNotFound)
       return Status::Error(deleted.error().message);
