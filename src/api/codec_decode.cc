@@ -505,7 +505,7 @@ Result<Object> DecodeKnown(const std::string& kind, const RawObject& raw, const 
     }
   }
   u.raw = raw;
-  return Object(std::move(u));
+  return Object(std::make_shared<const UnknownObject>(std::move(u)));
 }
 
 }  // namespace

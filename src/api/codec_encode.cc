@@ -540,8 +540,8 @@ nlohmann::json EncodeObject(const Object& obj) {
   return std::visit(
       [](const auto& o) -> json {
         using T = std::decay_t<decltype(o)>;
-        if constexpr (std::is_same_v<T, UnknownObject>) {
-          return o.raw ? *o.raw : json::object();
+        if constexpr (std::is_same_v<T, std::shared_ptr<const UnknownObject>>) {
+          return o && o->raw ? *o->raw : json::object();
         } else {
           using V = std::remove_const_t<typename T::element_type>;
           if (!o) return json::object();

@@ -258,7 +258,7 @@ metadata: {name: d}
   auto p2 = As<Pod>(objs[2]);
   ASSERT_NE(p2, nullptr);
   EXPECT_EQ(p2->Key(), "kube-system/p2");
-  auto* unknown = std::get_if<UnknownObject>(&objs[3]);
+  auto unknown = As<UnknownObject>(objs[3]);
   ASSERT_NE(unknown, nullptr);
   EXPECT_EQ(unknown->kind, "Deployment");
   EXPECT_EQ(unknown->api_version, "apps/v1");

@@ -195,10 +195,11 @@ bool Cache::Apply(const Change& c) {
       ni.SetNode(c.node);
       // A node that leaves keeps its image states until it comes back with new ones.
       if (c.node) {
-        auto& states = SnapshotEditor::ImageStates(ni);
-        states.clear();
+        std::vector<std::pair<std::string, ImageStateSummary>> states;
         for (const auto& img : c.node->status.images)
-          for (const auto& name : img.names) states[name] = {img.size_bytes};
+          for (const auto& name : img.names)
+            states.emplace_back(name, ImageStateSummary{img.size_bytes});
+        SnapshotEditor::ImageStates(ni).AssignUnsorted(std::move(states));
       }
       break;
     case Change::Kind::kAddPod:

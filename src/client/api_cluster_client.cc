@@ -38,7 +38,8 @@ void BackOff(std::chrono::milliseconds* wait) {
 EventObject ToEventObject(const Object& object) {
   return std::visit(
       [](const auto& o) -> EventObject {
-        if constexpr (std::is_same_v<std::decay_t<decltype(o)>, UnknownObject>) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(o)>,
+                                     std::shared_ptr<const UnknownObject>>) {
           return std::monostate{};
         } else {
           return o;

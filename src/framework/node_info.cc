@@ -283,12 +283,12 @@ Snapshot Snapshot::Build(const std::vector<std::shared_ptr<const Node>>& nodes,
     for (const auto& name : names) ++holders[name];
   }
   for (const auto& n : nodes) {
-    auto& states = SnapshotEditor::ImageStates(*s.map_[n->metadata.name]);
+    // Node image names are kept as reported; pods' images are normalized at lookup.
+    std::vector<std::pair<std::string, ImageStateSummary>> states;
     for (const auto& img : n->status.images)
-      for (const auto& name : img.names) {
-        // Node image names are kept as reported; pods' images are normalized at lookup.
-        states[name] = {img.size_bytes};
-      }
+      for (const auto& name : img.names)
+        states.emplace_back(name, ImageStateSummary{img.size_bytes});
+    SnapshotEditor::ImageStates(*s.map_[n->metadata.name]).AssignUnsorted(std::move(states));
   }
   s.image_num_nodes = std::move(holders);
   s.RebuildLists(ZoneInterleavedOrder(raw));

@@ -27,7 +27,7 @@ class SnapshotEditor {
   }
   static std::unordered_set<std::string>& UsedPVCs(Snapshot& s) { return s.used_pvcs_; }
   static void SetGeneration(NodeInfo& n, int64_t g) { n.generation_ = g; }
-  static std::unordered_map<std::string, ImageStateSummary>& ImageStates(NodeInfo& n) {
+  static FlatMap<std::string, ImageStateSummary>& ImageStates(NodeInfo& n) {
     return n.image_states_;
   }
 };

@@ -73,7 +73,7 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
     std::visit(
         [&](const auto& o) {
           using T = std::decay_t<decltype(o)>;
-          if constexpr (std::is_same_v<T, UnknownObject>) {
+          if constexpr (std::is_same_v<T, std::shared_ptr<const UnknownObject>>) {
           } else {
             if (o->metadata.creation_timestamp > latest) {
               latest = o->metadata.creation_timestamp;

@@ -15,12 +15,16 @@
 #include <string>
 #include <vector>
 
+#include "berth/api/boxed.h"
+#include "berth/api/flat_map.h"
 #include "berth/api/quantity.h"
 
 namespace berth {
 
-using Labels = std::map<std::string, std::string, std::less<>>;
-using ResourceList = std::map<std::string, Quantity, std::less<>>;
+// Flat sorted maps: see flat_map.h for how they differ from std::map (an insertion invalidates
+// references into the map).
+using Labels = FlatMap<std::string, std::string>;
+using ResourceList = FlatMap<std::string, Quantity>;
 // The document an object was decoded from; null for objects built in code.
 using RawObject = std::shared_ptr<const nlohmann::json>;
 
@@ -203,7 +207,7 @@ struct PodSpec {
   std::vector<Container> init_containers;
   ResourceList overhead;
   Labels node_selector;
-  std::optional<Affinity> affinity;
+  Boxed<Affinity> affinity;  // out of line: most pods have none
   std::vector<Toleration> tolerations;
   std::vector<TopologySpreadConstraint> topology_spread_constraints;
   std::vector<Volume> volumes;

@@ -15,6 +15,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "berth/api/flat_map.h"
 #include "berth/api/objects.h"
 #include "berth/api/resources.h"
 #include "berth/api/selectors.h"
@@ -103,11 +104,9 @@ class NodeInfo {
   const Resource& allocatable() const { return allocatable_; }
   const HostPortInfo& used_ports() const { return used_ports_; }
   // Image name as the node reports it -> state; look up with NormalizeImageName(pod image).
-  const std::unordered_map<std::string, ImageStateSummary>& image_states() const {
-    return image_states_;
-  }
+  const FlatMap<std::string, ImageStateSummary>& image_states() const { return image_states_; }
   // "namespace/claim" -> number of pods on this node using it.
-  const std::unordered_map<std::string, int>& pvc_ref_counts() const { return pvc_ref_counts_; }
+  const FlatMap<std::string, int>& pvc_ref_counts() const { return pvc_ref_counts_; }
 
   void AddPod(PodInfoPtr pod);
   // Removes the pod with the same UID (or namespace/name when UIDs are empty).
@@ -133,11 +132,11 @@ class NodeInfo {
   Resource requested_;
   Resource non_zero_requested_;
   Resource allocatable_;
-  std::unordered_map<std::string, ImageStateSummary> image_states_;
+  FlatMap<std::string, ImageStateSummary> image_states_;
   std::vector<PodInfoPtr> pods_with_affinity_;
   std::vector<PodInfoPtr> pods_with_required_anti_affinity_;
   HostPortInfo used_ports_;
-  std::unordered_map<std::string, int> pvc_ref_counts_;
+  FlatMap<std::string, int> pvc_ref_counts_;
   int64_t generation_ = 0;
 };
 
