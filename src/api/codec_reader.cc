@@ -215,14 +215,18 @@ std::vector<std::string> Reader::StrList(const json& v) {
   return out;
 }
 
+// Sized up front: a flat map grown one entry at a time keeps up to twice the room it needs,
+// for the lifetime of the object.
 Labels Reader::StrMap(const json& v) {
   Labels out;
+  if (v.is_object()) out.reserve(v.size());
   Entries(v, [&](const std::string& k, const json& e) { out.emplace(k, Str(e)); });
   return out;
 }
 
 ResourceList Reader::Resources(const json& v) {
   ResourceList out;
+  if (v.is_object()) out.reserve(v.size());
   Entries(v, [&](const std::string& k, const json& e) {
     Quantity q = Qty(e);
     // As kube-apiserver's validation: no resource list holds a negative amount.

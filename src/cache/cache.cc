@@ -120,7 +120,7 @@ void Cache::AddPod(Ptr<Pod> pod) {
   if (it != pods_.end()) {
     // Confirmation of an assumed pod; it may have landed on another node.
     RemovePodLocked(it->second.info);
-    pods_.erase(it);
+    ErasePodLocked(it);
   }
   AddPodLocked(PodInfo::Create(std::move(pod)));
 }
@@ -130,7 +130,7 @@ void Cache::UpdatePod(const Ptr<Pod>& old_pod, Ptr<Pod> new_pod) {
   auto it = pods_.find(UidOf(*old_pod));
   if (it != pods_.end()) {
     RemovePodLocked(it->second.info);
-    pods_.erase(it);
+    ErasePodLocked(it);
   }
   AddPodLocked(PodInfo::Create(std::move(new_pod)));
 }
@@ -140,7 +140,7 @@ void Cache::RemovePod(const Pod& pod) {
   auto it = pods_.find(UidOf(pod));
   if (it == pods_.end()) return;
   RemovePodLocked(it->second.info);
-  pods_.erase(it);
+  ErasePodLocked(it);
 }
 
 VoidResult Cache::AssumePod(PodInfoPtr pod) {
@@ -150,6 +150,7 @@ VoidResult Cache::AssumePod(PodInfoPtr pod) {
     return Error{fmt::format("pod {} is in the cache, so can't be assumed", pod->pod->Key())};
   AddPodLocked(std::move(pod));
   pods_[uid].assumed = true;
+  ++assumed_pods_;
   return {};
 }
 
@@ -160,7 +161,7 @@ VoidResult Cache::ForgetPod(const Pod& pod) {
   if (!it->second.assumed)
     return Error{fmt::format("pod {} wasn't assumed so cannot be forgotten", pod.Key())};
   RemovePodLocked(it->second.info);
-  pods_.erase(it);
+  ErasePodLocked(it);
   return {};
 }
 
@@ -381,6 +382,16 @@ void Cache::LeaveZoneLocked(NodeState& state) {
     zone_nodes_.erase(key);
   }
   --node_count_;
+}
+
+void Cache::ErasePodLocked(std::unordered_map<std::string, PodState>::iterator it) {
+  if (it->second.assumed) --assumed_pods_;
+  pods_.erase(it);
+}
+
+size_t Cache::AssumedPodCount() const {
+  std::lock_guard lock(mu_);
+  return assumed_pods_;
 }
 
 size_t Cache::PodCount() const {

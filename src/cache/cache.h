@@ -52,7 +52,11 @@ class Cache {
   void UpdateSnapshot(Snapshot* snapshot);
 
   size_t NodeCount() const;
+  // Pods in the cache, assumed ones included.
   size_t PodCount() const;
+  // Pods assumed and not yet confirmed by the pod's add event (scheduler_cache_size's
+  // "assumed_pods").
+  size_t AssumedPodCount() const;
 
  private:
   struct PodState {
@@ -94,6 +98,7 @@ class Cache {
   void RemovePodLocked(const PodInfoPtr& pod);
   void UpdateImagesLocked(const Node* old_node, const Node* new_node);
   void LeaveZoneLocked(NodeState& state);
+  void ErasePodLocked(std::unordered_map<std::string, PodState>::iterator it);
   // Applies the change now if no snapshot has the NodeInfo yet, else logs it for the update.
   void RecordLocked(NodeState& state, Change change);
   // Applies one change; true if it may have changed the snapshot's affinity or claim lists.
@@ -114,6 +119,7 @@ class Cache {
   std::unordered_map<std::string, ZoneMembers> zone_nodes_;
   size_t node_count_ = 0;
   std::unordered_map<std::string, PodState> pods_;  // by UID
+  size_t assumed_pods_ = 0;                         // entries of pods_ with `assumed`
   std::vector<Change> changes_;
   std::unordered_set<std::string> dirty_;
   int64_t generation_ = 0;                              // last generation given to a NodeInfo

@@ -121,6 +121,7 @@ TEST_F(CacheTest, AssumeForgetAndConfirm) {
   auto assumed = P("p", "n1", "2");
   ASSERT_TRUE(cache_.AssumePod(PodInfo::Create(assumed)).ok());
   EXPECT_TRUE(cache_.IsAssumedPod(*assumed));
+  EXPECT_EQ(cache_.AssumedPodCount(), 1u);
   Update();
   EXPECT_EQ(Get("n1")->requested().milli_cpu, 2000);
 
@@ -132,6 +133,7 @@ TEST_F(CacheTest, AssumeForgetAndConfirm) {
   ASSERT_TRUE(cache_.ForgetPod(*assumed).ok());
   EXPECT_FALSE(cache_.IsAssumedPod(*assumed));
   EXPECT_EQ(cache_.PodCount(), 0u);
+  EXPECT_EQ(cache_.AssumedPodCount(), 0u);
   Update();
   EXPECT_EQ(Get("n1")->requested().milli_cpu, 0);
   EXPECT_THAT(PodNames(*Get("n1")), IsEmpty());
@@ -140,9 +142,11 @@ TEST_F(CacheTest, AssumeForgetAndConfirm) {
   ASSERT_TRUE(cache_.AssumePod(PodInfo::Create(assumed)).ok());
   cache_.FinishBinding(*assumed);
   EXPECT_TRUE(cache_.IsAssumedPod(*assumed));
+  EXPECT_EQ(cache_.AssumedPodCount(), 1u);
   cache_.AddPod(P("p", "n1", "2"));
   EXPECT_FALSE(cache_.IsAssumedPod(*assumed));
   EXPECT_EQ(cache_.PodCount(), 1u);
+  EXPECT_EQ(cache_.AssumedPodCount(), 0u);  // confirmed
   Update();
   EXPECT_THAT(PodNames(*Get("n1")), ElementsAre("p"));
   EXPECT_EQ(Get("n1")->requested().milli_cpu, 2000);

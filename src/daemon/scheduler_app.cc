@@ -269,6 +269,7 @@ net::HttpResponse SchedulerApp::Impl::Endpoint(net::HttpRequest& req) {
     metrics.pending->Set({"gated"}, counts.gated);
     metrics.cache_size->Set({"nodes"}, scheduler->cache().NodeCount());
     metrics.cache_size->Set({"pods"}, scheduler->cache().PodCount());
+    metrics.cache_size->Set({"assumed_pods"}, scheduler->cache().AssumedPodCount());
     metrics.goroutines->Set({"binding"}, scheduler->binding_cycles_running());
     metrics.unschedulable_pods->Reset();
     for (const auto& c : scheduler->queue().UnschedulableByPlugin())

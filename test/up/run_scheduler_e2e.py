@@ -167,7 +167,9 @@ def check_endpoints_and_write_config(berth, up, tmp):
         for name in ["scheduler_schedule_attempts_total", "scheduler_pending_pods",
                      "scheduler_scheduling_attempt_duration_seconds_bucket",
                      "scheduler_pod_scheduling_sli_duration_seconds_bucket",
-                     "scheduler_pod_scheduling_attempts_bucket", "scheduler_cache_size",
+                     "scheduler_pod_scheduling_attempts_bucket",
+                     'scheduler_cache_size{type="nodes"}', 'scheduler_cache_size{type="pods"}',
+                     'scheduler_cache_size{type="assumed_pods"} 0',
                      'scheduler_goroutines{operation="binding"}',
                      'scheduler_framework_extension_point_duration_seconds_bucket{'
                      'extension_point="Bind",status="Success",profile="default-scheduler"',
