@@ -100,12 +100,11 @@ VoidResult AdmitPod(const ResourceInfo& r, Json& pod, bool is_create,
   if (!spec.contains("schedulerName") || spec["schedulerName"] == "") {
     spec["schedulerName"] = "default-scheduler";
   }
-  for (auto [field, value] : {std::pair<const char*, Json>{"restartPolicy", "Always"},
-                              {"dnsPolicy", "ClusterFirst"},
-                              {"terminationGracePeriodSeconds", 30},
-                              {"securityContext", Json::object()}}) {
-    if (!spec.contains(field)) spec[field] = value;
-  }
+  // Defaults set one by one: a table of Json values would build and copy each per create.
+  if (!spec.contains("restartPolicy")) spec["restartPolicy"] = "Always";
+  if (!spec.contains("dnsPolicy")) spec["dnsPolicy"] = "ClusterFirst";
+  if (!spec.contains("terminationGracePeriodSeconds")) spec["terminationGracePeriodSeconds"] = 30;
+  if (!spec.contains("securityContext")) spec["securityContext"] = Json::object();
   // Priority admission.
   std::string class_name = spec.value("priorityClassName", "");
   std::optional<Json> pc = lookup ? lookup(class_name) : std::nullopt;
@@ -136,15 +135,27 @@ VoidResult AdmitPod(const ResourceInfo& r, Json& pod, bool is_create,
   if (!status.is_object()) status = Json::object();
   if (!status.contains("phase")) status["phase"] = "Pending";
   bool any_request = false, guaranteed = true;
+  // Looked up in place: copies of each container's resources cost more than the rest of
+  // admission.
+  static const Json kEmpty = Json::object();
+  auto member = [](const Json& obj, const char* name) -> const Json& {
+    if (!obj.is_object()) return kEmpty;
+    auto it = obj.find(name);
+    return it == obj.end() ? kEmpty : *it;
+  };
   for (const auto& c : spec["containers"]) {
-    const Json res = c.value("resources", Json::object());
-    const Json req = res.value("requests", Json::object());
-    const Json lim = res.value("limits", Json::object());
+    const Json& res = member(c, "resources");
+    const Json& req = member(res, "requests");
+    const Json& lim = member(res, "limits");
     if (!req.empty() || !lim.empty()) any_request = true;
     for (const char* name : {"cpu", "memory"}) {
-      if (!lim.contains(name) || (req.contains(name) && req[name] != lim[name])) {
+      auto l = lim.is_object() ? lim.find(name) : lim.end();
+      if (l == lim.end()) {
         guaranteed = false;
+        continue;
       }
+      auto q = req.is_object() ? req.find(name) : req.end();
+      if (q != req.end() && *q != *l) guaranteed = false;
     }
   }
   status["qosClass"] = !any_request ? "BestEffort" : guaranteed ? "Guaranteed" : "Burstable";

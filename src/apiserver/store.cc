@@ -476,7 +476,9 @@ Result<StoredObject> Store::Create(const ResourceInfo& r, std::string_view ns, J
       return Error{fmt::format("namespaces \"{}\" not found", ns), ErrorCode::kNotFound};
     }
     const std::string key = ObjectKey(ns, name);
-    if (m.count(key) > 0) {
+    // One search of the (large) map serves the existence check and the insertion below.
+    auto at = m.lower_bound(key);
+    if (at != m.end() && at->first == key) {
       return Error{fmt::format("{} \"{}\" already exists", r.StorageName(), name),
                    ErrorCode::kAlreadyExists};
     }
@@ -496,7 +498,7 @@ Result<StoredObject> Store::Create(const ResourceInfo& r, std::string_view ns, J
     if (dry_run) return impl_->Seal(std::move(obj), impl_->revision);
     rv = ++impl_->revision;
     result = impl_->Seal(std::move(obj), rv);
-    m[key] = result;
+    m.emplace_hint(at, key, result);
     impl_->Publish(r, ns, key, WatchEventType::kAdded, result);
   }
   if (auto d = impl_->WaitDurable(rv); !d.ok()) return d.error();

@@ -59,8 +59,10 @@ std::optional<std::string> HttpRequest::Query(std::string_view name) const {
 }
 
 std::string HttpRequest::Header(std::string_view lower_name) const {
-  auto it = headers.find(std::string(lower_name));
-  return it == headers.end() ? std::string() : it->second;
+  for (auto it = headers.rbegin(); it != headers.rend(); ++it) {
+    if (it->first == lower_name) return it->second;
+  }
+  return std::string();
 }
 
 namespace {
@@ -170,11 +172,12 @@ HttpRequest ToRequest(http::request<http::string_body>&& req, std::string remote
       rest.remove_prefix(amp + 1);
     }
   }
+  r.headers.reserve(std::distance(req.begin(), req.end()));
   for (const auto& field : req) {
     std::string name(field.name_string());
     std::transform(name.begin(), name.end(), name.begin(),
                    [](unsigned char c) { return std::tolower(c); });
-    r.headers[name] = std::string(field.value());
+    r.headers.emplace_back(std::move(name), std::string(field.value()));
   }
   r.body = std::move(req.body());
   r.remote_address = std::move(remote);

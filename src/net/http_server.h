@@ -35,14 +35,15 @@ struct HttpRequest {
   std::string path;    // percent-decoded path without the query
   // Query parameters, percent-decoded ('+' is a space), in order.
   std::vector<std::pair<std::string, std::string>> query;
-  // Header names lower-cased.
-  std::map<std::string, std::string> headers;
+  // Header names lower-cased, in order received (a handful: a flat list is cheaper to build
+  // and search than a map).
+  std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   std::string remote_address;
 
   // The first value of a query parameter, or nullopt.
   std::optional<std::string> Query(std::string_view name) const;
-  // A header value by lower-case name, or "".
+  // A header value by lower-case name (the last, when repeated), or "".
   std::string Header(std::string_view lower_name) const;
 };
 
