@@ -1,6 +1,7 @@
 // berth_api_bench: throughput and latency of the embedded API server (not a test).
 //
 //   build/berth_api_bench [--pods N] [--clients C] [--watchers W] [--binds B]
+//       [--server-threads T]
 //
 // Starts the server of `berth up` in process (HTTPS, SQLite in a temporary directory), then:
 // pod creations from C concurrent keep-alive clients while W watchers follow the pods, and the
@@ -257,19 +258,21 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--server") return RunLoad(argc, argv);
   }
-  int pods = 20000, clients = 16, watchers = 10, binds = 2000;
+  int pods = 20000, clients = 16, watchers = 10, binds = 2000, server_threads = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--pods") pods = std::atoi(argv[i + 1]);
     if (a == "--clients") clients = std::atoi(argv[i + 1]);
     if (a == "--watchers") watchers = std::atoi(argv[i + 1]);
     if (a == "--binds") binds = std::atoi(argv[i + 1]);
+    if (a == "--server-threads") server_threads = std::atoi(argv[i + 1]);
   }
   auto dir = std::filesystem::temp_directory_path() / fmt::format("berth-api-bench-{}", getpid());
   std::filesystem::remove_all(dir);
   berth::apiserver::ServerOptions so;
   so.data_dir = dir.string();
   so.port = 0;
+  if (server_threads > 0) so.threads = server_threads;
   auto server = berth::apiserver::Server::Start(so);
   if (!server.ok()) {
     fmt::print(stderr, "{}\n", server.error().message);

@@ -363,6 +363,7 @@ struct Server::Impl {
   HttpResponse DeleteCollection(HttpRequest& req, const Target& t);
   HttpResponse Bind(HttpRequest& req, const Target& t, const Json& binding);
   HttpResponse SingleObject(HttpRequest& req, const Target& t, const StoredObject& so, int status);
+  HttpResponse AfterDurable(int64_t rv, HttpResponse r);
   Result<Json> DecodeBody(const HttpRequest& req, std::vector<std::string>* duplicates = nullptr);
   Result<Json> DecodeChecked(const HttpRequest& req, std::string_view group,
                              const std::string& kind, FieldValidation fv,
@@ -428,6 +429,18 @@ PriorityClassLookup Server::Impl::PriorityClasses() {
     }
     return std::nullopt;
   };
+}
+
+// `r`, sent once revision `rv` is durable (a storage failure is answered instead). The I/O
+// thread serves other requests meanwhile.
+HttpResponse Server::Impl::AfterDurable(int64_t rv, HttpResponse r) {
+  HttpResponse d;
+  d.deferred = [this, rv, r = std::move(r)](std::function<void(HttpResponse)> reply) mutable {
+    store->WhenDurable(rv, [r = std::move(r), reply = std::move(reply)](VoidResult ok) mutable {
+      reply(ok.ok() ? std::move(r) : ErrorResponse(ok.error()));
+    });
+  };
+  return d;
 }
 
 HttpResponse Server::Impl::SingleObject(HttpRequest& req, const Target& t, const StoredObject& so,
@@ -732,14 +745,18 @@ HttpResponse Server::Impl::CreateObject(HttpRequest& req, const Target& t, Json 
   if (res.group == "events.k8s.io") core_event = CoreEventFrom(obj);
   // `meta` lives in `obj`, which Create takes.
   const std::string name = meta.value("name", "");
-  auto created = store->Create(res, t.ns, std::move(obj), dry_run);
+  auto created = store->Create(res, t.ns, std::move(obj), dry_run, Durability::kLater);
   if (!created.ok()) return ErrorResponse(created.error(), res.plural, name);
-  if (core_event && !dry_run) {
+  if (dry_run) return JsonResponse(201, *created->text);
+  int64_t rv = created->rv;
+  if (core_event) {
     // kube-apiserver serves one event through both APIs; here the core/v1 view (what
     // `kubectl describe` and `kubectl get events` read) is written beside it.
-    (void)store->Create(*FindResource("", "v1", "events"), t.ns, std::move(*core_event), false);
+    auto core = store->Create(*FindResource("", "v1", "events"), t.ns, std::move(*core_event),
+                              false, Durability::kLater);
+    if (core.ok()) rv = core->rv;
   }
-  return JsonResponse(201, *created->text);
+  return AfterDurable(rv, JsonResponse(201, *created->text));
 }
 
 // Keeps the stored status when the main resource is written (status has its own subresource),
@@ -789,10 +806,10 @@ HttpResponse Server::Impl::Update(HttpRequest& req, const Target& t) {
         RecordUpdateManagedFields(current, next, managers);
         return next;
       },
-      false, req.Query("dryRun") == "All");
+      false, req.Query("dryRun") == "All", nullptr, Durability::kLater);
   if (!result.ok())
     return WithWarnings(ErrorResponse(result.error(), res.plural, t.name), warnings);
-  return WithWarnings(JsonResponse(200, *result->text), warnings);
+  return WithWarnings(AfterDurable(result->rv, JsonResponse(200, *result->text)), warnings);
 }
 
 HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
@@ -950,13 +967,14 @@ HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
         if (!apply) RecordUpdateManagedFields(current, next, managers);
         return next;
       },
-      apply, req.Query("dryRun") == "All", &created);
+      apply, req.Query("dryRun") == "All", &created, Durability::kLater);
   if (!result.ok() && !conflicts.empty()) {
     return WithWarnings(ApplyConflictResponse(result.error(), conflicts), warnings);
   }
   if (!result.ok())
     return WithWarnings(ErrorResponse(result.error(), res.plural, t.name), warnings);
-  return WithWarnings(JsonResponse(created ? 201 : 200, *result->text), warnings);
+  return WithWarnings(AfterDurable(result->rv, JsonResponse(created ? 201 : 200, *result->text)),
+                      warnings);
 }
 
 HttpResponse Server::Impl::Delete(HttpRequest& req, const Target& t) {
@@ -971,9 +989,10 @@ HttpResponse Server::Impl::Delete(HttpRequest& req, const Target& t) {
       uid = opts["preconditions"]["uid"].get<std::string>();
     }
   }
-  auto gone = store->Delete(*t.resource, t.ns, t.name, uid, req.Query("dryRun") == "All");
+  auto gone = store->Delete(*t.resource, t.ns, t.name, uid, req.Query("dryRun") == "All",
+                            Durability::kLater);
   if (!gone.ok()) return ErrorResponse(gone.error(), t.resource->plural, t.name);
-  return JsonResponse(200, *gone->text);
+  return AfterDurable(gone->rv, JsonResponse(200, *gone->text));
 }
 
 HttpResponse Server::Impl::DeleteCollection(HttpRequest& req, const Target& t) {
@@ -1051,14 +1070,14 @@ HttpResponse Server::Impl::Bind(HttpRequest& req, const Target& t, const Json& b
         if (!replaced) conds.push_back(cond);
         return next;
       },
-      false, req.Query("dryRun") == "All");
+      false, req.Query("dryRun") == "All", nullptr, Durability::kLater);
   if (!result.ok()) {
     if (result.error().code == ErrorCode::kNotFound) {
       return ErrorResponse(result.error(), "pods", name);
     }
     return ErrorResponse(result.error(), "pods/binding", name);
   }
-  return SuccessStatus(201);
+  return AfterDurable(result->rv, SuccessStatus(201));
 }
 
 void Server::Impl::ReapLoop() {
@@ -1163,7 +1182,13 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
   net::HttpServerOptions http_opts;
   http_opts.bind_address = options.bind_address;
   http_opts.port = options.port;
-  http_opts.threads = options.threads;
+  http_opts.threads = options.threads > 0
+                          ? options.threads
+                          : static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
+  // Writes answer once durable without holding their I/O thread (AfterDurable), so a
+  // connection can stay on one thread from read to write: no hand-off between threads per
+  // request, and each wake-up serves every connection of the thread that is ready.
+  http_opts.pin_connections = true;
   if (!options.plain_http) {
     net::PemPair ca, serving;
     if (!ReadFile(dir + "/ca.crt", &ca.cert_pem).ok() ||

@@ -8,8 +8,9 @@
 // routes outside the Kubernetes API (ServerOptions::extra_routes); the server knows nothing of
 // what they serve.
 //
-// Threads: HTTP I/O threads call the handlers; a reaper thread ends watches that timed out or
-// whose clients went away and sends bookmarks.
+// Threads: HTTP I/O threads call the handlers (each connection stays on one); a write's reply
+// waits for the store's commit thread without holding its I/O thread; a reaper thread ends watches
+// that timed out or whose clients went away and sends bookmarks.
 #pragma once
 
 #include <cstdint>
@@ -39,9 +40,10 @@ struct ServerOptions {
   std::string bind_address = "127.0.0.1";
   uint16_t port = 6443;     // 0: ephemeral
   bool plain_http = false;  // tests and `kubectl proxy`-like setups only
-  // I/O threads. A write's handler waits for its group commit, so more threads than cores let
-  // concurrent writers share one fsync.
-  int threads = 16;
+  // I/O threads, each serving its share of the connections (0: one per core, at least two).
+  // Writes do not hold them while their group commits (the reply is sent when durable), so
+  // more threads than cores only add thread switches.
+  int threads = 0;
   size_t watch_window = 200000;  // changes kept for watches to resume from
   // Checked before the API's routes, in order: the first matching prefix wins, so a
   // token-protected "/x/api" must come before a public "/x".

@@ -6,11 +6,13 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <list>
 #include <map>
 #include <mutex>
 #include <random>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 
 #include "api/codec.h"
@@ -89,10 +91,11 @@ struct Store::Impl {
   std::list<Watcher> watchers;
   std::mt19937_64 rng{std::random_device{}()};
 
-  // Persistence. Group commit without a commit thread: the first writer waiting for
-  // durability commits everything pending (its own write and those queued meanwhile) while
-  // later writers wait; when it is done, one of them commits the next group. A single client's
-  // write therefore costs no thread hand-off, and concurrent writers still share one sync.
+  // Persistence. A commit thread writes everything pending (the changes queued while it
+  // committed the previous group) in one transaction, then wakes the writers waiting for it
+  // and runs the WhenDurable callbacks of the revisions now durable. Writers that do not wait
+  // (Durability::kLater) leave their thread free for other requests meanwhile, which lets more
+  // writes join each group.
   sqlite3* db = nullptr;
   sqlite3_stmt* put = nullptr;
   sqlite3_stmt* del = nullptr;
@@ -100,10 +103,14 @@ struct Store::Impl {
   sqlite3_stmt* begin = nullptr;
   sqlite3_stmt* commit = nullptr;
   std::mutex persist_mu;
-  std::condition_variable durable_cv;
+  std::condition_variable durable_cv;  // a group committed (or the WAL restarted)
+  std::condition_variable commit_cv;   // wakes the commit thread
   std::vector<PendingWrite> pending;
   std::vector<PendingWrite> batch;  // the group being committed (owned by the committer)
+  std::vector<std::pair<int64_t, std::function<void(VoidResult)>>> when_durable;
   bool committing = false;
+  bool commit_stopping = false;
+  std::thread committer;
   // The checkpointer holds commits back while it restarts the WAL (see CheckpointLoop).
   bool restarting_wal = false;
   int64_t durable_rv = 0;
@@ -128,16 +135,14 @@ struct Store::Impl {
       checkpointer.join();
     }
     if (checkpoint_db) sqlite3_close(checkpoint_db);
-    if (db) {
-      // Every write is committed by the writer that waits for it; this only catches a write
-      // whose waiter never came (none today).
-      std::unique_lock lock(persist_mu);
-      durable_cv.wait(lock, [&] { return !committing; });
-      if (!pending.empty() && persist_error.empty()) {
-        batch.swap(pending);
-        lock.unlock();
-        (void)CommitBatch();
+    if (committer.joinable()) {
+      // The commit thread commits what is still pending before it ends.
+      {
+        std::lock_guard lock(persist_mu);
+        commit_stopping = true;
       }
+      commit_cv.notify_all();
+      committer.join();
     }
     sqlite3_finalize(put);
     sqlite3_finalize(del);
@@ -192,45 +197,86 @@ struct Store::Impl {
       history_ns.pop_front();
     }
     if (db) {
-      std::lock_guard lock(persist_mu);
-      pending.push_back({r.StorageName() + "/" + key, so.rv,
-                         type == WatchEventType::kDeleted ? nullptr : so.text});
+      {
+        std::lock_guard lock(persist_mu);
+        pending.push_back({r.StorageName() + "/" + key, so.rv,
+                           type == WatchEventType::kDeleted ? nullptr : so.text});
+      }
+      // No system call when the commit thread is busy committing (it is not waiting).
+      commit_cv.notify_one();
     }
   }
 
-  // Returns once revision `rv` (already published) is durable, committing the pending group
-  // itself when no other writer is.
+  // Returns once revision `rv` (already published) is durable.
   VoidResult WaitDurable(int64_t rv) {
     if (!db) return {};
     std::unique_lock lock(persist_mu);
-    for (;;) {
-      if (durable_rv >= rv) return {};
-      if (!persist_error.empty()) {
-        return Error{"storage: " + persist_error, ErrorCode::kUnavailable};
-      }
-      if (committing || restarting_wal) {
-        durable_cv.wait(lock);
-        continue;
-      }
-      // Revisions are published in order, so `pending` holds every one up to `rv` not yet
-      // taken by an earlier group.
-      if (pending.empty()) {
-        return Error{fmt::format("storage: revision {} was never queued", rv),
-                     ErrorCode::kUnavailable};
-      }
-      committing = true;
-      batch.swap(pending);
+    durable_cv.wait(lock, [&] { return durable_rv >= rv || !persist_error.empty(); });
+    if (durable_rv >= rv) return {};
+    return Error{"storage: " + persist_error, ErrorCode::kUnavailable};
+  }
+
+  void WhenDurable(int64_t rv, std::function<void(VoidResult)> done) {
+    if (!db) return done({});
+    std::unique_lock lock(persist_mu);
+    if (durable_rv >= rv) {
       lock.unlock();
-      auto [ok, max_rv] = CommitBatch();
-      lock.lock();
-      if (ok) {
-        durable_rv = std::max(durable_rv, max_rv);
+      return done({});
+    }
+    if (!persist_error.empty()) {
+      Error e{"storage: " + persist_error, ErrorCode::kUnavailable};
+      lock.unlock();
+      return done(e);
+    }
+    when_durable.emplace_back(rv, std::move(done));
+  }
+
+  // The commit thread: one transaction per group of pending changes. A failed commit stops
+  // persistence (every later write reports the error) rather than acknowledge writes out of
+  // revision order.
+  void CommitLoop() {
+    std::unique_lock lock(persist_mu);
+    for (;;) {
+      commit_cv.wait(lock, [&] {
+        return (!pending.empty() && !restarting_wal) || (commit_stopping && pending.empty());
+      });
+      if (pending.empty()) return;  // stopping, and everything is committed
+      bool ok = false;
+      int64_t max_rv = 0;
+      if (persist_error.empty()) {
+        committing = true;
+        batch.swap(pending);
+        lock.unlock();
+        std::tie(ok, max_rv) = CommitBatch();
+        lock.lock();
+        if (ok) {
+          durable_rv = std::max(durable_rv, max_rv);
+        } else {
+          persist_error = sqlite3_errmsg(db);
+          sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+        }
+        committing = false;
       } else {
-        persist_error = sqlite3_errmsg(db);
-        sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+        pending.clear();
       }
-      committing = false;
+      std::vector<std::function<void(VoidResult)>> ready;
+      std::vector<std::pair<int64_t, std::function<void(VoidResult)>>> later;
+      for (auto& [rv, done] : when_durable) {
+        if (rv <= durable_rv || !persist_error.empty()) {
+          ready.push_back(std::move(done));
+        } else {
+          later.emplace_back(rv, std::move(done));
+        }
+      }
+      when_durable.swap(later);
+      const VoidResult result =
+          persist_error.empty()
+              ? VoidResult{}
+              : VoidResult{Error{"storage: " + persist_error, ErrorCode::kUnavailable}};
       durable_cv.notify_all();
+      lock.unlock();
+      for (auto& done : ready) done(result);
+      lock.lock();
     }
   }
 
@@ -315,7 +361,7 @@ struct Store::Impl {
           std::lock_guard lock(persist_mu);
           restarting_wal = false;
         }
-        durable_cv.notify_all();
+        commit_cv.notify_all();
       }
     }
   }
@@ -397,6 +443,7 @@ struct Store::Impl {
                    ErrorCode::kUnavailable};
     }
     checkpointer = std::thread([this] { CheckpointLoop(); });
+    committer = std::thread([this] { CommitLoop(); });
     return {};
   }
 
@@ -450,7 +497,7 @@ Result<StoredObject> Store::Get(const ResourceInfo& r, std::string_view ns, std:
 }
 
 Result<StoredObject> Store::Create(const ResourceInfo& r, std::string_view ns, Json obj,
-                                   bool dry_run) {
+                                   bool dry_run, Durability durability) {
   int64_t rv;
   StoredObject result;
   {
@@ -501,13 +548,14 @@ Result<StoredObject> Store::Create(const ResourceInfo& r, std::string_view ns, J
     m.emplace_hint(at, key, result);
     impl_->Publish(r, ns, key, WatchEventType::kAdded, result);
   }
+  if (durability == Durability::kLater) return result;
   if (auto d = impl_->WaitDurable(rv); !d.ok()) return d.error();
   return result;
 }
 
 Result<StoredObject> Store::Mutate(const ResourceInfo& r, std::string_view ns,
                                    std::string_view name, const MutateFn& fn, bool allow_create,
-                                   bool dry_run, bool* created) {
+                                   bool dry_run, bool* created, Durability durability) {
   if (created) *created = false;
   const nlohmann::json* current = nullptr;
   {
@@ -525,7 +573,7 @@ Result<StoredObject> Store::Mutate(const ResourceInfo& r, std::string_view ns,
       if (created) *created = true;
       obj["metadata"]["name"] = std::string(name);
       obj["metadata"].erase("resourceVersion");
-      return Create(r, ns, std::move(obj), dry_run);
+      return Create(r, ns, std::move(obj), dry_run, durability);
     }
     const Json& cur_meta = (*current)["metadata"];
     Json& meta = obj["metadata"];
@@ -561,6 +609,7 @@ Result<StoredObject> Store::Mutate(const ResourceInfo& r, std::string_view ns,
     it->second = result;
     impl_->Publish(r, ns, key, WatchEventType::kModified, result);
     lock.unlock();
+    if (durability == Durability::kLater) return result;
     if (auto d = impl_->WaitDurable(rv); !d.ok()) return d.error();
     return result;
   }
@@ -568,7 +617,7 @@ Result<StoredObject> Store::Mutate(const ResourceInfo& r, std::string_view ns,
 
 Result<StoredObject> Store::Delete(const ResourceInfo& r, std::string_view ns,
                                    std::string_view name, const std::optional<std::string>& uid,
-                                   bool dry_run) {
+                                   bool dry_run, Durability durability) {
   std::vector<std::pair<const ResourceInfo*, std::string>> cascade;
   int64_t rv;
   StoredObject last;
@@ -604,10 +653,16 @@ Result<StoredObject> Store::Delete(const ResourceInfo& r, std::string_view ns,
     }
   }
   for (const auto& [res, obj_name] : cascade) {
-    (void)Delete(*res, name, obj_name, std::nullopt, false);  // already gone is fine
+    // Already gone is fine. Waited for: the namespace's revision is older than these.
+    (void)Delete(*res, name, obj_name, std::nullopt, false);
   }
+  if (durability == Durability::kLater) return last;
   if (auto d = impl_->WaitDurable(rv); !d.ok()) return d.error();
   return last;
+}
+
+void Store::WhenDurable(int64_t rv, std::function<void(VoidResult)> done) {
+  impl_->WhenDurable(rv, std::move(done));
 }
 
 Result<ListResult> Store::List(const ResourceInfo& r, std::string_view ns,

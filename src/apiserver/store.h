@@ -7,11 +7,12 @@
 // acknowledged only once it is durable. Each object's JSON is encoded once per revision and the
 // same text is shared by every reader and watcher.
 //
-// Threads: every method is thread-safe. Writes apply in memory under one lock, deliver their
-// watch event to the watchers' callbacks (which must not block: they queue), then wait until
-// durable: the first waiting writer commits every pending change in one SQLite transaction
-// (group commit) on its own thread while the others wait for it. WAL checkpoints run on a
-// thread of their own.
+// Threads: every method is thread-safe. Writes apply in memory under one lock and deliver their
+// watch event to the watchers' callbacks (which must not block: they queue). A commit thread
+// writes every change pending since its last commit in one SQLite transaction (group commit);
+// a write waits for it (Durability::kAwait) or returns at once and its caller asks WhenDurable
+// before acknowledging it (kLater: an HTTP handler does not hold its I/O thread meanwhile).
+// WAL checkpoints run on a thread of their own.
 #pragma once
 
 #include <cstdint>
@@ -66,6 +67,10 @@ class WatchRegistration {
   virtual ~WatchRegistration() = default;
 };
 
+// When a write returns. kAwait: once durable. kLater: once applied in memory (visible to
+// reads and watches); the caller acknowledges it only after WhenDurable(rv) says so.
+enum class Durability { kAwait, kLater };
+
 class Store {
  public:
   static Result<std::unique_ptr<Store>> Open(const StoreOptions& options);
@@ -75,7 +80,7 @@ class Store {
   // Creates the object (metadata.name or generateName required). Namespaced objects need their
   // namespace to exist.
   Result<StoredObject> Create(const ResourceInfo& r, std::string_view ns, nlohmann::json obj,
-                              bool dry_run);
+                              bool dry_run, Durability durability = Durability::kAwait);
   // Read-modify-write of one object under the store's lock. `fn` gets the current object (null
   // when absent) and returns the new one; a metadata.resourceVersion in the result that differs
   // from the current one is a Conflict. Absent objects are NotFound unless `allow_create`.
@@ -83,11 +88,16 @@ class Store {
   using MutateFn = std::function<Result<nlohmann::json>(const nlohmann::json* current)>;
   Result<StoredObject> Mutate(const ResourceInfo& r, std::string_view ns, std::string_view name,
                               const MutateFn& fn, bool allow_create, bool dry_run,
-                              bool* created = nullptr);
+                              bool* created = nullptr, Durability durability = Durability::kAwait);
   // Deletes; `uid` (when set) must match. Returns the last state. Deleting a namespace deletes
   // its objects.
   Result<StoredObject> Delete(const ResourceInfo& r, std::string_view ns, std::string_view name,
-                              const std::optional<std::string>& uid, bool dry_run);
+                              const std::optional<std::string>& uid, bool dry_run,
+                              Durability durability = Durability::kAwait);
+  // Calls `done` once revision `rv` (a write's StoredObject::rv) is durable, or with the
+  // storage error that stops it being so: at once on this thread when it already is, else on
+  // the commit thread after the group's commit (so `done` must only hand the answer off).
+  void WhenDurable(int64_t rv, std::function<void(VoidResult)> done);
   // Lists in key order (namespace/name). `ns` empty: all namespaces. `limit` 0: all.
   Result<ListResult> List(const ResourceInfo& r, std::string_view ns, const ObjectFilter& filter,
                           int64_t limit, std::string_view continue_token);

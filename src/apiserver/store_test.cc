@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <thread>
 
@@ -244,6 +245,34 @@ TEST_F(StoreTest, CheckpointsKeepTheWalBounded) {
 // A child process writes from 4 threads and reports every acknowledged write; it is killed
 // with SIGKILL mid-stream. Every acknowledged object must be there after reopening, with the
 // resourceVersion that was acknowledged.
+TEST_F(StoreTest, WhenDurableAnswersAfterTheCommitOrAtOnce) {
+  auto store = Open();
+  auto c = store->Create(Pods(), "default", PodDoc("later"), false, Durability::kLater);
+  ASSERT_TRUE(c.ok());
+  std::promise<std::thread::id> committed;
+  store->WhenDurable(c->rv, [&](VoidResult ok) {
+    EXPECT_TRUE(ok.ok());
+    committed.set_value(std::this_thread::get_id());
+  });
+  auto done = committed.get_future();
+  ASSERT_EQ(done.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  (void)done.get();
+  // Durable now: answered on the calling thread before WhenDurable returns.
+  bool at_once = false;
+  store->WhenDurable(c->rv, [&](VoidResult ok) { at_once = ok.ok(); });
+  EXPECT_TRUE(at_once);
+  store.reset();
+  EXPECT_TRUE(Open()->Get(Pods(), "default", "later").ok());
+  // A store without a database has nothing to wait for.
+  auto memory = Store::Open({});
+  ASSERT_TRUE(memory.ok());
+  auto m = (*memory)->Create(Pods(), "default", PodDoc("m"), false, Durability::kLater);
+  ASSERT_TRUE(m.ok());
+  bool memory_at_once = false;
+  (*memory)->WhenDurable(m->rv, [&](VoidResult ok) { memory_at_once = ok.ok(); });
+  EXPECT_TRUE(memory_at_once);
+}
+
 TEST_F(StoreTest, AcknowledgedWritesSurviveKill9) {
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
@@ -254,15 +283,27 @@ TEST_F(StoreTest, AcknowledgedWritesSurviveKill9) {
     if (!store.ok()) _exit(2);
     std::mutex out_mu;
     std::vector<std::thread> threads;
+    // Half the writers wait in the call; the others acknowledge from WhenDurable, as the
+    // HTTP handlers do, and write again before the previous acknowledgement came.
     for (int t = 0; t < 4; ++t) {
       threads.emplace_back([&, t] {
+        const bool later = t % 2 == 1;
         for (int i = 0;; ++i) {
           std::string name = "p" + std::to_string(t) + "-" + std::to_string(i);
-          auto c = (*store)->Create(Pods(), "default", PodDoc(name), false);
+          auto c = (*store)->Create(Pods(), "default", PodDoc(name), false,
+                                    later ? Durability::kLater : Durability::kAwait);
           if (!c.ok()) _exit(3);
           std::string line = name + " " + std::to_string(c->rv) + "\n";
-          std::lock_guard lock(out_mu);
-          if (write(fds[1], line.data(), line.size()) < 0) _exit(4);
+          auto ack = [&out_mu, fd = fds[1], line](VoidResult durable) {
+            if (!durable.ok()) _exit(5);
+            std::lock_guard lock(out_mu);
+            if (write(fd, line.data(), line.size()) < 0) _exit(4);
+          };
+          if (later) {
+            (*store)->WhenDurable(c->rv, ack);
+          } else {
+            ack({});
+          }
         }
       });
     }

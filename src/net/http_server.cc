@@ -147,6 +147,13 @@ class ChunkSink final : public StreamSink, public std::enable_shared_from_this<C
   bool closed_ = false;
 };
 
+// Where a deferred response (HttpResponse::deferred) arrives.
+struct DeferredReply {
+  explicit DeferredReply(asio::any_io_executor executor) : timer(executor) {}
+  asio::steady_timer timer;
+  std::optional<HttpResponse> response;
+};
+
 // Takes the parsed request apart: the body is moved, not copied (extender requests carry
 // kilobytes of node names).
 HttpRequest ToRequest(http::request<http::string_body>&& req, std::string remote) {
@@ -268,6 +275,30 @@ awaitable<void> HttpServer::Impl::Serve(Stream& stream, std::string remote,
       resp.body = fmt::format(
           R"({{"kind":"Status","apiVersion":"v1","metadata":{{}},"status":"Failure","message":"internal error: {}","reason":"InternalError","code":500}})",
           e.what());
+    }
+    if (resp.deferred && !resp.stream) {
+      // The reply is handed to this connection's executor, where it is stored and the timer
+      // (a wake-up signal, as for streams) cancelled: every touch of both happens there. The
+      // loop is held so that a late reply after Stop posts into a live (stopped) context.
+      auto executor = co_await asio::this_coro::executor;
+      auto wait = std::make_shared<DeferredReply>(executor);
+      auto deferred = std::move(resp.deferred);
+      auto headers = std::move(resp.headers);
+      deferred([wait, loop](HttpResponse r) {
+        asio::post(wait->timer.get_executor(), [wait, r = std::move(r)]() mutable {
+          wait->response = std::move(r);
+          wait->timer.cancel();
+        });
+      });
+      deferred = nullptr;
+      while (!wait->response) {
+        wait->timer.expires_at(asio::steady_timer::time_point::max());
+        co_await wait->timer.async_wait(kTuple);
+      }
+      resp = std::move(*wait->response);
+      resp.stream = nullptr;
+      resp.headers.insert(resp.headers.begin(), std::make_move_iterator(headers.begin()),
+                          std::make_move_iterator(headers.end()));
     }
     if (resp.stream) {
       http::response<http::empty_body> res{static_cast<http::status>(resp.status), version};

@@ -2,11 +2,12 @@
 // embedded API server, the scheduler's health and metrics endpoints, the extender SDK.
 //
 // Threads: the server runs `threads` I/O threads. The handler is called on one of them, once
-// per request, concurrently for different connections; it may block briefly (a durable write),
-// not for long (with `pin_connections`, not even that: see HttpServerOptions). A streaming response
-// (watch) hands the handler's producer a StreamSink whose Write may be called from any thread;
-// chunks are queued and written in order by the connection's I/O thread (the chunks queued at that
-// moment in one write). A sink whose client is gone or too slow (more than
+// per request, concurrently for different connections; it may block briefly, not for long
+// (with `pin_connections`, not even that: see HttpServerOptions). A handler whose answer
+// waits for something (a durable write) returns a deferred response instead of blocking. A
+// streaming response (watch) hands the handler's producer a StreamSink whose Write may be called
+// from any thread; chunks are queued and written in order by the connection's I/O thread (the
+// chunks queued at that moment in one write). A sink whose client is gone or too slow (more than
 // `max_stream_backlog_bytes` queued) reports closed, and its producer should drop it.
 #pragma once
 
@@ -70,6 +71,12 @@ struct HttpResponse {
   // Set for a streaming (chunked) response: called once, after the headers are sent, on the
   // I/O thread; it keeps the sink and writes to it later from any thread.
   std::function<void(std::shared_ptr<StreamSink>)> stream;
+  // Set for an answer that is not ready when the handler returns (a write waiting for its
+  // commit): called once on the I/O thread after the handler returns, with `reply`, which must
+  // be called exactly once, from any thread, with the response to send (not a stream). Its
+  // headers follow this response's. The connection's next request is read after it is sent;
+  // the I/O thread serves other connections meanwhile.
+  std::function<void(std::function<void(HttpResponse)> reply)> deferred;
 };
 
 using HttpHandler = std::function<HttpResponse(HttpRequest&)>;

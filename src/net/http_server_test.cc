@@ -5,6 +5,8 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -128,6 +130,56 @@ TEST(HttpServerTest, StreamsSharedChunksInBurstsInOrder) {
 
 // Pinned connections: every request of a connection is handled on the same I/O thread, the
 // connections are dealt over all the threads, and streams work from their own loop too.
+// A deferred answer does not hold the I/O thread: with one thread, another connection is
+// served while the first waits, and the late reply (from another thread) carries the
+// handler's headers and its own, on a connection that stays usable.
+TEST(HttpServerTest, DeferredReplyLeavesTheThreadToOtherConnections) {
+  HttpServerOptions options;
+  options.threads = 1;
+  options.pin_connections = true;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::function<void(HttpResponse)> pending;
+  auto server = HttpServer::Start(options, [&](HttpRequest& r) {
+    HttpResponse resp;
+    if (r.path == "/slow") {
+      resp.headers.emplace_back("X-First", "handler");
+      resp.deferred = [&](std::function<void(HttpResponse)> reply) {
+        std::lock_guard lock(mu);
+        pending = std::move(reply);
+        cv.notify_all();
+      };
+      return resp;
+    }
+    resp.body = "fast";
+    return resp;
+  });
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  TestClient slow_client((*server)->port());
+  http::response<http::string_body> slow;
+  std::thread waiter([&] { slow = slow_client.Do(http::verb::post, "/slow", "x"); });
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return pending != nullptr; }));
+  }
+  TestClient other((*server)->port());
+  EXPECT_EQ(other.Do(http::verb::get, "/other").body(), "fast");
+  std::thread([&] {
+    HttpResponse late;
+    late.status = 201;
+    late.body = "late";
+    late.headers.emplace_back("X-Second", "reply");
+    std::lock_guard lock(mu);
+    pending(std::move(late));
+  }).join();
+  waiter.join();
+  EXPECT_EQ(slow.result_int(), 201);
+  EXPECT_EQ(slow.body(), "late");
+  EXPECT_EQ(slow["X-First"], "handler");
+  EXPECT_EQ(slow["X-Second"], "reply");
+  EXPECT_EQ(slow_client.Do(http::verb::get, "/again").body(), "fast");
+}
+
 TEST(HttpServerTest, PinnedConnectionsStayOnOneThreadEach) {
   HttpServerOptions options;
   options.threads = 2;
