@@ -149,7 +149,11 @@ class ChunkSink final : public StreamSink, public std::enable_shared_from_this<C
 
 // Where a deferred response (HttpResponse::deferred) arrives.
 struct DeferredReply {
-  explicit DeferredReply(asio::any_io_executor executor) : timer(executor) {}
+  DeferredReply(std::shared_ptr<asio::io_context> loop, asio::any_io_executor executor)
+      : loop(std::move(loop)), timer(executor) {}
+  // Keeps the context alive, and outlives the timer, while a late reply (after Stop) still
+  // holds this.
+  std::shared_ptr<asio::io_context> loop;
   asio::steady_timer timer;
   std::optional<HttpResponse> response;
 };
@@ -281,10 +285,10 @@ awaitable<void> HttpServer::Impl::Serve(Stream& stream, std::string remote,
       // (a wake-up signal, as for streams) cancelled: every touch of both happens there. The
       // loop is held so that a late reply after Stop posts into a live (stopped) context.
       auto executor = co_await asio::this_coro::executor;
-      auto wait = std::make_shared<DeferredReply>(executor);
+      auto wait = std::make_shared<DeferredReply>(loop, executor);
       auto deferred = std::move(resp.deferred);
       auto headers = std::move(resp.headers);
-      deferred([wait, loop](HttpResponse r) {
+      deferred([wait](HttpResponse r) {
         asio::post(wait->timer.get_executor(), [wait, r = std::move(r)]() mutable {
           wait->response = std::move(r);
           wait->timer.cancel();
