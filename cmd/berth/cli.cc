@@ -135,9 +135,9 @@ int RunBench(const std::string& workload_file, const std::string& filter,
       std::cout << fmt::format(
                        "{:<50} nodes {:>6}  init {:>6}  measured {:>6}  {:>9.0f} pods/s  "
                        "p50 {:.3f}ms p90 {:.3f}ms p99 {:.3f}ms  CPU {:.4f} ms/pod  peak RSS {} "
-                       "MB{}",
+                       "MB  load {:.2f}s{}",
                        r.name, r.nodes, r.init_pods, r.scheduled, r.pods_per_second, r.p50_ms,
-                       r.p90_ms, r.p99_ms, r.cpu_ms_per_pod, r.peak_rss_mb, spread)
+                       r.p90_ms, r.p99_ms, r.cpu_ms_per_pod, r.peak_rss_mb, r.load_seconds, spread)
                 << std::endl;
     }
   }

@@ -31,6 +31,9 @@ struct PodGroup {
   // set per namespace); otherwise into the template's namespace.
   std::string namespace_prefix;
   int namespace_count = 0;
+  // `bound: true`: the pods are already running, spread round-robin over the generated nodes
+  // (node-<i % nodes>), as an informer's initial list delivers them; nothing schedules them.
+  bool bound = false;
 };
 
 // Namespaces <prefix>-0..count-1 with the given labels (for namespaceSelector workloads).
@@ -75,6 +78,9 @@ struct BenchResult {
   double pods_per_second = 0;
   double p50_ms = 0, p90_ms = 0, p99_ms = 0;
   double init_seconds = 0;
+  // Handing the cluster to the scheduler: namespaces, nodes and bound init pods added (each
+  // through the event handler into the cache) and the first snapshot taken from the cache.
+  double load_seconds = 0;
   int64_t peak_rss_mb = 0;
   // Process CPU time (every thread) while the measured pods scheduled, per scheduled pod: the
   // figure to compare on a machine loaded by other work.
