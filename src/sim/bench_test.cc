@@ -111,7 +111,7 @@ TEST_F(BenchTest, BoundInitPodsAreRunningRoundRobinAndTakeRoom) {
   // 2 nodes of 4 CPUs; 14 bound pods of 500m take 3.5 CPUs on each (round-robin), so of 4
   // measured 500m pods exactly 2 fit. Were the bound pods not in the cache, or all on one
   // node, all 4 would fit.
-  auto ws = Load(R"(
+  const std::string load = R"(
 - name: load
   nodes: 2
   nodeTemplate: *node
@@ -124,7 +124,8 @@ TEST_F(BenchTest, BoundInitPodsAreRunningRoundRobinAndTakeRoom) {
   - count: 4
     namePrefix: m
     template: {apiVersion: v1, kind: Pod, metadata: {name: m, namespace: default}, spec: {containers: [{name: c, resources: {requests: {cpu: 500m}}}]}}
-- name: bad
+)";
+  auto ws = Load(load + R"(- name: bad
   nodes: 1
   nodeTemplate: *node
   initPods: [{count: 1, template: *pod, bound: "yes"}]
@@ -132,20 +133,7 @@ TEST_F(BenchTest, BoundInitPodsAreRunningRoundRobinAndTakeRoom) {
   ASSERT_FALSE(ws.ok());
   EXPECT_NE(ws.error().message.find("initPods[0].bound: must be a boolean"), std::string::npos)
       << ws.error().message;
-  ws = Load(R"(
-- name: load
-  nodes: 2
-  nodeTemplate: *node
-  initPods:
-  - count: 14
-    namePrefix: running
-    bound: true
-    template: {apiVersion: v1, kind: Pod, metadata: {name: r, namespace: default}, spec: {containers: [{name: c, resources: {requests: {cpu: 500m}}}]}}
-  measurePods:
-  - count: 4
-    namePrefix: m
-    template: {apiVersion: v1, kind: Pod, metadata: {name: m, namespace: default}, spec: {containers: [{name: c, resources: {requests: {cpu: 500m}}}]}}
-)");
+  ws = Load(load);
   ASSERT_TRUE(ws.ok()) << ws.error().message;
   BenchResult r = Run((*ws)[0]);
   EXPECT_EQ(r.init_pods, 14);
