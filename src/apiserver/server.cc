@@ -589,9 +589,9 @@ HttpResponse Server::Impl::HandleResource(HttpRequest& req, const Target& t) {
   if (t.subresource == "eviction") {
     if (m != "POST") return not_allowed();
     // No PodDisruptionBudget check: nothing here runs controllers that would restore a pod.
-    auto gone = store->Delete(res, t.ns, t.name, std::nullopt, false);
+    auto gone = store->Delete(res, t.ns, t.name, std::nullopt, false, Durability::kLater);
     if (!gone.ok()) return ErrorResponse(gone.error(), res.plural, t.name);
-    return SuccessStatus(201);
+    return AfterDurable(gone->rv, SuccessStatus(201));
   }
   if (m == "GET") {
     auto got = store->Get(res, t.ns, t.name);
@@ -1003,17 +1003,22 @@ HttpResponse Server::Impl::DeleteCollection(HttpRequest& req, const Target& t) {
   std::string body = fmt::format(R"({{"kind":"{}List","apiVersion":"{}","metadata":{{}},"items":[)",
                                  t.resource->kind, t.resource->GroupVersion());
   bool first = true;
+  // Revisions become durable in order, so the reply waits for the last deletion's commit only
+  // (one group commit for the lot, not one per object).
+  int64_t last_rv = 0;
   for (const auto& so : list->items) {
     const Json& meta = (*so.object)["metadata"];
     auto gone = store->Delete(*t.resource, meta.value("namespace", ""), meta.value("name", ""),
-                              std::nullopt, req.Query("dryRun") == "All");
+                              std::nullopt, req.Query("dryRun") == "All", Durability::kLater);
     if (!gone.ok()) continue;
+    last_rv = std::max(last_rv, gone->rv);
     if (!first) body += ',';
     first = false;
     body += *gone->text;
   }
   body += "]}";
-  return JsonResponse(200, body);
+  if (last_rv == 0) return JsonResponse(200, body);
+  return AfterDurable(last_rv, JsonResponse(200, body));
 }
 
 HttpResponse Server::Impl::Bind(HttpRequest& req, const Target& t, const Json& binding) {
