@@ -195,13 +195,7 @@ bool Cache::Apply(const Change& c) {
     case Change::Kind::kSetNode:
       ni.SetNode(c.node);
       // A node that leaves keeps its image states until it comes back with new ones.
-      if (c.node) {
-        std::vector<std::pair<std::string, ImageStateSummary>> states;
-        for (const auto& img : c.node->status.images)
-          for (const auto& name : img.names)
-            states.emplace_back(name, ImageStateSummary{img.size_bytes});
-        SnapshotEditor::ImageStates(ni).AssignUnsorted(std::move(states));
-      }
+      if (c.node) SnapshotEditor::SetImageStates(ni, *c.node);
       break;
     case Change::Kind::kAddPod:
       ni.AddPod(c.pod);

@@ -262,6 +262,13 @@ void Snapshot::RefreshDerivedLists() {
   }
 }
 
+void SnapshotEditor::SetImageStates(NodeInfo& n, const Node& node) {
+  std::vector<std::pair<std::string, ImageStateSummary>> states;
+  for (const auto& img : node.status.images)
+    for (const auto& name : img.names) states.emplace_back(name, ImageStateSummary{img.size_bytes});
+  n.image_states_.AssignUnsorted(std::move(states));
+}
+
 Snapshot Snapshot::Build(const std::vector<std::shared_ptr<const Node>>& nodes,
                          const std::vector<std::shared_ptr<const Pod>>& pods) {
   Snapshot s;
@@ -283,12 +290,7 @@ Snapshot Snapshot::Build(const std::vector<std::shared_ptr<const Node>>& nodes,
     for (const auto& name : names) ++holders[name];
   }
   for (const auto& n : nodes) {
-    // Node image names are kept as reported; pods' images are normalized at lookup.
-    std::vector<std::pair<std::string, ImageStateSummary>> states;
-    for (const auto& img : n->status.images)
-      for (const auto& name : img.names)
-        states.emplace_back(name, ImageStateSummary{img.size_bytes});
-    SnapshotEditor::ImageStates(*s.map_[n->metadata.name]).AssignUnsorted(std::move(states));
+    SnapshotEditor::SetImageStates(*s.map_[n->metadata.name], *n);
   }
   s.image_num_nodes = std::move(holders);
   s.RebuildLists(ZoneInterleavedOrder(raw));

@@ -192,27 +192,8 @@ double Percentile(std::vector<double>& v, double p) {
   return v[k];
 }
 
-// Calls `fn(pod)` for every pod the group stamps out, in creation order.
-template <class Fn>
-void ForEachStamped(const PodGroup& g, const std::string& uid_suffix, Fn&& fn) {
-  const int sets = g.namespace_count > 0 ? g.namespace_count : 1;
-  for (int s = 0; s < sets; ++s) {
-    for (int i = 0; i < g.count; ++i) {
-      auto p = std::make_shared<Pod>(g.template_pod);
-      p->metadata.name = fmt::format("{}-{}", g.name_prefix, i);
-      if (g.namespace_count > 0) {
-        p->metadata.namespace_ = fmt::format("{}-{}", g.namespace_prefix, s);
-        p->metadata.uid = fmt::format("{}{}-{}-{}", g.name_prefix, uid_suffix, s, i);
-      } else {
-        p->metadata.uid = fmt::format("{}{}-{}", g.name_prefix, uid_suffix, i);
-      }
-      if (p->metadata.namespace_.empty()) p->metadata.namespace_ = "default";
-      fn(std::shared_ptr<const Pod>(std::move(p)));
-    }
-  }
-}
-
-// Calls `fn(namespace, name)` for every pod the group stamps out, without building the pods.
+// Calls `fn(namespace, name, set, index)` for every pod the group stamps out, in creation
+// order, without building the pods.
 template <class Fn>
 void ForEachStampedName(const PodGroup& g, Fn&& fn) {
   const int sets = g.namespace_count > 0 ? g.namespace_count : 1;
@@ -221,8 +202,23 @@ void ForEachStampedName(const PodGroup& g, Fn&& fn) {
     const std::string ns = g.namespace_count > 0 ? fmt::format("{}-{}", g.namespace_prefix, s)
                            : template_ns.empty() ? std::string("default")
                                                  : template_ns;
-    for (int i = 0; i < g.count; ++i) fn(ns, fmt::format("{}-{}", g.name_prefix, i));
+    for (int i = 0; i < g.count; ++i) fn(ns, fmt::format("{}-{}", g.name_prefix, i), s, i);
   }
+}
+
+// Calls `fn(pod)` for every pod the group stamps out, in creation order; the pod is the
+// caller's to finish (a bound group sets its node) before it is shared.
+template <class Fn>
+void ForEachStamped(const PodGroup& g, const std::string& uid_suffix, Fn&& fn) {
+  ForEachStampedName(g, [&](const std::string& ns, std::string name, int s, int i) {
+    auto p = std::make_shared<Pod>(g.template_pod);
+    p->metadata.name = std::move(name);
+    p->metadata.namespace_ = ns;
+    p->metadata.uid = g.namespace_count > 0
+                          ? fmt::format("{}{}-{}-{}", g.name_prefix, uid_suffix, s, i)
+                          : fmt::format("{}{}-{}", g.name_prefix, uid_suffix, i);
+    fn(std::move(p));
+  });
 }
 
 int StampedCount(const PodGroup& g) {
@@ -368,8 +364,7 @@ Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfig
   for (const auto& g : w.init_pods) {
     if (!g.bound) continue;
     if (w.nodes == 0) return Error{fmt::format("{}: bound init pods need generated nodes", w.name)};
-    ForEachStamped(g, "-init", [&](Ptr<Pod> p) {
-      auto running = std::make_shared<Pod>(*p);
+    ForEachStamped(g, "-init", [&](std::shared_ptr<Pod> running) {
       running->spec.node_name = fmt::format("node-{}", bound_index++ % w.nodes);
       running->status.phase = "Running";
       cluster.AddPod(std::move(running));
@@ -411,7 +406,7 @@ Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfig
   // The names are stamped again rather than kept: a list of 50,000 would be the benchmark's
   // own weight in the peak RSS it reports.
   for (const auto& g : w.measure_pods) {
-    ForEachStampedName(g, [&](const std::string& ns, const std::string& name) {
+    ForEachStampedName(g, [&](const std::string& ns, const std::string& name, int, int) {
       auto p = cluster.GetPod(ns, name);
       if (p && !p->spec.node_name.empty()) ++r.scheduled;
     });
