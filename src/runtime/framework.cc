@@ -661,26 +661,9 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
   Status first_error;
   // In a sampled cycle, every kPerNodeTimingStride-th node's plugin calls are timed.
   const bool timing = !series_.score.empty() && state.ShouldRecordPluginMetrics();
-  // Nodes are scored last to first: the filter loop just walked them first to last, so on a
-  // cluster larger than the cache the nodes it touched last are the ones still cached.
-  parallelizer().Until(static_cast<int>(n), [&](int j) {
-    if (failed.load(std::memory_order_relaxed)) return;
-    const int i = static_cast<int>(n) - 1 - j;
-    // Workers take contiguous chunks: load the NodeInfos eight nodes ahead and their Nodes four
-    // ahead while this node is scored (the plugins' own time is mostly these loads).
-    // A reused row needs neither.
-    if (i >= 8 && !(memo && memo->valid[memo->rows[i - 8]])) PrefetchNodeInfo(nodes[i - 8]);
-    if (i >= 4 && !(memo && memo->valid[memo->rows[i - 4]])) PrefetchNode(nodes[i - 4]);
-    int64_t* row = nullptr;
-    if (memo) {
-      const uint32_t r = memo->rows[i];
-      row = &memo->scores[r * num_plugins];
-      if (memo->valid[r]) {
-        for (size_t a = 0; a < active.size(); ++a) scores[a][i] = {nodes[i], row[active[a]]};
-        return;
-      }
-    }
-    const bool timed = timing && j % kPerNodeTimingStride == 0;
+  // Scores node i into scores[*][i] (and its memo row); false when a plugin failed.
+  auto score_node = [&](int i, bool timed) {
+    int64_t* row = memo ? &memo->scores[memo->rows[i] * num_plugins] : nullptr;
     for (size_t a = 0; a < active.size(); ++a) {
       int64_t s = 0;
       auto call = [&] { return score_[active[a]].plugin->Score(state, pod, *nodes[i], &s); };
@@ -694,13 +677,44 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
               Status::Error(fmt::format("running Score plugins: plugin \"{}\" failed "
                                         "with: {}",
                                         score_[active[a]].plugin->Name(), st.Message()));
-        return;
+        return false;
       }
       scores[a][i] = {nodes[i], s};
       if (row) row[active[a]] = s;
     }
     if (memo) memo->valid[memo->rows[i]] = 1;
-  });
+    return true;
+  };
+  if (memo) {
+    // Only rows without a valid memo are scored (the nodes the last snapshot update
+    // overwrote); the others are read from the memo.
+    std::vector<int>& stale = memo_stale_buffer_;
+    stale.clear();
+    for (size_t i = 0; i < n; ++i)
+      if (!memo->valid[memo->rows[i]]) stale.push_back(static_cast<int>(i));
+    parallelizer().Until(static_cast<int>(stale.size()), [&](int k) {
+      if (!failed.load(std::memory_order_relaxed))
+        score_node(stale[k], timing && k % kPerNodeTimingStride == 0);
+    });
+    if (failed) return first_error;
+    // Node-major: each memo row is one cache line, loaded once for all plugins.
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t* row = &memo->scores[memo->rows[i] * num_plugins];
+      for (size_t a = 0; a < active.size(); ++a) scores[a][i] = {nodes[i], row[active[a]]};
+    }
+  } else {
+    // Nodes are scored last to first: the filter loop just walked them first to last, so on a
+    // cluster larger than the cache the nodes it touched last are the ones still cached.
+    parallelizer().Until(static_cast<int>(n), [&](int j) {
+      if (failed.load(std::memory_order_relaxed)) return;
+      const int i = static_cast<int>(n) - 1 - j;
+      // Workers take contiguous chunks: load the NodeInfos eight nodes ahead and their Nodes
+      // four ahead while this node is scored (the plugins' own time is mostly these loads).
+      if (i >= 8) PrefetchNodeInfo(nodes[i - 8]);
+      if (i >= 4) PrefetchNode(nodes[i - 4]);
+      score_node(i, timing && j % kPerNodeTimingStride == 0);
+    });
+  }
   if (failed) return first_error;
   if (!series_.score.empty())
     for (size_t a : active)
@@ -717,17 +731,22 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
                         "failed with: {}",
                         e.plugin->Name(), st.Message()));
     }
-    auto& out = table->plugin_scores[active[a]];
-    out.resize(n);
+    auto& out_row = table->plugin_scores[active[a]];
+    out_row.resize(n);
+    // Raw pointers: through the vectors every store would reload the others' data pointers.
+    const NodeScore* in = scores[a].data();
+    int64_t* out = out_row.data();
+    int64_t* totals = table->totals.data();
+    const int64_t weight = e.weight;
     for (size_t i = 0; i < n; ++i) {
-      int64_t s = scores[a][i].score;
+      const int64_t s = in[i].score;
       if (s > kMaxNodeScore || s < kMinNodeScore)
         return Status::Error(fmt::format(
             "applying score defaultWeights on Score plugins: plugin \"{}\" returns an invalid "
             "score {}, it should in the range of [{}, {}] after normalizing",
             e.plugin->Name(), s, kMinNodeScore, kMaxNodeScore));
       out[i] = s;
-      table->totals[i] += s * e.weight;
+      totals[i] += s * weight;
     }
   }
   return Status::Success();

@@ -270,6 +270,7 @@ class Framework final : public Handle {
   std::vector<PostBindPlugin*> post_bind_;
 
   std::vector<std::vector<NodeScore>> score_buffer_;  // RunScorePlugins' raw scores
+  std::vector<int> memo_stale_buffer_;                // RunScorePlugins: rows to score again
 
   // Metric series per plugin, index-aligned with the plugin vectors above (empty without a
   // metrics sink). Reserve and Unreserve are separate extension points in the metrics.

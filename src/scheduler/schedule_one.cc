@@ -42,11 +42,16 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
   // full window, as in kube-scheduler).
   if (!fw.HasScorePlugins() && !extenders_filter_ && !extenders_prioritize_) to_find = 1;
   const int start = rotate ? next_start_node_index_ % n : 0;
+  feasible->reserve(feasible->size() + to_find);
 
   if (!fw.HasFilterPlugins()) {
     for (int i = 0; i < to_find; ++i) feasible->push_back(nodes[(start + i) % n]);
     return Status::Success();
   }
+
+  if (use_memo)
+    return FindNodesThatPassFiltersMemoized(fw, state, pod, nodes, start, to_find, feasible,
+                                            attempt);
 
   // Nodes are checked in parallel in windows, and the search stops at the node where the
   // to_find-th feasible node is found, exactly as a sequential scan from `start` would: the
@@ -83,28 +88,12 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
       // The loop is memory-bound: load NodeInfos eight steps ahead and their Node objects four
       // steps ahead while this node is filtered (workers take contiguous chunks).
       const int len = end - begin;
-      // A reused verdict needs neither.
-      if (k + 8 < len && !(use_memo && filter_memo_[index(k + 8)].valid))
-        PrefetchNodeInfo(at(k + 8));
-      if (k + 4 < len && !(use_memo && filter_memo_[index(k + 4)].valid)) PrefetchNode(at(k + 4));
+      if (k + 8 < len) PrefetchNodeInfo(at(k + 8));
+      if (k + 4 < len) PrefetchNode(at(k + 4));
       const bool timed = timing && (begin + k) % kPerNodeTimingStride == 0;
-      auto run = [&] {
-        return Guarded("running Filter plugins", [&] {
-          return fw.RunFilterPluginsWithNominatedPods(state, pod, node, timed);
-        });
-      };
-      Status s;
-      if (use_memo) {
-        FilterMemo& m = filter_memo_[index(k)];
-        if (m.valid) {
-          s = m.status;
-        } else {
-          s = run();
-          if (!s.IsError()) m = {true, s};
-        }
-      } else {
-        s = run();
-      }
+      Status s = Guarded("running Filter plugins", [&] {
+        return fw.RunFilterPluginsWithNominatedPods(state, pod, node, timed);
+      });
       if (s.IsSuccess()) {
         ok[k] = 1;
       } else {
@@ -125,7 +114,6 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
       if (ok[i - begin]) {
         ++passed;
         feasible->push_back(nodes[(start + i) % n]);
-        if (use_memo) feasible_rows_.push_back(static_cast<uint32_t>((start + i) % n));
         if (++found == to_find) break;
       } else {
         if (counting) {
@@ -139,6 +127,49 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
     }
     // Nodes past the stopping point were examined but do not count; clear their results.
     for (int k = scanned - begin; k < end - begin; ++k) statuses[k] = Status();
+  }
+  if (counting) fw.CountFilterEvaluations(state, passed, filter_rejected_at_);
+  return Status::Success();
+}
+
+Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleState& state,
+                                                   const PodInfo& pod,
+                                                   const std::vector<const NodeInfo*>& nodes,
+                                                   int start, int to_find,
+                                                   std::vector<const NodeInfo*>* feasible,
+                                                   SchedulingAttempt* attempt) {
+  const int n = static_cast<int>(nodes.size());
+  const bool timing = state.ShouldRecordPluginMetrics();
+  const bool counting = fw.counts_plugin_evaluations();
+  if (counting) filter_rejected_at_.assign(fw.num_filter_plugins(), 0);
+  uint64_t passed = 0;
+  int found = 0;
+  feasible_rows_.reserve(to_find);
+  for (int i = 0; i < n && found < to_find; ++i) {
+    const int pos = start + i < n ? start + i : start + i - n;
+    FilterVerdict& verdict = filter_verdicts_[pos];
+    if (verdict == FilterVerdict::kUnknown) {
+      const bool timed = timing && i % kPerNodeTimingStride == 0;
+      Status s = Guarded("running Filter plugins", [&] {
+        return fw.RunFilterPluginsWithNominatedPods(state, pod, *nodes[pos], timed);
+      });
+      if (s.IsError()) return s;
+      verdict = s.IsSuccess() ? FilterVerdict::kFeasible : FilterVerdict::kRejected;
+      filter_rejections_[pos] = std::move(s);
+    }
+    if (verdict == FilterVerdict::kFeasible) {
+      ++passed;
+      ++found;
+      feasible->push_back(nodes[pos]);
+      feasible_rows_.push_back(static_cast<uint32_t>(pos));
+      continue;
+    }
+    const Status& rejection = filter_rejections_[pos];
+    if (counting) {
+      const int at = fw.FilterPluginIndex(rejection.plugin());
+      if (at >= 0) ++filter_rejected_at_[at];
+    }
+    if (attempt) attempt->filter_statuses[nodes[pos]->name()] = rejection;
   }
   if (counting) fw.CountFilterEvaluations(state, passed, filter_rejected_at_);
   return Status::Success();
@@ -243,8 +274,9 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
     // this cycle did not see) starts over.
     const auto& all = snapshot_.nodes();
     if (snapshot_.last_changed_from != memo_snapshot_generation_ ||
-        filter_memo_.size() != all.size()) {
-      filter_memo_.assign(all.size(), FilterMemo{});
+        filter_verdicts_.size() != all.size()) {
+      filter_verdicts_.assign(all.size(), FilterVerdict::kUnknown);
+      filter_rejections_.assign(all.size(), Status());
       score_memo_.valid.assign(all.size(), 0);
       memo_position_.clear();
       for (size_t i = 0; i < all.size(); ++i) memo_position_[all[i]] = static_cast<uint32_t>(i);
@@ -252,7 +284,7 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
       for (const NodeInfo* changed : snapshot_.last_changed) {
         auto it = memo_position_.find(changed);
         if (it == memo_position_.end()) continue;
-        filter_memo_[it->second].valid = false;
+        filter_verdicts_[it->second] = FilterVerdict::kUnknown;
         score_memo_.valid[it->second] = 0;
       }
     }
@@ -260,7 +292,9 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
     feasible_rows_.clear();
   }
 
-  std::vector<const NodeInfo*> feasible;
+  // Kept across cycles (scheduling thread only): a window of feasible nodes is allocated once.
+  std::vector<const NodeInfo*>& feasible = feasible_buffer_;
+  feasible.clear();
   Status s = FindNodesThatFitPod(fw, state, pod, &feasible, attempt);
   if (!s.IsSuccess()) return s;
   if (feasible.empty()) return Status(Code::kUnschedulable, std::vector<std::string>{});

@@ -165,6 +165,14 @@ class Scheduler final : public ClusterEventHandler {
                                   const std::vector<const NodeInfo*>& nodes, bool rotate,
                                   std::vector<const NodeInfo*>* feasible,
                                   SchedulingAttempt* attempt, bool use_memo = false);
+  // FindNodesThatPassFilters over reused verdicts: a sequential scan from `start` that runs
+  // the Filter plugins only on nodes without a valid verdict (those the last snapshot update
+  // overwrote, a handful per cycle), so a reused verdict costs a load and a compare.
+  Status FindNodesThatPassFiltersMemoized(Framework& fw, const CycleState& state,
+                                          const PodInfo& pod,
+                                          const std::vector<const NodeInfo*>& nodes, int start,
+                                          int to_find, std::vector<const NodeInfo*>* feasible,
+                                          SchedulingAttempt* attempt);
   int NumFeasibleNodesToFind(const Framework& fw, int num_all_nodes) const;
   std::string SelectHost(const ScoreTable& table);
   void RunBindingCycle(std::unique_ptr<BindingTask> task);
@@ -233,18 +241,19 @@ class Scheduler final : public ClusterEventHandler {
     Status status;
   };
   std::optional<OutsideNodes> outside_nodes_;
-  std::vector<Status> filter_statuses_buffer_;  // FindNodesThatPassFilters' per-window results
+  std::vector<const NodeInfo*> feasible_buffer_;  // SchedulePod's feasible nodes
+  std::vector<Status> filter_statuses_buffer_;    // FindNodesThatPassFilters' per-window results
   std::vector<char> filter_ok_buffer_;
   // Results reused across cycles (SchedulerOptions::node_local_plugins), per position in the
   // snapshot's node list: a node's filter verdict (Success: feasible) and raw scores, dropped
   // when a snapshot update overwrites the node. All of it is reset when the node list is
   // rebuilt. Validity is kept here so that a reused result costs no load of the NodeInfo.
   bool memoize_ = false;
-  struct FilterMemo {
-    bool valid = false;
-    Status status;
-  };
-  std::vector<FilterMemo> filter_memo_;
+  // A verdict is one byte so that a window of reused verdicts is a short scan; the status of
+  // a rejection is kept beside it, read only for rejected nodes.
+  enum class FilterVerdict : uint8_t { kUnknown, kFeasible, kRejected };
+  std::vector<FilterVerdict> filter_verdicts_;
+  std::vector<Status> filter_rejections_;
   RawScoreMemo score_memo_;
   ScoreTable score_scratch_;  // SchedulePod's table when the attempt is not recorded
   std::unordered_map<const NodeInfo*, uint32_t> memo_position_;

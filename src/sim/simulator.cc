@@ -192,8 +192,9 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
   SimulationResult out;
   std::unordered_map<std::string, std::shared_ptr<const Pod>> by_key;
   for (const auto& p : pending) by_key[p->Key()] = p;
+  out.results.reserve(pending.size());
   for (const auto& key : recorder.order()) {
-    PodResult r = recorder.results()[key];
+    PodResult r = std::move(recorder.results()[key]);
     r.pod = key;
     r.scheduler_name = by_key[key]->spec.scheduler_name;
     out.results.push_back(std::move(r));
