@@ -1,10 +1,13 @@
 #include "api/codec.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "api/codec_internal.h"
@@ -143,9 +146,11 @@ std::string FormatTimestamp(UnixTime t) {
   return buf;
 }
 
-Result<std::vector<Object>> DecodeObjects(std::string_view text, std::string_view source,
-                                          const DecodeOptions& options) {
-  std::vector<Object> out;
+namespace {
+
+// Decodes one source document (a List: each of its items) and appends the objects to `out`.
+VoidResult DecodeDocument(codec::SourceDocument&& sd, std::string_view source,
+                          const DecodeOptions& options, std::vector<Object>& out) {
   auto decode_one = [&](json&& doc, const std::string& where) -> VoidResult {
     auto obj = codec::DecodeObjectShared(std::make_shared<const json>(std::move(doc)), where,
                                          options.keep_raw);
@@ -153,32 +158,102 @@ Result<std::vector<Object>> DecodeObjects(std::string_view text, std::string_vie
     out.push_back(std::move(obj).value());
     return {};
   };
+  const std::string where = DocumentWhere(source, sd.index);
+  if (!IsList(sd.doc)) return decode_one(std::move(sd.doc), where);
+  json& items = sd.doc["items"];
+  if (items.is_null()) return {};
+  if (!items.is_array()) return Error{where + ": items: expected a list"};
+  // Items of typed lists (PodList from the API) omit their kind.
+  std::string item_kind = sd.doc["kind"].get<std::string>();
+  item_kind.resize(item_kind.size() - 4);
+  std::string api_version;
+  if (auto it = sd.doc.find("apiVersion"); it != sd.doc.end() && it->is_string()) {
+    api_version = it->get<std::string>();
+  }
+  out.reserve(out.size() + items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    json item = std::move(items[i]);
+    if (item.is_object() && !item_kind.empty() && !item.contains("kind")) {
+      item["kind"] = item_kind;
+      if (!api_version.empty() && !item.contains("apiVersion")) item["apiVersion"] = api_version;
+    }
+    if (auto d = decode_one(std::move(item), where + ", item " + std::to_string(i)); !d.ok())
+      return d;
+  }
+  return {};
+}
+
+// A long stream of JSON documents is parsed and decoded on several threads, each taking a
+// contiguous run of documents; the runs are joined in order, and the first error in document
+// order is the one reported, as a sequential read would.
+Result<std::vector<Object>> DecodeSpansInParallel(std::string_view text, std::string_view source,
+                                                  const DecodeOptions& options,
+                                                  const std::vector<codec::DocumentSpan>& spans,
+                                                  size_t threads) {
+  struct Run {
+    std::vector<Object> objects;
+    std::optional<Error> error;
+  };
+  std::vector<Run> runs(threads);
+  auto work = [&](size_t k) {
+    Run& run = runs[k];
+    const size_t begin = spans.size() * k / threads, end = spans.size() * (k + 1) / threads;
+    try {
+      run.objects.reserve(end - begin);
+      for (size_t i = begin; i < end; ++i) {
+        auto doc = codec::ParseDocumentSpan(text, spans[i], source);
+        if (!doc.ok()) {
+          run.error = doc.error();
+          return;
+        }
+        if (!*doc) continue;
+        auto r = DecodeDocument(codec::SourceDocument{std::move(**doc), spans[i].index}, source,
+                                options, run.objects);
+        if (!r.ok()) {
+          run.error = r.error();
+          return;
+        }
+      }
+    } catch (const std::bad_alloc&) {
+      run.error = Error{std::string(source) + ": out of memory"};
+    }
+  };
+  {
+    std::vector<std::jthread> helpers;
+    for (size_t k = 1; k < threads; ++k) helpers.emplace_back(work, k);
+    work(0);
+  }
+  size_t total = 0;
+  for (Run& run : runs) {
+    if (run.error) return std::move(*run.error);
+    total += run.objects.size();
+  }
+  std::vector<Object> out;
+  out.reserve(total);
+  for (Run& run : runs)
+    for (Object& o : run.objects) out.push_back(std::move(o));
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<Object>> DecodeObjects(std::string_view text, std::string_view source,
+                                          const DecodeOptions& options) {
+  // Below this many documents a second thread costs more than it saves.
+  constexpr size_t kDocumentsPerThread = 2048;
+  size_t threads = options.threads;
+  if (threads == 0) threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
+  if (threads > 1 && text.size() >= kDocumentsPerThread * 64) {
+    if (auto spans = codec::SplitFlowMappingDocuments(text);
+        spans && spans->size() >= 2 * kDocumentsPerThread) {
+      threads = std::min(threads, spans->size() / kDocumentsPerThread);
+      return DecodeSpansInParallel(text, source, options, *spans, threads);
+    }
+  }
+  std::vector<Object> out;
   auto r =
       codec::ForEachSourceDocument(text, source, [&](codec::SourceDocument&& sd) -> VoidResult {
-        const std::string where = DocumentWhere(source, sd.index);
-        if (!IsList(sd.doc)) return decode_one(std::move(sd.doc), where);
-        json& items = sd.doc["items"];
-        if (items.is_null()) return {};
-        if (!items.is_array()) return Error{where + ": items: expected a list"};
-        // Items of typed lists (PodList from the API) omit their kind.
-        std::string item_kind = sd.doc["kind"].get<std::string>();
-        item_kind.resize(item_kind.size() - 4);
-        std::string api_version;
-        if (auto it = sd.doc.find("apiVersion"); it != sd.doc.end() && it->is_string()) {
-          api_version = it->get<std::string>();
-        }
-        out.reserve(out.size() + items.size());
-        for (size_t i = 0; i < items.size(); ++i) {
-          json item = std::move(items[i]);
-          if (item.is_object() && !item_kind.empty() && !item.contains("kind")) {
-            item["kind"] = item_kind;
-            if (!api_version.empty() && !item.contains("apiVersion"))
-              item["apiVersion"] = api_version;
-          }
-          if (auto d = decode_one(std::move(item), where + ", item " + std::to_string(i)); !d.ok())
-            return d;
-        }
-        return {};
+        return DecodeDocument(std::move(sd), source, options, out);
       });
   if (!r.ok()) return r.error();
   return out;

@@ -48,6 +48,10 @@ struct DecodeOptions {
   // fields needs (extenders, reports). Without it a large manifest costs the typed objects
   // only: a YAML stream is decoded one document at a time and no document is kept.
   bool keep_raw = true;
+  // Threads for a long stream of JSON documents ("---" between them): 0 picks one per core (at
+  // most 4); each takes a contiguous run of documents. Objects and errors are the same
+  // whatever the count.
+  size_t threads = 0;
 };
 
 // Decodes all objects in `text` (documents and List items, in order).

@@ -34,6 +34,25 @@ Result<std::vector<SourceDocument>> ParseSourceDocuments(std::string_view text,
 using DocumentSink = std::function<VoidResult(SourceDocument&&)>;
 VoidResult ForEachSourceDocument(std::string_view text, std::string_view source,
                                  const DocumentSink& sink);
+// One document of a YAML stream, as byte ranges of the text.
+struct DocumentSpan {
+  size_t begin = 0;                         // the document's first line
+  size_t content = std::string_view::npos;  // its first '{'; npos: the document is empty
+  size_t end = 0;                           // one past its last byte
+  size_t lines_before = 0;                  // lines of the text before `begin`
+  int index = 0;                            // its position, as SourceDocument::index
+};
+// Splits a YAML stream in which every document is one flow mapping ("---" lines between JSON
+// objects, as many generators and `kubectl ... -o json | yq` pipelines write) into its
+// documents, numbered as the YAML parser numbers them. nullopt when the stream holds anything
+// else (a block-style document, a directive, a "..." end marker, content on a "---" line),
+// which then takes the YAML parser as a whole.
+std::optional<std::vector<DocumentSpan>> SplitFlowMappingDocuments(std::string_view text);
+// Parses one document of such a stream (nullopt: empty). Independent of the other documents, so
+// documents may be parsed on several threads.
+Result<std::optional<nlohmann::json>> ParseDocumentSpan(std::string_view text,
+                                                        const DocumentSpan& span,
+                                                        std::string_view source);
 // Types an unquoted YAML scalar: null, boolean, number (if it prints back identically), string.
 nlohmann::json ResolvePlainScalar(std::string_view s);
 

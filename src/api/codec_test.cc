@@ -781,11 +781,131 @@ TEST(YamlTest, LimitsNesting) {
   EXPECT_TRUE(ok.ok());
 }
 
+std::vector<SourceDocument> Streamed(std::string_view text, std::string* error = nullptr) {
+  std::vector<SourceDocument> out;
+  auto r = ForEachSourceDocument(text, "s.yaml", [&](SourceDocument&& d) -> VoidResult {
+    out.push_back(std::move(d));
+    return {};
+  });
+  if (!r.ok() && error) *error = r.error().message;
+  return out;
+}
+
+// Streams of JSON objects between "---" lines take the JSON parser document by document; what
+// they deliver, and how documents are numbered, must be what the YAML parser gives.
+TEST(YamlTest, JsonDocumentStreamsReadAsYamlWould) {
+  const std::string cases[] = {
+      "---\n{\"a\": 1, \"b\": [true, null, 2.5, \"x\"]}\n---\n{\"c\": {\"d\": \"\\u00e9\"}}\n",
+      "{\"first\": 1}\n---\n{\"second\": 2}\n",
+      "# generated\n\n---\n{\"a\": 1}\n---\n---   # empty, still counted\n{\"b\": 2}\n---\n",
+      // Flow YAML and a trailing comment are not JSON: those documents go to libyaml.
+      "---\n{\"a\": 1}\n---\n{a: b, n: 3}\n---\n{\"c\": 1}   # trailing\n---\n{\"d\": [1,\n  2]}\n",
+      "---\r\n{\"crlf\": \"yes\"}\r\n---\r\n{\"b\": 1}\r\n",
+      "{\"dup\": 1, \"dup\": 2}\n---\n{}\n",
+      // Not a stream of flow mappings: read by libyaml as a whole.
+      "---\n{\"a\": 1}\n---\nb: 2\n",
+      "--- {\"a\": 1}\n--- {\"b\": 2}\n",
+      "{\"a\": 1}\n...\n---\n{\"b\": 2}\n",
+  };
+  for (const std::string& text : cases) {
+    auto want = ParseSourceDocuments(text, "s.yaml");
+    ASSERT_TRUE(want.ok()) << text << want.error().message;
+    std::string error;
+    auto got = Streamed(text, &error);
+    ASSERT_EQ(error, "") << text;
+    ASSERT_EQ(got.size(), want->size()) << text;
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].index, (*want)[i].index) << text;
+      EXPECT_EQ(got[i].doc, (*want)[i].doc) << text;
+    }
+  }
+  // The numbering runs on past empty documents.
+  auto numbered = Streamed("---\n---\n{\"a\": 1}\n---\n# nothing\n---\n{\"b\": 1}\n");
+  ASSERT_EQ(numbered.size(), 2u);
+  EXPECT_EQ(numbered[0].index, 2);
+  EXPECT_EQ(numbered[1].index, 4);
+}
+
+TEST(YamlTest, JsonDocumentStreamErrorsPointIntoTheFile) {
+  std::string error;
+  auto docs =
+      Streamed("---\n{\"a\": 1}\n---\n{\"b\": 1,\n \"c\": [1, 2}\n---\n{\"d\": 1}\n", &error);
+  EXPECT_EQ(docs.size(), 1u);
+  EXPECT_THAT(error, HasSubstr("s.yaml: yaml: line 5, column "));
+  // Nesting beyond the limit is refused as in any other YAML document.
+  Streamed("---\n{\"a\": " + std::string(600, '[') + std::string(600, ']') + "}\n", &error);
+  EXPECT_THAT(error, HasSubstr("s.yaml: yaml: line 2, column "));
+  EXPECT_THAT(error, HasSubstr("nesting deeper than 512 levels"));
+}
+
 }  // namespace
 }  // namespace berth::codec
 
 namespace berth {
 namespace {
+
+// A long stream of JSON documents is decoded on several threads; objects, their order and the
+// error reported must be those of a sequential read.
+TEST(CodecStreamTest, LongJsonStreamsDecodeTheSameOnSeveralThreads) {
+  std::string text = "# generated\n";
+  for (int i = 0; i < 6000; ++i) {
+    text += "---\n";
+    if (i % 1000 == 7) continue;  // an empty document
+    if (i % 1000 == 9) {          // flow YAML, read by libyaml
+      text += "{apiVersion: v1, kind: Node, metadata: {name: yaml-" + std::to_string(i) + "}}\n";
+    } else if (i % 1000 == 11) {
+      text +=
+          "{\"apiVersion\": \"v1\", \"kind\": \"NodeList\", \"items\": [{\"metadata\": {\"name\": "
+          "\"item-" +
+          std::to_string(i) + "\"}}]}\n";
+    } else {
+      text += "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n-" +
+              std::to_string(i) + "\"},\"status\":{\"allocatable\":{\"cpu\":\"" +
+              std::to_string(i % 64 + 1) + "\"}}}\n";
+    }
+  }
+  DecodeOptions one;
+  one.threads = 1;
+  DecodeOptions four;
+  four.threads = 4;
+  auto seq = DecodeObjects(text, "m.yaml", one);
+  auto par = DecodeObjects(text, "m.yaml", four);
+  ASSERT_TRUE(seq.ok()) << seq.error().message;
+  ASSERT_TRUE(par.ok()) << par.error().message;
+  ASSERT_EQ(seq->size(), 5994u);
+  ASSERT_EQ(par->size(), seq->size());
+  for (size_t i = 0; i < seq->size(); ++i) {
+    const auto& a = std::get<std::shared_ptr<const Node>>((*seq)[i]);
+    const auto& b = std::get<std::shared_ptr<const Node>>((*par)[i]);
+    ASSERT_EQ(a->metadata.name, b->metadata.name) << i;
+    EXPECT_EQ(a->status.allocatable, b->status.allocatable) << i;
+  }
+  EXPECT_EQ(std::get<std::shared_ptr<const Node>>((*par)[8])->metadata.name, "yaml-9");
+  EXPECT_EQ(std::get<std::shared_ptr<const Node>>((*par)[5993])->metadata.name, "n-5999");
+
+  // Two bad documents, in different threads' runs: the first one in the file is reported.
+  std::string bad = text;
+  auto break_node = [&](int i) {
+    const std::string name = "\"n-" + std::to_string(i) + "\"}";
+    bad.replace(bad.find(name), name.size(), "[1]}");
+  };
+  break_node(4500);
+  break_node(2500);
+  for (const DecodeOptions& o : {one, four}) {
+    auto r = DecodeObjects(bad, "m.yaml", o);
+    ASSERT_FALSE(r.ok());
+    EXPECT_THAT(r.error().message, testing::HasSubstr("m.yaml: document 2501")) << o.threads;
+  }
+  // A syntax error is named by its line in the file on either path.
+  std::string broken = text;
+  broken.replace(broken.find("\"n-3000\""), 8, "\"n-3000");
+  for (const DecodeOptions& o : {one, four}) {
+    auto r = DecodeObjects(broken, "m.yaml", o);
+    ASSERT_FALSE(r.ok());
+    EXPECT_THAT(r.error().message, testing::HasSubstr("m.yaml: yaml: line 6000, column"))
+        << o.threads << r.error().message;
+  }
+}
 
 TEST(CodecStreamTest, ObjectsKeepTheirDocumentsOnlyWhenAsked) {
   const std::string text =

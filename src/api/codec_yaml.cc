@@ -373,8 +373,8 @@ class DocumentBuilder {
   }
 
   std::string_view text_;
-  const DocumentSink* sink_ = nullptr;
   std::string_view source_;
+  const DocumentSink* sink_ = nullptr;
   std::vector<SourceDocument> docs_;
   std::vector<Frame> stack_;
   std::unordered_map<std::string, Anchored> anchors_;
@@ -463,9 +463,88 @@ Result<std::vector<SourceDocument>> ParseSourceDocuments(std::string_view text,
   return DocumentBuilder(text, source).Run();
 }
 
+std::optional<std::vector<DocumentSpan>> SplitFlowMappingDocuments(std::string_view text) {
+  std::vector<DocumentSpan> out;
+  DocumentSpan cur;
+  bool explicit_start = false;  // `cur` began with a "---" line
+  size_t line_no = 0;
+  auto is_blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+  auto close = [&](size_t end) {
+    cur.end = end;
+    // Text before the first "---" is a document only if it has content.
+    if (explicit_start || cur.content != std::string_view::npos) {
+      cur.index = static_cast<int>(out.size()) + 1;
+      out.push_back(cur);
+    }
+  };
+  for (size_t pos = 0; pos < text.size();) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos) eol = text.size();
+    const std::string_view line = text.substr(pos, eol - pos);
+    const size_t next = eol < text.size() ? eol + 1 : eol;
+    auto marker = [&](std::string_view m) {
+      return line.starts_with(m) && (line.size() == 3 || is_blank(line[3]));
+    };
+    if (marker("---")) {
+      size_t k = 3;
+      while (k < line.size() && is_blank(line[k])) ++k;
+      if (k < line.size() && line[k] != '#') return std::nullopt;
+      close(pos);
+      cur = DocumentSpan{};
+      cur.begin = next;
+      cur.lines_before = line_no + 1;
+      explicit_start = true;
+    } else if (marker("...") || line.starts_with('%')) {
+      return std::nullopt;
+    } else if (cur.content == std::string_view::npos) {
+      size_t k = 0;
+      while (k < line.size() && is_blank(line[k])) ++k;
+      if (k < line.size() && line[k] != '#') {
+        if (line[k] != '{') return std::nullopt;
+        cur.content = pos + k;
+      }
+    }
+    ++line_no;
+    pos = next;
+  }
+  close(text.size());
+  return out;
+}
+
+Result<std::optional<json>> ParseDocumentSpan(std::string_view text, const DocumentSpan& span,
+                                              std::string_view source) {
+  if (span.content == std::string_view::npos) return std::optional<json>();
+  // JSON is YAML, and the JSON parser reads it to the same tree (libyaml's event parser was three
+  // quarters of reading such a stream), except that a number keeps its JSON value where YAML 1.1
+  // keeps some spellings as text (1e3). Anything else (flow YAML, a trailing comment, a syntax
+  // error) goes to the YAML parser, which sees the document at its own lines so that its errors
+  // point into the file.
+  const std::string_view body = text.substr(span.content, span.end - span.content);
+  if (JsonNestingDepth(body) <= kMaxDepth) {
+    json doc = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+    if (!doc.is_discarded() && doc.is_object()) return std::optional<json>(std::move(doc));
+  }
+  std::string padded(span.lines_before, '\n');
+  padded.append(text.substr(span.begin, span.end - span.begin));
+  auto docs = DocumentBuilder(padded, source).Run();
+  if (!docs.ok()) return docs.error();
+  if (docs->empty()) return std::optional<json>();
+  return std::optional<json>(std::move(docs->front().doc));
+}
+
 VoidResult ForEachSourceDocument(std::string_view text, std::string_view source,
                                  const DocumentSink& sink) {
   if (!StartsLikeJson(text)) {
+    // A stream of JSON objects between "---" lines: document by document, JSON where it is.
+    if (auto spans = SplitFlowMappingDocuments(text)) {
+      for (const DocumentSpan& d : *spans) {
+        auto doc = ParseDocumentSpan(text, d, source);
+        if (!doc.ok()) return doc.error();
+        if (!*doc) continue;  // empty: counted, not delivered
+        if (auto r = sink(SourceDocument{std::move(**doc), d.index}); !r.ok()) return r;
+      }
+      return {};
+    }
     auto r = DocumentBuilder(text, source, &sink).Run();
     if (!r.ok()) return r.error();
     return {};
