@@ -347,7 +347,7 @@ void Cache::UpdateSnapshot(Snapshot* snapshot) {
     for (const auto& zone : zone_order_) {
       for (const NodeEntry* entry : zone_nodes_[zone]) nodes.push_back(entry->second.node.get());
     }
-    SnapshotEditor::RebuildLists(*snapshot, ZoneInterleavedOrder(nodes));
+    SnapshotEditor::RebuildLists(*snapshot, ZoneInterleavedNodes(nodes));
     IndexListsLocked(*snapshot);
     nodes_changed_ = false;
   } else {

@@ -251,6 +251,17 @@ void Snapshot::RebuildLists(const std::vector<std::string>& order) {
   RefreshDerivedLists();
 }
 
+void SnapshotEditor::RebuildLists(Snapshot& s, const std::vector<const Node*>& order) {
+  s.list_.clear();
+  s.list_.reserve(order.size());
+  for (const Node* n : order) {
+    auto it = s.map_.find(n->metadata.name);
+    if (it == s.map_.end() || !it->second->node()) continue;
+    s.list_.push_back(it->second.get());
+  }
+  s.RefreshDerivedLists();
+}
+
 void Snapshot::RefreshDerivedLists() {
   with_affinity_.clear();
   with_required_anti_affinity_.clear();
@@ -313,6 +324,23 @@ std::vector<std::string> ZoneInterleavedOrder(const std::vector<const Node*>& no
       const auto& v = by_zone[z];
       if (round < v.size()) out.push_back(v[round]);
     }
+  }
+  return out;
+}
+
+std::vector<const Node*> ZoneInterleavedNodes(const std::vector<const Node*>& nodes) {
+  std::vector<std::vector<const Node*>> zones;  // in first-seen order
+  std::unordered_map<std::string, size_t> zone_index;
+  for (const Node* n : nodes) {
+    auto [it, inserted] = zone_index.try_emplace(NodeZoneKey(*n), zones.size());
+    if (inserted) zones.emplace_back();
+    zones[it->second].push_back(n);
+  }
+  std::vector<const Node*> out;
+  out.reserve(nodes.size());
+  for (size_t round = 0; out.size() < nodes.size(); ++round) {
+    for (const auto& zone : zones)
+      if (round < zone.size()) out.push_back(zone[round]);
   }
   return out;
 }
