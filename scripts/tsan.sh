@@ -5,12 +5,13 @@
 # Covered: the binding executor and the scheduler's threaded binding path (scheduler tests
 # without inline_binding), the scheduling queue, the parallelizer, the HTTP server and client,
 # the REST client, informers, the asynchronous writer and leader election (client tests, against
-# the embedded API server, so its store and watch fan-out run threaded too).
+# the embedded API server, so its store and watch fan-out run threaded too), and the manifest
+# decoder's runs on several threads (api tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 filter=${1:-*}
 tests=(berth_scheduler_test berth_queue_test berth_framework_test berth_net_test
-       berth_client_test berth_apiserver_test)
+       berth_client_test berth_apiserver_test berth_api_test)
 
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
