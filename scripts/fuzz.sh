@@ -30,6 +30,11 @@ done
 for f in test/e2e/cases/*/cluster.yaml test/e2e/fixtures/*.yaml examples/simulate/*.yaml; do
   [ -f "$f" ] && cp "$f" "$seeds/manifest/$(echo "$f" | tr '/' '_')"
 done
+# JSON objects between "---" lines (read by the JSON parser), one in flow YAML with a comment.
+printf '%s\n' '# generated' '---' '{"apiVersion":"v1","kind":"Node","metadata":{"name":"a"}}' \
+  '---' '{apiVersion: v1, kind: Pod, metadata: {name: p}}  # flow YAML' '---' '---' \
+  '{"apiVersion":"v1","kind":"NodeList","items":[{"metadata":{"name":"b"}}]}' \
+  > "$seeds/manifest/json_stream.yaml"
 for f in test/e2e/cases/*/config.yaml test/e2e/cases/*/*.json deploy/10-config.yaml; do
   [ -f "$f" ] && cp "$f" "$seeds/config/$(echo "$f" | tr '/' '_')"
 done
