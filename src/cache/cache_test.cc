@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "framework/snapshot_editor.h"
 #include "testing/builders.h"
 
 namespace berth {
@@ -236,19 +235,6 @@ TEST_F(CacheTest, NodeListIsZoneInterleaved) {
   cache_.AddNode(N("b2", "B"));
   Update();
   EXPECT_THAT(Order(snapshot_), ElementsAre("a1", "b1", "none1", "c1", "a2", "b2", "a3"));
-}
-
-// The cache rebuilds its list from node pointers; the order must be the SDK's name order.
-TEST_F(CacheTest, InterleavedNodesFollowTheNamedOrder) {
-  std::vector<std::shared_ptr<const Node>> owned;
-  std::mt19937 rng(7);
-  const char* zones[] = {"A", "B", "C", ""};
-  for (int i = 0; i < 200; ++i) owned.push_back(N("n" + std::to_string(i), zones[rng() % 4]));
-  std::vector<const Node*> nodes;
-  for (const auto& n : owned) nodes.push_back(n.get());
-  std::vector<std::string> by_pointer;
-  for (const Node* n : ZoneInterleavedNodes(nodes)) by_pointer.push_back(n->metadata.name);
-  EXPECT_EQ(by_pointer, ZoneInterleavedOrder(nodes));
 }
 
 TEST_F(CacheTest, RegionAndZoneTogetherFormTheZoneKey) {

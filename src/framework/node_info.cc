@@ -240,25 +240,32 @@ const NodeInfo* Snapshot::Get(std::string_view node_name) const {
   return it == map_.end() ? nullptr : it->second.get();
 }
 
-void Snapshot::RebuildLists(const std::vector<std::string>& order) {
-  list_.clear();
-  list_.reserve(order.size());
-  for (const auto& name : order) {
-    auto it = map_.find(name);
-    if (it == map_.end() || !it->second->node()) continue;
-    list_.push_back(it->second.get());
+namespace {
+
+// The node list in `order` (names, or nodes), skipping what the map has no node for.
+template <class Order, class NameOf>
+void FillNodeList(const std::unordered_map<std::string, NodeInfoPtr>& map, const Order& order,
+                  NameOf name_of, std::vector<const NodeInfo*>& list) {
+  list.clear();
+  list.reserve(order.size());
+  for (const auto& entry : order) {
+    auto it = map.find(name_of(entry));
+    if (it == map.end() || !it->second->node()) continue;
+    list.push_back(it->second.get());
   }
+}
+
+}  // namespace
+
+void Snapshot::RebuildLists(const std::vector<std::string>& order) {
+  FillNodeList(
+      map_, order, [](const std::string& name) -> const std::string& { return name; }, list_);
   RefreshDerivedLists();
 }
 
 void SnapshotEditor::RebuildLists(Snapshot& s, const std::vector<const Node*>& order) {
-  s.list_.clear();
-  s.list_.reserve(order.size());
-  for (const Node* n : order) {
-    auto it = s.map_.find(n->metadata.name);
-    if (it == s.map_.end() || !it->second->node()) continue;
-    s.list_.push_back(it->second.get());
-  }
+  FillNodeList(
+      s.map_, order, [](const Node* n) -> const std::string& { return n->metadata.name; }, s.list_);
   s.RefreshDerivedLists();
 }
 
@@ -304,27 +311,14 @@ Snapshot Snapshot::Build(const std::vector<std::shared_ptr<const Node>>& nodes,
     SnapshotEditor::SetImageStates(*s.map_[n->metadata.name], *n);
   }
   s.image_num_nodes = std::move(holders);
-  s.RebuildLists(ZoneInterleavedOrder(raw));
+  SnapshotEditor::RebuildLists(s, ZoneInterleavedNodes(raw));
   return s;
 }
 
 std::vector<std::string> ZoneInterleavedOrder(const std::vector<const Node*>& nodes) {
-  std::vector<std::string> zone_order;
-  std::unordered_map<std::string, std::vector<std::string>> by_zone;
-  for (const Node* n : nodes) {
-    std::string z = NodeZoneKey(*n);
-    auto [it, inserted] = by_zone.try_emplace(z);
-    if (inserted) zone_order.push_back(z);
-    it->second.push_back(n->metadata.name);
-  }
   std::vector<std::string> out;
   out.reserve(nodes.size());
-  for (size_t round = 0; out.size() < nodes.size(); ++round) {
-    for (const auto& z : zone_order) {
-      const auto& v = by_zone[z];
-      if (round < v.size()) out.push_back(v[round]);
-    }
-  }
+  for (const Node* n : ZoneInterleavedNodes(nodes)) out.push_back(n->metadata.name);
   return out;
 }
 

@@ -34,8 +34,8 @@ class SnapshotEditor {
   static void SetImageStates(NodeInfo& n, const Node& node);
 };
 
-// ZoneInterleavedOrder's order as the nodes themselves, for the cache's rebuilds of a large
-// cluster: the name list costs 32 bytes per node and a copy of every name.
+// Upstream's node tree order (ZoneInterleavedOrder) as the nodes themselves, for rebuilds of a
+// large cluster: a name list costs 32 bytes per node and a copy of every name.
 std::vector<const Node*> ZoneInterleavedNodes(const std::vector<const Node*>& nodes);
 
 }  // namespace berth
