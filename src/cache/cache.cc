@@ -39,14 +39,15 @@ void Cache::UpdateImagesLocked(const Node* old_node, const Node* new_node) {
       for (const auto& img : n->status.images) names.insert(img.names.begin(), img.names.end());
     return names;
   };
-  for (const auto& n : names_of(old_node)) {
+  const auto old_names = names_of(old_node);
+  const auto new_names = names_of(new_node);
+  // A status update that reports the same images (most of them) changes no count.
+  if (old_names == new_names) return;
+  for (const auto& n : old_names) {
     if (--image_holders_[n] <= 0) image_holders_.erase(n);
-    images_changed_ = true;
   }
-  for (const auto& n : names_of(new_node)) {
-    ++image_holders_[n];
-    images_changed_ = true;
-  }
+  for (const auto& n : new_names) ++image_holders_[n];
+  images_changed_ = true;
 }
 
 void Cache::AddNode(Ptr<Node> node) {
@@ -57,6 +58,9 @@ void Cache::AddNode(Ptr<Node> node) {
   state.node = node;
   RecordLocked(state, {Change::Kind::kSetNode, state.info, node, nullptr});
   const std::string zone = NodeZoneKey(*node);
+  // The node list changes only for a new node or one that moved zone: an update in place keeps
+  // its position (the snapshot reports it among last_changed, an O(1) change).
+  if (!old || !state.zone || state.zone->first != zone) nodes_changed_ = true;
   if (!state.zone || state.zone->first != zone) {
     // A node that changes zone leaves its old zone and joins the end of the new one.
     if (state.zone) LeaveZoneLocked(state);
@@ -69,7 +73,6 @@ void Cache::AddNode(Ptr<Node> node) {
   }
   UpdateImagesLocked(old.get(), node.get());
   MarkDirty(name);
-  nodes_changed_ = true;
 }
 
 void Cache::UpdateNode(Ptr<Node> node) { AddNode(std::move(node)); }
@@ -289,8 +292,12 @@ void Cache::RelistLocked(Snapshot& snapshot, const NodeInfo& ni, uint32_t positi
   }
 }
 
-void Cache::UpdateSnapshot(Snapshot* snapshot) {
+void Cache::UpdateSnapshot(Snapshot* snapshot, SnapshotChanges* changes) {
   std::lock_guard lock(mu_);
+  if (changes) {
+    changes->positions.clear();
+    changes->images = false;
+  }
   const bool refresh = ApplyChangesLocked();
   auto& map = SnapshotEditor::Map(*snapshot);
   bool rebuild = nodes_changed_;
@@ -311,6 +318,7 @@ void Cache::UpdateSnapshot(Snapshot* snapshot) {
   if (images_changed_) {
     snapshot->image_num_nodes = image_holders_;
     images_changed_ = false;
+    if (changes) changes->images = true;
   }
   const int64_t from = snapshot->generation;
   snapshot->last_changed.clear();
@@ -332,6 +340,7 @@ void Cache::UpdateSnapshot(Snapshot* snapshot) {
     }
     // The node list keeps pointing at `slot`; only the affinity and claim lists may change.
     snapshot->last_changed.push_back(slot.get());
+    if (changes) changes->positions.push_back(state.position);
     if (refresh) relist.emplace_back(slot.get(), state.position);
   }
   // clear() keeps the bucket array, which the initial load sized to the whole cluster: clearing

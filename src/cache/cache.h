@@ -49,7 +49,16 @@ class Cache {
   // than the last one is filled from scratch, sharing the same NodeInfos. NodeInfos keep their
   // addresses across updates (they are changed in place), so lists built from them stay valid.
   // Called by the scheduling thread between cycles: it writes the NodeInfos cycles read.
-  void UpdateSnapshot(Snapshot* snapshot);
+  // `changes`, when given, receives what this update did beyond the snapshot's own record.
+  struct SnapshotChanges {
+    // Positions in snapshot->nodes() of snapshot->last_changed, in the same order (valid when
+    // the list was not rebuilt: last_changed_from >= 0).
+    std::vector<uint32_t> positions;
+    // image_num_nodes changed: an image's spread, and so a score that reads it, may differ on
+    // nodes that did not change themselves.
+    bool images = false;
+  };
+  void UpdateSnapshot(Snapshot* snapshot, SnapshotChanges* changes = nullptr);
 
   size_t NodeCount() const;
   // Pods in the cache, assumed ones included.

@@ -527,6 +527,12 @@ int Framework::FilterPluginIndex(std::string_view name) const {
   return -1;
 }
 
+int Framework::ScorePluginIndex(std::string_view name) const {
+  for (size_t i = 0; i < score_.size(); ++i)
+    if (score_[i].plugin->Name() == name) return static_cast<int>(i);
+  return -1;
+}
+
 void Framework::CountFilterEvaluations(const CycleState& state, uint64_t passed,
                                        std::span<const uint64_t> rejected_at) {
   if (series_.filter.empty()) return;
@@ -642,13 +648,22 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
   }
   if (active.empty()) return Status::Success();
   const size_t num_plugins = score_.size();
+  // Per active plugin: scored afresh every cycle, never kept in the memo.
+  std::vector<char>& fresh = memo_fresh_buffer_;
+  fresh.assign(active.size(), 0);
+  bool any_fresh = false;
   if (memo) {
     // Rows filled while other plugins ran (PreScore skipped differently) cannot be reused.
     if (memo->ran != table->plugin_ran) {
       memo->ran = table->plugin_ran;
-      std::fill(memo->valid.begin(), memo->valid.end(), 0);
+      memo->NextEpoch();
     }
-    memo->scores.resize(memo->valid.size() * num_plugins);
+    memo->scores.resize(memo->filled.size() * num_plugins);
+    for (size_t a = 0; a < active.size(); ++a)
+      if (active[a] < memo->fresh.size() && memo->fresh[active[a]]) {
+        fresh[a] = 1;
+        any_fresh = true;
+      }
   }
 
   // Raw scores, node-major so each worker touches one node's data for all plugins.
@@ -661,10 +676,12 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
   Status first_error;
   // In a sampled cycle, every kPerNodeTimingStride-th node's plugin calls are timed.
   const bool timing = !series_.score.empty() && state.ShouldRecordPluginMetrics();
-  // Scores node i into scores[*][i] (and its memo row); false when a plugin failed.
-  auto score_node = [&](int i, bool timed) {
+  // Scores node i into scores[*][i] (and its memo row); false when a plugin failed. With
+  // `fresh_only`, only the plugins scored afresh run (the node's memo row is valid).
+  auto score_node = [&](int i, bool timed, bool fresh_only) {
     int64_t* row = memo ? &memo->scores[memo->rows[i] * num_plugins] : nullptr;
     for (size_t a = 0; a < active.size(); ++a) {
+      if (fresh_only && !fresh[a]) continue;
       int64_t s = 0;
       auto call = [&] { return score_[active[a]].plugin->Score(state, pod, *nodes[i], &s); };
       Status st = Guarded("Score", [&] {
@@ -680,9 +697,9 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
         return false;
       }
       scores[a][i] = {nodes[i], s};
-      if (row) row[active[a]] = s;
+      if (row && !fresh[a]) row[active[a]] = s;
     }
-    if (memo) memo->valid[memo->rows[i]] = 1;
+    if (memo && !fresh_only) memo->filled[memo->rows[i]] = memo->epoch;
     return true;
   };
   if (memo) {
@@ -690,17 +707,30 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
     // overwrote); the others are read from the memo.
     std::vector<int>& stale = memo_stale_buffer_;
     stale.clear();
+    std::vector<char>& kept = memo_kept_buffer_;
+    kept.assign(n, 1);
     for (size_t i = 0; i < n; ++i)
-      if (!memo->valid[memo->rows[i]]) stale.push_back(static_cast<int>(i));
+      if (memo->filled[memo->rows[i]] != memo->epoch) {
+        stale.push_back(static_cast<int>(i));
+        kept[i] = 0;
+      }
     parallelizer().Until(static_cast<int>(stale.size()), [&](int k) {
       if (!failed.load(std::memory_order_relaxed))
-        score_node(stale[k], timing && k % kPerNodeTimingStride == 0);
+        score_node(stale[k], timing && k % kPerNodeTimingStride == 0, false);
     });
     if (failed) return first_error;
+    if (any_fresh) {
+      parallelizer().Until(static_cast<int>(n), [&](int i) {
+        if (kept[i] && !failed.load(std::memory_order_relaxed))
+          score_node(i, timing && i % kPerNodeTimingStride == 0, true);
+      });
+      if (failed) return first_error;
+    }
     // Node-major: each memo row is one cache line, loaded once for all plugins.
     for (size_t i = 0; i < n; ++i) {
       const int64_t* row = &memo->scores[memo->rows[i] * num_plugins];
-      for (size_t a = 0; a < active.size(); ++a) scores[a][i] = {nodes[i], row[active[a]]};
+      for (size_t a = 0; a < active.size(); ++a)
+        if (!fresh[a]) scores[a][i] = {nodes[i], row[active[a]]};
     }
   } else {
     // Nodes are scored last to first: the filter loop just walked them first to last, so on a
@@ -712,7 +742,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
       // four ahead while this node is scored (the plugins' own time is mostly these loads).
       if (i >= 8) PrefetchNodeInfo(nodes[i - 8]);
       if (i >= 4) PrefetchNode(nodes[i - 4]);
-      score_node(i, timing && j % kPerNodeTimingStride == 0);
+      score_node(i, timing && j % kPerNodeTimingStride == 0, false);
     });
   }
   if (failed) return first_error;

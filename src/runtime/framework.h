@@ -58,16 +58,28 @@ struct ScoreTable {
   std::map<std::string, std::vector<int64_t>> extender_scores;
 };
 
-// Raw scores (before NormalizeScore) kept across cycles by a caller whose pods are copies of
-// one template, scored by plugins that score a node from that node alone (berth capacity; see
-// SchedulerOptions::node_local_plugins). RunScorePlugins reads row rows[i] for nodes[i] when
-// the row is valid and fills it otherwise; the caller invalidates the rows of nodes that
-// changed. Validity lives here, not in the NodeInfo, so that a reused row costs no load of it.
+// Raw scores (before NormalizeScore) kept across cycles for pods that give the Score plugins the
+// same inputs (the scheduler's equivalent pods, berth capacity's copies of one template), per
+// node position. RunScorePlugins reads row rows[i] for nodes[i] when it was filled in the
+// current epoch and fills it otherwise; the caller clears the rows of nodes that changed and
+// bumps the epoch to drop them all (O(1), so a change of pod costs nothing per node).
 struct RawScoreMemo {
   std::span<const uint32_t> rows;  // per scored node; the caller sets it each cycle
-  std::vector<char> valid;         // per row; the caller sizes it and clears changed rows
-  std::vector<int64_t> scores;     // [row * score plugins + plugin]
-  std::vector<bool> ran;           // the plugins that ran when the rows were filled
+  std::vector<uint32_t> filled;    // per row: the epoch it was filled in (0: never)
+  uint32_t epoch = 1;
+  std::vector<int64_t> scores;  // [row * score plugins + plugin]
+  std::vector<bool> ran;        // the plugins that ran when the rows were filled
+  // Per score plugin: scored afresh for every node this cycle and never kept (a plugin whose
+  // score of a node reads other nodes, such as PodTopologySpread's counts). Empty: none.
+  std::vector<bool> fresh;
+
+  // Drops every row.
+  void NextEpoch() {
+    if (++epoch == 0) {  // wrapped: rows filled 2^32 epochs ago would look current
+      std::fill(filled.begin(), filled.end(), 0);
+      epoch = 1;
+    }
+  }
 };
 
 // The per-node loops (filter, score) are memory-bound on a large cluster: each NodeInfo is a
@@ -136,6 +148,9 @@ class Framework final : public Handle {
     snapshot_ = snapshot;
     has_nominated_ = !services_.nominator || services_.nominator->HasNominatedPods();
   }
+  // Whether some pod was nominated when the cycle's snapshot was set (Filter then also
+  // evaluates nodes with the nominated pods added).
+  bool has_nominated_pods() const { return has_nominated_; }
 
   // ---- scheduling cycle
   // First non-Success PreEnqueue status (plugin stamped), or Success.
@@ -165,6 +180,8 @@ class Framework final : public Handle {
   bool counts_plugin_evaluations() const { return !series_.filter.empty(); }
   // Position of a Filter plugin in this profile's Filter list, or -1.
   int FilterPluginIndex(std::string_view name) const;
+  // Position of a Score plugin in score_plugins(), or -1.
+  int ScorePluginIndex(std::string_view name) const;
   // One cycle's Filter evaluations (scheduler_plugin_evaluation_total): `passed` nodes ran every
   // Filter plugin not skipped; rejected_at[i] nodes stopped at Filter plugin i.
   void CountFilterEvaluations(const CycleState& state, uint64_t passed,
@@ -270,7 +287,10 @@ class Framework final : public Handle {
   std::vector<PostBindPlugin*> post_bind_;
 
   std::vector<std::vector<NodeScore>> score_buffer_;  // RunScorePlugins' raw scores
-  std::vector<int> memo_stale_buffer_;                // RunScorePlugins: rows to score again
+  // RunScorePlugins with a memo: rows to score again, plugins scored afresh, rows reused.
+  std::vector<int> memo_stale_buffer_;
+  std::vector<char> memo_fresh_buffer_;
+  std::vector<char> memo_kept_buffer_;
 
   // Metric series per plugin, index-aligned with the plugin vectors above (empty without a
   // metrics sink). Reserve and Unreserve are separate extension points in the metrics.

@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "framework/guard.h"
+#include "scheduler/equivalence.h"
 #include "scheduler/extenders.h"
 #include "scheduler/fit_error.h"
 #include "scheduler/scheduler_internal.h"
@@ -144,35 +145,143 @@ Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleSta
   if (counting) filter_rejected_at_.assign(fw.num_filter_plugins(), 0);
   uint64_t passed = 0;
   int found = 0;
+  int scanned = 0;
   feasible_rows_.reserve(to_find);
-  for (int i = 0; i < n && found < to_find; ++i) {
-    const int pos = start + i < n ? start + i : start + i - n;
-    FilterVerdict& verdict = filter_verdicts_[pos];
-    if (verdict == FilterVerdict::kUnknown) {
-      const bool timed = timing && i % kPerNodeTimingStride == 0;
-      Status s = Guarded("running Filter plugins", [&] {
-        return fw.RunFilterPluginsWithNominatedPods(state, pod, *nodes[pos], timed);
-      });
-      if (s.IsError()) return s;
-      verdict = s.IsSuccess() ? FilterVerdict::kFeasible : FilterVerdict::kRejected;
-      filter_rejections_[pos] = std::move(s);
+  const uint32_t feasible_verdict = verdict_epoch_ << 1 | 1;
+  auto position = [&](int i) { return start + i < n ? start + i : start + i - n; };
+  // Windows as in FindNodesThatPassFilters: each asks for the feasible nodes still missing.
+  // Nodes without a verdict (the ones the last binds changed; every node while the results
+  // fill after a change of pod) are filtered first, in parallel when there are enough of them;
+  // then the window is read in order up to the stopping point, so the outcome is the
+  // sequential scan's. Verdicts past the stopping point are kept for later cycles.
+  while (scanned < n && found < to_find) {
+    const int begin = scanned;
+    const int end = std::min(n, begin + std::max(32, to_find - found));
+    std::vector<uint32_t>& unknown = unknown_rows_buffer_;
+    unknown.clear();
+    for (int i = begin; i < end; ++i) {
+      const int pos = position(i);
+      if (filter_verdicts_[pos] >> 1 != verdict_epoch_) unknown.push_back(pos);
     }
-    if (verdict == FilterVerdict::kFeasible) {
-      ++passed;
-      ++found;
-      feasible->push_back(nodes[pos]);
-      feasible_rows_.push_back(static_cast<uint32_t>(pos));
-      continue;
+    reused_verdicts_ += static_cast<uint64_t>(end - begin) - unknown.size();
+    if (!unknown.empty()) {
+      const int m = static_cast<int>(unknown.size());
+      std::vector<Status>& statuses = filter_statuses_buffer_;
+      if (statuses.size() < unknown.size()) statuses.resize(unknown.size());
+      auto run = [&](int k) {
+        if (k + 8 < m) PrefetchNodeInfo(nodes[unknown[k + 8]]);
+        if (k + 4 < m) PrefetchNode(nodes[unknown[k + 4]]);
+        const bool timed = timing && k % kPerNodeTimingStride == 0;
+        statuses[k] = Guarded("running Filter plugins", [&] {
+          return fw.RunFilterPluginsWithNominatedPods(state, pod, *nodes[unknown[k]], timed);
+        });
+      };
+      // A handful of changed nodes costs less than waking the workers.
+      if (m >= 32) {
+        fw.parallelizer().Until(m, run);
+      } else {
+        for (int k = 0; k < m; ++k) run(k);
+      }
+      Status error;
+      for (int k = 0; k < m; ++k) {
+        Status& s = statuses[k];
+        if (s.IsError()) {
+          if (error.IsSuccess()) error = std::move(s);
+          s = Status();
+          continue;
+        }
+        if (s.IsSuccess()) {
+          filter_verdicts_[unknown[k]] = feasible_verdict;
+        } else {
+          filter_verdicts_[unknown[k]] = verdict_epoch_ << 1;
+          filter_rejections_[unknown[k]] = std::move(s);
+          s = Status();
+        }
+      }
+      if (!error.IsSuccess()) return error;
     }
-    const Status& rejection = filter_rejections_[pos];
-    if (counting) {
-      const int at = fw.FilterPluginIndex(rejection.plugin());
-      if (at >= 0) ++filter_rejected_at_[at];
+    for (int i = begin; i < end && found < to_find; ++i) {
+      ++scanned;
+      const int pos = position(i);
+      if (filter_verdicts_[pos] == feasible_verdict) {
+        ++passed;
+        ++found;
+        feasible->push_back(nodes[pos]);
+        feasible_rows_.push_back(static_cast<uint32_t>(pos));
+        continue;
+      }
+      const Status& rejection = filter_rejections_[pos];
+      if (counting) {
+        const int at = fw.FilterPluginIndex(rejection.plugin());
+        if (at >= 0) ++filter_rejected_at_[at];
+      }
+      if (attempt) attempt->filter_statuses[nodes[pos]->name()] = rejection;
     }
-    if (attempt) attempt->filter_statuses[nodes[pos]->name()] = rejection;
   }
   if (counting) fw.CountFilterEvaluations(state, passed, filter_rejected_at_);
   return Status::Success();
+}
+
+void Scheduler::DropNodeResults() {
+  if (++verdict_epoch_ >= (1u << 31)) {  // a verdict keeps the epoch in 31 bits
+    std::fill(filter_verdicts_.begin(), filter_verdicts_.end(), 0);
+    verdict_epoch_ = 1;
+  }
+  score_memo_.NextEpoch();
+  reuse_pod_.reset();
+}
+
+void Scheduler::TrackNodeChanges() {
+  const size_t n = snapshot_.nodes().size();
+  if (filter_verdicts_.size() != n) {
+    filter_verdicts_.assign(n, 0);
+    score_memo_.filled.assign(n, 0);
+    DropNodeResults();
+  } else if (snapshot_.last_changed_from != memo_snapshot_generation_ || snapshot_changes_.images) {
+    // A rebuilt node list, an update this scheduler did not follow, or a change in which
+    // nodes hold an image (ImageLocality reads it for every node): start over.
+    DropNodeResults();
+  } else {
+    for (uint32_t pos : snapshot_changes_.positions) {
+      if (pos >= n) {
+        DropNodeResults();
+        break;
+      }
+      filter_verdicts_[pos] = 0;
+      score_memo_.filled[pos] = 0;
+    }
+  }
+  memo_snapshot_generation_ = snapshot_.generation;
+  feasible_rows_.clear();
+}
+
+bool Scheduler::AdmitNodeResultReuse(const Framework& fw, const CycleState& state,
+                                     const PodInfo& pod) {
+  reuse_this_cycle_ = false;
+  if (reuse_ == NodeResultReuse::kOff) return false;
+  const ReuseProfile* profile = nullptr;
+  for (const ReuseProfile& p : reuse_profiles_)
+    if (p.framework == &fw) profile = &p;
+  bool admit = profile != nullptr;
+  if (admit && reuse_ == NodeResultReuse::kEquivalentPods) {
+    // Nominated pods are added to nodes while filtering, and the volume plugins and the
+    // spreading plugins' Filter read other objects and nodes: none of that may be in play.
+    admit = !fw.has_nominated_pods() && !UsesModeledVolumes(*pod.pod);
+    const std::vector<bool>& skipped = state.skipped_filters();
+    for (int i : profile->spreading_filters)
+      if (static_cast<size_t>(i) >= skipped.size() || !skipped[i]) admit = false;
+    if (admit && (!reuse_pod_ || !SameSchedulingInputs(*reuse_pod_, *pod.pod))) {
+      DropNodeResults();
+      reuse_pod_ = pod.pod;
+    }
+  }
+  if (!admit) {
+    DropNodeResults();
+    return false;
+  }
+  score_memo_.fresh = profile->spreading_scores;
+  reuse_this_cycle_ = true;
+  return true;
 }
 
 Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const PodInfo& pod,
@@ -221,8 +330,8 @@ Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const Po
                      Status::Unresolvable(fmt::format("node(s) didn't satisfy plugin(s) [{}]",
                                                       fmt::join(rejected_by, " ")))};
   }
-  Status fs = FindNodesThatPassFilters(fw, state, pod, *candidates, true, feasible, attempt,
-                                       memoize_ && candidates == &all);
+  const bool reuse = candidates == &all && AdmitNodeResultReuse(fw, state, pod);
+  Status fs = FindNodesThatPassFilters(fw, state, pod, *candidates, true, feasible, attempt, reuse);
   // Processed, as kube-scheduler counts it: the feasible nodes and the nodes with a status of
   // their own (a nominated node that failed included). Nodes outside a PreFilterResult share
   // one "absent" status there, so they are not processed (nor in the map yet).
@@ -266,31 +375,11 @@ std::string Scheduler::SelectHost(const ScoreTable& table) {
 
 Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& pod,
                               ScheduleResult* result, SchedulingAttempt* attempt) {
-  cache_.UpdateSnapshot(&snapshot_);
+  cache_.UpdateSnapshot(&snapshot_, reuse_ != NodeResultReuse::kOff ? &snapshot_changes_ : nullptr);
   fw.SetSnapshot(&snapshot_);
   if (snapshot_.size() == 0) return Status::Unresolvable("no nodes available to schedule pods");
-  if (memoize_) {
-    // Only the nodes the update overwrote carry new generations; a rebuilt list (or updates
-    // this cycle did not see) starts over.
-    const auto& all = snapshot_.nodes();
-    if (snapshot_.last_changed_from != memo_snapshot_generation_ ||
-        filter_verdicts_.size() != all.size()) {
-      filter_verdicts_.assign(all.size(), FilterVerdict::kUnknown);
-      filter_rejections_.assign(all.size(), Status());
-      score_memo_.valid.assign(all.size(), 0);
-      memo_position_.clear();
-      for (size_t i = 0; i < all.size(); ++i) memo_position_[all[i]] = static_cast<uint32_t>(i);
-    } else {
-      for (const NodeInfo* changed : snapshot_.last_changed) {
-        auto it = memo_position_.find(changed);
-        if (it == memo_position_.end()) continue;
-        filter_verdicts_[it->second] = FilterVerdict::kUnknown;
-        score_memo_.valid[it->second] = 0;
-      }
-    }
-    memo_snapshot_generation_ = snapshot_.generation;
-    feasible_rows_.clear();
-  }
+  if (reuse_ != NodeResultReuse::kOff) TrackNodeChanges();
+  reuse_this_cycle_ = false;
 
   // Kept across cycles (scheduling thread only): a window of feasible nodes is allocated once.
   std::vector<const NodeInfo*>& feasible = feasible_buffer_;
@@ -318,7 +407,7 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
     });
     if (!ps.IsSuccess()) return ps;
     RawScoreMemo* memo = nullptr;
-    if (memoize_ && feasible_rows_.size() == feasible.size()) {
+    if (reuse_this_cycle_ && feasible_rows_.size() == feasible.size()) {
       score_memo_.rows = feasible_rows_;
       memo = &score_memo_;
     }

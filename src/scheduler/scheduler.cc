@@ -4,6 +4,7 @@
 
 #include "framework/guard.h"
 #include "observe/log.h"
+#include "scheduler/equivalence.h"
 #include "scheduler/extenders.h"
 #include "scheduler/fit_error.h"
 #include "scheduler/scheduler_internal.h"
@@ -70,14 +71,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
           "profile \"{}\": queueSort plugin \"{}\" differs from \"{}\"; all profiles must use "
           "the same queue sort plugin",
           fw->profile_name(), fw->queue_sort_name(), qs)};
-  if (!options.node_local_plugins.empty() && s->extenders_.empty() && s->profiles_.size() == 1) {
-    const std::set<std::string> local(options.node_local_plugins.begin(),
-                                      options.node_local_plugins.end());
-    s->memoize_ = true;
-    for (const char* point : {"PreFilter", "Filter", "PreScore", "Score"})
-      for (const auto& name : s->profiles_.front()->ListPlugins(point))
-        if (!local.count(name)) s->memoize_ = false;
-  }
+  if (s->extenders_.empty()) s->SetUpNodeResultReuse(options);
   s->requeue_ = std::make_unique<RequeuePolicy>(s->profiles_, options.metrics, options.clock);
   s->queue_->SetRequeueDecider(s->requeue_.get());
   if (SchedulerMetricsSink* metrics = options.metrics) {
@@ -86,6 +80,36 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
     });
   }
   return s;
+}
+
+void Scheduler::SetUpNodeResultReuse(const SchedulerOptions& options) {
+  const bool vouched = !options.node_local_plugins.empty();
+  if (vouched && profiles_.size() != 1) return;
+  if (!vouched && !options.reuse_equivalent_pod_results) return;
+  std::set<std::string, std::less<>> local;
+  if (vouched) {
+    local.insert(options.node_local_plugins.begin(), options.node_local_plugins.end());
+  } else {
+    for (std::string_view name : NodeLocalPluginNames()) local.emplace(name);
+  }
+  for (const auto& fw : profiles_) {
+    bool all_local = true;
+    for (const char* point : {"PreFilter", "Filter", "PreScore", "Score"})
+      for (const auto& name : fw->ListPlugins(point))
+        if (!local.count(name)) all_local = false;
+    if (!all_local) continue;
+    ReuseProfile profile{fw.get(), {}, {}};
+    if (!vouched) {
+      profile.spreading_scores.assign(fw->score_plugins().size(), false);
+      for (std::string_view name : SpreadingPluginNames()) {
+        if (int i = fw->FilterPluginIndex(name); i >= 0) profile.spreading_filters.push_back(i);
+        if (int i = fw->ScorePluginIndex(name); i >= 0) profile.spreading_scores[i] = true;
+      }
+    }
+    reuse_profiles_.push_back(std::move(profile));
+  }
+  if (!reuse_profiles_.empty())
+    reuse_ = vouched ? NodeResultReuse::kTemplateCopies : NodeResultReuse::kEquivalentPods;
 }
 
 Scheduler::~Scheduler() {

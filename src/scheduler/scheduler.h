@@ -103,11 +103,15 @@ struct SchedulerOptions {
   // Framework, plugin, event and queue metrics; must outlive the scheduler. Null: none are
   // taken (and the hot path pays nothing for them).
   SchedulerMetricsSink* metrics = nullptr;
+  // Reuse a node's Filter verdict and raw Score plugin scores across consecutive equivalent
+  // pods (equivalence.h) until the node changes, in profiles whose PreFilter, Filter, PreScore
+  // and Score plugins are all in NodeLocalPluginNames() and without extenders. NormalizeScore,
+  // weights and selection still run every cycle; decisions are the same either way.
+  bool reuse_equivalent_pod_results = true;
   // Set by berth capacity, whose pods are all copies of one template it checked: the plugins
   // (by name) whose Filter verdict and raw Score on a node depend, for such pods, on that node
   // alone. When the only profile's PreFilter, Filter, PreScore and Score plugins are all listed
-  // and there is no extender, a node's verdict and raw scores are kept and reused until the
-  // node changes (NormalizeScore, weights and selection still run every cycle). Empty: never.
+  // and there is no extender, results are reused with no check per cycle. Empty: never.
   std::vector<std::string> node_local_plugins;
   // Failed writes the scheduler recovers from (the PodScheduled condition, a nomination, a
   // cache entry to forget) and plugins' LogError are logged here; null: nowhere (simulation).
@@ -132,6 +136,9 @@ class Scheduler final : public ClusterEventHandler {
   const std::vector<std::unique_ptr<Framework>>& profiles() const { return profiles_; }
   SchedulingQueue& queue() { return *queue_; }
   Cache& cache() { return cache_; }
+  // Filter verdicts taken from earlier cycles instead of running the Filter plugins
+  // (SchedulerOptions::reuse_equivalent_pod_results). Scheduling thread.
+  uint64_t reused_verdicts() const { return reused_verdicts_; }
   // Binding cycles started and not yet ended (Permit waits included). Any thread.
   int binding_cycles_running() const {
     return binding_cycles_running_.load(std::memory_order_relaxed);
@@ -244,22 +251,45 @@ class Scheduler final : public ClusterEventHandler {
   std::vector<const NodeInfo*> feasible_buffer_;  // SchedulePod's feasible nodes
   std::vector<Status> filter_statuses_buffer_;    // FindNodesThatPassFilters' per-window results
   std::vector<char> filter_ok_buffer_;
-  // Results reused across cycles (SchedulerOptions::node_local_plugins), per position in the
-  // snapshot's node list: a node's filter verdict (Success: feasible) and raw scores, dropped
-  // when a snapshot update overwrites the node. All of it is reset when the node list is
-  // rebuilt. Validity is kept here so that a reused result costs no load of the NodeInfo.
-  bool memoize_ = false;
-  // A verdict is one byte so that a window of reused verdicts is a short scan; the status of
-  // a rejection is kept beside it, read only for rejected nodes.
-  enum class FilterVerdict : uint8_t { kUnknown, kFeasible, kRejected };
-  std::vector<FilterVerdict> filter_verdicts_;
-  std::vector<Status> filter_rejections_;
+  // Per-node results reused across cycles (equivalence.h), per position in the snapshot's
+  // node list: a node's filter verdict and raw scores, kept while the pods scheduled are
+  // equivalent and dropped for a node when a snapshot update overwrites it. Validity lives here,
+  // not in the NodeInfo, so that a reused result costs no load of it.
+  enum class NodeResultReuse : uint8_t {
+    kOff,             // extenders, or disabled (SchedulerOptions::reuse_equivalent_pod_results)
+    kEquivalentPods,  // checked each cycle (AdmitNodeResultReuse)
+    kTemplateCopies,  // SchedulerOptions::node_local_plugins: the caller vouches
+  };
+  struct ReuseProfile {
+    const Framework* framework;
+    std::vector<int> spreading_filters;  // their Filter must be skipped for reuse
+    std::vector<bool> spreading_scores;  // RawScoreMemo::fresh
+  };
+  void SetUpNodeResultReuse(const SchedulerOptions& options);  // from Create
+  // Called after each snapshot update: drops the results of the nodes it overwrote (all of
+  // them when the node list or the image table changed).
+  void TrackNodeChanges();
+  // After PreFilter: whether this cycle's Filter and Score reuse per-node results. Drops them
+  // when the pod is not equivalent to the one they are for, or reuse is not safe this cycle.
+  bool AdmitNodeResultReuse(const Framework& fw, const CycleState& state, const PodInfo& pod);
+  void DropNodeResults();  // O(1): the next epoch
+  NodeResultReuse reuse_ = NodeResultReuse::kOff;
+  std::vector<ReuseProfile> reuse_profiles_;
+  std::shared_ptr<const Pod> reuse_pod_;  // the pod the results are for (kEquivalentPods)
+  bool reuse_this_cycle_ = false;
+  uint64_t reused_verdicts_ = 0;
+  Cache::SnapshotChanges snapshot_changes_;
+  // Per node position: epoch << 1 | feasible; a verdict of another epoch is unknown. The
+  // status of a rejection is kept beside it, read only for rejected nodes.
+  std::vector<uint32_t> filter_verdicts_;
+  uint32_t verdict_epoch_ = 1;
+  std::unordered_map<uint32_t, Status> filter_rejections_;
   RawScoreMemo score_memo_;
   ScoreTable score_scratch_;  // SchedulePod's table when the attempt is not recorded
-  std::unordered_map<const NodeInfo*, uint32_t> memo_position_;
   int64_t memo_snapshot_generation_ = -1;
-  std::vector<uint32_t> feasible_rows_;       // this cycle's feasible nodes' positions
-  std::vector<uint64_t> filter_rejected_at_;  // per Filter plugin, for evaluation counts
+  std::vector<uint32_t> feasible_rows_;        // this cycle's feasible nodes' positions
+  std::vector<uint32_t> unknown_rows_buffer_;  // a filter window's nodes without a verdict
+  std::vector<uint64_t> filter_rejected_at_;   // per Filter plugin, for evaluation counts
 
   std::vector<std::unique_ptr<BindingTask>> waiting_bindings_;
   // Declared last: destroyed first, draining binding cycles while everything they use lives.

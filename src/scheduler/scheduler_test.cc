@@ -649,8 +649,15 @@ TEST(SchedulerTest, PluginDurationsAreSampledInAFractionOfCycles) {
   ASSERT_NE(h.sched_, nullptr);
   h.AddNodes(20);
   constexpr int kPods = 200;
+  // Each pod carries a label of its own, so no node result is reused from the pod before and
+  // Filter runs on every examined node.
   for (int i = 0; i < kPods; ++i)
-    ASSERT_EQ(h.Schedule(Harness::SmallPod(fmt::format("p{}", i))).outcome,
+    ASSERT_EQ(h.Schedule(MakePod()
+                             .Name(fmt::format("p{}", i))
+                             .Label("replica", std::to_string(i))
+                             .Req({{"cpu", "100m"}, {"memory", "100Mi"}})
+                             .Obj())
+                  .outcome,
               SchedulingAttempt::Outcome::kScheduled);
   // NodeResourcesFit's PreFilter runs once per cycle: its timed calls are the sampled cycles,
   // about kPluginMetricsSamplePercent of them (a binomial draw: mean 20, sd 4.2 here).

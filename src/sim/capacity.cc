@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "config/plugin_names.h"
+#include "scheduler/equivalence.h"
 #include "sim/simulator.h"
 
 namespace berth::sim {
@@ -77,34 +77,14 @@ bool CopiesAreNodeLocal(const Pod& pod, const std::vector<Object>& cluster) {
   return true;
 }
 
-// In-tree plugins that, for such copies, judge and score a node from the node itself and from
+// The plugins that, for such copies, judge and score a node from the node itself and from
 // cluster state the copies leave alone (NodeResourcesFit's and BalancedAllocation's usage, the
 // node's ports, labels, taints, images, inline volumes; InterPodAffinity's and
-// PodTopologySpread's terms of other pods). Any other plugin in the profile turns reuse off.
+// PodTopologySpread's terms of other pods): the scheduler's node-local plugins, vouched for
+// here even in cycles where the spreading plugins run. Any other plugin turns reuse off.
 std::vector<std::string> NodeLocalPlugins() {
-  namespace n = config::names;
   std::vector<std::string> out;
-  for (std::string_view name : {n::kNodeUnschedulable,
-                                n::kNodeName,
-                                n::kTaintToleration,
-                                n::kNodeAffinity,
-                                n::kNodePorts,
-                                n::kNodeResourcesFit,
-                                n::kVolumeRestrictions,
-                                n::kNodeVolumeLimits,
-                                n::kVolumeBinding,
-                                n::kVolumeZone,
-                                n::kPodTopologySpread,
-                                n::kInterPodAffinity,
-                                n::kNodeResourcesBalancedAllocation,
-                                n::kImageLocality,
-                                n::kNodeLabel,
-                                n::kNodePreferAvoidPods,
-                                n::kEBSLimits,
-                                n::kGCEPDLimits,
-                                n::kAzureDiskLimits,
-                                n::kCinderLimits})
-    out.emplace_back(name);
+  for (std::string_view name : NodeLocalPluginNames()) out.emplace_back(name);
   return out;
 }
 

@@ -57,6 +57,8 @@ struct SimulationOptions {
   // SchedulerOptions::node_local_plugins: every pending pod is a copy of one template whose
   // results on a node depend on that node alone for these plugins (berth capacity).
   std::vector<std::string> node_local_plugins;
+  // SchedulerOptions::reuse_equivalent_pod_results (off only to compare decisions).
+  bool reuse_equivalent_pod_results = true;
 };
 
 // Runs the simulation of `objects` (decoded manifests) under `config`.

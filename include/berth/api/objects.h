@@ -34,6 +34,7 @@ using UnixTime = int64_t;
 struct OwnerReference {
   std::string api_version, kind, name, uid;
   bool controller = false;
+  friend bool operator==(const OwnerReference&, const OwnerReference&) = default;
 };
 
 struct ObjectMeta {
@@ -54,36 +55,44 @@ struct LabelSelectorRequirement {
   std::string key;
   std::string op;  // In, NotIn, Exists, DoesNotExist
   std::vector<std::string> values;
+  friend bool operator==(const LabelSelectorRequirement&,
+                         const LabelSelectorRequirement&) = default;
 };
 
 struct LabelSelector {
   Labels match_labels;
   std::vector<LabelSelectorRequirement> match_expressions;
+  friend bool operator==(const LabelSelector&, const LabelSelector&) = default;
 };
 
 struct NodeSelectorRequirement {
   std::string key;
   std::string op;  // In, NotIn, Exists, DoesNotExist, Gt, Lt
   std::vector<std::string> values;
+  friend bool operator==(const NodeSelectorRequirement&, const NodeSelectorRequirement&) = default;
 };
 
 struct NodeSelectorTerm {
   std::vector<NodeSelectorRequirement> match_expressions;
   std::vector<NodeSelectorRequirement> match_fields;
+  friend bool operator==(const NodeSelectorTerm&, const NodeSelectorTerm&) = default;
 };
 
 struct NodeSelector {
   std::vector<NodeSelectorTerm> terms;
+  friend bool operator==(const NodeSelector&, const NodeSelector&) = default;
 };
 
 struct PreferredSchedulingTerm {
   int32_t weight = 0;
   NodeSelectorTerm preference;
+  friend bool operator==(const PreferredSchedulingTerm&, const PreferredSchedulingTerm&) = default;
 };
 
 struct NodeAffinity {
   std::optional<NodeSelector> required;
   std::vector<PreferredSchedulingTerm> preferred;
+  friend bool operator==(const NodeAffinity&, const NodeAffinity&) = default;
 };
 
 struct PodAffinityTerm {
@@ -93,33 +102,39 @@ struct PodAffinityTerm {
   std::optional<LabelSelector> namespace_selector;
   std::vector<std::string> match_label_keys;
   std::vector<std::string> mismatch_label_keys;
+  friend bool operator==(const PodAffinityTerm&, const PodAffinityTerm&) = default;
 };
 
 struct WeightedPodAffinityTerm {
   int32_t weight = 0;
   PodAffinityTerm term;
+  friend bool operator==(const WeightedPodAffinityTerm&, const WeightedPodAffinityTerm&) = default;
 };
 
 struct PodAffinity {
   std::vector<PodAffinityTerm> required;
   std::vector<WeightedPodAffinityTerm> preferred;
+  friend bool operator==(const PodAffinity&, const PodAffinity&) = default;
 };
 
 struct Affinity {
   std::optional<NodeAffinity> node_affinity;
   std::optional<PodAffinity> pod_affinity;
   std::optional<PodAffinity> pod_anti_affinity;
+  friend bool operator==(const Affinity&, const Affinity&) = default;
 };
 
 // ---------------------------------------------------------------- taints
 
 struct Taint {
   std::string key, value, effect;  // effect: NoSchedule, PreferNoSchedule, NoExecute
+  friend bool operator==(const Taint&, const Taint&) = default;
 };
 
 struct Toleration {
   std::string key, op, value, effect;  // op: Exists or Equal ("" = Equal)
   std::optional<int64_t> toleration_seconds;
+  friend bool operator==(const Toleration&, const Toleration&) = default;
 };
 
 // ---------------------------------------------------------------- pods
@@ -130,11 +145,13 @@ struct ContainerPort {
   int32_t host_port = 0;
   std::string protocol = "TCP";
   std::string host_ip;
+  friend bool operator==(const ContainerPort&, const ContainerPort&) = default;
 };
 
 struct ResourceRequirements {
   ResourceList requests;
   ResourceList limits;
+  friend bool operator==(const ResourceRequirements&, const ResourceRequirements&) = default;
 };
 
 struct Container {
@@ -143,6 +160,7 @@ struct Container {
   ResourceRequirements resources;
   std::vector<ContainerPort> ports;
   std::optional<std::string> restart_policy;  // "Always" marks a sidecar init container
+  friend bool operator==(const Container&, const Container&) = default;
 };
 
 struct TopologySpreadConstraint {
@@ -154,6 +172,8 @@ struct TopologySpreadConstraint {
   std::optional<std::string> node_affinity_policy;  // Honor, Ignore
   std::optional<std::string> node_taints_policy;    // Honor, Ignore
   std::vector<std::string> match_label_keys;
+  friend bool operator==(const TopologySpreadConstraint&,
+                         const TopologySpreadConstraint&) = default;
 };
 
 struct Volume {
@@ -162,27 +182,33 @@ struct Volume {
   struct Pvc {
     std::string claim_name;
     bool read_only = false;
+    friend bool operator==(const Pvc&, const Pvc&) = default;
   };
   struct GcePd {
     std::string pd_name;
     bool read_only = false;
+    friend bool operator==(const GcePd&, const GcePd&) = default;
   };
   struct AwsEbs {
     std::string volume_id;
     bool read_only = false;
+    friend bool operator==(const AwsEbs&, const AwsEbs&) = default;
   };
   struct Rbd {
     std::vector<std::string> monitors;
     std::string pool = "rbd", image;
     bool read_only = false;
+    friend bool operator==(const Rbd&, const Rbd&) = default;
   };
   struct Iscsi {
     std::string target_portal, iqn;
     int32_t lun = 0;
     bool read_only = false;
+    friend bool operator==(const Iscsi&, const Iscsi&) = default;
   };
   struct Csi {
     std::string driver;
+    friend bool operator==(const Csi&, const Csi&) = default;
   };
   std::optional<Pvc> persistent_volume_claim;
   std::optional<GcePd> gce_persistent_disk;
@@ -191,12 +217,15 @@ struct Volume {
   std::optional<Iscsi> iscsi;
   std::optional<Csi> csi;
   bool ephemeral = false;  // generic ephemeral volume: claim "<pod>-<volume>"
+  friend bool operator==(const Volume&, const Volume&) = default;
 };
 
 struct PodCondition {
   std::string type, status, reason, message;
 };
 
+// PodSpec and the types in it compare member by member, so the scheduler can tell that two
+// pods ask for the same thing (it reuses per-node results across such pods).
 struct PodSpec {
   std::string node_name;
   std::string scheduler_name = "default-scheduler";
@@ -213,6 +242,7 @@ struct PodSpec {
   std::vector<Volume> volumes;
   std::vector<std::string> scheduling_gates;
   bool host_network = false;
+  friend bool operator==(const PodSpec&, const PodSpec&) = default;
 };
 
 struct PodStatus {

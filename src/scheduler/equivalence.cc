@@ -1,0 +1,54 @@
+#include "scheduler/equivalence.h"
+
+#include <array>
+
+#include "config/plugin_names.h"
+
+namespace berth {
+
+bool SameSchedulingInputs(const Pod& a, const Pod& b) {
+  return a.metadata.namespace_ == b.metadata.namespace_ && a.metadata.labels == b.metadata.labels &&
+         a.metadata.owner_references == b.metadata.owner_references && a.spec == b.spec;
+}
+
+bool UsesModeledVolumes(const Pod& pod) {
+  for (const Volume& v : pod.spec.volumes) {
+    if (v.persistent_volume_claim || v.ephemeral || v.csi || v.gce_persistent_disk ||
+        v.aws_elastic_block_store || v.rbd || v.iscsi)
+      return true;
+  }
+  return false;
+}
+
+std::span<const std::string_view> NodeLocalPluginNames() {
+  namespace n = config::names;
+  static constexpr std::array kNames = {n::kNodeUnschedulable,
+                                        n::kNodeName,
+                                        n::kTaintToleration,
+                                        n::kNodeAffinity,
+                                        n::kNodePorts,
+                                        n::kNodeResourcesFit,
+                                        n::kVolumeRestrictions,
+                                        n::kNodeVolumeLimits,
+                                        n::kVolumeBinding,
+                                        n::kVolumeZone,
+                                        n::kPodTopologySpread,
+                                        n::kInterPodAffinity,
+                                        n::kNodeResourcesBalancedAllocation,
+                                        n::kImageLocality,
+                                        n::kNodeLabel,
+                                        n::kNodePreferAvoidPods,
+                                        n::kEBSLimits,
+                                        n::kGCEPDLimits,
+                                        n::kAzureDiskLimits,
+                                        n::kCinderLimits};
+  return kNames;
+}
+
+std::span<const std::string_view> SpreadingPluginNames() {
+  namespace n = config::names;
+  static constexpr std::array kNames = {n::kPodTopologySpread, n::kInterPodAffinity};
+  return kNames;
+}
+
+}  // namespace berth
