@@ -122,7 +122,7 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
           if (at >= 0) ++filter_rejected_at_[at];
         }
         if (attempt)
-          attempt->filter_statuses[nodes[(start + i) % n]->name()] = std::move(statuses[i - begin]);
+          RecordRejection(attempt, nodes[(start + i) % n], std::move(statuses[i - begin]));
         statuses[i - begin] = Status();
       }
     }
@@ -215,7 +215,13 @@ Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleSta
         const int at = fw.FilterPluginIndex(rejection.plugin());
         if (at >= 0) ++filter_rejected_at_[at];
       }
-      if (attempt) attempt->filter_statuses[nodes[pos]->name()] = rejection;
+      if (attempt) {
+        if (defer_rejections_) {
+          kept_rejections_.emplace_back(nodes[pos], &rejection);
+        } else {
+          attempt->filter_statuses[nodes[pos]->name()] = rejection;
+        }
+      }
     }
   }
   if (counting) fw.CountFilterEvaluations(state, passed, filter_rejected_at_);
@@ -331,19 +337,62 @@ Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const Po
                                                       fmt::join(rejected_by, " ")))};
   }
   const bool reuse = candidates == &all && AdmitNodeResultReuse(fw, state, pod);
+  // Rejections are kept aside, not written into the attempt's map by node name, unless the
+  // attempt records its details or a nominated node was already rejected (a node rejected
+  // twice counts once): most attempts succeed and never read them.
+  defer_rejections_ = !record_details_ && attempt->filter_statuses.empty();
   Status fs = FindNodesThatPassFilters(fw, state, pod, *candidates, true, feasible, attempt, reuse);
+  defer_rejections_ = false;
   // Processed, as kube-scheduler counts it: the feasible nodes and the nodes with a status of
   // their own (a nominated node that failed included). Nodes outside a PreFilterResult share
   // one "absent" status there, so they are not processed (nor in the map yet).
-  const int processed = static_cast<int>(feasible->size() + attempt->filter_statuses.size());
+  const int processed = static_cast<int>(feasible->size() + attempt->filter_statuses.size() +
+                                         NumDeferredRejections());
   if (!all.empty())
     next_start_node_index_ = (next_start_node_index_ + processed) % static_cast<int>(all.size());
   if (!fs.IsSuccess()) return fs;
   bool rejected = false;
+  // Extenders judge every cycle afresh; the reused plugin scores follow the nodes they keep.
+  const bool keep_rows = reuse && extenders_filter_;
+  if (keep_rows) extender_input_buffer_.assign(feasible->begin(), feasible->end());
   Status es = FilterWithExtenders(extenders_, *pod.pod, feasible, &attempt->filter_statuses,
                                   &rejected, &attempt->skipped_extender_errors);
   if (rejected) attempt->rejected_by_extender = true;
+  if (keep_rows) KeepRowsOf(*feasible);
   return es;
+}
+
+void Scheduler::KeepRowsOf(const std::vector<const NodeInfo*>& kept) {
+  // Extenders answer in the order they were asked, so the kept nodes are a subsequence of the
+  // nodes sent; an answer in another order scores this cycle without reuse.
+  const std::vector<const NodeInfo*>& sent = extender_input_buffer_;
+  size_t j = 0, out = 0;
+  for (const NodeInfo* ni : kept) {
+    while (j < sent.size() && sent[j] != ni) ++j;
+    if (j == sent.size()) {
+      feasible_rows_.clear();
+      return;
+    }
+    feasible_rows_[out++] = feasible_rows_[j++];
+  }
+  feasible_rows_.resize(out);
+}
+
+void Scheduler::RecordRejection(SchedulingAttempt* attempt, const NodeInfo* node, Status status) {
+  if (defer_rejections_) {
+    owned_rejections_.emplace_back(node, std::move(status));
+  } else {
+    attempt->filter_statuses[node->name()] = std::move(status);
+  }
+}
+
+void Scheduler::AddDeferredRejections(SchedulingAttempt* attempt) {
+  for (auto& [node, status] : owned_rejections_)
+    attempt->filter_statuses[node->name()] = std::move(status);
+  for (const auto& [node, status] : kept_rejections_)
+    attempt->filter_statuses[node->name()] = *status;
+  owned_rejections_.clear();
+  kept_rejections_.clear();
 }
 
 void Scheduler::AddOutsideNodeStatuses(SchedulingAttempt* attempt) {
@@ -380,6 +429,8 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
   if (snapshot_.size() == 0) return Status::Unresolvable("no nodes available to schedule pods");
   if (reuse_ != NodeResultReuse::kOff) TrackNodeChanges();
   reuse_this_cycle_ = false;
+  owned_rejections_.clear();
+  kept_rejections_.clear();
 
   // Kept across cycles (scheduling thread only): a window of feasible nodes is allocated once.
   std::vector<const NodeInfo*>& feasible = feasible_buffer_;
@@ -388,7 +439,8 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
   if (!s.IsSuccess()) return s;
   if (feasible.empty()) return Status(Code::kUnschedulable, std::vector<std::string>{});
   attempt->feasible_nodes = static_cast<int>(feasible.size());
-  attempt->evaluated_nodes = static_cast<int>(feasible.size() + attempt->filter_statuses.size());
+  attempt->evaluated_nodes =
+      static_cast<int>(feasible.size() + attempt->filter_statuses.size() + NumDeferredRejections());
   if (record_details_) AddOutsideNodeStatuses(attempt);
   if (feasible.size() == 1) {
     result->host = feasible[0]->name();

@@ -71,7 +71,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
           "profile \"{}\": queueSort plugin \"{}\" differs from \"{}\"; all profiles must use "
           "the same queue sort plugin",
           fw->profile_name(), fw->queue_sort_name(), qs)};
-  if (s->extenders_.empty()) s->SetUpNodeResultReuse(options);
+  s->SetUpNodeResultReuse(options);
   s->requeue_ = std::make_unique<RequeuePolicy>(s->profiles_, options.metrics, options.clock);
   s->queue_->SetRequeueDecider(s->requeue_.get());
   if (SchedulerMetricsSink* metrics = options.metrics) {
@@ -165,6 +165,7 @@ bool Scheduler::ScheduleOne(bool block) {
     std::optional<NominatingInfo> nominating;
     if (s.IsRejected() && s.reasons().empty()) {
       // FitError: no feasible node. PostFilter (preemption) may make room for a later attempt.
+      AddDeferredRejections(&attempt);
       AddOutsideNodeStatuses(&attempt);
       for (const auto& [node, st] : attempt.filter_statuses) {
         if (st.code() == Code::kPending) {

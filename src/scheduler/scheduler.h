@@ -105,13 +105,13 @@ struct SchedulerOptions {
   SchedulerMetricsSink* metrics = nullptr;
   // Reuse a node's Filter verdict and raw Score plugin scores across consecutive equivalent
   // pods (equivalence.h) until the node changes, in profiles whose PreFilter, Filter, PreScore
-  // and Score plugins are all in NodeLocalPluginNames() and without extenders. NormalizeScore,
-  // weights and selection still run every cycle; decisions are the same either way.
+  // and Score plugins are all in NodeLocalPluginNames(). Extenders, NormalizeScore, weights and
+  // selection still run every cycle; decisions are the same either way.
   bool reuse_equivalent_pod_results = true;
   // Set by berth capacity, whose pods are all copies of one template it checked: the plugins
   // (by name) whose Filter verdict and raw Score on a node depend, for such pods, on that node
-  // alone. When the only profile's PreFilter, Filter, PreScore and Score plugins are all listed
-  // and there is no extender, results are reused with no check per cycle. Empty: never.
+  // alone. When the only profile's PreFilter, Filter, PreScore and Score plugins are all listed,
+  // results are reused with no check per cycle. Empty: never.
   std::vector<std::string> node_local_plugins;
   // Failed writes the scheduler recovers from (the PodScheduled condition, a nomination, a
   // cache entry to forget) and plugins' LogError are logged here; null: nowhere (simulation).
@@ -168,6 +168,15 @@ class Scheduler final : public ClusterEventHandler {
   // attempt's filter statuses. Deferred to when the attempt fails or its details are recorded:
   // a pod narrowed to one node (a DaemonSet's) must not cost O(cluster) when it fits.
   void AddOutsideNodeStatuses(SchedulingAttempt* attempt);
+  // A node the Filter plugins rejected: into the attempt's map, or aside while
+  // defer_rejections_ (the cycle's main scan of an attempt that records no details).
+  void RecordRejection(SchedulingAttempt* attempt, const NodeInfo* node, Status status);
+  // Writes the rejections kept aside into the attempt (it failed: the FitError message and
+  // PostFilter read them). Same cycle only: they point into the snapshot and the verdicts.
+  void AddDeferredRejections(SchedulingAttempt* attempt);
+  size_t NumDeferredRejections() const {
+    return owned_rejections_.size() + kept_rejections_.size();
+  }
   Status FindNodesThatPassFilters(Framework& fw, const CycleState& state, const PodInfo& pod,
                                   const std::vector<const NodeInfo*>& nodes, bool rotate,
                                   std::vector<const NodeInfo*>* feasible,
@@ -256,7 +265,7 @@ class Scheduler final : public ClusterEventHandler {
   // equivalent and dropped for a node when a snapshot update overwrites it. Validity lives here,
   // not in the NodeInfo, so that a reused result costs no load of it.
   enum class NodeResultReuse : uint8_t {
-    kOff,             // extenders, or disabled (SchedulerOptions::reuse_equivalent_pod_results)
+    kOff,             // disabled (SchedulerOptions::reuse_equivalent_pod_results)
     kEquivalentPods,  // checked each cycle (AdmitNodeResultReuse)
     kTemplateCopies,  // SchedulerOptions::node_local_plugins: the caller vouches
   };
@@ -273,6 +282,9 @@ class Scheduler final : public ClusterEventHandler {
   // when the pod is not equivalent to the one they are for, or reuse is not safe this cycle.
   bool AdmitNodeResultReuse(const Framework& fw, const CycleState& state, const PodInfo& pod);
   void DropNodeResults();  // O(1): the next epoch
+  // After the extenders filtered extender_input_buffer_ down to `kept`: the rows of the kept
+  // nodes (none when they came back in another order).
+  void KeepRowsOf(const std::vector<const NodeInfo*>& kept);
   NodeResultReuse reuse_ = NodeResultReuse::kOff;
   std::vector<ReuseProfile> reuse_profiles_;
   std::shared_ptr<const Pod> reuse_pod_;  // the pod the results are for (kEquivalentPods)
@@ -287,9 +299,15 @@ class Scheduler final : public ClusterEventHandler {
   RawScoreMemo score_memo_;
   ScoreTable score_scratch_;  // SchedulePod's table when the attempt is not recorded
   int64_t memo_snapshot_generation_ = -1;
-  std::vector<uint32_t> feasible_rows_;        // this cycle's feasible nodes' positions
-  std::vector<uint32_t> unknown_rows_buffer_;  // a filter window's nodes without a verdict
-  std::vector<uint64_t> filter_rejected_at_;   // per Filter plugin, for evaluation counts
+  std::vector<uint32_t> feasible_rows_;                 // this cycle's feasible nodes' positions
+  std::vector<uint32_t> unknown_rows_buffer_;           // a filter window's nodes without a verdict
+  std::vector<const NodeInfo*> extender_input_buffer_;  // the feasible nodes before extenders
+  // This cycle's rejections kept aside (RecordRejection): statuses the scan produced, and
+  // reused ones (pointing into filter_rejections_, which no insertion moves).
+  bool defer_rejections_ = false;
+  std::vector<std::pair<const NodeInfo*, Status>> owned_rejections_;
+  std::vector<std::pair<const NodeInfo*, const Status*>> kept_rejections_;
+  std::vector<uint64_t> filter_rejected_at_;  // per Filter plugin, for evaluation counts
 
   std::vector<std::unique_ptr<BindingTask>> waiting_bindings_;
   // Declared last: destroyed first, draining binding cycles while everything they use lives.
