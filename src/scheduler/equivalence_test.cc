@@ -365,5 +365,29 @@ TEST(NodeResultReuseTest, AnImagePulledElsewhereIsSeen) {
   EXPECT_EQ(with.observer.lines, without.observer.lines);
 }
 
+// Two workloads scaling at once arrive interleaved in the queue: each keeps its own results.
+TEST(NodeResultReuseTest, InterleavedWorkloadsEachReuse) {
+  SchedulerRun with(true, 100), without(false, 100);
+  ASSERT_NE(with.sched, nullptr);
+  ASSERT_NE(without.sched, nullptr);
+  std::mt19937 rng(9);
+  for (int i = 0; i < 200; ++i) {
+    auto n = RandomNode(rng, fmt::format("node-{:03d}", i));
+    with.cluster.AddNode(n);
+    without.cluster.AddNode(n);
+  }
+  for (int i = 0; i < 60; ++i) {
+    auto pod = PodOf(i % 3, fmt::format("p{:04d}", i));
+    with.cluster.AddPod(pod);
+    without.cluster.AddPod(pod);
+    ASSERT_TRUE(with.sched->ScheduleOne(false));
+    ASSERT_TRUE(without.sched->ScheduleOne(false));
+  }
+  EXPECT_EQ(with.observer.lines, without.observer.lines);
+  // Every pod after the first of each kind reuses all but the node the last bind changed
+  // (and the nodes two other pods changed since): most of 200 verdicts per pod.
+  EXPECT_GT(with.sched->reused_verdicts(), 57u * 150u);
+}
+
 }  // namespace
 }  // namespace berth

@@ -147,7 +147,8 @@ Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleSta
   int found = 0;
   int scanned = 0;
   feasible_rows_.reserve(to_find);
-  const uint32_t feasible_verdict = verdict_epoch_ << 1 | 1;
+  ReuseSlot& slot = *reuse_slot_;
+  const uint32_t feasible_verdict = slot.verdict_epoch << 1 | 1;
   auto position = [&](int i) { return start + i < n ? start + i : start + i - n; };
   // Windows as in FindNodesThatPassFilters: each asks for the feasible nodes still missing.
   // Nodes without a verdict (the ones the last binds changed; every node while the results
@@ -161,7 +162,7 @@ Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleSta
     unknown.clear();
     for (int i = begin; i < end; ++i) {
       const int pos = position(i);
-      if (filter_verdicts_[pos] >> 1 != verdict_epoch_) unknown.push_back(pos);
+      if (slot.verdicts[pos] >> 1 != slot.verdict_epoch) unknown.push_back(pos);
     }
     reused_verdicts_ += static_cast<uint64_t>(end - begin) - unknown.size();
     if (!unknown.empty()) {
@@ -191,10 +192,10 @@ Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleSta
           continue;
         }
         if (s.IsSuccess()) {
-          filter_verdicts_[unknown[k]] = feasible_verdict;
+          slot.verdicts[unknown[k]] = feasible_verdict;
         } else {
-          filter_verdicts_[unknown[k]] = verdict_epoch_ << 1;
-          filter_rejections_[unknown[k]] = std::move(s);
+          slot.verdicts[unknown[k]] = slot.verdict_epoch << 1;
+          slot.rejections[unknown[k]] = std::move(s);
           s = Status();
         }
       }
@@ -203,14 +204,14 @@ Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleSta
     for (int i = begin; i < end && found < to_find; ++i) {
       ++scanned;
       const int pos = position(i);
-      if (filter_verdicts_[pos] == feasible_verdict) {
+      if (slot.verdicts[pos] == feasible_verdict) {
         ++passed;
         ++found;
         feasible->push_back(nodes[pos]);
         feasible_rows_.push_back(static_cast<uint32_t>(pos));
         continue;
       }
-      const Status& rejection = filter_rejections_[pos];
+      const Status& rejection = slot.rejections[pos];
       if (counting) {
         const int at = fw.FilterPluginIndex(rejection.plugin());
         if (at >= 0) ++filter_rejected_at_[at];
@@ -228,33 +229,40 @@ Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleSta
   return Status::Success();
 }
 
-void Scheduler::DropNodeResults() {
-  if (++verdict_epoch_ >= (1u << 31)) {  // a verdict keeps the epoch in 31 bits
-    std::fill(filter_verdicts_.begin(), filter_verdicts_.end(), 0);
-    verdict_epoch_ = 1;
+void Scheduler::ReuseSlot::Resize(size_t n) {
+  verdicts.assign(n, 0);
+  scores.filled.assign(n, 0);
+  Drop();
+}
+
+void Scheduler::ReuseSlot::Drop() {
+  if (++verdict_epoch >= (1u << 31)) {  // a verdict keeps the epoch in 31 bits
+    std::fill(verdicts.begin(), verdicts.end(), 0);
+    verdict_epoch = 1;
   }
-  score_memo_.NextEpoch();
-  reuse_pod_.reset();
+  scores.NextEpoch();
+  pod.reset();
 }
 
 void Scheduler::TrackNodeChanges() {
   const size_t n = snapshot_.nodes().size();
-  if (filter_verdicts_.size() != n) {
-    filter_verdicts_.assign(n, 0);
-    score_memo_.filled.assign(n, 0);
-    DropNodeResults();
-  } else if (snapshot_.last_changed_from != memo_snapshot_generation_ || snapshot_changes_.images) {
-    // A rebuilt node list, an update this scheduler did not follow, or a change in which
-    // nodes hold an image (ImageLocality reads it for every node): start over.
-    DropNodeResults();
-  } else {
-    for (uint32_t pos : snapshot_changes_.positions) {
-      if (pos >= n) {
-        DropNodeResults();
-        break;
+  // A rebuilt node list, an update this scheduler did not follow, or a change in which nodes
+  // hold an image (ImageLocality reads it for every node): start over.
+  const bool all =
+      snapshot_.last_changed_from != memo_snapshot_generation_ || snapshot_changes_.images;
+  for (ReuseSlot& slot : reuse_slots_) {
+    if (slot.verdicts.size() != n) {
+      slot.Resize(n);
+    } else if (all) {
+      slot.Drop();
+    } else {
+      for (uint32_t pos : snapshot_changes_.positions) {
+        if (pos >= n) {
+          slot.Drop();
+          break;
+        }
+        slot.Forget(pos);
       }
-      filter_verdicts_[pos] = 0;
-      score_memo_.filled[pos] = 0;
     }
   }
   memo_snapshot_generation_ = snapshot_.generation;
@@ -263,30 +271,49 @@ void Scheduler::TrackNodeChanges() {
 
 bool Scheduler::AdmitNodeResultReuse(const Framework& fw, const CycleState& state,
                                      const PodInfo& pod) {
-  reuse_this_cycle_ = false;
+  reuse_slot_ = nullptr;
   if (reuse_ == NodeResultReuse::kOff) return false;
   const ReuseProfile* profile = nullptr;
   for (const ReuseProfile& p : reuse_profiles_)
     if (p.framework == &fw) profile = &p;
-  bool admit = profile != nullptr;
-  if (admit && reuse_ == NodeResultReuse::kEquivalentPods) {
+  if (!profile) return false;
+  if (reuse_ == NodeResultReuse::kEquivalentPods) {
     // Nominated pods are added to nodes while filtering, and the volume plugins and the
     // spreading plugins' Filter read other objects and nodes: none of that may be in play.
-    admit = !fw.has_nominated_pods() && !UsesModeledVolumes(*pod.pod);
+    // (Results kept for other pods stay valid: they never depended on any of it.)
+    if (fw.has_nominated_pods() || UsesModeledVolumes(*pod.pod)) return false;
     const std::vector<bool>& skipped = state.skipped_filters();
     for (int i : profile->spreading_filters)
-      if (static_cast<size_t>(i) >= skipped.size() || !skipped[i]) admit = false;
-    if (admit && (!reuse_pod_ || !SameSchedulingInputs(*reuse_pod_, *pod.pod))) {
-      DropNodeResults();
-      reuse_pod_ = pod.pod;
+      if (static_cast<size_t>(i) >= skipped.size() || !skipped[i]) return false;
+  }
+  ReuseSlot* slot = nullptr;
+  if (reuse_ == NodeResultReuse::kTemplateCopies) {
+    // Every pod is a copy of one template: one slot, never compared.
+    if (reuse_slots_.empty()) reuse_slots_.emplace_back().Resize(snapshot_.nodes().size());
+    slot = &reuse_slots_.front();
+  } else {
+    for (ReuseSlot& s : reuse_slots_)
+      if (s.pod && SameSchedulingInputs(*s.pod, *pod.pod)) slot = &s;
+    if (!slot) {
+      // An empty slot (dropped: its results are of a past epoch), a new one, or the least
+      // recently used one, dropped.
+      for (ReuseSlot& s : reuse_slots_)
+        if (!s.pod) slot = &s;
+      if (!slot && reuse_slots_.size() < kMaxReuseSlots) {
+        slot = &reuse_slots_.emplace_back();
+        slot->Resize(snapshot_.nodes().size());
+      } else if (!slot) {
+        slot = &reuse_slots_.front();
+        for (ReuseSlot& s : reuse_slots_)
+          if (s.last_used < slot->last_used) slot = &s;
+        slot->Drop();
+      }
+      slot->pod = pod.pod;
     }
   }
-  if (!admit) {
-    DropNodeResults();
-    return false;
-  }
-  score_memo_.fresh = profile->spreading_scores;
-  reuse_this_cycle_ = true;
+  slot->last_used = ++reuse_cycles_;
+  slot->scores.fresh = profile->spreading_scores;
+  reuse_slot_ = slot;
   return true;
 }
 
@@ -428,7 +455,7 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
   fw.SetSnapshot(&snapshot_);
   if (snapshot_.size() == 0) return Status::Unresolvable("no nodes available to schedule pods");
   if (reuse_ != NodeResultReuse::kOff) TrackNodeChanges();
-  reuse_this_cycle_ = false;
+  reuse_slot_ = nullptr;
   owned_rejections_.clear();
   kept_rejections_.clear();
 
@@ -459,9 +486,9 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
     });
     if (!ps.IsSuccess()) return ps;
     RawScoreMemo* memo = nullptr;
-    if (reuse_this_cycle_ && feasible_rows_.size() == feasible.size()) {
-      score_memo_.rows = feasible_rows_;
-      memo = &score_memo_;
+    if (reuse_slot_ && feasible_rows_.size() == feasible.size()) {
+      reuse_slot_->scores.rows = feasible_rows_;
+      memo = &reuse_slot_->scores;
     }
     Status ss =
         Timed(fw, "Score", [&] { return fw.RunScorePlugins(state, pod, feasible, &table, memo); });

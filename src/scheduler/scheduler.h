@@ -278,32 +278,46 @@ class Scheduler final : public ClusterEventHandler {
   // Called after each snapshot update: drops the results of the nodes it overwrote (all of
   // them when the node list or the image table changed).
   void TrackNodeChanges();
-  // After PreFilter: whether this cycle's Filter and Score reuse per-node results. Drops them
-  // when the pod is not equivalent to the one they are for, or reuse is not safe this cycle.
+  // After PreFilter: whether this cycle's Filter and Score reuse per-node results, and whose
+  // (reuse_slot_). Takes the slot of an equivalent earlier pod, or the least recently used one.
   bool AdmitNodeResultReuse(const Framework& fw, const CycleState& state, const PodInfo& pod);
-  void DropNodeResults();  // O(1): the next epoch
   // After the extenders filtered extender_input_buffer_ down to `kept`: the rows of the kept
   // nodes (none when they came back in another order).
   void KeepRowsOf(const std::vector<const NodeInfo*>& kept);
   NodeResultReuse reuse_ = NodeResultReuse::kOff;
   std::vector<ReuseProfile> reuse_profiles_;
-  std::shared_ptr<const Pod> reuse_pod_;  // the pod the results are for (kEquivalentPods)
-  bool reuse_this_cycle_ = false;
+  // One pod's results, per node position. Verdicts are epoch << 1 | feasible (a verdict of
+  // another epoch is unknown); the status of a rejection is kept beside it, read only for
+  // rejected nodes.
+  struct ReuseSlot {
+    std::shared_ptr<const Pod> pod;  // the pod the results are for (null: none yet)
+    uint64_t last_used = 0;
+    std::vector<uint32_t> verdicts;
+    uint32_t verdict_epoch = 1;
+    std::unordered_map<uint32_t, Status> rejections;
+    RawScoreMemo scores;
+    void Resize(size_t n);
+    void Drop();  // O(1): the next epoch
+    void Forget(uint32_t position) {
+      verdicts[position] = 0;
+      scores.filled[position] = 0;
+    }
+  };
+  // Replicas of several workloads arrive interleaved (two Deployments scaling at once): a few
+  // pods' results are kept, each slot costs ~4 bytes + 8 per score plugin per node.
+  static constexpr size_t kMaxReuseSlots = 4;
+  std::vector<ReuseSlot> reuse_slots_;
+  ReuseSlot* reuse_slot_ = nullptr;  // this cycle's, when it reuses
+  uint64_t reuse_cycles_ = 0;
   uint64_t reused_verdicts_ = 0;
   Cache::SnapshotChanges snapshot_changes_;
-  // Per node position: epoch << 1 | feasible; a verdict of another epoch is unknown. The
-  // status of a rejection is kept beside it, read only for rejected nodes.
-  std::vector<uint32_t> filter_verdicts_;
-  uint32_t verdict_epoch_ = 1;
-  std::unordered_map<uint32_t, Status> filter_rejections_;
-  RawScoreMemo score_memo_;
   ScoreTable score_scratch_;  // SchedulePod's table when the attempt is not recorded
   int64_t memo_snapshot_generation_ = -1;
   std::vector<uint32_t> feasible_rows_;                 // this cycle's feasible nodes' positions
   std::vector<uint32_t> unknown_rows_buffer_;           // a filter window's nodes without a verdict
   std::vector<const NodeInfo*> extender_input_buffer_;  // the feasible nodes before extenders
   // This cycle's rejections kept aside (RecordRejection): statuses the scan produced, and
-  // reused ones (pointing into filter_rejections_, which no insertion moves).
+  // reused ones (pointing into the slot's rejections, which no insertion moves).
   bool defer_rejections_ = false;
   std::vector<std::pair<const NodeInfo*, Status>> owned_rejections_;
   std::vector<std::pair<const NodeInfo*, const Status*>> kept_rejections_;
