@@ -494,9 +494,10 @@ Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const PodInf
 }
 
 Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod,
-                                   const NodeInfo& node, bool time_plugins) const {
+                                   const NodeInfo& node, bool time_plugins, size_t first,
+                                   size_t last) const {
   const bool timed = time_plugins && !series_.filter.empty();
-  for (size_t i = 0; i < filter_.size(); ++i) {
+  for (size_t i = first; i < filter_.size() && i < last; ++i) {
     if (i < state.skip_filter_.size() && state.skip_filter_[i]) continue;
     Status s = timed ? Measured(state, series_.filter[i],
                                 [&] { return filter_[i]->Filter(state, pod, node); })

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -169,8 +170,11 @@ class Framework final : public Handle {
                                         const NodeInfo& node) override;
   // Filters in order; returns the first non-Success (plugin stamped). Thread-safe.
   // `time_plugins`: in a cycle that records plugin metrics, time each plugin on this node.
+  // [first, last): only the Filter plugins at those positions (for the scheduler's reuse of
+  // per-node results, which runs some plugins every cycle and keeps the others' verdicts).
   Status RunFilterPlugins(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
-                          bool time_plugins = false) const;
+                          bool time_plugins = false, size_t first = 0,
+                          size_t last = SIZE_MAX) const;
   Status RunFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
                                            const NodeInfo& node) override;
   Status RunFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,

@@ -25,11 +25,12 @@ bool UsesModeledVolumes(const Pod& pod);
 
 // In-tree plugins whose Filter verdict and raw Score on a node depend only on the pod and that
 // node (and, for ImageLocality, on how many nodes hold each image) for a pod without modeled
-// volumes; PodTopologySpread and InterPodAffinity only in cycles where they skip (see
+// volumes; PodTopologySpread and InterPodAffinity only where they skip (see
 // SpreadingPluginNames).
 std::span<const std::string_view> NodeLocalPluginNames();
-// The plugins of NodeLocalPluginNames that count pods across nodes when they run:
-// reuse needs their Filter skipped, and their Score is recomputed each cycle it runs.
+// The plugins of NodeLocalPluginNames that count pods across nodes when they run: where they
+// run, their Filter and Score run afresh every cycle (their Filter must come after every other
+// Filter plugin that runs).
 std::span<const std::string_view> SpreadingPluginNames();
 
 }  // namespace berth

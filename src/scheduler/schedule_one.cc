@@ -148,6 +148,7 @@ Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleSta
   int scanned = 0;
   feasible_rows_.reserve(to_find);
   ReuseSlot& slot = *reuse_slot_;
+  const size_t fresh_from = reuse_fresh_filters_from_;
   const uint32_t feasible_verdict = slot.verdict_epoch << 1 | 1;
   auto position = [&](int i) { return start + i < n ? start + i : start + i - n; };
   // Windows as in FindNodesThatPassFilters: each asks for the feasible nodes still missing.
@@ -173,8 +174,10 @@ Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleSta
         if (k + 8 < m) PrefetchNodeInfo(nodes[unknown[k + 8]]);
         if (k + 4 < m) PrefetchNode(nodes[unknown[k + 4]]);
         const bool timed = timing && k % kPerNodeTimingStride == 0;
+        // No pod is nominated in a cycle that reuses results: the plain Filter plugins, up to
+        // the ones run afresh every cycle.
         statuses[k] = Guarded("running Filter plugins", [&] {
-          return fw.RunFilterPluginsWithNominatedPods(state, pod, *nodes[unknown[k]], timed);
+          return fw.RunFilterPlugins(state, pod, *nodes[unknown[k]], timed, 0, fresh_from);
         });
       };
       // A handful of changed nodes costs less than waking the workers.
@@ -201,14 +204,51 @@ Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleSta
       }
       if (!error.IsSuccess()) return error;
     }
+    // The spreading plugins' Filter, when it runs, reads other nodes: it runs afresh on the
+    // window's nodes that pass the others (it comes after them in the profile's order).
+    std::vector<Status>& fresh = fresh_statuses_buffer_;
+    if (fresh_from < fw.num_filter_plugins()) {
+      std::vector<uint32_t>& passing = unknown_rows_buffer_;  // reused: window entries now
+      passing.clear();
+      for (int i = begin; i < end; ++i)
+        if (slot.verdicts[position(i)] == feasible_verdict) passing.push_back(i - begin);
+      fresh.assign(end - begin, Status());
+      const int m = static_cast<int>(passing.size());
+      auto run = [&](int k) {
+        const NodeInfo& node = *nodes[position(begin + static_cast<int>(passing[k]))];
+        const bool timed = timing && k % kPerNodeTimingStride == 0;
+        fresh[passing[k]] = Guarded("running Filter plugins", [&] {
+          return fw.RunFilterPlugins(state, pod, node, timed, fresh_from);
+        });
+      };
+      if (m >= 32) {
+        fw.parallelizer().Until(m, run);
+      } else {
+        for (int k = 0; k < m; ++k) run(k);
+      }
+      for (const Status& f : fresh)
+        if (f.IsError()) return f;
+    } else {
+      fresh.clear();
+    }
     for (int i = begin; i < end && found < to_find; ++i) {
       ++scanned;
       const int pos = position(i);
-      if (slot.verdicts[pos] == feasible_verdict) {
+      const bool fresh_rejected = !fresh.empty() && !fresh[i - begin].IsSuccess();
+      if (slot.verdicts[pos] == feasible_verdict && !fresh_rejected) {
         ++passed;
         ++found;
         feasible->push_back(nodes[pos]);
         feasible_rows_.push_back(static_cast<uint32_t>(pos));
+        continue;
+      }
+      if (fresh_rejected) {
+        Status& rejection = fresh[i - begin];
+        if (counting) {
+          const int at = fw.FilterPluginIndex(rejection.plugin());
+          if (at >= 0) ++filter_rejected_at_[at];
+        }
+        if (attempt) RecordRejection(attempt, nodes[pos], std::move(rejection));
         continue;
       }
       const Status& rejection = slot.rejections[pos];
@@ -277,15 +317,25 @@ bool Scheduler::AdmitNodeResultReuse(const Framework& fw, const CycleState& stat
   for (const ReuseProfile& p : reuse_profiles_)
     if (p.framework == &fw) profile = &p;
   if (!profile) return false;
-  if (reuse_ == NodeResultReuse::kEquivalentPods) {
-    // Nominated pods are added to nodes while filtering, and the volume plugins and the
-    // spreading plugins' Filter read other objects and nodes: none of that may be in play.
-    // (Results kept for other pods stay valid: they never depended on any of it.)
-    if (fw.has_nominated_pods() || UsesModeledVolumes(*pod.pod)) return false;
-    const std::vector<bool>& skipped = state.skipped_filters();
-    for (int i : profile->spreading_filters)
-      if (static_cast<size_t>(i) >= skipped.size() || !skipped[i]) return false;
+  // Nominated pods are added to nodes while filtering, and the volume plugins read other
+  // objects: neither may be in play. (Results kept for other pods stay valid: they never
+  // depended on either.)
+  if (fw.has_nominated_pods()) return false;
+  if (reuse_ == NodeResultReuse::kEquivalentPods && UsesModeledVolumes(*pod.pod)) return false;
+  // The spreading plugins' Filter, where it runs, runs afresh every cycle; that needs it after
+  // every other Filter plugin that runs (so a node's first rejection is still the same).
+  const std::vector<bool>& skipped = state.skipped_filters();
+  auto runs = [&](size_t i) { return i >= skipped.size() || !skipped[i]; };
+  size_t fresh_from = fw.num_filter_plugins();
+  for (int i : profile->spreading_filters)
+    if (runs(i)) fresh_from = std::min(fresh_from, static_cast<size_t>(i));
+  for (size_t i = fresh_from; i < fw.num_filter_plugins(); ++i) {
+    const bool spreading =
+        std::find(profile->spreading_filters.begin(), profile->spreading_filters.end(),
+                  static_cast<int>(i)) != profile->spreading_filters.end();
+    if (runs(i) && !spreading) return false;
   }
+  reuse_fresh_filters_from_ = fresh_from;
   ReuseSlot* slot = nullptr;
   if (reuse_ == NodeResultReuse::kTemplateCopies) {
     // Every pod is a copy of one template: one slot, never compared.

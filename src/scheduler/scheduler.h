@@ -271,7 +271,7 @@ class Scheduler final : public ClusterEventHandler {
   };
   struct ReuseProfile {
     const Framework* framework;
-    std::vector<int> spreading_filters;  // their Filter must be skipped for reuse
+    std::vector<int> spreading_filters;  // their Filter runs afresh every cycle
     std::vector<bool> spreading_scores;  // RawScoreMemo::fresh
   };
   void SetUpNodeResultReuse(const SchedulerOptions& options);  // from Create
@@ -308,6 +308,9 @@ class Scheduler final : public ClusterEventHandler {
   static constexpr size_t kMaxReuseSlots = 4;
   std::vector<ReuseSlot> reuse_slots_;
   ReuseSlot* reuse_slot_ = nullptr;  // this cycle's, when it reuses
+  // This cycle's first Filter plugin run afresh (a spreading one), or the number of plugins.
+  size_t reuse_fresh_filters_from_ = 0;
+  std::vector<Status> fresh_statuses_buffer_;  // a window's afresh Filter results
   uint64_t reuse_cycles_ = 0;
   uint64_t reused_verdicts_ = 0;
   Cache::SnapshotChanges snapshot_changes_;
