@@ -198,7 +198,7 @@ Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleSta
           slot.verdicts[unknown[k]] = feasible_verdict;
         } else {
           slot.verdicts[unknown[k]] = slot.verdict_epoch << 1;
-          slot.rejections[unknown[k]] = std::move(s);
+          slot.rejection_of[unknown[k]] = slot.Intern(std::move(s));
           s = Status();
         }
       }
@@ -251,7 +251,7 @@ Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleSta
         if (attempt) RecordRejection(attempt, nodes[pos], std::move(rejection));
         continue;
       }
-      const Status& rejection = slot.rejections[pos];
+      const Status& rejection = slot.rejections[slot.rejection_of[pos]];
       if (counting) {
         const int at = fw.FilterPluginIndex(rejection.plugin());
         if (at >= 0) ++filter_rejected_at_[at];
@@ -271,6 +271,7 @@ Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleSta
 
 void Scheduler::ReuseSlot::Resize(size_t n) {
   verdicts.assign(n, 0);
+  rejection_of.assign(n, 0);
   scores.filled.assign(n, 0);
   Drop();
 }
@@ -280,8 +281,23 @@ void Scheduler::ReuseSlot::Drop() {
     std::fill(verdicts.begin(), verdicts.end(), 0);
     verdict_epoch = 1;
   }
+  // No verdict of this epoch points at them, and no cycle holds one (kept_rejections_ live
+  // within a cycle, and a slot is dropped before its cycle's scan).
+  rejections.clear();
   scores.NextEpoch();
   pod.reset();
+}
+
+uint32_t Scheduler::ReuseSlot::Intern(Status status) {
+  // Recent statuses first: a window of rejections mostly repeats the last few. (Status's ==
+  // leaves out the plugin, which queueing hints and metrics read.)
+  const size_t n = rejections.size();
+  for (size_t k = 0; k < std::min<size_t>(n, 16); ++k) {
+    const Status& seen = rejections[n - 1 - k];
+    if (seen == status && seen.plugin() == status.plugin()) return static_cast<uint32_t>(n - 1 - k);
+  }
+  rejections.push_back(std::move(status));
+  return static_cast<uint32_t>(n);
 }
 
 void Scheduler::TrackNodeChanges() {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -287,24 +288,28 @@ class Scheduler final : public ClusterEventHandler {
   NodeResultReuse reuse_ = NodeResultReuse::kOff;
   std::vector<ReuseProfile> reuse_profiles_;
   // One pod's results, per node position. Verdicts are epoch << 1 | feasible (a verdict of
-  // another epoch is unknown); the status of a rejection is kept beside it, read only for
-  // rejected nodes.
+  // another epoch is unknown); a rejected node's status is kept beside it, read only for
+  // rejected nodes, as an index into the slot's distinct statuses (rejections mostly share a
+  // few: 4 bytes per node instead of a status each).
   struct ReuseSlot {
     std::shared_ptr<const Pod> pod;  // the pod the results are for (null: none yet)
     uint64_t last_used = 0;
     std::vector<uint32_t> verdicts;
     uint32_t verdict_epoch = 1;
-    std::unordered_map<uint32_t, Status> rejections;
+    std::vector<uint32_t> rejection_of;  // per node position, into `rejections`
+    std::deque<Status> rejections;       // a deque: kept_rejections_ point into it
     RawScoreMemo scores;
     void Resize(size_t n);
-    void Drop();  // O(1): the next epoch
+    void Drop();  // O(1) but for the distinct statuses: the next epoch
+    // The index of `status` among the distinct statuses, added when new.
+    uint32_t Intern(Status status);
     void Forget(uint32_t position) {
       verdicts[position] = 0;
       scores.filled[position] = 0;
     }
   };
   // Replicas of several workloads arrive interleaved (two Deployments scaling at once): a few
-  // pods' results are kept, each slot costs ~4 bytes + 8 per score plugin per node.
+  // pods' results are kept, each slot costs ~8 bytes + 8 per score plugin per node.
   static constexpr size_t kMaxReuseSlots = 4;
   std::vector<ReuseSlot> reuse_slots_;
   ReuseSlot* reuse_slot_ = nullptr;  // this cycle's, when it reuses
