@@ -438,6 +438,50 @@ TEST(CacheDeltaTest, SnapshotReportsWhatTheLastUpdateChanged) {
   EXPECT_EQ(snap.last_changed_from, -1);
 }
 
+// What the scheduler's reuse of per-node results reads: where the changed nodes sit, and
+// whether the image table changed. A node updated in place keeps its place (no rebuild).
+TEST(CacheDeltaTest, ChangesReportPositionsAndImageTableChanges) {
+  Cache cache;
+  auto with_image = [](const std::string& name, const std::string& zone, const char* image) {
+    auto b = MakeNode().Name(name).Label(kZone, zone).Capacity({{"cpu", "4"}});
+    if (image) b.Image({image}, 100 << 20);
+    return b.Obj();
+  };
+  cache.AddNode(with_image("a", "z1", "img:1"));
+  cache.AddNode(with_image("b", "z2", nullptr));
+  cache.AddNode(with_image("c", "z1", nullptr));
+  Snapshot snap;
+  Cache::SnapshotChanges changes;
+  cache.UpdateSnapshot(&snap, &changes);
+  EXPECT_TRUE(changes.images);  // the first fill
+  ASSERT_EQ(Order(snap), (std::vector<std::string>{"a", "b", "c"}));
+
+  // New capacity, same zone, same images: changed in place, at its list position.
+  auto c2 = MakeNode().Name("c").Label(kZone, "z1").Capacity({{"cpu", "8"}}).Obj();
+  cache.AddNode(c2);
+  const int64_t before = snap.generation;
+  cache.UpdateSnapshot(&snap, &changes);
+  EXPECT_EQ(snap.last_changed_from, before);
+  EXPECT_THAT(changes.positions, ElementsAre(2u));
+  EXPECT_FALSE(changes.images);
+
+  // The same images reported again change no count; a new image does.
+  cache.AddNode(with_image("a", "z1", "img:1"));
+  cache.UpdateSnapshot(&snap, &changes);
+  EXPECT_THAT(changes.positions, ElementsAre(0u));
+  EXPECT_FALSE(changes.images);
+  cache.AddNode(with_image("b", "z2", "img:1"));
+  cache.UpdateSnapshot(&snap, &changes);
+  EXPECT_THAT(changes.positions, ElementsAre(1u));
+  EXPECT_TRUE(changes.images);
+  EXPECT_EQ(snap.ImageNumNodes("img:1"), 2);
+
+  // A zone change moves the node: the list is rebuilt.
+  cache.AddNode(with_image("c", "z2", nullptr));
+  cache.UpdateSnapshot(&snap, &changes);
+  EXPECT_EQ(snap.last_changed_from, -1);
+}
+
 TEST(CacheDeltaTest, GenerationsAreUniqueAcrossNodes) {
   Cache cache;
   cache.AddNode(N("a"));

@@ -242,26 +242,19 @@ Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleSta
         feasible_rows_.push_back(static_cast<uint32_t>(pos));
         continue;
       }
-      if (fresh_rejected) {
-        Status& rejection = fresh[i - begin];
-        if (counting) {
-          const int at = fw.FilterPluginIndex(rejection.plugin());
-          if (at >= 0) ++filter_rejected_at_[at];
-        }
-        if (attempt) RecordRejection(attempt, nodes[pos], std::move(rejection));
-        continue;
-      }
-      const Status& rejection = slot.rejections[slot.rejection_of[pos]];
+      Status& rejection =
+          fresh_rejected ? fresh[i - begin] : slot.rejections[slot.rejection_of[pos]];
       if (counting) {
         const int at = fw.FilterPluginIndex(rejection.plugin());
         if (at >= 0) ++filter_rejected_at_[at];
       }
-      if (attempt) {
-        if (defer_rejections_) {
-          kept_rejections_.emplace_back(nodes[pos], &rejection);
-        } else {
-          attempt->filter_statuses[nodes[pos]->name()] = rejection;
-        }
+      if (!attempt) continue;
+      if (fresh_rejected) {
+        RecordRejection(attempt, nodes[pos], std::move(rejection));
+      } else if (defer_rejections_) {
+        kept_rejections_.emplace_back(nodes[pos], &rejection);  // the slot keeps it
+      } else {
+        attempt->filter_statuses[nodes[pos]->name()] = rejection;
       }
     }
   }
