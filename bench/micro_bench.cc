@@ -1,5 +1,6 @@
 // Micro-benchmarks (Google Benchmark) of hot helpers: quantity parsing, selector matching,
-// pod request accounting and manifest decoding. Run: build/berth_micro_bench
+// pod request accounting, manifest decoding and the extender wire format (500 nodes per call, as
+// in SchedulingBasic at 5000 nodes). Run: build/berth_micro_bench
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -8,6 +9,7 @@
 #include "berth/api/quantity.h"
 #include "berth/api/resources.h"
 #include "berth/api/selectors.h"
+#include "berth/extender/v1.h"
 #include "testing/builders.h"
 
 namespace berth {
@@ -63,6 +65,55 @@ spec:
   }
 }
 BENCHMARK(BM_DecodePodYaml);
+
+std::vector<std::string> NodeNames(int n) {
+  std::vector<std::string> names;
+  for (int i = 0; i < n; ++i) names.push_back("node-" + std::to_string(i * 7));
+  return names;
+}
+
+std::string ExtenderArgsText(int n) {
+  extender::v1::ExtenderArgs args;
+  args.pod = testing::MakePod().Name("m-1").Req({{"cpu", "100m"}, {"memory", "500Mi"}}).Obj();
+  args.node_names = NodeNames(n);
+  return extender::v1::Encode(args);
+}
+
+void BM_ExtenderDecodeArgs(benchmark::State& state) {
+  const std::string text = ExtenderArgsText(static_cast<int>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(extender::v1::DecodeExtenderArgs(text));
+}
+BENCHMARK(BM_ExtenderDecodeArgs)->Arg(0)->Arg(500);
+
+void BM_ExtenderEncodeFilterResult(benchmark::State& state) {
+  extender::v1::ExtenderFilterResult r;
+  r.node_names = NodeNames(500);
+  for (auto _ : state) benchmark::DoNotOptimize(extender::v1::Encode(r));
+}
+BENCHMARK(BM_ExtenderEncodeFilterResult);
+
+void BM_ExtenderEncodeHostPriorities(benchmark::State& state) {
+  extender::v1::HostPriorityList list;
+  for (auto& name : NodeNames(500)) list.push_back({name, 3});
+  for (auto _ : state) benchmark::DoNotOptimize(extender::v1::Encode(list));
+}
+BENCHMARK(BM_ExtenderEncodeHostPriorities);
+
+void BM_ExtenderDecodeHostPriorities(benchmark::State& state) {
+  extender::v1::HostPriorityList list;
+  for (auto& name : NodeNames(500)) list.push_back({name, 3});
+  const std::string text = extender::v1::Encode(list);
+  for (auto _ : state) benchmark::DoNotOptimize(extender::v1::DecodeHostPriorityList(text));
+}
+BENCHMARK(BM_ExtenderDecodeHostPriorities);
+
+void BM_ExtenderDecodeFilterResult(benchmark::State& state) {
+  extender::v1::ExtenderFilterResult r;
+  r.node_names = NodeNames(500);
+  const std::string text = extender::v1::Encode(r);
+  for (auto _ : state) benchmark::DoNotOptimize(extender::v1::DecodeExtenderFilterResult(text));
+}
+BENCHMARK(BM_ExtenderDecodeFilterResult);
 
 }  // namespace
 }  // namespace berth

@@ -71,13 +71,21 @@ Result<LabelRuleOptions> ParseLabelRule(std::string_view label, std::string_view
 void RegisterLabelRule(ExtenderServer& server, const LabelRuleOptions& options) {
   auto o = std::make_shared<const LabelRuleOptions>(options);
   server.Filter(o->filter_verb, [o](const v1::ExtenderArgs& args) {
-    std::vector<std::string> names = NodeNamesOf(args);
-    if (!args.pod || !HasLabel(*args.pod, *o)) return FilterResultFor(args, names);
+    if (!args.pod || !HasLabel(*args.pod, *o)) {
+      // Every node passes: the answer repeats the nodes in the form they came in.
+      v1::ExtenderFilterResult all;
+      if (args.nodes && !args.node_names) {
+        all.nodes = args.nodes;
+      } else {
+        all.node_names = args.node_names.value_or(std::vector<std::string>());
+      }
+      return all;
+    }
     std::vector<std::string> passing;
     v1::FailedNodesMap failed;
     const std::string reason = fmt::format("pods labelled {}={} may only run on nodes [{}]",
                                            o->label_key, o->label_value, fmt::join(o->nodes, " "));
-    for (auto& name : names) {
+    for (auto& name : NodeNamesOf(args)) {
       if (o->nodes.count(name)) {
         passing.push_back(std::move(name));
       } else {
@@ -91,9 +99,15 @@ void RegisterLabelRule(ExtenderServer& server, const LabelRuleOptions& options) 
   server.Prioritize(o->prioritize_verb, [o](const v1::ExtenderArgs& args) {
     const bool labelled = args.pod && HasLabel(*args.pod, *o);
     v1::HostPriorityList out;
-    for (auto& name : NodeNamesOf(args)) {
-      const int64_t score = labelled && o->nodes.count(name) ? 10 : 0;
-      out.push_back({std::move(name), score});
+    auto add = [&](const std::string& name) {
+      out.push_back({name, labelled && o->nodes.count(name) ? 10 : 0});
+    };
+    if (args.node_names) {
+      out.reserve(args.node_names->size());
+      for (const auto& name : *args.node_names) add(name);
+    } else if (args.nodes) {
+      out.reserve(args.nodes->size());
+      for (const auto& node : *args.nodes) add(node->metadata.name);
     }
     return out;
   });

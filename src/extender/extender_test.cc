@@ -179,6 +179,38 @@ config::Extender Config(const std::string& url) {
 }
 
 // An SDK server whose filter rejects node "n2" and records what it was sent.
+// Entries in the compact form are read without looking at keys; any other entry, before or after
+// one, goes through the general reader, and the result is the same.
+TEST(WireTest, CompactAndOtherHostPrioritiesDecodeAlike) {
+  const std::string long_name(200, 'x');
+  v1::HostPriorityList list = {
+      {"n1", 3}, {long_name, 10}, {"quote\"back\\slash\ttab", -4}, {"", 0}, {"n5", 1234567}};
+  auto round = v1::DecodeHostPriorityList(v1::Encode(list));
+  ASSERT_TRUE(round.ok()) << round.error().message;
+  ASSERT_EQ(round->size(), list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    EXPECT_EQ((*round)[i].host, list[i].host) << i;
+    EXPECT_EQ((*round)[i].score, list[i].score) << i;
+  }
+  auto mixed = v1::DecodeHostPriorityList(
+      R"([{"Host":"a","Score":1},{"Score":2,"Host":"b"},{"Host":"c","Score":3}, {"host":"d"}])");
+  ASSERT_TRUE(mixed.ok()) << mixed.error().message;
+  ASSERT_EQ(mixed->size(), 4u);
+  EXPECT_EQ((*mixed)[1].host, "b");
+  EXPECT_EQ((*mixed)[1].score, 2);
+  EXPECT_EQ((*mixed)[2].score, 3);
+  EXPECT_EQ((*mixed)[3].host, "d");
+  EXPECT_EQ((*mixed)[3].score, 0);
+  EXPECT_FALSE(v1::DecodeHostPriorityList(R"([{"Host":"a","Score":1.5}])").ok());
+  EXPECT_FALSE(v1::DecodeHostPriorityList(R"([{"Host":"a","Score":1})").ok());
+
+  v1::ExtenderFilterResult names;
+  names.node_names = {"n1", long_name, "tab\there"};
+  auto filter = v1::DecodeExtenderFilterResult(v1::Encode(names));
+  ASSERT_TRUE(filter.ok()) << filter.error().message;
+  EXPECT_EQ(*filter->node_names, *names.node_names);
+}
+
 struct RecordingServer {
   ExtenderServer server;
   std::mutex mu;
@@ -293,6 +325,36 @@ TEST_P(HttpExtenderTest, FilterPrioritizeBindPreempt) {
   ASSERT_EQ(rs.preempts.size(), 1u);
   EXPECT_EQ(rs.preempts[0].node_name_to_meta_victims.has_value(), cache_capable);
   EXPECT_EQ(rs.preempts[0].node_name_to_victims.has_value(), !cache_capable);
+}
+
+// Prioritize after a filter that kept every node resends the filter's arguments; anything else
+// (fewer nodes, a node replaced behind the same NodeInfo, another pod) is encoded afresh.
+TEST_P(HttpExtenderTest, PrioritizeResendsTheFilterArgumentsOnlyForTheSameNodes) {
+  RecordingServer rs;
+  config::Extender cfg = Config(rs.server.url());
+  cfg.node_cache_capable = GetParam();
+  auto ext = HttpExtender::Create(cfg, "extenders[0]");
+  ASSERT_TRUE(ext.ok()) << ext.error().message;
+  auto pod = MakePod().Name("p").Obj();
+  auto infos = Infos({"n1", "n3", "n4"});
+  auto hosts = [](const Result<std::vector<HostPriority>>& r) {
+    std::vector<std::string> out;
+    if (r.ok())
+      for (const auto& h : *r) out.push_back(h.host);
+    return out;
+  };
+  ASSERT_TRUE((*ext)->Filter(*pod, Ptrs(infos)).ok());
+  EXPECT_THAT(hosts((*ext)->Prioritize(*pod, Ptrs(infos))), ElementsAre("n1", "n3", "n4"));
+  const std::vector<const NodeInfo*> fewer = {infos[0].get(), infos[2].get()};
+  EXPECT_THAT(hosts((*ext)->Prioritize(*pod, fewer)), ElementsAre("n1", "n4"));
+  infos[1]->SetNode(MakeNode().Name("n5").Capacity({{"cpu", "4"}, {"pods", "110"}}).Obj());
+  EXPECT_THAT(hosts((*ext)->Prioritize(*pod, Ptrs(infos))), ElementsAre("n1", "n5", "n4"));
+  auto other = MakePod().Name("q").Label("app", "web").Obj();
+  ASSERT_TRUE((*ext)->Filter(*other, Ptrs(infos)).ok());
+  std::lock_guard lock(rs.mu);
+  ASSERT_EQ(rs.filter_args.size(), 2u);
+  EXPECT_EQ(rs.filter_args[1].pod->metadata.name, "q");
+  EXPECT_EQ(rs.filter_args[1].pod->metadata.labels.at("app"), "web");
 }
 
 INSTANTIATE_TEST_SUITE_P(NodeCacheCapable, HttpExtenderTest, ::testing::Bool());
@@ -420,13 +482,19 @@ TEST(HttpExtenderTest, HttpsWithACustomCa) {
   std::filesystem::remove_all(dir);
 }
 
+Result<std::unique_ptr<net::HttpClient>> ClientFor(const std::string& url) {
+  net::HttpClientOptions options;
+  options.server = url;
+  return net::HttpClient::Create(options);
+}
+
 TEST(ExtenderServerTest, BadRequestsAndHandlerFailures) {
   ExtenderServer server;
   server.Filter("filter", [](const v1::ExtenderArgs&) -> v1::ExtenderFilterResult {
     throw std::runtime_error("database down");
   });
   ASSERT_TRUE(server.Start({}).ok());
-  auto client = net::HttpClient::Create({.server = server.url()});
+  auto client = ClientFor(server.url());
   ASSERT_TRUE(client.ok());
   auto health = (*client)->Do("GET", "/healthz");
   ASSERT_TRUE(health.ok());
@@ -442,6 +510,62 @@ TEST(ExtenderServerTest, BadRequestsAndHandlerFailures) {
   auto unknown = (*client)->Do("POST", "/nope", "{}");
   ASSERT_TRUE(unknown.ok());
   EXPECT_EQ(unknown->status, 404);
+}
+
+// Prioritize usually repeats the filter's arguments: the server decodes them once, and decodes a
+// pod it has just seen once. Other arguments are never answered from that memory.
+TEST(ExtenderServerTest, RepeatedArgumentsAreDecodedOnce) {
+  struct Seen {
+    const Pod* pod;
+    std::string label;
+    std::vector<std::string> names;
+  };
+  std::mutex mu;
+  std::vector<Seen> seen;
+  auto record = [&](const v1::ExtenderArgs& args) {
+    std::lock_guard lock(mu);
+    seen.push_back({args.pod.get(), args.pod->metadata.labels.at("v"), NodeNamesOf(args)});
+  };
+  ExtenderServer server;
+  server.Filter("filter", [&](const v1::ExtenderArgs& args) {
+    record(args);
+    return FilterResultFor(args, NodeNamesOf(args));
+  });
+  server.Prioritize("prioritize", [&](const v1::ExtenderArgs& args) {
+    record(args);
+    return v1::HostPriorityList{};
+  });
+  ASSERT_TRUE(server.Start({}).ok());
+  auto client = ClientFor(server.url());
+  ASSERT_TRUE(client.ok());
+  auto args = [](std::string_view label, std::string_view names) {
+    return fmt::format(R"({{"Pod":{{"metadata":{{"name":"p","labels":{{"v":"{}"}}}}}},)"
+                       R"("Nodes":null,"NodeNames":[{}]}})",
+                       label, names);
+  };
+  const std::vector<std::pair<std::string, std::string>> requests = {
+      {"/filter", args("1", R"("a","b")")}, {"/prioritize", args("1", R"("a","b")")},
+      {"/prioritize", args("1", R"("b")")}, {"/filter", args("2", R"("a","b")")},
+      {"/filter", args("2", R"("n1")")},    {"/prioritize", args("1", R"("a","b")")},
+  };
+  for (const auto& [path, body] : requests) {
+    auto r = (*client)->Do("POST", path, body);
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r->status, 200) << r->body;
+  }
+  std::lock_guard lock(mu);
+  ASSERT_EQ(seen.size(), requests.size());
+  EXPECT_THAT(seen[0].names, ElementsAre("a", "b"));
+  EXPECT_EQ(seen[1].pod, seen[0].pod);  // the same arguments: decoded once
+  EXPECT_THAT(seen[1].names, ElementsAre("a", "b"));
+  EXPECT_EQ(seen[2].pod, seen[0].pod);  // the same pod with other nodes
+  EXPECT_THAT(seen[2].names, ElementsAre("b"));
+  EXPECT_NE(seen[3].pod, seen[0].pod);
+  EXPECT_EQ(seen[3].label, "2");
+  EXPECT_THAT(seen[4].names, ElementsAre("n1"));  // escaped: the general decoder
+  EXPECT_EQ(seen[4].label, "2");
+  EXPECT_EQ(seen[5].label, "1");
+  EXPECT_THAT(seen[5].names, ElementsAre("a", "b"));
 }
 
 // ---------------------------------------------------------------- example extenders

@@ -116,6 +116,26 @@ void HttpExtender::AppendNodeJson(const NodeInfo& node, std::string* out) {
 }
 
 std::string HttpExtender::ArgsBody(const Pod& pod, std::span<const NodeInfo* const> nodes) {
+  std::lock_guard lock(args_mu_);
+  const bool same = last_args_pod_ == &pod && last_args_pod_uid_ == pod.metadata.uid &&
+                    last_args_pod_rv_ == pod.metadata.resource_version &&
+                    last_args_nodes_.size() == nodes.size() &&
+                    std::equal(nodes.begin(), nodes.end(), last_args_nodes_.begin(),
+                               [](const NodeInfo* n, const std::shared_ptr<const Node>& held) {
+                                 return n->node() == held.get();
+                               });
+  if (!same) {
+    last_args_body_ = BuildArgsBody(pod, nodes);
+    last_args_pod_ = &pod;
+    last_args_pod_uid_ = pod.metadata.uid;
+    last_args_pod_rv_ = pod.metadata.resource_version;
+    last_args_nodes_.resize(nodes.size());
+    for (size_t i = 0; i < nodes.size(); ++i) last_args_nodes_[i] = nodes[i]->node_ptr();
+  }
+  return last_args_body_;
+}
+
+std::string HttpExtender::BuildArgsBody(const Pod& pod, std::span<const NodeInfo* const> nodes) {
   std::string body = "{\"Pod\":";
   body += PodJsonCached(pod);
   if (config_.node_cache_capable) {

@@ -53,6 +53,7 @@ class HttpExtender final : public Extender {
   Result<std::string> Send(const std::string& verb, const std::string& body);
   // {"Pod":...,"Nodes":...,"NodeNames":...} for filter and prioritize.
   std::string ArgsBody(const Pod& pod, std::span<const NodeInfo* const> nodes);
+  std::string BuildArgsBody(const Pod& pod, std::span<const NodeInfo* const> nodes);
   std::string PodJsonCached(const Pod& pod);
   void AppendNodeJson(const NodeInfo& node, std::string* out);
 
@@ -65,6 +66,12 @@ class HttpExtender final : public Extender {
   std::mutex pod_mu_;
   const Pod* last_pod_ = nullptr;
   std::string last_pod_uid_, last_pod_rv_, last_pod_json_;
+  // The last arguments sent: prioritize after a filter that kept every node sends the same text.
+  // The nodes are held, so that equal pointers mean the same node versions.
+  std::mutex args_mu_;
+  const Pod* last_args_pod_ = nullptr;
+  std::string last_args_pod_uid_, last_args_pod_rv_, last_args_body_;
+  std::vector<std::shared_ptr<const Node>> last_args_nodes_;
   // Node name -> the node version serialized and its JSON (extenders without a node cache).
   std::mutex node_mu_;
   std::unordered_map<std::string, std::pair<std::shared_ptr<const Node>, std::string>> node_json_;

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <cstring>
 
 #include "api/text.h"
 
@@ -30,18 +31,7 @@ class Cursor {
     return p_ == end_;
   }
   // A string without escapes (those go to the general decoder).
-  bool Str(std::string_view* out) {
-    if (!Eat('"')) return false;
-    const char* start = p_;
-    while (p_ < end_ && *p_ != '"') {
-      if (*p_ == '\\' || static_cast<unsigned char>(*p_) < 0x20) return false;
-      ++p_;
-    }
-    if (p_ == end_) return false;
-    *out = std::string_view(start, p_ - start);
-    ++p_;
-    return true;
-  }
+  bool Str(std::string_view* out) { return Eat('"') && StrTail(out); }
   bool Null() {
     Ws();
     if (end_ - p_ < 4 || std::string_view(p_, 4) != "null") return false;
@@ -86,6 +76,26 @@ class Cursor {
     return true;
   }
   const char* pos() const { return p_; }
+  void Rewind(const char* to) { p_ = to; }
+  // `s` exactly at the cursor, no whitespace before it.
+  bool Lit(std::string_view s) {
+    if (static_cast<size_t>(end_ - p_) < s.size() || std::memcmp(p_, s.data(), s.size()) != 0)
+      return false;
+    p_ += s.size();
+    return true;
+  }
+  // The rest of a string whose opening quote was read, without escapes.
+  bool StrTail(std::string_view* out) {
+    const char* start = p_;
+    while (p_ < end_ && *p_ != '"') {
+      if (*p_ == '\\' || static_cast<unsigned char>(*p_) < 0x20) return false;
+      ++p_;
+    }
+    if (p_ == end_) return false;
+    *out = std::string_view(start, p_ - start);
+    ++p_;
+    return true;
+  }
 
  private:
   const char* p_;
@@ -128,17 +138,38 @@ bool FailedMap(Cursor& c, FailedNodesMap* out) {
   return c.Eat('}');
 }
 
+// {"Host":"name","Score":n} exactly as encoders write it (no spaces, this field order): read
+// without looking at keys one by one. Anything else leaves the cursor where it was.
+bool CompactHostPriority(Cursor& c, HostPriority* h) {
+  const char* start = c.pos();
+  std::string_view host;
+  if (c.Lit("{\"Host\":\"") && c.StrTail(&host) && c.Lit(",\"Score\":") && c.Int(&h->score) &&
+      c.Lit("}")) {
+    h->host.assign(host);
+    return true;
+  }
+  c.Rewind(start);
+  h->score = 0;
+  return false;
+}
+
 }  // namespace
 
 std::optional<HostPriorityList> HostPriorities(std::string_view text) {
   Cursor c(text);
   HostPriorityList out;
+  out.reserve(text.size() / 24);  // the compact form takes 24 bytes or more per entry
   if (c.Null()) return c.AtEnd() ? std::optional(out) : std::nullopt;
   if (!c.Eat('[')) return std::nullopt;
   if (!c.Eat(']')) {
     do {
-      if (!c.Eat('{')) return std::nullopt;
       HostPriority h;
+      c.Ws();
+      if (CompactHostPriority(c, &h)) {
+        out.push_back(std::move(h));
+        continue;
+      }
+      if (!c.Eat('{')) return std::nullopt;
       if (!c.Eat('}')) {
         do {
           std::string_view key;

@@ -7,8 +7,12 @@
 #include <exception>
 #include <iostream>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <set>
 
+#include "extender/json_scan.h"
+#include "extender/wire_internal.h"
 #include "net/http_server.h"
 
 namespace berth::extender {
@@ -49,6 +53,61 @@ net::HttpResponse Call(const std::string& body, Decode decode, const Handler& ha
   }
 }
 
+// Filter and prioritize arguments decoded with memory of the last request. A scheduler sends one
+// pod to filter and then to prioritize, usually with the same nodes (the filter kept them all),
+// so the second request is the first's text: its decoded arguments are reused whole, or at least
+// its pod. Thread-safe; the decoding itself runs outside the lock.
+class ArgsDecoder {
+ public:
+  Result<std::shared_ptr<const v1::ExtenderArgs>> Decode(const std::string& text) {
+    v1::PodPtr pod;
+    {
+      std::lock_guard lock(mu_);
+      if (last_args_ && text == last_text_) return last_args_;
+    }
+    auto fast = v1::scan::ArgsNames(text);
+    if (!fast) {
+      auto args = v1::DecodeExtenderArgs(text);
+      if (!args.ok()) return args.error();
+      return Remember(text, std::make_shared<const v1::ExtenderArgs>(std::move(args).value()), {},
+                      nullptr);
+    }
+    {
+      std::lock_guard lock(mu_);
+      if (last_pod_ && fast->pod_json == last_pod_json_) pod = last_pod_;
+    }
+    if (!pod) {
+      auto decoded = v1::DecodeArgsPod(fast->pod_json);
+      if (!decoded.ok()) return decoded.error();
+      pod = std::move(decoded).value();
+    }
+    auto args = std::make_shared<v1::ExtenderArgs>();
+    args->pod = pod;
+    args->node_names = std::move(fast->node_names);
+    return Remember(text, std::move(args), fast->pod_json, std::move(pod));
+  }
+
+ private:
+  std::shared_ptr<const v1::ExtenderArgs> Remember(const std::string& text,
+                                                   std::shared_ptr<const v1::ExtenderArgs> args,
+                                                   std::string_view pod_json, v1::PodPtr pod) {
+    std::lock_guard lock(mu_);
+    last_text_ = text;
+    last_args_ = args;
+    if (pod) {
+      last_pod_json_.assign(pod_json);
+      last_pod_ = std::move(pod);
+    }
+    return args;
+  }
+
+  std::mutex mu_;
+  std::string last_text_;
+  std::shared_ptr<const v1::ExtenderArgs> last_args_;
+  std::string last_pod_json_;
+  v1::PodPtr last_pod_;
+};
+
 }  // namespace
 
 struct ExtenderServer::Impl {
@@ -59,6 +118,14 @@ struct ExtenderServer::Impl {
   std::unique_ptr<net::HttpServer> server;
   bool tls = false;
   std::string bind_address;
+  mutable ArgsDecoder args_decoder;
+
+  template <class Handler>
+  net::HttpResponse CallWithArgs(const std::string& body, const Handler& handler) const {
+    return Call(
+        body, [this](const std::string& text) { return args_decoder.Decode(text); },
+        [&handler](const std::shared_ptr<const v1::ExtenderArgs>& args) { return handler(*args); });
+  }
 
   net::HttpResponse Handle(net::HttpRequest& req) const {
     if (req.path == "/healthz" || req.path == "/livez" || req.path == "/readyz") {
@@ -69,9 +136,9 @@ struct ExtenderServer::Impl {
       return Text(405, fmt::format("{} {}: extender verbs take POST\n", req.method, req.path));
     }
     if (auto it = filters.find(verb); it != filters.end())
-      return Call(req.body, v1::DecodeExtenderArgs, it->second);
+      return CallWithArgs(req.body, it->second);
     if (auto it = prioritizers.find(verb); it != prioritizers.end())
-      return Call(req.body, v1::DecodeExtenderArgs, it->second);
+      return CallWithArgs(req.body, it->second);
     if (auto it = binders.find(verb); it != binders.end())
       return Call(req.body, v1::DecodeExtenderBindingArgs, it->second);
     if (auto it = preempters.find(verb); it != preempters.end())

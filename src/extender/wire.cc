@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "api/codec.h"
@@ -340,16 +342,25 @@ struct FilterResultSax final : SaxBase {
 // Appends `s` as a JSON string literal.
 void AppendQuoted(std::string_view s, std::string* out) {
   static constexpr char kHex[] = "0123456789abcdef";
-  out->push_back('"');
-  // Names rarely need escapes: such a string goes in with one append, not a byte at a time.
+  // Names rarely need escapes: a short plain string goes in with one append of its quoted form.
   const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
     return c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20;
   });
   if (plain) {
+    char quoted[128];
+    if (s.size() + 2 <= sizeof(quoted)) {
+      quoted[0] = '"';
+      std::memcpy(quoted + 1, s.data(), s.size());
+      quoted[s.size() + 1] = '"';
+      out->append(quoted, s.size() + 2);
+      return;
+    }
+    out->push_back('"');
     out->append(s);
     out->push_back('"');
     return;
   }
+  out->push_back('"');
   for (char c : s) {
     const auto u = static_cast<unsigned char>(c);
     if (c == '"' || c == '\\') {
@@ -419,6 +430,9 @@ std::string Encode(const ExtenderFilterResult& r) {
   if (!r.nodes) {
     std::string out = "{\"Nodes\":null,\"NodeNames\":";
     if (r.node_names) {
+      size_t bytes = 128;
+      for (const auto& name : *r.node_names) bytes += name.size() + 3;
+      out.reserve(bytes);
       out.push_back('[');
       for (size_t i = 0; i < r.node_names->size(); ++i) {
         if (i) out.push_back(',');
@@ -448,11 +462,27 @@ std::string Encode(const ExtenderFilterResult& r) {
 
 std::string Encode(const HostPriorityList& list) {
   std::string out = "[";
-  out.reserve(list.size() * 32);
+  out.reserve(list.size() * 40 + 2);
   for (size_t i = 0; i < list.size(); ++i) {
     if (i) out.push_back(',');
+    const std::string_view host = list[i].host;
+    const bool plain = std::all_of(host.begin(), host.end(), [](char c) {
+      return c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20;
+    });
+    // A plain name's whole entry is assembled here and appended at once.
+    constexpr std::string_view kHost = "{\"Host\":\"", kScore = "\",\"Score\":";
+    char entry[192];
+    if (plain && host.size() <= sizeof(entry) - kHost.size() - kScore.size() - 24) {
+      char* p = std::copy(kHost.begin(), kHost.end(), entry);
+      p = std::copy(host.begin(), host.end(), p);
+      p = std::copy(kScore.begin(), kScore.end(), p);
+      p = std::to_chars(p, entry + sizeof(entry) - 1, list[i].score).ptr;
+      *p++ = '}';
+      out.append(entry, p - entry);
+      continue;
+    }
     out += "{\"Host\":";
-    AppendQuoted(list[i].host, &out);
+    AppendQuoted(host, &out);
     out += ",\"Score\":";
     out += std::to_string(list[i].score);
     out.push_back('}');
@@ -499,6 +529,11 @@ std::string Encode(const ExtenderPreemptionResult& r) {
   json m = json::object();
   for (const auto& [node, v] : r.node_name_to_meta_victims) m[node] = MetaVictimsJson(v);
   return json{{"NodeNameToMetaVictims", std::move(m)}}.dump();
+}
+
+Result<PodPtr> DecodeArgsPod(std::string_view pod_json) {
+  BERTH_TRY_ASSIGN(pod, Parse(pod_json, "ExtenderArgs.Pod"));
+  return DecodePodField(&pod, "ExtenderArgs.Pod");
 }
 
 Result<ExtenderArgs> DecodeExtenderArgs(std::string_view text) {

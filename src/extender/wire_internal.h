@@ -24,6 +24,9 @@ struct FilterAnswer {
 };
 Result<FilterAnswer> DecodeFilterAnswer(std::string_view text);
 
+// The "Pod" of filter/prioritize arguments, given as the text of its JSON object.
+Result<PodPtr> DecodeArgsPod(std::string_view pod_json);
+
 // Appends `s` as a JSON string literal.
 void AppendJsonString(std::string_view s, std::string* out);
 
