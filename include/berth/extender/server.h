@@ -13,6 +13,10 @@
 // round-robin): a handler that blocks delays the other connections of its thread. A handler that
 // throws answers HTTP 500 with the exception's message; a request body that does not decode answers
 // 400 naming the field. Endpoints besides the verbs: GET /healthz ("ok").
+//
+// Filter and prioritize handlers may be handed the very arguments (and pod) decoded for an
+// earlier request with the same text: a scheduler usually sends prioritize what it sent filter.
+// They are immutable; copy what a handler keeps beyond its call.
 #pragma once
 
 #include <cstdint>
