@@ -1,6 +1,7 @@
 // The extender wire format, the HTTP extender client against the SDK server (real HTTP on
 // ephemeral ports), the example extenders, and `berth simulate` with extenders configured.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -98,6 +99,38 @@ TEST(WireTest, FilterAnswerKeepsOnlyNodeNames) {
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->result.error, "sad");
   EXPECT_FALSE(c->node_item_names.has_value());
+}
+
+// Whole-node filter answers: the names the scheduler reads are the tree decoder's, whichever
+// reader took the document.
+TEST(WireTest, WholeNodeAnswersReadAsTheTreeDecoderReadsThem) {
+  const std::vector<std::string> docs = {
+      R"({"Nodes":{"metadata":{},"items":[{"metadata":{"labels":{"name":"x"},"name":"a"},)"
+      R"("spec":{"taints":[{"key":"k","value":"a\"]}"}]}},{"kind":"Node","metadata":{"name":"b"}}]},)"
+      R"("NodeNames":null,"FailedNodes":{"c":"full"},"FailedAndUnresolvableNodes":{},"Error":""})",
+      " { \"Nodes\" : { \"items\" : [ { \"metadata\" : { \"name\" : \"a\" } } ] } } ",
+      R"({"Nodes":{"items":[]},"Error":"no"})",
+      R"({"Nodes":{"items":[{"metadata":{"name":"a","name":"b"}}]}})",
+      R"({"Nodes":{"items":[{"metadata":{"name":"a"},"metadata":{"name":"b"}}]}})",
+      R"({"Nodes":{"items":[{"metadata":{"name":"a\u0062"}}]}})",
+      R"({"Nodes":{"items":[{"metadata":{"name":"a"}}]},"FailedNodes":{"x":3}})",
+      R"({"Nodes":{"items":[{"metadata":{"name":"a"}}]})",
+      R"({"Nodes":{"items":[{"spec":{}},{"metadata":{"name":"a"}}]},"Extra":1})",
+      R"({"Nodes":{"items":[{"metadata":{"name":"a"},"metadata":{"name":"b"}}]},"Extra":1})",
+  };
+  for (const std::string& doc : docs) {
+    auto fast = v1::DecodeFilterAnswer(doc);
+    auto tree = v1::DecodeExtenderFilterResult(doc);
+    ASSERT_EQ(fast.ok(), tree.ok()) << doc;
+    if (!tree.ok()) continue;
+    std::vector<std::string> names;
+    for (const auto& n : tree->nodes.value_or(std::vector<v1::NodePtr>{}))
+      names.push_back(n->metadata.name);
+    ASSERT_TRUE(fast->node_item_names.has_value()) << doc;
+    EXPECT_EQ(*fast->node_item_names, names) << doc;
+    EXPECT_EQ(fast->result.failed_nodes, tree->failed_nodes) << doc;
+    EXPECT_EQ(fast->result.error, tree->error) << doc;
+  }
 }
 
 // The hand-written readers and the general decoders agree, including on what only the general
@@ -566,6 +599,55 @@ TEST(ExtenderServerTest, RepeatedArgumentsAreDecodedOnce) {
   EXPECT_EQ(seen[4].label, "2");
   EXPECT_EQ(seen[5].label, "1");
   EXPECT_THAT(seen[5].names, ElementsAre("a", "b"));
+}
+
+// Whole nodes are decoded once per text: a node that changes (same name, new text) is decoded
+// again, and every request gets its own nodes in its own order.
+TEST(ExtenderServerTest, WholeNodesAreDecodedOncePerText) {
+  std::mutex mu;
+  std::vector<std::vector<v1::NodePtr>> seen;
+  ExtenderServer server;
+  server.Filter("filter", [&](const v1::ExtenderArgs& args) {
+    std::lock_guard lock(mu);
+    seen.push_back(args.nodes.value_or(std::vector<v1::NodePtr>{}));
+    return FilterResultFor(args, NodeNamesOf(args));
+  });
+  ASSERT_TRUE(server.Start({}).ok());
+  auto client = ClientFor(server.url());
+  ASSERT_TRUE(client.ok());
+  auto node = [](std::string_view name, std::string_view zone) {
+    return fmt::format(R"({{"metadata":{{"name":"{}","labels":{{"zone":"{}"}}}}}})", name, zone);
+  };
+  auto args = [](std::string_view pod, const std::vector<std::string>& nodes) {
+    return fmt::format(R"({{"Pod":{{"metadata":{{"name":"{}"}}}},"Nodes":{{"metadata":{{}},)"
+                       R"("items":[{}]}},"NodeNames":null}})",
+                       pod, fmt::join(nodes, ","));
+  };
+  const std::vector<std::string> requests = {
+      args("p", {node("a", "z1"), node("b", "z2")}),
+      args("q", {node("b", "z2"), node("a", "z1")}),
+      args("r", {node("a", "z3")}),
+  };
+  for (const std::string& body : requests) {
+    auto r = (*client)->Do("POST", "/filter", body);
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r->status, 200) << r->body;
+    EXPECT_THAT(r->body, HasSubstr("\"name\":\"a\""));
+  }
+  auto bad = (*client)->Do("POST", "/filter", args("s", {node("a", "z1"), R"({"spec":3})"}));
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_THAT(bad->body, HasSubstr("ExtenderArgs.Nodes.items[1]"));
+
+  std::lock_guard lock(mu);
+  ASSERT_EQ(seen.size(), 3u);
+  ASSERT_EQ(seen[1].size(), 2u);
+  EXPECT_EQ(seen[1][0], seen[0][1]);  // "b" again: the node decoded for the first request
+  EXPECT_EQ(seen[1][1], seen[0][0]);
+  ASSERT_EQ(seen[2].size(), 1u);
+  EXPECT_NE(seen[2][0], seen[0][0]);  // "a" changed
+  EXPECT_EQ(seen[2][0]->metadata.labels.at("zone"), "z3");
+  EXPECT_EQ(seen[0][0]->metadata.labels.at("zone"), "z1");
 }
 
 // ---------------------------------------------------------------- example extenders

@@ -196,9 +196,76 @@ std::optional<HostPriorityList> HostPriorities(std::string_view text) {
   return out;
 }
 
-std::optional<ExtenderFilterResult> FilterResultWithNames(std::string_view text) {
+namespace {
+
+// {"metadata":{"name":"n",...},...}: the name; other fields skipped.
+bool ItemName(Cursor& c, std::string* name) {
+  if (!c.Eat('{')) return false;
+  bool named = false;
+  if (!c.Eat('}')) {
+    do {
+      std::string_view key;
+      if (!c.Str(&key) || !c.Eat(':')) return false;
+      // Kubernetes object fields: matched exactly, anything else is left to the general decoder.
+      if (key == "metadata") {
+        if (named) return false;  // a repeated field: the general decoder decides
+        if (!c.Eat('{')) return false;
+        if (!c.Eat('}')) {
+          do {
+            std::string_view meta_key;
+            if (!c.Str(&meta_key) || !c.Eat(':')) return false;
+            std::string_view value;
+            if (meta_key == "name") {
+              if (!c.Str(&value)) return false;
+              name->assign(value);
+              named = true;
+            } else if (!c.SkipValue()) {
+              return false;
+            }
+          } while (c.Eat(','));
+          if (!c.Eat('}')) return false;
+        }
+      } else if (!c.SkipValue()) {
+        return false;
+      }
+    } while (c.Eat(','));
+    if (!c.Eat('}')) return false;
+  }
+  return named;
+}
+
+// "Nodes" of a filter answer: null (`item_names` not given) or a NodeList whose items' names go
+// to `item_names`.
+bool NodesField(Cursor& c, std::vector<std::string>* item_names, bool* have_items) {
+  if (c.Null()) return true;
+  if (!item_names || !c.Eat('{')) return false;
+  if (c.Eat('}')) return true;
+  do {
+    std::string_view key;
+    if (!c.Str(&key) || !c.Eat(':')) return false;
+    if (key == "items") {
+      if (c.Null()) continue;
+      if (!c.Eat('[')) return false;
+      *have_items = true;
+      if (c.Eat(']')) continue;
+      do {
+        if (!ItemName(c, &item_names->emplace_back())) return false;
+      } while (c.Eat(','));
+      if (!c.Eat(']')) return false;
+    } else if (key == "metadata" || key == "kind" || key == "apiVersion") {
+      if (!c.SkipValue()) return false;
+    } else {
+      return false;
+    }
+  } while (c.Eat(','));
+  return c.Eat('}');
+}
+
+std::optional<ExtenderFilterResult> FilterResult(std::string_view text,
+                                                 std::vector<std::string>* item_names) {
   Cursor c(text);
   ExtenderFilterResult out;
+  bool have_items = false;
   if (!c.Eat('{')) return std::nullopt;
   if (!c.Eat('}')) {
     do {
@@ -217,7 +284,7 @@ std::optional<ExtenderFilterResult> FilterResultWithNames(std::string_view text)
           out.error = std::string(e);
         }
       } else if (KeyIs(key, "Nodes")) {
-        if (!c.Null()) return std::nullopt;
+        if (!NodesField(c, item_names, &have_items)) return std::nullopt;
       } else {
         return std::nullopt;
       }
@@ -225,7 +292,20 @@ std::optional<ExtenderFilterResult> FilterResultWithNames(std::string_view text)
     if (!c.Eat('}')) return std::nullopt;
   }
   if (!c.AtEnd()) return std::nullopt;
+  if (item_names && !have_items) return std::nullopt;
   return out;
+}
+
+}  // namespace
+
+std::optional<ExtenderFilterResult> FilterResultWithNames(std::string_view text) {
+  return FilterResult(text, nullptr);
+}
+
+std::optional<ExtenderFilterResult> FilterResultWithNodeItems(
+    std::string_view text, std::vector<std::string>* item_names) {
+  item_names->clear();
+  return FilterResult(text, item_names);
 }
 
 std::optional<ArgsWithNames> ArgsNames(std::string_view text) {
@@ -252,6 +332,60 @@ std::optional<ArgsWithNames> ArgsNames(std::string_view text) {
     if (!c.Eat('}')) return std::nullopt;
   }
   if (!c.AtEnd() || out.pod_json.empty()) return std::nullopt;
+  return out;
+}
+
+std::optional<ArgsWithNodes> ArgsNodes(std::string_view text) {
+  Cursor c(text);
+  ArgsWithNodes out;
+  bool have_items = false;
+  // The raw text of the object at the cursor.
+  auto object = [&c](std::string_view* raw) {
+    if (!c.Peek('{')) return false;
+    const char* start = c.pos();
+    if (!c.SkipValue()) return false;
+    *raw = std::string_view(start, c.pos() - start);
+    return true;
+  };
+  if (!c.Eat('{') || c.Eat('}')) return std::nullopt;
+  do {
+    std::string_view key;
+    if (!c.Str(&key) || !c.Eat(':')) return std::nullopt;
+    if (KeyIs(key, "Pod")) {
+      if (!object(&out.pod_json)) return std::nullopt;
+    } else if (KeyIs(key, "NodeNames")) {
+      if (!c.Null()) return std::nullopt;
+    } else if (KeyIs(key, "Nodes")) {
+      if (!c.Eat('{')) return std::nullopt;
+      if (!c.Eat('}')) {
+        do {
+          std::string_view list_key;
+          if (!c.Str(&list_key) || !c.Eat(':')) return std::nullopt;
+          if (KeyIs(list_key, "items")) {
+            if (!c.Eat('[')) return std::nullopt;
+            have_items = true;
+            if (!c.Eat(']')) {
+              do {
+                std::string_view item;
+                if (!object(&item)) return std::nullopt;
+                out.node_items.push_back(item);
+              } while (c.Eat(','));
+              if (!c.Eat(']')) return std::nullopt;
+            }
+          } else if (KeyIs(list_key, "metadata") || KeyIs(list_key, "kind") ||
+                     KeyIs(list_key, "apiVersion")) {
+            if (!c.SkipValue()) return std::nullopt;
+          } else {
+            return std::nullopt;
+          }
+        } while (c.Eat(','));
+        if (!c.Eat('}')) return std::nullopt;
+      }
+    } else {
+      return std::nullopt;
+    }
+  } while (c.Eat(','));
+  if (!c.Eat('}') || !c.AtEnd() || out.pod_json.empty() || !have_items) return std::nullopt;
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <unordered_map>
 
 #include "extender/json_scan.h"
 #include "extender/wire_internal.h"
@@ -53,59 +54,97 @@ net::HttpResponse Call(const std::string& body, Decode decode, const Handler& ha
   }
 }
 
-// Filter and prioritize arguments decoded with memory of the last request. A scheduler sends one
+// Filter and prioritize arguments decoded with memory of earlier requests. A scheduler sends one
 // pod to filter and then to prioritize, usually with the same nodes (the filter kept them all),
 // so the second request is the first's text: its decoded arguments are reused whole, or at least
-// its pod. Thread-safe; the decoding itself runs outside the lock.
+// its pod. Whole nodes (a scheduler without nodeCacheCapable) arrive again and again with the
+// same text until the node changes: each text is decoded once and kept, up to a bound.
+// Thread-safe; the decoding itself runs outside the lock.
 class ArgsDecoder {
  public:
   Result<std::shared_ptr<const v1::ExtenderArgs>> Decode(const std::string& text) {
-    v1::PodPtr pod;
     {
       std::lock_guard lock(mu_);
       if (last_args_ && text == last_text_) return last_args_;
     }
-    auto fast = v1::scan::ArgsNames(text);
-    if (!fast) {
-      auto args = v1::DecodeExtenderArgs(text);
-      if (!args.ok()) return args.error();
-      return Remember(text, std::make_shared<const v1::ExtenderArgs>(std::move(args).value()), {},
-                      nullptr);
-    }
-    {
-      std::lock_guard lock(mu_);
-      if (last_pod_ && fast->pod_json == last_pod_json_) pod = last_pod_;
-    }
-    if (!pod) {
-      auto decoded = v1::DecodeArgsPod(fast->pod_json);
-      if (!decoded.ok()) return decoded.error();
-      pod = std::move(decoded).value();
-    }
     auto args = std::make_shared<v1::ExtenderArgs>();
-    args->pod = pod;
-    args->node_names = std::move(fast->node_names);
-    return Remember(text, std::move(args), fast->pod_json, std::move(pod));
-  }
-
- private:
-  std::shared_ptr<const v1::ExtenderArgs> Remember(const std::string& text,
-                                                   std::shared_ptr<const v1::ExtenderArgs> args,
-                                                   std::string_view pod_json, v1::PodPtr pod) {
+    if (auto names = v1::scan::ArgsNames(text)) {
+      BERTH_TRY_ASSIGN(pod, PodOf(names->pod_json));
+      args->pod = std::move(pod);
+      args->node_names = std::move(names->node_names);
+    } else if (auto whole = v1::scan::ArgsNodes(text)) {
+      BERTH_TRY_ASSIGN(pod, PodOf(whole->pod_json));
+      BERTH_TRY_ASSIGN(nodes, NodesOf(whole->node_items));
+      args->pod = std::move(pod);
+      args->nodes = std::move(nodes);
+    } else {
+      BERTH_TRY_ASSIGN(decoded, v1::DecodeExtenderArgs(text));
+      *args = std::move(decoded);
+    }
     std::lock_guard lock(mu_);
     last_text_ = text;
     last_args_ = args;
-    if (pod) {
-      last_pod_json_.assign(pod_json);
-      last_pod_ = std::move(pod);
-    }
-    return args;
+    return std::shared_ptr<const v1::ExtenderArgs>(std::move(args));
   }
+
+ private:
+  // Bounds the decoded nodes kept: their texts' bytes (the decoded nodes take a few times more).
+  static constexpr size_t kMaxKeptNodeBytes = 16 << 20;
+
+  Result<v1::PodPtr> PodOf(std::string_view pod_json) {
+    {
+      std::lock_guard lock(mu_);
+      if (last_pod_ && pod_json == last_pod_json_) return last_pod_;
+    }
+    BERTH_TRY_ASSIGN(pod, v1::DecodeArgsPod(pod_json));
+    std::lock_guard lock(mu_);
+    last_pod_json_.assign(pod_json);
+    last_pod_ = pod;
+    return pod;
+  }
+
+  Result<std::vector<v1::NodePtr>> NodesOf(const std::vector<std::string_view>& items) {
+    std::vector<v1::NodePtr> nodes(items.size());
+    std::vector<size_t> unseen;
+    {
+      std::lock_guard lock(mu_);
+      for (size_t i = 0; i < items.size(); ++i) {
+        auto it = nodes_by_text_.find(items[i]);
+        if (it != nodes_by_text_.end()) {
+          nodes[i] = it->second;
+        } else {
+          unseen.push_back(i);
+        }
+      }
+    }
+    for (size_t i : unseen) {
+      BERTH_TRY_ASSIGN(node, v1::DecodeArgsNode(items[i], i));
+      nodes[i] = std::move(node);
+    }
+    std::lock_guard lock(mu_);
+    for (size_t i : unseen) {
+      if (kept_node_bytes_ + items[i].size() > kMaxKeptNodeBytes) {
+        nodes_by_text_.clear();
+        kept_node_bytes_ = 0;
+      }
+      if (nodes_by_text_.emplace(std::string(items[i]), nodes[i]).second)
+        kept_node_bytes_ += items[i].size();
+    }
+    return nodes;
+  }
+
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
 
   std::mutex mu_;
   std::string last_text_;
   std::shared_ptr<const v1::ExtenderArgs> last_args_;
   std::string last_pod_json_;
   v1::PodPtr last_pod_;
+  std::unordered_map<std::string, v1::NodePtr, TextHash, std::equal_to<>> nodes_by_text_;
+  size_t kept_node_bytes_ = 0;
 };
 
 }  // namespace

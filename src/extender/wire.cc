@@ -269,7 +269,7 @@ struct FilterResultSax final : SaxBase {
     } else if (InMap()) {
       Map()[map_key] = std::move(v);
     } else if (depth == 5 && field == kNodes && node_key == kName) {
-      (*item_names)->push_back(std::move(v));
+      (*item_names)->back() = std::move(v);  // a repeated name or metadata: the last one counts
       node_key = kNone;
     } else {
       return false;
@@ -286,7 +286,9 @@ struct FilterResultSax final : SaxBase {
     if (depth == 1) {
       if (!item_names) return false;
       item_names->emplace();
-    } else if (!(depth == 3 || (depth == 4 && node_key == kMetadata))) {
+    } else if (depth == 3) {
+      (*item_names)->emplace_back();  // a node: named "" unless its metadata says otherwise
+    } else if (!(depth == 4 && node_key == kMetadata)) {
       return false;
     }
     ++depth;
@@ -399,6 +401,14 @@ Result<FilterAnswer> DecodeFilterAnswer(std::string_view text) {
   if (auto fast = scan::FilterResultWithNames(text)) {
     answer.result = std::move(*fast);
     return answer;
+  }
+  {
+    std::vector<std::string> item_names;
+    if (auto fast = scan::FilterResultWithNodeItems(text, &item_names)) {
+      answer.result = std::move(*fast);
+      answer.node_item_names = std::move(item_names);
+      return answer;
+    }
   }
   {
     FilterResultSax sax(&answer.result, &answer.node_item_names);
@@ -534,6 +544,15 @@ std::string Encode(const ExtenderPreemptionResult& r) {
 Result<PodPtr> DecodeArgsPod(std::string_view pod_json) {
   BERTH_TRY_ASSIGN(pod, Parse(pod_json, "ExtenderArgs.Pod"));
   return DecodePodField(&pod, "ExtenderArgs.Pod");
+}
+
+Result<NodePtr> DecodeArgsNode(std::string_view node_json, size_t index) {
+  const std::string where = fmt::format("ExtenderArgs.Nodes.items[{}]", index);
+  BERTH_TRY_ASSIGN(doc, Parse(node_json, where));
+  if (!doc.is_object()) return Invalid(where, "a Node object");
+  auto node = DecodeNode(doc, where);
+  if (!node.ok()) return Error{node.error().message, ErrorCode::kBadRequest};
+  return NodePtr(std::make_shared<Node>(std::move(node).value()));
 }
 
 Result<ExtenderArgs> DecodeExtenderArgs(std::string_view text) {

@@ -26,6 +26,9 @@ Result<FilterAnswer> DecodeFilterAnswer(std::string_view text);
 
 // The "Pod" of filter/prioritize arguments, given as the text of its JSON object.
 Result<PodPtr> DecodeArgsPod(std::string_view pod_json);
+// One item of the "Nodes" of filter/prioritize arguments, given as the text of its JSON object;
+// `index` names it in errors.
+Result<NodePtr> DecodeArgsNode(std::string_view node_json, size_t index);
 
 // Appends `s` as a JSON string literal.
 void AppendJsonString(std::string_view s, std::string* out);
