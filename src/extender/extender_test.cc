@@ -612,6 +612,16 @@ TEST(ExtenderServerTest, WholeNodesAreDecodedOncePerText) {
     seen.push_back(args.nodes.value_or(std::vector<v1::NodePtr>{}));
     return FilterResultFor(args, NodeNamesOf(args));
   });
+  // Answers with some of the nodes sent, in another order, and one of its own.
+  server.Filter("subset", [](const v1::ExtenderArgs& args) {
+    v1::ExtenderFilterResult r;
+    r.nodes.emplace();
+    for (auto it = args.nodes->rbegin(); it != args.nodes->rend(); ++it)
+      if ((*it)->metadata.labels.at("zone") != "z1") r.nodes->push_back(*it);
+    r.nodes->push_back(MakeNode().Name("own").Label("zone", "z9").Obj());
+    r.failed_nodes["a"] = "zone z1";
+    return r;
+  });
   ASSERT_TRUE(server.Start({}).ok());
   auto client = ClientFor(server.url());
   ASSERT_TRUE(client.ok());
@@ -638,6 +648,22 @@ TEST(ExtenderServerTest, WholeNodesAreDecodedOncePerText) {
   ASSERT_TRUE(bad.ok());
   EXPECT_EQ(bad->status, 400);
   EXPECT_THAT(bad->body, HasSubstr("ExtenderArgs.Nodes.items[1]"));
+
+  auto subset = (*client)->Do("POST", "/subset",
+                              args("t", {node("a", "z1"), node("b", "z2"), node("c", "z3")}));
+  ASSERT_TRUE(subset.ok());
+  ASSERT_EQ(subset->status, 200) << subset->body;
+  auto answer = v1::DecodeExtenderFilterResult(subset->body);
+  ASSERT_TRUE(answer.ok()) << answer.error().message << "\n" << subset->body;
+  std::vector<std::string> names, zones;
+  for (const auto& n : *answer->nodes) {
+    names.push_back(n->metadata.name);
+    zones.push_back(n->metadata.labels.at("zone"));
+  }
+  EXPECT_THAT(names, ElementsAre("c", "b", "own"));
+  EXPECT_THAT(zones, ElementsAre("z3", "z2", "z9"));
+  EXPECT_EQ(answer->failed_nodes.at("a"), "zone z1");
+  EXPECT_FALSE(answer->node_names.has_value());
 
   std::lock_guard lock(mu);
   ASSERT_EQ(seen.size(), 3u);

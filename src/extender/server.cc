@@ -40,13 +40,14 @@ std::string_view LastSegment(std::string_view path) {
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
-// Decodes the body, runs the handler and encodes its answer; handler exceptions become 500s.
-template <class Decode, class Handler>
-net::HttpResponse Call(const std::string& body, Decode decode, const Handler& handler) {
+// Decodes the body and answers with `respond(arguments)` (the handler's encoded answer); handler
+// exceptions become 500s.
+template <class Decode, class Respond>
+net::HttpResponse Call(const std::string& body, Decode decode, const Respond& respond) {
   auto args = decode(body);
   if (!args.ok()) return Text(400, args.error().message + "\n");
   try {
-    return Json(v1::Encode(handler(*args)));
+    return Json(respond(*args));
   } catch (const std::exception& e) {
     return Text(500, fmt::format("extender handler failed: {}\n", e.what()));
   } catch (...) {
@@ -60,13 +61,21 @@ net::HttpResponse Call(const std::string& body, Decode decode, const Handler& ha
 // its pod. Whole nodes (a scheduler without nodeCacheCapable) arrive again and again with the
 // same text until the node changes: each text is decoded once and kept, up to a bound.
 // Thread-safe; the decoding itself runs outside the lock.
+struct DecodedArgs {
+  std::shared_ptr<const v1::ExtenderArgs> args;
+  // Whole nodes read by the fast path: where each of args->nodes lies in the request text (the
+  // same in any request with the same text), so an answer can repeat a node as it came.
+  std::shared_ptr<const std::vector<std::pair<size_t, size_t>>> node_spans;
+};
+
 class ArgsDecoder {
  public:
-  Result<std::shared_ptr<const v1::ExtenderArgs>> Decode(const std::string& text) {
+  Result<DecodedArgs> Decode(const std::string& text) {
     {
       std::lock_guard lock(mu_);
-      if (last_args_ && text == last_text_) return last_args_;
+      if (last_.args && text == last_text_) return last_;
     }
+    DecodedArgs out;
     auto args = std::make_shared<v1::ExtenderArgs>();
     if (auto names = v1::scan::ArgsNames(text)) {
       BERTH_TRY_ASSIGN(pod, PodOf(names->pod_json));
@@ -77,14 +86,20 @@ class ArgsDecoder {
       BERTH_TRY_ASSIGN(nodes, NodesOf(whole->node_items));
       args->pod = std::move(pod);
       args->nodes = std::move(nodes);
+      auto spans = std::make_shared<std::vector<std::pair<size_t, size_t>>>();
+      spans->reserve(whole->node_items.size());
+      for (std::string_view item : whole->node_items)
+        spans->emplace_back(item.data() - text.data(), item.size());
+      out.node_spans = std::move(spans);
     } else {
       BERTH_TRY_ASSIGN(decoded, v1::DecodeExtenderArgs(text));
       *args = std::move(decoded);
     }
+    out.args = std::move(args);
     std::lock_guard lock(mu_);
     last_text_ = text;
-    last_args_ = args;
-    return std::shared_ptr<const v1::ExtenderArgs>(std::move(args));
+    last_ = out;
+    return out;
   }
 
  private:
@@ -140,7 +155,7 @@ class ArgsDecoder {
 
   std::mutex mu_;
   std::string last_text_;
-  std::shared_ptr<const v1::ExtenderArgs> last_args_;
+  DecodedArgs last_;
   std::string last_pod_json_;
   v1::PodPtr last_pod_;
   std::unordered_map<std::string, v1::NodePtr, TextHash, std::equal_to<>> nodes_by_text_;
@@ -159,11 +174,29 @@ struct ExtenderServer::Impl {
   std::string bind_address;
   mutable ArgsDecoder args_decoder;
 
-  template <class Handler>
-  net::HttpResponse CallWithArgs(const std::string& body, const Handler& handler) const {
-    return Call(
-        body, [this](const std::string& text) { return args_decoder.Decode(text); },
-        [&handler](const std::shared_ptr<const v1::ExtenderArgs>& args) { return handler(*args); });
+  auto Decoder() const {
+    return [this](const std::string& text) { return args_decoder.Decode(text); };
+  }
+  net::HttpResponse CallFilter(const std::string& body, const FilterHandler& handler) const {
+    return Call(body, Decoder(), [&](const DecodedArgs& d) {
+      v1::ExtenderFilterResult r = handler(*d.args);
+      if (!r.nodes || !d.node_spans) return v1::Encode(r);
+      // Nodes of the arguments go back as they came, not decoded and encoded again.
+      std::vector<std::string_view> texts;
+      texts.reserve(d.node_spans->size());
+      for (const auto& [at, size] : *d.node_spans)
+        texts.push_back(std::string_view(body).substr(at, size));
+      return v1::EncodeFilterResultEchoingNodes(r, *d.args->nodes, texts);
+    });
+  }
+  net::HttpResponse CallPrioritize(const std::string& body,
+                                   const PrioritizeHandler& handler) const {
+    return Call(body, Decoder(),
+                [&](const DecodedArgs& d) { return v1::Encode(handler(*d.args)); });
+  }
+  template <class Args, class Handler>
+  static auto Encoded(const Handler& handler) {
+    return [&handler](const Args& args) { return v1::Encode(handler(args)); };
   }
 
   net::HttpResponse Handle(net::HttpRequest& req) const {
@@ -174,14 +207,15 @@ struct ExtenderServer::Impl {
     if (req.method != "POST") {
       return Text(405, fmt::format("{} {}: extender verbs take POST\n", req.method, req.path));
     }
-    if (auto it = filters.find(verb); it != filters.end())
-      return CallWithArgs(req.body, it->second);
+    if (auto it = filters.find(verb); it != filters.end()) return CallFilter(req.body, it->second);
     if (auto it = prioritizers.find(verb); it != prioritizers.end())
-      return CallWithArgs(req.body, it->second);
+      return CallPrioritize(req.body, it->second);
     if (auto it = binders.find(verb); it != binders.end())
-      return Call(req.body, v1::DecodeExtenderBindingArgs, it->second);
+      return Call(req.body, v1::DecodeExtenderBindingArgs,
+                  Encoded<v1::ExtenderBindingArgs>(it->second));
     if (auto it = preempters.find(verb); it != preempters.end())
-      return Call(req.body, v1::DecodeExtenderPreemptionArgs, it->second);
+      return Call(req.body, v1::DecodeExtenderPreemptionArgs,
+                  Encoded<v1::ExtenderPreemptionArgs>(it->second));
     return Text(404, fmt::format("no extender verb \"{}\" here\n", verb));
   }
 };

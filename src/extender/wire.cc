@@ -6,6 +6,8 @@
 #include <charconv>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <unordered_map>
 
 #include "api/codec.h"
 #include "api/text.h"
@@ -468,6 +470,56 @@ std::string Encode(const ExtenderFilterResult& r) {
   doc["FailedAndUnresolvableNodes"] = FailedJson(r.failed_and_unresolvable_nodes);
   doc["Error"] = r.error;
   return doc.dump();
+}
+
+std::string EncodeFilterResultEchoingNodes(const ExtenderFilterResult& r,
+                                           const std::vector<NodePtr>& sent,
+                                           const std::vector<std::string_view>& sent_texts) {
+  if (!r.nodes || sent.size() != sent_texts.size()) return Encode(r);
+  size_t bytes = 256;
+  for (std::string_view t : sent_texts) bytes += t.size() + 1;
+  std::string out;
+  out.reserve(bytes);
+  out += "{\"Nodes\":{\"metadata\":{},\"items\":[";
+  // Answers usually keep the arguments' order: match in one pass, looking up only when not.
+  std::unordered_map<const Node*, size_t> index;
+  size_t next = 0;
+  for (size_t i = 0; i < r.nodes->size(); ++i) {
+    if (i) out.push_back(',');
+    const Node* node = (*r.nodes)[i].get();
+    std::optional<size_t> at;
+    if (next < sent.size() && sent[next].get() == node) {
+      at = next++;
+    } else {
+      if (index.empty())
+        for (size_t k = 0; k < sent.size(); ++k) index.emplace(sent[k].get(), k);
+      if (auto it = index.find(node); it != index.end()) at = it->second;
+    }
+    if (at) {
+      out.append(sent_texts[*at]);
+    } else {
+      out += node ? EncodeNode(*node).dump() : std::string("null");
+    }
+  }
+  out += "]},\"NodeNames\":";
+  if (r.node_names) {
+    out.push_back('[');
+    for (size_t i = 0; i < r.node_names->size(); ++i) {
+      if (i) out.push_back(',');
+      AppendQuoted((*r.node_names)[i], &out);
+    }
+    out.push_back(']');
+  } else {
+    out += "null";
+  }
+  out += ",\"FailedNodes\":";
+  AppendFailed(r.failed_nodes, &out);
+  out += ",\"FailedAndUnresolvableNodes\":";
+  AppendFailed(r.failed_and_unresolvable_nodes, &out);
+  out += ",\"Error\":";
+  AppendQuoted(r.error, &out);
+  out.push_back('}');
+  return out;
 }
 
 std::string Encode(const HostPriorityList& list) {

@@ -30,6 +30,12 @@ Result<PodPtr> DecodeArgsPod(std::string_view pod_json);
 // `index` names it in errors.
 Result<NodePtr> DecodeArgsNode(std::string_view node_json, size_t index);
 
+// A filter result whose nodes are written as `sent_texts` where they are the arguments' nodes
+// (`sent`, same pointers), and encoded otherwise.
+std::string EncodeFilterResultEchoingNodes(const ExtenderFilterResult& result,
+                                           const std::vector<NodePtr>& sent,
+                                           const std::vector<std::string_view>& sent_texts);
+
 // Appends `s` as a JSON string literal.
 void AppendJsonString(std::string_view s, std::string* out);
 
