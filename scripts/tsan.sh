@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 filter=${1:-*}
 tests=(berth_scheduler_test berth_queue_test berth_framework_test berth_net_test
-       berth_client_test berth_apiserver_test berth_api_test)
+       berth_client_test berth_apiserver_test berth_api_test berth_extender_test)
 
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
