@@ -5,8 +5,9 @@
 # Covered: the binding executor and the scheduler's threaded binding path (scheduler tests
 # without inline_binding), the scheduling queue, the parallelizer, the HTTP server and client,
 # the REST client, informers, the asynchronous writer and leader election (client tests, against
-# the embedded API server, so its store and watch fan-out run threaded too), and the manifest
-# decoder's runs on several threads (api tests).
+# the embedded API server, so its store and watch fan-out run threaded too), the manifest
+# decoder's runs on several threads (api tests), and the extender client and SDK server (whose
+# I/O threads share decoded arguments).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 filter=${1:-*}
