@@ -676,6 +676,52 @@ TEST(ExtenderServerTest, WholeNodesAreDecodedOncePerText) {
   EXPECT_EQ(seen[0][0]->metadata.labels.at("zone"), "z1");
 }
 
+// Concurrent requests with different and repeated arguments: every answer is computed from its
+// own request's pod and nodes, whatever the server remembered from the others.
+TEST(ExtenderServerTest, ConcurrentRequestsGetTheirOwnArguments) {
+  ExtenderServer server;
+  server.Prioritize("prioritize", [](const v1::ExtenderArgs& args) {
+    // Score = the pod's number, so the answer shows which pod the handler saw.
+    const int64_t score = std::stoll(args.pod->metadata.labels.at("n"));
+    v1::HostPriorityList out;
+    for (const auto& name : NodeNamesOf(args)) out.push_back({name, score});
+    return out;
+  });
+  ServerOptions options;
+  options.threads = 4;
+  ASSERT_TRUE(server.Start(options).ok());
+  std::atomic<int> wrong = 0, failed = 0;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      auto client = ClientFor(server.url());
+      if (!client.ok()) return void(++failed);
+      for (int i = 0; i < 200; ++i) {
+        const int pod = (t + i / 2) % 5;  // each body twice in a row, mixed across threads
+        const int first = (i % 3) * 10, count = 1 + (i + t) % 4;
+        std::vector<std::string> names;
+        for (int k = 0; k < count; ++k) names.push_back(fmt::format("n{}", first + k));
+        const std::string body = fmt::format(
+            R"({{"Pod":{{"metadata":{{"name":"p","labels":{{"n":"{}"}}}}}},"NodeNames":["{}"]}})",
+            pod, fmt::join(names, "\",\""));
+        auto r = (*client)->Do("POST", "/prioritize", body);
+        if (!r.ok() || r->status != 200) {
+          ++failed;
+          continue;
+        }
+        auto list = v1::DecodeHostPriorityList(r->body);
+        bool right = list.ok() && list->size() == names.size();
+        for (size_t k = 0; right && k < names.size(); ++k)
+          right = (*list)[k].host == names[k] && (*list)[k].score == pod;
+        if (!right) ++wrong;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(wrong.load(), 0);
+}
+
 // ---------------------------------------------------------------- example extenders
 
 TEST(LabelRuleTest, LabelledPodsOnlyOnTheListedNodes) {
