@@ -3,12 +3,13 @@
 # for SECONDS (default 20) from a seed corpus made of the project's own fixtures. A crash, leak,
 # sanitizer report or timeout fails the run and leaves the input in build-fuzz/artifacts/.
 #   bash scripts/fuzz.sh [SECONDS] [TARGET...]     targets: quantity manifest selector config
+#                                                   extender
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(quantity manifest selector config)
+[ ${#targets[@]} -eq 0 ] && targets=(quantity manifest selector config extender)
 
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
@@ -17,7 +18,7 @@ CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release -DBERTH
 cmake --build build-fuzz -j 2 --target "${targets[@]/#/berth_fuzz_}"
 
 seeds=build-fuzz/seeds
-rm -rf "$seeds" && mkdir -p "$seeds"/{quantity,manifest,selector,config} build-fuzz/artifacts
+rm -rf "$seeds" && mkdir -p "$seeds"/{quantity,manifest,selector,config,extender} build-fuzz/artifacts
 i=0
 for q in 0 1 100m 1.5 2Gi 500Mi 1e3 1E-3 0.001 -4 +7Ki 12345678901234567890 1.2.3 5Ei 1n 3u \
          .5 9223372036854775807m 110 32Gi; do
@@ -37,6 +38,17 @@ printf '%s\n' '# generated' '---' '{"apiVersion":"v1","kind":"Node","metadata":{
   > "$seeds/manifest/json_stream.yaml"
 for f in test/e2e/cases/*/config.yaml test/e2e/cases/*/*.json deploy/10-config.yaml; do
   [ -f "$f" ] && cp "$f" "$seeds/config/$(echo "$f" | tr '/' '_')"
+done
+
+# Extender documents in the shapes the fast readers take, and a few they hand on.
+n=0
+for d in '{"Pod":{"metadata":{"name":"p","labels":{"a":"b"}}},"Nodes":null,"NodeNames":["n1","n2"]}' \
+         '{"Pod":{"metadata":{"name":"p"}},"Nodes":{"metadata":{},"items":[{"metadata":{"name":"a"}},{"kind":"Node","metadata":{"name":"b","labels":{"z":"1"}},"status":{"allocatable":{"cpu":"4"}}}]},"NodeNames":null}' \
+         '{"Nodes":null,"NodeNames":["a","b"],"FailedNodes":{"c":"full"},"FailedAndUnresolvableNodes":{},"Error":""}' \
+         '{"Nodes":{"metadata":{},"items":[{"metadata":{"name":"a"},"spec":{"taints":[{"key":"k"}]}}]},"NodeNames":null,"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""}' \
+         '[{"Host":"a","Score":3},{"Host":"b","Score":-1},{"Score":2,"Host":"c"}]' \
+         ' [ {"host" : "a\u0062", "score": 7 } ] ' 'null' '{"NodeNames":["n\u0031"],"Pod":{}}'; do
+  printf '%s' "$d" > "$seeds/extender/e$((n++))"
 done
 
 for t in "${targets[@]}"; do
