@@ -438,29 +438,39 @@ std::string Encode(const ExtenderArgs& args) {
   return doc.dump();
 }
 
+namespace {
+
+// Appends the fields of a filter result after "Nodes": `,"NodeNames":…,"Error":…}`.
+void AppendFilterResultAfterNodes(const ExtenderFilterResult& r, std::string* out) {
+  *out += ",\"NodeNames\":";
+  if (r.node_names) {
+    size_t bytes = out->size() + 128;
+    for (const auto& name : *r.node_names) bytes += name.size() + 3;
+    out->reserve(bytes);
+    out->push_back('[');
+    for (size_t i = 0; i < r.node_names->size(); ++i) {
+      if (i) out->push_back(',');
+      AppendQuoted((*r.node_names)[i], out);
+    }
+    out->push_back(']');
+  } else {
+    *out += "null";
+  }
+  *out += ",\"FailedNodes\":";
+  AppendFailed(r.failed_nodes, out);
+  *out += ",\"FailedAndUnresolvableNodes\":";
+  AppendFailed(r.failed_and_unresolvable_nodes, out);
+  *out += ",\"Error\":";
+  AppendQuoted(r.error, out);
+  out->push_back('}');
+}
+
+}  // namespace
+
 std::string Encode(const ExtenderFilterResult& r) {
   if (!r.nodes) {
-    std::string out = "{\"Nodes\":null,\"NodeNames\":";
-    if (r.node_names) {
-      size_t bytes = 128;
-      for (const auto& name : *r.node_names) bytes += name.size() + 3;
-      out.reserve(bytes);
-      out.push_back('[');
-      for (size_t i = 0; i < r.node_names->size(); ++i) {
-        if (i) out.push_back(',');
-        AppendQuoted((*r.node_names)[i], &out);
-      }
-      out.push_back(']');
-    } else {
-      out += "null";
-    }
-    out += ",\"FailedNodes\":";
-    AppendFailed(r.failed_nodes, &out);
-    out += ",\"FailedAndUnresolvableNodes\":";
-    AppendFailed(r.failed_and_unresolvable_nodes, &out);
-    out += ",\"Error\":";
-    AppendQuoted(r.error, &out);
-    out.push_back('}');
+    std::string out = "{\"Nodes\":null";
+    AppendFilterResultAfterNodes(r, &out);
     return out;
   }
   json doc;
@@ -501,24 +511,8 @@ std::string EncodeFilterResultEchoingNodes(const ExtenderFilterResult& r,
       out += node ? EncodeNode(*node).dump() : std::string("null");
     }
   }
-  out += "]},\"NodeNames\":";
-  if (r.node_names) {
-    out.push_back('[');
-    for (size_t i = 0; i < r.node_names->size(); ++i) {
-      if (i) out.push_back(',');
-      AppendQuoted((*r.node_names)[i], &out);
-    }
-    out.push_back(']');
-  } else {
-    out += "null";
-  }
-  out += ",\"FailedNodes\":";
-  AppendFailed(r.failed_nodes, &out);
-  out += ",\"FailedAndUnresolvableNodes\":";
-  AppendFailed(r.failed_and_unresolvable_nodes, &out);
-  out += ",\"Error\":";
-  AppendQuoted(r.error, &out);
-  out.push_back('}');
+  out += "]}";
+  AppendFilterResultAfterNodes(r, &out);
   return out;
 }
 
