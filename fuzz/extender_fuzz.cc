@@ -14,7 +14,7 @@ namespace v1 = berth::extender::v1;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   (void)v1::DecodeExtenderArgs(text);
-  (void)v1::scan::ArgsNodes(text);
+  (void)v1::scan::Args(text);
   (void)v1::DecodeFilterAnswer(text);
   (void)v1::DecodeExtenderFilterResult(text);
   auto list = v1::DecodeHostPriorityList(text);

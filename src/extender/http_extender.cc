@@ -95,12 +95,9 @@ Result<std::string> HttpExtender::Send(const std::string& verb, const std::strin
 
 std::string HttpExtender::PodJsonCached(const Pod& pod) {
   std::lock_guard lock(pod_mu_);
-  if (last_pod_ != &pod || last_pod_uid_ != pod.metadata.uid ||
-      last_pod_rv_ != pod.metadata.resource_version) {
+  if (!last_pod_.Is(pod)) {
     last_pod_json_ = v1::PodJson(pod);
-    last_pod_ = &pod;
-    last_pod_uid_ = pod.metadata.uid;
-    last_pod_rv_ = pod.metadata.resource_version;
+    last_pod_.Set(pod);
   }
   return last_pod_json_;
 }
@@ -117,18 +114,14 @@ void HttpExtender::AppendNodeJson(const NodeInfo& node, std::string* out) {
 
 std::string HttpExtender::ArgsBody(const Pod& pod, std::span<const NodeInfo* const> nodes) {
   std::lock_guard lock(args_mu_);
-  const bool same = last_args_pod_ == &pod && last_args_pod_uid_ == pod.metadata.uid &&
-                    last_args_pod_rv_ == pod.metadata.resource_version &&
-                    last_args_nodes_.size() == nodes.size() &&
+  const bool same = last_args_pod_.Is(pod) && last_args_nodes_.size() == nodes.size() &&
                     std::equal(nodes.begin(), nodes.end(), last_args_nodes_.begin(),
                                [](const NodeInfo* n, const std::shared_ptr<const Node>& held) {
                                  return n->node() == held.get();
                                });
   if (!same) {
     last_args_body_ = BuildArgsBody(pod, nodes);
-    last_args_pod_ = &pod;
-    last_args_pod_uid_ = pod.metadata.uid;
-    last_args_pod_rv_ = pod.metadata.resource_version;
+    last_args_pod_.Set(pod);
     last_args_nodes_.resize(nodes.size());
     for (size_t i = 0; i < nodes.size(); ++i) last_args_nodes_[i] = nodes[i]->node_ptr();
   }

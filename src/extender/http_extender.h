@@ -62,15 +62,28 @@ class HttpExtender final : public Extender {
   std::set<std::string, std::less<>> managed_resources_;
   std::unique_ptr<net::HttpClient> client_;
 
+  // Which version of which pod something was made for: the same object, UID and resourceVersion.
+  struct PodVersion {
+    const Pod* pod = nullptr;
+    std::string uid, resource_version;
+    bool Is(const Pod& p) const {
+      return pod == &p && uid == p.metadata.uid && resource_version == p.metadata.resource_version;
+    }
+    void Set(const Pod& p) {
+      pod = &p;
+      uid = p.metadata.uid;
+      resource_version = p.metadata.resource_version;
+    }
+  };
   // The last pod serialized (filter and prioritize of one cycle send the same pod).
   std::mutex pod_mu_;
-  const Pod* last_pod_ = nullptr;
-  std::string last_pod_uid_, last_pod_rv_, last_pod_json_;
+  PodVersion last_pod_;
+  std::string last_pod_json_;
   // The last arguments sent: prioritize after a filter that kept every node sends the same text.
   // The nodes are held, so that equal pointers mean the same node versions.
   std::mutex args_mu_;
-  const Pod* last_args_pod_ = nullptr;
-  std::string last_args_pod_uid_, last_args_pod_rv_, last_args_body_;
+  PodVersion last_args_pod_;
+  std::string last_args_body_;
   std::vector<std::shared_ptr<const Node>> last_args_nodes_;
   // Node name -> the node version serialized and its JSON (extenders without a node cache).
   std::mutex node_mu_;

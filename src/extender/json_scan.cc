@@ -308,84 +308,68 @@ std::optional<ExtenderFilterResult> FilterResultWithNodeItems(
   return FilterResult(text, item_names);
 }
 
-std::optional<ArgsWithNames> ArgsNames(std::string_view text) {
+namespace {
+
+// The raw text of the object at the cursor.
+bool RawObject(Cursor& c, std::string_view* raw) {
+  if (!c.Peek('{')) return false;
+  const char* start = c.pos();
+  if (!c.SkipValue()) return false;
+  *raw = std::string_view(start, c.pos() - start);
+  return true;
+}
+
+// The value of "Nodes" in arguments: null, or a NodeList whose items' raw texts go to `items`.
+bool NodeItems(Cursor& c, std::optional<std::vector<std::string_view>>* items) {
+  if (c.Null()) return true;
+  if (!c.Eat('{')) return false;
+  if (c.Eat('}')) return false;  // no items: the general decoder decides
+  do {
+    std::string_view key;
+    if (!c.Str(&key) || !c.Eat(':')) return false;
+    if (KeyIs(key, "items")) {
+      if (!c.Eat('[')) return false;
+      items->emplace();
+      if (c.Eat(']')) continue;
+      do {
+        std::string_view item;
+        if (!RawObject(c, &item)) return false;
+        (*items)->push_back(item);
+      } while (c.Eat(','));
+      if (!c.Eat(']')) return false;
+    } else if (KeyIs(key, "metadata") || KeyIs(key, "kind") || KeyIs(key, "apiVersion")) {
+      if (!c.SkipValue()) return false;
+    } else {
+      return false;
+    }
+  } while (c.Eat(','));
+  return c.Eat('}') && items->has_value();
+}
+
+}  // namespace
+
+std::optional<ArgsParts> Args(std::string_view text) {
   Cursor c(text);
-  ArgsWithNames out;
+  ArgsParts out;
   if (!c.Eat('{')) return std::nullopt;
   if (!c.Eat('}')) {
     do {
       std::string_view key;
       if (!c.Str(&key) || !c.Eat(':')) return std::nullopt;
       if (KeyIs(key, "Pod")) {
-        if (!c.Peek('{')) return std::nullopt;
-        const char* start = c.pos();
-        if (!c.SkipValue()) return std::nullopt;
-        out.pod_json = std::string_view(start, c.pos() - start);
+        if (!RawObject(c, &out.pod_json)) return std::nullopt;
       } else if (KeyIs(key, "NodeNames")) {
         if (!NameList(c, &out.node_names)) return std::nullopt;
       } else if (KeyIs(key, "Nodes")) {
-        if (!c.Null()) return std::nullopt;
+        if (!NodeItems(c, &out.node_items)) return std::nullopt;
       } else {
         return std::nullopt;
       }
     } while (c.Eat(','));
     if (!c.Eat('}')) return std::nullopt;
   }
-  if (!c.AtEnd() || out.pod_json.empty()) return std::nullopt;
-  return out;
-}
-
-std::optional<ArgsWithNodes> ArgsNodes(std::string_view text) {
-  Cursor c(text);
-  ArgsWithNodes out;
-  bool have_items = false;
-  // The raw text of the object at the cursor.
-  auto object = [&c](std::string_view* raw) {
-    if (!c.Peek('{')) return false;
-    const char* start = c.pos();
-    if (!c.SkipValue()) return false;
-    *raw = std::string_view(start, c.pos() - start);
-    return true;
-  };
-  if (!c.Eat('{') || c.Eat('}')) return std::nullopt;
-  do {
-    std::string_view key;
-    if (!c.Str(&key) || !c.Eat(':')) return std::nullopt;
-    if (KeyIs(key, "Pod")) {
-      if (!object(&out.pod_json)) return std::nullopt;
-    } else if (KeyIs(key, "NodeNames")) {
-      if (!c.Null()) return std::nullopt;
-    } else if (KeyIs(key, "Nodes")) {
-      if (!c.Eat('{')) return std::nullopt;
-      if (!c.Eat('}')) {
-        do {
-          std::string_view list_key;
-          if (!c.Str(&list_key) || !c.Eat(':')) return std::nullopt;
-          if (KeyIs(list_key, "items")) {
-            if (!c.Eat('[')) return std::nullopt;
-            have_items = true;
-            if (!c.Eat(']')) {
-              do {
-                std::string_view item;
-                if (!object(&item)) return std::nullopt;
-                out.node_items.push_back(item);
-              } while (c.Eat(','));
-              if (!c.Eat(']')) return std::nullopt;
-            }
-          } else if (KeyIs(list_key, "metadata") || KeyIs(list_key, "kind") ||
-                     KeyIs(list_key, "apiVersion")) {
-            if (!c.SkipValue()) return std::nullopt;
-          } else {
-            return std::nullopt;
-          }
-        } while (c.Eat(','));
-        if (!c.Eat('}')) return std::nullopt;
-      }
-    } else {
-      return std::nullopt;
-    }
-  } while (c.Eat(','));
-  if (!c.Eat('}') || !c.AtEnd() || out.pod_json.empty() || !have_items) return std::nullopt;
+  // Both forms at once is for the general decoder to settle.
+  if (!c.AtEnd() || out.pod_json.empty() || (out.node_names && out.node_items)) return std::nullopt;
   return out;
 }
 

@@ -20,19 +20,14 @@ std::optional<ExtenderFilterResult> FilterResultWithNames(std::string_view text)
 std::optional<ExtenderFilterResult> FilterResultWithNodeItems(std::string_view text,
                                                               std::vector<std::string>* item_names);
 
-// ExtenderArgs with "NodeNames" (or null): the names, and the raw text of the "Pod" object.
-struct ArgsWithNames {
+// ExtenderArgs in either form: "NodeNames" (a list of plain names) with "Nodes" null or absent,
+// or whole "Nodes" (a NodeList of "metadata"/"kind"/"apiVersion"/"items") with "NodeNames" null
+// or absent. The raw text of the "Pod" object, and the names or the raw text of each node item.
+struct ArgsParts {
   std::string_view pod_json;
   std::optional<std::vector<std::string>> node_names;
+  std::optional<std::vector<std::string_view>> node_items;
 };
-std::optional<ArgsWithNames> ArgsNames(std::string_view text);
-
-// ExtenderArgs with whole "Nodes" (a NodeList of "metadata"/"kind"/"apiVersion"/"items") and
-// "NodeNames" null or absent: the raw text of the pod and of each item, in order.
-struct ArgsWithNodes {
-  std::string_view pod_json;
-  std::vector<std::string_view> node_items;
-};
-std::optional<ArgsWithNodes> ArgsNodes(std::string_view text);
+std::optional<ArgsParts> Args(std::string_view text);
 
 }  // namespace berth::extender::v1::scan

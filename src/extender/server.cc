@@ -55,12 +55,7 @@ net::HttpResponse Call(const std::string& body, Decode decode, const Respond& re
   }
 }
 
-// Filter and prioritize arguments decoded with memory of earlier requests. A scheduler sends one
-// pod to filter and then to prioritize, usually with the same nodes (the filter kept them all),
-// so the second request is the first's text: its decoded arguments are reused whole, or at least
-// its pod. Whole nodes (a scheduler without nodeCacheCapable) arrive again and again with the
-// same text until the node changes: each text is decoded once and kept, up to a bound.
-// Thread-safe; the decoding itself runs outside the lock.
+// Arguments as ArgsDecoder hands them to a handler.
 struct DecodedArgs {
   std::shared_ptr<const v1::ExtenderArgs> args;
   // Whole nodes read by the fast path: where each of args->nodes lies in the request text (the
@@ -68,6 +63,12 @@ struct DecodedArgs {
   std::shared_ptr<const std::vector<std::pair<size_t, size_t>>> node_spans;
 };
 
+// Filter and prioritize arguments decoded with memory of earlier requests. A scheduler sends one
+// pod to filter and then to prioritize, usually with the same nodes (the filter kept them all),
+// so the second request is the first's text: its decoded arguments are reused whole, or at least
+// its pod. Whole nodes (a scheduler without nodeCacheCapable) arrive again and again with the
+// same text until the node changes: each text is decoded once and kept, up to a bound.
+// Thread-safe; the decoding itself runs outside the lock.
 class ArgsDecoder {
  public:
   Result<DecodedArgs> Decode(const std::string& text) {
@@ -77,20 +78,19 @@ class ArgsDecoder {
     }
     DecodedArgs out;
     auto args = std::make_shared<v1::ExtenderArgs>();
-    if (auto names = v1::scan::ArgsNames(text)) {
-      BERTH_TRY_ASSIGN(pod, PodOf(names->pod_json));
+    if (auto parts = v1::scan::Args(text)) {
+      BERTH_TRY_ASSIGN(pod, PodOf(parts->pod_json));
       args->pod = std::move(pod);
-      args->node_names = std::move(names->node_names);
-    } else if (auto whole = v1::scan::ArgsNodes(text)) {
-      BERTH_TRY_ASSIGN(pod, PodOf(whole->pod_json));
-      BERTH_TRY_ASSIGN(nodes, NodesOf(whole->node_items));
-      args->pod = std::move(pod);
-      args->nodes = std::move(nodes);
-      auto spans = std::make_shared<std::vector<std::pair<size_t, size_t>>>();
-      spans->reserve(whole->node_items.size());
-      for (std::string_view item : whole->node_items)
-        spans->emplace_back(item.data() - text.data(), item.size());
-      out.node_spans = std::move(spans);
+      args->node_names = std::move(parts->node_names);
+      if (parts->node_items) {
+        BERTH_TRY_ASSIGN(nodes, NodesOf(*parts->node_items));
+        args->nodes = std::move(nodes);
+        auto spans = std::make_shared<std::vector<std::pair<size_t, size_t>>>();
+        spans->reserve(parts->node_items->size());
+        for (std::string_view item : *parts->node_items)
+          spans->emplace_back(item.data() - text.data(), item.size());
+        out.node_spans = std::move(spans);
+      }
     } else {
       BERTH_TRY_ASSIGN(decoded, v1::DecodeExtenderArgs(text));
       *args = std::move(decoded);

@@ -77,6 +77,13 @@ Result<std::optional<std::vector<std::string>>> StringList(const json* v, std::s
 }
 
 // A NodeList: {"items": [...]}.
+Result<NodePtr> NodeItem(const json& item, const std::string& where) {
+  if (!item.is_object()) return Invalid(where, "a Node object");
+  auto node = DecodeNode(item, where);
+  if (!node.ok()) return Error{node.error().message, ErrorCode::kBadRequest};
+  return NodePtr(std::make_shared<Node>(std::move(node).value()));
+}
+
 Result<std::optional<std::vector<NodePtr>>> NodeListField(const json* v, std::string_view field) {
   if (!v) return std::optional<std::vector<NodePtr>>();
   if (!v->is_object()) return Invalid(field, "a NodeList object");
@@ -85,11 +92,8 @@ Result<std::optional<std::vector<NodePtr>>> NodeListField(const json* v, std::st
     if (!items->is_array()) return Invalid(fmt::format("{}.items", field), "a list");
     out.reserve(items->size());
     for (size_t i = 0; i < items->size(); ++i) {
-      const std::string where = fmt::format("{}.items[{}]", field, i);
-      if (!(*items)[i].is_object()) return Invalid(where, "a Node object");
-      auto node = DecodeNode((*items)[i], where);
-      if (!node.ok()) return Error{node.error().message, ErrorCode::kBadRequest};
-      out.push_back(std::make_shared<Node>(std::move(node).value()));
+      BERTH_TRY_ASSIGN(node, NodeItem((*items)[i], fmt::format("{}.items[{}]", field, i)));
+      out.push_back(std::move(node));
     }
   }
   return std::optional<std::vector<NodePtr>>(std::move(out));
@@ -343,14 +347,18 @@ struct FilterResultSax final : SaxBase {
   }
 };
 
+// True if `s` goes into a JSON string literal as it is, without escapes.
+bool IsPlain(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20;
+  });
+}
+
 // Appends `s` as a JSON string literal.
 void AppendQuoted(std::string_view s, std::string* out) {
   static constexpr char kHex[] = "0123456789abcdef";
   // Names rarely need escapes: a short plain string goes in with one append of its quoted form.
-  const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
-    return c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20;
-  });
-  if (plain) {
+  if (IsPlain(s)) {
     char quoted[128];
     if (s.size() + 2 <= sizeof(quoted)) {
       quoted[0] = '"';
@@ -522,13 +530,10 @@ std::string Encode(const HostPriorityList& list) {
   for (size_t i = 0; i < list.size(); ++i) {
     if (i) out.push_back(',');
     const std::string_view host = list[i].host;
-    const bool plain = std::all_of(host.begin(), host.end(), [](char c) {
-      return c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20;
-    });
     // A plain name's whole entry is assembled here and appended at once.
     constexpr std::string_view kHost = "{\"Host\":\"", kScore = "\",\"Score\":";
     char entry[192];
-    if (plain && host.size() <= sizeof(entry) - kHost.size() - kScore.size() - 24) {
+    if (IsPlain(host) && host.size() <= sizeof(entry) - kHost.size() - kScore.size() - 24) {
       char* p = std::copy(kHost.begin(), kHost.end(), entry);
       p = std::copy(host.begin(), host.end(), p);
       p = std::copy(kScore.begin(), kScore.end(), p);
@@ -595,14 +600,11 @@ Result<PodPtr> DecodeArgsPod(std::string_view pod_json) {
 Result<NodePtr> DecodeArgsNode(std::string_view node_json, size_t index) {
   const std::string where = fmt::format("ExtenderArgs.Nodes.items[{}]", index);
   BERTH_TRY_ASSIGN(doc, Parse(node_json, where));
-  if (!doc.is_object()) return Invalid(where, "a Node object");
-  auto node = DecodeNode(doc, where);
-  if (!node.ok()) return Error{node.error().message, ErrorCode::kBadRequest};
-  return NodePtr(std::make_shared<Node>(std::move(node).value()));
+  return NodeItem(doc, where);
 }
 
 Result<ExtenderArgs> DecodeExtenderArgs(std::string_view text) {
-  if (auto fast = scan::ArgsNames(text)) {
+  if (auto fast = scan::Args(text); fast && !fast->node_items) {
     // Only the pod needs a tree; the names were read directly.
     json pod = json::parse(fast->pod_json, nullptr, /*allow_exceptions=*/false);
     if (!pod.is_discarded()) {
