@@ -205,7 +205,7 @@ struct HttpServer::Impl {
         handler(std::move(h)),
         io(o.pin_connections ? std::make_shared<asio::io_context>(1)
                              : std::make_shared<asio::io_context>()),
-        acceptor(*io) {
+        acceptor(asio::make_strand(*io)) {
     loops.push_back(io);
     if (o.pin_connections) {
       for (int i = 1; i < std::max(1, o.threads); ++i)
@@ -224,6 +224,7 @@ struct HttpServer::Impl {
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> idle_guards;
   size_t next_loop = 0;  // the accept coroutine's round-robin position
   std::optional<ssl::context> tls;
+  // On a strand of `io`: the accept loop and Stop's close never run at once on two threads.
   tcp::acceptor acceptor;
   std::vector<std::thread> threads;
   std::atomic<bool> stopped{false};
@@ -435,7 +436,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
   if (ec) {
     return Error{fmt::format("serving on {}: {}", where, ec.message()), ErrorCode::kUnavailable};
   }
-  asio::co_spawn(*impl->io, impl->Accept(), asio::detached);
+  asio::co_spawn(impl->acceptor.get_executor(), impl->Accept(), asio::detached);
   if (options.pin_connections) {
     for (const auto& loop : impl->loops) {
       impl->idle_guards.push_back(asio::make_work_guard(*loop));
@@ -451,7 +452,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& o
 
 void HttpServer::Stop() {
   if (!impl_ || impl_->stopped.exchange(true)) return;
-  asio::post(*impl_->io, [impl = impl_.get()] {
+  asio::post(impl_->acceptor.get_executor(), [impl = impl_.get()] {
     boost::system::error_code ignored;
     impl->acceptor.close(ignored);
   });
