@@ -239,19 +239,10 @@ void DefaultNamespace(ObjectMeta& m) {
   if (m.namespace_.empty()) m.namespace_ = "default";
 }
 
-std::string Where(std::string_view where, const json& doc) {
-  std::string out(where);
-  std::string what = Describe(doc);
-  if (!what.empty()) {
-    if (!out.empty()) out += " ";
-    out += "(" + what + ")";
-  }
-  return out;
-}
-
 template <class T, class Fn>
 Result<T> DecodeWith(const json& doc, std::string_view where, Fn&& fn) {
-  Reader r(Where(where, doc), "");
+  Reader r(std::string(where), "");
+  r.Describing(&doc);
   T out;
   if (r.ExpectObject(doc)) {
     r.Field(doc, "metadata", [&](const json& v) { ReadMeta(r, v, out.metadata); });
@@ -591,7 +582,8 @@ Result<Object> DecodeObjectShared(const RawObject& raw, std::string_view where, 
   }
   auto it = doc.find("kind");
   if (it == doc.end() || !it->is_string() || it->get_ref<const std::string&>().empty()) {
-    Reader r(Where(where, doc), "");
+    Reader r(std::string(where), "");
+    r.Describing(&doc);
     r.Fail("kind: missing or not a string");
     return r.error();
   }

@@ -65,6 +65,10 @@ class Reader {
   // of the document root inside it (empty for whole objects).
   Reader(std::string where, std::string base) : where_(std::move(where)), base_(std::move(base)) {}
 
+  // Names `doc` (its kind, namespace and name) after `where` in the error, if there is one: a
+  // decode that succeeds, as almost all do, does not pay for the description.
+  void Describing(const nlohmann::json* doc) { described_ = doc; }
+
   bool failed() const { return error_.has_value(); }
   Error error() const { return Error{*error_}; }
 
@@ -142,6 +146,7 @@ class Reader {
   std::string PathString() const;
 
   std::string where_;
+  const nlohmann::json* described_ = nullptr;
   std::string base_;
   std::vector<Elem> path_;
   std::optional<std::string> error_;

@@ -65,6 +65,13 @@ std::string Reader::PathString() const {
 void Reader::Fail(std::string_view message) {
   if (error_) return;
   std::string msg = where_;
+  if (described_ != nullptr) {
+    std::string what = Describe(*described_);
+    if (!what.empty()) {
+      if (!msg.empty()) msg += " ";
+      msg += "(" + what + ")";
+    }
+  }
   std::string path = PathString();
   if (!path.empty()) {
     if (!msg.empty()) msg += ": ";

@@ -652,6 +652,9 @@ TEST(CacheRandomTest, IncrementalSnapshotEqualsOneBuiltFromScratch) {
           return std::set<std::string>(v.begin(), v.end());
         };
         ASSERT_EQ(as_set(Order(snap)), as_set(Order(want))) << "step " << step;
+        // Every NodeInfo knows its position in the list (plugins index their tables by it).
+        for (size_t i = 0; i < snap.size(); ++i)
+          ASSERT_EQ(snap.nodes()[i]->list_index(), static_cast<int32_t>(i)) << "step " << step;
         EXPECT_EQ(as_set(Order(snap.have_pods_with_affinity())),
                   as_set(Order(want.have_pods_with_affinity())))
             << "step " << step;

@@ -249,7 +249,7 @@ VoidResult ApiClusterClient::Bind(const Pod& pod, std::string_view node_name) {
   auto wait = std::chrono::milliseconds(100);
   const auto give_up = std::chrono::steady_clock::now() + kUnknownOutcomeBudget;
   for (;;) {
-    auto r = rest_->Post(path, binding);
+    auto r = rest_->Send("POST", path, binding);
     if (r.ok()) return {};
     if (r.error().code == ErrorCode::kConflict) {
       // The read that settles it can be cut as well: it is retried within the same budget, or
@@ -362,7 +362,7 @@ void ApiClusterClient::QueueStatusPatch(const Pod& pod, std::string_view what, J
   std::string path = PodPath(pod) + std::string(subresource);
   status_writer_.Submit(std::string(what) + " " + pod.Key(),
                         [this, path, patch = std::move(patch), content_type]() -> VoidResult {
-                          auto r = rest_->Patch(path, patch, content_type);
+                          auto r = rest_->Send("PATCH", path, patch, content_type);
                           // A pod deleted meanwhile needs no status.
                           if (!r.ok() && r.error().code != ErrorCode::kNotFound) return r.error();
                           return {};
@@ -451,7 +451,7 @@ void ApiClusterClient::EventLoop() {
       auto wait = std::chrono::milliseconds(100);
       const auto give_up = std::chrono::steady_clock::now() + kUnknownOutcomeBudget;
       for (;;) {
-        auto r = rest_->Post(path, body);
+        auto r = rest_->Send("POST", path, body);
         if (r.ok() || r.error().code == ErrorCode::kAlreadyExists) return {};
         if (!OutcomeUnknown(r.error()) || std::chrono::steady_clock::now() > give_up ||
             stop_retrying_)

@@ -82,7 +82,28 @@ void RestClient::Throttle() {
 Result<nlohmann::json> RestClient::Call(std::string_view method, std::string_view path,
                                         const std::string& body, std::string_view content_type,
                                         bool idempotent) {
-  const std::string what = fmt::format("{} {}{}", method, http_->server(), path);
+  auto res = Exchange(method, path, body, content_type, idempotent);
+  if (!res.ok()) return res.error();
+  if (res->body.empty()) return nlohmann::json::object();
+  auto doc = nlohmann::json::parse(res->body, nullptr, false);
+  if (doc.is_discarded()) {
+    return Error{fmt::format("{} {}{}: the response is not JSON", method, http_->server(), path),
+                 ErrorCode::kUnknown};
+  }
+  return doc;
+}
+
+VoidResult RestClient::Send(std::string_view method, std::string_view path,
+                            const nlohmann::json& body, std::string_view content_type) {
+  auto res = Exchange(method, path, body.dump(), content_type, false);
+  if (!res.ok()) return res.error();
+  return {};
+}
+
+Result<net::ClientResponse> RestClient::Exchange(std::string_view method, std::string_view path,
+                                                 const std::string& body,
+                                                 std::string_view content_type, bool idempotent) {
+  auto what = [&] { return fmt::format("{} {}{}", method, http_->server(), path); };
   auto backoff = options_.initial_backoff;
   for (int attempt = 0;; ++attempt) {
     Throttle();
@@ -98,16 +119,11 @@ Result<nlohmann::json> RestClient::Call(std::string_view method, std::string_vie
       if (!res->retry_after.empty()) {
         wait = std::chrono::seconds(std::max(1, std::atoi(res->retry_after.c_str())));
       }
-      if (!retry) return ErrorFromResponse(res->status, res->body, what);
+      if (!retry) return ErrorFromResponse(res->status, res->body, what());
     } else if (res->status < 200 || res->status >= 300) {
-      return ErrorFromResponse(res->status, res->body, what);
+      return ErrorFromResponse(res->status, res->body, what());
     } else {
-      if (res->body.empty()) return nlohmann::json::object();
-      auto doc = nlohmann::json::parse(res->body, nullptr, false);
-      if (doc.is_discarded()) {
-        return Error{fmt::format("{}: the response is not JSON", what), ErrorCode::kUnknown};
-      }
-      return doc;
+      return std::move(*res);
     }
     std::this_thread::sleep_for(wait);
     backoff = std::min(backoff * 2, std::chrono::milliseconds(10000));

@@ -37,6 +37,11 @@ class RestClient {
                                std::string_view patch_content_type);
   Result<nlohmann::json> Delete(std::string_view path, const nlohmann::json& options = {});
 
+  // A write whose answer the caller does not read (a binding, an event, a status patch): a 2xx
+  // is success and its body is not parsed. Errors and retries as for the calls above.
+  VoidResult Send(std::string_view method, std::string_view path, const nlohmann::json& body,
+                  std::string_view content_type = "application/json");
+
   // A watch stream (see HttpClient::Stream); each line is one event.
   Result<int> Watch(std::string_view path, const std::function<bool(std::string_view)>& on_line,
                     net::StreamHandle* handle, std::chrono::milliseconds idle_timeout);
@@ -47,6 +52,10 @@ class RestClient {
   Result<nlohmann::json> Call(std::string_view method, std::string_view path,
                               const std::string& body, std::string_view content_type,
                               bool idempotent);
+  // The 2xx response of a call, after throttling and retries.
+  Result<net::ClientResponse> Exchange(std::string_view method, std::string_view path,
+                                       const std::string& body, std::string_view content_type,
+                                       bool idempotent);
   void Throttle();
 
   std::unique_ptr<net::HttpClient> http_;

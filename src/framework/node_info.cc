@@ -251,6 +251,7 @@ void FillNodeList(const std::unordered_map<std::string, NodeInfoPtr>& map, const
   for (const auto& entry : order) {
     auto it = map.find(name_of(entry));
     if (it == map.end() || !it->second->node()) continue;
+    SnapshotEditor::SetListIndex(*it->second, static_cast<int32_t>(list.size()));
     list.push_back(it->second.get());
   }
 }

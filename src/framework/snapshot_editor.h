@@ -29,6 +29,7 @@ class SnapshotEditor {
   }
   static std::unordered_set<std::string>& UsedPVCs(Snapshot& s) { return s.used_pvcs_; }
   static void SetGeneration(NodeInfo& n, int64_t g) { n.generation_ = g; }
+  static void SetListIndex(NodeInfo& n, int32_t i) { n.list_index_ = i; }
   // Replaces the node's image states with the images `node` reports, under the names the node
   // lists them by (pods' images are normalized at lookup).
   static void SetImageStates(NodeInfo& n, const Node& node);

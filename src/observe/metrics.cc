@@ -62,6 +62,23 @@ void MetricFamily::Add(const std::vector<std::string>& lv, double v) {
   series_[lv].value += v;
 }
 
+MetricFamily::SeriesData& MetricFamily::SeriesLocked(std::initializer_list<std::string_view> lv) {
+  auto it = series_.find(lv);
+  if (it == series_.end())
+    it = series_.emplace(std::vector<std::string>(lv.begin(), lv.end()), SeriesData{}).first;
+  return it->second;
+}
+
+void MetricFamily::Add(std::initializer_list<std::string_view> lv, double v) {
+  std::lock_guard lock(mu_);
+  SeriesLocked(lv).value += v;
+}
+
+void MetricFamily::Observe(std::initializer_list<std::string_view> lv, double v) {
+  std::lock_guard lock(mu_);
+  ObserveLocked(SeriesLocked(lv), v);
+}
+
 void MetricFamily::Set(const std::vector<std::string>& lv, double v) {
   std::lock_guard lock(mu_);
   series_[lv].value = v;

@@ -4,11 +4,14 @@
 // Threads: every method is thread-safe; an update takes one short lock on its metric family.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace berth::observe {
@@ -27,8 +30,11 @@ class MetricFamily {
   MetricFamily(std::string name, std::string help, Type type, std::vector<std::string> labels,
                std::vector<double> buckets = {});
 
-  // Counter: adds; gauge: adds (Set replaces); histogram: observes.
+  // Counter: adds; gauge: adds (Set replaces); histogram: observes. The string_view forms
+  // find an existing series without building a label vector (a braced list picks them).
   void Add(const std::vector<std::string>& label_values, double v = 1);
+  void Add(std::initializer_list<std::string_view> label_values, double v = 1);
+  void Observe(std::initializer_list<std::string_view> label_values, double v);
   void Set(const std::vector<std::string>& label_values, double v);
   void Observe(const std::vector<std::string>& label_values, double v);
   // The series of `label_values`, created (at zero) if absent.
@@ -53,7 +59,19 @@ class MetricFamily {
   std::vector<std::string> labels_;
   std::vector<double> bounds_;
   mutable std::mutex mu_;
-  std::map<std::vector<std::string>, SeriesData> series_;  // nodes are stable: Child() keeps them
+  // Orders label vectors and lists of views alike, so a series is found without a copy.
+  struct LabelsLess {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return std::lexicographical_compare(
+          a.begin(), a.end(), b.begin(), b.end(),
+          [](std::string_view x, std::string_view y) { return x < y; });
+    }
+  };
+  // Nodes are stable: Child() keeps them.
+  std::map<std::vector<std::string>, SeriesData, LabelsLess> series_;
+  SeriesData& SeriesLocked(std::initializer_list<std::string_view> label_values);
 
   void ObserveLocked(SeriesData& s, double v);
 };

@@ -144,13 +144,12 @@ PrometheusSchedulerMetrics::~PrometheusSchedulerMetrics() = default;
 
 void PrometheusSchedulerMetrics::ExtensionPoint(std::string_view profile, std::string_view point,
                                                 const Status& status, Duration duration) {
-  families_.extension_point_duration->Observe(
-      {std::string(point), std::string(CodeName(status.code())), std::string(profile)},
-      Seconds(duration));
+  families_.extension_point_duration->Observe({point, CodeName(status.code()), profile},
+                                              Seconds(duration));
 }
 
 void PrometheusSchedulerMetrics::IncomingPod(std::string_view queue, std::string_view event) {
-  families_.incoming_pods->Add({std::string(queue), std::string(event)});
+  families_.incoming_pods->Add({queue, event});
 }
 
 PluginSeries* PrometheusSchedulerMetrics::Plugin(std::string_view profile, std::string_view point,
@@ -162,17 +161,16 @@ PluginSeries* PrometheusSchedulerMetrics::Plugin(std::string_view profile, std::
 }
 
 void PrometheusSchedulerMetrics::PermitWait(std::string_view result, Duration duration) {
-  families_.permit_wait_duration->Observe({std::string(result)}, Seconds(duration));
+  families_.permit_wait_duration->Observe({result}, Seconds(duration));
 }
 
 void PrometheusSchedulerMetrics::EventHandling(std::string_view event, Duration duration) {
-  families_.event_handling_duration->Observe({std::string(event)}, Seconds(duration));
+  families_.event_handling_duration->Observe({event}, Seconds(duration));
 }
 
 void PrometheusSchedulerMetrics::QueueingHint(std::string_view plugin, std::string_view event,
                                               std::string_view hint, Duration duration) {
-  families_.queueing_hint_duration->Observe(
-      {std::string(plugin), std::string(event), std::string(hint)}, Seconds(duration));
+  families_.queueing_hint_duration->Observe({plugin, event, hint}, Seconds(duration));
 }
 
 }  // namespace berth

@@ -117,6 +117,13 @@ class NodeInfo {
   // per-node data across cycles compare it to tell a changed node from an unchanged one.
   int64_t generation() const { return generation_; }
 
+  // This NodeInfo's position in Snapshot::nodes() of the snapshot that holds it, set whenever
+  // that list is rebuilt; -1 before. Plugins that keep per-node tables in list order read it
+  // instead of looking the node up by name or address, and check that the entry at that
+  // position is this node: a clone, a NodeInfo outside any snapshot or one whose node left the
+  // list may carry a stale position.
+  int32_t list_index() const { return list_index_; }
+
   std::shared_ptr<NodeInfo> Clone() const { return std::make_shared<NodeInfo>(*this); }
 
  private:
@@ -138,6 +145,7 @@ class NodeInfo {
   HostPortInfo used_ports_;
   FlatMap<std::string, int> pvc_ref_counts_;
   int64_t generation_ = 0;
+  int32_t list_index_ = -1;
 };
 
 using NodeInfoPtr = std::shared_ptr<NodeInfo>;

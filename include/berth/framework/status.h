@@ -2,10 +2,16 @@
 //
 // A Status is a small value type. Success carries no allocation. Rejections carry one or more
 // human-readable reasons (they become the FitError histogram) and the name of the plugin that
-// rejected, which the framework stamps after the call.
+// rejected, which the framework stamps after the call. The reasons and the plugin name are one
+// immutable block shared by copies, so a plugin that rejects many nodes for the same reason can
+// build its Status once (with WithPlugin(Name()) already applied) and return copies of it: a
+// copy costs a reference count, not an allocation, and the framework's stamp of the same name
+// changes nothing. Modifying a Status (WithPlugin with another name, AppendReason) copies the
+// block first, so a copy never changes under its holder.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,8 +40,8 @@ std::string_view CodeName(Code c);
 class [[nodiscard]] Status {
  public:
   Status() = default;  // Success
-  Status(Code code, std::vector<std::string> reasons) : code_(code), reasons_(std::move(reasons)) {}
-  Status(Code code, std::string reason) : code_(code) { reasons_.push_back(std::move(reason)); }
+  Status(Code code, std::vector<std::string> reasons);
+  Status(Code code, std::string reason);
 
   static Status Success() { return {}; }
   static Status Error(std::string msg) { return {Code::kError, std::move(msg)}; }
@@ -45,8 +51,8 @@ class [[nodiscard]] Status {
   static Status Unresolvable(std::string reason) {
     return {Code::kUnschedulableAndUnresolvable, std::move(reason)};
   }
-  static Status Skip() { return Status(Code::kSkip, std::vector<std::string>{}); }
-  static Status Wait() { return Status(Code::kWait, std::vector<std::string>{}); }
+  static Status Skip() { return Status(Code::kSkip); }
+  static Status Wait() { return Status(Code::kWait); }
   static Status Pending(std::string reason) { return {Code::kPending, std::move(reason)}; }
 
   Code code() const { return code_; }
@@ -60,30 +66,32 @@ class [[nodiscard]] Status {
            code_ == Code::kPending;
   }
 
-  const std::vector<std::string>& reasons() const { return reasons_; }
+  const std::vector<std::string>& reasons() const;
   // Reasons joined with ", ".
   std::string Message() const;
 
   // The plugin that produced this status (set by the framework on rejection).
-  const std::string& plugin() const { return plugin_; }
-  Status& WithPlugin(std::string_view name) {
-    plugin_.assign(name);
-    return *this;
-  }
-  // Prefixes every reason, e.g. for errors raised while running a plugin.
-  Status& AppendReason(std::string reason) {
-    reasons_.push_back(std::move(reason));
-    return *this;
-  }
+  const std::string& plugin() const;
+  // Sets the plugin name; a no-op when it is already `name`.
+  Status& WithPlugin(std::string_view name);
+  // Adds a reason after the others.
+  Status& AppendReason(std::string reason);
 
   friend bool operator==(const Status& a, const Status& b) {
-    return a.code_ == b.code_ && a.reasons_ == b.reasons_;
+    return a.code_ == b.code_ && a.reasons() == b.reasons();
   }
 
  private:
+  struct Detail {
+    std::vector<std::string> reasons;
+    std::string plugin;
+  };
+  explicit Status(Code code) : code_(code) {}
   Code code_ = Code::kSuccess;
-  std::vector<std::string> reasons_;
-  std::string plugin_;
+  // Null: no reasons and no plugin. Shared by copies, so changed in place only while this
+  // Status is its only holder.
+  std::shared_ptr<Detail> detail_;
+  Detail& OwnDetail();
 };
 
 }  // namespace berth

@@ -197,27 +197,27 @@ Status PodTopologySpread::Filter(const CycleState& state, const PodInfo& pod,
   const Node* n = node.node();
   if (n == nullptr) return Status::Error("node not found");
 
-  const int32_t slot = fs->table->Find(n);
+  const int32_t slot = fs->table->SlotOf(node);
   for (size_t i = 0; i < cs.size(); ++i) {
     const SpreadConstraint& c = cs[i];
     const DomainCounts& dc = fs->counts[i];
     int32_t matching;
     if (slot >= 0) {
       const int32_t d = dc.domains().slot_domain(slot);
-      if (d < 0) return Status::Unresolvable(std::string(kErrReasonNodeLabelNotMatch));
+      if (d < 0) return node_label_not_match_;
       matching = dc.Count(d);
     } else {
       // A node outside the cycle's snapshot (e.g. built by a test): look its value up.
       auto it = n->metadata.labels.find(c.topology_key);
       if (it == n->metadata.labels.end()) {
-        return Status::Unresolvable(std::string(kErrReasonNodeLabelNotMatch));
+        return node_label_not_match_;
       }
       matching = dc.CountOfValue(it->second);
     }
     // With fewer eligible domains than minDomains, the global minimum is taken as 0.
     const int64_t min_count = dc.num_domains() < c.min_domains ? 0 : dc.MinCount();
     const int64_t skew = int64_t{matching} + (dc.self_match ? 1 : 0) - min_count;
-    if (skew > c.max_skew) return Status::Unschedulable(std::string(kErrReasonConstraintsNotMatch));
+    if (skew > c.max_skew) return constraints_not_match_;
   }
   return Status::Success();
 }
@@ -245,7 +245,7 @@ Status PodTopologySpread::UpdateWithPod(CycleState& state, const Pod& pod_to_sch
   }
   const std::vector<SpreadConstraint>& cs = *fs->constraints;
   if (!NodeHasAllKeys(*n, cs)) return Status::Success();
-  const int32_t slot = fs->table->Find(n);
+  const int32_t slot = fs->table->SlotOf(node);
   for (size_t i = 0; i < cs.size(); ++i) {
     const SpreadConstraint& c = cs[i];
     if (!c.selector.Matches(other.metadata.labels)) continue;

@@ -100,6 +100,12 @@ class PodTopologySpread final : public PreFilterPlugin,
   bool system_defaulted_ = false;
   Handle& handle_;
   SpreadCache cache_;
+  // Filter's rejections, built once: a zone at its skew limit rejects every node in it, and a
+  // copy of a Status costs a reference count where a new one costs three allocations.
+  const Status constraints_not_match_ =
+      Status::Unschedulable(std::string(kErrReasonConstraintsNotMatch)).WithPlugin(kName);
+  const Status node_label_not_match_ =
+      Status::Unresolvable(std::string(kErrReasonNodeLabelNotMatch)).WithPlugin(kName);
 };
 
 }  // namespace podtopologyspread

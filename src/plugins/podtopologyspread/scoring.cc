@@ -126,7 +126,7 @@ Status PodTopologySpread::PreScore(CycleState& state, const PodInfo& pod,
       continue;
     }
     if (st->index.Find(n) < 0) st->index.Insert(n, static_cast<int32_t>(j));
-    const int32_t slot = table->Find(n);
+    const int32_t slot = table->SlotOf(*feasible[j]);
     feasible_slot[j] = slot;
     int32_t* dom = &feasible_domain[j * k];
     bool has_all = true;

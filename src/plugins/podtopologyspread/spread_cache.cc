@@ -174,7 +174,7 @@ const std::shared_ptr<const NodeTable>& SpreadCache::Refresh(std::span<const Nod
   if (continued && delta != nullptr && delta->from_generation == refreshed_generation_) {
     bool applied = true;
     for (const NodeInfo* ni : delta->changed) {
-      const int32_t slot = ni->node() ? table_->Find(ni->node()) : -1;
+      const int32_t slot = ni->node() ? table_->SlotOf(*ni) : -1;
       // A node object that is new to the table means the table must be rebuilt.
       if (slot < 0 || nodes[slot] != ni) {
         applied = false;

@@ -52,6 +52,46 @@ TEST(PtrIndexTest, FindsWhatWasInserted) {
   EXPECT_EQ(PtrIndex().Find(&objects[0]), -1);
 }
 
+// A node's slot comes from its NodeInfo's list position when that position holds the same
+// node, and from the address index otherwise: both must give the same slot.
+TEST(NodeTableTest, SlotsFromListPositionsAgreeWithTheAddressIndex) {
+  NodeList nodes;
+  for (int i = 0; i < 40; ++i)
+    nodes.push_back(N("n" + std::to_string(i), {{"zone", "z" + std::to_string(i % 3)}}));
+  const Snapshot snapshot = Snapshot::Build(nodes, {});
+  const NodeTable table(snapshot.nodes(), 1);
+  for (size_t i = 0; i < snapshot.size(); ++i) {
+    const NodeInfo& info = *snapshot.nodes()[i];
+    EXPECT_EQ(info.list_index(), static_cast<int32_t>(i));
+    EXPECT_EQ(table.SlotOf(info), static_cast<int32_t>(i));
+    EXPECT_EQ(table.SlotOf(info), table.Find(info.node()));
+  }
+  // A clone (preemption's dry runs) carries the position along with the same node.
+  const NodeInfo& seventh = *snapshot.nodes()[7];
+  EXPECT_EQ(table.SlotOf(*seventh.Clone()), 7);
+  // Outside any snapshot: no position, found by address.
+  NodeInfo outside(seventh.node_ptr());
+  EXPECT_EQ(outside.list_index(), -1);
+  EXPECT_EQ(table.SlotOf(outside), 7);
+  // A stale position that holds another node is not trusted.
+  SnapshotEditor::SetListIndex(outside, 2);
+  EXPECT_EQ(table.SlotOf(outside), 7);
+  SnapshotEditor::SetListIndex(outside, 4000);
+  EXPECT_EQ(table.SlotOf(outside), 7);
+  // A node the table does not have.
+  const NodeInfo stranger(N("n7", {{"zone", "z1"}}));
+  EXPECT_EQ(table.SlotOf(stranger), -1);
+  EXPECT_EQ(table.SlotOf(NodeInfo()), -1);
+  // Positions follow the list when it is rebuilt without some nodes.
+  nodes.erase(nodes.begin(), nodes.begin() + 5);
+  const Snapshot smaller = Snapshot::Build(nodes, {});
+  const NodeTable smaller_table(smaller.nodes(), 2);
+  for (size_t i = 0; i < smaller.size(); ++i) {
+    EXPECT_EQ(smaller.nodes()[i]->list_index(), static_cast<int32_t>(i));
+    EXPECT_EQ(smaller_table.SlotOf(*smaller.nodes()[i]), static_cast<int32_t>(i));
+  }
+}
+
 TEST(SpreadCacheTest, PodsAddedInPlaceAreSeen) {
   Fixture fx({N("n1", {{"zone", "z1"}}), N("n2", {{"zone", "z2"}})}, {P("a", "n1", {{"foo", ""}})});
   EXPECT_EQ(ZoneCounts(fx, kZonePod, fx.Nodes(), {"z1", "z2"}),
