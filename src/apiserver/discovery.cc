@@ -20,6 +20,26 @@ std::vector<std::string> Verbs(const ResourceInfo& r) {
   return {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
 }
 
+// kubectl's `get all` expands the "all" category from discovery.
+bool InCategoryAll(const ResourceInfo& r) {
+  return r.plural == "pods" || r.plural == "services" || r.plural == "deployments" ||
+         r.plural == "replicasets" || r.plural == "statefulsets" || r.plural == "daemonsets" ||
+         r.plural == "replicationcontrollers";
+}
+
+// What a subresource takes and returns.
+struct SubresourceShape {
+  std::string group, version, kind;
+  std::vector<std::string> verbs;
+};
+
+SubresourceShape ShapeOf(const ResourceInfo& r, const std::string& sub) {
+  if (sub == "status") return {r.group, r.version, r.kind, {"get", "patch", "update"}};
+  if (sub == "scale") return {"autoscaling", "v1", "Scale", {"get", "patch", "update"}};
+  if (sub == "eviction") return {"policy", "v1", "Eviction", {"create"}};
+  return {"", "v1", "Binding", {"create"}};
+}
+
 Json ResourceList(std::string_view group, std::string_view version) {
   Json resources = Json::array();
   for (const auto& r : ServedResources()) {
@@ -30,25 +50,19 @@ Json ResourceList(std::string_view group, std::string_view version) {
                   {"kind", r.kind},
                   {"verbs", Verbs(r)}};
     if (!r.short_names.empty()) entry["shortNames"] = r.short_names;
-    if (r.plural == "pods" || r.plural == "services" || r.plural == "deployments" ||
-        r.plural == "replicasets" || r.plural == "statefulsets" || r.plural == "daemonsets" ||
-        r.plural == "replicationcontrollers") {
-      entry["categories"] = {"all"};
-    }
+    if (InCategoryAll(r)) entry["categories"] = {"all"};
     resources.push_back(entry);
     for (const auto& sub : r.subresources) {
-      std::string kind = sub == "binding" ? "Binding" : sub == "eviction" ? "Eviction" : r.kind;
-      std::vector<std::string> verbs = sub == "status"
-                                           ? std::vector<std::string>{"get", "patch", "update"}
-                                           : std::vector<std::string>{"create"};
+      const SubresourceShape shape = ShapeOf(r, sub);
       Json s = {{"name", r.plural + "/" + sub},
                 {"singularName", ""},
                 {"namespaced", r.namespaced},
-                {"kind", kind},
-                {"verbs", verbs}};
-      if (sub == "eviction") {
-        s["group"] = "policy";
-        s["version"] = "v1";
+                {"kind", shape.kind},
+                {"verbs", shape.verbs}};
+      // A kind of another group than the resource's names its group and version.
+      if (shape.group != r.group) {
+        s["group"] = shape.group;
+        s["version"] = shape.version;
       }
       resources.push_back(s);
     }
@@ -85,13 +99,14 @@ Json AggregatedGroup(const std::string& group) {
                   {"singularResource", r.singular},
                   {"verbs", Verbs(r)}};
     if (!r.short_names.empty()) entry["shortNames"] = r.short_names;
+    if (InCategoryAll(r)) entry["categories"] = {"all"};
     Json subs = Json::array();
     for (const auto& sub : r.subresources) {
-      std::string kind = sub == "binding" ? "Binding" : sub == "eviction" ? "Eviction" : r.kind;
-      subs.push_back(
-          {{"subresource", sub},
-           {"responseKind", {{"group", ""}, {"version", "v1"}, {"kind", kind}}},
-           {"verbs", sub == "status" ? Json{"get", "patch", "update"} : Json{"create"}}});
+      const SubresourceShape shape = ShapeOf(r, sub);
+      subs.push_back({{"subresource", sub},
+                      {"responseKind",
+                       {{"group", shape.group}, {"version", shape.version}, {"kind", shape.kind}}},
+                      {"verbs", shape.verbs}});
     }
     if (!subs.empty()) entry["subresources"] = subs;
     resources.push_back(entry);

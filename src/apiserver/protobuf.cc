@@ -261,6 +261,24 @@ const Schema kRoleBinding{{{1, "metadata", Kind::kMessage, false, &kObjectMeta},
                            {2, "subjects", Kind::kMessage, kRep, &kSubject},
                            {3, "roleRef", Kind::kMessage, false, &kRoleRef}}};
 
+// The review kinds a client sends about itself (`kubectl auth can-i`, `kubectl auth whoami`);
+// their statuses are the server's to fill in.
+const Schema kResourceAttributes{{{1, "namespace", Kind::kString},
+                                  {2, "verb", Kind::kString},
+                                  {3, "group", Kind::kString},
+                                  {4, "version", Kind::kString},
+                                  {5, "resource", Kind::kString},
+                                  {6, "subresource", Kind::kString},
+                                  {7, "name", Kind::kString}}};
+const Schema kNonResourceAttributes{{{1, "path", Kind::kString}, {2, "verb", Kind::kString}}};
+const Schema kSelfSubjectAccessReviewSpec{
+    {{1, "resourceAttributes", Kind::kMessage, false, &kResourceAttributes},
+     {2, "nonResourceAttributes", Kind::kMessage, false, &kNonResourceAttributes}}};
+const Schema kSelfSubjectAccessReview{
+    {{1, "metadata", Kind::kMessage, false, &kObjectMeta},
+     {2, "spec", Kind::kMessage, false, &kSelfSubjectAccessReviewSpec}}};
+const Schema kSelfSubjectReview{{{1, "metadata", Kind::kMessage, false, &kObjectMeta}}};
+
 const Schema* SchemaFor(std::string_view api_version, std::string_view kind) {
   static const std::map<std::pair<std::string_view, std::string_view>, const Schema*> kKinds = {
       {{"v1", "ConfigMap"}, &kConfigMap},
@@ -280,6 +298,8 @@ const Schema* SchemaFor(std::string_view api_version, std::string_view kind) {
       {{"rbac.authorization.k8s.io/v1", "ClusterRole"}, &kRole},
       {{"rbac.authorization.k8s.io/v1", "RoleBinding"}, &kRoleBinding},
       {{"rbac.authorization.k8s.io/v1", "ClusterRoleBinding"}, &kRoleBinding},
+      {{"authorization.k8s.io/v1", "SelfSubjectAccessReview"}, &kSelfSubjectAccessReview},
+      {{"authentication.k8s.io/v1", "SelfSubjectReview"}, &kSelfSubjectReview},
   };
   auto it = kKinds.find({api_version, kind});
   return it == kKinds.end() ? nullptr : it->second;

@@ -45,6 +45,20 @@ TEST(ProtobufTest, ConfigMapAsKubectlSendsIt) {
       "metadata":{"name":"cm","labels":{"app":"x"}},"data":{"a":"b"},"binaryData":{"bin":"AQI="}})"));
 }
 
+TEST(ProtobufTest, ReviewsAsKubectlAuthSendsThem) {
+  // `kubectl auth can-i create pods`: spec{resourceAttributes{namespace, verb, resource}}.
+  const std::string attrs = Str(1, "default") + Str(2, "create") + Str(5, "pods");
+  auto can = DecodeProtobufObject(Envelope("authorization.k8s.io/v1", "SelfSubjectAccessReview",
+                                           Msg(1, "") + Msg(2, Msg(1, attrs))));
+  ASSERT_TRUE(can.ok()) << can.error().message;
+  EXPECT_EQ(*can, json::parse(R"({"apiVersion":"authorization.k8s.io/v1",
+      "kind":"SelfSubjectAccessReview","metadata":{},"spec":{"resourceAttributes":
+      {"namespace":"default","verb":"create","resource":"pods"}}})"));
+  auto who = DecodeProtobufObject(Envelope("authentication.k8s.io/v1", "SelfSubjectReview", ""));
+  ASSERT_TRUE(who.ok()) << who.error().message;
+  EXPECT_EQ((*who)["kind"], "SelfSubjectReview");
+}
+
 TEST(ProtobufTest, DeploymentWithZerosThatMatter) {
   const std::string container =
       Str(1, "pause") + Str(2, "pause") + Msg(8, Msg(2, Str(1, "cpu") + Msg(2, Str(1, "100m"))));

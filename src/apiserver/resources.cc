@@ -34,12 +34,12 @@ const std::vector<ResourceInfo>& ServedResources() {
     add("", "persistentvolumeclaims", "persistentvolumeclaim", "PersistentVolumeClaim", true,
         {"pvc"}, {"status"});
     add("", "replicationcontrollers", "replicationcontroller", "ReplicationController", true,
-        {"rc"}, {"status"});
+        {"rc"}, {"status", "scale"});
     add("", "limitranges", "limitrange", "LimitRange", true, {"limits"});
     add("", "resourcequotas", "resourcequota", "ResourceQuota", true, {"quota"}, {"status"});
-    add("apps", "deployments", "deployment", "Deployment", true, {"deploy"}, {"status"});
-    add("apps", "replicasets", "replicaset", "ReplicaSet", true, {"rs"}, {"status"});
-    add("apps", "statefulsets", "statefulset", "StatefulSet", true, {"sts"}, {"status"});
+    add("apps", "deployments", "deployment", "Deployment", true, {"deploy"}, {"status", "scale"});
+    add("apps", "replicasets", "replicaset", "ReplicaSet", true, {"rs"}, {"status", "scale"});
+    add("apps", "statefulsets", "statefulset", "StatefulSet", true, {"sts"}, {"status", "scale"});
     add("apps", "daemonsets", "daemonset", "DaemonSet", true, {"ds"}, {"status"});
     add("apps", "controllerrevisions", "controllerrevision", "ControllerRevision", true);
     add("coordination.k8s.io", "leases", "lease", "Lease", true);
@@ -58,6 +58,12 @@ const std::vector<ResourceInfo>& ServedResources() {
         "ClusterRoleBinding", false);
     add("rbac.authorization.k8s.io", "roles", "role", "Role", true);
     add("rbac.authorization.k8s.io", "rolebindings", "rolebinding", "RoleBinding", true);
+    add("authorization.k8s.io", "selfsubjectaccessreviews", "selfsubjectaccessreview",
+        "SelfSubjectAccessReview", false);
+    r.back().create_only = true;
+    add("authentication.k8s.io", "selfsubjectreviews", "selfsubjectreview", "SelfSubjectReview",
+        false);
+    r.back().create_only = true;
     return r;
   }();
   return kResources;

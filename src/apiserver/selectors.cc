@@ -1,6 +1,7 @@
 #include "apiserver/selectors.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -87,6 +88,29 @@ bool MatchLabel(const LabelReq& r, const nlohmann::json* labels) {
 Error BadSelector(std::string_view text, std::string_view why) {
   return Error{fmt::format("unable to parse requirement: {}: {}", text, why),
                ErrorCode::kBadRequest};
+}
+
+std::string StringMember(const nlohmann::json& obj, std::string_view key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// One requirement of a selector in label-selector syntax, as kube-apiserver prints it.
+std::string Requirement(const nlohmann::json& expr) {
+  const std::string key = StringMember(expr, "key");
+  const std::string op = StringMember(expr, "operator");
+  std::vector<std::string> values;
+  if (auto it = expr.find("values"); it != expr.end() && it->is_array()) {
+    for (const auto& v : *it)
+      if (v.is_string()) values.push_back(v.get<std::string>());
+  }
+  std::sort(values.begin(), values.end());
+  if (op == "Exists") return key;
+  if (op == "DoesNotExist") return "!" + key;
+  const std::string list = fmt::format("{}", fmt::join(values, ","));
+  if (op == "In") return fmt::format("{} in ({})", key, list);
+  if (op == "NotIn") return fmt::format("{} notin ({})", key, list);
+  return fmt::format("{} {} ({})", key, op, list);
 }
 
 }  // namespace
@@ -216,6 +240,34 @@ Result<ObjectFilter> ParseFieldSelector(const ResourceInfo& r, std::string_view 
     }
     return true;
   });
+}
+
+std::string FormatSelector(const nlohmann::json& selector) {
+  if (!selector.is_object()) return {};
+  std::vector<std::pair<std::string, std::string>> parts;  // key, requirement
+  const bool label_selector =
+      selector.contains("matchLabels") || selector.contains("matchExpressions") || selector.empty();
+  const nlohmann::json* labels = label_selector ? nullptr : &selector;
+  if (label_selector) {
+    if (auto it = selector.find("matchLabels"); it != selector.end() && it->is_object())
+      labels = &*it;
+    if (auto it = selector.find("matchExpressions"); it != selector.end() && it->is_array()) {
+      for (const auto& e : *it)
+        if (e.is_object()) parts.emplace_back(StringMember(e, "key"), Requirement(e));
+    }
+  }
+  if (labels != nullptr) {
+    for (const auto& [k, v] : labels->items())
+      parts.emplace_back(k, k + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
+  }
+  std::stable_sort(parts.begin(), parts.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string out;
+  for (const auto& [key, text] : parts) {
+    if (!out.empty()) out += ",";
+    out += text;
+  }
+  return out;
 }
 
 }  // namespace berth::apiserver

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 #include <string_view>
 
 #include "apiserver/resources.h"
@@ -16,6 +17,12 @@ Result<ObjectFilter> ParseLabelSelector(std::string_view text);
 // Parses a field selector for resource `r`; fields outside kube-apiserver's allowlist for the
 // resource are BadRequest ("field label not supported: X").
 Result<ObjectFilter> ParseFieldSelector(const ResourceInfo& r, std::string_view text);
+
+// A selector in the query-string form, as kube-apiserver prints one (a Scale's
+// status.selector, kubectl's SELECTOR column): a LabelSelector (matchLabels,
+// matchExpressions) or a plain label map (a ReplicationController's or a Service's), its
+// requirements sorted by key; "" for an empty or absent one.
+std::string FormatSelector(const nlohmann::json& selector);
 
 // The value of a field path ("spec.nodeName") of an object, "" when absent.
 std::string FieldValue(const nlohmann::json& obj, std::string_view path);

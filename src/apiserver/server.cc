@@ -24,6 +24,8 @@
 #include "apiserver/patch.h"
 #include "apiserver/protobuf.h"
 #include "apiserver/resources.h"
+#include "apiserver/reviews.h"
+#include "apiserver/scale.h"
 #include "apiserver/selectors.h"
 #include "apiserver/store.h"
 #include "apiserver/table.h"
@@ -358,6 +360,7 @@ struct Server::Impl {
   HttpResponse Create(HttpRequest& req, const Target& t);
   HttpResponse CreateObject(HttpRequest& req, const Target& t, Json obj);
   HttpResponse Update(HttpRequest& req, const Target& t);
+  HttpResponse Scale(HttpRequest& req, const Target& t);
   HttpResponse Patch(HttpRequest& req, const Target& t);
   HttpResponse Delete(HttpRequest& req, const Target& t);
   HttpResponse DeleteCollection(HttpRequest& req, const Target& t);
@@ -561,6 +564,14 @@ HttpResponse Server::Impl::HandleResource(HttpRequest& req, const Target& t) {
     return ErrorResponse(Error{"the server does not allow this method on the requested resource",
                                ErrorCode::kMethodNotAllowed});
   };
+  if (IsReview(res)) {
+    if (m != "POST" || !t.name.empty()) return not_allowed();
+    auto body = DecodeBody(req);
+    if (!body.ok()) return ErrorResponse(body.error());
+    auto answer = AnswerReview(res, *body);
+    if (!answer.ok()) return ErrorResponse(answer.error());
+    return JsonResponse(201, answer->dump());
+  }
   if (res.create_only) {  // bindings
     if (m != "POST" || !t.name.empty()) return not_allowed();
     auto fv = ParseFieldValidation(req.Query("fieldValidation"), "CreateOptions");
@@ -592,6 +603,10 @@ HttpResponse Server::Impl::HandleResource(HttpRequest& req, const Target& t) {
     auto gone = store->Delete(res, t.ns, t.name, std::nullopt, false, Durability::kLater);
     if (!gone.ok()) return ErrorResponse(gone.error(), res.plural, t.name);
     return AfterDurable(gone->rv, SuccessStatus(201));
+  }
+  if (t.subresource == "scale") {
+    if (m != "GET" && m != "PUT" && m != "PATCH") return not_allowed();
+    return Scale(req, t);
   }
   if (m == "GET") {
     auto got = store->Get(res, t.ns, t.name);
@@ -810,6 +825,51 @@ HttpResponse Server::Impl::Update(HttpRequest& req, const Target& t) {
   if (!result.ok())
     return WithWarnings(ErrorResponse(result.error(), res.plural, t.name), warnings);
   return WithWarnings(AfterDurable(result->rv, JsonResponse(200, *result->text)), warnings);
+}
+
+HttpResponse Server::Impl::Scale(HttpRequest& req, const Target& t) {
+  const ResourceInfo& res = *t.resource;
+  if (req.method == "GET") {
+    auto got = store->Get(res, t.ns, t.name);
+    if (!got.ok()) return ErrorResponse(got.error(), res.plural, t.name);
+    return JsonResponse(200, ScaleOf(*got->object).dump());
+  }
+  // PUT sends a whole Scale; PATCH a patch of the current one (the form `kubectl scale` uses).
+  std::optional<PatchType> type;
+  if (req.method == "PATCH") {
+    auto t_or = PatchTypeFor(req.Header("content-type"));
+    if (!t_or.ok()) return ErrorResponse(t_or.error());
+    if (*t_or == PatchType::kApplyPatch) {
+      return ErrorResponse(Error{"server-side apply is not supported on the scale subresource",
+                                 ErrorCode::kUnsupportedMediaType});
+    }
+    type = *t_or;
+  }
+  Json body = Json::parse(req.body, nullptr, false);
+  if (body.is_discarded() || !(body.is_object() || (type && body.is_array()))) {
+    return ErrorResponse(
+        Error{"the body of the request could not be decoded as a Scale", ErrorCode::kBadRequest});
+  }
+  auto pcs = PriorityClasses();
+  const FieldManagerContext managers = ManagerFor(req, res, t.subresource);
+  auto result = store->Mutate(
+      res, t.ns, t.name,
+      [&](const Json* current) -> Result<Json> {
+        Json scale = body;
+        if (type) {
+          auto patched = ApplyPatch(ScaleOf(*current), body, *type);
+          if (!patched.ok()) return patched.error();
+          scale = std::move(patched).value();
+        }
+        auto next = WithScale(*current, scale, t.name);
+        if (!next.ok()) return next.error();
+        if (auto ok = Admit(res, *next, false, pcs); !ok.ok()) return ok.error();
+        RecordUpdateManagedFields(current, *next, managers);
+        return next;
+      },
+      false, req.Query("dryRun") == "All", nullptr, Durability::kLater);
+  if (!result.ok()) return ErrorResponse(result.error(), res.plural, t.name);
+  return AfterDurable(result->rv, JsonResponse(200, ScaleOf(*result->object).dump()));
 }
 
 HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
@@ -1237,10 +1297,10 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
       {"apiVersion", "v1"},
       {"kind", "Config"},
       {"clusters", {{{"name", "berth"}, {"cluster", cluster}}}},
-      {"users", {{{"name", "berth-admin"}, {"user", {{"token", server->impl_->token}}}}}},
+      {"users", {{{"name", kAdminUser}, {"user", {{"token", server->impl_->token}}}}}},
       {"contexts",
        {{{"name", "berth"},
-         {"context", {{"cluster", "berth"}, {"user", "berth-admin"}, {"namespace", "default"}}}}}},
+         {"context", {{"cluster", "berth"}, {"user", kAdminUser}, {"namespace", "default"}}}}}},
       {"current-context", "berth"},
       {"preferences", Json::object()}};
   server->impl_->kubeconfig_path = dir + "/kubeconfig";

@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <initializer_list>
+#include <utility>
+
 #include "api/codec.h"
+#include "apiserver/scale.h"
 #include "apiserver/selectors.h"
 
 namespace berth::apiserver {
@@ -55,7 +59,140 @@ std::vector<Column> ColumnsFor(const ResourceInfo& r) {
             {"Object", "string", 0},
             {"Message", "string", 0}};
   }
+  if (r.group == "apps" && r.plural == "deployments") {
+    return {{"Name", "string", 0, "name"}, {"Ready", "string", 0},   {"Up-to-date", "integer", 0},
+            {"Available", "integer", 0},   {"Age", "string", 0},     {"Containers", "string", 1},
+            {"Images", "string", 1},       {"Selector", "string", 1}};
+  }
+  if ((r.group == "apps" && r.plural == "replicasets") ||
+      (r.group.empty() && r.plural == "replicationcontrollers")) {
+    return {{"Name", "string", 0, "name"}, {"Desired", "integer", 0}, {"Current", "integer", 0},
+            {"Ready", "integer", 0},       {"Age", "string", 0},      {"Containers", "string", 1},
+            {"Images", "string", 1},       {"Selector", "string", 1}};
+  }
+  if (r.group == "apps" && r.plural == "statefulsets") {
+    return {{"Name", "string", 0, "name"},
+            {"Ready", "string", 0},
+            {"Age", "string", 0},
+            {"Containers", "string", 1},
+            {"Images", "string", 1}};
+  }
+  if (r.group == "apps" && r.plural == "daemonsets") {
+    return {
+        {"Name", "string", 0, "name"},  {"Desired", "integer", 0},    {"Current", "integer", 0},
+        {"Ready", "integer", 0},        {"Up-to-date", "integer", 0}, {"Available", "integer", 0},
+        {"Node Selector", "string", 0}, {"Age", "string", 0},         {"Containers", "string", 1},
+        {"Images", "string", 1},        {"Selector", "string", 1}};
+  }
+  if (r.group.empty() && r.plural == "services") {
+    return {{"Name", "string", 0, "name"}, {"Type", "string", 0},    {"Cluster-IP", "string", 0},
+            {"External-IP", "string", 0},  {"Port(s)", "string", 0}, {"Age", "string", 0},
+            {"Selector", "string", 1}};
+  }
   return {{"Name", "string", 0, "name"}, {"Age", "string", 0}};
+}
+
+int64_t IntField(const Json& obj, std::initializer_list<const char*> path, int64_t absent = 0) {
+  const Json* v = &obj;
+  for (const char* key : path) {
+    if (!v->is_object()) return absent;
+    auto it = v->find(key);
+    if (it == v->end()) return absent;
+    v = &*it;
+  }
+  return v->is_number_integer() ? v->get<int64_t>() : absent;
+}
+
+// The pod template's containers' names and images, comma-separated (kubectl's -o wide).
+std::pair<std::string, std::string> TemplateContainers(const Json& obj) {
+  std::string names, images;
+  const Json* spec = &obj;
+  for (const char* key : {"spec", "template", "spec"}) {
+    if (!spec->is_object() || !spec->contains(key)) return {"<none>", "<none>"};
+    spec = &(*spec)[key];
+  }
+  if (!spec->is_object() || !spec->contains("containers") || !(*spec)["containers"].is_array()) {
+    return {"<none>", "<none>"};
+  }
+  for (const auto& c : (*spec)["containers"]) {
+    if (!c.is_object()) continue;
+    if (!names.empty()) names += ",";
+    if (!images.empty()) images += ",";
+    names += c.value("name", "");
+    images += c.value("image", "");
+  }
+  return {OrNone(names), OrNone(images)};
+}
+
+// A workload's cells; status counts are 0 until something (not this server) reports them.
+Json WorkloadCells(const ResourceInfo& r, const Json& obj, int64_t now) {
+  const std::string name = FieldValue(obj, "metadata.name");
+  const int64_t desired = IntField(obj, {"spec", "replicas"}, 1);
+  const auto [containers, images] = TemplateContainers(obj);
+  const Json* selector = nullptr;
+  if (auto spec = obj.find("spec"); spec != obj.end() && spec->is_object()) {
+    if (auto it = spec->find("selector"); it != spec->end()) selector = &*it;
+  }
+  const std::string selected = OrNone(selector ? FormatSelector(*selector) : "");
+  if (r.plural == "deployments") {
+    return Json::array({name,
+                        fmt::format("{}/{}", IntField(obj, {"status", "readyReplicas"}), desired),
+                        IntField(obj, {"status", "updatedReplicas"}),
+                        IntField(obj, {"status", "availableReplicas"}), Age(obj, now), containers,
+                        images, selected});
+  }
+  if (r.plural == "statefulsets") {
+    return Json::array({name,
+                        fmt::format("{}/{}", IntField(obj, {"status", "readyReplicas"}), desired),
+                        Age(obj, now), containers, images});
+  }
+  if (r.plural == "daemonsets") {
+    std::string node_selector;
+    const Json* tmpl = &obj;
+    for (const char* key : {"spec", "template", "spec", "nodeSelector"}) {
+      tmpl = tmpl->is_object() && tmpl->contains(key) ? &(*tmpl)[key] : nullptr;
+      if (tmpl == nullptr) break;
+    }
+    if (tmpl != nullptr && tmpl->is_object()) node_selector = FormatSelector(*tmpl);
+    return Json::array({name, IntField(obj, {"status", "desiredNumberScheduled"}),
+                        IntField(obj, {"status", "currentNumberScheduled"}),
+                        IntField(obj, {"status", "numberReady"}),
+                        IntField(obj, {"status", "updatedNumberScheduled"}),
+                        IntField(obj, {"status", "numberAvailable"}), OrNone(node_selector),
+                        Age(obj, now), containers, images, selected});
+  }
+  // replicasets, replicationcontrollers
+  return Json::array({name, desired, IntField(obj, {"status", "replicas"}),
+                      IntField(obj, {"status", "readyReplicas"}), Age(obj, now), containers, images,
+                      selected});
+}
+
+Json ServiceCells(const Json& svc, int64_t now) {
+  std::string type = FieldValue(svc, "spec.type");
+  if (type.empty()) type = "ClusterIP";
+  std::string external = "<none>";
+  if (type == "ExternalName") external = OrNone(FieldValue(svc, "spec.externalName"));
+  if (type == "LoadBalancer") external = "<pending>";
+  std::string ports;
+  if (auto spec = svc.find("spec"); spec != svc.end() && spec->is_object()) {
+    if (auto list = spec->find("ports"); list != spec->end() && list->is_array()) {
+      for (const auto& p : *list) {
+        if (!p.is_object()) continue;
+        if (!ports.empty()) ports += ",";
+        ports += std::to_string(IntField(p, {"port"}));
+        if (int64_t node_port = IntField(p, {"nodePort"}); node_port > 0)
+          ports += ":" + std::to_string(node_port);
+        ports += "/" + p.value("protocol", std::string("TCP"));
+      }
+    }
+  }
+  std::string selector;
+  if (auto spec = svc.find("spec"); spec != svc.end() && spec->is_object()) {
+    if (auto it = spec->find("selector"); it != spec->end()) selector = FormatSelector(*it);
+  }
+  return Json::array({FieldValue(svc, "metadata.name"), type,
+                      OrNone(FieldValue(svc, "spec.clusterIP")), external, OrNone(ports),
+                      Age(svc, now), OrNone(selector)});
 }
 
 Json PodCells(const Json& pod, int64_t now) {
@@ -189,6 +326,10 @@ Json ToTable(const ResourceInfo& r, const std::vector<const Json*>& objects, int
           {FieldValue(*obj, "metadata.name"), phase.empty() ? "Active" : phase, Age(*obj, now)});
     } else if (r.plural == "events") {
       cells = EventCells(*obj, now);
+    } else if (r.group.empty() && r.plural == "services") {
+      cells = ServiceCells(*obj, now);
+    } else if (HasScale(r) || (r.group == "apps" && r.plural == "daemonsets")) {
+      cells = WorkloadCells(r, *obj, now);
     } else {
       cells = Json::array({FieldValue(*obj, "metadata.name"), Age(*obj, now)});
     }

@@ -1,5 +1,6 @@
 // meta.k8s.io/v1 Table output for `kubectl get`: the columns kube-apiserver prints for pods,
-// nodes, namespaces and events, NAME/AGE for everything else.
+// nodes, namespaces, events, services and the workload kinds (deployments, replicasets,
+// statefulsets, daemonsets, replicationcontrollers), NAME/AGE for everything else.
 #pragma once
 
 #include <cstdint>

@@ -9,6 +9,7 @@ kubeconfig `berth up` wrote) and python3-kubernetes. Prints one line per check a
 "N passed, M failed" line; exits non-zero on failure.
 """
 import json
+import re
 import os
 import shutil
 import signal
@@ -584,7 +585,34 @@ def check_explain_live(up):
     up.kubectl(["delete", "pod", "picky", "--wait=false"])
 
 
-CHECKS = [check_nodes_ready, check_kubectl_verbs, check_list_manifests,
+def check_workloads_and_auth(up):
+    """`kubectl scale`, `get all` and the workload columns, `auth can-i` and `auth whoami`."""
+    up.kubectl(["create", "deployment", "web", "--image=nginx", "--replicas=3"])
+    up.kubectl(["scale", "deployment", "web", "--replicas=5"])
+    got = json.loads(up.kubectl(["get", "deployment", "web", "-o", "json"])[1])
+    if got["spec"]["replicas"] != 5:
+        raise Fail("kubectl scale: spec.replicas is %s" % got["spec"]["replicas"])
+    rc, _, err = up.kubectl(["scale", "deployment", "web", "--replicas=1", "--current-replicas=3"],
+                            check=False)
+    if rc == 0 or "Expected replicas to be 3, was 5" not in err:
+        raise Fail("kubectl scale --current-replicas with a stale count: rc %d, %s" % (rc, err))
+    out = up.kubectl(["get", "deployments", "-o", "wide"])[1]
+    if not re.search(r"^web\s+0/5\s+0\s+0\s+\S+\s+nginx\s+nginx\s+app=web$", out, re.M):
+        raise Fail("kubectl get deployments -o wide:\n" + out)
+    up.kubectl(["create", "service", "clusterip", "web", "--tcp=80:8080"])
+    out = up.kubectl(["get", "all"])[1]
+    for want in ("deployment.apps/web", "service/web"):
+        if want not in out:
+            raise Fail("kubectl get all lacks %s:\n%s" % (want, out))
+    if up.kubectl(["auth", "can-i", "create", "pods"])[1].strip() != "yes":
+        raise Fail("kubectl auth can-i create pods did not say yes")
+    if "berth-admin" not in up.kubectl(["auth", "whoami"])[1]:
+        raise Fail("kubectl auth whoami does not name berth-admin")
+    up.kubectl(["delete", "deployment", "web"])
+    up.kubectl(["delete", "service", "web"])
+
+
+CHECKS = [check_nodes_ready, check_kubectl_verbs, check_workloads_and_auth, check_list_manifests,
           check_server_side_apply_managers, check_kubectl_create_generators, check_watch,
           check_capacity_live, check_explain_live,
           check_batch_bound,

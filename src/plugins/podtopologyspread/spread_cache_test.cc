@@ -56,8 +56,9 @@ TEST(PtrIndexTest, FindsWhatWasInserted) {
 // node, and from the address index otherwise: both must give the same slot.
 TEST(NodeTableTest, SlotsFromListPositionsAgreeWithTheAddressIndex) {
   NodeList nodes;
+  const char* zones[] = {"z0", "z1", "z2"};
   for (int i = 0; i < 40; ++i)
-    nodes.push_back(N("n" + std::to_string(i), {{"zone", "z" + std::to_string(i % 3)}}));
+    nodes.push_back(N("n" + std::to_string(i), {{"zone", zones[i % 3]}}));
   const Snapshot snapshot = Snapshot::Build(nodes, {});
   const NodeTable table(snapshot.nodes(), 1);
   for (size_t i = 0; i < snapshot.size(); ++i) {
