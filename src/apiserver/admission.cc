@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <initializer_list>
+#include <utility>
+
 #include "berth/api/quantity.h"
 
 namespace berth::apiserver {
@@ -57,6 +60,92 @@ bool IsDnsSubdomain(const std::string& name) {
   return true;
 }
 
+// The API's defaults for a pod spec (a pod's, or a workload's template), where absent. Set one
+// by one: a table of Json values would build and copy each per create.
+void DefaultPodSpec(Json& spec) {
+  if (!spec.is_object()) return;
+  for (const char* list : {"initContainers", "containers"}) {
+    auto it = spec.find(list);
+    if (it == spec.end() || !it->is_array()) continue;
+    for (Json& c : *it) {
+      if (!c.is_object()) continue;
+      if (!c.contains("terminationMessagePath")) {
+        c["terminationMessagePath"] = "/dev/termination-log";
+      }
+      if (!c.contains("terminationMessagePolicy")) c["terminationMessagePolicy"] = "File";
+      if (!c.contains("imagePullPolicy")) {
+        const std::string image = c.value("image", "");
+        const bool latest =
+            image.find(':') == std::string::npos || image.substr(image.rfind(':')) == ":latest";
+        c["imagePullPolicy"] = latest ? "Always" : "IfNotPresent";
+      }
+    }
+  }
+  if (!spec.contains("schedulerName") || spec["schedulerName"] == "") {
+    spec["schedulerName"] = "default-scheduler";
+  }
+  if (!spec.contains("restartPolicy")) spec["restartPolicy"] = "Always";
+  if (!spec.contains("dnsPolicy")) spec["dnsPolicy"] = "ClusterFirst";
+  if (!spec.contains("terminationGracePeriodSeconds")) spec["terminationGracePeriodSeconds"] = 30;
+  if (!spec.contains("securityContext")) spec["securityContext"] = Json::object();
+}
+
+// `obj[key]`, made an object when absent or not one.
+Json& ObjectMember(Json& obj, const char* key) {
+  Json& v = obj[key];
+  if (!v.is_object()) v = Json::object();
+  return v;
+}
+
+void DefaultRollingUpdate(Json& strategy,
+                          std::initializer_list<std::pair<const char*, Json>> fields) {
+  if (!strategy.contains("type")) strategy["type"] = "RollingUpdate";
+  if (strategy["type"] != "RollingUpdate") return;
+  Json& rolling = ObjectMember(strategy, "rollingUpdate");
+  for (const auto& [key, value] : fields)
+    if (!rolling.contains(key)) rolling[key] = value;
+}
+
+// The API's defaults for the workload kinds (as kube-apiserver applies them to every write):
+// replicas, update strategies, history limits and the pod template's spec.
+void DefaultWorkload(const ResourceInfo& r, Json& obj) {
+  Json& spec = ObjectMember(obj, "spec");
+  if (r.plural != "daemonsets" && !spec.contains("replicas")) spec["replicas"] = 1;
+  if (r.plural == "deployments") {
+    DefaultRollingUpdate(ObjectMember(spec, "strategy"),
+                         {{"maxUnavailable", "25%"}, {"maxSurge", "25%"}});
+    if (!spec.contains("progressDeadlineSeconds")) spec["progressDeadlineSeconds"] = 600;
+  } else if (r.plural == "statefulsets") {
+    if (!spec.contains("podManagementPolicy")) spec["podManagementPolicy"] = "OrderedReady";
+    DefaultRollingUpdate(ObjectMember(spec, "updateStrategy"), {{"partition", 0}});
+    Json& retention = ObjectMember(spec, "persistentVolumeClaimRetentionPolicy");
+    for (const char* when : {"whenDeleted", "whenScaled"})
+      if (!retention.contains(when)) retention[when] = "Retain";
+  } else if (r.plural == "daemonsets") {
+    DefaultRollingUpdate(ObjectMember(spec, "updateStrategy"),
+                         {{"maxUnavailable", 1}, {"maxSurge", 0}});
+  }
+  if (r.group == "apps" && r.plural != "replicasets" && !spec.contains("revisionHistoryLimit")) {
+    spec["revisionHistoryLimit"] = 10;
+  }
+  auto tmpl = spec.find("template");
+  if (tmpl == spec.end() || !tmpl->is_object()) return;
+  if (auto pod_spec = tmpl->find("spec"); pod_spec != tmpl->end()) DefaultPodSpec(*pod_spec);
+  if (r.plural == "replicationcontrollers") {
+    const Json* labels = nullptr;
+    if (auto meta = tmpl->find("metadata"); meta != tmpl->end() && meta->is_object()) {
+      if (auto it = meta->find("labels"); it != meta->end() && it->is_object() && !it->empty())
+        labels = &*it;
+    }
+    if (labels == nullptr) return;
+    if (!spec.contains("selector") || !spec["selector"].is_object() || spec["selector"].empty())
+      spec["selector"] = *labels;
+    Json& meta = ObjectMember(obj, "metadata");
+    if (!meta.contains("labels") || !meta["labels"].is_object() || meta["labels"].empty())
+      meta["labels"] = *labels;
+  }
+}
+
 VoidResult AdmitPod(const ResourceInfo& r, Json& pod, bool is_create,
                     const PriorityClassLookup& lookup) {
   Json& spec = pod["spec"];
@@ -81,30 +170,13 @@ VoidResult AdmitPod(const ResourceInfo& r, Json& pod, bool is_create,
           if (!ok.ok()) return ok;
         }
       }
-      if (is_create && !c.contains("terminationMessagePath")) {
-        c["terminationMessagePath"] = "/dev/termination-log";
-        c["terminationMessagePolicy"] = "File";
-      }
-      if (is_create && !c.contains("imagePullPolicy")) {
-        std::string image = c.value("image", "");
-        bool latest =
-            image.find(':') == std::string::npos || image.substr(image.rfind(':')) == ":latest";
-        c["imagePullPolicy"] = latest ? "Always" : "IfNotPresent";
-      }
     }
   }
   if (spec.contains("overhead")) {
     if (auto ok = CheckResourceList(r, pod, spec["overhead"], "spec.overhead"); !ok.ok()) return ok;
   }
   if (!is_create) return {};
-  if (!spec.contains("schedulerName") || spec["schedulerName"] == "") {
-    spec["schedulerName"] = "default-scheduler";
-  }
-  // Defaults set one by one: a table of Json values would build and copy each per create.
-  if (!spec.contains("restartPolicy")) spec["restartPolicy"] = "Always";
-  if (!spec.contains("dnsPolicy")) spec["dnsPolicy"] = "ClusterFirst";
-  if (!spec.contains("terminationGracePeriodSeconds")) spec["terminationGracePeriodSeconds"] = 30;
-  if (!spec.contains("securityContext")) spec["securityContext"] = Json::object();
+  DefaultPodSpec(spec);
   // Priority admission.
   std::string class_name = spec.value("priorityClassName", "");
   std::optional<Json> pc = lookup ? lookup(class_name) : std::nullopt;
@@ -187,6 +259,10 @@ VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
         if (!ok.ok()) return ok;
       }
     }
+  }
+  if ((r.group == "apps" && r.plural != "controllerrevisions") ||
+      (r.group.empty() && r.plural == "replicationcontrollers")) {
+    DefaultWorkload(r, obj);
   }
   if (r.group.empty() && r.plural == "namespaces" && is_create) {
     obj["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;

@@ -4,6 +4,10 @@
 //   * Pods: spec.schedulerName defaults to default-scheduler; priorityClassName resolves into
 //     spec.priority (and preemptionPolicy), with the globalDefault class when none is named;
 //     status.phase Pending and status.qosClass on create; quantities validated.
+//   * Workloads (deployments, replicasets, statefulsets, daemonsets, replicationcontrollers):
+//     replicas, update strategies, revision history limits and the pod template's spec
+//     defaulted as the API does on every write; a ReplicationController's selector and labels
+//     default to its template's labels.
 //   * Nodes: capacity and allocatable quantities validated (negative values rejected).
 //   * Names: DNS-1123 subdomains for pods, nodes and namespaces.
 // Errors are Invalid (422) or Forbidden (403), worded as kube-apiserver's.

@@ -27,5 +27,53 @@ TEST(AdmissionTest, NamesMustBeLowercaseRfc1123Subdomains) {
   EXPECT_TRUE(AdmitNode(std::string(253, 'a')).ok());
 }
 
+Json Admitted(const char* group, const char* plural, Json obj) {
+  auto ok = Admit(*FindResource(group, "v1", plural), obj, true,
+                  [](const std::string&) { return std::nullopt; });
+  EXPECT_TRUE(ok.ok()) << ok.error().message;
+  return obj;
+}
+
+TEST(AdmissionTest, WorkloadsGetTheApiDefaults) {
+  const Json tmpl = {{"metadata", {{"labels", {{"app", "web"}}}}},
+                     {"spec", {{"containers", {{{"name", "c"}, {"image", "nginx:1.27"}}}}}}};
+  Json deploy = Admitted("apps", "deployments", {{"spec", {{"template", tmpl}}}});
+  EXPECT_EQ(deploy["spec"]["replicas"], 1);
+  EXPECT_EQ(deploy["spec"]["strategy"], Json::parse(R"({"type":"RollingUpdate",
+                "rollingUpdate":{"maxUnavailable":"25%","maxSurge":"25%"}})"));
+  EXPECT_EQ(deploy["spec"]["revisionHistoryLimit"], 10);
+  EXPECT_EQ(deploy["spec"]["progressDeadlineSeconds"], 600);
+  const Json& pod_spec = deploy["spec"]["template"]["spec"];
+  EXPECT_EQ(pod_spec["schedulerName"], "default-scheduler");
+  EXPECT_EQ(pod_spec["restartPolicy"], "Always");
+  EXPECT_EQ(pod_spec["containers"][0]["imagePullPolicy"], "IfNotPresent");
+  EXPECT_EQ(pod_spec["containers"][0]["terminationMessagePolicy"], "File");
+
+  // What is set stays; a Recreate strategy gets no rolling update.
+  Json kept = Admitted(
+      "apps", "deployments",
+      {{"spec", {{"replicas", 0}, {"strategy", {{"type", "Recreate"}}}, {"template", tmpl}}}});
+  EXPECT_EQ(kept["spec"]["replicas"], 0);
+  EXPECT_EQ(kept["spec"]["strategy"], (Json{{"type", "Recreate"}}));
+
+  Json sts = Admitted("apps", "statefulsets", {{"spec", {{"template", tmpl}}}});
+  EXPECT_EQ(sts["spec"]["podManagementPolicy"], "OrderedReady");
+  EXPECT_EQ(sts["spec"]["updateStrategy"]["rollingUpdate"]["partition"], 0);
+  EXPECT_EQ(sts["spec"]["persistentVolumeClaimRetentionPolicy"]["whenScaled"], "Retain");
+
+  Json ds = Admitted("apps", "daemonsets", {{"spec", {{"template", tmpl}}}});
+  EXPECT_FALSE(ds["spec"].contains("replicas"));
+  EXPECT_EQ(ds["spec"]["updateStrategy"]["rollingUpdate"]["maxUnavailable"], 1);
+  EXPECT_EQ(ds["spec"]["revisionHistoryLimit"], 10);
+
+  Json rs = Admitted("apps", "replicasets", {{"spec", {{"template", tmpl}}}});
+  EXPECT_EQ(rs["spec"]["replicas"], 1);
+  EXPECT_FALSE(rs["spec"].contains("revisionHistoryLimit"));
+
+  Json rc = Admitted("", "replicationcontrollers", {{"spec", {{"template", tmpl}}}});
+  EXPECT_EQ(rc["spec"]["selector"], (Json{{"app", "web"}}));
+  EXPECT_EQ(rc["metadata"]["labels"], (Json{{"app", "web"}}));
+}
+
 }  // namespace
 }  // namespace berth::apiserver
