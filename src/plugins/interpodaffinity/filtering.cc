@@ -208,12 +208,9 @@ Status InterPodAffinity::Filter(const CycleState& state, const PodInfo& pod,
   const Node* node = node_info.node();
   if (!node) return Status::Error("node not found");
 
-  if (!SatisfyPodAffinity(*s, *node))
-    return Status::Unresolvable(std::string(kErrReasonAffinityRulesNotMatch));
-  if (!SatisfyPodAntiAffinity(*s, *node))
-    return Status::Unschedulable(std::string(kErrReasonAntiAffinityRulesNotMatch));
-  if (!SatisfyExistingPodsAntiAffinity(*s, *node))
-    return Status::Unschedulable(std::string(kErrReasonExistingAntiAffinityRulesNotMatch));
+  if (!SatisfyPodAffinity(*s, *node)) return affinity_not_match_;
+  if (!SatisfyPodAntiAffinity(*s, *node)) return anti_affinity_not_match_;
+  if (!SatisfyExistingPodsAntiAffinity(*s, *node)) return existing_anti_affinity_not_match_;
   return Status::Success();
 }
 

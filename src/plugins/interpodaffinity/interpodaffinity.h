@@ -15,6 +15,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "berth/config/plugin_args.h"
@@ -94,6 +95,14 @@ class InterPodAffinity final : public PreFilterPlugin,
   Handle& handle_;
   // Indexes kept across cycles (PreFilter and PreScore run on the scheduling thread only).
   std::unique_ptr<PluginCaches> caches_;
+  // Filter's rejections, built once (a copy costs a reference count; see Status).
+  const Status affinity_not_match_ =
+      Status::Unresolvable(std::string(kErrReasonAffinityRulesNotMatch)).WithPlugin(kName);
+  const Status anti_affinity_not_match_ =
+      Status::Unschedulable(std::string(kErrReasonAntiAffinityRulesNotMatch)).WithPlugin(kName);
+  const Status existing_anti_affinity_not_match_ =
+      Status::Unschedulable(std::string(kErrReasonExistingAntiAffinityRulesNotMatch))
+          .WithPlugin(kName);
 };
 
 }  // namespace interpodaffinity

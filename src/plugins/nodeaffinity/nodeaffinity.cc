@@ -116,10 +116,10 @@ class NodeAffinityPlugin final : public PreFilterPlugin,
     const Node* n = node.node();
     if (n == nullptr) return Status::Error("node not found");
     if (added_required_ && !NodeSelectorMatches(*added_required_, *n)) {
-      return Status::Unresolvable(std::string(kReasonEnforced));
+      return enforced_not_match_;
     }
     if (!PodMatchesNodeSelectorAndAffinityTerms(*pod, *n)) {
-      return Status::Unresolvable(std::string(kReasonPod));
+      return pod_not_match_;
     }
     return Status::Success();
   }
@@ -161,6 +161,12 @@ class NodeAffinityPlugin final : public PreFilterPlugin,
   }
 
  private:
+  // Filter's rejections, built once: most nodes fail a narrow affinity, and a copy of a Status
+  // costs a reference count where a new one allocates.
+  const Status enforced_not_match_ =
+      Status::Unresolvable(std::string(kReasonEnforced)).WithPlugin(kNodeAffinityName);
+  const Status pod_not_match_ =
+      Status::Unresolvable(std::string(kReasonPod)).WithPlugin(kNodeAffinityName);
   std::optional<NodeSelector> added_required_;
   std::vector<PreferredSchedulingTerm> added_preferred_;
 };

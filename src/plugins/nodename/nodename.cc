@@ -17,7 +17,7 @@ class NodeName final : public FilterPlugin, public EnqueueExtensions {
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override {
     const std::string& wanted = pod->spec.node_name;
     if (wanted.empty() || wanted == node.name()) return Status::Success();
-    return Status::Unresolvable("node(s) didn't match the requested node name");
+    return not_match_;
   }
 
   // Only the node the pod names can take it.
@@ -32,6 +32,11 @@ class NodeName final : public FilterPlugin, public EnqueueExtensions {
                           : QueueingHint::kQueueSkip;
              }}};
   }
+
+ private:
+  // Every node but one rejects a pod that names its node: built once, copied per node.
+  const Status not_match_ = Status::Unresolvable("node(s) didn't match the requested node name")
+                                .WithPlugin(kNodeNameName);
 };
 
 Result<std::unique_ptr<Plugin>> NewNodeName(const PluginArgs*, Handle&) {

@@ -71,7 +71,7 @@ class NodePorts final : public PreFilterPlugin, public FilterPlugin, public Enqu
     }
     for (const WantedPort& p : s->ports) {
       if (node.used_ports().CheckConflict(p.ip, p.protocol, p.port)) {
-        return Status::Unschedulable(std::string(kReason));
+        return ports_taken_;
       }
     }
     return Status::Success();
@@ -95,6 +95,11 @@ class NodePorts final : public PreFilterPlugin, public FilterPlugin, public Enqu
              }},
             {{EventResource::kNode, kAdd}, {}}};
   }
+
+ private:
+  // Built once, copied per node whose ports are taken.
+  const Status ports_taken_ =
+      Status::Unschedulable(std::string(kReason)).WithPlugin(kNodePortsName);
 };
 
 Result<std::unique_ptr<Plugin>> NewNodePorts(const PluginArgs*, Handle&) {

@@ -26,7 +26,7 @@ class NodeUnschedulable final : public FilterPlugin, public EnqueueExtensions {
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override {
     if (node.node() == nullptr) return Status::Error("node not found");
     if (node.node()->spec.unschedulable && !ToleratesUnschedulable(*pod)) {
-      return Status::Unresolvable("node(s) were unschedulable");
+      return unschedulable_;
     }
     return Status::Success();
   }
@@ -49,6 +49,11 @@ class NodeUnschedulable final : public FilterPlugin, public EnqueueExtensions {
                           : QueueingHint::kQueueSkip;
              }}};
   }
+
+ private:
+  // Built once, copied per cordoned node.
+  const Status unschedulable_ =
+      Status::Unresolvable("node(s) were unschedulable").WithPlugin(kNodeUnschedulableName);
 };
 
 Result<std::unique_ptr<Plugin>> NewNodeUnschedulable(const PluginArgs*, Handle&) {
