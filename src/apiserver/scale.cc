@@ -2,22 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <string_view>
-
 #include "apiserver/selectors.h"
 
 namespace berth::apiserver {
-namespace {
 
 using Json = nlohmann::json;
-
-std::string Str(const Json& obj, std::string_view key) {
-  if (!obj.is_object()) return {};
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-}  // namespace
 
 bool HasScale(const ResourceInfo& r) {
   return (r.group == "apps" &&
@@ -72,7 +61,7 @@ Result<Json> WithScale(const Json& object, const Json& scale, const std::string&
   next["spec"]["replicas"] = n;
   // The Scale's resourceVersion is the write's precondition (the store answers 409 when it is
   // stale); without one the write applies to whatever is stored.
-  const std::string rv = Str(scale.value("metadata", Json::object()), "resourceVersion");
+  const std::string rv = FieldValue(scale, "metadata.resourceVersion");
   if (!rv.empty()) next["metadata"]["resourceVersion"] = rv;
   return next;
 }

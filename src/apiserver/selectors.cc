@@ -90,15 +90,10 @@ Error BadSelector(std::string_view text, std::string_view why) {
                ErrorCode::kBadRequest};
 }
 
-std::string StringMember(const nlohmann::json& obj, std::string_view key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 // One requirement of a selector in label-selector syntax, as kube-apiserver prints it.
 std::string Requirement(const nlohmann::json& expr) {
-  const std::string key = StringMember(expr, "key");
-  const std::string op = StringMember(expr, "operator");
+  const std::string key = FieldValue(expr, "key");
+  const std::string op = FieldValue(expr, "operator");
   std::vector<std::string> values;
   if (auto it = expr.find("values"); it != expr.end() && it->is_array()) {
     for (const auto& v : *it)
@@ -253,7 +248,7 @@ std::string FormatSelector(const nlohmann::json& selector) {
       labels = &*it;
     if (auto it = selector.find("matchExpressions"); it != selector.end() && it->is_array()) {
       for (const auto& e : *it)
-        if (e.is_object()) parts.emplace_back(StringMember(e, "key"), Requirement(e));
+        if (e.is_object()) parts.emplace_back(FieldValue(e, "key"), Requirement(e));
     }
   }
   if (labels != nullptr) {

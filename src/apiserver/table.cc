@@ -92,36 +92,43 @@ std::vector<Column> ColumnsFor(const ResourceInfo& r) {
   return {{"Name", "string", 0, "name"}, {"Age", "string", 0}};
 }
 
-int64_t IntField(const Json& obj, std::initializer_list<const char*> path, int64_t absent = 0) {
+// The value at `path` below `obj`; null when a step is missing or not an object.
+const Json* At(const Json& obj, std::initializer_list<const char*> path) {
   const Json* v = &obj;
   for (const char* key : path) {
-    if (!v->is_object()) return absent;
+    if (!v->is_object()) return nullptr;
     auto it = v->find(key);
-    if (it == v->end()) return absent;
+    if (it == v->end()) return nullptr;
     v = &*it;
   }
-  return v->is_number_integer() ? v->get<int64_t>() : absent;
+  return v;
+}
+
+int64_t IntField(const Json& obj, std::initializer_list<const char*> path, int64_t absent = 0) {
+  const Json* v = At(obj, path);
+  return v != nullptr && v->is_number_integer() ? v->get<int64_t>() : absent;
 }
 
 // The pod template's containers' names and images, comma-separated (kubectl's -o wide).
 std::pair<std::string, std::string> TemplateContainers(const Json& obj) {
   std::string names, images;
-  const Json* spec = &obj;
-  for (const char* key : {"spec", "template", "spec"}) {
-    if (!spec->is_object() || !spec->contains(key)) return {"<none>", "<none>"};
-    spec = &(*spec)[key];
-  }
-  if (!spec->is_object() || !spec->contains("containers") || !(*spec)["containers"].is_array()) {
-    return {"<none>", "<none>"};
-  }
-  for (const auto& c : (*spec)["containers"]) {
-    if (!c.is_object()) continue;
-    if (!names.empty()) names += ",";
-    if (!images.empty()) images += ",";
-    names += c.value("name", "");
-    images += c.value("image", "");
+  if (const Json* list = At(obj, {"spec", "template", "spec", "containers"});
+      list != nullptr && list->is_array()) {
+    for (const auto& c : *list) {
+      if (!c.is_object()) continue;
+      if (!names.empty()) names += ",";
+      if (!images.empty()) images += ",";
+      names += c.value("name", "");
+      images += c.value("image", "");
+    }
   }
   return {OrNone(names), OrNone(images)};
+}
+
+// A selector at `path` in label-selector syntax, "<none>" when absent or empty.
+std::string SelectorAt(const Json& obj, std::initializer_list<const char*> path) {
+  const Json* selector = At(obj, path);
+  return OrNone(selector != nullptr ? FormatSelector(*selector) : "");
 }
 
 // A workload's cells; status counts are 0 until something (not this server) reports them.
@@ -129,11 +136,7 @@ Json WorkloadCells(const ResourceInfo& r, const Json& obj, int64_t now) {
   const std::string name = FieldValue(obj, "metadata.name");
   const int64_t desired = IntField(obj, {"spec", "replicas"}, 1);
   const auto [containers, images] = TemplateContainers(obj);
-  const Json* selector = nullptr;
-  if (auto spec = obj.find("spec"); spec != obj.end() && spec->is_object()) {
-    if (auto it = spec->find("selector"); it != spec->end()) selector = &*it;
-  }
-  const std::string selected = OrNone(selector ? FormatSelector(*selector) : "");
+  const std::string selected = SelectorAt(obj, {"spec", "selector"});
   if (r.plural == "deployments") {
     return Json::array({name,
                         fmt::format("{}/{}", IntField(obj, {"status", "readyReplicas"}), desired),
@@ -147,19 +150,13 @@ Json WorkloadCells(const ResourceInfo& r, const Json& obj, int64_t now) {
                         Age(obj, now), containers, images});
   }
   if (r.plural == "daemonsets") {
-    std::string node_selector;
-    const Json* tmpl = &obj;
-    for (const char* key : {"spec", "template", "spec", "nodeSelector"}) {
-      tmpl = tmpl->is_object() && tmpl->contains(key) ? &(*tmpl)[key] : nullptr;
-      if (tmpl == nullptr) break;
-    }
-    if (tmpl != nullptr && tmpl->is_object()) node_selector = FormatSelector(*tmpl);
+    const std::string node_selector = SelectorAt(obj, {"spec", "template", "spec", "nodeSelector"});
     return Json::array({name, IntField(obj, {"status", "desiredNumberScheduled"}),
                         IntField(obj, {"status", "currentNumberScheduled"}),
                         IntField(obj, {"status", "numberReady"}),
                         IntField(obj, {"status", "updatedNumberScheduled"}),
-                        IntField(obj, {"status", "numberAvailable"}), OrNone(node_selector),
-                        Age(obj, now), containers, images, selected});
+                        IntField(obj, {"status", "numberAvailable"}), node_selector, Age(obj, now),
+                        containers, images, selected});
   }
   // replicasets, replicationcontrollers
   return Json::array({name, desired, IntField(obj, {"status", "replicas"}),
@@ -174,25 +171,19 @@ Json ServiceCells(const Json& svc, int64_t now) {
   if (type == "ExternalName") external = OrNone(FieldValue(svc, "spec.externalName"));
   if (type == "LoadBalancer") external = "<pending>";
   std::string ports;
-  if (auto spec = svc.find("spec"); spec != svc.end() && spec->is_object()) {
-    if (auto list = spec->find("ports"); list != spec->end() && list->is_array()) {
-      for (const auto& p : *list) {
-        if (!p.is_object()) continue;
-        if (!ports.empty()) ports += ",";
-        ports += std::to_string(IntField(p, {"port"}));
-        if (int64_t node_port = IntField(p, {"nodePort"}); node_port > 0)
-          ports += ":" + std::to_string(node_port);
-        ports += "/" + p.value("protocol", std::string("TCP"));
-      }
+  if (const Json* list = At(svc, {"spec", "ports"}); list != nullptr && list->is_array()) {
+    for (const auto& p : *list) {
+      if (!p.is_object()) continue;
+      if (!ports.empty()) ports += ",";
+      ports += std::to_string(IntField(p, {"port"}));
+      if (int64_t node_port = IntField(p, {"nodePort"}); node_port > 0)
+        ports += ":" + std::to_string(node_port);
+      ports += "/" + p.value("protocol", std::string("TCP"));
     }
-  }
-  std::string selector;
-  if (auto spec = svc.find("spec"); spec != svc.end() && spec->is_object()) {
-    if (auto it = spec->find("selector"); it != spec->end()) selector = FormatSelector(*it);
   }
   return Json::array({FieldValue(svc, "metadata.name"), type,
                       OrNone(FieldValue(svc, "spec.clusterIP")), external, OrNone(ports),
-                      Age(svc, now), OrNone(selector)});
+                      Age(svc, now), SelectorAt(svc, {"spec", "selector"})});
 }
 
 Json PodCells(const Json& pod, int64_t now) {
