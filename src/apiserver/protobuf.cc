@@ -261,6 +261,17 @@ const Schema kRoleBinding{{{1, "metadata", Kind::kMessage, false, &kObjectMeta},
                            {2, "subjects", Kind::kMessage, kRep, &kSubject},
                            {3, "roleRef", Kind::kMessage, false, &kRoleRef}}};
 
+const Schema kScopedResourceSelectorRequirement{{{1, "scopeName", Kind::kString},
+                                                 {2, "operator", Kind::kString},
+                                                 {3, "values", Kind::kString, kRep}}};
+const Schema kScopeSelector{
+    {{1, "matchExpressions", Kind::kMessage, kRep, &kScopedResourceSelectorRequirement}}};
+const Schema kResourceQuotaSpec{{{1, "hard", Kind::kMapQuantity},
+                                 {2, "scopes", Kind::kString, kRep},
+                                 {3, "scopeSelector", Kind::kMessage, false, &kScopeSelector}}};
+const Schema kResourceQuota{{{1, "metadata", Kind::kMessage, false, &kObjectMeta},
+                             {2, "spec", Kind::kMessage, false, &kResourceQuotaSpec}}};
+
 // The review kinds a client sends about itself (`kubectl auth can-i`, `kubectl auth whoami`);
 // their statuses are the server's to fill in.
 const Schema kResourceAttributes{{{1, "namespace", Kind::kString},
@@ -289,6 +300,7 @@ const Schema* SchemaFor(std::string_view api_version, std::string_view kind) {
       {{"v1", "Pod"}, &kPod},
       {{"v1", "Binding"}, &kBinding},
       {{"v1", "Event"}, &kCoreEvent},
+      {{"v1", "ResourceQuota"}, &kResourceQuota},
       {{"events.k8s.io/v1", "Event"}, &kEventsEvent},
       {{"scheduling.k8s.io/v1", "PriorityClass"}, &kPriorityClass},
       {{"policy/v1", "PodDisruptionBudget"}, &kPdb},

@@ -59,6 +59,17 @@ TEST(ProtobufTest, ReviewsAsKubectlAuthSendsThem) {
   EXPECT_EQ((*who)["kind"], "SelfSubjectReview");
 }
 
+TEST(ProtobufTest, ResourceQuotaAsKubectlCreateQuotaSendsIt) {
+  // `kubectl create quota q --hard=pods=10,cpu=2 --scopes=BestEffort`: hard{key, Quantity{string}}.
+  const std::string hard =
+      Msg(1, Str(1, "cpu") + Msg(2, Str(1, "2"))) + Msg(1, Str(1, "pods") + Msg(2, Str(1, "10")));
+  auto quota = DecodeProtobufObject(
+      Envelope("v1", "ResourceQuota", Msg(1, Str(1, "q")) + Msg(2, hard + Str(2, "BestEffort"))));
+  ASSERT_TRUE(quota.ok()) << quota.error().message;
+  EXPECT_EQ(*quota, json::parse(R"({"apiVersion":"v1","kind":"ResourceQuota",
+      "metadata":{"name":"q"},"spec":{"hard":{"cpu":"2","pods":"10"},"scopes":["BestEffort"]}})"));
+}
+
 TEST(ProtobufTest, DeploymentWithZerosThatMatter) {
   const std::string container =
       Str(1, "pause") + Str(2, "pause") + Msg(8, Msg(2, Str(1, "cpu") + Msg(2, Str(1, "100m"))));

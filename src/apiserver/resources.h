@@ -16,7 +16,7 @@ struct ResourceInfo {
   std::string kind;  // "Pod"
   bool namespaced = true;
   std::vector<std::string> short_names;
-  std::vector<std::string> subresources;  // "status", "scale", "binding", "eviction"
+  std::vector<std::string> subresources;  // "status", "scale", "binding", "eviction", "log"
   bool create_only = false;               // bindings: POST only
 
   std::string GroupVersion() const { return group.empty() ? version : group + "/" + version; }

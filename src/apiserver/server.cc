@@ -604,6 +604,25 @@ HttpResponse Server::Impl::HandleResource(HttpRequest& req, const Target& t) {
     if (!gone.ok()) return ErrorResponse(gone.error(), res.plural, t.name);
     return AfterDurable(gone->rv, SuccessStatus(201));
   }
+  if (t.subresource == "log") {
+    // No kubelet runs containers here, so no container ever has a log: answered as
+    // kube-apiserver answers for a container that has not started.
+    if (m != "GET") return not_allowed();
+    auto got = store->Get(res, t.ns, t.name);
+    if (!got.ok()) return ErrorResponse(got.error(), res.plural, t.name);
+    std::string container = req.Query("container").value_or("");
+    if (container.empty()) {
+      const Json& pod = *got->object;
+      if (pod.contains("spec") && pod["spec"].is_object() && pod["spec"].contains("containers") &&
+          pod["spec"]["containers"].is_array() && !pod["spec"]["containers"].empty()) {
+        container = FieldValue(pod["spec"]["containers"][0], "name");
+      }
+    }
+    return ErrorResponse(Error{fmt::format("container \"{}\" in pod \"{}\" is waiting to start: "
+                                           "berth up runs no kubelet, so containers never start",
+                                           container, t.name),
+                               ErrorCode::kBadRequest});
+  }
   if (t.subresource == "scale") {
     if (m != "GET" && m != "PUT" && m != "PATCH") return not_allowed();
     return Scale(req, t);

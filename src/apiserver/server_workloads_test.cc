@@ -119,6 +119,18 @@ TEST_F(ServerWorkloadsTest, ReviewsAnswerForTheAdmin) {
       400);
 }
 
+TEST_F(ServerWorkloadsTest, LogsSayWhyThereAreNone) {
+  ASSERT_EQ(Do(http::verb::post, kPods, PodJson("p")).status, 201);
+  Reply log = Do(http::verb::get, std::string(kPods) + "/p/log");
+  EXPECT_EQ(log.status, 400);
+  EXPECT_NE(log.body["message"].get<std::string>().find(
+                "container \"c\" in pod \"p\" is waiting to start"),
+            std::string::npos)
+      << log.body.dump();
+  EXPECT_EQ(Do(http::verb::get, std::string(kPods) + "/none/log").status, 404);
+  EXPECT_EQ(Do(http::verb::post, std::string(kPods) + "/p/log", "{}").status, 405);
+}
+
 TEST(DiscoveryTest, WorkloadsAreInTheAllCategoryAndScaleIsDescribed) {
   for (const char* accept :
        {"application/json",

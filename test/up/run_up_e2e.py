@@ -586,7 +586,8 @@ def check_explain_live(up):
 
 
 def check_workloads_and_auth(up):
-    """`kubectl scale`, `get all` and the workload columns, `auth can-i` and `auth whoami`."""
+    """`kubectl scale`, `get all` and the workload columns, `auth can-i` and `auth whoami`,
+    `create quota` (a protobuf body) and `logs` (no kubelet: a clear answer)."""
     up.kubectl(["create", "deployment", "web", "--image=nginx", "--replicas=3"])
     up.kubectl(["scale", "deployment", "web", "--replicas=5"])
     got = json.loads(up.kubectl(["get", "deployment", "web", "-o", "json"])[1])
@@ -608,6 +609,16 @@ def check_workloads_and_auth(up):
         raise Fail("kubectl auth can-i create pods did not say yes")
     if "berth-admin" not in up.kubectl(["auth", "whoami"])[1]:
         raise Fail("kubectl auth whoami does not name berth-admin")
+    up.kubectl(["create", "quota", "q", "--hard=pods=10,cpu=2"])
+    hard = json.loads(up.kubectl(["get", "quota", "q", "-o", "json"])[1])["spec"]["hard"]
+    if hard != {"pods": "10", "cpu": "2"}:
+        raise Fail("kubectl create quota stored %s" % hard)
+    up.kubectl(["run", "logless", "--image=nginx"])
+    rc, _, err = up.kubectl(["logs", "logless"], check=False)
+    if rc == 0 or "is waiting to start" not in err:
+        raise Fail("kubectl logs: rc %d, %s" % (rc, err))
+    up.kubectl(["delete", "pod", "logless", "--wait=false"])
+    up.kubectl(["delete", "quota", "q"])
     up.kubectl(["delete", "deployment", "web"])
     up.kubectl(["delete", "service", "web"])
 
