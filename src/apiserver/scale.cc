@@ -15,24 +15,22 @@ bool HasScale(const ResourceInfo& r) {
 }
 
 Json ScaleOf(const Json& object) {
-  const Json meta = object.value("metadata", Json::object());
-  const Json spec = object.value("spec", Json::object());
-  const Json status = object.value("status", Json::object());
   Json scale_meta = Json::object();
-  for (const char* key : {"name", "namespace", "uid", "resourceVersion", "creationTimestamp"}) {
-    if (meta.is_object() && meta.contains(key)) scale_meta[key] = meta[key];
+  if (const Json* meta = FieldAt(object, "metadata"); meta != nullptr && meta->is_object()) {
+    for (const char* key : {"name", "namespace", "uid", "resourceVersion", "creationTimestamp"}) {
+      if (auto it = meta->find(key); it != meta->end()) scale_meta[key] = *it;
+    }
   }
-  const Json replicas = spec.is_object() ? spec.value("replicas", Json(1)) : Json(1);
-  const Json current =
-      status.is_object() && status.contains("replicas") ? status["replicas"] : Json(0);
+  const Json* replicas = FieldAt(object, "spec.replicas");
+  const Json* current = FieldAt(object, "status.replicas");
+  const Json* selector = FieldAt(object, "spec.selector");
   return {{"kind", "Scale"},
           {"apiVersion", "autoscaling/v1"},
-          {"metadata", scale_meta},
-          {"spec", {{"replicas", replicas}}},
+          {"metadata", std::move(scale_meta)},
+          {"spec", {{"replicas", replicas ? *replicas : Json(1)}}},
           {"status",
-           {{"replicas", current},
-            {"selector", FormatSelector(spec.is_object() ? spec.value("selector", Json::object())
-                                                         : Json::object())}}}};
+           {{"replicas", current ? *current : Json(0)},
+            {"selector", selector ? FormatSelector(*selector) : std::string()}}}};
 }
 
 Result<Json> WithScale(const Json& object, const Json& scale, const std::string& name) {
@@ -41,9 +39,7 @@ Result<Json> WithScale(const Json& object, const Json& scale, const std::string&
                  ErrorCode::kInvalid};
   };
   if (!scale.is_object()) return invalid("expected a Scale object");
-  const Json spec = scale.value("spec", Json::object());
-  const Json* replicas =
-      spec.is_object() && spec.contains("replicas") ? &spec["replicas"] : nullptr;
+  const Json* replicas = FieldAt(scale, "spec.replicas");
   if (replicas == nullptr || !replicas->is_number_integer()) {
     return invalid(fmt::format("spec.replicas: Invalid value: {}: must be an integer",
                                replicas ? replicas->dump() : "null"));

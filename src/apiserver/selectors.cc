@@ -110,18 +110,23 @@ std::string Requirement(const nlohmann::json& expr) {
 
 }  // namespace
 
-std::string FieldValue(const nlohmann::json& obj, std::string_view path) {
+const nlohmann::json* FieldAt(const nlohmann::json& obj, std::string_view path) {
   const nlohmann::json* cur = &obj;
   while (!path.empty()) {
     size_t dot = path.find('.');
-    std::string part(path.substr(0, dot));
-    if (!cur->is_object()) return "";
-    auto it = cur->find(part);
-    if (it == cur->end()) return "";
+    if (!cur->is_object()) return nullptr;
+    auto it = cur->find(path.substr(0, dot));
+    if (it == cur->end()) return nullptr;
     cur = &*it;
     if (dot == std::string_view::npos) break;
     path.remove_prefix(dot + 1);
   }
+  return cur;
+}
+
+std::string FieldValue(const nlohmann::json& obj, std::string_view path) {
+  const nlohmann::json* cur = FieldAt(obj, path);
+  if (cur == nullptr) return "";
   if (cur->is_string()) return cur->get<std::string>();
   if (cur->is_boolean()) return cur->get<bool>() ? "true" : "false";
   if (cur->is_number()) return cur->dump();

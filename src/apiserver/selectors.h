@@ -24,7 +24,10 @@ Result<ObjectFilter> ParseFieldSelector(const ResourceInfo& r, std::string_view 
 // requirements sorted by key; "" for an empty or absent one.
 std::string FormatSelector(const nlohmann::json& selector);
 
-// The value of a field path ("spec.nodeName") of an object, "" when absent.
+// The value at a field path ("spec.nodeName") of an object; null when a step is missing or
+// not an object.
+const nlohmann::json* FieldAt(const nlohmann::json& obj, std::string_view path);
+// The value of a field path as text ("" when absent or not a scalar).
 std::string FieldValue(const nlohmann::json& obj, std::string_view path);
 
 }  // namespace berth::apiserver

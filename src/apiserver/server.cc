@@ -361,6 +361,7 @@ struct Server::Impl {
   HttpResponse CreateObject(HttpRequest& req, const Target& t, Json obj);
   HttpResponse Update(HttpRequest& req, const Target& t);
   HttpResponse Scale(HttpRequest& req, const Target& t);
+  HttpResponse Log(HttpRequest& req, const Target& t);
   HttpResponse Patch(HttpRequest& req, const Target& t);
   HttpResponse Delete(HttpRequest& req, const Target& t);
   HttpResponse DeleteCollection(HttpRequest& req, const Target& t);
@@ -605,23 +606,8 @@ HttpResponse Server::Impl::HandleResource(HttpRequest& req, const Target& t) {
     return AfterDurable(gone->rv, SuccessStatus(201));
   }
   if (t.subresource == "log") {
-    // No kubelet runs containers here, so no container ever has a log: answered as
-    // kube-apiserver answers for a container that has not started.
     if (m != "GET") return not_allowed();
-    auto got = store->Get(res, t.ns, t.name);
-    if (!got.ok()) return ErrorResponse(got.error(), res.plural, t.name);
-    std::string container = req.Query("container").value_or("");
-    if (container.empty()) {
-      const Json& pod = *got->object;
-      if (pod.contains("spec") && pod["spec"].is_object() && pod["spec"].contains("containers") &&
-          pod["spec"]["containers"].is_array() && !pod["spec"]["containers"].empty()) {
-        container = FieldValue(pod["spec"]["containers"][0], "name");
-      }
-    }
-    return ErrorResponse(Error{fmt::format("container \"{}\" in pod \"{}\" is waiting to start: "
-                                           "berth up runs no kubelet, so containers never start",
-                                           container, t.name),
-                               ErrorCode::kBadRequest});
+    return Log(req, t);
   }
   if (t.subresource == "scale") {
     if (m != "GET" && m != "PUT" && m != "PATCH") return not_allowed();
@@ -856,13 +842,13 @@ HttpResponse Server::Impl::Scale(HttpRequest& req, const Target& t) {
   // PUT sends a whole Scale; PATCH a patch of the current one (the form `kubectl scale` uses).
   std::optional<PatchType> type;
   if (req.method == "PATCH") {
-    auto t_or = PatchTypeFor(req.Header("content-type"));
-    if (!t_or.ok()) return ErrorResponse(t_or.error());
-    if (*t_or == PatchType::kApplyPatch) {
+    auto patch_type = PatchTypeFor(req.Header("content-type"));
+    if (!patch_type.ok()) return ErrorResponse(patch_type.error());
+    if (*patch_type == PatchType::kApplyPatch) {
       return ErrorResponse(Error{"server-side apply is not supported on the scale subresource",
                                  ErrorCode::kUnsupportedMediaType});
     }
-    type = *t_or;
+    type = *patch_type;
   }
   Json body = Json::parse(req.body, nullptr, false);
   if (body.is_discarded() || !(body.is_object() || (type && body.is_array()))) {
@@ -889,6 +875,22 @@ HttpResponse Server::Impl::Scale(HttpRequest& req, const Target& t) {
       false, req.Query("dryRun") == "All", nullptr, Durability::kLater);
   if (!result.ok()) return ErrorResponse(result.error(), res.plural, t.name);
   return AfterDurable(result->rv, JsonResponse(200, ScaleOf(*result->object).dump()));
+}
+
+// No kubelet runs containers here, so no container ever has a log: answered as kube-apiserver
+// answers for a container that has not started.
+HttpResponse Server::Impl::Log(HttpRequest& req, const Target& t) {
+  auto got = store->Get(*t.resource, t.ns, t.name);
+  if (!got.ok()) return ErrorResponse(got.error(), t.resource->plural, t.name);
+  std::string container = req.Query("container").value_or("");
+  if (const Json* list = FieldAt(*got->object, "spec.containers");
+      container.empty() && list != nullptr && list->is_array() && !list->empty()) {
+    container = FieldValue((*list)[0], "name");
+  }
+  return ErrorResponse(Error{fmt::format("container \"{}\" in pod \"{}\" is waiting to start: "
+                                         "berth up runs no kubelet, so containers never start",
+                                         container, t.name),
+                             ErrorCode::kBadRequest});
 }
 
 HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <initializer_list>
 #include <utility>
 
 #include "api/codec.h"
@@ -92,27 +91,15 @@ std::vector<Column> ColumnsFor(const ResourceInfo& r) {
   return {{"Name", "string", 0, "name"}, {"Age", "string", 0}};
 }
 
-// The value at `path` below `obj`; null when a step is missing or not an object.
-const Json* At(const Json& obj, std::initializer_list<const char*> path) {
-  const Json* v = &obj;
-  for (const char* key : path) {
-    if (!v->is_object()) return nullptr;
-    auto it = v->find(key);
-    if (it == v->end()) return nullptr;
-    v = &*it;
-  }
-  return v;
-}
-
-int64_t IntField(const Json& obj, std::initializer_list<const char*> path, int64_t absent = 0) {
-  const Json* v = At(obj, path);
+int64_t IntField(const Json& obj, std::string_view path, int64_t absent = 0) {
+  const Json* v = FieldAt(obj, path);
   return v != nullptr && v->is_number_integer() ? v->get<int64_t>() : absent;
 }
 
 // The pod template's containers' names and images, comma-separated (kubectl's -o wide).
 std::pair<std::string, std::string> TemplateContainers(const Json& obj) {
   std::string names, images;
-  if (const Json* list = At(obj, {"spec", "template", "spec", "containers"});
+  if (const Json* list = FieldAt(obj, "spec.template.spec.containers");
       list != nullptr && list->is_array()) {
     for (const auto& c : *list) {
       if (!c.is_object()) continue;
@@ -126,41 +113,38 @@ std::pair<std::string, std::string> TemplateContainers(const Json& obj) {
 }
 
 // A selector at `path` in label-selector syntax, "<none>" when absent or empty.
-std::string SelectorAt(const Json& obj, std::initializer_list<const char*> path) {
-  const Json* selector = At(obj, path);
+std::string SelectorAt(const Json& obj, std::string_view path) {
+  const Json* selector = FieldAt(obj, path);
   return OrNone(selector != nullptr ? FormatSelector(*selector) : "");
 }
 
 // A workload's cells; status counts are 0 until something (not this server) reports them.
 Json WorkloadCells(const ResourceInfo& r, const Json& obj, int64_t now) {
   const std::string name = FieldValue(obj, "metadata.name");
-  const int64_t desired = IntField(obj, {"spec", "replicas"}, 1);
+  const int64_t desired = IntField(obj, "spec.replicas", 1);
   const auto [containers, images] = TemplateContainers(obj);
-  const std::string selected = SelectorAt(obj, {"spec", "selector"});
+  const std::string selected = SelectorAt(obj, "spec.selector");
   if (r.plural == "deployments") {
-    return Json::array({name,
-                        fmt::format("{}/{}", IntField(obj, {"status", "readyReplicas"}), desired),
-                        IntField(obj, {"status", "updatedReplicas"}),
-                        IntField(obj, {"status", "availableReplicas"}), Age(obj, now), containers,
+    return Json::array({name, fmt::format("{}/{}", IntField(obj, "status.readyReplicas"), desired),
+                        IntField(obj, "status.updatedReplicas"),
+                        IntField(obj, "status.availableReplicas"), Age(obj, now), containers,
                         images, selected});
   }
   if (r.plural == "statefulsets") {
-    return Json::array({name,
-                        fmt::format("{}/{}", IntField(obj, {"status", "readyReplicas"}), desired),
+    return Json::array({name, fmt::format("{}/{}", IntField(obj, "status.readyReplicas"), desired),
                         Age(obj, now), containers, images});
   }
   if (r.plural == "daemonsets") {
-    const std::string node_selector = SelectorAt(obj, {"spec", "template", "spec", "nodeSelector"});
-    return Json::array({name, IntField(obj, {"status", "desiredNumberScheduled"}),
-                        IntField(obj, {"status", "currentNumberScheduled"}),
-                        IntField(obj, {"status", "numberReady"}),
-                        IntField(obj, {"status", "updatedNumberScheduled"}),
-                        IntField(obj, {"status", "numberAvailable"}), node_selector, Age(obj, now),
-                        containers, images, selected});
+    const std::string node_selector = SelectorAt(obj, "spec.template.spec.nodeSelector");
+    return Json::array(
+        {name, IntField(obj, "status.desiredNumberScheduled"),
+         IntField(obj, "status.currentNumberScheduled"), IntField(obj, "status.numberReady"),
+         IntField(obj, "status.updatedNumberScheduled"), IntField(obj, "status.numberAvailable"),
+         node_selector, Age(obj, now), containers, images, selected});
   }
   // replicasets, replicationcontrollers
-  return Json::array({name, desired, IntField(obj, {"status", "replicas"}),
-                      IntField(obj, {"status", "readyReplicas"}), Age(obj, now), containers, images,
+  return Json::array({name, desired, IntField(obj, "status.replicas"),
+                      IntField(obj, "status.readyReplicas"), Age(obj, now), containers, images,
                       selected});
 }
 
@@ -171,19 +155,19 @@ Json ServiceCells(const Json& svc, int64_t now) {
   if (type == "ExternalName") external = OrNone(FieldValue(svc, "spec.externalName"));
   if (type == "LoadBalancer") external = "<pending>";
   std::string ports;
-  if (const Json* list = At(svc, {"spec", "ports"}); list != nullptr && list->is_array()) {
+  if (const Json* list = FieldAt(svc, "spec.ports"); list != nullptr && list->is_array()) {
     for (const auto& p : *list) {
       if (!p.is_object()) continue;
       if (!ports.empty()) ports += ",";
-      ports += std::to_string(IntField(p, {"port"}));
-      if (int64_t node_port = IntField(p, {"nodePort"}); node_port > 0)
+      ports += std::to_string(IntField(p, "port"));
+      if (int64_t node_port = IntField(p, "nodePort"); node_port > 0)
         ports += ":" + std::to_string(node_port);
       ports += "/" + p.value("protocol", std::string("TCP"));
     }
   }
   return Json::array({FieldValue(svc, "metadata.name"), type,
                       OrNone(FieldValue(svc, "spec.clusterIP")), external, OrNone(ports),
-                      Age(svc, now), SelectorAt(svc, {"spec", "selector"})});
+                      Age(svc, now), SelectorAt(svc, "spec.selector")});
 }
 
 Json PodCells(const Json& pod, int64_t now) {
