@@ -60,6 +60,8 @@ KINDS = [
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
     ("rbac.authorization.k8s.io", "Role"),
     ("rbac.authorization.k8s.io", "RoleBinding"),
+    ("batch", "Job"),
+    ("batch", "CronJob"),
 ]
 
 LEAF, FREE = 0, 1  # node indexes fixed by field_schema.h

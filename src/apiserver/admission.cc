@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <initializer_list>
 #include <utility>
 
@@ -88,6 +89,99 @@ void DefaultPodSpec(Json& spec) {
   if (!spec.contains("dnsPolicy")) spec["dnsPolicy"] = "ClusterFirst";
   if (!spec.contains("terminationGracePeriodSeconds")) spec["terminationGracePeriodSeconds"] = 30;
   if (!spec.contains("securityContext")) spec["securityContext"] = Json::object();
+}
+
+// The defaults kube-apiserver gives a Pod (not a pod template): requests default to limits,
+// a host-network pod's container ports default their hostPort, service links are on; and what
+// its admission plugins add: the namespace's default service account, and tolerations of
+// not-ready and unreachable nodes for five minutes (DefaultTolerationSeconds).
+void DefaultPod(Json& spec) {
+  const bool host_network = spec.value("hostNetwork", false);
+  for (const char* list : {"initContainers", "containers"}) {
+    auto it = spec.find(list);
+    if (it == spec.end() || !it->is_array()) continue;
+    for (Json& c : *it) {
+      if (!c.is_object()) continue;
+      if (auto res = c.find("resources"); res != c.end() && res->is_object()) {
+        auto limits = res->find("limits");
+        if (limits != res->end() && limits->is_object() && !limits->empty()) {
+          Json& requests = (*res)["requests"];
+          if (!requests.is_object()) requests = Json::object();
+          for (auto l = limits->begin(); l != limits->end(); ++l) {
+            if (!requests.contains(l.key())) requests[l.key()] = l.value();
+          }
+        }
+      }
+      auto ports = c.find("ports");
+      if (ports == c.end() || !ports->is_array()) continue;
+      for (Json& p : *ports) {
+        if (!p.is_object()) continue;
+        if (!p.contains("protocol")) p["protocol"] = "TCP";
+        if (host_network && !p.contains("hostPort") && p.contains("containerPort")) {
+          p["hostPort"] = p["containerPort"];
+        }
+      }
+    }
+  }
+  if (!spec.contains("enableServiceLinks")) spec["enableServiceLinks"] = true;
+  if (spec.value("serviceAccountName", "").empty()) {
+    spec["serviceAccountName"] = spec.value("serviceAccount", "").empty()
+                                     ? std::string("default")
+                                     : spec["serviceAccount"].get<std::string>();
+  }
+  spec["serviceAccount"] = spec["serviceAccountName"];
+  Json& tolerations = spec["tolerations"];
+  if (!tolerations.is_array()) tolerations = Json::array();
+  for (const char* key : {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}) {
+    const bool tolerated = std::any_of(tolerations.begin(), tolerations.end(), [&](const Json& t) {
+      if (!t.is_object()) return false;
+      const std::string k = t.value("key", ""), effect = t.value("effect", "");
+      return (k == key || k.empty()) && (effect == "NoExecute" || effect.empty());
+    });
+    if (!tolerated) {
+      tolerations.push_back({{"key", key},
+                             {"operator", "Exists"},
+                             {"effect", "NoExecute"},
+                             {"tolerationSeconds", 300}});
+    }
+  }
+}
+
+// The API's defaults for the other kinds operators create by hand.
+void DefaultOther(const ResourceInfo& r, Json& obj) {
+  auto set_default = [](Json& o, const char* key, Json value) {
+    if (!o.contains(key) || o[key].is_null()) o[key] = std::move(value);
+  };
+  if (r.group.empty() && r.plural == "secrets") {
+    set_default(obj, "type", "Opaque");
+  } else if (r.group.empty() && r.plural == "services") {
+    Json& spec = obj["spec"];
+    if (!spec.is_object()) spec = Json::object();
+    set_default(spec, "type", "ClusterIP");
+    set_default(spec, "sessionAffinity", "None");
+    if (spec["type"] != "ExternalName") set_default(spec, "internalTrafficPolicy", "Cluster");
+    if (auto ports = spec.find("ports"); ports != spec.end() && ports->is_array()) {
+      for (Json& p : *ports) {
+        if (!p.is_object()) continue;
+        set_default(p, "protocol", "TCP");
+        if (p.contains("port")) set_default(p, "targetPort", p["port"]);
+      }
+    }
+  } else if (r.group == "scheduling.k8s.io" && r.plural == "priorityclasses") {
+    set_default(obj, "preemptionPolicy", "PreemptLowerPriority");
+  } else if (r.group == "storage.k8s.io" && r.plural == "storageclasses") {
+    set_default(obj, "reclaimPolicy", "Delete");
+    set_default(obj, "volumeBindingMode", "Immediate");
+  } else if (r.group.empty() && r.plural == "persistentvolumes") {
+    Json& spec = obj["spec"];
+    if (!spec.is_object()) spec = Json::object();
+    set_default(spec, "persistentVolumeReclaimPolicy", "Retain");
+    set_default(spec, "volumeMode", "Filesystem");
+  } else if (r.group.empty() && r.plural == "persistentvolumeclaims") {
+    Json& spec = obj["spec"];
+    if (!spec.is_object()) spec = Json::object();
+    set_default(spec, "volumeMode", "Filesystem");
+  }
 }
 
 // `obj[key]`, made an object when absent or not one.
@@ -177,6 +271,7 @@ VoidResult AdmitPod(const ResourceInfo& r, Json& pod, bool is_create,
   }
   if (!is_create) return {};
   DefaultPodSpec(spec);
+  DefaultPod(spec);
   // Priority admission.
   std::string class_name = spec.value("priorityClassName", "");
   std::optional<Json> pc = lookup ? lookup(class_name) : std::nullopt;
@@ -196,7 +291,8 @@ VoidResult AdmitPod(const ResourceInfo& r, Json& pod, bool is_create,
         ErrorCode::kForbidden};
   }
   spec["priority"] = priority;
-  if (pc && !class_name.empty()) spec["priorityClassName"] = class_name;
+  // The globalDefault class is named on the pod, as kube-apiserver's priority admission does.
+  if (pc) spec["priorityClassName"] = (*pc)["metadata"].value("name", class_name);
   if (pc && pc->contains("preemptionPolicy") && !spec.contains("preemptionPolicy")) {
     spec["preemptionPolicy"] = (*pc)["preemptionPolicy"];
   } else if (!spec.contains("preemptionPolicy")) {
@@ -260,6 +356,7 @@ VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
       }
     }
   }
+  DefaultOther(r, obj);
   if ((r.group == "apps" && r.plural != "controllerrevisions") ||
       (r.group.empty() && r.plural == "replicationcontrollers")) {
     DefaultWorkload(r, obj);
@@ -276,6 +373,73 @@ VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
       return Invalid(r, obj, "value",
                      "Invalid value: must be no greater than 1000000000 for non-system classes");
     }
+  }
+  return {};
+}
+
+namespace {
+
+const Json& MemberOr(const Json& obj, const char* key, const Json& fallback) {
+  if (!obj.is_object()) return fallback;
+  auto it = obj.find(key);
+  return it == obj.end() ? fallback : *it;
+}
+
+// Whether every item of `part` is in `whole`.
+bool Within(const Json& part, const Json& whole) {
+  if (!part.is_array()) return true;
+  if (!whole.is_array()) return part.empty();
+  return std::all_of(part.begin(), part.end(), [&](const Json& p) {
+    return std::find(whole.begin(), whole.end(), p) != whole.end();
+  });
+}
+
+// The part of a pod spec an update may not change: the spec without the fields it may.
+Json FixedPodSpec(Json spec) {
+  if (!spec.is_object()) return spec;
+  for (const char* field : {"activeDeadlineSeconds", "terminationGracePeriodSeconds", "tolerations",
+                            "schedulingGates"}) {
+    spec.erase(field);
+  }
+  for (const char* list : {"initContainers", "containers", "ephemeralContainers"}) {
+    auto it = spec.find(list);
+    if (it == spec.end() || !it->is_array()) continue;
+    for (Json& c : *it) {
+      if (c.is_object()) c.erase("image");
+    }
+  }
+  return spec;
+}
+
+}  // namespace
+
+VoidResult ValidateUpdate(const ResourceInfo& r, const Json& current, const Json& next) {
+  static const Json kNull;
+  const Json& old_spec = MemberOr(current, "spec", kNull);
+  const Json& new_spec = MemberOr(next, "spec", kNull);
+  if (r.group.empty() && r.plural == "pods") {
+    const bool fixed_same = FixedPodSpec(old_spec) == FixedPodSpec(new_spec);
+    const bool tolerations_added =
+        Within(MemberOr(old_spec, "tolerations", kNull), MemberOr(new_spec, "tolerations", kNull));
+    const bool gates_removed = Within(MemberOr(new_spec, "schedulingGates", kNull),
+                                      MemberOr(old_spec, "schedulingGates", kNull));
+    if (fixed_same && tolerations_added && gates_removed) return {};
+    return Invalid(r, next, "spec",
+                   "Forbidden: pod updates may not change fields other than "
+                   "`spec.containers[*].image`,`spec.initContainers[*].image`,"
+                   "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing "
+                   "tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if "
+                   "it was previously negative)");
+  }
+  if ((r.group == "apps" && r.plural != "controllerrevisions") &&
+      MemberOr(old_spec, "selector", kNull) != MemberOr(new_spec, "selector", kNull)) {
+    return Invalid(r, next, "spec.selector",
+                   fmt::format("Invalid value: {}: field is immutable",
+                               MemberOr(new_spec, "selector", kNull).dump()));
+  }
+  if (r.group == "scheduling.k8s.io" && r.plural == "priorityclasses" &&
+      MemberOr(current, "value", kNull) != MemberOr(next, "value", kNull)) {
+    return Invalid(r, next, "value", "Forbidden: may not be changed in an update.");
   }
   return {};
 }

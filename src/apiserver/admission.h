@@ -30,4 +30,10 @@ using PriorityClassLookup = std::function<std::optional<nlohmann::json>(const st
 VoidResult Admit(const ResourceInfo& r, nlohmann::json& obj, bool is_create,
                  const PriorityClassLookup& priority_classes);
 
+// Refuses (Invalid) an update that changes what kube-apiserver keeps immutable: a pod's spec
+// beyond container images, added tolerations, removed scheduling gates, activeDeadlineSeconds
+// and terminationGracePeriodSeconds; a workload's selector; a PriorityClass's value.
+VoidResult ValidateUpdate(const ResourceInfo& r, const nlohmann::json& current,
+                          const nlohmann::json& next);
+
 }  // namespace berth::apiserver

@@ -24,7 +24,7 @@ std::vector<std::string> Verbs(const ResourceInfo& r) {
 bool InCategoryAll(const ResourceInfo& r) {
   return r.plural == "pods" || r.plural == "services" || r.plural == "deployments" ||
          r.plural == "replicasets" || r.plural == "statefulsets" || r.plural == "daemonsets" ||
-         r.plural == "replicationcontrollers";
+         r.plural == "replicationcontrollers" || r.plural == "jobs" || r.plural == "cronjobs";
 }
 
 // What a subresource takes and returns.

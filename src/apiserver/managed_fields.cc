@@ -57,7 +57,7 @@ void Walk(const Json& v, std::string_view field, Path& path, Leaves& out) {
       }
       return;
     }
-    std::string key(PatchMergeKey(field));
+    std::string key(PatchMergeKey(field, v));
     const bool keyed = !key.empty() && std::all_of(v.begin(), v.end(), [&](const Json& e) {
       return e.is_object() && e.contains(key);
     });

@@ -10,18 +10,29 @@ namespace {
 
 using Json = nlohmann::json;
 
-// The patch merge key of a list field, by field name (kube's struct tags); "" = replace.
-std::string_view MergeKey(std::string_view field) {
+bool AnyItemHas(const Json& list, std::string_view key) {
+  if (!list.is_array()) return false;
+  return std::any_of(list.begin(), list.end(),
+                     [&](const Json& e) { return e.is_object() && e.contains(key); });
+}
+
+// The patch merge key of a list field, by field name (kube's struct tags); "" = replace (a
+// node's spec.taints, tolerations, ...). `ports` is a container's (merged by containerPort) or
+// a service's (merged by port): the items tell which.
+std::string_view MergeKey(std::string_view field, const Json& patch, const Json& target) {
   if (field == "containers" || field == "initContainers" || field == "ephemeralContainers" ||
       field == "env" || field == "volumes" || field == "imagePullSecrets" ||
-      field == "volumeDevices" || field == "resourceClaims" || field == "schedulingGates" ||
-      field == "hostAliases") {
+      field == "resourceClaims" || field == "schedulingGates" || field == "hostAliases") {
     return field == "hostAliases" ? "ip" : "name";
   }
-  if (field == "ports") return "containerPort";
+  if (field == "ports") {
+    return AnyItemHas(patch, "containerPort") || AnyItemHas(target, "containerPort")
+               ? "containerPort"
+               : "port";
+  }
   if (field == "volumeMounts") return "mountPath";
+  if (field == "volumeDevices") return "devicePath";
   if (field == "conditions" || field == "addresses") return "type";
-  if (field == "taints") return "key";
   if (field == "ownerReferences") return "uid";
   if (field == "topologySpreadConstraints") return "topologyKey";
   return "";
@@ -30,7 +41,7 @@ std::string_view MergeKey(std::string_view field) {
 Json Strategic(const Json& target, const Json& patch);
 
 Json MergeList(std::string_view field, const Json& target, const Json& patch) {
-  std::string_view key = MergeKey(field);
+  std::string_view key = MergeKey(field, patch, target);
   if (IsPrimitiveSetField(field) && target.is_array()) {
     Json out = target;
     for (const auto& v : patch) {
@@ -116,7 +127,9 @@ Json Strategic(const Json& target, const Json& patch) {
 
 }  // namespace
 
-std::string_view PatchMergeKey(std::string_view field) { return MergeKey(field); }
+std::string_view PatchMergeKey(std::string_view field, const nlohmann::json& items) {
+  return MergeKey(field, items, nullptr);
+}
 bool IsPrimitiveSetField(std::string_view field) { return field == "finalizers"; }
 
 Result<PatchType> PatchTypeFor(std::string_view content_type) {

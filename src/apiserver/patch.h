@@ -14,8 +14,9 @@ enum class PatchType { kJsonPatch, kMergePatch, kStrategicMergePatch, kApplyPatc
 Result<PatchType> PatchTypeFor(std::string_view content_type);
 
 // The patch merge key of a list field by field name (kube's struct tags: "name" for
-// containers, "containerPort" for ports, ...); empty for lists replaced whole.
-std::string_view PatchMergeKey(std::string_view field);
+// containers, "containerPort" for a container's ports, "port" for a service's, ...), given the
+// list's `items`; empty for lists replaced whole.
+std::string_view PatchMergeKey(std::string_view field, const nlohmann::json& items);
 // Whether a list field is a set of primitives merged by value (finalizers).
 bool IsPrimitiveSetField(std::string_view field);
 

@@ -197,6 +197,30 @@ const Schema kDeploymentSpec{{{1, "replicas", Kind::kInt, false, nullptr, true},
                               {9, "progressDeadlineSeconds", Kind::kInt, false, nullptr, true}}};
 const Schema kDeployment{{{1, "metadata", Kind::kMessage, false, &kObjectMeta},
                           {2, "spec", Kind::kMessage, false, &kDeploymentSpec}}};
+const Schema kJobSpec{{{1, "parallelism", Kind::kInt, false, nullptr, true},
+                       {2, "completions", Kind::kInt, false, nullptr, true},
+                       {3, "activeDeadlineSeconds", Kind::kInt, false, nullptr, true},
+                       {4, "selector", Kind::kMessage, false, &kLabelSelector},
+                       {5, "manualSelector", Kind::kBool},
+                       {6, "template", Kind::kMessage, false, &kPodTemplateSpec},
+                       {7, "backoffLimit", Kind::kInt, false, nullptr, true},
+                       {8, "ttlSecondsAfterFinished", Kind::kInt, false, nullptr, true},
+                       {9, "completionMode", Kind::kString},
+                       {10, "suspend", Kind::kBool}}};
+const Schema kJob{{{1, "metadata", Kind::kMessage, false, &kObjectMeta},
+                   {2, "spec", Kind::kMessage, false, &kJobSpec}}};
+const Schema kJobTemplateSpec{{{1, "metadata", Kind::kMessage, false, &kObjectMeta},
+                               {2, "spec", Kind::kMessage, false, &kJobSpec}}};
+const Schema kCronJobSpec{{{1, "schedule", Kind::kString},
+                           {2, "startingDeadlineSeconds", Kind::kInt, false, nullptr, true},
+                           {3, "concurrencyPolicy", Kind::kString},
+                           {4, "suspend", Kind::kBool},
+                           {5, "jobTemplate", Kind::kMessage, false, &kJobTemplateSpec},
+                           {6, "successfulJobsHistoryLimit", Kind::kInt, false, nullptr, true},
+                           {7, "failedJobsHistoryLimit", Kind::kInt, false, nullptr, true},
+                           {8, "timeZone", Kind::kString}}};
+const Schema kCronJob{{{1, "metadata", Kind::kMessage, false, &kObjectMeta},
+                       {2, "spec", Kind::kMessage, false, &kCronJobSpec}}};
 
 const Schema kBinding{{{1, "metadata", Kind::kMessage, false, &kObjectMeta},
                        {2, "target", Kind::kMessage, false, &kObjectReference}}};
@@ -288,6 +312,10 @@ const Schema kSelfSubjectAccessReviewSpec{
 const Schema kSelfSubjectAccessReview{
     {{1, "metadata", Kind::kMessage, false, &kObjectMeta},
      {2, "spec", Kind::kMessage, false, &kSelfSubjectAccessReviewSpec}}};
+const Schema kSelfSubjectRulesReviewSpec{{{1, "namespace", Kind::kString}}};
+const Schema kSelfSubjectRulesReview{
+    {{1, "metadata", Kind::kMessage, false, &kObjectMeta},
+     {2, "spec", Kind::kMessage, false, &kSelfSubjectRulesReviewSpec}}};
 const Schema kSelfSubjectReview{{{1, "metadata", Kind::kMessage, false, &kObjectMeta}}};
 
 const Schema* SchemaFor(std::string_view api_version, std::string_view kind) {
@@ -305,12 +333,15 @@ const Schema* SchemaFor(std::string_view api_version, std::string_view kind) {
       {{"scheduling.k8s.io/v1", "PriorityClass"}, &kPriorityClass},
       {{"policy/v1", "PodDisruptionBudget"}, &kPdb},
       {{"apps/v1", "Deployment"}, &kDeployment},
+      {{"batch/v1", "Job"}, &kJob},
+      {{"batch/v1", "CronJob"}, &kCronJob},
       {{"coordination.k8s.io/v1", "Lease"}, &kLease},
       {{"rbac.authorization.k8s.io/v1", "Role"}, &kRole},
       {{"rbac.authorization.k8s.io/v1", "ClusterRole"}, &kRole},
       {{"rbac.authorization.k8s.io/v1", "RoleBinding"}, &kRoleBinding},
       {{"rbac.authorization.k8s.io/v1", "ClusterRoleBinding"}, &kRoleBinding},
       {{"authorization.k8s.io/v1", "SelfSubjectAccessReview"}, &kSelfSubjectAccessReview},
+      {{"authorization.k8s.io/v1", "SelfSubjectRulesReview"}, &kSelfSubjectRulesReview},
       {{"authentication.k8s.io/v1", "SelfSubjectReview"}, &kSelfSubjectReview},
   };
   auto it = kKinds.find({api_version, kind});

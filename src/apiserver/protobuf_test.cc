@@ -70,6 +70,26 @@ TEST(ProtobufTest, ResourceQuotaAsKubectlCreateQuotaSendsIt) {
       "metadata":{"name":"q"},"spec":{"hard":{"cpu":"2","pods":"10"},"scopes":["BestEffort"]}})"));
 }
 
+TEST(ProtobufTest, JobAndCronJobAsKubectlCreateSendsThem) {
+  // `kubectl create cronjob c --image=busybox --schedule="*/1 * * * *"`: the job template's pod
+  // template under spec.jobTemplate.spec.template.
+  const std::string pod_spec = Msg(2, Str(1, "c") + Str(2, "busybox")) + Str(3, "OnFailure");
+  const std::string job_spec = Msg(6, Msg(2, pod_spec)) + Int(7, 0);
+  auto cron = DecodeProtobufObject(
+      Envelope("batch/v1", "CronJob",
+               Msg(1, Str(1, "c")) + Msg(2, Str(1, "*/1 * * * *") + Msg(5, Msg(2, job_spec)))));
+  ASSERT_TRUE(cron.ok()) << cron.error().message;
+  EXPECT_EQ((*cron)["spec"]["schedule"], "*/1 * * * *");
+  const json& job = (*cron)["spec"]["jobTemplate"]["spec"];
+  EXPECT_EQ(job["backoffLimit"], 0);  // a pointer: zero is data
+  EXPECT_EQ(job["template"]["spec"]["containers"][0]["image"], "busybox");
+  EXPECT_EQ(job["template"]["spec"]["restartPolicy"], "OnFailure");
+  auto plain =
+      DecodeProtobufObject(Envelope("batch/v1", "Job", Msg(1, Str(1, "j")) + Msg(2, Int(2, 3))));
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ((*plain)["spec"]["completions"], 3);
+}
+
 TEST(ProtobufTest, DeploymentWithZerosThatMatter) {
   const std::string container =
       Str(1, "pause") + Str(2, "pause") + Msg(8, Msg(2, Str(1, "cpu") + Msg(2, Str(1, "100m"))));
@@ -109,10 +129,10 @@ TEST(ProtobufTest, EventTimesAndBinding) {
 }
 
 TEST(ProtobufTest, RefusedBodies) {
-  auto unknown = DecodeProtobufObject(Envelope("batch/v1", "Job", ""));
+  auto unknown = DecodeProtobufObject(Envelope("networking.k8s.io/v1", "Ingress", ""));
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.error().code, ErrorCode::kUnsupportedMediaType);
-  EXPECT_THAT(unknown.error().message, HasSubstr("batch/v1 Job"));
+  EXPECT_THAT(unknown.error().message, HasSubstr("networking.k8s.io/v1 Ingress"));
   EXPECT_FALSE(DecodeProtobufObject("{\"json\": true}").ok());
   auto truncated =
       DecodeProtobufObject(Envelope("v1", "ConfigMap", Msg(1, Str(1, "cm"))).substr(0, 20));

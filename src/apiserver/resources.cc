@@ -42,6 +42,8 @@ const std::vector<ResourceInfo>& ServedResources() {
     add("apps", "statefulsets", "statefulset", "StatefulSet", true, {"sts"}, {"status", "scale"});
     add("apps", "daemonsets", "daemonset", "DaemonSet", true, {"ds"}, {"status"});
     add("apps", "controllerrevisions", "controllerrevision", "ControllerRevision", true);
+    add("batch", "jobs", "job", "Job", true, {}, {"status"});
+    add("batch", "cronjobs", "cronjob", "CronJob", true, {"cj"}, {"status"});
     add("coordination.k8s.io", "leases", "lease", "Lease", true);
     add("events.k8s.io", "events", "event", "Event", true, {"ev"});
     add("storage.k8s.io", "storageclasses", "storageclass", "StorageClass", false, {"sc"});
@@ -60,6 +62,9 @@ const std::vector<ResourceInfo>& ServedResources() {
     add("rbac.authorization.k8s.io", "rolebindings", "rolebinding", "RoleBinding", true);
     add("authorization.k8s.io", "selfsubjectaccessreviews", "selfsubjectaccessreview",
         "SelfSubjectAccessReview", false);
+    r.back().create_only = true;
+    add("authorization.k8s.io", "selfsubjectrulesreviews", "selfsubjectrulesreview",
+        "SelfSubjectRulesReview", false);
     r.back().create_only = true;
     add("authentication.k8s.io", "selfsubjectreviews", "selfsubjectreview", "SelfSubjectReview",
         false);

@@ -9,7 +9,8 @@ namespace berth::apiserver {
 using Json = nlohmann::json;
 
 bool IsReview(const ResourceInfo& r) {
-  return (r.group == "authorization.k8s.io" && r.plural == "selfsubjectaccessreviews") ||
+  return (r.group == "authorization.k8s.io" &&
+          (r.plural == "selfsubjectaccessreviews" || r.plural == "selfsubjectrulesreviews")) ||
          (r.group == "authentication.k8s.io" && r.plural == "selfsubjectreviews");
 }
 
@@ -34,6 +35,12 @@ Result<Json> AnswerReview(const ResourceInfo& r, const Json& body) {
     }
     out["status"] = {{"allowed", true},
                      {"reason", fmt::format("{} may do everything on this server", kAdminUser)}};
+  } else if (r.plural == "selfsubjectrulesreviews") {
+    // What cluster-admin's rules give, as `kubectl auth can-i --list` prints them.
+    out["status"] = {
+        {"resourceRules", {{{"verbs", {"*"}}, {"apiGroups", {"*"}}, {"resources", {"*"}}}}},
+        {"nonResourceRules", {{{"verbs", {"*"}}, {"nonResourceURLs", {"*"}}}}},
+        {"incomplete", false}};
   } else {
     out["status"] = {
         {"userInfo",

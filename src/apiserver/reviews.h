@@ -1,5 +1,6 @@
 // Answers to the review kinds clients create to ask about themselves: SelfSubjectAccessReview
-// (`kubectl auth can-i`) and SelfSubjectReview (`kubectl auth whoami`). The server has one
+// (`kubectl auth can-i`), SelfSubjectRulesReview (`kubectl auth can-i --list`) and
+// SelfSubjectReview (`kubectl auth whoami`). The server has one
 // identity, the admin token's, which may do everything; nothing is stored.
 //
 // Threads: pure functions, any thread.

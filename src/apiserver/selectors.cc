@@ -207,6 +207,13 @@ Result<ObjectFilter> ParseFieldSelector(const ResourceInfo& r, std::string_view 
          "regarding.kind", "regarding.name", "regarding.namespace", "regarding.uid"});
   } else if (r.plural == "namespaces") {
     allowed.push_back("status.phase");
+  } else if (r.group.empty() && r.plural == "secrets") {
+    allowed.push_back("type");
+  } else if (r.group.empty() && r.plural == "services") {
+    allowed.insert(allowed.end(), {"spec.clusterIP", "spec.type"});
+  } else if ((r.group.empty() && r.plural == "replicationcontrollers") ||
+             (r.group == "apps" && r.plural == "replicasets")) {
+    allowed.push_back("status.replicas");
   }
   std::vector<FieldReq> reqs;
   for (auto term : SplitTerms(text)) {
@@ -236,7 +243,14 @@ Result<ObjectFilter> ParseFieldSelector(const ResourceInfo& r, std::string_view 
   if (reqs.empty()) return ObjectFilter();
   return ObjectFilter([reqs = std::move(reqs)](const nlohmann::json& obj) {
     for (const auto& f : reqs) {
-      if ((FieldValue(obj, f.path) == f.value) == f.negate) return false;
+      std::string value = FieldValue(obj, f.path);
+      // kube-apiserver's field sets hold an unset boolean as "false".
+      if (value.empty() && (f.path == "spec.hostNetwork" || f.path == "spec.unschedulable")) {
+        value = "false";
+      } else if (value.empty() && f.path == "status.replicas") {
+        value = "0";
+      }
+      if ((value == f.value) == f.negate) return false;
     }
     return true;
   });

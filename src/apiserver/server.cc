@@ -17,7 +17,9 @@
 
 #include "api/codec.h"
 #include "apiserver/admission.h"
+#include "apiserver/bootstrap.h"
 #include "apiserver/discovery.h"
+#include "apiserver/eviction.h"
 #include "apiserver/field_validation.h"
 #include "apiserver/managed_fields.h"
 #include "apiserver/openapi_v2.h"
@@ -109,6 +111,9 @@ Json StatusBody(const Error& e, const std::string& kind = "", const std::string&
     if (!name.empty()) details["name"] = name;
     if (!kind.empty()) details["kind"] = kind;
     body["details"] = details;
+  } else if (e.code == ErrorCode::kNotFound) {
+    // kubectl reads details without checking that they are there (kubectl debug).
+    body["details"] = Json::object();
   }
   // kubectl rebuilds an Invalid message from details.causes: "<Kind> \"<name>\" is invalid:
   // <field>: <detail>" becomes one cause.
@@ -152,6 +157,61 @@ HttpResponse SuccessStatus(int code) {
                                  {"status", "Success"},
                                  {"code", code}}
                                 .dump());
+}
+
+// What a DELETE's DeleteOptions body and query ask for; dryRun may come in either.
+struct DeleteRequest {
+  DeletePreconditions preconditions;
+  bool dry_run = false;
+};
+
+VoidResult ReadDeleteOptions(const Json& opts, DeleteRequest& out) {
+  if (auto dry = opts.find("dryRun"); dry != opts.end() && !dry->is_null()) {
+    if (!dry->is_array()) {
+      return Error{"DeleteOptions.dryRun: must be a list", ErrorCode::kBadRequest};
+    }
+    for (const auto& v : *dry) {
+      if (v != "All") {
+        return Error{fmt::format("DeleteOptions.dryRun: Unsupported value: {}: supported values: "
+                                 "\"All\"",
+                                 v.dump()),
+                     ErrorCode::kBadRequest};
+      }
+      out.dry_run = true;
+    }
+  }
+  if (auto pre = opts.find("preconditions"); pre != opts.end() && pre->is_object()) {
+    if (auto uid = pre->find("uid"); uid != pre->end() && uid->is_string()) {
+      out.preconditions.uid = uid->get<std::string>();
+    }
+    if (auto rv = pre->find("resourceVersion"); rv != pre->end() && rv->is_string()) {
+      out.preconditions.resource_version = rv->get<std::string>();
+    }
+  }
+  return {};
+}
+
+Result<DeleteRequest> ParseDeleteOptions(const HttpRequest& req) {
+  DeleteRequest out;
+  out.dry_run = req.Query("dryRun") == "All";
+  if (req.body.empty()) return out;
+  Json opts = Json::parse(req.body, nullptr, false);
+  if (opts.is_discarded() || !opts.is_object()) {
+    return Error{"the body of the request could not be decoded as DeleteOptions",
+                 ErrorCode::kBadRequest};
+  }
+  if (auto ok = ReadDeleteOptions(opts, out); !ok.ok()) return ok.error();
+  return out;
+}
+
+// The namespaces every cluster keeps (kube-apiserver's NamespaceLifecycle refuses to delete
+// them).
+VoidResult RefuseImmortalNamespace(const ResourceInfo& r, std::string_view name) {
+  if (!r.group.empty() || r.plural != "namespaces") return {};
+  if (name != "default" && name != "kube-system" && name != "kube-public") return {};
+  return Error{
+      fmt::format("namespaces \"{}\" is forbidden: this namespace may not be deleted", name),
+      ErrorCode::kForbidden};
 }
 
 bool WantsTable(const HttpRequest& req) {
@@ -362,6 +422,7 @@ struct Server::Impl {
   HttpResponse Update(HttpRequest& req, const Target& t);
   HttpResponse Scale(HttpRequest& req, const Target& t);
   HttpResponse Log(HttpRequest& req, const Target& t);
+  HttpResponse Evict(HttpRequest& req, const Target& t);
   HttpResponse Patch(HttpRequest& req, const Target& t);
   HttpResponse Delete(HttpRequest& req, const Target& t);
   HttpResponse DeleteCollection(HttpRequest& req, const Target& t);
@@ -414,9 +475,6 @@ Result<Json> Server::Impl::DecodeChecked(const HttpRequest& req, std::string_vie
 
 PriorityClassLookup Server::Impl::PriorityClasses() {
   return [this](const std::string& name) -> std::optional<Json> {
-    static const Json kSystem[] = {
-        {{"metadata", {{"name", "system-node-critical"}}}, {"value", 2000001000}},
-        {{"metadata", {{"name", "system-cluster-critical"}}}, {"value", 2000000000}}};
     const ResourceInfo* pcs = FindResource("scheduling.k8s.io", "v1", "priorityclasses");
     if (name.empty()) {
       auto all = store->List(*pcs, "", {}, 0, "");
@@ -428,9 +486,6 @@ PriorityClassLookup Server::Impl::PriorityClasses() {
     }
     auto got = store->Get(*pcs, "", name);
     if (got.ok()) return *got->object;
-    for (const auto& s : kSystem) {
-      if (s["metadata"]["name"] == name) return s;
-    }
     return std::nullopt;
   };
 }
@@ -600,10 +655,7 @@ HttpResponse Server::Impl::HandleResource(HttpRequest& req, const Target& t) {
   }
   if (t.subresource == "eviction") {
     if (m != "POST") return not_allowed();
-    // No PodDisruptionBudget check: nothing here runs controllers that would restore a pod.
-    auto gone = store->Delete(res, t.ns, t.name, std::nullopt, false, Durability::kLater);
-    if (!gone.ok()) return ErrorResponse(gone.error(), res.plural, t.name);
-    return AfterDurable(gone->rv, SuccessStatus(201));
+    return Evict(req, t);
   }
   if (t.subresource == "log") {
     if (m != "GET") return not_allowed();
@@ -768,6 +820,12 @@ HttpResponse Server::Impl::CreateObject(HttpRequest& req, const Target& t, Json 
   auto created = store->Create(res, t.ns, std::move(obj), dry_run, Durability::kLater);
   if (!created.ok()) return ErrorResponse(created.error(), res.plural, name);
   if (dry_run) return JsonResponse(201, *created->text);
+  if (res.group.empty() && res.plural == "namespaces") {
+    // Only the store fails here, and then the namespace's own write is not durable either.
+    if (auto ok = PopulateNamespace(*store, name, ca_pem); !ok.ok()) {
+      return ErrorResponse(ok.error());
+    }
+  }
   int64_t rv = created->rv;
   if (core_event) {
     // kube-apiserver serves one event through both APIs; here the core/v1 view (what
@@ -823,6 +881,7 @@ HttpResponse Server::Impl::Update(HttpRequest& req, const Target& t) {
       [&](const Json* current) -> Result<Json> {
         Json next = SplitStatus(res, sub, *current, obj);
         if (auto ok = Admit(res, next, false, pcs); !ok.ok()) return ok.error();
+        if (auto ok = ValidateUpdate(res, *current, next); !ok.ok()) return ok.error();
         RecordUpdateManagedFields(current, next, managers);
         return next;
       },
@@ -1045,6 +1104,7 @@ HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
           }
         }
         if (auto ok = Admit(res, next, false, pcs); !ok.ok()) return ok.error();
+        if (auto ok = ValidateUpdate(res, *current, next); !ok.ok()) return ok.error();
         if (!apply) RecordUpdateManagedFields(current, next, managers);
         return next;
       },
@@ -1059,24 +1119,73 @@ HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
 }
 
 HttpResponse Server::Impl::Delete(HttpRequest& req, const Target& t) {
-  std::optional<std::string> uid;
-  if (!req.body.empty()) {
-    Json opts = Json::parse(req.body, nullptr, false);
-    if (opts.is_discarded()) {
-      return ErrorResponse(Error{"the body of the request could not be decoded as DeleteOptions",
-                                 ErrorCode::kBadRequest});
-    }
-    if (opts.contains("preconditions") && opts["preconditions"].contains("uid")) {
-      uid = opts["preconditions"]["uid"].get<std::string>();
-    }
+  auto opts = ParseDeleteOptions(req);
+  if (!opts.ok()) return ErrorResponse(opts.error());
+  if (auto refused = RefuseImmortalNamespace(*t.resource, t.name); !refused.ok()) {
+    return ErrorResponse(refused.error());
   }
-  auto gone = store->Delete(*t.resource, t.ns, t.name, uid, req.Query("dryRun") == "All",
+  auto gone = store->Delete(*t.resource, t.ns, t.name, opts->preconditions, opts->dry_run,
                             Durability::kLater);
   if (!gone.ok()) return ErrorResponse(gone.error(), t.resource->plural, t.name);
   return AfterDurable(gone->rv, JsonResponse(200, *gone->text));
 }
 
+HttpResponse Server::Impl::Evict(HttpRequest& req, const Target& t) {
+  DeleteRequest opts;
+  opts.dry_run = req.Query("dryRun") == "All";
+  if (!req.body.empty()) {
+    Json eviction = Json::parse(req.body, nullptr, false);
+    if (eviction.is_discarded() || !eviction.is_object()) {
+      return ErrorResponse(Error{"the body of the request could not be decoded as an Eviction",
+                                 ErrorCode::kBadRequest});
+    }
+    if (auto d = eviction.find("deleteOptions"); d != eviction.end() && d->is_object()) {
+      if (auto ok = ReadDeleteOptions(*d, opts); !ok.ok()) return ErrorResponse(ok.error());
+    }
+  }
+  const ResourceInfo& pods = *t.resource;
+  auto pod = store->Get(pods, t.ns, t.name);
+  if (!pod.ok()) return ErrorResponse(pod.error(), pods.plural, t.name);
+  const ResourceInfo* pdbs = FindResource("policy", "v1", "poddisruptionbudgets");
+  auto listed = store->List(*pdbs, t.ns, nullptr, 0, "");
+  if (!listed.ok()) return ErrorResponse(listed.error());
+  std::vector<const Json*> budgets;
+  for (const auto& so : listed->items) budgets.push_back(so.object.get());
+  EvictionDecision decision = DecideEviction(*pod->object, budgets);
+  if (decision.refusal) {
+    Json body = StatusBody(*decision.refusal);
+    if (!decision.cause.empty()) {
+      body["details"]["causes"] =
+          Json::array({{{"reason", "DisruptionBudget"}, {"message", decision.cause}}});
+    }
+    if (decision.refusal->code == ErrorCode::kTooManyRequests) {
+      body["details"]["retryAfterSeconds"] = 10;
+    }
+    return JsonResponse(body["code"].get<int>(), body.dump());
+  }
+  if (decision.budget && !opts.dry_run) {
+    const std::string now = FormatTimestamp(NowSeconds());
+    auto spent = store->Mutate(
+        *pdbs, t.ns, *decision.budget,
+        [&](const Json* current) -> Result<Json> { return SpendDisruption(*current, t.name, now); },
+        false, false, nullptr, Durability::kLater);
+    if (!spent.ok()) return ErrorResponse(spent.error(), pdbs->plural, *decision.budget);
+  }
+  // The pod must still be the one the budgets were checked against.
+  if (!opts.preconditions.resource_version &&
+      FieldValue(*pod->object, "status.phase") != "Succeeded" &&
+      FieldValue(*pod->object, "status.phase") != "Failed") {
+    opts.preconditions.resource_version = FieldValue(*pod->object, "metadata.resourceVersion");
+  }
+  auto gone =
+      store->Delete(pods, t.ns, t.name, opts.preconditions, opts.dry_run, Durability::kLater);
+  if (!gone.ok()) return ErrorResponse(gone.error(), pods.plural, t.name);
+  return AfterDurable(gone->rv, SuccessStatus(201));
+}
+
 HttpResponse Server::Impl::DeleteCollection(HttpRequest& req, const Target& t) {
+  auto opts = ParseDeleteOptions(req);
+  if (!opts.ok()) return ErrorResponse(opts.error());
   auto selected = SelectorFilter(req, *t.resource);
   if (!selected.ok()) return ErrorResponse(selected.error());
   auto list = store->List(*t.resource, t.ns, *selected, 0, "");
@@ -1089,8 +1198,9 @@ HttpResponse Server::Impl::DeleteCollection(HttpRequest& req, const Target& t) {
   int64_t last_rv = 0;
   for (const auto& so : list->items) {
     const Json& meta = (*so.object)["metadata"];
-    auto gone = store->Delete(*t.resource, meta.value("namespace", ""), meta.value("name", ""),
-                              std::nullopt, req.Query("dryRun") == "All", Durability::kLater);
+    if (!RefuseImmortalNamespace(*t.resource, meta.value("name", "")).ok()) continue;
+    auto gone = store->Delete(*t.resource, meta.value("namespace", ""), meta.value("name", ""), {},
+                              opts->dry_run, Durability::kLater);
     if (!gone.ok()) continue;
     last_rv = std::max(last_rv, gone->rv);
     if (!first) body += ',';
@@ -1302,6 +1412,10 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
     }
     impl->ca_pem = ca.cert_pem;
     http_opts.tls = net::TlsServerConfig{serving.cert_pem, serving.key_pem};
+  }
+  if (auto ok = BootstrapCluster(*impl->store, impl->ca_pem); !ok.ok()) {
+    return Error{fmt::format("{}: cannot create the cluster's built-in objects: {}", dir,
+                             ok.error().message)};
   }
   Impl* raw = impl.get();
   auto http =

@@ -62,6 +62,39 @@ std::shared_ptr<const std::string> EventLine(WatchEventType type, const std::str
   return std::make_shared<const std::string>(std::move(line));
 }
 
+// A change as a watch with a selector sees it, as kube-apiserver's watch cache reports it: an
+// object that starts matching is ADDED, one that stops matching is DELETED (with its last
+// matching content at the change's revision), one that matches neither before nor after is
+// not reported.
+std::optional<WatchEvent> ThroughFilter(const WatchEvent& ev, const ObjectFilter& filter) {
+  const bool now = ev.type != WatchEventType::kDeleted && filter(*ev.object.object);
+  bool before = false;
+  if (ev.type == WatchEventType::kDeleted) {
+    before = filter(*ev.object.object);
+  } else if (ev.type == WatchEventType::kModified && ev.previous) {
+    before = filter(*ev.previous);
+  }
+  if (now == before || ev.type == WatchEventType::kDeleted ||
+      (now && ev.type == WatchEventType::kAdded)) {
+    if (!now && !before) return std::nullopt;
+    return ev;
+  }
+  WatchEvent seen;
+  seen.object.rv = ev.object.rv;
+  if (now) {
+    seen.type = WatchEventType::kAdded;
+    seen.object = ev.object;
+  } else {
+    seen.type = WatchEventType::kDeleted;
+    Json last = *ev.previous;
+    last["metadata"]["resourceVersion"] = std::to_string(ev.object.rv);
+    seen.object.text = std::make_shared<const std::string>(last.dump());
+    seen.object.object = std::make_shared<const Json>(std::move(last));
+  }
+  seen.line = EventLine(seen.type, *seen.object.text);
+  return seen;
+}
+
 // One pending durable change, written by the group-commit thread.
 struct PendingWrite {
   std::string key;  // storage/ns/name
@@ -181,13 +214,18 @@ struct Store::Impl {
 
   // Records a change: watchers, history, persistence. Called with `mu` held.
   void Publish(const ResourceInfo& r, std::string_view ns, const std::string& key,
-               WatchEventType type, const StoredObject& so) {
-    WatchEvent ev{type, so, EventLine(type, *so.text)};
+               WatchEventType type, const StoredObject& so,
+               std::shared_ptr<const Json> previous = nullptr) {
+    WatchEvent ev{type, so, EventLine(type, *so.text), std::move(previous)};
     for (Watcher& w : watchers) {
       if (w.dead || w.resource != &r || (!w.ns.empty() && w.ns != ns)) continue;
-      if (w.filter && !w.filter(*so.object)) continue;
-      // A watcher that refuses an event is finished; its registration removes it.
-      if (!w.callback(ev)) w.dead = true;
+      if (!w.filter) {
+        // A watcher that refuses an event is finished; its registration removes it.
+        if (!w.callback(ev)) w.dead = true;
+        continue;
+      }
+      auto seen = ThroughFilter(ev, w.filter);
+      if (seen && !w.callback(*seen)) w.dead = true;
     }
     history.emplace_back(&r, ev);
     history_ns.emplace_back(ns);
@@ -606,8 +644,8 @@ Result<StoredObject> Store::Mutate(const ResourceInfo& r, std::string_view ns,
     }
     int64_t rv = ++impl_->revision;
     StoredObject result = impl_->Seal(std::move(obj), rv);
-    it->second = result;
-    impl_->Publish(r, ns, key, WatchEventType::kModified, result);
+    auto previous = std::exchange(it->second, result).object;
+    impl_->Publish(r, ns, key, WatchEventType::kModified, result, std::move(previous));
     lock.unlock();
     if (durability == Durability::kLater) return result;
     if (auto d = impl_->WaitDurable(rv); !d.ok()) return d.error();
@@ -616,7 +654,7 @@ Result<StoredObject> Store::Mutate(const ResourceInfo& r, std::string_view ns,
 }
 
 Result<StoredObject> Store::Delete(const ResourceInfo& r, std::string_view ns,
-                                   std::string_view name, const std::optional<std::string>& uid,
+                                   std::string_view name, const DeletePreconditions& preconditions,
                                    bool dry_run, Durability durability) {
   std::vector<std::pair<const ResourceInfo*, std::string>> cascade;
   int64_t rv;
@@ -627,10 +665,18 @@ Result<StoredObject> Store::Delete(const ResourceInfo& r, std::string_view ns,
     const std::string key = ObjectKey(ns, name);
     auto it = m.find(key);
     if (it == m.end()) return NotFoundError(r, name);
-    if (uid && (*it->second.object)["metadata"].value("uid", "") != *uid) {
+    const Json& meta = (*it->second.object)["metadata"];
+    if (const auto& uid = preconditions.uid; uid && meta.value("uid", "") != *uid) {
       return Error{fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: "
                                "{}",
-                               *uid, (*it->second.object)["metadata"].value("uid", "")),
+                               *uid, meta.value("uid", "")),
+                   ErrorCode::kConflict};
+    }
+    if (const auto& rv = preconditions.resource_version;
+        rv && meta.value("resourceVersion", "") != *rv) {
+      return Error{fmt::format("Precondition failed: ResourceVersion in precondition: {}, "
+                               "ResourceVersion in object meta: {}",
+                               *rv, meta.value("resourceVersion", "")),
                    ErrorCode::kConflict};
     }
     if (dry_run) return it->second;
@@ -654,7 +700,7 @@ Result<StoredObject> Store::Delete(const ResourceInfo& r, std::string_view ns,
   }
   for (const auto& [res, obj_name] : cascade) {
     // Already gone is fine. Waited for: the namespace's revision is older than these.
-    (void)Delete(*res, name, obj_name, std::nullopt, false);
+    (void)Delete(*res, name, obj_name, {}, false);
   }
   if (durability == Durability::kLater) return last;
   if (auto d = impl_->WaitDurable(rv); !d.ok()) return d.error();
@@ -754,8 +800,11 @@ Result<std::unique_ptr<WatchRegistration>> Store::Watch(const ResourceInfo& r, s
       const auto& [res, ev] = impl_->history[i];
       if (ev.object.rv <= *from_rv || res != &r) continue;
       if (!ns.empty() && impl_->history_ns[i] != ns) continue;
-      if (!matches(ev.object)) continue;
-      alive = callback(ev);
+      if (!filter) {
+        alive = callback(ev);
+        continue;
+      }
+      if (auto seen = ThroughFilter(ev, filter)) alive = callback(*seen);
     }
   }
   impl_->watchers.push_back(Watcher{&r, std::string(ns), std::move(filter), std::move(callback)});

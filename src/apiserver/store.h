@@ -35,6 +35,12 @@ struct StoredObject {
   std::shared_ptr<const std::string> text;  // object encoded as JSON
 };
 
+// DeleteOptions.preconditions.
+struct DeletePreconditions {
+  std::optional<std::string> uid;
+  std::optional<std::string> resource_version;
+};
+
 enum class WatchEventType { kAdded, kModified, kDeleted };
 
 struct WatchEvent {
@@ -42,6 +48,9 @@ struct WatchEvent {
   StoredObject object;
   // `{"type":"ADDED","object":...}\n`, encoded once for every watcher.
   std::shared_ptr<const std::string> line;
+  // For MODIFIED: the object before the change. A watch with a selector needs it to report an
+  // object that stops matching (DELETED) or starts matching (ADDED).
+  std::shared_ptr<const nlohmann::json> previous;
 };
 
 using ObjectFilter = std::function<bool(const nlohmann::json&)>;
@@ -89,10 +98,10 @@ class Store {
   Result<StoredObject> Mutate(const ResourceInfo& r, std::string_view ns, std::string_view name,
                               const MutateFn& fn, bool allow_create, bool dry_run,
                               bool* created = nullptr, Durability durability = Durability::kAwait);
-  // Deletes; `uid` (when set) must match. Returns the last state. Deleting a namespace deletes
-  // its objects.
+  // Deletes; the preconditions that are set must match (Conflict otherwise). Returns the last
+  // state. Deleting a namespace deletes its objects.
   Result<StoredObject> Delete(const ResourceInfo& r, std::string_view ns, std::string_view name,
-                              const std::optional<std::string>& uid, bool dry_run,
+                              const DeletePreconditions& preconditions, bool dry_run,
                               Durability durability = Durability::kAwait);
   // Calls `done` once revision `rv` (a write's StoredObject::rv) is durable, or with the
   // storage error that stops it being so: at once on this thread when it already is, else on

@@ -11,6 +11,8 @@
 #include <map>
 #include <thread>
 
+#include "apiserver/selectors.h"
+
 namespace berth::apiserver {
 namespace {
 
@@ -141,7 +143,7 @@ TEST_F(StoreTest, WatchResumesFromRevisionAndOldRevisionsAreGone) {
   });
   ASSERT_TRUE(reg.ok());
   EXPECT_EQ(seen, (std::vector<std::string>{"n0", "n1", "n2"}));
-  ASSERT_TRUE(s.Delete(Nodes(), "", "n1", std::nullopt, false).ok());
+  ASSERT_TRUE(s.Delete(Nodes(), "", "n1", {}, false).ok());
   EXPECT_EQ(seen.back(), "n1");
   for (int i = 3; i < 12; ++i)
     ASSERT_TRUE(s.Create(Nodes(), "", PodDoc("n" + std::to_string(i)), false).ok());
@@ -165,6 +167,93 @@ TEST_F(StoreTest, WatcherThatRefusesStopsReceivingWhileWritesGoOn) {
   EXPECT_EQ(delivered, 1);
 }
 
+// A watch with a selector sees an object leave it (DELETED, with the last matching content at
+// the change's revision) and come back (ADDED), live and when resumed from a revision: a
+// scheduler's informer drops finished pods that way.
+TEST_F(StoreTest, SelectorWatchesSeeObjectsLeaveAndReturn) {
+  auto store = Open();
+  auto selector = ParseFieldSelector(Pods(), "status.phase!=Succeeded");
+  ASSERT_TRUE(selector.ok());
+  auto created = store->Create(Pods(), "default", PodDoc("p"), false);
+  ASSERT_TRUE(created.ok());
+  std::vector<std::pair<WatchEventType, Json>> seen;
+  auto reg = store->Watch(Pods(), "default", created->rv, *selector, [&](const WatchEvent& ev) {
+    seen.emplace_back(ev.type, Json::parse(*ev.object.text));
+    EXPECT_EQ(Json::parse(ev.line->substr(0, ev.line->size() - 1))["object"],
+              Json::parse(*ev.object.text));
+    return true;
+  });
+  ASSERT_TRUE(reg.ok());
+  auto set_phase = [&](const std::string& phase) {
+    auto r = store->Mutate(
+        Pods(), "default", "p",
+        [&](const Json* cur) -> Result<Json> {
+          Json next = *cur;
+          next["status"]["phase"] = phase;
+          return next;
+        },
+        false, false);
+    EXPECT_TRUE(r.ok());
+    return r->rv;
+  };
+  set_phase("Running");
+  const int64_t left = set_phase("Succeeded");
+  set_phase("Succeeded");  // unchanged: no revision, no event
+  auto stays_out = store->Mutate(
+      Pods(), "default", "p",
+      [&](const Json* cur) -> Result<Json> {
+        Json next = *cur;
+        next["metadata"]["labels"]["x"] = "y";
+        return next;
+      },
+      false, false);
+  ASSERT_TRUE(stays_out.ok());
+  set_phase("Running");
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0].first, WatchEventType::kModified);
+  EXPECT_EQ(seen[1].first, WatchEventType::kDeleted);
+  EXPECT_EQ(seen[1].second["status"]["phase"], "Running");  // the last content that matched
+  EXPECT_EQ(seen[1].second["metadata"]["resourceVersion"], std::to_string(left));
+  EXPECT_EQ(seen[2].first, WatchEventType::kAdded);
+  EXPECT_EQ(seen[2].second["metadata"]["labels"]["x"], "y");
+  reg->reset();
+
+  // Resumed from the first revision: the same story from the history.
+  std::vector<WatchEventType> replayed;
+  auto again = store->Watch(Pods(), "default", created->rv, *selector, [&](const WatchEvent& ev) {
+    replayed.push_back(ev.type);
+    return true;
+  });
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(replayed,
+            (std::vector<WatchEventType>{WatchEventType::kModified, WatchEventType::kDeleted,
+                                         WatchEventType::kAdded}));
+  // Deleting a pod the selector does not match reports nothing; one it matches, DELETED.
+  set_phase("Succeeded");
+  ASSERT_TRUE(store->Delete(Pods(), "default", "p", {}, false).ok());
+  EXPECT_EQ(replayed.back(), WatchEventType::kDeleted);
+  EXPECT_EQ(replayed.size(), 4u);
+}
+
+TEST_F(StoreTest, DeletePreconditionsMustMatch) {
+  auto store = Open();
+  auto created = store->Create(Pods(), "default", PodDoc("p"), false);
+  ASSERT_TRUE(created.ok());
+  auto stale = store->Delete(Pods(), "default", "p", {.resource_version = "1"}, false);
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.error().code, ErrorCode::kConflict);
+  EXPECT_NE(stale.error().message.find("ResourceVersion in precondition: 1"), std::string::npos);
+  auto other_uid = store->Delete(Pods(), "default", "p", {.uid = "other"}, false);
+  ASSERT_FALSE(other_uid.ok());
+  EXPECT_EQ(other_uid.error().code, ErrorCode::kConflict);
+  EXPECT_TRUE(store->Get(Pods(), "default", "p").ok());
+  EXPECT_TRUE(
+      store
+          ->Delete(Pods(), "default", "p", {.resource_version = std::to_string(created->rv)}, false)
+          .ok());
+  EXPECT_FALSE(store->Get(Pods(), "default", "p").ok());
+}
+
 TEST_F(StoreTest, StateSurvivesReopen) {
   int64_t rv;
   {
@@ -173,7 +262,7 @@ TEST_F(StoreTest, StateSurvivesReopen) {
     ASSERT_TRUE(c.ok());
     rv = c->rv;
     ASSERT_TRUE(store->Create(Pods(), "default", PodDoc("gone"), false).ok());
-    ASSERT_TRUE(store->Delete(Pods(), "default", "gone", std::nullopt, false).ok());
+    ASSERT_TRUE(store->Delete(Pods(), "default", "gone", {}, false).ok());
   }
   auto store = Open();
   auto got = store->Get(Pods(), "default", "keep");
@@ -203,7 +292,7 @@ TEST_F(StoreTest, RevisionContinuesAfterUpdatesAndDeletesAcrossReopens) {
         },
         false, false);
     ASSERT_TRUE(u.ok());
-    ASSERT_TRUE(store->Delete(Pods(), "default", "b", std::nullopt, false).ok());
+    ASSERT_TRUE(store->Delete(Pods(), "default", "b", {}, false).ok());
     auto c = store->Create(Pods(), "default", PodDoc("c"), false);
     ASSERT_TRUE(c.ok());
     last = c->rv;
@@ -215,7 +304,7 @@ TEST_F(StoreTest, RevisionContinuesAfterUpdatesAndDeletesAcrossReopens) {
     ASSERT_TRUE(a.ok());
     EXPECT_EQ((*a->object)["metadata"]["labels"]["x"], "1");
     EXPECT_FALSE(store->Get(Pods(), "default", "b").ok());
-    auto d = store->Delete(Pods(), "default", "c", std::nullopt, false);
+    auto d = store->Delete(Pods(), "default", "c", {}, false);
     ASSERT_TRUE(d.ok());
     last = store->revision();
   }

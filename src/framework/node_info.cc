@@ -96,21 +96,40 @@ AffinityTerm MakeAffinityTerm(const Pod& pod, const PodAffinityTerm& term) {
   return t;
 }
 
+namespace {
+const PodAffinityTerms kNoAffinityTerms;
+}  // namespace
+
+const std::vector<AffinityTerm>& PodInfo::required_affinity() const {
+  return (affinity_terms ? *affinity_terms : kNoAffinityTerms).required_affinity;
+}
+const std::vector<AffinityTerm>& PodInfo::required_anti_affinity() const {
+  return (affinity_terms ? *affinity_terms : kNoAffinityTerms).required_anti_affinity;
+}
+const std::vector<WeightedAffinityTerm>& PodInfo::preferred_affinity() const {
+  return (affinity_terms ? *affinity_terms : kNoAffinityTerms).preferred_affinity;
+}
+const std::vector<WeightedAffinityTerm>& PodInfo::preferred_anti_affinity() const {
+  return (affinity_terms ? *affinity_terms : kNoAffinityTerms).preferred_anti_affinity;
+}
+
 PodInfoPtr PodInfo::Create(std::shared_ptr<const Pod> pod) {
   auto info = std::make_shared<PodInfo>();
   info->requests = ComputePodRequests(*pod);
-  if (const auto& a = pod->spec.affinity) {
+  const auto& a = pod->spec.affinity;
+  if (a && (a->pod_affinity || a->pod_anti_affinity)) {
+    PodAffinityTerms& terms = info->affinity_terms.emplace();
     if (a->pod_affinity) {
       for (const auto& t : a->pod_affinity->required)
-        info->required_affinity.push_back(MakeAffinityTerm(*pod, t));
+        terms.required_affinity.push_back(MakeAffinityTerm(*pod, t));
       for (const auto& w : a->pod_affinity->preferred)
-        info->preferred_affinity.push_back({MakeAffinityTerm(*pod, w.term), w.weight});
+        terms.preferred_affinity.push_back({MakeAffinityTerm(*pod, w.term), w.weight});
     }
     if (a->pod_anti_affinity) {
       for (const auto& t : a->pod_anti_affinity->required)
-        info->required_anti_affinity.push_back(MakeAffinityTerm(*pod, t));
+        terms.required_anti_affinity.push_back(MakeAffinityTerm(*pod, t));
       for (const auto& w : a->pod_anti_affinity->preferred)
-        info->preferred_anti_affinity.push_back({MakeAffinityTerm(*pod, w.term), w.weight});
+        terms.preferred_anti_affinity.push_back({MakeAffinityTerm(*pod, w.term), w.weight});
     }
   }
   info->pod = std::move(pod);
@@ -173,6 +192,8 @@ const std::string& NodeInfo::name() const {
   return node_ ? node_->metadata.name : kEmpty;
 }
 
+const NodeInfo::Extras NodeInfo::kNoExtras;
+
 void NodeInfo::SetNode(std::shared_ptr<const Node> node) {
   node_ = std::move(node);
   allocatable_ = node_ ? Resource::FromList(node_->status.allocatable) : Resource{};
@@ -181,8 +202,10 @@ void NodeInfo::SetNode(std::shared_ptr<const Node> node) {
 
 void NodeInfo::AddPod(PodInfoPtr pod) {
   Update(*pod, +1);
-  if (HasPodAffinityConstraints(*pod->pod)) pods_with_affinity_.push_back(pod);
-  if (HasRequiredAntiAffinity(*pod->pod)) pods_with_required_anti_affinity_.push_back(pod);
+  if (HasPodAffinityConstraints(*pod->pod)) MutableExtra().pods_with_affinity.push_back(pod);
+  if (HasRequiredAntiAffinity(*pod->pod)) {
+    MutableExtra().pods_with_required_anti_affinity.push_back(pod);
+  }
   pods_.push_back(std::move(pod));
 }
 
@@ -192,8 +215,10 @@ bool NodeInfo::RemovePod(const Pod& pod) {
     PodInfoPtr removed = pods_[i];
     pods_[i] = std::move(pods_.back());
     pods_.pop_back();
-    Erase(pods_with_affinity_, pod);
-    Erase(pods_with_required_anti_affinity_, pod);
+    if (extras_) {
+      Erase(extras_->pods_with_affinity, pod);
+      Erase(extras_->pods_with_required_anti_affinity, pod);
+    }
     Update(*removed, -1);
     return true;
   }
@@ -216,9 +241,9 @@ void NodeInfo::Update(const PodInfo& info, int sign) {
       if (sidecars_only && c.restart_policy != "Always") continue;
       for (const auto& p : c.ports) {
         if (sign > 0) {
-          used_ports_.Add(p.host_ip, p.protocol, p.host_port);
-        } else {
-          used_ports_.Remove(p.host_ip, p.protocol, p.host_port);
+          MutableExtra().used_ports.Add(p.host_ip, p.protocol, p.host_port);
+        } else if (extras_) {
+          extras_->used_ports.Remove(p.host_ip, p.protocol, p.host_port);
         }
       }
     }
@@ -226,9 +251,11 @@ void NodeInfo::Update(const PodInfo& info, int sign) {
   ports(pod.spec.containers, false);
   ports(pod.spec.init_containers, true);
   ForEachClaim(pod, [&](std::string key) {
-    int& c = pvc_ref_counts_[key];
+    if (sign < 0 && !extras_) return;
+    auto& counts = MutableExtra().pvc_ref_counts;
+    int& c = counts[key];
     c += sign;
-    if (c <= 0) pvc_ref_counts_.erase(key);
+    if (c <= 0) counts.erase(key);
   });
   ++generation_;
 }

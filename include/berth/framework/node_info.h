@@ -44,13 +44,26 @@ struct WeightedAffinityTerm {
 struct PodInfo;
 using PodInfoPtr = std::shared_ptr<const PodInfo>;
 
-struct PodInfo {
-  std::shared_ptr<const Pod> pod;
-  PodRequests requests;
+// A pod's inter-pod affinity and anti-affinity terms, compiled.
+struct PodAffinityTerms {
   std::vector<AffinityTerm> required_affinity;
   std::vector<AffinityTerm> required_anti_affinity;
   std::vector<WeightedAffinityTerm> preferred_affinity;
   std::vector<WeightedAffinityTerm> preferred_anti_affinity;
+};
+
+struct PodInfo {
+  std::shared_ptr<const Pod> pod;
+  PodRequests requests;
+  // Out of line and unset for the pods without pod (anti-)affinity, which are most of them:
+  // every pending and placed pod has a PodInfo. Read it through the accessors below.
+  Boxed<PodAffinityTerms> affinity_terms;
+
+  // The compiled terms; empty when the pod has none of that kind.
+  const std::vector<AffinityTerm>& required_affinity() const;
+  const std::vector<AffinityTerm>& required_anti_affinity() const;
+  const std::vector<WeightedAffinityTerm>& preferred_affinity() const;
+  const std::vector<WeightedAffinityTerm>& preferred_anti_affinity() const;
 
   static PodInfoPtr Create(std::shared_ptr<const Pod> pod);
   const Pod& operator*() const { return *pod; }
@@ -95,18 +108,18 @@ class NodeInfo {
   void SetNode(std::shared_ptr<const Node> node);
 
   const std::vector<PodInfoPtr>& pods() const { return pods_; }
-  const std::vector<PodInfoPtr>& pods_with_affinity() const { return pods_with_affinity_; }
+  const std::vector<PodInfoPtr>& pods_with_affinity() const { return Extra().pods_with_affinity; }
   const std::vector<PodInfoPtr>& pods_with_required_anti_affinity() const {
-    return pods_with_required_anti_affinity_;
+    return Extra().pods_with_required_anti_affinity;
   }
   const Resource& requested() const { return requested_; }
   const Resource& non_zero_requested() const { return non_zero_requested_; }
   const Resource& allocatable() const { return allocatable_; }
-  const HostPortInfo& used_ports() const { return used_ports_; }
+  const HostPortInfo& used_ports() const { return Extra().used_ports; }
   // Image name as the node reports it -> state; look up with NormalizeImageName(pod image).
   const FlatMap<std::string, ImageStateSummary>& image_states() const { return image_states_; }
   // "namespace/claim" -> number of pods on this node using it.
-  const FlatMap<std::string, int>& pvc_ref_counts() const { return pvc_ref_counts_; }
+  const FlatMap<std::string, int>& pvc_ref_counts() const { return Extra().pvc_ref_counts; }
 
   void AddPod(PodInfoPtr pod);
   // Removes the pod with the same UID (or namespace/name when UIDs are empty).
@@ -132,6 +145,18 @@ class NodeInfo {
   friend class SnapshotEditor;
   void Update(const PodInfo& pod, int sign);
 
+  // What only nodes with some pods have: pods with affinity, host ports, claims. Kept out of
+  // line so a NodeInfo without them is 88 bytes smaller (a large cluster has many such nodes).
+  struct Extras {
+    std::vector<PodInfoPtr> pods_with_affinity;
+    std::vector<PodInfoPtr> pods_with_required_anti_affinity;
+    HostPortInfo used_ports;
+    FlatMap<std::string, int> pvc_ref_counts;
+  };
+  static const Extras kNoExtras;
+  const Extras& Extra() const { return extras_ ? *extras_ : kNoExtras; }
+  Extras& MutableExtra() { return extras_ ? *extras_ : extras_.emplace(); }
+
   // What the filters and scores read for every node on every cycle comes first, so that a
   // node costs as few cache lines as possible; the rest follows.
   std::shared_ptr<const Node> node_;
@@ -140,10 +165,7 @@ class NodeInfo {
   Resource non_zero_requested_;
   Resource allocatable_;
   FlatMap<std::string, ImageStateSummary> image_states_;
-  std::vector<PodInfoPtr> pods_with_affinity_;
-  std::vector<PodInfoPtr> pods_with_required_anti_affinity_;
-  HostPortInfo used_ports_;
-  FlatMap<std::string, int> pvc_ref_counts_;
+  Boxed<Extras> extras_;
   int64_t generation_ = 0;
   int32_t list_index_ = -1;
 };

@@ -59,8 +59,9 @@ struct QueuedPodInfo {
   int attempts = 0;
   int unschedulable_count = 0;
   int consecutive_errors_count = 0;
-  std::set<std::string> unschedulable_plugins;
-  std::set<std::string> pending_plugins;
+  // Sorted; FlatSet keeps a queued pod 48 bytes smaller than std::set would.
+  FlatSet<std::string> unschedulable_plugins;
+  FlatSet<std::string> pending_plugins;
   std::string gating_plugin;
 
   const Pod& pod() const { return *pod_info->pod; }

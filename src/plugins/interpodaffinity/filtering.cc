@@ -128,8 +128,8 @@ Status InterPodAffinity::PreFilter(CycleState& state, const PodInfo& pod_info,
 
   auto in = std::make_shared<IncomingPod>();
   in->pod = pod_info.pod;
-  in->required_affinity = pod_info.required_affinity;
-  in->required_anti_affinity = pod_info.required_anti_affinity;
+  in->required_affinity = pod_info.required_affinity();
+  in->required_anti_affinity = pod_info.required_anti_affinity();
   std::optional<std::vector<Ptr<Namespace>>> namespaces;
   for (auto& t : in->required_affinity) MergeNamespaceSelector(t, handle_.listers(), namespaces);
   for (auto& t : in->required_anti_affinity)
@@ -225,7 +225,7 @@ Status InterPodAffinity::UpdateWithPod(CycleState& state, const PodInfo& other,
   const IncomingPod& in = *s->incoming;
   const Pod& p = *other.pod;
 
-  for (const auto& t : other.required_anti_affinity) {
+  for (const auto& t : other.required_anti_affinity()) {
     const std::string* v = NodeLabel(*node, t.topology_key);
     if (v && t.Matches(*in.pod, &in.namespace_labels))
       MutableCounter(s->existing_anti_affinity_counts).Add(t.topology_key, *v, multiplier);

@@ -156,16 +156,16 @@ void ExistingTermIndex::Compute(const Node& node, const std::vector<PodInfoPtr>&
     for (Kind kind : kinds_) {
       switch (kind) {
         case Kind::kRequiredAffinity:
-          plain(info->required_affinity, aff ? aff->required : kNoTerms, kind);
+          plain(info->required_affinity(), aff ? aff->required : kNoTerms, kind);
           break;
         case Kind::kRequiredAntiAffinity:
-          plain(info->required_anti_affinity, anti ? anti->required : kNoTerms, kind);
+          plain(info->required_anti_affinity(), anti ? anti->required : kNoTerms, kind);
           break;
         case Kind::kPreferredAffinity:
-          weighted(info->preferred_affinity, aff ? aff->preferred : kNoWeighted, kind);
+          weighted(info->preferred_affinity(), aff ? aff->preferred : kNoWeighted, kind);
           break;
         case Kind::kPreferredAntiAffinity:
-          weighted(info->preferred_anti_affinity, anti ? anti->preferred : kNoWeighted, kind);
+          weighted(info->preferred_anti_affinity(), anti ? anti->preferred : kNoWeighted, kind);
           break;
       }
     }

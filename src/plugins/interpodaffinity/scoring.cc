@@ -69,8 +69,8 @@ Status InterPodAffinity::PreScore(CycleState& state, const PodInfo& pod_info,
 
   if (has_constraints) {
     // The pod's preferred terms, attracted to / repelled by existing pods.
-    std::vector<WeightedAffinityTerm> affinity = pod_info.preferred_affinity;
-    std::vector<WeightedAffinityTerm> anti = pod_info.preferred_anti_affinity;
+    std::vector<WeightedAffinityTerm> affinity = pod_info.preferred_affinity();
+    std::vector<WeightedAffinityTerm> anti = pod_info.preferred_anti_affinity();
     std::optional<std::vector<Ptr<Namespace>>> namespaces;
     for (auto& t : affinity) MergeNamespaceSelector(t.term, handle_.listers(), namespaces);
     for (auto& t : anti) MergeNamespaceSelector(t.term, handle_.listers(), namespaces);

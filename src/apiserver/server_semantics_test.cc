@@ -1,0 +1,283 @@
+// API semantics operators rely on without thinking about them: dry-run and preconditions of
+// deletes, the namespaces that cannot be deleted, eviction under PodDisruptionBudgets, the
+// fields an update may not change, the API's defaults, strategic-merge keys that depend on the
+// list, field selectors over unset booleans, and what a cluster holds from its first start.
+#include <gtest/gtest.h>
+
+#include "apiserver/server_test_fixture.h"
+
+namespace berth::apiserver {
+namespace {
+
+namespace http = boost::beast::http;
+using testing::Json;
+using testing::Reply;
+using ServerSemanticsTest = testing::ServerHttpTest;
+
+constexpr const char* kConfigMaps = "/api/v1/namespaces/default/configmaps";
+
+TEST_F(ServerSemanticsTest, DeleteHonoursDryRunAndPreconditionsInTheBody) {
+  ASSERT_EQ(
+      Do(http::verb::post, kConfigMaps, R"({"metadata":{"name":"q"},"data":{"a":"1"}})").status,
+      201);
+  const std::string path = std::string(kConfigMaps) + "/q";
+  // `kubectl delete --dry-run=server` puts dryRun in the DeleteOptions body.
+  Reply dry =
+      Do(http::verb::delete_, path, R"({"propagationPolicy":"Background","dryRun":["All"]})");
+  EXPECT_EQ(dry.status, 200) << dry.body.dump();
+  EXPECT_EQ(Do(http::verb::get, path).status, 200);
+  EXPECT_EQ(Do(http::verb::delete_, path, R"({"dryRun":["Some"]})").status, 400);
+  Reply stale = Do(http::verb::delete_, path, R"({"preconditions":{"resourceVersion":"1"}})");
+  EXPECT_EQ(stale.status, 409) << stale.body.dump();
+  EXPECT_EQ(Do(http::verb::get, path).status, 200);
+  // Deleting a collection with dryRun in the body deletes nothing either.
+  EXPECT_EQ(Do(http::verb::delete_, kConfigMaps, R"({"dryRun":["All"]})").status, 200);
+  EXPECT_EQ(Do(http::verb::get, path).status, 200);
+  EXPECT_EQ(Do(http::verb::delete_, path, "").status, 200);
+  EXPECT_EQ(Do(http::verb::get, path).status, 404);
+}
+
+TEST_F(ServerSemanticsTest, TheBuiltInNamespacesCannotBeDeleted) {
+  for (const char* ns : {"default", "kube-system", "kube-public"}) {
+    Reply r = Do(http::verb::delete_, std::string("/api/v1/namespaces/") + ns);
+    EXPECT_EQ(r.status, 403) << ns;
+    EXPECT_EQ(r.body["message"], std::string("namespaces \"") + ns +
+                                     "\" is forbidden: this namespace may not be deleted");
+    EXPECT_EQ(Do(http::verb::get, std::string("/api/v1/namespaces/") + ns).status, 200);
+  }
+  ASSERT_EQ(Do(http::verb::post, "/api/v1/namespaces", R"({"metadata":{"name":"scratch"}})").status,
+            201);
+  EXPECT_EQ(Do(http::verb::delete_, "/api/v1/namespaces").status, 200);
+  EXPECT_EQ(Do(http::verb::get, "/api/v1/namespaces/scratch").status, 404);
+  EXPECT_EQ(Do(http::verb::get, "/api/v1/namespaces/kube-system").status, 200);
+  // A 404 outside any resource still carries details (kubectl reads them unchecked).
+  Reply unknown = Do(http::verb::get, "/api/v1/namespaces/default/nothings");
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_TRUE(unknown.body.contains("details"));
+}
+
+TEST_F(ServerSemanticsTest, EvictionRespectsDisruptionBudgets) {
+  ASSERT_EQ(Do(http::verb::post, kPods, PodJson("web")).status, 201);
+  Reply running =
+      Do(http::verb::patch, std::string(kPods) + "/web/status",
+         R"({"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}})",
+         "application/merge-patch+json");
+  ASSERT_EQ(running.status, 200) << running.body.dump();
+  // A budget no controller has processed blocks the eviction of a running pod it selects.
+  ASSERT_EQ(Do(http::verb::post, "/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+               R"({"metadata":{"name":"b"},"spec":{"maxUnavailable":0,
+                   "selector":{"matchLabels":{"app":"web"}}}})")
+                .status,
+            201);
+  ASSERT_EQ(Do(http::verb::patch, std::string(kPods) + "/web",
+               R"({"metadata":{"labels":{"app":"web"}}})", "application/merge-patch+json")
+                .status,
+            200);
+  const std::string evict = std::string(kPods) + "/web/eviction";
+  const std::string body =
+      R"({"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"web"}})";
+  Reply blocked = Do(http::verb::post, evict, body);
+  EXPECT_EQ(blocked.status, 429) << blocked.body.dump();
+  EXPECT_EQ(blocked.body["message"],
+            "Cannot evict pod as it would violate the pod's disruption budget.");
+  EXPECT_EQ(blocked.body["details"]["causes"][0]["reason"], "DisruptionBudget");
+  EXPECT_EQ(blocked.body["details"]["causes"][0]["message"],
+            "The disruption budget b is still being processed by the server.");
+  const std::string budget_status =
+      "/apis/policy/v1/namespaces/default/poddisruptionbudgets/b/status";
+  ASSERT_EQ(Do(http::verb::patch, budget_status,
+               R"({"status":{"observedGeneration":1,"disruptionsAllowed":0,
+                   "currentHealthy":1,"desiredHealthy":1,"expectedPods":1}})",
+               "application/merge-patch+json")
+                .status,
+            200);
+  Reply none_allowed = Do(http::verb::post, evict, body);
+  EXPECT_EQ(none_allowed.status, 429);
+  EXPECT_EQ(none_allowed.body["details"]["causes"][0]["message"],
+            "The disruption budget b needs 1 healthy pods and has 1 currently");
+  EXPECT_EQ(Do(http::verb::get, std::string(kPods) + "/web").status, 200);
+
+  ASSERT_EQ(Do(http::verb::patch, budget_status, R"({"status":{"disruptionsAllowed":1}})",
+               "application/merge-patch+json")
+                .status,
+            200);
+  Reply dry = Do(http::verb::post, evict + "?dryRun=All", body);
+  EXPECT_EQ(dry.status, 201);
+  EXPECT_EQ(Do(http::verb::get, std::string(kPods) + "/web").status, 200);
+  Reply evicted = Do(http::verb::post, evict, body);
+  EXPECT_EQ(evicted.status, 201) << evicted.body.dump();
+  EXPECT_EQ(Do(http::verb::get, std::string(kPods) + "/web").status, 404);
+  Reply spent = Do(http::verb::get, "/apis/policy/v1/namespaces/default/poddisruptionbudgets/b");
+  EXPECT_EQ(spent.body["status"]["disruptionsAllowed"], 0);
+  EXPECT_TRUE(spent.body["status"]["disruptedPods"].contains("web"));
+
+  // A pending pod is evicted without looking at budgets.
+  ASSERT_EQ(Do(http::verb::post, kPods,
+               R"({"metadata":{"name":"p","labels":{"app":"web"}},
+                   "spec":{"containers":[{"name":"c","image":"x"}]}})")
+                .status,
+            201);
+  EXPECT_EQ(Do(http::verb::post, std::string(kPods) + "/p/eviction", body).status, 201);
+}
+
+TEST_F(ServerSemanticsTest, PodUpdatesMayChangeOnlyWhatTheApiAllows) {
+  ASSERT_EQ(Do(http::verb::post, kPods, PodJson("web")).status, 201);
+  const std::string path = std::string(kPods) + "/web";
+  const std::string merge = "application/merge-patch+json";
+  for (const char* patch : {R"({"spec":{"nodeName":"n1"}})", R"({"spec":{"schedulerName":"x"}})",
+                            R"({"spec":{"containers":[{"name":"c","image":"x","resources":
+                                {"requests":{"cpu":"1"}}}]}})"}) {
+    Reply r = Do(http::verb::patch, path, patch, merge);
+    EXPECT_EQ(r.status, 422) << patch;
+    EXPECT_NE(r.body["message"].get<std::string>().find(
+                  "spec: Forbidden: pod updates may not change fields other than"),
+              std::string::npos);
+  }
+  EXPECT_EQ(Do(http::verb::patch, path, R"({"spec":{"containers":[{"name":"c","image":"y"}]}})",
+               "application/strategic-merge-patch+json")
+                .status,
+            200);
+  // Tolerations may be added (the list has no merge key: a strategic patch replaces it, which
+  // drops the admission's two and is refused).
+  EXPECT_EQ(Do(http::verb::patch, path, R"({"spec":{"tolerations":[{"key":"k"}]}})",
+               "application/strategic-merge-patch+json")
+                .status,
+            422);
+  Reply added = Do(http::verb::patch, path,
+                   R"([{"op":"add","path":"/spec/tolerations/-","value":{"key":"k",
+                       "operator":"Exists"}}])",
+                   "application/json-patch+json");
+  EXPECT_EQ(added.status, 200) << added.body.dump();
+  EXPECT_EQ(Do(http::verb::patch, path, R"({"metadata":{"labels":{"a":"b"}}})", merge).status, 200);
+  // The binding still places the pod.
+  EXPECT_EQ(Do(http::verb::post, path + "/binding",
+               R"({"metadata":{"name":"web"},"target":{"kind":"Node","name":"n1"}})")
+                .status,
+            201);
+  // A PriorityClass's value is fixed too.
+  ASSERT_EQ(Do(http::verb::post, "/apis/scheduling.k8s.io/v1/priorityclasses",
+               R"({"metadata":{"name":"hi"},"value":10})")
+                .status,
+            201);
+  EXPECT_EQ(Do(http::verb::patch, "/apis/scheduling.k8s.io/v1/priorityclasses/hi",
+               R"({"value":11})", merge)
+                .status,
+            422);
+}
+
+TEST_F(ServerSemanticsTest, PodsGetTheApiDefaultsThatSchedulingReads) {
+  Reply created = Do(http::verb::post, kPods,
+                     PodJson("host", R"("hostNetwork":true,)",
+                             R"(,"ports":[{"containerPort":8080}],"resources":{"limits":
+                                {"cpu":"2","memory":"1Gi"},"requests":{"cpu":"1"}})"));
+  ASSERT_EQ(created.status, 201) << created.body.dump();
+  const Json& spec = created.body["spec"];
+  const Json& c = spec["containers"][0];
+  EXPECT_EQ(c["resources"]["requests"], Json::parse(R"({"cpu":"1","memory":"1Gi"})"));
+  EXPECT_EQ(c["ports"][0]["hostPort"], 8080);
+  EXPECT_EQ(c["ports"][0]["protocol"], "TCP");
+  EXPECT_EQ(spec["serviceAccountName"], "default");
+  EXPECT_EQ(spec["enableServiceLinks"], true);
+  ASSERT_EQ(spec["tolerations"].size(), 2u);
+  EXPECT_EQ(spec["tolerations"][0],
+            Json::parse(R"({"key":"node.kubernetes.io/not-ready","operator":"Exists",
+                           "effect":"NoExecute","tolerationSeconds":300})"));
+  EXPECT_EQ(spec["tolerations"][1]["key"], "node.kubernetes.io/unreachable");
+  EXPECT_EQ(created.body["status"]["qosClass"], "Burstable");
+  // A toleration of every NoExecute taint already covers both.
+  Reply tolerant =
+      Do(http::verb::post, kPods,
+         PodJson("t", R"("tolerations":[{"operator":"Exists","effect":"NoExecute"}],)"));
+  ASSERT_EQ(tolerant.status, 201);
+  EXPECT_EQ(tolerant.body["spec"]["tolerations"].size(), 1u);
+  // The globalDefault class is named on the pod.
+  ASSERT_EQ(Do(http::verb::post, "/apis/scheduling.k8s.io/v1/priorityclasses",
+               R"({"metadata":{"name":"base"},"value":7,"globalDefault":true})")
+                .status,
+            201);
+  Reply defaulted = Do(http::verb::post, kPods, PodJson("d"));
+  EXPECT_EQ(defaulted.body["spec"]["priority"], 7);
+  EXPECT_EQ(defaulted.body["spec"]["priorityClassName"], "base");
+}
+
+TEST_F(ServerSemanticsTest, StrategicMergeKeysFollowTheList) {
+  // A node's taints are replaced whole: `kubectl taint ... key-` sends the remaining list.
+  ASSERT_EQ(Do(http::verb::post, "/api/v1/nodes",
+               R"({"metadata":{"name":"n1"},"spec":{"taints":[
+                   {"key":"a","effect":"NoSchedule"},{"key":"b","effect":"NoSchedule"}]}})")
+                .status,
+            201);
+  Reply untainted = Do(http::verb::patch, "/api/v1/nodes/n1",
+                       R"({"spec":{"taints":[{"key":"b","effect":"NoSchedule"}]}})",
+                       "application/strategic-merge-patch+json");
+  ASSERT_EQ(untainted.status, 200);
+  EXPECT_EQ(untainted.body["spec"]["taints"],
+            Json::parse(R"([{"key":"b","effect":"NoSchedule"}])"));
+  // A service's ports merge by port; a container's by containerPort.
+  ASSERT_EQ(Do(http::verb::post, "/api/v1/namespaces/default/services",
+               R"({"metadata":{"name":"web"},"spec":{"ports":[{"name":"http","port":80}]}})")
+                .status,
+            201);
+  Reply svc = Do(http::verb::patch, "/api/v1/namespaces/default/services/web",
+                 R"({"spec":{"ports":[{"name":"https","port":443}]}})",
+                 "application/strategic-merge-patch+json");
+  ASSERT_EQ(svc.status, 200);
+  ASSERT_EQ(svc.body["spec"]["ports"].size(), 2u);
+  EXPECT_EQ(svc.body["spec"]["ports"][1]["port"], 443);
+  EXPECT_EQ(svc.body["spec"]["type"], "ClusterIP");
+  EXPECT_EQ(svc.body["spec"]["ports"][0]["targetPort"], 80);
+}
+
+TEST_F(ServerSemanticsTest, FieldSelectorsTreatUnsetBooleansAsFalse) {
+  ASSERT_EQ(Do(http::verb::post, "/api/v1/nodes", R"({"metadata":{"name":"a"}})").status, 201);
+  ASSERT_EQ(Do(http::verb::post, "/api/v1/nodes",
+               R"({"metadata":{"name":"b"},"spec":{"unschedulable":true}})")
+                .status,
+            201);
+  Reply schedulable = Do(http::verb::get, "/api/v1/nodes?fieldSelector=spec.unschedulable%3Dfalse");
+  ASSERT_EQ(schedulable.status, 200);
+  ASSERT_EQ(schedulable.body["items"].size(), 1u);
+  EXPECT_EQ(schedulable.body["items"][0]["metadata"]["name"], "a");
+  ASSERT_EQ(Do(http::verb::post, "/api/v1/namespaces/default/secrets",
+               R"({"metadata":{"name":"s"},"stringData":{"a":"b"}})")
+                .status,
+            201);
+  Reply opaque =
+      Do(http::verb::get, "/api/v1/namespaces/default/secrets?fieldSelector=type%3DOpaque");
+  ASSERT_EQ(opaque.status, 200) << opaque.body.dump();
+  EXPECT_EQ(opaque.body["items"].size(), 1u);
+}
+
+TEST_F(ServerSemanticsTest, AClusterStartsWithWhatKubeApiserverCreates) {
+  EXPECT_EQ(Do(http::verb::get, "/apis/scheduling.k8s.io/v1/priorityclasses/system-node-critical")
+                .body["value"],
+            2000001000);
+  EXPECT_EQ(
+      Do(http::verb::get, "/apis/rbac.authorization.k8s.io/v1/clusterroles/cluster-admin").status,
+      200);
+  EXPECT_EQ(Do(http::verb::get, "/api/v1/namespaces/default/services/kubernetes").status, 200);
+  EXPECT_EQ(Do(http::verb::get, "/api/v1/namespaces/kube-system/serviceaccounts/default").status,
+            200);
+  ASSERT_EQ(Do(http::verb::post, "/api/v1/namespaces", R"({"metadata":{"name":"team"}})").status,
+            201);
+  EXPECT_EQ(Do(http::verb::get, "/api/v1/namespaces/team/serviceaccounts/default").status, 200);
+  // A deleted one stays deleted until the next start.
+  ASSERT_EQ(Do(http::verb::delete_, "/api/v1/namespaces/default/services/kubernetes").status, 200);
+  EXPECT_EQ(Do(http::verb::get, "/api/v1/namespaces/default/services/kubernetes").status, 404);
+  Restart();
+  EXPECT_EQ(Do(http::verb::get, "/api/v1/namespaces/default/services/kubernetes").status, 200);
+  // `kubectl auth can-i --list`.
+  Reply rules = Do(http::verb::post, "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+                   R"({"kind":"SelfSubjectRulesReview","spec":{"namespace":"default"}})");
+  ASSERT_EQ(rules.status, 201) << rules.body.dump();
+  EXPECT_EQ(rules.body["status"]["resourceRules"][0]["verbs"][0], "*");
+  // batch/v1 is stored (no controller runs the jobs).
+  Reply job = Do(http::verb::post, "/apis/batch/v1/namespaces/default/jobs",
+                 R"({"metadata":{"name":"j"},"spec":{"template":{"spec":{"restartPolicy":"Never",
+                     "containers":[{"name":"c","image":"busybox"}]}}}})");
+  EXPECT_EQ(job.status, 201) << job.body.dump();
+  EXPECT_EQ(Do(http::verb::get, "/apis/batch/v1/namespaces/default/cronjobs").status, 200);
+}
+
+}  // namespace
+}  // namespace berth::apiserver
