@@ -62,6 +62,9 @@ KINDS = [
     ("rbac.authorization.k8s.io", "RoleBinding"),
     ("batch", "Job"),
     ("batch", "CronJob"),
+    ("networking.k8s.io", "Ingress"),
+    ("networking.k8s.io", "IngressClass"),
+    ("networking.k8s.io", "NetworkPolicy"),
 ]
 
 LEAF, FREE = 0, 1  # node indexes fixed by field_schema.h

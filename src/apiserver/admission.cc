@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <utility>
 
+#include "apiserver/validation.h"
 #include "berth/api/quantity.h"
 
 namespace berth::apiserver {
@@ -347,7 +348,10 @@ VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
                                  name));
     }
   }
-  if (r.group.empty() && r.plural == "pods") return AdmitPod(r, obj, is_create, priority_classes);
+  if (r.group.empty() && r.plural == "pods") {
+    if (auto ok = AdmitPod(r, obj, is_create, priority_classes); !ok.ok()) return ok;
+    return ValidateObject(r, obj);
+  }
   if (r.group.empty() && r.plural == "nodes" && obj.contains("status")) {
     for (const char* field : {"capacity", "allocatable"}) {
       if (obj["status"].contains(field)) {
@@ -366,6 +370,15 @@ VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
     if (!obj.contains("status")) obj["status"] = {{"phase", "Active"}};
   }
   if (r.group == "scheduling.k8s.io" && r.plural == "priorityclasses") {
+    if (obj.value("globalDefault", false) && priority_classes) {
+      if (auto existing = priority_classes("");
+          existing && (*existing)["metadata"].value("name", "") != name) {
+        return Error{fmt::format("PriorityClass {} is already marked as default. Only one "
+                                 "default can exist",
+                                 (*existing)["metadata"].value("name", "")),
+                     ErrorCode::kForbidden};
+      }
+    }
     if (!obj.contains("value") || !obj["value"].is_number_integer()) {
       return Invalid(r, obj, "value", "Required value");
     }
@@ -374,7 +387,7 @@ VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
                      "Invalid value: must be no greater than 1000000000 for non-system classes");
     }
   }
-  return {};
+  return ValidateObject(r, obj);
 }
 
 namespace {

@@ -37,7 +37,9 @@ Json Admitted(const char* group, const char* plural, Json obj) {
 TEST(AdmissionTest, WorkloadsGetTheApiDefaults) {
   const Json tmpl = {{"metadata", {{"labels", {{"app", "web"}}}}},
                      {"spec", {{"containers", {{{"name", "c"}, {"image", "nginx:1.27"}}}}}}};
-  Json deploy = Admitted("apps", "deployments", {{"spec", {{"template", tmpl}}}});
+  const Json selector = {{"matchLabels", {{"app", "web"}}}};
+  Json deploy =
+      Admitted("apps", "deployments", {{"spec", {{"selector", selector}, {"template", tmpl}}}});
   EXPECT_EQ(deploy["spec"]["replicas"], 1);
   EXPECT_EQ(deploy["spec"]["strategy"], Json::parse(R"({"type":"RollingUpdate",
                 "rollingUpdate":{"maxUnavailable":"25%","maxSurge":"25%"}})"));
@@ -50,23 +52,29 @@ TEST(AdmissionTest, WorkloadsGetTheApiDefaults) {
   EXPECT_EQ(pod_spec["containers"][0]["terminationMessagePolicy"], "File");
 
   // What is set stays; a Recreate strategy gets no rolling update.
-  Json kept = Admitted(
-      "apps", "deployments",
-      {{"spec", {{"replicas", 0}, {"strategy", {{"type", "Recreate"}}}, {"template", tmpl}}}});
+  Json kept = Admitted("apps", "deployments",
+                       {{"spec",
+                         {{"replicas", 0},
+                          {"selector", selector},
+                          {"strategy", {{"type", "Recreate"}}},
+                          {"template", tmpl}}}});
   EXPECT_EQ(kept["spec"]["replicas"], 0);
   EXPECT_EQ(kept["spec"]["strategy"], (Json{{"type", "Recreate"}}));
 
-  Json sts = Admitted("apps", "statefulsets", {{"spec", {{"template", tmpl}}}});
+  Json sts =
+      Admitted("apps", "statefulsets", {{"spec", {{"selector", selector}, {"template", tmpl}}}});
   EXPECT_EQ(sts["spec"]["podManagementPolicy"], "OrderedReady");
   EXPECT_EQ(sts["spec"]["updateStrategy"]["rollingUpdate"]["partition"], 0);
   EXPECT_EQ(sts["spec"]["persistentVolumeClaimRetentionPolicy"]["whenScaled"], "Retain");
 
-  Json ds = Admitted("apps", "daemonsets", {{"spec", {{"template", tmpl}}}});
+  Json ds =
+      Admitted("apps", "daemonsets", {{"spec", {{"selector", selector}, {"template", tmpl}}}});
   EXPECT_FALSE(ds["spec"].contains("replicas"));
   EXPECT_EQ(ds["spec"]["updateStrategy"]["rollingUpdate"]["maxUnavailable"], 1);
   EXPECT_EQ(ds["spec"]["revisionHistoryLimit"], 10);
 
-  Json rs = Admitted("apps", "replicasets", {{"spec", {{"template", tmpl}}}});
+  Json rs =
+      Admitted("apps", "replicasets", {{"spec", {{"selector", selector}, {"template", tmpl}}}});
   EXPECT_EQ(rs["spec"]["replicas"], 1);
   EXPECT_FALSE(rs["spec"].contains("revisionHistoryLimit"));
 

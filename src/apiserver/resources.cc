@@ -44,6 +44,9 @@ const std::vector<ResourceInfo>& ServedResources() {
     add("apps", "controllerrevisions", "controllerrevision", "ControllerRevision", true);
     add("batch", "jobs", "job", "Job", true, {}, {"status"});
     add("batch", "cronjobs", "cronjob", "CronJob", true, {"cj"}, {"status"});
+    add("networking.k8s.io", "ingresses", "ingress", "Ingress", true, {"ing"}, {"status"});
+    add("networking.k8s.io", "ingressclasses", "ingressclass", "IngressClass", false);
+    add("networking.k8s.io", "networkpolicies", "networkpolicy", "NetworkPolicy", true, {"netpol"});
     add("coordination.k8s.io", "leases", "lease", "Lease", true);
     add("events.k8s.io", "events", "event", "Event", true, {"ev"});
     add("storage.k8s.io", "storageclasses", "storageclass", "StorageClass", false, {"sc"});

@@ -623,7 +623,88 @@ def check_workloads_and_auth(up):
     up.kubectl(["delete", "service", "web"])
 
 
-CHECKS = [check_nodes_ready, check_kubectl_verbs, check_workloads_and_auth, check_list_manifests,
+def check_operator_semantics(up):
+    """What operators type without thinking: `delete --dry-run=server` deletes nothing, the
+    built-in namespaces stay, `taint key-` removes the taint, `drain` stops at a disruption
+    budget, a new namespace has its default service account, `auth can-i --list`, `create job`
+    and `cronjob`, `apply --prune` (whose default list includes batch/v1 Jobs), and a selector
+    watch reports a pod that leaves the selector."""
+    up.kubectl(["create", "configmap", "keep", "--from-literal=a=1"])
+    out = up.kubectl(["delete", "configmap", "keep", "--dry-run=server"])[1]
+    if "server dry run" not in out:
+        raise Fail("kubectl delete --dry-run=server printed: " + out)
+    up.kubectl(["get", "configmap", "keep"])
+    rc, _, err = up.kubectl(["delete", "namespace", "kube-public"], check=False)
+    if rc == 0 or "this namespace may not be deleted" not in err:
+        raise Fail("kubectl delete namespace kube-public: rc %d, %s" % (rc, err))
+    node = json.loads(up.kubectl(["get", "nodes", "-o", "json"])[1])["items"][0]["metadata"]["name"]
+    up.kubectl(["taint", "nodes", node, "dedicated=gpu:NoSchedule"])
+    up.kubectl(["taint", "nodes", node, "dedicated:NoSchedule-"])
+    taints = json.loads(up.kubectl(["get", "node", node, "-o", "json"])[1])["spec"].get("taints")
+    if taints:
+        raise Fail("taint still there after `kubectl taint ... dedicated:NoSchedule-`: %s" % taints)
+    up.kubectl(["create", "namespace", "team-e2e"])
+    up.kubectl(["get", "serviceaccount", "default", "-n", "team-e2e"])
+    up.kubectl(["get", "configmap", "kube-root-ca.crt", "-n", "team-e2e"])
+    listed = up.kubectl(["auth", "can-i", "--list"])[1]
+    if "*.*" not in listed:
+        raise Fail("kubectl auth can-i --list:\n" + listed)
+    up.kubectl(["create", "job", "once", "--image=busybox", "-n", "team-e2e", "--", "true"])
+    up.kubectl(["create", "cronjob", "tick", "--image=busybox", "--schedule=*/5 * * * *",
+                "-n", "team-e2e"])
+    got = json.loads(up.kubectl(["get", "cronjob", "tick", "-n", "team-e2e", "-o", "json"])[1])
+    if got["spec"]["schedule"] != "*/5 * * * *":
+        raise Fail("kubectl create cronjob stored %s" % got["spec"])
+    cms = [{"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": n, "namespace": "team-e2e", "labels": {"set": "prune"}}}
+           for n in ("p1", "p2")]
+    up.kubectl(["apply", "-f", "-", "-l", "set=prune", "--prune"],
+               stdin="\n".join(json.dumps(o) for o in cms))
+    out = up.kubectl(["apply", "-f", "-", "-l", "set=prune", "--prune"],
+                     stdin=json.dumps(cms[0]))[1]
+    if "configmap/p2 pruned" not in out:
+        raise Fail("kubectl apply --prune printed:\n" + out)
+
+    # drain stops at a budget that allows no disruption of a running pod.
+    pod = pod_manifest("guarded", labels={"app": "guarded"})
+    pod["spec"]["nodeName"] = node
+    create(up, [pod])
+    up.kubectl(["patch", "pod", "guarded", "--subresource", "status", "--type", "merge", "-p",
+                json.dumps({"status": {"phase": "Running"}})])
+    up.kubectl(["create", "poddisruptionbudget", "guard", "--selector=app=guarded",
+                "--max-unavailable=0"])
+    try:
+        rc, out, err = up.kubectl(["drain", node, "--pod-selector=app=guarded", "--timeout=4s",
+                                   "--ignore-daemonsets", "--force"], check=False)
+    finally:
+        up.kubectl(["uncordon", node])
+    if rc == 0 or "disruption budget" not in err + out:
+        raise Fail("kubectl drain past a budget: rc %d, %s %s" % (rc, out, err))
+    up.kubectl(["get", "pod", "guarded"])
+
+    # A watch through a selector: the pod leaves it when it finishes.
+    watch = subprocess.Popen(
+        [KUBECTL, "get", "pods", "--field-selector=status.phase!=Succeeded", "--watch-only",
+         "--output-watch-events", "-o", "jsonpath={.type} {.object.metadata.name}{\"\\n\"}"],
+        env=up.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.5)
+        up.kubectl(["patch", "pod", "guarded", "--subresource", "status", "--type", "merge", "-p",
+                    json.dumps({"status": {"phase": "Succeeded"}})])
+        time.sleep(1.5)
+    finally:
+        watch.terminate()
+        out, _ = watch.communicate(timeout=10)
+    if "DELETED guarded" not in out:
+        raise Fail("a selector watch did not report the finished pod as DELETED: %r" % out)
+    up.kubectl(["delete", "pod", "guarded", "--wait=false"])
+    up.kubectl(["delete", "pdb", "guard"])
+    up.kubectl(["delete", "configmap", "keep"])
+    up.kubectl(["delete", "namespace", "team-e2e", "--wait=false"])
+
+
+CHECKS = [check_nodes_ready, check_kubectl_verbs, check_workloads_and_auth, check_operator_semantics,
+          check_list_manifests,
           check_server_side_apply_managers, check_kubectl_create_generators, check_watch,
           check_capacity_live, check_explain_live,
           check_batch_bound,

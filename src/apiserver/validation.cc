@@ -1,0 +1,309 @@
+#include "apiserver/validation.h"
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "apiserver/selectors.h"
+#include "berth/api/quantity.h"
+
+namespace berth::apiserver {
+namespace {
+
+using Json = nlohmann::json;
+
+Error Invalid(const ResourceInfo& r, const Json& obj, const std::string& field,
+              const std::string& detail) {
+  return Error{fmt::format("{} \"{}\" is invalid: {}: {}", r.kind, FieldValue(obj, "metadata.name"),
+                           field, detail),
+               ErrorCode::kInvalid};
+}
+
+bool Alnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+// A qualified name's name part: [A-Za-z0-9][-A-Za-z0-9_.]*[A-Za-z0-9], at most 63 characters.
+bool IsNamePart(std::string_view s) {
+  if (s.empty() || s.size() > 63 || !Alnum(s.front()) || !Alnum(s.back())) return false;
+  for (char c : s) {
+    if (!Alnum(c) && c != '-' && c != '_' && c != '.') return false;
+  }
+  return true;
+}
+
+// DNS subdomain prefix of a qualified name: lowercase labels of [a-z0-9-].
+bool IsDnsPrefix(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i == s.size() || s[i] == '.') {
+      if (i == start) return false;
+      std::string_view label = s.substr(start, i - start);
+      for (char c : label) {
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+      }
+      if (label.front() == '-' || label.back() == '-') return false;
+      start = i + 1;
+    }
+  }
+  return true;
+}
+
+constexpr const char* kNamePartRule =
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+    "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used "
+    "for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+
+// A label key (or taint/toleration key): [prefix/]name.
+std::optional<std::string> QualifiedNameProblem(std::string_view key) {
+  size_t slash = key.find('/');
+  std::string_view name = slash == std::string_view::npos ? key : key.substr(slash + 1);
+  if (slash != std::string_view::npos && !IsDnsPrefix(key.substr(0, slash))) {
+    return "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+           "characters, '-' or '.', and must start and end with an alphanumeric character";
+  }
+  if (name.size() > 63) return "name part must be no more than 63 characters";
+  if (!IsNamePart(name)) return kNamePartRule;
+  return std::nullopt;
+}
+
+VoidResult CheckLabels(const ResourceInfo& r, const Json& obj, const Json* labels,
+                       const std::string& field) {
+  if (!labels || !labels->is_object()) return {};
+  for (auto it = labels->begin(); it != labels->end(); ++it) {
+    if (auto problem = QualifiedNameProblem(it.key())) {
+      return Invalid(r, obj, field, fmt::format("Invalid value: \"{}\": {}", it.key(), *problem));
+    }
+    const std::string value = it->is_string() ? it->get<std::string>() : it->dump();
+    if (!value.empty() && !IsNamePart(value)) {
+      return Invalid(r, obj, field,
+                     fmt::format("Invalid value: \"{}\": a valid label must be an empty string or "
+                                 "consist of alphanumeric characters, '-', '_' or '.', and must "
+                                 "start and end with an alphanumeric character",
+                                 value));
+    }
+  }
+  return {};
+}
+
+VoidResult CheckRequestsWithinLimits(const ResourceInfo& r, const Json& obj, const Json& c,
+                                     const std::string& base) {
+  const Json* limits = FieldAt(c, "resources.limits");
+  const Json* requests = FieldAt(c, "resources.requests");
+  if (!limits || !requests || !limits->is_object() || !requests->is_object()) return {};
+  for (auto it = requests->begin(); it != requests->end(); ++it) {
+    auto l = limits->find(it.key());
+    if (l == limits->end() || !it->is_string() || !l->is_string()) continue;
+    auto req = Quantity::Parse(it->get<std::string>());
+    auto lim = Quantity::Parse(l->get<std::string>());
+    if (req.ok() && lim.ok() && *req > *lim) {
+      return Invalid(r, obj, fmt::format("{}.resources.requests", base),
+                     fmt::format("Invalid value: \"{}\": must be less than or equal to {} limit "
+                                 "of {}",
+                                 it->get<std::string>(), it.key(), l->get<std::string>()));
+    }
+  }
+  return {};
+}
+
+VoidResult CheckTolerations(const ResourceInfo& r, const Json& obj, const Json* tolerations,
+                            const std::string& field) {
+  if (!tolerations || !tolerations->is_array()) return {};
+  for (size_t i = 0; i < tolerations->size(); ++i) {
+    const Json& t = (*tolerations)[i];
+    if (!t.is_object()) continue;
+    const std::string base = fmt::format("{}[{}]", field, i);
+    const std::string op = t.value("operator", ""), key = t.value("key", "");
+    if (op != "" && op != "Equal" && op != "Exists") {
+      return Invalid(r, obj, base + ".operator",
+                     fmt::format("Unsupported value: \"{}\": supported values: \"Equal\", "
+                                 "\"Exists\"",
+                                 op));
+    }
+    if (op == "Exists" && !t.value("value", "").empty()) {
+      return Invalid(r, obj, base + ".operator",
+                     "Invalid value: \"Exists\": value must be empty when `operator` is 'Exists'");
+    }
+    if (key.empty() && op != "Exists") {
+      return Invalid(r, obj, base + ".operator",
+                     fmt::format("Invalid value: \"{}\": operator must be Exists when `key` is "
+                                 "empty, which means \"match all values and all keys\"",
+                                 op));
+    }
+    if (!key.empty()) {
+      if (auto problem = QualifiedNameProblem(key)) {
+        return Invalid(r, obj, base + ".key",
+                       fmt::format("Invalid value: \"{}\": {}", key, *problem));
+      }
+    }
+    const std::string effect = t.value("effect", "");
+    if (effect != "" && effect != "NoSchedule" && effect != "PreferNoSchedule" &&
+        effect != "NoExecute") {
+      return Invalid(r, obj, base + ".effect",
+                     fmt::format("Unsupported value: \"{}\": supported values: \"NoExecute\", "
+                                 "\"NoSchedule\", \"PreferNoSchedule\"",
+                                 effect));
+    }
+  }
+  return {};
+}
+
+VoidResult CheckNodeSelectorTerm(const ResourceInfo& r, const Json& obj, const Json& term,
+                                 const std::string& path) {
+  for (const char* list : {"matchExpressions", "matchFields"}) {
+    const Json* reqs = FieldAt(term, list);
+    if (!reqs || !reqs->is_array()) continue;
+    for (size_t j = 0; j < reqs->size(); ++j) {
+      const std::string op = (*reqs)[j].value("operator", "");
+      if (op != "In" && op != "NotIn" && op != "Exists" && op != "DoesNotExist" && op != "Gt" &&
+          op != "Lt") {
+        return Invalid(r, obj, fmt::format("{}.{}[{}].operator", path, list, j),
+                       fmt::format("Unsupported value: \"{}\": supported values: "
+                                   "\"DoesNotExist\", \"Exists\", \"Gt\", \"In\", \"Lt\", "
+                                   "\"NotIn\"",
+                                   op));
+      }
+    }
+  }
+  return {};
+}
+
+VoidResult CheckPodSpec(const ResourceInfo& r, const Json& obj, const Json& spec,
+                        const std::string& field) {
+  std::set<std::string> names;
+  for (const char* list : {"initContainers", "containers"}) {
+    const Json* cs = FieldAt(spec, list);
+    if (!cs || !cs->is_array()) continue;
+    for (size_t i = 0; i < cs->size(); ++i) {
+      const Json& c = (*cs)[i];
+      const std::string base = fmt::format("{}.{}[{}]", field, list, i);
+      const std::string name = c.is_object() ? c.value("name", "") : "";
+      if (!name.empty() && !names.insert(name).second) {
+        return Invalid(r, obj, base + ".name", fmt::format("Duplicate value: \"{}\"", name));
+      }
+      if (!c.is_object() || c.value("image", "").empty()) {
+        // A pod template may leave the image to be filled in later; a pod may not.
+        if (r.group.empty() && r.plural == "pods") {
+          return Invalid(r, obj, base + ".image", "Required value");
+        }
+      }
+      if (auto ok = CheckRequestsWithinLimits(r, obj, c, base); !ok.ok()) return ok;
+    }
+  }
+  if (auto ok = CheckTolerations(r, obj, FieldAt(spec, "tolerations"), field + ".tolerations");
+      !ok.ok()) {
+    return ok;
+  }
+  const std::string affinity = field + ".affinity.nodeAffinity";
+  if (const Json* terms =
+          FieldAt(spec,
+                  "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+                  "nodeSelectorTerms");
+      terms && terms->is_array()) {
+    for (size_t i = 0; i < terms->size(); ++i) {
+      auto ok = CheckNodeSelectorTerm(
+          r, obj, (*terms)[i],
+          fmt::format("{}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{}]",
+                      affinity, i));
+      if (!ok.ok()) return ok;
+    }
+  }
+  if (const Json* preferred =
+          FieldAt(spec, "affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution");
+      preferred && preferred->is_array()) {
+    for (size_t i = 0; i < preferred->size(); ++i) {
+      const Json* pref = FieldAt((*preferred)[i], "preference");
+      if (!pref) continue;
+      auto ok = CheckNodeSelectorTerm(
+          r, obj, *pref,
+          fmt::format("{}.preferredDuringSchedulingIgnoredDuringExecution[{}].preference", affinity,
+                      i));
+      if (!ok.ok()) return ok;
+    }
+  }
+  return {};
+}
+
+VoidResult CheckTaints(const ResourceInfo& r, const Json& obj) {
+  const Json* taints = FieldAt(obj, "spec.taints");
+  if (!taints || !taints->is_array()) return {};
+  for (size_t i = 0; i < taints->size(); ++i) {
+    const Json& t = (*taints)[i];
+    const std::string base = fmt::format("spec.taints[{}]", i);
+    const std::string key = t.is_object() ? t.value("key", "") : "";
+    if (key.empty()) return Invalid(r, obj, base + ".key", "Required value");
+    if (auto problem = QualifiedNameProblem(key)) {
+      return Invalid(r, obj, base + ".key",
+                     fmt::format("Invalid value: \"{}\": {}", key, *problem));
+    }
+    const std::string effect = t.value("effect", "");
+    if (effect != "NoSchedule" && effect != "PreferNoSchedule" && effect != "NoExecute") {
+      return Invalid(r, obj, base + ".effect",
+                     effect.empty() ? std::string("Required value")
+                                    : fmt::format("Unsupported value: \"{}\": supported values: "
+                                                  "\"NoExecute\", \"NoSchedule\", "
+                                                  "\"PreferNoSchedule\"",
+                                                  effect));
+    }
+  }
+  return {};
+}
+
+// A workload's selector must be there and select its template's labels.
+VoidResult CheckWorkloadSelector(const ResourceInfo& r, const Json& obj) {
+  const Json* selector = FieldAt(obj, "spec.selector");
+  const std::string text = selector ? FormatSelector(*selector) : "";
+  if (text.empty()) return Invalid(r, obj, "spec.selector", "Required value");
+  const Json* labels = FieldAt(obj, "spec.template.metadata.labels");
+  auto filter = ParseLabelSelector(text);
+  Json probe = {{"metadata", {{"labels", labels ? *labels : Json::object()}}}};
+  if (filter.ok() && *filter && !(*filter)(probe)) {
+    return Invalid(r, obj, "spec.template.metadata.labels",
+                   fmt::format("Invalid value: {}: `selector` does not match template `labels`",
+                               labels ? labels->dump() : "{}"));
+  }
+  return {};
+}
+
+}  // namespace
+
+VoidResult ValidateObject(const ResourceInfo& r, const Json& obj) {
+  if (!obj.is_object()) return {};
+  if (auto ok = CheckLabels(r, obj, FieldAt(obj, "metadata.labels"), "metadata.labels"); !ok.ok())
+    return ok;
+  if (r.group.empty() && r.plural == "pods") {
+    if (const Json* spec = FieldAt(obj, "spec")) return CheckPodSpec(r, obj, *spec, "spec");
+    return {};
+  }
+  if (r.group.empty() && r.plural == "nodes") return CheckTaints(r, obj);
+  const bool workload = (r.group == "apps" && r.plural != "controllerrevisions") ||
+                        (r.group.empty() && r.plural == "replicationcontrollers") ||
+                        (r.group == "batch" && r.plural == "jobs");
+  if (workload) {
+    if (auto ok = CheckLabels(r, obj, FieldAt(obj, "spec.template.metadata.labels"),
+                              "spec.template.metadata.labels");
+        !ok.ok()) {
+      return ok;
+    }
+    if (const Json* spec = FieldAt(obj, "spec.template.spec")) {
+      if (auto ok = CheckPodSpec(r, obj, *spec, "spec.template.spec"); !ok.ok()) return ok;
+    }
+    // A Job's selector is generated by its controller when absent.
+    if (r.group != "batch") return CheckWorkloadSelector(r, obj);
+  }
+  if (r.group == "scheduling.k8s.io" && r.plural == "priorityclasses") {
+    const std::string name = FieldValue(obj, "metadata.name");
+    if (name.rfind("system-", 0) == 0 && name != "system-node-critical" &&
+        name != "system-cluster-critical") {
+      return Invalid(r, obj, "metadata.name",
+                     "Forbidden: priority class names with 'system-' prefix are reserved");
+    }
+  }
+  return {};
+}
+
+}  // namespace berth::apiserver
