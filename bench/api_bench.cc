@@ -353,11 +353,13 @@ int main(int argc, char** argv) {
   }
   const double cpu_binds = ProcessCpuMs() - cpu_binds_start;
   std::sort(lat.begin(), lat.end());
-  fmt::print(
-      "binding round trip: p50 {:.2f} ms, p90 {:.2f} ms, p99 {:.2f} ms ({} binds), {:.3f} ms CPU "
-      "per bind (client and server)\n",
-      lat[lat.size() / 2], lat[lat.size() * 90 / 100], lat[lat.size() * 99 / 100], binds,
-      cpu_binds / binds);
+  if (!lat.empty()) {  // --binds 0 measures creates alone
+    fmt::print(
+        "binding round trip: p50 {:.2f} ms, p90 {:.2f} ms, p99 {:.2f} ms ({} binds), {:.3f} ms "
+        "CPU per bind (client and server)\n",
+        lat[lat.size() / 2], lat[lat.size() * 90 / 100], lat[lat.size() * 99 / 100], binds,
+        cpu_binds / binds);
+  }
   for (auto& h : handles) h.Cancel();
   for (auto& t : watch_threads) t.join();
   (*server)->Stop();
