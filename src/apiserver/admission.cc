@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <utility>
 
+#include "apiserver/base64.h"
 #include "apiserver/validation.h"
 #include "berth/api/quantity.h"
 
@@ -155,6 +156,17 @@ void DefaultOther(const ResourceInfo& r, Json& obj) {
   };
   if (r.group.empty() && r.plural == "secrets") {
     set_default(obj, "type", "Opaque");
+    // stringData is write-only: it is merged into data (base64), over keys data has too.
+    if (auto sd = obj.find("stringData"); sd != obj.end()) {
+      if (sd->is_object()) {
+        Json& data = obj["data"];
+        if (!data.is_object()) data = Json::object();
+        for (auto it = sd->begin(); it != sd->end(); ++it) {
+          if (it->is_string()) data[it.key()] = Base64(it->get<std::string>());
+        }
+      }
+      obj.erase("stringData");
+    }
   } else if (r.group.empty() && r.plural == "services") {
     Json& spec = obj["spec"];
     if (!spec.is_object()) spec = Json::object();

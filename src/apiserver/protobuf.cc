@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "api/codec.h"
+#include "apiserver/base64.h"
 
 namespace berth::apiserver {
 namespace {
@@ -398,25 +399,6 @@ class Reader {
 Error Malformed(std::string_view where) {
   return Error{fmt::format("the protobuf body could not be decoded: {}", where),
                ErrorCode::kBadRequest};
-}
-
-std::string Base64(std::string_view in) {
-  static constexpr char kChars[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
-    out += {kChars[n >> 18], kChars[(n >> 12) & 63], kChars[(n >> 6) & 63], kChars[n & 63]};
-  }
-  if (i + 1 == in.size()) {
-    const uint32_t n = uint8_t(in[i]) << 16;
-    out += {kChars[n >> 18], kChars[(n >> 12) & 63], '=', '='};
-  } else if (i + 2 == in.size()) {
-    const uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
-    out += {kChars[n >> 18], kChars[(n >> 12) & 63], kChars[(n >> 6) & 63], '='};
-  }
-  return out;
 }
 
 Result<json> DecodeMessage(std::string_view data, const Schema& schema, std::string_view where);

@@ -19,7 +19,8 @@ const std::vector<ResourceInfo>& ServedResources() {
       info.subresources = std::move(subresources);
       r.push_back(std::move(info));
     };
-    add("", "pods", "pod", "Pod", true, {"po"}, {"status", "binding", "eviction", "log"});
+    add("", "pods", "pod", "Pod", true, {"po"},
+        {"status", "binding", "eviction", "log", "exec", "attach", "portforward"});
     add("", "bindings", "binding", "Binding", true);
     r.back().create_only = true;
     add("", "nodes", "node", "Node", false, {"no"}, {"status"});

@@ -1,7 +1,6 @@
 #include "apiserver/server.h"
 
 #include <fmt/format.h>
-#include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <sys/stat.h>
 
@@ -17,6 +16,7 @@
 
 #include "api/codec.h"
 #include "apiserver/admission.h"
+#include "apiserver/base64.h"
 #include "apiserver/bootstrap.h"
 #include "apiserver/discovery.h"
 #include "apiserver/eviction.h"
@@ -51,15 +51,6 @@ int64_t NowSeconds() {
 bool ParseBool(const std::optional<std::string>& v) {
   if (!v) return false;
   return *v == "1" || *v == "t" || *v == "T" || *v == "true" || *v == "TRUE" || *v == "True";
-}
-
-std::string Base64(std::string_view data) {
-  std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(data.data()),
-                          static_cast<int>(data.size()));
-  out.resize(n);
-  return out;
 }
 
 struct StatusInfo {
@@ -535,6 +526,11 @@ HttpResponse Server::Impl::Handle(HttpRequest& req) {
     HttpResponse r;
     r.content_type = "text/plain; charset=utf-8";
     r.body = "ok";
+    const std::string check = path.substr(1, path.find('/', 1) - 1);  // healthz, livez, readyz
+    if (path.find('/', 1) == std::string::npos && req.Query("verbose")) {
+      // kube-apiserver's verbose form: one line per check, then the verdict.
+      r.body = fmt::format("[+]ping ok\n[+]log ok\n[+]storage ok\n{} check passed\n", check);
+    }
     return r;
   }
   if (path == "/version") return JsonResponse(200, VersionDocument().dump());
@@ -660,6 +656,15 @@ HttpResponse Server::Impl::HandleResource(HttpRequest& req, const Target& t) {
   if (t.subresource == "log") {
     if (m != "GET") return not_allowed();
     return Log(req, t);
+  }
+  if (t.subresource == "exec" || t.subresource == "attach" || t.subresource == "portforward") {
+    // Nothing runs a container here: say so instead of a bare 404 (`kubectl exec`).
+    auto pod = store->Get(res, t.ns, t.name);
+    if (!pod.ok()) return ErrorResponse(pod.error(), res.plural, t.name);
+    return ErrorResponse(Error{fmt::format("pod \"{}\" has no running containers: berth up runs "
+                                           "no kubelet, so containers never start",
+                                           t.name),
+                               ErrorCode::kBadRequest});
   }
   if (t.subresource == "scale") {
     if (m != "GET" && m != "PUT" && m != "PATCH") return not_allowed();

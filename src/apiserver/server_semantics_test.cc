@@ -242,6 +242,10 @@ TEST_F(ServerSemanticsTest, FieldSelectorsTreatUnsetBooleansAsFalse) {
                R"({"metadata":{"name":"s"},"stringData":{"a":"b"}})")
                 .status,
             201);
+  // stringData is written into data, base64, and not kept.
+  Reply stored = Do(http::verb::get, "/api/v1/namespaces/default/secrets/s");
+  EXPECT_EQ(stored.body["data"], Json::parse(R"({"a":"Yg=="})"));
+  EXPECT_FALSE(stored.body.contains("stringData"));
   Reply opaque =
       Do(http::verb::get, "/api/v1/namespaces/default/secrets?fieldSelector=type%3DOpaque");
   ASSERT_EQ(opaque.status, 200) << opaque.body.dump();
@@ -277,6 +281,51 @@ TEST_F(ServerSemanticsTest, AClusterStartsWithWhatKubeApiserverCreates) {
                      "containers":[{"name":"c","image":"busybox"}]}}}})");
   EXPECT_EQ(job.status, 201) << job.body.dump();
   EXPECT_EQ(Do(http::verb::get, "/apis/batch/v1/namespaces/default/cronjobs").status, 200);
+}
+
+TEST_F(ServerSemanticsTest, FinalizersHoldADeletionBackUntilTheLastIsRemoved) {
+  ASSERT_EQ(Do(http::verb::post, kConfigMaps,
+               R"({"metadata":{"name":"held","finalizers":["example.com/a","example.com/b"]}})")
+                .status,
+            201);
+  const std::string path = std::string(kConfigMaps) + "/held";
+  Reply marked = Do(http::verb::delete_, path);
+  ASSERT_EQ(marked.status, 200);
+  EXPECT_TRUE(marked.body["metadata"].contains("deletionTimestamp"));
+  Reply still = Do(http::verb::get, path);
+  ASSERT_EQ(still.status, 200);
+  EXPECT_EQ(still.body["metadata"]["deletionTimestamp"],
+            marked.body["metadata"]["deletionTimestamp"]);
+  // A second delete changes nothing; no finalizer may be added now.
+  EXPECT_EQ(Do(http::verb::delete_, path).body["metadata"]["resourceVersion"],
+            still.body["metadata"]["resourceVersion"]);
+  EXPECT_EQ(Do(http::verb::patch, path,
+               R"({"metadata":{"finalizers":["example.com/a","example.com/b","example.com/c"]}})",
+               "application/merge-patch+json")
+                .status,
+            403);
+  // Removing one keeps it; removing the last deletes it.
+  EXPECT_EQ(Do(http::verb::patch, path, R"({"metadata":{"finalizers":["example.com/b"]}})",
+               "application/merge-patch+json")
+                .status,
+            200);
+  EXPECT_EQ(Do(http::verb::get, path).status, 200);
+  EXPECT_EQ(Do(http::verb::patch, path, R"({"metadata":{"finalizers":null}})",
+               "application/merge-patch+json")
+                .status,
+            200);
+  EXPECT_EQ(Do(http::verb::get, path).status, 404);
+}
+
+TEST_F(ServerSemanticsTest, NoKubeletAnswersSayWhy) {
+  ASSERT_EQ(Do(http::verb::post, kPods, PodJson("web")).status, 201);
+  for (const char* sub : {"exec", "attach", "portforward"}) {
+    Reply r = Do(http::verb::post, std::string(kPods) + "/web/" + sub + "?command=ls");
+    EXPECT_EQ(r.status, 400) << sub;
+    EXPECT_NE(r.body["message"].get<std::string>().find("berth up runs no kubelet"),
+              std::string::npos);
+  }
+  EXPECT_EQ(Do(http::verb::post, std::string(kPods) + "/nope/exec").status, 404);
 }
 
 }  // namespace

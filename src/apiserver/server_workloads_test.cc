@@ -182,6 +182,43 @@ TEST(TableTest, WorkloadAndServiceColumns) {
                                          "80:30080/TCP,53/UDP", "10s", "app=web"}));
 }
 
+TEST(TableTest, ConfigAndPolicyKindsShowTheirColumns) {
+  const int64_t now = 1767225600 + 60;
+  auto row = [&](const char* group, const char* plural, Json obj) {
+    obj["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z";
+    return ToTable(*FindResource(group, "v1", plural), {&obj}, 1, IncludeObject::kNone,
+                   now)["rows"][0]["cells"];
+  };
+  EXPECT_EQ(
+      row("", "configmaps", {{"metadata", {{"name", "c"}}}, {"data", {{"a", "1"}, {"b", "2"}}}}),
+      (Json{"c", 2, "60s"}));
+  EXPECT_EQ(row("", "secrets",
+                {{"metadata", {{"name", "s"}}}, {"type", "Opaque"}, {"data", {{"a", "MQ=="}}}}),
+            (Json{"s", "Opaque", 1, "60s"}));
+  EXPECT_EQ(row("scheduling.k8s.io", "priorityclasses",
+                {{"metadata", {{"name", "hi"}}},
+                 {"value", 1000},
+                 {"globalDefault", true},
+                 {"preemptionPolicy", "Never"}}),
+            (Json{"hi", 1000, true, "60s", "Never"}));
+  EXPECT_EQ(row("policy", "poddisruptionbudgets",
+                {{"metadata", {{"name", "b"}}},
+                 {"spec", {{"maxUnavailable", 1}}},
+                 {"status", {{"disruptionsAllowed", 1}}}}),
+            (Json{"b", "N/A", "1", 1, "60s"}));
+  EXPECT_EQ(row("storage.k8s.io", "storageclasses",
+                {{"metadata",
+                  {{"name", "fast"},
+                   {"annotations", {{"storageclass.kubernetes.io/is-default-class", "true"}}}}},
+                 {"provisioner", "example.com/csi"},
+                 {"volumeBindingMode", "WaitForFirstConsumer"}}),
+            (Json{"fast (default)", "example.com/csi", "Delete", "WaitForFirstConsumer", "false",
+                  "60s"}));
+  EXPECT_EQ(row("coordination.k8s.io", "leases",
+                {{"metadata", {{"name", "l"}}}, {"spec", {{"holderIdentity", "berth-1"}}}}),
+            (Json{"l", "berth-1", "60s"}));
+}
+
 TEST(FormatSelectorTest, AsKubeApiserverPrintsSelectors) {
   EXPECT_EQ(FormatSelector(Json::object()), "");
   EXPECT_EQ(FormatSelector(Json{{"b", "2"}, {"a", "1"}}), "a=1,b=2");

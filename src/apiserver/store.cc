@@ -95,6 +95,17 @@ std::optional<WatchEvent> ThroughFilter(const WatchEvent& ev, const ObjectFilter
   return seen;
 }
 
+bool HasFinalizers(const Json& meta) {
+  auto it = meta.find("finalizers");
+  return it != meta.end() && it->is_array() && !it->empty();
+}
+
+int64_t NowUnixSeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 // One pending durable change, written by the group-commit thread.
 struct PendingWrite {
   std::string key;  // storage/ns/name
@@ -628,8 +639,36 @@ Result<StoredObject> Store::Mutate(const ResourceInfo& r, std::string_view ns,
                    ErrorCode::kBadRequest};
     }
     // Immutable metadata the server owns.
-    for (const char* field : {"name", "namespace", "uid", "creationTimestamp"}) {
-      if (cur_meta.contains(field)) meta[field] = cur_meta[field];
+    for (const char* field : {"name", "namespace", "uid", "creationTimestamp", "deletionTimestamp",
+                              "deletionGracePeriodSeconds"}) {
+      if (cur_meta.contains(field)) {
+        meta[field] = cur_meta[field];
+      } else {
+        meta.erase(field);
+      }
+    }
+    const bool being_deleted = cur_meta.contains("deletionTimestamp");
+    if (being_deleted && !HasFinalizers(meta) && !dry_run) {
+      // The last finalizer is gone: the deletion it held back happens now.
+      int64_t rv = ++impl_->revision;
+      StoredObject last = impl_->Seal(std::move(obj), rv);
+      m.erase(it);
+      impl_->Publish(r, ns, key, WatchEventType::kDeleted, last);
+      lock.unlock();
+      if (durability == Durability::kLater) return last;
+      if (auto d = impl_->WaitDurable(rv); !d.ok()) return d.error();
+      return last;
+    }
+    if (being_deleted && HasFinalizers(meta)) {
+      const Json& before = cur_meta.contains("finalizers") ? cur_meta["finalizers"] : Json::array();
+      for (const auto& f : meta["finalizers"]) {
+        if (std::find(before.begin(), before.end(), f) == before.end()) {
+          return Error{fmt::format("{} \"{}\" is forbidden: no new finalizers can be added if "
+                                   "the object is being deleted, found new finalizers [{}]",
+                                   r.plural, name, f.is_string() ? f.get<std::string>() : f.dump()),
+                       ErrorCode::kForbidden};
+        }
+      }
     }
     if (obj.contains("spec") && current->contains("spec") && obj["spec"] != (*current)["spec"]) {
       meta["generation"] = cur_meta.value("generation", 0) + 1;
@@ -656,6 +695,13 @@ Result<StoredObject> Store::Mutate(const ResourceInfo& r, std::string_view ns,
 Result<StoredObject> Store::Delete(const ResourceInfo& r, std::string_view ns,
                                    std::string_view name, const DeletePreconditions& preconditions,
                                    bool dry_run, Durability durability) {
+  return DeleteObject(r, ns, name, preconditions, dry_run, durability, true);
+}
+
+Result<StoredObject> Store::DeleteObject(const ResourceInfo& r, std::string_view ns,
+                                         std::string_view name,
+                                         const DeletePreconditions& preconditions, bool dry_run,
+                                         Durability durability, bool honour_finalizers) {
   std::vector<std::pair<const ResourceInfo*, std::string>> cascade;
   int64_t rv;
   StoredObject last;
@@ -679,13 +725,26 @@ Result<StoredObject> Store::Delete(const ResourceInfo& r, std::string_view ns,
                                *rv, meta.value("resourceVersion", "")),
                    ErrorCode::kConflict};
     }
-    if (dry_run) return it->second;
-    rv = ++impl_->revision;
-    Json obj = *it->second.object;
-    last = impl_->Seal(std::move(obj), rv);
-    m.erase(it);
-    impl_->Publish(r, ns, key, WatchEventType::kDeleted, last);
-    if (r.plural == "namespaces" && r.group.empty()) {
+    if (honour_finalizers && HasFinalizers(meta)) {
+      // Marked for deletion; the object goes when its last finalizer is removed.
+      if (meta.contains("deletionTimestamp") || dry_run) return it->second;
+      Json obj = *it->second.object;
+      obj["metadata"]["deletionTimestamp"] = FormatTimestamp(NowUnixSeconds());
+      obj["metadata"]["deletionGracePeriodSeconds"] = 0;
+      rv = ++impl_->revision;
+      StoredObject marked = impl_->Seal(std::move(obj), rv);
+      auto previous = std::exchange(it->second, marked).object;
+      impl_->Publish(r, ns, key, WatchEventType::kModified, marked, std::move(previous));
+      last = marked;
+    } else {
+      if (dry_run) return it->second;
+      rv = ++impl_->revision;
+      Json obj = *it->second.object;
+      last = impl_->Seal(std::move(obj), rv);
+      m.erase(it);
+      impl_->Publish(r, ns, key, WatchEventType::kDeleted, last);
+    }
+    if (r.plural == "namespaces" && r.group.empty() && !m.count(key)) {
       for (const auto& res : ServedResources()) {
         if (!res.namespaced) continue;
         auto found = impl_->objects.find(res.StorageName());
@@ -700,7 +759,8 @@ Result<StoredObject> Store::Delete(const ResourceInfo& r, std::string_view ns,
   }
   for (const auto& [res, obj_name] : cascade) {
     // Already gone is fine. Waited for: the namespace's revision is older than these.
-    (void)Delete(*res, name, obj_name, {}, false);
+    (void)DeleteObject(*res, name, obj_name, {}, false, Durability::kAwait,
+                       /*honour_finalizers=*/false);
   }
   if (durability == Durability::kLater) return last;
   if (auto d = impl_->WaitDurable(rv); !d.ok()) return d.error();

@@ -99,7 +99,9 @@ class Store {
                               const MutateFn& fn, bool allow_create, bool dry_run,
                               bool* created = nullptr, Durability durability = Durability::kAwait);
   // Deletes; the preconditions that are set must match (Conflict otherwise). Returns the last
-  // state. Deleting a namespace deletes its objects.
+  // state. An object with metadata.finalizers is only marked (deletionTimestamp set, a
+  // MODIFIED event) and goes when an update removes its last finalizer. Deleting a namespace
+  // deletes its objects, finalizers or not.
   Result<StoredObject> Delete(const ResourceInfo& r, std::string_view ns, std::string_view name,
                               const DeletePreconditions& preconditions, bool dry_run,
                               Durability durability = Durability::kAwait);
@@ -123,6 +125,9 @@ class Store {
 
  private:
   explicit Store(std::unique_ptr<Impl> impl);
+  Result<StoredObject> DeleteObject(const ResourceInfo& r, std::string_view ns,
+                                    std::string_view name, const DeletePreconditions& preconditions,
+                                    bool dry_run, Durability durability, bool honour_finalizers);
   std::unique_ptr<Impl> impl_;
 };
 

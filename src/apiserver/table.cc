@@ -88,6 +88,46 @@ std::vector<Column> ColumnsFor(const ResourceInfo& r) {
             {"External-IP", "string", 0},  {"Port(s)", "string", 0}, {"Age", "string", 0},
             {"Selector", "string", 1}};
   }
+  if (r.group.empty() && r.plural == "configmaps") {
+    return {{"Name", "string", 0, "name"}, {"Data", "integer", 0}, {"Age", "string", 0}};
+  }
+  if (r.group.empty() && r.plural == "secrets") {
+    return {{"Name", "string", 0, "name"},
+            {"Type", "string", 0},
+            {"Data", "integer", 0},
+            {"Age", "string", 0}};
+  }
+  if (r.group.empty() && r.plural == "serviceaccounts") {
+    return {{"Name", "string", 0, "name"}, {"Secrets", "integer", 0}, {"Age", "string", 0}};
+  }
+  if (r.group == "scheduling.k8s.io" && r.plural == "priorityclasses") {
+    return {{"Name", "string", 0, "name"},
+            {"Value", "integer", 0},
+            {"Global-Default", "boolean", 0},
+            {"Age", "string", 0},
+            {"PreemptionPolicy", "string", 0}};
+  }
+  if (r.group == "policy" && r.plural == "poddisruptionbudgets") {
+    return {{"Name", "string", 0, "name"},
+            {"Min Available", "string", 0},
+            {"Max Unavailable", "string", 0},
+            {"Allowed Disruptions", "integer", 0},
+            {"Age", "string", 0}};
+  }
+  if (r.group == "storage.k8s.io" && r.plural == "storageclasses") {
+    return {{"Name", "string", 0, "name"},         {"Provisioner", "string", 0},
+            {"ReclaimPolicy", "string", 0},        {"VolumeBindingMode", "string", 0},
+            {"AllowVolumeExpansion", "string", 0}, {"Age", "string", 0}};
+  }
+  if (r.group == "coordination.k8s.io" && r.plural == "leases") {
+    return {{"Name", "string", 0, "name"}, {"Holder", "string", 0}, {"Age", "string", 0}};
+  }
+  if (r.group == "batch" && r.plural == "cronjobs") {
+    return {{"Name", "string", 0, "name"}, {"Schedule", "string", 0},
+            {"Timezone", "string", 0},     {"Suspend", "boolean", 0},
+            {"Active", "integer", 0},      {"Last Schedule", "string", 0},
+            {"Age", "string", 0}};
+  }
   return {{"Name", "string", 0, "name"}, {"Age", "string", 0}};
 }
 
@@ -252,6 +292,68 @@ Json EventCells(const Json& ev, int64_t now) {
                       FieldValue(ev, "reason"), lower + "/" + name, message});
 }
 
+size_t MemberCount(const Json& obj, std::string_view path) {
+  const Json* v = FieldAt(obj, path);
+  return v != nullptr && (v->is_object() || v->is_array()) ? v->size() : 0;
+}
+
+// Cells of the kinds whose columns are fields as stored; null for the kinds built elsewhere.
+Json PlainCells(const ResourceInfo& r, const Json& obj, int64_t now) {
+  const std::string name = FieldValue(obj, "metadata.name");
+  const std::string age = Age(obj, now);
+  auto text_or = [&](std::string_view path, const char* absent) {
+    const std::string v = FieldValue(obj, path);
+    return v.empty() ? std::string(absent) : v;
+  };
+  if (r.group.empty() && r.plural == "configmaps") {
+    return Json::array({name, MemberCount(obj, "data") + MemberCount(obj, "binaryData"), age});
+  }
+  if (r.group.empty() && r.plural == "secrets") {
+    return Json::array({name, FieldValue(obj, "type"), MemberCount(obj, "data"), age});
+  }
+  if (r.group.empty() && r.plural == "serviceaccounts") {
+    return Json::array({name, MemberCount(obj, "secrets"), age});
+  }
+  if (r.group == "scheduling.k8s.io" && r.plural == "priorityclasses") {
+    const Json* global = FieldAt(obj, "globalDefault");
+    return Json::array({name, FieldAt(obj, "value") ? *FieldAt(obj, "value") : Json(0),
+                        global != nullptr && global->is_boolean() && global->get<bool>(), age,
+                        FieldValue(obj, "preemptionPolicy")});
+  }
+  if (r.group == "policy" && r.plural == "poddisruptionbudgets") {
+    return Json::array({name, text_or("spec.minAvailable", "N/A"),
+                        text_or("spec.maxUnavailable", "N/A"),
+                        IntField(obj, "status.disruptionsAllowed"), age});
+  }
+  if (r.group == "storage.k8s.io" && r.plural == "storageclasses") {
+    std::string display = name;
+    const Json* annotations = FieldAt(obj, "metadata.annotations");
+    if (annotations != nullptr && annotations->is_object() &&
+        annotations->value("storageclass.kubernetes.io/is-default-class", "") == "true") {
+      display += " (default)";
+    }
+    const Json* expand = FieldAt(obj, "allowVolumeExpansion");
+    return Json::array(
+        {display, FieldValue(obj, "provisioner"), text_or("reclaimPolicy", "Delete"),
+         text_or("volumeBindingMode", "Immediate"),
+         expand != nullptr && expand->is_boolean() && expand->get<bool>() ? "true" : "false", age});
+  }
+  if (r.group == "coordination.k8s.io" && r.plural == "leases") {
+    return Json::array({name, FieldValue(obj, "spec.holderIdentity"), age});
+  }
+  if (r.group == "batch" && r.plural == "cronjobs") {
+    const Json* suspend = FieldAt(obj, "spec.suspend");
+    std::string last = FieldValue(obj, "status.lastScheduleTime");
+    auto t = ParseTimestamp(last);
+    return Json::array({name, FieldValue(obj, "spec.schedule"), text_or("spec.timeZone", "<none>"),
+                        suspend != nullptr && suspend->is_boolean() && suspend->get<bool>(),
+                        MemberCount(obj, "status.active"),
+                        last.empty() || !t.ok() ? std::string("<none>") : HumanDuration(now - *t),
+                        age});
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::string HumanDuration(int64_t s) {
@@ -305,6 +407,8 @@ Json ToTable(const ResourceInfo& r, const std::vector<const Json*>& objects, int
       cells = ServiceCells(*obj, now);
     } else if (HasScale(r) || (r.group == "apps" && r.plural == "daemonsets")) {
       cells = WorkloadCells(r, *obj, now);
+    } else if (Json plain = PlainCells(r, *obj, now); !plain.is_null()) {
+      cells = std::move(plain);
     } else {
       cells = Json::array({FieldValue(*obj, "metadata.name"), Age(*obj, now)});
     }
