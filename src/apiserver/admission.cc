@@ -21,9 +21,7 @@ constexpr const char* kQuantityPattern =
 
 Error Invalid(const ResourceInfo& r, const Json& obj, const std::string& field,
               const std::string& detail) {
-  std::string name = obj.contains("metadata") ? obj["metadata"].value("name", "") : "";
-  return Error{fmt::format("{} \"{}\" is invalid: {}: {}", r.kind, name, field, detail),
-               ErrorCode::kInvalid};
+  return InvalidField(r, obj, field, detail);
 }
 
 VoidResult CheckResourceList(const ResourceInfo& r, const Json& obj, const Json& list,

@@ -17,9 +17,7 @@ using Json = nlohmann::json;
 
 Error Invalid(const ResourceInfo& r, const Json& obj, const std::string& field,
               const std::string& detail) {
-  return Error{fmt::format("{} \"{}\" is invalid: {}: {}", r.kind, FieldValue(obj, "metadata.name"),
-                           field, detail),
-               ErrorCode::kInvalid};
+  return InvalidField(r, obj, field, detail);
 }
 
 bool Alnum(char c) {
@@ -270,6 +268,13 @@ VoidResult CheckWorkloadSelector(const ResourceInfo& r, const Json& obj) {
 }
 
 }  // namespace
+
+Error InvalidField(const ResourceInfo& r, const Json& obj, const std::string& field,
+                   const std::string& detail) {
+  return Error{fmt::format("{} \"{}\" is invalid: {}: {}", r.kind, FieldValue(obj, "metadata.name"),
+                           field, detail),
+               ErrorCode::kInvalid};
+}
 
 VoidResult ValidateObject(const ResourceInfo& r, const Json& obj) {
   if (!obj.is_object()) return {};

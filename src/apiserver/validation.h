@@ -14,6 +14,10 @@
 
 namespace berth::apiserver {
 
+// 422 in kube-apiserver's words: `<Kind> "<name>" is invalid: <field>: <detail>`.
+Error InvalidField(const ResourceInfo& r, const nlohmann::json& obj, const std::string& field,
+                   const std::string& detail);
+
 // `obj` after defaulting, for a create or an update of resource `r`.
 VoidResult ValidateObject(const ResourceInfo& r, const nlohmann::json& obj);
 
