@@ -1,5 +1,7 @@
 #include "api/validation.h"
 
+#include <fmt/format.h>
+
 namespace berth::validation {
 namespace {
 
@@ -56,6 +58,47 @@ bool IsQualifiedName(std::string_view s) {
 bool IsValidLabelValue(std::string_view s) {
   if (s.empty()) return true;
   return s.size() <= 63 && IsNamePart(s);
+}
+
+namespace {
+
+constexpr std::string_view kNamePartRule =
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character";
+
+}  // namespace
+
+std::string QualifiedNameProblem(std::string_view value) {
+  std::string_view name = value;
+  size_t slash = value.find('/');
+  if (slash != std::string_view::npos) {
+    if (value.find('/', slash + 1) != std::string_view::npos) {
+      return fmt::format(
+          "a qualified name {} with an optional DNS subdomain prefix and '/' (e.g. "
+          "'example.com/MyName')",
+          kNamePartRule);
+    }
+    std::string_view prefix = value.substr(0, slash);
+    name = value.substr(slash + 1);
+    if (prefix.empty()) return "prefix part must be non-empty";
+    if (prefix.size() > 253) return "prefix part must be no more than 253 characters";
+    if (!IsDNS1123Subdomain(prefix)) {
+      return "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+             "characters, '-' or '.', and must start and end with an alphanumeric character";
+    }
+  }
+  if (name.empty()) return "name part must be non-empty";
+  if (name.size() > 63) return "name part must be no more than 63 characters";
+  if (!IsNamePart(name)) return fmt::format("name part {}", kNamePartRule);
+  return "";
+}
+
+std::string LabelValueProblem(std::string_view value) {
+  if (value.size() > 63) return "must be no more than 63 characters";
+  if (!value.empty() && !IsNamePart(value)) {
+    return fmt::format("a valid label must be an empty string or {}", kNamePartRule.substr(5));
+  }
+  return "";
 }
 
 }  // namespace berth::validation

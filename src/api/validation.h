@@ -1,6 +1,7 @@
 // Kubernetes name validation rules shared by selectors, resource names and decoding.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace berth::validation {
@@ -12,5 +13,10 @@ bool IsQualifiedName(std::string_view s);
 bool IsValidLabelValue(std::string_view s);
 // Lowercase DNS-1123 subdomain of at most 253 characters.
 bool IsDNS1123Subdomain(std::string_view s);
+
+// What is wrong with a qualified name or a label value, in kube-apiserver's words; empty when
+// it is valid.
+std::string QualifiedNameProblem(std::string_view name);
+std::string LabelValueProblem(std::string_view value);
 
 }  // namespace berth::validation

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <utility>
 
+#include "api/validation.h"
 #include "apiserver/base64.h"
 #include "apiserver/validation.h"
 #include "berth/api/quantity.h"
@@ -42,23 +43,6 @@ VoidResult CheckResourceList(const ResourceInfo& r, const Json& obj, const Json&
     }
   }
   return {};
-}
-
-// RFC 1123 subdomain: dot-separated labels of [a-z0-9-], each starting and ending with an
-// alphanumeric. Checked by hand: std::regex costs microseconds per create.
-bool IsDnsSubdomain(const std::string& name) {
-  if (name.empty() || name.size() > 253) return false;
-  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  size_t label_start = 0;
-  for (size_t i = 0; i <= name.size(); ++i) {
-    if (i == name.size() || name[i] == '.') {
-      if (i == label_start || !alnum(name[label_start]) || !alnum(name[i - 1])) return false;
-      label_start = i + 1;
-    } else if (!alnum(name[i]) && name[i] != '-') {
-      return false;
-    }
-  }
-  return true;
 }
 
 // The API's defaults for a pod spec (a pod's, or a workload's template), where absent. Set one
@@ -350,7 +334,7 @@ VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
                                ? obj["metadata"].value("name", "")
                                : "";
   if (r.group.empty() && (r.plural == "pods" || r.plural == "nodes" || r.plural == "namespaces")) {
-    if (!name.empty() && !IsDnsSubdomain(name)) {
+    if (!name.empty() && !validation::IsDNS1123Subdomain(name)) {
       return Invalid(r, obj, "metadata.name",
                      fmt::format("Invalid value: \"{}\": a lowercase RFC 1123 subdomain must "
                                  "consist of lower case alphanumeric characters, '-' or '.', and "

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/validation.h"
 #include "apiserver/selectors.h"
 #include "berth/api/quantity.h"
 
@@ -20,53 +21,11 @@ Error Invalid(const ResourceInfo& r, const Json& obj, const std::string& field,
   return InvalidField(r, obj, field, detail);
 }
 
-bool Alnum(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-// A qualified name's name part: [A-Za-z0-9][-A-Za-z0-9_.]*[A-Za-z0-9], at most 63 characters.
-bool IsNamePart(std::string_view s) {
-  if (s.empty() || s.size() > 63 || !Alnum(s.front()) || !Alnum(s.back())) return false;
-  for (char c : s) {
-    if (!Alnum(c) && c != '-' && c != '_' && c != '.') return false;
-  }
-  return true;
-}
-
-// DNS subdomain prefix of a qualified name: lowercase labels of [a-z0-9-].
-bool IsDnsPrefix(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  size_t start = 0;
-  for (size_t i = 0; i <= s.size(); ++i) {
-    if (i == s.size() || s[i] == '.') {
-      if (i == start) return false;
-      std::string_view label = s.substr(start, i - start);
-      for (char c : label) {
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
-      }
-      if (label.front() == '-' || label.back() == '-') return false;
-      start = i + 1;
-    }
-  }
-  return true;
-}
-
-constexpr const char* kNamePartRule =
-    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-    "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used "
-    "for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
-
-// A label key (or taint/toleration key): [prefix/]name.
+// What is wrong with a label key, taint key or toleration key; nullopt when valid.
 std::optional<std::string> QualifiedNameProblem(std::string_view key) {
-  size_t slash = key.find('/');
-  std::string_view name = slash == std::string_view::npos ? key : key.substr(slash + 1);
-  if (slash != std::string_view::npos && !IsDnsPrefix(key.substr(0, slash))) {
-    return "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-           "characters, '-' or '.', and must start and end with an alphanumeric character";
-  }
-  if (name.size() > 63) return "name part must be no more than 63 characters";
-  if (!IsNamePart(name)) return kNamePartRule;
-  return std::nullopt;
+  std::string problem = validation::QualifiedNameProblem(key);
+  if (problem.empty()) return std::nullopt;
+  return problem;
 }
 
 VoidResult CheckLabels(const ResourceInfo& r, const Json& obj, const Json* labels,
@@ -77,12 +36,8 @@ VoidResult CheckLabels(const ResourceInfo& r, const Json& obj, const Json* label
       return Invalid(r, obj, field, fmt::format("Invalid value: \"{}\": {}", it.key(), *problem));
     }
     const std::string value = it->is_string() ? it->get<std::string>() : it->dump();
-    if (!value.empty() && !IsNamePart(value)) {
-      return Invalid(r, obj, field,
-                     fmt::format("Invalid value: \"{}\": a valid label must be an empty string or "
-                                 "consist of alphanumeric characters, '-', '_' or '.', and must "
-                                 "start and end with an alphanumeric character",
-                                 value));
+    if (std::string problem = validation::LabelValueProblem(value); !problem.empty()) {
+      return Invalid(r, obj, field, fmt::format("Invalid value: \"{}\": {}", value, problem));
     }
   }
   return {};

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "api/validation.h"
 #include "berth/framework/typed_args.h"
 
 namespace berth::config::internal {
@@ -300,76 +301,12 @@ std::string FormatGoDurationMs(int64_t ms) {
 
 // ------------------------------------------------------------------ names
 
-namespace {
-
-bool IsAlnum(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-// ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]
-bool MatchesQualifiedNamePart(std::string_view s) {
-  if (s.empty() || !IsAlnum(s.front()) || !IsAlnum(s.back())) return false;
-  for (char c : s) {
-    if (!IsAlnum(c) && c != '-' && c != '_' && c != '.') return false;
-  }
-  return true;
-}
-
-// [a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*
-bool IsDns1123Subdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  size_t start = 0;
-  while (true) {
-    size_t dot = s.find('.', start);
-    std::string_view label = s.substr(start, dot == std::string_view::npos ? dot : dot - start);
-    if (label.empty()) return false;
-    auto lower_alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-    if (!lower_alnum(label.front()) || !lower_alnum(label.back())) return false;
-    for (char c : label) {
-      if (!lower_alnum(c) && c != '-') return false;
-    }
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
-
-constexpr std::string_view kNamePartRule =
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character";
-
-}  // namespace
-
-std::string QualifiedNameProblem(std::string_view value) {
-  std::string_view name = value;
-  size_t slash = value.find('/');
-  if (slash != std::string_view::npos) {
-    if (value.find('/', slash + 1) != std::string_view::npos) {
-      return fmt::format(
-          "a qualified name {} with an optional DNS subdomain prefix and '/' (e.g. "
-          "'example.com/MyName')",
-          kNamePartRule);
-    }
-    std::string_view prefix = value.substr(0, slash);
-    name = value.substr(slash + 1);
-    if (prefix.empty()) return "prefix part must be non-empty";
-    if (prefix.size() > 253) return "prefix part must be no more than 253 characters";
-    if (!IsDns1123Subdomain(prefix)) {
-      return "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-             "characters, '-' or '.', and must start and end with an alphanumeric character";
-    }
-  }
-  if (name.empty()) return "name part must be non-empty";
-  if (name.size() > 63) return "name part must be no more than 63 characters";
-  if (!MatchesQualifiedNamePart(name)) return fmt::format("name part {}", kNamePartRule);
-  return "";
+std::string QualifiedNameProblem(std::string_view name) {
+  return validation::QualifiedNameProblem(name);
 }
 
 std::string LabelValueProblem(std::string_view value) {
-  if (value.size() > 63) return "must be no more than 63 characters";
-  if (!value.empty() && !MatchesQualifiedNamePart(value)) {
-    return fmt::format("a valid label {}", kNamePartRule);
-  }
-  return "";
+  return validation::LabelValueProblem(value);
 }
 
 bool IsExtendedResourceName(std::string_view name) {
@@ -388,7 +325,8 @@ bool IsValidBase64(std::string_view s) {
     if (c == '=') {
       ++padding;
     } else {
-      bool alphabet = IsAlnum(c) || c == '+' || c == '/';
+      bool alphabet = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '+' || c == '/';
       if (!alphabet || padding > 0) return false;
     }
     ++n;
