@@ -1,3 +1,4 @@
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "apiserver/patch.h"
@@ -80,6 +81,16 @@ TEST(SelectorTest, LabelSelectorForms) {
   EXPECT_TRUE(match("canary", canary));
   EXPECT_TRUE(match("", canary));
   EXPECT_FALSE(ParseLabelSelector("app in web").ok());
+  // Keys and values follow the labels' own rules (`kubectl get -l 'a=b=c'` is a 400).
+  auto bad_value = ParseLabelSelector("a=b=c");
+  ASSERT_FALSE(bad_value.ok());
+  EXPECT_EQ(bad_value.error().code, ErrorCode::kBadRequest);
+  EXPECT_THAT(bad_value.error().message,
+              ::testing::HasSubstr("values[0][a]: Invalid value: \"b=c\": a valid label must be"));
+  EXPECT_FALSE(ParseLabelSelector("app in (web,-db)").ok());
+  EXPECT_FALSE(ParseLabelSelector("Bad_Prefix.com/x=1").ok());
+  EXPECT_FALSE(ParseLabelSelector("tier>two").ok());
+  EXPECT_TRUE(ParseLabelSelector("example.com/tier in (a, b),x=").ok());
 }
 
 TEST(SelectorTest, FieldSelectorAllowlistAndEmptyValues) {

@@ -20,6 +20,7 @@ enum class Kind {
   kInt,    // any varint integer (int32/int64)
   kBool,
   kMessage,      // `sub`
+  kInline,       // `sub`, whose fields JSON carries in the enclosing object (Go's inline)
   kMapString,    // map<string, string>
   kMapBytes,     // map<string, bytes>
   kMapQuantity,  // map<string, Quantity>
@@ -198,6 +199,27 @@ const Schema kDeploymentSpec{{{1, "replicas", Kind::kInt, false, nullptr, true},
                               {9, "progressDeadlineSeconds", Kind::kInt, false, nullptr, true}}};
 const Schema kDeployment{{{1, "metadata", Kind::kMessage, false, &kObjectMeta},
                           {2, "spec", Kind::kMessage, false, &kDeploymentSpec}}};
+const Schema kServiceBackendPort{{{1, "name", Kind::kString}, {2, "number", Kind::kInt}}};
+const Schema kIngressServiceBackend{
+    {{1, "name", Kind::kString}, {2, "port", Kind::kMessage, false, &kServiceBackendPort}}};
+const Schema kTypedLocalObjectReference{
+    {{1, "apiGroup", Kind::kString}, {2, "kind", Kind::kString}, {3, "name", Kind::kString}}};
+const Schema kIngressBackend{{{3, "resource", Kind::kMessage, false, &kTypedLocalObjectReference},
+                              {4, "service", Kind::kMessage, false, &kIngressServiceBackend}}};
+const Schema kHttpIngressPath{{{1, "path", Kind::kString},
+                               {2, "backend", Kind::kMessage, false, &kIngressBackend},
+                               {3, "pathType", Kind::kString}}};
+const Schema kHttpIngressRuleValue{{{1, "paths", Kind::kMessage, kRep, &kHttpIngressPath}}};
+const Schema kIngressRuleValue{{{1, "http", Kind::kMessage, false, &kHttpIngressRuleValue}}};
+const Schema kIngressRule{{{1, "host", Kind::kString},
+                           {2, "ingressRuleValue", Kind::kInline, false, &kIngressRuleValue}}};
+const Schema kIngressTls{{{1, "hosts", Kind::kString, kRep}, {2, "secretName", Kind::kString}}};
+const Schema kIngressSpec{{{1, "defaultBackend", Kind::kMessage, false, &kIngressBackend},
+                           {2, "tls", Kind::kMessage, kRep, &kIngressTls},
+                           {3, "rules", Kind::kMessage, kRep, &kIngressRule},
+                           {4, "ingressClassName", Kind::kString}}};
+const Schema kIngress{{{1, "metadata", Kind::kMessage, false, &kObjectMeta},
+                       {2, "spec", Kind::kMessage, false, &kIngressSpec}}};
 const Schema kJobSpec{{{1, "parallelism", Kind::kInt, false, nullptr, true},
                        {2, "completions", Kind::kInt, false, nullptr, true},
                        {3, "activeDeadlineSeconds", Kind::kInt, false, nullptr, true},
@@ -335,6 +357,7 @@ const Schema* SchemaFor(std::string_view api_version, std::string_view kind) {
       {{"policy/v1", "PodDisruptionBudget"}, &kPdb},
       {{"apps/v1", "Deployment"}, &kDeployment},
       {{"batch/v1", "Job"}, &kJob},
+      {{"networking.k8s.io/v1", "Ingress"}, &kIngress},
       {{"batch/v1", "CronJob"}, &kCronJob},
       {{"coordination.k8s.io/v1", "Lease"}, &kLease},
       {{"rbac.authorization.k8s.io/v1", "Role"}, &kRole},
@@ -506,6 +529,11 @@ Result<json> DecodeMessage(std::string_view data, const Schema& schema, std::str
           BERTH_TRY_ASSIGN(m, DecodeMessage(s, *f->sub, path));
           value = std::move(m);
           break;
+        }
+        case Kind::kInline: {
+          BERTH_TRY_ASSIGN(m, DecodeMessage(s, *f->sub, where));
+          for (auto it = m.begin(); it != m.end(); ++it) out[it.key()] = std::move(it.value());
+          continue;
         }
         case Kind::kMapString:
         case Kind::kMapBytes:

@@ -90,6 +90,21 @@ TEST(ProtobufTest, JobAndCronJobAsKubectlCreateSendsThem) {
   EXPECT_EQ((*plain)["spec"]["completions"], 3);
 }
 
+TEST(ProtobufTest, IngressAsKubectlCreateIngressSendsIt) {
+  // `kubectl create ingress web --rule="foo.com/=svc:80" --class=nginx`: a rule's http value is
+  // a message of its own in protobuf and inline in JSON.
+  const std::string backend = Msg(4, Str(1, "svc") + Msg(2, Int(2, 80)));
+  const std::string path = Str(1, "/") + Msg(2, backend) + Str(3, "Exact");
+  const std::string rule = Str(1, "foo.com") + Msg(2, Msg(1, Msg(1, path)));
+  auto ing = DecodeProtobufObject(
+      Envelope("networking.k8s.io/v1", "Ingress",
+               Msg(1, Str(1, "web")) + Msg(2, Msg(3, rule) + Str(4, "nginx"))));
+  ASSERT_TRUE(ing.ok()) << ing.error().message;
+  EXPECT_EQ((*ing)["spec"], json::parse(R"({"ingressClassName":"nginx","rules":[{"host":"foo.com",
+      "http":{"paths":[{"path":"/","pathType":"Exact","backend":{"service":{"name":"svc",
+      "port":{"number":80}}}}]}}]})"));
+}
+
 TEST(ProtobufTest, DeploymentWithZerosThatMatter) {
   const std::string container =
       Str(1, "pause") + Str(2, "pause") + Msg(8, Msg(2, Str(1, "cpu") + Msg(2, Str(1, "100m"))));

@@ -4,9 +4,12 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <vector>
+
+#include "api/validation.h"
 
 namespace berth::apiserver {
 namespace {
@@ -173,6 +176,30 @@ Result<ObjectFilter> ParseLabelSelector(std::string_view text) {
     }
     if (r.key.empty() || r.key.find_first_of(" ()") != std::string::npos) {
       return BadSelector(text, "invalid label key");
+    }
+    // kube-apiserver checks each key and value as labels' own rules do.
+    if (std::string problem = validation::QualifiedNameProblem(r.key); !problem.empty()) {
+      return Error{fmt::format("unable to parse requirement: key: Invalid value: \"{}\": {}", r.key,
+                               problem),
+                   ErrorCode::kBadRequest};
+    }
+    for (size_t i = 0; i < r.values.size(); ++i) {
+      std::string problem = validation::LabelValueProblem(r.values[i]);
+      if (problem.empty() && (r.op == LabelReq::Op::kGt || r.op == LabelReq::Op::kLt)) {
+        char* end = nullptr;
+        const std::string& v = r.values[i];
+        errno = 0;
+        (void)std::strtoll(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || errno == ERANGE) {
+          problem = "for 'Gt', 'Lt' operators, the value must be an integer";
+        }
+      }
+      if (!problem.empty()) {
+        return Error{fmt::format("unable to parse requirement: values[{}][{}]: Invalid value: "
+                                 "\"{}\": {}",
+                                 i, r.key, r.values[i], problem),
+                     ErrorCode::kBadRequest};
+      }
     }
     reqs.push_back(std::move(r));
   }
