@@ -1149,43 +1149,60 @@ HttpResponse Server::Impl::Evict(HttpRequest& req, const Target& t) {
     }
   }
   const ResourceInfo& pods = *t.resource;
-  auto pod = store->Get(pods, t.ns, t.name);
-  if (!pod.ok()) return ErrorResponse(pod.error(), pods.plural, t.name);
   const ResourceInfo* pdbs = FindResource("policy", "v1", "poddisruptionbudgets");
-  auto listed = store->List(*pdbs, t.ns, nullptr, 0, "");
-  if (!listed.ok()) return ErrorResponse(listed.error());
-  std::vector<const Json*> budgets;
-  for (const auto& so : listed->items) budgets.push_back(so.object.get());
-  EvictionDecision decision = DecideEviction(*pod->object, budgets);
-  if (decision.refusal) {
-    Json body = StatusBody(*decision.refusal);
-    if (!decision.cause.empty()) {
-      body["details"]["causes"] =
-          Json::array({{{"reason", "DisruptionBudget"}, {"message", decision.cause}}});
+  const bool caller_rv = opts.preconditions.resource_version.has_value();
+  // A pod that changes between the check and the deletion is checked again (a few times), as
+  // kube-apiserver retries conflicts.
+  for (int attempt = 0;; ++attempt) {
+    auto pod = store->Get(pods, t.ns, t.name);
+    if (!pod.ok()) return ErrorResponse(pod.error(), pods.plural, t.name);
+    auto listed = store->List(*pdbs, t.ns, nullptr, 0, "");
+    if (!listed.ok()) return ErrorResponse(listed.error());
+    std::vector<const Json*> budgets;
+    for (const auto& so : listed->items) budgets.push_back(so.object.get());
+    EvictionDecision decision = DecideEviction(*pod->object, budgets);
+    if (decision.refusal) {
+      Json body = StatusBody(*decision.refusal);
+      if (!decision.cause.empty()) {
+        body["details"]["causes"] =
+            Json::array({{{"reason", "DisruptionBudget"}, {"message", decision.cause}}});
+      }
+      if (decision.refusal->code == ErrorCode::kTooManyRequests) {
+        body["details"]["retryAfterSeconds"] = 10;
+      }
+      return JsonResponse(body["code"].get<int>(), body.dump());
     }
-    if (decision.refusal->code == ErrorCode::kTooManyRequests) {
+    if (decision.budget && !opts.dry_run) {
+      const std::string now = FormatTimestamp(NowSeconds());
+      auto spent = store->Mutate(
+          *pdbs, t.ns, *decision.budget,
+          [&](const Json* current) -> Result<Json> {
+            return SpendDisruption(*current, t.name, now);
+          },
+          false, false, nullptr, Durability::kLater);
+      if (!spent.ok()) return ErrorResponse(spent.error(), pdbs->plural, *decision.budget);
+    }
+    // The pod must still be the one the budgets were checked against.
+    DeletePreconditions preconditions = opts.preconditions;
+    const std::string phase = FieldValue(*pod->object, "status.phase");
+    if (!caller_rv && phase != "Succeeded" && phase != "Failed") {
+      preconditions.resource_version = FieldValue(*pod->object, "metadata.resourceVersion");
+    }
+    auto gone = store->Delete(pods, t.ns, t.name, preconditions, opts.dry_run, Durability::kLater);
+    if (gone.ok()) return AfterDurable(gone->rv, SuccessStatus(201));
+    if (gone.error().code != ErrorCode::kConflict || caller_rv) {
+      return ErrorResponse(gone.error(), pods.plural, t.name);
+    }
+    if (decision.budget || attempt >= 4) {
+      // The budget was spent on a pod that changed meanwhile: the client retries the eviction.
+      Json body =
+          StatusBody(Error{"Cannot evict pod as it would violate the pod's disruption "
+                           "budget.",
+                           ErrorCode::kTooManyRequests});
       body["details"]["retryAfterSeconds"] = 10;
+      return JsonResponse(429, body.dump());
     }
-    return JsonResponse(body["code"].get<int>(), body.dump());
   }
-  if (decision.budget && !opts.dry_run) {
-    const std::string now = FormatTimestamp(NowSeconds());
-    auto spent = store->Mutate(
-        *pdbs, t.ns, *decision.budget,
-        [&](const Json* current) -> Result<Json> { return SpendDisruption(*current, t.name, now); },
-        false, false, nullptr, Durability::kLater);
-    if (!spent.ok()) return ErrorResponse(spent.error(), pdbs->plural, *decision.budget);
-  }
-  // The pod must still be the one the budgets were checked against.
-  if (!opts.preconditions.resource_version &&
-      FieldValue(*pod->object, "status.phase") != "Succeeded" &&
-      FieldValue(*pod->object, "status.phase") != "Failed") {
-    opts.preconditions.resource_version = FieldValue(*pod->object, "metadata.resourceVersion");
-  }
-  auto gone =
-      store->Delete(pods, t.ns, t.name, opts.preconditions, opts.dry_run, Durability::kLater);
-  if (!gone.ok()) return ErrorResponse(gone.error(), pods.plural, t.name);
-  return AfterDurable(gone->rv, SuccessStatus(201));
 }
 
 HttpResponse Server::Impl::DeleteCollection(HttpRequest& req, const Target& t) {
