@@ -8,6 +8,7 @@
 
 #include "api/validation.h"
 #include "apiserver/base64.h"
+#include "apiserver/selectors.h"
 #include "apiserver/validation.h"
 #include "berth/api/quantity.h"
 
@@ -58,6 +59,11 @@ void DefaultPodSpec(Json& spec) {
         c["terminationMessagePath"] = "/dev/termination-log";
       }
       if (!c.contains("terminationMessagePolicy")) c["terminationMessagePolicy"] = "File";
+      if (auto ports = c.find("ports"); ports != c.end() && ports->is_array()) {
+        for (Json& p : *ports) {
+          if (p.is_object() && !p.contains("protocol")) p["protocol"] = "TCP";
+        }
+      }
       if (!c.contains("imagePullPolicy")) {
         const std::string image = c.value("image", "");
         const bool latest =
@@ -100,7 +106,6 @@ void DefaultPod(Json& spec) {
       if (ports == c.end() || !ports->is_array()) continue;
       for (Json& p : *ports) {
         if (!p.is_object()) continue;
-        if (!p.contains("protocol")) p["protocol"] = "TCP";
         if (host_network && !p.contains("hostPort") && p.contains("containerPort")) {
           p["hostPort"] = p["containerPort"];
         }
@@ -186,6 +191,48 @@ Json& ObjectMember(Json& obj, const char* key) {
   return v;
 }
 
+// A Job's defaults (and a CronJob's job template's): one completion at a time, six retries,
+// and unless the selector is manual, a selector and template labels naming the job, so that
+// `kubectl logs job/x` and `describe` find its pods only. kube-apiserver keys them by the
+// Job's UID, which the store assigns after admission: here the name stands in.
+void DefaultJobSpec(Json& spec, const std::string& job_name) {
+  if (!spec.contains("completions") && !spec.contains("parallelism")) {
+    spec["completions"] = 1;
+    spec["parallelism"] = 1;
+  } else if (!spec.contains("parallelism")) {
+    spec["parallelism"] = 1;
+  }
+  if (!spec.contains("backoffLimit")) spec["backoffLimit"] = 6;
+  if (!spec.contains("completionMode")) spec["completionMode"] = "NonIndexed";
+  if (!spec.contains("suspend")) spec["suspend"] = false;
+  if (!spec.contains("podReplacementPolicy")) spec["podReplacementPolicy"] = "TerminatingOrFailed";
+  Json& tmpl = ObjectMember(spec, "template");
+  if (auto pod_spec = tmpl.find("spec"); pod_spec != tmpl.end()) DefaultPodSpec(*pod_spec);
+  if (job_name.empty() || spec.value("manualSelector", false)) return;
+  Json& labels = ObjectMember(ObjectMember(tmpl, "metadata"), "labels");
+  for (const char* key : {"batch.kubernetes.io/job-name", "job-name"}) {
+    if (!labels.contains(key)) labels[key] = job_name;
+  }
+  if (!spec.contains("selector")) {
+    spec["selector"] = {{"matchLabels", {{"batch.kubernetes.io/job-name", job_name}}}};
+  }
+}
+
+void DefaultBatch(const ResourceInfo& r, Json& obj, bool is_create) {
+  Json& spec = ObjectMember(obj, "spec");
+  if (r.plural == "jobs") {
+    // The selector is generated once, at creation; updates keep what is stored.
+    DefaultJobSpec(spec, is_create ? FieldValue(obj, "metadata.name") : std::string());
+    return;
+  }
+  if (!spec.contains("concurrencyPolicy")) spec["concurrencyPolicy"] = "Allow";
+  if (!spec.contains("suspend")) spec["suspend"] = false;
+  if (!spec.contains("successfulJobsHistoryLimit")) spec["successfulJobsHistoryLimit"] = 3;
+  if (!spec.contains("failedJobsHistoryLimit")) spec["failedJobsHistoryLimit"] = 1;
+  // Each Job the CronJob would create gets its own name and selector then.
+  DefaultJobSpec(ObjectMember(ObjectMember(spec, "jobTemplate"), "spec"), std::string());
+}
+
 void DefaultRollingUpdate(Json& strategy,
                           std::initializer_list<std::pair<const char*, Json>> fields) {
   if (!strategy.contains("type")) strategy["type"] = "RollingUpdate";
@@ -264,9 +311,11 @@ VoidResult AdmitPod(const ResourceInfo& r, Json& pod, bool is_create,
   if (spec.contains("overhead")) {
     if (auto ok = CheckResourceList(r, pod, spec["overhead"], "spec.overhead"); !ok.ok()) return ok;
   }
-  if (!is_create) return {};
+  // Defaults apply to every write, as kube-apiserver decodes every body with them: an update
+  // that leaves a defaulted field out keeps its default.
   DefaultPodSpec(spec);
   DefaultPod(spec);
+  if (!is_create) return {};
   // Priority admission.
   std::string class_name = spec.value("priorityClassName", "");
   std::optional<Json> pc = lookup ? lookup(class_name) : std::nullopt;
@@ -355,6 +404,7 @@ VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
     }
   }
   DefaultOther(r, obj);
+  if (r.group == "batch") DefaultBatch(r, obj, is_create);
   if ((r.group == "apps" && r.plural != "controllerrevisions") ||
       (r.group.empty() && r.plural == "replicationcontrollers")) {
     DefaultWorkload(r, obj);
@@ -392,12 +442,41 @@ const Json& MemberOr(const Json& obj, const char* key, const Json& fallback) {
   return it == obj.end() ? fallback : *it;
 }
 
-// Whether every item of `part` is in `whole`.
+// `v` as a typed decode and an omitempty encode leave it, for comparing two writes of one
+// object: nulls, empty strings, lists and maps dropped, quantities (under requests, limits and
+// overhead) in canonical form ("0.5" and 0.5 are "500m").
+Json Canonical(const Json& v, bool quantities = false) {
+  if (quantities && (v.is_string() || v.is_number())) {
+    // By value: "1e3", "1k" and 1000 are one quantity.
+    auto q = Quantity::Parse(v.is_string() ? v.get<std::string>() : v.dump());
+    return q.ok() ? Json(Quantity::FromMilli(q->MilliValue()).String()) : v;
+  }
+  if (v.is_object()) {
+    Json out = Json::object();
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      const bool q = it.key() == "requests" || it.key() == "limits" || it.key() == "overhead";
+      Json c = Canonical(it.value(), quantities || (q && it->is_object()));
+      if (c.is_null() || ((c.is_object() || c.is_array() || c.is_string()) && c.empty())) continue;
+      out[it.key()] = std::move(c);
+    }
+    return out;
+  }
+  if (v.is_array()) {
+    Json out = Json::array();
+    for (const auto& e : v) out.push_back(Canonical(e));
+    return out;
+  }
+  return v;
+}
+
+// Whether every item of `part` is in `whole`, compared canonically.
 bool Within(const Json& part, const Json& whole) {
   if (!part.is_array()) return true;
   if (!whole.is_array()) return part.empty();
+  std::vector<Json> have;
+  for (const auto& w : whole) have.push_back(Canonical(w));
   return std::all_of(part.begin(), part.end(), [&](const Json& p) {
-    return std::find(whole.begin(), whole.end(), p) != whole.end();
+    return std::find(have.begin(), have.end(), Canonical(p)) != have.end();
   });
 }
 
@@ -420,12 +499,20 @@ Json FixedPodSpec(Json spec) {
 
 }  // namespace
 
-VoidResult ValidateUpdate(const ResourceInfo& r, const Json& current, const Json& next) {
+VoidResult ValidateUpdate(const ResourceInfo& r, const Json& current, Json& next) {
   static const Json kNull;
   const Json& old_spec = MemberOr(current, "spec", kNull);
+  if (r.group.empty() && r.plural == "pods" && old_spec.is_object() && next["spec"].is_object()) {
+    // Priority admission keeps what it set at creation.
+    for (const char* field : {"priority", "preemptionPolicy", "priorityClassName"}) {
+      if (old_spec.contains(field) && !next["spec"].contains(field)) {
+        next["spec"][field] = old_spec[field];
+      }
+    }
+  }
   const Json& new_spec = MemberOr(next, "spec", kNull);
   if (r.group.empty() && r.plural == "pods") {
-    const bool fixed_same = FixedPodSpec(old_spec) == FixedPodSpec(new_spec);
+    const bool fixed_same = Canonical(FixedPodSpec(old_spec)) == Canonical(FixedPodSpec(new_spec));
     const bool tolerations_added =
         Within(MemberOr(old_spec, "tolerations", kNull), MemberOr(new_spec, "tolerations", kNull));
     const bool gates_removed = Within(MemberOr(new_spec, "schedulingGates", kNull),
@@ -439,7 +526,8 @@ VoidResult ValidateUpdate(const ResourceInfo& r, const Json& current, const Json
                    "it was previously negative)");
   }
   if ((r.group == "apps" && r.plural != "controllerrevisions") &&
-      MemberOr(old_spec, "selector", kNull) != MemberOr(new_spec, "selector", kNull)) {
+      Canonical(MemberOr(old_spec, "selector", kNull)) !=
+          Canonical(MemberOr(new_spec, "selector", kNull))) {
     return Invalid(r, next, "spec.selector",
                    fmt::format("Invalid value: {}: field is immutable",
                                MemberOr(new_spec, "selector", kNull).dump()));

@@ -32,8 +32,10 @@ VoidResult Admit(const ResourceInfo& r, nlohmann::json& obj, bool is_create,
 
 // Refuses (Invalid) an update that changes what kube-apiserver keeps immutable: a pod's spec
 // beyond container images, added tolerations, removed scheduling gates, activeDeadlineSeconds
-// and terminationGracePeriodSeconds; a workload's selector; a PriorityClass's value.
+// and terminationGracePeriodSeconds; a workload's selector; a PriorityClass's value. Values
+// compare as typed objects do (an empty list is an absent one, "0.5" CPU is "500m"). A pod's
+// priority fields the update leaves out are carried over into `next` first.
 VoidResult ValidateUpdate(const ResourceInfo& r, const nlohmann::json& current,
-                          const nlohmann::json& next);
+                          nlohmann::json& next);
 
 }  // namespace berth::apiserver

@@ -70,8 +70,12 @@ EvictionDecision DecideEviction(const Json& pod, const std::vector<const Json*>&
   const std::string name = FieldValue(*budget, "metadata.name");
   const int64_t desired = IntAt(*budget, "status.desiredHealthy");
   const int64_t current = IntAt(*budget, "status.currentHealthy");
-  // An unready pod does not count as healthy: evicting it leaves the budget as it is.
-  if (!IsReady(pod) && current >= desired && desired > 0) return d;
+  // An unready pod does not count as healthy: evicting it leaves the budget as it is, always
+  // under the AlwaysAllow policy, else while the budget has its healthy pods.
+  if (!IsReady(pod)) {
+    if (FieldValue(*budget, "spec.unhealthyPodEvictionPolicy") == "AlwaysAllow") return d;
+    if (current >= desired && desired > 0) return d;
+  }
   if (IntAt(*budget, "status.observedGeneration") < IntAt(*budget, "metadata.generation")) {
     return TooManyRequests(
         fmt::format("The disruption budget {} is still being processed by the server.", name));

@@ -111,6 +111,24 @@ TEST_F(ServerSemanticsTest, EvictionRespectsDisruptionBudgets) {
   EXPECT_EQ(spent.body["status"]["disruptionsAllowed"], 0);
   EXPECT_TRUE(spent.body["status"]["disruptedPods"].contains("web"));
 
+  // An unready running pod under an AlwaysAllow budget goes without spending it.
+  ASSERT_EQ(Do(http::verb::post, kPods,
+               R"({"metadata":{"name":"sick","labels":{"app":"sick"}},
+                   "spec":{"containers":[{"name":"c","image":"x"}]}})")
+                .status,
+            201);
+  ASSERT_EQ(Do(http::verb::patch, std::string(kPods) + "/sick/status",
+               R"({"status":{"phase":"Running"}})", "application/merge-patch+json")
+                .status,
+            200);
+  ASSERT_EQ(Do(http::verb::post, "/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+               R"({"metadata":{"name":"lenient"},"spec":{"maxUnavailable":0,
+                   "unhealthyPodEvictionPolicy":"AlwaysAllow",
+                   "selector":{"matchLabels":{"app":"sick"}}}})")
+                .status,
+            201);
+  EXPECT_EQ(Do(http::verb::post, std::string(kPods) + "/sick/eviction", body).status, 201);
+
   // A pending pod is evicted without looking at budgets.
   ASSERT_EQ(Do(http::verb::post, kPods,
                R"({"metadata":{"name":"p","labels":{"app":"web"}},
@@ -137,18 +155,42 @@ TEST_F(ServerSemanticsTest, PodUpdatesMayChangeOnlyWhatTheApiAllows) {
                "application/strategic-merge-patch+json")
                 .status,
             200);
-  // Tolerations may be added (the list has no merge key: a strategic patch replaces it, which
-  // drops the admission's two and is refused).
+  // Tolerations may be added. The list has no merge key, so a strategic patch replaces it; the
+  // admission's two come back, as kube-apiserver's admission adds them on updates too.
   EXPECT_EQ(Do(http::verb::patch, path, R"({"spec":{"tolerations":[{"key":"k"}]}})",
                "application/strategic-merge-patch+json")
                 .status,
-            422);
+            200);
   Reply added = Do(http::verb::patch, path,
                    R"([{"op":"add","path":"/spec/tolerations/-","value":{"key":"k",
                        "operator":"Exists"}}])",
                    "application/json-patch+json");
   EXPECT_EQ(added.status, 200) << added.body.dump();
   EXPECT_EQ(Do(http::verb::patch, path, R"({"metadata":{"labels":{"a":"b"}}})", merge).status, 200);
+  // An update compares as typed objects do: defaulted fields left out, empty lists, quantities
+  // in another spelling.
+  ASSERT_EQ(Do(http::verb::post, kPods, PodJson("fresh")).status, 201);
+  const std::string fresh = std::string(kPods) + "/fresh";
+  Reply stored = Do(http::verb::get, fresh);
+  Json put = stored.body;
+  put["spec"].erase("tolerations");
+  put["spec"].erase("schedulerName");
+  put["spec"].erase("priority");
+  put["spec"]["volumes"] = Json::array();
+  put["metadata"]["labels"]["c"] = "d";
+  Reply replaced = Do(http::verb::put, fresh, put.dump());
+  EXPECT_EQ(replaced.status, 200) << replaced.body.dump();
+  EXPECT_EQ(replaced.body["spec"]["priority"], stored.body["spec"]["priority"]);
+  EXPECT_EQ(replaced.body["spec"]["tolerations"].size(), stored.body["spec"]["tolerations"].size());
+  ASSERT_EQ(Do(http::verb::post, kPods,
+               PodJson("q", "", R"(,"resources":{"requests":{"cpu":0.5,"memory":"1e3"}})"))
+                .status,
+            201);
+  Reply q = Do(http::verb::get, std::string(kPods) + "/q");
+  q.body["spec"]["containers"][0]["resources"]["requests"] = {{"cpu", "500m"}, {"memory", "1k"}};
+  EXPECT_EQ(Do(http::verb::put, std::string(kPods) + "/q", q.body.dump()).status, 200);
+  q.body["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "600m";
+  EXPECT_EQ(Do(http::verb::put, std::string(kPods) + "/q", q.body.dump()).status, 422);
   // The binding still places the pod.
   EXPECT_EQ(Do(http::verb::post, path + "/binding",
                R"({"metadata":{"name":"web"},"target":{"kind":"Node","name":"n1"}})")
@@ -280,6 +322,12 @@ TEST_F(ServerSemanticsTest, AClusterStartsWithWhatKubeApiserverCreates) {
                  R"({"metadata":{"name":"j"},"spec":{"template":{"spec":{"restartPolicy":"Never",
                      "containers":[{"name":"c","image":"busybox"}]}}}})");
   EXPECT_EQ(job.status, 201) << job.body.dump();
+  // Its defaults, and a selector that finds its pods only.
+  EXPECT_EQ(job.body["spec"]["backoffLimit"], 6);
+  EXPECT_EQ(job.body["spec"]["completions"], 1);
+  EXPECT_EQ(job.body["spec"]["selector"]["matchLabels"]["batch.kubernetes.io/job-name"], "j");
+  EXPECT_EQ(job.body["spec"]["template"]["metadata"]["labels"]["job-name"], "j");
+  EXPECT_EQ(job.body["spec"]["template"]["spec"]["schedulerName"], "default-scheduler");
   EXPECT_EQ(Do(http::verb::get, "/apis/batch/v1/namespaces/default/cronjobs").status, 200);
 }
 
