@@ -57,13 +57,13 @@ void Walk(const Json& v, std::string_view field, Path& path, Leaves& out) {
       }
       return;
     }
-    std::string key(PatchMergeKey(field, v));
-    const bool keyed = !key.empty() && std::all_of(v.begin(), v.end(), [&](const Json& e) {
-      return e.is_object() && e.contains(key);
+    const std::vector<std::string> keys = ApplyListKeys(field, v);
+    const bool keyed = !keys.empty() && std::all_of(v.begin(), v.end(), [&](const Json& e) {
+      return e.is_object() && e.contains(keys.front());
     });
     if (keyed) {
       for (const auto& e : v) {
-        path.push_back("k:" + Json{{key, e[key]}}.dump());
+        path.push_back("k:" + ListItemKey(e, keys).dump());
         out[path] = {&e, true};
         WalkObject(e, path, out);
         path.pop_back();

@@ -49,6 +49,32 @@ const Json* EntryOf(const Json& obj, const std::string& manager, const std::stri
   return nullptr;
 }
 
+// CoreDNS's port pair: one number, two protocols. Apply keys ports by both, so re-applying the
+// same configuration changes nothing, and each port is owned on its own.
+TEST(ManagedFieldsTest, PortsOfOneNumberAndTwoProtocolsStayTwo) {
+  Json config = {{"apiVersion", "v1"},
+                 {"kind", "Service"},
+                 {"metadata", {{"name", "dns"}}},
+                 {"spec",
+                  {{"ports",
+                    {{{"name", "dns"}, {"port", 53}, {"protocol", "UDP"}},
+                     {{"name", "dns-tcp"}, {"port", 53}, {"protocol", "TCP"}}}}}}};
+  auto first = Apply(nullptr, config, Ctx("kubectl"), false);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  auto second = Apply(&*first, config, Ctx("kubectl"), false);
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ((*second)["spec"]["ports"], config["spec"]["ports"]);
+  const std::string fields = EntryOf(*second, "kubectl", "Apply")->dump();
+  EXPECT_NE(fields.find(R"(k:{\"port\":53,\"protocol\":\"UDP\"})"), std::string::npos) << fields;
+  // A port without a protocol is the TCP one.
+  Json tcp_only = config;
+  tcp_only["spec"]["ports"] = {{{"name", "dns-tcp"}, {"port", 53}, {"targetPort", 5353}}};
+  auto third = ApplyPatch(*second, tcp_only, PatchType::kApplyPatch);
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ((*third)["spec"]["ports"][0]["protocol"], "UDP");
+  EXPECT_EQ((*third)["spec"]["ports"][1]["targetPort"], 5353);
+}
+
 TEST(ManagedFieldsTest, ApplyRecordsTheAppliedFieldsAsFieldsV1) {
   auto obj = Apply(nullptr, Config("web", "nginx"), Ctx("alice"), false);
   ASSERT_TRUE(obj.ok()) << obj.error().message;

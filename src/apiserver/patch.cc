@@ -38,10 +38,26 @@ std::string_view MergeKey(std::string_view field, const Json& patch, const Json&
   return "";
 }
 
-Json Strategic(const Json& target, const Json& patch);
-
-Json MergeList(std::string_view field, const Json& target, const Json& patch) {
+// The keys that identify an item of list `field` under server-side apply: the list-map keys,
+// which for ports and spread constraints are more than the one strategic merge key (ports by
+// number and protocol, constraints by topology key and whenUnsatisfiable).
+std::vector<std::string> ApplyKeys(std::string_view field, const Json& patch, const Json& target) {
   std::string_view key = MergeKey(field, patch, target);
+  if (key.empty()) return {};
+  if (field == "ports") return {std::string(key), "protocol"};
+  if (field == "topologySpreadConstraints") return {"topologyKey", "whenUnsatisfiable"};
+  return {std::string(key)};
+}
+
+Json Strategic(const Json& target, const Json& patch, bool apply);
+
+Json MergeList(std::string_view field, const Json& target, const Json& patch, bool apply) {
+  std::vector<std::string> keys;
+  if (apply) {
+    keys = ApplyKeys(field, patch, target);
+  } else if (std::string_view key = MergeKey(field, patch, target); !key.empty()) {
+    keys = {std::string(key)};
+  }
   if (IsPrimitiveSetField(field) && target.is_array()) {
     Json out = target;
     for (const auto& v : patch) {
@@ -49,7 +65,7 @@ Json MergeList(std::string_view field, const Json& target, const Json& patch) {
     }
     return out;
   }
-  if (key.empty() || !target.is_array()) {
+  if (keys.empty() || !target.is_array()) {
     Json out = Json::array();
     for (const auto& v : patch) {
       if (v.is_object() && v.contains("$patch")) continue;
@@ -60,26 +76,26 @@ Json MergeList(std::string_view field, const Json& target, const Json& patch) {
   Json out = target;
   for (const auto& item : patch) {
     if (!item.is_object()) continue;
-    if (item.value("$patch", "") == "replace") return MergeList("", Json::array(), patch);
-    auto k = item.find(key);
-    if (k == item.end()) continue;
+    if (item.value("$patch", "") == "replace") return MergeList("", Json::array(), patch, apply);
+    if (!item.contains(keys.front())) continue;
+    const Json identity = ListItemKey(item, keys);
     auto it = std::find_if(out.begin(), out.end(), [&](const Json& e) {
-      return e.is_object() && e.contains(key) && e[key] == *k;
+      return e.is_object() && e.contains(keys.front()) && ListItemKey(e, keys) == identity;
     });
     if (item.value("$patch", "") == "delete") {
       if (it != out.end()) out.erase(it);
       continue;
     }
     if (it != out.end()) {
-      *it = Strategic(*it, item);
+      *it = Strategic(*it, item, apply);
     } else {
-      out.push_back(Strategic(Json::object(), item));
+      out.push_back(Strategic(Json::object(), item, apply));
     }
   }
   return out;
 }
 
-Json Strategic(const Json& target, const Json& patch) {
+Json Strategic(const Json& target, const Json& patch, bool apply) {
   if (!patch.is_object()) return patch;
   if (patch.value("$patch", "") == "replace") {
     Json out = patch;
@@ -115,9 +131,9 @@ Json Strategic(const Json& target, const Json& patch) {
     if (it->is_null()) {
       out.erase(k);
     } else if (it->is_object()) {
-      out[k] = Strategic(out.contains(k) ? out[k] : Json::object(), *it);
+      out[k] = Strategic(out.contains(k) ? out[k] : Json::object(), *it, apply);
     } else if (it->is_array()) {
-      out[k] = MergeList(k, out.contains(k) ? out[k] : Json::array(), *it);
+      out[k] = MergeList(k, out.contains(k) ? out[k] : Json::array(), *it, apply);
     } else {
       out[k] = *it;
     }
@@ -127,8 +143,21 @@ Json Strategic(const Json& target, const Json& patch) {
 
 }  // namespace
 
-std::string_view PatchMergeKey(std::string_view field, const nlohmann::json& items) {
-  return MergeKey(field, items, nullptr);
+std::vector<std::string> ApplyListKeys(std::string_view field, const nlohmann::json& items) {
+  return ApplyKeys(field, items, nullptr);
+}
+
+Json ListItemKey(const Json& item, const std::vector<std::string>& keys) {
+  Json key = Json::object();
+  for (const auto& k : keys) {
+    auto v = item.find(k);
+    if (v != item.end() && !v->is_null()) {
+      key[k] = *v;
+    } else if (k == "protocol") {
+      key[k] = "TCP";  // the default the server fills in
+    }
+  }
+  return key;
 }
 bool IsPrimitiveSetField(std::string_view field) { return field == "finalizers"; }
 
@@ -170,7 +199,7 @@ Result<Json> ApplyPatch(const Json& target, const Json& patch, PatchType type) {
     case PatchType::kStrategicMergePatch:
     case PatchType::kApplyPatch:
       if (!patch.is_object()) return Error{"patch must be an object", ErrorCode::kBadRequest};
-      return Strategic(target, patch);
+      return Strategic(target, patch, type == PatchType::kApplyPatch);
   }
   return Error{"unknown patch type", ErrorCode::kBadRequest};
 }
