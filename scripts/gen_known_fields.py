@@ -41,6 +41,7 @@ KINDS = [
     ("", "PersistentVolumeClaim"),
     ("", "ReplicationController"),
     ("", "LimitRange"),
+    ("", "PodTemplate"),
     ("", "ResourceQuota"),
     ("apps", "Deployment"),
     ("apps", "ReplicaSet"),

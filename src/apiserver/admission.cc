@@ -26,7 +26,9 @@ Error Invalid(const ResourceInfo& r, const Json& obj, const std::string& field,
   return InvalidField(r, obj, field, detail);
 }
 
-VoidResult CheckResourceList(const ResourceInfo& r, const Json& obj, const Json& list,
+// Checks a resource list's quantities and writes each in Kubernetes' canonical form, as
+// kube-apiserver stores them ("0.5" is stored as "500m", 2048Ki as "2Mi").
+VoidResult CheckResourceList(const ResourceInfo& r, const Json& obj, Json& list,
                              const std::string& field) {
   if (!list.is_object()) return {};
   for (auto it = list.begin(); it != list.end(); ++it) {
@@ -42,6 +44,7 @@ VoidResult CheckResourceList(const ResourceInfo& r, const Json& obj, const Json&
           r, obj, path,
           fmt::format("Invalid value: \"{}\": must be greater than or equal to 0", text));
     }
+    *it = q->String();
   }
   return {};
 }
@@ -402,6 +405,28 @@ VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
         if (!ok.ok()) return ok;
       }
     }
+  }
+  // The other kinds' resource lists, checked and canonicalized the same way.
+  struct QuantityList {
+    const char* plural;
+    std::initializer_list<const char*> path;
+  };
+  for (const QuantityList& q :
+       {QuantityList{"persistentvolumeclaims", {"spec", "resources", "requests"}},
+        QuantityList{"persistentvolumeclaims", {"spec", "resources", "limits"}},
+        QuantityList{"persistentvolumes", {"spec", "capacity"}},
+        QuantityList{"resourcequotas", {"spec", "hard"}}}) {
+    if (!r.group.empty() || r.plural != q.plural) continue;
+    Json* list = &obj;
+    std::string field;
+    for (const char* step : q.path) {
+      auto it = list->is_object() ? list->find(step) : list->end();
+      list = it == list->end() ? nullptr : &*it;
+      if (list == nullptr) break;
+      field += field.empty() ? step : std::string(".") + step;
+    }
+    if (list == nullptr) continue;
+    if (auto ok = CheckResourceList(r, obj, *list, field); !ok.ok()) return ok;
   }
   DefaultOther(r, obj);
   if (r.group == "batch") DefaultBatch(r, obj, is_create);

@@ -37,6 +37,7 @@ const std::vector<ResourceInfo>& ServedResources() {
     add("", "replicationcontrollers", "replicationcontroller", "ReplicationController", true,
         {"rc"}, {"status", "scale"});
     add("", "limitranges", "limitrange", "LimitRange", true, {"limits"});
+    add("", "podtemplates", "podtemplate", "PodTemplate", true);
     add("", "resourcequotas", "resourcequota", "ResourceQuota", true, {"quota"}, {"status"});
     add("apps", "deployments", "deployment", "Deployment", true, {"deploy"}, {"status", "scale"});
     add("apps", "replicasets", "replicaset", "ReplicaSet", true, {"rs"}, {"status", "scale"});

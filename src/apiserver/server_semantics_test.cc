@@ -226,6 +226,13 @@ TEST_F(ServerSemanticsTest, PodsGetTheApiDefaultsThatSchedulingReads) {
                            "effect":"NoExecute","tolerationSeconds":300})"));
   EXPECT_EQ(spec["tolerations"][1]["key"], "node.kubernetes.io/unreachable");
   EXPECT_EQ(created.body["status"]["qosClass"], "Burstable");
+  // Quantities are stored in canonical form.
+  Reply canonical =
+      Do(http::verb::post, kPods, PodJson("canon", "", R"(,"resources":{"requests":{"cpu":0.5,
+                           "memory":"2048Ki"}})"));
+  ASSERT_EQ(canonical.status, 201) << canonical.body.dump();
+  EXPECT_EQ(canonical.body["spec"]["containers"][0]["resources"]["requests"],
+            Json::parse(R"({"cpu":"500m","memory":"2Mi"})"));
   // A toleration of every NoExecute taint already covers both.
   Reply tolerant =
       Do(http::verb::post, kPods,

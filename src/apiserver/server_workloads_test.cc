@@ -214,6 +214,22 @@ TEST(TableTest, ConfigAndPolicyKindsShowTheirColumns) {
                  {"volumeBindingMode", "WaitForFirstConsumer"}}),
             (Json{"fast (default)", "example.com/csi", "Delete", "WaitForFirstConsumer", "false",
                   "60s"}));
+  EXPECT_EQ(
+      row("batch", "jobs",
+          {{"metadata", {{"name", "pi"}}},
+           {"spec",
+            {{"completions", 3},
+             {"selector", {{"matchLabels", {{"job-name", "pi"}}}}},
+             {"template", {{"spec", {{"containers", {{{"name", "c"}, {"image", "perl"}}}}}}}}}},
+           {"status", {{"succeeded", 1}}}}),
+      (Json{"pi", "Running", "1/3", "", "60s", "c", "perl", "job-name=pi"}));
+  EXPECT_EQ(row("networking.k8s.io", "ingresses",
+                {{"metadata", {{"name", "web"}}},
+                 {"spec",
+                  {{"ingressClassName", "nginx"},
+                   {"rules", {{{"host", "a.com"}}, Json::object()}},
+                   {"tls", {{{"hosts", {"a.com"}}}}}}}}),
+            (Json{"web", "nginx", "a.com,*", "", "80, 443", "60s"}));
   EXPECT_EQ(row("coordination.k8s.io", "leases",
                 {{"metadata", {{"name", "l"}}}, {"spec", {{"holderIdentity", "berth-1"}}}}),
             (Json{"l", "berth-1", "60s"}));
