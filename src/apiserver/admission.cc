@@ -21,11 +21,6 @@ constexpr const char* kQuantityPattern =
     "quantities must match the regular expression "
     "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 
-Error Invalid(const ResourceInfo& r, const Json& obj, const std::string& field,
-              const std::string& detail) {
-  return InvalidField(r, obj, field, detail);
-}
-
 // Checks a resource list's quantities and writes each in Kubernetes' canonical form, as
 // kube-apiserver stores them ("0.5" is stored as "500m", 2048Ki as "2Mi").
 VoidResult CheckResourceList(const ResourceInfo& r, const Json& obj, Json& list,
@@ -36,11 +31,11 @@ VoidResult CheckResourceList(const ResourceInfo& r, const Json& obj, Json& list,
     std::string text = it->is_string() ? it->get<std::string>() : it->dump();
     auto q = Quantity::Parse(text);
     if (!q.ok()) {
-      return Invalid(r, obj, path,
-                     fmt::format("Invalid value: \"{}\": {}", text, kQuantityPattern));
+      return InvalidField(r, obj, path,
+                          fmt::format("Invalid value: \"{}\": {}", text, kQuantityPattern));
     }
     if (q->MilliValue() < 0) {
-      return Invalid(
+      return InvalidField(
           r, obj, path,
           fmt::format("Invalid value: \"{}\": must be greater than or equal to 0", text));
     }
@@ -288,10 +283,10 @@ void DefaultWorkload(const ResourceInfo& r, Json& obj) {
 VoidResult AdmitPod(const ResourceInfo& r, Json& pod, bool is_create,
                     const PriorityClassLookup& lookup) {
   Json& spec = pod["spec"];
-  if (!spec.is_object()) return Invalid(r, pod, "spec", "Required value");
+  if (!spec.is_object()) return InvalidField(r, pod, "spec", "Required value");
   if (!spec.contains("containers") || !spec["containers"].is_array() ||
       spec["containers"].empty()) {
-    return Invalid(r, pod, "spec.containers", "Required value");
+    return InvalidField(r, pod, "spec.containers", "Required value");
   }
   for (const char* list : {"initContainers", "containers"}) {
     if (!spec.contains(list) || !spec[list].is_array()) continue;
@@ -299,7 +294,7 @@ VoidResult AdmitPod(const ResourceInfo& r, Json& pod, bool is_create,
       Json& c = spec[list][i];
       std::string base = fmt::format("spec.{}[{}]", list, i);
       if (!c.is_object() || c.value("name", "").empty()) {
-        return Invalid(r, pod, base + ".name", "Required value");
+        return InvalidField(r, pod, base + ".name", "Required value");
       }
       if (!c.contains("resources")) continue;
       for (const char* kind : {"requests", "limits"}) {
@@ -387,11 +382,12 @@ VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
                                : "";
   if (r.group.empty() && (r.plural == "pods" || r.plural == "nodes" || r.plural == "namespaces")) {
     if (!name.empty() && !validation::IsDNS1123Subdomain(name)) {
-      return Invalid(r, obj, "metadata.name",
-                     fmt::format("Invalid value: \"{}\": a lowercase RFC 1123 subdomain must "
-                                 "consist of lower case alphanumeric characters, '-' or '.', and "
-                                 "must start and end with an alphanumeric character",
-                                 name));
+      return InvalidField(
+          r, obj, "metadata.name",
+          fmt::format("Invalid value: \"{}\": a lowercase RFC 1123 subdomain must "
+                      "consist of lower case alphanumeric characters, '-' or '.', and "
+                      "must start and end with an alphanumeric character",
+                      name));
     }
   }
   if (r.group.empty() && r.plural == "pods") {
@@ -449,11 +445,12 @@ VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
       }
     }
     if (!obj.contains("value") || !obj["value"].is_number_integer()) {
-      return Invalid(r, obj, "value", "Required value");
+      return InvalidField(r, obj, "value", "Required value");
     }
     if (obj["value"].get<int64_t>() > 1000000000 && name.rfind("system-", 0) != 0) {
-      return Invalid(r, obj, "value",
-                     "Invalid value: must be no greater than 1000000000 for non-system classes");
+      return InvalidField(
+          r, obj, "value",
+          "Invalid value: must be no greater than 1000000000 for non-system classes");
     }
   }
   return ValidateObject(r, obj);
@@ -461,10 +458,11 @@ VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
 
 namespace {
 
-const Json& MemberOr(const Json& obj, const char* key, const Json& fallback) {
-  if (!obj.is_object()) return fallback;
-  auto it = obj.find(key);
-  return it == obj.end() ? fallback : *it;
+// The value at `path`, null when absent (FieldAt, as a value to compare).
+const Json& At(const Json& obj, std::string_view path) {
+  static const Json kNull;
+  const Json* v = FieldAt(obj, path);
+  return v != nullptr ? *v : kNull;
 }
 
 // `v` as a typed decode and an omitempty encode leave it, for comparing two writes of one
@@ -525,8 +523,7 @@ Json FixedPodSpec(Json spec) {
 }  // namespace
 
 VoidResult ValidateUpdate(const ResourceInfo& r, const Json& current, Json& next) {
-  static const Json kNull;
-  const Json& old_spec = MemberOr(current, "spec", kNull);
+  const Json& old_spec = At(current, "spec");
   if (r.group.empty() && r.plural == "pods" && old_spec.is_object() && next["spec"].is_object()) {
     // Priority admission keeps what it set at creation.
     for (const char* field : {"priority", "preemptionPolicy", "priorityClassName"}) {
@@ -535,31 +532,30 @@ VoidResult ValidateUpdate(const ResourceInfo& r, const Json& current, Json& next
       }
     }
   }
-  const Json& new_spec = MemberOr(next, "spec", kNull);
+  const Json& new_spec = At(next, "spec");
   if (r.group.empty() && r.plural == "pods") {
     const bool fixed_same = Canonical(FixedPodSpec(old_spec)) == Canonical(FixedPodSpec(new_spec));
-    const bool tolerations_added =
-        Within(MemberOr(old_spec, "tolerations", kNull), MemberOr(new_spec, "tolerations", kNull));
-    const bool gates_removed = Within(MemberOr(new_spec, "schedulingGates", kNull),
-                                      MemberOr(old_spec, "schedulingGates", kNull));
+    const bool tolerations_added = Within(At(old_spec, "tolerations"), At(new_spec, "tolerations"));
+    const bool gates_removed =
+        Within(At(new_spec, "schedulingGates"), At(old_spec, "schedulingGates"));
     if (fixed_same && tolerations_added && gates_removed) return {};
-    return Invalid(r, next, "spec",
-                   "Forbidden: pod updates may not change fields other than "
-                   "`spec.containers[*].image`,`spec.initContainers[*].image`,"
-                   "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing "
-                   "tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if "
-                   "it was previously negative)");
+    return InvalidField(
+        r, next, "spec",
+        "Forbidden: pod updates may not change fields other than "
+        "`spec.containers[*].image`,`spec.initContainers[*].image`,"
+        "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing "
+        "tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if "
+        "it was previously negative)");
   }
   if ((r.group == "apps" && r.plural != "controllerrevisions") &&
-      Canonical(MemberOr(old_spec, "selector", kNull)) !=
-          Canonical(MemberOr(new_spec, "selector", kNull))) {
-    return Invalid(r, next, "spec.selector",
-                   fmt::format("Invalid value: {}: field is immutable",
-                               MemberOr(new_spec, "selector", kNull).dump()));
+      Canonical(At(old_spec, "selector")) != Canonical(At(new_spec, "selector"))) {
+    return InvalidField(
+        r, next, "spec.selector",
+        fmt::format("Invalid value: {}: field is immutable", At(new_spec, "selector").dump()));
   }
   if (r.group == "scheduling.k8s.io" && r.plural == "priorityclasses" &&
-      MemberOr(current, "value", kNull) != MemberOr(next, "value", kNull)) {
-    return Invalid(r, next, "value", "Forbidden: may not be changed in an update.");
+      At(current, "value") != At(next, "value")) {
+    return InvalidField(r, next, "value", "Forbidden: may not be changed in an update.");
   }
   return {};
 }

@@ -4,7 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -186,11 +186,10 @@ Result<ObjectFilter> ParseLabelSelector(std::string_view text) {
     for (size_t i = 0; i < r.values.size(); ++i) {
       std::string problem = validation::LabelValueProblem(r.values[i]);
       if (problem.empty() && (r.op == LabelReq::Op::kGt || r.op == LabelReq::Op::kLt)) {
-        char* end = nullptr;
         const std::string& v = r.values[i];
-        errno = 0;
-        (void)std::strtoll(v.c_str(), &end, 10);
-        if (v.empty() || *end != '\0' || errno == ERANGE) {
+        int64_t n;
+        auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+        if (v.empty() || ec != std::errc() || end != v.data() + v.size()) {
           problem = "for 'Gt', 'Lt' operators, the value must be an integer";
         }
       }

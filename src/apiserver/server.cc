@@ -41,12 +41,6 @@ using Json = nlohmann::json;
 using net::HttpRequest;
 using net::HttpResponse;
 
-int64_t NowSeconds() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // Go's strconv.ParseBool (Python sends "True").
 bool ParseBool(const std::optional<std::string>& v) {
   if (!v) return false;
@@ -242,7 +236,7 @@ FieldManagerContext ManagerFor(const HttpRequest& req, const ResourceInfo& r,
   }
   ctx.subresource = subresource;
   ctx.api_version = r.GroupVersion();
-  ctx.now = FormatTimestamp(NowSeconds());
+  ctx.now = FormatTimestamp(NowUnixSeconds());
   ctx.has_status_subresource =
       std::find(r.subresources.begin(), r.subresources.end(), "status") != r.subresources.end();
   return ctx;
@@ -500,7 +494,7 @@ HttpResponse Server::Impl::SingleObject(HttpRequest& req, const Target& t, const
   if (WantsTable(req) && req.method == "GET") {
     HttpResponse r = JsonResponse(
         status,
-        ToTable(*t.resource, {so.object.get()}, so.rv, IncludeFor(req), NowSeconds()).dump());
+        ToTable(*t.resource, {so.object.get()}, so.rv, IncludeFor(req), NowUnixSeconds()).dump());
     return r;
   }
   return JsonResponse(status, *so.text);
@@ -697,7 +691,7 @@ HttpResponse Server::Impl::List(HttpRequest& req, const Target& t) {
   if (WantsTable(req)) {
     std::vector<const Json*> objs;
     for (const auto& so : list->items) objs.push_back(so.object.get());
-    Json table = ToTable(*t.resource, objs, list->rv, IncludeFor(req), NowSeconds());
+    Json table = ToTable(*t.resource, objs, list->rv, IncludeFor(req), NowUnixSeconds());
     if (!list->continue_token.empty()) table["metadata"]["continue"] = list->continue_token;
     return JsonResponse(200, table.dump());
   }
@@ -750,7 +744,7 @@ HttpResponse Server::Impl::Watch(HttpRequest& req, const Target& t) {
     WatchCallback cb = [sink, table, include, res, first](const WatchEvent& ev) {
       if (!table) return sink->Write(ev.line);
       Json obj =
-          ToTable(*res, {ev.object.object.get()}, ev.object.rv, include, NowSeconds(), *first);
+          ToTable(*res, {ev.object.object.get()}, ev.object.rv, include, NowUnixSeconds(), *first);
       *first = false;
       const char* type = ev.type == WatchEventType::kAdded      ? "ADDED"
                          : ev.type == WatchEventType::kModified ? "MODIFIED"
@@ -1175,7 +1169,7 @@ HttpResponse Server::Impl::Evict(HttpRequest& req, const Target& t) {
       return JsonResponse(body["code"].get<int>(), body.dump());
     }
     if (decision.budget && !opts.dry_run) {
-      const std::string now = FormatTimestamp(NowSeconds());
+      const std::string now = FormatTimestamp(NowUnixSeconds());
       auto spent = store->Mutate(
           *pdbs, t.ns, *decision.budget,
           [&](const Json* current) -> Result<Json> {
@@ -1247,7 +1241,7 @@ HttpResponse Server::Impl::Bind(HttpRequest& req, const Target& t, const Json& b
                                            name),
                                ErrorCode::kInvalid});
   }
-  const std::string now = FormatTimestamp(NowSeconds());
+  const std::string now = FormatTimestamp(NowUnixSeconds());
   auto result = store->Mutate(
       *pods, t.ns, name,
       [&](const Json* current) -> Result<Json> {

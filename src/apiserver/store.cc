@@ -100,12 +100,6 @@ bool HasFinalizers(const Json& meta) {
   return it != meta.end() && it->is_array() && !it->empty();
 }
 
-int64_t NowUnixSeconds() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // One pending durable change, written by the group-commit thread.
 struct PendingWrite {
   std::string key;  // storage/ns/name
@@ -584,10 +578,7 @@ Result<StoredObject> Store::Create(const ResourceInfo& r, std::string_view ns, J
       meta.erase("namespace");
     }
     meta["uid"] = impl_->NewUid();
-    meta["creationTimestamp"] =
-        FormatTimestamp(std::chrono::duration_cast<std::chrono::seconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count());
+    meta["creationTimestamp"] = FormatTimestamp(NowUnixSeconds());
     if (obj.contains("spec")) meta["generation"] = 1;
     obj["apiVersion"] = r.GroupVersion();
     obj["kind"] = r.kind;
@@ -871,6 +862,12 @@ Result<std::unique_ptr<WatchRegistration>> Store::Watch(const ResourceInfo& r, s
   auto it = std::prev(impl_->watchers.end());
   if (!alive) it->dead = true;
   return std::unique_ptr<WatchRegistration>(new Registration(impl_.get(), it));
+}
+
+int64_t NowUnixSeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace berth::apiserver

@@ -131,6 +131,10 @@ class Store {
   std::unique_ptr<Impl> impl_;
 };
 
+// The wall clock in whole seconds since the epoch: the timestamps the server writes
+// (creationTimestamp, deletionTimestamp, event and condition times).
+int64_t NowUnixSeconds();
+
 // Error messages in kube-apiserver's words.
 Error NotFoundError(const ResourceInfo& r, std::string_view name);
 Error ConflictError(const ResourceInfo& r, std::string_view name);

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -16,28 +15,22 @@ namespace {
 
 using Json = nlohmann::json;
 
-Error Invalid(const ResourceInfo& r, const Json& obj, const std::string& field,
-              const std::string& detail) {
-  return InvalidField(r, obj, field, detail);
-}
-
-// What is wrong with a label key, taint key or toleration key; nullopt when valid.
-std::optional<std::string> QualifiedNameProblem(std::string_view key) {
+// 422 for a label, taint or toleration key that is not a qualified name.
+VoidResult CheckQualifiedName(const ResourceInfo& r, const Json& obj, const std::string& field,
+                              std::string_view key) {
   std::string problem = validation::QualifiedNameProblem(key);
-  if (problem.empty()) return std::nullopt;
-  return problem;
+  if (problem.empty()) return {};
+  return InvalidField(r, obj, field, fmt::format("Invalid value: \"{}\": {}", key, problem));
 }
 
 VoidResult CheckLabels(const ResourceInfo& r, const Json& obj, const Json* labels,
                        const std::string& field) {
   if (!labels || !labels->is_object()) return {};
   for (auto it = labels->begin(); it != labels->end(); ++it) {
-    if (auto problem = QualifiedNameProblem(it.key())) {
-      return Invalid(r, obj, field, fmt::format("Invalid value: \"{}\": {}", it.key(), *problem));
-    }
+    if (auto ok = CheckQualifiedName(r, obj, field, it.key()); !ok.ok()) return ok;
     const std::string value = it->is_string() ? it->get<std::string>() : it->dump();
     if (std::string problem = validation::LabelValueProblem(value); !problem.empty()) {
-      return Invalid(r, obj, field, fmt::format("Invalid value: \"{}\": {}", value, problem));
+      return InvalidField(r, obj, field, fmt::format("Invalid value: \"{}\": {}", value, problem));
     }
   }
   return {};
@@ -54,10 +47,11 @@ VoidResult CheckRequestsWithinLimits(const ResourceInfo& r, const Json& obj, con
     auto req = Quantity::Parse(it->get<std::string>());
     auto lim = Quantity::Parse(l->get<std::string>());
     if (req.ok() && lim.ok() && *req > *lim) {
-      return Invalid(r, obj, fmt::format("{}.resources.requests", base),
-                     fmt::format("Invalid value: \"{}\": must be less than or equal to {} limit "
-                                 "of {}",
-                                 it->get<std::string>(), it.key(), l->get<std::string>()));
+      return InvalidField(
+          r, obj, fmt::format("{}.resources.requests", base),
+          fmt::format("Invalid value: \"{}\": must be less than or equal to {} limit "
+                      "of {}",
+                      it->get<std::string>(), it.key(), l->get<std::string>()));
     }
   }
   return {};
@@ -72,34 +66,33 @@ VoidResult CheckTolerations(const ResourceInfo& r, const Json& obj, const Json* 
     const std::string base = fmt::format("{}[{}]", field, i);
     const std::string op = t.value("operator", ""), key = t.value("key", "");
     if (op != "" && op != "Equal" && op != "Exists") {
-      return Invalid(r, obj, base + ".operator",
-                     fmt::format("Unsupported value: \"{}\": supported values: \"Equal\", "
-                                 "\"Exists\"",
-                                 op));
+      return InvalidField(r, obj, base + ".operator",
+                          fmt::format("Unsupported value: \"{}\": supported values: \"Equal\", "
+                                      "\"Exists\"",
+                                      op));
     }
     if (op == "Exists" && !t.value("value", "").empty()) {
-      return Invalid(r, obj, base + ".operator",
-                     "Invalid value: \"Exists\": value must be empty when `operator` is 'Exists'");
+      return InvalidField(
+          r, obj, base + ".operator",
+          "Invalid value: \"Exists\": value must be empty when `operator` is 'Exists'");
     }
     if (key.empty() && op != "Exists") {
-      return Invalid(r, obj, base + ".operator",
-                     fmt::format("Invalid value: \"{}\": operator must be Exists when `key` is "
-                                 "empty, which means \"match all values and all keys\"",
-                                 op));
+      return InvalidField(
+          r, obj, base + ".operator",
+          fmt::format("Invalid value: \"{}\": operator must be Exists when `key` is "
+                      "empty, which means \"match all values and all keys\"",
+                      op));
     }
     if (!key.empty()) {
-      if (auto problem = QualifiedNameProblem(key)) {
-        return Invalid(r, obj, base + ".key",
-                       fmt::format("Invalid value: \"{}\": {}", key, *problem));
-      }
+      if (auto ok = CheckQualifiedName(r, obj, base + ".key", key); !ok.ok()) return ok;
     }
     const std::string effect = t.value("effect", "");
     if (effect != "" && effect != "NoSchedule" && effect != "PreferNoSchedule" &&
         effect != "NoExecute") {
-      return Invalid(r, obj, base + ".effect",
-                     fmt::format("Unsupported value: \"{}\": supported values: \"NoExecute\", "
-                                 "\"NoSchedule\", \"PreferNoSchedule\"",
-                                 effect));
+      return InvalidField(r, obj, base + ".effect",
+                          fmt::format("Unsupported value: \"{}\": supported values: \"NoExecute\", "
+                                      "\"NoSchedule\", \"PreferNoSchedule\"",
+                                      effect));
     }
   }
   return {};
@@ -114,11 +107,11 @@ VoidResult CheckNodeSelectorTerm(const ResourceInfo& r, const Json& obj, const J
       const std::string op = (*reqs)[j].value("operator", "");
       if (op != "In" && op != "NotIn" && op != "Exists" && op != "DoesNotExist" && op != "Gt" &&
           op != "Lt") {
-        return Invalid(r, obj, fmt::format("{}.{}[{}].operator", path, list, j),
-                       fmt::format("Unsupported value: \"{}\": supported values: "
-                                   "\"DoesNotExist\", \"Exists\", \"Gt\", \"In\", \"Lt\", "
-                                   "\"NotIn\"",
-                                   op));
+        return InvalidField(r, obj, fmt::format("{}.{}[{}].operator", path, list, j),
+                            fmt::format("Unsupported value: \"{}\": supported values: "
+                                        "\"DoesNotExist\", \"Exists\", \"Gt\", \"In\", \"Lt\", "
+                                        "\"NotIn\"",
+                                        op));
       }
     }
   }
@@ -136,12 +129,12 @@ VoidResult CheckPodSpec(const ResourceInfo& r, const Json& obj, const Json& spec
       const std::string base = fmt::format("{}.{}[{}]", field, list, i);
       const std::string name = c.is_object() ? c.value("name", "") : "";
       if (!name.empty() && !names.insert(name).second) {
-        return Invalid(r, obj, base + ".name", fmt::format("Duplicate value: \"{}\"", name));
+        return InvalidField(r, obj, base + ".name", fmt::format("Duplicate value: \"{}\"", name));
       }
       if (!c.is_object() || c.value("image", "").empty()) {
         // A pod template may leave the image to be filled in later; a pod may not.
         if (r.group.empty() && r.plural == "pods") {
-          return Invalid(r, obj, base + ".image", "Required value");
+          return InvalidField(r, obj, base + ".image", "Required value");
         }
       }
       if (auto ok = CheckRequestsWithinLimits(r, obj, c, base); !ok.ok()) return ok;
@@ -188,19 +181,17 @@ VoidResult CheckTaints(const ResourceInfo& r, const Json& obj) {
     const Json& t = (*taints)[i];
     const std::string base = fmt::format("spec.taints[{}]", i);
     const std::string key = t.is_object() ? t.value("key", "") : "";
-    if (key.empty()) return Invalid(r, obj, base + ".key", "Required value");
-    if (auto problem = QualifiedNameProblem(key)) {
-      return Invalid(r, obj, base + ".key",
-                     fmt::format("Invalid value: \"{}\": {}", key, *problem));
-    }
+    if (key.empty()) return InvalidField(r, obj, base + ".key", "Required value");
+    if (auto ok = CheckQualifiedName(r, obj, base + ".key", key); !ok.ok()) return ok;
     const std::string effect = t.value("effect", "");
     if (effect != "NoSchedule" && effect != "PreferNoSchedule" && effect != "NoExecute") {
-      return Invalid(r, obj, base + ".effect",
-                     effect.empty() ? std::string("Required value")
-                                    : fmt::format("Unsupported value: \"{}\": supported values: "
-                                                  "\"NoExecute\", \"NoSchedule\", "
-                                                  "\"PreferNoSchedule\"",
-                                                  effect));
+      return InvalidField(r, obj, base + ".effect",
+                          effect.empty()
+                              ? std::string("Required value")
+                              : fmt::format("Unsupported value: \"{}\": supported values: "
+                                            "\"NoExecute\", \"NoSchedule\", "
+                                            "\"PreferNoSchedule\"",
+                                            effect));
     }
   }
   return {};
@@ -210,14 +201,15 @@ VoidResult CheckTaints(const ResourceInfo& r, const Json& obj) {
 VoidResult CheckWorkloadSelector(const ResourceInfo& r, const Json& obj) {
   const Json* selector = FieldAt(obj, "spec.selector");
   const std::string text = selector ? FormatSelector(*selector) : "";
-  if (text.empty()) return Invalid(r, obj, "spec.selector", "Required value");
+  if (text.empty()) return InvalidField(r, obj, "spec.selector", "Required value");
   const Json* labels = FieldAt(obj, "spec.template.metadata.labels");
   auto filter = ParseLabelSelector(text);
   Json probe = {{"metadata", {{"labels", labels ? *labels : Json::object()}}}};
   if (filter.ok() && *filter && !(*filter)(probe)) {
-    return Invalid(r, obj, "spec.template.metadata.labels",
-                   fmt::format("Invalid value: {}: `selector` does not match template `labels`",
-                               labels ? labels->dump() : "{}"));
+    return InvalidField(
+        r, obj, "spec.template.metadata.labels",
+        fmt::format("Invalid value: {}: `selector` does not match template `labels`",
+                    labels ? labels->dump() : "{}"));
   }
   return {};
 }
@@ -259,8 +251,8 @@ VoidResult ValidateObject(const ResourceInfo& r, const Json& obj) {
     const std::string name = FieldValue(obj, "metadata.name");
     if (name.rfind("system-", 0) == 0 && name != "system-node-critical" &&
         name != "system-cluster-critical") {
-      return Invalid(r, obj, "metadata.name",
-                     "Forbidden: priority class names with 'system-' prefix are reserved");
+      return InvalidField(r, obj, "metadata.name",
+                          "Forbidden: priority class names with 'system-' prefix are reserved");
     }
   }
   return {};

@@ -436,7 +436,8 @@ const ErrorCase kErrorCases[] = {
          [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a b"]}]}]}}})",
      "profiles[0].pluginConfig[1].args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution"
      ".nodeSelectorTerms[0].matchExpressions[0].values[0]: invalid value \"a b\": a valid label "
-     "must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+     "must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
+     "start and end with an "
      "alphanumeric character"},
     // VolumeBinding
     {"BindTimeoutNegative", DecodeVolumeBindingArgs, R"({"bindTimeoutSeconds": -10})",
