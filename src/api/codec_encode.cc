@@ -26,7 +26,8 @@ void SetStr(json& obj, const char* key, const std::string& v) {
   }
 }
 
-void SetOptStr(json& obj, const char* key, const std::optional<std::string>& v) {
+template <class Optional>
+void SetOptStr(json& obj, const char* key, const Optional& v) {
   if (v) {
     obj[key] = *v;
   } else {
@@ -103,7 +104,7 @@ void SetResources(json& obj, const char* key, const ResourceList& list) {
 // Writes `items` over the list at `key`, element by element, so that unmodeled fields of each
 // element survive; an empty list removes the key.
 template <class T, class Fn>
-void SetList(json& obj, const char* key, const std::vector<T>& items, Fn&& write) {
+void SetList(json& obj, const char* key, const T& items, Fn&& write) {
   if (items.empty()) {
     obj.erase(key);
     return;

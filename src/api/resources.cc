@@ -21,7 +21,7 @@ bool IsNativeResource(std::string_view name) {
   return name.find('/') == std::string_view::npos || IsPrefixedNativeResource(name);
 }
 
-auto FindScalar(std::vector<std::pair<std::string, int64_t>>& v, std::string_view name) {
+auto FindScalar(CompactVector<std::pair<std::string, int64_t>>& v, std::string_view name) {
   return std::lower_bound(v.begin(), v.end(), name,
                           [](const auto& e, std::string_view n) { return e.first < n; });
 }

@@ -241,8 +241,8 @@ bool TolerationToleratesTaint(const Toleration& t, const Taint& taint) {
   return t.op == "Exists";
 }
 
-const Taint* FindUntoleratedTaint(const std::vector<Taint>& taints,
-                                  const std::vector<Toleration>& tolerations,
+const Taint* FindUntoleratedTaint(std::span<const Taint> taints,
+                                  std::span<const Toleration> tolerations,
                                   bool (*effect_filter)(const Taint&)) {
   for (const Taint& taint : taints) {
     if (effect_filter != nullptr && !effect_filter(taint)) continue;

@@ -97,12 +97,15 @@ void Cache::RemoveNode(const Node& node) {
 
 void Cache::AddPodLocked(PodInfoPtr info) {
   const std::string node = info->pod->spec.node_name;
-  const std::string uid = UidOf(*info->pod);
   NodeState& state = NodeLocked(node);
   ++state.pods;
   RecordLocked(state, {Change::Kind::kAddPod, state.info, nullptr, info});
   MarkDirty(node);
-  pods_[uid] = PodState{std::move(info), false, false};
+  PodState entry{std::move(info), false, false, {}};
+  std::string_view key = entry.info->pod->metadata.uid;
+  if (key.empty()) key = *(entry.key_storage = UidOf(*entry.info->pod));
+  if (auto it = pods_.find(key); it != pods_.end()) ErasePodLocked(it);
+  pods_.emplace(key, std::move(entry));
 }
 
 void Cache::RemovePodLocked(const PodInfoPtr& pod) {
@@ -152,7 +155,7 @@ VoidResult Cache::AssumePod(PodInfoPtr pod) {
   if (pods_.count(uid))
     return Error{fmt::format("pod {} is in the cache, so can't be assumed", pod->pod->Key())};
   AddPodLocked(std::move(pod));
-  pods_[uid].assumed = true;
+  pods_.find(uid)->second.assumed = true;
   ++assumed_pods_;
   return {};
 }
@@ -387,7 +390,7 @@ void Cache::LeaveZoneLocked(NodeState& state) {
   --node_count_;
 }
 
-void Cache::ErasePodLocked(std::unordered_map<std::string, PodState>::iterator it) {
+void Cache::ErasePodLocked(PodMap::iterator it) {
   if (it->second.assumed) --assumed_pods_;
   pods_.erase(it);
 }

@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -72,6 +73,8 @@ class Cache {
     PodInfoPtr info;
     bool assumed = false;
     bool binding_finished = false;
+    // namespace/name of a pod without a UID, which pods_'s key then views.
+    Boxed<std::string> key_storage;
   };
   struct NodeState;
   using NodeEntry = std::pair<const std::string, NodeState>;
@@ -107,7 +110,10 @@ class Cache {
   void RemovePodLocked(const PodInfoPtr& pod);
   void UpdateImagesLocked(const Node* old_node, const Node* new_node);
   void LeaveZoneLocked(NodeState& state);
-  void ErasePodLocked(std::unordered_map<std::string, PodState>::iterator it);
+  // Keyed by UID; each key views its own entry's pod (or key_storage), so no copy of a
+  // 36-character UID is kept per pod.
+  using PodMap = std::unordered_map<std::string_view, PodState>;
+  void ErasePodLocked(PodMap::iterator it);
   // Applies the change now if no snapshot has the NodeInfo yet, else logs it for the update.
   void RecordLocked(NodeState& state, Change change);
   // Applies one change; true if it may have changed the snapshot's affinity or claim lists.
@@ -127,8 +133,8 @@ class Cache {
   std::vector<std::string> zone_order_;
   std::unordered_map<std::string, ZoneMembers> zone_nodes_;
   size_t node_count_ = 0;
-  std::unordered_map<std::string, PodState> pods_;  // by UID
-  size_t assumed_pods_ = 0;                         // entries of pods_ with `assumed`
+  PodMap pods_;
+  size_t assumed_pods_ = 0;  // entries of pods_ with `assumed`
   std::vector<Change> changes_;
   std::unordered_set<std::string> dirty_;
   int64_t generation_ = 0;                              // last generation given to a NodeInfo

@@ -66,7 +66,7 @@ Result<std::unique_ptr<HttpExtender>> HttpExtender::Create(const config::Extende
 
 bool HttpExtender::IsInterested(const Pod& pod) const {
   if (managed_resources_.empty()) return true;
-  auto uses = [&](const std::vector<Container>& containers) {
+  auto uses = [&](const auto& containers) {
     for (const Container& c : containers) {
       for (const auto& [name, q] : c.resources.requests)
         if (managed_resources_.count(name)) return true;

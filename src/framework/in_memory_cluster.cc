@@ -163,9 +163,15 @@ void InMemoryCluster::AddNode(Ptr<Node> node) {
   Ptr<Node> old;
   {
     std::lock_guard lock(mu_);
-    auto& slot = nodes_[node->metadata.name];
-    old = slot;
-    slot = node;
+    if (auto it = nodes_.find(node->metadata.name); it != nodes_.end()) {
+      old = it->second;
+      auto entry = nodes_.extract(it);  // re-keyed: the key must view the stored node's name
+      entry.key() = node->metadata.name;
+      entry.mapped() = node;
+      nodes_.insert(std::move(entry));
+    } else {
+      nodes_.emplace(node->metadata.name, node);
+    }
     h = EventTargetLocked();
   }
   if (!h) return;
@@ -348,8 +354,8 @@ VoidResult InMemoryCluster::Bind(const Pod& pod, std::string_view node_name) {
     auto copy = std::make_shared<Pod>(*old);
     copy->spec.node_name = std::string(node_name);
     copy->status.nominated_node_name.clear();
-    std::erase_if(copy->status.conditions,
-                  [](const PodCondition& c) { return c.type == "PodScheduled"; });
+    erase_if(copy->status.conditions,
+             [](const PodCondition& c) { return c.type == "PodScheduled"; });
     copy->status.conditions.push_back({"PodScheduled", "True", "", ""});
     updated = copy;
     it->second = updated;
@@ -399,8 +405,7 @@ VoidResult InMemoryCluster::SetPodScheduledCondition(const Pod& pod, const PodCo
     return Error{fmt::format("pods \"{}\" not found", pod.metadata.name), ErrorCode::kNotFound};
   // A status-only change: the scheduler does not need an event for it.
   auto copy = std::make_shared<Pod>(*it->second);
-  std::erase_if(copy->status.conditions,
-                [&](const PodCondition& c) { return c.type == cond.type; });
+  erase_if(copy->status.conditions, [&](const PodCondition& c) { return c.type == cond.type; });
   copy->status.conditions.push_back(cond);
   it->second = copy;
   ++counts_.conditions;

@@ -236,7 +236,7 @@ void NodeInfo::Update(const PodInfo& info, int sign) {
   }
   // Ports of app containers and of sidecars (restartable init containers), which keep running;
   // plain init containers have exited before the app starts.
-  auto ports = [&](const std::vector<Container>& cs, bool sidecars_only) {
+  auto ports = [&](const auto& cs, bool sidecars_only) {
     for (const auto& c : cs) {
       if (sidecars_only && c.restart_policy != "Always") continue;
       for (const auto& p : c.ports) {

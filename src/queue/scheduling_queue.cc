@@ -9,6 +9,8 @@ std::string UidOf(const Pod& pod) {
   return pod.metadata.uid.empty() ? pod.Key() : pod.metadata.uid;
 }
 
+size_t HashUid(std::string_view uid) { return std::hash<std::string_view>{}(uid); }
+
 // Status-only changes (conditions, nominatedNodeName) do not make a pod schedulable.
 bool MeaningfulUpdate(const PodInfo& a, const PodInfo& b) {
   const Pod& x = *a.pod;
@@ -98,11 +100,44 @@ bool SchedulingQueue::IsBackingOff(const QueuedPodInfo& info) const {
   return BackoffExpiry(info) > clock_->Now();
 }
 
+size_t SchedulingQueue::EntryUidHash::operator()(std::string_view uid) const {
+  return HashUid(uid);
+}
+
+size_t SchedulingQueue::EntryUidHash::operator()(const EntryPtr& e) const {
+  const Pod& pod = e->info.pod();
+  return pod.metadata.uid.empty() ? HashUid(pod.Key()) : HashUid(pod.metadata.uid);
+}
+
+bool SchedulingQueue::EntryUidEqual::operator()(const EntryPtr& a, const EntryPtr& b) const {
+  return (*this)(
+      a, b->info.pod().metadata.uid.empty() ? b->info.pod().Key() : b->info.pod().metadata.uid);
+}
+
+bool SchedulingQueue::EntryUidEqual::operator()(const EntryPtr& e, std::string_view uid) const {
+  const Pod& pod = e->info.pod();
+  return pod.metadata.uid.empty() ? pod.Key() == uid : pod.metadata.uid == uid;
+}
+
+SchedulingQueue::EntryPtr SchedulingQueue::FindLocked(std::string_view uid) const {
+  auto it = by_uid_.find(uid);
+  return it == by_uid_.end() ? nullptr : *it;
+}
+
+void SchedulingQueue::IndexLocked(const EntryPtr& e) {
+  if (auto it = by_uid_.find(e); it != by_uid_.end()) by_uid_.erase(it);
+  by_uid_.insert(e);
+}
+
+void SchedulingQueue::UnindexLocked(std::string_view uid) {
+  if (auto it = by_uid_.find(uid); it != by_uid_.end()) by_uid_.erase(it);
+}
+
 void SchedulingQueue::AddToActiveLocked(EntryPtr e, std::string_view event) {
   // Gated pods stay in the unschedulable pool until PreEnqueue passes.
   Status s = pre_enqueue_ ? pre_enqueue_(e->info.pod()) : Status::Success();
   const std::string uid = UidOf(e->info.pod());
-  by_uid_[uid] = e;
+  IndexLocked(e);
   if (!s.IsSuccess()) {
     e->info.gating_plugin = s.plugin();
     unschedulable_[uid] = e;
@@ -147,7 +182,7 @@ std::vector<SchedulingQueue::PluginCount> SchedulingQueue::UnschedulableByPlugin
 void SchedulingQueue::Add(PodInfoPtr pod, std::optional<TimePoint> timestamp) {
   std::lock_guard lock(mu_);
   const std::string uid = UidOf(*pod->pod);
-  if (by_uid_.count(uid) || in_flight_.count(uid)) return;
+  if (FindLocked(uid) || in_flight_.count(uid)) return;
   auto e = std::make_shared<Entry>();
   e->info.pod_info = pod;
   e->info.timestamp = timestamp.value_or(clock_->Now());
@@ -158,10 +193,9 @@ void SchedulingQueue::Add(PodInfoPtr pod, std::optional<TimePoint> timestamp) {
 }
 
 SchedulingQueue::EntryPtr SchedulingQueue::RemoveLocked(const std::string& uid) {
-  auto it = by_uid_.find(uid);
-  if (it == by_uid_.end()) return nullptr;
-  EntryPtr e = it->second;
-  by_uid_.erase(it);
+  EntryPtr e = FindLocked(uid);
+  if (!e) return nullptr;
+  UnindexLocked(uid);
   active_.erase(e);
   backoff_.erase(e);
   unschedulable_.erase(uid);
@@ -181,9 +215,8 @@ void SchedulingQueue::Update(PodInfoPtr pod) {
       AddNominatedLocked(pod, nnn);
     }
   }
-  auto it = by_uid_.find(uid);
-  if (it == by_uid_.end()) return;  // in flight: its attempt will requeue it
-  EntryPtr old = it->second;
+  EntryPtr old = FindLocked(uid);
+  if (!old) return;  // in flight: its attempt will requeue it
   bool was_unschedulable = unschedulable_.count(uid) > 0;
   bool meaningful = MeaningfulUpdate(*old->info.pod_info, *pod);
   bool in_backoff = backoff_.count(old) > 0;
@@ -192,7 +225,7 @@ void SchedulingQueue::Update(PodInfoPtr pod) {
   e->info.pod_info = std::move(pod);
   if (!was_unschedulable) {
     if (in_backoff) {
-      by_uid_[uid] = e;
+      IndexLocked(e);
       backoff_.insert(e);  // stays where it was: not an incoming pod
     } else {
       AddToActiveLocked(e, {});
@@ -200,7 +233,7 @@ void SchedulingQueue::Update(PodInfoPtr pod) {
     return;
   }
   if (!meaningful) {
-    by_uid_[uid] = e;
+    IndexLocked(e);
     unschedulable_[uid] = e;
     unschedulable_since_[uid] = clock_->Now();
     return;
@@ -224,7 +257,7 @@ std::optional<QueuedPodInfo> SchedulingQueue::Pop(bool block) {
   EntryPtr e = *active_.begin();
   active_.erase(active_.begin());
   const std::string uid = UidOf(e->info.pod());
-  by_uid_.erase(uid);
+  UnindexLocked(uid);
   in_flight_[uid] = next_event_seq_;
   ++scheduling_cycle_;
   e->info.attempts++;
@@ -266,12 +299,12 @@ void SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfo pod, int64_t sc
     SchedulingQueue* q;
     ~Prune() { q->PruneInFlightEventsLocked(); }
   } prune{this};
-  if (by_uid_.count(uid)) return;
+  if (FindLocked(uid)) return;
   pod.timestamp = clock_->Now();
   auto e = std::make_shared<Entry>();
   e->info = std::move(pod);
   e->seq = next_seq_++;
-  by_uid_[uid] = e;
+  IndexLocked(e);
   if (force_active) {
     AddToActiveLocked(e, "ForceActivate");
     return;
@@ -320,17 +353,18 @@ EventInterest SchedulingQueue::InterestLocked(const QueuedPodInfo& info) const {
 RequeueDecider::Strategy SchedulingQueue::DecideLocked(const Entry& e, const ClusterEvent& event,
                                                        const EventObject& old_object,
                                                        const EventObject& new_object) const {
+  static const EventInterest kNone{};
+  const EventInterest& interest = e.interest ? *e.interest : kNone;
   if (event.resource != EventResource::kWildCard &&
-      (e.interest[static_cast<int>(event.resource)] & event.actions) == 0 &&
-      (e.interest[static_cast<int>(EventResource::kWildCard)] & event.actions) == 0)
+      (interest[static_cast<int>(event.resource)] & event.actions) == 0 &&
+      (interest[static_cast<int>(EventResource::kWildCard)] & event.actions) == 0)
     return RequeueDecider::Strategy::kSkip;
   if (!decider_) return RequeueDecider::Strategy::kAfterBackoff;
   return decider_->Decide(e.info, event, old_object, new_object);
 }
 
 void SchedulingQueue::MoveToActiveOrBackoffLocked(EntryPtr e, std::string_view event) {
-  const std::string uid = UidOf(e->info.pod());
-  by_uid_[uid] = e;
+  IndexLocked(e);
   if (IsBackingOff(e->info)) {
     InsertBackoffLocked(std::move(e), event);
   } else {
@@ -345,8 +379,8 @@ void SchedulingQueue::Activate(const Pod& pod) {
     activate_on_return_.insert(uid);
     return;
   }
-  auto it = by_uid_.find(uid);
-  if (it == by_uid_.end() || active_.count(it->second)) return;
+  EntryPtr queued = FindLocked(uid);
+  if (!queued || active_.count(queued)) return;
   EntryPtr e = RemoveLocked(uid);
   AddToActiveLocked(std::move(e), "ForceActivate");  // gated pods stay gated
 }

@@ -28,6 +28,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "berth/api/boxed.h"
 #include "berth/framework/clock.h"
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/handle.h"
@@ -131,7 +132,8 @@ class SchedulingQueue final : public PodNominator {
   struct Entry {
     QueuedPodInfo info;
     uint64_t seq = 0;
-    EventInterest interest{};  // set when it enters the unschedulable pool
+    // Set when it enters the unschedulable pool; out of line, since most pods never do.
+    Boxed<EventInterest> interest;
   };
   // An event received while pods were in flight, for replay when one of them fails.
   struct InFlightEvent {
@@ -140,6 +142,19 @@ class SchedulingQueue final : public PodNominator {
     EventObject old_object, new_object;
   };
   using EntryPtr = std::shared_ptr<Entry>;
+  // by_uid_ holds entries keyed by their own pod's UID (namespace/name without one), so no
+  // copy of a 36-character UID is kept per queued pod; lookups take the UID as a string_view.
+  struct EntryUidHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view uid) const;
+    size_t operator()(const EntryPtr& e) const;
+  };
+  struct EntryUidEqual {
+    using is_transparent = void;
+    bool operator()(const EntryPtr& a, const EntryPtr& b) const;
+    bool operator()(const EntryPtr& e, std::string_view uid) const;
+    bool operator()(std::string_view uid, const EntryPtr& e) const { return (*this)(e, uid); }
+  };
   struct ActiveLess {
     const SchedulingQueue* q;
     bool operator()(const EntryPtr& a, const EntryPtr& b) const;
@@ -164,6 +179,10 @@ class SchedulingQueue final : public PodNominator {
   void AddToActiveLocked(EntryPtr e, std::string_view event);
   // Removes the pod (by UID) from every sub-queue; returns the entry if found.
   EntryPtr RemoveLocked(const std::string& uid);
+  // by_uid_: the queued entry of `uid` (null if none); add or replace `e`; drop `uid`.
+  EntryPtr FindLocked(std::string_view uid) const;
+  void IndexLocked(const EntryPtr& e);
+  void UnindexLocked(std::string_view uid);
   void AddNominatedLocked(PodInfoPtr pod, const std::string& node);
   void DeleteNominatedLocked(const std::string& uid);
 
@@ -176,8 +195,8 @@ class SchedulingQueue final : public PodNominator {
   std::condition_variable cv_;
   std::set<EntryPtr, ActiveLess> active_;
   std::set<EntryPtr, BackoffLess> backoff_;
-  std::unordered_map<std::string, EntryPtr> unschedulable_;  // incl. gated
-  std::unordered_map<std::string, EntryPtr> by_uid_;         // queued (not in flight)
+  std::unordered_map<std::string, EntryPtr> unschedulable_;           // incl. gated
+  std::unordered_set<EntryPtr, EntryUidHash, EntryUidEqual> by_uid_;  // queued, not in flight
   std::unordered_map<std::string, TimePoint> unschedulable_since_;
   const RequeueDecider* decider_ = nullptr;
   IncomingPodHook incoming_hook_;

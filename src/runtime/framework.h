@@ -291,6 +291,7 @@ class Framework final : public Handle {
   std::vector<PostBindPlugin*> post_bind_;
 
   std::vector<std::vector<NodeScore>> score_buffer_;  // RunScorePlugins' raw scores
+  std::vector<int64_t*> score_direct_buffer_;         // its rows for plugins without Normalize
   // RunScorePlugins with a memo: rows to score again, plugins scored afresh, rows reused.
   std::vector<int> memo_stale_buffer_;
   std::vector<char> memo_fresh_buffer_;

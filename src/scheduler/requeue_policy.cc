@@ -1,6 +1,7 @@
 #include "scheduler/requeue_policy.h"
 
 #include <algorithm>
+#include <span>
 
 #include "berth/api/resources.h"
 
@@ -26,7 +27,7 @@ bool SameResources(const ResourceList& a, const ResourceList& b) {
   return true;
 }
 
-bool SameTolerations(const std::vector<Toleration>& a, const std::vector<Toleration>& b) {
+bool SameTolerations(std::span<const Toleration> a, std::span<const Toleration> b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i].key != b[i].key || a[i].op != b[i].op || a[i].value != b[i].value ||

@@ -12,6 +12,7 @@
 #include <compare>
 #include <memory>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 namespace berth {
@@ -77,6 +78,16 @@ class Boxed {
     return *a.ptr_ == *b.ptr_;
   }
   friend bool operator==(const Boxed& a, std::nullopt_t) { return !a.ptr_; }
+  friend bool operator==(const Boxed& a, const std::optional<T>& b) {
+    return a.has_value() == b.has_value() && (!a.ptr_ || *a.ptr_ == *b);
+  }
+  // As std::optional: equal to a value only when set to an equal one.
+  template <class U>
+  requires(!std::is_same_v<U, Boxed> && !std::is_same_v<U, std::nullopt_t> &&
+           !std::is_same_v<U, std::optional<T>>) friend bool
+  operator==(const Boxed& a, const U& v) {
+    return a.ptr_ && *a.ptr_ == v;
+  }
 
  private:
   std::unique_ptr<T> ptr_;

@@ -3,7 +3,8 @@
 //
 // A std::map allocates one tree node per entry (a two-entry label set is two allocations of
 // ~100 bytes each); a cluster of 100,000 nodes and their pods holds millions of these maps with
-// two to six entries. FlatMap keeps the entries contiguous, in key order, with std::map's
+// none to six entries. FlatMap keeps the entries contiguous, in key order, in a CompactVector
+// (8 bytes when empty), with std::map's
 // interface for what objects need: ordered iteration, heterogeneous lookup by anything that
 // compares with the key (std::string_view, const char*), operator[], insert/emplace/erase.
 //
@@ -27,6 +28,8 @@
 #include <utility>
 #include <vector>
 
+#include "berth/api/compact_vector.h"
+
 namespace berth {
 
 template <class Key, class T>
@@ -40,10 +43,10 @@ class FlatMap {
   using difference_type = std::ptrdiff_t;
   using reference = value_type&;
   using const_reference = const value_type&;
-  using iterator = typename std::vector<value_type>::iterator;
-  using const_iterator = typename std::vector<value_type>::const_iterator;
-  using reverse_iterator = typename std::vector<value_type>::reverse_iterator;
-  using const_reverse_iterator = typename std::vector<value_type>::const_reverse_iterator;
+  using iterator = typename CompactVector<value_type>::iterator;
+  using const_iterator = typename CompactVector<value_type>::const_iterator;
+  using reverse_iterator = typename CompactVector<value_type>::reverse_iterator;
+  using const_reverse_iterator = typename CompactVector<value_type>::const_reverse_iterator;
 
   FlatMap() = default;
   FlatMap(std::initializer_list<value_type> init) { insert(init.begin(), init.end()); }
@@ -210,10 +213,10 @@ class FlatMap {
     return lower_bound(key);
   }
 
-  std::vector<value_type> entries_;
+  CompactVector<value_type> entries_;
 };
 
-// FlatSet: FlatMap's sorted-vector layout for a set of keys (24 bytes empty, against
+// FlatSet: FlatMap's sorted-vector layout for a set of keys (8 bytes empty, against
 // std::set's 48), with std::set's interface for what callers use: ordered iteration, find,
 // count, contains, insert, erase. Inserting or erasing invalidates iterators, as in FlatMap.
 template <class Key>
@@ -222,7 +225,7 @@ class FlatSet {
   using key_type = Key;
   using value_type = Key;
   using size_type = std::size_t;
-  using const_iterator = typename std::vector<Key>::const_iterator;
+  using const_iterator = typename CompactVector<Key>::const_iterator;
   using iterator = const_iterator;  // keys are not modified in place
 
   FlatSet() = default;
@@ -267,7 +270,7 @@ class FlatSet {
   friend bool operator==(const FlatSet&, const FlatSet&) = default;
 
  private:
-  std::vector<Key> keys_;
+  CompactVector<Key> keys_;
 };
 
 }  // namespace berth

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "berth/api/boxed.h"
+#include "berth/api/compact_vector.h"
 #include "berth/api/flat_map.h"
 #include "berth/api/quantity.h"
 
@@ -46,7 +47,7 @@ struct ObjectMeta {
   Labels annotations;
   UnixTime creation_timestamp = 0;
   std::optional<UnixTime> deletion_timestamp;
-  std::vector<OwnerReference> owner_references;
+  CompactVector<OwnerReference> owner_references;
 };
 
 // ---------------------------------------------------------------- selectors
@@ -158,8 +159,8 @@ struct Container {
   std::string name;
   std::string image;
   ResourceRequirements resources;
-  std::vector<ContainerPort> ports;
-  std::optional<std::string> restart_policy;  // "Always" marks a sidecar init container
+  CompactVector<ContainerPort> ports;
+  Boxed<std::string> restart_policy;  // "Always" marks a sidecar init container
   friend bool operator==(const Container&, const Container&) = default;
 };
 
@@ -231,16 +232,16 @@ struct PodSpec {
   std::string scheduler_name = "default-scheduler";
   std::optional<int32_t> priority;
   std::string priority_class_name;
-  std::optional<std::string> preemption_policy;  // PreemptLowerPriority, Never
-  std::vector<Container> containers;
-  std::vector<Container> init_containers;
+  Boxed<std::string> preemption_policy;  // PreemptLowerPriority, Never
+  CompactVector<Container> containers;
+  CompactVector<Container> init_containers;
   ResourceList overhead;
   Labels node_selector;
   Boxed<Affinity> affinity;  // out of line: most pods have none
-  std::vector<Toleration> tolerations;
-  std::vector<TopologySpreadConstraint> topology_spread_constraints;
-  std::vector<Volume> volumes;
-  std::vector<std::string> scheduling_gates;
+  CompactVector<Toleration> tolerations;
+  CompactVector<TopologySpreadConstraint> topology_spread_constraints;
+  CompactVector<Volume> volumes;
+  CompactVector<std::string> scheduling_gates;
   bool host_network = false;
   friend bool operator==(const PodSpec&, const PodSpec&) = default;
 };
@@ -249,7 +250,7 @@ struct PodStatus {
   std::string phase;
   std::string nominated_node_name;
   UnixTime start_time = 0;
-  std::vector<PodCondition> conditions;
+  CompactVector<PodCondition> conditions;
 };
 
 struct Pod {
@@ -273,12 +274,12 @@ struct Node {
   ObjectMeta metadata;
   struct Spec {
     bool unschedulable = false;
-    std::vector<Taint> taints;
+    CompactVector<Taint> taints;
   } spec;
   struct Status {
     ResourceList capacity;
     ResourceList allocatable;
-    std::vector<ContainerImage> images;
+    CompactVector<ContainerImage> images;
   } status;
   RawObject raw;
 };

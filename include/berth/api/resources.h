@@ -27,7 +27,7 @@ struct Resource {
   int64_t ephemeral_storage = 0;
   int64_t allowed_pod_number = 0;
   // Extended resources (hugepages-*, example.com/gpu, attachable-volumes-*), sorted by name.
-  std::vector<std::pair<std::string, int64_t>> scalar;
+  CompactVector<std::pair<std::string, int64_t>> scalar;
 
   static Resource FromList(const ResourceList& list);
   int64_t Scalar(std::string_view name) const;

@@ -1,6 +1,7 @@
 // Matching of label selectors, node selectors and taints, with Kubernetes semantics.
 #pragma once
 
+#include <span>
 #include <string_view>
 
 #include "berth/api/objects.h"
@@ -53,8 +54,8 @@ bool PodMatchesNodeSelectorAndAffinityTerms(const Pod& pod, const Node& node);
 
 bool TolerationToleratesTaint(const Toleration& t, const Taint& taint);
 // The first taint (with an effect accepted by `effect_filter`) that no toleration tolerates.
-const Taint* FindUntoleratedTaint(const std::vector<Taint>& taints,
-                                  const std::vector<Toleration>& tolerations,
+const Taint* FindUntoleratedTaint(std::span<const Taint> taints,
+                                  std::span<const Toleration> tolerations,
                                   bool (*effect_filter)(const Taint&));
 // NoSchedule or NoExecute.
 bool IsScheduleBlockingTaint(const Taint& t);
