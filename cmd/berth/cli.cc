@@ -94,7 +94,7 @@ int RunSimulate(const std::string& config_path, const std::vector<std::string>& 
     if (!page.ok()) return Fail(page.error().message);
     std::cout << *page;
   } else {
-    std::cout << berth::sim::ToTable(*result);
+    berth::sim::WriteTable(std::cout, *result);
   }
   return 0;
 }

@@ -66,9 +66,17 @@ void Cache::AddNode(Ptr<Node> node) {
     if (state.zone) LeaveZoneLocked(state);
     auto [zit, inserted] = zone_nodes_.try_emplace(zone);
     if (zit->second.empty()) zone_order_.push_back(zone);  // a new zone goes last
-    zit->second.push_back(&*nodes_.find(name));
+    NodeEntry* entry = &*nodes_.find(name);
+    ZoneMembers& members = zit->second;
+    state.zone_prev = members.last;
+    state.zone_next = nullptr;
+    if (members.last) {
+      members.last->second.zone_next = entry;
+    } else {
+      members.first = entry;
+    }
+    members.last = entry;
     state.zone = &*zit;
-    state.pos = std::prev(zit->second.end());
     ++node_count_;
   }
   UpdateImagesLocked(old.get(), node.get());
@@ -357,7 +365,8 @@ void Cache::UpdateSnapshot(Snapshot* snapshot, SnapshotChanges* changes) {
     std::vector<const Node*> nodes;
     nodes.reserve(node_count_);
     for (const auto& zone : zone_order_) {
-      for (const NodeEntry* entry : zone_nodes_[zone]) nodes.push_back(entry->second.node.get());
+      for (const NodeEntry* entry = zone_nodes_[zone].first; entry; entry = entry->second.zone_next)
+        nodes.push_back(entry->second.node.get());
     }
     SnapshotEditor::RebuildLists(*snapshot, ZoneInterleavedNodes(nodes));
     IndexListsLocked(*snapshot);
@@ -379,7 +388,10 @@ size_t Cache::NodeCount() const {
 
 void Cache::LeaveZoneLocked(NodeState& state) {
   ZoneEntry* zone = state.zone;
-  zone->second.erase(state.pos);
+  ZoneMembers& members = zone->second;
+  (state.zone_prev ? state.zone_prev->second.zone_next : members.first) = state.zone_next;
+  (state.zone_next ? state.zone_next->second.zone_prev : members.last) = state.zone_prev;
+  state.zone_prev = state.zone_next = nullptr;
   state.zone = nullptr;
   if (zone->second.empty()) {
     // An emptied zone loses its place; it goes last if it comes back.

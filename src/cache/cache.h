@@ -12,7 +12,6 @@
 #pragma once
 
 #include <cstdint>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -78,8 +77,13 @@ class Cache {
   };
   struct NodeState;
   using NodeEntry = std::pair<const std::string, NodeState>;
-  // Nodes of one zone in the order they joined it; the entries are nodes_'s, which stay put.
-  using ZoneMembers = std::list<NodeEntry*>;
+  // Nodes of one zone in the order they joined it: a list linked through the members' own
+  // NodeStates (nodes_'s entries stay put), so a node costs no list node of its own.
+  struct ZoneMembers {
+    NodeEntry* first = nullptr;
+    NodeEntry* last = nullptr;
+    bool empty() const { return first == nullptr; }
+  };
   using ZoneEntry = std::pair<const std::string, ZoneMembers>;
   static constexpr uint32_t kUnlisted = UINT32_MAX;
   struct NodeState {
@@ -90,7 +94,8 @@ class Cache {
     int64_t generation = 0;  // what `info` gets at the next update
     // The node's zone while it has a node (zone_nodes_'s entry) and its place there.
     ZoneEntry* zone = nullptr;
-    ZoneMembers::iterator pos;
+    NodeEntry* zone_prev = nullptr;
+    NodeEntry* zone_next = nullptr;
     uint32_t pods = 0;              // pods placed on the node, bound or assumed
     uint32_t position = kUnlisted;  // index in the snapshot's node list (last rebuild)
     bool published = false;         // ever put in a snapshot

@@ -1,8 +1,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
+#include <ostream>
 #include <sstream>
+#include <string_view>
 
 #include "sim/simulator.h"
 
@@ -66,8 +69,7 @@ nlohmann::json ToJson(const SimulationResult& result) {
   return nlohmann::json{{"results", std::move(results)}};
 }
 
-std::string ToTable(const SimulationResult& result) {
-  std::ostringstream out;
+void WriteTable(std::ostream& out, const SimulationResult& result) {
   for (const auto& r : result.results) {
     out << fmt::format("{}  [{}]  {}", r.pod, r.scheduler_name, r.result);
     if (!r.node.empty()) out << " -> " << r.node;
@@ -87,35 +89,82 @@ std::string ToTable(const SimulationResult& result) {
                          a.pre_filter_rejection->Message());
     for (const auto& err : a.skipped_extender_errors)
       out << fmt::format("  ignorable extender skipped: {}\n", err);
-    // One row per node: rejected ones with the first failing plugin (or extender), feasible ones
-    // with scores.
-    std::map<std::string, std::string> rows;
+    // One row per node, in name order: rejected ones with the first failing plugin (or
+    // extender), feasible ones with scores (a node in both is shown scored). Rows are indexes
+    // into the attempt, formatted as they are written: at 250,000 nodes the formatted rows
+    // would take more memory than the cluster.
+    enum class RowKind : uint8_t { kRejected, kScored, kOnlyCandidate };
+    struct Row {
+      std::string_view node;
+      RowKind kind;
+      const Status* status;
+      size_t scored;
+    };
+    std::vector<Row> rows;
+    rows.reserve(a.filter_statuses.size() + a.scored_nodes.size() + 1);
     for (const auto& [node, st] : a.filter_statuses)
-      rows[node] =
-          fmt::format("rejected by {} ({}): {}", st.plugin(), CodeName(st.code()), st.Message());
-    const ScoreTable& t = a.scores;
-    for (size_t i = 0; i < a.scored_nodes.size(); ++i) {
-      std::vector<std::string> parts;
-      for (size_t p = 0; p < t.plugin_scores.size() && p < a.score_plugins.size(); ++p) {
-        if (!t.plugin_ran[p]) continue;
-        parts.push_back(
-            fmt::format("{}={}x{}", a.score_plugins[p], t.plugin_scores[p][i], a.score_weights[p]));
+      rows.push_back({node, RowKind::kRejected, &st, 0});
+    for (size_t i = 0; i < a.scored_nodes.size(); ++i)
+      rows.push_back({a.scored_nodes[i], RowKind::kScored, nullptr, i});
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const Row& x, const Row& y) { return x.node < y.node; });
+    // Of rows for one node the last added wins (scored over rejected).
+    std::vector<Row> unique;
+    unique.reserve(rows.size());
+    for (const Row& row : rows) {
+      if (!unique.empty() && unique.back().node == row.node) {
+        unique.back() = row;
+      } else {
+        unique.push_back(row);
       }
-      for (const auto& [extender, contributions] : t.extender_scores)
-        parts.push_back(fmt::format("extender {}=+{}", extender, contributions[i]));
-      rows[a.scored_nodes[i]] =
-          fmt::format("feasible, total {:>5}  {}", t.totals[i], fmt::join(parts, " "));
     }
-    if (!a.node.empty() && a.scored_nodes.empty() && !rows.count(a.node))
-      rows[a.node] = "feasible (only candidate, not scored)";
+    rows = std::move(unique);
+    if (!a.node.empty() && a.scored_nodes.empty()) {
+      auto at = std::lower_bound(rows.begin(), rows.end(), std::string_view(a.node),
+                                 [](const Row& x, std::string_view n) { return x.node < n; });
+      if (at == rows.end() || at->node != a.node)
+        rows.insert(at, Row{a.node, RowKind::kOnlyCandidate, nullptr, 0});
+    }
     size_t width = 4;
-    for (const auto& [n, _] : rows) width = std::max(width, n.size());
-    for (const auto& [n, text] : rows) {
-      const char* mark = n == r.node ? "*" : " ";
-      out << fmt::format("  {} {:<{}}  {}\n", mark, n, width, text);
+    for (const Row& row : rows) width = std::max(width, row.node.size());
+    const ScoreTable& t = a.scores;
+    std::string text;
+    for (const Row& row : rows) {
+      text.clear();
+      switch (row.kind) {
+        case RowKind::kRejected:
+          fmt::format_to(std::back_inserter(text), "rejected by {} ({}): {}", row.status->plugin(),
+                         CodeName(row.status->code()), row.status->Message());
+          break;
+        case RowKind::kScored: {
+          const size_t i = row.scored;
+          fmt::format_to(std::back_inserter(text), "feasible, total {:>5} ", t.totals[i]);
+          const size_t bare = text.size();
+          for (size_t p = 0; p < t.plugin_scores.size() && p < a.score_plugins.size(); ++p) {
+            if (!t.plugin_ran[p]) continue;
+            fmt::format_to(std::back_inserter(text), " {}={}x{}", a.score_plugins[p],
+                           t.plugin_scores[p][i], a.score_weights[p]);
+          }
+          for (const auto& [extender, contributions] : t.extender_scores)
+            fmt::format_to(std::back_inserter(text), " extender {}=+{}", extender,
+                           contributions[i]);
+          if (text.size() == bare) text += ' ';
+          break;
+        }
+        case RowKind::kOnlyCandidate:
+          text = "feasible (only candidate, not scored)";
+          break;
+      }
+      const char* mark = row.node == r.node ? "*" : " ";
+      out << fmt::format("  {} {:<{}}  {}\n", mark, row.node, width, text);
     }
     out << "\n";
   }
+}
+
+std::string ToTable(const SimulationResult& result) {
+  std::ostringstream out;
+  WriteTable(out, result);
   return out.str();
 }
 

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -68,7 +69,8 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
 
 // The JSON contract of `berth simulate --output json` (docs/simulate.md).
 nlohmann::json ToJson(const SimulationResult& result);
-// The human-readable table.
+// The human-readable table, written as it is formatted (a row per node of every attempt).
+void WriteTable(std::ostream& out, const SimulationResult& result);
 std::string ToTable(const SimulationResult& result);
 
 }  // namespace berth::sim
