@@ -5,8 +5,16 @@
 namespace berth {
 namespace {
 
+// A pod's identity in the queue: its UID, or namespace/name (built in `scratch`) without one.
+std::string_view UidView(const Pod& pod, std::string* scratch) {
+  if (!pod.metadata.uid.empty()) return pod.metadata.uid;
+  *scratch = pod.Key();
+  return *scratch;
+}
+
 std::string UidOf(const Pod& pod) {
-  return pod.metadata.uid.empty() ? pod.Key() : pod.metadata.uid;
+  std::string scratch;
+  return std::string(UidView(pod, &scratch));
 }
 
 size_t HashUid(std::string_view uid) { return std::hash<std::string_view>{}(uid); }
@@ -105,18 +113,18 @@ size_t SchedulingQueue::EntryUidHash::operator()(std::string_view uid) const {
 }
 
 size_t SchedulingQueue::EntryUidHash::operator()(const EntryPtr& e) const {
-  const Pod& pod = e->info.pod();
-  return pod.metadata.uid.empty() ? HashUid(pod.Key()) : HashUid(pod.metadata.uid);
+  std::string scratch;
+  return HashUid(UidView(e->info.pod(), &scratch));
 }
 
 bool SchedulingQueue::EntryUidEqual::operator()(const EntryPtr& a, const EntryPtr& b) const {
-  return (*this)(
-      a, b->info.pod().metadata.uid.empty() ? b->info.pod().Key() : b->info.pod().metadata.uid);
+  std::string scratch;
+  return (*this)(a, UidView(b->info.pod(), &scratch));
 }
 
 bool SchedulingQueue::EntryUidEqual::operator()(const EntryPtr& e, std::string_view uid) const {
-  const Pod& pod = e->info.pod();
-  return pod.metadata.uid.empty() ? pod.Key() == uid : pod.metadata.uid == uid;
+  std::string scratch;
+  return UidView(e->info.pod(), &scratch) == uid;
 }
 
 SchedulingQueue::EntryPtr SchedulingQueue::FindLocked(std::string_view uid) const {

@@ -75,6 +75,26 @@ class SchedulingQueueTest : public ::testing::Test {
   SchedulingQueue queue_;
 };
 
+// Pods without a UID (manifests, tests) are told apart by namespace/name.
+TEST_F(SchedulingQueueTest, PodsWithoutUidAreKeyedByNamespaceAndName) {
+  auto without_uid = [](const std::string& ns, int priority) {
+    Pod pod = *MakePod().Name("web").Namespace(ns).Priority(priority).Obj();
+    pod.metadata.uid.clear();
+    return PodInfo::Create(std::make_shared<const Pod>(std::move(pod)));
+  };
+  queue_.Add(without_uid("a", 1));
+  queue_.Add(without_uid("b", 2));
+  queue_.Add(without_uid("a", 3));  // already queued: ignored
+  EXPECT_EQ(queue_.counts().active, 2u);
+  queue_.Update(without_uid("a", 9));  // now ahead of b's
+  queue_.Delete(*without_uid("b", 2)->pod);
+  auto head = queue_.Pop(false);
+  ASSERT_TRUE(head.has_value());
+  EXPECT_EQ(head->pod().metadata.namespace_, "a");
+  EXPECT_EQ(head->pod().Priority(), 9);
+  EXPECT_FALSE(queue_.Pop(false).has_value());
+}
+
 TEST_F(SchedulingQueueTest, PopsByLessThenInsertionOrder) {
   queue_.Add(MakePod().Name("low").Priority(1).Info());
   queue_.Add(MakePod().Name("high-a").Priority(5).Info());
