@@ -7,6 +7,7 @@
 #include <random>
 #include <thread>
 
+#include "api/json_text.h"
 #include "client/micro_time.h"
 
 namespace berth::client {
@@ -233,13 +234,18 @@ Ptr<PriorityClass> ApiClusterClient::GetPriorityClass(std::string_view name) con
 }
 
 VoidResult ApiClusterClient::Bind(const Pod& pod, std::string_view node_name) {
-  Json binding = {{"apiVersion", "v1"},
-                  {"kind", "Binding"},
-                  {"metadata",
-                   {{"name", pod.metadata.name},
-                    {"namespace", pod.metadata.namespace_},
-                    {"uid", pod.metadata.uid}}},
-                  {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node_name}}}};
+  // Written without a document: a binding is sent for every pod.
+  std::string binding;
+  binding.reserve(200);
+  binding.append(R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":)");
+  AppendJsonString(pod.metadata.name, &binding);
+  binding.append(R"(,"namespace":)");
+  AppendJsonString(pod.metadata.namespace_, &binding);
+  binding.append(R"(,"uid":)");
+  AppendJsonString(pod.metadata.uid, &binding);
+  binding.append(R"(},"target":{"apiVersion":"v1","kind":"Node","name":)");
+  AppendJsonString(node_name, &binding);
+  binding.append("}}");
   // A POST whose answer was lost (a cut connection, a timeout) may have bound the pod, and a
   // repeated one (here, or the HTTP client's resend on a fresh connection) is then refused
   // with 409. The server binds only an unbound pod, so sending the binding again is safe; a 409
@@ -249,7 +255,7 @@ VoidResult ApiClusterClient::Bind(const Pod& pod, std::string_view node_name) {
   auto wait = std::chrono::milliseconds(100);
   const auto give_up = std::chrono::steady_clock::now() + kUnknownOutcomeBudget;
   for (;;) {
-    auto r = rest_->Send("POST", path, binding);
+    auto r = rest_->SendEncoded("POST", path, binding);
     if (r.ok()) return {};
     if (r.error().code == ErrorCode::kConflict) {
       // The read that settles it can be cut as well: it is retried within the same budget, or
@@ -408,50 +414,118 @@ void ApiClusterClient::RecordPodEvent(const Pod& pod, std::string_view type,
                                       std::string_view reason, std::string_view action,
                                       std::string message, std::string_view controller) {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::string name = fmt::format("{}.{:x}", pod.metadata.name, rng() & 0xffffffffffffULL);
-  std::string now = MicroTimeNow();
   if (message.size() > 1024) message.resize(1024);
-  Json ev = {{"metadata", {{"name", name}, {"namespace", pod.metadata.namespace_}}},
-             {"type", type},
-             {"reason", reason},
-             {"action", action},
-             {"reportingController", controller},
-             {"reportingInstance", std::string(controller) + "-berth"},
-             {"eventTime", now},
-             {"note", message},
-             {"regarding",
-              {{"kind", "Pod"},
-               {"namespace", pod.metadata.namespace_},
-               {"name", pod.metadata.name},
-               {"uid", pod.metadata.uid},
-               {"apiVersion", "v1"},
-               {"resourceVersion", pod.metadata.resource_version}}}};
+  PendingEvent ev{fmt::format("{}.{:x}", pod.metadata.name, rng() & 0xffffffffffffULL),
+                  pod.metadata.namespace_,
+                  std::string(type),
+                  std::string(reason),
+                  std::string(action),
+                  std::string(controller),
+                  MicroTimeNow(),
+                  std::move(message),
+                  pod.metadata.name,
+                  pod.metadata.uid,
+                  pod.metadata.resource_version};
   {
     std::lock_guard lock(events_mu_);
     if (events_.size() > 10000) return;  // the API server is not keeping up: drop, as client-go
-    events_.emplace_back(pod.metadata.namespace_, std::move(ev));
+    events_.push_back(std::move(ev));
   }
   events_cv_.notify_one();
 }
 
+namespace {
+
+// "regarding" / "involvedObject": the pod the event is about.
+void AppendPodReference(const std::string& ns, const std::string& name, const std::string& uid,
+                        const std::string& resource_version, std::string* out) {
+  out->append(R"({"apiVersion":"v1","kind":"Pod","name":)");
+  AppendJsonString(name, out);
+  out->append(R"(,"namespace":)");
+  AppendJsonString(ns, out);
+  out->append(R"(,"resourceVersion":)");
+  AppendJsonString(resource_version, out);
+  out->append(R"(,"uid":)");
+  AppendJsonString(uid, out);
+  out->push_back('}');
+}
+
+void AppendMember(std::string_view key, std::string_view value, std::string* out) {
+  out->push_back(',');
+  AppendJsonString(key, out);
+  out->push_back(':');
+  AppendJsonString(value, out);
+}
+
+}  // namespace
+
+std::string ApiClusterClient::EventsV1Body(const PendingEvent& ev) {
+  std::string out;
+  out.reserve(512 + ev.note.size());
+  out.append(R"({"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":)");
+  AppendJsonString(ev.name, &out);
+  out.append(R"(,"namespace":)");
+  AppendJsonString(ev.namespace_, &out);
+  out.push_back('}');
+  AppendMember("action", ev.action, &out);
+  AppendMember("eventTime", ev.event_time, &out);
+  AppendMember("note", ev.note, &out);
+  AppendMember("reason", ev.reason, &out);
+  out.append(R"(,"regarding":)");
+  AppendPodReference(ev.namespace_, ev.pod_name, ev.pod_uid, ev.pod_resource_version, &out);
+  AppendMember("reportingController", ev.controller, &out);
+  AppendMember("reportingInstance", ev.controller + "-berth", &out);
+  AppendMember("type", ev.type, &out);
+  out.push_back('}');
+  return out;
+}
+
+std::string ApiClusterClient::CoreV1EventBody(const PendingEvent& ev) {
+  // core/v1 timestamps have whole seconds only.
+  const std::string seconds = ev.event_time.substr(0, 19) + "Z";
+  std::string out;
+  out.reserve(640 + ev.note.size());
+  out.append(R"({"apiVersion":"v1","kind":"Event","metadata":{"name":)");
+  AppendJsonString(ev.name, &out);
+  out.append(R"(,"namespace":)");
+  AppendJsonString(ev.namespace_, &out);
+  out.push_back('}');
+  AppendMember("action", ev.action, &out);
+  out.append(R"(,"count":1)");
+  AppendMember("eventTime", ev.event_time, &out);
+  AppendMember("firstTimestamp", seconds, &out);
+  out.append(R"(,"involvedObject":)");
+  AppendPodReference(ev.namespace_, ev.pod_name, ev.pod_uid, ev.pod_resource_version, &out);
+  AppendMember("lastTimestamp", seconds, &out);
+  AppendMember("message", ev.note, &out);
+  AppendMember("reason", ev.reason, &out);
+  AppendMember("reportingComponent", ev.controller, &out);
+  AppendMember("reportingInstance", ev.controller + "-berth", &out);
+  out.append(R"(,"source":{"component":)");
+  AppendJsonString(ev.controller, &out);
+  out.push_back('}');
+  AppendMember("type", ev.type, &out);
+  out.push_back('}');
+  return out;
+}
+
 void ApiClusterClient::EventLoop() {
   for (;;) {
-    std::pair<std::string, Json> item;
+    PendingEvent ev;
     {
       std::unique_lock lock(events_mu_);
       events_cv_.wait(lock, [&] { return stopping_ || !events_.empty(); });
       if (events_.empty()) return;
-      item = std::move(events_.front());
+      ev = std::move(events_.front());
       events_.pop_front();
     }
-    Json& ev = item.second;
     // An event's name is chosen here, so a resend after a lost answer cannot duplicate it (the
     // server answers AlreadyExists): one that may not have arrived is sent again.
-    auto post = [&](const std::string& path, const Json& body) -> VoidResult {
+    auto post = [&](const std::string& path, const std::string& body) -> VoidResult {
       auto wait = std::chrono::milliseconds(100);
       const auto give_up = std::chrono::steady_clock::now() + kUnknownOutcomeBudget;
       for (;;) {
-        auto r = rest_->Send("POST", path, body);
+        auto r = rest_->SendEncoded("POST", path, body);
         if (r.ok() || r.error().code == ErrorCode::kAlreadyExists) return {};
         if (!OutcomeUnknown(r.error()) || std::chrono::steady_clock::now() > give_up ||
             stop_retrying_)
@@ -460,10 +534,8 @@ void ApiClusterClient::EventLoop() {
       }
     };
     if (events_api_ != 2) {
-      Json body = ev;
-      body["apiVersion"] = "events.k8s.io/v1";
-      body["kind"] = "Event";
-      auto r = post(fmt::format("/apis/events.k8s.io/v1/namespaces/{}/events", item.first), body);
+      auto r = post(fmt::format("/apis/events.k8s.io/v1/namespaces/{}/events", ev.namespace_),
+                    EventsV1Body(ev));
       if (r.ok()) {
         events_api_ = 1;
         continue;
@@ -475,22 +547,7 @@ void ApiClusterClient::EventLoop() {
       events_api_ = 2;
     }
     // core/v1 Event, for API servers without events.k8s.io.
-    Json core = {{"apiVersion", "v1"},
-                 {"kind", "Event"},
-                 {"metadata", ev["metadata"]},
-                 {"involvedObject", ev["regarding"]},
-                 {"reason", ev["reason"]},
-                 {"message", ev["note"]},
-                 {"type", ev["type"]},
-                 {"action", ev["action"]},
-                 {"source", {{"component", ev["reportingController"]}}},
-                 {"reportingComponent", ev["reportingController"]},
-                 {"reportingInstance", ev["reportingInstance"]},
-                 {"firstTimestamp", ev["eventTime"].get<std::string>().substr(0, 19) + "Z"},
-                 {"lastTimestamp", ev["eventTime"].get<std::string>().substr(0, 19) + "Z"},
-                 {"eventTime", ev["eventTime"]},
-                 {"count", 1}};
-    auto r = post(fmt::format("/api/v1/namespaces/{}/events", item.first), core);
+    auto r = post(fmt::format("/api/v1/namespaces/{}/events", ev.namespace_), CoreV1EventBody(ev));
     if (!r.ok() && log_) log_("writing event: " + r.error().message);
   }
 }

@@ -106,6 +106,9 @@ class ApiClusterClient final : public ClusterClient {
   template <class T>
   std::vector<Ptr<T>> ListInNamespace(Kind k, std::string_view ns) const;
   void EventLoop();
+  struct PendingEvent;
+  static std::string EventsV1Body(const PendingEvent& ev);
+  static std::string CoreV1EventBody(const PendingEvent& ev);
   VoidResult DeleteVictim(const Pod& pod);
   void QueueStatusPatch(const Pod& pod, std::string_view what, nlohmann::json patch,
                         std::string content_type, std::string_view subresource = "/status");
@@ -119,7 +122,12 @@ class ApiClusterClient final : public ClusterClient {
 
   std::mutex events_mu_;
   std::condition_variable events_cv_;
-  std::deque<std::pair<std::string, nlohmann::json>> events_;  // namespace, body
+  // An event about a pod, waiting for a writer; its body is written when it is sent.
+  struct PendingEvent {
+    std::string name, namespace_, type, reason, action, controller, event_time, note;
+    std::string pod_name, pod_uid, pod_resource_version;
+  };
+  std::deque<PendingEvent> events_;
   bool stopping_ = false;
   std::atomic<bool> stop_retrying_{false};  // shutting down: events are tried once more only
   std::atomic<int> events_api_{0};          // 0 unknown, 1 events.k8s.io, 2 core/v1

@@ -361,6 +361,79 @@ TEST(InformerTest, GoneRelistsAndDeliversTheDifference) {
   }
 }
 
+// Lines that are not watch events (a proxy's error page, an object where an event belongs, an
+// event whose object is not a map, a Status with a code of the wrong type) are logged and the
+// watch is opened again: nothing is applied, nothing crashes, and real events still arrive.
+TEST(InformerTest, MalformedWatchLinesAreLoggedAndTheWatchReopened) {
+  std::atomic<int> watches{0};
+  std::vector<std::shared_ptr<net::StreamSink>> open;
+  std::mutex open_mu;
+  const std::vector<std::string> bad = {
+      "<html>502 Bad Gateway</html>",
+      R"({"kind":"NodeList","items":[]})",
+      R"({"type":"ADDED","object":"n1"})",
+      R"({"type":"ERROR","object":{"code":"410"}})",
+  };
+  auto server = net::HttpServer::Start({}, [&](net::HttpRequest& req) {
+    net::HttpResponse r;
+    if (req.Query("watch")) {
+      const int n = watches++;
+      r.stream = [&, n](std::shared_ptr<net::StreamSink> sink) {
+        if (n < static_cast<int>(bad.size())) {
+          sink->Write(bad[n] + "\n");
+          sink->Close();
+          return;
+        }
+        sink->Write(R"({"type":"ADDED","object":{"kind":"Node","apiVersion":"v1",)"
+                    R"("metadata":{"name":"good","resourceVersion":"7"}}})"
+                    "\n");
+        std::lock_guard lock(open_mu);
+        open.push_back(sink);
+      };
+      return r;
+    }
+    r.body = R"({"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"5"},)"
+             R"("items":[]})";
+    return r;
+  });
+  ASSERT_TRUE(server.ok());
+  auto rest =
+      RestFor("http://127.0.0.1:" + std::to_string((*server)->port()), "", RestOptions{.qps = 0});
+  std::mutex mu;
+  std::vector<std::string> added, logged;
+  InformerOptions options{"/api/v1/nodes", "Node"};
+  options.log = [&](const std::string& line) {
+    std::lock_guard lock(mu);
+    logged.push_back(line);
+  };
+  Informer inf(rest.get(), options,
+               {[&](const Object& o) {
+                  std::lock_guard lock(mu);
+                  added.push_back(std::get<std::shared_ptr<const Node>>(o)->metadata.name);
+                },
+                {},
+                {}});
+  inf.Start();
+  for (int i = 0; i < 500; ++i) {
+    {
+      std::lock_guard lock(mu);
+      if (!added.empty()) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  inf.Stop();
+  std::lock_guard lock(mu);
+  EXPECT_EQ(added, std::vector<std::string>{"good"});
+  int not_events = 0;
+  for (const auto& l : logged) not_events += l.find("not a watch event") != std::string::npos;
+  EXPECT_EQ(not_events, 3);   // the ERROR line ends the watch without being applied
+  EXPECT_EQ(inf.lists(), 1);  // a Status code that is not the number 410 is no relist
+  {
+    std::lock_guard l2(open_mu);
+    for (auto& s : open) s->Close();
+  }
+}
+
 // ---------------------------------------------------------------- binding
 
 // A binding answered 409 is settled by reading the pod; when that read fails too (the
@@ -397,6 +470,88 @@ TEST(ApiClusterClientTest, BindConflictSettledThroughAFailingRead) {
   auto elsewhere = client.Bind(pod, "n2");
   ASSERT_FALSE(elsewhere.ok());
   EXPECT_EQ(elsewhere.error().code, ErrorCode::kConflict);
+}
+
+// Bindings and events are written without a document tree: what arrives must still be the
+// JSON the API expects, with text escaped, in events.k8s.io/v1 or, when the server does not
+// serve that group, core/v1.
+TEST(ApiClusterClientTest, BindingAndEventBodiesForBothEventApis) {
+  for (bool events_api : {true, false}) {
+    std::mutex mu;
+    std::map<std::string, std::vector<Json>> posted;  // path -> bodies
+    auto server = net::HttpServer::Start({}, [&](net::HttpRequest& req) {
+      net::HttpResponse r;
+      if (req.method != "POST") {  // informers: empty lists, short watches
+        r.body = R"({"kind":"List","metadata":{"resourceVersion":"1"},"items":[]})";
+        return r;
+      }
+      if (!events_api && req.path.rfind("/apis/events.k8s.io/", 0) == 0) {
+        r.status = 404;
+        r.body = R"({"kind":"Status","reason":"NotFound","message":"not found"})";
+        return r;
+      }
+      std::lock_guard lock(mu);
+      posted[req.path].push_back(Json::parse(req.body));
+      r.status = 201;
+      r.body = "{}";
+      return r;
+    });
+    ASSERT_TRUE(server.ok());
+    RestOptions ro{.qps = 0};
+    ApiClusterClient client(
+        RestFor("http://127.0.0.1:" + std::to_string((*server)->port()), "", ro));
+    berth::Pod pod;
+    pod.metadata.name = "web-1";
+    pod.metadata.namespace_ = "team-a";
+    pod.metadata.uid = "u-1";
+    pod.metadata.resource_version = "42";
+    ASSERT_TRUE(client.Bind(pod, "node-7").ok());
+    client.Start();
+    const std::string message = "0/3 nodes are available: \"quoted\"\n\ttab \\ back";
+    client.RecordPodEvent(pod, "Warning", "FailedScheduling", "Scheduling", message,
+                          "default-scheduler");
+    client.Stop();
+
+    std::lock_guard lock(mu);
+    const auto& bindings = posted["/api/v1/namespaces/team-a/pods/web-1/binding"];
+    ASSERT_EQ(bindings.size(), 1u);
+    EXPECT_EQ(bindings[0], Json::parse(R"({"apiVersion":"v1","kind":"Binding",
+        "metadata":{"name":"web-1","namespace":"team-a","uid":"u-1"},
+        "target":{"apiVersion":"v1","kind":"Node","name":"node-7"}})"));
+    const Json pod_ref = {{"apiVersion", "v1"},    {"kind", "Pod"},           {"name", "web-1"},
+                          {"namespace", "team-a"}, {"resourceVersion", "42"}, {"uid", "u-1"}};
+    if (events_api) {
+      const auto& events = posted["/apis/events.k8s.io/v1/namespaces/team-a/events"];
+      ASSERT_EQ(events.size(), 1u);
+      const Json& ev = events[0];
+      EXPECT_EQ(ev["apiVersion"], "events.k8s.io/v1");
+      EXPECT_EQ(ev["kind"], "Event");
+      EXPECT_EQ(ev["metadata"]["namespace"], "team-a");
+      EXPECT_EQ(ev["metadata"]["name"].get<std::string>().rfind("web-1.", 0), 0u);
+      EXPECT_EQ(ev["note"], message);
+      EXPECT_EQ(ev["reason"], "FailedScheduling");
+      EXPECT_EQ(ev["type"], "Warning");
+      EXPECT_EQ(ev["action"], "Scheduling");
+      EXPECT_EQ(ev["reportingController"], "default-scheduler");
+      EXPECT_EQ(ev["reportingInstance"], "default-scheduler-berth");
+      EXPECT_EQ(ev["regarding"], pod_ref);
+      EXPECT_EQ(ev["eventTime"].get<std::string>().size(), 27u);  // 2026-11-27T10:00:00.000000Z
+    } else {
+      const auto& events = posted["/api/v1/namespaces/team-a/events"];
+      ASSERT_EQ(events.size(), 1u);
+      const Json& ev = events[0];
+      EXPECT_EQ(ev["apiVersion"], "v1");
+      EXPECT_EQ(ev["message"], message);
+      EXPECT_EQ(ev["involvedObject"], pod_ref);
+      EXPECT_EQ(ev["source"]["component"], "default-scheduler");
+      EXPECT_EQ(ev["count"], 1);
+      const std::string first = ev["firstTimestamp"];
+      EXPECT_EQ(first.size(), 20u);
+      EXPECT_EQ(first.back(), 'Z');
+      EXPECT_EQ(first, ev["lastTimestamp"]);
+      EXPECT_EQ(ev["eventTime"].get<std::string>().substr(0, 19), first.substr(0, 19));
+    }
+  }
 }
 
 // A repeated binding (the answer to the first was lost) is answered 409 by the server and

@@ -27,10 +27,29 @@ void Informer::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+namespace {
+
+// A string member of `obj`, "" when `obj` is not an object or the member is not a string (a
+// malformed object from a server is logged by its decoder, never a crash).
+std::string StringMember(const Json& obj, std::string_view key) {
+  if (!obj.is_object()) return "";
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+const Json& Metadata(const Json& obj) {
+  static const Json kNone;
+  if (!obj.is_object()) return kNone;
+  auto it = obj.find("metadata");
+  return it != obj.end() ? *it : kNone;
+}
+
+}  // namespace
+
 std::string Informer::KeyOf(const Json& obj) {
-  const Json& m = obj["metadata"];
-  std::string ns = m.value("namespace", "");
-  std::string name = m.value("name", "");
+  const Json& m = Metadata(obj);
+  std::string ns = StringMember(m, "namespace");
+  std::string name = StringMember(m, "name");
   return ns.empty() ? name : ns + "/" + name;
 }
 
@@ -98,7 +117,12 @@ bool Informer::ListAndReplace() {
       return false;
     }
     // kube-apiserver leaves kind and apiVersion off a list's items; the decoder needs them.
-    const std::string list_api_version = (*page).value("apiVersion", "");
+    if (!page->is_object() || !(*page)["items"].is_array()) {
+      if (options_.log)
+        options_.log(fmt::format("listing {}: the answer is not a list", options_.kind));
+      return false;
+    }
+    const std::string list_api_version = StringMember(*page, "apiVersion");
     for (auto& item : (*page)["items"]) {
       if (!item.is_object()) continue;
       if (!item.contains("kind")) item["kind"] = options_.kind;
@@ -106,14 +130,14 @@ bool Informer::ListAndReplace() {
         item["apiVersion"] = list_api_version;
       if (options_.trim_metadata) Trim(item);
       std::string key = KeyOf(item);
-      std::string item_rv = item["metadata"].value("resourceVersion", "");
+      std::string item_rv = StringMember(Metadata(item), "resourceVersion");
       fresh.emplace(std::move(key), std::make_pair(std::move(item), std::move(item_rv)));
     }
-    cont = (*page)["metadata"].value("continue", "");
+    cont = StringMember(Metadata(*page), "continue");
     // The watch resumes from the first page's revision: kube-apiserver serves every page at
     // that revision, but a server that serves later pages at its current state (Berth's own)
     // would otherwise hide what was created meanwhile before the continue point.
-    if (rv.empty()) rv = (*page)["metadata"].value("resourceVersion", "");
+    if (rv.empty()) rv = StringMember(Metadata(*page), "resourceVersion");
   } while (!cont.empty() && !stop_);
   // Deliver the difference against what we had (a relist after 410 must not lose deletions
   // or repeat unchanged objects).
@@ -168,7 +192,7 @@ bool Informer::ListAndReplace() {
 void Informer::Apply(const std::string& type, Json obj) {
   if (options_.trim_metadata) Trim(obj);
   std::string key = KeyOf(obj);
-  std::string rv = obj["metadata"].value("resourceVersion", "");
+  std::string rv = StringMember(Metadata(obj), "resourceVersion");
   if (type == "DELETED") {
     std::optional<Object> old;
     {
@@ -224,16 +248,30 @@ bool Informer::WatchOnce() {
       [&](std::string_view line) {
         if (line.empty()) return true;
         auto ev = Json::parse(line, nullptr, false);
-        if (!ev.is_object()) return true;
-        std::string type = ev.value("type", "");
-        ++watch_events_;
+        std::string type = StringMember(ev, "type");
         if (type == "ERROR") {
-          if (ev["object"].value("code", 0) == 410) gone = true;
+          ++watch_events_;
+          const Json& status = ev["object"];
+          if (status.is_object()) {
+            auto code = status.find("code");
+            if (code != status.end() && code->is_number_integer() && *code == 410) gone = true;
+          }
           return false;
         }
-        Json& obj = ev["object"];
-        std::string rv =
-            obj.contains("metadata") ? obj["metadata"].value("resourceVersion", "") : "";
+        auto object = ev.is_object() ? ev.find("object") : ev.end();
+        if ((type != "ADDED" && type != "MODIFIED" && type != "DELETED" && type != "BOOKMARK") ||
+            object == ev.end() || !object->is_object()) {
+          // Not a watch event (a server or proxy answering with something else): reported,
+          // and the stream is opened again rather than trusted further.
+          if (options_.log) {
+            options_.log(
+                fmt::format("watch of {}: not a watch event: {:.200}", options_.kind, line));
+          }
+          return false;
+        }
+        ++watch_events_;
+        Json& obj = *object;
+        std::string rv = StringMember(Metadata(obj), "resourceVersion");
         if (type == "BOOKMARK") {
           if (!rv.empty()) last_rv_ = rv;
           return !stop_;

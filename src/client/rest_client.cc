@@ -95,7 +95,12 @@ Result<nlohmann::json> RestClient::Call(std::string_view method, std::string_vie
 
 VoidResult RestClient::Send(std::string_view method, std::string_view path,
                             const nlohmann::json& body, std::string_view content_type) {
-  auto res = Exchange(method, path, body.dump(), content_type, false);
+  return SendEncoded(method, path, body.dump(), content_type);
+}
+
+VoidResult RestClient::SendEncoded(std::string_view method, std::string_view path,
+                                   const std::string& body, std::string_view content_type) {
+  auto res = Exchange(method, path, body, content_type, false);
   if (!res.ok()) return res.error();
   return {};
 }

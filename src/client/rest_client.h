@@ -41,6 +41,9 @@ class RestClient {
   // is success and its body is not parsed. Errors and retries as for the calls above.
   VoidResult Send(std::string_view method, std::string_view path, const nlohmann::json& body,
                   std::string_view content_type = "application/json");
+  // The same with the body already encoded (bodies written without a document, json_text.h).
+  VoidResult SendEncoded(std::string_view method, std::string_view path, const std::string& body,
+                         std::string_view content_type = "application/json");
 
   // A watch stream (see HttpClient::Stream); each line is one event.
   Result<int> Watch(std::string_view path, const std::function<bool(std::string_view)>& on_line,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "api/json_text.h"
 #include "api/read_file.h"
 #include "berth/extender/v1.h"
 #include "extender/wire_internal.h"
@@ -138,7 +139,7 @@ std::string HttpExtender::BuildArgsBody(const Pod& pod, std::span<const NodeInfo
     body += ",\"Nodes\":null,\"NodeNames\":[";
     for (size_t i = 0; i < nodes.size(); ++i) {
       if (i) body += ',';
-      v1::AppendJsonString(nodes[i]->name(), &body);
+      AppendJsonString(nodes[i]->name(), &body);
     }
     body += "]}";
   } else {

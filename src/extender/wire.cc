@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "api/codec.h"
+#include "api/json_text.h"
 #include "api/text.h"
 #include "berth/extender/v1.h"
 #include "extender/json_scan.h"
@@ -354,57 +355,20 @@ bool IsPlain(std::string_view s) {
   });
 }
 
-// Appends `s` as a JSON string literal.
-void AppendQuoted(std::string_view s, std::string* out) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  // Names rarely need escapes: a short plain string goes in with one append of its quoted form.
-  if (IsPlain(s)) {
-    char quoted[128];
-    if (s.size() + 2 <= sizeof(quoted)) {
-      quoted[0] = '"';
-      std::memcpy(quoted + 1, s.data(), s.size());
-      quoted[s.size() + 1] = '"';
-      out->append(quoted, s.size() + 2);
-      return;
-    }
-    out->push_back('"');
-    out->append(s);
-    out->push_back('"');
-    return;
-  }
-  out->push_back('"');
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out->push_back('\\');
-      out->push_back(c);
-    } else if (u < 0x20) {
-      out->append("\\u00");
-      out->push_back(kHex[u >> 4]);
-      out->push_back(kHex[u & 15]);
-    } else {
-      out->push_back(c);
-    }
-  }
-  out->push_back('"');
-}
-
 void AppendFailed(const FailedNodesMap& m, std::string* out) {
   out->push_back('{');
   bool first = true;
   for (const auto& [node, reason] : m) {
     if (!first) out->push_back(',');
     first = false;
-    AppendQuoted(node, out);
+    AppendJsonString(node, out);
     out->push_back(':');
-    AppendQuoted(reason, out);
+    AppendJsonString(reason, out);
   }
   out->push_back('}');
 }
 
 }  // namespace
-
-void AppendJsonString(std::string_view s, std::string* out) { AppendQuoted(s, out); }
 
 Result<FilterAnswer> DecodeFilterAnswer(std::string_view text) {
   FilterAnswer answer;
@@ -458,7 +422,7 @@ void AppendFilterResultAfterNodes(const ExtenderFilterResult& r, std::string* ou
     out->push_back('[');
     for (size_t i = 0; i < r.node_names->size(); ++i) {
       if (i) out->push_back(',');
-      AppendQuoted((*r.node_names)[i], out);
+      AppendJsonString((*r.node_names)[i], out);
     }
     out->push_back(']');
   } else {
@@ -469,7 +433,7 @@ void AppendFilterResultAfterNodes(const ExtenderFilterResult& r, std::string* ou
   *out += ",\"FailedAndUnresolvableNodes\":";
   AppendFailed(r.failed_and_unresolvable_nodes, out);
   *out += ",\"Error\":";
-  AppendQuoted(r.error, out);
+  AppendJsonString(r.error, out);
   out->push_back('}');
 }
 
@@ -543,7 +507,7 @@ std::string Encode(const HostPriorityList& list) {
       continue;
     }
     out += "{\"Host\":";
-    AppendQuoted(host, &out);
+    AppendJsonString(host, &out);
     out += ",\"Score\":";
     out += std::to_string(list[i].score);
     out.push_back('}');

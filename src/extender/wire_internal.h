@@ -36,7 +36,4 @@ std::string EncodeFilterResultEchoingNodes(const ExtenderFilterResult& result,
                                            const std::vector<NodePtr>& sent,
                                            const std::vector<std::string_view>& sent_texts);
 
-// Appends `s` as a JSON string literal.
-void AppendJsonString(std::string_view s, std::string* out);
-
 }  // namespace berth::extender::v1

@@ -26,39 +26,21 @@ namespace {
 
 constexpr int kMaxIdle = 64;  // pooled keep-alive connections
 
-// One keep-alive connection with its own I/O context, used by one thread at a time. TLS
-// operations and streams are started asynchronously and the context is run until they
-// complete, which gives every read and write a deadline; Do() on a plain connection uses
-// DeadlineSocket instead.
-struct Connection {
-  asio::io_context io;
-  std::optional<beast::tcp_stream> plain;
-  std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
-  beast::flat_buffer buffer;
-
-  // Reads are sized by the buffer's free capacity; large answers arrive in few reads.
-  Connection() { buffer.reserve(64 << 10); }
-
-  beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
-
-  template <class Op>
-  boost::system::error_code Run(Op&& op) {
-    boost::system::error_code result = asio::error::would_block;
-    op([&](boost::system::error_code ec, auto&&...) { result = ec; });
-    io.restart();
-    io.run();
-    return result;
-  }
-};
-
-// A plain connection's socket for synchronous HTTP on the calling thread: the socket is
-// non-blocking and every wait is a poll() bounded by the request's deadline. A request then
-// costs the system calls it needs (write, poll, read) instead of a turn of the connection's
-// event loop per step with a deadline timer armed and disarmed around each.
+// A connection's socket for synchronous I/O on the calling thread, under TLS or not: the
+// socket is non-blocking and every wait is a poll() bounded by the current deadline. A request
+// then costs the system calls it needs (write, poll, read) instead of turns of an event loop
+// with a deadline timer armed and disarmed around each step. A stream is cancelled from
+// another thread by shutting its socket down, which ends the poll.
 class DeadlineSocket {
  public:
-  DeadlineSocket(tcp::socket& socket, std::chrono::steady_clock::time_point deadline)
-      : socket_(socket), deadline_(deadline) {}
+  using lowest_layer_type = tcp::socket;
+  using executor_type = tcp::socket::executor_type;
+
+  explicit DeadlineSocket(tcp::socket socket) : socket_(std::move(socket)) {}
+
+  void set_deadline(std::chrono::steady_clock::time_point deadline) { deadline_ = deadline; }
+  tcp::socket& lowest_layer() { return socket_; }
+  executor_type get_executor() { return socket_.get_executor(); }
 
   template <class Buffers>
   size_t write_some(const Buffers& buffers, boost::system::error_code& ec) {
@@ -121,9 +103,31 @@ class DeadlineSocket {
     }
   }
 
-  tcp::socket& socket_;
-  const std::chrono::steady_clock::time_point deadline_;
+  tcp::socket socket_;
+  std::chrono::steady_clock::time_point deadline_;
   bool awaiting_answer_ = false;
+};
+
+// One keep-alive connection, used by one thread at a time; all its I/O is synchronous on that
+// thread (DeadlineSocket), under TLS or not. Its I/O context only hosts the socket and runs
+// for the connect.
+struct Connection {
+  asio::io_context io;
+  std::optional<DeadlineSocket> plain;
+  std::optional<ssl::stream<DeadlineSocket>> tls;
+  beast::flat_buffer buffer;
+
+  // Reads are sized by the buffer's free capacity; large answers arrive in few reads.
+  Connection() { buffer.reserve(64 << 10); }
+
+  DeadlineSocket& socket() { return tls ? tls->next_layer() : *plain; }
+  void set_deadline(std::chrono::steady_clock::time_point deadline) {
+    socket().set_deadline(deadline);
+  }
+  void Shutdown() {
+    boost::system::error_code ignored;
+    socket().lowest_layer().shutdown(tcp::socket::shutdown_both, ignored);
+  }
 };
 
 }  // namespace
@@ -140,14 +144,9 @@ StreamHandle::~StreamHandle() = default;
 void StreamHandle::Cancel() {
   std::lock_guard lock(state_->mu);
   state_->cancelled = true;
-  if (state_->conn) {
-    Connection* c = state_->conn;
-    asio::post(c->io, [c] {
-      boost::system::error_code ignored;
-      c->lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
-      c->lowest().cancel();
-    });
-  }
+  // The stream's thread is in poll() or about to be: a shut-down socket ends it at once. The
+  // connection stays alive while registered here (Stream() unregisters it under this lock).
+  if (state_->conn) state_->conn->Shutdown();
 }
 
 bool StreamHandle::cancelled() const {
@@ -172,31 +171,34 @@ struct HttpClient::Impl {
       return Error{fmt::format("{}: cannot resolve {}: {}", options.server, host, ec.message()),
                    ErrorCode::kUnavailable};
     }
-    c->plain.emplace(c->io);
-    if (use_tls) {
-      c->tls.emplace(std::move(*c->plain), *tls);
-      c->plain.reset();
-    }
-    c->lowest().expires_after(timeout);
-    ec = c->Run([&](auto h) { c->lowest().async_connect(endpoints, h); });
+    beast::tcp_stream connecting(c->io);
+    connecting.expires_after(timeout);
+    ec = asio::error::would_block;
+    connecting.async_connect(endpoints,
+                             [&](boost::system::error_code e, const tcp::endpoint&) { ec = e; });
+    c->io.run();
     if (ec) {
       return Error{fmt::format("{}: cannot connect: {}", options.server, ec.message()),
                    ec == beast::error::timeout ? ErrorCode::kTimeout : ErrorCode::kUnavailable};
     }
-    c->lowest().socket().set_option(tcp::no_delay(true), ec);
-    // Do() reads and writes a plain connection synchronously (DeadlineSocket).
-    if (!use_tls) c->plain->socket().non_blocking(true, ec);
-    if (use_tls) {
-      const std::string& name = options.server_name.empty() ? host : options.server_name;
-      SSL_set_tlsext_host_name(c->tls->native_handle(), name.c_str());
-      if (!options.insecure_skip_verify) {
-        c->tls->set_verify_callback(ssl::host_name_verification(name));
-      }
-      ec = c->Run([&](auto h) { c->tls->async_handshake(ssl::stream_base::client, h); });
-      if (ec) {
-        return Error{fmt::format("{}: TLS handshake failed: {}", options.server, ec.message()),
-                     ErrorCode::kUnavailable};
-      }
+    tcp::socket socket = connecting.release_socket();
+    socket.set_option(tcp::no_delay(true), ec);
+    socket.non_blocking(true, ec);
+    if (!use_tls) {
+      c->plain.emplace(std::move(socket));
+      return c;
+    }
+    c->tls.emplace(std::move(socket), *tls);
+    c->set_deadline(std::chrono::steady_clock::now() + timeout);
+    const std::string& name = options.server_name.empty() ? host : options.server_name;
+    SSL_set_tlsext_host_name(c->tls->native_handle(), name.c_str());
+    if (!options.insecure_skip_verify) {
+      c->tls->set_verify_callback(ssl::host_name_verification(name));
+    }
+    c->tls->handshake(ssl::stream_base::client, ec);
+    if (ec) {
+      return Error{fmt::format("{}: TLS handshake failed: {}", options.server, ec.message()),
+                   ErrorCode::kUnavailable};
     }
     return c;
   }
@@ -339,15 +341,12 @@ Result<ClientResponse> HttpClient::Do(std::string_view method, std::string_view 
     http::response_parser<http::string_body> parser;
     parser.body_limit(1ULL << 32);
     boost::system::error_code ec;
-    if (c.plain) {
-      DeadlineSocket socket(c.plain->socket(), std::chrono::steady_clock::now() + timeout);
-      http::write(socket, req, ec);
-      if (!ec) http::read(socket, c.buffer, parser, ec);
-    } else {
-      c.lowest().expires_after(timeout);
-      ec = c.Run([&](auto h) { http::async_write(*c.tls, req, h); });
-      if (!ec) ec = c.Run([&](auto h) { http::async_read(*c.tls, c.buffer, parser, h); });
-    }
+    c.set_deadline(std::chrono::steady_clock::now() + timeout);
+    impl_->WithStream(c, [&](auto& stream) {
+      http::write(stream, req, ec);
+      if (!ec) http::read(stream, c.buffer, parser, ec);
+      return ec;
+    });
     if (ec) {
       if (reused && ec != beast::error::timeout) continue;
       return Error{fmt::format("{} {}{}: {}", method, impl_->options.server, target, ec.message()),
@@ -385,7 +384,7 @@ Result<int> HttpClient::Stream(std::string_view target, std::string_view accept,
     }
   } detach{handle};
   auto req = impl_->MakeRequest("GET", target, {}, {}, accept);
-  c.lowest().expires_after(impl_->options.timeout);
+  c.set_deadline(std::chrono::steady_clock::now() + impl_->options.timeout);
   http::response_parser<http::buffer_body> parser;
   parser.body_limit(boost::none);
   std::string pending;
@@ -393,16 +392,19 @@ Result<int> HttpClient::Stream(std::string_view target, std::string_view accept,
   char buf[64 * 1024];
   int status = 0;
   auto ec = impl_->WithStream(c, [&](auto& stream) -> boost::system::error_code {
-    auto wec = c.Run([&](auto h) { http::async_write(stream, req, h); });
+    boost::system::error_code wec;
+    http::write(stream, req, wec);
     if (wec) return wec;
-    auto hec = c.Run([&](auto h) { http::async_read_header(stream, c.buffer, parser, h); });
+    boost::system::error_code hec;
+    http::read_header(stream, c.buffer, parser, hec);
     if (hec) return hec;
     status = parser.get().result_int();
     while (!parser.is_done() && !stop) {
       parser.get().body().data = buf;
       parser.get().body().size = sizeof(buf);
-      c.lowest().expires_after(idle_timeout);
-      auto rec = c.Run([&](auto h) { http::async_read_some(stream, c.buffer, parser, h); });
+      c.set_deadline(std::chrono::steady_clock::now() + idle_timeout);
+      boost::system::error_code rec;
+      http::read_some(stream, c.buffer, parser, rec);
       if (rec && rec != http::error::need_buffer) return rec;
       size_t n = sizeof(buf) - parser.get().body().size;
       pending.append(buf, n);

@@ -6,9 +6,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "net/http_server.h"
+#include "net/tls_certs.h"
 
 namespace berth::net {
 namespace {
@@ -111,6 +114,113 @@ TEST(HttpClientTest, SilentServerTimesOut) {
   ASSERT_FALSE(res.ok());
   EXPECT_EQ(res.error().code, ErrorCode::kTimeout);
   EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(600));
+}
+
+// TLS connections are read and written synchronously on the calling thread as plain ones are
+// (no event loop turns): large bodies both ways, the deadline, and reuse after a timeout.
+struct TlsServer {
+  std::unique_ptr<HttpServer> server;
+  std::string ca_pem;
+};
+
+TlsServer StartTls(HttpHandler handler) {
+  auto cert = GenerateSelfSigned("berth-test", {"127.0.0.1"});
+  EXPECT_TRUE(cert.ok());
+  HttpServerOptions options;
+  options.tls = TlsServerConfig{cert->cert_pem, cert->key_pem};
+  auto server = HttpServer::Start(options, std::move(handler));
+  EXPECT_TRUE(server.ok());
+  return {std::move(server).value(), cert->cert_pem};
+}
+
+std::unique_ptr<HttpClient> TlsClientOf(const TlsServer& tls, milliseconds timeout,
+                                        const std::string& ca_pem) {
+  HttpClientOptions options;
+  options.server = fmt::format("https://127.0.0.1:{}", tls.server->port());
+  options.ca_pem = ca_pem;
+  options.timeout = timeout;
+  auto client = HttpClient::Create(options);
+  EXPECT_TRUE(client.ok());
+  return std::move(client).value();
+}
+
+TEST(HttpClientTest, TlsLargeBodiesDeadlinesAndReuse) {
+  auto tls = StartTls([](HttpRequest& r) {
+    if (r.body == "slow") std::this_thread::sleep_for(milliseconds(800));
+    HttpResponse resp;
+    resp.body = r.body + r.body;
+    return resp;
+  });
+  auto client = TlsClientOf(tls, milliseconds(300), tls.ca_pem);
+  std::string body;
+  for (int i = 0; body.size() < (3 << 20); ++i) body += fmt::format("{},", i);
+  for (int round = 0; round < 2; ++round) {
+    auto res = client->Do("POST", "/echo", body, "application/json", "application/json",
+                          milliseconds(5000));
+    ASSERT_TRUE(res.ok()) << res.error().message;
+    ASSERT_EQ(res->body.size(), 2 * body.size());
+    EXPECT_EQ(res->body, body + body);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto slow = client->Do("POST", "/echo", "slow");
+  ASSERT_FALSE(slow.ok());
+  EXPECT_EQ(slow.error().code, ErrorCode::kTimeout) << slow.error().message;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(700));
+  auto after = client->Do("POST", "/echo", "ab");
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  EXPECT_EQ(after->body, "abab");
+}
+
+TEST(HttpClientTest, TlsHandshakeWithTheWrongCaNamesTheServer) {
+  auto tls = StartTls([](HttpRequest&) { return HttpResponse{}; });
+  auto other = GenerateSelfSigned("someone-else", {"127.0.0.1"});
+  ASSERT_TRUE(other.ok());
+  auto client = TlsClientOf(tls, milliseconds(2000), other->cert_pem);
+  auto res = client->Do("GET", "/");
+  ASSERT_FALSE(res.ok());
+  EXPECT_THAT(res.error().message, HasSubstr("TLS handshake failed"));
+  EXPECT_THAT(res.error().message, HasSubstr(fmt::format("127.0.0.1:{}", tls.server->port())));
+}
+
+// A watch over TLS delivers its lines as they come, and Cancel() from another thread ends it
+// at once although the server keeps the stream open.
+TEST(HttpClientTest, TlsStreamDeliversLinesAndIsCancelledFromAnotherThread) {
+  std::shared_ptr<StreamSink> kept;
+  std::mutex mu;
+  auto tls = StartTls([&](HttpRequest&) {
+    HttpResponse resp;
+    resp.stream = [&](std::shared_ptr<StreamSink> sink) {
+      for (int i = 0; i < 3; ++i) sink->Write(fmt::format("line {}\n", i));
+      std::lock_guard lock(mu);
+      kept = sink;  // left open
+    };
+    return resp;
+  });
+  auto client = TlsClientOf(tls, milliseconds(2000), tls.ca_pem);
+  StreamHandle handle;
+  std::vector<std::string> lines;
+  std::atomic<bool> got_three{false};
+  std::thread watcher([&] {
+    auto status = client->Stream(
+        "/watch", "application/json",
+        [&](std::string_view line) {
+          lines.emplace_back(line);
+          if (lines.size() == 3) got_three = true;
+          return true;
+        },
+        &handle, milliseconds(30000));
+    EXPECT_TRUE(status.ok());
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!got_three && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(milliseconds(5));
+  ASSERT_TRUE(got_three.load());
+  const auto cancelled_at = std::chrono::steady_clock::now();
+  handle.Cancel();
+  watcher.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, milliseconds(1000));
+  EXPECT_EQ(lines, (std::vector<std::string>{"line 0", "line 1", "line 2"}));
+  EXPECT_TRUE(handle.cancelled());
 }
 
 }  // namespace
