@@ -34,6 +34,7 @@
 
 #include "apiserver/server.h"
 #include "net/http_client.h"
+#include "runtime/allocator_settings.h"
 
 namespace {
 
@@ -255,6 +256,9 @@ int RunLoad(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef BERTH_WITH_MIMALLOC
+  berth::ReturnFreedMemoryPromptly();  // the server's allocator, as in `berth up`
+#endif
   for (int i = 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--server") return RunLoad(argc, argv);
   }

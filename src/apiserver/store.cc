@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -162,6 +163,11 @@ struct Store::Impl {
   std::condition_variable checkpoint_cv;
   bool checkpoint_wanted = false;
   bool stopping = false;
+  // The WAL size (pages) at which the next checkpoint starts: the threshold past what the last
+  // checkpoint left. A passive checkpoint leaves the WAL's size as it was (it is reused only
+  // from a restart), so a fixed threshold would start one after every commit once crossed.
+  std::atomic<int> next_checkpoint_pages{0};
+  std::atomic<int64_t> checkpoints_run{0};
 
   ~Impl() {
     if (checkpointer.joinable()) {
@@ -240,13 +246,17 @@ struct Store::Impl {
       history_ns.pop_front();
     }
     if (db) {
+      bool wake = false;
       {
         std::lock_guard lock(persist_mu);
         pending.push_back({r.StorageName() + "/" + key, so.rv,
                            type == WatchEventType::kDeleted ? nullptr : so.text});
+        // The commit thread waits only while nothing is pending (CommitLoop): a later write
+        // joins the next group without a wake-up.
+        wake = pending.size() == 1;
       }
       // No system call when the commit thread is busy committing (it is not waiting).
-      commit_cv.notify_one();
+      if (wake) commit_cv.notify_one();
     }
   }
 
@@ -364,7 +374,13 @@ struct Store::Impl {
   // (SQLite's default autocheckpoint one unless options say otherwise), wakes the checkpointer.
   static int OnWalCommit(void* arg, sqlite3*, const char*, int pages) {
     auto* impl = static_cast<Impl*>(arg);
-    if (pages >= impl->options.checkpoint_pages) {
+    int next = impl->next_checkpoint_pages.load(std::memory_order_relaxed);
+    // A WAL smaller than the mark was restarted: count from its start again.
+    if (pages + impl->options.checkpoint_pages < next) {
+      next = impl->options.checkpoint_pages;
+      impl->next_checkpoint_pages.store(next, std::memory_order_relaxed);
+    }
+    if (pages >= next) {
       {
         std::lock_guard lock(impl->checkpoint_mu);
         impl->checkpoint_wanted = true;
@@ -388,8 +404,11 @@ struct Store::Impl {
       // threshold anyway, RESTART copies the frames written meanwhile and makes the next
       // writer start over, holding writers back for that and two syncs.
       int wal_pages = 0;
+      ++checkpoints_run;
       sqlite3_wal_checkpoint_v2(checkpoint_db, nullptr, SQLITE_CHECKPOINT_PASSIVE, &wal_pages,
                                 nullptr);
+      next_checkpoint_pages.store(std::max(wal_pages, 0) + options.checkpoint_pages,
+                                  std::memory_order_relaxed);
       if (wal_pages >= 4 * options.checkpoint_pages) {
         // Writers would win SQLite's busy-handler race for the write lock every time: the
         // group commit is held back instead (writes keep queueing meanwhile).
@@ -400,6 +419,7 @@ struct Store::Impl {
         }
         sqlite3_wal_checkpoint_v2(checkpoint_db, nullptr, SQLITE_CHECKPOINT_RESTART, nullptr,
                                   nullptr);
+        next_checkpoint_pages.store(options.checkpoint_pages, std::memory_order_relaxed);
         {
           std::lock_guard lock(persist_mu);
           restarting_wal = false;
@@ -468,6 +488,7 @@ struct Store::Impl {
     // A writer waits while a checkpoint finishes (see CheckpointLoop) instead of failing.
     sqlite3_busy_timeout(db, 10000);
     // Replaces SQLite's automatic checkpoint, which would run inside a writer's commit.
+    next_checkpoint_pages = options.checkpoint_pages;
     sqlite3_wal_hook(db, &Impl::OnWalCommit, this);
     if (sqlite3_open_v2(options.path.c_str(), &checkpoint_db, SQLITE_OPEN_READWRITE, nullptr) !=
         SQLITE_OK) {
@@ -530,6 +551,8 @@ int64_t Store::revision() const {
   std::lock_guard lock(impl_->mu);
   return impl_->revision;
 }
+
+int64_t Store::checkpoints() const { return impl_->checkpoints_run.load(); }
 
 Result<StoredObject> Store::Get(const ResourceInfo& r, std::string_view ns, std::string_view name) {
   std::lock_guard lock(impl_->mu);

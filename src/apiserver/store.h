@@ -120,6 +120,8 @@ class Store {
                                                    ObjectFilter filter, WatchCallback callback,
                                                    int64_t* initial_rv = nullptr);
   int64_t revision() const;
+  // WAL checkpoints started so far (for tests and diagnostics).
+  int64_t checkpoints() const;
 
   struct Impl;
 

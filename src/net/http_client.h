@@ -4,8 +4,8 @@
 //
 // Threads: Do() and Stream() may be called from any number of threads at once; each call uses
 // its own pooled connection, and does its I/O on the calling thread (no hand-off to another
-// thread): Do() on plain HTTP with system calls bounded by the timeout, TLS and Stream() with
-// the connection's own event loop. StreamHandle::Cancel() may be called from any thread.
+// thread, no event loop): plain or TLS, the socket is non-blocking and each wait is a poll()
+// bounded by the deadline. StreamHandle::Cancel() may be called from any thread.
 #pragma once
 
 #include <chrono>
