@@ -370,8 +370,8 @@ struct Store::Impl {
     return {ok, max_rv};
   }
 
-  // Called by SQLite after each commit with the WAL's size in pages; past the threshold
-  // (SQLite's default autocheckpoint one unless options say otherwise), wakes the checkpointer.
+  // Called by SQLite after each commit with the WAL's size in pages; once the WAL has grown
+  // `checkpoint_pages` past what the last checkpoint left, wakes the checkpointer.
   static int OnWalCommit(void* arg, sqlite3*, const char*, int pages) {
     auto* impl = static_cast<Impl*>(arg);
     int next = impl->next_checkpoint_pages.load(std::memory_order_relaxed);

@@ -450,6 +450,18 @@ void AppendPodReference(const std::string& ns, const std::string& name, const st
   out->push_back('}');
 }
 
+// `{"apiVersion":...,"kind":"Event","metadata":{...}`: the start of either form of an event.
+void AppendEventHead(std::string_view api_version, const std::string& name, const std::string& ns,
+                     std::string* out) {
+  out->append(R"({"apiVersion":)");
+  AppendJsonString(api_version, out);
+  out->append(R"(,"kind":"Event","metadata":{"name":)");
+  AppendJsonString(name, out);
+  out->append(R"(,"namespace":)");
+  AppendJsonString(ns, out);
+  out->push_back('}');
+}
+
 void AppendMember(std::string_view key, std::string_view value, std::string* out) {
   out->push_back(',');
   AppendJsonString(key, out);
@@ -462,11 +474,7 @@ void AppendMember(std::string_view key, std::string_view value, std::string* out
 std::string ApiClusterClient::EventsV1Body(const PendingEvent& ev) {
   std::string out;
   out.reserve(512 + ev.note.size());
-  out.append(R"({"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":)");
-  AppendJsonString(ev.name, &out);
-  out.append(R"(,"namespace":)");
-  AppendJsonString(ev.namespace_, &out);
-  out.push_back('}');
+  AppendEventHead("events.k8s.io/v1", ev.name, ev.namespace_, &out);
   AppendMember("action", ev.action, &out);
   AppendMember("eventTime", ev.event_time, &out);
   AppendMember("note", ev.note, &out);
@@ -485,11 +493,7 @@ std::string ApiClusterClient::CoreV1EventBody(const PendingEvent& ev) {
   const std::string seconds = ev.event_time.substr(0, 19) + "Z";
   std::string out;
   out.reserve(640 + ev.note.size());
-  out.append(R"({"apiVersion":"v1","kind":"Event","metadata":{"name":)");
-  AppendJsonString(ev.name, &out);
-  out.append(R"(,"namespace":)");
-  AppendJsonString(ev.namespace_, &out);
-  out.push_back('}');
+  AppendEventHead("v1", ev.name, ev.namespace_, &out);
   AppendMember("action", ev.action, &out);
   out.append(R"(,"count":1)");
   AppendMember("eventTime", ev.event_time, &out);

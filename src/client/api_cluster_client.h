@@ -106,7 +106,11 @@ class ApiClusterClient final : public ClusterClient {
   template <class T>
   std::vector<Ptr<T>> ListInNamespace(Kind k, std::string_view ns) const;
   void EventLoop();
-  struct PendingEvent;
+  // An event about a pod, waiting for a writer; its body is written when it is sent.
+  struct PendingEvent {
+    std::string name, namespace_, type, reason, action, controller, event_time, note;
+    std::string pod_name, pod_uid, pod_resource_version;
+  };
   static std::string EventsV1Body(const PendingEvent& ev);
   static std::string CoreV1EventBody(const PendingEvent& ev);
   VoidResult DeleteVictim(const Pod& pod);
@@ -122,11 +126,6 @@ class ApiClusterClient final : public ClusterClient {
 
   std::mutex events_mu_;
   std::condition_variable events_cv_;
-  // An event about a pod, waiting for a writer; its body is written when it is sent.
-  struct PendingEvent {
-    std::string name, namespace_, type, reason, action, controller, event_time, note;
-    std::string pod_name, pod_uid, pod_resource_version;
-  };
   std::deque<PendingEvent> events_;
   bool stopping_ = false;
   std::atomic<bool> stop_retrying_{false};  // shutting down: events are tried once more only
