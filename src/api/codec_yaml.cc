@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "api/codec_internal.h"
+#include "api/json_parse.h"
 #include "berth/api/result.h"
 
 namespace berth::codec {
@@ -452,7 +453,10 @@ Result<std::vector<SourceDocument>> ParseSourceDocuments(std::string_view text,
           std::string(source) + ": nesting deeper than " + std::to_string(kMaxDepth) + " levels",
           ErrorCode::kInvalid};
     }
-    json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+    json doc;
+    if (!ParseJsonFast(text, &doc, kMaxDepth)) {
+      doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+    }
     if (!doc.is_discarded()) {
       std::vector<SourceDocument> out;
       if (!doc.is_null()) out.push_back({std::move(doc), 1});
@@ -521,7 +525,10 @@ Result<std::optional<json>> ParseDocumentSpan(std::string_view text, const Docum
   // point into the file.
   const std::string_view body = text.substr(span.content, span.end - span.content);
   if (JsonNestingDepth(body) <= kMaxDepth) {
-    json doc = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+    json doc;
+    if (!ParseJsonFast(body, &doc, kMaxDepth)) {
+      doc = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+    }
     if (!doc.is_discarded() && doc.is_object()) return std::optional<json>(std::move(doc));
   }
   std::string padded(span.lines_before, '\n');

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "api/json_parse.h"
 #include "apiserver/field_schema.h"
 
 namespace berth::apiserver {
@@ -268,6 +269,8 @@ std::vector<std::string> FindUnknownFields(const FieldSchema& schema, const Json
 
 bool ParseJsonNotingDuplicates(std::string_view text, size_t max_depth, Json* out,
                                std::vector<std::string>* duplicates) {
+  if (ParseJsonFast(text, out, max_depth, duplicates)) return true;
+  // Refused by the fast parser: nlohmann's reads what it read differently, or refuses too.
   std::vector<std::string> found;
   DuplicateNotingSax sax(out, max_depth, duplicates ? &found : nullptr);
   if (!Json::sax_parse(text.begin(), text.end(), &sax)) return false;

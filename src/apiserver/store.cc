@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "api/codec.h"
+#include "api/json_parse.h"
 
 namespace berth::apiserver {
 
@@ -457,7 +458,8 @@ struct Store::Impl {
       std::string key(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
       int64_t rv = sqlite3_column_int64(st, 1);
       const char* data = reinterpret_cast<const char*>(sqlite3_column_text(st, 2));
-      Json obj = Json::parse(data, nullptr, false);
+      Json obj;
+      if (!ParseJsonFast(data, &obj)) obj = Json::parse(data, nullptr, false);
       if (obj.is_discarded()) {
         sqlite3_finalize(st);
         return Error{fmt::format("{}: object {} is not valid JSON", options.path, key),

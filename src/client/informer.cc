@@ -4,6 +4,8 @@
 
 #include <random>
 
+#include "api/json_parse.h"
+
 namespace berth::client {
 
 using Json = nlohmann::json;
@@ -247,7 +249,8 @@ bool Informer::WatchOnce() {
       path,
       [&](std::string_view line) {
         if (line.empty()) return true;
-        auto ev = Json::parse(line, nullptr, false);
+        Json ev;
+        if (!ParseJsonFast(line, &ev)) ev = Json::parse(line, nullptr, false);
         std::string type = StringMember(ev, "type");
         if (type == "ERROR") {
           ++watch_events_;

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <thread>
 
+#include "api/json_parse.h"
+
 namespace berth::client {
 
 Error ErrorFromResponse(int status, std::string_view body, std::string_view what) {
@@ -85,7 +87,8 @@ Result<nlohmann::json> RestClient::Call(std::string_view method, std::string_vie
   auto res = Exchange(method, path, body, content_type, idempotent);
   if (!res.ok()) return res.error();
   if (res->body.empty()) return nlohmann::json::object();
-  auto doc = nlohmann::json::parse(res->body, nullptr, false);
+  nlohmann::json doc;
+  if (!ParseJsonFast(res->body, &doc)) doc = nlohmann::json::parse(res->body, nullptr, false);
   if (doc.is_discarded()) {
     return Error{fmt::format("{} {}{}: the response is not JSON", method, http_->server(), path),
                  ErrorCode::kUnknown};
