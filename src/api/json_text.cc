@@ -1,7 +1,9 @@
 #include "api/json_text.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 namespace berth {
 namespace {
@@ -44,6 +46,10 @@ void AppendJsonString(std::string_view s, std::string* out) {
       out->append("\\t");
     } else if (c == '\r') {
       out->append("\\r");
+    } else if (c == '\b') {
+      out->append("\\b");
+    } else if (c == '\f') {
+      out->append("\\f");
     } else if (u < 0x20) {
       out->append("\\u00");
       out->push_back(kHex[u >> 4]);
@@ -53,6 +59,62 @@ void AppendJsonString(std::string_view s, std::string* out) {
     }
   }
   out->push_back('"');
+}
+
+void AppendJson(const nlohmann::json& value, std::string* out) {
+  using Type = nlohmann::json::value_t;
+  switch (value.type()) {
+    case Type::object: {
+      const auto& members = value.get_ref<const nlohmann::json::object_t&>();
+      out->push_back('{');
+      bool first = true;
+      for (const auto& [key, member] : members) {
+        if (!first) out->push_back(',');
+        first = false;
+        AppendJsonString(key, out);
+        out->push_back(':');
+        AppendJson(member, out);
+      }
+      out->push_back('}');
+      return;
+    }
+    case Type::array: {
+      out->push_back('[');
+      bool first = true;
+      for (const auto& element : value.get_ref<const nlohmann::json::array_t&>()) {
+        if (!first) out->push_back(',');
+        first = false;
+        AppendJson(element, out);
+      }
+      out->push_back(']');
+      return;
+    }
+    case Type::string:
+      AppendJsonString(value.get_ref<const std::string&>(), out);
+      return;
+    case Type::boolean:
+      out->append(value.get<bool>() ? "true" : "false");
+      return;
+    case Type::null:
+      out->append("null");
+      return;
+    case Type::number_integer:
+    case Type::number_unsigned: {
+      char digits[24];
+      auto end = value.is_number_unsigned()
+                     ? std::to_chars(digits, digits + sizeof(digits),
+                                     value.get<nlohmann::json::number_unsigned_t>())
+                     : std::to_chars(digits, digits + sizeof(digits),
+                                     value.get<nlohmann::json::number_integer_t>());
+      out->append(digits, end.ptr);
+      return;
+    }
+    default:
+      // Floating-point numbers (nlohmann's own shortest form), binary and discarded values:
+      // rare in API objects, written by nlohmann.
+      out->append(value.dump());
+      return;
+  }
 }
 
 }  // namespace berth

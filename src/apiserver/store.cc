@@ -18,6 +18,7 @@
 
 #include "api/codec.h"
 #include "api/json_parse.h"
+#include "api/json_text.h"
 
 namespace berth::apiserver {
 
@@ -218,8 +219,10 @@ struct Store::Impl {
     obj["metadata"]["resourceVersion"] = std::to_string(rv);
     StoredObject so;
     so.rv = rv;
-    auto text = std::make_shared<const std::string>(obj.dump());
-    so.text = std::move(text);
+    std::string text;
+    text.reserve(1024);
+    AppendJson(obj, &text);
+    so.text = std::make_shared<const std::string>(std::move(text));
     so.object = std::make_shared<const Json>(std::move(obj));
     return so;
   }
