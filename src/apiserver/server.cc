@@ -459,16 +459,17 @@ Result<Json> Server::Impl::DecodeChecked(const HttpRequest& req, std::string_vie
 // A snapshot of the PriorityClasses, taken before the write enters the store: admission runs
 // inside Store::Mutate, under the store's lock, where reading the store again would deadlock.
 PriorityClassLookup Server::Impl::PriorityClasses() {
-  // Listed when admission asks (pods and priority classes), not for every write.
-  return [this](const std::string& name) -> std::optional<Json> {
-    const ResourceInfo* pcs = FindResource("scheduling.k8s.io", "v1", "priorityclasses");
-    auto all = store->List(*pcs, "", {}, 0, "");
-    if (!all.ok()) return std::nullopt;
-    for (const auto& so : all->items) {
-      const Json& c = *so.object;
-      const bool match =
-          name.empty() ? c.value("globalDefault", false) : c["metadata"].value("name", "") == name;
-      if (match) return c;
+  const ResourceInfo* pcs = FindResource("scheduling.k8s.io", "v1", "priorityclasses");
+  auto all = store->List(*pcs, "", {}, 0, "");
+  std::vector<std::shared_ptr<const Json>> classes;
+  if (all.ok()) {
+    for (const auto& so : all->items) classes.push_back(so.object);
+  }
+  return [classes = std::move(classes)](const std::string& name) -> std::optional<Json> {
+    for (const auto& c : classes) {
+      const bool match = name.empty() ? c->value("globalDefault", false)
+                                      : (*c)["metadata"].value("name", "") == name;
+      if (match) return *c;
     }
     return std::nullopt;
   };
@@ -806,7 +807,11 @@ HttpResponse Server::Impl::CreateObject(HttpRequest& req, const Target& t, Json 
                                ErrorCode::kBadRequest});
   }
   meta.erase("resourceVersion");
-  if (auto ok = Admit(res, obj, true, PriorityClasses()); !ok.ok()) {
+  // Only pods and priority classes consult the classes: other creates skip listing them.
+  const bool reads_classes = (res.group.empty() && res.plural == "pods") ||
+                             (res.group == "scheduling.k8s.io" && res.plural == "priorityclasses");
+  if (auto ok = Admit(res, obj, true, reads_classes ? PriorityClasses() : PriorityClassLookup());
+      !ok.ok()) {
     return ErrorResponse(ok.error(), res.kind, meta.value("name", ""));
   }
   RecordUpdateManagedFields(nullptr, obj, ManagerFor(req, res, ""));
