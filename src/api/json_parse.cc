@@ -110,6 +110,7 @@ class Builder {
 
 bool ParseJsonFast(std::string_view text, Json* out, size_t max_depth,
                    std::vector<std::string>* duplicates) {
+  if (text.size() > kFastJsonMaxBytes) return false;
   // A parser per call: its buffers cost less than a tenth of the parse, and no state is
   // shared between threads.
   simdjson::dom::parser parser;

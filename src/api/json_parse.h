@@ -22,6 +22,11 @@ namespace berth {
 // it is: invalid JSON, nesting deeper than `max_depth`, or what simdjson reads differently
 // (a number beyond 64 bits, a byte-order mark). The caller then parses with nlohmann, which
 // accepts the second kind and words the error for the first.
+//
+// Text longer than kFastJsonMaxBytes is refused too: simdjson's index of a large list (an
+// informer's first LIST, a manifest of 250,000 nodes) would take about twice the text's size
+// beside the document being built, which nlohmann builds in one pass.
+inline constexpr size_t kFastJsonMaxBytes = 1 << 20;
 bool ParseJsonFast(std::string_view text, nlohmann::json* out, size_t max_depth = 512,
                    std::vector<std::string>* duplicates = nullptr);
 

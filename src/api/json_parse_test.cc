@@ -81,6 +81,10 @@ TEST(JsonParseTest, RefusesWhatItCannotTakeAsItIs) {
   EXPECT_FALSE(ParseJsonFast(std::string(513, '[') + std::string(513, ']'), &out, 512));
   EXPECT_FALSE(ParseJsonFast(R"({"a":{"b":{}}})", &out, 2));
   EXPECT_TRUE(ParseJsonFast(R"({"a":{"b":1}})", &out, 2));
+  // Large text is left to nlohmann, which needs no index beside the document.
+  const std::string list = "[\"" + std::string(kFastJsonMaxBytes, 'x') + "\"]";
+  EXPECT_FALSE(ParseJsonFast(list, &out));
+  EXPECT_TRUE(ParseJsonFast("[\"" + std::string(kFastJsonMaxBytes - 4, 'x') + "\"]", &out));
 }
 
 TEST(JsonParseTest, ReadsTextThatEndsAtTheEdgeOfItsBuffer) {
