@@ -51,6 +51,14 @@ VoidResult CreateDemoNodes(apiserver::Store& store, int count) {
 
 }  // namespace
 
+Result<config::SchedulerConfiguration> UpSchedulerConfiguration(const UpOptions& options,
+                                                                const Registry& registry) {
+  if (!options.config_file.empty()) return config::LoadConfigFile(options.config_file, registry);
+  config::SchedulerConfiguration c = config::DefaultConfiguration(registry);
+  c.client_connection.qps = 0;  // the REST client's "no limit"
+  return c;
+}
+
 int RunUp(const UpOptions& options) {
   BlockTerminationSignals();
 
@@ -61,10 +69,7 @@ int RunUp(const UpOptions& options) {
     std::fprintf(stderr, "berth up: %s\n", registry.error().message.c_str());
     return 1;
   }
-  auto config =
-      options.config_file.empty()
-          ? Result<config::SchedulerConfiguration>(config::DefaultConfiguration(*registry))
-          : config::LoadConfigFile(options.config_file, *registry);
+  auto config = UpSchedulerConfiguration(options, *registry);
   if (!config.ok()) {
     std::fprintf(stderr, "berth up: %s\n", config.error().message.c_str());
     return 1;

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "berth/api/result.h"
 #include "berth/framework/registry.h"
+#include "config/types.h"
 
 namespace berth::daemon {
 
@@ -27,6 +29,13 @@ struct UpOptions {
 
 // Runs until SIGINT/SIGTERM; returns the process exit code.
 int RunUp(const UpOptions& options);
+
+// The configuration the embedded scheduler runs with: the --config file as written (its
+// clientConnection with upstream's defaults), or else the defaults without a client-side rate
+// limit. kube-scheduler's 50 requests a second spare an API server many clients share; this
+// one is the scheduler's own, in the same process, and 200 pods would take eight seconds.
+Result<config::SchedulerConfiguration> UpSchedulerConfiguration(const UpOptions& options,
+                                                                const Registry& registry);
 
 // The default data directory.
 std::string DefaultDataDir();
