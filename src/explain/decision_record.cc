@@ -4,6 +4,9 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <set>
+#include <string_view>
+
+#include "api/json_text.h"
 
 namespace berth::explain {
 namespace {
@@ -61,65 +64,118 @@ std::string GoDurationString(Duration d) {
   return neg ? "-" + out : out;
 }
 
+NodeResults NodeResultsJson(const SchedulingAttempt& a, size_t max_nodes) {
+  NodeResults out;
+  // Scored nodes, best first (the chosen one leading, ties in scoring order), within the bound:
+  // only the nodes kept are ordered.
+  const size_t scored = a.scored_nodes.size();
+  size_t total_nodes = scored + a.filter_statuses.size();
+  if (a.scored_nodes.empty() && !a.node.empty()) ++total_nodes;
+  size_t budget = max_nodes;
+  const bool lone_node = a.scored_nodes.empty() && !a.node.empty() && budget > 0;
+  if (lone_node) --budget;  // the only feasible node: not scored
+  std::vector<size_t> order(scored);
+  std::iota(order.begin(), order.end(), 0);
+  const size_t kept = std::min(budget, scored);
+  auto chosen = [&](size_t i) { return a.scored_nodes[i] == a.node; };
+  std::partial_sort(order.begin(), order.begin() + static_cast<long>(kept), order.end(),
+                    [&](size_t x, size_t y) {
+                      if (chosen(x) != chosen(y)) return chosen(x);
+                      if (a.scores.totals[x] != a.scores.totals[y])
+                        return a.scores.totals[x] > a.scores.totals[y];
+                      return x < y;
+                    });
+  order.resize(kept);
+  budget -= kept;
+  std::vector<std::string_view> rejected;
+  rejected.reserve(a.filter_statuses.size());
+  for (const auto& [node, status] : a.filter_statuses) rejected.push_back(node);
+  std::sort(rejected.begin(), rejected.end());
+  if (rejected.size() > budget) rejected.resize(budget);
+  budget -= rejected.size();
+  out.truncated = total_nodes - (max_nodes - budget);
+
+  // Objects are written with their keys in order and a repeated key's last value, as a JSON
+  // document would hold them.
+  using Members = std::vector<std::pair<std::string_view, std::string>>;
+  auto append_object = [](Members members, std::string* text) {
+    std::stable_sort(members.begin(), members.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    text->push_back('{');
+    for (size_t k = 0; k < members.size(); ++k) {
+      if (k + 1 < members.size() && members[k + 1].first == members[k].first) continue;
+      if (text->back() != '{') text->push_back(',');
+      AppendJsonString(members[k].first, text);
+      text->push_back(':');
+      text->append(members[k].second);
+    }
+    text->push_back('}');
+  };
+  auto quoted = [](std::string_view v) {
+    std::string q;
+    AppendJsonString(v, &q);
+    return q;
+  };
+  const std::string passed = quoted("passed");
+  auto all_passed = [&] {
+    Members m;
+    for (const auto& plugin : a.filter_plugins) m.emplace_back(plugin, passed);
+    std::string text;
+    append_object(std::move(m), &text);
+    return text;
+  };
+  Members filter, score, final_score;
+  if (lone_node || !order.empty()) {
+    const std::string every_filter_passed = all_passed();
+    if (lone_node) filter.emplace_back(a.node, every_filter_passed);
+    for (size_t i : order) {
+      const std::string& node = a.scored_nodes[i];
+      filter.emplace_back(node, every_filter_passed);
+      Members s, f;
+      for (size_t pl = 0; pl < a.score_plugins.size() && pl < a.scores.plugin_scores.size(); ++pl) {
+        if (pl < a.scores.plugin_ran.size() && !a.scores.plugin_ran[pl]) continue;
+        const int64_t v = a.scores.plugin_scores[pl][i];
+        s.emplace_back(a.score_plugins[pl], quoted(std::to_string(v)));
+        f.emplace_back(a.score_plugins[pl], quoted(std::to_string(v * a.score_weights[pl])));
+      }
+      for (const auto& [extender, contributions] : a.scores.extender_scores)
+        f.emplace_back(extender, quoted(std::to_string(contributions[i])));
+      std::string s_text, f_text;
+      append_object(std::move(s), &s_text);
+      append_object(std::move(f), &f_text);
+      score.emplace_back(node, std::move(s_text));
+      final_score.emplace_back(node, std::move(f_text));
+    }
+  }
+  // Rejected nodes, in name order: the plugins before the failing one passed.
+  for (std::string_view node : rejected) {
+    const Status& st = a.filter_statuses.find(std::string(node))->second;
+    Members m;
+    for (const auto& plugin : a.filter_plugins) {
+      if (plugin == st.plugin()) break;
+      m.emplace_back(plugin, passed);
+    }
+    const std::string message = quoted(st.Message());
+    m.emplace_back(st.plugin().empty() ? std::string_view("Unknown") : st.plugin(), message);
+    std::string text;
+    append_object(std::move(m), &text);
+    filter.emplace_back(node, std::move(text));
+    out.recorded_rejected.emplace_back(node);
+  }
+  out.filter.clear();
+  out.score.clear();
+  out.final_score.clear();
+  append_object(std::move(filter), &out.filter);
+  append_object(std::move(score), &out.score);
+  append_object(std::move(final_score), &out.final_score);
+  return out;
+}
+
 std::map<std::string, std::string> DecisionAnnotations(const SchedulingAttempt& a,
                                                        size_t max_nodes) {
   const std::string p(kAnnotationPrefix);
   std::map<std::string, std::string> out;
-
-  // Scored nodes, best first (the chosen one leading), within the bound.
-  std::vector<size_t> order(a.scored_nodes.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-    if ((a.scored_nodes[x] == a.node) != (a.scored_nodes[y] == a.node))
-      return a.scored_nodes[x] == a.node;
-    return a.scores.totals[x] > a.scores.totals[y];
-  });
-  size_t total_nodes = a.scored_nodes.size() + a.filter_statuses.size();
-  if (a.scored_nodes.empty() && !a.node.empty()) ++total_nodes;
-  size_t budget = max_nodes;
-
-  json filter = json::object(), score = json::object(), final_score = json::object();
-  auto passed_all = [&](const std::string& node) {
-    json& n = filter[node];
-    n = json::object();
-    for (const auto& plugin : a.filter_plugins) n[plugin] = "passed";
-  };
-  if (a.scored_nodes.empty() && !a.node.empty() && budget > 0) {
-    passed_all(a.node);  // the only feasible node: not scored
-    --budget;
-  }
-  for (size_t k = 0; k < order.size() && budget > 0; ++k, --budget) {
-    const size_t i = order[k];
-    const std::string& node = a.scored_nodes[i];
-    passed_all(node);
-    json s = json::object(), f = json::object();
-    for (size_t pl = 0; pl < a.score_plugins.size() && pl < a.scores.plugin_scores.size(); ++pl) {
-      if (pl < a.scores.plugin_ran.size() && !a.scores.plugin_ran[pl]) continue;
-      const int64_t v = a.scores.plugin_scores[pl][i];
-      s[a.score_plugins[pl]] = std::to_string(v);
-      f[a.score_plugins[pl]] = std::to_string(v * a.score_weights[pl]);
-    }
-    for (const auto& [extender, contributions] : a.scores.extender_scores)
-      f[extender] = std::to_string(contributions[i]);
-    score[node] = std::move(s);
-    final_score[node] = std::move(f);
-  }
-  // Rejected nodes, in name order: the plugins before the failing one passed.
-  std::vector<std::string> rejected;
-  for (const auto& [node, status] : a.filter_statuses) rejected.push_back(node);
-  std::sort(rejected.begin(), rejected.end());
-  std::vector<const std::string*> recorded_rejected;
-  for (size_t k = 0; k < rejected.size() && budget > 0; ++k, --budget) {
-    const Status& st = a.filter_statuses.at(rejected[k]);
-    json n = json::object();
-    for (const auto& plugin : a.filter_plugins) {
-      if (plugin == st.plugin()) break;
-      n[plugin] = "passed";
-    }
-    n[st.plugin().empty() ? "Unknown" : st.plugin()] = st.Message();
-    filter[rejected[k]] = std::move(n);
-    recorded_rejected.push_back(&rejected[k]);
-  }
+  NodeResults nodes = NodeResultsJson(a, max_nodes);
 
   // PreFilter: every plugin that ran; a rejection recorded without them still shows.
   json pre_filter_status = PerPlugin(a.pre_filter_outcomes);
@@ -136,7 +192,7 @@ std::map<std::string, std::string> DecisionAnnotations(const SchedulingAttempt& 
   // PostFilter saw the rejected nodes; the plugin that succeeded nominated one.
   json post_filter = json::object();
   if (!a.post_filter_outcomes.empty()) {
-    for (const std::string* node : recorded_rejected) post_filter[*node] = json::object();
+    for (const std::string& node : nodes.recorded_rejected) post_filter[node] = json::object();
     if (a.nominating && !a.nominating->node_name.empty()) {
       for (const auto& o : a.post_filter_outcomes) {
         if (!o.status.IsSuccess()) continue;
@@ -150,11 +206,11 @@ std::map<std::string, std::string> DecisionAnnotations(const SchedulingAttempt& 
 
   out[p + "prefilter-result-status"] = pre_filter_status.dump();
   out[p + "prefilter-result"] = pre_filter_result.dump();
-  out[p + "filter-result"] = filter.dump();
+  out[p + "filter-result"] = std::move(nodes.filter);
   out[p + "postfilter-result"] = post_filter.dump();
   out[p + "prescore-result"] = PerPlugin(a.pre_score_outcomes).dump();
-  out[p + "score-result"] = score.dump();
-  out[p + "finalscore-result"] = final_score.dump();
+  out[p + "score-result"] = std::move(nodes.score);
+  out[p + "finalscore-result"] = std::move(nodes.final_score);
   out[p + "reserve-result"] = PerPlugin(a.reserve_outcomes).dump();
   out[p + "permit-result"] = PerPlugin(a.permit_outcomes).dump();
   out[p + "permit-result-timeout"] = permit_timeout.dump();
@@ -163,9 +219,7 @@ std::map<std::string, std::string> DecisionAnnotations(const SchedulingAttempt& 
   out[p + "selected-node"] = !a.selected_node.empty()                              ? a.selected_node
                              : a.outcome == SchedulingAttempt::Outcome::kScheduled ? a.node
                                                                                    : std::string();
-  const size_t recorded = max_nodes - budget;
-  if (total_nodes > recorded)
-    out[p + "result-nodes-truncated"] = std::to_string(total_nodes - recorded);
+  if (nodes.truncated > 0) out[p + "result-nodes-truncated"] = std::to_string(nodes.truncated);
   return out;
 }
 

@@ -30,6 +30,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "scheduler/scheduler.h"
 
@@ -43,6 +44,19 @@ inline constexpr size_t kTotalAnnotationSizeLimit = 256 * 1024;
 
 std::map<std::string, std::string> DecisionAnnotations(const SchedulingAttempt& attempt,
                                                        size_t max_nodes = 100);
+
+// The per-node part of a decision record, as JSON text: filter-result, score-result and
+// finalscore-result for at most `max_nodes` nodes (chosen as above), the rejected nodes among
+// them, and how many nodes were left out. Written straight from the attempt: the web view
+// takes it for every attempt `berth up` makes.
+struct NodeResults {
+  std::string filter = "{}";
+  std::string score = "{}";
+  std::string final_score = "{}";
+  std::vector<std::string> recorded_rejected;  // in name order
+  size_t truncated = 0;
+};
+NodeResults NodeResultsJson(const SchedulingAttempt& attempt, size_t max_nodes);
 
 // Adds result-history to `record` (DecisionAnnotations' output) for a pod whose annotations
 // are `current`: the pod's history with the record appended, the oldest entries dropped until

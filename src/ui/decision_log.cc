@@ -37,26 +37,21 @@ std::string DecisionJson(const SchedulingAttempt& a, size_t max_nodes) {
   head["decidedAt"] = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();
-  // The decision records already order and bound the nodes and encode each result as JSON;
-  // their texts are spliced in as they are rather than parsed again on the scheduling thread.
-  const std::string p(explain::kAnnotationPrefix);
-  auto records = explain::DecisionAnnotations(a, max_nodes);
-  auto take = [&](const char* name, const char* fallback) {
-    auto it = records.find(p + name);
-    return it == records.end() ? std::string(fallback) : std::move(it->second);
-  };
+  // The per-node results are written as the decision records write them, straight from the
+  // attempt: this runs for every attempt `berth up` makes.
+  explain::NodeResults nodes = explain::NodeResultsJson(a, max_nodes);
   std::string out = head.dump();
   out.pop_back();  // the closing brace
-  out += ",\"filter\":" + take("filter-result", "{}");
-  out += ",\"score\":" + take("score-result", "{}");
-  out += ",\"finalScore\":" + take("finalscore-result", "{}");
+  out += ",\"filter\":" + nodes.filter;
+  out += ",\"score\":" + nodes.score;
+  out += ",\"finalScore\":" + nodes.final_score;
   // Only a PreFilter rejection is shown (the records list every PreFilter plugin's outcome).
   out += ",\"preFilter\":";
   out += a.pre_filter_rejection
              ? nlohmann::json{{a.pre_filter_rejection->plugin(), a.pre_filter_rejection->Message()}}
                    .dump()
              : std::string("null");
-  out += ",\"truncatedNodes\":" + take("result-nodes-truncated", "0");
+  out += ",\"truncatedNodes\":" + std::to_string(nodes.truncated);
   out += "}";
   return out;
 }
