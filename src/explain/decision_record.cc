@@ -64,16 +64,18 @@ std::string GoDurationString(Duration d) {
   return neg ? "-" + out : out;
 }
 
-NodeResults NodeResultsJson(const SchedulingAttempt& a, size_t max_nodes) {
-  NodeResults out;
+NodeResultValues SelectNodeResults(const SchedulingAttempt& a, size_t max_nodes) {
+  NodeResultValues out;
   // Scored nodes, best first (the chosen one leading, ties in scoring order), within the bound:
   // only the nodes kept are ordered.
   const size_t scored = a.scored_nodes.size();
   size_t total_nodes = scored + a.filter_statuses.size();
   if (a.scored_nodes.empty() && !a.node.empty()) ++total_nodes;
   size_t budget = max_nodes;
-  const bool lone_node = a.scored_nodes.empty() && !a.node.empty() && budget > 0;
-  if (lone_node) --budget;  // the only feasible node: not scored
+  if (a.scored_nodes.empty() && !a.node.empty() && budget > 0) {
+    out.lone_node = a.node;
+    --budget;
+  }
   std::vector<size_t> order(scored);
   std::iota(order.begin(), order.end(), 0);
   const size_t kept = std::min(budget, scored);
@@ -87,14 +89,62 @@ NodeResults NodeResultsJson(const SchedulingAttempt& a, size_t max_nodes) {
                     });
   order.resize(kept);
   budget -= kept;
-  std::vector<std::string_view> rejected;
+  std::vector<const std::string*> rejected;
   rejected.reserve(a.filter_statuses.size());
-  for (const auto& [node, status] : a.filter_statuses) rejected.push_back(node);
-  std::sort(rejected.begin(), rejected.end());
-  if (rejected.size() > budget) rejected.resize(budget);
-  budget -= rejected.size();
+  for (const auto& [node, status] : a.filter_statuses) rejected.push_back(&node);
+  const size_t rejected_kept = std::min(budget, rejected.size());
+  std::partial_sort(rejected.begin(), rejected.begin() + static_cast<long>(rejected_kept),
+                    rejected.end(), [](const auto* x, const auto* y) { return *x < *y; });
+  rejected.resize(rejected_kept);
+  budget -= rejected_kept;
   out.truncated = total_nodes - (max_nodes - budget);
 
+  out.filter_plugins = a.filter_plugins;
+  std::vector<size_t> columns;
+  for (size_t pl = 0; pl < a.score_plugins.size() && pl < a.scores.plugin_scores.size(); ++pl) {
+    if (pl < a.scores.plugin_ran.size() && !a.scores.plugin_ran[pl]) continue;
+    columns.push_back(pl);
+    out.score_plugins.push_back(a.score_plugins[pl]);
+    out.score_weights.push_back(a.score_weights[pl]);
+  }
+  for (const auto& [extender, contributions] : a.scores.extender_scores)
+    out.extenders.push_back(extender);
+  out.scored.reserve(order.size());
+  for (size_t i : order) {
+    NodeResultValues::Scored& row = out.scored.emplace_back();
+    row.node = a.scored_nodes[i];
+    row.scores.reserve(columns.size());
+    for (size_t pl : columns) row.scores.push_back(a.scores.plugin_scores[pl][i]);
+    for (const auto& [extender, contributions] : a.scores.extender_scores)
+      row.contributions.push_back(contributions[i]);
+  }
+  out.rejected.reserve(rejected.size());
+  for (const std::string* node : rejected) {
+    const Status& st = a.filter_statuses.at(*node);
+    NodeResultValues::Rejected& r = out.rejected.emplace_back();
+    r.node = *node;
+    r.plugin = st.plugin().empty() ? "Unknown" : st.plugin();
+    r.message = st.Message();
+    while (r.passed < a.filter_plugins.size() && a.filter_plugins[r.passed] != st.plugin())
+      ++r.passed;
+  }
+  return out;
+}
+
+size_t NodeResultValues::bytes() const {
+  size_t n = sizeof(*this);
+  for (const auto& p : filter_plugins) n += sizeof(p) + p.size();
+  for (const auto& p : score_plugins) n += sizeof(p) + p.size();
+  for (const auto& e : extenders) n += sizeof(e) + e.size();
+  n += score_weights.size() * sizeof(int64_t);
+  for (const Scored& s : scored)
+    n += sizeof(s) + s.node.size() + (s.scores.size() + s.contributions.size()) * sizeof(int64_t);
+  for (const Rejected& r : rejected)
+    n += sizeof(r) + r.node.size() + r.plugin.size() + r.message.size();
+  return n;
+}
+
+NodeResults NodeResultsJson(const NodeResultValues& v) {
   // Objects are written with their keys in order and a repeated key's last value, as a JSON
   // document would hold them.
   using Members = std::vector<std::pair<std::string_view, std::string>>;
@@ -111,60 +161,49 @@ NodeResults NodeResultsJson(const SchedulingAttempt& a, size_t max_nodes) {
     }
     text->push_back('}');
   };
-  auto quoted = [](std::string_view v) {
+  auto quoted = [](std::string_view s) {
     std::string q;
-    AppendJsonString(v, &q);
+    AppendJsonString(s, &q);
     return q;
   };
   const std::string passed = quoted("passed");
-  auto all_passed = [&] {
+  auto passed_before = [&](size_t count) {
     Members m;
-    for (const auto& plugin : a.filter_plugins) m.emplace_back(plugin, passed);
-    std::string text;
-    append_object(std::move(m), &text);
-    return text;
+    for (size_t k = 0; k < count && k < v.filter_plugins.size(); ++k)
+      m.emplace_back(v.filter_plugins[k], passed);
+    return m;
   };
   Members filter, score, final_score;
-  if (lone_node || !order.empty()) {
-    const std::string every_filter_passed = all_passed();
-    if (lone_node) filter.emplace_back(a.node, every_filter_passed);
-    for (size_t i : order) {
-      const std::string& node = a.scored_nodes[i];
-      filter.emplace_back(node, every_filter_passed);
+  if (v.lone_node || !v.scored.empty()) {
+    std::string every_filter_passed;
+    append_object(passed_before(v.filter_plugins.size()), &every_filter_passed);
+    if (v.lone_node) filter.emplace_back(*v.lone_node, every_filter_passed);
+    for (const NodeResultValues::Scored& row : v.scored) {
+      filter.emplace_back(row.node, every_filter_passed);
       Members s, f;
-      for (size_t pl = 0; pl < a.score_plugins.size() && pl < a.scores.plugin_scores.size(); ++pl) {
-        if (pl < a.scores.plugin_ran.size() && !a.scores.plugin_ran[pl]) continue;
-        const int64_t v = a.scores.plugin_scores[pl][i];
-        s.emplace_back(a.score_plugins[pl], quoted(std::to_string(v)));
-        f.emplace_back(a.score_plugins[pl], quoted(std::to_string(v * a.score_weights[pl])));
+      for (size_t c = 0; c < row.scores.size(); ++c) {
+        s.emplace_back(v.score_plugins[c], quoted(std::to_string(row.scores[c])));
+        f.emplace_back(v.score_plugins[c],
+                       quoted(std::to_string(row.scores[c] * v.score_weights[c])));
       }
-      for (const auto& [extender, contributions] : a.scores.extender_scores)
-        f.emplace_back(extender, quoted(std::to_string(contributions[i])));
+      for (size_t e = 0; e < row.contributions.size(); ++e)
+        f.emplace_back(v.extenders[e], quoted(std::to_string(row.contributions[e])));
       std::string s_text, f_text;
       append_object(std::move(s), &s_text);
       append_object(std::move(f), &f_text);
-      score.emplace_back(node, std::move(s_text));
-      final_score.emplace_back(node, std::move(f_text));
+      score.emplace_back(row.node, std::move(s_text));
+      final_score.emplace_back(row.node, std::move(f_text));
     }
   }
-  // Rejected nodes, in name order: the plugins before the failing one passed.
-  for (std::string_view node : rejected) {
-    const Status& st = a.filter_statuses.find(std::string(node))->second;
-    Members m;
-    for (const auto& plugin : a.filter_plugins) {
-      if (plugin == st.plugin()) break;
-      m.emplace_back(plugin, passed);
-    }
-    const std::string message = quoted(st.Message());
-    m.emplace_back(st.plugin().empty() ? std::string_view("Unknown") : st.plugin(), message);
+  // Rejected nodes: the plugins before the failing one passed.
+  for (const NodeResultValues::Rejected& r : v.rejected) {
+    Members m = passed_before(r.passed);
+    m.emplace_back(r.plugin, quoted(r.message));
     std::string text;
     append_object(std::move(m), &text);
-    filter.emplace_back(node, std::move(text));
-    out.recorded_rejected.emplace_back(node);
+    filter.emplace_back(r.node, std::move(text));
   }
-  out.filter.clear();
-  out.score.clear();
-  out.final_score.clear();
+  NodeResults out;
   append_object(std::move(filter), &out.filter);
   append_object(std::move(score), &out.score);
   append_object(std::move(final_score), &out.final_score);
@@ -175,7 +214,8 @@ std::map<std::string, std::string> DecisionAnnotations(const SchedulingAttempt& 
                                                        size_t max_nodes) {
   const std::string p(kAnnotationPrefix);
   std::map<std::string, std::string> out;
-  NodeResults nodes = NodeResultsJson(a, max_nodes);
+  NodeResultValues values = SelectNodeResults(a, max_nodes);
+  NodeResults nodes = NodeResultsJson(values);
 
   // PreFilter: every plugin that ran; a rejection recorded without them still shows.
   json pre_filter_status = PerPlugin(a.pre_filter_outcomes);
@@ -192,7 +232,7 @@ std::map<std::string, std::string> DecisionAnnotations(const SchedulingAttempt& 
   // PostFilter saw the rejected nodes; the plugin that succeeded nominated one.
   json post_filter = json::object();
   if (!a.post_filter_outcomes.empty()) {
-    for (const std::string& node : nodes.recorded_rejected) post_filter[node] = json::object();
+    for (const auto& r : values.rejected) post_filter[r.node] = json::object();
     if (a.nominating && !a.nominating->node_name.empty()) {
       for (const auto& o : a.post_filter_outcomes) {
         if (!o.status.IsSuccess()) continue;
@@ -219,7 +259,7 @@ std::map<std::string, std::string> DecisionAnnotations(const SchedulingAttempt& 
   out[p + "selected-node"] = !a.selected_node.empty()                              ? a.selected_node
                              : a.outcome == SchedulingAttempt::Outcome::kScheduled ? a.node
                                                                                    : std::string();
-  if (nodes.truncated > 0) out[p + "result-nodes-truncated"] = std::to_string(nodes.truncated);
+  if (values.truncated > 0) out[p + "result-nodes-truncated"] = std::to_string(values.truncated);
   return out;
 }
 

@@ -28,7 +28,9 @@
 // Pure functions; any thread.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,18 +47,40 @@ inline constexpr size_t kTotalAnnotationSizeLimit = 256 * 1024;
 std::map<std::string, std::string> DecisionAnnotations(const SchedulingAttempt& attempt,
                                                        size_t max_nodes = 100);
 
-// The per-node part of a decision record, as JSON text: filter-result, score-result and
-// finalscore-result for at most `max_nodes` nodes (chosen as above), the rejected nodes among
-// them, and how many nodes were left out. Written straight from the attempt: the web view
-// takes it for every attempt `berth up` makes.
-struct NodeResults {
-  std::string filter = "{}";
-  std::string score = "{}";
-  std::string final_score = "{}";
-  std::vector<std::string> recorded_rejected;  // in name order
-  size_t truncated = 0;
+// The per-node part of a decision record as values: at most `max_nodes` nodes (chosen as
+// above), copied out of the attempt so that they outlive it. The web view keeps these for
+// every attempt `berth up` makes and writes the JSON only when it is asked for.
+struct NodeResultValues {
+  std::vector<std::string> filter_plugins;
+  std::vector<std::string> score_plugins;  // those that ran, in the profile's order
+  std::vector<int64_t> score_weights;      // aligned with score_plugins
+  std::vector<std::string> extenders;      // with scores, in the attempt's order
+  struct Scored {
+    std::string node;
+    std::vector<int64_t> scores;         // aligned with score_plugins
+    std::vector<int64_t> contributions;  // aligned with extenders
+  };
+  std::optional<std::string> lone_node;  // the only feasible node: passed, not scored
+  std::vector<Scored> scored;            // best first
+  struct Rejected {
+    std::string node;
+    std::string plugin;  // "Unknown" when the status names none
+    std::string message;
+    size_t passed = 0;  // filter plugins before the failing one
+  };
+  std::vector<Rejected> rejected;  // in name order
+  size_t truncated = 0;            // nodes left out
+  size_t bytes() const;            // the memory the values hold, roughly
 };
-NodeResults NodeResultsJson(const SchedulingAttempt& attempt, size_t max_nodes);
+NodeResultValues SelectNodeResults(const SchedulingAttempt& attempt, size_t max_nodes);
+
+// The values as the decision records' JSON: filter-result, score-result, finalscore-result.
+struct NodeResults {
+  std::string filter;
+  std::string score;
+  std::string final_score;
+};
+NodeResults NodeResultsJson(const NodeResultValues& values);
 
 // Adds result-history to `record` (DecisionAnnotations' output) for a pod whose annotations
 // are `current`: the pod's history with the record appended, the oldest entries dropped until
