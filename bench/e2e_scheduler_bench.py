@@ -136,24 +136,32 @@ def load(api_bench, tmp, port, kind, count, clients, prefix="new-", bound_nodes=
     return json.loads(out.strip().splitlines()[-1])
 
 
-def run_embedded(args, tmp, port, up):
-    """`berth up` as users run it: the scheduler in the API server's process, still talking
-    to it over HTTPS. Only the process's CPU as a whole can be told apart."""
-    time.sleep(2)  # the scheduler's informers synced
-    cpu0, _ = proc_stats(up.pid)
+def measure_pods(args, tmp, port, pids):
+    """Creates the measured pods and waits until all are bound. Prints the create and
+    scheduling rates; returns the CPU seconds each of `pids` used meanwhile, their peak RSS,
+    and the load generator's CPU seconds."""
+    before = [proc_stats(pid)[0] for pid in pids]
     load_cpu0 = children_cpu()
     r = load(args.api_bench, tmp, port, "pods", args.pods, args.clients, wait_bound=True)
-    cpu1, rss = proc_stats(up.pid)
-    load_cpu1 = children_cpu()
+    after = [proc_stats(pid) for pid in pids]
+    load_cpu = children_cpu() - load_cpu0
     create_s = r["last_create"] - r["first_create"]
     bound_s = r["last_bound"] - r["first_create"]
     print("create: %d pods in %.2fs = %.0f pods/s (%d clients)" % (
         args.pods, create_s, args.pods / create_s, args.clients))
     print("schedule: first create to last bound %.2fs = %.0f pods/s" % (
         bound_s, args.pods / bound_s))
+    return [a[0] - b for a, b in zip(after, before)], [a[1] for a in after], load_cpu
+
+
+def run_embedded(args, tmp, port, up):
+    """`berth up` as users run it: the scheduler in the API server's process, still talking
+    to it over HTTPS. Only the process's CPU as a whole can be told apart."""
+    time.sleep(2)  # the scheduler's informers synced
+    cpu, rss, load_cpu = measure_pods(args, tmp, port, [up.pid])
     print("berth up (API server and scheduler): %.3f ms CPU per pod, peak RSS %.0f MiB; "
-          "load generator: %.3f ms CPU per pod" % ((cpu1 - cpu0) * 1000 / args.pods, rss,
-                                                  (load_cpu1 - load_cpu0) * 1000 / args.pods))
+          "load generator: %.3f ms CPU per pod" % (cpu[0] * 1000 / args.pods, rss[0],
+                                                  load_cpu * 1000 / args.pods))
 
 
 def run_once(args):
@@ -184,26 +192,13 @@ def run_once(args):
                                   "--kube-api-qps=100000", "--kube-api-burst=100000"],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(2)  # informers synced
-        cpu0, _ = proc_stats(sched.pid)
-        server_cpu0, _ = proc_stats(up.pid)
-        load_cpu0 = children_cpu()
-        r = load(args.api_bench, tmp, port, "pods", args.pods, args.clients, wait_bound=True)
-        cpu1, rss = proc_stats(sched.pid)
-        server_cpu1, _ = proc_stats(up.pid)
-        load_cpu1 = children_cpu()
-        create_s = r["last_create"] - r["first_create"]
-        bound_s = r["last_bound"] - r["first_create"]
-        print("create: %d pods in %.2fs = %.0f pods/s (%d clients)" % (
-            args.pods, create_s, args.pods / create_s, args.clients))
-        print("schedule: first create to last bound %.2fs = %.0f pods/s" % (
-            bound_s, args.pods / bound_s))
+        cpu, rss, load_cpu = measure_pods(args, tmp, port, [sched.pid, up.pid])
         print("scheduler process: %.3f ms CPU per pod, peak RSS %.0f MiB" % (
-            (cpu1 - cpu0) * 1000 / args.pods, rss))
+            cpu[0] * 1000 / args.pods, rss[0]))
         # The three processes share the machine's cores: their sum per pod is what bounds the
         # end-to-end rate.
         print("API server: %.3f ms CPU per pod; load generator: %.3f ms CPU per pod" % (
-            (server_cpu1 - server_cpu0) * 1000 / args.pods,
-            (load_cpu1 - load_cpu0) * 1000 / args.pods))
+            cpu[1] * 1000 / args.pods, load_cpu * 1000 / args.pods))
         c = http.client.HTTPConnection("127.0.0.1", metrics_port)
         c.request("GET", "/metrics")
         text = c.getresponse().read().decode()
