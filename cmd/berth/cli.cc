@@ -167,6 +167,9 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   up->add_option("--config", up_options.config_file, "KubeSchedulerConfiguration file");
   up->add_option("--demo-nodes", up_options.demo_nodes, "Create this many nodes on first start");
   up->add_flag("--no-scheduler", up_options.no_scheduler, "Serve the API only");
+  up->add_option("--event-ttl", up_options.event_ttl,
+                 "Delete events this long after their last write (Go duration; 0s: keep)")
+      ->capture_default_str();
   up->add_flag("--record-decisions", up_options.record_decisions,
                "Annotate pods with per-node filter and score results");
   up->add_option("-v,--v", up_options.verbosity, "Log verbosity of the scheduler");

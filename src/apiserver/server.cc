@@ -19,6 +19,7 @@
 #include "apiserver/base64.h"
 #include "apiserver/bootstrap.h"
 #include "apiserver/discovery.h"
+#include "apiserver/event_expiry.h"
 #include "apiserver/eviction.h"
 #include "apiserver/field_validation.h"
 #include "apiserver/managed_fields.h"
@@ -1297,10 +1298,20 @@ HttpResponse Server::Impl::Bind(HttpRequest& req, const Target& t, const Json& b
 }
 
 void Server::Impl::ReapLoop() {
+  const auto ttl = options.event_ttl;
+  const auto sweep_every = std::min<std::chrono::steady_clock::duration>(
+      std::chrono::minutes(1), std::max<std::chrono::seconds>(ttl, std::chrono::seconds(1)));
+  auto next_sweep = std::chrono::steady_clock::now() + sweep_every;
   std::unique_lock lock(reaper_mu);
   while (!stopping) {
     reaper_cv.wait_for(lock, std::chrono::milliseconds(500));
     auto now = std::chrono::steady_clock::now();
+    if (ttl.count() > 0 && now >= next_sweep && !stopping) {
+      next_sweep = now + sweep_every;
+      lock.unlock();
+      ExpireEvents(*store, NowUnixSeconds() - ttl.count());
+      lock.lock();
+    }
     std::vector<std::shared_ptr<ActiveWatch>> finished;
     {
       std::lock_guard wl(watches_mu);

@@ -13,6 +13,7 @@
 // that timed out or whose clients went away and sends bookmarks.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -45,6 +46,9 @@ struct ServerOptions {
   // more threads than cores only add thread switches.
   int threads = 0;
   size_t watch_window = 200000;  // changes kept for watches to resume from
+  // Events are deleted this long after their last write (kube-apiserver's --event-ttl,
+  // event_expiry.h); checked every minute, or every TTL when shorter. 0: kept.
+  std::chrono::seconds event_ttl{3600};
   // Checked before the API's routes, in order: the first matching prefix wins, so a
   // token-protected "/x/api" must come before a public "/x".
   std::vector<ExtraRoute> extra_routes;

@@ -46,6 +46,7 @@ class ServerHttpTest : public ::testing::Test {
     o.port = 0;
     o.plain_http = true;
     o.threads = 2;
+    o.event_ttl = event_ttl_;
     auto s = Server::Start(o);
     ASSERT_TRUE(s.ok()) << s.error().message;
     server_ = std::move(s).value();
@@ -87,6 +88,7 @@ class ServerHttpTest : public ::testing::Test {
 
   static constexpr const char* kPods = "/api/v1/namespaces/default/pods";
   std::filesystem::path dir_;
+  std::chrono::seconds event_ttl_{3600};  // set before Restart()
   std::unique_ptr<Server> server_;
 };
 

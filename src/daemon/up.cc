@@ -14,6 +14,7 @@
 #include "config/load.h"
 #include "daemon/demo_nodes.h"
 #include "daemon/scheduler_app.h"
+#include "daemon/scheduler_flags.h"
 #include "daemon/signals.h"
 #include "pluginlib/loader.h"
 #include "ui/decision_log.h"
@@ -80,6 +81,15 @@ int RunUp(const UpOptions& options) {
   so.data_dir = options.data_dir.empty() ? DefaultDataDir() : options.data_dir;
   so.bind_address = options.bind_address;
   so.port = static_cast<uint16_t>(options.port);
+  auto event_ttl_ms = ParseGoDurationMs(options.event_ttl, "--event-ttl");
+  if (!event_ttl_ms.ok() || *event_ttl_ms < 0) {
+    std::fprintf(stderr, "berth up: %s\n",
+                 event_ttl_ms.ok() ? "--event-ttl: must not be negative"
+                                   : event_ttl_ms.error().message.c_str());
+    return 1;
+  }
+  // Whole seconds, as the server's clock; a positive TTL under a second is one second.
+  so.event_ttl = std::chrono::seconds((*event_ttl_ms + 999) / 1000);
   so.extra_routes = ui::WebViewRoutes(
       {.config = &*config,
        .registry = &*registry,

@@ -20,6 +20,7 @@ struct UpOptions {
   int port = 6443;
   std::string config_file;  // KubeSchedulerConfiguration for the scheduler
   int demo_nodes = 0;
+  std::string event_ttl = "1h0m0s";  // Go duration; events are deleted this long after a write
   bool no_scheduler = false;
   bool record_decisions = false;
   int verbosity = 0;
