@@ -46,6 +46,20 @@ TEST(JsonTextTest, StringsAreEscapedAsDumpEscapesThem) {
     AppendJsonString(s, &out);
     EXPECT_EQ(out, Json(s).dump()) << "byte " << c;
   }
+  // Long strings are checked eight bytes at a time: each byte at each place of a word, among
+  // bytes that need no escape (UTF-8 of é included), and at the tail.
+  const std::string plain = "abcdefgh\xc3\xa9ijklmnopqrs";
+  for (int c = 0; c < 0x80; ++c) {
+    for (size_t at = 0; at < plain.size(); ++at) {
+      std::string s = plain;
+      s[at] = static_cast<char>(c);
+      if (at > 0 && (static_cast<unsigned char>(plain[at]) & 0xc0) == 0x80) continue;
+      if ((static_cast<unsigned char>(plain[at]) & 0xe0) == 0xc0) continue;  // keep UTF-8 whole
+      std::string out;
+      AppendJsonString(s, &out);
+      EXPECT_EQ(out, Json(s).dump()) << "byte " << c << " at " << at;
+    }
+  }
 }
 
 }  // namespace
