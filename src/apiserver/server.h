@@ -10,7 +10,7 @@
 //
 // Threads: HTTP I/O threads call the handlers (each connection stays on one); a write's reply
 // waits for the store's commit thread without holding its I/O thread; a reaper thread ends watches
-// that timed out or whose clients went away and sends bookmarks.
+// that timed out or whose clients went away, sends bookmarks and deletes expired events.
 #pragma once
 
 #include <chrono>
