@@ -386,6 +386,11 @@ Result<std::unique_ptr<SchedulerApp>> SchedulerApp::Start(SchedulerAppOptions op
   so.metrics = &s.metrics_sink;
   so.log = &s.log;
   so.record_details = o.verbosity >= 10 || o.record_decisions || !o.extra_observers.empty();
+  if (o.verbosity < 10 && o.extra_observer_nodes > 0) {
+    // The decision records' own bound (DecisionAnnotations) when they are written too.
+    so.detail_nodes =
+        o.record_decisions ? std::max<size_t>(o.extra_observer_nodes, 100) : o.extra_observer_nodes;
+  }
   auto sched = Scheduler::Create(so);
   if (!sched.ok()) {
     return Error{fmt::format("{}: {}", o.config_file.empty() ? "configuration" : o.config_file,

@@ -44,6 +44,9 @@ struct SchedulerAppOptions {
   // (`berth up`'s web view keeps decisions this way). Called where AttemptObserver says
   // (scheduling or binding thread); they must outlive the app.
   std::vector<AttemptObserver*> extra_observers;
+  // The scored nodes those observers show per attempt (0: all); the scheduler keeps no more
+  // unless the daemon itself needs them (-v=10 logs every node, --record-decisions 100).
+  size_t extra_observer_nodes = 0;
 };
 
 class SchedulerApp {

@@ -113,6 +113,7 @@ int RunUp(const UpOptions& options) {
     sa.config_file = options.config_file;
     sa.config = *config;
     sa.extra_observers = {&decisions};
+    sa.extra_observer_nodes = ui::DecisionLogOptions{}.max_nodes;
     sa.verbosity = options.verbosity;
     sa.record_decisions = options.record_decisions;
     sa.plugin_libraries = options.plugin_libraries;

@@ -69,7 +69,7 @@ NodeResultValues SelectNodeResults(const SchedulingAttempt& a, size_t max_nodes)
   // Scored nodes, best first (the chosen one leading, ties in scoring order), within the bound:
   // only the nodes kept are ordered.
   const size_t scored = a.scored_nodes.size();
-  size_t total_nodes = scored + a.filter_statuses.size();
+  size_t total_nodes = scored + a.scored_nodes_omitted + a.filter_statuses.size();
   if (a.scored_nodes.empty() && !a.node.empty()) ++total_nodes;
   size_t budget = max_nodes;
   if (a.scored_nodes.empty() && !a.node.empty() && budget > 0) {

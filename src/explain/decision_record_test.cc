@@ -163,6 +163,30 @@ TEST(DecisionRecordTest, PermitWaitAndTimeout) {
             json({{"Gang", "1m30s"}, {"Quota", "0s"}}));
 }
 
+TEST(DecisionRecordTest, NodesTheSchedulerLeftOutCountAsTruncated) {
+  SchedulingAttempt a;
+  a.outcome = SchedulingAttempt::Outcome::kScheduled;
+  a.node = a.selected_node = "b";
+  a.score_plugins = {"Fit"};
+  a.score_weights = {2};
+  a.scored_nodes = {"a", "b"};
+  a.scores.plugin_scores = {{10, 30}};
+  a.scores.plugin_ran = {true};
+  a.scores.totals = {20, 60};
+  a.scored_nodes_omitted = 3;  // kept by the scheduler: the best two of five
+  const std::string p(kAnnotationPrefix);
+  auto ann = DecisionAnnotations(a, 10);
+  EXPECT_EQ(ann.at(p + "result-nodes-truncated"), "3");
+  EXPECT_EQ(json::parse(ann.at(p + "score-result")),
+            json({{"a", {{"Fit", "10"}}}, {"b", {{"Fit", "30"}}}}));
+  EXPECT_EQ(json::parse(ann.at(p + "finalscore-result")),
+            json({{"a", {{"Fit", "20"}}}, {"b", {{"Fit", "60"}}}}));
+  // Bounded again by the record: the selected node first.
+  auto one = DecisionAnnotations(a, 1);
+  EXPECT_EQ(one.at(p + "result-nodes-truncated"), "4");
+  EXPECT_EQ(json::parse(one.at(p + "score-result")), json({{"b", {{"Fit", "30"}}}}));
+}
+
 TEST(DecisionRecordTest, GoDurations) {
   using namespace std::chrono_literals;
   EXPECT_EQ(GoDurationString(Duration(0)), "0s");

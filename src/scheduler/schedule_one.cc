@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <numeric>
 
 #include "framework/guard.h"
 #include "scheduler/equivalence.h"
@@ -489,6 +490,41 @@ void Scheduler::AddOutsideNodeStatuses(SchedulingAttempt* attempt) {
   outside_nodes_.reset();
 }
 
+namespace {
+
+// Keeps the `keep` best rows of `table` (the selected node first, then by total, ties by
+// position), in their original order, so that an observer ordering them again finds the same
+// order as in the whole table.
+void KeepBestRows(ScoreTable* table, const std::string& selected, size_t keep) {
+  const size_t n = table->nodes.size();
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  auto chosen = [&](size_t i) { return table->nodes[i]->name() == selected; };
+  std::partial_sort(order.begin(), order.begin() + static_cast<long>(keep), order.end(),
+                    [&](size_t x, size_t y) {
+                      if (chosen(x) != chosen(y)) return chosen(x);
+                      if (table->totals[x] != table->totals[y])
+                        return table->totals[x] > table->totals[y];
+                      return x < y;
+                    });
+  order.resize(keep);
+  std::sort(order.begin(), order.end());
+  auto pick = [&](auto& column) {
+    std::remove_reference_t<decltype(column)> kept;
+    kept.reserve(keep);
+    for (size_t i : order) kept.push_back(column[i]);
+    column = std::move(kept);
+  };
+  pick(table->nodes);
+  pick(table->totals);
+  for (auto& row : table->plugin_scores)
+    if (row.size() == n) pick(row);
+  for (auto& [extender, contributions] : table->extender_scores)
+    if (contributions.size() == n) pick(contributions);
+}
+
+}  // namespace
+
 std::string Scheduler::SelectHost(const ScoreTable& table) {
   // Reservoir sampling over the best nodes: each tie has equal probability.
   int64_t best = std::numeric_limits<int64_t>::min();
@@ -556,6 +592,10 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
   }
   result->host = SelectHost(table);
   if (record_details_) {
+    if (detail_nodes_ > 0 && table.nodes.size() > detail_nodes_) {
+      attempt->scored_nodes_omitted = table.nodes.size() - detail_nodes_;
+      KeepBestRows(&table, result->host, detail_nodes_);
+    }
     attempt->scored_nodes.reserve(table.nodes.size());
     for (const NodeInfo* ni : table.nodes) attempt->scored_nodes.push_back(ni->name());
   }

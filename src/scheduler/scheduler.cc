@@ -27,6 +27,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
   s->clock_ = options.clock;
   s->inline_binding_ = options.inline_binding;
   s->record_details_ = options.record_details;
+  s->detail_nodes_ = options.detail_nodes;
   s->metrics_ = options.metrics;
   s->log_ = options.log;
   s->random_ = Random(options.seed);

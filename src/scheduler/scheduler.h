@@ -63,6 +63,8 @@ struct SchedulingAttempt {
   ScoreTable scores;  // empty when < 2 feasible nodes
   // Names of scores.nodes (the NodeInfo pointers are only valid during the cycle).
   std::vector<std::string> scored_nodes;
+  // Scored nodes left out of scores and scored_nodes (SchedulerOptions::detail_nodes).
+  size_t scored_nodes_omitted = 0;
   // Where the cycle placed the pod (Reserve ran), whether or not the binding then succeeded.
   std::string selected_node;
   // Each plugin's outcome at the other points, in run order (recorded with record_details;
@@ -99,6 +101,11 @@ struct SchedulerOptions {
   bool inline_binding = true;
   // Record filter statuses and score tables for the observer (explanations).
   bool record_details = true;
+  // With record_details: the scored nodes an attempt keeps, best first (the selected node,
+  // then by total score, ties in scoring order, kept in scoring order); 0: all. For observers
+  // that show only so many (the web view of `berth up`): at 5,000 nodes every attempt would
+  // otherwise copy the names and score rows of 500 nodes.
+  size_t detail_nodes = 0;
   // Scheduler extenders, consulted in this order (src/extender builds them from the config).
   std::vector<std::shared_ptr<Extender>> extenders;
   // Framework, plugin, event and queue metrics; must outlive the scheduler. Null: none are
@@ -234,6 +241,7 @@ class Scheduler final : public ClusterEventHandler {
   SchedulerMetricsSink* metrics_ = nullptr;
   observe::Logger* log_ = nullptr;
   bool record_details_ = true;
+  size_t detail_nodes_ = 0;
   Random random_;
   // Picks the cycles whose plugins are timed; apart from random_ so that attaching metrics does
   // not change tie-breaks (the daemon decides as the simulator does).

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -124,7 +125,7 @@ class Harness {
                    std::function<void(config::SchedulerConfiguration&)> tweak = nullptr,
                    std::vector<PluginRegistration> extra_plugins = {},
                    std::vector<std::shared_ptr<Extender>> extenders = {},
-                   SchedulerMetricsSink* metrics = nullptr)
+                   SchedulerMetricsSink* metrics = nullptr, size_t detail_nodes = 0)
       : registry_(InTreeRegistry()), config_(config::DefaultConfiguration(registry_)) {
     for (auto& r : extra_plugins) EXPECT_TRUE(registry_.Add(std::move(r)).ok());
     if (tweak) tweak(config_);
@@ -136,6 +137,7 @@ class Harness {
     so.seed = seed;
     so.inline_binding = true;
     so.record_details = true;
+    so.detail_nodes = detail_nodes;
     so.extenders = std::move(extenders);
     so.metrics = metrics;
     auto s = Scheduler::Create(so);
@@ -253,6 +255,51 @@ TEST(SchedulerTest, SearchStartRotatesAcrossCycles) {
   expect_range(h.Schedule(Harness::SmallPod("p1")), {{0, 420}});
   expect_range(h.Schedule(Harness::SmallPod("p2")), {{420, 840}});
   expect_range(h.Schedule(Harness::SmallPod("p3")), {{840, 1000}, {0, 260}});
+}
+
+// An attempt that keeps only its best scored nodes keeps them as the whole table has them:
+// the selected node, then the highest totals, in scoring order; the rest are counted.
+TEST(SchedulerTest, DetailNodesKeepTheBestRowsOfTheWholeTable) {
+  Harness whole(7), bounded(7, nullptr, {}, {}, nullptr, /*detail_nodes=*/5);
+  ASSERT_NE(whole.sched_, nullptr);
+  ASSERT_NE(bounded.sched_, nullptr);
+  for (Harness* h : {&whole, &bounded}) {
+    for (int i = 0; i < 60; ++i) {
+      const std::string cpu = std::to_string(2 + i % 7);
+      h->cluster_.AddNode(MakeNode()
+                              .Name(Harness::Name("n", i))
+                              .Capacity({{"cpu", cpu.c_str()}, {"memory", "32Gi"}})
+                              .Obj());
+    }
+  }
+  for (int p = 0; p < 3; ++p) {
+    auto pod = Harness::SmallPod(Harness::Name("p", p));
+    SchedulingAttempt all = whole.Schedule(pod);
+    SchedulingAttempt five = bounded.Schedule(pod);
+    ASSERT_EQ(five.node, all.node);
+    ASSERT_EQ(five.scored_nodes.size(), 5u);
+    EXPECT_EQ(five.scored_nodes_omitted, all.scored_nodes.size() - 5);
+    EXPECT_EQ(all.scored_nodes_omitted, 0u);
+    // The best five of the whole table, by the same order, listed in scoring order.
+    std::vector<size_t> order(all.scored_nodes.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+      const bool cx = all.scored_nodes[x] == all.node, cy = all.scored_nodes[y] == all.node;
+      if (cx != cy) return cx;
+      return all.scores.totals[x] > all.scores.totals[y];
+    });
+    order.resize(5);
+    std::sort(order.begin(), order.end());
+    for (size_t k = 0; k < 5; ++k) {
+      const size_t i = order[k];
+      EXPECT_EQ(five.scored_nodes[k], all.scored_nodes[i]);
+      EXPECT_EQ(five.scores.totals[k], all.scores.totals[i]);
+      for (size_t pl = 0; pl < all.scores.plugin_scores.size(); ++pl) {
+        if (all.scores.plugin_scores[pl].empty()) continue;
+        EXPECT_EQ(five.scores.plugin_scores[pl][k], all.scores.plugin_scores[pl][i]);
+      }
+    }
+  }
 }
 
 // Rejected nodes count as processed too.
