@@ -741,7 +741,7 @@ HttpResponse Server::Impl::Watch(HttpRequest& req, const Target& t) {
     w->sink = sink;
     auto first = std::make_shared<bool>(true);
     WatchCallback cb = [sink, table, include, res, first](const WatchEvent& ev) {
-      if (!table) return sink->Write(ev.line);
+      if (!table) return sink->Write(WatchEventLineParts(ev));
       Json obj =
           ToTable(*res, {ev.object.object.get()}, ev.object.rv, include, NowUnixSeconds(), *first);
       *first = false;

@@ -54,16 +54,24 @@ const char* TypeName(WatchEventType t) {
   return "";
 }
 
-std::shared_ptr<const std::string> EventLine(WatchEventType type, const std::string& text) {
-  std::string line;
-  line.reserve(text.size() + 32);
-  line += R"({"type":")";
-  line += TypeName(type);
-  line += R"(","object":)";
-  line += text;
-  line += "}\n";
-  return std::make_shared<const std::string>(std::move(line));
+}  // namespace
+
+std::array<std::shared_ptr<const std::string>, 3> WatchEventLineParts(const WatchEvent& event) {
+  // Made once, then only read (from any thread).
+  static const auto kPrefixes = [] {
+    std::array<std::shared_ptr<const std::string>, 3> p;
+    for (WatchEventType type :
+         {WatchEventType::kAdded, WatchEventType::kModified, WatchEventType::kDeleted}) {
+      p[static_cast<size_t>(type)] = std::make_shared<const std::string>(
+          std::string(R"({"type":")") + TypeName(type) + R"(","object":)");
+    }
+    return p;
+  }();
+  static const auto kSuffix = std::make_shared<const std::string>("}\n");
+  return {kPrefixes[static_cast<size_t>(event.type)], event.object.text, kSuffix};
 }
+
+namespace {
 
 // A change as a watch with a selector sees it, as kube-apiserver's watch cache reports it: an
 // object that starts matching is ADDED, one that stops matching is DELETED (with its last
@@ -94,7 +102,6 @@ std::optional<WatchEvent> ThroughFilter(const WatchEvent& ev, const ObjectFilter
     seen.object.text = std::make_shared<const std::string>(last.dump());
     seen.object.object = std::make_shared<const Json>(std::move(last));
   }
-  seen.line = EventLine(seen.type, *seen.object.text);
   return seen;
 }
 
@@ -231,7 +238,7 @@ struct Store::Impl {
   void Publish(const ResourceInfo& r, std::string_view ns, const std::string& key,
                WatchEventType type, const StoredObject& so,
                std::shared_ptr<const Json> previous = nullptr) {
-    WatchEvent ev{type, so, EventLine(type, *so.text), std::move(previous)};
+    WatchEvent ev{type, so, std::move(previous)};
     for (Watcher& w : watchers) {
       if (w.dead || w.resource != &r || (!w.ns.empty() && w.ns != ns)) continue;
       if (!w.filter) {
@@ -865,8 +872,7 @@ Result<std::unique_ptr<WatchRegistration>> Store::Watch(const ResourceInfo& r, s
     for (auto it = m.lower_bound(start); it != m.end() && alive; ++it) {
       if (!ns.empty() && it->first.rfind(start, 0) != 0) break;
       if (!matches(it->second)) continue;
-      WatchEvent ev{WatchEventType::kAdded, it->second,
-                    EventLine(WatchEventType::kAdded, *it->second.text)};
+      WatchEvent ev{WatchEventType::kAdded, it->second, nullptr};
       alive = callback(ev);
     }
   } else {

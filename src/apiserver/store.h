@@ -15,6 +15,7 @@
 // WAL checkpoints run on a thread of their own.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -46,12 +47,14 @@ enum class WatchEventType { kAdded, kModified, kDeleted };
 struct WatchEvent {
   WatchEventType type;
   StoredObject object;
-  // `{"type":"ADDED","object":...}\n`, encoded once for every watcher.
-  std::shared_ptr<const std::string> line;
   // For MODIFIED: the object before the change. A watch with a selector needs it to report an
   // object that stops matching (DELETED) or starts matching (ADDED).
   std::shared_ptr<const nlohmann::json> previous;
 };
+
+// The event's line on a watch stream, `{"type":"ADDED","object":<text>}\n`, in three parts:
+// the object's text is shared with the store and every other watcher, not copied per event.
+std::array<std::shared_ptr<const std::string>, 3> WatchEventLineParts(const WatchEvent& event);
 
 using ObjectFilter = std::function<bool(const nlohmann::json&)>;
 // Receives a watch event; returns false to end the watch. Called with the store's lock held:

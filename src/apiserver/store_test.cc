@@ -179,8 +179,14 @@ TEST_F(StoreTest, SelectorWatchesSeeObjectsLeaveAndReturn) {
   std::vector<std::pair<WatchEventType, Json>> seen;
   auto reg = store->Watch(Pods(), "default", created->rv, *selector, [&](const WatchEvent& ev) {
     seen.emplace_back(ev.type, Json::parse(*ev.object.text));
-    EXPECT_EQ(Json::parse(ev.line->substr(0, ev.line->size() - 1))["object"],
-              Json::parse(*ev.object.text));
+    std::string line;
+    for (const auto& part : WatchEventLineParts(ev)) line += *part;
+    EXPECT_EQ(line.back(), '\n');
+    const Json event = Json::parse(line.substr(0, line.size() - 1));
+    EXPECT_EQ(event["object"], Json::parse(*ev.object.text));
+    EXPECT_EQ(event["type"], ev.type == WatchEventType::kAdded      ? "ADDED"
+                             : ev.type == WatchEventType::kModified ? "MODIFIED"
+                                                                    : "DELETED");
     return true;
   });
   ASSERT_TRUE(reg.ok());

@@ -81,11 +81,15 @@ class ChunkSink final : public StreamSink, public std::enable_shared_from_this<C
   }
 
   bool Write(std::shared_ptr<const std::string> chunk) override {
+    return Write(std::span<const std::shared_ptr<const std::string>>(&chunk, 1));
+  }
+
+  bool Write(std::span<const std::shared_ptr<const std::string>> parts) override {
     bool wake;
     {
       std::lock_guard lock(mu_);
       if (closed_) return false;
-      backlog_ += chunk->size();
+      for (const auto& part : parts) backlog_ += part->size();
       if (backlog_ > max_backlog_) {
         // A reader this far behind would stall its producer: drop it, as kube-apiserver does.
         closed_ = true;
@@ -94,7 +98,7 @@ class ChunkSink final : public StreamSink, public std::enable_shared_from_this<C
       } else {
         // A wake-up is already on its way for a non-empty queue: one per batch, not per chunk.
         wake = queue_.empty();
-        queue_.push_back(std::move(chunk));
+        queue_.insert(queue_.end(), parts.begin(), parts.end());
       }
     }
     if (wake) Wake();

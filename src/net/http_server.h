@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -57,6 +58,9 @@ class StreamSink {
   // The same for a chunk shared by many streams (a watch event sent to every watcher): it is
   // queued without a copy.
   virtual bool Write(std::shared_ptr<const std::string> chunk) = 0;
+  // Queues the parts as one chunk (no other write comes between them), each without a copy: a
+  // watch event is a shared object's text between a prefix and a suffix.
+  virtual bool Write(std::span<const std::shared_ptr<const std::string>> parts) = 0;
   // Ends the response after the queued chunks.
   virtual void Close() = 0;
   virtual bool closed() const = 0;
