@@ -117,6 +117,30 @@ struct PendingWrite {
   std::shared_ptr<const std::string> text;  // null: delete
 };
 
+// A change as the watch history keeps it, for watches that resume from a revision. The text
+// is kept; the document trees only while something else holds them (the store, for an object's
+// current version): a superseded version's tree is parsed again from its text if a resumed
+// watch needs it, rather than kept for the whole window.
+struct HistoryEvent {
+  const ResourceInfo* resource;
+  std::string ns;
+  WatchEventType type;
+  int64_t rv;
+  std::shared_ptr<const std::string> text;
+  std::weak_ptr<const Json> object;
+  std::shared_ptr<const std::string> previous_text;  // MODIFIED: the version before
+  std::weak_ptr<const Json> previous;
+};
+
+std::shared_ptr<const Json> TreeOf(const std::weak_ptr<const Json>& tree,
+                                   const std::shared_ptr<const std::string>& text) {
+  if (auto held = tree.lock()) return held;
+  if (!text) return nullptr;
+  Json doc;
+  if (!ParseJsonFast(*text, &doc)) doc = Json::parse(*text, nullptr, false);
+  return std::make_shared<const Json>(std::move(doc));
+}
+
 struct Watcher {
   const ResourceInfo* resource;
   std::string ns;
@@ -133,8 +157,7 @@ struct Store::Impl {
   int64_t revision = 0;
   // storage name -> "ns/name" -> object
   std::unordered_map<std::string, std::map<std::string, StoredObject>> objects;
-  std::deque<std::pair<const ResourceInfo*, WatchEvent>> history;
-  std::deque<std::string> history_ns;
+  std::deque<HistoryEvent> history;
   int64_t window_start = 0;  // watches may resume from revisions >= this
   std::list<Watcher> watchers;
   std::mt19937_64 rng{std::random_device{}()};
@@ -235,10 +258,10 @@ struct Store::Impl {
   }
 
   // Records a change: watchers, history, persistence. Called with `mu` held.
+  // `before`: for MODIFIED, the version it replaces.
   void Publish(const ResourceInfo& r, std::string_view ns, const std::string& key,
-               WatchEventType type, const StoredObject& so,
-               std::shared_ptr<const Json> previous = nullptr) {
-    WatchEvent ev{type, so, std::move(previous)};
+               WatchEventType type, const StoredObject& so, const StoredObject* before = nullptr) {
+    WatchEvent ev{type, so, before ? before->object : nullptr};
     for (Watcher& w : watchers) {
       if (w.dead || w.resource != &r || (!w.ns.empty() && w.ns != ns)) continue;
       if (!w.filter) {
@@ -249,12 +272,12 @@ struct Store::Impl {
       auto seen = ThroughFilter(ev, w.filter);
       if (seen && !w.callback(*seen)) w.dead = true;
     }
-    history.emplace_back(&r, ev);
-    history_ns.emplace_back(ns);
+    history.push_back(HistoryEvent{&r, std::string(ns), type, so.rv, so.text, so.object,
+                                   before ? before->text : nullptr,
+                                   before ? before->object : nullptr});
     while (history.size() > options.event_window) {
-      window_start = history.front().second.object.rv;
+      window_start = history.front().rv;
       history.pop_front();
-      history_ns.pop_front();
     }
     if (db) {
       bool wake = false;
@@ -709,8 +732,8 @@ Result<StoredObject> Store::Mutate(const ResourceInfo& r, std::string_view ns,
     }
     int64_t rv = ++impl_->revision;
     StoredObject result = impl_->Seal(std::move(obj), rv);
-    auto previous = std::exchange(it->second, result).object;
-    impl_->Publish(r, ns, key, WatchEventType::kModified, result, std::move(previous));
+    const StoredObject before = std::exchange(it->second, result);
+    impl_->Publish(r, ns, key, WatchEventType::kModified, result, &before);
     lock.unlock();
     if (durability == Durability::kLater) return result;
     if (auto d = impl_->WaitDurable(rv); !d.ok()) return d.error();
@@ -759,8 +782,8 @@ Result<StoredObject> Store::DeleteObject(const ResourceInfo& r, std::string_view
       obj["metadata"]["deletionGracePeriodSeconds"] = 0;
       rv = ++impl_->revision;
       StoredObject marked = impl_->Seal(std::move(obj), rv);
-      auto previous = std::exchange(it->second, marked).object;
-      impl_->Publish(r, ns, key, WatchEventType::kModified, marked, std::move(previous));
+      const StoredObject before = std::exchange(it->second, marked);
+      impl_->Publish(r, ns, key, WatchEventType::kModified, marked, &before);
       last = marked;
     } else {
       if (dry_run) return it->second;
@@ -882,9 +905,12 @@ Result<std::unique_ptr<WatchRegistration>> Store::Watch(const ResourceInfo& r, s
           ErrorCode::kGone};
     }
     for (size_t i = 0; i < impl_->history.size() && alive; ++i) {
-      const auto& [res, ev] = impl_->history[i];
-      if (ev.object.rv <= *from_rv || res != &r) continue;
-      if (!ns.empty() && impl_->history_ns[i] != ns) continue;
+      const HistoryEvent& h = impl_->history[i];
+      if (h.rv <= *from_rv || h.resource != &r) continue;
+      if (!ns.empty() && h.ns != ns) continue;
+      WatchEvent ev{
+          h.type, StoredObject{h.rv, TreeOf(h.object, h.text), h.text},
+          h.type == WatchEventType::kModified ? TreeOf(h.previous, h.previous_text) : nullptr};
       if (!filter) {
         alive = callback(ev);
         continue;

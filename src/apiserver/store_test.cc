@@ -224,16 +224,21 @@ TEST_F(StoreTest, SelectorWatchesSeeObjectsLeaveAndReturn) {
   EXPECT_EQ(seen[2].second["metadata"]["labels"]["x"], "y");
   reg->reset();
 
-  // Resumed from the first revision: the same story from the history.
+  // Resumed from the first revision: the same story from the history, down to the content.
+  // The superseded versions' documents are no longer held: they are read again from their text.
   std::vector<WatchEventType> replayed;
+  std::vector<Json> replayed_objects;
   auto again = store->Watch(Pods(), "default", created->rv, *selector, [&](const WatchEvent& ev) {
     replayed.push_back(ev.type);
+    replayed_objects.push_back(Json::parse(*ev.object.text));
     return true;
   });
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(replayed,
             (std::vector<WatchEventType>{WatchEventType::kModified, WatchEventType::kDeleted,
                                          WatchEventType::kAdded}));
+  ASSERT_EQ(replayed_objects.size(), seen.size());
+  for (size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(replayed_objects[i], seen[i].second) << i;
   // Deleting a pod the selector does not match reports nothing; one it matches, DELETED.
   set_phase("Succeeded");
   ASSERT_TRUE(store->Delete(Pods(), "default", "p", {}, false).ok());
