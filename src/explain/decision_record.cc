@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
-#include <numeric>
 #include <set>
 #include <string_view>
 
@@ -76,19 +75,11 @@ NodeResultValues SelectNodeResults(const SchedulingAttempt& a, size_t max_nodes)
     out.lone_node = a.node;
     --budget;
   }
-  std::vector<size_t> order(scored);
-  std::iota(order.begin(), order.end(), 0);
-  const size_t kept = std::min(budget, scored);
-  auto chosen = [&](size_t i) { return a.scored_nodes[i] == a.node; };
-  std::partial_sort(order.begin(), order.begin() + static_cast<long>(kept), order.end(),
-                    [&](size_t x, size_t y) {
-                      if (chosen(x) != chosen(y)) return chosen(x);
-                      if (a.scores.totals[x] != a.scores.totals[y])
-                        return a.scores.totals[x] > a.scores.totals[y];
-                      return x < y;
-                    });
-  order.resize(kept);
-  budget -= kept;
+  size_t selected = std::string::npos;
+  for (size_t i = 0; i < scored && selected == std::string::npos; ++i)
+    if (a.scored_nodes[i] == a.node) selected = i;
+  const std::vector<size_t> order = BestScoredRows(a.scores.totals, selected, budget);
+  budget -= order.size();
   std::vector<const std::string*> rejected;
   rejected.reserve(a.filter_statuses.size());
   for (const auto& [node, status] : a.filter_statuses) rejected.push_back(&node);

@@ -497,17 +497,10 @@ namespace {
 // order as in the whole table.
 void KeepBestRows(ScoreTable* table, const std::string& selected, size_t keep) {
   const size_t n = table->nodes.size();
-  std::vector<size_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  auto chosen = [&](size_t i) { return table->nodes[i]->name() == selected; };
-  std::partial_sort(order.begin(), order.begin() + static_cast<long>(keep), order.end(),
-                    [&](size_t x, size_t y) {
-                      if (chosen(x) != chosen(y)) return chosen(x);
-                      if (table->totals[x] != table->totals[y])
-                        return table->totals[x] > table->totals[y];
-                      return x < y;
-                    });
-  order.resize(keep);
+  size_t selected_row = std::string::npos;
+  for (size_t i = 0; i < n && selected_row == std::string::npos; ++i)
+    if (table->nodes[i]->name() == selected) selected_row = i;
+  std::vector<size_t> order = BestScoredRows(table->totals, selected_row, keep);
   std::sort(order.begin(), order.end());
   auto pick = [&](auto& column) {
     std::remove_reference_t<decltype(column)> kept;
@@ -524,6 +517,21 @@ void KeepBestRows(ScoreTable* table, const std::string& selected, size_t keep) {
 }
 
 }  // namespace
+
+std::vector<size_t> BestScoredRows(const std::vector<int64_t>& totals, size_t selected,
+                                   size_t keep) {
+  std::vector<size_t> order(totals.size());
+  std::iota(order.begin(), order.end(), 0);
+  keep = std::min(keep, order.size());
+  std::partial_sort(order.begin(), order.begin() + static_cast<long>(keep), order.end(),
+                    [&](size_t x, size_t y) {
+                      if ((x == selected) != (y == selected)) return x == selected;
+                      if (totals[x] != totals[y]) return totals[x] > totals[y];
+                      return x < y;
+                    });
+  order.resize(keep);
+  return order;
+}
 
 std::string Scheduler::SelectHost(const ScoreTable& table) {
   // Reservoir sampling over the best nodes: each tie has equal probability.

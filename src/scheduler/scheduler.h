@@ -84,6 +84,13 @@ struct SchedulingAttempt {
   TimePoint initial_attempt_timestamp{};
 };
 
+// The first `keep` of the scored rows whose totals are `totals`, best first: row `selected`
+// (the selected node; npos for none), then by total, ties in scoring order. The scheduler's
+// detail_nodes bound and the decision records both keep the nodes this names, so a record made
+// from a bounded attempt lists what it would from the whole table.
+std::vector<size_t> BestScoredRows(const std::vector<int64_t>& totals, size_t selected,
+                                   size_t keep);
+
 class AttemptObserver {
  public:
   virtual ~AttemptObserver() = default;
