@@ -35,23 +35,21 @@ std::optional<int64_t> LastWritten(const Json& obj) {
 }  // namespace
 
 size_t ExpireEvents(Store& store, int64_t cutoff) {
+  // One list: events.k8s.io Events are core/v1 Events in storage.
+  const ResourceInfo* events = FindResource("", "v1", "events");
+  auto all = store.List(*events, "", {}, 0, "");
+  if (!all.ok()) return 0;
   size_t deleted = 0;
-  for (const char* group : {"", "events.k8s.io"}) {
-    const ResourceInfo* events = FindResource(group, "v1", "events");
-    if (events == nullptr) continue;
-    auto all = store.List(*events, "", {}, 0, "");
-    if (!all.ok()) continue;
-    for (const StoredObject& so : all->items) {
-      const Json& obj = *so.object;
-      auto written = LastWritten(obj);
-      if (!written || *written >= cutoff) continue;
-      const Json& meta = obj["metadata"];
-      DeletePreconditions unchanged;
-      unchanged.resource_version = std::to_string(so.rv);
-      auto gone = store.Delete(*events, meta.value("namespace", ""), meta.value("name", ""),
-                               unchanged, /*dry_run=*/false, Durability::kLater);
-      if (gone.ok()) ++deleted;
-    }
+  for (const StoredObject& so : all->items) {
+    const Json& obj = *so.object;
+    auto written = LastWritten(obj);
+    if (!written || *written >= cutoff) continue;
+    const Json& meta = obj["metadata"];
+    DeletePreconditions unchanged;
+    unchanged.resource_version = std::to_string(so.rv);
+    auto gone = store.Delete(*events, meta.value("namespace", ""), meta.value("name", ""),
+                             unchanged, /*dry_run=*/false, Durability::kLater);
+    if (gone.ok()) ++deleted;
   }
   return deleted;
 }

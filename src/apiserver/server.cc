@@ -257,32 +257,6 @@ HttpResponse ApplyConflictResponse(const Error& e, const std::vector<FieldConfli
   return r;
 }
 
-// The core/v1 view of an events.k8s.io/v1 Event.
-Json CoreEventFrom(const Json& ev) {
-  std::string time = ev.value("eventTime", "");
-  std::string seconds = time.size() >= 19 ? time.substr(0, 19) + "Z" : time;
-  Json core = {{"apiVersion", "v1"},
-               {"kind", "Event"},
-               {"metadata", ev.value("metadata", Json::object())},
-               {"involvedObject", ev.value("regarding", Json::object())},
-               {"reason", ev.value("reason", "")},
-               {"message", ev.value("note", "")},
-               {"type", ev.value("type", "")},
-               {"action", ev.value("action", "")},
-               {"source", {{"component", ev.value("reportingController", "")}}},
-               {"reportingComponent", ev.value("reportingController", "")},
-               {"reportingInstance", ev.value("reportingInstance", "")},
-               {"count", 1}};
-  if (!seconds.empty()) {
-    core["firstTimestamp"] = seconds;
-    core["lastTimestamp"] = seconds;
-    core["eventTime"] = time;
-  }
-  core["metadata"].erase("resourceVersion");
-  core["metadata"].erase("uid");
-  return core;
-}
-
 // A request addressed to a resource.
 struct Target {
   const ResourceInfo* resource = nullptr;
@@ -817,8 +791,6 @@ HttpResponse Server::Impl::CreateObject(HttpRequest& req, const Target& t, Json 
   }
   RecordUpdateManagedFields(nullptr, obj, ManagerFor(req, res, ""));
   const bool dry_run = req.Query("dryRun") == "All";
-  std::optional<Json> core_event;
-  if (res.group == "events.k8s.io") core_event = CoreEventFrom(obj);
   // `meta` lives in `obj`, which Create takes.
   const std::string name = meta.value("name", "");
   auto created = store->Create(res, t.ns, std::move(obj), dry_run, Durability::kLater);
@@ -830,15 +802,7 @@ HttpResponse Server::Impl::CreateObject(HttpRequest& req, const Target& t, Json 
       return ErrorResponse(ok.error());
     }
   }
-  int64_t rv = created->rv;
-  if (core_event) {
-    // kube-apiserver serves one event through both APIs; here the core/v1 view (what
-    // `kubectl describe` and `kubectl get events` read) is written beside it.
-    auto core = store->Create(*FindResource("", "v1", "events"), t.ns, std::move(*core_event),
-                              false, Durability::kLater);
-    if (core.ok()) rv = core->rv;
-  }
-  return AfterDurable(rv, JsonResponse(201, *created->text));
+  return AfterDurable(created->rv, JsonResponse(201, *created->text));
 }
 
 // Keeps the stored status when the main resource is written (status has its own subresource),

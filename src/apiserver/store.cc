@@ -19,6 +19,7 @@
 #include "api/codec.h"
 #include "api/json_parse.h"
 #include "api/json_text.h"
+#include "apiserver/event_conversion.h"
 
 namespace berth::apiserver {
 
@@ -110,6 +111,60 @@ bool HasFinalizers(const Json& meta) {
   return it != meta.end() && it->is_array() && !it->empty();
 }
 
+// A resource kept in another's storage and converted on the way in and out: events.k8s.io/v1
+// Events are core/v1 Events (event_conversion.h).
+struct StorageView {
+  const ResourceInfo* storage;
+  Json (*to_storage)(Json);
+  Json (*from_storage)(Json);
+  std::string_view storage_name;  // as errors name it
+};
+
+const StorageView* ViewOf(const ResourceInfo& r) {
+  static const StorageView kEvents{FindResource("", "v1", "events"), &CoreEventFromEventsV1,
+                                   &EventsV1FromCoreEvent, "events"};
+  return r.group == "events.k8s.io" && r.plural == "events" ? &kEvents : nullptr;
+}
+
+StoredObject Viewed(const StorageView& view, const StoredObject& so) {
+  if (!so.object) return so;
+  Json obj = view.from_storage(*so.object);
+  std::string text;
+  text.reserve(so.text ? so.text->size() + 32 : 512);
+  AppendJson(obj, &text);
+  return StoredObject{so.rv, std::make_shared<const Json>(std::move(obj)),
+                      std::make_shared<const std::string>(std::move(text))};
+}
+
+// The storage's error as the client's resource names it ("events.events.k8s.io \"x\" ...").
+Error Viewed(const StorageView& view, const ResourceInfo& r, Error e) {
+  const std::string from = std::string(view.storage_name) + " \"";
+  if (size_t at = e.message.find(from); at != std::string::npos) {
+    e.message.replace(at, from.size(), r.StorageName() + " \"");
+  }
+  return e;
+}
+
+Result<StoredObject> Viewed(const StorageView& view, const ResourceInfo& r,
+                            Result<StoredObject> result) {
+  if (!result.ok()) return Viewed(view, r, result.error());
+  return Viewed(view, *result);
+}
+
+// The event a view's watcher receives. Its `previous` stays unset: selectors have been applied
+// to the stored change already (ViewedFilter), and a watcher reads only the object.
+WatchEvent Viewed(const StorageView& view, const WatchEvent& ev) {
+  return WatchEvent{ev.type, Viewed(view, ev.object), nullptr};
+}
+
+// The filter of a view's reader, applied to stored objects.
+ObjectFilter ViewedFilter(const StorageView& view, ObjectFilter filter) {
+  if (!filter) return filter;
+  return [&view, filter = std::move(filter)](const Json& stored) {
+    return filter(view.from_storage(stored));
+  };
+}
+
 // One pending durable change, written by the group-commit thread.
 struct PendingWrite {
   std::string key;  // storage/ns/name
@@ -181,6 +236,11 @@ struct Store::Impl {
   std::vector<std::pair<int64_t, std::function<void(VoidResult)>>> when_durable;
   bool committing = false;
   bool commit_stopping = false;
+  // A sync costs the same for one write or fifty. Once groups are this large (the server is
+  // busy), the next one starts no sooner than kGroupWindow after the last started, so more
+  // writes share each sync; a quiet server's write is committed at once.
+  static constexpr size_t kBusyGroup = 4;
+  static constexpr std::chrono::microseconds kGroupWindow{2000};
   std::thread committer;
   // The checkpointer holds commits back while it restarts the WAL (see CheckpointLoop).
   bool restarting_wal = false;
@@ -323,11 +383,20 @@ struct Store::Impl {
   // revision order.
   void CommitLoop() {
     std::unique_lock lock(persist_mu);
+    auto last_start = std::chrono::steady_clock::time_point{};
+    size_t last_size = 0;
     for (;;) {
       commit_cv.wait(lock, [&] {
         return (!pending.empty() && !restarting_wal) || (commit_stopping && pending.empty());
       });
       if (pending.empty()) return;  // stopping, and everything is committed
+      const auto window_end = last_start + kGroupWindow;
+      if (last_size >= kBusyGroup && std::chrono::steady_clock::now() < window_end) {
+        commit_cv.wait_until(lock, window_end, [&] { return commit_stopping; });
+        continue;  // the WAL may be restarting meanwhile
+      }
+      last_start = std::chrono::steady_clock::now();
+      last_size = pending.size();
       bool ok = false;
       int64_t max_rv = 0;
       if (persist_error.empty()) {
@@ -520,6 +589,7 @@ struct Store::Impl {
                            &meta, nullptr) != SQLITE_OK) {
       return fail("preparing statements");
     }
+    if (auto migrated = MigrateEventsV1Rows(); !migrated.ok()) return migrated;
     // A writer waits while a checkpoint finishes (see CheckpointLoop) instead of failing.
     sqlite3_busy_timeout(db, 10000);
     // Replaces SQLite's automatic checkpoint, which would run inside a writer's commit.
@@ -548,6 +618,47 @@ struct Store::Impl {
 
   std::map<std::string, StoredObject>& Objects(const ResourceInfo& r) {
     return objects[r.StorageName()];
+  }
+
+  // Data directories written before events.k8s.io Events were kept as core/v1 Events hold
+  // them under their own storage name too, beside a core/v1 copy of the same name. The copy
+  // is what the Event is now; an Event without one is converted. Runs once, at open.
+  VoidResult MigrateEventsV1Rows() {
+    auto legacy = objects.find("events.events.k8s.io");
+    if (legacy == objects.end()) return {};
+    auto& core = objects["events"];
+    bool ok = sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK;
+    for (auto& [key, so] : legacy->second) {
+      if (!ok) break;
+      if (!core.count(key)) {
+        Json obj = CoreEventFromEventsV1(*so.object);
+        std::string text;
+        AppendJson(obj, &text);
+        StoredObject converted{so.rv, std::make_shared<const Json>(std::move(obj)),
+                               std::make_shared<const std::string>(std::move(text))};
+        const std::string row = "events/" + key;
+        sqlite3_reset(put);
+        sqlite3_bind_text(put, 1, row.data(), static_cast<int>(row.size()), SQLITE_STATIC);
+        sqlite3_bind_int64(put, 2, converted.rv);
+        sqlite3_bind_text(put, 3, converted.text->data(), static_cast<int>(converted.text->size()),
+                          SQLITE_STATIC);
+        ok = sqlite3_step(put) == SQLITE_DONE;
+        core.emplace(key, std::move(converted));
+      }
+      const std::string old_row = "events.events.k8s.io/" + key;
+      sqlite3_reset(del);
+      sqlite3_bind_text(del, 1, old_row.data(), static_cast<int>(old_row.size()), SQLITE_STATIC);
+      ok = ok && sqlite3_step(del) == SQLITE_DONE;
+    }
+    if (ok) ok = sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr) == SQLITE_OK;
+    if (!ok) {
+      std::string msg = fmt::format("{}: moving events.k8s.io Events to core/v1 storage: {}",
+                                    options.path, sqlite3_errmsg(db));
+      sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+      return Error{msg, ErrorCode::kUnavailable};
+    }
+    objects.erase(legacy);
+    return {};
   }
 
   bool NamespaceExists(std::string_view ns) {
@@ -590,6 +701,7 @@ int64_t Store::revision() const {
 int64_t Store::checkpoints() const { return impl_->checkpoints_run.load(); }
 
 Result<StoredObject> Store::Get(const ResourceInfo& r, std::string_view ns, std::string_view name) {
+  if (const StorageView* view = ViewOf(r)) return Viewed(*view, r, Get(*view->storage, ns, name));
   std::lock_guard lock(impl_->mu);
   auto& m = impl_->Objects(r);
   auto it = m.find(ObjectKey(ns, name));
@@ -599,6 +711,11 @@ Result<StoredObject> Store::Get(const ResourceInfo& r, std::string_view ns, std:
 
 Result<StoredObject> Store::Create(const ResourceInfo& r, std::string_view ns, Json obj,
                                    bool dry_run, Durability durability) {
+  if (const StorageView* view = ViewOf(r)) {
+    return Viewed(
+        *view, r,
+        Create(*view->storage, ns, view->to_storage(std::move(obj)), dry_run, durability));
+  }
   int64_t rv;
   StoredObject result;
   {
@@ -654,6 +771,18 @@ Result<StoredObject> Store::Create(const ResourceInfo& r, std::string_view ns, J
 Result<StoredObject> Store::Mutate(const ResourceInfo& r, std::string_view ns,
                                    std::string_view name, const MutateFn& fn, bool allow_create,
                                    bool dry_run, bool* created, Durability durability) {
+  if (const StorageView* view = ViewOf(r)) {
+    MutateFn stored_fn = [&](const Json* current) -> Result<Json> {
+      std::optional<Json> viewed;
+      if (current) viewed = view->from_storage(*current);
+      auto next = fn(viewed ? &*viewed : nullptr);
+      if (!next.ok()) return next.error();
+      return view->to_storage(std::move(next).value());
+    };
+    return Viewed(
+        *view, r,
+        Mutate(*view->storage, ns, name, stored_fn, allow_create, dry_run, created, durability));
+  }
   if (created) *created = false;
   const nlohmann::json* current = nullptr;
   {
@@ -719,14 +848,17 @@ Result<StoredObject> Store::Mutate(const ResourceInfo& r, std::string_view ns,
         }
       }
     }
-    if (obj.contains("spec") && current->contains("spec") && obj["spec"] != (*current)["spec"]) {
+    const bool spec_changed =
+        obj.contains("spec") && current->contains("spec") && obj["spec"] != (*current)["spec"];
+    if (spec_changed) {
       meta["generation"] = cur_meta.value("generation", 0) + 1;
     } else if (cur_meta.contains("generation")) {
       meta["generation"] = cur_meta["generation"];
     }
     obj["apiVersion"] = r.GroupVersion();
     obj["kind"] = r.kind;
-    if (obj == *current || dry_run) {
+    // A changed spec already tells the objects apart (a binding's does): no second comparison.
+    if ((!spec_changed && obj == *current) || dry_run) {
       // Unchanged: no new revision, as kube-apiserver.
       return dry_run ? impl_->Seal(std::move(obj), it->second.rv) : it->second;
     }
@@ -744,6 +876,10 @@ Result<StoredObject> Store::Mutate(const ResourceInfo& r, std::string_view ns,
 Result<StoredObject> Store::Delete(const ResourceInfo& r, std::string_view ns,
                                    std::string_view name, const DeletePreconditions& preconditions,
                                    bool dry_run, Durability durability) {
+  if (const StorageView* view = ViewOf(r)) {
+    return Viewed(*view, r,
+                  DeleteObject(*view->storage, ns, name, preconditions, dry_run, durability, true));
+  }
   return DeleteObject(r, ns, name, preconditions, dry_run, durability, true);
 }
 
@@ -823,6 +959,12 @@ void Store::WhenDurable(int64_t rv, std::function<void(VoidResult)> done) {
 Result<ListResult> Store::List(const ResourceInfo& r, std::string_view ns,
                                const ObjectFilter& filter, int64_t limit,
                                std::string_view continue_token) {
+  if (const StorageView* view = ViewOf(r)) {
+    auto list = List(*view->storage, ns, ViewedFilter(*view, filter), limit, continue_token);
+    if (!list.ok()) return Viewed(*view, r, list.error());
+    for (StoredObject& item : list->items) item = Viewed(*view, item);
+    return list;
+  }
   std::lock_guard lock(impl_->mu);
   auto& m = impl_->Objects(r);
   ListResult out;
@@ -885,6 +1027,17 @@ Result<std::unique_ptr<WatchRegistration>> Store::Watch(const ResourceInfo& r, s
                                                         std::optional<int64_t> from_rv,
                                                         ObjectFilter filter, WatchCallback callback,
                                                         int64_t* initial_rv) {
+  if (const StorageView* view = ViewOf(r)) {
+    // The view's watcher gets the stored changes converted; a change to a stored object and
+    // its filter see the view's form.
+    WatchCallback viewed = [view, callback = std::move(callback)](const WatchEvent& ev) {
+      return callback(Viewed(*view, ev));
+    };
+    auto reg = Watch(*view->storage, ns, from_rv, ViewedFilter(*view, std::move(filter)),
+                     std::move(viewed), initial_rv);
+    if (!reg.ok()) return Viewed(*view, r, reg.error());
+    return reg;
+  }
   std::lock_guard lock(impl_->mu);
   if (initial_rv) *initial_rv = impl_->revision;
   auto matches = [&](const StoredObject& so) { return !filter || filter(*so.object); };
