@@ -105,11 +105,11 @@ std::string LoadNodeBody(int i) {
   return node.dump();
 }
 
-// The pod name of a watch line that shows it bound ("MODIFIED" with spec.nodeName set), or
-// "". Stored objects are encoded with sorted keys, so metadata.name is the first "name" after
-// "metadata".
+// The pod name of a watch line that shows it bound (spec.nodeName set), or "". The watch
+// selects bound pods, so a pod appears once, as ADDED when the binding makes it match. Stored
+// objects are encoded with sorted keys, so metadata.name is the first "name" after "metadata".
 std::string_view BoundPodName(std::string_view line) {
-  if (line.find(R"("type":"MODIFIED")") == std::string_view::npos ||
+  if (line.find(R"("type":"DELETED")") != std::string_view::npos ||
       line.find(R"("nodeName":")") == std::string_view::npos) {
     return {};
   }
@@ -194,7 +194,11 @@ int RunLoad(int argc, char** argv) {
     watcher = std::thread([&, rv] {
       std::unordered_set<std::string> bound;
       auto status = http.Stream(
-          "/api/v1/namespaces/default/pods?watch=true&resourceVersion=" + rv, "application/json",
+          // Only bound pods: the server sends each new pod once, not also when it is created.
+          "/api/v1/namespaces/default/pods?watch=true&fieldSelector=spec.nodeName%21%3D"
+          "&resourceVersion=" +
+              rv,
+          "application/json",
           [&](std::string_view line) {
             std::string_view name = BoundPodName(line);
             if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix) {
