@@ -240,7 +240,7 @@ struct Store::Impl {
   // busy), the next one starts no sooner than kGroupWindow after the last started, so more
   // writes share each sync; a quiet server's write is committed at once.
   static constexpr size_t kBusyGroup = 4;
-  static constexpr std::chrono::microseconds kGroupWindow{2000};
+  static constexpr std::chrono::microseconds kGroupWindow{1000};
   std::thread committer;
   // The checkpointer holds commits back while it restarts the WAL (see CheckpointLoop).
   bool restarting_wal = false;
