@@ -266,7 +266,11 @@ std::optional<QueuedPodInfo> SchedulingQueue::Pop(bool block) {
   active_.erase(active_.begin());
   const std::string uid = UidOf(e->info.pod());
   UnindexLocked(uid);
-  in_flight_[uid] = next_event_seq_;
+  if (auto [it, inserted] = in_flight_.try_emplace(uid, next_event_seq_); !inserted) {
+    DropInFlightSeqLocked(it->second);
+    it->second = next_event_seq_;
+  }
+  ++in_flight_seqs_[next_event_seq_];
   ++scheduling_cycle_;
   e->info.attempts++;
   return e->info;
@@ -278,15 +282,24 @@ void SchedulingQueue::Done(const std::string& uid) {
 }
 
 void SchedulingQueue::ForgetInFlightLocked(const std::string& uid) {
-  in_flight_.erase(uid);
+  if (auto it = in_flight_.find(uid); it != in_flight_.end()) {
+    DropInFlightSeqLocked(it->second);
+    in_flight_.erase(it);
+  }
   activate_on_return_.erase(uid);
   PruneInFlightEventsLocked();
+}
+
+void SchedulingQueue::DropInFlightSeqLocked(uint64_t seq) {
+  auto it = in_flight_seqs_.find(seq);
+  if (it != in_flight_seqs_.end() && --it->second == 0) in_flight_seqs_.erase(it);
 }
 
 void SchedulingQueue::PruneInFlightEventsLocked() {
   // Drop the events no in-flight pod still needs.
   uint64_t oldest_needed = next_event_seq_;
-  for (const auto& [_, seq] : in_flight_) oldest_needed = std::min(oldest_needed, seq);
+  if (!in_flight_seqs_.empty())
+    oldest_needed = std::min(oldest_needed, in_flight_seqs_.begin()->first);
   while (!in_flight_events_.empty() && in_flight_events_.front().seq < oldest_needed)
     in_flight_events_.pop_front();
 }
@@ -299,6 +312,7 @@ void SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfo pod, int64_t sc
   bool force_active = false;
   if (auto it = in_flight_.find(uid); it != in_flight_.end()) {
     first_unseen = it->second;
+    DropInFlightSeqLocked(it->second);
     in_flight_.erase(it);
     force_active = activate_on_return_.erase(uid) > 0;
   }
@@ -467,6 +481,11 @@ std::optional<TimePoint> SchedulingQueue::NextBackoffExpiry() const {
 int64_t SchedulingQueue::scheduling_cycle() const {
   std::lock_guard lock(mu_);
   return scheduling_cycle_;
+}
+
+size_t SchedulingQueue::in_flight_events() const {
+  std::lock_guard lock(mu_);
+  return in_flight_events_.size();
 }
 
 void SchedulingQueue::Close() {

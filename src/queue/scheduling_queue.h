@@ -98,6 +98,8 @@ class SchedulingQueue final : public PodNominator {
   // Earliest backoff expiry in backoffQ, if any (simulation advances its clock to it).
   std::optional<TimePoint> NextBackoffExpiry() const;
   int64_t scheduling_cycle() const;
+  // Cluster events kept for pods in flight that have not seen them (tests, diagnostics).
+  size_t in_flight_events() const;
   void Close();
 
   // Called, with the queue locked, for every pod entering a sub-queue ("active", "backoff",
@@ -175,6 +177,7 @@ class SchedulingQueue final : public PodNominator {
   void AddToUnschedulableLocked(EntryPtr e);
   void ForgetInFlightLocked(const std::string& uid);
   void PruneInFlightEventsLocked();
+  void DropInFlightSeqLocked(uint64_t seq);
   EventInterest InterestLocked(const QueuedPodInfo& info) const;
   void AddToActiveLocked(EntryPtr e, std::string_view event);
   // Removes the pod (by UID) from every sub-queue; returns the entry if found.
@@ -202,6 +205,9 @@ class SchedulingQueue final : public PodNominator {
   IncomingPodHook incoming_hook_;
   // In-flight pods with the sequence number of the first event they have not seen yet.
   std::unordered_map<std::string, uint64_t> in_flight_;
+  // How many in-flight pods have each first-unseen sequence number: the oldest event still
+  // needed without a scan of every pod in flight (thousands wait for their binding under load).
+  std::map<uint64_t, size_t> in_flight_seqs_;
   std::deque<InFlightEvent> in_flight_events_;
   // In-flight pods Activate() asked for: active again as soon as they return.
   std::unordered_set<std::string> activate_on_return_;

@@ -364,6 +364,31 @@ TEST_F(SchedulingQueueTest, EventsDuringTheCycleAreReplayedThroughTheHints) {
   EXPECT_EQ(c.backoff, 1u);
 }
 
+// An event is kept while a pod in flight has not seen it, and dropped once the last such pod
+// is done, in whichever order the pods finish.
+TEST_F(SchedulingQueueTest, InFlightEventsLastAsLongAsThePodsThatMissedThem) {
+  for (bool first_popped_finishes_first : {true, false}) {
+    SCOPED_TRACE(first_popped_finishes_first);
+    queue_.Add(MakePod().Name("a").Info());
+    queue_.Add(MakePod().Name("b").Info());
+    QueuedPodInfo a = PopExpect("a");
+    queue_.OnClusterEvent({EventResource::kNode, kAdd}, {}, NodeNamed("x"));  // a missed it
+    QueuedPodInfo b = PopExpect("b");
+    queue_.OnClusterEvent({EventResource::kNode, kAdd}, {}, NodeNamed("y"));  // both did
+    EXPECT_EQ(queue_.in_flight_events(), 2u);
+    if (first_popped_finishes_first) {
+      queue_.Done(a.pod().metadata.uid);
+      EXPECT_EQ(queue_.in_flight_events(), 1u);  // b still needs y
+      queue_.Done(b.pod().metadata.uid);
+    } else {
+      queue_.Done(b.pod().metadata.uid);
+      EXPECT_EQ(queue_.in_flight_events(), 2u);  // a still needs x and y
+      queue_.Done(a.pod().metadata.uid);
+    }
+    EXPECT_EQ(queue_.in_flight_events(), 0u);
+  }
+}
+
 TEST_F(SchedulingQueueTest, IncomingPodsAreReportedByQueueAndEvent) {
   ByPluginDecider decider;
   queue_.SetRequeueDecider(&decider);
