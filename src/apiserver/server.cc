@@ -13,6 +13,7 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "api/codec.h"
 #include "apiserver/admission.h"
@@ -1209,10 +1210,11 @@ HttpResponse Server::Impl::Bind(HttpRequest& req, const Target& t, const Json& b
                                ErrorCode::kInvalid});
   }
   const std::string now = FormatTimestamp(NowUnixSeconds());
-  auto result = store->Mutate(
+  // In place: a pod's document (its managedFields included) is not copied to set two fields.
+  auto result = store->Change(
       *pods, t.ns, name,
-      [&](const Json* current) -> Result<Json> {
-        const Json& meta = (*current)["metadata"];
+      [&](Json& pod) -> Result<bool> {
+        const Json& meta = std::as_const(pod)["metadata"];
         if (!uid.empty() && meta.value("uid", "") != uid) {
           return Error{fmt::format("Operation cannot be fulfilled on pods/binding \"{}\": the UID "
                                    "in the precondition ({}) does not match the UID in record ({})."
@@ -1220,7 +1222,7 @@ HttpResponse Server::Impl::Bind(HttpRequest& req, const Target& t, const Json& b
                                    name, uid, meta.value("uid", "")),
                        ErrorCode::kConflict};
         }
-        const Json& spec = (*current)["spec"];
+        const Json& spec = std::as_const(pod)["spec"];
         if (spec.contains("nodeName") && !spec["nodeName"].get<std::string>().empty()) {
           return Error{fmt::format("Operation cannot be fulfilled on pods/binding \"{}\": pod {} "
                                    "is already assigned to node \"{}\"",
@@ -1233,9 +1235,8 @@ HttpResponse Server::Impl::Bind(HttpRequest& req, const Target& t, const Json& b
                                    name, name),
                        ErrorCode::kConflict};
         }
-        Json next = *current;
-        next["spec"]["nodeName"] = node;
-        Json& conds = next["status"]["conditions"];
+        pod["spec"]["nodeName"] = node;
+        Json& conds = pod["status"]["conditions"];
         if (!conds.is_array()) conds = Json::array();
         Json cond = {{"type", "PodScheduled"},
                      {"status", "True"},
@@ -1249,9 +1250,9 @@ HttpResponse Server::Impl::Bind(HttpRequest& req, const Target& t, const Json& b
           }
         }
         if (!replaced) conds.push_back(cond);
-        return next;
+        return true;  // the spec changed: nodeName
       },
-      false, req.Query("dryRun") == "All", nullptr, Durability::kLater);
+      req.Query("dryRun") == "All", Durability::kLater);
   if (!result.ok()) {
     if (result.error().code == ErrorCode::kNotFound) {
       return ErrorResponse(result.error(), "pods", name);

@@ -78,11 +78,19 @@ namespace {
 // object that starts matching is ADDED, one that stops matching is DELETED (with its last
 // matching content at the change's revision), one that matches neither before nor after is
 // not reported.
-std::optional<WatchEvent> ThroughFilter(const WatchEvent& ev, const ObjectFilter& filter) {
+//
+// A change made in place (Store::Change) has no previous document: the caller says whether it
+// matched (`matched_before`), and its last content is read again from `before_text` only if
+// it stopped matching.
+std::optional<WatchEvent> ThroughFilter(
+    const WatchEvent& ev, const ObjectFilter& filter, std::optional<bool> matched_before = {},
+    const std::shared_ptr<const std::string>& before_text = nullptr) {
   const bool now = ev.type != WatchEventType::kDeleted && filter(*ev.object.object);
   bool before = false;
   if (ev.type == WatchEventType::kDeleted) {
     before = filter(*ev.object.object);
+  } else if (ev.type == WatchEventType::kModified && matched_before) {
+    before = *matched_before;
   } else if (ev.type == WatchEventType::kModified && ev.previous) {
     before = filter(*ev.previous);
   }
@@ -98,7 +106,12 @@ std::optional<WatchEvent> ThroughFilter(const WatchEvent& ev, const ObjectFilter
     seen.object = ev.object;
   } else {
     seen.type = WatchEventType::kDeleted;
-    Json last = *ev.previous;
+    Json last;
+    if (ev.previous) {
+      last = *ev.previous;
+    } else if (!before_text || !ParseJsonFast(*before_text, &last)) {
+      last = Json::parse(before_text ? *before_text : "{}", nullptr, false);
+    }
     last["metadata"]["resourceVersion"] = std::to_string(ev.object.rv);
     seen.object.text = std::make_shared<const std::string>(last.dump());
     seen.object.object = std::make_shared<const Json>(std::move(last));
@@ -317,11 +330,25 @@ struct Store::Impl {
     return so;
   }
 
+  // Whether `obj` matches each live selector watcher of `r` in `ns`, in Publish's order.
+  std::vector<char> MatchedBefore(const ResourceInfo& r, std::string_view ns, const Json& obj) {
+    std::vector<char> matched;
+    for (const Watcher& w : watchers) {
+      if (w.dead || w.resource != &r || (!w.ns.empty() && w.ns != ns) || !w.filter) continue;
+      matched.push_back(w.filter(obj) ? 1 : 0);
+    }
+    return matched;
+  }
+
   // Records a change: watchers, history, persistence. Called with `mu` held.
   // `before`: for MODIFIED, the version it replaces.
+  // `matched_before`: for a change made in place (no previous document), whether the object
+  // matched each selector watcher before it, in the order of MatchedBefore.
   void Publish(const ResourceInfo& r, std::string_view ns, const std::string& key,
-               WatchEventType type, const StoredObject& so, const StoredObject* before = nullptr) {
+               WatchEventType type, const StoredObject& so, const StoredObject* before = nullptr,
+               const std::vector<char>* matched_before = nullptr) {
     WatchEvent ev{type, so, before ? before->object : nullptr};
+    size_t selector_watcher = 0;
     for (Watcher& w : watchers) {
       if (w.dead || w.resource != &r || (!w.ns.empty() && w.ns != ns)) continue;
       if (!w.filter) {
@@ -329,7 +356,9 @@ struct Store::Impl {
         if (!w.callback(ev)) w.dead = true;
         continue;
       }
-      auto seen = ThroughFilter(ev, w.filter);
+      std::optional<bool> was;
+      if (matched_before) was = (*matched_before)[selector_watcher++] != 0;
+      auto seen = ThroughFilter(ev, w.filter, was, before ? before->text : nullptr);
       if (seen && !w.callback(*seen)) w.dead = true;
     }
     history.push_back(HistoryEvent{&r, std::string(ns), type, so.rv, so.text, so.object,
@@ -871,6 +900,49 @@ Result<StoredObject> Store::Mutate(const ResourceInfo& r, std::string_view ns,
     if (auto d = impl_->WaitDurable(rv); !d.ok()) return d.error();
     return result;
   }
+}
+
+Result<StoredObject> Store::Change(const ResourceInfo& r, std::string_view ns,
+                                   std::string_view name, const ChangeFn& change, bool dry_run,
+                                   Durability durability) {
+  int64_t rv;
+  StoredObject result;
+  {
+    std::unique_lock lock(impl_->mu);
+    auto& m = impl_->Objects(r);
+    const std::string key = ObjectKey(ns, name);
+    auto it = m.find(key);
+    if (it == m.end()) return NotFoundError(r, name);
+    // Someone else holds this version (a reader, a list, a watcher): change a copy instead.
+    if (dry_run || ViewOf(r) || it->second.object.use_count() != 1) {
+      lock.unlock();
+      return Mutate(
+          r, ns, name,
+          [&](const Json* current) -> Result<Json> {
+            Json next = *current;
+            if (auto changed = change(next); !changed.ok()) return changed.error();
+            return next;
+          },
+          false, dry_run, nullptr, durability);
+    }
+    // Only the store holds it, and only under this lock can anyone else get it (the watch
+    // history keeps weak references, taken under the lock): it is changed where it is.
+    const std::vector<char> matched_before = impl_->MatchedBefore(r, ns, *it->second.object);
+    Json& obj = const_cast<Json&>(*it->second.object);
+    const int64_t generation = obj["metadata"].value("generation", int64_t{0});
+    auto spec_changed = change(obj);
+    if (!spec_changed.ok()) return spec_changed.error();
+    // As Mutate: a changed spec is a new generation.
+    if (*spec_changed) obj["metadata"]["generation"] = generation + 1;
+    rv = ++impl_->revision;
+    const StoredObject before{it->second.rv, nullptr, it->second.text};
+    result = impl_->Seal(std::move(obj), rv);
+    it->second = result;
+    impl_->Publish(r, ns, key, WatchEventType::kModified, result, &before, &matched_before);
+  }
+  if (durability == Durability::kLater) return result;
+  if (auto d = impl_->WaitDurable(rv); !d.ok()) return d.error();
+  return result;
 }
 
 Result<StoredObject> Store::Delete(const ResourceInfo& r, std::string_view ns,

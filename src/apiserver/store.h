@@ -101,6 +101,15 @@ class Store {
   Result<StoredObject> Mutate(const ResourceInfo& r, std::string_view ns, std::string_view name,
                               const MutateFn& fn, bool allow_create, bool dry_run,
                               bool* created = nullptr, Durability durability = Durability::kAwait);
+  // A change made in place under the store's lock, for a write that only sets fields (a
+  // binding). `change` gets the current object and either refuses, with an error, leaving it as
+  // it was, or changes it and says whether its spec changed (a new generation, as Mutate).
+  // When no reader holds the current version, it is changed without a copy; otherwise (and
+  // for dry runs) a copy is, through Mutate. Absent objects are NotFound.
+  using ChangeFn = std::function<Result<bool>(nlohmann::json& object)>;
+  Result<StoredObject> Change(const ResourceInfo& r, std::string_view ns, std::string_view name,
+                              const ChangeFn& change, bool dry_run,
+                              Durability durability = Durability::kAwait);
   // Deletes; the preconditions that are set must match (Conflict otherwise). Returns the last
   // state. An object with metadata.finalizers is only marked (deletionTimestamp set, a
   // MODIFIED event) and goes when an update removes its last finalizer. Deleting a namespace

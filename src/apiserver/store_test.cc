@@ -246,6 +246,89 @@ TEST_F(StoreTest, SelectorWatchesSeeObjectsLeaveAndReturn) {
   EXPECT_EQ(replayed.size(), 4u);
 }
 
+// Store::Change: a binding's write, made in place when only the store holds the object. What
+// readers and watchers see must be what a copying Mutate gives them.
+TEST_F(StoreTest, ChangesInPlaceLookLikeCopiedOnesToReadersAndWatchers) {
+  auto store = Open();
+  auto unassigned = ParseFieldSelector(Pods(), "spec.nodeName=");
+  auto assigned = ParseFieldSelector(Pods(), "spec.nodeName!=");
+  ASSERT_TRUE(unassigned.ok() && assigned.ok());
+  const int64_t start = store->revision();
+  std::vector<std::pair<WatchEventType, Json>> left, joined, all;
+  auto record = [](std::vector<std::pair<WatchEventType, Json>>* into) {
+    return [into](const WatchEvent& ev) {
+      into->emplace_back(ev.type, Json::parse(*ev.object.text));
+      return true;
+    };
+  };
+  auto w1 = store->Watch(Pods(), "default", start, *unassigned, record(&left));
+  auto w2 = store->Watch(Pods(), "", start, *assigned, record(&joined));
+  auto w3 = store->Watch(Pods(), "default", start, nullptr, record(&all));
+  ASSERT_TRUE(w1.ok() && w2.ok() && w3.ok());
+  auto bind = [&](const std::string& name, const std::string& node) {
+    return store->Change(
+        Pods(), "default", name,
+        [&](Json& pod) -> Result<bool> {
+          if (!pod["spec"].value("nodeName", "").empty()) {
+            return Error{"already bound", ErrorCode::kConflict};
+          }
+          pod["spec"]["nodeName"] = node;
+          return true;
+        },
+        false);
+  };
+  ASSERT_TRUE(store->Create(Pods(), "default", PodDoc("alone"), false).ok());
+  auto held = store->Create(Pods(), "default", PodDoc("held"), false);
+  ASSERT_TRUE(held.ok());
+  const Json held_before = *held->object;  // `held` keeps the version: it must not change
+
+  auto bound = bind("alone", "n1");
+  ASSERT_TRUE(bound.ok()) << bound.error().message;
+  EXPECT_EQ((*bound->object)["spec"]["nodeName"], "n1");
+  EXPECT_EQ((*bound->object)["metadata"]["generation"], 2);
+  EXPECT_EQ((*bound->object)["metadata"]["resourceVersion"], std::to_string(bound->rv));
+  EXPECT_EQ(Json::parse(*bound->text), *bound->object);
+  auto copied = bind("held", "n2");
+  ASSERT_TRUE(copied.ok());
+  EXPECT_EQ(*held->object, held_before);
+  EXPECT_EQ((*copied->object)["spec"]["nodeName"], "n2");
+  EXPECT_EQ((*copied->object)["metadata"]["generation"], 2);
+
+  // Refused: nothing changes, no revision.
+  const int64_t rv = store->revision();
+  auto again = bind("alone", "n3");
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().code, ErrorCode::kConflict);
+  EXPECT_EQ(store->revision(), rv);
+  EXPECT_EQ((*store->Get(Pods(), "default", "alone")->object)["spec"]["nodeName"], "n1");
+  EXPECT_EQ(bind("missing", "n1").error().code, ErrorCode::kNotFound);
+
+  // Live: the unassigned watch saw each pod leave with its last unassigned content; the
+  // assigned one saw each arrive.
+  ASSERT_EQ(left.size(), 4u);  // two ADDED, two DELETED
+  for (int i : {2, 3}) {
+    EXPECT_EQ(left[i].first, WatchEventType::kDeleted);
+    EXPECT_FALSE(left[i].second["spec"].contains("nodeName"));
+  }
+  EXPECT_EQ(left[2].second["metadata"]["resourceVersion"], std::to_string(bound->rv));
+  ASSERT_EQ(joined.size(), 2u);
+  EXPECT_EQ(joined[0].first, WatchEventType::kAdded);
+  EXPECT_EQ(joined[0].second, *bound->object);
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[2].first, WatchEventType::kModified);
+  EXPECT_EQ(all[2].second, *bound->object);
+
+  // Resumed from the start, the same events from the history.
+  std::vector<std::pair<WatchEventType, Json>> replayed;
+  auto w4 = store->Watch(Pods(), "default", start, *unassigned, record(&replayed));
+  ASSERT_TRUE(w4.ok());
+  ASSERT_EQ(replayed.size(), left.size());
+  for (size_t i = 0; i < left.size(); ++i) {
+    EXPECT_EQ(replayed[i].first, left[i].first) << i;
+    EXPECT_EQ(replayed[i].second, left[i].second) << i;
+  }
+}
+
 TEST_F(StoreTest, DeletePreconditionsMustMatch) {
   auto store = Open();
   auto created = store->Create(Pods(), "default", PodDoc("p"), false);
