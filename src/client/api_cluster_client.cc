@@ -20,6 +20,7 @@ namespace {
 // sent again. Connections cut every few hundred milliseconds on a busy machine can fail many
 // attempts in a row; every retried write here is safe to repeat.
 constexpr auto kUnknownOutcomeBudget = std::chrono::seconds(30);
+constexpr size_t kMaxQueuedEvents = 10000;  // events waiting to be written
 
 bool OutcomeUnknown(const Error& e) {
   return e.code == ErrorCode::kUnavailable || e.code == ErrorCode::kTimeout;
@@ -426,12 +427,30 @@ void ApiClusterClient::RecordPodEvent(const Pod& pod, std::string_view type,
                   pod.metadata.name,
                   pod.metadata.uid,
                   pod.metadata.resource_version};
+  size_t dropped = 0;
   {
     std::lock_guard lock(events_mu_);
-    if (events_.size() > 10000) return;  // the API server is not keeping up: drop, as client-go
-    events_.push_back(std::move(ev));
+    if (events_.size() < kMaxQueuedEvents) {
+      events_.push_back(std::move(ev));
+    } else {
+      // The API server is not keeping up: drop, as client-go's broadcaster does (it keeps
+      // 1,000), and say so at most every ten seconds.
+      ++events_dropped_;
+      const auto now = std::chrono::steady_clock::now();
+      if (now - drops_logged_ >= std::chrono::seconds(10)) {
+        dropped = std::exchange(events_dropped_, 0);
+        drops_logged_ = now;
+      }
+    }
   }
-  events_cv_.notify_one();
+  if (dropped == 0) {
+    events_cv_.notify_one();
+  } else if (log_) {
+    log_(
+        fmt::format("events dropped: {} since the last report ({} wait to be written; the API "
+                    "server is not keeping up)",
+                    dropped, kMaxQueuedEvents));
+  }
 }
 
 namespace {

@@ -127,6 +127,9 @@ class ApiClusterClient final : public ClusterClient {
   std::mutex events_mu_;
   std::condition_variable events_cv_;
   std::deque<PendingEvent> events_;
+  // Events dropped because the queue was full, since the last time that was logged.
+  size_t events_dropped_ = 0;
+  std::chrono::steady_clock::time_point drops_logged_;
   bool stopping_ = false;
   std::atomic<bool> stop_retrying_{false};  // shutting down: events are tried once more only
   std::atomic<int> events_api_{0};          // 0 unknown, 1 events.k8s.io, 2 core/v1

@@ -554,6 +554,24 @@ TEST(ApiClusterClientTest, BindingAndEventBodiesForBothEventApis) {
   }
 }
 
+// Events wait in a bounded queue; past it they are dropped, and the log says so once, not once
+// per event.
+TEST(ApiClusterClientTest, EventsPastTheQueueAreDroppedAndReportedOnce) {
+  std::vector<std::string> logged;
+  ApiClusterClient client(RestFor("http://127.0.0.1:1", "", RestOptions{.qps = 0}),
+                          [&](const std::string& line) { logged.push_back(line); });
+  berth::Pod pod;
+  pod.metadata.name = "p";
+  pod.metadata.namespace_ = "default";
+  // Not started: nothing writes the queue out.
+  for (int i = 0; i < 10003; ++i) {
+    client.RecordPodEvent(pod, "Normal", "Scheduled", "Binding", "bound", "default-scheduler");
+  }
+  ASSERT_EQ(logged.size(), 1u);
+  EXPECT_EQ(logged[0].rfind("events dropped: 1 since the last report (10000 wait", 0), 0u)
+      << logged[0];
+}
+
 // A repeated binding (the answer to the first was lost) is answered 409 by the server and
 // counts as done when the pod is bound to that node; a pod bound elsewhere, or recreated under
 // another UID, is a Conflict, which the scheduler forgets rather than retries.
