@@ -10,7 +10,10 @@ pods created by CLIENTS concurrent keep-alive HTTPS connections. The objects are
 berth_api_bench's load mode (C++), so the numbers are Berth's, not a load generator's. Reports:
   * create throughput (pods/s the API server accepted),
   * scheduling throughput from the first create to the last pod bound (seen on a watch),
-  * the scheduler process's CPU time per pod and peak RSS (it runs as its own process),
+  * the work that trails the last bind (the scheduler's events, written on their own threads)
+    and how many Scheduled events were written,
+  * the scheduler process's CPU time per pod, that trailing work included, and its peak RSS
+    (it runs as its own process),
   * the scheduler's pod_scheduling_sli_duration_seconds percentiles (from its /metrics),
   * the binding round trip p50/p99 measured by a client binding pods itself.
 Not a timed test: numbers go to docs/performance.md.
