@@ -36,8 +36,8 @@ std::string PathOf(const PathStep* step) {
 
 class Builder {
  public:
-  Builder(size_t max_depth, std::vector<std::string>* duplicates)
-      : max_depth_(max_depth), duplicates_(duplicates) {}
+  Builder(size_t max_depth, std::vector<std::string>* duplicates, bool skip_managed_fields)
+      : max_depth_(max_depth), duplicates_(duplicates), skip_managed_fields_(skip_managed_fields) {}
 
   bool Build(simdjson::dom::element e, Json* out, const PathStep* at, size_t depth) {
     using Type = simdjson::dom::element_type;
@@ -46,7 +46,10 @@ class Builder {
         if (depth >= max_depth_) return false;
         *out = Json::object();
         auto& members = out->get_ref<Json::object_t&>();
+        const bool in_metadata =
+            skip_managed_fields_ && at != nullptr && !at->in_array && at->key == "metadata";
         for (auto [key, value] : simdjson::dom::object(e)) {
+          if (in_metadata && key == "managedFields") continue;
           const size_t before = members.size();
           // nlohmann writes keys in order, so the hint is right for what Berth itself encoded.
           auto it = members.try_emplace(members.end(), std::string(key));
@@ -104,12 +107,11 @@ class Builder {
  private:
   const size_t max_depth_;
   std::vector<std::string>* duplicates_;
+  const bool skip_managed_fields_;
 };
 
-}  // namespace
-
-bool ParseJsonFast(std::string_view text, Json* out, size_t max_depth,
-                   std::vector<std::string>* duplicates) {
+bool Parse(std::string_view text, Json* out, size_t max_depth, std::vector<std::string>* duplicates,
+           bool skip_managed_fields) {
   if (text.size() > kFastJsonMaxBytes) return false;
   // A parser per call: its buffers cost less than a tenth of the parse, and no state is
   // shared between threads.
@@ -120,12 +122,23 @@ bool ParseJsonFast(std::string_view text, Json* out, size_t max_depth,
     return false;
   }
   std::vector<std::string> found;
-  Builder builder(max_depth, duplicates ? &found : nullptr);
+  Builder builder(max_depth, duplicates ? &found : nullptr, skip_managed_fields);
   if (!builder.Build(root, out, nullptr, 0)) return false;
   if (duplicates) {
     for (auto& d : found) duplicates->push_back(std::move(d));
   }
   return true;
+}
+
+}  // namespace
+
+bool ParseJsonFast(std::string_view text, Json* out, size_t max_depth,
+                   std::vector<std::string>* duplicates) {
+  return Parse(text, out, max_depth, duplicates, /*skip_managed_fields=*/false);
+}
+
+bool ParseJsonFastWithoutManagedFields(std::string_view text, Json* out) {
+  return Parse(text, out, 512, nullptr, /*skip_managed_fields=*/true);
 }
 
 }  // namespace berth

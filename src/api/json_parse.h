@@ -30,4 +30,9 @@ inline constexpr size_t kFastJsonMaxBytes = 1 << 20;
 bool ParseJsonFast(std::string_view text, nlohmann::json* out, size_t max_depth = 512,
                    std::vector<std::string>* duplicates = nullptr);
 
+// The same, leaving out every `managedFields` member of an object named `metadata`: an informer
+// trims them from what it keeps (as kube-scheduler's do), so they are not built only to be
+// erased. They are a quarter or more of a pod's document.
+bool ParseJsonFastWithoutManagedFields(std::string_view text, nlohmann::json* out);
+
 }  // namespace berth

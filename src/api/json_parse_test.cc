@@ -49,6 +49,24 @@ TEST(JsonParseTest, BuildsWhatNlohmannBuilds) {
   ExpectSameAsNlohmann(R"({"b":1,"a":2,"c":{"z":[],"y":{}}})");  // keys out of order
 }
 
+// An informer's parse leaves out metadata.managedFields, wherever an object's metadata is (a
+// watch event's object, a list's items), and nothing else.
+TEST(JsonParseTest, WithoutManagedFieldsDropsOnlyThoseOfMetadata) {
+  const std::string text =
+      R"({"type":"MODIFIED","object":{"metadata":{"name":"p","managedFields":[{"manager":"m"}],)"
+      R"("labels":{"managedFields":"a label"}},"spec":{"managedFields":1},)"
+      R"("items":[{"metadata":{"managedFields":[],"uid":"u"}}]}})";
+  Json doc;
+  ASSERT_TRUE(ParseJsonFastWithoutManagedFields(text, &doc));
+  Json want = Json::parse(text);
+  want["object"]["metadata"].erase("managedFields");
+  want["object"]["items"][0]["metadata"].erase("managedFields");
+  EXPECT_EQ(doc, want);
+  Json full;
+  ASSERT_TRUE(ParseJsonFast(text, &full));
+  EXPECT_EQ(full, Json::parse(text));
+}
+
 TEST(JsonParseTest, RepeatedKeysAreNotedWithTheirPathAndTheLastWins) {
   Json out;
   std::vector<std::string> dups;

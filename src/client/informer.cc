@@ -250,7 +250,9 @@ bool Informer::WatchOnce() {
       [&](std::string_view line) {
         if (line.empty()) return true;
         Json ev;
-        if (!ParseJsonFast(line, &ev)) ev = Json::parse(line, nullptr, false);
+        const bool parsed = options_.trim_metadata ? ParseJsonFastWithoutManagedFields(line, &ev)
+                                                   : ParseJsonFast(line, &ev);
+        if (!parsed) ev = Json::parse(line, nullptr, false);
         std::string type = StringMember(ev, "type");
         if (type == "ERROR") {
           ++watch_events_;
