@@ -1238,10 +1238,13 @@ HttpResponse Server::Impl::Bind(HttpRequest& req, const Target& t, const Json& b
         pod["spec"]["nodeName"] = node;
         Json& conds = pod["status"]["conditions"];
         if (!conds.is_array()) conds = Json::array();
-        Json cond = {{"type", "PodScheduled"},
-                     {"status", "True"},
-                     {"lastProbeTime", nullptr},
-                     {"lastTransitionTime", now}};
+        // Copied from one built once: an initializer list is assembled again on every call.
+        static const Json kScheduled = {{"type", "PodScheduled"},
+                                        {"status", "True"},
+                                        {"lastProbeTime", nullptr},
+                                        {"lastTransitionTime", ""}};
+        Json cond = kScheduled;
+        cond["lastTransitionTime"] = now;
         bool replaced = false;
         for (auto& c : conds) {
           if (c.value("type", "") == "PodScheduled") {

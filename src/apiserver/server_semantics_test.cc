@@ -226,6 +226,20 @@ TEST_F(ServerSemanticsTest, PodsGetTheApiDefaultsThatSchedulingReads) {
                            "effect":"NoExecute","tolerationSeconds":300})"));
   EXPECT_EQ(spec["tolerations"][1]["key"], "node.kubernetes.io/unreachable");
   EXPECT_EQ(created.body["status"]["qosClass"], "Burstable");
+  // A toleration the pod has already covers its default: the pod's own is kept, the other
+  // default added; one with no key and no effect tolerates everything, and gets neither.
+  Reply own = Do(http::verb::post, kPods,
+                 PodJson("own", R"("tolerations":[{"key":"node.kubernetes.io/not-ready",
+                                   "operator":"Exists","effect":"NoExecute",
+                                   "tolerationSeconds":5}],)"));
+  ASSERT_EQ(own.status, 201) << own.body.dump();
+  ASSERT_EQ(own.body["spec"]["tolerations"].size(), 2u);
+  EXPECT_EQ(own.body["spec"]["tolerations"][0]["tolerationSeconds"], 5);
+  EXPECT_EQ(own.body["spec"]["tolerations"][1]["key"], "node.kubernetes.io/unreachable");
+  Reply all =
+      Do(http::verb::post, kPods, PodJson("all", R"("tolerations":[{"operator":"Exists"}],)"));
+  ASSERT_EQ(all.status, 201) << all.body.dump();
+  EXPECT_EQ(all.body["spec"]["tolerations"], Json::parse(R"([{"operator":"Exists"}])"));
   // Quantities are stored in canonical form.
   Reply canonical =
       Do(http::verb::post, kPods, PodJson("canon", "", R"(,"resources":{"requests":{"cpu":0.5,
