@@ -1235,8 +1235,12 @@ HttpResponse Server::Impl::Bind(HttpRequest& req, const Target& t, const Json& b
                                    name, name),
                        ErrorCode::kConflict};
         }
+        // Every check before the first change: the pod is changed where it is stored. A status
+        // or conditions of another shape (what an older write may have stored) is replaced.
+        Json& status = pod["status"];
+        if (!status.is_object()) status = Json::object();
         pod["spec"]["nodeName"] = node;
-        Json& conds = pod["status"]["conditions"];
+        Json& conds = status["conditions"];
         if (!conds.is_array()) conds = Json::array();
         // Copied from one built once: an initializer list is assembled again on every call.
         static const Json kScheduled = {{"type", "PodScheduled"},
@@ -1247,7 +1251,9 @@ HttpResponse Server::Impl::Bind(HttpRequest& req, const Target& t, const Json& b
         cond["lastTransitionTime"] = now;
         bool replaced = false;
         for (auto& c : conds) {
-          if (c.value("type", "") == "PodScheduled") {
+          const Json& existing = c;
+          if (existing.is_object() && existing.contains("type") &&
+              existing["type"] == "PodScheduled") {
             c = cond;
             replaced = true;
           }

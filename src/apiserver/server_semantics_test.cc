@@ -207,6 +207,25 @@ TEST_F(ServerSemanticsTest, PodUpdatesMayChangeOnlyWhatTheApiAllows) {
             422);
 }
 
+// A pod whose stored status has conditions of another shape is still bound, and stays whole.
+TEST_F(ServerSemanticsTest, BindingAPodWithOddConditionsWorks) {
+  Reply created =
+      Do(http::verb::post, kPods,
+         R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"odd"},"spec":{"containers":)"
+         R"([{"name":"c","image":"x"}]},"status":{"conditions":["x",{"type":5}]}})");
+  ASSERT_EQ(created.status, 201) << created.body.dump();
+  Reply bound = Do(http::verb::post, std::string(kPods) + "/odd/binding",
+                   R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"odd"},)"
+                   R"("target":{"kind":"Node","name":"n1"}})");
+  ASSERT_EQ(bound.status, 201) << bound.body.dump();
+  Reply got = Do(http::verb::get, std::string(kPods) + "/odd");
+  ASSERT_EQ(got.status, 200);
+  EXPECT_EQ(got.body["spec"]["nodeName"], "n1");
+  const Json& conds = got.body["status"]["conditions"];
+  ASSERT_TRUE(conds.is_array());
+  EXPECT_EQ(conds.back()["type"], "PodScheduled");
+}
+
 TEST_F(ServerSemanticsTest, PodsGetTheApiDefaultsThatSchedulingReads) {
   Reply created = Do(http::verb::post, kPods,
                      PodJson("host", R"("hostNetwork":true,)",

@@ -902,6 +902,18 @@ Result<StoredObject> Store::Mutate(const ResourceInfo& r, std::string_view ns,
   }
 }
 
+namespace {
+// A change made by Store::Change, with a throw (a document of an unexpected shape) answered as
+// an error.
+Result<bool> ApplyChange(const Store::ChangeFn& change, Json& obj) {
+  try {
+    return change(obj);
+  } catch (const std::exception& e) {
+    return Error{fmt::format("internal error: {}", e.what()), ErrorCode::kUnknown};
+  }
+}
+}  // namespace
+
 Result<StoredObject> Store::Change(const ResourceInfo& r, std::string_view ns,
                                    std::string_view name, const ChangeFn& change, bool dry_run,
                                    Durability durability) {
@@ -920,7 +932,7 @@ Result<StoredObject> Store::Change(const ResourceInfo& r, std::string_view ns,
           r, ns, name,
           [&](const Json* current) -> Result<Json> {
             Json next = *current;
-            if (auto changed = change(next); !changed.ok()) return changed.error();
+            if (auto changed = ApplyChange(change, next); !changed.ok()) return changed.error();
             return next;
           },
           false, dry_run, nullptr, durability);
@@ -930,8 +942,13 @@ Result<StoredObject> Store::Change(const ResourceInfo& r, std::string_view ns,
     const std::vector<char> matched_before = impl_->MatchedBefore(r, ns, *it->second.object);
     Json& obj = const_cast<Json&>(*it->second.object);
     const int64_t generation = obj["metadata"].value("generation", int64_t{0});
-    auto spec_changed = change(obj);
-    if (!spec_changed.ok()) return spec_changed.error();
+    auto spec_changed = ApplyChange(change, obj);
+    if (!spec_changed.ok()) {
+      // A change that failed half way (a document of an unexpected shape) must not leave the
+      // stored tree unlike its text: the version is read back from its text.
+      it->second.object = TreeOf({}, it->second.text);
+      return spec_changed.error();
+    }
     // As Mutate: a changed spec is a new generation.
     if (*spec_changed) obj["metadata"]["generation"] = generation + 1;
     rv = ++impl_->revision;

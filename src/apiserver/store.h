@@ -105,7 +105,9 @@ class Store {
   // binding). `change` gets the current object and either refuses, with an error, leaving it as
   // it was, or changes it and says whether its spec changed (a new generation, as Mutate).
   // When no reader holds the current version, it is changed without a copy; otherwise (and
-  // for dry runs) a copy is, through Mutate. Absent objects are NotFound.
+  // for dry runs) a copy is, through Mutate. Absent objects are NotFound. A `change` that
+  // fails, or throws, after changing something leaves the stored version as it was (read back
+  // from its text); a throw is answered as an error.
   using ChangeFn = std::function<Result<bool>(nlohmann::json& object)>;
   Result<StoredObject> Change(const ResourceInfo& r, std::string_view ns, std::string_view name,
                               const ChangeFn& change, bool dry_run,

@@ -331,6 +331,30 @@ TEST_F(StoreTest, ChangesInPlaceLookLikeCopiedOnesToReadersAndWatchers) {
     EXPECT_EQ(replayed[i].first, left[i].first) << i;
     EXPECT_EQ(replayed[i].second, left[i].second) << i;
   }
+  // A change that fails half way, by throwing or by refusing after it changed something,
+  // leaves the stored version whole: its tree is its text again, and no revision is used. Both
+  // ways: "alone" is held (`bound`), so it is changed as a copy; "third" is changed in place.
+  ASSERT_TRUE(store->Create(Pods(), "default", PodDoc("third"), false).ok());
+  for (const char* name : {"alone", "third"}) {
+    for (bool throws : {true, false}) {
+      const int64_t before = store->revision();
+      auto broken = store->Change(
+          Pods(), "default", name,
+          [&](Json& pod) -> Result<bool> {
+            pod["spec"]["nodeName"] = "half";
+            if (throws) return pod["spec"]["nodeName"].get<int>() > 0;  // a type_error
+            return Error{"refused late", ErrorCode::kConflict};
+          },
+          false);
+      ASSERT_FALSE(broken.ok());
+      EXPECT_EQ(store->revision(), before);
+      auto whole = store->Get(Pods(), "default", name);
+      ASSERT_TRUE(whole.ok());
+      EXPECT_EQ(*whole->object, Json::parse(*whole->text)) << name;
+      EXPECT_NE((*whole->object)["spec"].value("nodeName", ""), "half") << name;
+    }
+  }
+  ASSERT_TRUE(bind("third", "n4").ok());  // and it still binds
 }
 
 TEST_F(StoreTest, DeletePreconditionsMustMatch) {
