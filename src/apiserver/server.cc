@@ -576,7 +576,22 @@ HttpResponse Server::Impl::Handle(HttpRequest& req) {
     return ErrorResponse(
         Error{"the server could not find the requested resource", ErrorCode::kNotFound});
   }
-  return HandleResource(req, t);
+  try {
+    return HandleResource(req, t);
+  } catch (const Json::type_error& e) {
+    // A value of the wrong type (a number where a string belongs) that decoding let through
+    // and admission met: the body is at fault, as kube-apiserver says when it decodes.
+    std::string_view what = e.what();
+    if (size_t end = what.find("] ");
+        what.rfind("[json.exception.", 0) == 0 && end != std::string_view::npos) {
+      what.remove_prefix(end + 2);
+    }
+    const ResourceInfo& r = *t.resource;
+    return ErrorResponse(Error{fmt::format("{} in version \"{}\" cannot be handled as a {}: a "
+                                           "field has the wrong type: {}",
+                                           r.kind, r.version, r.kind, what),
+                               ErrorCode::kBadRequest});
+  }
 }
 
 HttpResponse Server::Impl::HandleResource(HttpRequest& req, const Target& t) {

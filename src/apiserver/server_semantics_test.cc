@@ -207,6 +207,27 @@ TEST_F(ServerSemanticsTest, PodUpdatesMayChangeOnlyWhatTheApiAllows) {
             422);
 }
 
+// A value of the wrong type in a body is the client's error (400), named as kube-apiserver
+// names it, not an internal one.
+TEST_F(ServerSemanticsTest, ValuesOfTheWrongTypeAreBadRequests) {
+  for (const char* spec :
+       {R"("containers":[{"name":"c","image":5}])",
+        R"("containers":[{"name":"c","image":"x"}],"tolerations":[{"key":5}])"}) {
+    Reply r = Do(http::verb::post, kPods,
+                 std::string(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"typed"},)") +
+                     R"("spec":{)" + spec + "}}");
+    EXPECT_EQ(r.status, 400) << spec << " " << r.body.dump();
+    EXPECT_EQ(r.body["reason"], "BadRequest");
+    const std::string message = r.body.value("message", "");
+    EXPECT_EQ(message.rfind("Pod in version \"v1\" cannot be handled as a Pod: a field has the "
+                            "wrong type: type must be string, but is number",
+                            0),
+              0u)
+        << message;
+  }
+  EXPECT_EQ(Do(http::verb::get, std::string(kPods) + "/typed").status, 404);
+}
+
 // A pod whose stored status has conditions of another shape is still bound, and stays whole.
 TEST_F(ServerSemanticsTest, BindingAPodWithOddConditionsWorks) {
   Reply created =
