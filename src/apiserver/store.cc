@@ -690,6 +690,20 @@ struct Store::Impl {
     return {};
   }
 
+  // Where `r`'s object ns/name is kept: its map, its key there, and its entry (the map's end
+  // when absent). Called with `mu` held.
+  struct Slot {
+    std::map<std::string, StoredObject>& objects;
+    std::string key;
+    std::map<std::string, StoredObject>::iterator it;
+  };
+  Slot Locate(const ResourceInfo& r, std::string_view ns, std::string_view name) {
+    auto& m = Objects(r);
+    std::string key = ObjectKey(ns, name);
+    auto it = m.find(key);
+    return Slot{m, std::move(key), it};
+  }
+
   bool NamespaceExists(std::string_view ns) {
     auto it = objects.find("namespaces");
     return it != objects.end() && it->second.count(ObjectKey("", ns)) > 0;
@@ -732,8 +746,7 @@ int64_t Store::checkpoints() const { return impl_->checkpoints_run.load(); }
 Result<StoredObject> Store::Get(const ResourceInfo& r, std::string_view ns, std::string_view name) {
   if (const StorageView* view = ViewOf(r)) return Viewed(*view, r, Get(*view->storage, ns, name));
   std::lock_guard lock(impl_->mu);
-  auto& m = impl_->Objects(r);
-  auto it = m.find(ObjectKey(ns, name));
+  auto [m, key, it] = impl_->Locate(r, ns, name);
   if (it == m.end()) return NotFoundError(r, name);
   return it->second;
 }
@@ -816,9 +829,7 @@ Result<StoredObject> Store::Mutate(const ResourceInfo& r, std::string_view ns,
   const nlohmann::json* current = nullptr;
   {
     std::unique_lock lock(impl_->mu);
-    auto& m = impl_->Objects(r);
-    const std::string key = ObjectKey(ns, name);
-    auto it = m.find(key);
+    auto [m, key, it] = impl_->Locate(r, ns, name);
     if (it != m.end()) current = it->second.object.get();
     if (!current && !allow_create) return NotFoundError(r, name);
     auto next = fn(current);
@@ -921,9 +932,7 @@ Result<StoredObject> Store::Change(const ResourceInfo& r, std::string_view ns,
   StoredObject result;
   {
     std::unique_lock lock(impl_->mu);
-    auto& m = impl_->Objects(r);
-    const std::string key = ObjectKey(ns, name);
-    auto it = m.find(key);
+    auto [m, key, it] = impl_->Locate(r, ns, name);
     if (it == m.end()) return NotFoundError(r, name);
     // Someone else holds this version (a reader, a list, a watcher): change a copy instead.
     if (dry_run || ViewOf(r) || it->second.object.use_count() != 1) {
@@ -981,9 +990,7 @@ Result<StoredObject> Store::DeleteObject(const ResourceInfo& r, std::string_view
   StoredObject last;
   {
     std::lock_guard lock(impl_->mu);
-    auto& m = impl_->Objects(r);
-    const std::string key = ObjectKey(ns, name);
-    auto it = m.find(key);
+    auto [m, key, it] = impl_->Locate(r, ns, name);
     if (it == m.end()) return NotFoundError(r, name);
     const Json& meta = (*it->second.object)["metadata"];
     if (const auto& uid = preconditions.uid; uid && meta.value("uid", "") != *uid) {

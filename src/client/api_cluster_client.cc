@@ -427,10 +427,12 @@ void ApiClusterClient::RecordPodEvent(const Pod& pod, std::string_view type,
                   pod.metadata.name,
                   pod.metadata.uid,
                   pod.metadata.resource_version};
-  size_t dropped = 0;
+  bool queued = false;
+  size_t dropped = 0;  // to report now
   {
     std::lock_guard lock(events_mu_);
-    if (events_.size() < kMaxQueuedEvents) {
+    queued = events_.size() < kMaxQueuedEvents;
+    if (queued) {
       events_.push_back(std::move(ev));
     } else {
       // The API server is not keeping up: drop, as client-go's broadcaster does (it keeps
@@ -443,9 +445,9 @@ void ApiClusterClient::RecordPodEvent(const Pod& pod, std::string_view type,
       }
     }
   }
-  if (dropped == 0) {
+  if (queued) {
     events_cv_.notify_one();
-  } else if (log_) {
+  } else if (dropped > 0 && log_) {
     log_(
         fmt::format("events dropped: {} since the last report ({} wait to be written; the API "
                     "server is not keeping up)",
