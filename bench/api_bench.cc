@@ -1,11 +1,12 @@
 // berth_api_bench: throughput and latency of the embedded API server (not a test).
 //
-//   build/berth_api_bench [--pods N] [--clients C] [--watchers W] [--binds B]
+//   build/berth_api_bench [--pods N] [--clients C] [--watchers W] [--binds B] [--events E]
 //       [--server-threads T]
 //
 // Starts the server of `berth up` in process (HTTPS, SQLite in a temporary directory), then:
-// pod creations from C concurrent keep-alive clients while W watchers follow the pods, and the
-// binding round trip (POST pods/x/binding) from one client. Prints one line per measure.
+// pod creations from C concurrent keep-alive clients while W watchers follow the pods, the
+// binding round trip (POST pods/x/binding) from one client, and E events.k8s.io/v1 Events
+// (the scheduler's "Scheduled" event) from C clients. Prints one line per measure.
 //
 //   build/berth_api_bench --server URL --ca FILE --token-file FILE --kind pods|nodes
 //       --count N [--clients C] [--prefix P] [--bound-nodes M] [--wait-bound]
@@ -58,6 +59,30 @@ std::string PodBody(const std::string& name, const std::string& scheduler = "") 
                              {"resources", {{"requests", {{"cpu", "100m"}}}}}}}}}}};
   if (!scheduler.empty()) pod["spec"]["schedulerName"] = scheduler;
   return pod.dump();
+}
+
+// An events.k8s.io/v1 Event shaped as the scheduler's "Scheduled" event for pod `pod`.
+std::string EventBody(const std::string& pod, int i) {
+  nlohmann::json ev = {
+      {"apiVersion", "events.k8s.io/v1"},
+      {"kind", "Event"},
+      {"metadata",
+       {{"name", fmt::format("{}.{:x}", pod, 0x1000000 + i)}, {"namespace", "default"}}},
+      {"action", "Binding"},
+      {"eventTime", "2026-01-01T00:00:00.000000Z"},
+      {"note", fmt::format("Successfully assigned default/{} to node-{:05d}", pod, i % 5000)},
+      {"reason", "Scheduled"},
+      {"regarding",
+       {{"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"name", pod},
+        {"namespace", "default"},
+        {"resourceVersion", "12345"},
+        {"uid", "0f3c2a4e-6a53-4d55-9c8e-0123456789ab"}}},
+      {"reportingController", "default-scheduler"},
+      {"reportingInstance", "default-scheduler-berth"},
+      {"type", "Normal"}};
+  return ev.dump();
 }
 
 // CPU time (user + system) of the whole process, in milliseconds.
@@ -266,13 +291,14 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--server") return RunLoad(argc, argv);
   }
-  int pods = 20000, clients = 16, watchers = 10, binds = 2000, server_threads = 0;
+  int pods = 20000, clients = 16, watchers = 10, binds = 2000, events = 20000, server_threads = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--pods") pods = std::atoi(argv[i + 1]);
     if (a == "--clients") clients = std::atoi(argv[i + 1]);
     if (a == "--watchers") watchers = std::atoi(argv[i + 1]);
     if (a == "--binds") binds = std::atoi(argv[i + 1]);
+    if (a == "--events") events = std::atoi(argv[i + 1]);
     if (a == "--server-threads") server_threads = std::atoi(argv[i + 1]);
   }
   auto dir = std::filesystem::temp_directory_path() / fmt::format("berth-api-bench-{}", getpid());
@@ -367,6 +393,32 @@ int main(int argc, char** argv) {
         "CPU per bind (client and server)\n",
         lat[lat.size() / 2], lat[lat.size() * 90 / 100], lat[lat.size() * 99 / 100], binds,
         cpu_binds / binds);
+  }
+
+  // Events, as a scheduler writes one per bound pod.
+  if (events > 0) {
+    std::vector<std::string> bodies(events);
+    for (int i = 0; i < events; ++i) bodies[i] = EventBody(fmt::format("p-{}", i), i);
+    std::atomic<int> next_event{0}, failed_events{0};
+    const auto events_start = Clock::now();
+    const double cpu_events_start = ProcessCpuMs();
+    std::vector<std::thread> writers;
+    for (int c = 0; c < clients; ++c) {
+      writers.emplace_back([&] {
+        for (int i; (i = next_event++) < events;) {
+          auto r = http.Do("POST", "/apis/events.k8s.io/v1/namespaces/default/events", bodies[i]);
+          if (!r.ok() || r->status != 201) ++failed_events;
+        }
+      });
+    }
+    for (auto& t : writers) t.join();
+    const double events_secs = std::chrono::duration<double>(Clock::now() - events_start).count();
+    fmt::print(
+        "events: {} events.k8s.io Events from {} clients in {:.2f}s = {:.0f}/s ({} failed), "
+        "{:.3f} ms CPU per event (client and server)\n",
+        events, clients, events_secs, events / events_secs, failed_events.load(),
+        (ProcessCpuMs() - cpu_events_start) / events);
+    failed += failed_events.load();
   }
   for (auto& h : handles) h.Cancel();
   for (auto& t : watch_threads) t.join();

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "apiserver/server.h"
@@ -552,6 +553,60 @@ TEST(ApiClusterClientTest, BindingAndEventBodiesForBothEventApis) {
       EXPECT_EQ(ev["eventTime"].get<std::string>().substr(0, 19), first.substr(0, 19));
     }
   }
+}
+
+// Events queued together go out together, pipelined on a connection: a server that answers
+// nothing until it holds 20 events at once gets them (writers sending one event per round trip
+// would never have more than one each outstanding), and every event arrives once.
+TEST(ApiClusterClientTest, QueuedEventsAreSentTogether) {
+  std::mutex mu;
+  std::set<std::string> names;
+  std::vector<std::function<void(net::HttpResponse)>> waiting;
+  net::HttpServerOptions options;
+  options.threads = 1;
+  options.pin_connections = true;
+  auto server = net::HttpServer::Start(options, [&](net::HttpRequest& req) {
+    net::HttpResponse r;
+    if (req.method != "POST") {
+      r.body = R"({"kind":"List","metadata":{"resourceVersion":"1"},"items":[]})";
+      return r;
+    }
+    std::lock_guard lock(mu);
+    names.insert(Json::parse(req.body)["metadata"]["name"].get<std::string>());
+    r.deferred = [&](std::function<void(net::HttpResponse)> reply) {
+      std::lock_guard lock(mu);
+      waiting.push_back(std::move(reply));
+      if (waiting.size() < 20) return;
+      for (auto& w : waiting) {
+        net::HttpResponse created;
+        created.status = 201;
+        created.body = "{}";
+        w(std::move(created));
+      }
+      waiting.clear();
+    };
+    return r;
+  });
+  ASSERT_TRUE(server.ok());
+  ApiClusterClient client(
+      RestFor("http://127.0.0.1:" + std::to_string((*server)->port()), "", RestOptions{.qps = 0}));
+  berth::Pod pod;
+  pod.metadata.name = "p";
+  pod.metadata.namespace_ = "default";
+  for (int i = 0; i < 200; ++i) {
+    client.RecordPodEvent(pod, "Normal", "Scheduled", "Binding", "bound", "default-scheduler");
+  }
+  client.Start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (;;) {
+    {
+      std::lock_guard lock(mu);
+      if (names.size() == 200 && waiting.empty()) break;
+    }
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << names.size() << " events arrived";
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  client.Stop();
 }
 
 // Events wait in a bounded queue; past it they are dropped, and the log says so once, not once

@@ -108,6 +108,32 @@ VoidResult RestClient::SendEncoded(std::string_view method, std::string_view pat
   return {};
 }
 
+std::vector<VoidResult> RestClient::SendEncodedPipelined(std::string_view method,
+                                                         std::span<const EncodedWrite> writes,
+                                                         std::string_view content_type) {
+  std::vector<net::ClientRequest> requests;
+  requests.reserve(writes.size());
+  for (const EncodedWrite& w : writes) {
+    Throttle();
+    requests.push_back({method, w.path, w.body, content_type});
+  }
+  auto responses = http_->DoPipelined(requests);
+  std::vector<VoidResult> out;
+  out.reserve(writes.size());
+  for (size_t i = 0; i < writes.size(); ++i) {
+    auto& r = responses[i];
+    if (!r.ok()) {
+      out.push_back(r.error());
+    } else if (r->status < 200 || r->status >= 300) {
+      out.push_back(ErrorFromResponse(
+          r->status, r->body, fmt::format("{} {}{}", method, http_->server(), writes[i].path)));
+    } else {
+      out.push_back(VoidResult{});
+    }
+  }
+  return out;
+}
+
 Result<net::ClientResponse> RestClient::Exchange(std::string_view method, std::string_view path,
                                                  const std::string& body,
                                                  std::string_view content_type, bool idempotent) {

@@ -10,8 +10,10 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "berth/api/result.h"
 #include "net/http_client.h"
@@ -44,6 +46,17 @@ class RestClient {
   // The same with the body already encoded (bodies written without a document, json_text.h).
   VoidResult SendEncoded(std::string_view method, std::string_view path, const std::string& body,
                          std::string_view content_type = "application/json");
+
+  // Writes of the same method sent together on one connection (HttpClient::DoPipelined), each
+  // throttled as one call. One result per write, none retried here: a 429, a 5xx or a lost
+  // answer is the caller's to send again (SendEncoded retries). For writes that are safe to
+  // repeat.
+  struct EncodedWrite {
+    std::string path, body;
+  };
+  std::vector<VoidResult> SendEncodedPipelined(std::string_view method,
+                                               std::span<const EncodedWrite> writes,
+                                               std::string_view content_type = "application/json");
 
   // A watch stream (see HttpClient::Stream); each line is one event.
   Result<int> Watch(std::string_view path, const std::function<bool(std::string_view)>& on_line,

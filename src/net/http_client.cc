@@ -14,6 +14,8 @@
 #include <optional>
 #include <vector>
 
+#include "net/http_wire.h"
+
 namespace berth::net {
 
 namespace asio = boost::asio;
@@ -363,6 +365,66 @@ Result<ClientResponse> HttpClient::Do(std::string_view method, std::string_view 
   }
   return Error{fmt::format("{} {}{}: connection closed", method, impl_->options.server, target),
                ErrorCode::kUnavailable};
+}
+
+std::vector<Result<ClientResponse>> HttpClient::DoPipelined(std::span<const ClientRequest> requests,
+                                                            std::chrono::milliseconds timeout) {
+  std::vector<Result<ClientResponse>> out;
+  if (requests.empty()) return out;
+  if (timeout.count() <= 0) timeout = impl_->options.timeout;
+  std::string wire;
+  for (const ClientRequest& r : requests) {
+    auto req = impl_->MakeRequest(r.method, r.target, r.body, r.content_type, "application/json");
+    AppendSerialized(req, &wire);
+  }
+  auto failed = [&](size_t i, const boost::system::error_code& ec) {
+    return Error{fmt::format("{} {}{}: {}", requests[i].method, impl_->options.server,
+                             requests[i].target, ec.message()),
+                 ec == beast::error::timeout ? ErrorCode::kTimeout : ErrorCode::kUnavailable};
+  };
+  // As Do: a dead pooled connection is dropped and the batch goes on the next one, as long as
+  // nothing was answered on it.
+  for (int attempt = 0; attempt < kMaxIdle + 2; ++attempt) {
+    bool reused = false;
+    auto conn = impl_->Acquire(timeout, &reused);
+    if (!conn.ok()) {
+      for (size_t i = 0; i < requests.size(); ++i) out.push_back(conn.error());
+      return out;
+    }
+    Connection& c = **conn;
+    c.set_deadline(std::chrono::steady_clock::now() + timeout);
+    bool keep_alive = true;
+    boost::system::error_code ec;
+    impl_->WithStream(c, [&](auto& stream) {
+      asio::write(stream, asio::buffer(wire), ec);
+      for (size_t i = 0; !ec && i < requests.size(); ++i) {
+        http::response_parser<http::string_body> parser;
+        parser.body_limit(1ULL << 32);
+        http::read(stream, c.buffer, parser, ec);
+        if (ec) break;
+        auto res = parser.release();
+        ClientResponse r;
+        r.status = res.result_int();
+        r.body = std::move(res.body());
+        r.content_type = std::string(res[http::field::content_type]);
+        r.retry_after = std::string(res[http::field::retry_after]);
+        keep_alive = res.keep_alive();
+        out.push_back(std::move(r));
+        // A server that closes after an answer has dropped the requests behind it.
+        if (!keep_alive) break;
+      }
+      return ec;
+    });
+    if (out.empty() && ec && reused && ec != beast::error::timeout) continue;
+    const boost::system::error_code lost = ec ? ec : asio::error::connection_aborted;
+    for (size_t i = out.size(); i < requests.size(); ++i) out.push_back(failed(i, lost));
+    if (!ec && keep_alive) impl_->Release(std::move(*conn));
+    return out;
+  }
+  for (size_t i = 0; i < requests.size(); ++i) {
+    out.push_back(failed(i, asio::error::connection_aborted));
+  }
+  return out;
 }
 
 Result<int> HttpClient::Stream(std::string_view target, std::string_view accept,

@@ -11,8 +11,10 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "berth/api/result.h"
 
@@ -34,6 +36,12 @@ struct ClientResponse {
   std::string body;
   std::string content_type;
   std::string retry_after;  // the Retry-After header, if any
+};
+
+// One request of a pipelined batch (HttpClient::DoPipelined).
+struct ClientRequest {
+  std::string_view method, target, body;
+  std::string_view content_type = "application/json";
 };
 
 // Cancels a running Stream() from another thread.
@@ -64,6 +72,15 @@ class HttpClient {
                             std::string_view content_type = "application/json",
                             std::string_view accept = "application/json",
                             std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+
+  // Several requests sent together on one connection (HTTP/1.1 pipelining) and answered in
+  // order: one write and a few reads for the lot, instead of a round trip (and a wake-up of
+  // each side) per request. One result per request. When the connection fails part way, the
+  // requests whose answers did not arrive are errors (kUnavailable / kTimeout): they may or may
+  // not have been carried out. For writes that are safe to repeat (events with a chosen name).
+  std::vector<Result<ClientResponse>> DoPipelined(
+      std::span<const ClientRequest> requests,
+      std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 
   // A streaming GET: `on_line` receives every newline-terminated line of the body as it
   // arrives (return false to stop). Returns the HTTP status (a non-200 status's body is passed

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <boost/asio.hpp>
 #include <chrono>
 #include <mutex>
 #include <thread>
@@ -47,6 +48,74 @@ TEST(HttpClientTest, LargeBodiesBothWays) {
     ASSERT_EQ(res->body.size(), 2 * body.size());
     EXPECT_EQ(res->body, body + body);
   }
+}
+
+// Pipelined requests are answered in order, each with its own status and body.
+TEST(HttpClientTest, PipelinedRequestsAreAnsweredInOrder) {
+  auto server = HttpServer::Start({}, [](HttpRequest& r) {
+    HttpResponse resp;
+    resp.status = r.path == "/missing" ? 404 : 201;
+    resp.body = r.method + " " + r.path + " " + r.body;
+    return resp;
+  });
+  ASSERT_TRUE(server.ok());
+  auto client = ClientOf(**server, milliseconds(5000));
+  std::vector<std::string> bodies;
+  std::vector<ClientRequest> requests;
+  for (int i = 0; i < 40; ++i) bodies.push_back(std::string(100 + i * 50, 'a' + i % 26));
+  for (int i = 0; i < 40; ++i) {
+    requests.push_back({"POST", i == 7 ? "/missing" : "/e", bodies[i]});
+  }
+  for (int round = 0; round < 2; ++round) {  // the second on the pooled connection
+    auto results = client->DoPipelined(requests);
+    ASSERT_EQ(results.size(), requests.size());
+    for (int i = 0; i < 40; ++i) {
+      ASSERT_TRUE(results[i].ok()) << i << ": " << results[i].error().message;
+      EXPECT_EQ(results[i]->status, i == 7 ? 404 : 201);
+      EXPECT_EQ(results[i]->body, fmt::format("POST {} {}", i == 7 ? "/missing" : "/e", bodies[i]));
+    }
+  }
+}
+
+// A server that closes the connection after an answer has dropped the requests behind it:
+// they are errors (their outcome unknown to the caller), the ones before are answers.
+TEST(HttpClientTest, PipelinedRequestsBehindAClosedConnectionAreErrors) {
+  namespace asio = boost::asio;
+  asio::io_context io;
+  asio::ip::tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});
+  std::thread server([&] {
+    asio::ip::tcp::socket socket(io);
+    acceptor.accept(socket);
+    std::string got;
+    char buf[4096];
+    boost::system::error_code ec;
+    while (got.find("three") == std::string::npos && !ec) {
+      got.append(buf, socket.read_some(asio::buffer(buf), ec));
+    }
+    asio::write(socket,
+                asio::buffer(std::string("HTTP/1.1 201 Created\r\nContent-Length: 3\r\n\r\none"
+                                         "HTTP/1.1 200 OK\r\nConnection: close\r\n"
+                                         "Content-Length: 3\r\n\r\ntwo")),
+                ec);
+    socket.close();
+  });
+  HttpClientOptions options;
+  options.server = fmt::format("http://127.0.0.1:{}", acceptor.local_endpoint().port());
+  auto client = HttpClient::Create(options);
+  ASSERT_TRUE(client.ok());
+  std::vector<ClientRequest> requests = {
+      {"POST", "/e", "one"}, {"POST", "/e", "two"}, {"POST", "/e", "three"}};
+  auto results = (*client)->DoPipelined(requests);
+  server.join();
+  ASSERT_EQ(results.size(), 3u);
+  ASSERT_TRUE(results[0].ok()) << results[0].error().message;
+  EXPECT_EQ(results[0]->status, 201);
+  EXPECT_EQ(results[0]->body, "one");
+  ASSERT_TRUE(results[1].ok()) << results[1].error().message;
+  EXPECT_EQ(results[1]->body, "two");
+  ASSERT_FALSE(results[2].ok());
+  EXPECT_EQ(results[2].error().code, ErrorCode::kUnavailable);
+  EXPECT_THAT(results[2].error().message, HasSubstr("POST http://127.0.0.1:"));
 }
 
 // A kept-alive connection the server closed while it sat in the pool: the request goes on a

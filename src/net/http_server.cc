@@ -18,6 +18,8 @@
 #include <mutex>
 #include <thread>
 
+#include "net/http_wire.h"
+
 namespace berth::net {
 
 namespace asio = boost::asio;
@@ -200,6 +202,36 @@ HttpRequest ToRequest(http::request<http::string_body>&& req, std::string remote
   return r;
 }
 
+// Parses the next request from what `buffer` already holds, without reading: true, and the
+// bytes consumed, only when it is there in full. Otherwise (none, a part, or something the
+// parser rejects) nothing is consumed, and the next read takes it as usual.
+bool TakeBuffered(beast::flat_buffer& buffer, http::request_parser<http::string_body>& parser) {
+  if (buffer.size() == 0) return false;
+  parser.eager(true);
+  const auto data = buffer.data();
+  const char* p = static_cast<const char*>(data.data());
+  size_t used = 0;
+  while (!parser.is_done()) {
+    boost::system::error_code ec;
+    const size_t n = parser.put(asio::buffer(p + used, data.size() - used), ec);
+    used += n;
+    if (ec || n == 0) return false;
+  }
+  buffer.consume(used);
+  return true;
+}
+
+// The HTTP message of an answer (not a stream).
+http::response<http::string_body> ToMessage(HttpResponse& resp, unsigned version, bool keep_alive) {
+  http::response<http::string_body> res{static_cast<http::status>(resp.status), version};
+  res.set(http::field::content_type, resp.content_type);
+  for (const auto& [k, v] : resp.headers) res.insert(k, v);
+  res.body() = std::move(resp.body);
+  res.keep_alive(keep_alive);
+  res.prepare_payload();
+  return res;
+}
+
 }  // namespace
 
 struct HttpServer::Impl {
@@ -236,6 +268,20 @@ struct HttpServer::Impl {
   std::mutex sinks_mu;
   std::vector<std::weak_ptr<ChunkSink>> sinks;
 
+  // A request's answer, possibly still awaited (`wait`).
+  struct Answer {
+    HttpResponse response;
+    std::shared_ptr<DeferredReply> wait;
+    bool keep_alive = true;
+    unsigned version = 11;
+  };
+  // Requests of one connection handled before their answers are written (a pipelining client).
+  static constexpr size_t kMaxPipelined = 64;
+
+  // Calls the handler for the request; a deferred answer starts being awaited.
+  Answer Begin(http::request_parser<http::string_body>&& parser, const std::string& remote,
+               const std::shared_ptr<asio::io_context>& loop,
+               const asio::any_io_executor& executor);
   // `loop` is the context the connection runs on.
   template <class Stream>
   awaitable<void> Serve(Stream& stream, std::string remote, std::shared_ptr<asio::io_context> loop);
@@ -255,12 +301,15 @@ awaitable<void> HttpServer::Impl::Serve(Stream& stream, std::string remote,
   // Reads are sized by the buffer's free capacity: a small buffer would take a large body in
   // many reads (each a completion handed between I/O threads).
   buffer.reserve(kReadBufferBytes);
+  std::optional<http::request_parser<http::string_body>> parser;
+  std::vector<Answer> answers;
+  std::string batch;
   for (;;) {
-    http::request_parser<http::string_body> parser;
-    parser.body_limit(options.max_body_bytes);
+    parser.emplace();
+    parser->body_limit(options.max_body_bytes);
     beast::get_lowest_layer(stream).expires_after(
         std::chrono::seconds(options.idle_timeout_seconds));
-    auto [ec, n] = co_await http::async_read(stream, buffer, parser, kTuple);
+    auto [ec, n] = co_await http::async_read(stream, buffer, *parser, kTuple);
     if (ec == http::error::body_limit) {
       http::response<http::string_body> res{http::status::payload_too_large, 11};
       res.set(http::field::content_type, "application/json");
@@ -273,96 +322,133 @@ awaitable<void> HttpServer::Impl::Serve(Stream& stream, std::string remote,
     }
     if (ec) co_return;
     beast::get_lowest_layer(stream).expires_never();
-    const bool keep_alive = parser.get().keep_alive();
-    const unsigned version = parser.get().version();
-    HttpRequest request = ToRequest(parser.release(), remote);
-    HttpResponse resp;
-    try {
-      resp = handler(request);
-    } catch (const std::exception& e) {
-      resp = HttpResponse{};
-      resp.status = 500;
-      resp.body = fmt::format(
-          R"({{"kind":"Status","apiVersion":"v1","metadata":{{}},"status":"Failure","message":"internal error: {}","reason":"InternalError","code":500}})",
-          e.what());
+    // The request, and those a pipelining client sent behind it that are already here in full,
+    // are all handled before the first answer is awaited: their writes join one durable group,
+    // and their answers go out in one write (one TLS record and system call, one wake-up of the
+    // client) instead of one round trip each. A streaming answer ends the run.
+    answers.clear();
+    for (;;) {
+      answers.push_back(
+          Begin(std::move(*parser), remote, loop, co_await asio::this_coro::executor));
+      const Answer& last = answers.back();
+      if (last.response.stream || !last.keep_alive || answers.size() >= kMaxPipelined) break;
+      parser.emplace();
+      parser->body_limit(options.max_body_bytes);
+      if (!TakeBuffered(buffer, *parser)) break;
     }
-    if (resp.deferred && !resp.stream) {
-      // The reply is handed to this connection's executor, where it is stored and the timer
-      // (a wake-up signal, as for streams) cancelled: every touch of both happens there. The
-      // loop is held so that a late reply after Stop posts into a live (stopped) context.
-      auto executor = co_await asio::this_coro::executor;
-      auto wait = std::make_shared<DeferredReply>(loop, executor);
-      auto deferred = std::move(resp.deferred);
-      auto headers = std::move(resp.headers);
-      deferred([wait](HttpResponse r) {
-        asio::post(wait->timer.get_executor(), [wait, r = std::move(r)]() mutable {
-          wait->response = std::move(r);
-          wait->timer.cancel();
-        });
-      });
-      deferred = nullptr;
-      while (!wait->response) {
-        wait->timer.expires_at(asio::steady_timer::time_point::max());
-        co_await wait->timer.async_wait(kTuple);
+    for (Answer& a : answers) {
+      if (!a.wait) continue;
+      while (!a.wait->response) {
+        a.wait->timer.expires_at(asio::steady_timer::time_point::max());
+        co_await a.wait->timer.async_wait(kTuple);
       }
-      resp = std::move(*wait->response);
-      resp.stream = nullptr;
-      resp.headers.insert(resp.headers.begin(), std::make_move_iterator(headers.begin()),
-                          std::make_move_iterator(headers.end()));
+      auto headers = std::move(a.response.headers);
+      a.response = std::move(*a.wait->response);
+      a.response.stream = nullptr;
+      a.response.headers.insert(a.response.headers.begin(),
+                                std::make_move_iterator(headers.begin()),
+                                std::make_move_iterator(headers.end()));
+      a.wait.reset();
     }
-    if (resp.stream) {
-      http::response<http::empty_body> res{static_cast<http::status>(resp.status), version};
-      res.set(http::field::content_type, resp.content_type);
-      for (const auto& [k, v] : resp.headers) res.insert(k, v);
-      res.chunked(true);
-      res.keep_alive(keep_alive);
-      http::response_serializer<http::empty_body> sr{res};
-      auto [hec, hn] = co_await http::async_write_header(stream, sr, kTuple);
-      if (hec) co_return;
-      auto sink = std::make_shared<ChunkSink>(loop, co_await asio::this_coro::executor,
-                                              options.max_stream_backlog_bytes);
-      TrackSink(sink);
-      resp.stream(sink);
-      std::deque<std::shared_ptr<const std::string>> chunks;
-      std::string batch;
-      while (co_await sink->Take(&chunks)) {
-        // Everything queued since the last write goes out as one HTTP chunk: one TLS record
-        // and one system call for a burst of events instead of one each. The chunk's framing is
-        // written into the same buffer: as a separate buffer, a burst over 16 KB would send its
-        // few bytes of size line as a TLS record and a system call of their own.
-        size_t size = 0;
-        for (const auto& c : chunks) size += c->size();
-        if (size == 0) {
-          chunks.clear();
-          continue;
-        }
-        batch.clear();
-        batch.reserve(size + 16);
-        fmt::format_to(std::back_inserter(batch), "{:x}\r\n", size);
-        for (const auto& c : chunks) batch += *c;
-        batch += "\r\n";
-        chunks.clear();
-        auto [wec, wn] = co_await asio::async_write(stream, asio::buffer(batch), kTuple);
-        if (wec) {
-          sink->Close();
-          co_return;
-        }
-        // A burst's buffer is not kept for an idle stream.
-        if (batch.capacity() > (1 << 20)) std::string().swap(batch);
+    Answer* streaming = answers.back().response.stream ? &answers.back() : nullptr;
+    const size_t whole = answers.size() - (streaming ? 1 : 0);
+    if (whole == 1) {
+      auto res =
+          ToMessage(answers.front().response, answers.front().version, answers.front().keep_alive);
+      auto [wec, wn] = co_await http::async_write(stream, res, kTuple);
+      if (wec) co_return;
+    } else if (whole > 1) {
+      batch.clear();
+      for (size_t i = 0; i < whole; ++i) {
+        Answer& a = answers[i];
+        auto res = ToMessage(a.response, a.version, a.keep_alive);
+        AppendSerialized(res, &batch);
       }
-      auto [lec, ln] = co_await asio::async_write(stream, http::make_chunk_last(), kTuple);
-      if (lec || !keep_alive) co_return;
+      auto [wec, wn] = co_await asio::async_write(stream, asio::buffer(batch), kTuple);
+      if (wec) co_return;
+      if (batch.capacity() > (1 << 20)) std::string().swap(batch);
+    }
+    if (!streaming) {
+      if (!answers.back().keep_alive) co_return;
       continue;
     }
-    http::response<http::string_body> res{static_cast<http::status>(resp.status), version};
+    HttpResponse& resp = streaming->response;
+    http::response<http::empty_body> res{static_cast<http::status>(resp.status),
+                                         streaming->version};
     res.set(http::field::content_type, resp.content_type);
     for (const auto& [k, v] : resp.headers) res.insert(k, v);
-    res.body() = std::move(resp.body);
-    res.keep_alive(keep_alive);
-    res.prepare_payload();
-    auto [wec, wn] = co_await http::async_write(stream, res, kTuple);
-    if (wec || !keep_alive) co_return;
+    res.chunked(true);
+    res.keep_alive(streaming->keep_alive);
+    http::response_serializer<http::empty_body> sr{res};
+    auto [hec, hn] = co_await http::async_write_header(stream, sr, kTuple);
+    if (hec) co_return;
+    auto sink = std::make_shared<ChunkSink>(loop, co_await asio::this_coro::executor,
+                                            options.max_stream_backlog_bytes);
+    TrackSink(sink);
+    resp.stream(sink);
+    std::deque<std::shared_ptr<const std::string>> chunks;
+    while (co_await sink->Take(&chunks)) {
+      // Everything queued since the last write goes out as one HTTP chunk: one TLS record
+      // and one system call for a burst of events instead of one each. The chunk's framing is
+      // written into the same buffer: as a separate buffer, a burst over 16 KB would send its
+      // few bytes of size line as a TLS record and a system call of their own.
+      size_t size = 0;
+      for (const auto& c : chunks) size += c->size();
+      if (size == 0) {
+        chunks.clear();
+        continue;
+      }
+      batch.clear();
+      batch.reserve(size + 16);
+      fmt::format_to(std::back_inserter(batch), "{:x}\r\n", size);
+      for (const auto& c : chunks) batch += *c;
+      batch += "\r\n";
+      chunks.clear();
+      auto [wec, wn] = co_await asio::async_write(stream, asio::buffer(batch), kTuple);
+      if (wec) {
+        sink->Close();
+        co_return;
+      }
+      // A burst's buffer is not kept for an idle stream.
+      if (batch.capacity() > (1 << 20)) std::string().swap(batch);
+    }
+    auto [lec, ln] = co_await asio::async_write(stream, http::make_chunk_last(), kTuple);
+    if (lec || !streaming->keep_alive) co_return;
   }
+}
+
+HttpServer::Impl::Answer HttpServer::Impl::Begin(http::request_parser<http::string_body>&& parser,
+                                                 const std::string& remote,
+                                                 const std::shared_ptr<asio::io_context>& loop,
+                                                 const asio::any_io_executor& executor) {
+  Answer a;
+  a.keep_alive = parser.get().keep_alive();
+  a.version = parser.get().version();
+  HttpRequest request = ToRequest(parser.release(), remote);
+  try {
+    a.response = handler(request);
+  } catch (const std::exception& e) {
+    a.response = HttpResponse{};
+    a.response.status = 500;
+    a.response.body = fmt::format(
+        R"({{"kind":"Status","apiVersion":"v1","metadata":{{}},"status":"Failure","message":"internal error: {}","reason":"InternalError","code":500}})",
+        e.what());
+  }
+  if (a.response.deferred && !a.response.stream) {
+    // The reply is handed to this connection's executor, where it is stored and the timer
+    // (a wake-up signal, as for streams) cancelled: every touch of both happens there. The
+    // loop is held so that a late reply after Stop posts into a live (stopped) context.
+    a.wait = std::make_shared<DeferredReply>(loop, executor);
+    auto deferred = std::move(a.response.deferred);
+    a.response.deferred = nullptr;
+    deferred([wait = a.wait](HttpResponse r) {
+      asio::post(wait->timer.get_executor(), [wait, r = std::move(r)]() mutable {
+        wait->response = std::move(r);
+        wait->timer.cancel();
+      });
+    });
+  }
+  return a;
 }
 
 awaitable<void> HttpServer::Impl::Session(tcp::socket socket,

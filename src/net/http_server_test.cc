@@ -1,5 +1,6 @@
 #include "net/http_server.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <boost/asio.hpp>
@@ -178,6 +179,91 @@ TEST(HttpServerTest, DeferredReplyLeavesTheThreadToOtherConnections) {
   EXPECT_EQ(slow["X-First"], "handler");
   EXPECT_EQ(slow["X-Second"], "reply");
   EXPECT_EQ(slow_client.Do(http::verb::get, "/again").body(), "fast");
+}
+
+// A client that pipelines (several requests in one write) gets every answer, in order, and the
+// requests behind a deferred one are handled without waiting for its answer.
+TEST(HttpServerTest, PipelinedRequestsAreHandledTogetherAndAnsweredInOrder) {
+  HttpServerOptions options;
+  options.threads = 1;
+  options.pin_connections = true;
+  std::mutex mu;
+  std::vector<std::string> handled;
+  std::vector<std::function<void(HttpResponse)>> replies;
+  auto server = HttpServer::Start(options, [&](HttpRequest& r) {
+    std::lock_guard lock(mu);
+    handled.push_back(r.path + ":" + r.body);
+    HttpResponse resp;
+    if (r.path == "/write") {
+      const std::string body = r.body;
+      resp.deferred = [&, body](std::function<void(HttpResponse)> reply) {
+        std::lock_guard lock(mu);
+        // Answered only once every write of the batch is in: all were handled before any
+        // answer was awaited.
+        replies.push_back([reply, body](HttpResponse) {
+          HttpResponse done;
+          done.status = 201;
+          done.body = "wrote " + body;
+          reply(std::move(done));
+        });
+        if (replies.size() == 3) {
+          for (auto& r : replies) r({});
+        }
+      };
+      return resp;
+    }
+    resp.body = "read " + r.path;
+    return resp;
+  });
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  asio::io_context io;
+  asio::ip::tcp::socket socket(io);
+  socket.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), (*server)->port()));
+  std::string out;
+  auto request = [&](std::string_view method, std::string_view path, std::string_view body) {
+    out += fmt::format("{} {} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{}", method, path,
+                       body.size(), body);
+  };
+  request("POST", "/write", "a");
+  request("POST", "/write", "b");
+  request("GET", "/get", "");
+  request("POST", "/write", "c");
+  asio::write(socket, asio::buffer(out));
+  beast::flat_buffer buffer;
+  std::vector<std::string> bodies;
+  for (int i = 0; i < 4; ++i) {
+    http::response<http::string_body> res;
+    http::read(socket, buffer, res);
+    bodies.push_back(std::to_string(res.result_int()) + " " + res.body());
+  }
+  EXPECT_EQ(bodies, (std::vector<std::string>{"201 wrote a", "201 wrote b", "200 read /get",
+                                              "201 wrote c"}));
+  std::lock_guard lock(mu);
+  EXPECT_EQ(handled, (std::vector<std::string>{"/write:a", "/write:b", "/get:", "/write:c"}));
+}
+
+// A request that is only partly there when the ones before it are answered is read as usual.
+TEST(HttpServerTest, APartialPipelinedRequestIsReadAfterTheAnswersBeforeIt) {
+  auto server = HttpServer::Start({}, [](HttpRequest& r) {
+    HttpResponse resp;
+    resp.body = r.path + " " + r.body;
+    return resp;
+  });
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  asio::io_context io;
+  asio::ip::tcp::socket socket(io);
+  socket.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), (*server)->port()));
+  asio::write(socket, asio::buffer(std::string("POST /one HTTP/1.1\r\nHost: x\r\nContent-Length: 1"
+                                               "\r\n\r\n1POST /two HTTP/1.1\r\nHost: x\r\n"
+                                               "Content-Length: 5\r\n\r\n12")));
+  beast::flat_buffer buffer;
+  http::response<http::string_body> first;
+  http::read(socket, buffer, first);
+  EXPECT_EQ(first.body(), "/one 1");
+  asio::write(socket, asio::buffer(std::string("345")));
+  http::response<http::string_body> second;
+  http::read(socket, buffer, second);
+  EXPECT_EQ(second.body(), "/two 12345");
 }
 
 TEST(HttpServerTest, PinnedConnectionsStayOnOneThreadEach) {
