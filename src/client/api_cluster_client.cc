@@ -64,6 +64,7 @@ std::string PodPath(const Pod& pod) {
 ApiClusterClient::ApiClusterClient(std::unique_ptr<RestClient> rest,
                                    std::function<void(const std::string&)> log)
     : rest_(std::move(rest)),
+      bindings_(rest_.get()),
       log_(std::move(log)),
       status_writer_(log_),
       victim_writer_(log_, 10000, kVictimWriters) {}
@@ -260,8 +261,17 @@ VoidResult ApiClusterClient::Bind(const Pod& pod, std::string_view node_name) {
   const std::string path = PodPath(pod) + "/binding";
   auto wait = std::chrono::milliseconds(100);
   const auto give_up = std::chrono::steady_clock::now() + kUnknownOutcomeBudget;
-  for (;;) {
-    auto r = rest_->SendEncoded("POST", path, binding);
+  for (int attempt = 0;; ++attempt) {
+    // The first attempt goes with the other binding threads' (WriteCombiner). A retry, and a
+    // first attempt turned away for now (429) or never sent, take the one-request path, which
+    // retries those itself.
+    VoidResult r =
+        attempt == 0 ? bindings_.Send(path, binding) : rest_->SendEncoded("POST", path, binding);
+    if (attempt == 0 && !r.ok() &&
+        (r.error().code == ErrorCode::kTooManyRequests ||
+         r.error().message.find("cannot connect") != std::string::npos)) {
+      r = rest_->SendEncoded("POST", path, binding);
+    }
     if (r.ok()) return {};
     if (r.error().code == ErrorCode::kConflict) {
       // The read that settles it can be cut as well: it is retried within the same budget, or

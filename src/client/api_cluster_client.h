@@ -23,6 +23,7 @@
 #include "client/async_writer.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
+#include "client/write_combiner.h"
 
 namespace berth::client {
 
@@ -118,6 +119,8 @@ class ApiClusterClient final : public ClusterClient {
                         std::string content_type, std::string_view subresource = "/status");
 
   std::unique_ptr<RestClient> rest_;
+  // Bindings from the binding threads, combined into pipelined batches when they pile up.
+  WriteCombiner bindings_;
   std::function<void(const std::string&)> log_;
   ClusterEventHandler* handler_ = nullptr;
   bool keep_documents_ = false;

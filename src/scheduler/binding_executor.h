@@ -8,8 +8,9 @@
 // no task finished meanwhile (Permit waits, an API server that stopped answering). A backlog
 // of binds that finish in a few milliseconds each is then worked off by the core threads:
 // more threads would not make the API server answer faster, and each costs its stack and its
-// allocator cache and competes with the scheduling thread on a small machine
-// (docs/performance.md, "Fewer binding threads").
+// allocator cache. The core is still a few dozen: a binding thread spends most of its cycle
+// waiting for its binding's answer, and binds that wait together go to the API server together
+// (client::WriteCombiner), so the binds in flight, not the threads' work, set the pace.
 //
 // Threads: Submit from any thread. A monitor thread, started with the first task that has to
 // wait, adds the threads beyond the core. The destructor runs every queued task, then waits for
@@ -26,7 +27,7 @@ namespace berth {
 
 class BindingExecutor {
  public:
-  explicit BindingExecutor(int max_threads = 64, int core_threads = 16,
+  explicit BindingExecutor(int max_threads = 64, int core_threads = 48,
                            std::chrono::milliseconds grace = std::chrono::milliseconds(5),
                            std::chrono::milliseconds idle_exit = std::chrono::seconds(10));
   ~BindingExecutor();
