@@ -268,8 +268,7 @@ VoidResult ApiClusterClient::Bind(const Pod& pod, std::string_view node_name) {
     VoidResult r =
         attempt == 0 ? bindings_.Send(path, binding) : rest_->SendEncoded("POST", path, binding);
     if (attempt == 0 && !r.ok() &&
-        (r.error().code == ErrorCode::kTooManyRequests ||
-         r.error().message.find("cannot connect") != std::string::npos)) {
+        (r.error().code == ErrorCode::kTooManyRequests || NeverSent(r.error()))) {
       r = rest_->SendEncoded("POST", path, binding);
     }
     if (r.ok()) return {};

@@ -56,6 +56,8 @@ Error ErrorFromResponse(int status, std::string_view body, std::string_view what
   return Error{fmt::format("{}: {}", what, message), code};
 }
 
+bool NeverSent(const Error& e) { return e.message.find("cannot connect") != std::string::npos; }
+
 RestClient::RestClient(std::unique_ptr<net::HttpClient> http, RestOptions options)
     : http_(std::move(http)),
       options_(options),
@@ -146,7 +148,7 @@ Result<net::ClientResponse> RestClient::Exchange(std::string_view method, std::s
     std::chrono::milliseconds wait = backoff;
     if (!res.ok()) {
       // A connection that could not be made did not reach the server: safe to retry.
-      retry = idempotent || res.error().message.find("cannot connect") != std::string::npos;
+      retry = idempotent || NeverSent(res.error());
       if (!retry || attempt >= options_.max_retries) return res.error();
     } else if (res->status == 429 || (res->status >= 500 && idempotent)) {
       retry = attempt < options_.max_retries;

@@ -81,6 +81,10 @@ class RestClient {
   std::chrono::steady_clock::time_point last_refill_;
 };
 
+// True for a request that never reached the server (the connection could not be made): safe
+// to send again whatever it was.
+bool NeverSent(const Error& e);
+
 // Maps an HTTP status and Status body to an error (message from the body when present).
 Error ErrorFromResponse(int status, std::string_view body, std::string_view what);
 

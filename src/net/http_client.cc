@@ -132,6 +132,16 @@ struct Connection {
   }
 };
 
+// The parts of an answer the callers read.
+ClientResponse ToClientResponse(http::response<http::string_body>&& res) {
+  ClientResponse out;
+  out.status = res.result_int();
+  out.body = std::move(res.body());
+  out.content_type = std::string(res[http::field::content_type]);
+  out.retry_after = std::string(res[http::field::retry_after]);
+  return out;
+}
+
 }  // namespace
 
 struct StreamHandle::State {
@@ -355,12 +365,9 @@ Result<ClientResponse> HttpClient::Do(std::string_view method, std::string_view 
                    ec == beast::error::timeout ? ErrorCode::kTimeout : ErrorCode::kUnavailable};
     }
     res = parser.release();
-    ClientResponse out;
-    out.status = res.result_int();
-    out.body = std::move(res.body());
-    out.content_type = std::string(res[http::field::content_type]);
-    out.retry_after = std::string(res[http::field::retry_after]);
-    if (res.keep_alive()) impl_->Release(std::move(*conn));
+    const bool keep_alive = res.keep_alive();
+    ClientResponse out = ToClientResponse(std::move(res));
+    if (keep_alive) impl_->Release(std::move(*conn));
     return out;
   }
   return Error{fmt::format("{} {}{}: connection closed", method, impl_->options.server, target),
@@ -403,13 +410,8 @@ std::vector<Result<ClientResponse>> HttpClient::DoPipelined(std::span<const Clie
         http::read(stream, c.buffer, parser, ec);
         if (ec) break;
         auto res = parser.release();
-        ClientResponse r;
-        r.status = res.result_int();
-        r.body = std::move(res.body());
-        r.content_type = std::string(res[http::field::content_type]);
-        r.retry_after = std::string(res[http::field::retry_after]);
         keep_alive = res.keep_alive();
-        out.push_back(std::move(r));
+        out.push_back(ToClientResponse(std::move(res)));
         // A server that closes after an answer has dropped the requests behind it.
         if (!keep_alive) break;
       }
