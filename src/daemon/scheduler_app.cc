@@ -107,6 +107,7 @@ class DaemonObserver final : public AttemptObserver {
     }
     if (log_->V(10) && !a.scored_nodes.empty()) {
       for (size_t p = 0; p < a.score_plugins.size(); ++p) {
+        if (!a.scores.HasRow(p)) continue;  // its PreScore skipped the pod: no scores
         for (size_t n = 0; n < a.scored_nodes.size(); ++n) {
           log_->Info(
               "Plugin scored node for pod",

@@ -92,8 +92,8 @@ NodeResultValues SelectNodeResults(const SchedulingAttempt& a, size_t max_nodes)
 
   out.filter_plugins = a.filter_plugins;
   std::vector<size_t> columns;
-  for (size_t pl = 0; pl < a.score_plugins.size() && pl < a.scores.plugin_scores.size(); ++pl) {
-    if (pl < a.scores.plugin_ran.size() && !a.scores.plugin_ran[pl]) continue;
+  for (size_t pl = 0; pl < a.score_plugins.size(); ++pl) {
+    if (!a.scores.HasRow(pl)) continue;
     columns.push_back(pl);
     out.score_plugins.push_back(a.score_plugins[pl]);
     out.score_weights.push_back(a.score_weights[pl]);

@@ -55,6 +55,10 @@ struct ScoreTable {
   std::vector<std::vector<int64_t>> plugin_scores;  // [plugin][node]
   std::vector<bool> plugin_ran;                     // false when skipped by PreScore
   std::vector<int64_t> totals;                      // [node]
+  // Whether plugin `p` scored the nodes (a plugin its PreScore skipped has no row).
+  bool HasRow(size_t p) const {
+    return p < plugin_scores.size() && p < plugin_ran.size() && plugin_ran[p];
+  }
   // Extender name -> [node] weighted contribution (filled by the scheduler).
   std::map<std::string, std::vector<int64_t>> extender_scores;
 };
@@ -140,6 +144,9 @@ class Framework final : public Handle {
     std::vector<ClusterEventWithHint> events;
   };
   const std::vector<PluginEvents>& event_registrations() const { return event_registrations_; }
+  // What is likely wrong with the profile though it builds (a plugin's Score enabled without
+  // the PreScore it needs), one sentence each; also logged at creation when services.log is set.
+  const std::vector<std::string>& warnings() const { return warnings_; }
   // Name and args of the QueueSort plugin, to check all profiles agree.
   std::string queue_sort_name() const;
 
@@ -253,6 +260,9 @@ class Framework final : public Handle {
                                const NodeInfo& node);
   Status FilterWithNominated(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
                              bool time_plugins);
+  void WarnAboutScoreWithoutPreScore(const std::vector<std::string>& score,
+                                     const std::vector<std::string>& pre_score,
+                                     const std::function<Plugin*(const std::string&)>& get);
   void ResolvePluginSeries();
   // Runs one plugin call, timing it when `series` is set and the cycle records plugin metrics.
   template <class Call>
@@ -269,6 +279,7 @@ class Framework final : public Handle {
 
   std::vector<std::unique_ptr<Plugin>> owned_;
   std::vector<PluginEvents> event_registrations_;
+  std::vector<std::string> warnings_;
   std::vector<PreEnqueuePlugin*> pre_enqueue_;
   const QueueSortPlugin* queue_sort_ = nullptr;
   struct PreFilterEntry {

@@ -53,8 +53,8 @@ nlohmann::json ToJson(const SimulationResult& result) {
       const ScoreTable& t = a.scores;
       for (size_t i = 0; i < a.scored_nodes.size(); ++i) {
         nlohmann::json plugins = nlohmann::json::object();
-        for (size_t p = 0; p < t.plugin_scores.size() && p < a.score_plugins.size(); ++p) {
-          if (!t.plugin_ran[p]) continue;
+        for (size_t p = 0; p < a.score_plugins.size(); ++p) {
+          if (!t.HasRow(p)) continue;
           plugins[a.score_plugins[p]] = t.plugin_scores[p][i];
         }
         nlohmann::json extenders = nlohmann::json::object();
@@ -140,8 +140,8 @@ void WriteTable(std::ostream& out, const SimulationResult& result) {
           const size_t i = row.scored;
           fmt::format_to(std::back_inserter(text), "feasible, total {:>5} ", t.totals[i]);
           const size_t bare = text.size();
-          for (size_t p = 0; p < t.plugin_scores.size() && p < a.score_plugins.size(); ++p) {
-            if (!t.plugin_ran[p]) continue;
+          for (size_t p = 0; p < a.score_plugins.size(); ++p) {
+            if (!t.HasRow(p)) continue;
             fmt::format_to(std::back_inserter(text), " {}={}x{}", a.score_plugins[p],
                            t.plugin_scores[p][i], a.score_weights[p]);
           }
