@@ -275,6 +275,7 @@ Result<std::unique_ptr<Framework>> Framework::Create(const config::Profile& prof
     fw->pre_score_.push_back({dynamic_cast<PreScorePlugin*>(get(n)),
                               it == s.end() ? -1 : static_cast<int>(it - s.begin())});
   }
+  fw->WarnAboutScoreWithoutPreScore(lists["Score"], lists["PreScore"], get);
   for (const auto& n : lists["Reserve"])
     fw->reserve_.push_back(dynamic_cast<ReservePlugin*>(get(n)));
   for (const auto& n : lists["Permit"]) fw->permit_.push_back(dynamic_cast<PermitPlugin*>(get(n)));
@@ -289,6 +290,24 @@ Result<std::unique_ptr<Framework>> Framework::Create(const config::Profile& prof
   fw->RegisterEvents();
   fw->ResolvePluginSeries();
   return fw;
+}
+
+void Framework::WarnAboutScoreWithoutPreScore(
+    const std::vector<std::string>& score, const std::vector<std::string>& pre_score,
+    const std::function<Plugin*(const std::string&)>& get) {
+  for (const std::string& name : score) {
+    Plugin* plugin = get(name);
+    if (!Implements<PreScorePlugin>(plugin) || dynamic_cast<ScoresWithoutPreScore*>(plugin) ||
+        std::find(pre_score.begin(), pre_score.end(), name) != pre_score.end())
+      continue;
+    warnings_.push_back(fmt::format(
+        "profile \"{}\": plugin \"{}\" is enabled at score but not at preScore, and its Score "
+        "needs what its PreScore prepares (without it every cycle fails or every node scores "
+        "alike): enable it at preScore too, or under multiPoint",
+        profile_name_, name));
+  }
+  if (services_.log)
+    for (const std::string& w : warnings_) services_.log->Warning(w);
 }
 
 void Framework::ResolvePluginSeries() {

@@ -119,21 +119,43 @@ profiles:
     args: {prometheusAddress: "%s", networkInterface: eth0, timeRangeInMinutes: 1}
 """ % url)
 
-        def simulate():
-            p = subprocess.run([berth, "simulate", "--config", cfg, "-f", manifests, "-o", "json"],
-                               capture_output=True, text=True, timeout=60)
+        # The tutorials' form: v1, the plugin under `score` alone, everything else disabled
+        # (its PreScore never runs).
+        score_only = os.path.join(tmp, "score-only.yaml")
+        with open(score_only, "w") as f:
+            f.write("""apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    score:
+      enabled:
+      - name: NetworkTraffic
+      disabled:
+      - name: "*"
+  pluginConfig:
+  - name: NetworkTraffic
+    args: {prometheusAddress: "%s", networkInterface: eth0, timeRangeInMinutes: 1}
+""" % url)
+
+        def simulate(config=cfg):
+            p = subprocess.run([berth, "simulate", "--config", config, "-f", manifests,
+                                "-o", "json"], capture_output=True, text=True, timeout=60)
             if p.returncode != 0:
                 raise SystemExit("FAIL: simulate: " + p.stderr)
             return json.loads(p.stdout)["results"][0], p.stderr
 
-        r, _ = simulate()
-        scores = {n: s["plugins"].get("NetworkTraffic") for n, s in r.get("score", {}).items()}
-        if r.get("node") != "node-quiet":
-            failed.append("the quietest node did not win: %r %r" % (r.get("node"), scores))
-        elif not (scores["node-quiet"] > scores["node-mid"] > scores["node-busy"]):
-            failed.append("scores not ordered by traffic: %r" % scores)
-        else:
-            print("PASS quietest node wins %r" % scores)
+        for name, config in (("multiPoint", cfg), ("score only", score_only)):
+            r, _ = simulate(config)
+            scores = {n: s["plugins"].get("NetworkTraffic")
+                      for n, s in r.get("score", {}).items()}
+            if r.get("node") != "node-quiet":
+                failed.append("%s: the quietest node did not win: %r %r" %
+                              (name, r.get("node"), scores))
+            elif not (scores["node-quiet"] > scores["node-mid"] > scores["node-busy"]):
+                failed.append("%s: scores not ordered by traffic: %r" % (name, scores))
+            else:
+                print("PASS %s: quietest node wins %r" % (name, scores))
         prom.terminate()
         prom.wait(timeout=30)
         t = time.time()

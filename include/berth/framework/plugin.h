@@ -199,6 +199,16 @@ class ScorePlugin : public virtual Plugin {
   }
 };
 
+// Optional, beside ScorePlugin and PreScorePlugin: the plugin's Score computes what its
+// PreScore prepares when that PreScore did not run, because the profile enables the plugin at
+// `score` but not at `preScore` (a v1 configuration that lists it under `score` only, with
+// `disabled: "*"` elsewhere). Framework creation warns about a profile that enables a
+// PreScorePlugin's Score without its PreScore unless the plugin derives from this marker.
+class ScoresWithoutPreScore {
+ public:
+  virtual ~ScoresWithoutPreScore() = default;
+};
+
 class ReservePlugin : public virtual Plugin {
  public:
   // After the pod is assumed on `node` in the cache, on the scheduling thread, in profile

@@ -41,7 +41,9 @@ int64_t Priority(int64_t sum, size_t containers) {
   return kMaxNodeScore * (sum - kMinThreshold) / (max_threshold - kMinThreshold);
 }
 
-class ImageLocality final : public PreScorePlugin, public ScorePlugin {
+class ImageLocality final : public PreScorePlugin,
+                            public ScorePlugin,
+                            public ScoresWithoutPreScore {
  public:
   explicit ImageLocality(Handle& handle) : handle_(handle) {}
 

@@ -32,7 +32,11 @@ struct TrafficState final : StateData, std::enable_shared_from_this<TrafficState
 };
 inline constexpr StateKey<TrafficState> kTrafficKey{"PreScoreNetworkTraffic"};
 
-class NetworkTraffic final : public PreScorePlugin, public ScorePlugin {
+// Also a ScoresWithoutPreScore: enabled under `score` alone (as the scoring-plugin tutorials
+// configure it), Score fetches the traffic itself.
+class NetworkTraffic final : public PreScorePlugin,
+                             public ScorePlugin,
+                             public ScoresWithoutPreScore {
  public:
   NetworkTraffic(Handle& handle, NetworkTrafficArgs args,
                  std::unique_ptr<prometheus::PrometheusClient> client)
@@ -50,10 +54,18 @@ class NetworkTraffic final : public PreScorePlugin, public ScorePlugin {
   Status Score(const CycleState& state, const PodInfo&, const NodeInfo& node,
                int64_t* score) const override {
     const TrafficState* s = state.Read(kTrafficKey);
+    // Without PreScore (the profile enables only Score), the shared cache answers: the first
+    // node's call fetches, the others of the cycle read what it fetched.
+    std::shared_ptr<const std::map<std::string, double>> fetched;
+    const std::map<std::string, double>* bytes = s ? s->bytes.get() : nullptr;
+    if (!s) {
+      fetched = Traffic();
+      bytes = fetched.get();
+    }
     *score = kNoSample;
-    if (!s || !s->bytes) return Status::Success();
-    auto it = s->bytes->find(node.name());
-    if (it != s->bytes->end() && it->second >= 0)
+    if (!bytes) return Status::Success();
+    auto it = bytes->find(node.name());
+    if (it != bytes->end() && it->second >= 0)
       *score = static_cast<int64_t>(std::min(it->second, 9.0e18));
     return Status::Success();
   }
@@ -78,8 +90,10 @@ class NetworkTraffic final : public PreScorePlugin, public ScorePlugin {
   }
 
  private:
-  // The traffic per node, from the cache while it is fresh. Scheduling thread only.
-  std::shared_ptr<const std::map<std::string, double>> Traffic() {
+  // The traffic per node, from the cache while it is fresh. Any thread: PreScore calls it on
+  // the scheduling thread, Score (when PreScore is not enabled) on the parallel workers.
+  std::shared_ptr<const std::map<std::string, double>> Traffic() const {
+    std::lock_guard lock(mu_);
     const TimePoint now = handle_.clock().Now();
     if (cached_ && now - fetched_at_ < kCacheFor) return cached_;
     auto bytes =
@@ -98,7 +112,7 @@ class NetworkTraffic final : public PreScorePlugin, public ScorePlugin {
   }
 
   // Writes a reason once (not every cycle); an empty reason marks recovery.
-  void Report(const std::string& reason) {
+  void Report(const std::string& reason) const {
     if (reason == last_report_) return;
     last_report_ = reason;
     std::fprintf(stderr, "%s: %s\n", std::string(kNetworkTrafficName).c_str(),
@@ -108,9 +122,10 @@ class NetworkTraffic final : public PreScorePlugin, public ScorePlugin {
   Handle& handle_;
   NetworkTrafficArgs args_;
   std::unique_ptr<prometheus::PrometheusClient> client_;
-  std::shared_ptr<const std::map<std::string, double>> cached_;
-  TimePoint fetched_at_{};
-  std::string last_report_;
+  mutable std::mutex mu_;  // guards the cache and the last report
+  mutable std::shared_ptr<const std::map<std::string, double>> cached_;
+  mutable TimePoint fetched_at_{};
+  mutable std::string last_report_;
 };
 
 Result<std::shared_ptr<const PluginArgs>> DecodeNetworkTrafficArgs(const nlohmann::json* raw,

@@ -23,12 +23,13 @@ using ::testing::HasSubstr;
 using testing::MakeNode;
 using testing::MakePod;
 
-std::map<std::string, int64_t> ScoreAll(ScorePlugin& plugin, PreScorePlugin& pre,
+// Scores every node of `snap`; without `pre`, as a profile that enables only Score runs it.
+std::map<std::string, int64_t> ScoreAll(ScorePlugin& plugin, PreScorePlugin* pre,
                                         const Snapshot& snap) {
   CycleState state;
   auto pod = PodInfo::Create(MakePod().Name("p").Obj());
   std::vector<const NodeInfo*> nodes(snap.nodes().begin(), snap.nodes().end());
-  EXPECT_TRUE(pre.PreScore(state, *pod, nodes).IsSuccess());
+  if (pre) EXPECT_TRUE(pre->PreScore(state, *pod, nodes).IsSuccess());
   std::vector<NodeScore> scores;
   for (const NodeInfo* n : nodes) {
     int64_t s = 0;
@@ -57,7 +58,7 @@ TEST(NetworkTrafficTest, QuietNodesScoreHighestFromOneCachedQuery) {
   auto* pre = dynamic_cast<PreScorePlugin*>(plugin->get());
   ASSERT_NE(score, nullptr);
   for (int i = 0; i < 3; ++i) {
-    auto got = ScoreAll(*score, *pre, snap);
+    auto got = ScoreAll(*score, pre, snap);
     EXPECT_EQ(got["quiet"], 75);
     EXPECT_EQ(got["half"], 50);
     EXPECT_EQ(got["busy"], 0);
@@ -67,16 +68,40 @@ TEST(NetworkTrafficTest, QuietNodesScoreHighestFromOneCachedQuery) {
   EXPECT_THAT(prom.last_query(),
               HasSubstr("node_network_receive_bytes_total{device=\"ens192\"}[2m]"));
   handle.fake_clock().Advance(std::chrono::seconds(6));
-  ScoreAll(*score, *pre, snap);
+  ScoreAll(*score, pre, snap);
   EXPECT_EQ(prom.queries, 2);
 
   // Prometheus gone: every node scores the fallback, without waiting beyond the timeout.
   prom.Stop();
   handle.fake_clock().Advance(std::chrono::seconds(6));
   const auto start = std::chrono::steady_clock::now();
-  auto down = ScoreAll(*score, *pre, snap);
+  auto down = ScoreAll(*score, pre, snap);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
   for (const auto& [node, s] : down) EXPECT_EQ(s, 0) << node;
+}
+
+// Enabled under `score` alone (the tutorials' configuration), PreScore never runs: Score fetches
+// the traffic itself, once per cache period, and the quiet node still wins.
+TEST(NetworkTrafficTest, ScoresWithoutPreScore) {
+  testing::FakePrometheus prom({{"quiet", 1000}, {"busy", 4000}});
+  nlohmann::json raw = {{"prometheusAddress", prom.url()}};
+  auto reg = NetworkTrafficRegistration();
+  auto args = reg.decode_args(&raw, "args");
+  ASSERT_TRUE(args.ok()) << args.error().message;
+  Snapshot snap =
+      Snapshot::Build({MakeNode().Name("quiet").Obj(), MakeNode().Name("busy").Obj()}, {});
+  testing::FakeHandle handle(snap);
+  auto plugin = reg.factory(args->get(), handle);
+  ASSERT_TRUE(plugin.ok()) << plugin.error().message;
+  auto* score = dynamic_cast<ScorePlugin*>(plugin->get());
+  ASSERT_NE(score, nullptr);
+  EXPECT_NE(dynamic_cast<ScoresWithoutPreScore*>(plugin->get()), nullptr);
+  for (int i = 0; i < 2; ++i) {
+    auto got = ScoreAll(*score, nullptr, snap);
+    EXPECT_EQ(got["quiet"], 75);
+    EXPECT_EQ(got["busy"], 0);
+  }
+  EXPECT_EQ(prom.queries, 1);
 }
 
 TEST(NetworkTrafficTest, ArgsAreValidatedNamingThePath) {

@@ -68,6 +68,7 @@ class NodeAffinityPlugin final : public PreFilterPlugin,
                                  public FilterPlugin,
                                  public PreScorePlugin,
                                  public ScorePlugin,
+                                 public ScoresWithoutPreScore,
                                  public EnqueueExtensions {
  public:
   static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, Handle&) {

@@ -33,7 +33,9 @@ bool RequestsNothing(std::span<const int64_t> pod_requests) {
   return std::all_of(pod_requests.begin(), pod_requests.end(), [](int64_t r) { return r == 0; });
 }
 
-class BalancedAllocation final : public PreScorePlugin, public ScorePlugin {
+class BalancedAllocation final : public PreScorePlugin,
+                                 public ScorePlugin,
+                                 public ScoresWithoutPreScore {
  public:
   static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, Handle& handle);
 
