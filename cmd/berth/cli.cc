@@ -218,6 +218,10 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   std::string validate_path;
   auto* validate = cfg->add_subcommand("validate", "Load and validate a configuration file");
   validate->add_option("file", validate_path)->required();
+  std::vector<std::string> validate_plugin_libraries;
+  validate->add_option("--plugin-library", validate_plugin_libraries,
+                       "Load plugins from this shared library first (repeatable), so the file "
+                       "may name them");
   std::string convert_path;
   auto* convert = cfg->add_subcommand(
       "convert", "Print the kubescheduler.config.k8s.io/v1 equivalent of a legacy Policy file");
@@ -305,7 +309,7 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
     return 0;
   }
   if (*validate) {
-    auto built = berth::pluginlib::BuildRegistry({}, compiled_in);
+    auto built = berth::pluginlib::BuildRegistry(validate_plugin_libraries, compiled_in);
     if (!built.ok()) return Fail(built.error().message);
     berth::Registry registry = std::move(built).value();
     auto c = berth::config::LoadConfigFile(validate_path, registry);
@@ -325,6 +329,9 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
     so.extenders = std::move(extenders).value();
     auto sched = berth::Scheduler::Create(so);
     if (!sched.ok()) return Fail(fmt::format("{}: {}", validate_path, sched.error().message));
+    for (const auto& fw : (*sched)->profiles())
+      for (const std::string& w : fw->warnings())
+        std::fprintf(stderr, "berth: %s: warning: %s\n", validate_path.c_str(), w.c_str());
     std::cout << validate_path << ": valid\n";
     return 0;
   }

@@ -2,6 +2,8 @@
 // (default piworknode001), 20 for the others — normalized min–max onto 0..100, logging each
 // node's normalized score. Built as a shared library and loaded with
 // `--plugin-library libtonodename.so`, or compiled into a binary with the registration below.
+// Registered as `ToNodeName` and under the scheduling-framework tutorial's name,
+// `tonodename-scoring-plugin`, so the tutorial's KubeSchedulerConfiguration runs unchanged.
 //
 //   pluginConfig:
 //   - name: ToNodeName
@@ -22,8 +24,8 @@ struct ToNodeNameArgs {
 
 class ToNodeName final : public berth::ScorePlugin {
  public:
-  explicit ToNodeName(std::string node) : node_(std::move(node)) {}
-  std::string_view Name() const override { return "ToNodeName"; }
+  ToNodeName(std::string name, std::string node) : name_(std::move(name)), node_(std::move(node)) {}
+  std::string_view Name() const override { return name_; }
 
   berth::Status Score(const berth::CycleState&, const berth::PodInfo&, const berth::NodeInfo& node,
                       int64_t* score) const override {
@@ -48,15 +50,16 @@ class ToNodeName final : public berth::ScorePlugin {
   }
 
  private:
+  std::string name_;  // the name the profile enabled it under
   std::string node_;
 };
 
 }  // namespace
 
 // Also compiled into examples/custom-scheduler (berth::Main with this registration).
-berth::PluginRegistration ToNodeNameRegistration() {
+berth::PluginRegistration ToNodeNameRegistration(std::string name) {
   berth::PluginRegistration reg;
-  reg.name = "ToNodeName";
+  reg.name = name;
   reg.decode_args = berth::TypedArgs<ToNodeNameArgs>("ToNodeNameArgs")
                         .Field("nodeName", &ToNodeNameArgs::node_name)
                         .Validate([](const ToNodeNameArgs& a) -> berth::VoidResult {
@@ -64,14 +67,19 @@ berth::PluginRegistration ToNodeNameRegistration() {
                           return {};
                         })
                         .Decoder();
-  reg.factory = [](const berth::PluginArgs* args,
-                   berth::Handle&) -> berth::Result<std::unique_ptr<berth::Plugin>> {
+  reg.factory = [name](const berth::PluginArgs* args,
+                       berth::Handle&) -> berth::Result<std::unique_ptr<berth::Plugin>> {
     return std::unique_ptr<berth::Plugin>(
-        std::make_unique<ToNodeName>(berth::ArgsOf<ToNodeNameArgs>(args).node_name));
+        std::make_unique<ToNodeName>(name, berth::ArgsOf<ToNodeNameArgs>(args).node_name));
   };
   return reg;
 }
 
+berth::PluginRegistration ToNodeNameRegistration() { return ToNodeNameRegistration("ToNodeName"); }
+
 #ifndef BERTH_COMPILED_IN
-BERTH_PLUGIN_LIBRARY(registry) { (void)registry.Add(ToNodeNameRegistration()); }
+BERTH_PLUGIN_LIBRARY(registry) {
+  (void)registry.Add(ToNodeNameRegistration());
+  (void)registry.Add(ToNodeNameRegistration("tonodename-scoring-plugin"));
+}
 #endif

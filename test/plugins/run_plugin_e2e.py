@@ -17,6 +17,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "up"))
 from run_up_e2e import Fail, Up, create, pod_manifest, wait_for  # noqa: E402
 
@@ -185,6 +186,51 @@ def check_compiled_in(berth, libdir, tmp):
         raise Fail("berth without the plugin: rc %d %r" % (r.returncode, r.stderr))
 
 
+def check_tutorial_names(berth, libdir, tmp):
+    """The scheduling-framework tutorial's configuration, unchanged, with the examples' plugins
+    under the tutorial's names: validated, and its ten replicas all on piworknode001."""
+    cfg = os.path.join(REPO, "examples", "tutorial-framework", "scheduler-config.yaml")
+    lib = os.path.join(libdir, "libtonodename.so")
+    p = subprocess.run([berth, "config", "validate", "--plugin-library", lib, cfg],
+                       capture_output=True, text=True, timeout=30)
+    if p.returncode != 0 or "valid" not in p.stdout:
+        raise Fail("config validate --plugin-library: rc %d %r" % (p.returncode, p.stderr))
+    p = subprocess.run([berth, "config", "validate", cfg], capture_output=True, text=True,
+                       timeout=30)
+    if p.returncode == 0 or "tonodename-scoring-plugin" not in p.stderr:
+        raise Fail("config validate without the library: rc %d %r" % (p.returncode, p.stderr))
+    objs = [node("node-a"), node("piworknode001"), node("node-b")]
+    for i in range(10):
+        pod = pod_manifest("test-scheduler-%d" % i, scheduler="sample-scheduler",
+                           labels={"app": "test-scheduler"})
+        pod["metadata"]["namespace"] = "default"
+        objs.append(pod)
+    res = simulate(berth, [lib], open(cfg).read(), objs, tmp)
+    nodes = {k: r.get("node") for k, r in res.items()}
+    if set(nodes.values()) != {"piworknode001"} or len(nodes) != 10:
+        raise Fail("tutorial replicas not all on piworknode001: %r" % nodes)
+    # multipoint-communicating-plugin under its tutorial name, at Reserve and PreBind.
+    mp = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    reserve:
+      enabled: [{name: multipoint-communicating-plugin}]
+    preBind:
+      enabled: [{name: multipoint-communicating-plugin}]
+"""
+    objs = [node("n1")]
+    for name in ("my-test-pod", "other-pod"):
+        pod = pod_manifest(name)
+        pod["metadata"]["namespace"] = "default"
+        objs.append(pod)
+    res = simulate(berth, [os.path.join(libdir, "libmultipoint.so")], mp, objs, tmp)
+    if res["default/my-test-pod"]["result"] == "Scheduled" or \
+            res["default/other-pod"]["result"] != "Scheduled":
+        raise Fail("multipoint-communicating-plugin: %r" % res)
+
+
 def check_refused(berth, libdir, tmp):
     cases = [(os.path.join(libdir, "missing.so"), "no such file"),
              (os.path.join(libdir, "libbad_plugin_noentry.so"), "no entry point"),
@@ -205,7 +251,7 @@ def main():
     lib = os.path.join(libdir, "libtonodename.so")
     passed = failed = 0
     for check in (check_simulate, check_up, check_helloworld_v1beta1, check_gang,
-                  check_multipoint, check_compiled_in, check_refused):
+                  check_multipoint, check_tutorial_names, check_compiled_in, check_refused):
         tmp = tempfile.mkdtemp(prefix="berth-plugin-e2e-")
         try:
             check(berth, lib if check in (check_simulate, check_up) else libdir, tmp)
