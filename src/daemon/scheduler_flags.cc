@@ -220,8 +220,23 @@ VoidResult ApplyFlags(const SchedulerFlags& f, config::SchedulerConfiguration* c
       apply();
     }
   };
-  deprecated(!f.kubeconfig.empty(), "--kubeconfig",
-             [&] { c->client_connection.kubeconfig = f.kubeconfig; });
+  // --kubeconfig with --config: kube-scheduler ignores the flag and, when the file names no
+  // kubeconfig either, tries the in-cluster configuration. Berth uses the flag in that case
+  // (docs/deploy.md, deliberate differences): the file has nothing to override it with.
+  if (!f.kubeconfig.empty()) {
+    if (!with_file) {
+      c->client_connection.kubeconfig = f.kubeconfig;
+    } else if (c->client_connection.kubeconfig.empty()) {
+      c->client_connection.kubeconfig = f.kubeconfig;
+      warnings->push_back(
+          "flag --kubeconfig is used because the configuration file sets no "
+          "clientConnection.kubeconfig (kube-scheduler would ignore it when --config is set)");
+    } else {
+      warnings->push_back(
+          "flag --kubeconfig is ignored because the configuration file sets "
+          "clientConnection.kubeconfig");
+    }
+  }
   deprecated(f.kube_api_qps.has_value(), "--kube-api-qps",
              [&] { c->client_connection.qps = static_cast<float>(*f.kube_api_qps); });
   deprecated(f.kube_api_burst.has_value(), "--kube-api-burst",

@@ -72,6 +72,26 @@ TEST(SchedulerFlagsTest, ConfigFileWinsOverDeprecatedFlagsAndSaysSo) {
   EXPECT_EQ(c.leader_election.lease_duration_ms, 30000);
 }
 
+// kube-scheduler ignores --kubeconfig with --config; Berth uses it when the file names none,
+// and says which it did.
+TEST(SchedulerFlagsTest, KubeconfigFlagFillsWhatTheConfigFileLeavesEmpty) {
+  auto f = Parse({"--config=/etc/s.yaml", "--kubeconfig=/k"});
+  config::SchedulerConfiguration c;
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(ApplyFlags(f, &c, &warnings).ok());
+  EXPECT_EQ(c.client_connection.kubeconfig, "/k");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("--kubeconfig is used"), std::string::npos);
+
+  config::SchedulerConfiguration from_file;
+  from_file.client_connection.kubeconfig = "/etc/kubernetes/scheduler.conf";
+  warnings.clear();
+  ASSERT_TRUE(ApplyFlags(f, &from_file, &warnings).ok());
+  EXPECT_EQ(from_file.client_connection.kubeconfig, "/etc/kubernetes/scheduler.conf");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("--kubeconfig is ignored"), std::string::npos);
+}
+
 TEST(SchedulerFlagsTest, LeaseMustOutlastRenewDeadline) {
   auto f = Parse({"--leader-elect-lease-duration=5s"});
   config::SchedulerConfiguration c;

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <limits>
 #include <mutex>
 #include <regex>
 #include <stdexcept>
@@ -132,15 +134,22 @@ VoidResult RegisterNetworkTraffic(ExtenderServer& server, const NetworkTrafficOp
   server.Prioritize(options.prioritize_verb, [cache](const v1::ExtenderArgs& args) {
     const std::map<std::string, double> bytes = cache->Get();
     const std::vector<std::string> names = NodeNamesOf(args);
-    double most = 0;
-    for (const auto& name : names)
-      if (auto it = bytes.find(name); it != bytes.end()) most = std::max(most, it->second);
+    // Min-max over the candidates with data: the quietest scores 10 (the most an extender
+    // gives), the busiest 0.
+    double most = 0, least = std::numeric_limits<double>::infinity();
+    for (const auto& name : names) {
+      if (auto it = bytes.find(name); it != bytes.end()) {
+        most = std::max(most, it->second);
+        least = std::min(least, it->second);
+      }
+    }
     v1::HostPriorityList out;
     for (const auto& name : names) {
       auto it = bytes.find(name);
       int64_t score = 0;
       if (it != bytes.end()) {
-        score = most <= 0 ? 10 : static_cast<int64_t>(10 - 10 * it->second / most);
+        score =
+            most <= least ? 10 : static_cast<int64_t>(10 * (most - it->second) / (most - least));
       }
       out.push_back({name, std::clamp<int64_t>(score, 0, 10)});
     }

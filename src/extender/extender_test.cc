@@ -769,9 +769,9 @@ TEST(NetworkTrafficTest, PrefersQuietNodes) {
     ASSERT_TRUE(pr.ok()) << pr.error().message;
     std::map<std::string, int64_t> got;
     for (const auto& h : *pr) got[h.host] = h.score;
-    EXPECT_EQ(got["quiet"], 9);
+    EXPECT_EQ(got["quiet"], 10);  // the quietest gets the most an extender gives
     EXPECT_EQ(got["busy"], 0);
-    EXPECT_EQ(got["half"], 5);
+    EXPECT_EQ(got["half"], 5);  // 10 x (1000 - 500) / (1000 - 100), rounded down
     EXPECT_EQ(got["unknown"], 0);
   }
   EXPECT_EQ(prom.queries, 1);  // cached
