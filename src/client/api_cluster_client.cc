@@ -26,6 +26,9 @@ constexpr size_t kEventBatch = 64;          // events a writer sends together
 // people reading them later: a few milliseconds late, many go in one round trip (one wake-up
 // of each side), and they take less from the binding of pods they describe.
 constexpr auto kEventLinger = std::chrono::milliseconds(10);
+// How long a stop keeps writing the events still queued (kube-scheduler's broadcaster gives up
+// on shutdown too); the kubelet allows a stopping pod 30 s in all.
+constexpr auto kStopDrainBudget = std::chrono::seconds(3);
 
 bool OutcomeUnknown(const Error& e) {
   return e.code == ErrorCode::kUnavailable || e.code == ErrorCode::kTimeout;
@@ -148,6 +151,7 @@ void ApiClusterClient::Stop() {
     std::lock_guard lock(events_mu_);
     if (stopping_) return;
     stopping_ = true;
+    drain_until_ = std::chrono::steady_clock::now() + kStopDrainBudget;
   }
   stop_retrying_ = true;
   events_cv_.notify_all();
@@ -560,6 +564,16 @@ void ApiClusterClient::EventLoop() {
     {
       std::unique_lock lock(events_mu_);
       events_cv_.wait(lock, [&] { return stopping_ || !events_.empty(); });
+      if (stopping_ && !events_.empty() && std::chrono::steady_clock::now() >= drain_until_) {
+        const size_t left = events_.size();
+        events_.clear();
+        lock.unlock();
+        if (log_)
+          log_(fmt::format(
+              "stopping: {} events not written within {} s are dropped", left,
+              std::chrono::duration_cast<std::chrono::seconds>(kStopDrainBudget).count()));
+        return;
+      }
       if (events_.empty()) return;
       if (events_.size() < kEventBatch && !stopping_) {
         events_cv_.wait_for(lock, kEventLinger,

@@ -627,6 +627,48 @@ TEST(ApiClusterClientTest, EventsPastTheQueueAreDroppedAndReportedOnce) {
       << logged[0];
 }
 
+// Stopping with a backlog of events: what is not written within the drain budget (3 s) is
+// dropped and counted in the log, rather than written at the rate limit's pace (1,000 events
+// at 50 requests a second would take 20 s, past the kubelet's 30 s with the rest of a stop).
+TEST(ApiClusterClientTest, StopWithABacklogDropsWhatTheDrainBudgetDoesNotWrite) {
+  std::atomic<int> received{0};
+  auto server = net::HttpServer::Start({}, [&](net::HttpRequest& req) {
+    net::HttpResponse r;
+    if (req.method == "POST") {
+      ++received;
+      r.status = 201;
+      r.body = "{}";
+    } else {
+      r.body = R"({"kind":"List","metadata":{"resourceVersion":"1"},"items":[]})";
+    }
+    return r;
+  });
+  ASSERT_TRUE(server.ok());
+  std::mutex mu;
+  std::vector<std::string> logged;
+  ApiClusterClient client(RestFor("http://127.0.0.1:" + std::to_string((*server)->port()), "",
+                                  RestOptions{.qps = 50, .burst = 1}),
+                          [&](const std::string& line) {
+                            std::lock_guard lock(mu);
+                            logged.push_back(line);
+                          });
+  berth::Pod pod;
+  pod.metadata.name = "p";
+  pod.metadata.namespace_ = "default";
+  for (int i = 0; i < 1000; ++i)
+    client.RecordPodEvent(pod, "Normal", "Scheduled", "Binding", "bound", "default-scheduler");
+  client.Start();
+  const auto start = std::chrono::steady_clock::now();
+  client.Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_LT(received.load(), 1000);
+  std::lock_guard lock(mu);
+  bool said = false;
+  for (const auto& line : logged)
+    said = said || line.find("events not written within 3 s are dropped") != std::string::npos;
+  EXPECT_TRUE(said) << ::testing::PrintToString(logged);
+}
+
 // A repeated binding (the answer to the first was lost) is answered 409 by the server and
 // counts as done when the pod is bound to that node; a pod bound elsewhere, or recreated under
 // another UID, is a Conflict, which the scheduler forgets rather than retries.

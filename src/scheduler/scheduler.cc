@@ -115,6 +115,12 @@ void Scheduler::SetUpNodeResultReuse(const SchedulerOptions& options) {
 
 Scheduler::~Scheduler() {
   queue_->Close();
+  // Stopping with a backlog: pods not bound yet are forgotten rather than bound, so a daemon
+  // stops within the kubelet's grace period; the next leader (or the next start) schedules them
+  // again. Binds already sent finish. Pods waiting at Permit are let go the same way.
+  stopping_.store(true);
+  for (const auto& fw : profiles_)
+    fw->IterateOverWaitingPods([](WaitingPod& w) { w.Reject("", "the scheduler is stopping"); });
   // Drains the binding cycles in flight before the frameworks they use go away.
   binding_executor_.reset();
 }
@@ -331,7 +337,17 @@ void Scheduler::RunBindingCycle(std::unique_ptr<BindingTask> task) {
     if (forgotten && st.IsRejected()) Requeue(freed, task->assumed->pod, {}, UidOf(pod));
   };
 
-  if (Status ws = fw.WaitOnPermit(pod); !ws.IsSuccess()) return fail(ws);
+  // The scheduler is stopping: the pod is forgotten (its resources freed in the cache), not
+  // bound, requeued or reported.
+  auto abandon = [&] {
+    TimedVoid(fw, "Unreserve",
+              [&] { fw.RunReservePluginsUnreserve(task->state, *task->assumed, task->host); });
+    (void)cache_.ForgetPod(pod);
+  };
+  if (stopping_.load()) return abandon();
+  if (Status ws = fw.WaitOnPermit(pod); !ws.IsSuccess())
+    return stopping_.load() ? abandon() : fail(ws);
+  if (stopping_.load()) return abandon();
   queue_->Done(UidOf(pod));
   if (Status pb = Timed(fw, "PreBind",
                         [&] {

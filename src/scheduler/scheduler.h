@@ -158,6 +158,8 @@ class Scheduler final : public ClusterEventHandler {
   int binding_cycles_running() const {
     return binding_cycles_running_.load(std::memory_order_relaxed);
   }
+  // Whether the destructor has begun (tests: it stops binding cycles that have not bound).
+  bool stopping() const { return stopping_.load(); }
 
   // ---- ClusterEventHandler
   void OnPodAdd(const Ptr<Pod>& pod) override;
@@ -350,6 +352,8 @@ class Scheduler final : public ClusterEventHandler {
   // Declared last: destroyed first, draining binding cycles while everything they use lives.
   std::unique_ptr<BindingExecutor> binding_executor_;
   std::atomic<int> binding_cycles_running_{0};
+  // Set by the destructor: binding cycles not past Permit forget their pod instead of binding.
+  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace berth
