@@ -16,6 +16,11 @@ int WriteCombiner::slots() const {
   return slots_;
 }
 
+size_t WriteCombiner::waiting() const {
+  std::lock_guard lock(mu_);
+  return waiting_.size();
+}
+
 VoidResult WriteCombiner::Send(const std::string& path, const std::string& body) {
   Pending self;
   self.path = &path;

@@ -33,6 +33,8 @@ class WriteCombiner {
 
   // Batches in flight allowed now (for tests).
   int slots() const;
+  // Writes waiting for a slot (for tests).
+  size_t waiting() const;
 
  private:
   struct Pending {

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <set>
@@ -26,10 +27,12 @@ std::unique_ptr<RestClient> RestTo(const net::HttpServer& server) {
   return std::make_unique<RestClient>(std::move(http).value(), RestOptions{.qps = 0});
 }
 
-// Answers the writes it holds every 50 ms (a slow API server): 201 for a body "ok-*", 409 for
-// any other. Counts the rounds in which writes arrived.
-struct SlowServer {
-  SlowServer() {
+// Holds every write's answer until the test releases them: 201 for a body "ok-*", 409 for any
+// other. Counts the release rounds in which writes arrived. Nothing here depends on how fast the
+// machine is: the tests release only once every unanswered write is either held here or
+// waiting in the combiner.
+struct HeldServer {
+  HeldServer() {
     auto started = net::HttpServer::Start({}, [this](net::HttpRequest& req) {
       net::HttpResponse r;
       const bool ok = req.body.rfind("ok-", 0) == 0;
@@ -43,70 +46,95 @@ struct SlowServer {
           answer.body = ok ? "{}" : R"({"kind":"Status","reason":"Conflict","message":"taken"})";
           reply(std::move(answer));
         });
+        changed.notify_all();
       };
       return r;
     });
     EXPECT_TRUE(started.ok());
     server = std::move(started).value();
-    answerer = std::thread([this] {
-      while (!stop) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        std::vector<std::function<void()>> due;
-        {
-          std::lock_guard lock(mu);
-          due.swap(held);
-          ++round;
-        }
-        for (auto& answer : due) answer();
-      }
-    });
   }
-  ~SlowServer() {
-    stop = true;
-    answerer.join();
+
+  // Answers every held write once `settled` (called under the lock) holds; false once `done`
+  // holds instead.
+  bool ReleaseWhen(const std::function<bool()>& settled, const std::function<bool()>& done) {
+    std::vector<std::function<void()>> due;
+    {
+      std::unique_lock lock(mu);
+      while (!(settled() && !held.empty()) && !done())
+        changed.wait_for(lock, std::chrono::milliseconds(1));
+      if (held.empty()) return false;
+      due.swap(held);
+      answered += static_cast<int>(due.size());
+      ++round;
+    }
+    for (auto& answer : due) answer();
+    return true;
   }
+
   std::mutex mu;
+  std::condition_variable changed;
   std::vector<std::function<void()>> held;
-  int round = 0, received = 0;
+  int round = 0, received = 0, answered = 0;
   std::set<int> rounds_with_arrivals;
-  std::atomic<bool> stop{false};
-  std::thread answerer;
   std::unique_ptr<net::HttpServer> server;
 };
 
 TEST(WriteCombinerTest, ALoneWriteGoesAloneAndLargeBatchesOpenMoreSlots) {
-  SlowServer slow;
-  auto rest = RestTo(*slow.server);
+  HeldServer held;
+  auto rest = RestTo(*held.server);
   WriteCombiner combiner(rest.get(), /*min_slots=*/1, /*max_slots=*/4);
-  EXPECT_TRUE(combiner.Send("/bind", "ok-alone").ok());
-  EXPECT_EQ(combiner.slots(), 1);
-  // While the first of 30 writes is out, the others wait, and go as one batch, which opens
-  // another slot.
-  std::atomic<int> ok{0};
+  std::atomic<int> ok{0}, finished{0};
   std::vector<std::thread> threads;
-  for (int i = 0; i < 30; ++i) {
-    threads.emplace_back([&, i] {
-      if (combiner.Send("/bind", "ok-" + std::to_string(i)).ok()) ++ok;
+  auto send = [&](std::string body) {
+    threads.emplace_back([&, body] {
+      if (combiner.Send("/bind", body).ok()) ++ok;
+      ++finished;
     });
-  }
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(ok.load(), 30);
+  };
+  auto all_finished = [&](int n) { return [&, n] { return finished.load() == n; }; };
+  // A lone write goes alone and leaves the one slot as it was.
+  send("ok-alone");
+  ASSERT_TRUE(held.ReleaseWhen([&] { return held.received == 1; }, all_finished(1)));
+  threads.back().join();
+  EXPECT_EQ(combiner.slots(), 1);
+  // While "ok-first" is out, 30 writes wait; the slot it frees takes them as one batch, which
+  // opens another slot.
+  send("ok-first");
+  for (int i = 0; i < 30; ++i) send("ok-" + std::to_string(i));
+  // "ok-first" is answered only once the 30 wait behind it.
+  ASSERT_TRUE(held.ReleaseWhen([&] { return held.received == 2 && combiner.waiting() == 30; },
+                               all_finished(32)));
+  ASSERT_TRUE(held.ReleaseWhen([&] { return held.received == 32; }, all_finished(32)));
+  for (auto& t : threads)
+    if (t.joinable()) t.join();
+  EXPECT_EQ(ok.load(), 32);
   EXPECT_GT(combiner.slots(), 1);
 }
 
-// 40 writes on two slots: sent one per round trip they would arrive over at least 20 of the
-// server's rounds; waiting together they go in a few batches. Each caller gets its own answer.
+// 40 writes on two slots: sent one per round trip they would arrive over 20 rounds at least;
+// waiting together they go in a few batches. Each caller gets its own answer.
 TEST(WriteCombinerTest, WritesThatPileUpGoTogetherAndEachGetsItsOwnAnswer) {
-  SlowServer slow;
-  auto rest = RestTo(*slow.server);
+  HeldServer held;
+  auto rest = RestTo(*held.server);
   WriteCombiner combiner(rest.get(), /*min_slots=*/2, /*max_slots=*/2);
   std::vector<VoidResult> results(40);
+  std::atomic<int> finished{0};
   std::vector<std::thread> threads;
   for (int i = 0; i < 40; ++i) {
     threads.emplace_back([&, i] {
       const std::string body = (i % 4 == 3 ? "taken-" : "ok-") + std::to_string(i);
       results[i] = combiner.Send("/bind", body);
+      ++finished;
     });
+  }
+  // Released whenever every unanswered write is held by the server or waits in the combiner
+  // (none is on its way).
+  while (held.ReleaseWhen(
+      [&] {
+        return static_cast<size_t>(held.received - held.answered) + combiner.waiting() ==
+               static_cast<size_t>(40 - held.answered);
+      },
+      [&] { return finished.load() == 40; })) {
   }
   for (auto& t : threads) t.join();
   for (int i = 0; i < 40; ++i) {
@@ -117,9 +145,11 @@ TEST(WriteCombinerTest, WritesThatPileUpGoTogetherAndEachGetsItsOwnAnswer) {
       EXPECT_TRUE(results[i].ok()) << i << ": " << results[i].error().message;
     }
   }
-  std::lock_guard lock(slow.mu);
-  EXPECT_EQ(slow.received, 40);
-  EXPECT_LT(slow.rounds_with_arrivals.size(), 20u);
+  std::lock_guard lock(held.mu);
+  EXPECT_EQ(held.received, 40);
+  // Two batches first, then the 38 that waited: at most 32 in one batch, the rest in the other
+  // freed slot.
+  EXPECT_LE(held.rounds_with_arrivals.size(), 3u);
 }
 
 }  // namespace
