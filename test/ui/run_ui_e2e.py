@@ -493,10 +493,43 @@ def check_explanation_follows_the_cluster(up):
         up.request("DELETE", "/api/v1/namespaces/default/pods/gated")
 
 
+def check_selected_pod_reason_is_on_the_first_screen(up):
+    """At 1400x1000, with more pods than a table page, the selected pending pod's reason and
+    per-node table start on the first screen, above the node and pod lists."""
+    names = ["filler-%02d" % i for i in range(60)]
+    for name in names:
+        status, _, body = up.request("POST", "/api/v1/namespaces/default/pods",
+                                     body=pod(name, "10m"))
+        if status != 201:
+            raise Fail("create %s: %d %s" % (name, status, body))
+    browser = DevTools()
+    try:
+        browser.call("Emulation.setDeviceMetricsOverride", width=1400, height=1000,
+                     deviceScaleFactor=1, mobile=False)
+        browser.call("Page.navigate", url=up.url + "/ui/#token=%s&pod=default/huge" % up.token)
+        wait_for("the decision of huge", lambda: browser.evaluate(
+            "document.querySelector('#decision .message') !== null && "
+            "document.querySelectorAll('#pod-table tr').length > 40"), timeout=60)
+        tops = browser.evaluate(
+            "JSON.stringify(['#decision .message', '#rejections', '#pod-table'].map("
+            "s => document.querySelector(s).getBoundingClientRect().top))")
+        message, rejections, pods = json.loads(tops)
+        if not (message < 1000 and rejections < 1000):
+            raise Fail("the reason (top %d) or the per-node table (top %d) is below the first "
+                       "screen" % (message, rejections))
+        if not message < pods:
+            raise Fail("the pod table (top %d) comes before the reason (top %d)" %
+                       (pods, message))
+    finally:
+        browser.close()
+        for name in names:
+            up.request("DELETE", "/api/v1/namespaces/default/pods/" + name)
+
+
 CHECKS = [check_static_files_are_public, check_data_needs_the_token, check_decision_endpoint,
           check_page_shows_nodes_pods_and_scores, check_page_explains_the_pending_pod,
           check_page_without_token, check_page_updates_live, check_simulate_html_report,
-          check_explanation_follows_the_cluster]
+          check_explanation_follows_the_cluster, check_selected_pod_reason_is_on_the_first_screen]
 
 
 def main():

@@ -590,6 +590,7 @@
   function renderDetail() {
     const key = state.selected;
     if (!key) return;
+    document.getElementById('detail-section').hidden = false;
     const p = state.pods.get(key);
     const status = p ? podStatus(p) : 'not found';
     const parts = [
