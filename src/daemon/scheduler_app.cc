@@ -194,48 +194,29 @@ struct SchedulerApp::Impl {
   std::unique_ptr<net::HttpServer> endpoints;
   std::atomic<bool> leading{false};
   std::atomic<bool> failed{false};
-  std::atomic<bool> stopping{false};
   std::atomic<bool> stopped{false};
-  std::thread scheduling_thread, timer_thread;
+  std::jthread scheduling_thread;
   std::mutex mu;
   std::condition_variable cv;
 
   explicit Impl(int verbosity) : log(verbosity) {}
-  void SchedulingLoop();
-  void TimerLoop();
+  void SchedulingLoop(std::stop_token stop);
   net::HttpResponse Endpoint(net::HttpRequest& req);
 };
 
-void SchedulerApp::Impl::SchedulingLoop() {
+void SchedulerApp::Impl::SchedulingLoop(std::stop_token stop) {
   {
     std::unique_lock lock(mu);
-    while (!stopping && !(leading && client->HasSynced())) {
+    while (!stop.stop_requested() && !(leading && client->HasSynced())) {
       cv.wait_for(lock, std::chrono::milliseconds(50));
     }
   }
-  if (stopping) return;
+  if (stop.stop_requested()) return;
   log.Info("Starting scheduling loop",
            {KV::Int("profiles", static_cast<long long>(config.profiles.size()))});
-  while (!stopping) {
-    if (!scheduler->ScheduleOne(true) && stopping) break;
-  }
-}
-
-void SchedulerApp::Impl::TimerLoop() {
-  auto last_unschedulable_flush = std::chrono::steady_clock::now();
-  std::unique_lock lock(mu);
-  while (!stopping) {
-    cv.wait_for(lock, std::chrono::seconds(1));
-    if (stopping) break;
-    lock.unlock();
-    scheduler->queue().FlushBackoffQCompleted();
-    if (std::chrono::steady_clock::now() - last_unschedulable_flush > std::chrono::seconds(30)) {
-      last_unschedulable_flush = std::chrono::steady_clock::now();
-      scheduler->queue().FlushUnschedulableLeftover(
-          std::chrono::milliseconds(options.pod_max_in_unschedulable_ms));
-    }
-    lock.lock();
-  }
+  RunOptions run;
+  run.max_in_unschedulable = std::chrono::milliseconds(options.pod_max_in_unschedulable_ms);
+  scheduler->Run(stop, run);
 }
 
 net::HttpResponse SchedulerApp::Impl::Endpoint(net::HttpRequest& req) {
@@ -263,17 +244,18 @@ net::HttpResponse SchedulerApp::Impl::Endpoint(net::HttpRequest& req) {
     r.body = nlohmann::json{{"componentconfig", config::EncodeConfiguration(config)}}.dump();
   } else if (p == "/metrics") {
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    auto counts = scheduler->queue().counts();
+    auto counts = scheduler->pending_counts();
     metrics.pending->Set({"active"}, counts.active);
     metrics.pending->Set({"backoff"}, counts.backoff);
     metrics.pending->Set({"unschedulable"}, counts.unschedulable);
     metrics.pending->Set({"gated"}, counts.gated);
-    metrics.cache_size->Set({"nodes"}, scheduler->cache().NodeCount());
-    metrics.cache_size->Set({"pods"}, scheduler->cache().PodCount());
-    metrics.cache_size->Set({"assumed_pods"}, scheduler->cache().AssumedPodCount());
+    const Scheduler::CacheCounts cached = scheduler->cache_counts();
+    metrics.cache_size->Set({"nodes"}, cached.nodes);
+    metrics.cache_size->Set({"pods"}, cached.pods);
+    metrics.cache_size->Set({"assumed_pods"}, cached.assumed_pods);
     metrics.goroutines->Set({"binding"}, scheduler->binding_cycles_running());
     metrics.unschedulable_pods->Reset();
-    for (const auto& c : scheduler->queue().UnschedulableByPlugin())
+    for (const auto& c : scheduler->unschedulable_by_plugin())
       metrics.unschedulable_pods->Set({c.plugin, c.profile}, static_cast<double>(c.pods));
     metrics.leader->Set({config.leader_election.resource_name}, leading ? 1 : 0);
     r.body = metrics.registry.Expose();
@@ -460,22 +442,20 @@ Result<std::unique_ptr<SchedulerApp>> SchedulerApp::Start(SchedulerAppOptions op
   } else {
     s.leading = true;
   }
-  s.scheduling_thread = std::thread([raw] { raw->SchedulingLoop(); });
-  s.timer_thread = std::thread([raw] { raw->TimerLoop(); });
+  s.scheduling_thread = std::jthread([raw](std::stop_token stop) { raw->SchedulingLoop(stop); });
   return std::unique_ptr<SchedulerApp>(new SchedulerApp(std::move(impl)));
 }
 
 void SchedulerApp::Stop() {
   if (!impl_ || impl_->stopped.exchange(true)) return;
   Impl& s = *impl_;
+  // Ends the scheduler's Run (it closes its queue), or the wait for leadership before it.
   {
     std::lock_guard lock(s.mu);
-    s.stopping = true;
+    s.scheduling_thread.request_stop();
   }
   s.cv.notify_all();
-  s.scheduler->queue().Close();
   if (s.scheduling_thread.joinable()) s.scheduling_thread.join();
-  if (s.timer_thread.joinable()) s.timer_thread.join();
   // Victim deletions report failures to the scheduler's queue: they end before it goes.
   s.client->FlushVictimDeletions();
   // Binding cycles in flight finish (the scheduler joins them) before the lease is released,

@@ -10,12 +10,15 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -133,10 +136,53 @@ struct SchedulerOptions {
   observe::Logger* log = nullptr;
 };
 
+// How Scheduler::Run keeps the queue moving (kube-scheduler's periods).
+struct RunOptions {
+  std::chrono::milliseconds backoff_flush{1000};         // pods whose backoff ended -> activeQ
+  std::chrono::milliseconds unschedulable_flush{30000};  // how often the leftover check runs
+  // Pods unschedulable for longer than this are retried (--pod-max-in-unschedulable-pods-duration).
+  std::chrono::milliseconds max_in_unschedulable{300000};
+};
+
+// What Scheduler::RunUntilIdle lets its caller do around each cycle (simulation, benchmarks).
+struct IdleRunHooks {
+  std::function<void()> before_cycle;  // before each attempt to pop a pod
+  // After each cycle that popped a pod; false ends the run at once.
+  std::function<bool()> after_cycle;
+  // Rounds of "schedule what is active, then jump the clock to the next backoff expiry".
+  int max_rounds = 100000;
+};
+
 class Scheduler final : public ClusterEventHandler {
  public:
   static Result<std::unique_ptr<Scheduler>> Create(const SchedulerOptions& options);
   ~Scheduler() override;
+
+  // The daemon's loop (berth scheduler, berth up): schedules pods as they arrive, on the
+  // calling thread, until `stop` is requested (which closes the queue); a timer thread of its
+  // own moves pods whose backoff ended to activeQ and retries pods left unschedulable too long.
+  // Binding cycles run on the binding executor. Call once.
+  void Run(std::stop_token stop, const RunOptions& options = {});
+  // Simulation's loop (simulate, bench, explain, capacity): schedules on the calling thread
+  // until nothing is left to try, moving `clock` over backoff and Permit waits instead of
+  // waiting for them. Needs inline binding.
+  void RunUntilIdle(FakeClock& clock, const IdleRunHooks& hooks = {});
+  // Gives up on a pending pod: it leaves the queue (simulation's limit of attempts).
+  void GiveUp(const Pod& pod);
+  // Brings the scheduler's snapshot up to date now, as the next cycle would first (a benchmark
+  // counts this as loading the cluster). Scheduling thread.
+  void WarmUp();
+  // What waits and what is cached, for metrics. Any thread.
+  SchedulingQueue::Counts pending_counts() const { return queue_->counts(); }
+  std::vector<SchedulingQueue::PluginCount> unschedulable_by_plugin() const {
+    return queue_->UnschedulableByPlugin();
+  }
+  struct CacheCounts {
+    size_t nodes = 0, pods = 0, assumed_pods = 0;
+  };
+  CacheCounts cache_counts() const {
+    return {cache_.NodeCount(), cache_.PodCount(), cache_.AssumedPodCount()};
+  }
 
   // Runs one scheduling cycle. Returns false if no pod was available (non-blocking) or the
   // queue was closed.

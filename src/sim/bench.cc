@@ -229,20 +229,20 @@ int StampedCount(const PodGroup& g) {
 void DrainQueue(Scheduler& sched, FakeClock& clock, std::vector<double>* latencies,
                 ChurnDriver* churn = nullptr) {
   using SteadyClock = std::chrono::steady_clock;
-  for (int round = 0; round < 1000; ++round) {
-    for (;;) {
-      if (churn) churn->MaybeTick();
-      auto a = SteadyClock::now();
-      if (!sched.ScheduleOne(false)) break;
-      if (latencies)
-        latencies->push_back(
-            std::chrono::duration<double, std::milli>(SteadyClock::now() - a).count());
-    }
-    auto next = sched.queue().NextBackoffExpiry();
-    if (!next) return;
-    if (*next > clock.Now()) clock.Set(*next);
-    sched.queue().FlushBackoffQCompleted();
-  }
+  SteadyClock::time_point started;
+  IdleRunHooks hooks;
+  hooks.max_rounds = 1000;
+  hooks.before_cycle = [&] {
+    if (churn) churn->MaybeTick();
+    started = SteadyClock::now();
+  };
+  hooks.after_cycle = [&] {
+    if (latencies)
+      latencies->push_back(
+          std::chrono::duration<double, std::milli>(SteadyClock::now() - started).count());
+    return true;
+  };
+  sched.RunUntilIdle(clock, hooks);
 }
 
 }  // namespace
@@ -371,11 +371,8 @@ Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfig
     });
     r.init_pods += StampedCount(g);
   }
-  {
-    // What the first cycle does before it can place a pod: a snapshot of every node.
-    Snapshot first;
-    sched.cache().UpdateSnapshot(&first);
-  }
+  // What the first cycle does before it can place a pod: a snapshot of every node.
+  sched.WarmUp();
   r.load_seconds = std::chrono::duration<double>(SteadyClock::now() - load_start).count();
 
   auto t0 = SteadyClock::now();

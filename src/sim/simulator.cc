@@ -167,31 +167,16 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
   sched.SetObserver(&recorder);
   for (const auto& p : pending) cluster.AddPod(p);
 
-  // Drive the scheduler until nothing is left to try.
-  bool stop = false;
-  for (int round = 0; round < 100000 && !stop; ++round) {
-    while (sched.ScheduleOne(false)) {
-      if (auto failed = recorder.TakeLastFailed()) {
-        const PodResult& r = recorder.results()[failed->Key()];
-        if (r.attempts >= options.max_attempts) sched.queue().Delete(*failed);
-        if (options.stop_at_first_failure) {
-          stop = true;
-          break;
-        }
-      }
-      sched.CompleteWaitingBindings();
-    }
-    if (stop) break;
-    if (sched.HasWaitingBindings()) {
-      clock.Advance(std::chrono::seconds(1));
-      sched.CompleteWaitingBindings();
-      continue;
-    }
-    auto next = sched.queue().NextBackoffExpiry();
-    if (!next) break;
-    if (*next > clock.Now()) clock.Set(*next);
-    sched.queue().FlushBackoffQCompleted();
-  }
+  // The scheduler runs until nothing is left to try; a pod that failed too often is given up.
+  IdleRunHooks hooks;
+  hooks.after_cycle = [&] {
+    auto failed = recorder.TakeLastFailed();
+    if (!failed) return true;
+    const PodResult& r = recorder.results()[failed->Key()];
+    if (r.attempts >= options.max_attempts) sched.GiveUp(*failed);
+    return !options.stop_at_first_failure;
+  };
+  sched.RunUntilIdle(clock, hooks);
 
   // Attempted pods in the order the queue gave them; then the others in input order.
   SimulationResult out;
