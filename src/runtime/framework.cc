@@ -33,23 +33,21 @@ class Framework::WaitingPodImpl final : public WaitingPod {
     return out;
   }
   void Allow(std::string_view plugin) override {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     if (result_) return;
     deadlines_.erase(std::string(plugin));
-    if (deadlines_.empty()) result_ = Status::Success();
-    cv_.notify_all();
+    if (deadlines_.empty()) Resolve(lock, Status::Success());
   }
   void Reject(std::string_view plugin, std::string_view message) override {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     if (result_) return;
     Status s = Status::Unschedulable(std::string(message));
     s.WithPlugin(plugin);
-    result_ = std::move(s);
-    cv_.notify_all();
+    Resolve(lock, std::move(s));
   }
   // Rejects if a plugin's deadline passed; true if it did.
   bool ExpireAt(TimePoint now) {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     if (result_) return false;
     for (const auto& [name, w] : deadlines_) {
       if (w.deadline <= now) {
@@ -59,12 +57,25 @@ class Framework::WaitingPodImpl final : public WaitingPod {
                 std::chrono::duration_cast<std::chrono::milliseconds>(w.timeout).count()),
             name));
         s.WithPlugin(name);
-        result_ = std::move(s);
-        cv_.notify_all();
+        Resolve(lock, std::move(s));
         return true;
       }
     }
     return false;
+  }
+  // Runs `then` once the wait is decided (at once if it is), on the deciding thread. Returns
+  // the earliest deadline while it is not decided.
+  std::optional<TimePoint> OnDecided(std::function<void()> then) {
+    std::unique_lock lock(mu_);
+    if (result_) {
+      lock.unlock();
+      then();
+      return std::nullopt;
+    }
+    then_ = std::move(then);
+    TimePoint earliest = TimePoint::max();
+    for (const auto& [n, w] : deadlines_) earliest = std::min(earliest, w.deadline);
+    return earliest;
   }
   std::optional<Status> result() const {
     std::lock_guard lock(mu_);
@@ -93,8 +104,19 @@ class Framework::WaitingPodImpl final : public WaitingPod {
   std::shared_ptr<const Pod> pod_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
+  // Sets the result, wakes a blocked Wait and runs the continuation (outside the lock).
+  void Resolve(std::unique_lock<std::mutex>& lock, Status s) {
+    result_ = std::move(s);
+    cv_.notify_all();
+    std::function<void()> then = std::move(then_);
+    then_ = nullptr;
+    lock.unlock();
+    if (then) then();
+  }
+
   std::map<std::string, PendingWait> deadlines_;
   std::optional<Status> result_;
+  std::function<void()> then_;  // the rest of the binding cycle, once decided
 };
 
 Framework::~Framework() = default;
@@ -894,6 +916,31 @@ Status Framework::WaitOnPermit(const Pod& pod) {
   std::lock_guard lock(waiting_mu_);
   waiting_.erase(WaitingKey(pod));
   return s;
+}
+
+std::optional<TimePoint> Framework::OnPermitDecided(const Pod& pod, std::function<void()> then) {
+  std::shared_ptr<WaitingPodImpl> wp;
+  {
+    std::lock_guard lock(waiting_mu_);
+    auto it = waiting_.find(WaitingKey(pod));
+    if (it != waiting_.end()) wp = it->second;
+  }
+  if (!wp) {
+    then();
+    return std::nullopt;
+  }
+  return wp->OnDecided(std::move(then));
+}
+
+bool Framework::ExpireWaitingPod(const Pod& pod) {
+  std::shared_ptr<WaitingPodImpl> wp;
+  {
+    std::lock_guard lock(waiting_mu_);
+    auto it = waiting_.find(WaitingKey(pod));
+    if (it == waiting_.end()) return false;
+    wp = it->second;
+  }
+  return wp->ExpireAt(clock().Now());
 }
 
 int Framework::ExpireWaitingPods() {

@@ -222,6 +222,13 @@ class Framework final : public Handle {
   Status WaitOnPermit(const Pod& pod);
   // Rejects waiting pods whose deadline passed on the injected clock (returns how many).
   int ExpireWaitingPods();
+  // The continuation of a pod that Permit holds: `then` runs once its wait is decided (allowed,
+  // rejected or timed out), on the thread that decides it, or at once if it is decided or not
+  // waiting. Returns the earliest deadline while it waits: the caller arranges for
+  // ExpireWaitingPod then. Afterwards WaitOnPermit returns without blocking.
+  std::optional<TimePoint> OnPermitDecided(const Pod& pod, std::function<void()> then);
+  // Rejects the pod if one of its Permit deadlines passed; true if it did.
+  bool ExpireWaitingPod(const Pod& pod);
   // True while the pod waits at Permit undecided: not yet allowed by every waiting plugin,
   // rejected, or expired (by ExpireWaitingPods or a waiting WaitOnPermit). False for a pod that
   // is not waiting; once false, WaitOnPermit returns without blocking.

@@ -33,7 +33,10 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
   s->random_ = Random(options.seed);
   s->metrics_random_ = Random(options.seed ^ 0x9e3779b97f4a7c15ULL);
   s->parallelizer_ = std::make_unique<ThreadPoolParallelizer>(options.config->parallelism);
-  if (!options.inline_binding) s->binding_executor_ = std::make_unique<BindingExecutor>();
+  if (!options.inline_binding) {
+    s->binding_executor_ = std::make_unique<BindingExecutor>();
+    s->permit_timer_ = std::make_unique<DeadlineTimer>(*options.clock);
+  }
 
   // The queue needs the QueueSort of the profiles (identical in all of them) and each pod's
   // profile's PreEnqueue plugins; both are known once the profiles exist.
@@ -121,6 +124,7 @@ Scheduler::~Scheduler() {
   stopping_.store(true);
   for (const auto& fw : profiles_)
     fw->IterateOverWaitingPods([](WaitingPod& w) { w.Reject("", "the scheduler is stopping"); });
+  permit_timer_.reset();
   // Drains the binding cycles in flight before the frameworks they use go away.
   binding_executor_.reset();
 }
@@ -295,6 +299,19 @@ bool Scheduler::ScheduleOne(bool block) {
     } else {
       RunBindingCycle(std::move(task));
     }
+  } else if (ps.IsWait()) {
+    // The pod waits at Permit holding no thread: the rest of its binding cycle is submitted
+    // once the wait is decided, by an Allow or Reject from any thread, or by the timer at its
+    // deadline. It counts as a binding cycle meanwhile.
+    binding_cycles_running_.fetch_add(1, std::memory_order_relaxed);
+    BindingTask* raw = task.release();
+    std::shared_ptr<const Pod> held = assumed->pod;
+    std::optional<TimePoint> deadline = fw->OnPermitDecided(*held, [this, raw] {
+      binding_executor_->Submit(
+          [this, raw] { RunBindingCycle(std::unique_ptr<BindingTask>(raw)); });
+      binding_cycles_running_.fetch_sub(1, std::memory_order_relaxed);
+    });
+    if (deadline) permit_timer_->At(*deadline, [fw, held] { fw->ExpireWaitingPod(*held); });
   } else {
     BindingTask* raw = task.release();
     binding_executor_->Submit([this, raw] { RunBindingCycle(std::unique_ptr<BindingTask>(raw)); });

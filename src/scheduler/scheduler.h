@@ -34,6 +34,7 @@
 #include "queue/scheduling_queue.h"
 #include "runtime/framework.h"
 #include "scheduler/binding_executor.h"
+#include "scheduler/deadline_timer.h"
 #include "scheduler/requeue_policy.h"
 #include "scheduler/scheduler_metrics.h"
 
@@ -398,6 +399,8 @@ class Scheduler final : public ClusterEventHandler {
   // Declared last: destroyed first, draining binding cycles while everything they use lives.
   std::unique_ptr<BindingExecutor> binding_executor_;
   std::atomic<int> binding_cycles_running_{0};
+  // Permit timeouts of pods waiting with no thread (threaded binding only).
+  std::unique_ptr<DeadlineTimer> permit_timer_;
   // Set by the destructor: binding cycles not past Permit forget their pod instead of binding.
   std::atomic<bool> stopping_{false};
 };
