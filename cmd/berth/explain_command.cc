@@ -1,5 +1,7 @@
 #include "explain_command.h"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <iostream>
 
@@ -22,13 +24,60 @@ CLI::App* AddExplainCommand(CLI::App& app, ExplainCommand* c) {
   cmd->add_option("--context", c->context, "kubeconfig context");
   cmd->add_option("--master", c->master, "API server URL (overrides the kubeconfig's)");
   cmd->add_flag("-R,--recursive", c->recursive, "Read directories given with -f recursively");
-  cmd->add_option("--config", c->config, "KubeSchedulerConfiguration file");
+  cmd->add_option("--config", c->config,
+                  "KubeSchedulerConfiguration file (default: against a live cluster, the one "
+                  "`berth up` publishes for its scheduler in kube-system/berth-scheduler-config, "
+                  "else the default profile)");
   cmd->add_option("--output,-o", c->output, "text or json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--seed", c->seed, "Random seed for tie-breaking");
   cmd->add_option("--plugin-library", c->plugin_libraries,
                   "Shared library with scheduler plugins to load (repeatable)");
   return cmd;
 }
+
+namespace {
+
+struct ChosenConfig {
+  config::SchedulerConfiguration config;
+  std::string source;
+};
+
+// The configuration to schedule with: --config when given; else, against a live cluster, the
+// one `berth up` publishes for its running scheduler (explain::kPublishedConfigName in
+// kube-system); else the default profile.
+Result<ChosenConfig> ChooseConfig(const ExplainCommand& c, const Registry& registry,
+                                  const LiveCluster* live) {
+  if (!c.config.empty()) {
+    auto cfg = config::LoadConfigFile(c.config, registry);
+    if (!cfg.ok()) return cfg.error();
+    return ChosenConfig{std::move(cfg).value(), c.config};
+  }
+  if (live) {
+    auto data =
+        ReadConfigMap(*live, explain::kPublishedConfigNamespace, explain::kPublishedConfigName);
+    if (!data.ok()) return data.error();
+    if (*data) {
+      auto text = (*data)->find(std::string(explain::kPublishedConfigKey));
+      if (text != (*data)->end()) {
+        const std::string where =
+            fmt::format("{}/{}", explain::kPublishedConfigNamespace, explain::kPublishedConfigName);
+        auto cfg = config::LoadConfig(text->second, where, registry);
+        if (!cfg.ok())
+          return Error{
+              fmt::format("the scheduler's configuration published in ConfigMap {}: {} "
+                          "(give its plugins with --plugin-library, or --config)",
+                          where, cfg.error().message)};
+        auto source = (*data)->find(std::string(explain::kPublishedSourceKey));
+        return ChosenConfig{
+            std::move(cfg).value(),
+            fmt::format("{} ({})", where, source == (*data)->end() ? "published" : source->second)};
+      }
+    }
+  }
+  return ChosenConfig{config::DefaultConfiguration(registry), "default configuration"};
+}
+
+}  // namespace
 
 int RunExplainCommand(const ExplainCommand& c) {
   auto fail = [](const std::string& m) {
@@ -38,24 +87,22 @@ int RunExplainCommand(const ExplainCommand& c) {
   auto built = pluginlib::BuildRegistry(c.plugin_libraries, c.compiled_in);
   if (!built.ok()) return fail(built.error().message);
   const Registry& registry = *built;
-  auto cfg = c.config.empty()
-                 ? Result<config::SchedulerConfiguration>(config::DefaultConfiguration(registry))
-                 : config::LoadConfigFile(c.config, registry);
-  if (!cfg.ok()) return fail(cfg.error().message);
   const bool live = c.files.empty();
   if (!live && (!c.kubeconfig.empty() || !c.master.empty()))
     return fail("give the cluster either as manifests (-f) or with --kubeconfig, not both");
   if (live && c.kubeconfig.empty() && c.master.empty() && !std::getenv("KUBECONFIG") &&
       !std::getenv("KUBERNETES_SERVICE_HOST"))
     return fail("no cluster: give its manifests with -f, or --kubeconfig (or set KUBECONFIG)");
-  auto objects = live ? ReadLiveCluster({c.kubeconfig, c.context, c.master})
-                      : ReadManifests(c.files, c.recursive);
+  const LiveCluster cluster{c.kubeconfig, c.context, c.master};
+  auto cfg = ChooseConfig(c, registry, live ? &cluster : nullptr);
+  if (!cfg.ok()) return fail(cfg.error().message);
+  auto objects = live ? ReadLiveCluster(cluster) : ReadManifests(c.files, c.recursive);
   if (!objects.ok()) return fail(objects.error().message);
   const std::string key = c.pod.find('/') == std::string::npos ? c.namespace_ + "/" + c.pod : c.pod;
   explain::ExplainOptions options;
   options.seed = c.seed;
-  options.config_source = c.config.empty() ? "default configuration" : c.config;
-  auto e = explain::Explain(*cfg, registry, *objects, key, options);
+  options.config_source = cfg->source;
+  auto e = explain::Explain(cfg->config, registry, *objects, key, options);
   if (!e.ok()) return fail(e.error().message);
   if (c.output == "json") {
     std::cout << explain::ToJson(*e).dump(2) << "\n";
