@@ -102,7 +102,7 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
   for (auto& note : VolumeClaimNotes(c)) e.notes.push_back(std::move(note));
   Verifier verifier(config, registry, options);
   Search search(c, *e.attempt, options, verifier);
-  SuggestTolerations(search);
+  SuggestPluginRemedies(search, config, registry);
   SuggestNodeChanges(search);
   SuggestResources(search);
   SuggestAntiAffinity(search);

@@ -2,8 +2,9 @@
 // place it. One read-only scheduling attempt for the pod over the cluster (other pending pods
 // do not take part), then, for a pod that fits nowhere, facts that explain it (no node large
 // enough, a claim that is not bound and why) and candidate changes derived from the
-// rejections — a toleration to add, a node to uncordon, a label a node lacks for the pod's
-// nodeSelector or required node affinity (never a label describing the machine, such as its
+// rejections — what the rejecting Filter plugins propose themselves (FilterRemedies: a
+// toleration to add, a node to uncordon, a plugin library's own), a label a node lacks for the
+// pod's nodeSelector or required node affinity (never a label describing the machine, such as its
 // hostname), the zone of the pod's volume, resources to free on a node by evicting or shrinking
 // the pods there (never more than they request; with the lower-priority pods preemption would
 // evict), a node larger than any there is, the maxSkew a topology spread constraint would need,

@@ -36,9 +36,11 @@ struct Search {
 Suggestion MakeSuggestion(std::string kind, std::string description, std::string yaml,
                           std::string node, int64_t cost);
 
-// Tolerations for the taints that kept the pod off a node (all of that node's at once).
-void SuggestTolerations(Search& s);
-// Uncordoning, node labels for the nodeSelector / required node affinity, the volume's zone.
+// What the plugins that rejected nodes propose themselves (FilterRemedies): tolerations for a
+// node's taints (TaintToleration), uncordoning (NodeUnschedulable), and a plugin library's.
+void SuggestPluginRemedies(Search& s, const config::SchedulerConfiguration& config,
+                           const Registry& registry);
+// Node labels for the nodeSelector / required node affinity, the volume's zone.
 void SuggestNodeChanges(Search& s);
 // Freeing resources on a node by evicting or shrinking pods there; a larger node when no node
 // is large enough.

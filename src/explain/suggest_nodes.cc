@@ -1,12 +1,11 @@
-// Suggestions that change one node, or the pod's tolerations or spread: tolerations,
-// uncordoning, node labels, the volume's zone, a topology spread constraint's maxSkew.
+// Suggestions that change one node's labels, or the pod's spread: node labels for the pod's
+// nodeSelector and required node affinity, the volume's zone, a topology spread constraint's
+// maxSkew.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <set>
-#include <tuple>
 
-#include "berth/api/selectors.h"
 #include "config/plugin_names.h"
 #include "explain/labels.h"
 #include "explain/suggest.h"
@@ -45,70 +44,6 @@ Suggestion MakeSuggestion(std::string kind, std::string description, std::string
 }
 
 namespace {
-
-std::string TolerationYaml(const Taint& t) {
-  if (t.value.empty())
-    return fmt::format("- key: {}\n  operator: Exists\n  effect: {}\n", t.key, t.effect);
-  return fmt::format("- key: {}\n  operator: Equal\n  value: {}\n  effect: {}\n", t.key, t.value,
-                     t.effect);
-}
-
-}  // namespace
-
-void SuggestTolerations(Search& s) {
-  // A node's untolerated taints are tolerated together: one toleration opens no node that
-  // has two. Matching is the API's (TolerationToleratesTaint), as TaintToleration's.
-  using TaintKey = std::tuple<std::string, std::string, std::string>;
-  std::set<std::vector<TaintKey>> tried;
-  for (const std::string& node : s.RejectedBy(names::kTaintToleration)) {
-    std::vector<Taint> missing;
-    std::vector<TaintKey> key;
-    for (const Taint& t : s.by_name[node]->spec.taints) {
-      if (!IsScheduleBlockingTaint(t)) continue;
-      const auto& tols = s.c.pod->spec.tolerations;
-      if (std::any_of(tols.begin(), tols.end(),
-                      [&](const Toleration& tol) { return TolerationToleratesTaint(tol, t); }))
-        continue;
-      missing.push_back(t);
-      key.emplace_back(t.key, t.value, t.effect);
-    }
-    if (missing.empty() || !tried.insert(key).second) continue;
-    if (!s.TryMore("toleration")) break;
-    auto pod = std::make_shared<Pod>(*s.c.pod);
-    std::vector<std::string> shown;
-    std::string yaml = "tolerations:\n";
-    for (const Taint& t : missing) {
-      pod->spec.tolerations.push_back(
-          {t.key, t.value.empty() ? "Exists" : "Equal", t.value, t.effect, {}});
-      shown.push_back(
-          fmt::format("{}{}{}:{}", t.key, t.value.empty() ? "" : "=", t.value, t.effect));
-      yaml += TolerationYaml(t);
-    }
-    pod->raw.reset();
-    s.verifier.Check(
-        MakeSuggestion("toleration",
-                       fmt::format("add a toleration for the taint{} {}",
-                                   missing.size() > 1 ? "s" : "", fmt::join(shown, ", ")),
-                       yaml, "", static_cast<int64_t>(missing.size()) - 1),
-        s.c.WithPod(pod));
-  }
-}
-
-namespace {
-
-void SuggestUncordon(Search& s) {
-  for (const std::string& node : s.RejectedBy(names::kNodeUnschedulable)) {
-    if (!s.TryMore("uncordon")) break;
-    auto uncordoned = std::make_shared<Node>(*s.by_name[node]);
-    uncordoned->spec.unschedulable = false;
-    uncordoned->raw.reset();
-    s.verifier.Check(
-        MakeSuggestion("uncordon",
-                       fmt::format("uncordon node {} (kubectl uncordon {})", node, node), "", node,
-                       0),
-        s.c.WithNode(uncordoned));
-  }
-}
 
 // The labels the pod's nodeSelector and required node affinity ask of a node (of the
 // affinity's terms, the one needing the fewest changes). Never a label that describes the
@@ -234,7 +169,6 @@ std::map<std::string, int> DomainCounts(const TopologySpreadConstraint& tsc, con
 }  // namespace
 
 void SuggestNodeChanges(Search& s) {
-  SuggestUncordon(s);
   SuggestNodeLabels(s);
   SuggestVolumeZone(s);
 }

@@ -46,6 +46,13 @@ Cluster Cluster::WithAdded(Object o) const {
   return c;
 }
 
+std::vector<PodPtr> Cluster::BoundPods() const {
+  std::vector<PodPtr> out;
+  for (const Object& o : others)
+    if (auto* p = std::get_if<PodPtr>(&o)) out.push_back(*p);
+  return out;
+}
+
 std::vector<PodPtr> Cluster::PodsOn(const std::string& node) const {
   std::vector<PodPtr> out;
   for (const Object& o : others)

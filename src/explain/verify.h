@@ -36,6 +36,8 @@ struct Cluster {
   Cluster WithReplacedPod(PodPtr replacement) const;
   Cluster WithAdded(Object o) const;
 
+  // The bound pods (all of `others`' pods: pending ones do not take part).
+  std::vector<PodPtr> BoundPods() const;
   // The bound pods on `node`.
   std::vector<PodPtr> PodsOn(const std::string& node) const;
 };
