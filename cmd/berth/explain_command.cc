@@ -42,39 +42,55 @@ struct ChosenConfig {
   std::string source;
 };
 
+// Whether `config` has a profile for pods of `scheduler_name` ("" is "default-scheduler").
+bool HasProfile(const config::SchedulerConfiguration& config, std::string scheduler_name) {
+  if (scheduler_name.empty()) scheduler_name = "default-scheduler";
+  for (const auto& profile : config.profiles)
+    if (profile.scheduler_name == scheduler_name) return true;
+  return false;
+}
+
 // The configuration to schedule with: --config when given; else, against a live cluster, the
-// one `berth up` publishes for its running scheduler (explain::kPublishedConfigName in
-// kube-system); else the default profile.
+// one of the Berth scheduler running there, from the ConfigMap `berth up` publishes (and
+// deploy/ installs), explain::kPublishedConfigName in kube-system, when it has a profile for
+// the pod's schedulerName; else the default profile (kube-scheduler's, for pods another
+// scheduler handles).
 Result<ChosenConfig> ChooseConfig(const ExplainCommand& c, const Registry& registry,
-                                  const LiveCluster* live) {
+                                  const LiveCluster* live, const std::string& scheduler_name) {
   if (!c.config.empty()) {
     auto cfg = config::LoadConfigFile(c.config, registry);
     if (!cfg.ok()) return cfg.error();
     return ChosenConfig{std::move(cfg).value(), c.config};
   }
-  if (live) {
-    auto data =
-        ReadConfigMap(*live, explain::kPublishedConfigNamespace, explain::kPublishedConfigName);
-    if (!data.ok()) return data.error();
-    if (*data) {
-      auto text = (*data)->find(std::string(explain::kPublishedConfigKey));
-      if (text != (*data)->end()) {
-        const std::string where =
-            fmt::format("{}/{}", explain::kPublishedConfigNamespace, explain::kPublishedConfigName);
-        auto cfg = config::LoadConfig(text->second, where, registry);
-        if (!cfg.ok())
-          return Error{
-              fmt::format("the scheduler's configuration published in ConfigMap {}: {} "
-                          "(give its plugins with --plugin-library, or --config)",
-                          where, cfg.error().message)};
-        auto source = (*data)->find(std::string(explain::kPublishedSourceKey));
-        return ChosenConfig{
-            std::move(cfg).value(),
-            fmt::format("{} ({})", where, source == (*data)->end() ? "published" : source->second)};
-      }
-    }
-  }
-  return ChosenConfig{config::DefaultConfiguration(registry), "default configuration"};
+  ChosenConfig fallback{config::DefaultConfiguration(registry), "default configuration"};
+  if (!live) return fallback;
+  auto data =
+      ReadConfigMap(*live, explain::kPublishedConfigNamespace, explain::kPublishedConfigName);
+  if (!data.ok()) return data.error();
+  if (!*data) return fallback;
+  auto text = (*data)->find(std::string(explain::kPublishedConfigKey));
+  if (text == (*data)->end()) return fallback;
+  const std::string where =
+      fmt::format("{}/{}", explain::kPublishedConfigNamespace, explain::kPublishedConfigName);
+  auto cfg = config::LoadConfig(text->second, where, registry);
+  if (!cfg.ok())
+    return Error{fmt::format(
+        "the scheduler's configuration published in ConfigMap {}: {} (give its plugins with "
+        "--plugin-library, or --config)",
+        where, cfg.error().message)};
+  if (!HasProfile(*cfg, scheduler_name)) return fallback;
+  auto source = (*data)->find(std::string(explain::kPublishedSourceKey));
+  return ChosenConfig{
+      std::move(cfg).value(),
+      fmt::format("{} ({})", where, source == (*data)->end() ? "published" : source->second)};
+}
+
+// The schedulerName of the pod `key` among the objects ("" when absent).
+std::string SchedulerNameOf(const std::vector<Object>& objects, const std::string& key) {
+  for (const Object& o : objects)
+    if (auto* p = std::get_if<std::shared_ptr<const Pod>>(&o); p && (*p)->Key() == key)
+      return (*p)->spec.scheduler_name;
+  return "";
 }
 
 }  // namespace
@@ -94,11 +110,11 @@ int RunExplainCommand(const ExplainCommand& c) {
       !std::getenv("KUBERNETES_SERVICE_HOST"))
     return fail("no cluster: give its manifests with -f, or --kubeconfig (or set KUBECONFIG)");
   const LiveCluster cluster{c.kubeconfig, c.context, c.master};
-  auto cfg = ChooseConfig(c, registry, live ? &cluster : nullptr);
-  if (!cfg.ok()) return fail(cfg.error().message);
   auto objects = live ? ReadLiveCluster(cluster) : ReadManifests(c.files, c.recursive);
   if (!objects.ok()) return fail(objects.error().message);
   const std::string key = c.pod.find('/') == std::string::npos ? c.namespace_ + "/" + c.pod : c.pod;
+  auto cfg = ChooseConfig(c, registry, live ? &cluster : nullptr, SchedulerNameOf(*objects, key));
+  if (!cfg.ok()) return fail(cfg.error().message);
   explain::ExplainOptions options;
   options.seed = c.seed;
   options.config_source = cfg->source;

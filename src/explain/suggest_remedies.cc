@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <exception>
 #include <set>
 
 #include "berth/framework/remedy.h"
@@ -46,8 +47,13 @@ std::map<std::string, std::vector<std::string>> RejectionsByPlugin(const Search&
 void AskPlugin(Search& s, const FilterRemedies& plugin, const std::vector<std::string>& nodes) {
   std::set<std::string> asked;
   for (const std::string& node : nodes) {
-    const Status& rejection = s.a.filter_statuses.at(node);
-    for (FilterRemedy& r : plugin.Remedies(*s.c.pod, *s.by_name.at(node), rejection)) {
+    std::vector<FilterRemedy> remedies;
+    try {
+      remedies = plugin.Remedies(*s.c.pod, *s.by_name.at(node), s.a.filter_statuses.at(node));
+    } catch (const std::exception&) {
+      return;  // a plugin library's failure costs its own suggestions, not the explanation
+    }
+    for (FilterRemedy& r : remedies) {
       if ((!r.pod && !r.node) || (r.node && r.node->metadata.name != node)) continue;
       if (!asked.insert(r.description).second || !s.TryMore(r.kind)) continue;
       Cluster changed = s.c;
