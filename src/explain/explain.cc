@@ -34,13 +34,16 @@ Cluster Split(const std::vector<Object>& objects, const std::string& pod_key) {
   return c;
 }
 
-// Ranked by how many nodes each opens, then by how little it changes. The same node change
-// verified on several nodes is one suggestion ("label node a ..."), saying how many others it
-// works on, so the list shows different kinds of change.
+// Ranked by how many nodes each opens, then by how little it changes, then a change to the pod
+// before one to a node (the pod is the asker's own; a node may be cordoned or tainted for
+// others' reasons). The same node change verified on several nodes is one suggestion ("label
+// node a ..."), saying how many others it works on, so the list shows different kinds of
+// change.
 std::vector<Suggestion> RankAndMerge(std::vector<Suggestion> found, size_t max) {
   std::stable_sort(found.begin(), found.end(), [](const Suggestion& x, const Suggestion& y) {
     if (x.opens_nodes != y.opens_nodes) return x.opens_nodes > y.opens_nodes;
-    return x.cost < y.cost;
+    if (x.cost != y.cost) return x.cost < y.cost;
+    return !x.yaml.empty() && y.yaml.empty();
   });
   std::vector<Suggestion> distinct;
   std::map<std::string, size_t> first_of_kind;
