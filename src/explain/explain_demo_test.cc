@@ -145,6 +145,23 @@ TEST(ExplainDemoTest, ResourcesNameThePodsAndEvictingThemPlacesThePod) {
   EXPECT_EQ(sim->results[0].result, "Scheduled");
 }
 
+TEST(ExplainDemoTest, PodsThatWouldComeBackAreNotCountedAsRoomToFree) {
+  // demo-node-004's CPU is mostly a DaemonSet's pod's: evicting it frees nothing for long.
+  // Only demo-node-008, whose pod is an ordinary one, is asked to free room.
+  std::vector<Object> objects = DemoCluster();
+  auto daemon = std::make_shared<Pod>(
+      *MakePod().Name("agent").Node("demo-node-004").Req({{"cpu", "2"}}).Obj());
+  daemon->metadata.owner_references.push_back({"apps/v1", "DaemonSet", "agent", "u1", true});
+  Add(objects, daemon);
+  Add(objects, MakePod().Name("c").Node("demo-node-008").Req({{"cpu", "3"}}).Obj());
+  Add(objects, MakePod().Name("web").Req({{"cpu", "15"}}).Obj());
+  auto e = ExplainPod(objects, "default/web");
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  ASSERT_EQ(e->suggestions.size(), 1u) << ::testing::PrintToString(Descriptions(*e));
+  EXPECT_EQ(e->suggestions[0].node, "demo-node-008");
+  EXPECT_THAT(e->suggestions[0].description, HasSubstr("free 2200m cpu on node demo-node-008"));
+}
+
 // A pod that may only run on demo-node-002, which is tainted.
 std::shared_ptr<const Pod> PinnedToNode2(bool by_affinity) {
   auto p = std::make_shared<Pod>(*MakePod().Name("pinned").Req({{"cpu", "1"}}).Obj());

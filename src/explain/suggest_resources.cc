@@ -41,7 +41,7 @@ int64_t CostOf(std::string_view resource, int64_t lack) {
 }
 
 // What a node lacks for the pod: per resource, its pods' requests plus the pod's beyond its
-// allocatable. Empty `lack` with `too_small` when the pod alone exceeds the node.
+// allocatable. `too_small` when the pod does not fit even with every evictable pod gone.
 struct Shortfall {
   std::string node;
   std::map<std::string, int64_t> lack;
@@ -50,14 +50,33 @@ struct Shortfall {
   bool too_small = false;
 };
 
+// Whether evicting the pod frees its room: not a static pod's mirror (the kubelet runs it
+// whatever the API says) nor a DaemonSet's pod (recreated on the same node).
+bool Evictable(const Pod& p) {
+  if (p.metadata.annotations.count("kubernetes.io/config.mirror")) return false;
+  return std::none_of(
+      p.metadata.owner_references.begin(), p.metadata.owner_references.end(),
+      [](const OwnerReference& ref) { return ref.controller && ref.kind == "DaemonSet"; });
+}
+
+std::vector<PodPtr> EvictablePodsOn(const Cluster& c, const std::string& node) {
+  std::vector<PodPtr> pods = c.PodsOn(node);
+  std::erase_if(pods, [](const PodPtr& p) { return !Evictable(*p); });
+  return pods;
+}
+
+// `used` is what the evictable pods request: more than that cannot be freed.
 Shortfall ShortfallOn(const Cluster& c, const Node& node, const Resource& want) {
   Shortfall s;
   s.node = node.metadata.name;
-  for (const PodPtr& p : c.PodsOn(s.node)) s.used.Add(ComputePodRequests(*p).requests);
+  for (const PodPtr& p : EvictablePodsOn(c, s.node)) s.used.Add(ComputePodRequests(*p).requests);
+  Resource all;
+  for (const PodPtr& p : c.PodsOn(s.node)) all.Add(ComputePodRequests(*p).requests);
   const Resource alloc = Resource::FromList(node.status.allocatable);
   for (const std::string& r : ResourceNames(want)) {
-    if (want.Get(r) > alloc.Get(r)) s.too_small = true;
-    if (int64_t lack = s.used.Get(r) + want.Get(r) - alloc.Get(r); lack > 0) {
+    // What the pods that stay request counts like the node's own reservation.
+    if (want.Get(r) + all.Get(r) - s.used.Get(r) > alloc.Get(r)) s.too_small = true;
+    if (int64_t lack = all.Get(r) + want.Get(r) - alloc.Get(r); lack > 0) {
       s.lack[r] = lack;
       s.cost += CostOf(r, lack);
     }
@@ -70,7 +89,7 @@ Shortfall ShortfallOn(const Cluster& c, const Node& node, const Resource& want) 
 // what is lacking; a pod is taken only if it frees something still lacking. Empty when even
 // all of them are not enough.
 std::vector<PodPtr> PodsToEvict(const Cluster& c, const Shortfall& s) {
-  std::vector<PodPtr> pods = c.PodsOn(s.node);
+  std::vector<PodPtr> pods = EvictablePodsOn(c, s.node);
   auto frees = [&](const PodPtr& p) {
     const Resource r = ComputePodRequests(*p).requests;
     int64_t cost = 0;
