@@ -2,6 +2,8 @@
 // live API server (--kubeconfig, --context, --master, else $KUBECONFIG). Main thread only.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,5 +23,9 @@ struct LiveCluster {
 };
 // The objects the scheduler reads, listed from the API server.
 Result<std::vector<Object>> ReadLiveCluster(const LiveCluster& live);
+// The data of one ConfigMap; nullopt when there is no such ConfigMap.
+Result<std::optional<std::map<std::string, std::string>>> ReadConfigMap(const LiveCluster& live,
+                                                                        std::string_view ns,
+                                                                        std::string_view name);
 
 }  // namespace berth::cmd

@@ -1,5 +1,7 @@
 #include "explain_command.h"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <iostream>
 
@@ -22,13 +24,76 @@ CLI::App* AddExplainCommand(CLI::App& app, ExplainCommand* c) {
   cmd->add_option("--context", c->context, "kubeconfig context");
   cmd->add_option("--master", c->master, "API server URL (overrides the kubeconfig's)");
   cmd->add_flag("-R,--recursive", c->recursive, "Read directories given with -f recursively");
-  cmd->add_option("--config", c->config, "KubeSchedulerConfiguration file");
+  cmd->add_option("--config", c->config,
+                  "KubeSchedulerConfiguration file (default: against a live cluster, the one "
+                  "`berth up` publishes for its scheduler in kube-system/berth-scheduler-config, "
+                  "else the default profile)");
   cmd->add_option("--output,-o", c->output, "text or json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--seed", c->seed, "Random seed for tie-breaking");
   cmd->add_option("--plugin-library", c->plugin_libraries,
                   "Shared library with scheduler plugins to load (repeatable)");
   return cmd;
 }
+
+namespace {
+
+struct ChosenConfig {
+  config::SchedulerConfiguration config;
+  std::string source;
+};
+
+// Whether `config` has a profile for pods of `scheduler_name` ("" is "default-scheduler").
+bool HasProfile(const config::SchedulerConfiguration& config, std::string scheduler_name) {
+  if (scheduler_name.empty()) scheduler_name = "default-scheduler";
+  for (const auto& profile : config.profiles)
+    if (profile.scheduler_name == scheduler_name) return true;
+  return false;
+}
+
+// The configuration to schedule with: --config when given; else, against a live cluster, the
+// one of the Berth scheduler running there, from the ConfigMap `berth up` publishes (and
+// deploy/ installs), explain::kPublishedConfigName in kube-system, when it has a profile for
+// the pod's schedulerName; else the default profile (kube-scheduler's, for pods another
+// scheduler handles).
+Result<ChosenConfig> ChooseConfig(const ExplainCommand& c, const Registry& registry,
+                                  const LiveCluster* live, const std::string& scheduler_name) {
+  if (!c.config.empty()) {
+    auto cfg = config::LoadConfigFile(c.config, registry);
+    if (!cfg.ok()) return cfg.error();
+    return ChosenConfig{std::move(cfg).value(), c.config};
+  }
+  ChosenConfig fallback{config::DefaultConfiguration(registry), "default configuration"};
+  if (!live) return fallback;
+  auto data =
+      ReadConfigMap(*live, explain::kPublishedConfigNamespace, explain::kPublishedConfigName);
+  if (!data.ok()) return data.error();
+  if (!*data) return fallback;
+  auto text = (*data)->find(std::string(explain::kPublishedConfigKey));
+  if (text == (*data)->end()) return fallback;
+  const std::string where =
+      fmt::format("{}/{}", explain::kPublishedConfigNamespace, explain::kPublishedConfigName);
+  auto cfg = config::LoadConfig(text->second, where, registry);
+  if (!cfg.ok())
+    return Error{fmt::format(
+        "the scheduler's configuration published in ConfigMap {}: {} (give its plugins with "
+        "--plugin-library, or --config)",
+        where, cfg.error().message)};
+  if (!HasProfile(*cfg, scheduler_name)) return fallback;
+  auto source = (*data)->find(std::string(explain::kPublishedSourceKey));
+  return ChosenConfig{
+      std::move(cfg).value(),
+      fmt::format("{} ({})", where, source == (*data)->end() ? "published" : source->second)};
+}
+
+// The schedulerName of the pod `key` among the objects ("" when absent).
+std::string SchedulerNameOf(const std::vector<Object>& objects, const std::string& key) {
+  for (const Object& o : objects)
+    if (auto* p = std::get_if<std::shared_ptr<const Pod>>(&o); p && (*p)->Key() == key)
+      return (*p)->spec.scheduler_name;
+  return "";
+}
+
+}  // namespace
 
 int RunExplainCommand(const ExplainCommand& c) {
   auto fail = [](const std::string& m) {
@@ -38,24 +103,22 @@ int RunExplainCommand(const ExplainCommand& c) {
   auto built = pluginlib::BuildRegistry(c.plugin_libraries, c.compiled_in);
   if (!built.ok()) return fail(built.error().message);
   const Registry& registry = *built;
-  auto cfg = c.config.empty()
-                 ? Result<config::SchedulerConfiguration>(config::DefaultConfiguration(registry))
-                 : config::LoadConfigFile(c.config, registry);
-  if (!cfg.ok()) return fail(cfg.error().message);
   const bool live = c.files.empty();
   if (!live && (!c.kubeconfig.empty() || !c.master.empty()))
     return fail("give the cluster either as manifests (-f) or with --kubeconfig, not both");
   if (live && c.kubeconfig.empty() && c.master.empty() && !std::getenv("KUBECONFIG") &&
       !std::getenv("KUBERNETES_SERVICE_HOST"))
     return fail("no cluster: give its manifests with -f, or --kubeconfig (or set KUBECONFIG)");
-  auto objects = live ? ReadLiveCluster({c.kubeconfig, c.context, c.master})
-                      : ReadManifests(c.files, c.recursive);
+  const LiveCluster cluster{c.kubeconfig, c.context, c.master};
+  auto objects = live ? ReadLiveCluster(cluster) : ReadManifests(c.files, c.recursive);
   if (!objects.ok()) return fail(objects.error().message);
   const std::string key = c.pod.find('/') == std::string::npos ? c.namespace_ + "/" + c.pod : c.pod;
+  auto cfg = ChooseConfig(c, registry, live ? &cluster : nullptr, SchedulerNameOf(*objects, key));
+  if (!cfg.ok()) return fail(cfg.error().message);
   explain::ExplainOptions options;
   options.seed = c.seed;
-  options.config_source = c.config.empty() ? "default configuration" : c.config;
-  auto e = explain::Explain(*cfg, registry, *objects, key, options);
+  options.config_source = cfg->source;
+  auto e = explain::Explain(cfg->config, registry, *objects, key, options);
   if (!e.ok()) return fail(e.error().message);
   if (c.output == "json") {
     std::cout << explain::ToJson(*e).dump(2) << "\n";

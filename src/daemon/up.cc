@@ -16,6 +16,7 @@
 #include "daemon/scheduler_app.h"
 #include "daemon/scheduler_flags.h"
 #include "daemon/signals.h"
+#include "explain/explain.h"
 #include "pluginlib/loader.h"
 #include "ui/decision_log.h"
 #include "ui/web_view.h"
@@ -47,6 +48,40 @@ VoidResult CreateDemoNodes(apiserver::Store& store, int count) {
     auto created = store.Create(*nodes, "", DemoNode(i, count, now), false);
     if (!created.ok()) return created.error();
   }
+  return {};
+}
+
+// Writes the scheduler's effective configuration where `berth explain --kubeconfig` reads it
+// (explain::kPublishedConfigName), or, with no scheduler running, removes a copy an earlier
+// start left: an outside scheduler's configuration is not known here.
+VoidResult PublishSchedulerConfiguration(apiserver::Store& store,
+                                         const config::SchedulerConfiguration* config,
+                                         const std::string& source) {
+  const auto* configmaps = apiserver::FindResource("", "v1", "configmaps");
+  const std::string ns(explain::kPublishedConfigNamespace);
+  const std::string name(explain::kPublishedConfigName);
+  if (!config) {
+    auto gone = store.Delete(*configmaps, ns, name, {}, false);
+    if (!gone.ok() && gone.error().code != ErrorCode::kNotFound) return gone.error();
+    return {};
+  }
+  nlohmann::json data = {
+      {std::string(explain::kPublishedConfigKey), config::EncodeConfigurationYaml(*config)},
+      {std::string(explain::kPublishedSourceKey), source}};
+  auto written = store.Mutate(
+      *configmaps, ns, name,
+      [&](const nlohmann::json* current) -> Result<nlohmann::json> {
+        nlohmann::json cm = current
+                                ? *current
+                                : nlohmann::json{{"apiVersion", "v1"},
+                                                 {"kind", "ConfigMap"},
+                                                 {"metadata", {{"name", name}, {"namespace", ns}}}};
+        cm["metadata"]["labels"]["app.kubernetes.io/managed-by"] = "berth";
+        cm["data"] = data;
+        return cm;
+      },
+      true, false);
+  if (!written.ok()) return written.error();
   return {};
 }
 
@@ -105,6 +140,15 @@ int RunUp(const UpOptions& options) {
       std::fprintf(stderr, "berth up: creating demo nodes: %s\n", r.error().message.c_str());
       return 1;
     }
+  }
+  const std::string config_source =
+      options.config_file.empty() ? "default configuration" : options.config_file;
+  if (auto r = PublishSchedulerConfiguration(
+          (*server)->store(), options.no_scheduler ? nullptr : &*config, config_source);
+      !r.ok()) {
+    std::fprintf(stderr, "berth up: publishing the scheduler configuration: %s\n",
+                 r.error().message.c_str());
+    return 1;
   }
   std::unique_ptr<SchedulerApp> scheduler;
   if (!options.no_scheduler) {

@@ -1,13 +1,16 @@
 // `berth explain`: why a pod is where it is, or pending, and the smallest changes that would
 // place it. One read-only scheduling attempt for the pod over the cluster (other pending pods
-// do not take part), then, for a pod that fits nowhere, candidate changes derived from the
-// rejections — a toleration to add, a node to uncordon, a label a node lacks for the pod's
-// nodeSelector or required node affinity, the zone of the pod's volume, resources to free on a
-// node (with the lower-priority pods preemption would evict), the maxSkew a topology spread
-// constraint would need, the pods required anti-affinity keeps it apart from, and for required
-// pod affinity the matching pod its domain lacks (a running pod's labels, a new pod, a node's
-// topology label, or the pod's own labels when it would be the first of its group) — each applied
-// to a copy of the cluster and checked by scheduling again; only changes that make the pod fit are
+// do not take part), then, for a pod that fits nowhere, facts that explain it (no node large
+// enough, a claim that is not bound and why) and candidate changes derived from the
+// rejections — what the rejecting Filter plugins propose themselves (FilterRemedies: a
+// toleration to add, a node to uncordon, a plugin library's own), a label a node lacks for the
+// pod's nodeSelector or required node affinity (never a label describing the machine, such as its
+// hostname), the zone of the pod's volume, resources to free on a node by evicting or shrinking
+// the pods there (never more than they request; with the lower-priority pods preemption would
+// evict), a node larger than any there is, the maxSkew a topology spread constraint would need,
+// the pods required anti-affinity keeps it apart from, and for required pod affinity the
+// matching pod its domain lacks — each applied to a copy of the cluster and checked by
+// scheduling again through the profile's plugins; only changes that make the pod fit are
 // shown, ranked by how many nodes they open, then by how little they change.
 #pragma once
 
@@ -25,16 +28,17 @@
 namespace berth::explain {
 
 struct Suggestion {
-  // toleration, uncordon, label, volume-zone, resources, spread-skew, anti-affinity,
-  // pod-affinity
+  // toleration, uncordon, label, volume-zone, resources, larger-node, spread-skew,
+  // anti-affinity, pod-affinity
   std::string kind;
   std::string description;  // one line, imperative
   std::string yaml;         // the pod change to apply, when it is the pod that changes
-  std::string node;         // the node that changes, when it is a node
-  int opens_nodes = 0;      // nodes the pod fits on after the change
-  int64_t cost = 0;         // how much changes (resources: the shortfall; else 0)
-  // resources: the lower-priority pods on the node preemption would evict to make the room
-  // (empty when evicting them would not be enough); anti-affinity: the pods to move.
+  // the node that changes, when it is a node (larger-node: the node the new one is like)
+  std::string node;
+  int opens_nodes = 0;  // nodes the pod fits on after the change
+  int64_t cost = 0;     // how much changes (resources: the shortfall; else 0)
+  // resources: the pods to evict, when all have a lower priority than the pod (those
+  // preemption would evict; empty otherwise); anti-affinity: the pods to move.
   std::vector<std::string> victims;
   // pod-affinity: which change — label-pod (a running pod's labels), new-pod (a pod to run in
   // the domain), label-node (a node's topology label), label-self (the pod's own labels).
@@ -49,17 +53,31 @@ struct Explanation {
   std::string result;  // Scheduled, Unschedulable, Error, Bound (already on a node)
   std::string node;
   std::string message;
+  // The scheduler configuration the attempts ran with (ExplainOptions::config_source).
+  std::string configuration;
   std::optional<SchedulingAttempt> attempt;
+  // Facts that explain why the pod fits nowhere without being a change: "no node is large
+  // enough: ...", or a claim that is not bound and why.
+  std::vector<std::string> notes;
   std::vector<Suggestion> suggestions;
 };
 
 struct ExplainOptions {
   uint64_t seed = 1;
+  // Names the configuration: in errors, and in the explanation (Explanation::configuration).
   std::string config_source = "default configuration";
   size_t max_suggestions = 5;
   // Candidate changes tried per kind (each is one scheduling attempt over the cluster).
   size_t max_candidates_per_kind = 8;
 };
+
+// Where `berth up` publishes the configuration its scheduler runs with, so that `berth explain
+// --kubeconfig` against it schedules with the same profiles and plugin arguments: a ConfigMap
+// whose data holds the KubeSchedulerConfiguration (as /configz would show it) and its source.
+inline constexpr std::string_view kPublishedConfigNamespace = "kube-system";
+inline constexpr std::string_view kPublishedConfigName = "berth-scheduler-config";
+inline constexpr std::string_view kPublishedConfigKey = "config.yaml";
+inline constexpr std::string_view kPublishedSourceKey = "source";
 
 Result<Explanation> Explain(const config::SchedulerConfiguration& config, const Registry& registry,
                             const std::vector<Object>& objects, const std::string& pod_key,

@@ -201,9 +201,11 @@ TEST(ExplainTest, CandidatesPerKindAreCapped) {
   for (int i = 0; i < 40; ++i) {
     std::string name = "n" + std::to_string(i);
     objects.push_back(
-        Object(MakeNode().Name(name).Capacity({{"cpu", "1"}, {"memory", "8Gi"}}).Obj()));
+        Object(MakeNode().Name(name).Capacity({{"cpu", "2"}, {"memory", "8Gi"}}).Obj()));
+    objects.push_back(
+        Object(MakePod().Name("run-" + name).Node(name).Req({{"cpu", "1500m"}}).Obj()));
   }
-  objects.push_back(Object(MakePod().Name("web").Req({{"cpu", "2"}}).Obj()));
+  objects.push_back(Object(MakePod().Name("web").Req({{"cpu", "1"}}).Obj()));
   static const Registry registry = InTreeRegistry();
   static const auto config = config::DefaultConfiguration(registry);
   ExplainOptions options;

@@ -212,10 +212,14 @@ def check_page_explains_the_pending_pod(up):
             raise Fail("rejections lack %s: %s" % (n, text(rejections)[:1500]))
     explanation = section(dom, "explanation")
     t = text(explanation)
-    if "Smallest changes" not in t or "free" not in t or "cpu" not in t:
-        raise Fail("no verified suggestions: %s" % t[:1500])
-    if not re.search(r'data-kind="resources"', explanation):
-        raise Fail("no resources suggestion: %s" % t[:1500])
+    # 100 cpu is more than any demo node has: said so, with the larger node that would take
+    # it (verified), and no node asked to free what its pods do not use.
+    if "no node is large enough: the pod requests 100 cpu" not in t:
+        raise Fail("no 'no node is large enough': %s" % t[:1500])
+    if "Smallest changes" not in t or not re.search(r'data-kind="larger-node"', explanation):
+        raise Fail("no verified larger-node suggestion: %s" % t[:1500])
+    if re.search(r'data-kind="resources"', explanation):
+        raise Fail("a node is asked to free room for a pod larger than it: %s" % t[:1500])
     table = section(dom, "explain-nodes")
     if "rejected by NodeResourcesFit: Insufficient cpu" not in text(table):
         raise Fail("no per-node reasons: %s" % text(table)[:1500])
@@ -402,14 +406,18 @@ def check_simulate_html_report(up):
         decision = text(section(dom, "decision"))
         if "Unschedulable" not in decision or "Insufficient cpu" not in decision:
             raise Fail("report: huge's decision: %s" % decision[:1500])
-        # The pending pod's explanation, as the web view shows it: per node why, and the
-        # verified smallest change (freeing CPU on the biggest node: 100 asked, 5 of 8 free after web).
+        # The pending pod's explanation, as the web view shows it: per node why, that no node
+        # is large enough (100 asked, 8 at most), and the verified change: a larger node.
         explanation = section(dom, "explanation")
         t = text(explanation)
-        if "Smallest changes" not in t or "free 95 cpu on node sim-big" not in t:
+        if ("no node is large enough: the pod requests 100 cpu, and the most any node has "
+                "allocatable is 8 (node sim-big)") not in t:
             raise Fail("report: huge's explanation: %s" % t[:1500])
-        if not re.search(r'data-kind="resources"', explanation):
-            raise Fail("report: no resources suggestion: %s" % t[:1500])
+        if ("Smallest changes" not in t
+                or "add a node like sim-big with at least 100 cpu allocatable" not in t):
+            raise Fail("report: huge's suggestion: %s" % t[:1500])
+        if re.search(r'data-kind="resources"', explanation):
+            raise Fail("report: a node asked to free room for a pod larger than it: %s" % t[:1500])
         table = text(section(dom, "explain-nodes"))
         if "sim-small" not in table or "rejected by NodeResourcesFit: Insufficient cpu" not in table:
             raise Fail("report: huge's per-node reasons: %s" % table[:1500])

@@ -578,11 +578,73 @@ def check_explain_live(up):
                              capture_output=True, text=True, timeout=120)
     if missing.returncode == 0 or "default/nosuchpod not found" not in missing.stderr:
         raise Fail("explain of a missing pod: rc %d %r" % (missing.returncode, missing.stderr))
+    # A pod larger than every demo node: said so, and no node is asked to free anything.
+    create(up, [pod_manifest("huge", cpu="32")])
+    p = subprocess.run([up.berth, "explain", "huge", "-o", "json"], capture_output=True,
+                       text=True, timeout=120, env=env)
+    huge = json.loads(p.stdout)
+    if not any(n.startswith("no node is large enough: the pod requests 32 cpu")
+               for n in huge.get("notes", [])):
+        raise Fail("explain of a 32-cpu pod: %r" % huge.get("notes"))
+    if any(s["kind"] == "resources" for s in huge.get("suggestions", [])):
+        raise Fail("explain asks to free room for a pod no node holds: %r" % huge["suggestions"])
+    up.kubectl(["delete", "pod", "huge", "--wait=false"])
     up.kubectl(["label", "node", node, "disktype=ssd"])
     wait_for("picky bound to %s" % node, lambda: json.loads(up.kubectl(
         ["get", "pod", "picky", "-o", "json"])[1])["spec"].get("nodeName") == node)
     up.kubectl(["label", "node", node, "disktype-"])
     up.kubectl(["delete", "pod", "picky", "--wait=false"])
+
+
+def check_explain_uses_up_config(up):
+    """Against a `berth up --config` whose profile has no NodeAffinity filter, explain schedules
+    with that configuration (published in kube-system), so the plugin it names for each node
+    is the one the running scheduler rejected it with; --config still overrides."""
+    data_dir = tempfile.mkdtemp(prefix="berth-up-e2e-config-")
+    config = os.path.join(data_dir, "scheduler.yaml")
+    with open(config, "w") as f:
+        f.write("apiVersion: kubescheduler.config.k8s.io/v1\n"
+                "kind: KubeSchedulerConfiguration\n"
+                "profiles:\n"
+                "- schedulerName: default-scheduler\n"
+                "  plugins:\n"
+                "    filter:\n"
+                "      disabled:\n"
+                "      - name: NodeAffinity\n")
+    other = Up(up.berth, data_dir, demo_nodes=2, extra=["--config", config])
+    try:
+        cm = json.loads(other.kubectl(["get", "configmap", "-n", "kube-system",
+                                       "berth-scheduler-config", "-o", "json"])[1])
+        published = cm.get("data", {})
+        if ("KubeSchedulerConfiguration" not in published.get("config.yaml", "")
+                or published.get("source") != config):
+            raise Fail("published scheduler configuration: %r" % published)
+        create(other, [pod_manifest("wide", cpu="64", extra_spec={
+            "nodeSelector": {"disktype": "ssd"}})])
+        env = other.env()
+        p = subprocess.run([up.berth, "explain", "wide", "-o", "json"], capture_output=True,
+                           text=True, timeout=120, env=env)
+        if p.returncode != 0:
+            raise Fail("explain: rc %d %s" % (p.returncode, p.stderr))
+        e = json.loads(p.stdout)
+        rejected = {n: v.get("rejectedBy") for n, v in e.get("nodes", {}).items()}
+        if set(rejected.values()) != {"NodeResourcesFit"}:
+            raise Fail("explain against berth up --config: %r (%s)" % (rejected,
+                                                                    e.get("configuration")))
+        if config not in e.get("configuration", ""):
+            raise Fail("explain names configuration %r" % e.get("configuration"))
+        default = os.path.join(data_dir, "default.yaml")
+        with open(default, "w") as f:
+            f.write("apiVersion: kubescheduler.config.k8s.io/v1\n"
+                    "kind: KubeSchedulerConfiguration\n")
+        p = subprocess.run([up.berth, "explain", "wide", "-o", "json", "--config", default],
+                           capture_output=True, text=True, timeout=120, env=env)
+        e = json.loads(p.stdout)
+        if {v.get("rejectedBy") for v in e.get("nodes", {}).values()} != {"NodeAffinity"}:
+            raise Fail("explain --config overriding the published one: %r" % e.get("nodes"))
+    finally:
+        other.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def check_workloads_and_auth(up):
@@ -706,7 +768,7 @@ def check_operator_semantics(up):
 CHECKS = [check_nodes_ready, check_kubectl_verbs, check_workloads_and_auth, check_operator_semantics,
           check_list_manifests,
           check_server_side_apply_managers, check_kubectl_create_generators, check_watch,
-          check_capacity_live, check_explain_live,
+          check_capacity_live, check_explain_live, check_explain_uses_up_config,
           check_batch_bound,
           check_unschedulable_then_bound, check_preemption, check_other_scheduler_left_alone, check_bad_input,
           check_field_validation, check_python_client, check_restart_keeps_state]

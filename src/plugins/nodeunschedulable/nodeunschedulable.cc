@@ -1,5 +1,7 @@
 #include "plugins/nodeunschedulable/nodeunschedulable.h"
 
+#include <fmt/format.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -7,6 +9,7 @@
 #include "berth/api/selectors.h"
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/plugin.h"
+#include "berth/framework/remedy.h"
 
 namespace berth {
 namespace {
@@ -19,7 +22,9 @@ bool ToleratesUnschedulable(const Pod& pod) {
   return false;
 }
 
-class NodeUnschedulable final : public FilterPlugin, public EnqueueExtensions {
+class NodeUnschedulable final : public FilterPlugin,
+                                public EnqueueExtensions,
+                                public FilterRemedies {
  public:
   std::string_view Name() const override { return kNodeUnschedulableName; }
 
@@ -29,6 +34,20 @@ class NodeUnschedulable final : public FilterPlugin, public EnqueueExtensions {
       return unschedulable_;
     }
     return Status::Success();
+  }
+
+  // The node uncordoned.
+  std::vector<FilterRemedy> Remedies(const Pod&, const Node& node, const Status&) const override {
+    if (!node.spec.unschedulable) return {};
+    auto uncordoned = std::make_shared<Node>(node);
+    uncordoned->spec.unschedulable = false;
+    uncordoned->raw.reset();
+    FilterRemedy r;
+    r.kind = "uncordon";
+    r.description = fmt::format("uncordon node {} (kubectl uncordon {})", node.metadata.name,
+                                node.metadata.name);
+    r.node = std::move(uncordoned);
+    return {std::move(r)};
   }
 
   // Helps when a node that takes the pod appears, or a node is uncordoned.

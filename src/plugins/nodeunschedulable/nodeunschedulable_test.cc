@@ -8,6 +8,7 @@
 
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
+#include "berth/framework/remedy.h"
 #include "berth/testing/fake_handle.h"
 #include "testing/builders.h"
 
@@ -61,6 +62,28 @@ TEST(NodeUnschedulable, Filter) {
       EXPECT_EQ(got.reasons(), std::vector<std::string>{"node(s) were unschedulable"});
     }
   }
+}
+
+// FilterRemedies: the cordoned node uncordoned, which Filter then passes.
+TEST(NodeUnschedulable, RemedyUncordonsTheNode) {
+  testing::FakeHandle handle;
+  auto plugin = NodeUnschedulableRegistration().factory(nullptr, handle);
+  ASSERT_TRUE(plugin.ok());
+  auto* remedies = dynamic_cast<const FilterRemedies*>(plugin->get());
+  ASSERT_NE(remedies, nullptr);
+  auto pod = testing::MakePod().Name("p").Obj();
+  auto node = testing::MakeNode().Name("n").Unschedulable().Obj();
+  auto r = remedies->Remedies(*pod, *node, Status());
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].kind, "uncordon");
+  EXPECT_EQ(r[0].description, "uncordon node n (kubectl uncordon n)");
+  ASSERT_NE(r[0].node, nullptr);
+  EXPECT_FALSE(r[0].node->spec.unschedulable);
+  CycleState state;
+  auto* filter = dynamic_cast<FilterPlugin*>(plugin->get());
+  EXPECT_TRUE(
+      filter->Filter(state, *PodInfo::Create(pod), testing::MakeNodeInfo(r[0].node)).IsSuccess());
+  EXPECT_TRUE(remedies->Remedies(*pod, *r[0].node, Status()).empty());
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "plugins/tainttoleration/tainttoleration.h"
 
+#include <fmt/format.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -8,6 +10,7 @@
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
+#include "berth/framework/remedy.h"
 
 namespace berth {
 namespace {
@@ -28,10 +31,23 @@ bool Tolerates(const Pod& pod, const Node& node) {
          nullptr;
 }
 
+// A toleration as the pod would add it for `taint`: Exists for a taint without a value.
+Toleration TolerationFor(const Taint& t) {
+  return {t.key, t.value.empty() ? "Exists" : "Equal", t.value, t.effect, {}};
+}
+
+std::string TolerationYaml(const Taint& t) {
+  if (t.value.empty())
+    return fmt::format("- key: {}\n  operator: Exists\n  effect: {}\n", t.key, t.effect);
+  return fmt::format("- key: {}\n  operator: Equal\n  value: {}\n  effect: {}\n", t.key, t.value,
+                     t.effect);
+}
+
 class TaintToleration final : public FilterPlugin,
                               public PreScorePlugin,
                               public ScorePlugin,
-                              public EnqueueExtensions {
+                              public EnqueueExtensions,
+                              public FilterRemedies {
  public:
   std::string_view Name() const override { return kTaintTolerationName; }
 
@@ -42,6 +58,34 @@ class TaintToleration final : public FilterPlugin,
       return Status::Unresolvable(std::string(kTaintTolerationReason));
     }
     return Status::Success();
+  }
+
+  // Tolerations for every taint of the node the pod does not tolerate, together: one
+  // toleration opens no node that has two.
+  std::vector<FilterRemedy> Remedies(const Pod& pod, const Node& node,
+                                     const Status&) const override {
+    auto tolerant = std::make_shared<Pod>(pod);
+    std::vector<std::string> shown;
+    std::string yaml = "tolerations:\n";
+    for (const Taint& t : node.spec.taints) {
+      if (FindUntoleratedTaint(std::span<const Taint>(&t, 1), pod.spec.tolerations,
+                               &IsScheduleBlockingTaint) == nullptr)
+        continue;
+      tolerant->spec.tolerations.push_back(TolerationFor(t));
+      shown.push_back(
+          fmt::format("{}{}{}:{}", t.key, t.value.empty() ? "" : "=", t.value, t.effect));
+      yaml += TolerationYaml(t);
+    }
+    if (shown.empty()) return {};
+    tolerant->raw.reset();
+    FilterRemedy r;
+    r.kind = "toleration";
+    r.description = fmt::format("add a toleration for the taint{} {}", shown.size() > 1 ? "s" : "",
+                                fmt::join(shown, ", "));
+    r.pod = std::move(tolerant);
+    r.pod_change = std::move(yaml);
+    r.cost = static_cast<int64_t>(shown.size()) - 1;
+    return {std::move(r)};
   }
 
   // Helps when a node the pod tolerates appears, or a node's taints become tolerable.

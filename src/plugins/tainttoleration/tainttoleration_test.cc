@@ -8,6 +8,7 @@
 
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
+#include "berth/framework/remedy.h"
 #include "berth/testing/fake_handle.h"
 #include "testing/builders.h"
 
@@ -208,6 +209,43 @@ TEST(TaintTolerationScore, ScoreWithoutPreScoreIsAnError) {
   NodeInfo ni = MakeNodeInfo(NodeWith("n", {}));
   int64_t score = -1;
   EXPECT_EQ(scorer->Score(state, *pod, ni, &score).code(), Code::kError);
+}
+
+}  // namespace
+}  // namespace berth
+
+namespace berth {
+namespace {
+
+// FilterRemedies: tolerations for the node's untolerated NoSchedule/NoExecute taints, all
+// together, matched as Filter matches them; the changed pod then passes Filter.
+TEST(TaintTolerationRemedies, TolerateEveryUntoleratedTaintOfTheNodeTogether) {
+  auto plugin = NewPlugin();
+  auto* remedies = dynamic_cast<const FilterRemedies*>(plugin.get());
+  ASSERT_NE(remedies, nullptr);
+  // The empty-key Equal toleration tolerates "dedicated=gpu" (any key, that value).
+  auto pod = PodWith({{"", "Equal", "gpu", "", {}}});
+  auto node = NodeWith("n", {{"dedicated", "gpu", "NoSchedule"},
+                             {"team", "ml", "NoSchedule"},
+                             {"maintenance", "", "NoExecute"},
+                             {"soft", "x", "PreferNoSchedule"}});
+  auto* filter = dynamic_cast<FilterPlugin*>(plugin.get());
+  CycleState state;
+  const NodeInfo ni = MakeNodeInfo(node);
+  const Status rejected = filter->Filter(state, *PodInfo::Create(pod), ni);
+  ASSERT_FALSE(rejected.IsSuccess());
+  auto r = remedies->Remedies(*pod, *node, rejected);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].kind, "toleration");
+  EXPECT_EQ(r[0].description,
+            "add a toleration for the taints team=ml:NoSchedule, maintenance:NoExecute");
+  EXPECT_EQ(r[0].pod_change,
+            "tolerations:\n- key: team\n  operator: Equal\n  value: ml\n  effect: NoSchedule\n"
+            "- key: maintenance\n  operator: Exists\n  effect: NoExecute\n");
+  ASSERT_NE(r[0].pod, nullptr);
+  EXPECT_EQ(r[0].node, nullptr);
+  EXPECT_TRUE(filter->Filter(state, *PodInfo::Create(r[0].pod), ni).IsSuccess());
+  EXPECT_TRUE(remedies->Remedies(*r[0].pod, *node, Status()).empty());
 }
 
 }  // namespace

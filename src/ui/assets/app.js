@@ -716,6 +716,8 @@
     }
     if (e.message) out.push(h('div', {class: 'message'}, e.message));
     if (e.result === 'Scheduled' && e.node) out.push(h('p', {}, `It fits now: the scheduler would place it on ${e.node}.`));
+    const notes = e.notes || [];
+    if (notes.length) out.push(h('ul', {id: 'explain-notes'}, notes.map((n) => h('li', {}, n))));
     const sugg = e.suggestions || [];
     if (sugg.length) {
       out.push(h('p', {}, 'Smallest changes that would place it (each checked by scheduling again):'));
@@ -724,7 +726,7 @@
           s.podChange ? h('pre', {}, s.podChange) : null,
           s.newPod ? h('pre', {}, s.newPod) : null))));
     } else if (e.result === 'Unschedulable') {
-      out.push(h('p', {id: 'suggestions'}, 'No single change among tolerations, uncordoning, node labels, volume zones, spread skew, pod affinity, anti-affinity or freeing resources places it.'));
+      out.push(h('p', {id: 'suggestions'}, 'No single change among tolerations, uncordoning, node labels, volume zones, spread skew, pod affinity, anti-affinity, freeing resources or a larger node places it.'));
     }
     const nodes = Object.entries(e.nodes || {}).sort((a, b) => a[0].localeCompare(b[0]));
     if (nodes.length) {

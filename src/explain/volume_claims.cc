@@ -1,0 +1,121 @@
+// Why the pod's claims are not bound: the claim by name and the reason (no such claim, no
+// StorageClass of that name, no PersistentVolume that matches it, a missing pre-bound volume).
+// Bound means what VolumeBinding takes it to mean (IsClaimFullyBound), and the class a claim
+// asks for is read as VolumeBinding reads it (ClaimClass, the beta annotation first).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "berth/api/resources.h"
+#include "explain/suggest.h"
+#include "plugins/volumebinding/assume_cache.h"
+#include "plugins/volumebinding/binder.h"
+
+namespace berth::explain {
+namespace {
+
+template <class T>
+std::vector<std::shared_ptr<const T>> All(const Cluster& c) {
+  std::vector<std::shared_ptr<const T>> out;
+  for (const Object& o : c.others)
+    if (auto* x = std::get_if<std::shared_ptr<const T>>(&o)) out.push_back(*x);
+  return out;
+}
+
+int64_t StorageOf(const ResourceList& list) {
+  auto it = list.find(std::string_view("storage"));
+  return it == list.end() ? 0 : it->second.Value();
+}
+
+// The available PersistentVolumes a claim could bind to: its class, no other claim's, with
+// the access modes and the storage it asks for.
+int MatchingVolumes(const Cluster& c, const PersistentVolumeClaim& pvc, std::string_view cls) {
+  int n = 0;
+  for (const auto& pv : All<PersistentVolume>(c)) {
+    if (pv->spec.storage_class_name != cls) continue;
+    if (pv->spec.claim_ref && !volumebinding::IsVolumeBoundToClaim(*pv, pvc)) continue;
+    if (StorageOf(pv->spec.capacity) < StorageOf(pvc.spec.requests)) continue;
+    const auto& modes = pv->spec.access_modes;
+    if (!std::all_of(pvc.spec.access_modes.begin(), pvc.spec.access_modes.end(),
+                     [&](const std::string& m) {
+                       return std::find(modes.begin(), modes.end(), m) != modes.end();
+                     }))
+      continue;
+    ++n;
+  }
+  return n;
+}
+
+std::string ClassNames(const Cluster& c) {
+  std::vector<std::string> names;
+  for (const auto& sc : All<StorageClass>(c)) names.push_back(sc->metadata.name);
+  std::sort(names.begin(), names.end());
+  if (names.empty()) return "there are none";
+  return fmt::format("there are {}", fmt::join(names, ", "));
+}
+
+// Why a claim that is not bound is so; empty when waiting is all it needs (a
+// WaitForFirstConsumer class whose volumes are bound once the pod is placed).
+std::string WhyUnbound(const Cluster& c, const PersistentVolumeClaim& pvc) {
+  const std::string name = pvc.metadata.namespace_ + "/" + pvc.metadata.name;
+  if (!pvc.spec.volume_name.empty()) {
+    for (const auto& pv : All<PersistentVolume>(c))
+      if (pv->metadata.name == pvc.spec.volume_name)
+        return fmt::format("claim {} names PersistentVolume {}, which is not bound to it yet", name,
+                           pvc.spec.volume_name);
+    return fmt::format("claim {} names PersistentVolume {}, which does not exist", name,
+                       pvc.spec.volume_name);
+  }
+  const std::string cls(volumebinding::ClaimClass(pvc));
+  std::shared_ptr<const StorageClass> sc;
+  for (const auto& x : All<StorageClass>(c))
+    if (!cls.empty() && x->metadata.name == cls) sc = x;
+  const int matching = MatchingVolumes(c, pvc, cls);
+  if (!cls.empty() && !sc)
+    return fmt::format(
+        "claim {} is unbound: it asks for StorageClass \"{}\", and no StorageClass of that name "
+        "exists ({}){}",
+        name, cls, ClassNames(c),
+        matching > 0 ? "" : "; nor is there a PersistentVolume of that class to bind it to");
+  if (sc && sc->volume_binding_mode.value_or("") == "WaitForFirstConsumer") return "";
+  if (matching > 0)
+    return fmt::format(
+        "claim {} is unbound: {} PersistentVolume(s) of class \"{}\" match it, waiting for the "
+        "volume controller to bind one",
+        name, matching, cls);
+  if (!sc)
+    return fmt::format(
+        "claim {} is unbound: it names no StorageClass, and no PersistentVolume without a class "
+        "has its access modes and {} of storage",
+        name, FormatAmount("ephemeral-storage", StorageOf(pvc.spec.requests)));
+  return fmt::format(
+      "claim {} is unbound: StorageClass \"{}\" binds immediately, no PersistentVolume of the "
+      "class matches it, and its provisioner {} has not provisioned one",
+      name, cls, sc->provisioner.empty() ? "(none)" : sc->provisioner);
+}
+
+}  // namespace
+
+std::vector<std::string> VolumeClaimNotes(const Cluster& c) {
+  const Pod& pod = *c.pod;
+  std::vector<std::string> notes;
+  const auto claims = All<PersistentVolumeClaim>(c);
+  for (const Volume& v : pod.spec.volumes) {
+    std::string claim;
+    if (v.persistent_volume_claim) claim = v.persistent_volume_claim->claim_name;
+    if (v.ephemeral) claim = pod.metadata.name + "-" + v.name;
+    if (claim.empty()) continue;
+    auto it = std::find_if(claims.begin(), claims.end(), [&](const auto& pvc) {
+      return pvc->metadata.namespace_ == pod.metadata.namespace_ && pvc->metadata.name == claim;
+    });
+    if (it == claims.end()) {
+      notes.push_back(fmt::format("claim {}/{} does not exist", pod.metadata.namespace_, claim));
+      continue;
+    }
+    if (volumebinding::IsClaimFullyBound(**it)) continue;
+    if (std::string why = WhyUnbound(c, **it); !why.empty()) notes.push_back(std::move(why));
+  }
+  return notes;
+}
+
+}  // namespace berth::explain
