@@ -203,6 +203,8 @@ struct SchedulerApp::Impl {
   void SchedulingLoop();
   void TimerLoop();
   net::HttpResponse Endpoint(net::HttpRequest& req);
+  // The scheduler's metrics, their gauges brought up to date first.
+  std::string MetricsText();
 };
 
 void SchedulerApp::Impl::SchedulingLoop() {
@@ -237,6 +239,23 @@ void SchedulerApp::Impl::TimerLoop() {
   }
 }
 
+std::string SchedulerApp::Impl::MetricsText() {
+  auto counts = scheduler->queue().counts();
+  metrics.pending->Set({"active"}, counts.active);
+  metrics.pending->Set({"backoff"}, counts.backoff);
+  metrics.pending->Set({"unschedulable"}, counts.unschedulable);
+  metrics.pending->Set({"gated"}, counts.gated);
+  metrics.cache_size->Set({"nodes"}, scheduler->cache().NodeCount());
+  metrics.cache_size->Set({"pods"}, scheduler->cache().PodCount());
+  metrics.cache_size->Set({"assumed_pods"}, scheduler->cache().AssumedPodCount());
+  metrics.goroutines->Set({"binding"}, scheduler->binding_cycles_running());
+  metrics.unschedulable_pods->Reset();
+  for (const auto& c : scheduler->queue().UnschedulableByPlugin())
+    metrics.unschedulable_pods->Set({c.plugin, c.profile}, static_cast<double>(c.pods));
+  metrics.leader->Set({config.leader_election.resource_name}, leading ? 1 : 0);
+  return metrics.registry.Expose();
+}
+
 net::HttpResponse SchedulerApp::Impl::Endpoint(net::HttpRequest& req) {
   net::HttpResponse r;
   r.content_type = "text/plain; charset=utf-8";
@@ -262,20 +281,7 @@ net::HttpResponse SchedulerApp::Impl::Endpoint(net::HttpRequest& req) {
     r.body = nlohmann::json{{"componentconfig", config::EncodeConfiguration(config)}}.dump();
   } else if (p == "/metrics") {
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    auto counts = scheduler->queue().counts();
-    metrics.pending->Set({"active"}, counts.active);
-    metrics.pending->Set({"backoff"}, counts.backoff);
-    metrics.pending->Set({"unschedulable"}, counts.unschedulable);
-    metrics.pending->Set({"gated"}, counts.gated);
-    metrics.cache_size->Set({"nodes"}, scheduler->cache().NodeCount());
-    metrics.cache_size->Set({"pods"}, scheduler->cache().PodCount());
-    metrics.cache_size->Set({"assumed_pods"}, scheduler->cache().AssumedPodCount());
-    metrics.goroutines->Set({"binding"}, scheduler->binding_cycles_running());
-    metrics.unschedulable_pods->Reset();
-    for (const auto& c : scheduler->queue().UnschedulableByPlugin())
-      metrics.unschedulable_pods->Set({c.plugin, c.profile}, static_cast<double>(c.pods));
-    metrics.leader->Set({config.leader_election.resource_name}, leading ? 1 : 0);
-    r.body = metrics.registry.Expose();
+    r.body = MetricsText();
   } else {
     r.status = 404;
     r.body = "404 page not found\n";
@@ -286,6 +292,7 @@ net::HttpResponse SchedulerApp::Impl::Endpoint(net::HttpRequest& req) {
 SchedulerApp::SchedulerApp(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SchedulerApp::~SchedulerApp() { Stop(); }
 bool SchedulerApp::Failed() const { return impl_->failed; }
+std::string SchedulerApp::Metrics() { return impl_->MetricsText(); }
 uint16_t SchedulerApp::endpoints_port() const {
   return impl_->endpoints ? impl_->endpoints->port() : 0;
 }
