@@ -135,6 +135,8 @@ TEST(OpenApiV3Test, DeploymentSpecIsTypedAndReachesThePodTemplate) {
   Json& patch = doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"];
   EXPECT_EQ(patch["parameters"][0]["name"], "fieldValidation");
   EXPECT_EQ(patch["x-kubernetes-group-version-kind"]["kind"], "Deployment");
+  // Client-side apply computes a strategic merge patch from the schemas only when it is listed.
+  EXPECT_TRUE(patch["requestBody"]["content"].contains("application/strategic-merge-patch+json"));
 }
 
 TEST(OpenApiV2Test, JsonDocumentHasEveryDefinitionWithResolvingReferences) {

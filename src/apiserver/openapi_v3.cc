@@ -72,11 +72,21 @@ void ToV3Definition(const std::string& name, Json& schema) {
   }
 }
 
+// The PATCH operation of a kind: its gvk, the fieldValidation parameter (the server validates
+// fields, so kubectl's strict validation is left to it) and the patch types it takes (with
+// strategic merge among them, kubectl's client-side apply computes its patch from the schemas).
 Json PatchOperation(const std::string& group, const std::string& kind) {
+  const Json body = {{"schema", {{"type", "object"}}}};
   return {
       {"patch",
        {{"x-kubernetes-group-version-kind", {{"group", group}, {"version", "v1"}, {"kind", kind}}},
-        {"parameters", {{{"name", "fieldValidation"}, {"in", "query"}}}}}}};
+        {"parameters", {{{"name", "fieldValidation"}, {"in", "query"}}}},
+        {"requestBody",
+         {{"content",
+           {{"application/apply-patch+yaml", body},
+            {"application/json-patch+json", body},
+            {"application/merge-patch+json", body},
+            {"application/strategic-merge-patch+json", body}}}}}}}};
 }
 
 // Null when the group serves nothing.
