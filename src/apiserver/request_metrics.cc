@@ -88,13 +88,13 @@ RequestLabels ClassifyRequest(const net::HttpRequest& req) {
 RequestMetrics::RequestMetrics()
     : requests_(registry_.Counter(
           "apiserver_request_total",
-          "Counter of apiserver requests broken out for each verb, dry run value, group, "
-          "version, resource, scope, component, and HTTP response code.",
+          "Requests answered, by verb, dry run, group, version, resource, subresource, scope, "
+          "component and HTTP status code.",
           {"verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component",
            "code"})),
-      storage_objects_(registry_.Gauge(
-          "apiserver_storage_objects",
-          "Number of stored objects at the time of last check split by kind.", {"resource"})) {}
+      storage_objects_(registry_.Gauge("apiserver_storage_objects",
+                                       "Objects stored, by resource, counted when scraped.",
+                                       {"resource"})) {}
 
 void RequestMetrics::Count(const RequestLabels& l, int status) {
   const std::string code = std::to_string(status);
