@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <set>
 #include <vector>
 
 #include "apiserver/resources.h"
@@ -186,54 +185,6 @@ std::optional<DiscoveryReply> DiscoveryDocument(std::string_view path, std::stri
     return DiscoveryReply{"application/json", ResourceList(group, "v1")};
   }
   return std::nullopt;
-}
-
-std::optional<Json> OpenApiDocument(std::string_view path) {
-  if (path == "/openapi/v3" || path == "/openapi/v3/") {
-    Json paths = Json::object();
-    paths["api/v1"] = {{"serverRelativeURL", "/openapi/v3/api/v1?hash=BERTH0001"}};
-    for (const auto& g : Groups()) {
-      paths["apis/" + g + "/v1"] = {
-          {"serverRelativeURL", fmt::format("/openapi/v3/apis/{}/v1?hash=BERTH0001", g)}};
-    }
-    return Json{{"paths", paths}};
-  }
-  constexpr std::string_view kPrefix = "/openapi/v3/";
-  if (path.rfind(kPrefix, 0) != 0) return std::nullopt;
-  std::string_view gv = path.substr(kPrefix.size());
-  std::string group;
-  if (gv == "api/v1") {
-    group = "";
-  } else if (gv.rfind("apis/", 0) == 0 && gv.size() > 8 && gv.substr(gv.size() - 3) == "/v1") {
-    group = std::string(gv.substr(5, gv.size() - 8));
-  } else {
-    return std::nullopt;
-  }
-  Json paths = Json::object();
-  std::set<std::string> kinds;
-  for (const auto& r : ServedResources()) {
-    if (r.group != group) continue;
-    std::string base = group.empty() ? "/api/v1" : fmt::format("/apis/{}/v1", group);
-    std::string p = r.namespaced
-                        ? fmt::format("{}/namespaces/{{namespace}}/{}/{{name}}", base, r.plural)
-                        : fmt::format("{}/{}/{{name}}", base, r.plural);
-    if (!kinds.insert(r.kind).second) continue;
-    paths[p] = {{"patch",
-                 {{"x-kubernetes-group-version-kind",
-                   {{"group", r.group}, {"version", "v1"}, {"kind", r.kind}}},
-                  {"parameters", {{{"name", "fieldValidation"}, {"in", "query"}}}}}}};
-  }
-  if (paths.empty()) return std::nullopt;
-  if (group.empty()) {
-    // `kind: List` manifests are validated against this entry before kubectl splits them.
-    paths["/api/v1/lists/{name}"] = {
-        {"patch",
-         {{"x-kubernetes-group-version-kind", {{"group", ""}, {"version", "v1"}, {"kind", "List"}}},
-          {"parameters", {{{"name", "fieldValidation"}, {"in", "query"}}}}}}};
-  }
-  return Json{{"openapi", "3.0.0"},
-              {"info", {{"title", "Berth"}, {"version", "v1.32.0"}}},
-              {"paths", paths}};
 }
 
 }  // namespace berth::apiserver

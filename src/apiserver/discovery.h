@@ -1,4 +1,4 @@
-// Discovery and OpenAPI documents: what kubectl reads before it sends anything else.
+// Discovery documents: what kubectl reads before it sends anything else.
 #pragma once
 
 #include <cstdint>
@@ -21,10 +21,5 @@ struct DiscoveryReply {
 // Aggregated discovery (apidiscovery.k8s.io/v2) only when `accept` asks for exactly it.
 std::optional<DiscoveryReply> DiscoveryDocument(std::string_view path, std::string_view accept,
                                                 std::string_view address, uint16_t port);
-
-// /openapi/v3 (the index) and /openapi/v3/<api/v1 | apis/g/v>: the minimal documents that let
-// kubectl's strict validation hand field validation to the server (a PATCH operation per kind
-// with x-kubernetes-group-version-kind and a fieldValidation parameter).
-std::optional<nlohmann::json> OpenApiDocument(std::string_view path);
 
 }  // namespace berth::apiserver

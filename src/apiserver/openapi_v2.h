@@ -1,11 +1,11 @@
-// /openapi/v2: the Swagger 2.0 document kubectl falls back to when OpenAPI v3 cannot answer.
+// /openapi/v2: the Swagger 2.0 document, with the definitions of every kind the server serves
+// and of the types they use (the same schemas as /openapi/v3, openapi_schema.h).
 //
-// kubectl's default (strict) validation of a `kind: List` manifest skips the OpenAPI v3 check
-// (which would hand validation to the server through fieldValidation) and validates each item
-// against the v2 document instead, fetched as protobuf (gnostic's openapi_v2.Document). A kind
-// the document has no definition for is not validated on the client, so a document without
-// definitions leaves every item to the server's validation, as for single objects. Called on
-// HTTP I/O threads; pure functions.
+// kubectl reads it as protobuf (gnostic's openapi_v2.Document) for `kubectl explain --output
+// plaintext-openapiv2`, for the strategic-merge keys of client-side apply when OpenAPI v3
+// cannot answer, and to validate the items of a `kind: List` manifest (its default strict
+// validation checks a List on the client rather than through fieldValidation). Both forms are
+// built on first request and kept; called on HTTP I/O threads.
 #pragma once
 
 #include <string>

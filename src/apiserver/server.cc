@@ -25,8 +25,10 @@
 #include "apiserver/field_validation.h"
 #include "apiserver/managed_fields.h"
 #include "apiserver/openapi_v2.h"
+#include "apiserver/openapi_v3.h"
 #include "apiserver/patch.h"
 #include "apiserver/protobuf.h"
+#include "apiserver/request_metrics.h"
 #include "apiserver/resources.h"
 #include "apiserver/reviews.h"
 #include "apiserver/scale.h"
@@ -359,6 +361,8 @@ struct ActiveWatch {
 }  // namespace
 
 struct Server::Impl {
+  // First, so that it outlives every member that may still send a deferred answer.
+  RequestMetrics request_metrics;
   ServerOptions options;
   std::unique_ptr<Store> store;
   std::unique_ptr<net::HttpServer> http;
@@ -521,11 +525,11 @@ HttpResponse Server::Impl::Handle(HttpRequest& req) {
     return r;
   }
   if (path.rfind("/openapi/v3", 0) == 0) {
-    auto doc = OpenApiDocument(path);
+    auto doc = OpenApiV3Document(path);
     if (!doc)
       return ErrorResponse(
           Error{"the server could not find the requested resource", ErrorCode::kNotFound});
-    return JsonResponse(200, doc->dump());
+    return JsonResponse(200, std::move(*doc));
   }
   // /api/v1/... or /apis/<group>/<version>/...
   std::vector<std::string> seg;
@@ -1347,6 +1351,7 @@ std::string Server::url() const {
 std::string Server::kubeconfig_path() const { return impl_->kubeconfig_path; }
 std::string Server::token() const { return impl_->token; }
 Store& Server::store() { return *impl_->store; }
+std::string Server::Metrics() { return impl_->request_metrics.Expose(*impl_->store); }
 
 void Server::Stop() {
   if (!impl_) return;
@@ -1439,7 +1444,9 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
   }
   Impl* raw = impl.get();
   auto http =
-      net::HttpServer::Start(http_opts, [raw](HttpRequest& req) { return raw->Handle(req); });
+      net::HttpServer::Start(http_opts, [raw](HttpRequest& req) {
+        return raw->request_metrics.Serve(req, [raw](HttpRequest& r) { return raw->Handle(r); });
+      });
   if (!http.ok()) return http.error();
   impl->http = std::move(http).value();
   impl->reaper = std::thread([raw] { raw->ReapLoop(); });

@@ -64,6 +64,8 @@ class Server {
   std::string kubeconfig_path() const;
   std::string token() const;
   Store& store();
+  // The server's metrics (request_metrics.h) in the Prometheus text format.
+  std::string Metrics();
   void Stop();
 
   struct Impl;

@@ -202,6 +202,8 @@ struct SchedulerApp::Impl {
   explicit Impl(int verbosity) : log(verbosity) {}
   void SchedulingLoop(std::stop_token stop);
   net::HttpResponse Endpoint(net::HttpRequest& req);
+  // The scheduler's metrics, their gauges brought up to date first.
+  std::string MetricsText();
 };
 
 void SchedulerApp::Impl::SchedulingLoop(std::stop_token stop) {
@@ -217,6 +219,24 @@ void SchedulerApp::Impl::SchedulingLoop(std::stop_token stop) {
   RunOptions run;
   run.max_in_unschedulable = std::chrono::milliseconds(options.pod_max_in_unschedulable_ms);
   scheduler->Run(stop, run);
+}
+
+std::string SchedulerApp::Impl::MetricsText() {
+  auto counts = scheduler->pending_counts();
+  metrics.pending->Set({"active"}, counts.active);
+  metrics.pending->Set({"backoff"}, counts.backoff);
+  metrics.pending->Set({"unschedulable"}, counts.unschedulable);
+  metrics.pending->Set({"gated"}, counts.gated);
+  const Scheduler::CacheCounts cached = scheduler->cache_counts();
+  metrics.cache_size->Set({"nodes"}, cached.nodes);
+  metrics.cache_size->Set({"pods"}, cached.pods);
+  metrics.cache_size->Set({"assumed_pods"}, cached.assumed_pods);
+  metrics.goroutines->Set({"binding"}, scheduler->binding_cycles_running());
+  metrics.unschedulable_pods->Reset();
+  for (const auto& c : scheduler->unschedulable_by_plugin())
+    metrics.unschedulable_pods->Set({c.plugin, c.profile}, static_cast<double>(c.pods));
+  metrics.leader->Set({config.leader_election.resource_name}, leading ? 1 : 0);
+  return metrics.registry.Expose();
 }
 
 net::HttpResponse SchedulerApp::Impl::Endpoint(net::HttpRequest& req) {
@@ -244,21 +264,7 @@ net::HttpResponse SchedulerApp::Impl::Endpoint(net::HttpRequest& req) {
     r.body = nlohmann::json{{"componentconfig", config::EncodeConfiguration(config)}}.dump();
   } else if (p == "/metrics") {
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    auto counts = scheduler->pending_counts();
-    metrics.pending->Set({"active"}, counts.active);
-    metrics.pending->Set({"backoff"}, counts.backoff);
-    metrics.pending->Set({"unschedulable"}, counts.unschedulable);
-    metrics.pending->Set({"gated"}, counts.gated);
-    const Scheduler::CacheCounts cached = scheduler->cache_counts();
-    metrics.cache_size->Set({"nodes"}, cached.nodes);
-    metrics.cache_size->Set({"pods"}, cached.pods);
-    metrics.cache_size->Set({"assumed_pods"}, cached.assumed_pods);
-    metrics.goroutines->Set({"binding"}, scheduler->binding_cycles_running());
-    metrics.unschedulable_pods->Reset();
-    for (const auto& c : scheduler->unschedulable_by_plugin())
-      metrics.unschedulable_pods->Set({c.plugin, c.profile}, static_cast<double>(c.pods));
-    metrics.leader->Set({config.leader_election.resource_name}, leading ? 1 : 0);
-    r.body = metrics.registry.Expose();
+    r.body = MetricsText();
   } else {
     r.status = 404;
     r.body = "404 page not found\n";
@@ -269,6 +275,7 @@ net::HttpResponse SchedulerApp::Impl::Endpoint(net::HttpRequest& req) {
 SchedulerApp::SchedulerApp(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SchedulerApp::~SchedulerApp() { Stop(); }
 bool SchedulerApp::Failed() const { return impl_->failed; }
+std::string SchedulerApp::Metrics() { return impl_->MetricsText(); }
 uint16_t SchedulerApp::endpoints_port() const {
   return impl_->endpoints ? impl_->endpoints->port() : 0;
 }

@@ -60,6 +60,8 @@ class SchedulerApp {
   // True when the app cannot go on (leadership lost): the process should exit non-zero.
   bool Failed() const;
   uint16_t endpoints_port() const;
+  // What /metrics of the endpoints serves (Prometheus text format), for embedding callers.
+  std::string Metrics();
 
   struct Impl;
 

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "api/codec.h"
@@ -85,6 +87,33 @@ VoidResult PublishSchedulerConfiguration(apiserver::Store& store,
   return {};
 }
 
+// What /metrics serves: the API server's metrics, then the scheduler's. Both start after the
+// route is mounted and stop before the server's threads do, so the route reads them under a lock.
+struct MetricsSources {
+  std::mutex mu;
+  apiserver::Server* server = nullptr;
+  SchedulerApp* scheduler = nullptr;
+
+  void Set(apiserver::Server* s, SchedulerApp* app) {
+    std::lock_guard lock(mu);
+    server = s;
+    scheduler = app;
+  }
+};
+
+apiserver::ExtraRoute MetricsRoute(std::shared_ptr<MetricsSources> sources) {
+  return {.prefix = "/metrics",
+          .is_public = false,
+          .handler = [sources](net::HttpRequest&, apiserver::Store&) {
+            net::HttpResponse r;
+            r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+            std::lock_guard lock(sources->mu);
+            if (sources->server) r.body = sources->server->Metrics();
+            if (sources->scheduler) r.body += sources->scheduler->Metrics();
+            return r;
+          }};
+}
+
 }  // namespace
 
 Result<config::SchedulerConfiguration> UpSchedulerConfiguration(const UpOptions& options,
@@ -130,6 +159,8 @@ int RunUp(const UpOptions& options) {
        .registry = &*registry,
        .config_source = options.config_file.empty() ? "default configuration" : options.config_file,
        .decisions = options.no_scheduler ? nullptr : &decisions});
+  auto metrics_sources = std::make_shared<MetricsSources>();
+  so.extra_routes.push_back(MetricsRoute(metrics_sources));
   auto server = apiserver::Server::Start(so);
   if (!server.ok()) {
     std::fprintf(stderr, "berth up: %s\n", server.error().message.c_str());
@@ -171,6 +202,7 @@ int RunUp(const UpOptions& options) {
     }
     scheduler = std::move(app).value();
   }
+  metrics_sources->Set(server->get(), scheduler.get());
   std::printf(
       "Berth is up: API server %s%s, data in %s\n\n"
       "Web view (the token after # stays in the browser):\n"
@@ -185,6 +217,7 @@ int RunUp(const UpOptions& options) {
       (*server)->kubeconfig_path().c_str());
   std::fflush(stdout);
   WaitForTerminationSignal([&] { return scheduler && scheduler->Failed(); });
+  metrics_sources->Set(nullptr, nullptr);
   int rc = 0;
   if (scheduler) {
     rc = scheduler->Failed() ? 1 : 0;

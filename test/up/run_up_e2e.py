@@ -297,6 +297,54 @@ def check_list_manifests(up):
     up.kubectl(["delete", "pod", "list-pod", "--wait=false"])
 
 
+def check_kubectl_explain(up):
+    """kubectl explain reads the schemas of /openapi/v3 (and of /openapi/v2 when asked):
+    fields, their types and Berth's descriptions."""
+    def explain(args, wants):
+        out = up.kubectl(["explain"] + args)[1]
+        flat = " ".join(out.split())  # descriptions are wrapped to the terminal's width
+        for want in wants:
+            if want not in out and " ".join(want.split()) not in flat:
+                raise Fail("explain %s lacks %r:\n%s" % (" ".join(args), want, out[:3000]))
+
+    explain(["pod.spec.containers"],
+            ["KIND: Pod", "FIELD: containers <[]Container>", "image\t<string>",
+             "The container image to run.", "resources\t<ResourceRequirements>",
+             "name\t<string> -required-", "The containers of the pod."])
+    explain(["pod"], ["deployable unit", "spec\t<PodSpec>"])
+    explain(["deployment.spec"], ["GROUP: apps", "replicas\t<integer>", "How many pods to run",
+                                  "template\t<PodTemplateSpec> -required-"])
+    explain(["deployment.spec", "--recursive"],
+            ["nodeSelector\t<map[string]string>", "containerPort\t<integer>"])
+    explain(["nodes.status"], ["allocatable\t<map[string]Quantity>", "capacity minus"])
+    explain(["pod.spec.tolerations", "--output", "plaintext-openapiv2"],
+            ["tolerationSeconds\t<integer>", "with a matching taint"])
+    rc, _, err = up.kubectl(["explain", "pod.spec.nosuchfield"], check=False)
+    if rc == 0 or "nosuchfield" not in err:
+        raise Fail("explain of a missing field: rc %d %r" % (rc, err))
+
+
+def check_metrics(up):
+    """/metrics: the scheduler's metrics and the API server's, after a pod is scheduled."""
+    create(up, [pod_manifest("metered")])
+    wait_for("metered bound", lambda: json.loads(
+        up.kubectl(["get", "pod", "metered", "-o", "json"])[1])["spec"].get("nodeName"))
+    out = up.kubectl(["get", "--raw", "/metrics"])[1]
+    attempts = re.search(r'^scheduler_schedule_attempts_total\{[^}]*result="scheduled"[^}]*\} '
+                         r'(\d+)', out, re.M)
+    if not attempts or int(attempts.group(1)) < 1:
+        raise Fail("no scheduled attempt in /metrics:\n" + out[:3000])
+    for pattern in (r'^apiserver_request_total\{verb="POST",[^}]*resource="pods",'
+                    r'subresource="binding",[^}]*code="201"\} \d+',
+                    r'^apiserver_request_total\{verb="POST",[^}]*resource="pods",'
+                    r'subresource="",scope="namespace",[^}]*code="201"\} \d+',
+                    r'^apiserver_storage_objects\{resource="nodes"\} 4$',
+                    r'^# TYPE scheduler_pending_pods gauge$'):
+        if not re.search(pattern, out, re.M):
+            raise Fail("/metrics lacks %s:\n%s" % (pattern, out[:3000]))
+    up.kubectl(["delete", "pod", "metered", "--wait=false"])
+
+
 def check_server_side_apply_managers(up):
     """managedFields as kube-apiserver records them, conflicts between field managers."""
     path = os.path.join(up.data_dir, "ssa.yaml")
@@ -766,7 +814,7 @@ def check_operator_semantics(up):
 
 
 CHECKS = [check_nodes_ready, check_kubectl_verbs, check_workloads_and_auth, check_operator_semantics,
-          check_list_manifests,
+          check_list_manifests, check_kubectl_explain, check_metrics,
           check_server_side_apply_managers, check_kubectl_create_generators, check_watch,
           check_capacity_live, check_explain_live, check_explain_uses_up_config,
           check_batch_bound,
