@@ -167,6 +167,20 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   up->add_option("--config", up_options.config_file, "KubeSchedulerConfiguration file");
   up->add_option("--demo-nodes", up_options.demo_nodes, "Create this many nodes on first start");
   up->add_flag("--no-scheduler", up_options.no_scheduler, "Serve the API only");
+  up->add_flag("--no-kubelets", up_options.no_kubelets,
+               "Run no simulated kubelets (bound pods stay Pending, nodes get no leases)");
+  up->add_option("--pod-start-delay", up_options.pod_start_delay,
+                 "Simulated kubelets: how long a bound pod stays Pending (Go duration)")
+      ->capture_default_str();
+  up->add_option("--max-termination-grace", up_options.max_termination_grace,
+                 "Simulated kubelets: longest a deleted pod stays Terminating (Go duration)")
+      ->capture_default_str();
+  up->add_option("--node-lease-renew-interval", up_options.node_lease_renew_interval,
+                 "Simulated kubelets: how often each node's Lease is renewed (Go duration)")
+      ->capture_default_str();
+  up->add_option("--node-status-report-interval", up_options.node_status_report_interval,
+                 "Simulated kubelets: how often an unchanged node status is posted (Go duration)")
+      ->capture_default_str();
   up->add_option("--event-ttl", up_options.event_ttl,
                  "Delete events this long after their last write (Go duration; 0s: keep)")
       ->capture_default_str();

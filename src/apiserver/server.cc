@@ -27,6 +27,7 @@
 #include "apiserver/openapi_v2.h"
 #include "apiserver/openapi_v3.h"
 #include "apiserver/patch.h"
+#include "apiserver/pod_deletion.h"
 #include "apiserver/protobuf.h"
 #include "apiserver/request_metrics.h"
 #include "apiserver/resources.h"
@@ -150,7 +151,16 @@ HttpResponse SuccessStatus(int code) {
 struct DeleteRequest {
   DeletePreconditions preconditions;
   bool dry_run = false;
+  std::optional<int64_t> grace_period_seconds;
 };
+
+// Pods are deleted gracefully (pod_deletion.h); every other kind at once.
+GraceFn GraceFor(const ResourceInfo& r, const DeleteRequest& opts) {
+  if (!r.group.empty() || r.plural != "pods") return nullptr;
+  return [requested = opts.grace_period_seconds](const Json& pod) {
+    return PodGraceDecision(pod, requested, NowUnixSeconds());
+  };
+}
 
 VoidResult ReadDeleteOptions(const Json& opts, DeleteRequest& out) {
   if (auto dry = opts.find("dryRun"); dry != opts.end() && !dry->is_null()) {
@@ -167,6 +177,12 @@ VoidResult ReadDeleteOptions(const Json& opts, DeleteRequest& out) {
       out.dry_run = true;
     }
   }
+  if (auto grace = opts.find("gracePeriodSeconds"); grace != opts.end() && !grace->is_null()) {
+    if (!grace->is_number_integer()) {
+      return Error{"DeleteOptions.gracePeriodSeconds: must be an integer", ErrorCode::kBadRequest};
+    }
+    out.grace_period_seconds = grace->get<int64_t>();
+  }
   if (auto pre = opts.find("preconditions"); pre != opts.end() && pre->is_object()) {
     if (auto uid = pre->find("uid"); uid != pre->end() && uid->is_string()) {
       out.preconditions.uid = uid->get<std::string>();
@@ -181,6 +197,14 @@ VoidResult ReadDeleteOptions(const Json& opts, DeleteRequest& out) {
 Result<DeleteRequest> ParseDeleteOptions(const HttpRequest& req) {
   DeleteRequest out;
   out.dry_run = req.Query("dryRun") == "All";
+  if (auto grace = req.Query("gracePeriodSeconds"); grace && !grace->empty()) {
+    char* end = nullptr;
+    const long long v = std::strtoll(grace->c_str(), &end, 10);
+    if (end == grace->c_str() || *end != '\0') {
+      return Error{"gracePeriodSeconds: must be an integer", ErrorCode::kBadRequest};
+    }
+    out.grace_period_seconds = v;
+  }
   if (req.body.empty()) return out;
   Json opts = Json::parse(req.body, nullptr, false);
   if (opts.is_discarded() || !opts.is_object()) {
@@ -650,8 +674,8 @@ HttpResponse Server::Impl::HandleResource(HttpRequest& req, const Target& t) {
     // Nothing runs a container here: say so instead of a bare 404 (`kubectl exec`).
     auto pod = store->Get(res, t.ns, t.name);
     if (!pod.ok()) return ErrorResponse(pod.error(), res.plural, t.name);
-    return ErrorResponse(Error{fmt::format("pod \"{}\" has no running containers: berth up runs "
-                                           "no kubelet, so containers never start",
+    return ErrorResponse(Error{fmt::format("pod \"{}\" has no running containers: berth up's "
+                                           "kubelets are simulated and run no processes",
                                            t.name),
                                ErrorCode::kBadRequest});
   }
@@ -924,8 +948,8 @@ HttpResponse Server::Impl::Scale(HttpRequest& req, const Target& t) {
   return AfterDurable(result->rv, JsonResponse(200, ScaleOf(*result->object).dump()));
 }
 
-// No kubelet runs containers here, so no container ever has a log: answered as kube-apiserver
-// answers for a container that has not started.
+// No container here writes a log (simulated kubelets run none): a container that has started
+// has an empty one; one that has not is answered as kube-apiserver answers for it.
 HttpResponse Server::Impl::Log(HttpRequest& req, const Target& t) {
   auto got = store->Get(*t.resource, t.ns, t.name);
   if (!got.ok()) return ErrorResponse(got.error(), t.resource->plural, t.name);
@@ -934,8 +958,20 @@ HttpResponse Server::Impl::Log(HttpRequest& req, const Target& t) {
       container.empty() && list != nullptr && list->is_array() && !list->empty()) {
     container = FieldValue((*list)[0], "name");
   }
+  if (const Json* statuses = FieldAt(*got->object, "status.containerStatuses");
+      statuses != nullptr && statuses->is_array()) {
+    for (const Json& s : *statuses) {
+      if (!s.is_object() || s.value("name", "") != container) continue;
+      const Json& state = s.contains("state") ? s["state"] : Json();
+      if (state.is_object() && (state.contains("running") || state.contains("terminated"))) {
+        HttpResponse empty;
+        empty.content_type = "text/plain";
+        return empty;
+      }
+    }
+  }
   return ErrorResponse(Error{fmt::format("container \"{}\" in pod \"{}\" is waiting to start: "
-                                         "berth up runs no kubelet, so containers never start",
+                                         "no kubelet has started it",
                                          container, t.name),
                              ErrorCode::kBadRequest});
 }
@@ -1113,7 +1149,7 @@ HttpResponse Server::Impl::Delete(HttpRequest& req, const Target& t) {
     return ErrorResponse(refused.error());
   }
   auto gone = store->Delete(*t.resource, t.ns, t.name, opts->preconditions, opts->dry_run,
-                            Durability::kLater);
+                            Durability::kLater, GraceFor(*t.resource, *opts));
   if (!gone.ok()) return ErrorResponse(gone.error(), t.resource->plural, t.name);
   return AfterDurable(gone->rv, JsonResponse(200, *gone->text));
 }
@@ -1171,7 +1207,8 @@ HttpResponse Server::Impl::Evict(HttpRequest& req, const Target& t) {
     if (!caller_rv && phase != "Succeeded" && phase != "Failed") {
       preconditions.resource_version = FieldValue(*pod->object, "metadata.resourceVersion");
     }
-    auto gone = store->Delete(pods, t.ns, t.name, preconditions, opts.dry_run, Durability::kLater);
+    auto gone = store->Delete(pods, t.ns, t.name, preconditions, opts.dry_run, Durability::kLater,
+                              GraceFor(pods, opts));
     if (gone.ok()) return AfterDurable(gone->rv, SuccessStatus(201));
     if (gone.error().code != ErrorCode::kConflict || caller_rv) {
       return ErrorResponse(gone.error(), pods.plural, t.name);
@@ -1205,7 +1242,7 @@ HttpResponse Server::Impl::DeleteCollection(HttpRequest& req, const Target& t) {
     const Json& meta = (*so.object)["metadata"];
     if (!RefuseImmortalNamespace(*t.resource, meta.value("name", "")).ok()) continue;
     auto gone = store->Delete(*t.resource, meta.value("namespace", ""), meta.value("name", ""), {},
-                              opts->dry_run, Durability::kLater);
+                              opts->dry_run, Durability::kLater, GraceFor(*t.resource, *opts));
     if (!gone.ok()) continue;
     last_rv = std::max(last_rv, gone->rv);
     if (!first) body += ',';

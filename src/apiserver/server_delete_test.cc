@@ -58,5 +58,37 @@ TEST_F(ServerDeleteTest, EvictionDeletesThePodDurably) {
   EXPECT_EQ(Do(http::verb::get, std::string(kPods) + "/p").status, 404);
 }
 
+TEST_F(ServerDeleteTest, BoundPodWaitsForItsKubeletUnboundPodGoesAtOnce) {
+  ASSERT_EQ(Do(http::verb::post, kPods, PodJson("bound", R"("nodeName":"n1",)")).status, 201);
+  ASSERT_EQ(Do(http::verb::post, kPods, PodJson("unbound")).status, 201);
+
+  Reply marked = Do(http::verb::delete_, std::string(kPods) + "/bound",
+                    R"({"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":20})");
+  ASSERT_EQ(marked.status, 200) << marked.body.dump();
+  EXPECT_EQ(marked.body["metadata"]["deletionGracePeriodSeconds"], 20);
+  ASSERT_TRUE(marked.body["metadata"].contains("deletionTimestamp"));
+  // Still there, terminating; an update (a kubelet's status write) does not finish it.
+  Reply get = Do(http::verb::get, std::string(kPods) + "/bound");
+  ASSERT_EQ(get.status, 200);
+  EXPECT_EQ(get.body["metadata"]["deletionGracePeriodSeconds"], 20);
+  EXPECT_EQ(Do(http::verb::patch, std::string(kPods) + "/bound/status",
+               R"({"status":{"phase":"Running"}})", "application/merge-patch+json")
+                .status,
+            200);
+  EXPECT_EQ(Do(http::verb::get, std::string(kPods) + "/bound").status, 200);
+  // Deleting again with a longer grace changes nothing; the kubelet's grace 0 deletes it.
+  Reply again = Do(http::verb::delete_, std::string(kPods) + "/bound?gracePeriodSeconds=60");
+  EXPECT_EQ(again.status, 200);
+  EXPECT_EQ(again.body["metadata"]["deletionGracePeriodSeconds"], 20);
+  Reply now = Do(http::verb::delete_, std::string(kPods) + "/bound",
+                 R"({"gracePeriodSeconds":0,"preconditions":{"uid":")" +
+                     marked.body["metadata"]["uid"].get<std::string>() + R"("}})");
+  EXPECT_EQ(now.status, 200) << now.body.dump();
+  EXPECT_EQ(Do(http::verb::get, std::string(kPods) + "/bound").status, 404);
+
+  EXPECT_EQ(Do(http::verb::delete_, std::string(kPods) + "/unbound").status, 200);
+  EXPECT_EQ(Do(http::verb::get, std::string(kPods) + "/unbound").status, 404);
+}
+
 }  // namespace
 }  // namespace berth::apiserver

@@ -127,6 +127,13 @@ TEST_F(ServerWorkloadsTest, LogsSayWhyThereAreNone) {
                 "container \"c\" in pod \"p\" is waiting to start"),
             std::string::npos)
       << log.body.dump();
+  // A started container (a simulated kubelet's) has a log, empty.
+  ASSERT_EQ(Do(http::verb::patch, std::string(kPods) + "/p/status",
+               R"({"status":{"containerStatuses":[{"name":"c","state":{"running":{}}}]}})",
+               "application/merge-patch+json")
+                .status,
+            200);
+  EXPECT_EQ(Do(http::verb::get, std::string(kPods) + "/p/log").status, 200);
   EXPECT_EQ(Do(http::verb::get, std::string(kPods) + "/none/log").status, 404);
   EXPECT_EQ(Do(http::verb::post, std::string(kPods) + "/p/log", "{}").status, 405);
 }

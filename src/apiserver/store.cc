@@ -866,7 +866,10 @@ Result<StoredObject> Store::Mutate(const ResourceInfo& r, std::string_view ns,
       }
     }
     const bool being_deleted = cur_meta.contains("deletionTimestamp");
-    if (being_deleted && !HasFinalizers(meta) && !dry_run) {
+    // A graceful deletion still running (a pod its kubelet is stopping) is not finished by an
+    // update; only a deletion held back by finalizers alone is.
+    const bool grace_pending = cur_meta.value("deletionGracePeriodSeconds", int64_t{0}) > 0;
+    if (being_deleted && !grace_pending && !HasFinalizers(meta) && !dry_run) {
       // The last finalizer is gone: the deletion it held back happens now.
       int64_t rv = ++impl_->revision;
       StoredObject last = impl_->Seal(std::move(obj), rv);
@@ -973,18 +976,20 @@ Result<StoredObject> Store::Change(const ResourceInfo& r, std::string_view ns,
 
 Result<StoredObject> Store::Delete(const ResourceInfo& r, std::string_view ns,
                                    std::string_view name, const DeletePreconditions& preconditions,
-                                   bool dry_run, Durability durability) {
+                                   bool dry_run, Durability durability, const GraceFn& grace) {
   if (const StorageView* view = ViewOf(r)) {
-    return Viewed(*view, r,
-                  DeleteObject(*view->storage, ns, name, preconditions, dry_run, durability, true));
+    return Viewed(
+        *view, r,
+        DeleteObject(*view->storage, ns, name, preconditions, dry_run, durability, true, grace));
   }
-  return DeleteObject(r, ns, name, preconditions, dry_run, durability, true);
+  return DeleteObject(r, ns, name, preconditions, dry_run, durability, true, grace);
 }
 
 Result<StoredObject> Store::DeleteObject(const ResourceInfo& r, std::string_view ns,
                                          std::string_view name,
                                          const DeletePreconditions& preconditions, bool dry_run,
-                                         Durability durability, bool honour_finalizers) {
+                                         Durability durability, bool honour_finalizers,
+                                         const GraceFn& grace) {
   std::vector<std::pair<const ResourceInfo*, std::string>> cascade;
   int64_t rv;
   StoredObject last;
@@ -1006,7 +1011,24 @@ Result<StoredObject> Store::DeleteObject(const ResourceInfo& r, std::string_view
                                *rv, meta.value("resourceVersion", "")),
                    ErrorCode::kConflict};
     }
-    if (honour_finalizers && HasFinalizers(meta)) {
+    const GraceDecision decision = grace ? grace(*it->second.object) : GraceDecision{};
+    if (decision.action == GraceDecision::kPending) return it->second;
+    if (decision.action == GraceDecision::kMark) {
+      // Marked for a graceful deletion: whoever stops the object (a pod's kubelet) deletes it
+      // again with no grace when done.
+      if (dry_run) return it->second;
+      Json obj = *it->second.object;
+      obj["metadata"]["deletionTimestamp"] = decision.deletion_timestamp;
+      obj["metadata"]["deletionGracePeriodSeconds"] = decision.grace_seconds;
+      if (obj["metadata"].contains("generation")) {
+        obj["metadata"]["generation"] = obj["metadata"].value("generation", int64_t{0}) + 1;
+      }
+      rv = ++impl_->revision;
+      StoredObject marked = impl_->Seal(std::move(obj), rv);
+      const StoredObject before = std::exchange(it->second, marked);
+      impl_->Publish(r, ns, key, WatchEventType::kModified, marked, &before);
+      last = marked;
+    } else if (honour_finalizers && HasFinalizers(meta)) {
       // Marked for deletion; the object goes when its last finalizer is removed.
       if (meta.contains("deletionTimestamp") || dry_run) return it->second;
       Json obj = *it->second.object;

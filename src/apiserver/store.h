@@ -42,6 +42,17 @@ struct DeletePreconditions {
   std::optional<std::string> resource_version;
 };
 
+// How a DELETE goes for an object that supports graceful deletion (pods), decided from the
+// current object under the store's lock: at once (kNow, finalizers still honoured), marked
+// with deletionTimestamp and deletionGracePeriodSeconds (kMark), or left as it is because a
+// graceful deletion no shorter is already running (kPending).
+struct GraceDecision {
+  enum Action { kNow, kMark, kPending } action = kNow;
+  int64_t grace_seconds = 0;
+  std::string deletion_timestamp;  // RFC 3339, for kMark
+};
+using GraceFn = std::function<GraceDecision(const nlohmann::json& current)>;
+
 enum class WatchEventType { kAdded, kModified, kDeleted };
 
 struct WatchEvent {
@@ -116,9 +127,12 @@ class Store {
   // state. An object with metadata.finalizers is only marked (deletionTimestamp set, a
   // MODIFIED event) and goes when an update removes its last finalizer. Deleting a namespace
   // deletes its objects, finalizers or not.
+  // `grace`, when set, decides from the current object whether the deletion is graceful
+  // (GraceDecision); the other preconditions are checked first.
   Result<StoredObject> Delete(const ResourceInfo& r, std::string_view ns, std::string_view name,
                               const DeletePreconditions& preconditions, bool dry_run,
-                              Durability durability = Durability::kAwait);
+                              Durability durability = Durability::kAwait,
+                              const GraceFn& grace = nullptr);
   // Calls `done` once revision `rv` (a write's StoredObject::rv) is durable, or with the
   // storage error that stops it being so: at once on this thread when it already is, else on
   // the commit thread after the group's commit (so `done` must only hand the answer off).
@@ -143,7 +157,8 @@ class Store {
   explicit Store(std::unique_ptr<Impl> impl);
   Result<StoredObject> DeleteObject(const ResourceInfo& r, std::string_view ns,
                                     std::string_view name, const DeletePreconditions& preconditions,
-                                    bool dry_run, Durability durability, bool honour_finalizers);
+                                    bool dry_run, Durability durability, bool honour_finalizers,
+                                    const GraceFn& grace = nullptr);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -19,6 +19,7 @@
 #include "daemon/scheduler_flags.h"
 #include "daemon/signals.h"
 #include "explain/explain.h"
+#include "kubelet/simulated_kubelets.h"
 #include "pluginlib/loader.h"
 #include "ui/decision_log.h"
 #include "ui/web_view.h"
@@ -114,6 +115,29 @@ apiserver::ExtraRoute MetricsRoute(std::shared_ptr<MetricsSources> sources) {
           }};
 }
 
+// The simulated kubelets of every node, paced by the --pod-start-delay and kin flags.
+Result<std::unique_ptr<kubelet::SimulatedKubelets>> StartKubelets(const UpOptions& options,
+                                                                  const std::string& kubeconfig) {
+  kubelet::SimulatedKubeletOptions ko;
+  const std::tuple<const char*, const std::string*, Duration*> durations[] = {
+      {"--pod-start-delay", &options.pod_start_delay, &ko.pod_start_delay},
+      {"--max-termination-grace", &options.max_termination_grace, &ko.termination_grace_cap},
+      {"--node-lease-renew-interval", &options.node_lease_renew_interval, &ko.lease_renew_interval},
+      {"--node-status-report-interval", &options.node_status_report_interval,
+       &ko.node_status_report_interval}};
+  for (const auto& [flag, text, out] : durations) {
+    auto ms = ParseGoDurationMs(*text, flag);
+    if (!ms.ok()) return ms.error();
+    if (*ms < 0) return Error{fmt::format("{}: must not be negative", flag), ErrorCode::kInvalid};
+    *out = std::chrono::milliseconds(*ms);
+  }
+  ko.log = [](const std::string& m) { std::fprintf(stderr, "berth up: %s\n", m.c_str()); };
+  auto kubelets = kubelet::SimulatedKubelets::ForKubeconfig(kubeconfig, std::move(ko));
+  if (!kubelets.ok()) return kubelets.error();
+  if (auto started = (*kubelets)->Start(); !started.ok()) return started.error();
+  return kubelets;
+}
+
 }  // namespace
 
 Result<config::SchedulerConfiguration> UpSchedulerConfiguration(const UpOptions& options,
@@ -203,6 +227,15 @@ int RunUp(const UpOptions& options) {
     scheduler = std::move(app).value();
   }
   metrics_sources->Set(server->get(), scheduler.get());
+  std::unique_ptr<kubelet::SimulatedKubelets> kubelets;
+  if (!options.no_kubelets) {
+    auto started = StartKubelets(options, (*server)->kubeconfig_path());
+    if (!started.ok()) {
+      std::fprintf(stderr, "berth up: kubelets: %s\n", started.error().message.c_str());
+      return 1;
+    }
+    kubelets = std::move(started).value();
+  }
   std::printf(
       "Berth is up: API server %s%s, data in %s\n\n"
       "Web view (the token after # stays in the browser):\n"
@@ -219,6 +252,7 @@ int RunUp(const UpOptions& options) {
   WaitForTerminationSignal([&] { return scheduler && scheduler->Failed(); });
   metrics_sources->Set(nullptr, nullptr);
   int rc = 0;
+  if (kubelets) kubelets->Stop();
   if (scheduler) {
     rc = scheduler->Failed() ? 1 : 0;
     scheduler->Stop();

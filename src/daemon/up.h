@@ -22,6 +22,13 @@ struct UpOptions {
   int demo_nodes = 0;
   std::string event_ttl = "1h0m0s";  // Go duration; events are deleted this long after a write
   bool no_scheduler = false;
+  // Simulated kubelets play every node's kubelet (docs/up.md): leases, node status, pods
+  // started, finished and deleted. Go durations for their pacing.
+  bool no_kubelets = false;
+  std::string pod_start_delay = "500ms";
+  std::string max_termination_grace = "1s";
+  std::string node_lease_renew_interval = "10s";
+  std::string node_status_report_interval = "5m0s";
   bool record_decisions = false;
   int verbosity = 0;
   std::vector<std::string> plugin_libraries;

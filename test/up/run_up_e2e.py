@@ -145,7 +145,9 @@ def check_batch_bound(up):
     nodes = {p["spec"]["nodeName"] for p in pods_json(up, selector="app=batch")}
     if len(nodes) < 4:
         raise Fail("200 small pods should spread over all 4 nodes, got %s" % sorted(nodes))
-    up.kubectl(["delete", "pods", "-l", "app=batch", "--wait=false"])
+    # The kubelets confirm the deletions after the (capped) grace period; waiting for them
+    # keeps the deletions from reaching the next check's pods.
+    up.kubectl(["delete", "pods", "-l", "app=batch", "--timeout=60s"])
 
 
 def check_unschedulable_then_bound(up):
@@ -493,15 +495,22 @@ def check_python_client(up):
 
 
 def check_restart_keeps_state(up):
-    rv = json.loads(up.kubectl(["get", "node", "demo-node-001", "-o", "json"])[1])
+    # Nodes change all the time (their kubelets heartbeat): a config map does not.
+    up.kubectl(["create", "configmap", "kept", "--from-literal=a=1"])
+    cm = json.loads(up.kubectl(["get", "configmap", "kept", "-o", "json"])[1])
+    node = json.loads(up.kubectl(["get", "node", "demo-node-001", "-o", "json"])[1])
     rc = up.stop()
     if rc != 0:
         raise Fail("berth up exited with %d on SIGINT" % rc)
     again = Up(up.berth, up.data_dir)
     try:
-        n = json.loads(again.kubectl(["get", "node", "demo-node-001", "-o", "json"])[1])
-        if n["metadata"]["resourceVersion"] != rv["metadata"]["resourceVersion"]:
+        got = json.loads(again.kubectl(["get", "configmap", "kept", "-o", "json"])[1])
+        if got["metadata"]["resourceVersion"] != cm["metadata"]["resourceVersion"]:
             raise Fail("resourceVersion changed across restart")
+        n = json.loads(again.kubectl(["get", "node", "demo-node-001", "-o", "json"])[1])
+        if n["metadata"]["uid"] != node["metadata"]["uid"] or \
+                n["spec"].get("podCIDR") != node["spec"].get("podCIDR"):
+            raise Fail("demo-node-001 changed identity or pod CIDR across restart")
         nodes = again.kubectl(["get", "nodes", "-o", "name"])[1].split()
         if len([x for x in nodes if "demo-node" in x]) != 4:
             raise Fail("demo nodes created again or lost on restart: %s" % nodes)
@@ -697,7 +706,7 @@ def check_explain_uses_up_config(up):
 
 def check_workloads_and_auth(up):
     """`kubectl scale`, `get all` and the workload columns, `auth can-i` and `auth whoami`,
-    `create quota` (a protobuf body) and `logs` (no kubelet: a clear answer)."""
+    `create quota` (a protobuf body) and `logs` (simulated containers: an empty log)."""
     up.kubectl(["create", "deployment", "web", "--image=nginx", "--replicas=3"])
     up.kubectl(["scale", "deployment", "web", "--replicas=5"])
     got = json.loads(up.kubectl(["get", "deployment", "web", "-o", "json"])[1])
@@ -724,9 +733,11 @@ def check_workloads_and_auth(up):
     if hard != {"pods": "10", "cpu": "2"}:
         raise Fail("kubectl create quota stored %s" % hard)
     up.kubectl(["run", "logless", "--image=nginx"])
-    rc, _, err = up.kubectl(["logs", "logless"], check=False)
-    if rc == 0 or "is waiting to start" not in err:
-        raise Fail("kubectl logs: rc %d, %s" % (rc, err))
+    up.kubectl(["wait", "--for=condition=Ready", "pod/logless", "--timeout=30s"])
+    # A simulated container writes nothing: its log is empty.
+    rc, out, err = up.kubectl(["logs", "logless"], check=False)
+    if rc != 0 or out:
+        raise Fail("kubectl logs of a running pod: rc %d, %r %s" % (rc, out, err))
     up.kubectl(["delete", "pod", "logless", "--wait=false"])
     up.kubectl(["delete", "quota", "q"])
     up.kubectl(["delete", "deployment", "web"])
@@ -813,8 +824,49 @@ def check_operator_semantics(up):
     up.kubectl(["delete", "namespace", "team-e2e", "--wait=false"])
 
 
-CHECKS = [check_nodes_ready, check_kubectl_verbs, check_workloads_and_auth, check_operator_semantics,
-          check_list_manifests, check_kubectl_explain, check_metrics,
+def check_simulated_kubelets(up):
+    """The simulated kubelets: a pod runs and becomes Ready with an IP, nodes hold leases, a
+    deletion waits for the kubelet, and a pod with a run time finishes."""
+    up.kubectl(["run", "sim", "--image=nginx"])
+    up.kubectl(["wait", "--for=condition=Ready", "pod/sim", "--timeout=30s"], timeout=45)
+    pod = json.loads(up.kubectl(["get", "pod", "sim", "-o", "json"])[1])
+    st = pod["status"]
+    if st.get("phase") != "Running" or not st.get("podIP") or not st.get("hostIP"):
+        raise Fail("pod sim not running with IPs: %s" % st)
+    c = st["containerStatuses"][0]
+    if not (c["ready"] and c["started"] and "running" in c["state"] and c["restartCount"] == 0):
+        raise Fail("container status of sim: %s" % c)
+    node = pod["spec"]["nodeName"]
+    cidr = json.loads(up.kubectl(["get", "node", node, "-o", "json"])[1])["spec"].get("podCIDR")
+    prefix = cidr.rsplit(".", 1)[0] + "." if cidr else None
+    if not prefix or not st["podIP"].startswith(prefix):
+        raise Fail("pod IP %s not in node %s's pod CIDR %s" % (st["podIP"], node, cidr))
+    described = up.kubectl(["describe", "node", node])[1]
+    if "Failed to get lease" in described or \
+            not re.search(r"HolderIdentity:\s+" + re.escape(node), described):
+        raise Fail("kubectl describe node shows no lease:\n" + described)
+    lease = json.loads(up.kubectl(["get", "lease", node, "-n", "kube-node-lease", "-o",
+                                   "json"])[1])
+    if lease["spec"]["leaseDurationSeconds"] != 40:
+        raise Fail("lease of %s: %s" % (node, lease["spec"]))
+    t = time.time()
+    up.kubectl(["delete", "pod", "sim", "--timeout=30s"], timeout=45)
+    if time.time() - t > 20:
+        raise Fail("kubectl delete pod took %.1fs" % (time.time() - t))
+    done = pod_manifest("once", extra_spec={"restartPolicy": "Never"})
+    done["metadata"]["annotations"] = {"berth.dev/run-seconds": "1"}
+    create(up, [done])
+    up.kubectl(["wait", "--for=jsonpath={.status.phase}=Succeeded", "pod/once", "--timeout=30s"],
+               timeout=45)
+    term = json.loads(up.kubectl(["get", "pod", "once", "-o", "json"])[1])
+    term = term["status"]["containerStatuses"][0]["state"]["terminated"]
+    if term["exitCode"] != 0 or term["reason"] != "Completed":
+        raise Fail("pod once ended %s" % term)
+    up.kubectl(["delete", "pod", "once"])
+
+
+CHECKS = [check_nodes_ready, check_simulated_kubelets, check_kubectl_verbs, check_workloads_and_auth,
+          check_operator_semantics, check_list_manifests, check_kubectl_explain, check_metrics,
           check_server_side_apply_managers, check_kubectl_create_generators, check_watch,
           check_capacity_live, check_explain_live, check_explain_uses_up_config,
           check_batch_bound,

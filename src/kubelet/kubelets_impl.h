@@ -1,0 +1,132 @@
+// The inside of SimulatedKubelets (simulated_kubelets.h), shared by its three files: the
+// plumbing (events in, the queue of due work, batched writes out: simulated_kubelets.cc),
+// the nodes (leases, status, pod CIDRs: node_work.cc) and the pods (pod_work.cc).
+//
+// Everything below `events` is touched by the worker only (the thread, or RunOnce's caller).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <queue>
+#include <random>
+#include <set>
+#include <unordered_map>
+
+#include "api/codec.h"
+#include "client/informer.h"
+#include "kubelet/node_status.h"
+#include "kubelet/pod_status.h"
+#include "kubelet/simulated_kubelets.h"
+
+namespace berth::kubelet {
+
+struct SimulatedKubelets::Impl {
+  Impl(client::RestClient* rest, const Clock* clock, SimulatedKubeletOptions options);
+
+  // ---- events from the informers (any thread)
+  struct Event {
+    enum Kind { kNode, kNodeGone, kPod, kPodGone } kind;
+    Object object;
+  };
+  void Push(Event::Kind kind, const Object& object);
+
+  // ---- due work (worker)
+  enum class TaskKind { kLease, kNodeStatus, kPodCidr, kStartPod, kFinishPod, kDeletePod };
+  struct Task {
+    TimePoint due;
+    uint64_t seq;
+    TaskKind kind;
+    std::string key;  // node name or pod namespace/name
+    uint64_t token;   // the task is stale unless its object still holds this token
+    bool operator>(const Task& o) const { return due != o.due ? due > o.due : seq > o.seq; }
+  };
+  // Schedules a task and returns its token.
+  uint64_t Schedule(TimePoint due, TaskKind kind, const std::string& key);
+  void Execute(const Task& task);
+
+  // ---- writes (worker): sent together at the end of a round
+  struct Write {
+    std::string method, path, body, content_type;
+    std::function<void(const VoidResult&)> done;
+  };
+  void Queue(std::string method, std::string path, std::string body, std::string content_type,
+             std::function<void(const VoidResult&)> done);
+  size_t Flush();
+  size_t RunOnce();
+  void RunThread();
+
+  // ---- nodes (node_work.cc)
+  struct NodeState {
+    std::string name, uid, internal_ip, ready_since;
+    std::optional<Ipv4Net> cidr;
+    std::optional<PodIpPool> ips;
+    NodeImageMap images;
+    bool lease_created = false;
+    bool needs_registration = false;
+    nlohmann::json registration = nlohmann::json::object();  // the status fields it lacks
+    bool images_dirty = false;
+    uint64_t lease_token = 0, status_token = 0, cidr_token = 0;
+  };
+  void OnNode(const std::shared_ptr<const Node>& node);
+  void OnNodeGone(const std::string& name);
+  bool Selected(const Node& node) const;
+  void RenewLease(NodeState& node);
+  void PostNodeStatus(NodeState& node);
+  void PostPodCidr(NodeState& node);
+  void NodeStatusChanged(NodeState& node);
+
+  // ---- pods (pod_work.cc)
+  struct PodState {
+    std::shared_ptr<const Pod> pod;
+    enum Phase { kWaiting, kRunning, kDone, kTerminating } phase = kWaiting;
+    PodPlacement where;
+    ContainerRun run;
+    bool owns_ip = false;  // where.pod_ip came from the node's pool
+    uint64_t token = 0;    // of the one task pending for the pod
+  };
+  void OnPod(const std::shared_ptr<const Pod>& pod);
+  void OnPodGone(const std::shared_ptr<const Pod>& pod);
+  // Schedules what comes next for a pod whose node is simulated and known.
+  void Advance(const std::string& key, PodState& pod, NodeState& node);
+  void StartPod(const std::string& key, PodState& pod);
+  void FinishPod(const std::string& key, PodState& pod);
+  void DeletePod(const std::string& key, PodState& pod);
+  void ReleaseIp(PodState& pod);
+  void ScheduleFinish(const std::string& key, PodState& pod);
+
+  std::string PodPath(const Pod& pod) const;
+  int64_t NowSeconds() const;
+  std::string NowMicro() const;
+  void Log(const std::string& message) const;
+  NodeState* FindNode(const std::string& name);
+
+  // Owned when made by ForKubeconfig.
+  std::unique_ptr<client::RestClient> owned_rest;
+  std::unique_ptr<Clock> owned_clock;
+  client::RestClient* rest;
+  const Clock* clock;
+  SimulatedKubeletOptions options;
+
+  std::unique_ptr<client::Informer> node_informer, pod_informer;
+  mutable std::mutex mu;
+  std::condition_variable cv;
+  std::vector<Event> events;
+  bool stopping = false;
+  std::thread thread;
+  mutable std::mutex stats_mu;
+  Stats counters;
+
+  std::priority_queue<Task, std::vector<Task>, std::greater<Task>> due;
+  uint64_t next_seq = 0;
+  std::vector<Write> writes;
+  std::unordered_map<std::string, NodeState> nodes;
+  std::unordered_map<std::string, PodState> pods;
+  size_t terminating = 0;  // pods in kTerminating
+  // Pods by node name, also for nodes not (yet) known: they start when their node arrives.
+  std::unordered_map<std::string, std::set<std::string>> pods_by_node;
+  std::optional<PodCidrAllocator> cidrs;
+  uint32_t next_node_ip = 0;  // for nodes that report no InternalIP
+  std::mt19937_64 random;
+};
+
+}  // namespace berth::kubelet

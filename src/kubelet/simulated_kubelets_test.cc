@@ -1,0 +1,282 @@
+// SimulatedKubelets against the embedded API server, over HTTP as in `berth up`, with a fake
+// clock: every step happens when the test moves the clock and runs the kubelets' due work.
+#include "kubelet/simulated_kubelets.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "apiserver/server.h"
+#include "client/micro_time.h"
+
+namespace berth::kubelet {
+namespace {
+
+using Json = nlohmann::json;
+namespace fs = std::filesystem;
+using std::chrono::seconds;
+
+class SimulatedKubeletsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("berth-kubelet-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    apiserver::ServerOptions o;
+    o.data_dir = dir_.string();
+    o.port = 0;
+    o.plain_http = true;
+    auto s = apiserver::Server::Start(o);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    server_ = std::move(s).value();
+    net::HttpClientOptions ho;
+    ho.server = server_->url();
+    ho.bearer_token = server_->token();
+    auto http = net::HttpClient::Create(ho);
+    ASSERT_TRUE(http.ok());
+    rest_ = std::make_unique<client::RestClient>(std::move(http).value(),
+                                                 client::RestOptions{.qps = 0});
+    // The fake clock starts at the wall clock's second: the server stamps deletions with it.
+    clock_.Set(TimePoint(
+        std::chrono::duration_cast<seconds>(std::chrono::system_clock::now().time_since_epoch())));
+  }
+  void TearDown() override {
+    kubelets_.reset();
+    server_.reset();
+    fs::remove_all(dir_);
+  }
+
+  void StartKubelets(SimulatedKubeletOptions options = {}) {
+    options.run_thread = false;
+    kubelets_ = std::make_unique<SimulatedKubelets>(rest_.get(), &clock_, options);
+    ASSERT_TRUE(kubelets_->Start().ok());
+    ASSERT_TRUE(RunUntil([&] { return kubelets_->HasSynced(); }));
+  }
+
+  // Runs the kubelets' due work, taking each informer event as it arrives, until `done`.
+  bool RunUntil(const std::function<bool()>& done) {
+    for (int i = 0; i < 400; ++i) {
+      kubelets_->RunOnce();
+      if (done()) return true;
+      kubelets_->WaitForEvent(std::chrono::milliseconds(25));
+    }
+    return false;
+  }
+  void Advance(Duration d) {
+    clock_.Advance(d);
+    kubelets_->RunOnce();
+  }
+
+  void CreateNode(const std::string& name, const Json& annotations = Json::object()) {
+    auto made = rest_->Post("/api/v1/nodes",
+                            {{"apiVersion", "v1"},
+                             {"kind", "Node"},
+                             {"metadata", {{"name", name}, {"annotations", annotations}}}});
+    ASSERT_TRUE(made.ok()) << made.error().message;
+  }
+  // A node the kubelets have taken up, with its lease and registration written.
+  void ReadyNode(const std::string& name) {
+    const size_t before = kubelets_->stats().nodes;
+    CreateNode(name);
+    ASSERT_TRUE(RunUntil([&] { return kubelets_->stats().nodes == before + 1; }));
+    Advance(seconds(1));
+  }
+  Json CreatePod(const std::string& name, const Json& spec,
+                 const Json& annotations = Json::object()) {
+    Json pod = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata", {{"name", name}, {"annotations", annotations}}},
+                {"spec", spec}};
+    auto made = rest_->Post("/api/v1/namespaces/default/pods", pod);
+    EXPECT_TRUE(made.ok()) << made.error().message;
+    return made.ok() ? *made : Json();
+  }
+  static Json BoundSpec(const std::string& node, const std::string& restart = "Always") {
+    return {{"nodeName", node},
+            {"restartPolicy", restart},
+            {"containers", {{{"name", "app"}, {"image", "nginx"}}}}};
+  }
+  Json Get(const std::string& path) {
+    auto got = rest_->Get(path);
+    return got.ok() ? *got : Json();
+  }
+  Json GetPod(const std::string& name) { return Get("/api/v1/namespaces/default/pods/" + name); }
+  // The pod's status once the kubelets have seen it (it waits for its start delay).
+  void SeePod(const std::string& name) {
+    ASSERT_TRUE(RunUntil(
+        [&] { return kubelets_->stats().pods >= 1 && GetPod(name).contains("metadata"); }));
+  }
+  static std::map<std::string, std::string> Conditions(const Json& pod) {
+    std::map<std::string, std::string> out;
+    for (const auto& c : pod["status"]["conditions"]) out[c["type"]] = c["status"];
+    return out;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<apiserver::Server> server_;
+  std::unique_ptr<client::RestClient> rest_;
+  FakeClock clock_;
+  std::unique_ptr<SimulatedKubelets> kubelets_;
+};
+
+TEST_F(SimulatedKubeletsTest, NodeGetsLeaseRegistrationAndPodCidr) {
+  StartKubelets();
+  ReadyNode("n1");
+  Json lease = Get("/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/n1");
+  EXPECT_EQ(lease["spec"]["holderIdentity"], "n1");
+  EXPECT_EQ(lease["spec"]["leaseDurationSeconds"], 40);
+  EXPECT_EQ(lease["metadata"]["ownerReferences"][0]["kind"], "Node");
+  Json node = Get("/api/v1/nodes/n1");
+  EXPECT_EQ(node["spec"]["podCIDR"], "10.64.0.0/24");
+  EXPECT_EQ(node["spec"]["podCIDRs"], Json::array({"10.64.0.0/24"}));
+  std::map<std::string, std::string> reasons;
+  for (const auto& c : node["status"]["conditions"]) reasons[c["type"]] = c["reason"];
+  EXPECT_EQ(reasons["Ready"], "KubeletReady");
+  EXPECT_EQ(reasons["MemoryPressure"], "KubeletHasSufficientMemory");
+  EXPECT_EQ(node["status"]["nodeInfo"]["kubeletVersion"], "v1.32.0");
+  EXPECT_EQ(node["status"]["capacity"]["pods"], "110");
+  EXPECT_EQ(node["status"]["addresses"][0]["address"], "172.18.0.2");
+}
+
+TEST_F(SimulatedKubeletsTest, LeaseIsRenewedEveryTenSecondsOfTheClock) {
+  StartKubelets();
+  ReadyNode("n1");
+  const std::string path = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/n1";
+  const std::string created = Get(path)["spec"]["renewTime"];
+  // Nothing is due until the clock moves.
+  EXPECT_EQ(kubelets_->RunOnce(), 0u);
+  EXPECT_EQ(Get(path)["spec"]["renewTime"], created);
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t writes = kubelets_->stats().lease_writes;
+    Advance(seconds(10));
+    EXPECT_EQ(kubelets_->stats().lease_writes, writes + 1) << i;
+    EXPECT_EQ(Get(path)["spec"]["renewTime"],
+              client::FormatMicroTime(
+                  std::chrono::time_point_cast<std::chrono::system_clock::duration>(clock_.Now())))
+        << i;
+  }
+}
+
+TEST_F(SimulatedKubeletsTest, BoundPodRunsWithIpConditionsAndContainerStatus) {
+  StartKubelets();
+  ReadyNode("n1");
+  CreatePod("web", BoundSpec("n1"));
+  CreatePod("host", [] {
+    Json spec = BoundSpec("n1");
+    spec["hostNetwork"] = true;
+    return spec;
+  }());
+  CreatePod("unbound", {{"containers", {{{"name", "app"}, {"image", "nginx"}}}}});
+  ASSERT_TRUE(RunUntil([&] { return kubelets_->stats().pods == 2; }));
+  EXPECT_NE(GetPod("web")["status"].value("phase", ""), "Running");  // the start delay first
+  Advance(seconds(1));
+
+  Json pod = GetPod("web");
+  EXPECT_EQ(pod["status"]["phase"], "Running");
+  EXPECT_EQ(pod["status"]["podIP"], "10.64.0.2");
+  EXPECT_EQ(pod["status"]["podIPs"], Json::parse(R"([{"ip":"10.64.0.2"}])"));
+  EXPECT_EQ(pod["status"]["hostIP"], "172.18.0.2");
+  EXPECT_EQ(pod["status"]["qosClass"], "BestEffort");
+  EXPECT_TRUE(pod["status"].contains("startTime"));
+  EXPECT_EQ(Conditions(pod),
+            (std::map<std::string, std::string>{{"ContainersReady", "True"},
+                                                {"Initialized", "True"},
+                                                {"PodReadyToStartContainers", "True"},
+                                                {"PodScheduled", "True"},
+                                                {"Ready", "True"}}));
+  const Json& c = pod["status"]["containerStatuses"][0];
+  EXPECT_EQ(c["name"], "app");
+  EXPECT_TRUE(c["ready"].get<bool>());
+  EXPECT_TRUE(c["started"].get<bool>());
+  EXPECT_EQ(c["restartCount"], 0);
+  EXPECT_EQ(c["image"], "docker.io/library/nginx:latest");
+  EXPECT_TRUE(c["state"]["running"].contains("startedAt"));
+  EXPECT_EQ(c["imageID"].get<std::string>().rfind("docker.io/library/nginx@sha256:", 0), 0u);
+
+  EXPECT_EQ(GetPod("host")["status"]["podIP"], "172.18.0.2");
+  EXPECT_FALSE(GetPod("unbound")["status"].contains("phase") &&
+               GetPod("unbound")["status"]["phase"] == "Running");
+  // The node now reports the image, under the name the pod used too.
+  Json images = Get("/api/v1/nodes/n1")["status"]["images"];
+  ASSERT_EQ(images.size(), 1u) << images.dump();
+  EXPECT_GT(images[0]["sizeBytes"].get<int64_t>(), 0);
+  const auto names = images[0]["names"].get<std::vector<std::string>>();
+  EXPECT_NE(std::find(names.begin(), names.end(), "nginx:latest"), names.end());
+}
+
+TEST_F(SimulatedKubeletsTest, RunTimeAnnotationFinishesNeverAndOnFailurePods) {
+  StartKubelets();
+  ReadyNode("n1");
+  CreatePod("ok", BoundSpec("n1", "Never"), {{"berth.dev/run-seconds", "5"}});
+  CreatePod("bad", BoundSpec("n1", "Never"),
+            {{"berth.dev/run-seconds", "5"}, {"berth.dev/exit-code", "3"}});
+  CreatePod("retry", BoundSpec("n1", "OnFailure"),
+            {{"berth.dev/run-seconds", "5"}, {"berth.dev/exit-code", "1"}});
+  ASSERT_TRUE(RunUntil([&] { return kubelets_->stats().pods == 3; }));
+  Advance(seconds(1));
+  EXPECT_EQ(GetPod("ok")["status"]["phase"], "Running");
+  Advance(seconds(4));
+  EXPECT_EQ(GetPod("ok")["status"]["phase"], "Running");  // started a second in
+  Advance(seconds(1));
+
+  Json ok = GetPod("ok");
+  EXPECT_EQ(ok["status"]["phase"], "Succeeded");
+  const Json& done = ok["status"]["containerStatuses"][0];
+  EXPECT_EQ(done["state"]["terminated"]["exitCode"], 0);
+  EXPECT_EQ(done["state"]["terminated"]["reason"], "Completed");
+  EXPECT_TRUE(done["state"]["terminated"].contains("finishedAt"));
+  EXPECT_FALSE(done["ready"].get<bool>());
+  EXPECT_EQ(Conditions(ok)["Ready"], "False");
+
+  Json bad = GetPod("bad");
+  EXPECT_EQ(bad["status"]["phase"], "Failed");
+  EXPECT_EQ(bad["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"], 3);
+  EXPECT_EQ(bad["status"]["containerStatuses"][0]["state"]["terminated"]["reason"], "Error");
+
+  // OnFailure after a failure: the container starts again in the same pod.
+  Json retry = GetPod("retry");
+  EXPECT_EQ(retry["status"]["phase"], "Running");
+  EXPECT_EQ(retry["status"]["containerStatuses"][0]["restartCount"], 1);
+  EXPECT_EQ(retry["status"]["containerStatuses"][0]["lastState"]["terminated"]["exitCode"], 1);
+}
+
+TEST_F(SimulatedKubeletsTest, DeletedPodTerminatesThenTheKubeletDeletesIt) {
+  StartKubelets();
+  ReadyNode("n1");
+  CreatePod("web", BoundSpec("n1"));
+  ASSERT_TRUE(RunUntil([&] { return kubelets_->stats().pods == 1; }));
+  Advance(seconds(1));
+  ASSERT_EQ(GetPod("web")["status"]["phase"], "Running");
+
+  ASSERT_TRUE(rest_->Delete("/api/v1/namespaces/default/pods/web").ok());
+  Json terminating = GetPod("web");
+  ASSERT_TRUE(terminating["metadata"].contains("deletionTimestamp"));
+  EXPECT_EQ(terminating["metadata"]["deletionGracePeriodSeconds"], 30);
+  // Seen; the grace period (30 s, capped at a second) runs from then on the kubelets' clock.
+  ASSERT_TRUE(RunUntil([&] { return kubelets_->stats().terminating == 1; }));
+  Advance(std::chrono::milliseconds(500));
+  EXPECT_TRUE(GetPod("web").contains("metadata"));
+  EXPECT_EQ(kubelets_->stats().pod_deletions, 0u);
+  Advance(std::chrono::milliseconds(500));
+  EXPECT_EQ(kubelets_->stats().pod_deletions, 1u);
+  EXPECT_FALSE(GetPod("web").contains("metadata"));
+  EXPECT_TRUE(RunUntil([&] { return kubelets_->stats().pods == 0; }));
+}
+
+TEST_F(SimulatedKubeletsTest, OnlyAnnotatedNodesWhenAskedSo) {
+  SimulatedKubeletOptions options;
+  options.all_nodes = false;
+  StartKubelets(options);
+  CreateNode("real");
+  CreateNode("fake", {{"berth.dev/simulated-kubelet", "true"}});
+  ASSERT_TRUE(RunUntil([&] { return kubelets_->stats().nodes == 1; }));
+  Advance(seconds(1));
+  EXPECT_TRUE(
+      Get("/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/fake").contains("spec"));
+  EXPECT_FALSE(
+      Get("/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/real").contains("spec"));
+}
+
+}  // namespace
+}  // namespace berth::kubelet
