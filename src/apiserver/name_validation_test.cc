@@ -70,7 +70,9 @@ TEST(NameValidationTest, NamespacesServicesAndRbacHaveTheirOwnRules) {
 TEST(NameValidationTest, GenerateNameIsAPrefixAndWhatItGenerates) {
   const ResourceInfo& pods = Kind("", "pods");
   EXPECT_EQ(Refusal(pods, {{"generateName", "web-"}}), "");
-  EXPECT_EQ(Refusal(pods, {{"generateName", std::string(300, 'a')}}), "") << "cut to 58";
+  EXPECT_EQ(Refusal(pods, {{"generateName", std::string(200, 'a')}}), "") << "cut to 58";
+  EXPECT_THAT(Refusal(pods, {{"generateName", std::string(254, 'a')}}),
+              HasSubstr("metadata.generateName: Invalid value: \"aaa"));
   EXPECT_THAT(Refusal(pods, {{"generateName", "Web-"}}),
               HasSubstr("metadata.generateName: Invalid value: \"Web-\": a lowercase RFC 1123"));
   EXPECT_THAT(Refusal(pods, {{"generateName", "a/"}}), HasSubstr("metadata.generateName"));
