@@ -3,13 +3,13 @@
 # for SECONDS (default 20) from a seed corpus made of the project's own fixtures. A crash, leak,
 # sanitizer report or timeout fails the run and leaves the input in build-fuzz/artifacts/.
 #   bash scripts/fuzz.sh [SECONDS] [TARGET...]     targets: quantity manifest selector config
-#                                                   extender
+#                                                   extender apiserver_input
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(quantity manifest selector config extender)
+[ ${#targets[@]} -eq 0 ] && targets=(quantity manifest selector config extender apiserver_input)
 
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
@@ -18,7 +18,8 @@ CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release -DBERTH
 cmake --build build-fuzz -j 2 --target "${targets[@]/#/berth_fuzz_}"
 
 seeds=build-fuzz/seeds
-rm -rf "$seeds" && mkdir -p "$seeds"/{quantity,manifest,selector,config,extender} build-fuzz/artifacts
+rm -rf "$seeds" && mkdir -p "$seeds"/{quantity,manifest,selector,config,extender,apiserver_input} \
+  build-fuzz/artifacts
 i=0
 for q in 0 1 100m 1.5 2Gi 500Mi 1e3 1E-3 0.001 -4 +7Ki 12345678901234567890 1.2.3 5Ei 1n 3u \
          .5 9223372036854775807m 110 32Gi; do
@@ -50,6 +51,27 @@ for d in '{"Pod":{"metadata":{"name":"p","labels":{"a":"b"}}},"Nodes":null,"Node
          ' [ {"host" : "a\u0062", "score": 7 } ] ' 'null' '{"NodeNames":["n\u0031"],"Pod":{}}'; do
   printf '%s' "$d" > "$seeds/extender/e$((n++))"
 done
+
+# Writes the API server refuses (values of the wrong type where a list, a map, an int32, a
+# quantity or a time belongs; names no URL can address), well-typed ones, and query values.
+n=0
+for d in '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n"},"status":{"conditions":"x"}}' \
+         '{"metadata":{"name":"n","labels":[1]}}' '{"metadata":{"labels":{"a":1}}}' \
+         '{"status":{"containerStatuses":"x"}}' '{"metadata":{"name":"a/b"}}' \
+         '{"metadata":{"name":".."}}' '{"metadata":{"generateName":"Web-"}}' \
+         '{"spec":{"containers":[{"name":"c","ports":[{"containerPort":99999999999,"hostPort":99999}]}]}}' \
+         '{"spec":{"replicas":1.5,"strategy":{"rollingUpdate":{"maxSurge":true}}}}' \
+         '{"status":{"capacity":{"cpu":[1],"memory":"1x"},"conditions":[{"lastHeartbeatTime":"x"}]}}' \
+         '{"metadata":{"name":"ok","creationTimestamp":"2026-11-28T15:00:00.5+01:00"},"data":{"k":"v"}}' \
+         '{"metadata":null,"spec":{"containers":null}}' '-1' 'abc' ' +30 ' '9223372036854775808' \
+         'application/json; charset=utf-8' 'text/plain'; do
+  printf '%s' "$d" > "$seeds/apiserver_input/a$((n++))"
+done
+# The manifest reader meets the same poison objects in files.
+printf '%s\n' '{"apiVersion":"v1","kind":"Node","metadata":{"name":"a"},"status":{"conditions":"x"}}' \
+  '---' '{"apiVersion":"v1","kind":"Node","metadata":{"name":"b","labels":[1]}}' '---' \
+  '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"status":{"containerStatuses":"x"}}' \
+  > "$seeds/manifest/poison.yaml"
 
 for t in "${targets[@]}"; do
   corpus=build-fuzz/corpus/$t

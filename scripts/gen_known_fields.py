@@ -14,10 +14,11 @@ src/apiserver/resources.cc):
         > src/apiserver/field_schema_data.cc
     clang-format -i src/apiserver/field_schema_data.cc
 
-The schema is reduced to what an unknown-field check needs: objects (their field names), arrays
-and maps (their element), leaves (strings, numbers, Quantity, IntOrString, Time: any value is
-left alone) and free subtrees (RawExtension, FieldsV1, x-kubernetes-preserve-unknown-fields:
-anything below is accepted). Type mismatches are not checked.
+The schema is reduced to what the unknown-field and type checks need: objects (their Go type
+and field names), arrays and maps (their element), typed leaves (string, bool, int32, int64,
+number, IntOrString, Quantity, Time, as the Go decoder reads them), untyped leaves and free
+subtrees (RawExtension, FieldsV1, x-kubernetes-preserve-unknown-fields: anything below is
+accepted).
 """
 
 import argparse
@@ -70,13 +71,33 @@ KINDS = [
 
 LEAF, FREE = 0, 1  # node indexes fixed by field_schema.h
 
+# A leaf's OpenAPI (type, format) -> its NodeKind.
+SCALARS = {
+    ("string", None): "kString",
+    ("string", "byte"): "kString",
+    ("string", "date-time"): "kTime",
+    ("string", "int-or-string"): "kIntOrString",
+    ("integer", "int32"): "kInt32",
+    ("integer", "int64"): "kInt64",
+    ("integer", None): "kInt64",
+    ("number", "double"): "kNumber",
+    ("number", None): "kNumber",
+    ("boolean", None): "kBool",
+}
+
+
+def go_type(definition_name):
+    """io.k8s.api.core.v1.NodeStatus -> v1.NodeStatus (the type as Go's decoder names it)."""
+    parts = definition_name.split(".")
+    return f"{parts[-2]}.{parts[-1]}"
+
 
 class Builder:
     def __init__(self, definitions):
         self.defs = definitions
         self.nodes = [("kLeaf", 0), ("kFree", 0)]
         self.interned = {}  # ("kArray"|"kMap", element node) -> node
-        self.objects = []  # per object: sorted [(field name, node)]
+        self.objects = []  # per object: (Go type, sorted [(field name, node)])
         self.def_nodes = {}  # definition name -> node
 
     def _intern(self, kind, ref):
@@ -92,6 +113,8 @@ class Builder:
         if "$ref" in s:
             return self.definition(s["$ref"].rsplit("/", 1)[-1])
         t = s.get("type")
+        if (t, s.get("format")) in SCALARS:
+            return self._intern(SCALARS[(t, s.get("format"))], 0)
         if t == "array":
             return self._intern("kArray", self.schema(s.get("items", True)))
         if t == "object" or "properties" in s:
@@ -106,13 +129,17 @@ class Builder:
         if name in self.def_nodes:
             return self.def_nodes[name]
         d = self.defs[name]
+        if name.endswith(".api.resource.Quantity"):
+            # A string in the document; Go decodes a number too.
+            self.def_nodes[name] = self._intern("kQuantity", 0)
+            return self.def_nodes[name]
         if "properties" in d and not d.get("x-kubernetes-preserve-unknown-fields"):
             # Reserve the node first: a definition may refer to itself.
             self.nodes.append(("kObject", len(self.objects)))
             node = len(self.nodes) - 1
             self.def_nodes[name] = node
             self.objects.append(None)
-            self._fill(self.nodes[node][1], d)
+            self._fill(self.nodes[node][1], d, go_type(name))
             return node
         node = self.schema(d)
         self.def_nodes[name] = node
@@ -122,14 +149,14 @@ class Builder:
         self.nodes.append(("kObject", len(self.objects)))
         node = len(self.nodes) - 1
         self.objects.append(None)
-        self._fill(self.nodes[node][1], s)
+        self._fill(self.nodes[node][1], s, "struct")
         return node
 
-    def _fill(self, index, s):
+    def _fill(self, index, s, go):
         fields = []
         for fname in sorted(s["properties"], key=lambda n: n.encode()):
             fields.append((fname, self.schema(s["properties"][fname])))
-        self.objects[index] = fields
+        self.objects[index] = (go, fields)
 
 
 def find_definition(definitions, group, kind):
@@ -170,8 +197,8 @@ def main():
     first = 0
     objects = []
     fields = []
-    for obj in b.objects:
-        objects.append((first, len(obj)))
+    for go, obj in b.objects:
+        objects.append((first, len(obj), go))
         fields.extend(obj)
         first += len(obj)
     w("constexpr Field kFields[] = {")
@@ -179,7 +206,7 @@ def main():
     w("};")
     w("")
     w("constexpr ObjectType kObjects[] = {")
-    w(",".join(f"{{{a},{n}}}" for a, n in objects))
+    w(",".join(f'{{{a},{n},"{go}"}}' for a, n, go in objects))
     w("};")
     w("")
     w("constexpr KindRoot kKinds[] = {")

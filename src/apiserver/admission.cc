@@ -7,8 +7,10 @@
 #include <initializer_list>
 #include <utility>
 
-#include "api/validation.h"
 #include "apiserver/base64.h"
+#include "apiserver/field_types.h"
+#include "apiserver/field_validation.h"
+#include "apiserver/name_validation.h"
 #include "apiserver/selectors.h"
 #include "apiserver/validation.h"
 #include "berth/api/quantity.h"
@@ -396,19 +398,22 @@ VoidResult AdmitPod(const ResourceInfo& r, Json& pod, bool is_create,
 VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
                  const PriorityClassLookup& priority_classes) {
   if (!obj.is_object()) return Error{"the object must be a JSON object", ErrorCode::kBadRequest};
+  // Whatever path the object came by (a patch, a status write, an apply), nothing of the wrong
+  // type is stored: every typed reader of the list would fail on it.
+  if (const FieldSchema* schema = FindFieldSchema(r.group, r.kind)) {
+    if (auto bad = FindFieldTypeError(*schema, obj)) {
+      return Error{fmt::format("{} in version \"{}\" cannot be handled as a {}: {}", r.kind,
+                               r.version, r.kind, *bad),
+                   ErrorCode::kBadRequest};
+    }
+  }
+  // A name is checked when it is chosen; an update cannot change it.
+  if (is_create) {
+    if (auto ok = ValidateNewName(r, obj); !ok.ok()) return ok;
+  }
   const std::string name = obj.contains("metadata") && obj["metadata"].is_object()
                                ? obj["metadata"].value("name", "")
                                : "";
-  if (r.group.empty() && (r.plural == "pods" || r.plural == "nodes" || r.plural == "namespaces")) {
-    if (!name.empty() && !validation::IsDNS1123Subdomain(name)) {
-      return InvalidField(
-          r, obj, "metadata.name",
-          fmt::format("Invalid value: \"{}\": a lowercase RFC 1123 subdomain must "
-                      "consist of lower case alphanumeric characters, '-' or '.', and "
-                      "must start and end with an alphanumeric character",
-                      name));
-    }
-  }
   if (r.group.empty() && r.plural == "pods") {
     if (auto ok = AdmitPod(r, obj, is_create, priority_classes); !ok.ok()) return ok;
     return ValidateObject(r, obj);

@@ -27,6 +27,21 @@ TEST(AdmissionTest, NamesMustBeLowercaseRfc1123Subdomains) {
   EXPECT_TRUE(AdmitNode(std::string(253, 'a')).ok());
 }
 
+// Whatever path a write takes to admission (a patch, an apply, a scale), a value of the wrong
+// type is refused there, in the decoder's words.
+TEST(AdmissionTest, ValuesOfTheWrongTypeAreRefusedOnEveryWrite) {
+  for (bool is_create : {true, false}) {
+    Json node = Json::parse(R"({"metadata":{"name":"n"},"status":{"conditions":"x"}})");
+    auto r = Admit(*FindResource("", "v1", "nodes"), node, is_create,
+                   [](const std::string&) { return std::nullopt; });
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ErrorCode::kBadRequest);
+    EXPECT_EQ(r.error().message,
+              "Node in version \"v1\" cannot be handled as a Node: json: cannot unmarshal string "
+              "into Go struct field NodeStatus.status.conditions of type []v1.NodeCondition");
+  }
+}
+
 Json Admitted(const char* group, const char* plural, Json obj) {
   auto ok = Admit(*FindResource(group, "v1", plural), obj, true,
                   [](const std::string&) { return std::nullopt; });

@@ -62,8 +62,7 @@ class Walker {
   void Walk(uint16_t node, J& v) {
     const fs::Node& n = t_.nodes[node];
     switch (n.kind) {
-      case fs::NodeKind::kLeaf:
-      case fs::NodeKind::kFree:
+      default:  // scalars and free subtrees have no fields
         return;
       case fs::NodeKind::kObject: {
         if (!v.is_object()) return;
@@ -114,7 +113,7 @@ class Walker {
  private:
   bool Trivial(uint16_t node) const {
     fs::NodeKind k = t_.nodes[node].kind;
-    return k == fs::NodeKind::kLeaf || k == fs::NodeKind::kFree;
+    return k != fs::NodeKind::kObject && k != fs::NodeKind::kArray && k != fs::NodeKind::kMap;
   }
   void Push(const std::string* key, size_t index, bool map_key) {
     path_.push_back({key, index});

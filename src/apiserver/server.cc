@@ -22,6 +22,7 @@
 #include "apiserver/discovery.h"
 #include "apiserver/event_expiry.h"
 #include "apiserver/eviction.h"
+#include "apiserver/field_types.h"
 #include "apiserver/field_validation.h"
 #include "apiserver/managed_fields.h"
 #include "apiserver/openapi_v2.h"
@@ -29,6 +30,7 @@
 #include "apiserver/patch.h"
 #include "apiserver/pod_deletion.h"
 #include "apiserver/protobuf.h"
+#include "apiserver/query_params.h"
 #include "apiserver/request_metrics.h"
 #include "apiserver/resources.h"
 #include "apiserver/reviews.h"
@@ -346,19 +348,22 @@ std::string StringField(const Json& obj, const char* name) {
 VoidResult CheckBodyFields(std::string_view group, const std::string& kind, FieldValidation fv,
                            Json& obj, std::vector<std::string>* problems) {
   for (auto& d : *problems) d = fmt::format("duplicate field \"{}\"", d);
-  if (const FieldSchema* schema = FindFieldSchema(group, kind)) {
-    DropUnknownFields(*schema, obj, fv == FieldValidation::kIgnore ? nullptr : problems);
-  }
-  if (fv != FieldValidation::kStrict || problems->empty()) return {};
   // Named as the body names itself, as the decoder does.
   std::string data_kind = StringField(obj, "kind");
   std::string version = StringField(obj, "apiVersion");
   version = version.substr(version.find('/') + 1);
-  return Error{fmt::format("{} in version \"{}\" cannot be handled as a {}: strict decoding "
-                           "error: {}",
-                           data_kind.empty() ? kind : data_kind, version.empty() ? "v1" : version,
-                           kind, Join(*problems, ", ")),
-               ErrorCode::kBadRequest};
+  auto decode_error = [&](const std::string& why) {
+    return Error{fmt::format("{} in version \"{}\" cannot be handled as a {}: {}",
+                             data_kind.empty() ? kind : data_kind, version.empty() ? "v1" : version,
+                             kind, why),
+                 ErrorCode::kBadRequest};
+  };
+  if (const FieldSchema* schema = FindFieldSchema(group, kind)) {
+    if (auto bad = FindFieldTypeError(*schema, obj)) return decode_error(*bad);
+    DropUnknownFields(*schema, obj, fv == FieldValidation::kIgnore ? nullptr : problems);
+  }
+  if (fv != FieldValidation::kStrict || problems->empty()) return {};
+  return decode_error("strict decoding error: " + Join(*problems, ", "));
 }
 
 // Adds one Warning header per distinct message (kubectl prints each as "Warning: ...").
@@ -629,6 +634,12 @@ HttpResponse Server::Impl::HandleResource(HttpRequest& req, const Target& t) {
     return ErrorResponse(Error{"the server does not allow this method on the requested resource",
                                ErrorCode::kMethodNotAllowed});
   };
+  if (auto ok = ValidateResourceQuery(req); !ok.ok()) return ErrorResponse(ok.error());
+  if (m == "POST" || m == "PUT" || (m == "DELETE" && !req.body.empty())) {
+    if (auto ok = CheckBodyMediaType(req.Header("content-type")); !ok.ok()) {
+      return ErrorResponse(ok.error());
+    }
+  }
   if (IsReview(res)) {
     if (m != "POST" || !t.name.empty()) return not_allowed();
     auto body = DecodeBody(req);
@@ -744,10 +755,9 @@ HttpResponse Server::Impl::Watch(HttpRequest& req, const Target& t) {
   w->bookmarks = ParseBool(req.Query("allowWatchBookmarks"));
   w->kind = t.resource->kind;
   w->api_version = t.resource->GroupVersion();
-  int64_t timeout = 0;
-  if (auto ts = req.Query("timeoutSeconds")) timeout = std::atoll(ts->c_str());
-  w->deadline = timeout > 0 ? std::chrono::steady_clock::now() + std::chrono::seconds(timeout)
-                            : std::chrono::steady_clock::time_point::max();
+  auto timeout = ParseInt64Param(req.Query("timeoutSeconds").value_or(""));
+  if (!timeout.ok()) return ErrorResponse(timeout.error());
+  w->deadline = WatchDeadline(std::chrono::steady_clock::now(), timeout->value_or(0));
   w->last_bookmark = std::chrono::steady_clock::now();
   const bool table = WantsTable(req);
   const IncludeObject include = IncludeFor(req);
@@ -1099,6 +1109,13 @@ HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
         if (schema && !apply) {
           // The patched object is decoded as the kind: what the kind does not declare is
           // dropped, reported, or (Strict) fails the patch.
+          if (auto bad = FindFieldTypeError(*schema, *patched)) {
+            // A value of the wrong type fails the decode first, in kube-apiserver's words.
+            const Json& shown = *type == PatchType::kStrategicMergePatch ? patch : *patched;
+            return Error{fmt::format(" \"\" is invalid: patch: Invalid value: {}: {}",
+                                     Json(shown.dump()).dump(), *bad),
+                         ErrorCode::kInvalid};
+          }
           std::vector<std::string> problems = patch_problems;
           if (*fv == FieldValidation::kStrict) {
             auto unknown = FindUnknownFields(*schema, *patched, FieldPathStyle::kDecoder);

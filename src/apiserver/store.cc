@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -774,6 +775,8 @@ Result<StoredObject> Store::Create(const ResourceInfo& r, std::string_view ns, J
                                  r.kind),
                      ErrorCode::kInvalid};
       }
+      // Cut as kube-apiserver's generator cuts it, so the name stays within a label's 63.
+      prefix.resize(std::min<size_t>(prefix.size(), 58));
       do {
         name = prefix + impl_->RandomSuffix();
       } while (m.count(ObjectKey(ns, name)) > 0);

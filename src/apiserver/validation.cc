@@ -118,6 +118,45 @@ VoidResult CheckNodeSelectorTerm(const ResourceInfo& r, const Json& obj, const J
   return {};
 }
 
+// A container's ports, as kube-apiserver's validateContainerPorts checks them: the port
+// numbers a scheduler's NodePorts filter and the kubelet rely on.
+VoidResult CheckContainerPorts(const ResourceInfo& r, const Json& obj, const Json& c,
+                               const std::string& base) {
+  const Json* ports = FieldAt(c, "ports");
+  if (!ports || !ports->is_array()) return {};
+  auto in_range = [](const Json& v) {
+    return v.is_number_integer() && v.get<int64_t>() >= 1 && v.get<int64_t>() <= 65535;
+  };
+  for (size_t i = 0; i < ports->size(); ++i) {
+    const Json& p = (*ports)[i];
+    if (!p.is_object()) continue;
+    const std::string at = fmt::format("{}.ports[{}]", base, i);
+    const Json* container_port = FieldAt(p, "containerPort");
+    if (!container_port || container_port->is_null() || *container_port == 0) {
+      return InvalidField(r, obj, at + ".containerPort", "Required value");
+    }
+    if (!in_range(*container_port)) {
+      return InvalidField(r, obj, at + ".containerPort",
+                          fmt::format("Invalid value: {}: must be between 1 and 65535, inclusive",
+                                      container_port->dump()));
+    }
+    const Json* host_port = FieldAt(p, "hostPort");
+    if (host_port && !host_port->is_null() && *host_port != 0 && !in_range(*host_port)) {
+      return InvalidField(r, obj, at + ".hostPort",
+                          fmt::format("Invalid value: {}: must be between 1 and 65535, inclusive",
+                                      host_port->dump()));
+    }
+    const std::string protocol = p.value("protocol", "");
+    if (!protocol.empty() && protocol != "TCP" && protocol != "UDP" && protocol != "SCTP") {
+      return InvalidField(r, obj, at + ".protocol",
+                          fmt::format("Unsupported value: \"{}\": supported values: \"SCTP\", "
+                                      "\"TCP\", \"UDP\"",
+                                      protocol));
+    }
+  }
+  return {};
+}
+
 VoidResult CheckPodSpec(const ResourceInfo& r, const Json& obj, const Json& spec,
                         const std::string& field) {
   std::set<std::string> names;
@@ -138,6 +177,7 @@ VoidResult CheckPodSpec(const ResourceInfo& r, const Json& obj, const Json& spec
         }
       }
       if (auto ok = CheckRequestsWithinLimits(r, obj, c, base); !ok.ok()) return ok;
+      if (auto ok = CheckContainerPorts(r, obj, c, base); !ok.ok()) return ok;
     }
   }
   if (auto ok = CheckTolerations(r, obj, FieldAt(spec, "tolerations"), field + ".tolerations");

@@ -1,8 +1,8 @@
 // Validation of what a write may store, beyond field names and quantities: the rules of
 // kube-apiserver's validation that decide how an object is scheduled or matched (label keys,
 // container names and images, requests within limits, tolerations, node selector operators,
-// taint effects, a workload's selector against its template's labels). An invalid object gets
-// 422 naming the field, in kube-apiserver's words.
+// taint effects, a workload's selector against its template's labels, container ports). An
+// invalid object gets 422 naming the field, in kube-apiserver's words.
 //
 // Threads: pure functions, any thread.
 #pragma once

@@ -436,8 +436,58 @@ def check_bad_input(up):
         raise Fail("unknown resource: " + err)
     bad = pod_manifest("badq", cpu="1x")
     rc, _, err = up.kubectl(["create", "-f", "-"], check=False, stdin=json.dumps(bad))
-    if rc == 0 or "Invalid value" not in err:
-        raise Fail("bad quantity not rejected with 422: " + err)
+    if rc == 0 or "quantities must match the regular expression" not in err:
+        raise Fail("bad quantity not rejected as a decode error: " + err)
+
+
+POISON_CHECK = """
+import sys
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+config.load_kube_config(sys.argv[1])
+v1 = client.CoreV1Api()
+for pod in v1.list_namespaced_pod("default").items[:1]:
+    try:
+        v1.patch_namespaced_pod_status(pod.metadata.name, "default",
+                                       {"status": {"containerStatuses": "x"}})
+        sys.exit("a pod status of the wrong type was accepted")
+    except ApiException as e:
+        if e.status != 422:
+            sys.exit("pod status of the wrong type: %d %s" % (e.status, e.body))
+# Typed lists: each item decodes into the client's models.
+print(len(v1.list_node().items), len(v1.list_namespaced_pod("default").items))
+"""
+
+
+def check_poison_input(up):
+    """Values of the wrong type are refused on every path, so the lists that typed clients
+    decode keep working; names no URL can address are refused."""
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "poison"},
+            "status": {"conditions": "x"}}
+    rc, _, err = up.kubectl(["create", "-f", "-"], check=False, stdin=json.dumps(node))
+    if rc == 0 or "cannot unmarshal string into Go struct field NodeStatus.status.conditions" \
+            not in err:
+        raise Fail("node with conditions \"x\" not refused: " + err)
+    first = up.kubectl(["get", "nodes", "-o", "name"])[1].split()[0]
+    rc, _, err = up.kubectl(["patch", first, "--subresource=status", "--type=merge", "-p",
+                             '{"status":{"conditions":"x"}}'], check=False)
+    if rc == 0 or "cannot unmarshal" not in err:
+        raise Fail("status patch of the wrong type not refused: " + err)
+    rc, _, err = up.kubectl(["label", first, "--overwrite", "e2e-poison=1"], check=False)
+    if rc != 0:
+        raise Fail("a well-typed write after the refused ones: " + err)
+    nodes = json.loads(up.kubectl(["get", "nodes", "-o", "json"])[1])["items"]
+    if len(nodes) < 4 or any(n["metadata"]["name"] == "poison" for n in nodes):
+        raise Fail("nodes after the poison node: %s" % [n["metadata"]["name"] for n in nodes])
+    up.kubectl(["label", first, "e2e-poison-"])
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": ".."}}
+    rc, _, err = up.kubectl(["create", "-f", "-"], check=False, stdin=json.dumps(cm))
+    if rc == 0 or "metadata.name: Invalid value" not in err:
+        raise Fail("configmap named \"..\" not refused: " + err)
+    p = subprocess.run(["/usr/bin/python3", "-c", POISON_CHECK, up.kubeconfig],
+                       capture_output=True, text=True, timeout=120)
+    if p.returncode != 0 or not p.stdout.startswith("%d " % len(nodes)):
+        raise Fail("python client after poison writes: " + p.stdout[-2000:] + p.stderr[-2000:])
 
 
 def check_field_validation(up):
@@ -871,7 +921,7 @@ CHECKS = [check_nodes_ready, check_simulated_kubelets, check_kubectl_verbs, chec
           check_capacity_live, check_explain_live, check_explain_uses_up_config,
           check_batch_bound,
           check_unschedulable_then_bound, check_preemption, check_other_scheduler_left_alone, check_bad_input,
-          check_field_validation, check_python_client, check_restart_keeps_state]
+          check_poison_input, check_field_validation, check_python_client, check_restart_keeps_state]
 
 
 def run_checks(checks, up, wanted=()):
