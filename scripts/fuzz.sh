@@ -13,6 +13,8 @@ targets=("$@")
 
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# Paths relative to the checkout, so another clone (CI's) reuses the compiler cache.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release -DBERTH_FUZZ=ON \
   "${launcher[@]}" >/dev/null
 cmake --build build-fuzz -j 2 --target "${targets[@]/#/berth_fuzz_}"

@@ -16,6 +16,8 @@ tests=(berth_scheduler_test berth_queue_test berth_framework_test berth_net_test
 
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# Paths relative to the checkout, so another clone (CI's) reuses the compiler cache.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Release -DBERTH_TSAN=ON \
   "${launcher[@]}" >/dev/null
 cmake --build build-tsan -j "${JOBS:-2}" --target "${tests[@]}"
