@@ -3,13 +3,13 @@
 # for SECONDS (default 20) from a seed corpus made of the project's own fixtures. A crash, leak,
 # sanitizer report or timeout fails the run and leaves the input in build-fuzz/artifacts/.
 #   bash scripts/fuzz.sh [SECONDS] [TARGET...]     targets: quantity manifest selector config
-#                                                   extender
+#                                                   extender http
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(quantity manifest selector config extender)
+[ ${#targets[@]} -eq 0 ] && targets=(quantity manifest selector config extender http)
 
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
@@ -18,7 +18,7 @@ CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release -DBERTH
 cmake --build build-fuzz -j 2 --target "${targets[@]/#/berth_fuzz_}"
 
 seeds=build-fuzz/seeds
-rm -rf "$seeds" && mkdir -p "$seeds"/{quantity,manifest,selector,config,extender} build-fuzz/artifacts
+rm -rf "$seeds" && mkdir -p "$seeds"/{quantity,manifest,selector,config,extender,http} build-fuzz/artifacts
 i=0
 for q in 0 1 100m 1.5 2Gi 500Mi 1e3 1E-3 0.001 -4 +7Ki 12345678901234567890 1.2.3 5Ei 1n 3u \
          .5 9223372036854775807m 110 32Gi; do
@@ -50,6 +50,9 @@ for d in '{"Pod":{"metadata":{"name":"p","labels":{"a":"b"}}},"Nodes":null,"Node
          ' [ {"host" : "a\u0062", "score": 7 } ] ' 'null' '{"NodeNames":["n\u0031"],"Pod":{}}'; do
   printf '%s' "$d" > "$seeds/extender/e$((n++))"
 done
+
+# Raw requests, well-formed and not (each malformed kind the server answers with a status).
+cp fuzz/corpus/http/*.http "$seeds/http/"
 
 for t in "${targets[@]}"; do
   corpus=build-fuzz/corpus/$t
