@@ -1419,8 +1419,9 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
   // request, and each wake-up serves every connection of the thread that is ready.
   http_opts.pin_connections = true;
   // An unauthenticated request is answered from its head: its body is not read.
-  http_opts.check_head = [raw = impl.get()](const HttpRequest& head) -> std::optional<HttpResponse> {
-    if (raw->Authorized(head)) return std::nullopt;
+  const Impl* judge = impl.get();
+  http_opts.check_head = [judge](const HttpRequest& head) -> std::optional<HttpResponse> {
+    if (judge->Authorized(head)) return std::nullopt;
     return ErrorResponse(Error{"Unauthorized", ErrorCode::kUnauthorized});
   };
   if (!options.plain_http) {
