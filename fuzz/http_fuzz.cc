@@ -11,8 +11,11 @@
 
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <set>
 #include <string>
@@ -71,7 +74,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size_t sent = 0;
   while (sent < size) {
     const ssize_t n = send(fd, data + sent, size - sent, MSG_NOSIGNAL);
-    if (n <= 0) break;  // the server closed early (a refusal): fine
+    if (n < 0 && errno == EINTR) continue;  // libFuzzer's timeout alarm
+    if (n <= 0) break;                      // the server closed early (a refusal): fine
     sent += n;
   }
   shutdown(fd, SHUT_WR);
@@ -83,8 +87,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       answers.append(buf, n);
       continue;
     }
+    if (n < 0 && errno == EINTR) continue;
     // The server must close (EOF or reset) rather than wait on a client that is done.
-    if (n < 0 && errno != ECONNRESET) std::abort();
+    if (n < 0 && errno != ECONNRESET) {
+      std::fprintf(stderr, "recv: %s after %zu bytes\n", std::strerror(errno), answers.size());
+      std::abort();
+    }
     break;
   }
   close(fd);
