@@ -1,6 +1,7 @@
 #include "apiserver/server.h"
 
 #include <fmt/format.h>
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <sys/stat.h>
 
@@ -406,6 +407,7 @@ struct Server::Impl {
   std::thread reaper;
 
   HttpResponse Handle(HttpRequest& req);
+  bool Authorized(const HttpRequest& req) const;
   HttpResponse HandleResource(HttpRequest& req, const Target& t);
   HttpResponse List(HttpRequest& req, const Target& t);
   HttpResponse Watch(HttpRequest& req, const Target& t);
@@ -507,21 +509,32 @@ HttpResponse Server::Impl::SingleObject(HttpRequest& req, const Target& t, const
   return JsonResponse(status, *so.text);
 }
 
+// A public path, or the token. Judged from the request's head, before its body is read (the
+// HTTP server's check_head), and again here for callers of Handle.
+bool Server::Impl::Authorized(const HttpRequest& req) const {
+  const std::string given = req.Header("authorization");
+  const std::string expected = "Bearer " + token;
+  if (given.size() == expected.size() &&
+      CRYPTO_memcmp(given.data(), expected.data(), given.size()) == 0) {
+    return true;
+  }
+  std::string path = req.path;
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  for (const ExtraRoute& route : options.extra_routes) {
+    if (path == route.prefix || path.rfind(route.prefix + "/", 0) == 0) return route.is_public;
+  }
+  return path == "/healthz" || path == "/livez" || path == "/readyz" || path == "/version" ||
+         path.rfind("/healthz/", 0) == 0 || path.rfind("/livez/", 0) == 0 ||
+         path.rfind("/readyz/", 0) == 0;
+}
+
 HttpResponse Server::Impl::Handle(HttpRequest& req) {
+  if (!Authorized(req)) return ErrorResponse(Error{"Unauthorized", ErrorCode::kUnauthorized});
   std::string path = req.path;
   while (path.size() > 1 && path.back() == '/') path.pop_back();
   for (const ExtraRoute& route : options.extra_routes) {
     if (path != route.prefix && path.rfind(route.prefix + "/", 0) != 0) continue;
-    if (!route.is_public && req.Header("authorization") != "Bearer " + token) {
-      return ErrorResponse(Error{"Unauthorized", ErrorCode::kUnauthorized});
-    }
     return route.handler(req, *store);
-  }
-  const bool is_public = path == "/healthz" || path == "/livez" || path == "/readyz" ||
-                         path == "/version" || path.rfind("/healthz/", 0) == 0 ||
-                         path.rfind("/livez/", 0) == 0 || path.rfind("/readyz/", 0) == 0;
-  if (!is_public && req.Header("authorization") != "Bearer " + token) {
-    return ErrorResponse(Error{"Unauthorized", ErrorCode::kUnauthorized});
   }
   if (path == "/healthz" || path == "/livez" || path == "/readyz" ||
       path.rfind("/healthz/", 0) == 0 || path.rfind("/livez/", 0) == 0 ||
@@ -1464,6 +1477,12 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
   // connection can stay on one thread from read to write: no hand-off between threads per
   // request, and each wake-up serves every connection of the thread that is ready.
   http_opts.pin_connections = true;
+  // An unauthenticated request is answered from its head: its body is not read.
+  const Impl* judge = impl.get();
+  http_opts.check_head = [judge](const HttpRequest& head) -> std::optional<HttpResponse> {
+    if (judge->Authorized(head)) return std::nullopt;
+    return ErrorResponse(Error{"Unauthorized", ErrorCode::kUnauthorized});
+  };
   if (!options.plain_http) {
     net::PemPair ca, serving;
     if (!ReadFile(dir + "/ca.crt", &ca.cert_pem).ok() ||

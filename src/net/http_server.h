@@ -8,9 +8,17 @@
 // streaming response (watch) hands the handler's producer a StreamSink whose Write may be called
 // from any thread; chunks are queued and written in order by the connection's I/O thread (the
 // chunks queued at that moment in one write). A sink whose client is gone or too slow (more than
-// `max_stream_backlog_bytes` queued) reports closed, and its producer should drop it.
+// `max_stream_backlog_bytes` queued) reports closed, and its producer should drop it; a read
+// stays posted while a stream runs, so a client that leaves is noticed at once, not at the
+// next write.
+//
+// Limits (HttpServerOptions): requests are judged by their head before their body is read
+// (check_head), header and body have deadlines of their own, connections are capped, and a
+// malformed request is answered with its status (400, 413, 414, 431, 501) before the
+// connection is closed.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -85,14 +93,31 @@ struct HttpResponse {
 
 using HttpHandler = std::function<HttpResponse(HttpRequest&)>;
 
+// Judges a request by its head (method, target, path, query, headers; the body is not read yet):
+// nullopt lets it through to the handler; a response refuses it (a 401), and the connection is
+// closed after that answer. A refused request's body is read only when it is small
+// (refused_body_bytes): an unauthenticated client costs no more than its header.
+using HeadCheck = std::function<std::optional<HttpResponse>(const HttpRequest& head)>;
+
 struct HttpServerOptions {
   std::string bind_address = "127.0.0.1";
   uint16_t port = 0;  // 0: an ephemeral port
   std::optional<TlsServerConfig> tls;
   int threads = 4;
-  size_t max_body_bytes = 64 << 20;
+  size_t max_body_bytes = 64 << 20;  // 413 beyond
   size_t max_stream_backlog_bytes = 64 << 20;
   int idle_timeout_seconds = 120;  // keep-alive connections idle longer are closed
+  // A request's header must arrive within header_timeout of its first byte (of the connection,
+  // for the first request, including the TLS handshake), and its body within body_timeout of
+  // the header's end: a client that sends slowly is cut off however steadily it trickles.
+  std::chrono::milliseconds header_timeout{32000};
+  std::chrono::milliseconds body_timeout{60000};
+  size_t max_header_bytes = 32 << 10;  // request line and fields: 431 beyond (414 for the line)
+  size_t max_target_bytes = 16 << 10;  // the request line's target (path and query): 414 beyond
+  // Connections open at once; one more is closed as soon as it is accepted.
+  size_t max_connections = 4096;
+  HeadCheck check_head;
+  size_t refused_body_bytes = 4 << 10;
   // Each I/O thread runs its own event loop and serves its connections (dealt round-robin) from
   // first read to last write: a request costs one thread wake-up, with no hand-off of its
   // completions between threads. The price: a handler that blocks delays the other connections
@@ -110,6 +135,9 @@ class HttpServer {
   uint16_t port() const;
   // Stops accepting, closes connections (streams end) and joins the I/O threads. Idempotent.
   void Stop();
+  // Connections open now, and of them those with a streaming response under way.
+  size_t open_connections() const;
+  size_t open_streams() const;
 
  private:
   struct Impl;
