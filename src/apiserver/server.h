@@ -25,6 +25,7 @@
 
 namespace berth::apiserver {
 
+class NamespaceDeleter;
 class Store;
 
 // A handler mounted beside the Kubernetes API. `prefix` ("/ui") matches that path and every
@@ -64,6 +65,8 @@ class Server {
   std::string kubeconfig_path() const;
   std::string token() const;
   Store& store();
+  // Removes the content of Terminating namespaces, then the namespaces (namespace_deleter.h).
+  NamespaceDeleter& namespace_deleter();
   void Stop();
 
   struct Impl;
