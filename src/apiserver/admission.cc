@@ -457,6 +457,14 @@ VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
   if (r.group.empty() && r.plural == "namespaces" && is_create) {
     obj["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
     if (!obj.contains("status")) obj["status"] = {{"phase", "Active"}};
+    // The namespace deleter's finalizer, which kube-apiserver adds to every new namespace.
+    Json& spec = obj["spec"];
+    if (!spec.is_object()) spec = Json::object();
+    Json& finalizers = spec["finalizers"];
+    if (!finalizers.is_array()) finalizers = Json::array();
+    if (std::find(finalizers.begin(), finalizers.end(), "kubernetes") == finalizers.end()) {
+      finalizers.push_back("kubernetes");
+    }
   }
   if (r.group == "scheduling.k8s.io" && r.plural == "priorityclasses") {
     if (obj.value("globalDefault", false) && priority_classes) {

@@ -19,7 +19,11 @@ VoidResult Ensure(Store& store, std::string_view group, std::string_view plural,
   obj["kind"] = r->kind;
   if (r->namespaced) obj["metadata"]["namespace"] = std::string(ns);
   auto created = store.Create(*r, ns, std::move(obj), false);
-  if (!created.ok() && created.error().code != ErrorCode::kAlreadyExists) return created.error();
+  // Forbidden: the namespace is being deleted, and what it held goes with it.
+  if (!created.ok() && created.error().code != ErrorCode::kAlreadyExists &&
+      created.error().code != ErrorCode::kForbidden) {
+    return created.error();
+  }
   return {};
 }
 

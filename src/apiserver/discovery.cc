@@ -37,6 +37,7 @@ SubresourceShape ShapeOf(const ResourceInfo& r, const std::string& sub) {
   if (sub == "scale") return {"autoscaling", "v1", "Scale", {"get", "patch", "update"}};
   if (sub == "eviction") return {"policy", "v1", "Eviction", {"create"}};
   if (sub == "log") return {r.group, r.version, r.kind, {"get"}};
+  if (sub == "finalize") return {r.group, r.version, r.kind, {"update"}};
   if (sub == "exec") return {"", "v1", "PodExecOptions", {"create", "get"}};
   if (sub == "attach") return {"", "v1", "PodAttachOptions", {"create", "get"}};
   if (sub == "portforward") return {"", "v1", "PodPortForwardOptions", {"create", "get"}};

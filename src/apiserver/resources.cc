@@ -24,7 +24,7 @@ const std::vector<ResourceInfo>& ServedResources() {
     add("", "bindings", "binding", "Binding", true);
     r.back().create_only = true;
     add("", "nodes", "node", "Node", false, {"no"}, {"status"});
-    add("", "namespaces", "namespace", "Namespace", false, {"ns"}, {"status"});
+    add("", "namespaces", "namespace", "Namespace", false, {"ns"}, {"status", "finalize"});
     add("", "events", "event", "Event", true, {"ev"});
     add("", "services", "service", "Service", true, {"svc"}, {"status"});
     add("", "endpoints", "endpoints", "Endpoints", true, {"ep"});

@@ -26,6 +26,7 @@
 #include "apiserver/field_types.h"
 #include "apiserver/field_validation.h"
 #include "apiserver/managed_fields.h"
+#include "apiserver/namespace_deleter.h"
 #include "apiserver/openapi_v2.h"
 #include "apiserver/openapi_v3.h"
 #include "apiserver/patch.h"
@@ -41,6 +42,7 @@
 #include "apiserver/table.h"
 #include "net/http_server.h"
 #include "net/tls_certs.h"
+#include "observe/log.h"
 
 namespace berth::apiserver {
 namespace {
@@ -124,6 +126,7 @@ Json StatusBody(const Error& e, const std::string& kind = "", const std::string&
       body["details"]["causes"] = Json::array({cause});
     }
   }
+  if (auto cause = NamespaceTerminatingCause(e)) body["details"]["causes"] = Json::array({*cause});
   return body;
 }
 
@@ -405,6 +408,7 @@ struct Server::Impl {
   std::condition_variable reaper_cv;
   bool stopping = false;
   std::thread reaper;
+  std::unique_ptr<NamespaceDeleter> namespace_deleter;
 
   HttpResponse Handle(HttpRequest& req);
   bool Authorized(const HttpRequest& req) const;
@@ -707,6 +711,7 @@ HttpResponse Server::Impl::HandleResource(HttpRequest& req, const Target& t) {
     if (m != "GET" && m != "PUT" && m != "PATCH") return not_allowed();
     return Scale(req, t);
   }
+  if (t.subresource == "finalize" && m != "PUT") return not_allowed();
   if (m == "GET") {
     auto got = store->Get(res, t.ns, t.name);
     if (!got.ok()) return ErrorResponse(got.error(), res.plural, t.name);
@@ -896,6 +901,9 @@ static Json SplitStatus(const ResourceInfo& res, const std::string& subresource,
     } else {
       next.erase("status");
     }
+  }
+  if (res.group.empty() && res.plural == "namespaces") {
+    return PrepareNamespaceUpdate(subresource, current, std::move(next));
   }
   return next;
 }
@@ -1419,6 +1427,7 @@ std::string Server::kubeconfig_path() const { return impl_->kubeconfig_path; }
 std::string Server::token() const { return impl_->token; }
 Store& Server::store() { return *impl_->store; }
 std::string Server::Metrics() { return impl_->request_metrics.Expose(*impl_->store); }
+NamespaceDeleter& Server::namespace_deleter() { return *impl_->namespace_deleter; }
 
 void Server::Stop() {
   if (!impl_) return;
@@ -1429,6 +1438,7 @@ void Server::Stop() {
   }
   impl_->reaper_cv.notify_all();
   if (impl_->reaper.joinable()) impl_->reaper.join();
+  if (impl_->namespace_deleter) impl_->namespace_deleter->Stop();
   {
     std::lock_guard wl(impl_->watches_mu);
     for (auto& w : impl_->watches) {
@@ -1515,6 +1525,13 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
     return Error{fmt::format("{}: cannot create the cluster's built-in objects: {}", dir,
                              ok.error().message)};
   }
+  // Finishes the namespace deletions a previous run left, and those asked for from now on.
+  impl->namespace_deleter = std::make_unique<NamespaceDeleter>(
+      *impl->store, NamespaceDeleterOptions{.log = [](const std::string& what) {
+        static observe::Logger logger;
+        logger.Error("Namespace deletion failed; retrying", {observe::KV::Str("err", what)});
+      }});
+  if (auto ok = impl->namespace_deleter->Start(); !ok.ok()) return ok.error();
   Impl* raw = impl.get();
   auto http =
       net::HttpServer::Start(http_opts, [raw](HttpRequest& req) {

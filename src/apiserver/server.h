@@ -25,6 +25,7 @@
 
 namespace berth::apiserver {
 
+class NamespaceDeleter;
 class Store;
 
 // A handler mounted beside the Kubernetes API. `prefix` ("/ui") matches that path and every
@@ -66,6 +67,8 @@ class Server {
   Store& store();
   // The server's metrics (request_metrics.h) in the Prometheus text format.
   std::string Metrics();
+  // Removes the content of Terminating namespaces, then the namespaces (namespace_deleter.h).
+  NamespaceDeleter& namespace_deleter();
   void Stop();
 
   struct Impl;

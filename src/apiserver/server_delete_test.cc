@@ -1,14 +1,17 @@
 // Deleting through the API server's HTTP surface where several objects or a subresource are
-// involved: deletecollection with a label selector, and a pod's eviction. Both answer once the
-// deletions are durable, so they survive a restart.
+// involved: deletecollection with a label selector, a pod's eviction, and a namespace (its
+// lifecycle: Terminating, the namespace deleter, the finalize subresource). They answer once
+// the deletions are durable, so they survive a restart.
 #include <gtest/gtest.h>
 
+#include "apiserver/namespace_deleter.h"
 #include "apiserver/server_test_fixture.h"
 
 namespace berth::apiserver {
 namespace {
 
 namespace http = boost::beast::http;
+using testing::Json;
 using testing::Reply;
 using ServerDeleteTest = testing::ServerHttpTest;
 
@@ -88,6 +91,90 @@ TEST_F(ServerDeleteTest, BoundPodWaitsForItsKubeletUnboundPodGoesAtOnce) {
 
   EXPECT_EQ(Do(http::verb::delete_, std::string(kPods) + "/unbound").status, 200);
   EXPECT_EQ(Do(http::verb::get, std::string(kPods) + "/unbound").status, 404);
+}
+
+constexpr const char* kTeam = "/api/v1/namespaces/team";
+constexpr const char* kTeamConfigMaps = "/api/v1/namespaces/team/configmaps";
+
+TEST_F(ServerDeleteTest, ANamespaceTerminatesUntilItsContentIsGoneThenGoes) {
+  Reply created = Do(http::verb::post, "/api/v1/namespaces", R"({"metadata":{"name":"team"}})");
+  ASSERT_EQ(created.status, 201);
+  EXPECT_EQ(created.body["spec"]["finalizers"], Json::array({"kubernetes"}));
+  // An update keeps the finalizers: only the finalize subresource changes them.
+  Reply updated = Do(http::verb::patch, kTeam, R"({"spec":{"finalizers":null}})",
+                     "application/merge-patch+json");
+  ASSERT_EQ(updated.status, 200);
+  EXPECT_EQ(updated.body["spec"]["finalizers"], Json::array({"kubernetes"}));
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_EQ(Do(http::verb::post, kTeamConfigMaps,
+                 R"({"metadata":{"name":"cm-)" + std::to_string(i) + R"("}})")
+                  .status,
+              201);
+  }
+  // Held by a finalizer: the namespace stays Terminating until it is removed.
+  ASSERT_EQ(Do(http::verb::post, kTeamConfigMaps,
+               R"({"metadata":{"name":"held","finalizers":["example.com/keep"]}})")
+                .status,
+            201);
+  Reply deleted = Do(http::verb::delete_, kTeam);
+  ASSERT_EQ(deleted.status, 200) << deleted.body.dump();
+  EXPECT_EQ(deleted.body["kind"], "Namespace");
+  EXPECT_EQ(deleted.body["status"]["phase"], "Terminating");
+  EXPECT_TRUE(deleted.body["metadata"].contains("deletionTimestamp"));
+  Reply terminating = Do(http::verb::get, kTeam);
+  ASSERT_EQ(terminating.status, 200);
+  EXPECT_EQ(terminating.body["status"]["phase"], "Terminating");
+  EXPECT_EQ(Do(http::verb::delete_, kTeam).status, 200);
+  Reply refused = Do(http::verb::post, kTeamConfigMaps, R"({"metadata":{"name":"late"}})");
+  EXPECT_EQ(refused.status, 403);
+  EXPECT_EQ(refused.body["message"],
+            "configmaps \"late\" is forbidden: unable to create new content in namespace team "
+            "because it is being terminated");
+  EXPECT_EQ(refused.body["details"]["causes"][0]["reason"], "NamespaceTerminating");
+  EXPECT_EQ(refused.body["details"]["causes"][0]["field"], "metadata.namespace");
+
+  // A deletion cut short by a restart goes on after it.
+  Restart();
+  ASSERT_EQ(Do(http::verb::get, kTeam).body["status"]["phase"], "Terminating");
+  ASSERT_EQ(Do(http::verb::patch, std::string(kTeamConfigMaps) + "/held",
+               R"({"metadata":{"finalizers":null}})", "application/merge-patch+json")
+                .status,
+            200);
+  ASSERT_TRUE(server_->namespace_deleter().WaitIdle(std::chrono::seconds(30)));
+  EXPECT_EQ(Do(http::verb::get, kTeam).status, 404);
+  EXPECT_EQ(Do(http::verb::get, std::string(kTeamConfigMaps) + "/held").status, 404);
+  // Created again, it holds only what a new namespace holds.
+  ASSERT_EQ(Do(http::verb::post, "/api/v1/namespaces", R"({"metadata":{"name":"team"}})").status,
+            201);
+  EXPECT_TRUE(Do(http::verb::get, kTeamConfigMaps).body["items"].empty());
+  Restart();
+  EXPECT_TRUE(Do(http::verb::get, kTeamConfigMaps).body["items"].empty());
+}
+
+TEST_F(ServerDeleteTest, TheFinalizeSubresourceSetsTheFinalizersOnly) {
+  ASSERT_EQ(Do(http::verb::post, "/api/v1/namespaces", R"({"metadata":{"name":"team"}})").status,
+            201);
+  const std::string finalize = std::string(kTeam) + "/finalize";
+  EXPECT_EQ(Do(http::verb::get, finalize).status, 405);
+  EXPECT_EQ(Do(http::verb::patch, finalize, "{}", "application/merge-patch+json").status, 405);
+  Reply done = Do(http::verb::put, finalize,
+                  R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team"},
+                      "spec":{"finalizers":["example.com/mine"]},"status":{"phase":"Gone"}})");
+  ASSERT_EQ(done.status, 200) << done.body.dump();
+  EXPECT_EQ(done.body["spec"]["finalizers"], Json::array({"example.com/mine"}));
+  EXPECT_EQ(done.body["status"]["phase"], "Active");
+  // Terminating, emptied, then held by the remaining finalizer until finalize removes it.
+  ASSERT_EQ(Do(http::verb::delete_, kTeam).status, 200);
+  ASSERT_TRUE(server_->namespace_deleter().WaitIdle(std::chrono::seconds(30)));
+  Reply held = Do(http::verb::get, kTeam);
+  ASSERT_EQ(held.status, 200);
+  EXPECT_EQ(held.body["status"]["phase"], "Terminating");
+  EXPECT_TRUE(Do(http::verb::get, "/api/v1/namespaces/team/serviceaccounts").body["items"].empty());
+  Reply last = Do(http::verb::put, finalize,
+                  R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team"},
+                      "spec":{"finalizers":[]}})");
+  EXPECT_EQ(last.status, 200) << last.body.dump();
+  EXPECT_EQ(Do(http::verb::get, kTeam).status, 404);
 }
 
 }  // namespace

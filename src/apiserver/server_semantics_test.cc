@@ -4,6 +4,7 @@
 // list, field selectors over unset booleans, and what a cluster holds from its first start.
 #include <gtest/gtest.h>
 
+#include "apiserver/namespace_deleter.h"
 #include "apiserver/server_test_fixture.h"
 
 namespace berth::apiserver {
@@ -48,6 +49,8 @@ TEST_F(ServerSemanticsTest, TheBuiltInNamespacesCannotBeDeleted) {
   ASSERT_EQ(Do(http::verb::post, "/api/v1/namespaces", R"({"metadata":{"name":"scratch"}})").status,
             201);
   EXPECT_EQ(Do(http::verb::delete_, "/api/v1/namespaces").status, 200);
+  // Terminating until the namespace deleter has emptied it.
+  ASSERT_TRUE(server_->namespace_deleter().WaitIdle(std::chrono::seconds(30)));
   EXPECT_EQ(Do(http::verb::get, "/api/v1/namespaces/scratch").status, 404);
   EXPECT_EQ(Do(http::verb::get, "/api/v1/namespaces/kube-system").status, 200);
   // A 404 outside any resource still carries details (kubectl reads them unchecked).

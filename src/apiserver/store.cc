@@ -125,6 +125,15 @@ bool HasFinalizers(const Json& meta) {
   return it != meta.end() && it->is_array() && !it->empty();
 }
 
+// A namespace's spec.finalizers (`kubernetes`: the namespace deleter's) hold its removal back
+// as metadata.finalizers hold any object's.
+bool HasSpecFinalizers(const Json& obj) {
+  auto spec = obj.find("spec");
+  return spec != obj.end() && spec->is_object() && HasFinalizers(*spec);
+}
+
+bool IsNamespaces(const ResourceInfo& r) { return r.group.empty() && r.plural == "namespaces"; }
+
 // A resource kept in another's storage and converted on the way in and out: events.k8s.io/v1
 // Events are core/v1 Events (event_conversion.h).
 struct StorageView {
@@ -369,7 +378,10 @@ struct Store::Impl {
       window_start = history.front().rv;
       history.pop_front();
     }
-    if (db) {
+    if (db && collecting) {
+      collecting->push_back({r.StorageName() + "/" + key, so.rv,
+                             type == WatchEventType::kDeleted ? nullptr : so.text});
+    } else if (db) {
       bool wake = false;
       {
         std::lock_guard lock(persist_mu);
@@ -383,6 +395,42 @@ struct Store::Impl {
       if (wake) commit_cv.notify_one();
     }
   }
+
+  // While set (with `mu` held), Publish collects the changes' writes here instead of queueing
+  // them one by one: see OneTransaction.
+  std::vector<PendingWrite>* collecting = nullptr;
+
+  // The changes published while one lives (with `mu` held throughout) are queued together when
+  // it ends, so the commit thread takes all of them into one transaction or none: a crash
+  // keeps every one of them or none. Revisions stay in order, since no other change can be
+  // published meanwhile.
+  class OneTransaction {
+   public:
+    // Within another (a namespace removed by DeleteMany), the outer one collects.
+    explicit OneTransaction(Impl& impl) : impl_(impl), nested_(impl.collecting != nullptr) {
+      if (!nested_) impl_.collecting = &writes_;
+    }
+    ~OneTransaction() {
+      if (nested_) return;
+      impl_.collecting = nullptr;
+      if (writes_.empty()) return;
+      bool wake = false;
+      {
+        std::lock_guard lock(impl_.persist_mu);
+        wake = impl_.pending.empty();
+        impl_.pending.insert(impl_.pending.end(), std::make_move_iterator(writes_.begin()),
+                             std::make_move_iterator(writes_.end()));
+      }
+      if (wake) impl_.commit_cv.notify_one();
+    }
+    OneTransaction(const OneTransaction&) = delete;
+    OneTransaction& operator=(const OneTransaction&) = delete;
+
+   private:
+    Impl& impl_;
+    const bool nested_;
+    std::vector<PendingWrite> writes_;
+  };
 
   // Returns once revision `rv` (already published) is durable.
   VoidResult WaitDurable(int64_t rv) {
@@ -705,9 +753,117 @@ struct Store::Impl {
     return Slot{m, std::move(key), it};
   }
 
-  bool NamespaceExists(std::string_view ns) {
+  // Namespace `ns`, or null. Called with `mu` held.
+  const StoredObject* FindNamespace(std::string_view ns) {
     auto it = objects.find("namespaces");
-    return it != objects.end() && it->second.count(ObjectKey("", ns)) > 0;
+    if (it == objects.end()) return nullptr;
+    auto found = it->second.find(ObjectKey("", ns));
+    return found == it->second.end() ? nullptr : &found->second;
+  }
+
+  // Removes the namespace at `it` of `m`, whose last version is `last`, and whatever is still
+  // in it, in one transaction: its objects first, as they would go one by one, then the
+  // namespace. Called with `mu` held; `rv` receives the namespace's revision.
+  StoredObject RemoveNamespace(const ResourceInfo& r, std::map<std::string, StoredObject>& m,
+                               std::map<std::string, StoredObject>::iterator it, Json last,
+                               int64_t* rv) {
+    OneTransaction transaction(*this);
+    const std::string name = last["metadata"].value("name", "");
+    const std::string prefix = name + "/";
+    for (const auto& res : ServedResources()) {
+      if (!res.namespaced || res.create_only || ViewOf(res)) continue;
+      auto found = objects.find(res.StorageName());
+      if (found == objects.end()) continue;
+      auto& content = found->second;
+      for (auto o = content.lower_bound(prefix);
+           o != content.end() && o->first.compare(0, prefix.size(), prefix) == 0;) {
+        StoredObject gone = Seal(Json(*o->second.object), ++revision);
+        const std::string key = o->first;
+        o = content.erase(o);
+        Publish(res, name, key, WatchEventType::kDeleted, gone);
+      }
+    }
+    *rv = ++revision;
+    StoredObject removed = Seal(std::move(last), *rv);
+    const std::string key = it->first;
+    m.erase(it);
+    Publish(r, "", key, WatchEventType::kDeleted, removed);
+    return removed;
+  }
+
+  // Store::Delete of one object, with `mu` held. `rv` receives the change's revision (left as
+  // it was when nothing changed).
+  Result<StoredObject> DeleteLocked(const ResourceInfo& r, std::string_view ns,
+                                    std::string_view name, const DeletePreconditions& preconditions,
+                                    bool dry_run, int64_t* rv, const GraceFn& grace = nullptr) {
+    auto [m, key, it] = Locate(r, ns, name);
+    if (it == m.end()) return NotFoundError(r, name);
+    const Json& meta = (*it->second.object)["metadata"];
+    if (const auto& uid = preconditions.uid; uid && meta.value("uid", "") != *uid) {
+      return Error{fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: "
+                               "{}",
+                               *uid, meta.value("uid", "")),
+                   ErrorCode::kConflict};
+    }
+    if (const auto& want = preconditions.resource_version;
+        want && meta.value("resourceVersion", "") != *want) {
+      return Error{fmt::format("Precondition failed: ResourceVersion in precondition: {}, "
+                               "ResourceVersion in object meta: {}",
+                               *want, meta.value("resourceVersion", "")),
+                   ErrorCode::kConflict};
+    }
+    const GraceDecision decision = grace ? grace(*it->second.object) : GraceDecision{};
+    if (decision.action == GraceDecision::kPending) return it->second;
+    if (decision.action == GraceDecision::kMark) {
+      // Marked for a graceful deletion: whoever stops the object (a pod's kubelet) deletes it
+      // again with no grace when done.
+      if (dry_run) return it->second;
+      Json obj = *it->second.object;
+      obj["metadata"]["deletionTimestamp"] = decision.deletion_timestamp;
+      obj["metadata"]["deletionGracePeriodSeconds"] = decision.grace_seconds;
+      if (obj["metadata"].contains("generation")) {
+        obj["metadata"]["generation"] = obj["metadata"].value("generation", int64_t{0}) + 1;
+      }
+      *rv = ++revision;
+      StoredObject graceful = Seal(std::move(obj), *rv);
+      const StoredObject before = std::exchange(it->second, graceful);
+      Publish(r, ns, key, WatchEventType::kModified, graceful, &before);
+      return graceful;
+    }
+    const bool marked = meta.contains("deletionTimestamp");
+    if (IsNamespaces(r) && !marked) {
+      // The namespace starts terminating; it goes once the deleter has emptied it.
+      Json obj = *it->second.object;
+      obj["metadata"]["deletionTimestamp"] = FormatTimestamp(NowUnixSeconds());
+      obj["status"]["phase"] = "Terminating";
+      if (dry_run) return Seal(std::move(obj), it->second.rv);
+      *rv = ++revision;
+      StoredObject terminating = Seal(std::move(obj), *rv);
+      const StoredObject before = std::exchange(it->second, terminating);
+      Publish(r, ns, key, WatchEventType::kModified, terminating, &before);
+      return terminating;
+    }
+    const bool held =
+        HasFinalizers(meta) || (IsNamespaces(r) && HasSpecFinalizers(*it->second.object));
+    if (held) {
+      // Marked for deletion; the object goes when its last finalizer is removed.
+      if (marked || dry_run) return it->second;
+      Json obj = *it->second.object;
+      obj["metadata"]["deletionTimestamp"] = FormatTimestamp(NowUnixSeconds());
+      obj["metadata"]["deletionGracePeriodSeconds"] = 0;
+      *rv = ++revision;
+      StoredObject marking = Seal(std::move(obj), *rv);
+      const StoredObject before = std::exchange(it->second, marking);
+      Publish(r, ns, key, WatchEventType::kModified, marking, &before);
+      return marking;
+    }
+    if (dry_run) return it->second;
+    if (IsNamespaces(r)) return RemoveNamespace(r, m, it, Json(*it->second.object), rv);
+    *rv = ++revision;
+    StoredObject last = Seal(Json(*it->second.object), *rv);
+    m.erase(it);
+    Publish(r, ns, key, WatchEventType::kDeleted, last);
+    return last;
   }
 };
 
@@ -782,8 +938,19 @@ Result<StoredObject> Store::Create(const ResourceInfo& r, std::string_view ns, J
       } while (m.count(ObjectKey(ns, name)) > 0);
       meta["name"] = name;
     }
-    if (r.namespaced && !impl_->NamespaceExists(ns)) {
-      return Error{fmt::format("namespaces \"{}\" not found", ns), ErrorCode::kNotFound};
+    if (r.namespaced) {
+      const StoredObject* space = impl_->FindNamespace(ns);
+      if (!space) {
+        return Error{fmt::format("namespaces \"{}\" not found", ns), ErrorCode::kNotFound};
+      }
+      // Checked under the lock that the namespace's deletion takes: no object slips in after
+      // the deleter has listed the namespace's content (kube-apiserver's NamespaceLifecycle).
+      if ((*space->object)["metadata"].contains("deletionTimestamp")) {
+        return Error{fmt::format("{} \"{}\" is forbidden: unable to create new content in "
+                                 "namespace {} because it is being terminated",
+                                 r.StorageName(), name, ns),
+                     ErrorCode::kForbidden};
+      }
     }
     const std::string key = ObjectKey(ns, name);
     // One search of the (large) map serves the existence check and the insertion below.
@@ -872,12 +1039,19 @@ Result<StoredObject> Store::Mutate(const ResourceInfo& r, std::string_view ns,
     // A graceful deletion still running (a pod its kubelet is stopping) is not finished by an
     // update; only a deletion held back by finalizers alone is.
     const bool grace_pending = cur_meta.value("deletionGracePeriodSeconds", int64_t{0}) > 0;
-    if (being_deleted && !grace_pending && !HasFinalizers(meta) && !dry_run) {
+    if (being_deleted && !grace_pending && !HasFinalizers(meta) &&
+        !(IsNamespaces(r) && HasSpecFinalizers(obj)) && !dry_run) {
       // The last finalizer is gone: the deletion it held back happens now.
-      int64_t rv = ++impl_->revision;
-      StoredObject last = impl_->Seal(std::move(obj), rv);
-      m.erase(it);
-      impl_->Publish(r, ns, key, WatchEventType::kDeleted, last);
+      int64_t rv = 0;
+      StoredObject last;
+      if (IsNamespaces(r)) {
+        last = impl_->RemoveNamespace(r, m, it, std::move(obj), &rv);
+      } else {
+        rv = ++impl_->revision;
+        last = impl_->Seal(std::move(obj), rv);
+        m.erase(it);
+        impl_->Publish(r, ns, key, WatchEventType::kDeleted, last);
+      }
       lock.unlock();
       if (durability == Durability::kLater) return last;
       if (auto d = impl_->WaitDurable(rv); !d.ok()) return d.error();
@@ -981,96 +1155,46 @@ Result<StoredObject> Store::Delete(const ResourceInfo& r, std::string_view ns,
                                    std::string_view name, const DeletePreconditions& preconditions,
                                    bool dry_run, Durability durability, const GraceFn& grace) {
   if (const StorageView* view = ViewOf(r)) {
-    return Viewed(
-        *view, r,
-        DeleteObject(*view->storage, ns, name, preconditions, dry_run, durability, true, grace));
+    return Viewed(*view, r,
+                  DeleteObject(*view->storage, ns, name, preconditions, dry_run, durability, grace));
   }
-  return DeleteObject(r, ns, name, preconditions, dry_run, durability, true, grace);
+  return DeleteObject(r, ns, name, preconditions, dry_run, durability, grace);
 }
 
 Result<StoredObject> Store::DeleteObject(const ResourceInfo& r, std::string_view ns,
                                          std::string_view name,
                                          const DeletePreconditions& preconditions, bool dry_run,
-                                         Durability durability, bool honour_finalizers,
-                                         const GraceFn& grace) {
-  std::vector<std::pair<const ResourceInfo*, std::string>> cascade;
-  int64_t rv;
+                                         Durability durability, const GraceFn& grace) {
+  int64_t rv = 0;
   StoredObject last;
   {
     std::lock_guard lock(impl_->mu);
-    auto [m, key, it] = impl_->Locate(r, ns, name);
-    if (it == m.end()) return NotFoundError(r, name);
-    const Json& meta = (*it->second.object)["metadata"];
-    if (const auto& uid = preconditions.uid; uid && meta.value("uid", "") != *uid) {
-      return Error{fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: "
-                               "{}",
-                               *uid, meta.value("uid", "")),
-                   ErrorCode::kConflict};
-    }
-    if (const auto& rv = preconditions.resource_version;
-        rv && meta.value("resourceVersion", "") != *rv) {
-      return Error{fmt::format("Precondition failed: ResourceVersion in precondition: {}, "
-                               "ResourceVersion in object meta: {}",
-                               *rv, meta.value("resourceVersion", "")),
-                   ErrorCode::kConflict};
-    }
-    const GraceDecision decision = grace ? grace(*it->second.object) : GraceDecision{};
-    if (decision.action == GraceDecision::kPending) return it->second;
-    if (decision.action == GraceDecision::kMark) {
-      // Marked for a graceful deletion: whoever stops the object (a pod's kubelet) deletes it
-      // again with no grace when done.
-      if (dry_run) return it->second;
-      Json obj = *it->second.object;
-      obj["metadata"]["deletionTimestamp"] = decision.deletion_timestamp;
-      obj["metadata"]["deletionGracePeriodSeconds"] = decision.grace_seconds;
-      if (obj["metadata"].contains("generation")) {
-        obj["metadata"]["generation"] = obj["metadata"].value("generation", int64_t{0}) + 1;
-      }
-      rv = ++impl_->revision;
-      StoredObject marked = impl_->Seal(std::move(obj), rv);
-      const StoredObject before = std::exchange(it->second, marked);
-      impl_->Publish(r, ns, key, WatchEventType::kModified, marked, &before);
-      last = marked;
-    } else if (honour_finalizers && HasFinalizers(meta)) {
-      // Marked for deletion; the object goes when its last finalizer is removed.
-      if (meta.contains("deletionTimestamp") || dry_run) return it->second;
-      Json obj = *it->second.object;
-      obj["metadata"]["deletionTimestamp"] = FormatTimestamp(NowUnixSeconds());
-      obj["metadata"]["deletionGracePeriodSeconds"] = 0;
-      rv = ++impl_->revision;
-      StoredObject marked = impl_->Seal(std::move(obj), rv);
-      const StoredObject before = std::exchange(it->second, marked);
-      impl_->Publish(r, ns, key, WatchEventType::kModified, marked, &before);
-      last = marked;
-    } else {
-      if (dry_run) return it->second;
-      rv = ++impl_->revision;
-      Json obj = *it->second.object;
-      last = impl_->Seal(std::move(obj), rv);
-      m.erase(it);
-      impl_->Publish(r, ns, key, WatchEventType::kDeleted, last);
-    }
-    if (r.plural == "namespaces" && r.group.empty() && !m.count(key)) {
-      for (const auto& res : ServedResources()) {
-        if (!res.namespaced) continue;
-        auto found = impl_->objects.find(res.StorageName());
-        if (found == impl_->objects.end()) continue;
-        const std::string prefix = std::string(name) + "/";
-        for (auto o = found->second.lower_bound(prefix);
-             o != found->second.end() && o->first.rfind(prefix, 0) == 0; ++o) {
-          cascade.emplace_back(&res, o->first.substr(prefix.size()));
-        }
-      }
-    }
+    auto gone = impl_->DeleteLocked(r, ns, name, preconditions, dry_run, &rv, grace);
+    if (!gone.ok()) return gone.error();
+    last = std::move(gone).value();
   }
-  for (const auto& [res, obj_name] : cascade) {
-    // Already gone is fine. Waited for: the namespace's revision is older than these.
-    (void)DeleteObject(*res, name, obj_name, {}, false, Durability::kAwait,
-                       /*honour_finalizers=*/false);
-  }
-  if (durability == Durability::kLater) return last;
+  if (rv == 0 || durability == Durability::kLater) return last;
   if (auto d = impl_->WaitDurable(rv); !d.ok()) return d.error();
   return last;
+}
+
+Result<int64_t> Store::DeleteMany(const std::vector<ObjectRef>& objects, Durability durability) {
+  int64_t last_rv = 0;
+  {
+    std::lock_guard lock(impl_->mu);
+    Impl::OneTransaction transaction(*impl_);
+    for (const ObjectRef& o : objects) {
+      const StorageView* view = ViewOf(*o.resource);
+      DeletePreconditions preconditions;
+      if (!o.uid.empty()) preconditions.uid = o.uid;
+      // Gone already, or another object of that name now: left alone.
+      (void)impl_->DeleteLocked(view ? *view->storage : *o.resource, o.ns, o.name, preconditions,
+                                false, &last_rv);
+    }
+  }
+  if (last_rv == 0 || durability == Durability::kLater) return last_rv;
+  if (auto d = impl_->WaitDurable(last_rv); !d.ok()) return d.error();
+  return last_rv;
 }
 
 void Store::WhenDurable(int64_t rv, std::function<void(VoidResult)> done) {

@@ -125,14 +125,33 @@ class Store {
                               Durability durability = Durability::kAwait);
   // Deletes; the preconditions that are set must match (Conflict otherwise). Returns the last
   // state. An object with metadata.finalizers is only marked (deletionTimestamp set, a
-  // MODIFIED event) and goes when an update removes its last finalizer. Deleting a namespace
-  // deletes its objects, finalizers or not.
+  // MODIFIED event) and goes when an update removes its last finalizer.
+  //
+  // Namespaces follow kube-apiserver's lifecycle: the first Delete marks the namespace
+  // Terminating (deletionTimestamp and status.phase, one MODIFIED event); from then on no object
+  // can be created in it (Forbidden), and the namespace deleter (namespace_deleter.h) removes
+  // its content and then its `kubernetes` finalizer. A Terminating namespace goes once it has
+  // no finalizers left, in spec or metadata: through the update that removes the last one, or
+  // a later Delete. What content is still in it then goes with it, in the same transaction, so
+  // no object outlives its namespace.
   // `grace`, when set, decides from the current object whether the deletion is graceful
   // (GraceDecision); the other preconditions are checked first.
   Result<StoredObject> Delete(const ResourceInfo& r, std::string_view ns, std::string_view name,
                               const DeletePreconditions& preconditions, bool dry_run,
                               Durability durability = Durability::kAwait,
                               const GraceFn& grace = nullptr);
+  // Deletes each object as Delete does (one with metadata.finalizers is only marked), under one
+  // hold of the lock and in one transaction: a crash keeps all of these changes or none. An
+  // object already gone, or whose uid is not the one given, is left alone. Returns the
+  // revision of the last change (0: nothing changed).
+  struct ObjectRef {
+    const ResourceInfo* resource;
+    std::string ns;
+    std::string name;
+    std::string uid;  // empty: any
+  };
+  Result<int64_t> DeleteMany(const std::vector<ObjectRef>& objects,
+                             Durability durability = Durability::kAwait);
   // Calls `done` once revision `rv` (a write's StoredObject::rv) is durable, or with the
   // storage error that stops it being so: at once on this thread when it already is, else on
   // the commit thread after the group's commit (so `done` must only hand the answer off).
@@ -157,7 +176,7 @@ class Store {
   explicit Store(std::unique_ptr<Impl> impl);
   Result<StoredObject> DeleteObject(const ResourceInfo& r, std::string_view ns,
                                     std::string_view name, const DeletePreconditions& preconditions,
-                                    bool dry_run, Durability durability, bool honour_finalizers,
+                                    bool dry_run, Durability durability,
                                     const GraceFn& grace = nullptr);
   std::unique_ptr<Impl> impl_;
 };

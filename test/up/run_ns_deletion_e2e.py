@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""End-to-end tests of namespace deletion in `berth up`, with the real kubectl.
+
+Usage: run_ns_deletion_e2e.py BERTH [CHECK ...]
+
+* a namespace of 3,000 ConfigMaps: `kubectl delete namespace` waits until it is gone, a watch
+  sees every ConfigMap go, and the time it takes is printed (the rate docs/up.md gives);
+* `kubectl get ns` shows Terminating while an object's finalizer holds the namespace, creates
+  in it are refused (403), and `kubectl delete namespace` returns once the finalizer is removed;
+* the server is killed (SIGKILL) right after the DELETE of a namespace of 3,000 ConfigMaps and
+  restarted on the same data directory: the namespace is Terminating or gone, then gone with
+  all its content, and created again it is empty.
+Prints one line per check and "N passed, M failed".
+"""
+import http.client
+import json
+import os
+import shutil
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run_up_e2e import KUBECTL, Fail, Up, run_checks, wait_for  # noqa: E402
+
+CONFIGMAPS = 3000
+
+
+class Api:
+    """Requests straight to the API server of `up` (kubectl sends one object per process)."""
+
+    def __init__(self, up):
+        self.port = up.port
+        with open(os.path.join(up.data_dir, "token")) as f:
+            self.token = f.read().strip()
+        self.context = ssl.create_default_context(cafile=os.path.join(up.data_dir, "ca.crt"))
+
+    def connect(self):
+        return http.client.HTTPSConnection("127.0.0.1", self.port, context=self.context,
+                                           timeout=60)
+
+    def request(self, conn, method, path, body=None):
+        headers = {"Authorization": "Bearer " + self.token, "Content-Type": "application/json"}
+        conn.request(method, path, body=json.dumps(body) if body is not None else None,
+                     headers=headers)
+        resp = conn.getresponse()
+        return resp.status, json.loads(resp.read() or b"{}")
+
+    def fill(self, ns, count, threads=8):
+        """Creates namespace `ns` and `count` ConfigMaps in it, from `threads` connections."""
+        conn = self.connect()
+        status, body = self.request(conn, "POST", "/api/v1/namespaces",
+                                    {"metadata": {"name": ns}})
+        if status != 201:
+            raise Fail("creating namespace %s: %d %s" % (ns, status, body))
+        errors = []
+
+        def create(first):
+            c = self.connect()
+            for i in range(first, count, threads):
+                status, body = self.request(c, "POST", "/api/v1/namespaces/%s/configmaps" % ns,
+                                            {"metadata": {"name": "cm-%05d" % i},
+                                             "data": {"key": "value-%d" % i}})
+                if status != 201:
+                    errors.append("%d %s" % (status, body.get("message")))
+                    return
+
+        workers = [threading.Thread(target=create, args=(t,)) for t in range(threads)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        if errors:
+            raise Fail("creating ConfigMaps in %s: %s" % (ns, errors[0]))
+
+
+def configmap_names(up, ns):
+    out = up.kubectl(["get", "configmaps", "-n", ns, "-o", "name"])[1]
+    return [line for line in out.split() if line]
+
+
+def namespace(up, name):
+    rc, out, _ = up.kubectl(["get", "namespace", name, "-o", "json"], check=False)
+    return json.loads(out) if rc == 0 else None
+
+
+def check_delete_waits_and_watchers_see_every_object(up):
+    Api(up).fill("timed", CONFIGMAPS)
+    watch = subprocess.Popen(
+        [KUBECTL, "get", "configmaps", "-n", "timed", "--watch-only", "--output-watch-events",
+         "-o", "jsonpath={.type} {.object.metadata.name}{\"\\n\"}"],
+        env=up.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.5)  # the watch is open
+        t = time.time()
+        rc, out, err = up.kubectl(["delete", "namespace", "timed"], timeout=120)
+        took = time.time() - t
+        if "namespace \"timed\" deleted" not in out:
+            raise Fail("kubectl delete namespace printed: %s %s" % (out, err))
+        if namespace(up, "timed") is not None:
+            raise Fail("kubectl delete namespace returned before the namespace was gone")
+        time.sleep(1.0)
+    finally:
+        watch.terminate()
+        events, _ = watch.communicate(timeout=10)
+    gone = [line for line in events.splitlines() if line.startswith("DELETED cm-")]
+    if len(gone) != CONFIGMAPS:
+        raise Fail("the watch saw %d of %d ConfigMaps deleted" % (len(gone), CONFIGMAPS))
+    print("  kubectl delete namespace of %d ConfigMaps: %.2f s (%.0f objects/s, kubectl's "
+          "start and its wait included)" % (CONFIGMAPS, took, CONFIGMAPS / took), flush=True)
+
+
+def check_a_finalizer_holds_the_namespace_terminating(up):
+    up.kubectl(["create", "namespace", "held"])
+    up.kubectl(["create", "-f", "-"], stdin=json.dumps(
+        {"apiVersion": "v1", "kind": "ConfigMap",
+         "metadata": {"name": "kept", "namespace": "held",
+                      "finalizers": ["example.com/keep"]}}))
+    up.kubectl(["delete", "namespace", "held", "--wait=false"])
+    listed = up.kubectl(["get", "namespaces"])[1]
+    if not any(line.split()[:2] == ["held", "Terminating"] for line in listed.splitlines()):
+        raise Fail("kubectl get namespaces does not show held as Terminating:\n" + listed)
+    rc, _, err = up.kubectl(["create", "configmap", "late", "-n", "held"], check=False)
+    if rc == 0 or "unable to create new content in namespace held because it is being " \
+                  "terminated" not in err:
+        raise Fail("a create in a Terminating namespace: rc %d, %s" % (rc, err))
+
+    def conditions_say_why():
+        ns = namespace(up, "held") or {}
+        return any(c.get("type") == "NamespaceFinalizersRemaining" and c.get("status") == "True"
+                   and "example.com/keep in 1 resource instances" in c.get("message", "")
+                   for c in ns.get("status", {}).get("conditions", []))
+
+    wait_for("the namespace's conditions to name the finalizer", conditions_say_why, timeout=30)
+    waiting = subprocess.Popen([KUBECTL, "delete", "namespace", "held", "--timeout=60s"],
+                               env=up.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    time.sleep(1.0)
+    if waiting.poll() is not None:
+        raise Fail("kubectl delete namespace returned while the namespace was still there")
+    up.kubectl(["patch", "configmap", "kept", "-n", "held", "--type", "merge", "-p",
+                json.dumps({"metadata": {"finalizers": None}})])
+    out, err = waiting.communicate(timeout=90)
+    if waiting.returncode != 0:
+        raise Fail("kubectl delete namespace held: rc %d, %s" % (waiting.returncode, err))
+    if namespace(up, "held") is not None:
+        raise Fail("namespace held is still there")
+
+
+def check_deletion_resumes_after_kill9(up):
+    data_dir = tempfile.mkdtemp(prefix="berth-ns-kill9-")
+    crashing = Up(up.berth, data_dir, demo_nodes=0)
+    again = None
+    try:
+        api = Api(crashing)
+        api.fill("bulk", CONFIGMAPS)
+        conn = api.connect()
+        status, body = api.request(conn, "DELETE", "/api/v1/namespaces/bulk")
+        crashing.proc.kill()
+        crashing.proc.wait()
+        crashing.log.close()
+        if status != 200 or body.get("status", {}).get("phase") != "Terminating":
+            raise Fail("DELETE of the namespace: %d %s" % (status, body))
+        again = Up(up.berth, data_dir, demo_nodes=0)
+        first = namespace(again, "bulk")
+        if first is None:
+            print("  after the restart: namespace gone", flush=True)
+        else:
+            phase = first.get("status", {}).get("phase")
+            left = len(configmap_names(again, "bulk"))
+            print("  after the restart: namespace %s, %d ConfigMaps left" % (phase, left),
+                  flush=True)
+            if phase != "Terminating":
+                raise Fail("after the restart the namespace is %s, not Terminating" % phase)
+        wait_for("namespace bulk gone", lambda: namespace(again, "bulk") is None, timeout=60)
+        again.kubectl(["create", "namespace", "bulk"])
+        left = [n for n in configmap_names(again, "bulk") if n.startswith("configmap/cm-")]
+        if left:
+            raise Fail("namespace bulk created again holds %d old ConfigMaps" % len(left))
+    finally:
+        if again and again.proc.poll() is None:
+            again.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+CHECKS = [check_delete_waits_and_watchers_see_every_object,
+          check_a_finalizer_holds_the_namespace_terminating, check_deletion_resumes_after_kill9]
+
+
+def main():
+    berth = os.path.abspath(sys.argv[1])
+    wanted = set(sys.argv[2:])
+    data_dir = tempfile.mkdtemp(prefix="berth-ns-e2e-")
+    passed = failed = 0
+    up = None
+    try:
+        up = Up(berth, data_dir, demo_nodes=1)
+        passed, failed = run_checks(CHECKS, up, wanted)
+    except Fail as e:
+        failed += 1
+        print("FAIL startup: %s" % e)
+    finally:
+        if up and up.proc.poll() is None:
+            up.stop()
+        if failed:
+            print("berth up log (tail):\n" + open(os.path.join(data_dir, "up.log")).read()[-4000:])
+        shutil.rmtree(data_dir, ignore_errors=True)
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
