@@ -167,6 +167,10 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   up->add_option("--config", up_options.config_file, "KubeSchedulerConfiguration file");
   up->add_option("--demo-nodes", up_options.demo_nodes, "Create this many nodes on first start");
   up->add_flag("--no-scheduler", up_options.no_scheduler, "Serve the API only");
+  up->add_option("--controllers", up_options.controllers,
+                 "Workload controllers to run, as kube-controller-manager's: '*' (all), 'name', "
+                 "'-name' (replicaset, replicationcontroller)")
+      ->delimiter(',');
   up->add_option("--event-ttl", up_options.event_ttl,
                  "Delete events this long after their last write (Go duration; 0s: keep)")
       ->capture_default_str();

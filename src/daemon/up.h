@@ -22,6 +22,9 @@ struct UpOptions {
   int demo_nodes = 0;
   std::string event_ttl = "1h0m0s";  // Go duration; events are deleted this long after a write
   bool no_scheduler = false;
+  // Workload controllers to run (kube-controller-manager's --controllers: "*", "name",
+  // "-name"); empty: none.
+  std::vector<std::string> controllers = {"*"};
   bool record_decisions = false;
   int verbosity = 0;
   std::vector<std::string> plugin_libraries;
