@@ -47,9 +47,10 @@ class ReplicaSetControllerTest : public ::testing::Test {
     WaitFor([&] { return pods_->HasSynced() && sets_->HasSynced(); });
   }
   void TearDown() override {
-    controller_.reset();
+    // Informers first: their threads call the controller's handlers.
     pods_->Stop();
     sets_->Stop();
+    controller_.reset();
     server_->Stop();
     fs::remove_all(dir_);
   }
