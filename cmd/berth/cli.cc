@@ -181,6 +181,10 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   up->add_option("--node-status-report-interval", up_options.node_status_report_interval,
                  "Simulated kubelets: how often an unchanged node status is posted (Go duration)")
       ->capture_default_str();
+  up->add_option("--controllers", up_options.controllers,
+                 "Workload controllers to run, as kube-controller-manager's: '*' (all), 'name', "
+                 "'-name' (replicaset, replicationcontroller)")
+      ->delimiter(',');
   up->add_option("--event-ttl", up_options.event_ttl,
                  "Delete events this long after their last write (Go duration; 0s: keep)")
       ->capture_default_str();

@@ -13,7 +13,9 @@
 #include "apiserver/resources.h"
 #include "apiserver/server.h"
 #include "apiserver/store.h"
+#include "client/kubeconfig.h"
 #include "config/load.h"
+#include "controllers/controller_manager.h"
 #include "daemon/demo_nodes.h"
 #include "daemon/scheduler_app.h"
 #include "daemon/scheduler_flags.h"
@@ -138,6 +140,23 @@ Result<std::unique_ptr<kubelet::SimulatedKubelets>> StartKubelets(const UpOption
   return kubelets;
 }
 
+// The workload controllers, clients of the API server like the scheduler (null when none).
+Result<std::unique_ptr<controllers::ControllerManager>> StartControllers(
+    const UpOptions& options, const std::string& kubeconfig) {
+  if (options.controllers.empty()) return std::unique_ptr<controllers::ControllerManager>();
+  auto conn = client::ResolveConnection({.explicit_path = kubeconfig});
+  if (!conn.ok()) return conn.error();
+  auto http = net::HttpClient::Create(*conn);
+  if (!http.ok()) return http.error();
+  // No client-side limit: the API server is this process's own (as the scheduler's).
+  auto rest =
+      std::make_unique<client::RestClient>(std::move(http).value(), client::RestOptions{.qps = 0});
+  controllers::ControllerManagerOptions co;
+  co.controllers = options.controllers;
+  co.log = [](const std::string& m) { std::fprintf(stderr, "controllers: %s\n", m.c_str()); };
+  return controllers::ControllerManager::Start(std::move(rest), std::move(co));
+}
+
 }  // namespace
 
 Result<config::SchedulerConfiguration> UpSchedulerConfiguration(const UpOptions& options,
@@ -205,6 +224,11 @@ int RunUp(const UpOptions& options) {
                  r.error().message.c_str());
     return 1;
   }
+  auto controllers = StartControllers(options, (*server)->kubeconfig_path());
+  if (!controllers.ok()) {
+    std::fprintf(stderr, "berth up: controllers: %s\n", controllers.error().message.c_str());
+    return 1;
+  }
   std::unique_ptr<SchedulerApp> scheduler;
   if (!options.no_scheduler) {
     SchedulerAppOptions sa;
@@ -257,6 +281,7 @@ int RunUp(const UpOptions& options) {
     rc = scheduler->Failed() ? 1 : 0;
     scheduler->Stop();
   }
+  if (*controllers) (*controllers)->Stop();
   (*server)->Stop();
   std::printf("berth up: stopped\n");
   return rc;

@@ -29,6 +29,9 @@ struct UpOptions {
   std::string max_termination_grace = "1s";
   std::string node_lease_renew_interval = "10s";
   std::string node_status_report_interval = "5m0s";
+  // Workload controllers to run (kube-controller-manager's --controllers: "*", "name",
+  // "-name"); empty: none.
+  std::vector<std::string> controllers = {"*"};
   bool record_decisions = false;
   int verbosity = 0;
   std::vector<std::string> plugin_libraries;

@@ -915,11 +915,46 @@ def check_simulated_kubelets(up):
     up.kubectl(["delete", "pod", "once"])
 
 
+def check_replicaset_controller(up):
+    """The ReplicaSet controller of `berth up` creates the pods (bound by the scheduler), owned
+    by the set, scales them down and reports status."""
+    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "rsweb"},
+          "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "rsweb"}},
+                   "template": {"metadata": {"labels": {"app": "rsweb"}},
+                                "spec": {"containers": [{"name": "c", "image": "nginx",
+                                                         "resources": {"requests": {"cpu": "10m"}}}]}}}}
+    create(up, [rs])
+    uid = json.loads(up.kubectl(["get", "rs", "rsweb", "-o", "json"])[1])["metadata"]["uid"]
+
+    def bound(n):
+        pods = pods_json(up, selector="app=rsweb")
+        live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+        return len(live) == n and all(p["spec"].get("nodeName") for p in live) and live
+    pods = wait_for("3 bound pods of rsweb", lambda: bound(3))
+    for p in pods:
+        refs = p["metadata"].get("ownerReferences", [])
+        if not p["metadata"]["name"].startswith("rsweb-") or not any(
+                r.get("controller") and r["uid"] == uid for r in refs):
+            raise Fail("pod not owned by rsweb: %r" % p["metadata"])
+    wait_for("rsweb status", lambda: json.loads(up.kubectl(["get", "rs", "rsweb", "-o", "json"])[1])
+             .get("status", {}).get("replicas") == 3)
+    up.kubectl(["scale", "rs", "rsweb", "--replicas=1"])
+    wait_for("rsweb scaled down", lambda: bound(1))
+    st = wait_for("rsweb status after scale-down",
+                  lambda: (lambda s: s if s.get("replicas") == 1 and s.get("observedGeneration") == 2
+                           else None)(json.loads(up.kubectl(["get", "rs", "rsweb", "-o", "json"])[1])
+                                      .get("status", {})))
+    if st.get("fullyLabeledReplicas") != 1:
+        raise Fail("rsweb status: %r" % st)
+    up.kubectl(["delete", "rs", "rsweb"])
+    up.kubectl(["delete", "pods", "-l", "app=rsweb", "--wait=false"])
+
+
 CHECKS = [check_nodes_ready, check_simulated_kubelets, check_kubectl_verbs, check_workloads_and_auth,
           check_operator_semantics, check_list_manifests, check_kubectl_explain, check_metrics,
           check_server_side_apply_managers, check_kubectl_create_generators, check_watch,
           check_capacity_live, check_explain_live, check_explain_uses_up_config,
-          check_batch_bound,
+          check_batch_bound, check_replicaset_controller,
           check_unschedulable_then_bound, check_preemption, check_other_scheduler_left_alone, check_bad_input,
           check_poison_input, check_field_validation, check_python_client, check_restart_keeps_state]
 

@@ -1,0 +1,41 @@
+// What every controller of the controller manager shares: its options, and the loop of worker
+// threads that take keys from its WorkQueue and sync them (a failed sync is retried with the
+// queue's backoff, a successful one forgets it), as upstream's processNextWorkItem.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "berth/api/result.h"
+#include "berth/framework/clock.h"
+#include "controllers/work_queue.h"
+
+namespace berth::controllers {
+
+struct ControllerOptions {
+  const Clock* clock = nullptr;                 // required
+  int workers = 5;                              // kube-controller-manager's --concurrent-*-syncs
+  std::function<void(const std::string&)> log;  // errors and notable events
+};
+
+class WorkerLoop {
+ public:
+  WorkerLoop(WorkQueue* queue, std::function<VoidResult(const std::string&)> sync,
+             std::function<void(const std::string&)> log);
+  ~WorkerLoop();
+  void Start(int workers);
+  // Shuts the queue down and joins the workers.
+  void Stop();
+
+ private:
+  void Run();
+  WorkQueue* queue_;
+  std::function<VoidResult(const std::string&)> sync_;
+  std::function<void(const std::string&)> log_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace berth::controllers

@@ -1,0 +1,53 @@
+// ControllerManager: the workload controllers of `berth up`, started by name with
+// kube-controller-manager's --controllers semantics: a list of names, "*" for every controller
+// on by default, "-name" to leave one out (e.g. "*,-replicationcontroller").
+//
+// Each controller is an API client like kube-controller-manager's: it reads through shared
+// informers (one list and watch per kind) and writes through the REST client.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/rest_client.h"
+#include "controllers/replica_set.h"
+#include "controllers/shared_informer.h"
+
+namespace berth::controllers {
+
+// The controllers Berth has, by their upstream names.
+const std::vector<std::string>& KnownControllers();
+// The names `flag` selects (validated: an unknown name is an error naming it).
+Result<std::vector<std::string>> SelectControllers(const std::vector<std::string>& flag);
+
+struct ControllerManagerOptions {
+  std::vector<std::string> controllers = {"*"};
+  int workers = 5;
+  const Clock* clock = nullptr;  // default: the real clock
+  std::function<void(const std::string&)> log;
+};
+
+class ControllerManager {
+ public:
+  static Result<std::unique_ptr<ControllerManager>> Start(std::unique_ptr<client::RestClient> rest,
+                                                          ControllerManagerOptions options);
+  ~ControllerManager();
+  void Stop();
+  const std::vector<std::string>& running() const { return running_; }
+
+ private:
+  ControllerManager() = default;
+  RealClock real_clock_;
+  std::unique_ptr<client::RestClient> rest_;
+  std::vector<std::unique_ptr<SharedInformer>> informers_;
+  std::vector<std::unique_ptr<ReplicaSetController>> replica_sets_;
+  std::vector<std::string> running_;
+  bool stopped_ = false;
+  std::atomic<bool> stopping_{false};
+  std::thread starter_;  // starts the workers once the caches have synced
+};
+
+}  // namespace berth::controllers

@@ -1,0 +1,465 @@
+#include "controllers/replica_set.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "controllers/pod_util.h"
+
+namespace berth::controllers {
+
+namespace {
+
+constexpr std::string_view kMergePatch = "application/merge-patch+json";
+
+UnixTime Seconds(TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+}
+
+std::string PodPath(const std::string& ns, const std::string& name) {
+  return fmt::format("/api/v1/namespaces/{}/pods/{}", ns, name);
+}
+
+// The outcome of a write whose answer was lost is unknown: as upstream does on a timeout, the
+// creation is counted, and the expectation waits for the informer (or the TTL).
+bool OutcomeUnknown(const Error& e) {
+  return (e.code == ErrorCode::kTimeout || e.code == ErrorCode::kUnavailable) &&
+         !client::NeverSent(e);
+}
+
+bool SameRefUid(const Json* a, const Json* b) {
+  if (!a || !b) return a == b;
+  return StringAt(*a, "uid") == StringAt(*b, "uid");
+}
+
+}  // namespace
+
+ReplicaSetKind ReplicaSetKind::ReplicaSets() {
+  return {"ReplicaSet", "apps/v1", "replicasets", false};
+}
+
+ReplicaSetKind ReplicaSetKind::ReplicationControllers() {
+  return {"ReplicationController", "v1", "replicationcontrollers", true};
+}
+
+std::string ReplicaSetKind::CollectionPath(const std::string& ns) const {
+  const std::string root = api_version == "v1" ? "/api/v1" : "/apis/" + api_version;
+  return fmt::format("{}/namespaces/{}/{}", root, ns, plural);
+}
+
+std::string ReplicaSetKind::ObjectPath(const std::string& ns, const std::string& name) const {
+  return CollectionPath(ns) + "/" + name;
+}
+
+Json PodFromTemplate(const ReplicaSetKind& kind, const Json& set) {
+  const Json& tmpl = Member(Member(set, "spec"), "template");
+  const Json& tmeta = Member(tmpl, "metadata");
+  Json meta = Json::object();
+  meta["generateName"] = NameOf(set) + "-";
+  meta["namespace"] = NamespaceOf(set);
+  for (const char* field : {"labels", "annotations", "finalizers"}) {
+    const Json& v = Member(tmeta, field);
+    if (!v.is_null()) meta[field] = v;
+  }
+  meta["ownerReferences"] = Json::array({NewControllerRef(kind.api_version, kind.kind, set)});
+  Json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(meta)}};
+  const Json& spec = Member(tmpl, "spec");
+  pod["spec"] = spec.is_null() ? Json::object() : spec;
+  return pod;
+}
+
+ReplicaSetController::ReplicaSetController(ReplicaSetKind kind, client::RestClient* rest,
+                                           SharedInformer* pods, SharedInformer* sets,
+                                           ControllerOptions options)
+    : kind_(std::move(kind)),
+      rest_(rest),
+      pods_(pods),
+      sets_(sets),
+      options_(std::move(options)),
+      queue_(options_.clock),
+      expectations_(options_.clock),
+      workers_(
+          &queue_, [this](const std::string& key) { return Sync(key); }, options_.log) {
+  client::InformerHandlers set_handlers;
+  set_handlers.on_add = [this](const Object& o) { queue_.Add(KeyOf(DocOf(o))); };
+  set_handlers.on_update = [this](const Object&, const Object& o) { queue_.Add(KeyOf(DocOf(o))); };
+  set_handlers.on_delete = [this](const Object& o) {
+    const std::string key = KeyOf(DocOf(o));
+    expectations_.Delete(key);
+    queue_.Add(key);
+  };
+  sets_->AddHandlers(std::move(set_handlers));
+  client::InformerHandlers pod_handlers;
+  pod_handlers.on_add = [this](const Object& o) { OnPodAdd(o); };
+  pod_handlers.on_update = [this](const Object& a, const Object& b) { OnPodUpdate(a, b); };
+  pod_handlers.on_delete = [this](const Object& o) { OnPodDelete(o); };
+  pods_->AddHandlers(std::move(pod_handlers));
+}
+
+ReplicaSetController::~ReplicaSetController() { Stop(); }
+
+void ReplicaSetController::Start() { workers_.Start(options_.workers); }
+
+void ReplicaSetController::Stop() { workers_.Stop(); }
+
+std::shared_ptr<const Json> ReplicaSetController::ResolveRef(const std::string& ns,
+                                                             const Json* ref) const {
+  if (!ref || StringAt(*ref, "kind") != kind_.kind) return nullptr;
+  auto set = sets_->Get(ns + "/" + StringAt(*ref, "name"));
+  if (!set) return nullptr;
+  const Json& doc = DocOf(*set);
+  if (UidOf(doc) != StringAt(*ref, "uid")) return nullptr;  // a different set of that name
+  // The document is kept alive by the object's raw pointer.
+  return std::visit([](const auto& p) -> std::shared_ptr<const Json> { return p->raw; }, *set);
+}
+
+void ReplicaSetController::EnqueueMatchingSets(const Json& pod) {
+  const std::string ns = NamespaceOf(pod);
+  const Labels labels = LabelsOf(pod);
+  for (const Object& o : sets_->List()) {
+    const Json& set = DocOf(o);
+    if (NamespaceOf(set) != ns) continue;
+    const Json& sel = Member(Member(set, "spec"), "selector");
+    CompiledSelector selector;
+    if (kind_.set_selector) {
+      selector = SetSelectorOf(sel);
+    } else if (auto s = LabelSelectorOf(sel); s.ok()) {
+      selector = *s;
+    }
+    if (selector.Matches(labels)) queue_.Add(KeyOf(set));
+  }
+}
+
+void ReplicaSetController::OnPodAdd(const Object& obj) {
+  const Json& pod = DocOf(obj);
+  if (HasDeletionTimestamp(pod)) {
+    OnPodDelete(obj);
+    return;
+  }
+  if (const Json* ref = ControllerRefOf(pod)) {
+    if (auto set = ResolveRef(NamespaceOf(pod), ref)) {
+      const std::string key = KeyOf(*set);
+      expectations_.CreationObserved(key);
+      queue_.Add(key);
+    }
+    return;
+  }
+  EnqueueMatchingSets(pod);
+}
+
+void ReplicaSetController::OnPodUpdate(const Object& old_obj, const Object& new_obj) {
+  const Json& old_pod = DocOf(old_obj);
+  const Json& pod = DocOf(new_obj);
+  const Json& old_labels = Member(Member(old_pod, "metadata"), "labels");
+  const bool labels_changed = old_labels != Member(Member(pod, "metadata"), "labels");
+  if (HasDeletionTimestamp(pod)) {
+    OnPodDelete(new_obj);
+    if (labels_changed) OnPodDelete(old_obj);
+    return;
+  }
+  const Json* ref = ControllerRefOf(pod);
+  const Json* old_ref = ControllerRefOf(old_pod);
+  const bool ref_changed = !SameRefUid(ref, old_ref);
+  if (ref_changed && old_ref) {
+    if (auto set = ResolveRef(NamespaceOf(old_pod), old_ref)) queue_.Add(KeyOf(*set));
+  }
+  if (ref) {
+    if (auto set = ResolveRef(NamespaceOf(pod), ref)) {
+      const std::string key = KeyOf(*set);
+      queue_.Add(key);
+      const int64_t min_ready = IntAt(Member(*set, "spec"), "minReadySeconds");
+      if (min_ready > 0 && !IsPodReady(old_pod) && IsPodReady(pod)) {
+        queue_.AddAfter(key, std::chrono::seconds(min_ready + 1));
+      }
+    }
+    return;
+  }
+  if (labels_changed || ref_changed) EnqueueMatchingSets(pod);
+}
+
+void ReplicaSetController::OnPodDelete(const Object& obj) {
+  const Json& pod = DocOf(obj);
+  const Json* ref = ControllerRefOf(pod);
+  if (!ref) return;
+  if (auto set = ResolveRef(NamespaceOf(pod), ref)) {
+    const std::string key = KeyOf(*set);
+    expectations_.DeletionObserved(key, KeyOf(pod));
+    queue_.Add(key);
+  }
+}
+
+Result<std::vector<const Json*>> ReplicaSetController::ClaimPods(
+    const Json& set, const CompiledSelector& selector, const std::vector<const Json*>& candidates) {
+  const std::string uid = UidOf(set);
+  const bool deleting = HasDeletionTimestamp(set);
+  std::vector<const Json*> claimed, orphans;
+  std::optional<Error> first_error;
+  for (const Json* p : candidates) {
+    const Json* ref = ControllerRefOf(*p);
+    const bool matches = selector.Matches(LabelsOf(*p));
+    if (ref) {
+      if (StringAt(*ref, "uid") != uid) continue;  // another controller's
+      if (matches) {
+        claimed.push_back(p);
+      } else if (!deleting) {
+        // Released: every reference to this set goes.
+        Json refs = Json::array();
+        for (const Json& r : Member(Member(*p, "metadata"), "ownerReferences")) {
+          if (StringAt(r, "uid") != uid) refs.push_back(r);
+        }
+        Json patch = {{"metadata",
+                       {{"ownerReferences", refs},
+                        {"resourceVersion", StringAt(Member(*p, "metadata"), "resourceVersion")}}}};
+        auto r = rest_->Send("PATCH", PodPath(NamespaceOf(*p), NameOf(*p)), patch, kMergePatch);
+        if (!r.ok() && r.error().code != ErrorCode::kNotFound && !first_error) {
+          first_error = r.error();
+        }
+      }
+      continue;
+    }
+    if (deleting || !matches || HasDeletionTimestamp(*p)) continue;
+    orphans.push_back(p);
+  }
+  if (!orphans.empty()) {
+    // As upstream's RecheckDeletionTimestamp: adopt only for a set that still exists, is this
+    // one and is not being deleted, as the API server says now.
+    auto fresh = rest_->Get(kind_.ObjectPath(NamespaceOf(set), NameOf(set)));
+    if (!fresh.ok()) return fresh.error();
+    if (UidOf(*fresh) != uid || HasDeletionTimestamp(*fresh)) {
+      return Error{
+          fmt::format("{} {} is gone or being deleted: not adopting pods", kind_.kind, KeyOf(set)),
+          ErrorCode::kConflict};
+    }
+    for (const Json* p : orphans) {
+      Json refs = Member(Member(*p, "metadata"), "ownerReferences");
+      if (!refs.is_array()) refs = Json::array();
+      refs.push_back(NewControllerRef(kind_.api_version, kind_.kind, set));
+      Json patch = {{"metadata",
+                     {{"ownerReferences", refs},
+                      {"resourceVersion", StringAt(Member(*p, "metadata"), "resourceVersion")}}}};
+      auto r = rest_->Send("PATCH", PodPath(NamespaceOf(*p), NameOf(*p)), patch, kMergePatch);
+      if (r.ok()) {
+        claimed.push_back(p);
+      } else if (r.error().code != ErrorCode::kNotFound && !first_error) {
+        first_error = r.error();
+      }
+    }
+  }
+  if (first_error) return *first_error;
+  return claimed;
+}
+
+int ReplicaSetController::CreatePods(const Json& set, const std::string& key, int count,
+                                     Error* first_error) {
+  const std::string path = fmt::format("/api/v1/namespaces/{}/pods", NamespaceOf(set));
+  const std::string body = PodFromTemplate(kind_, set).dump();
+  // Slow start: 1, 2, 4, ... creations at a time, stopping at the first failing batch, so a
+  // set whose pods are all refused (quota, admission) costs a few requests, not hundreds.
+  int counted = 0, remaining = count;
+  for (int batch = std::min(remaining, 1); batch > 0; batch = std::min(2 * batch, remaining)) {
+    std::vector<client::RestClient::EncodedWrite> writes(batch, {path, body});
+    auto results = rest_->SendEncodedPipelined("POST", writes);
+    int failed = 0;
+    for (const auto& r : results) {
+      if (r.ok() || OutcomeUnknown(r.error())) {
+        ++counted;
+      } else {
+        if (failed++ == 0 && first_error->message.empty()) *first_error = r.error();
+      }
+    }
+    remaining -= batch;
+    if (failed > 0) break;
+  }
+  return counted;
+}
+
+std::vector<const Json*> ReplicaSetController::RelatedPods(const Json& set,
+                                                           const std::vector<Object>& all) const {
+  // The pods of every set under the same controller (a Deployment's ReplicaSets), or of this
+  // set alone.
+  std::set<std::string> owners{UidOf(set)};
+  const std::string ns = NamespaceOf(set);
+  if (const Json* owner = ControllerRefOf(set)) {
+    const std::string owner_uid = StringAt(*owner, "uid");
+    for (const Object& o : sets_->List()) {
+      const Json& other = DocOf(o);
+      const Json* r = ControllerRefOf(other);
+      if (NamespaceOf(other) == ns && r && StringAt(*r, "uid") == owner_uid) {
+        owners.insert(UidOf(other));
+      }
+    }
+  }
+  std::vector<const Json*> out;
+  for (const Object& o : all) {
+    const Json& pod = DocOf(o);
+    const Json* r = ControllerRefOf(pod);
+    if (r && owners.count(StringAt(*r, "uid")) && NamespaceOf(pod) == ns) out.push_back(&pod);
+  }
+  return out;
+}
+
+VoidResult ReplicaSetController::ManageReplicas(const Json& set,
+                                                const std::vector<const Json*>& pods,
+                                                const std::string& key,
+                                                const std::vector<const Json*>& related) {
+  const int64_t replicas = IntAt(Member(set, "spec"), "replicas", 1);
+  int64_t diff = static_cast<int64_t>(pods.size()) - replicas;
+  if (diff < 0) {
+    const int want = static_cast<int>(std::min<int64_t>(-diff, kBurstReplicas));
+    expectations_.ExpectCreations(key, want);
+    Error error;
+    const int counted = CreatePods(set, key, want, &error);
+    // Creations that did not happen will never be observed.
+    for (int i = counted; i < want; ++i) expectations_.CreationObserved(key);
+    if (counted < want) return error;
+    return {};
+  }
+  if (diff == 0) return {};
+  const size_t n = static_cast<size_t>(std::min<int64_t>(diff, kBurstReplicas));
+  auto victims = PodsToDelete(pods, related, n, options_.clock->Now());
+  std::vector<std::string> keys;
+  std::vector<client::RestClient::EncodedWrite> writes;
+  for (const Json* p : victims) {
+    keys.push_back(KeyOf(*p));
+    writes.push_back({PodPath(NamespaceOf(*p), NameOf(*p)), ""});
+  }
+  expectations_.ExpectDeletions(key, keys);
+  auto results = rest_->SendEncodedPipelined("DELETE", writes);
+  std::optional<Error> first_error;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (results[i].ok() || OutcomeUnknown(results[i].error())) continue;
+    // Not deleted (or already gone): no deletion event is coming for it from this request.
+    expectations_.DeletionObserved(key, keys[i]);
+    if (results[i].error().code != ErrorCode::kNotFound && !first_error) {
+      first_error = results[i].error();
+    }
+  }
+  if (first_error) return *first_error;
+  return {};
+}
+
+Result<Json> ReplicaSetController::WriteStatus(const Json& set,
+                                               const std::vector<const Json*>& pods,
+                                               const std::optional<Error>& manage_error, int diff) {
+  const Json& spec = Member(set, "spec");
+  const int64_t min_ready = IntAt(spec, "minReadySeconds");
+  const UnixTime now = Seconds(options_.clock->Now());
+  const Json& tmpl_labels = Member(Member(Member(spec, "template"), "metadata"), "labels");
+  CompiledSelector template_selector = CompiledSelector::Everything();
+  if (tmpl_labels.is_object() && !tmpl_labels.empty())
+    template_selector = SetSelectorOf(tmpl_labels);
+  int64_t fully_labeled = 0, ready = 0, available = 0;
+  for (const Json* p : pods) {
+    if (template_selector.Matches(LabelsOf(*p))) ++fully_labeled;
+    if (IsPodReady(*p)) {
+      ++ready;
+      if (IsPodAvailable(*p, min_ready, now)) ++available;
+    }
+  }
+  const Json& old_status = Member(set, "status");
+  Json conditions = Json::array();
+  const Json& old_conditions = Member(old_status, "conditions");
+  const Json* failure = nullptr;
+  if (old_conditions.is_array()) {
+    for (const Json& c : old_conditions) {
+      if (StringAt(c, "type") == "ReplicaFailure") {
+        failure = &c;
+      } else {
+        conditions.push_back(c);
+      }
+    }
+  }
+  if (manage_error && !failure) {
+    conditions.push_back({{"type", "ReplicaFailure"},
+                          {"status", "True"},
+                          {"lastTransitionTime", FormatTimestamp(now)},
+                          {"reason", diff < 0 ? "FailedCreate" : "FailedDelete"},
+                          {"message", manage_error->message}});
+  } else if (manage_error && failure) {
+    conditions.push_back(*failure);
+  }
+  Json status = {{"replicas", static_cast<int64_t>(pods.size())},
+                 {"fullyLabeledReplicas", fully_labeled},
+                 {"readyReplicas", ready},
+                 {"availableReplicas", available},
+                 {"observedGeneration", IntAt(Member(set, "metadata"), "generation")}};
+  if (!conditions.empty()) status["conditions"] = std::move(conditions);
+  // The API server leaves zero counts out; compare as it stores them.
+  auto same = [&](const Json& a, const Json& b) {
+    for (const char* f : {"replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas",
+                          "observedGeneration"}) {
+      if (IntAt(a, f) != IntAt(b, f)) return false;
+    }
+    const Json& ca = Member(a, "conditions");
+    const Json& cb = Member(b, "conditions");
+    return (ca.is_null() || ca.empty()) ? (cb.is_null() || cb.empty()) : ca == cb;
+  };
+  if (same(status, old_status)) return set;
+  Json next = set;
+  next["status"] = status;
+  const std::string path = kind_.ObjectPath(NamespaceOf(set), NameOf(set)) + "/status";
+  auto put = rest_->Put(path, next);
+  if (put.ok() || put.error().code != ErrorCode::kConflict) return put;
+  // Stale copy: once more on the server's current one, as upstream's updateReplicaSetStatus.
+  auto fresh = rest_->Get(kind_.ObjectPath(NamespaceOf(set), NameOf(set)));
+  if (!fresh.ok()) return fresh.error();
+  (*fresh)["status"] = status;
+  (*fresh)["status"]["observedGeneration"] = IntAt(Member(*fresh, "metadata"), "generation");
+  return rest_->Put(path, *fresh);
+}
+
+VoidResult ReplicaSetController::Sync(const std::string& key) {
+  auto obj = sets_->Get(key);
+  if (!obj) {
+    expectations_.Delete(key);
+    return {};
+  }
+  auto holder =
+      std::visit([](const auto& p) -> std::shared_ptr<const Json> { return p->raw; }, *obj);
+  if (!holder) return {};
+  const Json& set = *holder;
+  const bool needs_sync = expectations_.Satisfied(key);
+  const Json& sel = Member(Member(set, "spec"), "selector");
+  CompiledSelector selector;
+  if (kind_.set_selector) {
+    selector = SetSelectorOf(sel);
+  } else {
+    auto s = LabelSelectorOf(sel);
+    if (!s.ok()) {
+      if (options_.log) options_.log(fmt::format("{} {}: {}", kind_.kind, key, s.error().message));
+      return {};  // not retried: the object must change first
+    }
+    selector = *s;
+  }
+  const std::string ns = NamespaceOf(set);
+  std::vector<Object> all = pods_->List();
+  std::vector<const Json*> active;
+  for (const Object& o : all) {
+    const auto* pod = std::get_if<std::shared_ptr<const Pod>>(&o);
+    if (!pod || (*pod)->metadata.namespace_ != ns) continue;
+    const Json& doc = DocOf(o);
+    if (IsPodActive(doc)) active.push_back(&doc);
+  }
+  auto claimed = ClaimPods(set, selector, active);
+  if (!claimed.ok()) return claimed.error();
+  const int64_t replicas = IntAt(Member(set, "spec"), "replicas", 1);
+  const int diff = static_cast<int>(static_cast<int64_t>(claimed->size()) - replicas);
+  std::optional<Error> manage_error;
+  if (needs_sync && !HasDeletionTimestamp(set)) {
+    std::vector<const Json*> related;
+    if (diff > 0) related = RelatedPods(set, all);
+    if (auto r = ManageReplicas(set, *claimed, key, related); !r.ok()) manage_error = r.error();
+  }
+  auto written = WriteStatus(set, *claimed, manage_error, diff);
+  if (!written.ok()) return written.error();
+  if (manage_error) return *manage_error;
+  const Json& status = Member(*written, "status");
+  const int64_t min_ready = IntAt(Member(*written, "spec"), "minReadySeconds");
+  if (min_ready > 0 && IntAt(status, "readyReplicas") == replicas &&
+      IntAt(status, "availableReplicas") != replicas) {
+    queue_.AddAfter(key, std::chrono::seconds(min_ready));
+  }
+  return {};
+}
+
+}  // namespace berth::controllers

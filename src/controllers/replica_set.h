@@ -1,0 +1,88 @@
+// ReplicaSetController: keeps spec.replicas pods of each ReplicaSet (or ReplicationController:
+// the same code, as upstream's ReplicationManager) running, as kube-controller-manager's
+// pkg/controller/replicaset:
+//   - pods are made from spec.template, named by the API server from generateName
+//     "<name>-", with a controller ownerReference to the set;
+//   - pods whose labels match and that have no controller are adopted, owned pods that no
+//     longer match are released (ControllerRefManager);
+//   - creations go in slow-start batches (1, 2, 4, ...; a failure stops the rest) of at most
+//     500 per sync, each batch pipelined on one connection; expectations keep a set from being
+//     managed again before its own creations and deletions are seen;
+//   - surplus pods are deleted in DeleteBefore's order;
+//   - status (replicas, fullyLabeledReplicas, readyReplicas, availableReplicas,
+//     observedGeneration, the ReplicaFailure condition) is written to the status subresource.
+//
+// Threads: informer handlers enqueue keys; `workers` threads sync them.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "client/rest_client.h"
+#include "controllers/controller_base.h"
+#include "controllers/expectations.h"
+#include "controllers/object_util.h"
+#include "controllers/shared_informer.h"
+
+namespace berth::controllers {
+
+struct ReplicaSetKind {
+  std::string kind;           // ReplicaSet | ReplicationController
+  std::string api_version;    // apps/v1 | v1
+  std::string plural;         // replicasets | replicationcontrollers
+  bool set_selector = false;  // spec.selector is a map of labels (ReplicationController)
+
+  static ReplicaSetKind ReplicaSets();
+  static ReplicaSetKind ReplicationControllers();
+  std::string CollectionPath(const std::string& ns) const;
+  std::string ObjectPath(const std::string& ns, const std::string& name) const;
+};
+
+class ReplicaSetController {
+ public:
+  ReplicaSetController(ReplicaSetKind kind, client::RestClient* rest, SharedInformer* pods,
+                       SharedInformer* sets, ControllerOptions options);
+  ~ReplicaSetController();
+  void Start();
+  void Stop();
+
+  // One sync of the set with this key (what a worker does; tests call it directly).
+  VoidResult Sync(const std::string& key);
+  WorkQueue& queue() { return queue_; }
+  Expectations& expectations() { return expectations_; }
+
+  // Most creations or deletions of one sync (upstream's burstReplicas).
+  static constexpr int kBurstReplicas = 500;
+
+ private:
+  struct Pods;
+  void OnPodAdd(const Object& obj);
+  void OnPodUpdate(const Object& old_obj, const Object& new_obj);
+  void OnPodDelete(const Object& obj);
+  void EnqueueMatchingSets(const Json& pod);
+  // The set `ref` names in `ns` when its uid matches; null otherwise.
+  std::shared_ptr<const Json> ResolveRef(const std::string& ns, const Json* ref) const;
+  Result<std::vector<const Json*>> ClaimPods(const Json& set, const CompiledSelector& selector,
+                                             const std::vector<const Json*>& candidates);
+  VoidResult ManageReplicas(const Json& set, const std::vector<const Json*>& pods,
+                            const std::string& key, const std::vector<const Json*>& related);
+  int CreatePods(const Json& set, const std::string& key, int count, Error* first_error);
+  Result<Json> WriteStatus(const Json& set, const std::vector<const Json*>& pods,
+                           const std::optional<Error>& manage_error, int diff);
+  std::vector<const Json*> RelatedPods(const Json& set, const std::vector<Object>& all) const;
+
+  ReplicaSetKind kind_;
+  client::RestClient* rest_;
+  SharedInformer* pods_;
+  SharedInformer* sets_;
+  ControllerOptions options_;
+  WorkQueue queue_;
+  Expectations expectations_;
+  WorkerLoop workers_;
+};
+
+// The pod a set creates: its template's metadata and spec, generateName "<set name>-", the
+// controller reference.
+Json PodFromTemplate(const ReplicaSetKind& kind, const Json& set);
+
+}  // namespace berth::controllers

@@ -1,0 +1,34 @@
+#include "controllers/shared_informer.h"
+
+namespace berth::controllers {
+
+SharedInformer::SharedInformer(client::RestClient* rest, std::string path, std::string kind,
+                               std::function<void(const std::string&)> log) {
+  client::InformerOptions options;
+  options.path = std::move(path);
+  options.kind = std::move(kind);
+  options.log = std::move(log);
+  // Controllers read templates, conditions and container statuses: every object keeps its
+  // document.
+  options.keep_documents = true;
+  client::InformerHandlers fan_out;
+  fan_out.on_add = [this](const Object& o) {
+    for (auto& h : handlers_)
+      if (h.on_add) h.on_add(o);
+  };
+  fan_out.on_update = [this](const Object& a, const Object& b) {
+    for (auto& h : handlers_)
+      if (h.on_update) h.on_update(a, b);
+  };
+  fan_out.on_delete = [this](const Object& o) {
+    for (auto& h : handlers_)
+      if (h.on_delete) h.on_delete(o);
+  };
+  informer_ = std::make_unique<client::Informer>(rest, std::move(options), std::move(fan_out));
+}
+
+void SharedInformer::AddHandlers(client::InformerHandlers handlers) {
+  handlers_.push_back(std::move(handlers));
+}
+
+}  // namespace berth::controllers

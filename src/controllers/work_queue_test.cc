@@ -1,0 +1,113 @@
+#include "controllers/work_queue.h"
+
+#include <gtest/gtest.h>
+
+#include "controllers/expectations.h"
+
+namespace berth::controllers {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+TEST(WorkQueueTest, DeduplicatesAndRequeuesKeysAddedWhileProcessing) {
+  FakeClock clock;
+  WorkQueue q(&clock);
+  q.Add("ns/a");
+  q.Add("ns/a");
+  q.Add("ns/b");
+  EXPECT_EQ(q.Len(), 2u);
+  auto a = q.TryGet();
+  ASSERT_EQ(a, "ns/a");
+  q.Add("ns/a");  // while processing: not handed to another worker
+  EXPECT_EQ(q.TryGet(), "ns/b");
+  EXPECT_EQ(q.TryGet(), std::nullopt);
+  q.Done("ns/a");  // queued again now
+  EXPECT_EQ(q.TryGet(), "ns/a");
+  q.Done("ns/a");
+  q.Done("ns/b");
+  EXPECT_EQ(q.TryGet(), std::nullopt);
+}
+
+TEST(WorkQueueTest, AddAfterWaitsForTheClockAndKeepsTheEarliest) {
+  FakeClock clock;
+  WorkQueue q(&clock);
+  q.AddAfter("k", seconds(10));
+  q.AddAfter("k", seconds(3));
+  EXPECT_EQ(q.Delayed(), 1u);
+  clock.Advance(seconds(2));
+  q.Tick();
+  EXPECT_EQ(q.TryGet(), std::nullopt);
+  clock.Advance(seconds(1));
+  q.Tick();
+  EXPECT_EQ(q.TryGet(), "k");
+}
+
+TEST(WorkQueueTest, PerItemExponentialBackoffAndForget) {
+  FakeClock clock;
+  ControllerRateLimiter limiter(&clock, {.qps = 1e9, .burst = 1000000});
+  EXPECT_EQ(limiter.When("k"), milliseconds(5));
+  EXPECT_EQ(limiter.When("k"), milliseconds(10));
+  EXPECT_EQ(limiter.When("k"), milliseconds(20));
+  EXPECT_EQ(limiter.When("other"), milliseconds(5));
+  EXPECT_EQ(limiter.NumRequeues("k"), 3);
+  for (int i = 0; i < 40; ++i) limiter.When("k");
+  EXPECT_EQ(limiter.When("k"), seconds(1000));  // capped
+  limiter.Forget("k");
+  EXPECT_EQ(limiter.When("k"), milliseconds(5));
+}
+
+TEST(WorkQueueTest, OverallBucketDelaysPastTheBurst) {
+  FakeClock clock;
+  ControllerRateLimiter limiter(&clock);  // 10 a second, burst 100
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(limiter.When("k" + std::to_string(i)), milliseconds(5));
+  // The 101st waits a tenth of a second for its token, the 102nd two tenths.
+  EXPECT_EQ(limiter.When("x"), milliseconds(100));
+  EXPECT_EQ(limiter.When("y"), milliseconds(200));
+  clock.Advance(seconds(10));  // the bucket refills
+  EXPECT_EQ(limiter.When("z"), milliseconds(5));
+}
+
+TEST(WorkQueueTest, AddRateLimitedDelaysByTheBackoff) {
+  FakeClock clock;
+  WorkQueue q(&clock);
+  q.AddRateLimited("k");
+  EXPECT_EQ(q.TryGet(), std::nullopt);
+  clock.Advance(milliseconds(5));
+  EXPECT_EQ(q.TryGet(), "k");
+  q.Done("k");
+  EXPECT_EQ(q.NumRequeues("k"), 1);
+  q.Forget("k");
+  EXPECT_EQ(q.NumRequeues("k"), 0);
+}
+
+TEST(WorkQueueTest, ShutDownReleasesWaiters) {
+  FakeClock clock;
+  WorkQueue q(&clock);
+  std::optional<std::string> got = "unset";
+  std::thread t([&] { got = q.Get(); });
+  q.ShutDown();
+  t.join();
+  EXPECT_EQ(got, std::nullopt);
+}
+
+TEST(ExpectationsTest, CreationsAndDeletionsAreCountedOnceAndExpire) {
+  FakeClock clock;
+  Expectations e(&clock);
+  EXPECT_TRUE(e.Satisfied("rs"));
+  e.ExpectCreations("rs", 2);
+  EXPECT_FALSE(e.Satisfied("rs"));
+  e.CreationObserved("rs");
+  EXPECT_FALSE(e.Satisfied("rs"));
+  e.CreationObserved("rs");
+  EXPECT_TRUE(e.Satisfied("rs"));
+  e.ExpectDeletions("rs", {"ns/p1", "ns/p2"});
+  e.DeletionObserved("rs", "ns/p1");
+  e.DeletionObserved("rs", "ns/p1");  // seen again (deletionTimestamp, then deleted)
+  EXPECT_FALSE(e.Satisfied("rs"));
+  clock.Advance(Expectations::kTtl + seconds(1));
+  EXPECT_TRUE(e.Satisfied("rs"));  // a lost event does not block the set forever
+}
+
+}  // namespace
+}  // namespace berth::controllers
