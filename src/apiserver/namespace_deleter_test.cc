@@ -33,6 +33,12 @@ Json ConfigMapDoc(const std::string& name, Json finalizers = nullptr) {
   return doc;
 }
 
+NamespaceDeleterOptions Batch(size_t objects) {
+  NamespaceDeleterOptions options;
+  options.batch = objects;
+  return options;
+}
+
 std::unique_ptr<Store> MemoryStore() {
   auto s = Store::Open({});
   EXPECT_TRUE(s.ok());
@@ -118,7 +124,7 @@ TEST(NamespaceDeleterTest, SyncDeletesEveryObjectAsADeleteWouldThenTheNamespace)
   ASSERT_TRUE(watch.ok());
   const int64_t before = store->revision();
   ASSERT_TRUE(store->Delete(Namespaces(), "", "team", {}, false).ok());
-  NamespaceDeleter deleter(*store, {.batch = 500});
+  NamespaceDeleter deleter(*store, Batch(500));
   auto pass = deleter.Sync("team");
   ASSERT_TRUE(pass.ok()) << pass.error().message;
   EXPECT_EQ(pass->state, NamespaceSync::State::kGone);
@@ -290,7 +296,7 @@ TEST(NamespaceDeleterTest, TheThreadFinishesDeletionsFoundAtStartAndLaterOnes) {
   Fill(*store, "later", 20);
   // Marked before the deleter runs: a deletion a previous run did not finish.
   ASSERT_TRUE(store->Delete(Namespaces(), "", "left-over", {}, false).ok());
-  NamespaceDeleter deleter(*store, {.batch = 7});
+  NamespaceDeleter deleter(*store, Batch(7));
   ASSERT_TRUE(deleter.Start().ok());
   ASSERT_TRUE(deleter.WaitIdle(std::chrono::seconds(30)));
   EXPECT_EQ(store->Get(Namespaces(), "", "left-over").error().code, ErrorCode::kNotFound);
@@ -368,7 +374,7 @@ TEST_F(NamespaceDeleterCrashTest, ADeletionKilledMidwayResumesFromTheDatabase) {
                                    return true;
                                  });
     if (!watch.ok()) _exit(4);
-    NamespaceDeleter deleter(**store, {.batch = kBatch});
+    NamespaceDeleter deleter(**store, Batch(kBatch));
     (void)deleter.Sync("team");
     _exit(5);  // not reached
   }
@@ -392,7 +398,7 @@ TEST_F(NamespaceDeleterCrashTest, ADeletionKilledMidwayResumesFromTheDatabase) {
             ErrorCode::kForbidden);
   // The server's deleter finds it at start and finishes.
   {
-    NamespaceDeleter deleter(*store, {.batch = kBatch});
+    NamespaceDeleter deleter(*store, Batch(kBatch));
     ASSERT_TRUE(deleter.Start().ok());
     ASSERT_TRUE(deleter.WaitIdle(std::chrono::seconds(60)));
   }

@@ -1526,11 +1526,12 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
                              ok.error().message)};
   }
   // Finishes the namespace deletions a previous run left, and those asked for from now on.
-  impl->namespace_deleter = std::make_unique<NamespaceDeleter>(
-      *impl->store, NamespaceDeleterOptions{.log = [](const std::string& what) {
-        static observe::Logger logger;
-        logger.Error("Namespace deletion failed; retrying", {observe::KV::Str("err", what)});
-      }});
+  NamespaceDeleterOptions deleter_options;
+  deleter_options.log = [](const std::string& what) {
+    static observe::Logger logger;
+    logger.Error("Namespace deletion failed; retrying", {observe::KV::Str("err", what)});
+  };
+  impl->namespace_deleter = std::make_unique<NamespaceDeleter>(*impl->store, deleter_options);
   if (auto ok = impl->namespace_deleter->Start(); !ok.ok()) return ok.error();
   Impl* raw = impl.get();
   auto http =
