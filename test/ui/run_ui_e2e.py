@@ -349,7 +349,9 @@ def check_page_updates_live(up):
             "document.querySelector('tr[data-node=\"%s\"] td:last-child').textContent" % node)
         if not pods_cell or not re.match(r"\s*[1-9]", pods_cell):
             raise Fail("node %s's pods after late: %r" % (node, pods_cell))
-        status, _, _ = up.request("DELETE", "/api/v1/namespaces/default/pods/late")
+        # No kubelet runs here (--no-kubelets): a bound pod is deleted at once only with grace 0.
+        status, _, _ = up.request("DELETE",
+                                  "/api/v1/namespaces/default/pods/late?gracePeriodSeconds=0")
         wait_for("the page dropping late", lambda: browser.evaluate(
             "document.querySelector('tr[data-pod=\"default/late\"]') === null"), timeout=30)
         if browser.evaluate("location.hash").find("token") >= 0:
@@ -533,7 +535,7 @@ def check_selected_pod_reason_is_on_the_first_screen(up):
     finally:
         browser.close()
         for name in names:
-            up.request("DELETE", "/api/v1/namespaces/default/pods/" + name)
+            up.request("DELETE", "/api/v1/namespaces/default/pods/%s?gracePeriodSeconds=0" % name)
 
 
 CHECKS = [check_static_files_are_public, check_data_needs_the_token, check_decision_endpoint,

@@ -947,7 +947,9 @@ def check_replicaset_controller(up):
     if st.get("fullyLabeledReplicas") != 1:
         raise Fail("rsweb status: %r" % st)
     up.kubectl(["delete", "rs", "rsweb"])
-    up.kubectl(["delete", "pods", "-l", "app=rsweb", "--wait=false"])
+    # Waited for: the deletions would otherwise reach the next check (a pod short of CPU),
+    # whose retries they legitimately cause.
+    up.kubectl(["delete", "pods", "-l", "app=rsweb"], timeout=90)
 
 
 CHECKS = [check_nodes_ready, check_simulated_kubelets, check_kubectl_verbs, check_workloads_and_auth,
