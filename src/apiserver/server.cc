@@ -1534,10 +1534,9 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
   impl->namespace_deleter = std::make_unique<NamespaceDeleter>(*impl->store, deleter_options);
   if (auto ok = impl->namespace_deleter->Start(); !ok.ok()) return ok.error();
   Impl* raw = impl.get();
-  auto http =
-      net::HttpServer::Start(http_opts, [raw](HttpRequest& req) {
-        return raw->request_metrics.Serve(req, [raw](HttpRequest& r) { return raw->Handle(r); });
-      });
+  auto http = net::HttpServer::Start(http_opts, [raw](HttpRequest& req) {
+    return raw->request_metrics.Serve(req, [raw](HttpRequest& r) { return raw->Handle(r); });
+  });
   if (!http.ok()) return http.error();
   impl->http = std::move(http).value();
   impl->reaper = std::thread([raw] { raw->ReapLoop(); });

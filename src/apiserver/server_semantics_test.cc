@@ -425,8 +425,9 @@ TEST_F(ServerSemanticsTest, NoKubeletAnswersSayWhy) {
   for (const char* sub : {"exec", "attach", "portforward"}) {
     Reply r = Do(http::verb::post, std::string(kPods) + "/web/" + sub + "?command=ls");
     EXPECT_EQ(r.status, 400) << sub;
-    EXPECT_NE(r.body["message"].get<std::string>().find("kubelets are simulated and run no processes"),
-              std::string::npos);
+    EXPECT_NE(
+        r.body["message"].get<std::string>().find("kubelets are simulated and run no processes"),
+        std::string::npos);
   }
   EXPECT_EQ(Do(http::verb::post, std::string(kPods) + "/nope/exec").status, 404);
 }

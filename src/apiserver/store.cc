@@ -1155,8 +1155,9 @@ Result<StoredObject> Store::Delete(const ResourceInfo& r, std::string_view ns,
                                    std::string_view name, const DeletePreconditions& preconditions,
                                    bool dry_run, Durability durability, const GraceFn& grace) {
   if (const StorageView* view = ViewOf(r)) {
-    return Viewed(*view, r,
-                  DeleteObject(*view->storage, ns, name, preconditions, dry_run, durability, grace));
+    return Viewed(
+        *view, r,
+        DeleteObject(*view->storage, ns, name, preconditions, dry_run, durability, grace));
   }
   return DeleteObject(r, ns, name, preconditions, dry_run, durability, grace);
 }

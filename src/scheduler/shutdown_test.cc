@@ -148,8 +148,9 @@ TEST(SchedulerShutdownTest, QueuedBindingCyclesAreForgottenAndTheOneInFlightFini
     f->b = binder;
     return std::unique_ptr<Plugin>(std::move(f));
   };
-  ShutdownHarness t("    bind:\n      enabled: [{name: GatedBinder}]\n      disabled: [{name: \"*\"}]\n",
-          {std::move(gated)});
+  ShutdownHarness t(
+      "    bind:\n      enabled: [{name: GatedBinder}]\n      disabled: [{name: \"*\"}]\n",
+      {std::move(gated)});
   ASSERT_NE(t.sched, nullptr);
   constexpr int kPods = 300;
   for (int i = 0; i < kPods; ++i)
