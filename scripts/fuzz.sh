@@ -69,6 +69,8 @@ for d in '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n"},"status":{"co
          'application/json; charset=utf-8' 'text/plain'; do
   printf '%s' "$d" > "$seeds/apiserver_input/a$((n++))"
 done
+# A query value that is not UTF-8 once percent-decoded (once answered with a throw).
+printf '1\311x' > "$seeds/apiserver_input/not_utf8"
 # The manifest reader meets the same poison objects in files.
 printf '%s\n' '{"apiVersion":"v1","kind":"Node","metadata":{"name":"a"},"status":{"conditions":"x"}}' \
   '---' '{"apiVersion":"v1","kind":"Node","metadata":{"name":"b","labels":[1]}}' '---' \

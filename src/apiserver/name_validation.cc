@@ -106,8 +106,10 @@ VoidResult ValidateNewName(const ResourceInfo& r, const Json& obj) {
   const std::string name = meta->value("name", "");
   if (!name.empty()) {
     if (std::string p = NameProblem(r, name, false); !p.empty()) {
-      return InvalidField(r, obj, "metadata.name",
-                          fmt::format("Invalid value: {}: {}", Json(name).dump(), p));
+      return InvalidField(
+          r, obj, "metadata.name",
+          fmt::format("Invalid value: {}: {}",
+                      Json(name).dump(-1, ' ', false, Json::error_handler_t::replace), p));
     }
     return {};
   }
@@ -121,8 +123,10 @@ VoidResult ValidateNewName(const ResourceInfo& r, const Json& obj) {
     p = NameProblem(r, generated, false);
   }
   if (p.empty()) return {};
-  return InvalidField(r, obj, "metadata.generateName",
-                      fmt::format("Invalid value: {}: {}", Json(prefix).dump(), p));
+  return InvalidField(
+      r, obj, "metadata.generateName",
+      fmt::format("Invalid value: {}: {}",
+                  Json(prefix).dump(-1, ' ', false, Json::error_handler_t::replace), p));
 }
 
 }  // namespace berth::apiserver

@@ -20,7 +20,8 @@ std::string_view TrimSpace(std::string_view s) {
 
 // Go's strconv error text for `text` that did not parse as base-10 (`range`: it did, too big).
 std::string ParseError(std::string_view func, std::string_view text, bool range) {
-  return fmt::format("strconv.{}: parsing {}: {}", func, Json(std::string(text)).dump(),
+  return fmt::format("strconv.{}: parsing {}: {}", func,
+                     Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace),
                      range ? "value out of range" : "invalid syntax");
 }
 
@@ -45,7 +46,7 @@ VoidResult CheckDryRun(const net::HttpRequest& req, const char* options_kind) {
   std::string shown = "[]string{";
   for (size_t i = 0; i < values.size(); ++i) {
     if (i) shown += ", ";
-    shown += Json(values[i]).dump();
+    shown += Json(values[i]).dump(-1, ' ', false, Json::error_handler_t::replace);
   }
   shown += "}";
   return Error{fmt::format("{}.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: {}: "
@@ -59,10 +60,11 @@ VoidResult CheckResourceVersion(std::string_view rv) {
   uint64_t v = 0;
   auto [end, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), v);
   if (ec == std::errc() && end == rv.data() + rv.size()) return {};
-  return Error{fmt::format("invalid resource version: resourceVersion: Invalid value: {}: {}",
-                           Json(std::string(rv)).dump(),
-                           ParseError("ParseUint", rv, ec == std::errc::result_out_of_range)),
-               ErrorCode::kBadRequest};
+  return Error{
+      fmt::format("invalid resource version: resourceVersion: Invalid value: {}: {}",
+                  Json(std::string(rv)).dump(-1, ' ', false, Json::error_handler_t::replace),
+                  ParseError("ParseUint", rv, ec == std::errc::result_out_of_range)),
+      ErrorCode::kBadRequest};
 }
 
 }  // namespace

@@ -27,6 +27,15 @@ TEST(QueryParamsTest, ParsesInt64AsGoDoes) {
   }
 }
 
+// A value that is not UTF-8 (from the URL's percent-decoding) is quoted in the answer, not
+// thrown on (found by the apiserver_input fuzz target).
+TEST(QueryParamsTest, ValuesThatAreNotUtf8AreQuoted) {
+  auto bad = ParseInt64Param("1\xc9x");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::kBadRequest);
+  EXPECT_NE(bad.error().message.find("invalid syntax"), std::string::npos);
+}
+
 TEST(QueryParamsTest, WatchDeadlineNeverOverflows) {
   const Clock::time_point now = Clock::now();
   EXPECT_EQ(WatchDeadline(now, 0), Clock::time_point::max());
