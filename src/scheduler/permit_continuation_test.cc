@@ -13,6 +13,7 @@
 #include "framework/in_memory_cluster.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
+#include "scheduler/scheduler_test_util.h"
 #include "testing/builders.h"
 
 namespace berth {
@@ -56,23 +57,8 @@ struct GangHarness {
       return std::unique_ptr<Plugin>(std::make_unique<Gang>(h, size, timeout));
     };
     EXPECT_TRUE(registry.Add(std::move(reg)).ok());
-    auto c = config::LoadConfig(
-        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
-        "profiles:\n- schedulerName: default-scheduler\n  plugins:\n    permit:\n"
-        "      enabled: [{name: Gang}]\n",
-        "test.yaml", registry);
-    EXPECT_TRUE(c.ok()) << c.error().message;
-    config = std::move(c).value();
-    SchedulerOptions so;
-    so.config = &config;
-    so.registry = &registry;
-    so.client = &cluster;
-    so.clock = &clock;
-    so.inline_binding = false;
-    auto s = Scheduler::Create(so);
-    EXPECT_TRUE(s.ok()) << s.error().message;
-    sched = std::move(s).value();
-    cluster.SetEventHandler(sched.get());
+    config = testing::ProfileWithPlugins("    permit:\n      enabled: [{name: Gang}]\n", registry);
+    sched = testing::SchedulerOver(config, registry, cluster, clock, /*inline_binding=*/false);
     for (int i = 0; i < 20; ++i)
       cluster.AddNode(MakeNode()
                           .Name(fmt::format("n{}", i))

@@ -11,6 +11,7 @@
 #include "framework/in_memory_cluster.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
+#include "scheduler/scheduler_test_util.h"
 
 namespace berth {
 namespace {
@@ -44,16 +45,10 @@ std::vector<std::string> WarningsOf(const std::string& yaml) {
   if (!config.ok()) return {"load failed"};
   InMemoryCluster cluster;
   FakeClock clock;
-  SchedulerOptions so;
-  so.config = &*config;
-  so.registry = &registry;
-  so.client = &cluster;
-  so.clock = &clock;
-  auto sched = Scheduler::Create(so);
-  EXPECT_TRUE(sched.ok()) << sched.error().message;
-  if (!sched.ok()) return {"create failed"};
+  auto sched = testing::SchedulerOver(*config, registry, cluster, clock, /*inline_binding=*/true);
+  if (!sched) return {"create failed"};
   std::vector<std::string> out;
-  for (const auto& fw : (*sched)->profiles())
+  for (const auto& fw : sched->profiles())
     out.insert(out.end(), fw->warnings().begin(), fw->warnings().end());
   return out;
 }

@@ -12,6 +12,7 @@
 #include "framework/in_memory_cluster.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
+#include "scheduler/scheduler_test_util.h"
 #include "testing/builders.h"
 
 namespace berth {
@@ -31,17 +32,11 @@ TEST(SchedulerRunTest, SchedulesWhatArrivesUntilStopped) {
   config::SchedulerConfiguration config = config::DefaultConfiguration(registry);
   InMemoryCluster cluster;
   RealClock clock;
-  SchedulerOptions so;
-  so.config = &config;
-  so.registry = &registry;
-  so.client = &cluster;
-  so.clock = &clock;
-  auto sched = Scheduler::Create(so);
-  ASSERT_TRUE(sched.ok()) << sched.error().message;
-  cluster.SetEventHandler(sched->get());
+  auto sched = testing::SchedulerOver(config, registry, cluster, clock, false);
+  ASSERT_NE(sched, nullptr);
   cluster.AddNode(MakeNode().Name("n1").Capacity({{"cpu", "8"}, {"pods", "110"}}).Obj());
   std::stop_source stop;
-  std::thread loop([&] { (*sched)->Run(stop.get_token()); });
+  std::thread loop([&] { sched->Run(stop.get_token()); });
   for (int i = 0; i < 50; ++i)
     cluster.AddPod(MakePod().Name(fmt::format("p{}", i)).Req({{"cpu", "10m"}}).Obj());
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -51,7 +46,7 @@ TEST(SchedulerRunTest, SchedulesWhatArrivesUntilStopped) {
   // Stopping ends the blocking wait for the next pod.
   stop.request_stop();
   loop.join();
-  sched->reset();
+  sched.reset();
 }
 
 // Holds each pod at Permit until it has waited five seconds on the scheduler's clock.
@@ -71,30 +66,19 @@ TEST(SchedulerRunTest, RunUntilIdleMovesTheClockOverPermitWaits) {
     return std::unique_ptr<Plugin>(std::make_unique<WaitFiveSeconds>());
   };
   ASSERT_TRUE(registry.Add(std::move(wait)).ok());
-  auto config = config::LoadConfig(
-      "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
-      "profiles:\n- schedulerName: default-scheduler\n  plugins:\n    permit:\n"
-      "      enabled: [{name: WaitFiveSeconds}]\n",
-      "test.yaml", registry);
-  ASSERT_TRUE(config.ok()) << config.error().message;
+  const config::SchedulerConfiguration config = testing::ProfileWithPlugins(
+      "    permit:\n      enabled: [{name: WaitFiveSeconds}]\n", registry);
   InMemoryCluster cluster;
   FakeClock clock;
-  SchedulerOptions so;
-  so.config = &*config;
-  so.registry = &registry;
-  so.client = &cluster;
-  so.clock = &clock;
-  so.inline_binding = true;
-  auto sched = Scheduler::Create(so);
-  ASSERT_TRUE(sched.ok()) << sched.error().message;
-  cluster.SetEventHandler(sched->get());
+  auto sched = testing::SchedulerOver(config, registry, cluster, clock, true);
+  ASSERT_NE(sched, nullptr);
   cluster.AddNode(MakeNode().Name("n1").Capacity({{"cpu", "8"}, {"pods", "110"}}).Obj());
   for (int i = 0; i < 3; ++i) cluster.AddPod(MakePod().Name(fmt::format("p{}", i)).Obj());
   const TimePoint start = clock.Now();
   int cycles = 0;
   IdleRunHooks hooks;
   hooks.after_cycle = [&] { return ++cycles < 100; };
-  (*sched)->RunUntilIdle(clock, hooks);
+  sched->RunUntilIdle(clock, hooks);
   // The clock moved past the five seconds (no real waiting), the waits timed out and rejected
   // every pod, and the run ended with nothing left to try.
   EXPECT_EQ(Bound(cluster), 0);
@@ -107,22 +91,15 @@ TEST(SchedulerRunTest, AfterCycleFalseEndsTheRunAtOnce) {
   config::SchedulerConfiguration config = config::DefaultConfiguration(registry);
   InMemoryCluster cluster;
   FakeClock clock;
-  SchedulerOptions so;
-  so.config = &config;
-  so.registry = &registry;
-  so.client = &cluster;
-  so.clock = &clock;
-  so.inline_binding = true;
-  auto sched = Scheduler::Create(so);
-  ASSERT_TRUE(sched.ok()) << sched.error().message;
-  cluster.SetEventHandler(sched->get());
+  auto sched = testing::SchedulerOver(config, registry, cluster, clock, true);
+  ASSERT_NE(sched, nullptr);
   cluster.AddNode(MakeNode().Name("n1").Capacity({{"cpu", "8"}, {"pods", "110"}}).Obj());
   for (int i = 0; i < 5; ++i) cluster.AddPod(MakePod().Name(fmt::format("p{}", i)).Obj());
   IdleRunHooks hooks;
   hooks.after_cycle = [] { return false; };
-  (*sched)->RunUntilIdle(clock, hooks);
+  sched->RunUntilIdle(clock, hooks);
   EXPECT_EQ(Bound(cluster), 1);
-  (*sched)->RunUntilIdle(clock);
+  sched->RunUntilIdle(clock);
   EXPECT_EQ(Bound(cluster), 5);
 }
 
