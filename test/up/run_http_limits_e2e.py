@@ -12,16 +12,14 @@ exits non-zero on failure.
 import base64
 import json
 import os
-import shutil
 import socket
 import ssl
 import sys
-import tempfile
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_up_e2e import Fail, Up, run_checks, wait_for  # noqa: E402
+from run_up_e2e import Fail, Up, run_against_up, wait_for  # noqa: E402
 
 
 class Conn:
@@ -175,24 +173,7 @@ CHECKS = [check_unauthenticated_body_not_read, check_gone_watchers_released,
 
 
 def main():
-    berth = os.path.abspath(sys.argv[1])
-    data_dir = tempfile.mkdtemp(prefix="berth-http-limits-e2e-")
-    passed = failed = 0
-    up = None
-    try:
-        up = Up(berth, data_dir, demo_nodes=0, extra=["--no-scheduler"])
-        passed, failed = run_checks(CHECKS, up, set(sys.argv[2:]))
-    except Fail as e:
-        failed += 1
-        print("FAIL startup: %s" % e)
-    finally:
-        if up and up.proc.poll() is None:
-            up.stop()
-        if failed:
-            print("berth up log (tail):\n" + open(os.path.join(data_dir, "up.log")).read()[-4000:])
-        shutil.rmtree(data_dir, ignore_errors=True)
-    print("%d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+    run_against_up(CHECKS, "berth-http-limits-e2e-", demo_nodes=0, extra=["--no-scheduler"])
 
 
 if __name__ == "__main__":

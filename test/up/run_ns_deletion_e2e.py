@@ -24,7 +24,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_up_e2e import KUBECTL, Fail, Up, run_checks, wait_for  # noqa: E402
+from run_up_e2e import KUBECTL, Fail, Up, run_against_up, wait_for  # noqa: E402
 
 CONFIGMAPS = 3000
 
@@ -191,25 +191,7 @@ CHECKS = [check_delete_waits_and_watchers_see_every_object,
 
 
 def main():
-    berth = os.path.abspath(sys.argv[1])
-    wanted = set(sys.argv[2:])
-    data_dir = tempfile.mkdtemp(prefix="berth-ns-e2e-")
-    passed = failed = 0
-    up = None
-    try:
-        up = Up(berth, data_dir, demo_nodes=1)
-        passed, failed = run_checks(CHECKS, up, wanted)
-    except Fail as e:
-        failed += 1
-        print("FAIL startup: %s" % e)
-    finally:
-        if up and up.proc.poll() is None:
-            up.stop()
-        if failed:
-            print("berth up log (tail):\n" + open(os.path.join(data_dir, "up.log")).read()[-4000:])
-        shutil.rmtree(data_dir, ignore_errors=True)
-    print("%d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+    run_against_up(CHECKS, "berth-ns-e2e-", demo_nodes=1)
 
 
 if __name__ == "__main__":

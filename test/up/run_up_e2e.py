@@ -979,17 +979,18 @@ def run_checks(checks, up, wanted=()):
     return passed, failed
 
 
-def main():
+def run_against_up(checks, prefix, **up_args):
+    """Starts `berth up` (sys.argv[1]; `up_args` as Up takes them) on a fresh data directory,
+    runs `checks` (those named in sys.argv[2:], or all) against it, prints the log's tail on a
+    failure and "N passed, M failed", and exits non-zero on failure."""
     berth = os.path.abspath(sys.argv[1])
     wanted = set(sys.argv[2:])
-    data_dir = tempfile.mkdtemp(prefix="berth-up-e2e-")
+    data_dir = tempfile.mkdtemp(prefix=prefix)
     passed = failed = 0
     up = None
     try:
-        up = Up(berth, data_dir)
-        ok, bad = run_checks(CHECKS, up, wanted)
-        passed += ok
-        failed += bad
+        up = Up(berth, data_dir, **up_args)
+        passed, failed = run_checks(checks, up, wanted)
     except Fail as e:
         failed += 1
         print("FAIL startup: %s" % e)
@@ -1002,6 +1003,9 @@ def main():
     print("%d passed, %d failed" % (passed, failed))
     sys.exit(1 if failed else 0)
 
+
+def main():
+    run_against_up(CHECKS, "berth-up-e2e-")
 
 if __name__ == "__main__":
     main()
