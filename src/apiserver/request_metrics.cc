@@ -4,6 +4,7 @@
 #include <array>
 #include <vector>
 
+#include "apiserver/resource_path.h"
 #include "apiserver/resources.h"
 #include "apiserver/reviews.h"
 #include "apiserver/store.h"
@@ -21,50 +22,19 @@ std::string_view StaticMethod(std::string_view method) {
   return "OTHER";
 }
 
-// The path's segments after the leading slash.
-std::vector<std::string_view> Segments(std::string_view path) {
-  std::vector<std::string_view> seg;
-  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
-  for (size_t i = 1; i <= path.size();) {
-    size_t j = path.find('/', i);
-    if (j == std::string_view::npos) j = path.size();
-    seg.push_back(path.substr(i, j - i));
-    i = j + 1;
-  }
-  return seg;
-}
-
 }  // namespace
 
 RequestLabels ClassifyRequest(const net::HttpRequest& req) {
   RequestLabels l;
   l.verb = StaticMethod(req.method);
-  std::vector<std::string_view> seg = Segments(req.path);
-  std::string_view group, version;
-  size_t rest = 0;
-  if (seg.size() >= 3 && seg[0] == "api") {
-    version = seg[1];
-    rest = 2;
-  } else if (seg.size() >= 4 && seg[0] == "apis") {
-    group = seg[1];
-    version = seg[2];
-    rest = 3;
-  } else {
-    return l;  // outside the resource API: discovery, OpenAPI, health, metrics, the web view
-  }
-  std::vector<std::string_view> r(seg.begin() + rest, seg.end());
-  std::string_view ns, plural, name, sub;
-  if (r.size() >= 3 && r[0] == "namespaces" && r[2] != "status" && r[2] != "finalize") {
-    ns = r[1];
-    plural = r[2];
-    if (r.size() >= 4) name = r[3];
-    if (r.size() >= 5) sub = r[4];
-  } else {
-    plural = r[0];
-    if (r.size() >= 2) name = r[1];
-    if (r.size() >= 3) sub = r[2];
-  }
-  const ResourceInfo* res = FindResource(group, version, plural);
+  // Trailing slashes are ignored here (kube-apiserver's route matching does too).
+  std::string_view path = req.path;
+  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  const std::optional<ResourcePath> p = ParseResourcePath(path);
+  // Outside the resource API (discovery, OpenAPI, health, metrics, the web view): no resource.
+  if (!p) return l;
+  const std::string_view sub = p->subresource;
+  const ResourceInfo* res = FindResource(p->group, p->version, p->plural);
   if (!res) return l;  // unknown: counted without a resource, to keep the series bounded
   l.group = res->group;
   l.version = res->version;
@@ -73,9 +43,9 @@ RequestLabels ClassifyRequest(const net::HttpRequest& req) {
     auto it = std::find(res->subresources.begin(), res->subresources.end(), sub);
     if (it != res->subresources.end()) l.subresource = *it;
   }
-  l.scope = !name.empty() ? "resource" : !ns.empty() ? "namespace" : "cluster";
+  l.scope = !p->name.empty() ? "resource" : !p->ns.empty() ? "namespace" : "cluster";
   if (auto dry = req.Query("dryRun"); dry && !dry->empty()) l.dry_run = "All";
-  if (l.verb == "GET" && name.empty()) {
+  if (l.verb == "GET" && p->name.empty()) {
     auto watch = req.Query("watch");
     l.verb = watch && (*watch == "true" || *watch == "1") ? "WATCH" : "LIST";
   } else if (l.verb == "PATCH" &&

@@ -34,6 +34,7 @@
 #include "apiserver/protobuf.h"
 #include "apiserver/query_params.h"
 #include "apiserver/request_metrics.h"
+#include "apiserver/resource_path.h"
 #include "apiserver/resources.h"
 #include "apiserver/reviews.h"
 #include "apiserver/scale.h"
@@ -578,44 +579,20 @@ HttpResponse Server::Impl::Handle(HttpRequest& req) {
     return JsonResponse(200, std::move(*doc));
   }
   // /api/v1/... or /apis/<group>/<version>/...
-  std::vector<std::string> seg;
-  for (size_t i = 1; i <= path.size();) {
-    size_t j = path.find('/', i);
-    if (j == std::string::npos) j = path.size();
-    seg.push_back(path.substr(i, j - i));
-    i = j + 1;
-  }
-  std::string group, version;
-  size_t rest = 0;
-  if (seg.size() >= 3 && seg[0] == "api") {
-    version = seg[1];
-    rest = 2;
-  } else if (seg.size() >= 4 && seg[0] == "apis") {
-    group = seg[1];
-    version = seg[2];
-    rest = 3;
-  } else {
+  const std::optional<ResourcePath> p = ParseResourcePath(path);
+  if (!p) {
     return ErrorResponse(
         Error{"the server could not find the requested resource", ErrorCode::kNotFound});
   }
-  std::vector<std::string> r(seg.begin() + rest, seg.end());
   Target t;
-  // namespaces/{ns}/{plural}[/{name}[/{sub}]] addresses namespaced resources; namespaces/{name}
-  // and namespaces/{name}/status address the namespace itself.
-  if (r.size() >= 3 && r[0] == "namespaces" && r[2] != "status" && r[2] != "finalize") {
-    t.ns = r[1];
-    t.resource = FindResource(group, version, r[2]);
-    if (t.resource && !t.resource->namespaced) t.resource = nullptr;
-    if (r.size() >= 4) t.name = r[3];
-    if (r.size() >= 5) t.subresource = r[4];
-    if (r.size() > 5) t.resource = nullptr;
-  } else {
-    t.resource = FindResource(group, version, r[0]);
-    if (r.size() >= 2) t.name = r[1];
-    if (r.size() >= 3) t.subresource = r[2];
-    if (r.size() > 3) t.resource = nullptr;
-    if (t.resource && t.resource->namespaced && !t.name.empty()) t.resource = nullptr;
-  }
+  t.ns = p->ns;
+  t.name = p->name;
+  t.subresource = p->subresource;
+  t.resource = p->extra_segments ? nullptr : FindResource(p->group, p->version, p->plural);
+  // A cluster-scoped resource is never under a namespace; a namespaced one is, except for a
+  // list across all namespaces.
+  if (t.resource && !t.ns.empty() && !t.resource->namespaced) t.resource = nullptr;
+  if (t.resource && t.ns.empty() && t.resource->namespaced && !t.name.empty()) t.resource = nullptr;
   if (!t.resource) {
     return ErrorResponse(
         Error{"the server could not find the requested resource", ErrorCode::kNotFound});
