@@ -21,6 +21,15 @@ struct ControllerOptions {
   std::function<void(const std::string&)> log;  // errors and notable events
 };
 
+// A controller the ControllerManager runs: built with its informers before they start, started
+// once every informer has synced, stopped before the informers stop.
+class Controller {
+ public:
+  virtual ~Controller() = default;
+  virtual void Start() = 0;
+  virtual void Stop() = 0;
+};
+
 class WorkerLoop {
  public:
   WorkerLoop(WorkQueue* queue, std::function<VoidResult(const std::string&)> sync,

@@ -5,10 +5,50 @@
 #include <algorithm>
 #include <thread>
 
+#include "controllers/replica_set.h"
+
 namespace berth::controllers {
+namespace {
+
+using Factory = std::function<std::unique_ptr<Controller>(const ControllerContext&)>;
+
+// Every controller by its kube-controller-manager name, in the order they start.
+const std::vector<std::pair<std::string, Factory>>& Registry() {
+  static const std::vector<std::pair<std::string, Factory>> kRegistry = {
+      {"replicaset",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         return std::make_unique<ReplicaSetController>(
+             ReplicaSetKind::ReplicaSets(), c.rest, c.informers->For("/api/v1/pods", "Pod"),
+             c.informers->For("/apis/apps/v1/replicasets", "ReplicaSet"), c.options);
+       }},
+      {"replicationcontroller",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         return std::make_unique<ReplicaSetController>(
+             ReplicaSetKind::ReplicationControllers(), c.rest,
+             c.informers->For("/api/v1/pods", "Pod"),
+             c.informers->For("/api/v1/replicationcontrollers", "ReplicationController"),
+             c.options);
+       }},
+  };
+  return kRegistry;
+}
+
+}  // namespace
+
+SharedInformer* InformerFactory::For(const std::string& path, const std::string& kind) {
+  for (auto& [p, informer] : by_path_)
+    if (p == path) return informer;
+  informers_.push_back(std::make_unique<SharedInformer>(rest_, path, kind, log_));
+  by_path_.emplace_back(path, informers_.back().get());
+  return informers_.back().get();
+}
 
 const std::vector<std::string>& KnownControllers() {
-  static const std::vector<std::string> kNames = {"replicaset", "replicationcontroller"};
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> names;
+    for (const auto& [name, factory] : Registry()) names.push_back(name);
+    return names;
+  }();
   return kNames;
 }
 
@@ -60,37 +100,23 @@ Result<std::unique_ptr<ControllerManager>> ControllerManager::Start(
   std::unique_ptr<ControllerManager> m(new ControllerManager());
   m->rest_ = std::move(rest);
   const Clock* clock = options.clock ? options.clock : &m->real_clock_;
-  auto informer = [&](const char* path, const char* kind) {
-    m->informers_.push_back(
-        std::make_unique<SharedInformer>(m->rest_.get(), path, kind, options.log));
-    return m->informers_.back().get();
-  };
-  SharedInformer* pods = nullptr;
-  auto want = [&](const char* n) {
-    return std::find(selected->begin(), selected->end(), n) != selected->end();
-  };
-  ControllerOptions co{clock, options.workers, options.log};
-  if (want("replicaset") || want("replicationcontroller")) pods = informer("/api/v1/pods", "Pod");
-  if (want("replicaset")) {
-    SharedInformer* sets = informer("/apis/apps/v1/replicasets", "ReplicaSet");
-    m->replica_sets_.push_back(std::make_unique<ReplicaSetController>(
-        ReplicaSetKind::ReplicaSets(), m->rest_.get(), pods, sets, co));
+  m->informers_ = std::make_unique<InformerFactory>(m->rest_.get(), options.log);
+  ControllerContext context{m->rest_.get(), m->informers_.get(),
+                            ControllerOptions{clock, options.workers, options.log}};
+  for (const auto& [name, factory] : Registry()) {
+    if (std::find(selected->begin(), selected->end(), name) == selected->end()) continue;
+    m->controllers_.push_back(factory(context));
   }
-  if (want("replicationcontroller")) {
-    SharedInformer* rcs = informer("/api/v1/replicationcontrollers", "ReplicationController");
-    m->replica_sets_.push_back(std::make_unique<ReplicaSetController>(
-        ReplicaSetKind::ReplicationControllers(), m->rest_.get(), pods, rcs, co));
-  }
-  for (auto& i : m->informers_) i->Start();
+  for (auto& i : m->informers_->all()) i->Start();
   // Workers start once every cache has synced: expectations are empty after a start, and the
   // first syncs must count what exists rather than create it again.
   auto* raw = m.get();
   m->starter_ = std::thread([raw] {
     while (!raw->stopping_) {
       bool synced = true;
-      for (auto& i : raw->informers_) synced = synced && i->HasSynced();
+      for (auto& i : raw->informers_->all()) synced = synced && i->HasSynced();
       if (synced) {
-        for (auto& c : raw->replica_sets_) c->Start();
+        for (auto& c : raw->controllers_) c->Start();
         return;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -107,8 +133,9 @@ void ControllerManager::Stop() {
   stopped_ = true;
   stopping_ = true;
   if (starter_.joinable()) starter_.join();
-  for (auto& c : replica_sets_) c->Stop();
-  for (auto& i : informers_) i->Stop();
+  for (auto& c : controllers_) c->Stop();
+  if (informers_)
+    for (auto& i : informers_->all()) i->Stop();
 }
 
 }  // namespace berth::controllers

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "client/rest_client.h"
-#include "controllers/replica_set.h"
+#include "controllers/controller_base.h"
 #include "controllers/shared_informer.h"
 
 namespace berth::controllers {
@@ -30,6 +30,29 @@ struct ControllerManagerOptions {
   std::function<void(const std::string&)> log;
 };
 
+// The informers of one manager, one per collection however many controllers read it.
+class InformerFactory {
+ public:
+  InformerFactory(client::RestClient* rest, std::function<void(const std::string&)> log)
+      : rest_(rest), log_(std::move(log)) {}
+  // The shared informer of `path` (e.g. "/api/v1/pods") whose items are `kind`.
+  SharedInformer* For(const std::string& path, const std::string& kind);
+  const std::vector<std::unique_ptr<SharedInformer>>& all() const { return informers_; }
+
+ private:
+  client::RestClient* rest_;
+  std::function<void(const std::string&)> log_;
+  std::vector<std::pair<std::string, SharedInformer*>> by_path_;
+  std::vector<std::unique_ptr<SharedInformer>> informers_;
+};
+
+// What a controller's factory is given.
+struct ControllerContext {
+  client::RestClient* rest;
+  InformerFactory* informers;
+  ControllerOptions options;
+};
+
 class ControllerManager {
  public:
   static Result<std::unique_ptr<ControllerManager>> Start(std::unique_ptr<client::RestClient> rest,
@@ -42,8 +65,8 @@ class ControllerManager {
   ControllerManager() = default;
   RealClock real_clock_;
   std::unique_ptr<client::RestClient> rest_;
-  std::vector<std::unique_ptr<SharedInformer>> informers_;
-  std::vector<std::unique_ptr<ReplicaSetController>> replica_sets_;
+  std::unique_ptr<InformerFactory> informers_;
+  std::vector<std::unique_ptr<Controller>> controllers_;
   std::vector<std::string> running_;
   bool stopped_ = false;
   std::atomic<bool> stopping_{false};

@@ -38,13 +38,13 @@ struct ReplicaSetKind {
   std::string ObjectPath(const std::string& ns, const std::string& name) const;
 };
 
-class ReplicaSetController {
+class ReplicaSetController : public Controller {
  public:
   ReplicaSetController(ReplicaSetKind kind, client::RestClient* rest, SharedInformer* pods,
                        SharedInformer* sets, ControllerOptions options);
-  ~ReplicaSetController();
-  void Start();
-  void Stop();
+  ~ReplicaSetController() override;
+  void Start() override;
+  void Stop() override;
 
   // One sync of the set with this key (what a worker does; tests call it directly).
   VoidResult Sync(const std::string& key);
