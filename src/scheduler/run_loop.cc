@@ -56,8 +56,8 @@ void Scheduler::RunUntilIdle(FakeClock& clock, const IdleRunHooks& hooks) {
 void Scheduler::GiveUp(const Pod& pod) { queue_->Delete(pod); }
 
 void Scheduler::WarmUp() {
-  cache_.UpdateSnapshot(&snapshot_, reuse_ != NodeResultReuse::kOff ? &snapshot_changes_ : nullptr);
-  if (reuse_ != NodeResultReuse::kOff) TrackNodeChanges();
+  cache_.UpdateSnapshot(&snapshot_, reuse_.changes());
+  if (reuse_.enabled()) reuse_.TrackNodeChanges(snapshot_);
 }
 
 }  // namespace berth

@@ -147,10 +147,11 @@ Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleSta
   uint64_t passed = 0;
   int found = 0;
   int scanned = 0;
-  feasible_rows_.reserve(to_find);
-  ReuseSlot& slot = *reuse_slot_;
-  const size_t fresh_from = reuse_fresh_filters_from_;
-  const uint32_t feasible_verdict = slot.verdict_epoch << 1 | 1;
+  std::vector<uint32_t>& feasible_rows = reuse_.feasible_rows();
+  feasible_rows.reserve(to_find);
+  NodeResultReuse::Slot& slot = *reuse_.slot();
+  const size_t fresh_from = reuse_.fresh_filters_from();
+  const uint32_t feasible_verdict = slot.feasible_verdict();
   auto position = [&](int i) { return start + i < n ? start + i : start + i - n; };
   // Windows as in FindNodesThatPassFilters: each asks for the feasible nodes still missing.
   // Nodes without a verdict (the ones the last binds changed; every node while the results
@@ -164,9 +165,9 @@ Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleSta
     unknown.clear();
     for (int i = begin; i < end; ++i) {
       const int pos = position(i);
-      if (slot.verdicts[pos] >> 1 != slot.verdict_epoch) unknown.push_back(pos);
+      if (!slot.Known(pos)) unknown.push_back(pos);
     }
-    reused_verdicts_ += static_cast<uint64_t>(end - begin) - unknown.size();
+    reuse_.CountReused(static_cast<uint64_t>(end - begin) - unknown.size());
     if (!unknown.empty()) {
       const int m = static_cast<int>(unknown.size());
       std::vector<Status>& statuses = filter_statuses_buffer_;
@@ -198,7 +199,7 @@ Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleSta
         if (s.IsSuccess()) {
           slot.verdicts[unknown[k]] = feasible_verdict;
         } else {
-          slot.verdicts[unknown[k]] = slot.verdict_epoch << 1;
+          slot.verdicts[unknown[k]] = slot.rejected_verdict();
           slot.rejection_of[unknown[k]] = slot.Intern(std::move(s));
           s = Status();
         }
@@ -240,7 +241,7 @@ Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleSta
         ++passed;
         ++found;
         feasible->push_back(nodes[pos]);
-        feasible_rows_.push_back(static_cast<uint32_t>(pos));
+        feasible_rows.push_back(static_cast<uint32_t>(pos));
         continue;
       }
       Status& rejection =
@@ -261,120 +262,6 @@ Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleSta
   }
   if (counting) fw.CountFilterEvaluations(state, passed, filter_rejected_at_);
   return Status::Success();
-}
-
-void Scheduler::ReuseSlot::Resize(size_t n) {
-  verdicts.assign(n, 0);
-  rejection_of.assign(n, 0);
-  scores.filled.assign(n, 0);
-  Drop();
-}
-
-void Scheduler::ReuseSlot::Drop() {
-  if (++verdict_epoch >= (1u << 31)) {  // a verdict keeps the epoch in 31 bits
-    std::fill(verdicts.begin(), verdicts.end(), 0);
-    verdict_epoch = 1;
-  }
-  // No verdict of this epoch points at them, and no cycle holds one (kept_rejections_ live
-  // within a cycle, and a slot is dropped before its cycle's scan).
-  rejections.clear();
-  scores.NextEpoch();
-  pod.reset();
-}
-
-uint32_t Scheduler::ReuseSlot::Intern(Status status) {
-  // Recent statuses first: a window of rejections mostly repeats the last few. (Status's ==
-  // leaves out the plugin, which queueing hints and metrics read.)
-  const size_t n = rejections.size();
-  for (size_t k = 0; k < std::min<size_t>(n, 16); ++k) {
-    const Status& seen = rejections[n - 1 - k];
-    if (seen == status && seen.plugin() == status.plugin()) return static_cast<uint32_t>(n - 1 - k);
-  }
-  rejections.push_back(std::move(status));
-  return static_cast<uint32_t>(n);
-}
-
-void Scheduler::TrackNodeChanges() {
-  const size_t n = snapshot_.nodes().size();
-  // A rebuilt node list, an update this scheduler did not follow, or a change in which nodes
-  // hold an image (ImageLocality reads it for every node): start over.
-  const bool all =
-      snapshot_.last_changed_from != memo_snapshot_generation_ || snapshot_changes_.images;
-  for (ReuseSlot& slot : reuse_slots_) {
-    if (slot.verdicts.size() != n) {
-      slot.Resize(n);
-    } else if (all) {
-      slot.Drop();
-    } else {
-      for (uint32_t pos : snapshot_changes_.positions) {
-        if (pos >= n) {
-          slot.Drop();
-          break;
-        }
-        slot.Forget(pos);
-      }
-    }
-  }
-  memo_snapshot_generation_ = snapshot_.generation;
-  feasible_rows_.clear();
-}
-
-bool Scheduler::AdmitNodeResultReuse(const Framework& fw, const CycleState& state,
-                                     const PodInfo& pod) {
-  reuse_slot_ = nullptr;
-  if (reuse_ == NodeResultReuse::kOff) return false;
-  const ReuseProfile* profile = nullptr;
-  for (const ReuseProfile& p : reuse_profiles_)
-    if (p.framework == &fw) profile = &p;
-  if (!profile) return false;
-  // Nominated pods are added to nodes while filtering, and the volume plugins read other
-  // objects: neither may be in play. (Results kept for other pods stay valid: they never
-  // depended on either.)
-  if (fw.has_nominated_pods()) return false;
-  if (reuse_ == NodeResultReuse::kEquivalentPods && UsesModeledVolumes(*pod.pod)) return false;
-  // The spreading plugins' Filter, where it runs, runs afresh every cycle; that needs it after
-  // every other Filter plugin that runs (so a node's first rejection is still the same).
-  const std::vector<bool>& skipped = state.skipped_filters();
-  auto runs = [&](size_t i) { return i >= skipped.size() || !skipped[i]; };
-  size_t fresh_from = fw.num_filter_plugins();
-  for (int i : profile->spreading_filters)
-    if (runs(i)) fresh_from = std::min(fresh_from, static_cast<size_t>(i));
-  for (size_t i = fresh_from; i < fw.num_filter_plugins(); ++i) {
-    const bool spreading =
-        std::find(profile->spreading_filters.begin(), profile->spreading_filters.end(),
-                  static_cast<int>(i)) != profile->spreading_filters.end();
-    if (runs(i) && !spreading) return false;
-  }
-  reuse_fresh_filters_from_ = fresh_from;
-  ReuseSlot* slot = nullptr;
-  if (reuse_ == NodeResultReuse::kTemplateCopies) {
-    // Every pod is a copy of one template: one slot, never compared.
-    if (reuse_slots_.empty()) reuse_slots_.emplace_back().Resize(snapshot_.nodes().size());
-    slot = &reuse_slots_.front();
-  } else {
-    for (ReuseSlot& s : reuse_slots_)
-      if (s.pod && SameSchedulingInputs(*s.pod, *pod.pod)) slot = &s;
-    if (!slot) {
-      // An empty slot (dropped: its results are of a past epoch), a new one, or the least
-      // recently used one, dropped.
-      for (ReuseSlot& s : reuse_slots_)
-        if (!s.pod) slot = &s;
-      if (!slot && reuse_slots_.size() < kMaxReuseSlots) {
-        slot = &reuse_slots_.emplace_back();
-        slot->Resize(snapshot_.nodes().size());
-      } else if (!slot) {
-        slot = &reuse_slots_.front();
-        for (ReuseSlot& s : reuse_slots_)
-          if (s.last_used < slot->last_used) slot = &s;
-        slot->Drop();
-      }
-      slot->pod = pod.pod;
-    }
-  }
-  slot->last_used = ++reuse_cycles_;
-  slot->scores.fresh = profile->spreading_scores;
-  reuse_slot_ = slot;
-  return true;
 }
 
 Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const PodInfo& pod,
@@ -423,7 +310,7 @@ Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const Po
                      Status::Unresolvable(fmt::format("node(s) didn't satisfy plugin(s) [{}]",
                                                       fmt::join(rejected_by, " ")))};
   }
-  const bool reuse = candidates == &all && AdmitNodeResultReuse(fw, state, pod);
+  const bool reuse = candidates == &all && reuse_.Admit(fw, state, pod, all.size());
   // Rejections are kept aside, not written into the attempt's map by node name, unless the
   // attempt records its details or a nominated node was already rejected (a node rejected
   // twice counts once): most attempts succeed and never read them.
@@ -445,24 +332,8 @@ Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const Po
   Status es = FilterWithExtenders(extenders_, *pod.pod, feasible, &attempt->filter_statuses,
                                   &rejected, &attempt->skipped_extender_errors);
   if (rejected) attempt->rejected_by_extender = true;
-  if (keep_rows) KeepRowsOf(*feasible);
+  if (keep_rows) reuse_.KeepRowsOf(extender_input_buffer_, *feasible);
   return es;
-}
-
-void Scheduler::KeepRowsOf(const std::vector<const NodeInfo*>& kept) {
-  // Extenders answer in the order they were asked, so the kept nodes are a subsequence of the
-  // nodes sent; an answer in another order scores this cycle without reuse.
-  const std::vector<const NodeInfo*>& sent = extender_input_buffer_;
-  size_t j = 0, out = 0;
-  for (const NodeInfo* ni : kept) {
-    while (j < sent.size() && sent[j] != ni) ++j;
-    if (j == sent.size()) {
-      feasible_rows_.clear();
-      return;
-    }
-    feasible_rows_[out++] = feasible_rows_[j++];
-  }
-  feasible_rows_.resize(out);
 }
 
 void Scheduler::RecordRejection(SchedulingAttempt* attempt, const NodeInfo* node, Status status) {
@@ -554,11 +425,11 @@ std::string Scheduler::SelectHost(const ScoreTable& table) {
 
 Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& pod,
                               ScheduleResult* result, SchedulingAttempt* attempt) {
-  cache_.UpdateSnapshot(&snapshot_, reuse_ != NodeResultReuse::kOff ? &snapshot_changes_ : nullptr);
+  cache_.UpdateSnapshot(&snapshot_, reuse_.changes());
   fw.SetSnapshot(&snapshot_);
   if (snapshot_.size() == 0) return Status::Unresolvable("no nodes available to schedule pods");
-  if (reuse_ != NodeResultReuse::kOff) TrackNodeChanges();
-  reuse_slot_ = nullptr;
+  if (reuse_.enabled()) reuse_.TrackNodeChanges(snapshot_);
+  reuse_.EndCycle();
   owned_rejections_.clear();
   kept_rejections_.clear();
 
@@ -588,11 +459,7 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
                                    record_details_ ? &attempt->pre_score_outcomes : nullptr);
     });
     if (!ps.IsSuccess()) return ps;
-    RawScoreMemo* memo = nullptr;
-    if (reuse_slot_ && feasible_rows_.size() == feasible.size()) {
-      reuse_slot_->scores.rows = feasible_rows_;
-      memo = &reuse_slot_->scores;
-    }
+    RawScoreMemo* memo = reuse_.ScoreMemo(feasible.size());
     Status ss =
         Timed(fw, "Score", [&] { return fw.RunScorePlugins(state, pod, feasible, &table, memo); });
     if (!ss.IsSuccess()) return ss;

@@ -75,7 +75,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
           "profile \"{}\": queueSort plugin \"{}\" differs from \"{}\"; all profiles must use "
           "the same queue sort plugin",
           fw->profile_name(), fw->queue_sort_name(), qs)};
-  s->SetUpNodeResultReuse(options);
+  s->reuse_.SetUp(s->profiles_, options.node_local_plugins, options.reuse_equivalent_pod_results);
   s->requeue_ = std::make_unique<RequeuePolicy>(s->profiles_, options.metrics, options.clock);
   s->queue_->SetRequeueDecider(s->requeue_.get());
   if (SchedulerMetricsSink* metrics = options.metrics) {
@@ -84,36 +84,6 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
     });
   }
   return s;
-}
-
-void Scheduler::SetUpNodeResultReuse(const SchedulerOptions& options) {
-  const bool vouched = !options.node_local_plugins.empty();
-  if (vouched && profiles_.size() != 1) return;
-  if (!vouched && !options.reuse_equivalent_pod_results) return;
-  std::set<std::string, std::less<>> local;
-  if (vouched) {
-    local.insert(options.node_local_plugins.begin(), options.node_local_plugins.end());
-  } else {
-    for (std::string_view name : NodeLocalPluginNames()) local.emplace(name);
-  }
-  for (const auto& fw : profiles_) {
-    bool all_local = true;
-    for (const char* point : {"PreFilter", "Filter", "PreScore", "Score"})
-      for (const auto& name : fw->ListPlugins(point))
-        if (!local.count(name)) all_local = false;
-    if (!all_local) continue;
-    ReuseProfile profile{fw.get(), {}, {}};
-    if (!vouched) {
-      profile.spreading_scores.assign(fw->score_plugins().size(), false);
-      for (std::string_view name : SpreadingPluginNames()) {
-        if (int i = fw->FilterPluginIndex(name); i >= 0) profile.spreading_filters.push_back(i);
-        if (int i = fw->ScorePluginIndex(name); i >= 0) profile.spreading_scores[i] = true;
-      }
-    }
-    reuse_profiles_.push_back(std::move(profile));
-  }
-  if (!reuse_profiles_.empty())
-    reuse_ = vouched ? NodeResultReuse::kTemplateCopies : NodeResultReuse::kEquivalentPods;
 }
 
 Scheduler::~Scheduler() {

@@ -35,6 +35,7 @@
 #include "runtime/framework.h"
 #include "scheduler/binding_executor.h"
 #include "scheduler/deadline_timer.h"
+#include "scheduler/node_result_reuse.h"
 #include "scheduler/requeue_policy.h"
 #include "scheduler/scheduler_metrics.h"
 
@@ -200,7 +201,7 @@ class Scheduler final : public ClusterEventHandler {
   Cache& cache() { return cache_; }
   // Filter verdicts taken from earlier cycles instead of running the Filter plugins
   // (SchedulerOptions::reuse_equivalent_pod_results). Scheduling thread.
-  uint64_t reused_verdicts() const { return reused_verdicts_; }
+  uint64_t reused_verdicts() const { return reuse_.reused_verdicts(); }
   // Binding cycles started and not yet ended (Permit waits included). Any thread.
   int binding_cycles_running() const {
     return binding_cycles_running_.load(std::memory_order_relaxed);
@@ -325,67 +326,10 @@ class Scheduler final : public ClusterEventHandler {
   std::vector<const NodeInfo*> feasible_buffer_;  // SchedulePod's feasible nodes
   std::vector<Status> filter_statuses_buffer_;    // FindNodesThatPassFilters' per-window results
   std::vector<char> filter_ok_buffer_;
-  // Per-node results reused across cycles (equivalence.h), per position in the snapshot's
-  // node list: a node's filter verdict and raw scores, kept while the pods scheduled are
-  // equivalent and dropped for a node when a snapshot update overwrites it. Validity lives here,
-  // not in the NodeInfo, so that a reused result costs no load of it.
-  enum class NodeResultReuse : uint8_t {
-    kOff,             // disabled (SchedulerOptions::reuse_equivalent_pod_results)
-    kEquivalentPods,  // checked each cycle (AdmitNodeResultReuse)
-    kTemplateCopies,  // SchedulerOptions::node_local_plugins: the caller vouches
-  };
-  struct ReuseProfile {
-    const Framework* framework;
-    std::vector<int> spreading_filters;  // their Filter runs afresh every cycle
-    std::vector<bool> spreading_scores;  // RawScoreMemo::fresh
-  };
-  void SetUpNodeResultReuse(const SchedulerOptions& options);  // from Create
-  // Called after each snapshot update: drops the results of the nodes it overwrote (all of
-  // them when the node list or the image table changed).
-  void TrackNodeChanges();
-  // After PreFilter: whether this cycle's Filter and Score reuse per-node results, and whose
-  // (reuse_slot_). Takes the slot of an equivalent earlier pod, or the least recently used one.
-  bool AdmitNodeResultReuse(const Framework& fw, const CycleState& state, const PodInfo& pod);
-  // After the extenders filtered extender_input_buffer_ down to `kept`: the rows of the kept
-  // nodes (none when they came back in another order).
-  void KeepRowsOf(const std::vector<const NodeInfo*>& kept);
-  NodeResultReuse reuse_ = NodeResultReuse::kOff;
-  std::vector<ReuseProfile> reuse_profiles_;
-  // One pod's results, per node position. Verdicts are epoch << 1 | feasible (a verdict of
-  // another epoch is unknown); a rejected node's status is kept beside it, read only for
-  // rejected nodes, as an index into the slot's distinct statuses (rejections mostly share a
-  // few: 4 bytes per node instead of a status each).
-  struct ReuseSlot {
-    std::shared_ptr<const Pod> pod;  // the pod the results are for (null: none yet)
-    uint64_t last_used = 0;
-    std::vector<uint32_t> verdicts;
-    uint32_t verdict_epoch = 1;
-    std::vector<uint32_t> rejection_of;  // per node position, into `rejections`
-    std::deque<Status> rejections;       // a deque: kept_rejections_ point into it
-    RawScoreMemo scores;
-    void Resize(size_t n);
-    void Drop();  // O(1) but for the distinct statuses: the next epoch
-    // The index of `status` among the distinct statuses, added when new.
-    uint32_t Intern(Status status);
-    void Forget(uint32_t position) {
-      verdicts[position] = 0;
-      scores.filled[position] = 0;
-    }
-  };
-  // Replicas of several workloads arrive interleaved (two Deployments scaling at once): a few
-  // pods' results are kept, each slot costs ~8 bytes + 8 per score plugin per node.
-  static constexpr size_t kMaxReuseSlots = 4;
-  std::vector<ReuseSlot> reuse_slots_;
-  ReuseSlot* reuse_slot_ = nullptr;  // this cycle's, when it reuses
-  // This cycle's first Filter plugin run afresh (a spreading one), or the number of plugins.
-  size_t reuse_fresh_filters_from_ = 0;
+  // Per-node results reused across cycles of equivalent pods.
+  NodeResultReuse reuse_;
   std::vector<Status> fresh_statuses_buffer_;  // a window's afresh Filter results
-  uint64_t reuse_cycles_ = 0;
-  uint64_t reused_verdicts_ = 0;
-  Cache::SnapshotChanges snapshot_changes_;
   ScoreTable score_scratch_;  // SchedulePod's table when the attempt is not recorded
-  int64_t memo_snapshot_generation_ = -1;
-  std::vector<uint32_t> feasible_rows_;                 // this cycle's feasible nodes' positions
   std::vector<uint32_t> unknown_rows_buffer_;           // a filter window's nodes without a verdict
   std::vector<const NodeInfo*> extender_input_buffer_;  // the feasible nodes before extenders
   // This cycle's rejections kept aside (RecordRejection): statuses the scan produced, and
