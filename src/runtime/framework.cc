@@ -10,7 +10,7 @@
 #include "config/decode_util.h"
 #include "framework/guard.h"
 #include "observe/log.h"
-#include "scheduler/scheduler_metrics.h"
+#include "runtime/scheduler_metrics.h"
 
 namespace berth {
 

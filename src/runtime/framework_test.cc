@@ -21,7 +21,7 @@
 #include "berth/testing/fake_handle.h"
 #include "framework/in_memory_cluster.h"
 #include "framework/parallelizer.h"
-#include "scheduler/scheduler_metrics.h"
+#include "runtime/scheduler_metrics.h"
 #include "testing/builders.h"
 
 namespace berth {

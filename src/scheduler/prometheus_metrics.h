@@ -14,7 +14,7 @@
 #include <string>
 
 #include "observe/metrics.h"
-#include "scheduler/scheduler_metrics.h"
+#include "runtime/scheduler_metrics.h"
 
 namespace berth {
 

@@ -14,7 +14,7 @@
 #include "berth/framework/cluster_event.h"
 #include "queue/scheduling_queue.h"
 #include "runtime/framework.h"
-#include "scheduler/scheduler_metrics.h"
+#include "runtime/scheduler_metrics.h"
 
 namespace berth {
 

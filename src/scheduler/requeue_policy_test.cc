@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "berth/testing/builders.h"
-#include "plugins/volume_claims.h"
+#include "framework/volume_claims.h"
 
 namespace berth {
 namespace {

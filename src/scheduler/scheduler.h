@@ -33,11 +33,11 @@
 #include "framework/parallelizer.h"
 #include "queue/scheduling_queue.h"
 #include "runtime/framework.h"
+#include "runtime/scheduler_metrics.h"
 #include "scheduler/binding_executor.h"
 #include "scheduler/deadline_timer.h"
 #include "scheduler/node_result_reuse.h"
 #include "scheduler/requeue_policy.h"
-#include "scheduler/scheduler_metrics.h"
 
 namespace berth::observe {
 class Logger;

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "plugins/volume_claims.h"
+#include "framework/volume_claims.h"
 
 namespace berth {
 namespace nodevolumelimits {

@@ -7,7 +7,7 @@
 
 #include "berth/config/plugin_args.h"
 #include "config/plugin_args_codec.h"
-#include "plugins/volume_claims.h"
+#include "framework/volume_claims.h"
 
 namespace berth {
 namespace volumebinding {

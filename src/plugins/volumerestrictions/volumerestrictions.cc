@@ -4,7 +4,7 @@
 #include <memory>
 #include <utility>
 
-#include "plugins/volume_claims.h"
+#include "framework/volume_claims.h"
 
 namespace berth {
 namespace volumerestrictions {
