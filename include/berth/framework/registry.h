@@ -10,6 +10,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "berth/api/result.h"
@@ -43,6 +44,36 @@ struct PluginRegistration {
   PluginFactory factory;
   ArgsDecoder decode_args;  // empty: the plugin takes no args
 };
+
+// A plugin's registration: its name, how to build it, and how to decode its args (none: the
+// plugin takes no args). Called by each plugin's registration function, once, on any thread.
+inline PluginRegistration MakeRegistration(std::string_view name, PluginFactory factory,
+                                           ArgsDecoder decode_args = {}) {
+  return PluginRegistration{std::string(name), std::move(factory), std::move(decode_args)};
+}
+
+// The factory of a plugin built from the framework's handle, or from nothing, whatever its args.
+template <class PluginT>
+PluginFactory FactoryOf() {
+  return [](const PluginArgs*, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
+    if constexpr (std::is_constructible_v<PluginT, Handle&>) {
+      return std::unique_ptr<Plugin>(std::make_unique<PluginT>(handle));
+    } else {
+      return std::unique_ptr<Plugin>(std::make_unique<PluginT>());
+    }
+  };
+}
+
+// A factory's args as its own type: `defaults` when the profile gave none, an error naming both
+// kinds when they are of another type (kube-scheduler's "want args to be of type ...").
+template <class ArgsT>
+Result<const ArgsT*> ArgsAs(const PluginArgs* args, const ArgsT* defaults,
+                            std::string_view want_kind) {
+  if (args == nullptr) return defaults;
+  if (const auto* typed = dynamic_cast<const ArgsT*>(args)) return typed;
+  return Error{"want args to be of type " + std::string(want_kind) + ", got " +
+               std::string(args->Kind())};
+}
 
 class Registry {
  public:

@@ -32,10 +32,7 @@ Result<std::unique_ptr<Plugin>> NewDefaultBinder(const PluginArgs*, Handle& hand
 }  // namespace
 
 PluginRegistration DefaultBinderRegistration() {
-  PluginRegistration reg;
-  reg.name = std::string(kDefaultBinderName);
-  reg.factory = &NewDefaultBinder;
-  return reg;
+  return MakeRegistration(kDefaultBinderName, &NewDefaultBinder);
 }
 
 }  // namespace berth

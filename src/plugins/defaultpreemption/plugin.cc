@@ -339,20 +339,16 @@ Status DefaultPreemption::PrepareCandidate(const Candidate& candidate, const Pod
 }
 
 PluginRegistration DefaultPreemptionRegistration() {
-  PluginRegistration reg;
-  reg.name = std::string(kDefaultPreemptionName);
-  reg.factory = [](const PluginArgs* args, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
-    const config::DefaultPreemptionArgs defaults;
-    const auto* typed = args ? dynamic_cast<const config::DefaultPreemptionArgs*>(args) : &defaults;
-    if (typed == nullptr)
-      return Error{
-          fmt::format("want args to be of type DefaultPreemptionArgs, got {}", args->Kind())};
-    if (VoidResult v = config::ValidateDefaultPreemptionArgs(*typed, "args"); !v.ok())
+  static const config::DefaultPreemptionArgs kDefaults;
+  auto factory = [](const PluginArgs* args, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
+    auto typed = ArgsAs(args, &kDefaults, "DefaultPreemptionArgs");
+    if (!typed.ok()) return typed.error();
+    if (VoidResult v = config::ValidateDefaultPreemptionArgs(**typed, "args"); !v.ok())
       return v.error();
-    return std::unique_ptr<Plugin>(std::make_unique<DefaultPreemption>(handle, *typed));
+    return std::unique_ptr<Plugin>(std::make_unique<DefaultPreemption>(handle, **typed));
   };
-  reg.decode_args = config::InTreeArgsDecoder(reg.name);
-  return reg;
+  return MakeRegistration(kDefaultPreemptionName, factory,
+                          config::InTreeArgsDecoder(std::string(kDefaultPreemptionName)));
 }
 
 }  // namespace berth

@@ -91,10 +91,7 @@ Result<std::unique_ptr<Plugin>> NewImageLocality(const PluginArgs*, Handle& hand
 }  // namespace
 
 PluginRegistration ImageLocalityRegistration() {
-  PluginRegistration reg;
-  reg.name = std::string(kImageLocalityName);
-  reg.factory = &NewImageLocality;
-  return reg;
+  return MakeRegistration(kImageLocalityName, &NewImageLocality);
 }
 
 }  // namespace berth

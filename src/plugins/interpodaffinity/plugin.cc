@@ -216,21 +216,15 @@ std::optional<std::string> AffinityParseError(const Pod& pod) {
 }  // namespace interpodaffinity
 
 PluginRegistration InterPodAffinityRegistration() {
-  PluginRegistration reg;
-  reg.name = std::string(interpodaffinity::kName);
-  reg.factory = [](const PluginArgs* args, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
-    static const config::InterPodAffinityArgs kDefaults;
-    const auto* typed = args ? dynamic_cast<const config::InterPodAffinityArgs*>(args) : &kDefaults;
-    if (!typed) {
-      return Error{"want args to be of type InterPodAffinityArgs, got " +
-                   std::string(args->Kind())};
-    }
-    std::unique_ptr<Plugin> plugin =
-        std::make_unique<interpodaffinity::InterPodAffinity>(*typed, handle);
-    return plugin;
+  static const config::InterPodAffinityArgs kDefaults;
+  auto factory = [](const PluginArgs* args, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
+    auto typed = ArgsAs(args, &kDefaults, "InterPodAffinityArgs");
+    if (!typed.ok()) return typed.error();
+    return std::unique_ptr<Plugin>(
+        std::make_unique<interpodaffinity::InterPodAffinity>(**typed, handle));
   };
-  reg.decode_args = config::InTreeArgsDecoder(reg.name);
-  return reg;
+  return MakeRegistration(interpodaffinity::kName, factory,
+                          config::InTreeArgsDecoder(std::string(interpodaffinity::kName)));
 }
 
 }  // namespace berth

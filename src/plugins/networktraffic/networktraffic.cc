@@ -174,19 +174,17 @@ void NetworkTrafficArgs::Encode(nlohmann::json& out) const {
 }
 
 PluginRegistration NetworkTrafficRegistration() {
-  PluginRegistration reg;
-  reg.name = std::string(kNetworkTrafficName);
-  reg.factory = [](const PluginArgs* args, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
-    const auto* typed = args ? dynamic_cast<const NetworkTrafficArgs*>(args) : nullptr;
-    if (!typed) return Error{"NetworkTraffic needs args with prometheusAddress"};
+  auto factory = [](const PluginArgs* args, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
+    auto typed = ArgsAs<NetworkTrafficArgs>(args, nullptr, "NetworkTrafficArgs");
+    if (!typed.ok()) return typed.error();
+    if (*typed == nullptr) return Error{"NetworkTraffic needs args with prometheusAddress"};
     auto client = prometheus::PrometheusClient::Create(
-        typed->prometheus_address, std::chrono::milliseconds(typed->timeout_ms));
+        (*typed)->prometheus_address, std::chrono::milliseconds((*typed)->timeout_ms));
     if (!client.ok()) return client.error();
     return std::unique_ptr<Plugin>(
-        std::make_unique<NetworkTraffic>(handle, *typed, std::move(client).value()));
+        std::make_unique<NetworkTraffic>(handle, **typed, std::move(client).value()));
   };
-  reg.decode_args = DecodeNetworkTrafficArgs;
-  return reg;
+  return MakeRegistration(kNetworkTrafficName, factory, DecodeNetworkTrafficArgs);
 }
 
 }  // namespace berth

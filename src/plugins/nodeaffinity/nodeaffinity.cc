@@ -72,16 +72,16 @@ class NodeAffinityPlugin final : public PreFilterPlugin,
                                  public EnqueueExtensions {
  public:
   static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, Handle&) {
+    static const config::NodeAffinityArgs kDefaults;
+    auto na = ArgsAs(args, &kDefaults, "NodeAffinityArgs");
+    // Upstream's wording for this plugin differs from the others'.
+    if (!na.ok()) {
+      return Error{"args are not of type NodeAffinityArgs, got " + std::string(args->Kind())};
+    }
     auto plugin = std::make_unique<NodeAffinityPlugin>();
-    if (args != nullptr) {
-      const auto* na = dynamic_cast<const config::NodeAffinityArgs*>(args);
-      if (na == nullptr) {
-        return Error{"args are not of type NodeAffinityArgs, got " + std::string(args->Kind())};
-      }
-      if (na->added_affinity) {
-        plugin->added_required_ = na->added_affinity->required;
-        plugin->added_preferred_ = na->added_affinity->preferred;
-      }
+    if ((*na)->added_affinity) {
+      plugin->added_required_ = (*na)->added_affinity->required;
+      plugin->added_preferred_ = (*na)->added_affinity->preferred;
     }
     return std::unique_ptr<Plugin>(std::move(plugin));
   }
@@ -175,11 +175,8 @@ class NodeAffinityPlugin final : public PreFilterPlugin,
 }  // namespace
 
 PluginRegistration NodeAffinityRegistration() {
-  PluginRegistration reg;
-  reg.name = std::string(kNodeAffinityName);
-  reg.factory = &NodeAffinityPlugin::New;
-  reg.decode_args = config::InTreeArgsDecoder(reg.name);
-  return reg;
+  return MakeRegistration(kNodeAffinityName, &NodeAffinityPlugin::New,
+                          config::InTreeArgsDecoder(std::string(kNodeAffinityName)));
 }
 
 }  // namespace berth

@@ -93,14 +93,13 @@ void NodeLabelArgs::Encode(nlohmann::json& out) const {
 }
 
 PluginRegistration NodeLabelRegistration() {
-  PluginRegistration reg;
-  reg.name = std::string(kNodeLabelName);
-  reg.decode_args = DecodeNodeLabelArgs;
-  reg.factory = [](const PluginArgs* args, Handle&) -> Result<std::unique_ptr<Plugin>> {
-    const auto* typed = args ? dynamic_cast<const NodeLabelArgs*>(args) : nullptr;
-    return std::unique_ptr<Plugin>(std::make_unique<NodeLabel>(typed ? *typed : NodeLabelArgs{}));
+  static const NodeLabelArgs kDefaults;
+  auto factory = [](const PluginArgs* args, Handle&) -> Result<std::unique_ptr<Plugin>> {
+    auto typed = ArgsAs(args, &kDefaults, "NodeLabelArgs");
+    if (!typed.ok()) return typed.error();
+    return std::unique_ptr<Plugin>(std::make_unique<NodeLabel>(**typed));
   };
-  return reg;
+  return MakeRegistration(kNodeLabelName, factory, DecodeNodeLabelArgs);
 }
 
 }  // namespace berth

@@ -45,11 +45,6 @@ Result<std::unique_ptr<Plugin>> NewNodeName(const PluginArgs*, Handle&) {
 
 }  // namespace
 
-PluginRegistration NodeNameRegistration() {
-  PluginRegistration reg;
-  reg.name = std::string(kNodeNameName);
-  reg.factory = &NewNodeName;
-  return reg;
-}
+PluginRegistration NodeNameRegistration() { return MakeRegistration(kNodeNameName, &NewNodeName); }
 
 }  // namespace berth

@@ -109,10 +109,7 @@ Result<std::unique_ptr<Plugin>> NewNodePorts(const PluginArgs*, Handle&) {
 }  // namespace
 
 PluginRegistration NodePortsRegistration() {
-  PluginRegistration reg;
-  reg.name = std::string(kNodePortsName);
-  reg.factory = &NewNodePorts;
-  return reg;
+  return MakeRegistration(kNodePortsName, &NewNodePorts);
 }
 
 }  // namespace berth

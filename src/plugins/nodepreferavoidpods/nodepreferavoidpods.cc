@@ -46,12 +46,7 @@ class NodePreferAvoidPods final : public ScorePlugin {
 }  // namespace
 
 PluginRegistration NodePreferAvoidPodsRegistration() {
-  PluginRegistration reg;
-  reg.name = std::string(kNodePreferAvoidPodsName);
-  reg.factory = [](const PluginArgs*, Handle&) -> Result<std::unique_ptr<Plugin>> {
-    return std::unique_ptr<Plugin>(std::make_unique<NodePreferAvoidPods>());
-  };
-  return reg;
+  return MakeRegistration(kNodePreferAvoidPodsName, FactoryOf<NodePreferAvoidPods>());
 }
 
 }  // namespace berth

@@ -53,15 +53,11 @@ class BalancedAllocation final : public PreScorePlugin,
 };
 
 Result<std::unique_ptr<Plugin>> BalancedAllocation::New(const PluginArgs* args, Handle&) {
-  const config::NodeResourcesBalancedAllocationArgs defaults;
-  const auto* ba_args =
-      args ? dynamic_cast<const config::NodeResourcesBalancedAllocationArgs*>(args) : &defaults;
-  if (ba_args == nullptr) {
-    return Error{"want args to be of type NodeResourcesBalancedAllocationArgs, got " +
-                 std::string(args->Kind())};
-  }
+  static const config::NodeResourcesBalancedAllocationArgs kDefaults;
+  auto ba_args = ArgsAs(args, &kDefaults, "NodeResourcesBalancedAllocationArgs");
+  if (!ba_args.ok()) return ba_args.error();
   auto plugin = std::make_unique<BalancedAllocation>();
-  plugin->resources_ = noderesources::ResolveResources(ba_args->resources);
+  plugin->resources_ = noderesources::ResolveResources((*ba_args)->resources);
   return std::unique_ptr<Plugin>(std::move(plugin));
 }
 
@@ -101,11 +97,9 @@ Status BalancedAllocation::Score(const CycleState& state, const PodInfo& pod, co
 }  // namespace
 
 PluginRegistration NodeResourcesBalancedAllocationRegistration() {
-  PluginRegistration reg;
-  reg.name = std::string(kNodeResourcesBalancedAllocationName);
-  reg.factory = &BalancedAllocation::New;
-  reg.decode_args = config::InTreeArgsDecoder(reg.name);
-  return reg;
+  return MakeRegistration(
+      kNodeResourcesBalancedAllocationName, &BalancedAllocation::New,
+      config::InTreeArgsDecoder(std::string(kNodeResourcesBalancedAllocationName)));
 }
 
 }  // namespace berth

@@ -81,11 +81,10 @@ class Fit final : public PreFilterPlugin,
 };
 
 Result<std::unique_ptr<Plugin>> Fit::New(const PluginArgs* args, Handle& /*handle*/) {
-  const config::NodeResourcesFitArgs defaults;
-  const auto* fit_args = args ? dynamic_cast<const config::NodeResourcesFitArgs*>(args) : &defaults;
-  if (fit_args == nullptr) {
-    return Error{"want args to be of type NodeResourcesFitArgs, got " + std::string(args->Kind())};
-  }
+  static const config::NodeResourcesFitArgs kDefaults;
+  auto typed = ArgsAs(args, &kDefaults, "NodeResourcesFitArgs");
+  if (!typed.ok()) return typed.error();
+  const config::NodeResourcesFitArgs* fit_args = *typed;
   auto plugin = std::make_unique<Fit>();
   const auto& strategy = fit_args->scoring_strategy;
   if (strategy.type == "LeastAllocated") {
@@ -289,11 +288,8 @@ Status Fit::Score(const CycleState& state, const PodInfo& pod, const NodeInfo& n
 }  // namespace
 
 PluginRegistration NodeResourcesFitRegistration() {
-  PluginRegistration reg;
-  reg.name = std::string(kNodeResourcesFitName);
-  reg.factory = &Fit::New;
-  reg.decode_args = config::InTreeArgsDecoder(reg.name);
-  return reg;
+  return MakeRegistration(kNodeResourcesFitName, &Fit::New,
+                          config::InTreeArgsDecoder(std::string(kNodeResourcesFitName)));
 }
 
 }  // namespace berth

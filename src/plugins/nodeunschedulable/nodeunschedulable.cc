@@ -82,10 +82,7 @@ Result<std::unique_ptr<Plugin>> NewNodeUnschedulable(const PluginArgs*, Handle&)
 }  // namespace
 
 PluginRegistration NodeUnschedulableRegistration() {
-  PluginRegistration reg;
-  reg.name = std::string(kNodeUnschedulableName);
-  reg.factory = &NewNodeUnschedulable;
-  return reg;
+  return MakeRegistration(kNodeUnschedulableName, &NewNodeUnschedulable);
 }
 
 }  // namespace berth

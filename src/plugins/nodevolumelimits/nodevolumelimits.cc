@@ -294,12 +294,7 @@ std::vector<ClusterEventWithHint> CSILimits::EventsToRegister() const {
 }  // namespace nodevolumelimits
 
 PluginRegistration NodeVolumeLimitsRegistration() {
-  PluginRegistration reg;
-  reg.name = std::string(nodevolumelimits::kName);
-  reg.factory = [](const PluginArgs*, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
-    return std::unique_ptr<Plugin>(std::make_unique<nodevolumelimits::CSILimits>(handle));
-  };
-  return reg;
+  return MakeRegistration(nodevolumelimits::kName, FactoryOf<nodevolumelimits::CSILimits>());
 }
 
 }  // namespace berth

@@ -161,25 +161,18 @@ std::shared_ptr<const NodeTable> PodTopologySpread::RefreshTable(
 }  // namespace podtopologyspread
 
 PluginRegistration PodTopologySpreadRegistration() {
-  PluginRegistration reg;
-  reg.name = std::string(podtopologyspread::kName);
-  reg.factory = [](const PluginArgs* args, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
-    static const config::PodTopologySpreadArgs kDefaults;
-    const auto* typed =
-        args ? dynamic_cast<const config::PodTopologySpreadArgs*>(args) : &kDefaults;
-    if (!typed) {
-      return Error{"want args to be of type PodTopologySpreadArgs, got " +
-                   std::string(args->Kind())};
-    }
-    if (auto valid = config::ValidatePodTopologySpreadArgs(*typed, "args"); !valid.ok()) {
+  static const config::PodTopologySpreadArgs kDefaults;
+  auto factory = [](const PluginArgs* args, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
+    auto typed = ArgsAs(args, &kDefaults, "PodTopologySpreadArgs");
+    if (!typed.ok()) return typed.error();
+    if (auto valid = config::ValidatePodTopologySpreadArgs(**typed, "args"); !valid.ok()) {
       return valid.error();
     }
-    std::unique_ptr<Plugin> plugin =
-        std::make_unique<podtopologyspread::PodTopologySpread>(*typed, handle);
-    return plugin;
+    return std::unique_ptr<Plugin>(
+        std::make_unique<podtopologyspread::PodTopologySpread>(**typed, handle));
   };
-  reg.decode_args = config::InTreeArgsDecoder(reg.name);
-  return reg;
+  return MakeRegistration(podtopologyspread::kName, factory,
+                          config::InTreeArgsDecoder(std::string(podtopologyspread::kName)));
 }
 
 }  // namespace berth

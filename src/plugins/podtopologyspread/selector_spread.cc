@@ -112,12 +112,7 @@ class SelectorSpread final : public PreScorePlugin, public ScorePlugin {
 }  // namespace
 
 PluginRegistration SelectorSpreadRegistration() {
-  PluginRegistration reg;
-  reg.name = std::string(kSelectorSpreadName);
-  reg.factory = [](const PluginArgs*, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
-    return std::unique_ptr<Plugin>(std::make_unique<SelectorSpread>(handle));
-  };
-  return reg;
+  return MakeRegistration(kSelectorSpreadName, FactoryOf<SelectorSpread>());
 }
 
 }  // namespace berth

@@ -26,10 +26,7 @@ Result<std::unique_ptr<Plugin>> NewPrioritySort(const PluginArgs*, Handle&) {
 }  // namespace
 
 PluginRegistration PrioritySortRegistration() {
-  PluginRegistration reg;
-  reg.name = std::string(kPrioritySortName);
-  reg.factory = &NewPrioritySort;
-  return reg;
+  return MakeRegistration(kPrioritySortName, &NewPrioritySort);
 }
 
 }  // namespace berth

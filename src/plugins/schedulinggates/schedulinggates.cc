@@ -47,10 +47,7 @@ Result<std::unique_ptr<Plugin>> NewSchedulingGates(const PluginArgs*, Handle&) {
 }  // namespace
 
 PluginRegistration SchedulingGatesRegistration() {
-  PluginRegistration reg;
-  reg.name = std::string(kSchedulingGatesName);
-  reg.factory = &NewSchedulingGates;
-  return reg;
+  return MakeRegistration(kSchedulingGatesName, &NewSchedulingGates);
 }
 
 }  // namespace berth

@@ -161,15 +161,13 @@ void ServiceAffinityArgs::Encode(nlohmann::json& out) const {
 }
 
 PluginRegistration ServiceAffinityRegistration() {
-  PluginRegistration reg;
-  reg.name = std::string(kServiceAffinityName);
-  reg.decode_args = DecodeServiceAffinityArgs;
-  reg.factory = [](const PluginArgs* args, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
-    const auto* typed = args ? dynamic_cast<const ServiceAffinityArgs*>(args) : nullptr;
-    return std::unique_ptr<Plugin>(
-        std::make_unique<ServiceAffinity>(handle, typed ? *typed : ServiceAffinityArgs{}));
+  static const ServiceAffinityArgs kDefaults;
+  auto factory = [](const PluginArgs* args, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
+    auto typed = ArgsAs(args, &kDefaults, "ServiceAffinityArgs");
+    if (!typed.ok()) return typed.error();
+    return std::unique_ptr<Plugin>(std::make_unique<ServiceAffinity>(handle, **typed));
   };
-  return reg;
+  return MakeRegistration(kServiceAffinityName, factory, DecodeServiceAffinityArgs);
 }
 
 }  // namespace berth

@@ -150,10 +150,7 @@ Result<std::unique_ptr<Plugin>> NewTaintToleration(const PluginArgs*, Handle&) {
 }  // namespace
 
 PluginRegistration TaintTolerationRegistration() {
-  PluginRegistration reg;
-  reg.name = std::string(kTaintTolerationName);
-  reg.factory = &NewTaintToleration;
-  return reg;
+  return MakeRegistration(kTaintTolerationName, &NewTaintToleration);
 }
 
 }  // namespace berth

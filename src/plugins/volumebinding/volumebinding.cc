@@ -315,20 +315,15 @@ std::vector<ClusterEventWithHint> VolumeBinding::EventsToRegister() const {
 }  // namespace volumebinding
 
 PluginRegistration VolumeBindingRegistration() {
-  PluginRegistration reg;
-  reg.name = std::string(volumebinding::kName);
-  reg.decode_args = config::InTreeArgsDecoder(reg.name);
-  reg.factory = [](const PluginArgs* args, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
-    int64_t timeout = config::VolumeBindingArgs().bind_timeout_seconds;
-    if (args) {
-      const auto* typed = dynamic_cast<const config::VolumeBindingArgs*>(args);
-      if (!typed)
-        return Error{"want args to be of type VolumeBindingArgs, got " + std::string(args->Kind())};
-      timeout = typed->bind_timeout_seconds;
-    }
-    return std::unique_ptr<Plugin>(std::make_unique<volumebinding::VolumeBinding>(handle, timeout));
+  static const config::VolumeBindingArgs kDefaults;
+  auto factory = [](const PluginArgs* args, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
+    auto typed = ArgsAs(args, &kDefaults, "VolumeBindingArgs");
+    if (!typed.ok()) return typed.error();
+    return std::unique_ptr<Plugin>(
+        std::make_unique<volumebinding::VolumeBinding>(handle, (*typed)->bind_timeout_seconds));
   };
-  return reg;
+  return MakeRegistration(volumebinding::kName, factory,
+                          config::InTreeArgsDecoder(std::string(volumebinding::kName)));
 }
 
 }  // namespace berth

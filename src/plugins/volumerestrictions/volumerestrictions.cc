@@ -158,13 +158,8 @@ std::vector<ClusterEventWithHint> VolumeRestrictions::EventsToRegister() const {
 }  // namespace volumerestrictions
 
 PluginRegistration VolumeRestrictionsRegistration() {
-  PluginRegistration reg;
-  reg.name = std::string(volumerestrictions::kName);
-  reg.factory = [](const PluginArgs*, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
-    return std::unique_ptr<Plugin>(
-        std::make_unique<volumerestrictions::VolumeRestrictions>(handle));
-  };
-  return reg;
+  return MakeRegistration(volumerestrictions::kName,
+                          FactoryOf<volumerestrictions::VolumeRestrictions>());
 }
 
 }  // namespace berth

@@ -172,12 +172,7 @@ std::vector<ClusterEventWithHint> VolumeZone::EventsToRegister() const {
 }  // namespace volumezone
 
 PluginRegistration VolumeZoneRegistration() {
-  PluginRegistration reg;
-  reg.name = std::string(volumezone::kName);
-  reg.factory = [](const PluginArgs*, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
-    return std::unique_ptr<Plugin>(std::make_unique<volumezone::VolumeZone>(handle));
-  };
-  return reg;
+  return MakeRegistration(volumezone::kName, FactoryOf<volumezone::VolumeZone>());
 }
 
 }  // namespace berth
