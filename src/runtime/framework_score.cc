@@ -1,0 +1,215 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <set>
+
+#include "config/decode_util.h"
+#include "framework/guard.h"
+#include "observe/log.h"
+#include "runtime/framework.h"
+#include "runtime/framework_internal.h"
+#include "runtime/scheduler_metrics.h"
+
+namespace berth {
+
+// ---------------------------------------------------------------- scoring
+
+Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
+                                     std::span<const NodeInfo* const> nodes,
+                                     PluginOutcomes* outcomes) {
+  state.skip_score_.assign(score_.size(), false);
+  for (size_t i = 0; i < pre_score_.size(); ++i) {
+    const PreScoreEntry& e = pre_score_[i];
+    PluginSeries* series = SeriesAt(series_.pre_score, i);
+    Status s = Measured(state, series, [&] { return e.plugin->PreScore(state, pod, nodes); });
+    if (outcomes) outcomes->emplace_back(std::string(e.plugin->Name()), s);
+    if (s.IsSkip()) {
+      if (e.score_index >= 0) state.skip_score_[e.score_index] = true;
+      continue;
+    }
+    if (series) series->Evaluated(1);
+    if (!s.IsSuccess())
+      return Status::Error(
+          fmt::format("running PreScore plugin \"{}\": {}", e.plugin->Name(), s.Message()));
+  }
+  return Status::Success();
+}
+
+Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
+                                  std::span<const NodeInfo* const> nodes, ScoreTable* table,
+                                  RawScoreMemo* memo) {
+  const size_t n = nodes.size();
+  table->nodes.assign(nodes.begin(), nodes.end());
+  // Rows keep their capacity when the caller reuses the table across cycles.
+  table->plugin_scores.resize(score_.size());
+  for (auto& row : table->plugin_scores) row.clear();
+  table->plugin_ran.assign(score_.size(), false);
+  table->totals.assign(n, 0);
+
+  std::vector<size_t> active;
+  for (size_t p = 0; p < score_.size(); ++p) {
+    if (p < state.skip_score_.size() && state.skip_score_[p]) continue;
+    active.push_back(p);
+    table->plugin_ran[p] = true;
+  }
+  if (active.empty()) return Status::Success();
+  const size_t num_plugins = score_.size();
+  // Per active plugin: scored afresh every cycle, never kept in the memo.
+  std::vector<char>& fresh = memo_fresh_buffer_;
+  fresh.assign(active.size(), 0);
+  bool any_fresh = false;
+  if (memo) {
+    // Rows filled while other plugins ran (PreScore skipped differently) cannot be reused.
+    if (memo->ran != table->plugin_ran) {
+      memo->ran = table->plugin_ran;
+      memo->NextEpoch();
+    }
+    memo->scores.resize(memo->filled.size() * num_plugins);
+    for (size_t a = 0; a < active.size(); ++a)
+      if (active[a] < memo->fresh.size() && memo->fresh[active[a]]) {
+        fresh[a] = 1;
+        any_fresh = true;
+      }
+  }
+
+  // Raw scores, node-major so each worker touches one node's data for all plugins. A plugin
+  // with NormalizeScore gets them as a NodeScore list (the buffer lives across cycles, scheduling
+  // thread only); the others' go straight into the table's row, which is what they end as
+  // (at 250,000 nodes a list is 4 MB per plugin).
+  std::vector<std::vector<NodeScore>>& scores = score_buffer_;
+  if (scores.size() < active.size()) scores.resize(active.size());
+  std::vector<int64_t*>& direct = score_direct_buffer_;  // [active plugin]: row, or null
+  direct.assign(active.size(), nullptr);
+  for (size_t a = 0; a < active.size(); ++a) {
+    if (score_[active[a]].plugin->HasNormalize()) {
+      scores[a].resize(n);
+    } else {
+      auto& row = table->plugin_scores[active[a]];
+      row.resize(n);
+      direct[a] = row.data();
+    }
+  }
+  std::atomic<bool> failed{false};
+  std::mutex err_mu;
+  Status first_error;
+  // In a sampled cycle, every kPerNodeTimingStride-th node's plugin calls are timed.
+  const bool timing = !series_.score.empty() && state.ShouldRecordPluginMetrics();
+  // Scores node i into scores[*][i] (and its memo row); false when a plugin failed. With
+  // `fresh_only`, only the plugins scored afresh run (the node's memo row is valid).
+  auto score_node = [&](int i, bool timed, bool fresh_only) {
+    int64_t* row = memo ? &memo->scores[memo->rows[i] * num_plugins] : nullptr;
+    for (size_t a = 0; a < active.size(); ++a) {
+      if (fresh_only && !fresh[a]) continue;
+      int64_t s = 0;
+      auto call = [&] { return score_[active[a]].plugin->Score(state, pod, *nodes[i], &s); };
+      Status st = Guarded("Score", [&] {
+        return timed ? Measured(state, series_.score[active[a]], call) : call();
+      });
+      if (!st.IsSuccess()) {
+        std::lock_guard lock(err_mu);
+        if (!failed.exchange(true))
+          first_error =
+              Status::Error(fmt::format("running Score plugins: plugin \"{}\" failed "
+                                        "with: {}",
+                                        score_[active[a]].plugin->Name(), st.Message()));
+        return false;
+      }
+      if (direct[a]) {
+        direct[a][i] = s;
+      } else {
+        scores[a][i] = {nodes[i], s};
+      }
+      if (row && !fresh[a]) row[active[a]] = s;
+    }
+    if (memo && !fresh_only) memo->filled[memo->rows[i]] = memo->epoch;
+    return true;
+  };
+  if (memo) {
+    // Only rows without a valid memo are scored (the nodes the last snapshot update
+    // overwrote); the others are read from the memo.
+    std::vector<int>& stale = memo_stale_buffer_;
+    stale.clear();
+    std::vector<char>& kept = memo_kept_buffer_;
+    kept.assign(n, 1);
+    for (size_t i = 0; i < n; ++i)
+      if (memo->filled[memo->rows[i]] != memo->epoch) {
+        stale.push_back(static_cast<int>(i));
+        kept[i] = 0;
+      }
+    parallelizer().Until(static_cast<int>(stale.size()), [&](int k) {
+      if (!failed.load(std::memory_order_relaxed))
+        score_node(stale[k], timing && k % kPerNodeTimingStride == 0, false);
+    });
+    if (failed) return first_error;
+    if (any_fresh) {
+      parallelizer().Until(static_cast<int>(n), [&](int i) {
+        if (kept[i] && !failed.load(std::memory_order_relaxed))
+          score_node(i, timing && i % kPerNodeTimingStride == 0, true);
+      });
+      if (failed) return first_error;
+    }
+    // Node-major: each memo row is one cache line, loaded once for all plugins.
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t* row = &memo->scores[memo->rows[i] * num_plugins];
+      for (size_t a = 0; a < active.size(); ++a) {
+        if (fresh[a]) continue;
+        if (direct[a]) {
+          direct[a][i] = row[active[a]];
+        } else {
+          scores[a][i] = {nodes[i], row[active[a]]};
+        }
+      }
+    }
+  } else {
+    // Nodes are scored last to first: the filter loop just walked them first to last, so on a
+    // cluster larger than the cache the nodes it touched last are the ones still cached.
+    parallelizer().Until(static_cast<int>(n), [&](int j) {
+      if (failed.load(std::memory_order_relaxed)) return;
+      const int i = static_cast<int>(n) - 1 - j;
+      // Workers take contiguous chunks: load the NodeInfos eight nodes ahead and their Nodes
+      // four ahead while this node is scored (the plugins' own time is mostly these loads).
+      if (i >= 8) PrefetchNodeInfo(nodes[i - 8]);
+      if (i >= 4) PrefetchNode(nodes[i - 4]);
+      score_node(i, timing && j % kPerNodeTimingStride == 0, false);
+    });
+  }
+  if (failed) return first_error;
+  if (!series_.score.empty())
+    for (size_t a : active)
+      if (PluginSeries* series = series_.score[a]) series->Evaluated(n);
+
+  for (size_t a = 0; a < active.size(); ++a) {
+    const auto& e = score_[active[a]];
+    if (e.plugin->HasNormalize()) {
+      Status st = Measured(state, SeriesAt(series_.normalize, active[a]),
+                           [&] { return e.plugin->NormalizeScore(state, pod, scores[a]); });
+      if (!st.IsSuccess())
+        return Status::Error(
+            fmt::format("running Normalize on Score plugins: plugin \"{}\" "
+                        "failed with: {}",
+                        e.plugin->Name(), st.Message()));
+    }
+    auto& out_row = table->plugin_scores[active[a]];
+    out_row.resize(n);
+    // Raw pointers: through the vectors every store would reload the others' data pointers.
+    const NodeScore* in = direct[a] ? nullptr : scores[a].data();
+    int64_t* out = out_row.data();
+    int64_t* totals = table->totals.data();
+    const int64_t weight = e.weight;
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t s = in ? in[i].score : out[i];
+      if (s > kMaxNodeScore || s < kMinNodeScore)
+        return Status::Error(fmt::format(
+            "applying score defaultWeights on Score plugins: plugin \"{}\" returns an invalid "
+            "score {}, it should in the range of [{}, {}] after normalizing",
+            e.plugin->Name(), s, kMinNodeScore, kMaxNodeScore));
+      out[i] = s;
+      totals[i] += s * weight;
+    }
+  }
+  return Status::Success();
+}
+
+}  // namespace berth
