@@ -121,20 +121,7 @@ bool Scheduler::ScheduleOne(bool block) {
     queue_->Done(UidOf(pod));
     return true;
   }
-  SchedulingAttempt attempt;
-  attempt.pod = qpi.pod_info->pod;
-  attempt.profile = fw->profile_name();
-  attempt.attempt = qpi.attempts;
-  attempt.cycle_start = clock_->Now();
-  attempt.initial_attempt_timestamp = qpi.initial_attempt_timestamp;
-  if (record_details_) {
-    attempt.filter_plugins = fw->ListPlugins("Filter");
-    for (const auto& e : fw->score_plugins()) {
-      attempt.score_plugins.emplace_back(e.plugin->Name());
-      attempt.score_weights.push_back(e.weight);
-    }
-  }
-
+  SchedulingAttempt attempt = StartAttempt(*fw, qpi);
   CycleState state;
   if (metrics_)
     state.SetRecordPluginMetrics(metrics_random_.Intn(100) < kPluginMetricsSamplePercent);
@@ -143,59 +130,7 @@ bool Scheduler::ScheduleOne(bool block) {
                      [&] { return SchedulePod(*fw, state, *qpi.pod_info, &result, &attempt); });
   attempt.algorithm_duration = clock_->Now() - attempt.cycle_start;
   if (!s.IsSuccess()) {
-    std::optional<NominatingInfo> nominating;
-    if (s.IsRejected() && s.reasons().empty()) {
-      // FitError: no feasible node. PostFilter (preemption) may make room for a later attempt.
-      AddDeferredRejections(&attempt);
-      AddOutsideNodeStatuses(&attempt);
-      for (const auto& [node, st] : attempt.filter_statuses) {
-        if (st.code() == Code::kPending) {
-          qpi.pending_plugins.insert(st.plugin());
-        } else {
-          qpi.unschedulable_plugins.insert(st.plugin());
-        }
-      }
-      if (attempt.pre_filter_rejection)
-        qpi.unschedulable_plugins.insert(attempt.pre_filter_rejection->plugin());
-      if (attempt.rejected_by_extender)
-        qpi.unschedulable_plugins.insert(std::string(kExtenderRejection));
-      std::vector<std::string> post_messages;
-      if (fw->HasPostFilterPlugins()) {
-        // PostFilter sees every node: after a PreFilter rejection all carry that status.
-        NodeStatusMap all_statuses;
-        const NodeStatusMap* statuses = &attempt.filter_statuses;
-        if (attempt.pre_filter_rejection) {
-          for (const NodeInfo* ni : snapshot_.nodes())
-            all_statuses[ni->name()] = *attempt.pre_filter_rejection;
-          statuses = &all_statuses;
-        }
-        PostFilterResult pf;
-        Status ps = Timed(*fw, "PostFilter", [&] {
-          return Guarded("PostFilter", [&] {
-            return fw->RunPostFilterPlugins(
-                state, *qpi.pod_info, *statuses, &pf, &post_messages,
-                record_details_ ? &attempt.post_filter_outcomes : nullptr);
-          });
-        });
-        if (ps.IsSuccess()) post_messages.clear();
-        nominating = pf.nominating;
-        attempt.victims = pf.victims;
-      }
-      attempt.nominating = nominating;
-      attempt.message =
-          FitErrorMessage(static_cast<int>(snapshot_.size()),
-                          attempt.pre_filter_rejection ? &*attempt.pre_filter_rejection : nullptr,
-                          attempt.filter_statuses, post_messages);
-      attempt.outcome = SchedulingAttempt::Outcome::kUnschedulable;
-      if (!record_details_) attempt.filter_statuses.clear();
-      HandleFailure(*fw, qpi, Status(Code::kUnschedulable, attempt.message), nominating, attempt);
-    } else {
-      attempt.outcome = s.IsRejected() ? SchedulingAttempt::Outcome::kUnschedulable
-                                       : SchedulingAttempt::Outcome::kError;
-      attempt.message = s.Message();
-      if (s.IsRejected()) qpi.unschedulable_plugins.insert(s.plugin().empty() ? "" : s.plugin());
-      HandleFailure(*fw, qpi, s, NominatingInfo{"", true}, attempt);
-    }
+    FailSchedulingCycle(*fw, state, qpi, s, attempt);
     return true;
   }
 
@@ -263,13 +198,97 @@ bool Scheduler::ScheduleOne(bool block) {
   task->assumed = assumed;
   task->host = result.host;
   task->attempt = std::move(attempt);
+  StartBindingCycle(std::move(task), ps.IsWait());
+  return true;
+}
+
+SchedulingAttempt Scheduler::StartAttempt(const Framework& fw, const QueuedPodInfo& qpi) {
+  SchedulingAttempt attempt;
+  attempt.pod = qpi.pod_info->pod;
+  attempt.profile = fw.profile_name();
+  attempt.attempt = qpi.attempts;
+  attempt.cycle_start = clock_->Now();
+  attempt.initial_attempt_timestamp = qpi.initial_attempt_timestamp;
+  if (record_details_) {
+    attempt.filter_plugins = fw.ListPlugins("Filter");
+    for (const auto& e : fw.score_plugins()) {
+      attempt.score_plugins.emplace_back(e.plugin->Name());
+      attempt.score_weights.push_back(e.weight);
+    }
+  }
+  return attempt;
+}
+
+// The attempt found no node (a FitError: PostFilter may preempt for a later attempt) or
+// failed: records why and hands the pod back to the queue.
+void Scheduler::FailSchedulingCycle(Framework& fw, CycleState& state, QueuedPodInfo& qpi,
+                                    const Status& s, SchedulingAttempt& attempt) {
+  std::optional<NominatingInfo> nominating;
+  if (s.IsRejected() && s.reasons().empty()) {
+    // FitError: no feasible node. PostFilter (preemption) may make room for a later attempt.
+    AddDeferredRejections(&attempt);
+    AddOutsideNodeStatuses(&attempt);
+    for (const auto& [node, st] : attempt.filter_statuses) {
+      if (st.code() == Code::kPending) {
+        qpi.pending_plugins.insert(st.plugin());
+      } else {
+        qpi.unschedulable_plugins.insert(st.plugin());
+      }
+    }
+    if (attempt.pre_filter_rejection)
+      qpi.unschedulable_plugins.insert(attempt.pre_filter_rejection->plugin());
+    if (attempt.rejected_by_extender)
+      qpi.unschedulable_plugins.insert(std::string(kExtenderRejection));
+    std::vector<std::string> post_messages;
+    if (fw.HasPostFilterPlugins()) {
+      // PostFilter sees every node: after a PreFilter rejection all carry that status.
+      NodeStatusMap all_statuses;
+      const NodeStatusMap* statuses = &attempt.filter_statuses;
+      if (attempt.pre_filter_rejection) {
+        for (const NodeInfo* ni : snapshot_.nodes())
+          all_statuses[ni->name()] = *attempt.pre_filter_rejection;
+        statuses = &all_statuses;
+      }
+      PostFilterResult pf;
+      Status ps = Timed(fw, "PostFilter", [&] {
+        return Guarded("PostFilter", [&] {
+          return fw.RunPostFilterPlugins(state, *qpi.pod_info, *statuses, &pf, &post_messages,
+                                         record_details_ ? &attempt.post_filter_outcomes : nullptr);
+        });
+      });
+      if (ps.IsSuccess()) post_messages.clear();
+      nominating = pf.nominating;
+      attempt.victims = pf.victims;
+    }
+    attempt.nominating = nominating;
+    attempt.message =
+        FitErrorMessage(static_cast<int>(snapshot_.size()),
+                        attempt.pre_filter_rejection ? &*attempt.pre_filter_rejection : nullptr,
+                        attempt.filter_statuses, post_messages);
+    attempt.outcome = SchedulingAttempt::Outcome::kUnschedulable;
+    if (!record_details_) attempt.filter_statuses.clear();
+    HandleFailure(fw, qpi, Status(Code::kUnschedulable, attempt.message), nominating, attempt);
+  } else {
+    attempt.outcome = s.IsRejected() ? SchedulingAttempt::Outcome::kUnschedulable
+                                     : SchedulingAttempt::Outcome::kError;
+    attempt.message = s.Message();
+    if (s.IsRejected()) qpi.unschedulable_plugins.insert(s.plugin().empty() ? "" : s.plugin());
+    HandleFailure(fw, qpi, s, NominatingInfo{"", true}, attempt);
+  }
+}
+
+// Runs the binding cycle of a reserved and permitted pod: inline (simulation), or on the
+// binding executor; a pod that waits at Permit holds no thread until the wait is decided.
+void Scheduler::StartBindingCycle(std::unique_ptr<BindingTask> task, bool waits) {
+  Framework* fw = task->fw;
+  const PodInfoPtr assumed = task->assumed;
   if (inline_binding_) {
-    if (ps.IsWait()) {
+    if (waits) {
       waiting_bindings_.push_back(std::move(task));
     } else {
       RunBindingCycle(std::move(task));
     }
-  } else if (ps.IsWait()) {
+  } else if (waits) {
     // The pod waits at Permit holding no thread: the rest of its binding cycle is submitted
     // once the wait is decided, by an Allow or Reject from any thread, or by the timer at its
     // deadline. It counts as a binding cycle meanwhile.
@@ -286,7 +305,6 @@ bool Scheduler::ScheduleOne(bool block) {
     BindingTask* raw = task.release();
     binding_executor_->Submit([this, raw] { RunBindingCycle(std::unique_ptr<BindingTask>(raw)); });
   }
-  return true;
 }
 
 // ---------------------------------------------------------------- binding cycle

@@ -257,6 +257,11 @@ class Scheduler final : public ClusterEventHandler {
   int NumFeasibleNodesToFind(const Framework& fw, int num_all_nodes) const;
   std::string SelectHost(const ScoreTable& table);
   void RunBindingCycle(std::unique_ptr<BindingTask> task);
+  // ScheduleOne's phases: the attempt's record, a failed cycle, the hand-off to binding.
+  SchedulingAttempt StartAttempt(const Framework& fw, const QueuedPodInfo& qpi);
+  void FailSchedulingCycle(Framework& fw, CycleState& state, QueuedPodInfo& qpi, const Status& s,
+                           SchedulingAttempt& attempt);
+  void StartBindingCycle(std::unique_ptr<BindingTask> task, bool waits);
   void HandleFailure(Framework& fw, QueuedPodInfo& qpi, const Status& status,
                      const std::optional<NominatingInfo>& nominating, SchedulingAttempt& attempt);
   void Report(const SchedulingAttempt& attempt);
