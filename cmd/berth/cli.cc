@@ -101,7 +101,8 @@ int RunSimulate(const std::string& config_path, const std::vector<std::string>& 
 
 int RunBench(const std::string& workload_file, const std::string& filter,
              const std::string& config_path, const std::string& output, int repeat,
-             bool with_metrics, const std::vector<berth::PluginRegistration>& compiled_in) {
+             bool with_metrics, bool reuse,
+             const std::vector<berth::PluginRegistration>& compiled_in) {
   auto built = berth::pluginlib::BuildRegistry({}, compiled_in);
   if (!built.ok()) return Fail(built.error().message);
   berth::Registry registry = std::move(built).value();
@@ -117,7 +118,7 @@ int RunBench(const std::string& workload_file, const std::string& filter,
       // A fresh sink per run, as a daemon's: its series are resolved when the profile is built.
       std::optional<berth::PrometheusSchedulerMetrics> metrics;
       if (with_metrics) metrics.emplace();
-      auto r = berth::sim::RunWorkload(w, *cfg, registry, metrics ? &*metrics : nullptr);
+      auto r = berth::sim::RunWorkload(w, *cfg, registry, metrics ? &*metrics : nullptr, reuse);
       if (!r.ok()) return Fail(fmt::format("{}: {}", w.name, r.error().message));
       runs.push_back(std::move(r).value());
     }
@@ -228,6 +229,10 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   bench->add_flag("--metrics", bench_metrics,
                   "Report to the daemon's Prometheus metrics while scheduling (measures their "
                   "cost)");
+  bool bench_no_reuse = false;
+  bench->add_flag("--no-reuse", bench_no_reuse,
+                  "Do not reuse per-node results across equivalent pods (every pod evaluated "
+                  "afresh, as when consecutive pods differ)");
 
   auto* cfg = app.add_subcommand("config", "Configuration tools");
   cfg->require_subcommand(1);
@@ -290,7 +295,7 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
                        compiled_in);
   if (*bench)
     return RunBench(workload_file, filter, bench_config, bench_output, bench_repeat, bench_metrics,
-                    compiled_in);
+                    !bench_no_reuse, compiled_in);
   if (*print_defaults) {
     auto built = berth::pluginlib::BuildRegistry({}, compiled_in);
     if (!built.ok()) return Fail(built.error().message);

@@ -16,6 +16,34 @@
 namespace berth::sim {
 namespace {
 
+Result<PodGroup::Vary> DecodeVary(const nlohmann::json& j, const std::string& where) {
+  PodGroup::Vary v;
+  if (!j.is_object()) return Error{fmt::format("{}: must be a mapping", where)};
+  for (const auto& [key, value] : j.items()) {
+    int* field = key == "cpuMillis"  ? &v.cpu_millis
+                 : key == "memoryMi" ? &v.memory_mi
+                 : key == "labels"   ? &v.labels
+                 : key == "zones"    ? &v.zones
+                                     : nullptr;
+    if (field) {
+      if (!value.is_number_integer() || value.get<int>() < 0)
+        return Error{fmt::format("{}.{}: must be a non-negative integer", where, key)};
+      *field = value.get<int>();
+    } else if (key == "priorities") {
+      if (!value.is_array()) return Error{fmt::format("{}.priorities: must be a list", where)};
+      for (const auto& p : value) {
+        if (!p.is_number_integer())
+          return Error{fmt::format("{}.priorities: must be integers", where)};
+        v.priorities.push_back(p.get<int32_t>());
+      }
+    } else {
+      return Error{fmt::format(
+          "{}.{}: unknown field (cpuMillis, memoryMi, labels, zones, priorities)", where, key)};
+    }
+  }
+  return v;
+}
+
 Result<std::vector<PodGroup>> DecodeGroups(const nlohmann::json& j, const std::string& where) {
   std::vector<PodGroup> out;
   if (j.is_null()) return out;
@@ -47,6 +75,11 @@ Result<std::vector<PodGroup>> DecodeGroups(const nlohmann::json& j, const std::s
             "{}.namespaceSets: want {{prefix: <string>, count: <non-negative integer>}}", w)};
       g.namespace_prefix = sets["prefix"].get<std::string>();
       g.namespace_count = sets["count"].get<int>();
+    }
+    if (j[i].contains("vary")) {
+      auto vary = DecodeVary(j[i]["vary"], w + ".vary");
+      if (!vary.ok()) return vary.error();
+      g.vary = std::move(vary).value();
     }
     if (j[i].contains("bound")) {
       if (!j[i]["bound"].is_boolean()) return Error{fmt::format("{}.bound: must be a boolean", w)};
@@ -212,6 +245,7 @@ template <class Fn>
 void ForEachStamped(const PodGroup& g, const std::string& uid_suffix, Fn&& fn) {
   ForEachStampedName(g, [&](const std::string& ns, std::string name, int s, int i) {
     auto p = std::make_shared<Pod>(g.template_pod);
+    if (g.vary.Any()) VaryPod(g.vary, i, p.get());
     p->metadata.name = std::move(name);
     p->metadata.namespace_ = ns;
     p->metadata.uid = g.namespace_count > 0
@@ -306,8 +340,45 @@ Result<std::vector<Workload>> LoadWorkloads(const std::string& path) {
   return out;
 }
 
+void VaryPod(const PodGroup::Vary& vary, int index, Pod* pod) {
+  if (!pod->spec.containers.empty()) {
+    ResourceRequirements& res = pod->spec.containers.front().resources;
+    auto add = [&](const char* name, Quantity delta) {
+      for (ResourceList* list : {&res.requests, &res.limits}) {
+        auto it = list->find(name);
+        if (it != list->end()) it->second += delta;
+      }
+    };
+    if (vary.cpu_millis > 0) add("cpu", Quantity::FromMilli(index % vary.cpu_millis));
+    if (vary.memory_mi > 0)
+      add("memory",
+          Quantity::FromInt(int64_t{index % vary.memory_mi} << 20, Quantity::Format::kBinarySI));
+  }
+  if (vary.labels > 0)
+    pod->metadata.labels["berth.dev/variant"] = fmt::format("v{}", index % vary.labels);
+  if (vary.zones > 0) {
+    NodeSelectorTerm term;
+    term.match_expressions.push_back(
+        {"topology.kubernetes.io/zone", "In", {fmt::format("zone-{}", index % vary.zones)}});
+    if (!pod->spec.affinity) pod->spec.affinity.emplace();
+    auto& node_affinity = pod->spec.affinity->node_affinity;
+    if (!node_affinity) node_affinity.emplace();
+    if (!node_affinity->required) node_affinity->required.emplace();
+    // Terms are ORed: the zone joins each existing term, or is the only one.
+    auto& terms = node_affinity->required->terms;
+    if (terms.empty()) {
+      terms.push_back(std::move(term));
+    } else {
+      for (auto& t : terms) t.match_expressions.push_back(term.match_expressions.front());
+    }
+  }
+  if (!vary.priorities.empty())
+    pod->spec.priority = vary.priorities[index % vary.priorities.size()];
+}
+
 Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfiguration& config,
-                                const Registry& registry, SchedulerMetricsSink* metrics) {
+                                const Registry& registry, SchedulerMetricsSink* metrics,
+                                bool reuse_results) {
   using SteadyClock = std::chrono::steady_clock;
   InMemoryCluster cluster;
   // Backoff waits are skipped by advancing a fake clock: the numbers measure the scheduler's
@@ -329,6 +400,7 @@ Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfig
   so.inline_binding = true;
   so.record_details = false;
   so.metrics = metrics;
+  so.reuse_equivalent_pod_results = reuse_results;
   auto sched_r = Scheduler::Create(so);
   if (!sched_r.ok()) return sched_r.error();
   Scheduler& sched = **sched_r;

@@ -34,7 +34,29 @@ struct PodGroup {
   // `bound: true`: the pods are already running, spread round-robin over the generated nodes
   // (node-<i % nodes>), as an informer's initial list delivers them; nothing schedules them.
   bool bound = false;
+  // `vary`: consecutive pods differ (none of the replicas' result reuse applies). Pod i of the
+  // group gets, for each field set (> 0 / non-empty):
+  //   cpuMillis: N    its first container's cpu request (and limit, if set) + (i % N) m
+  //   memoryMi: N     its first container's memory request (and limit, if set) + (i % N) Mi
+  //   labels: N       the label berth.dev/variant=v<i % N>
+  //   zones: N        a required node affinity topology.kubernetes.io/zone In [zone-<i % N>]
+  //   priorities: [p0, p1, ...]   spec.priority p<i % len>
+  struct Vary {
+    int cpu_millis = 0;
+    int memory_mi = 0;
+    int labels = 0;
+    int zones = 0;
+    std::vector<int32_t> priorities;
+    bool Any() const {
+      return cpu_millis > 0 || memory_mi > 0 || labels > 0 || zones > 0 || !priorities.empty();
+    }
+  };
+  Vary vary;
 };
+
+// Pod `index` of a group as `vary` makes it differ from the template (VaryPod is a no-op when
+// the group varies nothing).
+void VaryPod(const PodGroup::Vary& vary, int index, Pod* pod);
 
 // Namespaces <prefix>-0..count-1 with the given labels (for namespaceSelector workloads).
 struct NamespaceGroup {
@@ -88,8 +110,11 @@ struct BenchResult {
 };
 
 // `metrics`: a sink the scheduler reports to (to measure what metrics cost); null: none.
+// `reuse_results`: false runs the scheduler without reusing per-node results across equivalent
+// pods (`berth bench --no-reuse`), so every pod pays for a full evaluation.
 Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfiguration& config,
-                                const Registry& registry, SchedulerMetricsSink* metrics = nullptr);
+                                const Registry& registry, SchedulerMetricsSink* metrics = nullptr,
+                                bool reuse_results = true);
 
 // N runs of one workload (`--repeat N`): the machines benchmarks run on are noisy, so the
 // median and the spread of the runs are reported instead of one sample.

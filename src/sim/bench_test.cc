@@ -216,6 +216,12 @@ TEST_F(BenchTest, BadWorkloadFieldsAreNamed) {
        "namespaceSets: {prefix: x}}]}\n",
        "workloads[0].initPods[0].namespaceSets: want {prefix: <string>, count: <non-negative "
        "integer>}"},
+      {"- {name: a, nodes: 1, nodeTemplate: *node, measurePods: [{count: 1, template: *pod, "
+       "vary: {cpuMillis: -1}}]}\n",
+       "workloads[0].measurePods[0].vary.cpuMillis: must be a non-negative integer"},
+      {"- {name: a, nodes: 1, nodeTemplate: *node, measurePods: [{count: 1, template: *pod, "
+       "vary: {gpus: 2}}]}\n",
+       "workloads[0].measurePods[0].vary.gpus: unknown field"},
   };
   for (const auto& c : cases) {
     auto ws = Load(c.yaml);
@@ -223,6 +229,35 @@ TEST_F(BenchTest, BadWorkloadFieldsAreNamed) {
     EXPECT_NE(ws.error().message.find(c.want), std::string::npos) << ws.error().message;
     EXPECT_NE(ws.error().message.find(path_), std::string::npos) << ws.error().message;
   }
+}
+
+TEST_F(BenchTest, VariedPodsDifferAsDocumented) {
+  auto ws = Load(
+      "- {name: v, nodes: 20, zones: 4, nodeTemplate: *node, measurePods: [{count: 8, "
+      "template: *pod, vary: {cpuMillis: 3, memoryMi: 2, labels: 2, zones: 4, priorities: [0, "
+      "7]}}]}\n");
+  ASSERT_TRUE(ws.ok()) << ws.error().message;
+  const PodGroup& g = ws->front().measure_pods.front();
+  Pod pod = g.template_pod;
+  VaryPod(g.vary, 5, &pod);
+  const auto& req = pod.spec.containers.front().resources.requests;
+  EXPECT_EQ(req.at("cpu").MilliValue(), 100 + 5 % 3);
+  EXPECT_EQ(req.at("memory").Value(), (500 + 5 % 2) * (int64_t{1} << 20));
+  EXPECT_EQ(pod.metadata.labels.at("berth.dev/variant"), "v1");
+  EXPECT_EQ(pod.spec.priority, 7);
+  ASSERT_TRUE(pod.spec.affinity && pod.spec.affinity->node_affinity &&
+              pod.spec.affinity->node_affinity->required);
+  const auto& expr =
+      pod.spec.affinity->node_affinity->required->terms.at(0).match_expressions.at(0);
+  EXPECT_EQ(expr.key, "topology.kubernetes.io/zone");
+  EXPECT_EQ(expr.values, std::vector<std::string>{"zone-1"});
+  // Both runs schedule every pod (each pod requires its own zone).
+  auto r = RunWorkload(ws->front(), config_, registry_, nullptr, /*reuse_results=*/true);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->scheduled, 8);
+  auto fresh = RunWorkload(ws->front(), config_, registry_, nullptr, /*reuse_results=*/false);
+  ASSERT_TRUE(fresh.ok()) << fresh.error().message;
+  EXPECT_EQ(fresh->scheduled, 8);
 }
 
 TEST(BenchSummary, MedianAndSpreadOfRuns) {
