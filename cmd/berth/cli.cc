@@ -148,6 +148,8 @@ int RunBench(const std::string& workload_file, const std::string& filter,
 
 }  // namespace
 
+// One function on purpose: CLI11 binds every flag to a local that the dispatch at the end reads,
+// and the subcommands' definitions read in the order their --help prints them.
 int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_in) {
   CLI::App app{"Berth: a Kubernetes scheduler that decides like kube-scheduler"};
   app.require_subcommand(1);

@@ -291,6 +291,7 @@ Result<Object> Share(Result<T> r, const RawObject& raw) {
 }
 
 // `keep`: what the object keeps as its `raw` (the document, or nothing).
+// A dispatch table by kind, one short branch per kind: long, but flat.
 Result<Object> DecodeKnown(const std::string& kind, const RawObject& raw, const RawObject& keep,
                            std::string_view where) {
   const json& doc = *raw;

@@ -179,6 +179,7 @@ Result<std::string> ReadFile(const std::string& path) {
 
 struct SchedulerApp::Impl {
   SchedulerAppOptions options;
+  net::HttpClientOptions connection;  // to the API server, from the kubeconfig
   observe::Logger log;
   Registry registry;
   config::SchedulerConfiguration config;
@@ -202,6 +203,15 @@ struct SchedulerApp::Impl {
   explicit Impl(int verbosity) : log(verbosity) {}
   void SchedulingLoop(std::stop_token stop);
   net::HttpResponse Endpoint(net::HttpRequest& req);
+
+  // Start's steps, in order.
+  VoidResult LoadConfiguration(SchedulerAppOptions options);
+  Result<std::unique_ptr<client::RestClient>> NewRestClient() const;
+  VoidResult CheckServer(client::RestClient& rest) const;
+  VoidResult ApplyPolicyConfigMap(client::RestClient& rest);
+  VoidResult CreateScheduler(std::unique_ptr<client::RestClient> rest);
+  VoidResult StartEndpoints();
+  VoidResult StartLeaderElection();
   // The scheduler's metrics, their gauges brought up to date first.
   std::string MetricsText();
 };
@@ -280,101 +290,105 @@ uint16_t SchedulerApp::endpoints_port() const {
   return impl_->endpoints ? impl_->endpoints->port() : 0;
 }
 
-Result<std::unique_ptr<SchedulerApp>> SchedulerApp::Start(SchedulerAppOptions options) {
-  auto impl = std::make_unique<Impl>(options.verbosity);
-  Impl& s = *impl;
-  for (const auto& w : options.startup_warnings) s.log.Warning(w);
-  auto registry = pluginlib::BuildRegistry(options.plugin_libraries, options.compiled_in);
-  if (!registry.ok()) return registry.error();
-  s.registry = std::move(registry).value();
-  if (options.config) {
-    s.config = *options.config;
-  } else if (!options.config_file.empty()) {
-    auto c = config::LoadConfigFile(options.config_file, s.registry);
+VoidResult SchedulerApp::Impl::LoadConfiguration(SchedulerAppOptions o) {
+  for (const auto& w : o.startup_warnings) log.Warning(w);
+  auto built = pluginlib::BuildRegistry(o.plugin_libraries, o.compiled_in);
+  if (!built.ok()) return built.error();
+  registry = std::move(built).value();
+  if (o.config) {
+    config = *o.config;
+  } else if (!o.config_file.empty()) {
+    auto c = config::LoadConfigFile(o.config_file, registry);
     if (!c.ok()) return c.error();
-    s.config = std::move(c).value();
+    config = std::move(c).value();
   } else {
-    s.config = config::DefaultConfiguration(s.registry);
+    config = config::DefaultConfiguration(registry);
   }
-  if (options.leader_elect) s.config.leader_election.leader_elect = *options.leader_elect;
-  s.options = std::move(options);
-  const SchedulerAppOptions& o = s.options;
+  if (o.leader_elect) config.leader_election.leader_elect = *o.leader_elect;
+  options = std::move(o);
 
   client::KubeconfigSelection sel;
-  sel.explicit_path = o.kubeconfig.empty() ? s.config.client_connection.kubeconfig : o.kubeconfig;
-  sel.master = o.master;
+  sel.explicit_path =
+      options.kubeconfig.empty() ? config.client_connection.kubeconfig : options.kubeconfig;
+  sel.master = options.master;
   auto conn = client::ResolveConnection(sel);
   if (!conn.ok()) return conn.error();
-  if (s.config.client_connection.content_type.find("protobuf") != std::string::npos && s.log.V(2)) {
-    s.log.Info("Berth speaks JSON to the API server; the protobuf content type is not used",
-               {KV::Str("contentType", s.config.client_connection.content_type)});
+  connection = std::move(conn).value();
+  if (config.client_connection.content_type.find("protobuf") != std::string::npos && log.V(2)) {
+    log.Info("Berth speaks JSON to the API server; the protobuf content type is not used",
+             {KV::Str("contentType", config.client_connection.content_type)});
   }
-  auto make_rest = [&]() -> Result<std::unique_ptr<client::RestClient>> {
-    auto http = net::HttpClient::Create(*conn);
-    if (!http.ok()) return http.error();
-    client::RestOptions ro;
-    ro.qps = s.config.client_connection.qps;
-    ro.burst = s.config.client_connection.burst;
-    return std::make_unique<client::RestClient>(std::move(http).value(), ro);
-  };
-  auto rest = make_rest();
-  if (!rest.ok()) return rest.error();
-  // Fail fast on an unreachable server or bad credentials, with the reason.
-  {
-    auto version =
-        (*rest)->http().Do("GET", "/version", {}, {}, "application/json", std::chrono::seconds(10));
-    if (!version.ok())
-      return Error{fmt::format("cannot reach the API server: {}", version.error().message)};
-    if (version->status == 401 || version->status == 403) {
-      return Error{fmt::format("the API server {} refused the credentials (HTTP {})", conn->server,
-                               version->status)};
-    }
-  }
-  // --policy-configmap, or a v1alpha1 configuration's algorithmSource.policy.configMap.
-  const std::string cm_name =
-      !o.policy_configmap.empty() ? o.policy_configmap : s.config.policy_configmap_name;
-  const std::string cm_namespace = !o.policy_configmap.empty()
-                                       ? o.policy_configmap_namespace
-                                       : s.config.policy_configmap_namespace;
-  if (!cm_name.empty()) {
-    const std::string where = fmt::format("configmap {}/{}", cm_namespace, cm_name);
-    auto cm =
-        (*rest)->Get(fmt::format("/api/v1/namespaces/{}/configmaps/{}", cm_namespace, cm_name));
-    if (!cm.ok())
-      return Error{fmt::format("--policy-configmap: {}: {}", where, cm.error().message)};
-    const nlohmann::json* text = nullptr;
-    if (auto d = cm->find("data"); d != cm->end() && d->is_object()) {
-      if (auto k = d->find("policy.cfg"); k != d->end() && k->is_string()) text = &*k;
-    }
-    if (!text)
-      return Error{fmt::format("--policy-configmap: {}: no data key \"policy.cfg\"", where)};
-    auto policy = config::LoadConfig(text->get<std::string>(), where + " policy.cfg", s.registry);
-    if (!policy.ok()) return Error{fmt::format("--policy-configmap: {}", policy.error().message)};
-    s.config.profiles = policy->profiles;
-    s.config.extenders = policy->extenders;
-  }
-  observe::Logger* log = &s.log;
-  s.client = std::make_unique<client::ApiClusterClient>(
-      std::move(rest).value(), [log](const std::string& m) { log->Warning(m); });
+  return {};
+}
 
-  if (!s.config.profiles.empty()) s.client->set_reporting_name(s.config.profiles[0].scheduler_name);
+Result<std::unique_ptr<client::RestClient>> SchedulerApp::Impl::NewRestClient() const {
+  auto http = net::HttpClient::Create(connection);
+  if (!http.ok()) return http.error();
+  client::RestOptions ro;
+  ro.qps = config.client_connection.qps;
+  ro.burst = config.client_connection.burst;
+  return std::make_unique<client::RestClient>(std::move(http).value(), ro);
+}
+
+// Fails fast on an unreachable server or bad credentials, with the reason.
+VoidResult SchedulerApp::Impl::CheckServer(client::RestClient& rest) const {
+  auto version =
+      rest.http().Do("GET", "/version", {}, {}, "application/json", std::chrono::seconds(10));
+  if (!version.ok())
+    return Error{fmt::format("cannot reach the API server: {}", version.error().message)};
+  if (version->status == 401 || version->status == 403) {
+    return Error{fmt::format("the API server {} refused the credentials (HTTP {})",
+                             connection.server, version->status)};
+  }
+  return {};
+}
+
+// --policy-configmap, or a v1alpha1 configuration's algorithmSource.policy.configMap.
+VoidResult SchedulerApp::Impl::ApplyPolicyConfigMap(client::RestClient& rest) {
+  const SchedulerAppOptions& o = options;
+  const std::string cm_name =
+      !o.policy_configmap.empty() ? o.policy_configmap : config.policy_configmap_name;
+  const std::string cm_namespace = !o.policy_configmap.empty() ? o.policy_configmap_namespace
+                                                               : config.policy_configmap_namespace;
+  if (cm_name.empty()) return {};
+  const std::string where = fmt::format("configmap {}/{}", cm_namespace, cm_name);
+  auto cm = rest.Get(fmt::format("/api/v1/namespaces/{}/configmaps/{}", cm_namespace, cm_name));
+  if (!cm.ok()) return Error{fmt::format("--policy-configmap: {}: {}", where, cm.error().message)};
+  const nlohmann::json* text = nullptr;
+  if (auto d = cm->find("data"); d != cm->end() && d->is_object()) {
+    if (auto k = d->find("policy.cfg"); k != d->end() && k->is_string()) text = &*k;
+  }
+  if (!text) return Error{fmt::format("--policy-configmap: {}: no data key \"policy.cfg\"", where)};
+  auto policy = config::LoadConfig(text->get<std::string>(), where + " policy.cfg", registry);
+  if (!policy.ok()) return Error{fmt::format("--policy-configmap: {}", policy.error().message)};
+  config.profiles = policy->profiles;
+  config.extenders = policy->extenders;
+  return {};
+}
+
+VoidResult SchedulerApp::Impl::CreateScheduler(std::unique_ptr<client::RestClient> rest) {
+  const SchedulerAppOptions& o = options;
+  observe::Logger* logger = &log;
+  client = std::make_unique<client::ApiClusterClient>(
+      std::move(rest), [logger](const std::string& m) { logger->Warning(m); });
+  if (!config.profiles.empty()) client->set_reporting_name(config.profiles[0].scheduler_name);
   SchedulerOptions so;
-  so.config = &s.config;
-  so.registry = &s.registry;
-  so.client = s.client.get();
-  so.clock = &s.clock;
+  so.config = &config;
+  so.registry = &registry;
+  so.client = client.get();
+  so.clock = &clock;
   so.seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  auto extenders = extender::BuildExtenders(s.config.extenders);
+  auto extenders = extender::BuildExtenders(config.extenders);
   if (!extenders.ok()) {
     return Error{fmt::format("{}: {}", o.config_file.empty() ? "configuration" : o.config_file,
                              extenders.error().message)};
   }
   so.extenders = std::move(extenders).value();
   // Extenders receive whole pods and nodes, as kube-scheduler sends them.
-  s.client->set_keep_documents(!so.extenders.empty());
+  client->set_keep_documents(!so.extenders.empty());
   so.inline_binding = false;
-  so.metrics = &s.metrics_sink;
-  so.log = &s.log;
+  so.metrics = &metrics_sink;
+  so.log = &log;
   so.record_details = o.verbosity >= 10 || o.record_decisions || !o.extra_observers.empty();
   if (o.verbosity < 10 && o.extra_observer_nodes > 0) {
     // The decision records' own bound (DecisionAnnotations) when they are written too.
@@ -386,69 +400,88 @@ Result<std::unique_ptr<SchedulerApp>> SchedulerApp::Start(SchedulerAppOptions op
     return Error{fmt::format("{}: {}", o.config_file.empty() ? "configuration" : o.config_file,
                              sched.error().message)};
   }
-  s.scheduler = std::move(sched).value();
-  s.observer = std::make_unique<DaemonObserver>(s.client.get(), &s.log, &s.metrics, &s.clock,
-                                                o.record_decisions, o.extra_observers);
-  s.scheduler->SetObserver(s.observer.get());
-  s.client->SetEventHandler(s.scheduler.get());
-  s.client->Start();
+  scheduler = std::move(sched).value();
+  observer = std::make_unique<DaemonObserver>(client.get(), &log, &metrics, &clock,
+                                              o.record_decisions, o.extra_observers);
+  scheduler->SetObserver(observer.get());
+  client->SetEventHandler(scheduler.get());
+  client->Start();
+  return {};
+}
 
-  if (o.secure_port > 0) {
-    net::HttpServerOptions eo;
-    eo.bind_address = o.bind_address;
-    eo.port = static_cast<uint16_t>(o.secure_port);
-    eo.threads = 1;
-    if (!o.plain_http) {
-      net::TlsServerConfig tls;
-      if (!o.tls_cert_file.empty()) {
-        auto cert = ReadFile(o.tls_cert_file);
-        if (!cert.ok()) return cert.error();
-        auto key = ReadFile(o.tls_private_key_file);
-        if (!key.ok()) return key.error();
-        tls = {*cert, *key};
-      } else {
-        auto gen = net::GenerateSelfSigned("berth-scheduler", {"127.0.0.1", "localhost"});
-        if (!gen.ok()) return gen.error();
-        tls = {gen->cert_pem, gen->key_pem};
-      }
-      eo.tls = tls;
+VoidResult SchedulerApp::Impl::StartEndpoints() {
+  const SchedulerAppOptions& o = options;
+  if (o.secure_port <= 0) return {};
+  net::HttpServerOptions eo;
+  eo.bind_address = o.bind_address;
+  eo.port = static_cast<uint16_t>(o.secure_port);
+  eo.threads = 1;
+  if (!o.plain_http) {
+    net::TlsServerConfig tls;
+    if (!o.tls_cert_file.empty()) {
+      auto cert = ReadFile(o.tls_cert_file);
+      if (!cert.ok()) return cert.error();
+      auto key = ReadFile(o.tls_private_key_file);
+      if (!key.ok()) return key.error();
+      tls = {*cert, *key};
+    } else {
+      auto gen = net::GenerateSelfSigned("berth-scheduler", {"127.0.0.1", "localhost"});
+      if (!gen.ok()) return gen.error();
+      tls = {gen->cert_pem, gen->key_pem};
     }
-    Impl* raw = &s;
-    auto ep = net::HttpServer::Start(eo, [raw](net::HttpRequest& r) { return raw->Endpoint(r); });
-    if (!ep.ok()) return ep.error();
-    s.endpoints = std::move(ep).value();
-    s.log.Info("Serving securely on",
-               {KV::Str("address", fmt::format("{}:{}", o.bind_address, s.endpoints->port()))});
+    eo.tls = tls;
   }
+  auto ep = net::HttpServer::Start(eo, [this](net::HttpRequest& r) { return Endpoint(r); });
+  if (!ep.ok()) return ep.error();
+  endpoints = std::move(ep).value();
+  log.Info("Serving securely on",
+           {KV::Str("address", fmt::format("{}:{}", o.bind_address, endpoints->port()))});
+  return {};
+}
 
-  Impl* raw = &s;
-  if (s.config.leader_election.leader_elect) {
-    auto er = make_rest();
-    if (!er.ok()) return er.error();
-    s.election_rest = std::move(er).value();
-    client::LeaderElectionOptions lo;
-    lo.lease_namespace = s.config.leader_election.resource_namespace;
-    lo.lease_name = s.config.leader_election.resource_name;
-    lo.lease_duration = std::chrono::milliseconds(s.config.leader_election.lease_duration_ms);
-    lo.renew_deadline = std::chrono::milliseconds(s.config.leader_election.renew_deadline_ms);
-    lo.retry_period = std::chrono::milliseconds(s.config.leader_election.retry_period_ms);
-    lo.on_started_leading = [raw] {
-      raw->leading = true;
-      raw->cv.notify_all();
-    };
-    lo.on_stopped_leading = [raw] {
-      raw->leading = false;
-      raw->failed = true;
-      raw->log.Error("leaderelection lost");
-    };
-    lo.log = [raw](const std::string& m) { raw->log.Info(m); };
-    s.elector = std::make_unique<client::LeaderElector>(s.election_rest.get(), lo);
-    s.log.Info("Attempting to acquire leader lease",
-               {KV::Str("lease", lo.lease_namespace + "/" + lo.lease_name)});
-    s.elector->Start();
-  } else {
-    s.leading = true;
+VoidResult SchedulerApp::Impl::StartLeaderElection() {
+  if (!config.leader_election.leader_elect) {
+    leading = true;
+    return {};
   }
+  auto er = NewRestClient();
+  if (!er.ok()) return er.error();
+  election_rest = std::move(er).value();
+  client::LeaderElectionOptions lo;
+  lo.lease_namespace = config.leader_election.resource_namespace;
+  lo.lease_name = config.leader_election.resource_name;
+  lo.lease_duration = std::chrono::milliseconds(config.leader_election.lease_duration_ms);
+  lo.renew_deadline = std::chrono::milliseconds(config.leader_election.renew_deadline_ms);
+  lo.retry_period = std::chrono::milliseconds(config.leader_election.retry_period_ms);
+  lo.on_started_leading = [this] {
+    leading = true;
+    cv.notify_all();
+  };
+  lo.on_stopped_leading = [this] {
+    leading = false;
+    failed = true;
+    log.Error("leaderelection lost");
+  };
+  lo.log = [this](const std::string& m) { log.Info(m); };
+  elector = std::make_unique<client::LeaderElector>(election_rest.get(), lo);
+  log.Info("Attempting to acquire leader lease",
+           {KV::Str("lease", lo.lease_namespace + "/" + lo.lease_name)});
+  elector->Start();
+  return {};
+}
+
+Result<std::unique_ptr<SchedulerApp>> SchedulerApp::Start(SchedulerAppOptions options) {
+  auto impl = std::make_unique<Impl>(options.verbosity);
+  Impl& s = *impl;
+  if (auto r = s.LoadConfiguration(std::move(options)); !r.ok()) return r.error();
+  auto rest = s.NewRestClient();
+  if (!rest.ok()) return rest.error();
+  if (auto r = s.CheckServer(**rest); !r.ok()) return r.error();
+  if (auto r = s.ApplyPolicyConfigMap(**rest); !r.ok()) return r.error();
+  if (auto r = s.CreateScheduler(std::move(rest).value()); !r.ok()) return r.error();
+  if (auto r = s.StartEndpoints(); !r.ok()) return r.error();
+  if (auto r = s.StartLeaderElection(); !r.ok()) return r.error();
+  Impl* raw = &s;
   s.scheduling_thread = std::jthread([raw](std::stop_token stop) { raw->SchedulingLoop(stop); });
   return std::unique_ptr<SchedulerApp>(new SchedulerApp(std::move(impl)));
 }

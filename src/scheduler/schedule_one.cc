@@ -134,6 +134,8 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
   return Status::Success();
 }
 
+// Kept whole on purpose: the windowed scan must stop exactly where the sequential scan would,
+// and its phases (unknown verdicts, afresh plugins, the ordered read) share the window's state.
 Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleState& state,
                                                    const PodInfo& pod,
                                                    const std::vector<const NodeInfo*>& nodes,
