@@ -20,6 +20,7 @@
 #include "apiserver/admission.h"
 #include "apiserver/base64.h"
 #include "apiserver/bootstrap.h"
+#include "apiserver/default_storage_class.h"
 #include "apiserver/discovery.h"
 #include "apiserver/event_expiry.h"
 #include "apiserver/eviction.h"
@@ -837,6 +838,9 @@ HttpResponse Server::Impl::CreateObject(HttpRequest& req, const Target& t, Json 
   if (auto ok = Admit(res, obj, true, reads_classes ? PriorityClasses() : PriorityClassLookup());
       !ok.ok()) {
     return ErrorResponse(ok.error(), res.kind, meta.value("name", ""));
+  }
+  if (res.group.empty() && res.plural == "persistentvolumeclaims") {
+    AdmitDefaultStorageClass(*store, obj);
   }
   RecordUpdateManagedFields(nullptr, obj, ManagerFor(req, res, ""));
   const bool dry_run = req.Query("dryRun") == "All";
