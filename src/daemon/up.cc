@@ -190,8 +190,7 @@ int RunUp(const UpOptions& options) {
   so.data_dir = options.data_dir.empty() ? DefaultDataDir() : options.data_dir;
   // What a new cluster starts with is created once: a user's deletion stands on restarts.
   std::error_code ignored;
-  const bool new_data_dir = !std::filesystem::exists(so.data_dir, ignored) ||
-                            std::filesystem::is_empty(so.data_dir, ignored);
+  const bool new_data_dir = !std::filesystem::exists(so.data_dir + "/state.db", ignored);
   so.bind_address = options.bind_address;
   so.port = static_cast<uint16_t>(options.port);
   auto event_ttl_ms = ParseGoDurationMs(options.event_ttl, "--event-ttl");
