@@ -11,7 +11,9 @@ Usage: run_volumes_e2e.py BERTH [CHECK ...]
 * a WaitForFirstConsumer claim stays Pending until a pod uses it; then the pod runs, the claim
   is Bound to the provisioned pvc-<uid> with node affinity to the pod's node and the node's
   zone label, and a second pod using the claim lands on that node's zone; deleting the pods
-  and the claim deletes the PV (reclaim policy Delete).
+  and the claim deletes the PV (reclaim policy Delete);
+* a class with allowedTopologies on zones: the volume's affinity is the first pod's zone, and
+  later pods using the claim all land in that zone.
 Prints one line per check and "N passed, M failed".
 """
 import json
@@ -164,10 +166,38 @@ def check_wait_for_first_consumer_provisions_on_the_pods_node(up):
     wait_for("the provisioned PV deleted", lambda: get(up, "pv", pv_name) is None)
 
 
+def check_allowed_topologies_pin_the_volume_to_a_zone(up):
+    apply(up, {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+               "metadata": {"name": "zonal"}, "provisioner": "berth.dev/local",
+               "volumeBindingMode": "WaitForFirstConsumer",
+               "allowedTopologies": [{"matchLabelExpressions": [
+                   {"key": ZONE, "values": ["zone-a", "zone-b", "zone-c"]}]}]})
+    apply(up, claim("shared", cls="zonal"))
+    apply(up, pod("z1", "shared"))
+    node = wait_for("z1 Running", lambda: running_node(up, "z1"))
+    zone = get(up, "node", node)["metadata"]["labels"][ZONE]
+    pvc = wait_for("the claim Bound",
+                   lambda: (lambda c: c if phase(c) == "Bound" else None)(
+                       get(up, "pvc", "shared", "default")))
+    pv = get(up, "pv", pvc["spec"]["volumeName"])
+    exprs = pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"]
+    if exprs != [{"key": ZONE, "operator": "In", "values": [zone]}]:
+        raise Fail("PV node affinity %s, pod in %s" % (exprs, zone))
+    # More pods using the claim: each in the volume's zone, not necessarily on z1's node.
+    zones = set()
+    for name in ("z2", "z3", "z4"):
+        apply(up, pod(name, "shared"))
+        n = wait_for(name + " Running", lambda: running_node(up, name))
+        zones.add(get(up, "node", n)["metadata"]["labels"][ZONE])
+    if zones != {zone}:
+        raise Fail("pods using a volume of %s landed in %s" % (zone, sorted(zones)))
+
+
 CHECKS = [
     check_default_class_exists_and_is_applied,
     check_static_volume_binds_immediately,
     check_wait_for_first_consumer_provisions_on_the_pods_node,
+    check_allowed_topologies_pin_the_volume_to_a_zone,
 ]
 
 
