@@ -24,18 +24,10 @@ bool IsDefaultClass(const Json& sc) {
 
 }  // namespace
 
-void AdmitDefaultStorageClass(Store& store, Json& pvc) {
-  Json& spec = pvc["spec"];
-  if (!spec.is_object()) spec = Json::object();
-  if (spec.contains("storageClassName")) return;  // "" asks for no class
-  if (const auto& meta = pvc["metadata"];
-      meta.is_object() && meta.contains("annotations") && meta["annotations"].is_object() &&
-      meta["annotations"].contains("volume.beta.kubernetes.io/storage-class")) {
-    return;
-  }
+std::string DefaultStorageClassName(Store& store) {
   const ResourceInfo* classes = FindResource("storage.k8s.io", "v1", "storageclasses");
   auto all = store.List(*classes, "", {}, 0, "");
-  if (!all.ok()) return;
+  if (!all.ok()) return "";
   const Json* chosen = nullptr;
   // RFC 3339 timestamps in UTC order as strings.
   auto created = [](const Json& sc) { return sc["metadata"].value("creationTimestamp", ""); };
@@ -48,7 +40,24 @@ void AdmitDefaultStorageClass(Store& store, Json& pvc) {
       chosen = &sc;
     }
   }
-  if (chosen) spec["storageClassName"] = name(*chosen);
+  return chosen ? name(*chosen) : "";
+}
+
+void SetDefaultStorageClass(Json& pvc, const std::string& default_class) {
+  if (default_class.empty()) return;
+  Json& spec = pvc["spec"];
+  if (!spec.is_object()) spec = Json::object();
+  if (spec.contains("storageClassName")) return;  // "" asks for no class
+  const Json& meta = pvc["metadata"];
+  if (meta.is_object() && meta.contains("annotations") && meta["annotations"].is_object() &&
+      meta["annotations"].contains("volume.beta.kubernetes.io/storage-class")) {
+    return;
+  }
+  spec["storageClassName"] = default_class;
+}
+
+void AdmitDefaultStorageClass(Store& store, Json& pvc) {
+  SetDefaultStorageClass(pvc, DefaultStorageClassName(store));
 }
 
 }  // namespace berth::apiserver

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "apiserver/store.h"
 
@@ -13,5 +14,10 @@ namespace berth::apiserver {
 
 // `pvc`: the claim being created. Reads the stored classes.
 void AdmitDefaultStorageClass(Store& store, nlohmann::json& pvc);
+
+// The two halves, for a create admitted under the store's lock (server-side apply): the
+// default class's name ("" when none), read before; the claim defaulted with it.
+std::string DefaultStorageClassName(Store& store);
+void SetDefaultStorageClass(nlohmann::json& pvc, const std::string& default_class);
 
 }  // namespace berth::apiserver

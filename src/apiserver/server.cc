@@ -1073,6 +1073,10 @@ HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
   std::vector<std::string> warnings;
   const std::string sub = t.subresource;
   auto pcs = PriorityClasses();
+  // Read before the store's lock, as the priority classes: an apply creating a claim gets
+  // the default StorageClass.
+  const bool is_claim = apply && res.group.empty() && res.plural == "persistentvolumeclaims";
+  const std::string default_class = is_claim ? DefaultStorageClassName(*store) : std::string();
   if (apply && res.group.empty() && res.kind == "Pod") {
     // An apply that creates admits the pod inside Mutate, under the store's lock, where the
     // lookup (it lists priority classes) cannot run: the class the patch names is found now.
@@ -1103,6 +1107,7 @@ HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
             return ok.error();
           }
           if (auto ok = Admit(res, obj, true, pcs); !ok.ok()) return ok.error();
+          if (is_claim) SetDefaultStorageClass(obj, default_class);
           return obj;
         }
         auto patched = ApplyPatch(*current, patch, *type);

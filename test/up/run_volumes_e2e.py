@@ -4,7 +4,8 @@ provisioner, default StorageClass), with the real kubectl.
 
 Usage: run_volumes_e2e.py BERTH [CHECK ...]
 
-* the `standard` class exists and is the default; a claim created without a class gets it;
+* the `standard` class exists and is the default; a claim created without a class gets it
+  (created or server-side applied), one asking for "" keeps "";
 * a static PV and a claim of an Immediate class bind: claimRef, volumeName, the annotations,
   phases Bound, and the smallest fitting PV is chosen; deleting the claim releases the PV
   (Retain keeps it);
@@ -76,10 +77,13 @@ def check_default_class_exists_and_is_applied(up):
     got = get(up, "pvc", "defaulted", "default")
     if got["spec"].get("storageClassName") != "standard":
         raise Fail("claim without a class got %r" % got["spec"].get("storageClassName"))
+    up.kubectl(["apply", "--server-side", "-f", "-"], stdin=json.dumps(claim("applied")))
+    if get(up, "pvc", "applied", "default")["spec"].get("storageClassName") != "standard":
+        raise Fail("a claim created by server-side apply did not get the default class")
     apply(up, claim("no-class", cls=""))
     if get(up, "pvc", "no-class", "default")["spec"].get("storageClassName") != "":
         raise Fail("a claim asking for no class (\"\") got one")
-    up.kubectl(["delete", "pvc", "defaulted", "no-class"])
+    up.kubectl(["delete", "pvc", "defaulted", "applied", "no-class"])
 
 
 def check_static_volume_binds_immediately(up):
