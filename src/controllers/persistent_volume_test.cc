@@ -307,6 +307,34 @@ TEST_F(PersistentVolumeControllerTest, WaitForFirstConsumerClaimIsProvisionedOnT
   EXPECT_EQ(gone.error().code, ErrorCode::kNotFound);
 }
 
+TEST_F(PersistentVolumeControllerTest, ImmediateClaimOfTheBerthClassIsProvisionedAtOnce) {
+  CreateClass("instant", "Immediate", std::string(kBerthProvisioner));
+  const Json created = CreateClaim("data", "instant", "2Gi");
+  const std::string pv_name = "pvc-" + created["metadata"]["uid"].get<std::string>();
+  ASSERT_TRUE(binder_->Sync("pvc:default/data").ok());
+  SettleClaim("data");
+  ASSERT_TRUE(provisioner_->Sync("pvc:default/data").ok());
+  const Json pv = Volume(pv_name);
+  EXPECT_EQ(pv["spec"]["capacity"]["storage"], "2Gi");
+  EXPECT_FALSE(pv["spec"].contains("nodeAffinity"));  // no node was chosen
+  SettleVolume(pv_name);
+  ASSERT_TRUE(binder_->Sync("pvc:default/data").ok());
+  EXPECT_EQ(Claim("data")["spec"]["volumeName"], pv_name);
+  EXPECT_EQ(Claim("data")["status"]["phase"], "Bound");
+}
+
+TEST_F(PersistentVolumeControllerTest, ClaimWhoseVolumeWentIsLost) {
+  CreateClass("manual", "Immediate", "kubernetes.io/no-provisioner");
+  CreateVolume("vanishing", "1Gi", "Retain");
+  CreateClaim("data", "manual", "1Gi");
+  ASSERT_TRUE(binder_->Sync("pvc:default/data").ok());
+  ASSERT_TRUE(rest_->Delete("/api/v1/persistentvolumes/vanishing").ok());
+  WaitFor([&] { return !volumes_->Get("vanishing").has_value(); });
+  SettleClaim("data");
+  ASSERT_TRUE(binder_->Sync("pvc:default/data").ok());
+  EXPECT_EQ(Claim("data")["status"]["phase"], "Lost");
+}
+
 TEST(ProvisionedVolumeTest, AllowedTopologiesPinTheVolumeToTheNodesZone) {
   const Json pvc = Json::parse(R"({"metadata":{"name":"d","namespace":"ns","uid":"u1"},
       "spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}})");
