@@ -142,6 +142,10 @@ VoidResult PersistentVolumeController::SyncUnboundClaim(const Json& pvc) {
     // A volume pre-bound to the claim keeps its claimRef as the user wrote it.
     return Bind(*pv, pvc, !ClaimRefOf(*pv).is_object());
   }
+  if (auto assigned = AssignDefaultClass(pvc); !assigned.ok() || *assigned) {
+    // The claim's update brings it back with its class.
+    return assigned.ok() ? VoidResult{} : VoidResult(assigned.error());
+  }
   if (delayed && !HasAnnotation(pvc, kAnnSelectedNode)) {
     // WaitForFirstConsumer: the scheduler picks a volume or a node for it.
     return SetClaimPhase(pvc, "Pending", nullptr);
@@ -159,6 +163,20 @@ VoidResult PersistentVolumeController::SyncUnboundClaim(const Json& pvc) {
     if (!r.ok()) return r.error();
   }
   return SetClaimPhase(pvc, "Pending", nullptr);
+}
+
+Result<bool> PersistentVolumeController::AssignDefaultClass(const Json& pvc) {
+  if (Member(Member(pvc, "spec"), "storageClassName").is_string() ||
+      HasAnnotation(pvc, kAnnBetaStorageClass)) {
+    return false;
+  }
+  std::vector<Json> classes;
+  for (const Object& o : classes_->List()) classes.push_back(DocOf(o));
+  const std::string name = DefaultClassName(classes);
+  if (name.empty()) return false;
+  auto r = rest_->Patch(ClaimPath(pvc), {{"spec", {{"storageClassName", name}}}}, kMergePatch);
+  if (!r.ok()) return r.error();
+  return true;
 }
 
 VoidResult PersistentVolumeController::SyncBoundClaim(const Json& pvc) {

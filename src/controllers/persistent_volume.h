@@ -12,6 +12,8 @@
 //     (VolumeBinding's PreBind) or annotates volume.kubernetes.io/selected-node, after which
 //     the claim is handed to its class's provisioner (the storage-provisioner annotations);
 //   - a claim naming a volume (pvc.spec.volumeName) gets that volume's claimRef;
+//   - an unbound claim without spec.storageClassName (absent, not "") gets the default class
+//     once there is one, as upstream's retroactive default StorageClass assignment;
 //   - volumes without a claim are Available; a volume whose claim is gone is Released and
 //     then, by spec.persistentVolumeReclaimPolicy, kept (Retain) or deleted (Delete: by the
 //     provisioner that made it, pv.kubernetes.io/provisioned-by; a static volume with Delete
@@ -50,6 +52,9 @@ class PersistentVolumeController : public Controller {
   VoidResult SyncClaim(const Json& pvc);
   VoidResult SyncUnboundClaim(const Json& pvc);
   VoidResult SyncBoundClaim(const Json& pvc);
+  // A claim without a class, left so because no class was the default when it was created,
+  // gets the default one now (upstream's retroactive assignment). True when it was written.
+  Result<bool> AssignDefaultClass(const Json& pvc);
   VoidResult SyncVolume(const Json& pv);
   VoidResult ReclaimVolume(const Json& pv);
   // Writes both sides of a binding; `by_controller`: the controller chose the volume.

@@ -335,6 +335,29 @@ TEST_F(PersistentVolumeControllerTest, ClaimWhoseVolumeWentIsLost) {
   EXPECT_EQ(Claim("data")["status"]["phase"], "Lost");
 }
 
+TEST_F(PersistentVolumeControllerTest, ClaimWithoutClassGetsTheDefaultClassCreatedLater) {
+  Post("/api/v1/namespaces/default/persistentvolumeclaims",
+       {{"metadata", {{"name", "early"}}},
+        {"spec",
+         {{"accessModes", {"ReadWriteOnce"}},
+          {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}});
+  CreateClaim("none", "", "1Gi");  // "" asks for no class: kept
+  SettleClaim("early");
+  ASSERT_TRUE(binder_->Sync("pvc:default/early").ok());
+  EXPECT_FALSE(Claim("early")["spec"].contains("storageClassName"));  // no default yet
+  Post("/apis/storage.k8s.io/v1/storageclasses",
+       {{"metadata",
+         {{"name", "standard"},
+          {"annotations", {{"storageclass.kubernetes.io/is-default-class", "true"}}}}},
+        {"provisioner", std::string(kBerthProvisioner)},
+        {"volumeBindingMode", "WaitForFirstConsumer"}});
+  WaitFor([&] { return classes_->Get("standard").has_value(); });
+  ASSERT_TRUE(binder_->Sync("pvc:default/early").ok());
+  ASSERT_TRUE(binder_->Sync("pvc:default/none").ok());
+  EXPECT_EQ(Claim("early")["spec"]["storageClassName"], "standard");
+  EXPECT_EQ(Claim("none")["spec"]["storageClassName"], "");
+}
+
 TEST(ProvisionedVolumeTest, AllowedTopologiesPinTheVolumeToTheNodesZone) {
   const Json pvc = Json::parse(R"({"metadata":{"name":"d","namespace":"ns","uid":"u1"},
       "spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}})");

@@ -75,6 +75,21 @@ bool IsVolumeBoundToClaim(const Json& pv, const Json& pvc) {
   return uid.empty() || uid == UidOf(pvc);
 }
 
+std::string DefaultClassName(const std::vector<Json>& classes) {
+  const Json* chosen = nullptr;
+  for (const Json& sc : classes) {
+    if (AnnotationOf(sc, kAnnDefaultClass) != "true" &&
+        AnnotationOf(sc, "storageclass.beta.kubernetes.io/is-default-class") != "true") {
+      continue;
+    }
+    if (!chosen || CreatedAt(sc) > CreatedAt(*chosen) ||
+        (CreatedAt(sc) == CreatedAt(*chosen) && NameOf(sc) < NameOf(*chosen))) {
+      chosen = &sc;
+    }
+  }
+  return chosen ? NameOf(*chosen) : std::string();
+}
+
 bool IsDelayedBinding(const Json* storage_class) {
   return storage_class && StringAt(*storage_class, "volumeBindingMode") == "WaitForFirstConsumer";
 }

@@ -38,6 +38,9 @@ bool HasAnnotation(const Json& obj, std::string_view key);
 
 // True when the volume's claimRef names this claim (and its uid, when the ref has one).
 bool IsVolumeBoundToClaim(const Json& pv, const Json& pvc);
+// The default class of `classes` (annotated is-default-class "true", or the beta annotation):
+// the newest, then the first by name; "" when none.
+std::string DefaultClassName(const std::vector<Json>& classes);
 // True when the class delays binding until a pod is scheduled (WaitForFirstConsumer).
 bool IsDelayedBinding(const Json* storage_class);
 

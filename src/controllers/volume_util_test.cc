@@ -88,5 +88,22 @@ TEST(VolumeUtilTest, ClassesFromTheFieldOrTheBetaAnnotation) {
   EXPECT_FALSE(IsDelayedBinding(nullptr));
 }
 
+TEST(VolumeUtilTest, DefaultClassIsTheNewestThenTheFirstByName) {
+  auto sc = [](const std::string& name, const std::string& created, bool is_default) {
+    Json c = {{"metadata", {{"name", name}, {"creationTimestamp", created}}}};
+    if (is_default)
+      c["metadata"]["annotations"] = {{"storageclass.kubernetes.io/is-default-class", "true"}};
+    return c;
+  };
+  EXPECT_EQ(DefaultClassName({sc("plain", "2026-01-01T00:00:00Z", false)}), "");
+  EXPECT_EQ(DefaultClassName({sc("old", "2026-01-01T00:00:00Z", true),
+                              sc("new", "2026-01-02T00:00:00Z", true),
+                              sc("newest-plain", "2026-01-03T00:00:00Z", false)}),
+            "new");
+  EXPECT_EQ(DefaultClassName(
+                {sc("b", "2026-01-01T00:00:00Z", true), sc("a", "2026-01-01T00:00:00Z", true)}),
+            "a");
+}
+
 }  // namespace
 }  // namespace berth::controllers
