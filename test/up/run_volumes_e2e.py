@@ -13,6 +13,8 @@ Usage: run_volumes_e2e.py BERTH [CHECK ...]
   is Bound to the provisioned pvc-<uid> with node affinity to the pod's node and the node's
   zone label, and a second pod using the claim lands on that node's zone; deleting the pods
   and the claim deletes the PV (reclaim policy Delete);
+* a WaitForFirstConsumer class without a provisioner: the scheduler puts the pod on the node
+  of the only fitting local volume and binds it; the binder completes the phases;
 * a class with allowedTopologies on zones: the volume's affinity is the first pod's zone, and
   later pods using the claim all land in that zone.
 Prints one line per check and "N passed, M failed".
@@ -197,11 +199,42 @@ def check_allowed_topologies_pin_the_volume_to_a_zone(up):
         raise Fail("pods using a volume of %s landed in %s" % (zone, sorted(zones)))
 
 
+def check_scheduler_binds_a_static_volume_on_the_pods_node(up):
+    apply(up, {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+               "metadata": {"name": "local-static"},
+               "provisioner": "kubernetes.io/no-provisioner",
+               "volumeBindingMode": "WaitForFirstConsumer"})
+    nodes = sorted(n["metadata"]["name"] for n in json.loads(
+        up.kubectl(["get", "nodes", "-o", "json"])[1])["items"])
+    # One local volume on the last node only: the pod must go there.
+    target = nodes[-1]
+    pv = volume("local-1", "local-static", "5Gi")
+    pv["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "kubernetes.io/hostname", "operator": "In", "values": [target]}]}]}}
+    apply(up, pv)
+    wait_for("local-1 Available", lambda: phase(get(up, "pv", "local-1")) == "Available")
+    apply(up, claim("local-data", cls="local-static"))
+    apply(up, pod("local-user", "local-data"))
+    node = wait_for("local-user Running", lambda: running_node(up, "local-user"))
+    if node != target:
+        raise Fail("pod on %s, the volume's node is %s" % (node, target))
+    pvc = wait_for("the claim Bound",
+                   lambda: (lambda c: c if phase(c) == "Bound" else None)(
+                       get(up, "pvc", "local-data", "default")))
+    if pvc["spec"].get("volumeName") != "local-1":
+        raise Fail("claim bound to %r" % pvc["spec"].get("volumeName"))
+    pv = wait_for("local-1 Bound",
+                  lambda: (lambda v: v if phase(v) == "Bound" else None)(get(up, "pv", "local-1")))
+    if pv["metadata"].get("annotations", {}).get("pv.kubernetes.io/bound-by-controller") != "yes":
+        raise Fail("PV annotations: %s" % pv["metadata"].get("annotations"))
+
+
 CHECKS = [
     check_default_class_exists_and_is_applied,
     check_static_volume_binds_immediately,
     check_wait_for_first_consumer_provisions_on_the_pods_node,
     check_allowed_topologies_pin_the_volume_to_a_zone,
+    check_scheduler_binds_a_static_volume_on_the_pods_node,
 ]
 
 
