@@ -146,9 +146,16 @@ VoidResult PersistentVolumeController::SyncUnboundClaim(const Json& pvc) {
     // The claim's update brings it back with its class.
     return assigned.ok() ? VoidResult{} : VoidResult(assigned.error());
   }
+  // Events are recorded once, when the claim is first seen (upstream repeats them each sync).
+  const bool first_seen = PhaseOf(pvc).empty();
   if (delayed && !HasAnnotation(pvc, kAnnSelectedNode)) {
     // WaitForFirstConsumer: the scheduler picks a volume or a node for it.
-    return SetClaimPhase(pvc, "Pending", nullptr);
+    if (auto r = SetClaimPhase(pvc, "Pending", nullptr); !r.ok()) return r;
+    if (first_seen) {
+      ClaimEvent(pvc, "WaitForFirstConsumer",
+                 "waiting for first consumer to be created before binding");
+    }
+    return {};
   }
   const std::string provisioner = sc ? StringAt(*sc, "provisioner") : std::string();
   if (!provisioner.empty() && provisioner != kNoProvisioner &&
@@ -161,8 +168,23 @@ VoidResult PersistentVolumeController::SyncUnboundClaim(const Json& pvc) {
                       {std::string(kAnnBetaStorageProvisioner), provisioner}}}}}};
     auto r = rest_->Patch(ClaimPath(pvc), patch, kMergePatch);
     if (!r.ok()) return r.error();
+    ClaimEvent(pvc, "ExternalProvisioning",
+               fmt::format("Waiting for a volume to be created either by the external "
+                           "provisioner '{}' or manually by the system administrator. If volume "
+                           "creation is delayed, please verify that the provisioner is running "
+                           "and correctly registered.",
+                           provisioner));
+  } else if (class_name.empty() && first_seen) {
+    ClaimEvent(pvc, "FailedBinding",
+               "no persistent volumes available for this claim and no storage class is set");
   }
   return SetClaimPhase(pvc, "Pending", nullptr);
+}
+
+void PersistentVolumeController::ClaimEvent(const Json& pvc, std::string_view reason,
+                                            std::string_view message) {
+  RecordEvent(EventSource{rest_, options_.clock, "persistentvolume-controller", options_.log}, pvc,
+              "v1", "PersistentVolumeClaim", "Normal", reason, message);
 }
 
 Result<bool> PersistentVolumeController::AssignDefaultClass(const Json& pvc) {

@@ -28,6 +28,7 @@
 
 #include "client/rest_client.h"
 #include "controllers/controller_base.h"
+#include "controllers/events.h"
 #include "controllers/shared_informer.h"
 #include "controllers/volume_util.h"
 
@@ -63,6 +64,7 @@ class PersistentVolumeController : public Controller {
   VoidResult BindClaimSide(const Json& pv, const Json& pvc, bool by_controller);
   VoidResult SetVolumePhase(const Json& pv, std::string_view phase, std::string_view message);
   VoidResult SetClaimPhase(const Json& pvc, std::string_view phase, const Json* pv);
+  void ClaimEvent(const Json& pvc, std::string_view reason, std::string_view message);
   std::vector<const Json*> Volumes(std::vector<Object>* keep) const;
   std::optional<Object> ClassOf(const std::string& name) const;
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <thread>
 
@@ -294,6 +295,19 @@ TEST_F(PersistentVolumeControllerTest, WaitForFirstConsumerClaimIsProvisionedOnT
   EXPECT_EQ(pvc["spec"]["volumeName"], pv_name);
   EXPECT_EQ(pvc["status"]["phase"], "Bound");
   EXPECT_EQ(Volume(pv_name)["status"]["phase"], "Bound");
+
+  // What `kubectl describe pvc data` lists (the list is by name: compared sorted).
+  std::vector<std::string> reasons;
+  auto events = rest_->Get("/api/v1/namespaces/default/events");
+  ASSERT_TRUE(events.ok());
+  for (const Json& e : (*events)["items"]) {
+    if (e["involvedObject"]["name"] == "data" &&
+        e["involvedObject"]["kind"] == "PersistentVolumeClaim")
+      reasons.push_back(e["reason"]);
+  }
+  std::sort(reasons.begin(), reasons.end());
+  EXPECT_EQ(reasons, (std::vector<std::string>{"ExternalProvisioning", "Provisioning",
+                                               "ProvisioningSucceeded", "WaitForFirstConsumer"}));
 
   // Deleted claim: Released, then deleted by the provisioner (reclaim policy Delete).
   DeleteClaim("data");

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "controllers/events.h"
+
 namespace berth::controllers {
 namespace {
 
@@ -160,11 +162,25 @@ VoidResult VolumeProvisioner::SyncClaim(const Json& pvc) {
   } else if (IsDelayedBinding(&sc)) {
     return {};  // waits for the scheduler
   }
+  const EventSource events{rest_, options_.clock, std::string(kBerthProvisioner), options_.log};
+  auto event = [&](std::string_view type, std::string_view reason, const std::string& message) {
+    RecordEvent(events, pvc, "v1", "PersistentVolumeClaim", type, reason, message);
+  };
+  event("Normal", "Provisioning",
+        fmt::format("External provisioner is provisioning volume for claim \"{}\"", KeyOf(pvc)));
   auto pv = ProvisionedVolume(pvc, sc, node ? &DocOf(*node) : nullptr);
-  if (!pv.ok()) return pv.error();
-  auto created = rest_->Post("/api/v1/persistentvolumes", *pv);
-  if (!created.ok() && created.error().code != ErrorCode::kAlreadyExists) return created.error();
-  return {};
+  if (pv.ok()) {
+    auto created = rest_->Post("/api/v1/persistentvolumes", *pv);
+    if (created.ok() || created.error().code == ErrorCode::kAlreadyExists) {
+      event("Normal", "ProvisioningSucceeded", "Successfully provisioned volume " + volume_name);
+      return {};
+    }
+    pv = created.error();
+  }
+  event("Warning", "ProvisioningFailed",
+        fmt::format("failed to provision volume with StorageClass \"{}\": {}", NameOf(sc),
+                    pv.error().message));
+  return pv.error();
 }
 
 VoidResult VolumeProvisioner::SyncVolume(const Json& pv) {
