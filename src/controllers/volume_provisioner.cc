@@ -166,12 +166,16 @@ VoidResult VolumeProvisioner::SyncClaim(const Json& pvc) {
   auto event = [&](std::string_view type, std::string_view reason, const std::string& message) {
     RecordEvent(events, pvc, "v1", "PersistentVolumeClaim", type, reason, message);
   };
-  event("Normal", "Provisioning",
-        fmt::format("External provisioner is provisioning volume for claim \"{}\"", KeyOf(pvc)));
   auto pv = ProvisionedVolume(pvc, sc, node ? &DocOf(*node) : nullptr);
   if (pv.ok()) {
     auto created = rest_->Post("/api/v1/persistentvolumes", *pv);
-    if (created.ok() || created.error().code == ErrorCode::kAlreadyExists) {
+    // A volume that exists already was made by an earlier sync the cache did not show yet:
+    // its events were recorded then.
+    if (!created.ok() && created.error().code == ErrorCode::kAlreadyExists) return {};
+    if (created.ok()) {
+      event(
+          "Normal", "Provisioning",
+          fmt::format("External provisioner is provisioning volume for claim \"{}\"", KeyOf(pvc)));
       event("Normal", "ProvisioningSucceeded", "Successfully provisioned volume " + volume_name);
       return {};
     }
