@@ -391,6 +391,9 @@ TEST(ProvisionedVolumeTest, AllowedTopologiesPinTheVolumeToTheNodesZone) {
   // A node without the label the class names cannot hold the volume.
   const Json bare = Json::parse(R"({"metadata":{"name":"n2"}})");
   EXPECT_FALSE(ProvisionedVolume(pvc, sc, &bare).ok());
+  Json selective = pvc;
+  selective["spec"]["selector"] = {{"matchLabels", {{"tier", "gold"}}}};
+  EXPECT_FALSE(ProvisionedVolume(selective, sc, &node).ok());
   // No node (an Immediate class): no affinity.
   auto anywhere = ProvisionedVolume(pvc, sc, nullptr);
   ASSERT_TRUE(anywhere.ok());

@@ -54,6 +54,10 @@ Result<Json> AffinityTerm(const Json& sc, const Json& node) {
 Result<Json> ProvisionedVolume(const Json& pvc, const Json& sc, const Json* node) {
   const std::string name = "pvc-" + UidOf(pvc);
   const Json& claim_spec = Member(pvc, "spec");
+  // A selector asks for existing volumes with those labels, which a new one cannot promise.
+  if (!Member(claim_spec, "selector").is_null()) {
+    return Error{"claim Selector is not supported", ErrorCode::kInvalid};
+  }
   std::string policy = StringAt(sc, "reclaimPolicy");
   if (policy.empty()) policy = "Delete";
   Json spec = {{"capacity", {{"storage", ClaimRequest(pvc).String()}}},

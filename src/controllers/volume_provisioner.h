@@ -14,6 +14,7 @@
 //     the class, the node's values of the keys the class names instead (e.g. its zone); the
 //     node's topology.kubernetes.io/zone and region labels are copied onto the volume, which
 //     the VolumeZone plugin reads. An Immediate claim has no node: its volume has no affinity.
+// A claim with spec.selector is not provisioned (ProvisioningFailed), as upstream.
 // A volume it provisioned that is Released with reclaim policy Delete is deleted.
 //
 // Threads: informer handlers enqueue keys ("pvc:<ns>/<name>", "pv:<name>"); `workers`
