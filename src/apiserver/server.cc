@@ -20,6 +20,7 @@
 #include "apiserver/admission.h"
 #include "apiserver/base64.h"
 #include "apiserver/bootstrap.h"
+#include "apiserver/default_storage_class.h"
 #include "apiserver/discovery.h"
 #include "apiserver/event_expiry.h"
 #include "apiserver/eviction.h"
@@ -838,6 +839,9 @@ HttpResponse Server::Impl::CreateObject(HttpRequest& req, const Target& t, Json 
       !ok.ok()) {
     return ErrorResponse(ok.error(), res.kind, meta.value("name", ""));
   }
+  if (res.group.empty() && res.plural == "persistentvolumeclaims") {
+    AdmitDefaultStorageClass(*store, obj);
+  }
   RecordUpdateManagedFields(nullptr, obj, ManagerFor(req, res, ""));
   const bool dry_run = req.Query("dryRun") == "All";
   // `meta` lives in `obj`, which Create takes.
@@ -1069,6 +1073,10 @@ HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
   std::vector<std::string> warnings;
   const std::string sub = t.subresource;
   auto pcs = PriorityClasses();
+  // Read before the store's lock, as the priority classes: an apply creating a claim gets
+  // the default StorageClass.
+  const bool is_claim = apply && res.group.empty() && res.plural == "persistentvolumeclaims";
+  const std::string default_class = is_claim ? DefaultStorageClassName(*store) : std::string();
   if (apply && res.group.empty() && res.kind == "Pod") {
     // An apply that creates admits the pod inside Mutate, under the store's lock, where the
     // lookup (it lists priority classes) cannot run: the class the patch names is found now.
@@ -1099,6 +1107,7 @@ HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
             return ok.error();
           }
           if (auto ok = Admit(res, obj, true, pcs); !ok.ok()) return ok.error();
+          if (is_claim) SetDefaultStorageClass(obj, default_class);
           return obj;
         }
         auto patched = ApplyPatch(*current, patch, *type);

@@ -221,6 +221,26 @@ TEST(TableTest, ConfigAndPolicyKindsShowTheirColumns) {
                  {"volumeBindingMode", "WaitForFirstConsumer"}}),
             (Json{"fast (default)", "example.com/csi", "Delete", "WaitForFirstConsumer", "false",
                   "60s"}));
+  EXPECT_EQ(row("", "persistentvolumes",
+                {{"metadata", {{"name", "pv1"}}},
+                 {"spec",
+                  {{"capacity", {{"storage", "2Gi"}}},
+                   {"accessModes", {"ReadWriteOnce", "ReadOnlyMany"}},
+                   {"persistentVolumeReclaimPolicy", "Retain"},
+                   {"storageClassName", "manual"},
+                   {"volumeMode", "Filesystem"},
+                   {"claimRef", {{"namespace", "default"}, {"name", "data"}}}}},
+                 {"status", {{"phase", "Bound"}}}}),
+            (Json{"pv1", "2Gi", "RWO,ROX", "Retain", "Bound", "default/data", "manual", "<unset>",
+                  "", "60s", "Filesystem"}));
+  EXPECT_EQ(row("", "persistentvolumeclaims",
+                {{"metadata", {{"name", "data"}}},
+                 {"spec", {{"storageClassName", "manual"}, {"volumeName", "pv1"}}},
+                 {"status",
+                  {{"phase", "Bound"},
+                   {"capacity", {{"storage", "2Gi"}}},
+                   {"accessModes", {"ReadWriteOnce"}}}}}),
+            (Json{"data", "Bound", "pv1", "2Gi", "RWO", "manual", "<unset>", "60s", ""}));
   EXPECT_EQ(
       row("batch", "jobs",
           {{"metadata", {{"name", "pi"}}},

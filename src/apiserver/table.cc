@@ -114,6 +114,25 @@ std::vector<Column> ColumnsFor(const ResourceInfo& r) {
             {"Allowed Disruptions", "integer", 0},
             {"Age", "string", 0}};
   }
+  if (r.group.empty() && r.plural == "persistentvolumes") {
+    return {{"Name", "string", 0, "name"}, {"Capacity", "string", 0},
+            {"Access Modes", "string", 0}, {"Reclaim Policy", "string", 0},
+            {"Status", "string", 0},       {"Claim", "string", 0},
+            {"StorageClass", "string", 0}, {"VolumeAttributesClass", "string", 0},
+            {"Reason", "string", 0},       {"Age", "string", 0},
+            {"VolumeMode", "string", 1}};
+  }
+  if (r.group.empty() && r.plural == "persistentvolumeclaims") {
+    return {{"Name", "string", 0, "name"},
+            {"Status", "string", 0},
+            {"Volume", "string", 0},
+            {"Capacity", "string", 0},
+            {"Access Modes", "string", 0},
+            {"StorageClass", "string", 0},
+            {"VolumeAttributesClass", "string", 0},
+            {"Age", "string", 0},
+            {"VolumeMode", "string", 1}};
+  }
   if (r.group == "storage.k8s.io" && r.plural == "storageclasses") {
     return {{"Name", "string", 0, "name"},         {"Provisioner", "string", 0},
             {"ReclaimPolicy", "string", 0},        {"VolumeBindingMode", "string", 0},
@@ -306,6 +325,26 @@ size_t MemberCount(const Json& obj, std::string_view path) {
   return v != nullptr && (v->is_object() || v->is_array()) ? v->size() : 0;
 }
 
+// Access modes as kubectl abbreviates them ("RWO,ROX").
+std::string AccessModes(const Json& obj, std::string_view path) {
+  const Json* modes = FieldAt(obj, path);
+  std::string out;
+  if (modes == nullptr || !modes->is_array()) return out;
+  for (const Json& m : *modes) {
+    if (!m.is_string()) continue;
+    const std::string& mode = m.get_ref<const std::string&>();
+    const char* abbr = mode == "ReadWriteOnce"      ? "RWO"
+                       : mode == "ReadOnlyMany"     ? "ROX"
+                       : mode == "ReadWriteMany"    ? "RWX"
+                       : mode == "ReadWriteOncePod" ? "RWOP"
+                                                    : nullptr;
+    if (!abbr) continue;
+    if (!out.empty()) out += ",";
+    out += abbr;
+  }
+  return out;
+}
+
 // Cells of the kinds whose columns are fields as stored; null for the kinds built elsewhere.
 Json PlainCells(const ResourceInfo& r, const Json& obj, int64_t now) {
   const std::string name = FieldValue(obj, "metadata.name");
@@ -333,6 +372,25 @@ Json PlainCells(const ResourceInfo& r, const Json& obj, int64_t now) {
     return Json::array({name, text_or("spec.minAvailable", "N/A"),
                         text_or("spec.maxUnavailable", "N/A"),
                         IntField(obj, "status.disruptionsAllowed"), age});
+  }
+  if (r.group.empty() && r.plural == "persistentvolumes") {
+    std::string claim;
+    if (const std::string ref = FieldValue(obj, "spec.claimRef.name"); !ref.empty())
+      claim = FieldValue(obj, "spec.claimRef.namespace") + "/" + ref;
+    return Json::array(
+        {name, FieldValue(obj, "spec.capacity.storage"), AccessModes(obj, "spec.accessModes"),
+         FieldValue(obj, "spec.persistentVolumeReclaimPolicy"), FieldValue(obj, "status.phase"),
+         claim, FieldValue(obj, "spec.storageClassName"),
+         text_or("spec.volumeAttributesClassName", "<unset>"), FieldValue(obj, "status.reason"),
+         age, FieldValue(obj, "spec.volumeMode")});
+  }
+  if (r.group.empty() && r.plural == "persistentvolumeclaims") {
+    return Json::array({name, FieldValue(obj, "status.phase"), FieldValue(obj, "spec.volumeName"),
+                        FieldValue(obj, "status.capacity.storage"),
+                        AccessModes(obj, "status.accessModes"),
+                        FieldValue(obj, "spec.storageClassName"),
+                        text_or("spec.volumeAttributesClassName", "<unset>"), age,
+                        FieldValue(obj, "spec.volumeMode")});
   }
   if (r.group == "storage.k8s.io" && r.plural == "storageclasses") {
     std::string display = name;

@@ -396,13 +396,16 @@ void ApiClusterClient::QueueStatusPatch(const Pod& pod, std::string_view what, J
 
 VoidResult ApiClusterClient::BindVolume(const PersistentVolumeClaim& pvc,
                                         std::string_view pv_name) {
-  Json pv_patch = {{"spec",
-                    {{"claimRef",
-                      {{"kind", "PersistentVolumeClaim"},
-                       {"apiVersion", "v1"},
-                       {"namespace", pvc.metadata.namespace_},
-                       {"name", pvc.metadata.name},
-                       {"uid", pvc.metadata.uid}}}}}};
+  Json pv_patch = {
+      {"spec",
+       {{"claimRef",
+         {{"kind", "PersistentVolumeClaim"},
+          {"apiVersion", "v1"},
+          {"namespace", pvc.metadata.namespace_},
+          {"name", pvc.metadata.name},
+          {"uid", pvc.metadata.uid}}}}},
+      // The scheduler chose the volume, as upstream's binder records it.
+      {"metadata", {{"annotations", {{"pv.kubernetes.io/bound-by-controller", "yes"}}}}}};
   auto r = rest_->Patch(fmt::format("/api/v1/persistentvolumes/{}", pv_name), pv_patch,
                         "application/merge-patch+json");
   if (!r.ok()) return r.error();

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <thread>
 
+#include "controllers/persistent_volume.h"
 #include "controllers/replica_set.h"
+#include "controllers/volume_provisioner.h"
 
 namespace berth::controllers {
 namespace {
@@ -28,6 +30,23 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
              c.informers->For("/api/v1/pods", "Pod"),
              c.informers->For("/api/v1/replicationcontrollers", "ReplicationController"),
              c.options);
+       }},
+      {"persistentvolume-binder",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         return std::make_unique<PersistentVolumeController>(
+             c.rest, c.informers->For("/api/v1/persistentvolumes", "PersistentVolume"),
+             c.informers->For("/api/v1/persistentvolumeclaims", "PersistentVolumeClaim"),
+             c.informers->For("/apis/storage.k8s.io/v1/storageclasses", "StorageClass"), c.options);
+       }},
+      // Not a kube-controller-manager controller: the dynamic provisioner of berth.dev/local,
+      // as a cluster's external provisioner (kind's local-path-provisioner) would run.
+      {"volume-provisioner",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         return std::make_unique<VolumeProvisioner>(
+             c.rest, c.informers->For("/api/v1/persistentvolumes", "PersistentVolume"),
+             c.informers->For("/api/v1/persistentvolumeclaims", "PersistentVolumeClaim"),
+             c.informers->For("/apis/storage.k8s.io/v1/storageclasses", "StorageClass"),
+             c.informers->For("/api/v1/nodes", "Node"), c.options);
        }},
   };
   return kRegistry;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include "client/kubeconfig.h"
 #include "config/load.h"
 #include "controllers/controller_manager.h"
+#include "daemon/default_storage_class.h"
 #include "daemon/demo_nodes.h"
 #include "daemon/scheduler_app.h"
 #include "daemon/scheduler_flags.h"
@@ -186,6 +188,9 @@ int RunUp(const UpOptions& options) {
 
   apiserver::ServerOptions so;
   so.data_dir = options.data_dir.empty() ? DefaultDataDir() : options.data_dir;
+  // What a new cluster starts with is created once: a user's deletion stands on restarts.
+  std::error_code ignored;
+  const bool new_data_dir = !std::filesystem::exists(so.data_dir + "/state.db", ignored);
   so.bind_address = options.bind_address;
   so.port = static_cast<uint16_t>(options.port);
   auto event_ttl_ms = ParseGoDurationMs(options.event_ttl, "--event-ttl");
@@ -212,6 +217,13 @@ int RunUp(const UpOptions& options) {
   if (options.demo_nodes > 0) {
     if (auto r = CreateDemoNodes((*server)->store(), options.demo_nodes); !r.ok()) {
       std::fprintf(stderr, "berth up: creating demo nodes: %s\n", r.error().message.c_str());
+      return 1;
+    }
+  }
+  if (new_data_dir) {
+    if (auto r = CreateDefaultStorageClass((*server)->store()); !r.ok()) {
+      std::fprintf(stderr, "berth up: creating the default storage class: %s\n",
+                   r.error().message.c_str());
       return 1;
     }
   }
