@@ -29,6 +29,11 @@
 
 namespace berth::kubelet {
 
+// A node annotated with this "true" is stopped (`berth node stop`): its kubelet renews no lease,
+// posts no status and leaves its pods as they are, as a machine that is down. Removed (or not
+// "true"), the kubelet starts again: a new Ready condition, the lease, and the pods' work.
+inline constexpr const char* kStoppedAnnotation = "berth.dev/node-stopped";
+
 struct SimulatedKubeletOptions {
   // Which nodes are simulated: every node (`berth up`, where no real kubelet runs), or only
   // nodes annotated `node_annotation: "true"` (a cluster that also has real kubelets).
