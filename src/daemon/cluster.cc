@@ -35,9 +35,9 @@ VoidResult CreateClusterNodes(client::RestClient& rest, const ClusterOptions& op
                                               .count());
   for (int i = 0; i < options.nodes; ++i) {
     nlohmann::json node = ShapedNode(i, options.nodes, shape, now);
-    // The status is the kubelet's to post (through /status): a new node registers with
-    // NotReady conditions until its simulated kubelet reports.
-    node.erase("status");
+    // Capacity and addresses as a kubelet registers them; the conditions are for its
+    // simulated kubelet to post: the node is not Ready until one runs.
+    node["status"].erase("conditions");
     auto created = rest.Post("/api/v1/nodes", node);
     if (!created.ok() && created.error().code != ErrorCode::kAlreadyExists) {
       return created.error();
