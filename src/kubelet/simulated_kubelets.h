@@ -100,7 +100,7 @@ class SimulatedKubelets {
   struct Stats {
     uint64_t lease_writes = 0, node_status_writes = 0, pod_status_writes = 0, pod_deletions = 0,
              failed_writes = 0;
-    size_t nodes = 0, pods = 0, terminating = 0;
+    size_t nodes = 0, pods = 0, terminating = 0, stopped_nodes = 0;
   };
   Stats stats() const;
 

@@ -24,8 +24,13 @@ import time
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = os.environ.get("UPSTREAM_SCRIPTS") or os.path.normpath(
-    os.path.join(HERE, "..", "..", "..", "..", "shared", "upstream"))
+REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+# ../shared/upstream beside the repository (or beside the directory of its worktrees).
+SCRIPTS = os.environ.get("UPSTREAM_SCRIPTS") or next(
+    (p for p in (os.path.join(REPO, "..", "shared", "upstream"),
+                 os.path.join(REPO, "..", "..", "shared", "upstream"))
+     if os.path.exists(os.path.join(p, "cluster.sh"))),
+    os.path.join(REPO, "..", "shared", "upstream"))
 WORK = os.environ.get("UPSTREAM_WORK") or os.path.join(
     os.environ.get("TMPDIR", "/tmp"), "k8s-upstream")
 BIN = os.environ.get("UPSTREAM_BIN") or os.path.join(WORK, "bin")
