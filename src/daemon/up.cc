@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -129,6 +130,14 @@ RuntimeOptions UpRuntime(const UpOptions& options) {
   r.node_lease_renew_interval = options.node_lease_renew_interval;
   r.node_status_report_interval = options.node_status_report_interval;
   r.controllers = options.controllers;
+  // Without kubelets no node would ever heartbeat, and every node would be unreachable and
+  // tainted after the grace period: the node lifecycle controller runs only when named.
+  const bool named = std::any_of(r.controllers.begin(), r.controllers.end(), [](const auto& c) {
+    return c.find("nodelifecycle") != std::string::npos;
+  });
+  if (options.no_kubelets && !named && !r.controllers.empty()) {
+    r.controllers.push_back("-nodelifecycle");
+  }
   r.node_monitor_grace_period = options.node_monitor_grace_period;
   r.log_prefix = "berth up";
   return r;
