@@ -19,6 +19,8 @@ struct ControllerOptions {
   const Clock* clock = nullptr;                 // required
   int workers = 5;                              // kube-controller-manager's --concurrent-*-syncs
   std::function<void(const std::string&)> log;  // errors and notable events
+  // kube-controller-manager's --node-monitor-grace-period (the node lifecycle controller).
+  Duration node_monitor_grace_period = std::chrono::seconds(40);
 };
 
 // A controller the ControllerManager runs: built with its informers before they start, started

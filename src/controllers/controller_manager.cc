@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "controllers/node_lifecycle.h"
 #include "controllers/persistent_volume.h"
 #include "controllers/replica_set.h"
 #include "controllers/volume_provisioner.h"
@@ -30,6 +31,18 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
              c.informers->For("/api/v1/pods", "Pod"),
              c.informers->For("/api/v1/replicationcontrollers", "ReplicationController"),
              c.options);
+       }},
+      {"nodelifecycle",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         return std::make_unique<NodeLifecycleController>(
+             c.rest, c.informers->For("/api/v1/nodes", "Node"),
+             c.informers->For(kNodeLeasesPath, "Lease"), c.options);
+       }},
+      {"taint-eviction-controller",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         return std::make_unique<TaintEvictionController>(
+             c.rest, c.informers->For("/api/v1/nodes", "Node"),
+             c.informers->For("/api/v1/pods", "Pod"), c.options);
        }},
       {"persistentvolume-binder",
        [](const ControllerContext& c) -> std::unique_ptr<Controller> {
@@ -120,8 +133,9 @@ Result<std::unique_ptr<ControllerManager>> ControllerManager::Start(
   m->rest_ = std::move(rest);
   const Clock* clock = options.clock ? options.clock : &m->real_clock_;
   m->informers_ = std::make_unique<InformerFactory>(m->rest_.get(), options.log);
-  ControllerContext context{m->rest_.get(), m->informers_.get(),
-                            ControllerOptions{clock, options.workers, options.log}};
+  ControllerContext context{
+      m->rest_.get(), m->informers_.get(),
+      ControllerOptions{clock, options.workers, options.log, options.node_monitor_grace_period}};
   for (const auto& [name, factory] : Registry()) {
     if (std::find(selected->begin(), selected->end(), name) == selected->end()) continue;
     m->controllers_.push_back(factory(context));
