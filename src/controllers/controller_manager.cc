@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "controllers/daemon_set.h"
 #include "controllers/persistent_volume.h"
 #include "controllers/replica_set.h"
 #include "controllers/volume_provisioner.h"
@@ -29,6 +30,15 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
              ReplicaSetKind::ReplicationControllers(), c.rest,
              c.informers->For("/api/v1/pods", "Pod"),
              c.informers->For("/api/v1/replicationcontrollers", "ReplicationController"),
+             c.options);
+       }},
+      {"daemonset",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         return std::make_unique<DaemonSetController>(
+             c.rest, c.informers->For("/api/v1/pods", "Pod"),
+             c.informers->For("/api/v1/nodes", "Node"),
+             c.informers->For("/apis/apps/v1/daemonsets", "DaemonSet"),
+             c.informers->For("/apis/apps/v1/controllerrevisions", "ControllerRevision"),
              c.options);
        }},
       {"persistentvolume-binder",
