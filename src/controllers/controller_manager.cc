@@ -8,6 +8,7 @@
 #include "controllers/daemon_set.h"
 #include "controllers/persistent_volume.h"
 #include "controllers/replica_set.h"
+#include "controllers/stateful_set.h"
 #include "controllers/volume_provisioner.h"
 
 namespace berth::controllers {
@@ -39,6 +40,15 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
              c.informers->For("/api/v1/nodes", "Node"),
              c.informers->For("/apis/apps/v1/daemonsets", "DaemonSet"),
              c.informers->For("/apis/apps/v1/controllerrevisions", "ControllerRevision"),
+             c.options);
+       }},
+      {"statefulset",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         return std::make_unique<StatefulSetController>(
+             c.rest, c.informers->For("/api/v1/pods", "Pod"),
+             c.informers->For("/apis/apps/v1/statefulsets", "StatefulSet"),
+             c.informers->For("/apis/apps/v1/controllerrevisions", "ControllerRevision"),
+             c.informers->For("/api/v1/persistentvolumeclaims", "PersistentVolumeClaim"),
              c.options);
        }},
       {"persistentvolume-binder",
