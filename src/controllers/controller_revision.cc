@@ -54,12 +54,11 @@ Result<RevisionState> SyncRevisions(client::RestClient* rest, SharedInformer* re
   for (const Json& r : state.owned) {
     if (TemplateOfRevision(r) == tmpl) {
       state.update_revision = r;
-      state.update_hash = StringAt(Member(Member(r, "metadata"), "labels"),
-                                   kControllerRevisionHashLabel);
+      state.update_hash =
+          StringAt(Member(Member(r, "metadata"), "labels"), kControllerRevisionHashLabel);
     }
   }
-  if (!state.update_revision.is_null() &&
-      IntAt(state.update_revision, "revision") != next - 1) {
+  if (!state.update_revision.is_null() && IntAt(state.update_revision, "revision") != next - 1) {
     // Back to an earlier template (a rollback): it becomes the newest revision again.
     Json patch = {{"revision", next}};
     auto r = rest->Patch(RevisionsPath(ns) + "/" + NameOf(state.update_revision), patch,
@@ -71,15 +70,16 @@ Result<RevisionState> SyncRevisions(client::RestClient* rest, SharedInformer* re
     Json labels = Member(Member(tmpl, "metadata"), "labels");
     if (!labels.is_object()) labels = Json::object();
     labels[std::string(kControllerRevisionHashLabel)] = state.update_hash;
-    Json rev = {{"apiVersion", "apps/v1"},
-                {"kind", "ControllerRevision"},
-                {"metadata",
-                 {{"name", NameOf(owner) + "-" + state.update_hash},
-                  {"namespace", ns},
-                  {"labels", labels},
-                  {"ownerReferences", Json::array({NewControllerRef("apps/v1", owner_kind, owner)})}}},
-                {"data", RevisionData(tmpl)},
-                {"revision", next}};
+    Json rev = {
+        {"apiVersion", "apps/v1"},
+        {"kind", "ControllerRevision"},
+        {"metadata",
+         {{"name", NameOf(owner) + "-" + state.update_hash},
+          {"namespace", ns},
+          {"labels", labels},
+          {"ownerReferences", Json::array({NewControllerRef("apps/v1", owner_kind, owner)})}}},
+        {"data", RevisionData(tmpl)},
+        {"revision", next}};
     auto created = rest->Post(RevisionsPath(ns), rev);
     if (created.ok()) {
       state.update_revision = *created;
@@ -88,9 +88,9 @@ Result<RevisionState> SyncRevisions(client::RestClient* rest, SharedInformer* re
       auto existing = rest->Get(RevisionsPath(ns) + "/" + NameOf(owner) + "-" + state.update_hash);
       if (!existing.ok()) return existing.error();
       if (TemplateOfRevision(*existing) != tmpl) {
-        return Error{fmt::format("{} {}: controller revision hash collision", owner_kind,
-                                 KeyOf(owner)),
-                     ErrorCode::kConflict};
+        return Error{
+            fmt::format("{} {}: controller revision hash collision", owner_kind, KeyOf(owner)),
+            ErrorCode::kConflict};
       }
       state.update_revision = *existing;
     } else {

@@ -204,10 +204,12 @@ Result<DaemonSetController::Plan> DaemonSetController::RollingUpdate(const Json&
   const UnixTime now = Seconds(options_.clock->Now());
   std::map<std::string, std::shared_ptr<const Node>> nodes;
   for (const Object& o : nodes_->List()) {
-    if (const auto* n = std::get_if<std::shared_ptr<const Node>>(&o)) nodes[(*n)->metadata.name] = *n;
+    if (const auto* n = std::get_if<std::shared_ptr<const Node>>(&o))
+      nodes[(*n)->metadata.name] = *n;
   }
   int64_t desired = 0;
-  for (const auto& [name, node] : nodes) desired += NodeShouldRunDaemonPod(daemon_pod, *node).should_run;
+  for (const auto& [name, node] : nodes)
+    desired += NodeShouldRunDaemonPod(daemon_pod, *node).should_run;
   const Json max_surge_v = Member(ru, "maxSurge").is_null() ? Json(0) : Member(ru, "maxSurge");
   const Json max_unavail_v =
       Member(ru, "maxUnavailable").is_null() ? Json(1) : Member(ru, "maxUnavailable");
@@ -265,14 +267,14 @@ Result<DaemonSetController::Plan> DaemonSetController::RollingUpdate(const Json&
       plan.remove.push_back(old_pod);
     }
   }
-  const int64_t room = std::clamp<int64_t>(max_surge - num_surge, 0,
-                                           static_cast<int64_t>(candidates.size()));
+  const int64_t room =
+      std::clamp<int64_t>(max_surge - num_surge, 0, static_cast<int64_t>(candidates.size()));
   plan.create_on.insert(plan.create_on.end(), candidates.begin(), candidates.begin() + room);
   return plan;
 }
 
-VoidResult DaemonSetController::SyncNodes(const Json& ds, const std::string& key,
-                                          const Plan& plan, const std::string& hash) {
+VoidResult DaemonSetController::SyncNodes(const Json& ds, const std::string& key, const Plan& plan,
+                                          const std::string& hash) {
   const int creates = std::min<int>(plan.create_on.size(), kBurstReplicas);
   const int deletes = std::min<int>(plan.remove.size(), kBurstReplicas);
   std::optional<Error> first_error;
@@ -386,7 +388,8 @@ VoidResult DaemonSetController::Sync(const std::string& key) {
   const Json& ds = *holder;
   auto daemon_pod = DaemonPodOf(ds);
   if (!daemon_pod.ok()) {
-    if (options_.log) options_.log(fmt::format("DaemonSet {}: {}", key, daemon_pod.error().message));
+    if (options_.log)
+      options_.log(fmt::format("DaemonSet {}: {}", key, daemon_pod.error().message));
     return {};  // not retried: the object must change first
   }
   const std::string ns = NamespaceOf(ds);

@@ -62,10 +62,9 @@ std::string TargetNodeName(const Json& pod) {
   const Json& spec = Member(pod, "spec");
   std::string node = StringAt(spec, "nodeName");
   if (!node.empty()) return node;
-  const Json& terms =
-      Member(Member(Member(Member(spec, "affinity"), "nodeAffinity"),
-                    "requiredDuringSchedulingIgnoredDuringExecution"),
-             "nodeSelectorTerms");
+  const Json& terms = Member(Member(Member(Member(spec, "affinity"), "nodeAffinity"),
+                                    "requiredDuringSchedulingIgnoredDuringExecution"),
+                             "nodeSelectorTerms");
   if (!terms.is_array()) return "";
   for (const Json& term : terms) {
     const Json& fields = Member(term, "matchFields");
@@ -124,7 +123,9 @@ Json NewDaemonPod(const Json& daemon_set, const std::string& node_name, const st
   if (!spec.is_object()) spec = Json::object();
   AddDaemonPodTolerations(spec);
   ReplaceNodeNameAffinity(spec, node_name);
-  return {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(meta)},
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", std::move(meta)},
           {"spec", std::move(spec)}};
 }
 

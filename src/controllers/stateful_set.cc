@@ -104,8 +104,7 @@ VoidResult StatefulSetController::EnsureClaims(const Json& set, int64_t ordinal)
     auto r = rest_->Post(fmt::format("/api/v1/namespaces/{}/persistentvolumeclaims", ns),
                          NewClaim(set, t, ordinal));
     if (!r.ok() && r.error().code != ErrorCode::kAlreadyExists) {
-      return Error{fmt::format("StatefulSet {}: claim {}: {}", KeyOf(set), name,
-                               r.error().message),
+      return Error{fmt::format("StatefulSet {}: claim {}: {}", KeyOf(set), name, r.error().message),
                    r.error().code};
     }
   }
@@ -121,9 +120,8 @@ VoidResult StatefulSetController::CreatePod(State& s, int64_t ordinal) {
   bool current = false;
   if (type.empty() || type == "RollingUpdate") {
     const Json& ru = Member(strategy, "rollingUpdate");
-    const int64_t bound = ru.is_object()
-                              ? IntAt(ru, "partition", 0)
-                              : IntAt(Member(*s.set, "status"), "currentReplicas", 0);
+    const int64_t bound = ru.is_object() ? IntAt(ru, "partition", 0)
+                                         : IntAt(Member(*s.set, "status"), "currentReplicas", 0);
     current = ordinal < s.start + bound && !s.current_template.is_null();
   }
   Json pod = NewStatefulPod(*s.set, current ? s.current_template : s.update_template, ordinal,

@@ -47,8 +47,8 @@ Json NewClaim(const Json& set, const Json& claim_template, int64_t ordinal) {
     for (const auto& [k, v] : match.items()) labels[k] = v;
   }
   claim.erase("status");
-  const std::string when_deleted = StringAt(
-      Member(Member(set, "spec"), "persistentVolumeClaimRetentionPolicy"), "whenDeleted");
+  const std::string when_deleted =
+      StringAt(Member(Member(set, "spec"), "persistentVolumeClaimRetentionPolicy"), "whenDeleted");
   if (when_deleted == "Delete") {
     Json ref = NewControllerRef("apps/v1", "StatefulSet", set);
     ref["controller"] = false;  // the claim is the set's to delete, not to manage
@@ -96,7 +96,9 @@ Json NewStatefulPod(const Json& set, const Json& pod_template, int64_t ordinal,
     }
     spec["volumes"] = std::move(volumes);
   }
-  return {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(meta)},
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", std::move(meta)},
           {"spec", std::move(spec)}};
 }
 
