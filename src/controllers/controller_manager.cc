@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <thread>
 
+#include "controllers/daemon_set.h"
 #include "controllers/node_lifecycle.h"
 #include "controllers/persistent_volume.h"
 #include "controllers/replica_set.h"
+#include "controllers/stateful_set.h"
 #include "controllers/volume_provisioner.h"
 
 namespace berth::controllers {
@@ -43,6 +45,24 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
          return std::make_unique<TaintEvictionController>(
              c.rest, c.informers->For("/api/v1/nodes", "Node"),
              c.informers->For("/api/v1/pods", "Pod"), c.options);
+       }},
+      {"daemonset",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         return std::make_unique<DaemonSetController>(
+             c.rest, c.informers->For("/api/v1/pods", "Pod"),
+             c.informers->For("/api/v1/nodes", "Node"),
+             c.informers->For("/apis/apps/v1/daemonsets", "DaemonSet"),
+             c.informers->For("/apis/apps/v1/controllerrevisions", "ControllerRevision"),
+             c.options);
+       }},
+      {"statefulset",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         return std::make_unique<StatefulSetController>(
+             c.rest, c.informers->For("/api/v1/pods", "Pod"),
+             c.informers->For("/apis/apps/v1/statefulsets", "StatefulSet"),
+             c.informers->For("/apis/apps/v1/controllerrevisions", "ControllerRevision"),
+             c.informers->For("/api/v1/persistentvolumeclaims", "PersistentVolumeClaim"),
+             c.options);
        }},
       {"persistentvolume-binder",
        [](const ControllerContext& c) -> std::unique_ptr<Controller> {
