@@ -160,6 +160,8 @@ struct DeleteRequest {
   DeletePreconditions preconditions;
   bool dry_run = false;
   std::optional<int64_t> grace_period_seconds;
+  // propagationPolicy (or the older orphanDependents): Orphan, Background or Foreground.
+  std::optional<std::string> propagation;
 };
 
 // Pods are deleted gracefully (pod_deletion.h); every other kind at once.
@@ -168,6 +170,51 @@ GraceFn GraceFor(const ResourceInfo& r, const DeleteRequest& opts) {
   return [requested = opts.grace_period_seconds](const Json& pod) {
     return PodGraceDecision(pod, requested, NowUnixSeconds());
   };
+}
+
+constexpr const char* kBothPropagations =
+    "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Invalid value: "
+    "\"null\": orphanDependents and deletionPropagation cannot be both set";
+
+// `finalizers` as a deletion with propagation `policy` leaves them: Orphan holds the object
+// with `orphan`, Foreground with `foregroundDeletion`, Background with neither. An object
+// already marked for deletion gets no new finalizer (only the Background removal applies).
+Json WithGcFinalizers(const Json& finalizers, const std::string& policy, bool marked) {
+  const std::string add =
+      policy == "Orphan" ? "orphan" : (policy == "Foreground" ? "foregroundDeletion" : "");
+  if (marked && !add.empty()) return finalizers;
+  Json out = Json::array();
+  for (const auto& f : finalizers) {
+    if ((f == "orphan" || f == "foregroundDeletion") && f != add) continue;
+    out.push_back(f);
+  }
+  if (!add.empty() && std::find(out.begin(), out.end(), add) == out.end()) out.push_back(add);
+  return out;
+}
+
+// DeleteOptions.propagationPolicy and orphanDependents, validated as kube-apiserver does.
+VoidResult ReadPropagation(const Json& opts, std::optional<std::string>& out) {
+  std::optional<std::string> policy;
+  if (auto p = opts.find("propagationPolicy"); p != opts.end() && !p->is_null()) {
+    const std::string v = p->is_string() ? p->get<std::string>() : p->dump();
+    if (v != "Orphan" && v != "Background" && v != "Foreground") {
+      return Error{fmt::format("DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: "
+                               "Unsupported value: \"{}\": supported values: \"Foreground\", "
+                               "\"Background\", \"Orphan\", \"nil\"",
+                               v),
+                   ErrorCode::kInvalid};
+    }
+    policy = v;
+  }
+  if (auto o = opts.find("orphanDependents"); o != opts.end() && o->is_boolean()) {
+    if (policy || out) return Error{kBothPropagations, ErrorCode::kInvalid};
+    policy = o->get<bool>() ? "Orphan" : "Background";
+  }
+  if (policy) {
+    if (out && *out != *policy) return Error{kBothPropagations, ErrorCode::kInvalid};
+    out = policy;
+  }
+  return {};
 }
 
 VoidResult ReadDeleteOptions(const Json& opts, DeleteRequest& out) {
@@ -191,6 +238,7 @@ VoidResult ReadDeleteOptions(const Json& opts, DeleteRequest& out) {
     }
     out.grace_period_seconds = grace->get<int64_t>();
   }
+  if (auto ok = ReadPropagation(opts, out.propagation); !ok.ok()) return ok.error();
   if (auto pre = opts.find("preconditions"); pre != opts.end() && pre->is_object()) {
     if (auto uid = pre->find("uid"); uid != pre->end() && uid->is_string()) {
       out.preconditions.uid = uid->get<std::string>();
@@ -212,6 +260,15 @@ Result<DeleteRequest> ParseDeleteOptions(const HttpRequest& req) {
       return Error{"gracePeriodSeconds: must be an integer", ErrorCode::kBadRequest};
     }
     out.grace_period_seconds = v;
+  }
+  if (auto policy = req.Query("propagationPolicy"); policy && !policy->empty()) {
+    if (auto ok = ReadPropagation({{"propagationPolicy", *policy}}, out.propagation); !ok.ok()) {
+      return ok.error();
+    }
+  }
+  if (auto orphan = req.Query("orphanDependents"); orphan && !orphan->empty()) {
+    if (out.propagation) return Error{kBothPropagations, ErrorCode::kInvalid};
+    out.propagation = *orphan == "true" ? "Orphan" : "Background";
   }
   if (req.body.empty()) return out;
   Json opts = Json::parse(req.body, nullptr, false);
@@ -425,6 +482,10 @@ struct Server::Impl {
   HttpResponse Evict(HttpRequest& req, const Target& t);
   HttpResponse Patch(HttpRequest& req, const Target& t);
   HttpResponse Delete(HttpRequest& req, const Target& t);
+  // The garbage collector's finalizers a DELETE's propagationPolicy asks for, set before the
+  // deletion marks the object.
+  VoidResult SetGcFinalizers(const ResourceInfo& r, const std::string& ns, const std::string& name,
+                             const DeleteRequest& opts);
   HttpResponse DeleteCollection(HttpRequest& req, const Target& t);
   HttpResponse Bind(HttpRequest& req, const Target& t, const Json& binding);
   HttpResponse SingleObject(HttpRequest& req, const Target& t, const StoredObject& so, int status);
@@ -1172,10 +1233,41 @@ HttpResponse Server::Impl::Delete(HttpRequest& req, const Target& t) {
   if (auto refused = RefuseImmortalNamespace(*t.resource, t.name); !refused.ok()) {
     return ErrorResponse(refused.error());
   }
+  if (opts->propagation && !opts->dry_run) {
+    auto set = SetGcFinalizers(*t.resource, t.ns, t.name, *opts);
+    if (!set.ok()) return ErrorResponse(set.error(), t.resource->plural, t.name);
+  }
   auto gone = store->Delete(*t.resource, t.ns, t.name, opts->preconditions, opts->dry_run,
                             Durability::kLater, GraceFor(*t.resource, *opts));
   if (!gone.ok()) return ErrorResponse(gone.error(), t.resource->plural, t.name);
   return AfterDurable(gone->rv, JsonResponse(200, *gone->text));
+}
+
+VoidResult Server::Impl::SetGcFinalizers(const ResourceInfo& r, const std::string& ns,
+                                         const std::string& name, const DeleteRequest& opts) {
+  auto current = store->Get(r, ns, name);
+  if (!current.ok()) return {};  // the deletion answers NotFound
+  const Json& meta = (*current->object)["metadata"];
+  if (opts.preconditions.uid && meta.value("uid", "") != *opts.preconditions.uid) return {};
+  Json finalizers = meta.contains("finalizers") ? meta["finalizers"] : Json::array();
+  // A foreground or orphaning deletion that has started is not turned into the other, as
+  // kube-apiserver's deletionFinalizersForGarbageCollection.
+  const bool marked = meta.contains("deletionTimestamp");
+  Json next = WithGcFinalizers(finalizers, *opts.propagation, marked);
+  if (next == finalizers) return {};
+  auto changed = store->Mutate(
+      r, ns, name,
+      [&](const Json* cur) -> Result<Json> {
+        Json obj = *cur;
+        Json& f = obj["metadata"]["finalizers"];
+        if (!f.is_array()) f = Json::array();
+        f = WithGcFinalizers(f, *opts.propagation, marked);
+        if (f.empty()) obj["metadata"].erase("finalizers");
+        return obj;
+      },
+      false, false, nullptr, Durability::kLater);
+  if (!changed.ok() && changed.error().code != ErrorCode::kNotFound) return changed.error();
+  return {};
 }
 
 HttpResponse Server::Impl::Evict(HttpRequest& req, const Target& t) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "controllers/garbage_collector.h"
 #include "controllers/persistent_volume.h"
 #include "controllers/replica_set.h"
 #include "controllers/volume_provisioner.h"
@@ -30,6 +31,14 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
              c.informers->For("/api/v1/pods", "Pod"),
              c.informers->For("/api/v1/replicationcontrollers", "ReplicationController"),
              c.options);
+       }},
+      {"garbagecollector",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         std::vector<SharedInformer*> informers;
+         for (const GcResource& r : GcResources())
+           informers.push_back(c.informers->For(r.CollectionPath(), r.kind));
+         return std::make_unique<GarbageCollector>(GcResources(), std::move(informers), c.rest,
+                                                   c.options);
        }},
       {"persistentvolume-binder",
        [](const ControllerContext& c) -> std::unique_ptr<Controller> {
