@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "controllers/disruption.h"
 #include "controllers/garbage_collector.h"
 #include "controllers/persistent_volume.h"
 #include "controllers/replica_set.h"
@@ -39,6 +40,17 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
            informers.push_back(c.informers->For(r.CollectionPath(), r.kind));
          return std::make_unique<GarbageCollector>(GcResources(), std::move(informers), c.rest,
                                                    c.options);
+       }},
+      {"disruption",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         DisruptionInformers i{
+             c.informers->For("/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget"),
+             c.informers->For("/api/v1/pods", "Pod"),
+             c.informers->For("/apis/apps/v1/replicasets", "ReplicaSet"),
+             c.informers->For("/api/v1/replicationcontrollers", "ReplicationController"),
+             c.informers->For("/apis/apps/v1/deployments", "Deployment"),
+             c.informers->For("/apis/apps/v1/statefulsets", "StatefulSet")};
+         return std::make_unique<DisruptionController>(c.rest, i, c.options);
        }},
       {"persistentvolume-binder",
        [](const ControllerContext& c) -> std::unique_ptr<Controller> {
