@@ -26,6 +26,7 @@
 #include "apiserver/eviction.h"
 #include "apiserver/field_types.h"
 #include "apiserver/field_validation.h"
+#include "apiserver/gc_finalizers.h"
 #include "apiserver/managed_fields.h"
 #include "apiserver/namespace_deleter.h"
 #include "apiserver/openapi_v2.h"
@@ -172,51 +173,6 @@ GraceFn GraceFor(const ResourceInfo& r, const DeleteRequest& opts) {
   };
 }
 
-constexpr const char* kBothPropagations =
-    "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Invalid value: "
-    "\"null\": orphanDependents and deletionPropagation cannot be both set";
-
-// `finalizers` as a deletion with propagation `policy` leaves them: Orphan holds the object
-// with `orphan`, Foreground with `foregroundDeletion`, Background with neither. An object
-// already marked for deletion gets no new finalizer (only the Background removal applies).
-Json WithGcFinalizers(const Json& finalizers, const std::string& policy, bool marked) {
-  const std::string add =
-      policy == "Orphan" ? "orphan" : (policy == "Foreground" ? "foregroundDeletion" : "");
-  if (marked && !add.empty()) return finalizers;
-  Json out = Json::array();
-  for (const auto& f : finalizers) {
-    if ((f == "orphan" || f == "foregroundDeletion") && f != add) continue;
-    out.push_back(f);
-  }
-  if (!add.empty() && std::find(out.begin(), out.end(), add) == out.end()) out.push_back(add);
-  return out;
-}
-
-// DeleteOptions.propagationPolicy and orphanDependents, validated as kube-apiserver does.
-VoidResult ReadPropagation(const Json& opts, std::optional<std::string>& out) {
-  std::optional<std::string> policy;
-  if (auto p = opts.find("propagationPolicy"); p != opts.end() && !p->is_null()) {
-    const std::string v = p->is_string() ? p->get<std::string>() : p->dump();
-    if (v != "Orphan" && v != "Background" && v != "Foreground") {
-      return Error{fmt::format("DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: "
-                               "Unsupported value: \"{}\": supported values: \"Foreground\", "
-                               "\"Background\", \"Orphan\", \"nil\"",
-                               v),
-                   ErrorCode::kInvalid};
-    }
-    policy = v;
-  }
-  if (auto o = opts.find("orphanDependents"); o != opts.end() && o->is_boolean()) {
-    if (policy || out) return Error{kBothPropagations, ErrorCode::kInvalid};
-    policy = o->get<bool>() ? "Orphan" : "Background";
-  }
-  if (policy) {
-    if (out && *out != *policy) return Error{kBothPropagations, ErrorCode::kInvalid};
-    out = policy;
-  }
-  return {};
-}
-
 VoidResult ReadDeleteOptions(const Json& opts, DeleteRequest& out) {
   if (auto dry = opts.find("dryRun"); dry != opts.end() && !dry->is_null()) {
     if (!dry->is_array()) {
@@ -267,7 +223,7 @@ Result<DeleteRequest> ParseDeleteOptions(const HttpRequest& req) {
     }
   }
   if (auto orphan = req.Query("orphanDependents"); orphan && !orphan->empty()) {
-    if (out.propagation) return Error{kBothPropagations, ErrorCode::kInvalid};
+    if (out.propagation) return BothPropagationsError();
     out.propagation = *orphan == "true" ? "Orphan" : "Background";
   }
   if (req.body.empty()) return out;
