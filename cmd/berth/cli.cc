@@ -186,7 +186,7 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
       ->capture_default_str();
   up->add_option("--controllers", up_options.controllers,
                  "Workload controllers to run, as kube-controller-manager's: '*' (all), 'name', "
-                 "'-name' (replicaset, replicationcontroller)")
+                 "'-name' (replicaset, replicationcontroller, disruption, garbagecollector, ...)")
       ->delimiter(',');
   up->add_option("--event-ttl", up_options.event_ttl,
                  "Delete events this long after their last write (Go duration; 0s: keep)")
