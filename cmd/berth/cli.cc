@@ -197,7 +197,8 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
       ->capture_default_str();
   up->add_option("--controllers", up_options.controllers,
                  "Workload controllers to run, as kube-controller-manager's: '*' (all), 'name', "
-                 "'-name' (replicaset, nodelifecycle, taint-eviction-controller, ...)")
+                 "'-name' (replicaset, deployment, daemonset, statefulset, garbagecollector, "
+                 "disruption, nodelifecycle, ...)")
       ->delimiter(',');
   up->add_option("--node-monitor-grace-period", up_options.node_monitor_grace_period,
                  "Node lifecycle: a node is Unknown and tainted after this long without a "

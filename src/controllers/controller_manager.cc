@@ -6,6 +6,8 @@
 #include <thread>
 
 #include "controllers/daemon_set.h"
+#include "controllers/disruption.h"
+#include "controllers/garbage_collector.h"
 #include "controllers/node_lifecycle.h"
 #include "controllers/persistent_volume.h"
 #include "controllers/replica_set.h"
@@ -63,6 +65,25 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
              c.informers->For("/apis/apps/v1/controllerrevisions", "ControllerRevision"),
              c.informers->For("/api/v1/persistentvolumeclaims", "PersistentVolumeClaim"),
              c.options);
+       }},
+      {"garbagecollector",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         std::vector<SharedInformer*> informers;
+         for (const GcResource& r : GcResources())
+           informers.push_back(c.informers->For(r.CollectionPath(), r.kind));
+         return std::make_unique<GarbageCollector>(GcResources(), std::move(informers), c.rest,
+                                                   c.options);
+       }},
+      {"disruption",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         DisruptionInformers i{
+             c.informers->For("/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget"),
+             c.informers->For("/api/v1/pods", "Pod"),
+             c.informers->For("/apis/apps/v1/replicasets", "ReplicaSet"),
+             c.informers->For("/api/v1/replicationcontrollers", "ReplicationController"),
+             c.informers->For("/apis/apps/v1/deployments", "Deployment"),
+             c.informers->For("/apis/apps/v1/statefulsets", "StatefulSet")};
+         return std::make_unique<DisruptionController>(c.rest, i, c.options);
        }},
       {"persistentvolume-binder",
        [](const ControllerContext& c) -> std::unique_ptr<Controller> {
