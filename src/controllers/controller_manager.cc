@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "controllers/deployment.h"
 #include "controllers/persistent_volume.h"
 #include "controllers/replica_set.h"
 #include "controllers/volume_provisioner.h"
@@ -30,6 +31,13 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
              c.informers->For("/api/v1/pods", "Pod"),
              c.informers->For("/api/v1/replicationcontrollers", "ReplicationController"),
              c.options);
+       }},
+      {"deployment",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         return std::make_unique<DeploymentController>(
+             c.rest, c.informers->For("/api/v1/pods", "Pod"),
+             c.informers->For("/apis/apps/v1/replicasets", "ReplicaSet"),
+             c.informers->For("/apis/apps/v1/deployments", "Deployment"), c.options);
        }},
       {"persistentvolume-binder",
        [](const ControllerContext& c) -> std::unique_ptr<Controller> {
