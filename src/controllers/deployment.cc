@@ -355,10 +355,10 @@ VoidResult DeploymentController::CreateNewReplicaSet(Rollout& r, int64_t revisio
     return Error{fmt::format("hash collision for ReplicaSet {}", NameOf(set)),
                  ErrorCode::kConflict};
   }
-  r.sets.push_back(std::move(created).value());
-  // r.sets may have moved: rebuild the pointers.
+  // Adding to r.sets may move it: the pointers are rebuilt from the names, taken before.
   std::vector<std::string> old_names;
   for (const Json* s : r.old_sets) old_names.push_back(NameOf(*s));
+  r.sets.push_back(std::move(created).value());
   r.old_sets.clear();
   for (Json& s : r.sets) {
     if (std::find(old_names.begin(), old_names.end(), NameOf(s)) != old_names.end())
