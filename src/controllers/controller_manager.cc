@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "controllers/daemon_set.h"
+#include "controllers/deployment.h"
 #include "controllers/disruption.h"
 #include "controllers/garbage_collector.h"
 #include "controllers/node_lifecycle.h"
@@ -84,6 +85,13 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
              c.informers->For("/apis/apps/v1/deployments", "Deployment"),
              c.informers->For("/apis/apps/v1/statefulsets", "StatefulSet")};
          return std::make_unique<DisruptionController>(c.rest, i, c.options);
+       }},
+      {"deployment",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         return std::make_unique<DeploymentController>(
+             c.rest, c.informers->For("/api/v1/pods", "Pod"),
+             c.informers->For("/apis/apps/v1/replicasets", "ReplicaSet"),
+             c.informers->For("/apis/apps/v1/deployments", "Deployment"), c.options);
        }},
       {"persistentvolume-binder",
        [](const ControllerContext& c) -> std::unique_ptr<Controller> {
