@@ -10,12 +10,11 @@
 #include <thread>
 
 #include "apiserver/server.h"
+#include "controllers/controller_test_util.h"
 #include "controllers/deployment_util.h"
 
 namespace berth::controllers {
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr char kDeployment[] = "/apis/apps/v1/namespaces/default/deployments/web";
 constexpr char kSets[] = "/apis/apps/v1/namespaces/default/replicasets";
@@ -23,39 +22,24 @@ constexpr char kSets[] = "/apis/apps/v1/namespaces/default/replicasets";
 class DeploymentControllerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("berth-deploy-test-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    apiserver::ServerOptions o;
-    o.data_dir = dir_.string();
-    o.port = 0;
-    o.plain_http = true;
-    auto s = apiserver::Server::Start(o);
-    ASSERT_TRUE(s.ok()) << s.error().message;
-    server_ = std::move(s).value();
-    net::HttpClientOptions ho;
-    ho.server = server_->url();
-    ho.bearer_token = server_->token();
-    ho.timeout = std::chrono::seconds(5);
-    auto http = net::HttpClient::Create(ho);
-    ASSERT_TRUE(http.ok());
-    rest_ = std::make_unique<client::RestClient>(std::move(http).value(),
-                                                 client::RestOptions{.qps = 0});
-    pods_ = std::make_unique<SharedInformer>(rest_.get(), "/api/v1/pods", "Pod", nullptr);
-    sets_ = std::make_unique<SharedInformer>(rest_.get(), "/apis/apps/v1/replicasets", "ReplicaSet",
-                                             nullptr);
-    deployments_ = std::make_unique<SharedInformer>(rest_.get(), "/apis/apps/v1/deployments",
-                                                    "Deployment", nullptr);
-    controller_ = std::make_unique<DeploymentController>(rest_.get(), pods_.get(), sets_.get(),
-                                                         deployments_.get(),
-                                                         ControllerOptions{&clock_, 1, nullptr});
+    api_.Start("berth-deploy-test");
+    if (HasFatalFailure()) return;
+    rest_ = api_.rest();
+    pods_ = std::make_unique<SharedInformer>(rest_, "/api/v1/pods", "Pod", nullptr);
+    sets_ =
+        std::make_unique<SharedInformer>(rest_, "/apis/apps/v1/replicasets", "ReplicaSet", nullptr);
+    deployments_ =
+        std::make_unique<SharedInformer>(rest_, "/apis/apps/v1/deployments", "Deployment", nullptr);
+    controller_ =
+        std::make_unique<DeploymentController>(rest_, pods_.get(), sets_.get(), deployments_.get(),
+                                               ControllerOptions{&clock_, 1, nullptr});
     for (auto* i : {pods_.get(), sets_.get(), deployments_.get()}) i->Start();
     WaitFor([&] { return pods_->HasSynced() && sets_->HasSynced() && deployments_->HasSynced(); });
   }
   void TearDown() override {
     for (auto* i : {pods_.get(), sets_.get(), deployments_.get()}) i->Stop();
     controller_.reset();
-    server_->Stop();
-    fs::remove_all(dir_);
+    api_.Stop();
   }
   void WaitFor(const std::function<bool()>& done) {
     for (int i = 0; i < 1000 && !done(); ++i) {
@@ -99,10 +83,9 @@ class DeploymentControllerTest : public ::testing::Test {
   }
   void Sync() { ASSERT_TRUE(controller_->Sync("default/web").ok()); }
 
-  fs::path dir_;
+  TestApiServer api_;
   FakeClock clock_{TimePoint(std::chrono::seconds(1'700'000'000))};
-  std::unique_ptr<apiserver::Server> server_;
-  std::unique_ptr<client::RestClient> rest_;
+  client::RestClient* rest_ = nullptr;
   std::unique_ptr<SharedInformer> pods_, sets_, deployments_;
   std::unique_ptr<DeploymentController> controller_;
 };

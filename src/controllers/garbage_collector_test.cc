@@ -9,11 +9,10 @@
 #include <thread>
 
 #include "apiserver/server.h"
+#include "controllers/controller_test_util.h"
 
 namespace berth::controllers {
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr size_t kConfigMaps = 0;
 constexpr size_t kSecrets = 1;
@@ -21,40 +20,25 @@ constexpr size_t kSecrets = 1;
 class GarbageCollectorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("berth-gc-test-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    apiserver::ServerOptions o;
-    o.data_dir = dir_.string();
-    o.port = 0;
-    o.plain_http = true;
-    auto s = apiserver::Server::Start(o);
-    ASSERT_TRUE(s.ok()) << s.error().message;
-    server_ = std::move(s).value();
-    net::HttpClientOptions ho;
-    ho.server = server_->url();
-    ho.bearer_token = server_->token();
-    ho.timeout = std::chrono::seconds(5);
-    auto http = net::HttpClient::Create(ho);
-    ASSERT_TRUE(http.ok());
-    rest_ = std::make_unique<client::RestClient>(std::move(http).value(),
-                                                 client::RestOptions{.qps = 0});
+    api_.Start("berth-gc-test");
+    if (HasFatalFailure()) return;
+    rest_ = api_.rest();
     std::vector<GcResource> resources = {{"", "ConfigMap", "configmaps"},
                                          {"", "Secret", "secrets"}};
     for (const auto& r : resources) {
       informers_.push_back(
-          std::make_unique<SharedInformer>(rest_.get(), r.CollectionPath(), r.kind, nullptr));
+          std::make_unique<SharedInformer>(rest_, r.CollectionPath(), r.kind, nullptr));
     }
     gc_ = std::make_unique<GarbageCollector>(
-        resources, std::vector<SharedInformer*>{informers_[0].get(), informers_[1].get()},
-        rest_.get(), ControllerOptions{&clock_, 1, nullptr});
+        resources, std::vector<SharedInformer*>{informers_[0].get(), informers_[1].get()}, rest_,
+        ControllerOptions{&clock_, 1, nullptr});
     for (auto& i : informers_) i->Start();
     WaitFor([&] { return informers_[0]->HasSynced() && informers_[1]->HasSynced(); });
   }
   void TearDown() override {
     for (auto& i : informers_) i->Stop();
     gc_.reset();
-    server_->Stop();
-    fs::remove_all(dir_);
+    api_.Stop();
   }
   void WaitFor(const std::function<bool()>& done) {
     for (int i = 0; i < 1000 && !done(); ++i) {
@@ -97,9 +81,8 @@ class GarbageCollectorTest : public ::testing::Test {
     ASSERT_TRUE(ok.ok()) << ok.error().message;
   }
 
-  fs::path dir_;
-  std::unique_ptr<apiserver::Server> server_;
-  std::unique_ptr<client::RestClient> rest_;
+  TestApiServer api_;
+  client::RestClient* rest_ = nullptr;
   std::vector<std::unique_ptr<SharedInformer>> informers_;
   std::unique_ptr<GarbageCollector> gc_;
   FakeClock clock_{TimePoint(std::chrono::seconds(1'700'000'000))};

@@ -11,51 +11,34 @@
 
 #include "api/codec.h"
 #include "apiserver/server.h"
+#include "controllers/controller_test_util.h"
 #include "controllers/node_lifecycle_util.h"
 #include "controllers/object_util.h"
 
 namespace berth::controllers {
 namespace {
 
-namespace fs = std::filesystem;
 using std::chrono::seconds;
 
 class NodeLifecycleTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("berth-nodelc-test-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    apiserver::ServerOptions o;
-    o.data_dir = dir_.string();
-    o.port = 0;
-    o.plain_http = true;
-    auto s = apiserver::Server::Start(o);
-    ASSERT_TRUE(s.ok()) << s.error().message;
-    server_ = std::move(s).value();
-    net::HttpClientOptions ho;
-    ho.server = server_->url();
-    ho.bearer_token = server_->token();
-    ho.timeout = seconds(5);
-    auto http = net::HttpClient::Create(ho);
-    ASSERT_TRUE(http.ok());
-    rest_ = std::make_unique<client::RestClient>(std::move(http).value(),
-                                                 client::RestOptions{.qps = 0});
+    api_.Start("berth-nodelc-test");
+    if (HasFatalFailure()) return;
+    rest_ = api_.rest();
     clock_.Set(TimePoint(seconds(1'800'000'000)));
-    nodes_ = std::make_unique<SharedInformer>(rest_.get(), "/api/v1/nodes", "Node", nullptr);
-    leases_ = std::make_unique<SharedInformer>(rest_.get(), kNodeLeasesPath, "Lease", nullptr);
-    pods_ = std::make_unique<SharedInformer>(rest_.get(), "/api/v1/pods", "Pod", nullptr);
+    nodes_ = std::make_unique<SharedInformer>(rest_, "/api/v1/nodes", "Node", nullptr);
+    leases_ = std::make_unique<SharedInformer>(rest_, kNodeLeasesPath, "Lease", nullptr);
+    pods_ = std::make_unique<SharedInformer>(rest_, "/api/v1/pods", "Pod", nullptr);
     ControllerOptions co{&clock_, 1, nullptr, seconds(40)};
-    lifecycle_ =
-        std::make_unique<NodeLifecycleController>(rest_.get(), nodes_.get(), leases_.get(), co);
-    eviction_ =
-        std::make_unique<TaintEvictionController>(rest_.get(), nodes_.get(), pods_.get(), co);
+    lifecycle_ = std::make_unique<NodeLifecycleController>(rest_, nodes_.get(), leases_.get(), co);
+    eviction_ = std::make_unique<TaintEvictionController>(rest_, nodes_.get(), pods_.get(), co);
     for (auto* i : {nodes_.get(), leases_.get(), pods_.get()}) i->Start();
     WaitFor([&] { return nodes_->HasSynced() && leases_->HasSynced() && pods_->HasSynced(); });
   }
   void TearDown() override {
     for (auto* i : {nodes_.get(), leases_.get(), pods_.get()}) i->Stop();
-    server_->Stop();
-    fs::remove_all(dir_);
+    api_.Stop();
   }
   void WaitFor(const std::function<bool()>& done) {
     for (int i = 0; i < 1000 && !done(); ++i)
@@ -101,9 +84,8 @@ class NodeLifecycleTest : public ::testing::Test {
     return out;
   }
 
-  fs::path dir_;
-  std::unique_ptr<apiserver::Server> server_;
-  std::unique_ptr<client::RestClient> rest_;
+  TestApiServer api_;
+  client::RestClient* rest_ = nullptr;
   FakeClock clock_;
   std::unique_ptr<SharedInformer> nodes_, leases_, pods_;
   std::unique_ptr<NodeLifecycleController> lifecycle_;
