@@ -11,6 +11,7 @@
 
 #include "berth/api/result.h"
 #include "berth/framework/clock.h"
+#include "client/informer.h"
 #include "controllers/work_queue.h"
 
 namespace berth::controllers {
@@ -31,6 +32,11 @@ class Controller {
   virtual void Start() = 0;
   virtual void Stop() = 0;
 };
+
+// Handlers that queue an owner object's key ("namespace/name") whenever it is added, updated or
+// deleted; `on_delete`, when given, runs with the key first (e.g. to drop its expectations).
+client::InformerHandlers EnqueueOnEvents(WorkQueue* queue,
+                                         std::function<void(const std::string&)> on_delete = {});
 
 class WorkerLoop {
  public:

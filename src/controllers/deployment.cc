@@ -98,11 +98,7 @@ DeploymentController::DeploymentController(client::RestClient* rest, SharedInfor
       queue_(options_.clock),
       workers_(
           &queue_, [this](const std::string& key) { return Sync(key); }, options_.log) {
-  client::InformerHandlers dh;
-  dh.on_add = [this](const Object& o) { queue_.Add(KeyOf(DocOf(o))); };
-  dh.on_update = [this](const Object&, const Object& o) { queue_.Add(KeyOf(DocOf(o))); };
-  dh.on_delete = [this](const Object& o) { queue_.Add(KeyOf(DocOf(o))); };
-  deployments_->AddHandlers(std::move(dh));
+  deployments_->AddHandlers(EnqueueOnEvents(&queue_));
   client::InformerHandlers sh;
   sh.on_add = [this](const Object& o) { OnSetEvent(DocOf(o)); };
   sh.on_update = [this](const Object& a, const Object& b) {

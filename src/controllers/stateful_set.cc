@@ -69,11 +69,7 @@ StatefulSetController::StatefulSetController(client::RestClient* rest, SharedInf
       queue_(options_.clock),
       workers_(
           &queue_, [this](const std::string& key) { return Sync(key); }, options_.log) {
-  client::InformerHandlers set_handlers;
-  set_handlers.on_add = [this](const Object& o) { queue_.Add(KeyOf(DocOf(o))); };
-  set_handlers.on_update = [this](const Object&, const Object& o) { queue_.Add(KeyOf(DocOf(o))); };
-  set_handlers.on_delete = [this](const Object& o) { queue_.Add(KeyOf(DocOf(o))); };
-  sets_->AddHandlers(std::move(set_handlers));
+  sets_->AddHandlers(EnqueueOnEvents(&queue_));
   client::InformerHandlers pod_handlers;
   pod_handlers.on_add = [this](const Object& o) { OnPod(o); };
   pod_handlers.on_update = [this](const Object&, const Object& o) { OnPod(o); };
