@@ -17,6 +17,6 @@
 namespace berth {
 
 // Runs the command line; returns the process exit code. Call once, from main().
-int Main(int argc, char** argv, std::vector<PluginRegistration> plugins = {});
+BERTH_EXPORT int Main(int argc, char** argv, std::vector<PluginRegistration> plugins = {});
 
 }  // namespace berth

@@ -9,6 +9,33 @@
 #include "plugins/registry.h"
 
 namespace berth::pluginlib {
+namespace {
+
+std::string Describe(const BerthPluginBuildInfo& b) {
+  std::string stdlib =
+      b.libstdcxx_major == 0
+          ? std::string("no libstdc++")
+          : fmt::format("libstdc++ {} (_GLIBCXX_USE_CXX11_ABI={})", b.libstdcxx_major, b.cxx11_abi);
+  return fmt::format("{} {}.{}, {}, SDK version {}", b.compiler ? b.compiler : "?",
+                     b.compiler_major, b.compiler_minor, stdlib, b.sdk_version);
+}
+
+}  // namespace
+
+BerthPluginBuildInfo BinaryBuildInfo() { return BERTH_BUILD_INFO; }
+
+VoidResult CheckBuildInfo(const BerthPluginBuildInfo& library, const BerthPluginBuildInfo& binary) {
+  const std::string lib_compiler = library.compiler ? library.compiler : "";
+  const bool same = library.sdk_version == binary.sdk_version && lib_compiler == binary.compiler &&
+                    library.compiler_major == binary.compiler_major &&
+                    library.cxx11_abi == binary.cxx11_abi &&
+                    library.libstdcxx_major == binary.libstdcxx_major;
+  if (same) return {};
+  return Error{fmt::format(
+      "built with {}, this berth is built with {}; rebuild the library with the berth's compiler "
+      "and SDK",
+      Describe(library), Describe(binary))};
+}
 
 VoidResult LoadPluginLibrary(const std::string& path, Registry* registry) {
   const std::string where = fmt::format("plugin library {}", path);
@@ -30,6 +57,17 @@ VoidResult LoadPluginLibrary(const std::string& path, Registry* registry) {
     dlclose(handle);
     return Error{fmt::format("{}: built for SDK version {}, this berth has SDK version {}", where,
                              built, kSdkVersion)};
+  }
+  auto build_info =
+      reinterpret_cast<const BerthPluginBuildInfo* (*)()>(dlsym(handle, "berth_plugin_build_info"));
+  if (!build_info) {
+    dlclose(handle);
+    return Error{
+        fmt::format("{}: no berth_plugin_build_info; rebuild it with BERTH_PLUGIN_LIBRARY", where)};
+  }
+  if (VoidResult r = CheckBuildInfo(*build_info(), BinaryBuildInfo()); !r.ok()) {
+    dlclose(handle);
+    return Error{fmt::format("{}: {}", where, r.error().message)};
   }
   // Registered into a scratch registry first, so a clash adds nothing.
   Registry scratch;

@@ -8,14 +8,24 @@
 #include <vector>
 
 #include "berth/api/result.h"
+#include "berth/framework/plugin_library.h"
 #include "berth/framework/registry.h"
 
 namespace berth::pluginlib {
 
 // Loads `path` and adds its plugins to `registry`. Errors are one line naming the library: the
-// file cannot be loaded, it has no entry point, it was built for another SDK version, or one
-// of its plugin names is already registered (nothing of that library is added then).
+// file cannot be loaded, it has no entry point, it was built for another SDK version or with
+// another compiler or standard library (CheckBuildInfo), or one of its plugin names is already
+// registered (nothing of that library is added then).
 VoidResult LoadPluginLibrary(const std::string& path, Registry* registry);
+
+// The berth binary's own build info (its compiler and standard library, BERTH_SDK_VERSION).
+BerthPluginBuildInfo BinaryBuildInfo();
+
+// Whether a library built as `library` may be loaded into a binary built as `binary`: the same
+// SDK version, compiler and compiler major version, std::string ABI (_GLIBCXX_USE_CXX11_ABI)
+// and libstdc++ major version. The error names both sides.
+VoidResult CheckBuildInfo(const BerthPluginBuildInfo& library, const BerthPluginBuildInfo& binary);
 
 // Loads every library in order; the first error stops.
 VoidResult LoadPluginLibraries(const std::vector<std::string>& paths, Registry* registry);

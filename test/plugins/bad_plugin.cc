@@ -1,14 +1,20 @@
-// Libraries that must be refused: built for another SDK version (BAD_VERSION), or registering
-// a name that is taken (CLASH: "NodeName").
+// Libraries that must be refused: built for another SDK version (BAD_VERSION), built with
+// another compiler and standard library (BAD_ABI: a crafted build info, as a library built with
+// another toolchain would record), or registering a name that is taken (CLASH: "NodeName").
 #include <berth/framework/plugin_library.h>
 
 #include <cstdint>
 
 #if defined(BAD_VERSION)
-extern "C" __attribute__((visibility("default"))) uint32_t berth_plugin_sdk_version() {
-  return ::berth::kSdkVersion + 1000;
+extern "C" BERTH_EXPORT uint32_t berth_plugin_sdk_version() { return ::berth::kSdkVersion + 1000; }
+extern "C" BERTH_EXPORT void berth_plugin_register(void*) {}
+#elif defined(BAD_ABI)
+extern "C" BERTH_EXPORT uint32_t berth_plugin_sdk_version() { return ::berth::kSdkVersion; }
+extern "C" BERTH_EXPORT const BerthPluginBuildInfo* berth_plugin_build_info() {
+  static const BerthPluginBuildInfo info{BERTH_SDK_VERSION, "othercc", 99, 1, 0, 99};
+  return &info;
 }
-extern "C" __attribute__((visibility("default"))) void berth_plugin_register(void*) {}
+extern "C" BERTH_EXPORT void berth_plugin_register(void*) {}
 #elif defined(CLASH)
 BERTH_PLUGIN_LIBRARY(registry) {
   berth::PluginRegistration reg;

@@ -6,8 +6,8 @@ Usage: run_plugin_e2e.py BERTH LIBDIR [CUSTOM_BINARY]
   * simulate: the ToNodeName example library sends every pod of a 10-replica batch to its node
     while it fits, and logs each node's normalized score;
   * berth up --plugin-library: the same through the embedded API server and the real client;
-  * refused libraries (missing file, no entry point, another SDK version, a taken plugin name)
-    give one line naming the library and the problem.
+  * refused libraries (missing file, no entry point, another SDK version, another toolchain,
+    a taken plugin name) give one line naming the library and the problem.
 """
 import json
 import os
@@ -235,6 +235,7 @@ def check_refused(berth, libdir, tmp):
     cases = [(os.path.join(libdir, "missing.so"), "no such file"),
              (os.path.join(libdir, "libbad_plugin_noentry.so"), "no entry point"),
              (os.path.join(libdir, "libbad_plugin_version.so"), "built for SDK version"),
+             (os.path.join(libdir, "libbad_plugin_abi.so"), "built with othercc 99.1"),
              (os.path.join(libdir, "libbad_plugin_clash.so"), 'plugin "NodeName" is already registered')]
     for lib, want in cases:
         for cmd in (["simulate", "-f", "/dev/null"], ["scheduler", "--secure-port=0"]):

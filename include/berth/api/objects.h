@@ -19,6 +19,7 @@
 #include "berth/api/compact_vector.h"
 #include "berth/api/flat_map.h"
 #include "berth/api/quantity.h"
+#include "berth/export.h"
 
 namespace berth {
 
@@ -32,13 +33,13 @@ using RawObject = std::shared_ptr<const nlohmann::json>;
 // Seconds since the Unix epoch; 0 = unset.
 using UnixTime = int64_t;
 
-struct OwnerReference {
+struct BERTH_EXPORT OwnerReference {
   std::string api_version, kind, name, uid;
   bool controller = false;
   friend bool operator==(const OwnerReference&, const OwnerReference&) = default;
 };
 
-struct ObjectMeta {
+struct BERTH_EXPORT ObjectMeta {
   std::string name;
   std::string namespace_;
   std::string uid;
@@ -52,7 +53,7 @@ struct ObjectMeta {
 
 // ---------------------------------------------------------------- selectors
 
-struct LabelSelectorRequirement {
+struct BERTH_EXPORT LabelSelectorRequirement {
   std::string key;
   std::string op;  // In, NotIn, Exists, DoesNotExist
   std::vector<std::string> values;
@@ -60,43 +61,43 @@ struct LabelSelectorRequirement {
                          const LabelSelectorRequirement&) = default;
 };
 
-struct LabelSelector {
+struct BERTH_EXPORT LabelSelector {
   Labels match_labels;
   std::vector<LabelSelectorRequirement> match_expressions;
   friend bool operator==(const LabelSelector&, const LabelSelector&) = default;
 };
 
-struct NodeSelectorRequirement {
+struct BERTH_EXPORT NodeSelectorRequirement {
   std::string key;
   std::string op;  // In, NotIn, Exists, DoesNotExist, Gt, Lt
   std::vector<std::string> values;
   friend bool operator==(const NodeSelectorRequirement&, const NodeSelectorRequirement&) = default;
 };
 
-struct NodeSelectorTerm {
+struct BERTH_EXPORT NodeSelectorTerm {
   std::vector<NodeSelectorRequirement> match_expressions;
   std::vector<NodeSelectorRequirement> match_fields;
   friend bool operator==(const NodeSelectorTerm&, const NodeSelectorTerm&) = default;
 };
 
-struct NodeSelector {
+struct BERTH_EXPORT NodeSelector {
   std::vector<NodeSelectorTerm> terms;
   friend bool operator==(const NodeSelector&, const NodeSelector&) = default;
 };
 
-struct PreferredSchedulingTerm {
+struct BERTH_EXPORT PreferredSchedulingTerm {
   int32_t weight = 0;
   NodeSelectorTerm preference;
   friend bool operator==(const PreferredSchedulingTerm&, const PreferredSchedulingTerm&) = default;
 };
 
-struct NodeAffinity {
+struct BERTH_EXPORT NodeAffinity {
   std::optional<NodeSelector> required;
   std::vector<PreferredSchedulingTerm> preferred;
   friend bool operator==(const NodeAffinity&, const NodeAffinity&) = default;
 };
 
-struct PodAffinityTerm {
+struct BERTH_EXPORT PodAffinityTerm {
   std::optional<LabelSelector> label_selector;
   std::vector<std::string> namespaces;
   std::string topology_key;
@@ -106,19 +107,19 @@ struct PodAffinityTerm {
   friend bool operator==(const PodAffinityTerm&, const PodAffinityTerm&) = default;
 };
 
-struct WeightedPodAffinityTerm {
+struct BERTH_EXPORT WeightedPodAffinityTerm {
   int32_t weight = 0;
   PodAffinityTerm term;
   friend bool operator==(const WeightedPodAffinityTerm&, const WeightedPodAffinityTerm&) = default;
 };
 
-struct PodAffinity {
+struct BERTH_EXPORT PodAffinity {
   std::vector<PodAffinityTerm> required;
   std::vector<WeightedPodAffinityTerm> preferred;
   friend bool operator==(const PodAffinity&, const PodAffinity&) = default;
 };
 
-struct Affinity {
+struct BERTH_EXPORT Affinity {
   std::optional<NodeAffinity> node_affinity;
   std::optional<PodAffinity> pod_affinity;
   std::optional<PodAffinity> pod_anti_affinity;
@@ -127,12 +128,12 @@ struct Affinity {
 
 // ---------------------------------------------------------------- taints
 
-struct Taint {
+struct BERTH_EXPORT Taint {
   std::string key, value, effect;  // effect: NoSchedule, PreferNoSchedule, NoExecute
   friend bool operator==(const Taint&, const Taint&) = default;
 };
 
-struct Toleration {
+struct BERTH_EXPORT Toleration {
   std::string key, op, value, effect;  // op: Exists or Equal ("" = Equal)
   std::optional<int64_t> toleration_seconds;
   friend bool operator==(const Toleration&, const Toleration&) = default;
@@ -140,7 +141,7 @@ struct Toleration {
 
 // ---------------------------------------------------------------- pods
 
-struct ContainerPort {
+struct BERTH_EXPORT ContainerPort {
   std::string name;
   int32_t container_port = 0;
   int32_t host_port = 0;
@@ -149,13 +150,13 @@ struct ContainerPort {
   friend bool operator==(const ContainerPort&, const ContainerPort&) = default;
 };
 
-struct ResourceRequirements {
+struct BERTH_EXPORT ResourceRequirements {
   ResourceList requests;
   ResourceList limits;
   friend bool operator==(const ResourceRequirements&, const ResourceRequirements&) = default;
 };
 
-struct Container {
+struct BERTH_EXPORT Container {
   std::string name;
   std::string image;
   ResourceRequirements resources;
@@ -164,7 +165,7 @@ struct Container {
   friend bool operator==(const Container&, const Container&) = default;
 };
 
-struct TopologySpreadConstraint {
+struct BERTH_EXPORT TopologySpreadConstraint {
   int32_t max_skew = 0;
   std::string topology_key;
   std::string when_unsatisfiable;  // DoNotSchedule, ScheduleAnyway
@@ -177,7 +178,7 @@ struct TopologySpreadConstraint {
                          const TopologySpreadConstraint&) = default;
 };
 
-struct Volume {
+struct BERTH_EXPORT Volume {
   std::string name;
   // Exactly one source is set; the scheduler models these.
   struct Pvc {
@@ -221,13 +222,13 @@ struct Volume {
   friend bool operator==(const Volume&, const Volume&) = default;
 };
 
-struct PodCondition {
+struct BERTH_EXPORT PodCondition {
   std::string type, status, reason, message;
 };
 
 // PodSpec and the types in it compare member by member, so the scheduler can tell that two
 // pods ask for the same thing (it reuses per-node results across such pods).
-struct PodSpec {
+struct BERTH_EXPORT PodSpec {
   std::string node_name;
   std::string scheduler_name = "default-scheduler";
   std::optional<int32_t> priority;
@@ -251,14 +252,14 @@ struct PodSpec {
 
 // What the kubelet reports of one container's resources after an in-place resize:
 // status.(init)containerStatuses[].allocatedResources and .resources.requests.
-struct ContainerResourceStatus {
+struct BERTH_EXPORT ContainerResourceStatus {
   std::string name;
   std::optional<ResourceList> allocated;  // allocatedResources
   std::optional<ResourceList> requests;   // resources.requests (what is actuated)
   friend bool operator==(const ContainerResourceStatus&, const ContainerResourceStatus&) = default;
 };
 
-struct PodStatus {
+struct BERTH_EXPORT PodStatus {
   std::string phase;
   std::string nominated_node_name;
   UnixTime start_time = 0;
@@ -267,7 +268,7 @@ struct PodStatus {
   CompactVector<ContainerResourceStatus> container_resources;
 };
 
-struct Pod {
+struct BERTH_EXPORT Pod {
   ObjectMeta metadata;
   PodSpec spec;
   PodStatus status;
@@ -279,12 +280,12 @@ struct Pod {
 
 // ---------------------------------------------------------------- nodes
 
-struct ContainerImage {
+struct BERTH_EXPORT ContainerImage {
   std::vector<std::string> names;
   int64_t size_bytes = 0;
 };
 
-struct Node {
+struct BERTH_EXPORT Node {
   ObjectMeta metadata;
   struct Spec {
     bool unschedulable = false;
@@ -300,37 +301,37 @@ struct Node {
 
 // ---------------------------------------------------------------- other objects
 
-struct Namespace {
+struct BERTH_EXPORT Namespace {
   ObjectMeta metadata;
   RawObject raw;
 };
 
 // Service, ReplicationController, ReplicaSet, StatefulSet: the scheduler reads only the selector.
-struct Service {
+struct BERTH_EXPORT Service {
   ObjectMeta metadata;
   Labels selector;
   RawObject raw;
 };
 
-struct ReplicationController {
+struct BERTH_EXPORT ReplicationController {
   ObjectMeta metadata;
   Labels selector;
   RawObject raw;
 };
 
-struct ReplicaSet {
+struct BERTH_EXPORT ReplicaSet {
   ObjectMeta metadata;
   std::optional<LabelSelector> selector;
   RawObject raw;
 };
 
-struct StatefulSet {
+struct BERTH_EXPORT StatefulSet {
   ObjectMeta metadata;
   std::optional<LabelSelector> selector;
   RawObject raw;
 };
 
-struct PersistentVolume {
+struct BERTH_EXPORT PersistentVolume {
   ObjectMeta metadata;
   struct Spec {
     ResourceList capacity;
@@ -351,7 +352,7 @@ struct PersistentVolume {
   RawObject raw;
 };
 
-struct PersistentVolumeClaim {
+struct BERTH_EXPORT PersistentVolumeClaim {
   ObjectMeta metadata;
   struct Spec {
     std::vector<std::string> access_modes;
@@ -367,12 +368,12 @@ struct PersistentVolumeClaim {
   RawObject raw;
 };
 
-struct TopologySelectorRequirement {
+struct BERTH_EXPORT TopologySelectorRequirement {
   std::string key;
   std::vector<std::string> values;
 };
 
-struct StorageClass {
+struct BERTH_EXPORT StorageClass {
   ObjectMeta metadata;
   std::string provisioner;
   std::optional<std::string> volume_binding_mode;  // Immediate, WaitForFirstConsumer
@@ -381,7 +382,7 @@ struct StorageClass {
   RawObject raw;
 };
 
-struct CSINode {
+struct BERTH_EXPORT CSINode {
   ObjectMeta metadata;
   struct Driver {
     std::string name, node_id;
@@ -392,7 +393,7 @@ struct CSINode {
   RawObject raw;
 };
 
-struct PodDisruptionBudget {
+struct BERTH_EXPORT PodDisruptionBudget {
   ObjectMeta metadata;
   std::optional<LabelSelector> selector;
   int32_t disruptions_allowed = 0;                          // status.disruptionsAllowed
@@ -400,7 +401,7 @@ struct PodDisruptionBudget {
   RawObject raw;
 };
 
-struct PriorityClass {
+struct BERTH_EXPORT PriorityClass {
   ObjectMeta metadata;
   int32_t value = 0;
   bool global_default = false;

@@ -12,10 +12,11 @@
 #include <string_view>
 
 #include "berth/api/result.h"
+#include "berth/export.h"
 
 namespace berth {
 
-class Quantity {
+class BERTH_EXPORT Quantity {
  public:
   enum class Format : uint8_t { kDecimalSI, kBinarySI, kDecimalExponent };
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "berth/api/objects.h"
+#include "berth/export.h"
 
 namespace berth {
 
@@ -21,7 +22,7 @@ inline constexpr std::string_view kResourcePods = "pods";
 inline constexpr int64_t kDefaultMilliCPURequest = 100;
 inline constexpr int64_t kDefaultMemoryRequest = 200 * 1024 * 1024;
 
-struct Resource {
+struct BERTH_EXPORT Resource {
   int64_t milli_cpu = 0;
   int64_t memory = 0;
   int64_t ephemeral_storage = 0;
@@ -45,10 +46,10 @@ struct Resource {
 
 // True for names the scheduler treats as scalar: extended resources (domain-prefixed, not
 // kubernetes.io/), hugepages-*, attachable-volumes-*.
-bool IsScalarResourceName(std::string_view name);
-bool IsExtendedResourceName(std::string_view name);
+BERTH_EXPORT bool IsScalarResourceName(std::string_view name);
+BERTH_EXPORT bool IsExtendedResourceName(std::string_view name);
 
-struct PodRequests {
+struct BERTH_EXPORT PodRequests {
   Resource requests;           // what the pod occupies (filters, BalancedAllocation)
   Resource non_zero_requests;  // requests with cpu/memory defaults for absent keys (scoring)
 };
@@ -56,6 +57,6 @@ struct PodRequests {
 // Effective requests as kube-scheduler's resource helpers compute them: the larger of
 // (app containers + sidecars) and each init container plus the sidecars started before it,
 // plus pod overhead.
-PodRequests ComputePodRequests(const Pod& pod);
+BERTH_EXPORT PodRequests ComputePodRequests(const Pod& pod);
 
 }  // namespace berth

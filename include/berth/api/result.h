@@ -6,6 +6,8 @@
 #include <utility>
 #include <variant>
 
+#include "berth/export.h"
+
 namespace berth {
 
 // What kind of failure an infrastructure error is, so callers act on it without parsing text
@@ -29,7 +31,7 @@ enum class ErrorCode {
 };
 
 // An error with a human-readable, single-line message that names the file, field or object.
-struct Error {
+struct BERTH_EXPORT Error {
   std::string message;
   ErrorCode code = ErrorCode::kUnknown;
 };

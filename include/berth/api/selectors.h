@@ -6,12 +6,13 @@
 
 #include "berth/api/objects.h"
 #include "berth/api/result.h"
+#include "berth/export.h"
 
 namespace berth {
 
 // A LabelSelector validated once and then matched many times. A default-constructed
 // CompiledSelector matches nothing (like labels.Nothing()); Everything() matches every set.
-class CompiledSelector {
+class BERTH_EXPORT CompiledSelector {
  public:
   CompiledSelector() = default;
   static CompiledSelector Everything();
@@ -45,19 +46,19 @@ class CompiledSelector {
 
 // True if `term` (ANDed expressions and fields) matches the node. matchFields supports only
 // metadata.name. An empty term matches nothing.
-bool NodeSelectorTermMatches(const NodeSelectorTerm& term, const Node& node);
+BERTH_EXPORT bool NodeSelectorTermMatches(const NodeSelectorTerm& term, const Node& node);
 // Terms are ORed; an empty term list matches nothing.
-bool NodeSelectorMatches(const NodeSelector& selector, const Node& node);
+BERTH_EXPORT bool NodeSelectorMatches(const NodeSelector& selector, const Node& node);
 // spec.nodeSelector AND required node affinity (what NodeAffinity's filter and
 // PodTopologySpread's nodeAffinityPolicy: Honor check).
-bool PodMatchesNodeSelectorAndAffinityTerms(const Pod& pod, const Node& node);
+BERTH_EXPORT bool PodMatchesNodeSelectorAndAffinityTerms(const Pod& pod, const Node& node);
 
-bool TolerationToleratesTaint(const Toleration& t, const Taint& taint);
+BERTH_EXPORT bool TolerationToleratesTaint(const Toleration& t, const Taint& taint);
 // The first taint (with an effect accepted by `effect_filter`) that no toleration tolerates.
-const Taint* FindUntoleratedTaint(std::span<const Taint> taints,
-                                  std::span<const Toleration> tolerations,
-                                  bool (*effect_filter)(const Taint&));
+BERTH_EXPORT const Taint* FindUntoleratedTaint(std::span<const Taint> taints,
+                                               std::span<const Toleration> tolerations,
+                                               bool (*effect_filter)(const Taint&));
 // NoSchedule or NoExecute.
-bool IsScheduleBlockingTaint(const Taint& t);
+BERTH_EXPORT bool IsScheduleBlockingTaint(const Taint& t);
 
 }  // namespace berth

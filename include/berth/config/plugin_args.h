@@ -15,21 +15,22 @@
 #include <vector>
 
 #include "berth/api/objects.h"
+#include "berth/export.h"
 #include "berth/framework/registry.h"
 
 namespace berth::config {
 
-struct ResourceSpec {
+struct BERTH_EXPORT ResourceSpec {
   std::string name;
   int64_t weight = 1;
 };
 
-struct UtilizationShapePoint {
+struct BERTH_EXPORT UtilizationShapePoint {
   int32_t utilization = 0;  // 0..100
   int32_t score = 0;        // 0..10
 };
 
-struct NodeResourcesFitArgs final : PluginArgs {
+struct BERTH_EXPORT NodeResourcesFitArgs final : PluginArgs {
   std::vector<std::string> ignored_resources;
   std::vector<std::string> ignored_resource_groups;
   struct ScoringStrategy {
@@ -42,21 +43,21 @@ struct NodeResourcesFitArgs final : PluginArgs {
   void Encode(nlohmann::json& out) const override;
 };
 
-struct NodeResourcesBalancedAllocationArgs final : PluginArgs {
+struct BERTH_EXPORT NodeResourcesBalancedAllocationArgs final : PluginArgs {
   std::vector<ResourceSpec> resources = {{"cpu", 1}, {"memory", 1}};
 
   std::string_view Kind() const override { return "NodeResourcesBalancedAllocationArgs"; }
   void Encode(nlohmann::json& out) const override;
 };
 
-struct NodeAffinityArgs final : PluginArgs {
+struct BERTH_EXPORT NodeAffinityArgs final : PluginArgs {
   std::optional<NodeAffinity> added_affinity;
 
   std::string_view Kind() const override { return "NodeAffinityArgs"; }
   void Encode(nlohmann::json& out) const override;
 };
 
-struct PodTopologySpreadArgs final : PluginArgs {
+struct BERTH_EXPORT PodTopologySpreadArgs final : PluginArgs {
   std::vector<TopologySpreadConstraint> default_constraints;
   std::string defaulting_type = "System";  // System or List
 
@@ -64,7 +65,7 @@ struct PodTopologySpreadArgs final : PluginArgs {
   void Encode(nlohmann::json& out) const override;
 };
 
-struct InterPodAffinityArgs final : PluginArgs {
+struct BERTH_EXPORT InterPodAffinityArgs final : PluginArgs {
   int32_t hard_pod_affinity_weight = 1;
   bool ignore_preferred_terms_of_existing_pods = false;
 
@@ -72,7 +73,7 @@ struct InterPodAffinityArgs final : PluginArgs {
   void Encode(nlohmann::json& out) const override;
 };
 
-struct VolumeBindingArgs final : PluginArgs {
+struct BERTH_EXPORT VolumeBindingArgs final : PluginArgs {
   int64_t bind_timeout_seconds = 600;
   std::vector<UtilizationShapePoint> shape;
 
@@ -80,7 +81,7 @@ struct VolumeBindingArgs final : PluginArgs {
   void Encode(nlohmann::json& out) const override;
 };
 
-struct DefaultPreemptionArgs final : PluginArgs {
+struct BERTH_EXPORT DefaultPreemptionArgs final : PluginArgs {
   int32_t min_candidate_nodes_percentage = 10;
   int32_t min_candidate_nodes_absolute = 100;
 

@@ -25,11 +25,12 @@
 #include <string>
 
 #include "berth/api/result.h"
+#include "berth/export.h"
 #include "berth/extender/v1.h"
 
 namespace berth::extender {
 
-struct ServerOptions {
+struct BERTH_EXPORT ServerOptions {
   std::string bind_address = "127.0.0.1";
   uint16_t port = 0;  // 0: an ephemeral port (see ExtenderServer::port)
   // Both set: serve HTTPS with this certificate chain and key (PEM text).
@@ -38,7 +39,7 @@ struct ServerOptions {
   int threads = 2;
 };
 
-class ExtenderServer {
+class BERTH_EXPORT ExtenderServer {
  public:
   using FilterHandler = std::function<v1::ExtenderFilterResult(const v1::ExtenderArgs&)>;
   using PrioritizeHandler = std::function<v1::HostPriorityList(const v1::ExtenderArgs&)>;
@@ -76,11 +77,11 @@ class ExtenderServer {
 };
 
 // The names of the nodes in `args`, whichever form the scheduler sent (names or full nodes).
-std::vector<std::string> NodeNamesOf(const v1::ExtenderArgs& args);
+BERTH_EXPORT std::vector<std::string> NodeNamesOf(const v1::ExtenderArgs& args);
 
 // A filter result in the form the scheduler expects for `args`: names when it sent names
 // (nodeCacheCapable), else the nodes of `args` whose names are in `passing`.
-v1::ExtenderFilterResult FilterResultFor(const v1::ExtenderArgs& args,
-                                         const std::vector<std::string>& passing);
+BERTH_EXPORT v1::ExtenderFilterResult FilterResultFor(const v1::ExtenderArgs& args,
+                                                      const std::vector<std::string>& passing);
 
 }  // namespace berth::extender

@@ -19,6 +19,7 @@
 
 #include "berth/api/objects.h"
 #include "berth/api/result.h"
+#include "berth/export.h"
 
 namespace berth::extender::v1 {
 
@@ -29,13 +30,13 @@ using FailedNodesMap = std::map<std::string, std::string>;
 
 // The arguments of filter and prioritize: the pod and either the full nodes (`nodes`, for an
 // extender without a node cache) or only their names (`node_names`, nodeCacheCapable).
-struct ExtenderArgs {
+struct BERTH_EXPORT ExtenderArgs {
   PodPtr pod;
   std::optional<std::vector<NodePtr>> nodes;
   std::optional<std::vector<std::string>> node_names;
 };
 
-struct ExtenderFilterResult {
+struct BERTH_EXPORT ExtenderFilterResult {
   std::optional<std::vector<NodePtr>> nodes;  // answer with nodes or with names, like the args
   std::optional<std::vector<std::string>> node_names;
   FailedNodesMap failed_nodes;
@@ -43,63 +44,63 @@ struct ExtenderFilterResult {
   std::string error;  // non-empty: the filter failed
 };
 
-struct HostPriority {
+struct BERTH_EXPORT HostPriority {
   std::string host;
   int64_t score = 0;  // 0..10
 };
 using HostPriorityList = std::vector<HostPriority>;
 
-struct ExtenderBindingArgs {
+struct BERTH_EXPORT ExtenderBindingArgs {
   std::string pod_name, pod_namespace, pod_uid, node;
 };
 
-struct ExtenderBindingResult {
+struct BERTH_EXPORT ExtenderBindingResult {
   std::string error;
 };
 
-struct MetaPod {
+struct BERTH_EXPORT MetaPod {
   std::string uid;
 };
 
-struct MetaVictims {
+struct BERTH_EXPORT MetaVictims {
   std::vector<MetaPod> pods;
   int64_t num_pdb_violations = 0;
 };
 
-struct Victims {
+struct BERTH_EXPORT Victims {
   std::vector<PodPtr> pods;
   int64_t num_pdb_violations = 0;
 };
 
 // Preemption candidates: full victims for an extender without a node cache, victim UIDs
 // (meta victims) for a nodeCacheCapable one.
-struct ExtenderPreemptionArgs {
+struct BERTH_EXPORT ExtenderPreemptionArgs {
   PodPtr pod;
   std::optional<std::map<std::string, Victims>> node_name_to_victims;
   std::optional<std::map<std::string, MetaVictims>> node_name_to_meta_victims;
 };
 
 // Always answered with meta victims.
-struct ExtenderPreemptionResult {
+struct BERTH_EXPORT ExtenderPreemptionResult {
   std::map<std::string, MetaVictims> node_name_to_meta_victims;
 };
 
 // ---- encoding (exact Go field names)
-std::string Encode(const ExtenderArgs& args);
-std::string Encode(const ExtenderFilterResult& result);
-std::string Encode(const HostPriorityList& list);
-std::string Encode(const ExtenderBindingArgs& args);
-std::string Encode(const ExtenderBindingResult& result);
-std::string Encode(const ExtenderPreemptionArgs& args);
-std::string Encode(const ExtenderPreemptionResult& result);
+BERTH_EXPORT std::string Encode(const ExtenderArgs& args);
+BERTH_EXPORT std::string Encode(const ExtenderFilterResult& result);
+BERTH_EXPORT std::string Encode(const HostPriorityList& list);
+BERTH_EXPORT std::string Encode(const ExtenderBindingArgs& args);
+BERTH_EXPORT std::string Encode(const ExtenderBindingResult& result);
+BERTH_EXPORT std::string Encode(const ExtenderPreemptionArgs& args);
+BERTH_EXPORT std::string Encode(const ExtenderPreemptionResult& result);
 
 // ---- decoding (field names in any case; null = empty)
-Result<ExtenderArgs> DecodeExtenderArgs(std::string_view json);
-Result<ExtenderFilterResult> DecodeExtenderFilterResult(std::string_view json);
-Result<HostPriorityList> DecodeHostPriorityList(std::string_view json);
-Result<ExtenderBindingArgs> DecodeExtenderBindingArgs(std::string_view json);
-Result<ExtenderBindingResult> DecodeExtenderBindingResult(std::string_view json);
-Result<ExtenderPreemptionArgs> DecodeExtenderPreemptionArgs(std::string_view json);
-Result<ExtenderPreemptionResult> DecodeExtenderPreemptionResult(std::string_view json);
+BERTH_EXPORT Result<ExtenderArgs> DecodeExtenderArgs(std::string_view json);
+BERTH_EXPORT Result<ExtenderFilterResult> DecodeExtenderFilterResult(std::string_view json);
+BERTH_EXPORT Result<HostPriorityList> DecodeHostPriorityList(std::string_view json);
+BERTH_EXPORT Result<ExtenderBindingArgs> DecodeExtenderBindingArgs(std::string_view json);
+BERTH_EXPORT Result<ExtenderBindingResult> DecodeExtenderBindingResult(std::string_view json);
+BERTH_EXPORT Result<ExtenderPreemptionArgs> DecodeExtenderPreemptionArgs(std::string_view json);
+BERTH_EXPORT Result<ExtenderPreemptionResult> DecodeExtenderPreemptionResult(std::string_view json);
 
 }  // namespace berth::extender::v1

@@ -6,18 +6,20 @@
 #include <cstdint>
 #include <random>
 
+#include "berth/export.h"
+
 namespace berth {
 
 using Duration = std::chrono::nanoseconds;
 using TimePoint = std::chrono::time_point<std::chrono::system_clock, Duration>;
 
-class Clock {
+class BERTH_EXPORT Clock {
  public:
   virtual ~Clock() = default;
   virtual TimePoint Now() const = 0;
 };
 
-class RealClock final : public Clock {
+class BERTH_EXPORT RealClock final : public Clock {
  public:
   TimePoint Now() const override {
     return std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
@@ -25,7 +27,7 @@ class RealClock final : public Clock {
 };
 
 // A clock that moves only when told to.
-class FakeClock final : public Clock {
+class BERTH_EXPORT FakeClock final : public Clock {
  public:
   explicit FakeClock(TimePoint start = TimePoint{}) : now_(start) {}
   TimePoint Now() const override { return now_; }
@@ -37,7 +39,7 @@ class FakeClock final : public Clock {
 };
 
 // Seeded pseudo-random source. Not thread-safe: used from the scheduling thread only.
-class Random {
+class BERTH_EXPORT Random {
  public:
   explicit Random(uint64_t seed = 1) : engine_(seed) {}
   // Uniform in [0, n); n must be > 0.

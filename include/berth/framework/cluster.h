@@ -22,11 +22,12 @@
 
 #include "berth/api/objects.h"
 #include "berth/api/result.h"
+#include "berth/export.h"
 #include "berth/framework/cluster_event.h"
 
 namespace berth {
 
-class ClusterListers {
+class BERTH_EXPORT ClusterListers {
  public:
   virtual ~ClusterListers() = default;
 
@@ -51,7 +52,7 @@ class ClusterListers {
   virtual Ptr<PriorityClass> GetPriorityClass(std::string_view name) const = 0;
 };
 
-class ClusterWriter {
+class BERTH_EXPORT ClusterWriter {
  public:
   virtual ~ClusterWriter() = default;
 
@@ -87,7 +88,7 @@ namespace berth {
 
 // Receives changes of the cluster's objects (informer events). Called from the client's event
 // thread (or, for InMemoryCluster, synchronously from the writer's thread after the change).
-class ClusterEventHandler {
+class BERTH_EXPORT ClusterEventHandler {
  public:
   virtual ~ClusterEventHandler() = default;
   virtual void OnPodAdd(const Ptr<Pod>& pod) = 0;

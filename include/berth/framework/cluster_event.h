@@ -18,6 +18,7 @@
 
 #include "berth/api/objects.h"
 #include "berth/api/result.h"
+#include "berth/export.h"
 
 namespace berth {
 
@@ -66,7 +67,7 @@ enum ActionType : uint32_t {
   kAllActions = kAdd | kDelete | kUpdate,
 };
 
-struct ClusterEvent {
+struct BERTH_EXPORT ClusterEvent {
   EventResource resource = EventResource::kWildCard;
   uint32_t actions = kAllActions;
 
@@ -104,7 +105,7 @@ enum class QueueingHint : uint8_t {
 using QueueingHintFn = std::function<Result<QueueingHint>(
     const Pod& pod, const EventObject& old_object, const EventObject& new_object)>;
 
-struct ClusterEventWithHint {
+struct BERTH_EXPORT ClusterEventWithHint {
   ClusterEvent event;
   QueueingHintFn hint;  // empty: every matching event is kQueue
 };
@@ -112,7 +113,7 @@ struct ClusterEventWithHint {
 // Implemented by plugins (besides their extension points) to say which events can undo their
 // rejections. EventsToRegister is called once, when the profile is built, on the thread that
 // builds it; the answer must not change afterwards.
-class EnqueueExtensions {
+class BERTH_EXPORT EnqueueExtensions {
  public:
   virtual ~EnqueueExtensions() = default;
   virtual std::vector<ClusterEventWithHint> EventsToRegister() const = 0;

@@ -12,9 +12,11 @@
 #include <utility>
 #include <vector>
 
+#include "berth/export.h"
+
 namespace berth {
 
-class StateData {
+class BERTH_EXPORT StateData {
  public:
   virtual ~StateData() = default;
   // A copy independent of this one for mutation via AddPod/RemovePod. Data that is never
@@ -35,7 +37,7 @@ class StateKey {
   std::string_view name_;
 };
 
-class CycleState {
+class BERTH_EXPORT CycleState {
  public:
   template <class T>
   const T* Read(const StateKey<T>& key) const {

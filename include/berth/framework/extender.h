@@ -25,6 +25,7 @@
 
 #include "berth/api/objects.h"
 #include "berth/api/result.h"
+#include "berth/export.h"
 #include "berth/framework/node_info.h"
 
 namespace berth {
@@ -39,12 +40,12 @@ inline constexpr std::string_view kExtenderRejection = "Extender";
 
 // Pods that must go for the preemptor to fit on one node, most important first, and how many
 // of them would break a PodDisruptionBudget.
-struct Victims {
+struct BERTH_EXPORT Victims {
   std::vector<PodInfoPtr> pods;
   int64_t num_pdb_violations = 0;
 };
 
-struct ExtenderFilterResult {
+struct BERTH_EXPORT ExtenderFilterResult {
   // The nodes that pass, a subset of the input (in the extender's order).
   std::vector<const NodeInfo*> feasible;
   // Node name -> reason. A node in both maps counts as unresolvable.
@@ -52,12 +53,12 @@ struct ExtenderFilterResult {
   std::map<std::string, std::string> failed_and_unresolvable;
 };
 
-struct HostPriority {
+struct BERTH_EXPORT HostPriority {
   std::string host;
   int64_t score = 0;  // 0..kMaxExtenderPriority
 };
 
-class Extender {
+class BERTH_EXPORT Extender {
  public:
   virtual ~Extender() = default;
 

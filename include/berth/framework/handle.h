@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "berth/export.h"
 #include "berth/framework/clock.h"
 #include "berth/framework/cluster.h"
 #include "berth/framework/extender.h"
@@ -23,7 +24,7 @@ namespace berth {
 
 // A pod held at Permit. Thread-safe: any thread, concurrently. Once the pod's wait has ended
 // (allowed, rejected, timed out) further Allow and Reject calls do nothing.
-class WaitingPod {
+class BERTH_EXPORT WaitingPod {
  public:
   virtual ~WaitingPod() = default;
   virtual const Pod& pod() const = 0;
@@ -39,7 +40,7 @@ class WaitingPod {
 
 // Pods nominated to nodes (status.nominatedNodeName or a fresh preemption). Thread-safe; the
 // answer reflects the queue at the time of the call.
-class PodNominator {
+class BERTH_EXPORT PodNominator {
  public:
   virtual ~PodNominator() = default;
   virtual std::vector<PodInfoPtr> NominatedPodsForNode(std::string_view node) const = 0;
@@ -51,14 +52,14 @@ class PodNominator {
 // returns when every call returned. Call it from the scheduling thread only, never from inside
 // `fn` (not re-entrant) nor from Filter or Score (they already run on its workers). `fn` must
 // not throw; calls for different i run concurrently in no particular order.
-class Parallelizer {
+class BERTH_EXPORT Parallelizer {
  public:
   virtual ~Parallelizer() = default;
   virtual void Until(int n, const std::function<void(int)>& fn) = 0;
   virtual int parallelism() const = 0;
 };
 
-class Handle {
+class BERTH_EXPORT Handle {
  public:
   virtual ~Handle() = default;
 

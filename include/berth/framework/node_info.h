@@ -19,11 +19,12 @@
 #include "berth/api/objects.h"
 #include "berth/api/resources.h"
 #include "berth/api/selectors.h"
+#include "berth/export.h"
 
 namespace berth {
 
 // A pod affinity term ready for matching: selector compiled, namespaces resolved.
-struct AffinityTerm {
+struct BERTH_EXPORT AffinityTerm {
   CompiledSelector selector;
   // Namespaces named by the term; when both this and namespace_selector are empty, the term
   // applies to the pod's own namespace (already inserted here in that case).
@@ -36,7 +37,7 @@ struct AffinityTerm {
   bool Matches(const Pod& pod, const Labels* ns_labels) const;
 };
 
-struct WeightedAffinityTerm {
+struct BERTH_EXPORT WeightedAffinityTerm {
   AffinityTerm term;
   int32_t weight = 0;
 };
@@ -45,14 +46,14 @@ struct PodInfo;
 using PodInfoPtr = std::shared_ptr<const PodInfo>;
 
 // A pod's inter-pod affinity and anti-affinity terms, compiled.
-struct PodAffinityTerms {
+struct BERTH_EXPORT PodAffinityTerms {
   std::vector<AffinityTerm> required_affinity;
   std::vector<AffinityTerm> required_anti_affinity;
   std::vector<WeightedAffinityTerm> preferred_affinity;
   std::vector<WeightedAffinityTerm> preferred_anti_affinity;
 };
 
-struct PodInfo {
+struct BERTH_EXPORT PodInfo {
   std::shared_ptr<const Pod> pod;
   PodRequests requests;
   // Out of line and unset for the pods without pod (anti-)affinity, which are most of them:
@@ -72,10 +73,10 @@ struct PodInfo {
 
 // Builds an AffinityTerm as kube-scheduler's newAffinityTerm does (matchLabelKeys and
 // mismatchLabelKeys folded into the selector using `pod`'s labels).
-AffinityTerm MakeAffinityTerm(const Pod& pod, const PodAffinityTerm& term);
+BERTH_EXPORT AffinityTerm MakeAffinityTerm(const Pod& pod, const PodAffinityTerm& term);
 
 // Host ports in use on a node: ip -> set of (protocol, port).
-class HostPortInfo {
+class BERTH_EXPORT HostPortInfo {
  public:
   void Add(std::string_view ip, std::string_view protocol, int32_t port);
   void Remove(std::string_view ip, std::string_view protocol, int32_t port);
@@ -93,11 +94,11 @@ class HostPortInfo {
 };
 
 // An image a node reports. How many nodes hold it is cluster-wide: Snapshot::ImageNumNodes.
-struct ImageStateSummary {
+struct BERTH_EXPORT ImageStateSummary {
   int64_t size = 0;
 };
 
-class NodeInfo {
+class BERTH_EXPORT NodeInfo {
  public:
   NodeInfo() = default;
   explicit NodeInfo(std::shared_ptr<const Node> node) { SetNode(std::move(node)); }
@@ -174,7 +175,7 @@ using NodeInfoPtr = std::shared_ptr<NodeInfo>;
 
 // The immutable per-cycle view of all nodes. Node order is the zone-interleaved order
 // kube-scheduler's node tree produces; Filter iterates it from a rotating start index.
-class Snapshot {
+class BERTH_EXPORT Snapshot {
  public:
   Snapshot() = default;
   // Builds a snapshot from nodes and the pods bound to them (used by tests and simulation).
@@ -226,9 +227,9 @@ class Snapshot {
 
 // Upstream's node tree order: nodes grouped by zone (region + zone labels, in first-seen
 // order), then taken round-robin across zones.
-std::vector<std::string> ZoneInterleavedOrder(const std::vector<const Node*>& nodes);
+BERTH_EXPORT std::vector<std::string> ZoneInterleavedOrder(const std::vector<const Node*>& nodes);
 
 // Image name normalized as the scheduler compares it ("nginx" -> "nginx:latest").
-std::string NormalizeImageName(std::string_view name);
+BERTH_EXPORT std::string NormalizeImageName(std::string_view name);
 
 }  // namespace berth

@@ -34,6 +34,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "berth/export.h"
 #include "berth/framework/clock.h"
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/node_info.h"
@@ -44,7 +45,7 @@ namespace berth {
 inline constexpr int64_t kMaxNodeScore = 100;
 inline constexpr int64_t kMinNodeScore = 0;
 
-class Plugin {
+class BERTH_EXPORT Plugin {
  public:
   virtual ~Plugin() = default;
   // The name the configuration enables it under; constant for the plugin's lifetime. Any thread.
@@ -52,7 +53,7 @@ class Plugin {
 };
 
 // A pod waiting in the scheduling queue.
-struct QueuedPodInfo {
+struct BERTH_EXPORT QueuedPodInfo {
   PodInfoPtr pod_info;
   TimePoint timestamp{};                  // last time it was added to the queue
   TimePoint initial_attempt_timestamp{};  // first time it entered activeQ
@@ -67,7 +68,7 @@ struct QueuedPodInfo {
   const Pod& pod() const { return *pod_info->pod; }
 };
 
-class PreEnqueuePlugin : public virtual Plugin {
+class BERTH_EXPORT PreEnqueuePlugin : public virtual Plugin {
  public:
   // Before a pod enters activeQ, each time it would (added, or moved back by an event).
   // Thread: the one delivering the pod (cluster event thread, timer, scheduling thread), with
@@ -78,7 +79,7 @@ class PreEnqueuePlugin : public virtual Plugin {
   virtual Status PreEnqueue(const Pod& pod) const = 0;
 };
 
-class QueueSortPlugin : public virtual Plugin {
+class BERTH_EXPORT QueueSortPlugin : public virtual Plugin {
  public:
   // Strict weak order of the active queue: true if a should be scheduled before b. Thread: any
   // thread adding or popping pods, with the queue locked; pure (no side effects, no Handle).
@@ -87,7 +88,7 @@ class QueueSortPlugin : public virtual Plugin {
 };
 
 // Node names a PreFilter restricts the cycle to; nullopt = all nodes.
-struct PreFilterResult {
+struct BERTH_EXPORT PreFilterResult {
   std::optional<std::set<std::string>> node_names;
   bool AllNodes() const { return !node_names.has_value(); }
   // Intersection; all-nodes is the identity.
@@ -101,7 +102,7 @@ struct PreFilterResult {
 // snapshot node with the change already applied. Not called for a plugin whose PreFilter
 // returned Skip in this cycle.
 // Codes: Success; anything else is an error of the dry run (the node is not a candidate).
-class PreFilterExtensions {
+class BERTH_EXPORT PreFilterExtensions {
  public:
   virtual ~PreFilterExtensions() = default;
   virtual Status AddPod(CycleState& state, const PodInfo& pod_to_schedule,
@@ -110,7 +111,7 @@ class PreFilterExtensions {
                            const PodInfoPtr& pod_to_remove, const NodeInfo& node) const = 0;
 };
 
-class PreFilterPlugin : public virtual Plugin {
+class BERTH_EXPORT PreFilterPlugin : public virtual Plugin {
  public:
   // Once per cycle, first, on the scheduling thread, in profile order. `nodes` is the
   // snapshot's node list (read-only: the NodeInfos are the cache's). Writes what Filter needs
@@ -127,7 +128,7 @@ class PreFilterPlugin : public virtual Plugin {
   virtual const PreFilterExtensions* Extensions() const { return nullptr; }
 };
 
-class FilterPlugin : public virtual Plugin {
+class BERTH_EXPORT FilterPlugin : public virtual Plugin {
  public:
   // Per node, concurrently on the parallel workers (and twice for a node with nominated pods:
   // once on a copy with them added and a cloned state). Reads `state` only. The result for a
@@ -141,19 +142,19 @@ class FilterPlugin : public virtual Plugin {
 // Node name -> status of every node that was rejected (and nodes outside a PreFilterResult).
 using NodeStatusMap = std::unordered_map<std::string, Status>;
 
-struct NominatingInfo {
+struct BERTH_EXPORT NominatingInfo {
   std::string node_name;
   // true: set status.nominatedNodeName to node_name (Override); false: leave it (Noop).
   bool override_nomination = false;
 };
 
-struct PostFilterResult {
+struct BERTH_EXPORT PostFilterResult {
   std::optional<NominatingInfo> nominating;
   // Pods the plugin evicted ("namespace/name"), for explanations; informational only.
   std::vector<std::string> victims;
 };
 
-class PostFilterPlugin : public virtual Plugin {
+class BERTH_EXPORT PostFilterPlugin : public virtual Plugin {
  public:
   // Only when no node is feasible, on the scheduling thread, in profile order until one
   // succeeds. May use the Handle's parallelizer and framework runners (dry runs on clones).
@@ -164,7 +165,7 @@ class PostFilterPlugin : public virtual Plugin {
                             const NodeStatusMap& filtered_statuses, PostFilterResult* result) = 0;
 };
 
-class PreScorePlugin : public virtual Plugin {
+class BERTH_EXPORT PreScorePlugin : public virtual Plugin {
  public:
   // Once per cycle over the feasible nodes (when more than one node is feasible), on the
   // scheduling thread. Writes what Score needs into `state`.
@@ -174,12 +175,12 @@ class PreScorePlugin : public virtual Plugin {
                           std::span<const NodeInfo* const> feasible) = 0;
 };
 
-struct NodeScore {
+struct BERTH_EXPORT NodeScore {
   const NodeInfo* node = nullptr;
   int64_t score = 0;
 };
 
-class ScorePlugin : public virtual Plugin {
+class BERTH_EXPORT ScorePlugin : public virtual Plugin {
  public:
   // Per feasible node, concurrently on the parallel workers. Reads `state` only. Writes the raw
   // score to *score (in [0, 100] unless HasNormalize() maps it there).
@@ -204,12 +205,12 @@ class ScorePlugin : public virtual Plugin {
 // `score` but not at `preScore` (a v1 configuration that lists it under `score` only, with
 // `disabled: "*"` elsewhere). Framework creation warns about a profile that enables a
 // PreScorePlugin's Score without its PreScore unless the plugin derives from this marker.
-class ScoresWithoutPreScore {
+class BERTH_EXPORT ScoresWithoutPreScore {
  public:
   virtual ~ScoresWithoutPreScore() = default;
 };
 
-class ReservePlugin : public virtual Plugin {
+class BERTH_EXPORT ReservePlugin : public virtual Plugin {
  public:
   // After the pod is assumed on `node` in the cache, on the scheduling thread, in profile
   // order. Claims what the plugin tracks per node (it may overlap binding cycles of other pods
@@ -225,12 +226,12 @@ class ReservePlugin : public virtual Plugin {
   virtual void Unreserve(CycleState& state, const PodInfo& pod, const std::string& node) = 0;
 };
 
-struct PermitDecision {
+struct BERTH_EXPORT PermitDecision {
   Status status;       // Success, Wait, or a rejection
   Duration timeout{};  // with Wait: how long to wait (capped at 15 minutes)
 };
 
-class PermitPlugin : public virtual Plugin {
+class BERTH_EXPORT PermitPlugin : public virtual Plugin {
  public:
   // After Reserve, on the scheduling thread, in profile order.
   // Codes: Success; Wait holds the pod (its binding cycle blocks in WaitOnPermit) until every
@@ -244,7 +245,7 @@ class PermitPlugin : public virtual Plugin {
 // Binding-cycle points: called on the pod's binding thread after Permit allowed it, in profile
 // order. They overlap later pods' scheduling cycles and other pods' binding cycles (see the
 // top of this file). The snapshot (Handle::snapshot) is not theirs to read.
-class PreBindPlugin : public virtual Plugin {
+class BERTH_EXPORT PreBindPlugin : public virtual Plugin {
  public:
   // Before Bind; may block on API calls (volume binding). Codes: Success; Unschedulable or
   // UnschedulableAndUnresolvable reject the pod (Unreserve follows, the pod is requeued);
@@ -252,7 +253,7 @@ class PreBindPlugin : public virtual Plugin {
   virtual Status PreBind(CycleState& state, const PodInfo& pod, const std::string& node) = 0;
 };
 
-class BindPlugin : public virtual Plugin {
+class BERTH_EXPORT BindPlugin : public virtual Plugin {
  public:
   // Binds the pod to `node` (the API write). Codes: Success ends the binding (later binders
   // are not called); Skip: not handled, the next binder is asked (none left is an error);
@@ -260,7 +261,7 @@ class BindPlugin : public virtual Plugin {
   virtual Status Bind(CycleState& state, const PodInfo& pod, const std::string& node) = 0;
 };
 
-class PostBindPlugin : public virtual Plugin {
+class BERTH_EXPORT PostBindPlugin : public virtual Plugin {
  public:
   // Informational, after a successful Bind. Cannot fail.
   virtual void PostBind(CycleState& state, const PodInfo& pod, const std::string& node) = 0;
@@ -268,6 +269,7 @@ class PostBindPlugin : public virtual Plugin {
 
 // Scoring helper with kube-scheduler's DefaultNormalizeScore semantics: scales to [0, max_priority]
 // by the maximum; reverse flips (max - s). If the maximum is 0, reverse gives max to all.
-void DefaultNormalizeScore(int64_t max_priority, bool reverse, std::span<NodeScore> scores);
+BERTH_EXPORT void DefaultNormalizeScore(int64_t max_priority, bool reverse,
+                                        std::span<NodeScore> scores);
 
 }  // namespace berth

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "berth/api/result.h"
+#include "berth/export.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
 
@@ -21,7 +22,7 @@ namespace berth {
 
 // Typed, validated plugin arguments. Plugins receive a const PluginArgs* and downcast to their
 // own args type; they never see YAML.
-class PluginArgs {
+class BERTH_EXPORT PluginArgs {
  public:
   virtual ~PluginArgs() = default;
   // The args kind as written in configuration files, e.g. "NodeResourcesFitArgs".
@@ -39,7 +40,7 @@ using PluginFactory =
 using ArgsDecoder = std::function<Result<std::shared_ptr<const PluginArgs>>(
     const nlohmann::json* raw, const std::string& path)>;
 
-struct PluginRegistration {
+struct BERTH_EXPORT PluginRegistration {
   std::string name;
   PluginFactory factory;
   ArgsDecoder decode_args;  // empty: the plugin takes no args
@@ -75,7 +76,7 @@ Result<const ArgsT*> ArgsAs(const PluginArgs* args, const ArgsT* defaults,
                std::string(args->Kind())};
 }
 
-class Registry {
+class BERTH_EXPORT Registry {
  public:
   // Fails if the name is already registered.
   VoidResult Add(PluginRegistration reg);

@@ -14,11 +14,12 @@
 #include <vector>
 
 #include "berth/api/objects.h"
+#include "berth/export.h"
 #include "berth/framework/status.h"
 
 namespace berth {
 
-struct FilterRemedy {
+struct BERTH_EXPORT FilterRemedy {
   // Short and stable, for grouping and for JSON ("toleration", "uncordon", ...).
   std::string kind;
   // One line, imperative ("add a toleration for the taint gpu=true:NoSchedule").
@@ -33,7 +34,7 @@ struct FilterRemedy {
   int64_t cost = 0;
 };
 
-class FilterRemedies {
+class BERTH_EXPORT FilterRemedies {
  public:
   virtual ~FilterRemedies() = default;
   // Changes after which this plugin's Filter would pass `node` for `pod`, given the rejection

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "berth/export.h"
+
 namespace berth {
 
 enum class Code : uint8_t {
@@ -35,7 +37,7 @@ enum class Code : uint8_t {
   kPending = 6,
 };
 
-std::string_view CodeName(Code c);
+BERTH_EXPORT std::string_view CodeName(Code c);
 
 class [[nodiscard]] Status {
  public:

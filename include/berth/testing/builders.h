@@ -16,6 +16,7 @@
 
 #include "berth/api/objects.h"
 #include "berth/api/quantity.h"
+#include "berth/export.h"
 #include "berth/framework/node_info.h"
 
 namespace berth::testing {
@@ -28,7 +29,7 @@ inline ResourceList RL(std::initializer_list<std::pair<const char*, const char*>
   return l;
 }
 
-class PodBuilder {
+class BERTH_EXPORT PodBuilder {
  public:
   PodBuilder() { pod_.metadata.namespace_ = "default"; }
   PodBuilder& Name(std::string n) {
@@ -166,7 +167,7 @@ class PodBuilder {
 
 inline PodBuilder MakePod() { return PodBuilder(); }
 
-class NodeBuilder {
+class BERTH_EXPORT NodeBuilder {
  public:
   NodeBuilder& Name(std::string n) {
     node_.metadata.name = n;

@@ -22,12 +22,13 @@
 #include <utility>
 #include <vector>
 
+#include "berth/export.h"
 #include "berth/framework/cluster.h"
 #include "berth/framework/handle.h"
 
 namespace berth::testing {
 
-class InlineParallelizer final : public Parallelizer {
+class BERTH_EXPORT InlineParallelizer final : public Parallelizer {
  public:
   void Until(int n, const std::function<void(int)>& fn) override {
     for (int i = 0; i < n; ++i) fn(i);
@@ -36,7 +37,7 @@ class InlineParallelizer final : public Parallelizer {
 };
 
 // Nominated pods by node name, filled by the test.
-class FakeNominator final : public PodNominator {
+class BERTH_EXPORT FakeNominator final : public PodNominator {
  public:
   std::vector<PodInfoPtr> NominatedPodsForNode(std::string_view node) const override {
     auto it = pods.find(std::string(node));
@@ -48,7 +49,7 @@ class FakeNominator final : public PodNominator {
 // A ClusterClient over plain lists the test fills. Kinds without a list read as absent.
 // Writes succeed and are recorded in `writes` ("bind ns/name node", "delete ns/name", ...), so
 // a test can assert what a plugin asked of the cluster.
-class FakeCluster final : public ClusterClient {
+class BERTH_EXPORT FakeCluster final : public ClusterClient {
  public:
   std::vector<Ptr<Pod>> pods;
   std::vector<Ptr<Node>> nodes;
@@ -131,7 +132,7 @@ class FakeCluster final : public ClusterClient {
   }
 };
 
-class FakeHandle final : public Handle {
+class BERTH_EXPORT FakeHandle final : public Handle {
  public:
   explicit FakeHandle(Snapshot snapshot = {}, ClusterClient* client = nullptr)
       : snapshot_(std::move(snapshot)), client_(client ? client : &own_client_) {}

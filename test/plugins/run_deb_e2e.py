@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""The .deb: `cpack -G DEB` in the build directory, the package extracted with dpkg-deb -x into
+a staging directory (as a user with the package alone has it), then:
+  * the package holds the berth binary, the SDK's headers and the CMake package, and depends on
+    nlohmann-json (the SDK's headers include it);
+  * examples/out-of-tree-plugin is built with find_package(Berth) against the staging /usr
+    (Berth::sdk only) and its library is loaded by the packaged berth with --plugin-library.
+
+Usage: run_deb_e2e.py BUILD_DIR SOURCE_DIR
+"""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+def run(args, **kw):
+    p = subprocess.run(args, capture_output=True, text=True, timeout=600, **kw)
+    if p.returncode != 0:
+        print("FAIL %s:\n%s%s" % (" ".join(args), p.stdout[-2000:], p.stderr[-2000:]))
+        sys.exit(1)
+    return p
+
+
+def main():
+    build, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    tmp = tempfile.mkdtemp(prefix="berth-deb-")
+    try:
+        run(["cpack", "-G", "DEB", "-B", os.path.join(tmp, "pkg"),
+             "--config", os.path.join(build, "CPackConfig.cmake")], cwd=build)
+        debs = glob.glob(os.path.join(tmp, "pkg", "berth_*.deb"))
+        if len(debs) != 1:
+            print("FAIL cpack made %r, not one berth_*.deb" % debs)
+            return 1
+        deb = debs[0]
+        print("%s: %.1f MB" % (os.path.basename(deb), os.path.getsize(deb) / 1e6))
+        depends = run(["dpkg-deb", "-f", deb, "Depends"]).stdout
+        if "nlohmann-json3-dev" not in depends or "libc6" not in depends:
+            print("FAIL the package's Depends lacks nlohmann-json3-dev or libc6: " + depends)
+            return 1
+        root = os.path.join(tmp, "root")
+        run(["dpkg-deb", "-x", deb, root])
+        usr = os.path.join(root, "usr")
+        for f in ("bin/berth", "include/berth/framework/plugin_library.h",
+                  "include/berth/export.h", "lib/cmake/Berth/BerthConfig.cmake",
+                  "lib/cmake/Berth/BerthConfigVersion.cmake",
+                  "lib/cmake/Berth/BerthTargets.cmake"):
+            if not os.path.exists(os.path.join(usr, f)):
+                print("FAIL the package lacks /usr/" + f)
+                return 1
+        # The archives of Berth::testing and Berth::main are for `cmake --install`, not the package.
+        if glob.glob(os.path.join(usr, "lib", "*.a")):
+            print("FAIL the package holds static archives")
+            return 1
+
+        oot = os.path.join(tmp, "oot")
+        gen = ["-G", "Ninja"] if shutil.which("ninja") else []
+        if shutil.which("ccache"):
+            gen.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
+        run(["cmake", "-S", os.path.join(source, "examples/out-of-tree-plugin"), "-B", oot,
+             "-DCMAKE_PREFIX_PATH=" + usr, "-DBERTH_OOT_TEST=OFF"] + gen)
+        run(["cmake", "--build", oot, "-j", "2"])
+        lib = os.path.join(oot, "libtonodename_oot.so")
+        cfg = os.path.join(tmp, "cfg.yaml")
+        with open(cfg, "w") as f:
+            f.write("""apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled: [{name: ToNodeName, weight: 10}]
+""")
+        objs = os.path.join(tmp, "objs.json")
+        with open(objs, "w") as f:
+            for n in ("node-a", "piworknode001"):
+                f.write(json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": n},
+                                    "status": {"allocatable": {"cpu": "4", "memory": "8Gi",
+                                                               "pods": "110"}}}) + "\n")
+            f.write(json.dumps({"apiVersion": "v1", "kind": "Pod",
+                                "metadata": {"name": "p", "namespace": "default"},
+                                "spec": {"containers": [{"name": "c", "image": "pause"}]}}) + "\n")
+        p = run([os.path.join(usr, "bin/berth"), "simulate", "--plugin-library", lib,
+                 "--config", cfg, "-f", objs, "-o", "json"])
+        node = json.loads(p.stdout)["results"][0].get("node")
+        if node != "piworknode001":
+            print("FAIL the plugin built against the package did not decide: %r" % node)
+            return 1
+        print("PASS .deb: a plugin built with find_package(Berth) against the extracted package "
+              "loads into the packaged berth and decides")
+        return 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
