@@ -6,6 +6,8 @@ Usage: run_plugin_e2e.py BERTH LIBDIR [CUSTOM_BINARY]
   * simulate: the ToNodeName example library sends every pod of a 10-replica batch to its node
     while it fits, and logs each node's normalized score;
   * berth up --plugin-library: the same through the embedded API server and the real client;
+  * the scheduling-framework tutorial's configuration and 10-replica Deployment, unchanged, in
+    berth up: ten Running pods on the plugin's node;
   * refused libraries (missing file, no entry point, another SDK version, another toolchain,
     a taken plugin name) give one line naming the library and the problem.
 """
@@ -231,6 +233,42 @@ profiles:
         raise Fail("multipoint-communicating-plugin: %r" % res)
 
 
+def check_tutorial_up(berth, libdir, tmp):
+    """The tutorial's check as it runs it: its configuration and test Deployment unchanged, the
+    plugin loaded into berth up, ten Running replicas on the plugin's node."""
+    cfg = os.path.join(REPO, "examples", "tutorial-framework", "scheduler-config.yaml")
+    deployment = os.path.join(REPO, "examples", "tutorial-framework", "test-deployment.yaml")
+    data = os.path.join(tmp, "up")
+    os.makedirs(data)
+    up = Up(berth, data, demo_nodes=3,
+            extra=["--config", cfg, "--plugin-library", os.path.join(libdir, "libtonodename.so")])
+    try:
+        # The node as docs/plugin-authoring.md creates it: its simulated kubelet fills its status.
+        up.kubectl(["apply", "-f", "-"], stdin=json.dumps(
+            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "piworknode001"}}))
+        up.kubectl(["apply", "-f", deployment])
+
+        def running():
+            pods = json.loads(up.kubectl(["get", "pods", "-l", "app=test-scheduler", "-o",
+                                          "json"])[1])["items"]
+            done = [p for p in pods if p["status"].get("phase") == "Running"]
+            return pods if len(done) == 10 and len(pods) == 10 else None
+        pods = wait_for("10 Running replicas", running, timeout=90)
+        nodes = {p["spec"]["nodeName"] for p in pods}
+        if nodes != {"piworknode001"}:
+            raise Fail("replicas on %r" % nodes)
+        table = up.kubectl(["get", "pod"])[1].splitlines()
+        rows = [r for r in table[1:] if r.startswith("test-scheduler-")]
+        if len(rows) != 10 or not all("1/1" in r and "Running" in r for r in rows):
+            raise Fail("kubectl get pod:\n%s" % "\n".join(table))
+        status = json.loads(up.kubectl(["get", "deployment", "test-scheduler", "-o",
+                                        "json"])[1])["status"]
+        if status.get("readyReplicas") != 10:
+            raise Fail("deployment status %r" % status)
+    finally:
+        up.stop()
+
+
 def check_refused(berth, libdir, tmp):
     cases = [(os.path.join(libdir, "missing.so"), "no such file"),
              (os.path.join(libdir, "libbad_plugin_noentry.so"), "no entry point"),
@@ -252,7 +290,8 @@ def main():
     lib = os.path.join(libdir, "libtonodename.so")
     passed = failed = 0
     for check in (check_simulate, check_up, check_helloworld_v1beta1, check_gang,
-                  check_multipoint, check_tutorial_names, check_compiled_in, check_refused):
+                  check_multipoint, check_tutorial_names, check_tutorial_up, check_compiled_in,
+                  check_refused):
         tmp = tempfile.mkdtemp(prefix="berth-plugin-e2e-")
         try:
             check(berth, lib if check in (check_simulate, check_up) else libdir, tmp)

@@ -39,7 +39,7 @@ enum class Code : uint8_t {
 
 BERTH_EXPORT std::string_view CodeName(Code c);
 
-class [[nodiscard]] Status {
+class [[nodiscard]] BERTH_EXPORT Status {
  public:
   Status() = default;  // Success
   Status(Code code, std::vector<std::string> reasons);
