@@ -20,6 +20,8 @@
 #include "apiserver/admission.h"
 #include "apiserver/base64.h"
 #include "apiserver/bootstrap.h"
+#include "apiserver/crd_controller.h"
+#include "apiserver/crd_table.h"
 #include "apiserver/default_storage_class.h"
 #include "apiserver/discovery.h"
 #include "apiserver/event_expiry.h"
@@ -411,6 +413,7 @@ struct Server::Impl {
   bool stopping = false;
   std::thread reaper;
   std::unique_ptr<NamespaceDeleter> namespace_deleter;
+  std::unique_ptr<CrdController> crd_controller;  // serves what CRDs define
 
   HttpResponse Handle(HttpRequest& req);
   bool Authorized(const HttpRequest& req) const;
@@ -917,10 +920,13 @@ HttpResponse Server::Impl::Update(HttpRequest& req, const Target& t) {
 
 HttpResponse Server::Impl::Scale(HttpRequest& req, const Target& t) {
   const ResourceInfo& res = *t.resource;
+  // A custom resource's Scale comes from the paths its CRD names (crd_table.h).
+  const CustomResourceVersion* custom = CustomResourceOf(res);
+  auto scale_of = [custom](const Json& o) { return custom ? CustomScaleOf(*custom, o) : ScaleOf(o); };
   if (req.method == "GET") {
     auto got = store->Get(res, t.ns, t.name);
     if (!got.ok()) return ErrorResponse(got.error(), res.plural, t.name);
-    return JsonResponse(200, ScaleOf(*got->object).dump());
+    return JsonResponse(200, scale_of(*got->object).dump());
   }
   // PUT sends a whole Scale; PATCH a patch of the current one (the form `kubectl scale` uses).
   std::optional<PatchType> type;
@@ -945,11 +951,12 @@ HttpResponse Server::Impl::Scale(HttpRequest& req, const Target& t) {
       [&](const Json* current) -> Result<Json> {
         Json scale = body;
         if (type) {
-          auto patched = ApplyPatch(ScaleOf(*current), body, *type);
+          auto patched = ApplyPatch(scale_of(*current), body, *type);
           if (!patched.ok()) return patched.error();
           scale = std::move(patched).value();
         }
-        auto next = WithScale(*current, scale, t.name);
+        auto next = custom ? WithCustomScale(*custom, *current, scale, t.name)
+                           : WithScale(*current, scale, t.name);
         if (!next.ok()) return next.error();
         if (auto ok = Admit(res, *next, false, pcs); !ok.ok()) return ok.error();
         RecordUpdateManagedFields(current, *next, managers);
@@ -957,7 +964,7 @@ HttpResponse Server::Impl::Scale(HttpRequest& req, const Target& t) {
       },
       false, req.Query("dryRun") == "All", nullptr, Durability::kLater);
   if (!result.ok()) return ErrorResponse(result.error(), res.plural, t.name);
-  return AfterDurable(result->rv, JsonResponse(200, ScaleOf(*result->object).dump()));
+  return AfterDurable(result->rv, JsonResponse(200, scale_of(*result->object).dump()));
 }
 
 // No container here writes a log (simulated kubelets run none): a container that has started
@@ -1425,6 +1432,7 @@ void Server::Stop() {
   impl_->reaper_cv.notify_all();
   if (impl_->reaper.joinable()) impl_->reaper.join();
   if (impl_->namespace_deleter) impl_->namespace_deleter->Stop();
+  if (impl_->crd_controller) impl_->crd_controller->Stop();
   {
     std::lock_guard wl(impl_->watches_mu);
     for (auto& w : impl_->watches) {
@@ -1519,6 +1527,8 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
   };
   impl->namespace_deleter = std::make_unique<NamespaceDeleter>(*impl->store, deleter_options);
   if (auto ok = impl->namespace_deleter->Start(); !ok.ok()) return ok.error();
+  impl->crd_controller = std::make_unique<CrdController>(*impl->store);
+  if (auto ok = impl->crd_controller->Start(); !ok.ok()) return ok.error();
   Impl* raw = impl.get();
   auto http = net::HttpServer::Start(http_opts, [raw](HttpRequest& req) {
     return raw->request_metrics.Serve(req, [raw](HttpRequest& r) { return raw->Handle(r); });

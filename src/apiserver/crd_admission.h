@@ -1,0 +1,32 @@
+// Admission of CustomResourceDefinitions and of the custom objects they define, as
+// apiextensions-apiserver does it:
+//
+//   * A CRD is defaulted (names.singular, names.listKind, conversion None), validated
+//     (metadata.name is <plural>.<group>, a group with a dot, DNS-label names, a scope, unique
+//     versions with exactly one storage version, a structural openAPIV3Schema for each) and
+//     given its status: acceptedNames and the NamesAccepted and Established conditions, set
+//     at once since nothing needs to start before the resource is served. A new CRD gets the
+//     customresourcecleanup.apiextensions.k8s.io finalizer (CrdController removes its objects
+//     when it is deleted).
+//   * A custom object's fields are pruned, defaulted and validated against its version's
+//     schema (crd_schema.h); with a status subresource, a create stores no status.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "apiserver/crd_registry.h"
+#include "apiserver/resources.h"
+#include "berth/api/result.h"
+
+namespace berth::apiserver {
+
+inline constexpr char kCrdCleanupFinalizer[] = "customresourcecleanup.apiextensions.k8s.io";
+
+bool IsCrdResource(const ResourceInfo& r);
+
+VoidResult AdmitCrd(const ResourceInfo& r, nlohmann::json& crd, bool is_create);
+
+VoidResult AdmitCustomObject(const CustomResourceVersion& v, nlohmann::json& obj,
+                             bool is_create);
+
+}  // namespace berth::apiserver

@@ -1,0 +1,111 @@
+#include "apiserver/crd_controller.h"
+
+#include <algorithm>
+
+#include "apiserver/crd_admission.h"
+#include "apiserver/crd_registry.h"
+
+namespace berth::apiserver {
+namespace {
+
+using Json = nlohmann::json;
+
+const ResourceInfo& Crds() {
+  return *FindResource("apiextensions.k8s.io", "v1", "customresourcedefinitions");
+}
+
+bool Terminating(const Json& crd) {
+  return crd.contains("metadata") && crd["metadata"].contains("deletionTimestamp");
+}
+
+}  // namespace
+
+CrdController::CrdController(Store& store) : store_(store) {}
+
+CrdController::~CrdController() { Stop(); }
+
+VoidResult CrdController::Start() {
+  auto watch = store_.Watch(
+      Crds(), "", std::nullopt, nullptr, [this](const WatchEvent& e) {
+        const Json& crd = *e.object.object;
+        const std::string name = crd["metadata"].value("name", "");
+        if (e.type == WatchEventType::kDeleted) {
+          UnregisterCrd(name);
+          return true;
+        }
+        RegisterCrd(crd);
+        if (Terminating(crd)) {
+          std::lock_guard lock(mu_);
+          queue_.push_back(name);
+          cv_.notify_one();
+        }
+        return true;
+      });
+  if (!watch.ok()) return watch.error();
+  watch_ = std::move(watch).value();
+  thread_ = std::thread([this] { Run(); });
+  return {};
+}
+
+void CrdController::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  watch_.reset();
+}
+
+void CrdController::Run() {
+  std::unique_lock lock(mu_);
+  while (true) {
+    cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (stopping_) return;
+    std::string name = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    // A failed pass (storage) is retried with the CRD's next change or the next start.
+    (void)Cleanup(name);
+    lock.lock();
+  }
+}
+
+VoidResult CrdController::Cleanup(const std::string& name) {
+  auto got = store_.Get(Crds(), "", name);
+  if (!got.ok()) return {};
+  const Json& crd = *got->object;
+  if (!Terminating(crd)) return {};
+  const ResourceInfo storage = StorageResourceOf(crd);
+  auto list = store_.List(storage, "", nullptr, 0, "");
+  if (!list.ok()) return list.error();
+  std::vector<Store::ObjectRef> refs;
+  for (const auto& so : list->items) {
+    const Json& meta = (*so.object)["metadata"];
+    refs.push_back({&storage, meta.value("namespace", ""), meta.value("name", ""),
+                    meta.value("uid", "")});
+  }
+  if (!refs.empty()) {
+    if (auto deleted = store_.DeleteMany(refs); !deleted.ok()) return deleted.error();
+    // Objects held by finalizers of their own are only marked: wait for them.
+    auto left = store_.List(storage, "", nullptr, 1, "");
+    if (left.ok() && !left->items.empty()) return {};
+  }
+  auto done = store_.Mutate(
+      Crds(), "", name,
+      [](const Json* current) -> Result<Json> {
+        Json next = *current;
+        Json& f = next["metadata"]["finalizers"];
+        if (f.is_array()) {
+          f.erase(std::remove(f.begin(), f.end(), Json(kCrdCleanupFinalizer)), f.end());
+          if (f.empty()) next["metadata"].erase("finalizers");
+        }
+        return next;
+      },
+      false, false);
+  if (!done.ok()) return done.error();
+  return {};
+}
+
+}  // namespace berth::apiserver

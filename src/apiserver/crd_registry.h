@@ -1,0 +1,51 @@
+// The resources CustomResourceDefinitions add to the API server: one process-wide table, kept in
+// step with the stored CRDs by CrdController (crd_controller.h) and consulted by FindResource,
+// discovery, admission, tables and the scale subresource.
+//
+// A CRD's served versions each get a ResourceInfo that lives as long as the process (a request
+// may still hold one while its CRD goes), all sharing one storage key ("<plural>.<group>"), so
+// every version reads and writes the same objects (conversionStrategy None).
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "apiserver/resources.h"
+
+namespace berth::apiserver {
+
+// One served version of a custom resource.
+struct CustomResourceVersion {
+  ResourceInfo info;
+  std::string crd_name;  // "<plural>.<group>"
+  nlohmann::json schema;          // openAPIV3Schema (null: none)
+  nlohmann::json printer_columns;  // additionalPrinterColumns (array)
+  bool storage = false;
+  // spec.versions[].subresources.scale, when present.
+  std::string spec_replicas_path, status_replicas_path, label_selector_path;
+};
+
+// The custom resource served at group/version/plural, or null.
+const CustomResourceVersion* FindCustomResource(std::string_view group, std::string_view version,
+                                                std::string_view plural);
+const CustomResourceVersion* FindCustomResourceByKind(std::string_view group,
+                                                      std::string_view kind);
+// The custom resource behind `r`, or null for a built-in resource.
+const CustomResourceVersion* CustomResourceOf(const ResourceInfo& r);
+
+// Every served custom resource version, the CRDs' preferred (first served) versions first.
+std::vector<const CustomResourceVersion*> CustomResources();
+
+// Serves what `crd` (a stored CustomResourceDefinition) defines, replacing what it served
+// before. A CRD being deleted is still served (its objects are being removed).
+void RegisterCrd(const nlohmann::json& crd);
+// Stops serving the resources of CRD `name`.
+void UnregisterCrd(std::string_view name);
+
+// The storage view of CRD `crd`'s objects (its storage version), for the cleanup on delete.
+ResourceInfo StorageResourceOf(const nlohmann::json& crd);
+
+}  // namespace berth::apiserver
