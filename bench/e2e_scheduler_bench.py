@@ -197,7 +197,7 @@ def run_once(args):
     tmp = tempfile.mkdtemp(prefix="berth-bench-")
     port = free_port()
     metrics_port = free_port()
-    up_cmd = [args.berth, "up", "--data-dir", tmp, "--port", str(port)]
+    up_cmd = [args.berth, "up", "--data-dir", tmp, "--port", str(port), "--demo-nodes", "0"]
     if not args.embedded:
         up_cmd.append("--no-scheduler")
     up = subprocess.Popen(up_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -17,6 +17,7 @@
 #include "api/read_file.h"
 #include "berth/main.h"
 #include "capacity_command.h"
+#include "cluster_command.h"
 #include "cluster_source.h"
 #include "config/legacy_versions.h"
 #include "config/load.h"
@@ -168,7 +169,17 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   up->add_option("--port", up_options.port, "API server port (0: any free port)");
   up->add_option("--bind-address", up_options.bind_address, "API server address");
   up->add_option("--config", up_options.config_file, "KubeSchedulerConfiguration file");
-  up->add_option("--demo-nodes", up_options.demo_nodes, "Create this many nodes on first start");
+  up->add_option("--demo-nodes", up_options.demo_nodes,
+                 "Create this many nodes when none exist (default: 8 on a new data directory)");
+  up->add_option("--demo-node-cpu", up_options.demo_node_shape.cpu,
+                 "Demo nodes' CPU (default 8, every fourth 16)");
+  up->add_option("--demo-node-memory", up_options.demo_node_shape.memory,
+                 "Demo nodes' memory (default 32Gi, every fourth 64Gi)");
+  up->add_option("--demo-node-pods", up_options.demo_node_shape.pods, "Pods per demo node")
+      ->capture_default_str();
+  up->add_option("--demo-node-zones", up_options.demo_node_shape.zones,
+                 "Zones to spread the demo nodes over (default zone-a,zone-b,zone-c)")
+      ->delimiter(',');
   up->add_flag("--no-scheduler", up_options.no_scheduler, "Serve the API only");
   up->add_flag("--no-kubelets", up_options.no_kubelets,
                "Run no simulated kubelets (bound pods stay Pending, nodes get no leases)");
@@ -186,8 +197,13 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
       ->capture_default_str();
   up->add_option("--controllers", up_options.controllers,
                  "Workload controllers to run, as kube-controller-manager's: '*' (all), 'name', "
-                 "'-name' (replicaset, replicationcontroller)")
+                 "'-name' (replicaset, deployment, daemonset, statefulset, garbagecollector, "
+                 "disruption, nodelifecycle, ...)")
       ->delimiter(',');
+  up->add_option("--node-monitor-grace-period", up_options.node_monitor_grace_period,
+                 "Node lifecycle: a node is Unknown and tainted after this long without a "
+                 "heartbeat (Go duration)")
+      ->capture_default_str();
   up->add_option("--event-ttl", up_options.event_ttl,
                  "Delete events this long after their last write (Go duration; 0s: keep)")
       ->capture_default_str();
@@ -260,6 +276,8 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
 
   berth::cmd::ExtenderCommand extender_command;
   auto* extender = berth::cmd::AddExtenderCommand(app, &extender_command);
+  berth::cmd::ClusterCommand cluster_command;
+  berth::cmd::AddClusterCommands(app, &cluster_command);
 
   auto* version = app.add_subcommand("version", "Print the version");
 
@@ -283,6 +301,7 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
     return berth::daemon::RunUp(up_options);
   }
   if (*extender) return berth::cmd::RunExtenderCommand(extender_command);
+  if (auto rc = berth::cmd::RunClusterCommands(cluster_command)) return *rc;
   if (*explain) {
     explain_command.compiled_in = compiled_in;
     return berth::cmd::RunExplainCommand(explain_command);

@@ -196,6 +196,11 @@ void ReadPodSpec(Reader& r, const json& j, PodSpec& s) {
     r.Each(v, [&](const json& e) { ReadContainer(r, e, s.init_containers.emplace_back()); });
   });
   r.Field(j, "overhead", [&](const json& v) { s.overhead = r.Resources(v); });
+  r.Field(j, "resources", [&](const json& v) {
+    ResourceRequirements& res = s.resources.emplace();
+    r.Field(v, "requests", [&](const json& x) { res.requests = r.Resources(x); });
+    r.Field(v, "limits", [&](const json& x) { res.limits = r.Resources(x); });
+  });
   r.Field(j, "nodeSelector", [&](const json& v) { s.node_selector = r.StrMap(v); });
   r.Field(j, "affinity", [&](const json& v) { ReadAffinity(r, v, s.affinity.emplace()); });
   r.Field(j, "tolerations", [&](const json& v) {
@@ -232,6 +237,19 @@ void ReadPodStatus(Reader& r, const json& j, PodStatus& s) {
       r.Field(e, "message", [&](const json& x) { c.message = r.Str(x); });
     });
   });
+  auto container_statuses = [&](const json& v) {
+    r.Each(v, [&](const json& e) {
+      if (!e.is_object() || (!e.contains("allocatedResources") && !e.contains("resources"))) return;
+      ContainerResourceStatus& c = s.container_resources.emplace_back();
+      r.Field(e, "name", [&](const json& x) { c.name = r.Str(x); });
+      r.Field(e, "allocatedResources", [&](const json& x) { c.allocated = r.Resources(x); });
+      r.Field(e, "resources", [&](const json& x) {
+        r.Field(x, "requests", [&](const json& q) { c.requests = r.Resources(q); });
+      });
+    });
+  };
+  r.Field(j, "containerStatuses", container_statuses);
+  r.Field(j, "initContainerStatuses", container_statuses);
 }
 
 // Namespaced objects read from files without a namespace land in "default", as kubectl does.

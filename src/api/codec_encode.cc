@@ -480,6 +480,11 @@ nlohmann::json EncodePod(const Pod& pod) {
   }
   SetList(s, "initContainers", p.init_containers, WriteContainer);
   SetResources(s, "overhead", p.overhead);
+  if (p.resources) {
+    json& r = Obj(s, "resources");
+    SetResources(r, "requests", p.resources->requests);
+    SetResources(r, "limits", p.resources->limits);
+  }
   SetStrMap(s, "nodeSelector", p.node_selector);
   if (p.affinity) {
     json& a = Obj(s, "affinity");

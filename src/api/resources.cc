@@ -44,6 +44,7 @@ class QuantitySum {
       }
     }
   }
+  void Set(std::string_view name, const Quantity& q) { Slot(name) = q; }
   bool Has(std::string_view name) const {
     return std::any_of(items_.begin(), items_.end(),
                        [&](const auto& e) { return e.first == name; });
@@ -83,28 +84,67 @@ Resource QuantitySum::ToResource() const {
   return r;
 }
 
-// One container's requests, with the scoring defaults for cpu/memory keys that are absent.
-QuantitySum ContainerRequests(const Container& c, bool non_missing) {
-  QuantitySum s;
-  for (const auto& [n, q] : c.resources.requests) s.Add(n, q);
-  if (non_missing) {
-    static const Quantity kCpu = Quantity::FromMilli(kDefaultMilliCPURequest);
-    static const Quantity kMem = Quantity::FromInt(kDefaultMemoryRequest);
-    if (!c.resources.requests.contains(kResourceCPU)) s.Add(kResourceCPU, kCpu);
-    if (!c.resources.requests.contains(kResourceMemory)) s.Add(kResourceMemory, kMem);
+// Which requests of a container an aggregate reads (upstream's spec, allocated and actuated
+// requests: the three views of a container resized in place).
+enum class RequestView { kSpec, kAllocated, kActuated };
+
+// The scoring defaults for cpu and memory, per container that requests neither (`cpu`,
+// `memory`: whether each default applies).
+struct NonMissing {
+  bool cpu = false;
+  bool memory = false;
+};
+
+const ContainerResourceStatus* StatusOf(const Pod& pod, std::string_view name) {
+  for (const ContainerResourceStatus& c : pod.status.container_resources)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+// True when the PodResizePending condition says the resize cannot be done (the spec then does
+// not count: the kubelet keeps what it allocated).
+bool ResizeInfeasible(const Pod& pod) {
+  for (const PodCondition& c : pod.status.conditions)
+    if (c.type == "PodResizePending") return c.reason == "Infeasible";
+  return false;
+}
+
+// One container's requests in `view` (null when the view has none), with the scoring defaults.
+QuantitySum ContainerRequests(const Pod& pod, const Container& c, RequestView view, bool infeasible,
+                              NonMissing non_missing) {
+  const ResourceList* list = &c.resources.requests;
+  if (view != RequestView::kSpec) {
+    const ContainerResourceStatus* st = StatusOf(pod, c.name);
+    if (view == RequestView::kActuated && st && st->requests) {
+      list = &*st->requests;
+    } else if (st && st->allocated) {
+      list = &*st->allocated;
+    } else if (infeasible) {
+      list = nullptr;
+    }
   }
+  QuantitySum s;
+  if (list)
+    for (const auto& [n, q] : *list) s.Add(n, q);
+  static const Quantity kCpu = Quantity::FromMilli(kDefaultMilliCPURequest);
+  static const Quantity kMem = Quantity::FromInt(kDefaultMemoryRequest);
+  if (non_missing.cpu && !(list && list->contains(kResourceCPU))) s.Add(kResourceCPU, kCpu);
+  if (non_missing.memory && !(list && list->contains(kResourceMemory)))
+    s.Add(kResourceMemory, kMem);
   return s;
 }
 
 // Sum of app containers and sidecars, raised to what any init container needs while it runs
-// next to the sidecars started before it; then pod overhead.
-QuantitySum AggregatePodRequests(const Pod& pod, bool non_missing) {
+// next to the sidecars started before it.
+QuantitySum AggregateContainers(const Pod& pod, RequestView view, bool infeasible,
+                                NonMissing non_missing) {
   QuantitySum result;
-  for (const Container& c : pod.spec.containers) result.Add(ContainerRequests(c, non_missing));
+  for (const Container& c : pod.spec.containers)
+    result.Add(ContainerRequests(pod, c, view, infeasible, non_missing));
   QuantitySum sidecars;
   QuantitySum init_peak;
   for (const Container& c : pod.spec.init_containers) {
-    QuantitySum req = ContainerRequests(c, non_missing);
+    QuantitySum req = ContainerRequests(pod, c, view, infeasible, non_missing);
     if (c.restart_policy && *c.restart_policy == "Always") {
       result.Add(req);
       sidecars.Add(req);
@@ -115,6 +155,42 @@ QuantitySum AggregatePodRequests(const Pod& pod, bool non_missing) {
     }
   }
   result.Max(init_peak);
+  return result;
+}
+
+// cpu, memory and hugepages-* may be requested for the whole pod (spec.resources).
+bool IsPodLevelResource(std::string_view name) {
+  return name == kResourceCPU || name == kResourceMemory || StartsWith(name, "hugepages-");
+}
+
+bool PodLevelRequestsSet(const Pod& pod) {
+  if (!pod.spec.resources) return false;
+  for (const auto& [n, q] : pod.spec.resources->requests)
+    if (IsPodLevelResource(n)) return true;
+  return false;
+}
+
+// kube-scheduler's PodRequests: the containers' aggregate (with in-place resizes, the larger of
+// what the spec asks, what the kubelet allocated and what it actuated, unless the resize is
+// infeasible), then the pod-level requests replacing it for their resources, then overhead.
+QuantitySum AggregatePodRequests(const Pod& pod, NonMissing non_missing) {
+  QuantitySum result;
+  if (pod.status.container_resources.empty()) {
+    result = AggregateContainers(pod, RequestView::kSpec, false, non_missing);
+  } else {
+    const bool infeasible = ResizeInfeasible(pod);
+    QuantitySum allocated =
+        AggregateContainers(pod, RequestView::kAllocated, infeasible, non_missing);
+    QuantitySum actuated =
+        AggregateContainers(pod, RequestView::kActuated, infeasible, non_missing);
+    if (!infeasible) result = AggregateContainers(pod, RequestView::kSpec, false, non_missing);
+    result.Max(actuated);
+    result.Max(allocated);
+  }
+  if (PodLevelRequestsSet(pod)) {
+    for (const auto& [n, q] : pod.spec.resources->requests)
+      if (IsPodLevelResource(n)) result.Set(n, q);
+  }
   for (const auto& [n, q] : pod.spec.overhead) result.Add(n, q);
   return result;
 }
@@ -202,8 +278,16 @@ bool Resource::IsZero() const {
 
 PodRequests ComputePodRequests(const Pod& pod) {
   PodRequests out;
-  out.requests = AggregatePodRequests(pod, /*non_missing=*/false).ToResource();
-  out.non_zero_requests = AggregatePodRequests(pod, /*non_missing=*/true).ToResource();
+  const QuantitySum requests = AggregatePodRequests(pod, NonMissing{});
+  out.requests = requests.ToResource();
+  // The scoring defaults: for every container without the request when no pod-level requests
+  // are set; with pod-level requests, only for cpu or memory that neither level requests.
+  NonMissing defaults{true, true};
+  if (PodLevelRequestsSet(pod))
+    defaults = {!requests.Has(kResourceCPU), !requests.Has(kResourceMemory)};
+  out.non_zero_requests = (defaults.cpu || defaults.memory)
+                              ? AggregatePodRequests(pod, defaults).ToResource()
+                              : out.requests;
   return out;
 }
 

@@ -207,4 +207,92 @@ TEST(PodRequestsTest, Table) {
 }
 
 }  // namespace
+Pod PodWith(std::vector<Container> containers, ResourceList pod_requests,
+            ResourceList overhead = {}) {
+  Pod pod;
+  for (Container& c : containers) pod.spec.containers.push_back(std::move(c));
+  pod.spec.resources.emplace().requests = std::move(pod_requests);
+  pod.spec.overhead = std::move(overhead);
+  return pod;
+}
+
+TEST(PodRequestsTest, PodLevelRequestsReplaceTheContainersForTheirResources) {
+  // Pod-level cpu and memory win over the containers' sum; extended resources stay the sum.
+  Pod pod = PodWith({C(RL({{"cpu", "500m"}, {"memory", "100Mi"}, {"example.com/gpu", "1"}})),
+                     C(RL({{"cpu", "250m"}}))},
+                    RL({{"cpu", "2"}, {"memory", "1Gi"}}));
+  PodRequests r = ComputePodRequests(pod);
+  EXPECT_EQ(r.requests.milli_cpu, 2000);
+  EXPECT_EQ(r.requests.memory, 1024 * kMi);
+  EXPECT_EQ(r.requests.Scalar("example.com/gpu"), 1);
+  EXPECT_EQ(r.non_zero_requests.milli_cpu, 2000);
+  EXPECT_EQ(r.non_zero_requests.memory, 1024 * kMi);
+
+  // Hugepages may be requested for the pod; overhead comes on top.
+  Pod huge = PodWith({C(RL({{"hugepages-2Mi", "10Mi"}}))}, RL({{"hugepages-2Mi", "20Mi"}}),
+                     RL({{"cpu", "100m"}}));
+  r = ComputePodRequests(huge);
+  EXPECT_EQ(r.requests.Scalar("hugepages-2Mi"), 20 * kMi);
+  EXPECT_EQ(r.requests.milli_cpu, 100);
+}
+
+TEST(PodRequestsTest, PodLevelRequestsTakeScoringDefaultsOnlyForWhatNeitherLevelSets) {
+  // cpu at the pod level, nothing in two containers: cpu is the pod's, memory the default per
+  // container.
+  Pod pod = PodWith({C({}), C({})}, RL({{"cpu", "1"}}));
+  PodRequests r = ComputePodRequests(pod);
+  EXPECT_EQ(r.requests.milli_cpu, 1000);
+  EXPECT_EQ(r.requests.memory, 0);
+  EXPECT_EQ(r.non_zero_requests.milli_cpu, 1000);
+  EXPECT_EQ(r.non_zero_requests.memory, 400 * kMi);
+
+  // Memory requested by a container counts as set: no default for it.
+  Pod mem = PodWith({C(RL({{"memory", "64Mi"}})), C({})}, RL({{"cpu", "1"}}));
+  r = ComputePodRequests(mem);
+  EXPECT_EQ(r.non_zero_requests.memory, 64 * kMi);
+}
+
+TEST(PodRequestsTest, PodLevelLimitsAloneChangeNothing) {
+  Pod pod = PodWith({C(RL({{"cpu", "300m"}}))}, {});
+  pod.spec.resources->limits = RL({{"cpu", "4"}});
+  PodRequests r = ComputePodRequests(pod);
+  EXPECT_EQ(r.requests.milli_cpu, 300);
+  EXPECT_EQ(r.non_zero_requests.memory, 200 * kMi);
+}
+
+Pod Resized(const char* spec_cpu, std::optional<const char*> allocated,
+            std::optional<const char*> actuated, bool infeasible = false) {
+  Pod pod;
+  Container c = C(RL({{"cpu", spec_cpu}}));
+  c.name = "app";
+  pod.spec.containers.push_back(std::move(c));
+  ContainerResourceStatus st;
+  st.name = "app";
+  if (allocated) st.allocated = RL({{"cpu", *allocated}});
+  if (actuated) st.requests = RL({{"cpu", *actuated}});
+  pod.status.container_resources.push_back(std::move(st));
+  if (infeasible) pod.status.conditions.push_back({"PodResizePending", "True", "Infeasible", ""});
+  return pod;
+}
+
+TEST(PodRequestsTest, InPlaceResizeCountsTheLargestOfSpecAllocatedAndActuated) {
+  EXPECT_EQ(ComputePodRequests(Resized("1", "2", "2")).requests.milli_cpu, 2000);
+  EXPECT_EQ(ComputePodRequests(Resized("2", "1", "1")).requests.milli_cpu, 2000);
+  EXPECT_EQ(ComputePodRequests(Resized("1", "1", "3")).requests.milli_cpu, 3000);
+  // An infeasible resize leaves the spec out: what the kubelet allocated and actuated counts.
+  EXPECT_EQ(ComputePodRequests(Resized("4", "1", "1", true)).requests.milli_cpu, 1000);
+  // Without actuated requests, the allocated ones stand in for them.
+  EXPECT_EQ(ComputePodRequests(Resized("4", "1500m", std::nullopt, true)).requests.milli_cpu, 1500);
+}
+
+TEST(PodRequestsTest, InfeasibleResizeOfAContainerWithoutStatusCountsNothingForIt) {
+  Pod pod = Resized("1", "1", "1", true);
+  Container other = C(RL({{"cpu", "2"}}));
+  other.name = "other";
+  pod.spec.containers.push_back(std::move(other));
+  PodRequests r = ComputePodRequests(pod);
+  EXPECT_EQ(r.requests.milli_cpu, 1000);
+  EXPECT_EQ(r.non_zero_requests.milli_cpu, 1100);  // the default stands in for "other"
+}
+
 }  // namespace berth

@@ -28,6 +28,7 @@
 #include "apiserver/eviction.h"
 #include "apiserver/field_types.h"
 #include "apiserver/field_validation.h"
+#include "apiserver/gc_finalizers.h"
 #include "apiserver/managed_fields.h"
 #include "apiserver/namespace_deleter.h"
 #include "apiserver/openapi_v2.h"
@@ -162,6 +163,8 @@ struct DeleteRequest {
   DeletePreconditions preconditions;
   bool dry_run = false;
   std::optional<int64_t> grace_period_seconds;
+  // propagationPolicy (or the older orphanDependents): Orphan, Background or Foreground.
+  std::optional<std::string> propagation;
 };
 
 // Pods are deleted gracefully (pod_deletion.h); every other kind at once.
@@ -193,6 +196,7 @@ VoidResult ReadDeleteOptions(const Json& opts, DeleteRequest& out) {
     }
     out.grace_period_seconds = grace->get<int64_t>();
   }
+  if (auto ok = ReadPropagation(opts, out.propagation); !ok.ok()) return ok.error();
   if (auto pre = opts.find("preconditions"); pre != opts.end() && pre->is_object()) {
     if (auto uid = pre->find("uid"); uid != pre->end() && uid->is_string()) {
       out.preconditions.uid = uid->get<std::string>();
@@ -214,6 +218,15 @@ Result<DeleteRequest> ParseDeleteOptions(const HttpRequest& req) {
       return Error{"gracePeriodSeconds: must be an integer", ErrorCode::kBadRequest};
     }
     out.grace_period_seconds = v;
+  }
+  if (auto policy = req.Query("propagationPolicy"); policy && !policy->empty()) {
+    if (auto ok = ReadPropagation({{"propagationPolicy", *policy}}, out.propagation); !ok.ok()) {
+      return ok.error();
+    }
+  }
+  if (auto orphan = req.Query("orphanDependents"); orphan && !orphan->empty()) {
+    if (out.propagation) return BothPropagationsError();
+    out.propagation = *orphan == "true" ? "Orphan" : "Background";
   }
   if (req.body.empty()) return out;
   Json opts = Json::parse(req.body, nullptr, false);
@@ -428,6 +441,10 @@ struct Server::Impl {
   HttpResponse Evict(HttpRequest& req, const Target& t);
   HttpResponse Patch(HttpRequest& req, const Target& t);
   HttpResponse Delete(HttpRequest& req, const Target& t);
+  // The garbage collector's finalizers a DELETE's propagationPolicy asks for, set before the
+  // deletion marks the object.
+  VoidResult SetGcFinalizers(const ResourceInfo& r, const std::string& ns, const std::string& name,
+                             const DeleteRequest& opts);
   HttpResponse DeleteCollection(HttpRequest& req, const Target& t);
   HttpResponse Bind(HttpRequest& req, const Target& t, const Json& binding);
   HttpResponse SingleObject(HttpRequest& req, const Target& t, const StoredObject& so, int status);
@@ -1179,10 +1196,41 @@ HttpResponse Server::Impl::Delete(HttpRequest& req, const Target& t) {
   if (auto refused = RefuseImmortalNamespace(*t.resource, t.name); !refused.ok()) {
     return ErrorResponse(refused.error());
   }
+  if (opts->propagation && !opts->dry_run) {
+    auto set = SetGcFinalizers(*t.resource, t.ns, t.name, *opts);
+    if (!set.ok()) return ErrorResponse(set.error(), t.resource->plural, t.name);
+  }
   auto gone = store->Delete(*t.resource, t.ns, t.name, opts->preconditions, opts->dry_run,
                             Durability::kLater, GraceFor(*t.resource, *opts));
   if (!gone.ok()) return ErrorResponse(gone.error(), t.resource->plural, t.name);
   return AfterDurable(gone->rv, JsonResponse(200, *gone->text));
+}
+
+VoidResult Server::Impl::SetGcFinalizers(const ResourceInfo& r, const std::string& ns,
+                                         const std::string& name, const DeleteRequest& opts) {
+  auto current = store->Get(r, ns, name);
+  if (!current.ok()) return {};  // the deletion answers NotFound
+  const Json& meta = (*current->object)["metadata"];
+  if (opts.preconditions.uid && meta.value("uid", "") != *opts.preconditions.uid) return {};
+  Json finalizers = meta.contains("finalizers") ? meta["finalizers"] : Json::array();
+  // A foreground or orphaning deletion that has started is not turned into the other, as
+  // kube-apiserver's deletionFinalizersForGarbageCollection.
+  const bool marked = meta.contains("deletionTimestamp");
+  Json next = WithGcFinalizers(finalizers, *opts.propagation, marked);
+  if (next == finalizers) return {};
+  auto changed = store->Mutate(
+      r, ns, name,
+      [&](const Json* cur) -> Result<Json> {
+        Json obj = *cur;
+        Json& f = obj["metadata"]["finalizers"];
+        if (!f.is_array()) f = Json::array();
+        f = WithGcFinalizers(f, *opts.propagation, marked);
+        if (f.empty()) obj["metadata"].erase("finalizers");
+        return obj;
+      },
+      false, false, nullptr, Durability::kLater);
+  if (!changed.ok() && changed.error().code != ErrorCode::kNotFound) return changed.error();
+  return {};
 }
 
 HttpResponse Server::Impl::Evict(HttpRequest& req, const Target& t) {

@@ -1,6 +1,21 @@
 #include "controllers/controller_base.h"
 
+#include "controllers/object_util.h"
+
 namespace berth::controllers {
+
+client::InformerHandlers EnqueueOnEvents(WorkQueue* queue,
+                                         std::function<void(const std::string&)> on_delete) {
+  client::InformerHandlers h;
+  h.on_add = [queue](const Object& o) { queue->Add(KeyOf(DocOf(o))); };
+  h.on_update = [queue](const Object&, const Object& o) { queue->Add(KeyOf(DocOf(o))); };
+  h.on_delete = [queue, on_delete = std::move(on_delete)](const Object& o) {
+    const std::string key = KeyOf(DocOf(o));
+    if (on_delete) on_delete(key);
+    queue->Add(key);
+  };
+  return h;
+}
 
 WorkerLoop::WorkerLoop(WorkQueue* queue, std::function<VoidResult(const std::string&)> sync,
                        std::function<void(const std::string&)> log)

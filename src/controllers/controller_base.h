@@ -11,6 +11,7 @@
 
 #include "berth/api/result.h"
 #include "berth/framework/clock.h"
+#include "client/informer.h"
 #include "controllers/work_queue.h"
 
 namespace berth::controllers {
@@ -19,6 +20,8 @@ struct ControllerOptions {
   const Clock* clock = nullptr;                 // required
   int workers = 5;                              // kube-controller-manager's --concurrent-*-syncs
   std::function<void(const std::string&)> log;  // errors and notable events
+  // kube-controller-manager's --node-monitor-grace-period (the node lifecycle controller).
+  Duration node_monitor_grace_period = std::chrono::seconds(40);
 };
 
 // A controller the ControllerManager runs: built with its informers before they start, started
@@ -29,6 +32,11 @@ class Controller {
   virtual void Start() = 0;
   virtual void Stop() = 0;
 };
+
+// Handlers that queue an owner object's key ("namespace/name") whenever it is added, updated or
+// deleted; `on_delete`, when given, runs with the key first (e.g. to drop its expectations).
+client::InformerHandlers EnqueueOnEvents(WorkQueue* queue,
+                                         std::function<void(const std::string&)> on_delete = {});
 
 class WorkerLoop {
  public:

@@ -5,8 +5,14 @@
 #include <algorithm>
 #include <thread>
 
+#include "controllers/daemon_set.h"
+#include "controllers/deployment.h"
+#include "controllers/disruption.h"
+#include "controllers/garbage_collector.h"
+#include "controllers/node_lifecycle.h"
 #include "controllers/persistent_volume.h"
 #include "controllers/replica_set.h"
+#include "controllers/stateful_set.h"
 #include "controllers/volume_provisioner.h"
 
 namespace berth::controllers {
@@ -30,6 +36,62 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
              c.informers->For("/api/v1/pods", "Pod"),
              c.informers->For("/api/v1/replicationcontrollers", "ReplicationController"),
              c.options);
+       }},
+      {"nodelifecycle",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         return std::make_unique<NodeLifecycleController>(
+             c.rest, c.informers->For("/api/v1/nodes", "Node"),
+             c.informers->For(kNodeLeasesPath, "Lease"), c.options);
+       }},
+      {"taint-eviction-controller",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         return std::make_unique<TaintEvictionController>(
+             c.rest, c.informers->For("/api/v1/nodes", "Node"),
+             c.informers->For("/api/v1/pods", "Pod"), c.options);
+       }},
+      {"daemonset",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         return std::make_unique<DaemonSetController>(
+             c.rest, c.informers->For("/api/v1/pods", "Pod"),
+             c.informers->For("/api/v1/nodes", "Node"),
+             c.informers->For("/apis/apps/v1/daemonsets", "DaemonSet"),
+             c.informers->For("/apis/apps/v1/controllerrevisions", "ControllerRevision"),
+             c.options);
+       }},
+      {"statefulset",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         return std::make_unique<StatefulSetController>(
+             c.rest, c.informers->For("/api/v1/pods", "Pod"),
+             c.informers->For("/apis/apps/v1/statefulsets", "StatefulSet"),
+             c.informers->For("/apis/apps/v1/controllerrevisions", "ControllerRevision"),
+             c.informers->For("/api/v1/persistentvolumeclaims", "PersistentVolumeClaim"),
+             c.options);
+       }},
+      {"garbagecollector",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         std::vector<SharedInformer*> informers;
+         for (const GcResource& r : GcResources())
+           informers.push_back(c.informers->For(r.CollectionPath(), r.kind));
+         return std::make_unique<GarbageCollector>(GcResources(), std::move(informers), c.rest,
+                                                   c.options);
+       }},
+      {"disruption",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         DisruptionInformers i{
+             c.informers->For("/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget"),
+             c.informers->For("/api/v1/pods", "Pod"),
+             c.informers->For("/apis/apps/v1/replicasets", "ReplicaSet"),
+             c.informers->For("/api/v1/replicationcontrollers", "ReplicationController"),
+             c.informers->For("/apis/apps/v1/deployments", "Deployment"),
+             c.informers->For("/apis/apps/v1/statefulsets", "StatefulSet")};
+         return std::make_unique<DisruptionController>(c.rest, i, c.options);
+       }},
+      {"deployment",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         return std::make_unique<DeploymentController>(
+             c.rest, c.informers->For("/api/v1/pods", "Pod"),
+             c.informers->For("/apis/apps/v1/replicasets", "ReplicaSet"),
+             c.informers->For("/apis/apps/v1/deployments", "Deployment"), c.options);
        }},
       {"persistentvolume-binder",
        [](const ControllerContext& c) -> std::unique_ptr<Controller> {
@@ -120,8 +182,9 @@ Result<std::unique_ptr<ControllerManager>> ControllerManager::Start(
   m->rest_ = std::move(rest);
   const Clock* clock = options.clock ? options.clock : &m->real_clock_;
   m->informers_ = std::make_unique<InformerFactory>(m->rest_.get(), options.log);
-  ControllerContext context{m->rest_.get(), m->informers_.get(),
-                            ControllerOptions{clock, options.workers, options.log}};
+  ControllerContext context{
+      m->rest_.get(), m->informers_.get(),
+      ControllerOptions{clock, options.workers, options.log, options.node_monitor_grace_period}};
   for (const auto& [name, factory] : Registry()) {
     if (std::find(selected->begin(), selected->end(), name) == selected->end()) continue;
     m->controllers_.push_back(factory(context));

@@ -28,6 +28,7 @@ struct ControllerManagerOptions {
   int workers = 5;
   const Clock* clock = nullptr;  // default: the real clock
   std::function<void(const std::string&)> log;
+  Duration node_monitor_grace_period = std::chrono::seconds(40);
 };
 
 // The informers of one manager, one per collection however many controllers read it.

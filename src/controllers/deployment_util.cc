@@ -23,9 +23,33 @@ uint32_t Fnv32a(std::string_view data, uint32_t hash) {
   return hash;
 }
 
+namespace {
+
+// Nulls, empty objects and empty lists removed at every depth: the API server keeps what a
+// client sent ("resources": {} from kubectl, "creationTimestamp": null), and upstream compares
+// typed objects, where those equal a missing field.
+void Prune(Json& v) {
+  if (v.is_object()) {
+    for (auto it = v.begin(); it != v.end();) {
+      Prune(*it);
+      if (it->is_null() || (it->is_object() && it->empty()) || (it->is_array() && it->empty())) {
+        it = v.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  } else if (v.is_array()) {
+    for (Json& e : v) Prune(e);
+  }
+}
+
+}  // namespace
+
 std::string ComputeHash(const Json& pod_template, std::optional<int64_t> collision_count) {
-  // nlohmann's objects keep their keys sorted: dump() is canonical.
-  uint32_t h = Fnv32a(pod_template.dump());
+  // nlohmann's objects keep their keys sorted: dump() is canonical once empty fields are gone.
+  Json pruned = pod_template;
+  Prune(pruned);
+  uint32_t h = Fnv32a(pruned.dump());
   if (collision_count) {
     const uint32_t c = static_cast<uint32_t>(*collision_count);
     const char bytes[4] = {static_cast<char>(c & 0xff), static_cast<char>((c >> 8) & 0xff),
@@ -40,6 +64,7 @@ namespace {
 
 Json WithoutHash(const Json& t) {
   Json copy = t.is_null() ? Json::object() : t;
+  Prune(copy);
   if (copy.contains("metadata") && copy["metadata"].is_object()) {
     Json& meta = copy["metadata"];
     if (meta.contains("labels") && meta["labels"].is_object()) {

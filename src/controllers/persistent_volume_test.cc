@@ -10,45 +10,31 @@
 #include <thread>
 
 #include "apiserver/server.h"
+#include "controllers/controller_test_util.h"
 #include "controllers/volume_provisioner.h"
 
 namespace berth::controllers {
 namespace {
 
-namespace fs = std::filesystem;
 constexpr std::string_view kMergePatch = "application/merge-patch+json";
 
 class PersistentVolumeControllerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("berth-pv-test-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    apiserver::ServerOptions o;
-    o.data_dir = dir_.string();
-    o.port = 0;
-    o.plain_http = true;
-    auto s = apiserver::Server::Start(o);
-    ASSERT_TRUE(s.ok()) << s.error().message;
-    server_ = std::move(s).value();
-    net::HttpClientOptions ho;
-    ho.server = server_->url();
-    ho.bearer_token = server_->token();
-    ho.timeout = std::chrono::seconds(5);
-    auto http = net::HttpClient::Create(ho);
-    ASSERT_TRUE(http.ok());
-    rest_ = std::make_unique<client::RestClient>(std::move(http).value(),
-                                                 client::RestOptions{.qps = 0});
-    volumes_ = std::make_unique<SharedInformer>(rest_.get(), "/api/v1/persistentvolumes",
+    api_.Start("berth-pv-test");
+    if (HasFatalFailure()) return;
+    rest_ = api_.rest();
+    volumes_ = std::make_unique<SharedInformer>(rest_, "/api/v1/persistentvolumes",
                                                 "PersistentVolume", nullptr);
-    claims_ = std::make_unique<SharedInformer>(rest_.get(), "/api/v1/persistentvolumeclaims",
+    claims_ = std::make_unique<SharedInformer>(rest_, "/api/v1/persistentvolumeclaims",
                                                "PersistentVolumeClaim", nullptr);
-    classes_ = std::make_unique<SharedInformer>(
-        rest_.get(), "/apis/storage.k8s.io/v1/storageclasses", "StorageClass", nullptr);
-    nodes_ = std::make_unique<SharedInformer>(rest_.get(), "/api/v1/nodes", "Node", nullptr);
+    classes_ = std::make_unique<SharedInformer>(rest_, "/apis/storage.k8s.io/v1/storageclasses",
+                                                "StorageClass", nullptr);
+    nodes_ = std::make_unique<SharedInformer>(rest_, "/api/v1/nodes", "Node", nullptr);
     const ControllerOptions options{&clock_, 1, nullptr};
-    binder_ = std::make_unique<PersistentVolumeController>(rest_.get(), volumes_.get(),
-                                                           claims_.get(), classes_.get(), options);
-    provisioner_ = std::make_unique<VolumeProvisioner>(rest_.get(), volumes_.get(), claims_.get(),
+    binder_ = std::make_unique<PersistentVolumeController>(rest_, volumes_.get(), claims_.get(),
+                                                           classes_.get(), options);
+    provisioner_ = std::make_unique<VolumeProvisioner>(rest_, volumes_.get(), claims_.get(),
                                                        classes_.get(), nodes_.get(), options);
     for (auto* i : {volumes_.get(), claims_.get(), classes_.get(), nodes_.get()}) i->Start();
     WaitFor([&] {
@@ -60,8 +46,7 @@ class PersistentVolumeControllerTest : public ::testing::Test {
     for (auto* i : {volumes_.get(), claims_.get(), classes_.get(), nodes_.get()}) i->Stop();
     binder_.reset();
     provisioner_.reset();
-    server_->Stop();
-    fs::remove_all(dir_);
+    api_.Stop();
   }
   void WaitFor(const std::function<bool()>& done) {
     for (int i = 0; i < 1000 && !done(); ++i) {
@@ -137,10 +122,9 @@ class PersistentVolumeControllerTest : public ::testing::Test {
     WaitFor([&] { return !claims_->Get("default/" + name).has_value(); });
   }
 
-  fs::path dir_;
+  TestApiServer api_;
   FakeClock clock_{TimePoint(std::chrono::seconds(1'700'000'000))};
-  std::unique_ptr<apiserver::Server> server_;
-  std::unique_ptr<client::RestClient> rest_;
+  client::RestClient* rest_ = nullptr;
   std::unique_ptr<SharedInformer> volumes_, claims_, classes_, nodes_;
   std::unique_ptr<PersistentVolumeController> binder_;
   std::unique_ptr<VolumeProvisioner> provisioner_;

@@ -80,15 +80,8 @@ ReplicaSetController::ReplicaSetController(ReplicaSetKind kind, client::RestClie
       expectations_(options_.clock),
       workers_(
           &queue_, [this](const std::string& key) { return Sync(key); }, options_.log) {
-  client::InformerHandlers set_handlers;
-  set_handlers.on_add = [this](const Object& o) { queue_.Add(KeyOf(DocOf(o))); };
-  set_handlers.on_update = [this](const Object&, const Object& o) { queue_.Add(KeyOf(DocOf(o))); };
-  set_handlers.on_delete = [this](const Object& o) {
-    const std::string key = KeyOf(DocOf(o));
-    expectations_.Delete(key);
-    queue_.Add(key);
-  };
-  sets_->AddHandlers(std::move(set_handlers));
+  sets_->AddHandlers(
+      EnqueueOnEvents(&queue_, [this](const std::string& key) { expectations_.Delete(key); }));
   client::InformerHandlers pod_handlers;
   pod_handlers.on_add = [this](const Object& o) { OnPodAdd(o); };
   pod_handlers.on_update = [this](const Object& a, const Object& b) { OnPodUpdate(a, b); };

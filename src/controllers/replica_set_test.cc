@@ -10,38 +10,23 @@
 
 #include "apiserver/server.h"
 #include "controllers/controller_manager.h"
+#include "controllers/controller_test_util.h"
 
 namespace berth::controllers {
 namespace {
 
-namespace fs = std::filesystem;
-
 class ReplicaSetControllerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("berth-rs-test-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    apiserver::ServerOptions o;
-    o.data_dir = dir_.string();
-    o.port = 0;
-    o.plain_http = true;
-    auto s = apiserver::Server::Start(o);
-    ASSERT_TRUE(s.ok()) << s.error().message;
-    server_ = std::move(s).value();
-    net::HttpClientOptions ho;
-    ho.server = server_->url();
-    ho.bearer_token = server_->token();
-    ho.timeout = std::chrono::seconds(5);
-    auto http = net::HttpClient::Create(ho);
-    ASSERT_TRUE(http.ok());
-    rest_ = std::make_unique<client::RestClient>(std::move(http).value(),
-                                                 client::RestOptions{.qps = 0});
-    pods_ = std::make_unique<SharedInformer>(rest_.get(), "/api/v1/pods", "Pod", nullptr);
-    sets_ = std::make_unique<SharedInformer>(rest_.get(), "/apis/apps/v1/replicasets", "ReplicaSet",
-                                             nullptr);
-    controller_ = std::make_unique<ReplicaSetController>(ReplicaSetKind::ReplicaSets(), rest_.get(),
-                                                         pods_.get(), sets_.get(),
-                                                         ControllerOptions{&clock_, 1, nullptr});
+    api_.Start("berth-rs-test");
+    if (HasFatalFailure()) return;
+    rest_ = api_.rest();
+    pods_ = std::make_unique<SharedInformer>(rest_, "/api/v1/pods", "Pod", nullptr);
+    sets_ =
+        std::make_unique<SharedInformer>(rest_, "/apis/apps/v1/replicasets", "ReplicaSet", nullptr);
+    controller_ =
+        std::make_unique<ReplicaSetController>(ReplicaSetKind::ReplicaSets(), rest_, pods_.get(),
+                                               sets_.get(), ControllerOptions{&clock_, 1, nullptr});
     pods_->Start();
     sets_->Start();
     WaitFor([&] { return pods_->HasSynced() && sets_->HasSynced(); });
@@ -51,8 +36,7 @@ class ReplicaSetControllerTest : public ::testing::Test {
     pods_->Stop();
     sets_->Stop();
     controller_.reset();
-    server_->Stop();
-    fs::remove_all(dir_);
+    api_.Stop();
   }
   // Waits (bounded) for a condition the informers will reach.
   void WaitFor(const std::function<bool()>& done) {
@@ -92,10 +76,9 @@ class ReplicaSetControllerTest : public ::testing::Test {
     return r.ok() ? *r : Json();
   }
 
-  fs::path dir_;
+  TestApiServer api_;
   FakeClock clock_{TimePoint(std::chrono::seconds(1'700'000'000))};
-  std::unique_ptr<apiserver::Server> server_;
-  std::unique_ptr<client::RestClient> rest_;
+  client::RestClient* rest_ = nullptr;
   std::unique_ptr<SharedInformer> pods_, sets_;
   std::unique_ptr<ReplicaSetController> controller_;
 };

@@ -74,4 +74,26 @@ nlohmann::json DemoNode(int index, int count, const std::string& now) {
               {"bootID", ""}}}}}};
 }
 
+nlohmann::json ShapedNode(int index, int count, const NodeShape& shape, const std::string& now) {
+  nlohmann::json node = DemoNode(index, count, now);
+  const int width = count >= 1000 ? 4 : 3;
+  const std::string name = fmt::format("{}-{:0{}}", shape.name_prefix, index + 1, width);
+  auto& meta = node["metadata"];
+  meta["name"] = name;
+  meta["labels"]["kubernetes.io/hostname"] = name;
+  node["status"]["addresses"][1]["address"] = name;
+  if (!shape.zones.empty()) {
+    meta["labels"]["topology.kubernetes.io/zone"] = shape.zones[index % shape.zones.size()];
+  }
+  for (const auto& [k, v] : shape.labels) meta["labels"][k] = v;
+  for (const auto& [k, v] : shape.annotations) meta["annotations"][k] = v;
+  auto& status = node["status"];
+  for (const char* field : {"capacity", "allocatable"}) {
+    if (!shape.cpu.empty()) status[field]["cpu"] = shape.cpu;
+    if (!shape.memory.empty()) status[field]["memory"] = shape.memory;
+    status[field]["pods"] = std::to_string(shape.pods);
+  }
+  return node;
+}
+
 }  // namespace berth::daemon

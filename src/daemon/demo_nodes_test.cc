@@ -38,5 +38,29 @@ TEST(DemoNodesTest, EveryFourthNodeIsLarger) {
             small->status.allocatable.at("cpu").MilliValue());
 }
 
+TEST(DemoNodesTest, ShapedNodesTakeTheirNameCapacityZonesAndLabels) {
+  NodeShape shape;
+  shape.name_prefix = "sim";
+  shape.cpu = "4";
+  shape.memory = "16Gi";
+  shape.pods = 50;
+  shape.zones = {"east", "west"};
+  shape.labels = {{"team", "blue"}};
+  shape.annotations = {{"berth.dev/simulated-kubelet", "true"}};
+  nlohmann::json node = ShapedNode(1, 3, shape, "t");
+  EXPECT_EQ(node["metadata"]["name"], "sim-002");
+  EXPECT_EQ(node["metadata"]["labels"]["kubernetes.io/hostname"], "sim-002");
+  EXPECT_EQ(node["metadata"]["labels"]["topology.kubernetes.io/zone"], "west");
+  EXPECT_EQ(node["metadata"]["labels"]["team"], "blue");
+  EXPECT_EQ(node["metadata"]["annotations"]["berth.dev/simulated-kubelet"], "true");
+  for (const char* field : {"capacity", "allocatable"}) {
+    EXPECT_EQ(node["status"][field]["cpu"], "4") << field;
+    EXPECT_EQ(node["status"][field]["memory"], "16Gi") << field;
+    EXPECT_EQ(node["status"][field]["pods"], "50") << field;
+  }
+  // The default shape is the demo node.
+  EXPECT_EQ(ShapedNode(3, 8, NodeShape{}, "t"), DemoNode(3, 8, "t"));
+}
+
 }  // namespace
 }  // namespace berth::daemon

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -17,6 +19,7 @@
 #include "client/kubeconfig.h"
 #include "config/load.h"
 #include "controllers/controller_manager.h"
+#include "daemon/cluster_runtime.h"
 #include "daemon/default_storage_class.h"
 #include "daemon/demo_nodes.h"
 #include "daemon/scheduler_app.h"
@@ -42,8 +45,8 @@ std::string DefaultDataDir() {
 
 namespace {
 
-// Creates the demo nodes on the first start (no nodes stored yet).
-VoidResult CreateDemoNodes(apiserver::Store& store, int count) {
+// Creates the demo nodes when no nodes are stored yet.
+VoidResult CreateDemoNodes(apiserver::Store& store, int count, const NodeShape& shape) {
   const auto* nodes = apiserver::FindResource("", "v1", "nodes");
   auto existing = store.List(*nodes, "", {}, 1, "");
   if (!existing.ok()) return existing.error();
@@ -52,7 +55,7 @@ VoidResult CreateDemoNodes(apiserver::Store& store, int count) {
                                               std::chrono::system_clock::now().time_since_epoch())
                                               .count());
   for (int i = 0; i < count; ++i) {
-    auto created = store.Create(*nodes, "", DemoNode(i, count, now), false);
+    auto created = store.Create(*nodes, "", ShapedNode(i, count, shape, now), false);
     if (!created.ok()) return created.error();
   }
   return {};
@@ -119,47 +122,40 @@ apiserver::ExtraRoute MetricsRoute(std::shared_ptr<MetricsSources> sources) {
           }};
 }
 
-// The simulated kubelets of every node, paced by the --pod-start-delay and kin flags.
-Result<std::unique_ptr<kubelet::SimulatedKubelets>> StartKubelets(const UpOptions& options,
-                                                                  const std::string& kubeconfig) {
-  kubelet::SimulatedKubeletOptions ko;
-  const std::tuple<const char*, const std::string*, Duration*> durations[] = {
-      {"--pod-start-delay", &options.pod_start_delay, &ko.pod_start_delay},
-      {"--max-termination-grace", &options.max_termination_grace, &ko.termination_grace_cap},
-      {"--node-lease-renew-interval", &options.node_lease_renew_interval, &ko.lease_renew_interval},
-      {"--node-status-report-interval", &options.node_status_report_interval,
-       &ko.node_status_report_interval}};
-  for (const auto& [flag, text, out] : durations) {
-    auto ms = ParseGoDurationMs(*text, flag);
-    if (!ms.ok()) return ms.error();
-    if (*ms < 0) return Error{fmt::format("{}: must not be negative", flag), ErrorCode::kInvalid};
-    *out = std::chrono::milliseconds(*ms);
+// The controllers' and kubelets' settings of `berth up`: every node is simulated.
+RuntimeOptions UpRuntime(const UpOptions& options) {
+  RuntimeOptions r;
+  r.pod_start_delay = options.pod_start_delay;
+  r.max_termination_grace = options.max_termination_grace;
+  r.node_lease_renew_interval = options.node_lease_renew_interval;
+  r.node_status_report_interval = options.node_status_report_interval;
+  r.controllers = options.controllers;
+  // Without kubelets no node would ever heartbeat, and every node would be unreachable and
+  // tainted after the grace period: the node lifecycle controller runs only when named.
+  const bool named = std::any_of(r.controllers.begin(), r.controllers.end(), [](const auto& c) {
+    return c.find("nodelifecycle") != std::string::npos;
+  });
+  if (options.no_kubelets && !named && !r.controllers.empty()) {
+    r.controllers.push_back("-nodelifecycle");
   }
-  ko.log = [](const std::string& m) { std::fprintf(stderr, "berth up: %s\n", m.c_str()); };
-  auto kubelets = kubelet::SimulatedKubelets::ForKubeconfig(kubeconfig, std::move(ko));
-  if (!kubelets.ok()) return kubelets.error();
-  if (auto started = (*kubelets)->Start(); !started.ok()) return started.error();
-  return kubelets;
-}
-
-// The workload controllers, clients of the API server like the scheduler (null when none).
-Result<std::unique_ptr<controllers::ControllerManager>> StartControllers(
-    const UpOptions& options, const std::string& kubeconfig) {
-  if (options.controllers.empty()) return std::unique_ptr<controllers::ControllerManager>();
-  auto conn = client::ResolveConnection({.explicit_path = kubeconfig});
-  if (!conn.ok()) return conn.error();
-  auto http = net::HttpClient::Create(*conn);
-  if (!http.ok()) return http.error();
-  // No client-side limit: the API server is this process's own (as the scheduler's).
-  auto rest =
-      std::make_unique<client::RestClient>(std::move(http).value(), client::RestOptions{.qps = 0});
-  controllers::ControllerManagerOptions co;
-  co.controllers = options.controllers;
-  co.log = [](const std::string& m) { std::fprintf(stderr, "controllers: %s\n", m.c_str()); };
-  return controllers::ControllerManager::Start(std::move(rest), std::move(co));
+  r.node_monitor_grace_period = options.node_monitor_grace_period;
+  r.log_prefix = "berth up";
+  return r;
 }
 
 }  // namespace
+
+int RememberedPort(const std::string& data_dir) {
+  std::ifstream in(data_dir + "/" + kPortFileName);
+  int port = 0;
+  if (!(in >> port) || port <= 0 || port > 65535) return 0;
+  return port;
+}
+
+void RememberPort(const std::string& data_dir, int port) {
+  std::ofstream out(data_dir + "/" + kPortFileName, std::ios::trunc);
+  out << port << "\n";
+}
 
 Result<config::SchedulerConfiguration> UpSchedulerConfiguration(const UpOptions& options,
                                                                 const Registry& registry) {
@@ -193,6 +189,10 @@ int RunUp(const UpOptions& options) {
   const bool new_data_dir = !std::filesystem::exists(so.data_dir + "/state.db", ignored);
   so.bind_address = options.bind_address;
   so.port = static_cast<uint16_t>(options.port);
+  // --port 0 keeps the port an earlier start picked while it is free: kubeconfigs, kubectl
+  // proxy and an open web view tab survive a restart.
+  const int remembered = options.port == 0 ? RememberedPort(so.data_dir) : 0;
+  if (remembered > 0) so.port = static_cast<uint16_t>(remembered);
   auto event_ttl_ms = ParseGoDurationMs(options.event_ttl, "--event-ttl");
   if (!event_ttl_ms.ok() || *event_ttl_ms < 0) {
     std::fprintf(stderr, "berth up: %s\n",
@@ -210,12 +210,23 @@ int RunUp(const UpOptions& options) {
   auto metrics_sources = std::make_shared<MetricsSources>();
   so.extra_routes.push_back(MetricsRoute(metrics_sources));
   auto server = apiserver::Server::Start(so);
+  if (!server.ok() && remembered > 0) {
+    std::fprintf(stderr, "berth up: port %d is taken, picking another\n", remembered);
+    so.port = 0;
+    server = apiserver::Server::Start(so);
+  }
   if (!server.ok()) {
     std::fprintf(stderr, "berth up: %s\n", server.error().message.c_str());
     return 1;
   }
-  if (options.demo_nodes > 0) {
-    if (auto r = CreateDemoNodes((*server)->store(), options.demo_nodes); !r.ok()) {
+  if (options.port == 0) RememberPort(so.data_dir, (*server)->port());
+  // The default count is for a new data directory only: nodes a user deleted stay deleted.
+  const int demo_nodes = options.demo_nodes >= 0 ? options.demo_nodes
+                         : new_data_dir          ? kDefaultDemoNodes
+                                                 : 0;
+  if (demo_nodes > 0) {
+    if (auto r = CreateDemoNodes((*server)->store(), demo_nodes, options.demo_node_shape);
+        !r.ok()) {
       std::fprintf(stderr, "berth up: creating demo nodes: %s\n", r.error().message.c_str());
       return 1;
     }
@@ -236,7 +247,7 @@ int RunUp(const UpOptions& options) {
                  r.error().message.c_str());
     return 1;
   }
-  auto controllers = StartControllers(options, (*server)->kubeconfig_path());
+  auto controllers = StartControllers(UpRuntime(options), (*server)->kubeconfig_path());
   if (!controllers.ok()) {
     std::fprintf(stderr, "berth up: controllers: %s\n", controllers.error().message.c_str());
     return 1;
@@ -265,7 +276,7 @@ int RunUp(const UpOptions& options) {
   metrics_sources->Set(server->get(), scheduler.get());
   std::unique_ptr<kubelet::SimulatedKubelets> kubelets;
   if (!options.no_kubelets) {
-    auto started = StartKubelets(options, (*server)->kubeconfig_path());
+    auto started = StartKubelets(UpRuntime(options), (*server)->kubeconfig_path());
     if (!started.ok()) {
       std::fprintf(stderr, "berth up: kubelets: %s\n", started.error().message.c_str());
       return 1;

@@ -11,6 +11,7 @@
 #include "berth/api/result.h"
 #include "berth/framework/registry.h"
 #include "config/types.h"
+#include "daemon/demo_nodes.h"
 
 namespace berth::daemon {
 
@@ -19,7 +20,9 @@ struct UpOptions {
   std::string bind_address = "127.0.0.1";
   int port = 6443;
   std::string config_file;  // KubeSchedulerConfiguration for the scheduler
-  int demo_nodes = 0;
+  // Nodes created when none are stored; -1: kDefaultDemoNodes on a new data directory.
+  int demo_nodes = -1;
+  NodeShape demo_node_shape;
   std::string event_ttl = "1h0m0s";  // Go duration; events are deleted this long after a write
   bool no_scheduler = false;
   // Simulated kubelets play every node's kubelet (docs/up.md): leases, node status, pods
@@ -32,6 +35,8 @@ struct UpOptions {
   // Workload controllers to run (kube-controller-manager's --controllers: "*", "name",
   // "-name"); empty: none.
   std::vector<std::string> controllers = {"*"};
+  // The node lifecycle controller's --node-monitor-grace-period (Go duration).
+  std::string node_monitor_grace_period = "40s";
   bool record_decisions = false;
   int verbosity = 0;
   std::vector<std::string> plugin_libraries;
@@ -47,6 +52,13 @@ int RunUp(const UpOptions& options);
 // one is the scheduler's own, in the same process, and 200 pods would take eight seconds.
 Result<config::SchedulerConfiguration> UpSchedulerConfiguration(const UpOptions& options,
                                                                 const Registry& registry);
+
+inline constexpr int kDefaultDemoNodes = 8;
+// Where `--port 0` keeps the port it picked, in the data directory.
+inline constexpr const char* kPortFileName = "port";
+// The port an earlier `--port 0` start picked (0: none).
+int RememberedPort(const std::string& data_dir);
+void RememberPort(const std::string& data_dir, int port);
 
 // The default data directory.
 std::string DefaultDataDir();

@@ -1,6 +1,7 @@
 #include "daemon/up.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -65,6 +66,19 @@ TEST_F(UpConfigurationTest, ABadFileIsNamed) {
   auto c = UpSchedulerConfiguration(options, registry_);
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.error().message.find(options.config_file), std::string::npos) << c.error().message;
+}
+
+TEST(UpPortTest, APickedPortIsRememberedInTheDataDirectory) {
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("berth-port-test-" + std::to_string(::getpid())))
+          .string();
+  std::filesystem::create_directories(dir);
+  EXPECT_EQ(RememberedPort(dir), 0);
+  RememberPort(dir, 41234);
+  EXPECT_EQ(RememberedPort(dir), 41234);
+  RememberPort(dir, 0);  // nonsense is not a port
+  EXPECT_EQ(RememberedPort(dir), 0);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -65,6 +65,8 @@ struct SimulatedKubelets::Impl {
     bool needs_registration = false;
     nlohmann::json registration = nlohmann::json::object();  // the status fields it lacks
     bool images_dirty = false;
+    // Annotated kStoppedAnnotation: no lease, no status, pods left as they are.
+    bool stopped = false;
     uint64_t lease_token = 0, status_token = 0, cidr_token = 0;
   };
   void OnNode(const std::shared_ptr<const Node>& node);
@@ -74,6 +76,8 @@ struct SimulatedKubelets::Impl {
   void PostNodeStatus(NodeState& node);
   void PostPodCidr(NodeState& node);
   void NodeStatusChanged(NodeState& node);
+  // Applies the node's stopped annotation; true when it changed.
+  bool UpdateStopped(NodeState& state, const Node& node);
 
   // ---- pods (pod_work.cc)
   struct PodState {

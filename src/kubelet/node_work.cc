@@ -46,7 +46,10 @@ void Impl::OnNode(const std::shared_ptr<const Node>& node) {
     return;
   }
   if (auto it = nodes.find(name); it != nodes.end()) {
-    if (it->second.uid == node->metadata.uid) return;
+    if (it->second.uid == node->metadata.uid) {
+      UpdateStopped(it->second, *node);
+      return;
+    }
     OnNodeGone(name);  // deleted and created again meanwhile
   }
   NodeState& st = nodes[name];
@@ -98,6 +101,8 @@ void Impl::OnNode(const std::shared_ptr<const Node>& node) {
     }
   }
   if (st.cidr) st.ips.emplace(*st.cidr);
+  st.stopped = false;
+  if (UpdateStopped(st, *node)) return;  // created stopped: nothing runs until started
   // The lease at once (the kubelet's first act), then renewals spread over the interval.
   st.lease_token = Schedule(now + Spread(random, std::min<Duration>(options.lease_renew_interval,
                                                                     std::chrono::seconds(1))),
@@ -111,6 +116,30 @@ void Impl::OnNode(const std::shared_ptr<const Node>& node) {
       if (auto p = pods.find(key); p != pods.end()) Advance(key, p->second, st);
     }
   }
+}
+
+bool Impl::UpdateStopped(NodeState& st, const Node& node) {
+  auto it = node.metadata.annotations.find(kStoppedAnnotation);
+  const bool stopped = it != node.metadata.annotations.end() && it->second == "true";
+  if (stopped == st.stopped) return false;
+  st.stopped = stopped;
+  if (stopped) {
+    // Pending lease and status writes are dropped (Execute skips them); pods' tasks wait.
+    Log(fmt::format("node {} stopped", st.name));
+    return true;
+  }
+  Log(fmt::format("node {} started", st.name));
+  // A kubelet starting: Ready from now, the lease and the status at once.
+  st.ready_since = FormatTimestamp(NowSeconds());
+  const TimePoint now = clock->Now();
+  st.lease_token = Schedule(now, TaskKind::kLease, st.name);
+  st.status_token = Schedule(now, TaskKind::kNodeStatus, st.name);
+  if (auto bound = pods_by_node.find(st.name); bound != pods_by_node.end()) {
+    for (const std::string& key : bound->second) {
+      if (auto p = pods.find(key); p != pods.end()) Advance(key, p->second, st);
+    }
+  }
+  return true;
 }
 
 void Impl::OnNodeGone(const std::string& name) {

@@ -133,6 +133,8 @@ size_t Impl::RunOnce() {
   counters.nodes = nodes.size();
   counters.pods = pods.size();
   counters.terminating = terminating;
+  counters.stopped_nodes = static_cast<size_t>(
+      std::count_if(nodes.begin(), nodes.end(), [](const auto& n) { return n.second.stopped; }));
   return sent;
 }
 
@@ -142,7 +144,7 @@ void Impl::Execute(const Task& task) {
     case TaskKind::kNodeStatus:
     case TaskKind::kPodCidr: {
       NodeState* node = FindNode(task.key);
-      if (!node) return;
+      if (!node || node->stopped) return;
       if (task.kind == TaskKind::kLease && node->lease_token == task.token) RenewLease(*node);
       if (task.kind == TaskKind::kNodeStatus && node->status_token == task.token) {
         PostNodeStatus(*node);
@@ -155,6 +157,11 @@ void Impl::Execute(const Task& task) {
     case TaskKind::kDeletePod: {
       auto it = pods.find(task.key);
       if (it == pods.end() || it->second.token != task.token) return;
+      if (NodeState* node = FindNode(it->second.pod->spec.node_name); node && node->stopped) {
+        // A stopped node's pods wait: the same step is tried again later.
+        it->second.token = Schedule(clock->Now() + options.retry_delay, task.kind, task.key);
+        return;
+      }
       if (task.kind == TaskKind::kStartPod) StartPod(task.key, it->second);
       if (task.kind == TaskKind::kFinishPod) FinishPod(task.key, it->second);
       if (task.kind == TaskKind::kDeletePod) DeletePod(task.key, it->second);

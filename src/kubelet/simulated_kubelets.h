@@ -29,6 +29,11 @@
 
 namespace berth::kubelet {
 
+// A node annotated with this "true" is stopped (`berth node stop`): its kubelet renews no lease,
+// posts no status and leaves its pods as they are, as a machine that is down. Removed (or not
+// "true"), the kubelet starts again: a new Ready condition, the lease, and the pods' work.
+inline constexpr const char* kStoppedAnnotation = "berth.dev/node-stopped";
+
 struct SimulatedKubeletOptions {
   // Which nodes are simulated: every node (`berth up`, where no real kubelet runs), or only
   // nodes annotated `node_annotation: "true"` (a cluster that also has real kubelets).
@@ -95,7 +100,7 @@ class SimulatedKubelets {
   struct Stats {
     uint64_t lease_writes = 0, node_status_writes = 0, pod_status_writes = 0, pod_deletions = 0,
              failed_writes = 0;
-    size_t nodes = 0, pods = 0, terminating = 0;
+    size_t nodes = 0, pods = 0, terminating = 0, stopped_nodes = 0;
   };
   Stats stats() const;
 

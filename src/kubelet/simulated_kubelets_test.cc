@@ -278,5 +278,41 @@ TEST_F(SimulatedKubeletsTest, OnlyAnnotatedNodesWhenAskedSo) {
       Get("/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/real").contains("spec"));
 }
 
+TEST_F(SimulatedKubeletsTest, StoppedNodeRenewsNothingAndItsPodsWaitUntilStarted) {
+  StartKubelets();
+  ReadyNode("n1");
+  const std::string lease_path =
+      "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/n1";
+  auto annotate = [&](const Json& value) {
+    auto r = rest_->Patch("/api/v1/nodes/n1",
+                          {{"metadata", {{"annotations", {{kStoppedAnnotation, value}}}}}},
+                          "application/merge-patch+json");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+  };
+  annotate("true");
+  ASSERT_TRUE(RunUntil([&] { return kubelets_->stats().stopped_nodes == 1; }));
+  const std::string renewed = Get(lease_path)["spec"]["renewTime"];
+  const uint64_t leases = kubelets_->stats().lease_writes;
+  const uint64_t statuses = kubelets_->stats().node_status_writes;
+  CreatePod("p", BoundSpec("n1"));
+  SeePod("p");
+  for (int i = 0; i < 6; ++i) Advance(seconds(10));
+  EXPECT_EQ(kubelets_->stats().lease_writes, leases);
+  EXPECT_EQ(kubelets_->stats().node_status_writes, statuses);
+  EXPECT_EQ(Get(lease_path)["spec"]["renewTime"], renewed);
+  EXPECT_NE(GetPod("p")["status"]["phase"], "Running");
+
+  annotate(nullptr);
+  ASSERT_TRUE(RunUntil([&] { return kubelets_->stats().stopped_nodes == 0; }));
+  Advance(seconds(2));
+  EXPECT_GT(kubelets_->stats().lease_writes, leases);
+  EXPECT_NE(Get(lease_path)["spec"]["renewTime"], renewed);
+  Json node = Get("/api/v1/nodes/n1");
+  for (const auto& c : node["status"]["conditions"]) {
+    if (c["type"] == "Ready") EXPECT_EQ(c["status"], "True");
+  }
+  EXPECT_EQ(GetPod("p")["status"]["phase"], "Running");
+}
+
 }  // namespace
 }  // namespace berth::kubelet

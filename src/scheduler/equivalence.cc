@@ -8,7 +8,9 @@ namespace berth {
 
 bool SameSchedulingInputs(const Pod& a, const Pod& b) {
   return a.metadata.namespace_ == b.metadata.namespace_ && a.metadata.labels == b.metadata.labels &&
-         a.metadata.owner_references == b.metadata.owner_references && a.spec == b.spec;
+         a.metadata.owner_references == b.metadata.owner_references && a.spec == b.spec &&
+         // Requests of containers resized in place count (ComputePodRequests).
+         a.status.container_resources == b.status.container_resources;
 }
 
 bool UsesModeledVolumes(const Pod& pod) {

@@ -49,6 +49,14 @@ TEST(EquivalenceTest, NamesAndStatusDoNotMatterTheSpecDoes) {
   Pod owned = *a;
   owned.metadata.owner_references.push_back({"apps/v1", "ReplicaSet", "rs", "u1", true});
   EXPECT_FALSE(SameSchedulingInputs(*a, owned));
+  // Pod-level requests and in-place resizes change what the pod requests.
+  Pod pod_level = *a;
+  pod_level.spec.resources.emplace().requests["cpu"] = Quantity::FromMilli(500);
+  EXPECT_FALSE(SameSchedulingInputs(*a, pod_level));
+  Pod resized = *a;
+  resized.status.container_resources.push_back(
+      {"c", ResourceList{{"cpu", Quantity::FromInt(2)}}, {}});
+  EXPECT_FALSE(SameSchedulingInputs(*a, resized));
 }
 
 TEST(EquivalenceTest, VolumesThePluginsLookUp) {

@@ -427,7 +427,7 @@ def check_stop_with_a_backlog(berth, up, tmp):
                            "--secure-port=0"], os.path.join(tmp, "backlog2.log"))
     try:
         wait_for("the rest bound by the next scheduler",
-                 lambda: bound_count(up, "batch=backlog") == (300, 300), timeout=120)
+                 lambda: bound_count(up, "batch=backlog") == (300, 300), timeout=240)
     finally:
         s2.stop()
     up.kubectl(["delete", "pods", "-l", "batch=backlog", "--wait=false"])

@@ -767,7 +767,9 @@ def check_workloads_and_auth(up):
     if rc == 0 or "Expected replicas to be 3, was 5" not in err:
         raise Fail("kubectl scale --current-replicas with a stale count: rc %d, %s" % (rc, err))
     out = up.kubectl(["get", "deployments", "-o", "wide"])[1]
-    if not re.search(r"^web\s+0/5\s+0\s+0\s+\S+\s+nginx\s+nginx\s+app=web$", out, re.M):
+    # The Deployment controller is rolling it out meanwhile: READY, UP-TO-DATE and AVAILABLE
+    # are whatever it has reached.
+    if not re.search(r"^web\s+\d/5\s+\d\s+\d\s+\S+\s+nginx\s+nginx\s+app=web$", out, re.M):
         raise Fail("kubectl get deployments -o wide:\n" + out)
     up.kubectl(["create", "service", "clusterip", "web", "--tcp=80:8080"])
     out = up.kubectl(["get", "all"])[1]

@@ -236,6 +236,9 @@ struct PodSpec {
   CompactVector<Container> containers;
   CompactVector<Container> init_containers;
   ResourceList overhead;
+  // spec.resources: pod-level requests and limits (cpu, memory, hugepages-*), which replace the
+  // containers' sum for those resources. Out of line: most pods have none.
+  Boxed<ResourceRequirements> resources;
   Labels node_selector;
   Boxed<Affinity> affinity;  // out of line: most pods have none
   CompactVector<Toleration> tolerations;
@@ -246,11 +249,22 @@ struct PodSpec {
   friend bool operator==(const PodSpec&, const PodSpec&) = default;
 };
 
+// What the kubelet reports of one container's resources after an in-place resize:
+// status.(init)containerStatuses[].allocatedResources and .resources.requests.
+struct ContainerResourceStatus {
+  std::string name;
+  std::optional<ResourceList> allocated;  // allocatedResources
+  std::optional<ResourceList> requests;   // resources.requests (what is actuated)
+  friend bool operator==(const ContainerResourceStatus&, const ContainerResourceStatus&) = default;
+};
+
 struct PodStatus {
   std::string phase;
   std::string nominated_node_name;
   UnixTime start_time = 0;
   CompactVector<PodCondition> conditions;
+  // Only the container statuses that report resources (running pods resized in place).
+  CompactVector<ContainerResourceStatus> container_resources;
 };
 
 struct Pod {

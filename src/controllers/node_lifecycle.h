@@ -1,0 +1,96 @@
+// The node lifecycle controller and the taint eviction controller of kube-controller-manager
+// (pkg/controller/nodelifecycle, pkg/controller/tainteviction; separate since 1.29).
+//
+// NodeLifecycleController watches nodes and their Leases in kube-node-lease. A node whose
+// heartbeat (Lease renewTime or Ready lastHeartbeatTime) has not changed for the grace period
+// (--node-monitor-grace-period, 40 s by default) gets its kubelet conditions set to Unknown.
+// Every node then carries the taints its Ready condition calls for:
+// node.kubernetes.io/unreachable (Unknown) or node.kubernetes.io/not-ready (False), each as
+// NoSchedule and NoExecute; they are removed when the node is Ready again.
+//
+// TaintEvictionController deletes the pods on nodes with NoExecute taints they do not tolerate,
+// at once, or after the shortest tolerationSeconds of the tolerations they use (the API server
+// gives every pod 300 s for not-ready and unreachable).
+//
+// Both check every node on a ticker (node-monitor-period: an eighth of the grace period,
+// between 100 ms and 5 s) and read time from the injected Clock; MonitorOnce and EvictOnce do
+// one round for tests.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "client/rest_client.h"
+#include "controllers/controller_base.h"
+#include "controllers/shared_informer.h"
+
+namespace berth::controllers {
+
+inline constexpr const char* kNodeLeaseNamespace = "kube-node-lease";
+inline constexpr const char* kNodeLeasesPath =
+    "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases";
+
+// Runs `round` every `period` on a thread of its own until Stop.
+class Ticker {
+ public:
+  void Start(Duration period, std::function<void()> round);
+  void Stop();
+  ~Ticker() { Stop(); }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+class NodeLifecycleController : public Controller {
+ public:
+  NodeLifecycleController(client::RestClient* rest, SharedInformer* nodes, SharedInformer* leases,
+                          ControllerOptions options);
+  void Start() override;
+  void Stop() override;
+  // One pass over every node; returns the number of nodes written.
+  int MonitorOnce();
+
+ private:
+  struct Probe {
+    std::string heartbeat;
+    TimePoint observed;
+  };
+  client::RestClient* rest_;
+  SharedInformer* nodes_;
+  SharedInformer* leases_;
+  ControllerOptions options_;
+  std::mutex mu_;                        // MonitorOnce runs one at a time
+  std::map<std::string, Probe> probes_;  // by node name
+  Ticker ticker_;
+};
+
+class TaintEvictionController : public Controller {
+ public:
+  TaintEvictionController(client::RestClient* rest, SharedInformer* nodes, SharedInformer* pods,
+                          ControllerOptions options);
+  void Start() override;
+  void Stop() override;
+  // Deletes the pods due for eviction; returns how many.
+  int EvictOnce();
+
+ private:
+  client::RestClient* rest_;
+  SharedInformer* nodes_;
+  SharedInformer* pods_;
+  ControllerOptions options_;
+  std::mutex mu_;
+  std::set<std::string> evicted_;  // pod UIDs deleted, until the informer forgets them
+  Ticker ticker_;
+};
+
+// The ticker period for a grace period.
+Duration NodeMonitorPeriod(Duration grace);
+
+}  // namespace berth::controllers

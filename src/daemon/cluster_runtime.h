@@ -1,0 +1,38 @@
+// What `berth up` and `berth cluster` both run beside an API server: the workload controllers
+// and the simulated kubelets, clients of the server a kubeconfig names.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "berth/api/result.h"
+#include "controllers/controller_manager.h"
+#include "kubelet/simulated_kubelets.h"
+
+namespace berth::daemon {
+
+struct RuntimeOptions {
+  // Simulated kubelets' pacing (Go durations).
+  std::string pod_start_delay = "500ms";
+  std::string max_termination_grace = "1s";
+  std::string node_lease_renew_interval = "10s";
+  std::string node_status_report_interval = "5m0s";
+  // Every node's kubelet, or only those of nodes annotated berth.dev/simulated-kubelet "true".
+  bool all_nodes = true;
+  // kube-controller-manager's --controllers ("*", "name", "-name"); empty: none.
+  std::vector<std::string> controllers = {"*"};
+  std::string node_monitor_grace_period = "40s";
+  // Prefixes log lines ("berth up", "berth cluster").
+  std::string log_prefix = "berth";
+  // A limit on the controllers' requests a second (0: none, for the process's own server).
+  double controller_qps = 0;
+};
+
+Result<std::unique_ptr<kubelet::SimulatedKubelets>> StartKubelets(const RuntimeOptions& options,
+                                                                  const std::string& kubeconfig);
+// Null when options.controllers is empty.
+Result<std::unique_ptr<controllers::ControllerManager>> StartControllers(
+    const RuntimeOptions& options, const std::string& kubeconfig);
+
+}  // namespace berth::daemon
