@@ -79,26 +79,84 @@ void CheckNames(const Json& spec, std::vector<std::string>* errs) {
   if (plural.empty()) {
     errs->push_back("spec.names.plural: Required value");
   } else if (!IsDnsLabel(plural)) {
-    errs->push_back(fmt::format("spec.names.plural: Invalid value: \"{}\": a lowercase RFC 1123 "
-                                "label must consist of lower case alphanumeric characters or "
-                                "'-', and must start and end with an alphanumeric character",
-                                plural));
+    errs->push_back(
+        fmt::format("spec.names.plural: Invalid value: \"{}\": a lowercase RFC 1123 "
+                    "label must consist of lower case alphanumeric characters or "
+                    "'-', and must start and end with an alphanumeric character",
+                    plural));
   }
   const std::string singular = Str(names, "singular");
   if (!singular.empty() && !IsDnsLabel(singular)) {
-    errs->push_back(fmt::format("spec.names.singular: Invalid value: \"{}\": a lowercase RFC "
-                                "1123 label must consist of lower case alphanumeric characters "
-                                "or '-', and must start and end with an alphanumeric character",
-                                singular));
+    errs->push_back(
+        fmt::format("spec.names.singular: Invalid value: \"{}\": a lowercase RFC "
+                    "1123 label must consist of lower case alphanumeric characters "
+                    "or '-', and must start and end with an alphanumeric character",
+                    singular));
   }
   if (Str(names, "kind").empty()) errs->push_back("spec.names.kind: Required value");
   const Json shorts = names.value("shortNames", Json::array());
   for (size_t i = 0; shorts.is_array() && i < shorts.size(); ++i) {
     if (!shorts[i].is_string() || !IsDnsLabel(shorts[i].get<std::string>())) {
-      errs->push_back(fmt::format("spec.names.shortNames[{}]: Invalid value: {}: a lowercase "
-                                  "RFC 1123 label must consist of lower case alphanumeric "
-                                  "characters or '-'",
-                                  i, shorts[i].dump()));
+      errs->push_back(
+          fmt::format("spec.names.shortNames[{}]: Invalid value: {}: a lowercase "
+                      "RFC 1123 label must consist of lower case alphanumeric "
+                      "characters or '-'",
+                      i, shorts[i].dump()));
+    }
+  }
+}
+
+// A simple JSON path under `under` (".spec" or ".status"; empty: either).
+bool PathUnder(const std::string& path, const std::string& under) {
+  if (under.empty()) return PathUnder(path, ".spec") || PathUnder(path, ".status");
+  return path.rfind(under + ".", 0) == 0 && path.size() > under.size() + 1;
+}
+
+// additionalPrinterColumns and the scale subresource's paths of version `v`.
+void CheckColumnsAndScale(const Json& v, const std::string& base, std::vector<std::string>* errs) {
+  const Json columns = v.value("additionalPrinterColumns", Json::array());
+  for (size_t i = 0; columns.is_array() && i < columns.size(); ++i) {
+    const std::string at = fmt::format("{}.additionalPrinterColumns[{}]", base, i);
+    const std::string type = Str(columns[i], "type");
+    if (Str(columns[i], "name").empty()) errs->push_back(at + ".name: Required value");
+    if (type.empty()) {
+      errs->push_back(at + ".type: Required value");
+    } else if (type != "boolean" && type != "date" && type != "integer" && type != "number" &&
+               type != "string") {
+      errs->push_back(
+          fmt::format("{}.type: Unsupported value: \"{}\": supported values: "
+                      "\"boolean\", \"date\", \"integer\", \"number\", \"string\"",
+                      at, type));
+    }
+    const std::string path = Str(columns[i], "jsonPath");
+    if (path.empty()) {
+      errs->push_back(at + ".jsonPath: Required value");
+    } else if (path.front() != '.') {
+      errs->push_back(
+          fmt::format("{}.jsonPath: Invalid value: \"{}\": must be a simple json "
+                      "path starting with .",
+                      at, path));
+    }
+  }
+  const Json subs = v.value("subresources", Json::object());
+  const Json scale = subs.is_object() ? subs.value("scale", Json()) : Json();
+  if (!scale.is_object()) return;
+  const std::string at = base + ".subresources.scale";
+  struct PathRule {
+    const char* field;
+    const char* under;
+    bool required;
+  };
+  for (const PathRule& rule : {PathRule{"specReplicasPath", ".spec", true},
+                               PathRule{"statusReplicasPath", ".status", true},
+                               PathRule{"labelSelectorPath", "", false}}) {
+    const std::string path = Str(scale, rule.field);
+    if (path.empty()) {
+      if (rule.required) errs->push_back(fmt::format("{}.{}: Required value", at, rule.field));
+    } else if (!PathUnder(path, rule.under)) {
+      errs->push_back(fmt::format("{}.{}: Invalid value: \"{}\": should be a json path under {}",
+                                  at, rule.field, path,
+                                  *rule.under ? rule.under : "either .spec or .status"));
     }
   }
 }
@@ -106,8 +164,9 @@ void CheckNames(const Json& spec, std::vector<std::string>* errs) {
 void CheckVersions(const Json& spec, std::vector<std::string>* errs) {
   const Json versions = spec.value("versions", Json::array());
   if (!versions.is_array() || versions.empty()) {
-    errs->push_back("spec.versions: Invalid value: null: must have exactly one version marked "
-                    "as storage version");
+    errs->push_back(
+        "spec.versions: Invalid value: null: must have exactly one version marked "
+        "as storage version");
     return;
   }
   int storage = 0;
@@ -117,14 +176,17 @@ void CheckVersions(const Json& spec, std::vector<std::string>* errs) {
     const std::string base = fmt::format("spec.versions[{}]", i);
     const std::string name = Str(v, "name");
     if (!IsDns1035Label(name)) {
-      errs->push_back(fmt::format("{}.name: Invalid value: \"{}\": a DNS-1035 label must consist "
-                                  "of lower case alphanumeric characters or '-', start with an "
-                                  "alphabetic character, and end with an alphanumeric character",
-                                  base, name));
+      errs->push_back(
+          fmt::format("{}.name: Invalid value: \"{}\": a DNS-1035 label must consist "
+                      "of lower case alphanumeric characters or '-', start with an "
+                      "alphabetic character, and end with an alphanumeric character",
+                      base, name));
     } else if (!seen.insert(name).second) {
       errs->push_back(fmt::format("{}.name: Duplicate value: \"{}\"", base, name));
     }
-    if (v.is_object() && v.value("storage", false)) ++storage;
+    if (!v.is_object()) continue;
+    if (v.value("storage", false)) ++storage;
+    CheckColumnsAndScale(v, base, errs);
     Json schema;
     if (v.is_object() && v.contains("schema") && v["schema"].is_object()) {
       schema = v["schema"].value("openAPIV3Schema", Json());
@@ -182,32 +244,98 @@ std::vector<std::string> CrdErrors(const Json& crd) {
   CheckVersions(spec, &errs);
   const std::string strategy = Str(spec.value("conversion", Json::object()), "strategy");
   if (strategy != "None") {
-    errs.push_back(fmt::format("spec.conversion.strategy: Unsupported value: \"{}\": supported "
-                               "values: \"None\"",
-                               strategy));
+    errs.push_back(
+        fmt::format("spec.conversion.strategy: Unsupported value: \"{}\": supported "
+                    "values: \"None\"",
+                    strategy));
   }
   return errs;
 }
 
-// Sets condition `type` to True, keeping its transition time when it already was.
-void SetCondition(Json& status, const std::string& type, const std::string& reason,
+// Sets condition `type` to `value`, keeping its transition time when it already had it.
+void SetCondition(Json& status, const std::string& type, bool value, const std::string& reason,
                   const std::string& message, const std::string& now) {
   Json& conds = status["conditions"];
   if (!conds.is_array()) conds = Json::array();
+  const std::string v = value ? "True" : "False";
   for (auto& c : conds) {
     if (c.is_object() && Str(c, "type") == type) {
-      if (Str(c, "status") != "True") c["lastTransitionTime"] = now;
-      c["status"] = "True";
+      if (Str(c, "status") != v) c["lastTransitionTime"] = now;
+      c["status"] = v;
       c["reason"] = reason;
       c["message"] = message;
       return;
     }
   }
   conds.push_back({{"type", type},
-                   {"status", "True"},
+                   {"status", v},
                    {"lastTransitionTime", now},
                    {"reason", reason},
                    {"message", message}});
+}
+
+// The names of `names` another served CRD of `group` already uses, as the naming controller
+// reports the first: {reason, message}; empty reason when there is no conflict.
+std::pair<std::string, std::string> NameConflict(const std::string& crd_name,
+                                                 const std::string& group, const Json& names) {
+  const std::string plural = Str(names, "plural"), singular = Str(names, "singular");
+  const std::string kind = Str(names, "kind"), list_kind = Str(names, "listKind");
+  std::vector<std::string> shorts;
+  for (const auto& s : names.value("shortNames", Json::array())) {
+    if (s.is_string()) shorts.push_back(s.get<std::string>());
+  }
+  for (const CustomResourceVersion* v : CustomResources()) {
+    const ResourceInfo& o = v->info;
+    if (o.group != group || v->crd_name == crd_name) continue;
+    auto used = [&](const std::string& n) {
+      return !n.empty() &&
+             (n == o.plural || n == o.singular ||
+              std::find(o.short_names.begin(), o.short_names.end(), n) != o.short_names.end());
+    };
+    if (used(plural)) return {"PluralConflict", fmt::format("\"{}\" is already in use", plural)};
+    if (used(singular)) {
+      return {"SingularConflict", fmt::format("\"{}\" is already in use", singular)};
+    }
+    for (const auto& s : shorts) {
+      if (used(s)) return {"ShortNamesConflict", fmt::format("\"{}\" is already in use", s)};
+    }
+    if (kind == o.kind) return {"KindConflict", fmt::format("\"{}\" is already in use", kind)};
+    if (!list_kind.empty() && list_kind == o.kind + "List") {
+      return {"ListKindConflict", fmt::format("\"{}\" is already in use", list_kind)};
+    }
+  }
+  return {};
+}
+
+// status: acceptedNames and the NamesAccepted and Established conditions (set at once: nothing
+// needs to start before the resource is served), and storedVersions, which keeps every version
+// objects may have been stored in.
+void SetCrdStatus(Json& crd) {
+  const std::string now = FormatTimestamp(NowUnixSeconds());
+  const Json& spec = crd["spec"];
+  Json& status = crd["status"];
+  if (!status.is_object()) status = Json::object();
+  const auto [reason, message] =
+      NameConflict(Str(crd["metadata"], "name"), Str(spec, "group"), spec["names"]);
+  if (reason.empty()) {
+    status["acceptedNames"] = spec["names"];
+    SetCondition(status, "NamesAccepted", true, "NoConflicts", "no conflicts found", now);
+    SetCondition(status, "Established", true, "InitialNamesAccepted",
+                 "the initial names have been accepted", now);
+  } else {
+    if (!status.contains("acceptedNames")) status["acceptedNames"] = {{"plural", ""}, {"kind", ""}};
+    SetCondition(status, "NamesAccepted", false, reason, message, now);
+    SetCondition(status, "Established", false, "NotAccepted", "not all names are accepted", now);
+  }
+  Json stored = status.value("storedVersions", Json::array());
+  if (!stored.is_array()) stored = Json::array();
+  for (const auto& v : spec["versions"]) {
+    if (v.value("storage", false) &&
+        std::find(stored.begin(), stored.end(), v["name"]) == stored.end()) {
+      stored.push_back(v["name"]);
+    }
+  }
+  status["storedVersions"] = stored;
 }
 
 }  // namespace
@@ -222,19 +350,7 @@ VoidResult AdmitCrd(const ResourceInfo& r, Json& crd, bool is_create) {
   if (auto errs = CrdErrors(crd); !errs.empty()) {
     return Invalid("CustomResourceDefinition.apiextensions.k8s.io", crd, errs);
   }
-  // Served at once: both conditions hold from the first write.
-  const std::string now = FormatTimestamp(NowUnixSeconds());
-  Json& status = crd["status"];
-  if (!status.is_object()) status = Json::object();
-  status["acceptedNames"] = crd["spec"]["names"];
-  SetCondition(status, "NamesAccepted", "NoConflicts", "no conflicts found", now);
-  SetCondition(status, "Established", "InitialNamesAccepted", "the initial names have been accepted",
-               now);
-  Json versions = Json::array();
-  for (const auto& v : crd["spec"]["versions"]) {
-    if (v.value("storage", false)) versions.push_back(v["name"]);
-  }
-  status["storedVersions"] = versions;
+  SetCrdStatus(crd);
   if (is_create) {
     Json& finalizers = crd["metadata"]["finalizers"];
     if (!finalizers.is_array()) finalizers = Json::array();
@@ -246,13 +362,32 @@ VoidResult AdmitCrd(const ResourceInfo& r, Json& crd, bool is_create) {
   return {};
 }
 
+void ListUnknownCustomFields(std::string_view group, const std::string& kind, const Json& obj,
+                             std::vector<std::string>* problems) {
+  const std::string api_version = Str(obj, "apiVersion");
+  const std::string version = api_version.substr(api_version.find('/') + 1);
+  const CustomResourceVersion* match = nullptr;
+  for (const CustomResourceVersion* v : CustomResources()) {
+    if (v->info.group != group || v->info.kind != kind) continue;
+    if (!match || v->info.version == version) match = v;
+  }
+  if (!match || !match->schema.is_object()) return;
+  Json copy = obj;
+  std::vector<std::string> pruned;
+  PruneUnknownFields(match->schema, copy, &pruned);
+  for (const auto& path : pruned) problems->push_back(fmt::format("unknown field \"{}\"", path));
+}
+
 VoidResult AdmitCustomObject(const CustomResourceVersion& v, Json& obj, bool is_create) {
   const ResourceInfo& r = v.info;
+  if (is_create && v.terminating) {
+    return Error{"create not allowed while custom resource definition is terminating",
+                 ErrorCode::kMethodNotAllowed};
+  }
   if (is_create) {
     if (auto ok = ValidateNewName(r, obj); !ok.ok()) return ok;
     // With a status subresource, status is written only there.
-    if (std::find(r.subresources.begin(), r.subresources.end(), "status") !=
-        r.subresources.end()) {
+    if (std::find(r.subresources.begin(), r.subresources.end(), "status") != r.subresources.end()) {
       obj.erase("status");
     }
   }

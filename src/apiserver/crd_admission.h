@@ -13,6 +13,9 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "apiserver/crd_registry.h"
 #include "apiserver/resources.h"
@@ -26,7 +29,12 @@ bool IsCrdResource(const ResourceInfo& r);
 
 VoidResult AdmitCrd(const ResourceInfo& r, nlohmann::json& crd, bool is_create);
 
-VoidResult AdmitCustomObject(const CustomResourceVersion& v, nlohmann::json& obj,
-                             bool is_create);
+// Adds `unknown field "spec.foo"` to `problems` for each field of `obj` that its custom
+// resource's schema does not declare (the fields pruning drops), as strict decoding reports
+// them. Nothing for a kind that is not a custom resource.
+void ListUnknownCustomFields(std::string_view group, const std::string& kind,
+                             const nlohmann::json& obj, std::vector<std::string>* problems);
+
+VoidResult AdmitCustomObject(const CustomResourceVersion& v, nlohmann::json& obj, bool is_create);
 
 }  // namespace berth::apiserver

@@ -1,6 +1,7 @@
 #include "apiserver/crd_controller.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "apiserver/crd_admission.h"
 #include "apiserver/crd_registry.h"
@@ -25,22 +26,23 @@ CrdController::CrdController(Store& store) : store_(store) {}
 CrdController::~CrdController() { Stop(); }
 
 VoidResult CrdController::Start() {
-  auto watch = store_.Watch(
-      Crds(), "", std::nullopt, nullptr, [this](const WatchEvent& e) {
-        const Json& crd = *e.object.object;
-        const std::string name = crd["metadata"].value("name", "");
-        if (e.type == WatchEventType::kDeleted) {
-          UnregisterCrd(name);
-          return true;
-        }
-        RegisterCrd(crd);
-        if (Terminating(crd)) {
-          std::lock_guard lock(mu_);
-          queue_.push_back(name);
-          cv_.notify_one();
-        }
-        return true;
-      });
+  auto watch = store_.Watch(Crds(), "", std::nullopt, nullptr, [this](const WatchEvent& e) {
+    const Json& crd = *e.object.object;
+    const std::string name = crd["metadata"].value("name", "");
+    if (e.type == WatchEventType::kDeleted) {
+      UnregisterCrd(name);
+      registered_.erase(name);
+      return true;
+    }
+    RegisterCrd(crd);
+    registered_.insert(name);
+    if (Terminating(crd)) {
+      std::lock_guard lock(mu_);
+      queue_.push_back(name);
+      cv_.notify_one();
+    }
+    return true;
+  });
   if (!watch.ok()) return watch.error();
   watch_ = std::move(watch).value();
   thread_ = std::thread([this] { Run(); });
@@ -56,41 +58,53 @@ void CrdController::Stop() {
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   watch_.reset();
+  // The registry is the process's: what this store's CRDs served goes with it (a server
+  // started again, on another store, serves that store's).
+  for (const auto& name : registered_) UnregisterCrd(name);
+  registered_.clear();
 }
 
 void CrdController::Run() {
   std::unique_lock lock(mu_);
+  std::set<std::string> waiting;  // cleanups to try again: objects held by finalizers, errors
   while (true) {
-    cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    const bool woken =
+        cv_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_ || !queue_.empty(); });
     if (stopping_) return;
+    if (!woken) {
+      for (const auto& name : waiting) queue_.push_back(name);
+      waiting.clear();
+      if (queue_.empty()) continue;
+    }
     std::string name = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();
-    // A failed pass (storage) is retried with the CRD's next change or the next start.
-    (void)Cleanup(name);
+    auto done = Cleanup(name);
     lock.lock();
+    if (!done.ok() || !*done) waiting.insert(name);
   }
 }
 
-VoidResult CrdController::Cleanup(const std::string& name) {
+Result<bool> CrdController::Cleanup(const std::string& name) {
   auto got = store_.Get(Crds(), "", name);
-  if (!got.ok()) return {};
+  if (!got.ok()) return true;  // gone already
   const Json& crd = *got->object;
-  if (!Terminating(crd)) return {};
+  if (!Terminating(crd)) return true;
   const ResourceInfo storage = StorageResourceOf(crd);
   auto list = store_.List(storage, "", nullptr, 0, "");
   if (!list.ok()) return list.error();
   std::vector<Store::ObjectRef> refs;
   for (const auto& so : list->items) {
     const Json& meta = (*so.object)["metadata"];
-    refs.push_back({&storage, meta.value("namespace", ""), meta.value("name", ""),
-                    meta.value("uid", "")});
+    refs.push_back(
+        {&storage, meta.value("namespace", ""), meta.value("name", ""), meta.value("uid", "")});
   }
   if (!refs.empty()) {
     if (auto deleted = store_.DeleteMany(refs); !deleted.ok()) return deleted.error();
     // Objects held by finalizers of their own are only marked: wait for them.
     auto left = store_.List(storage, "", nullptr, 1, "");
-    if (left.ok() && !left->items.empty()) return {};
+    if (!left.ok()) return left.error();
+    if (!left->items.empty()) return false;
   }
   auto done = store_.Mutate(
       Crds(), "", name,
@@ -105,7 +119,7 @@ VoidResult CrdController::Cleanup(const std::string& name) {
       },
       false, false);
   if (!done.ok()) return done.error();
-  return {};
+  return true;
 }
 
 }  // namespace berth::apiserver

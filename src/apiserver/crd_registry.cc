@@ -12,6 +12,7 @@ struct Registry {
   std::mutex mu;
   struct Entry {
     Json spec;  // what the versions were built from
+    bool terminating = false;
     std::vector<std::shared_ptr<const CustomResourceVersion>> versions;
   };
   std::map<std::string, Entry, std::less<>> crds;
@@ -62,6 +63,20 @@ ResourceInfo InfoOf(const Json& spec, const Json& v) {
   return info;
 }
 
+// Whether the CRD's Established condition is True (a CRD written before conditions existed,
+// with none, counts as established).
+bool Established(const Json& crd) {
+  const Json status = crd.value("status", Json::object());
+  const Json conds = status.is_object() ? status.value("conditions", Json::array()) : Json();
+  if (!conds.is_array()) return true;
+  for (const auto& c : conds) {
+    if (c.is_object() && c.value("type", "") == "Established") {
+      return c.value("status", "") == "True";
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 void RegisterCrd(const Json& crd) {
@@ -69,11 +84,21 @@ void RegisterCrd(const Json& crd) {
   const Json spec = crd.value("spec", Json::object());
   Registry& r = Instance();
   std::lock_guard lock(r.mu);
+  const bool terminating = crd["metadata"].contains("deletionTimestamp");
+  if (!Established(crd)) {
+    // Its names conflict with another CRD's: not served (and never was).
+    if (auto it = r.crds.find(name); it != r.crds.end()) {
+      for (auto& v : it->second.versions) r.retired.push_back(std::move(v));
+      r.crds.erase(it);
+    }
+    return;
+  }
   auto& entry = r.crds[name];
-  if (!entry.versions.empty() && entry.spec == spec) return;
+  if (!entry.versions.empty() && entry.spec == spec && entry.terminating == terminating) return;
   for (auto& v : entry.versions) r.retired.push_back(std::move(v));
   entry.versions.clear();
   entry.spec = spec;
+  entry.terminating = terminating;
   const Json versions = spec.value("versions", Json::array());
   if (!versions.is_array()) return;
   for (const auto& v : versions) {
@@ -86,6 +111,8 @@ void RegisterCrd(const Json& crd) {
     }
     crv->printer_columns = v.value("additionalPrinterColumns", Json::array());
     crv->storage = v.value("storage", false);
+    crv->several_versions = versions.size() > 1;
+    crv->terminating = terminating;
     const Json scale = v.value("subresources", Json::object()).value("scale", Json());
     if (scale.is_object()) {
       crv->spec_replicas_path = Str(scale, "specReplicasPath");
@@ -157,6 +184,16 @@ std::vector<const CustomResourceVersion*> CustomResources() {
   return out;
 }
 
+std::vector<const ResourceInfo*> CustomStorageResources() {
+  Registry& r = Instance();
+  std::lock_guard lock(r.mu);
+  std::vector<const ResourceInfo*> out;
+  for (const auto& [name, entry] : r.crds) {
+    if (!entry.versions.empty()) out.push_back(&entry.versions.front()->info);
+  }
+  return out;
+}
+
 ResourceInfo StorageResourceOf(const Json& crd) {
   const Json spec = crd.value("spec", Json::object());
   const Json versions = spec.value("versions", Json::array());
@@ -167,6 +204,34 @@ ResourceInfo StorageResourceOf(const Json& crd) {
     }
   }
   return InfoOf(spec, chosen);
+}
+
+namespace {
+
+void SetServedVersion(const ResourceInfo& r, Json& obj) {
+  if (!obj.is_object() || obj.value("kind", "") != r.kind) return;
+  auto it = obj.find("apiVersion");
+  if (it != obj.end() && it->is_string() && it->get<std::string>().rfind(r.group + "/", 0) == 0) {
+    *it = r.GroupVersion();
+  }
+}
+
+}  // namespace
+
+std::string WithServedVersion(const ResourceInfo& r, const std::string& text) {
+  Json doc = Json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return text;
+  SetServedVersion(r, doc);
+  for (const char* list : {"items", "rows"}) {
+    auto items = doc.find(list);
+    if (items == doc.end() || !items->is_array()) continue;
+    for (auto& item : *items) {
+      SetServedVersion(r, item);
+      if (item.is_object() && item.contains("object")) SetServedVersion(r, item["object"]);
+    }
+  }
+  if (doc.contains("object")) SetServedVersion(r, doc["object"]);  // a watch event
+  return doc.dump();
 }
 
 }  // namespace berth::apiserver

@@ -20,10 +20,14 @@ namespace berth::apiserver {
 // One served version of a custom resource.
 struct CustomResourceVersion {
   ResourceInfo info;
-  std::string crd_name;  // "<plural>.<group>"
-  nlohmann::json schema;          // openAPIV3Schema (null: none)
+  std::string crd_name;            // "<plural>.<group>"
+  nlohmann::json schema;           // openAPIV3Schema (null: none)
   nlohmann::json printer_columns;  // additionalPrinterColumns (array)
   bool storage = false;
+  // The CRD has other versions: stored objects may carry another version's apiVersion
+  // (conversion None changes nothing else), which reads rewrite.
+  bool several_versions = false;
+  bool terminating = false;  // its CRD is being deleted: no new objects
   // spec.versions[].subresources.scale, when present.
   std::string spec_replicas_path, status_replicas_path, label_selector_path;
 };
@@ -36,8 +40,17 @@ const CustomResourceVersion* FindCustomResourceByKind(std::string_view group,
 // The custom resource behind `r`, or null for a built-in resource.
 const CustomResourceVersion* CustomResourceOf(const ResourceInfo& r);
 
+// `text` (an object, a list, a Table or a watch event, as JSON) with the apiVersion of each
+// object of `r`'s kind in it set to `r`'s: what conversion None does between versions. Other
+// text comes back as it was.
+std::string WithServedVersion(const ResourceInfo& r, const std::string& text);
+
 // Every served custom resource version, the CRDs' preferred (first served) versions first.
 std::vector<const CustomResourceVersion*> CustomResources();
+
+// One view of each CRD's stored objects (all its versions share one storage key): what
+// walks every kind's storage (namespace deletion) adds to the built-in resources.
+std::vector<const ResourceInfo*> CustomStorageResources();
 
 // Serves what `crd` (a stored CustomResourceDefinition) defines, replacing what it served
 // before. A CRD being deleted is still served (its objects are being removed).

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <boost/regex.hpp>
 #include <cmath>
-#include <regex>
+#include <list>
+#include <map>
+#include <memory>
 
 namespace berth::apiserver {
 namespace {
@@ -26,15 +29,16 @@ const Json* AdditionalProperties(const Json& schema) {
   return &*it;
 }
 
-void Prune(const Json& schema, Json& obj, bool root) {
+void Prune(const Json& schema, Json& obj, bool root, const std::string& path,
+           std::vector<std::string>* pruned) {
   if (!schema.is_object()) return;
   if (obj.is_object()) {
     auto props = schema.find("properties");
     const Json* additional = AdditionalProperties(schema);
-    const bool preserve = Flag(schema, "x-kubernetes-preserve-unknown-fields") ||
-                          (schema.contains("additionalProperties") &&
-                           schema["additionalProperties"].is_boolean() &&
-                           schema["additionalProperties"].get<bool>());
+    const bool preserve =
+        Flag(schema, "x-kubernetes-preserve-unknown-fields") ||
+        (schema.contains("additionalProperties") && schema["additionalProperties"].is_boolean() &&
+         schema["additionalProperties"].get<bool>());
     const bool embedded = Flag(schema, "x-kubernetes-embedded-resource");
     for (auto it = obj.begin(); it != obj.end();) {
       const std::string& key = it.key();
@@ -43,22 +47,40 @@ void Prune(const Json& schema, Json& obj, bool root) {
         continue;
       }
       if (props != schema.end() && props->is_object() && props->contains(key)) {
-        Prune((*props)[key], it.value(), false);
+        Prune((*props)[key], it.value(), false, Child(path, key), pruned);
         ++it;
       } else if (additional) {
-        Prune(*additional, it.value(), false);
+        Prune(*additional, it.value(), false, Child(path, key), pruned);
         ++it;
       } else if (preserve) {
         ++it;
       } else {
+        if (pruned) pruned->push_back(Child(path, key));
         it = obj.erase(it);
       }
     }
   } else if (obj.is_array()) {
     auto items = schema.find("items");
     if (items == schema.end()) return;
-    for (auto& e : obj) Prune(*items, e, false);
+    for (size_t i = 0; i < obj.size(); ++i) {
+      Prune(*items, obj[i], false, fmt::format("{}[{}]", path, i), pruned);
+    }
   }
+}
+
+// A null where `schema` does not allow one: replaced by the default, or dropped when there is
+// none (kube-apiserver's defaulting does both before validation).
+bool NullReplaced(const Json& schema, Json& obj, const std::string& key) {
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_null() || !schema.is_object() || Flag(schema, "nullable")) {
+    return false;
+  }
+  if (schema.contains("default")) {
+    *it = schema["default"];
+  } else {
+    obj.erase(it);
+  }
+  return true;
 }
 
 void Defaults(const Json& schema, Json& obj) {
@@ -66,6 +88,7 @@ void Defaults(const Json& schema, Json& obj) {
   if (obj.is_object()) {
     if (auto props = schema.find("properties"); props != schema.end() && props->is_object()) {
       for (auto& [key, sub] : props->items()) {
+        NullReplaced(sub, obj, key);
         if (!obj.contains(key) && sub.is_object() && sub.contains("default")) {
           obj[key] = sub["default"];
         }
@@ -73,19 +96,18 @@ void Defaults(const Json& schema, Json& obj) {
       }
     }
     if (const Json* additional = AdditionalProperties(schema)) {
-      for (auto& [key, value] : obj.items()) Defaults(*additional, value);
+      std::vector<std::string> keys;
+      for (auto& [key, value] : obj.items()) keys.push_back(key);
+      for (const auto& key : keys) {
+        NullReplaced(*additional, obj, key);
+        if (obj.contains(key)) Defaults(*additional, obj[key]);
+      }
     }
   } else if (obj.is_array()) {
     if (auto items = schema.find("items"); items != schema.end()) {
       for (auto& e : obj) Defaults(*items, e);
     }
   }
-}
-
-// A value as kube-apiserver quotes it in an error.
-std::string Shown(const Json& v) {
-  if (v.is_null()) return "\"null\"";
-  return v.dump();
 }
 
 const char* TypeOf(const Json& v) {
@@ -120,6 +142,50 @@ std::string FormatNumber(const Json& n) {
   return n.dump();
 }
 
+// A compiled `pattern`, from a small per-thread cache (a CRD's patterns are matched on every
+// write of its objects). Null when the pattern does not compile.
+std::shared_ptr<const boost::regex> CompiledPattern(const std::string& pattern) {
+  constexpr size_t kCached = 64;
+  thread_local std::list<std::pair<std::string, std::shared_ptr<const boost::regex>>> lru;
+  for (auto it = lru.begin(); it != lru.end(); ++it) {
+    if (it->first == pattern) {
+      lru.splice(lru.begin(), lru, it);
+      return it->second;
+    }
+  }
+  std::shared_ptr<const boost::regex> re;
+  try {
+    re = std::make_shared<const boost::regex>(pattern, boost::regex::ECMAScript);
+  } catch (const std::exception&) {
+    // Not a valid expression: null.
+  }
+  lru.emplace_front(pattern, re);
+  if (lru.size() > kCached) lru.pop_back();
+  return re;
+}
+
+enum class PatternMatch { kYes, kNo, kTooComplex };
+
+// Boost.Regex bounds the work and memory of a match and says so instead of overflowing the
+// stack or running for ever, as a backtracking matcher would on a hostile value.
+PatternMatch MatchPattern(const std::string& pattern, const std::string& s) {
+  auto re = CompiledPattern(pattern);
+  if (!re) return PatternMatch::kYes;  // refused when the CRD was written
+  try {
+    return boost::regex_search(s, *re) ? PatternMatch::kYes : PatternMatch::kNo;
+  } catch (const std::exception&) {
+    return PatternMatch::kTooComplex;
+  }
+}
+
+// A long value shown by its start only.
+std::string Abbreviated(const Json& v) {
+  std::string text = v.dump();
+  constexpr size_t kShown = 64;
+  if (text.size() > kShown) text = text.substr(0, kShown) + "...";
+  return text;
+}
+
 class Validator {
  public:
   std::vector<std::string> errors;
@@ -136,8 +202,9 @@ class Validator {
     const bool int_or_string = Flag(schema, "x-kubernetes-int-or-string");
     if (int_or_string) {
       if (!IsInteger(v) && !v.is_string()) {
-        Add(path, fmt::format("Invalid value: {}: {} in body must be of type integer,string: {}",
-                              Shown(v), shown_path, Shown(v)));
+        Add(path, fmt::format("Invalid value: \"{}\": {} in body must be of type "
+                              "integer,string: \"{}\"",
+                              TypeOf(v), shown_path, TypeOf(v)));
         return;
       }
     } else if (auto type = schema.find("type"); type != schema.end() && type->is_string()) {
@@ -148,6 +215,7 @@ class Validator {
       }
     }
     CheckEnum(schema, v, path);
+    CheckComposition(schema, v, path, shown_path);
     if (v.is_number()) CheckBounds(schema, v, path, shown_path);
     if (v.is_string()) CheckString(schema, v, path, shown_path);
     if (v.is_array()) CheckArray(schema, v, path, shown_path);
@@ -155,6 +223,46 @@ class Validator {
   }
 
  private:
+  // Whether `v` passes `sub` on its own (its errors are not reported).
+  static bool Passes(const Json& sub, const Json& v, const std::string& path) {
+    Validator inner;
+    inner.Check(sub, v, path, false);
+    return inner.errors.empty();
+  }
+
+  // allOf, anyOf, oneOf and not, in the words of kube-openapi's validator.
+  void CheckComposition(const Json& schema, const Json& v, const std::string& path,
+                        const std::string& shown) {
+    if (auto all = schema.find("allOf"); all != schema.end() && all->is_array()) {
+      for (const auto& sub : *all) Check(sub, v, path, false);
+    }
+    if (auto any = schema.find("anyOf"); any != schema.end() && any->is_array() && !any->empty()) {
+      bool ok = false;
+      for (const auto& sub : *any) ok = ok || Passes(sub, v, path);
+      if (!ok) {
+        Add(path, fmt::format("Invalid value: \"\": {} in body must validate at least one "
+                              "schema (anyOf)",
+                              shown));
+      }
+    }
+    if (auto one = schema.find("oneOf"); one != schema.end() && one->is_array() && !one->empty()) {
+      int passed = 0;
+      for (const auto& sub : *one) passed += Passes(sub, v, path) ? 1 : 0;
+      if (passed != 1) {
+        Add(path, fmt::format("Invalid value: \"\": {} in body must validate one and only one "
+                              "schema (oneOf)",
+                              shown));
+      }
+    }
+    if (auto no = schema.find("not"); no != schema.end() && no->is_object()) {
+      if (Passes(*no, v, path)) {
+        Add(path, fmt::format("Invalid value: \"\": {} in body must not validate the schema "
+                              "(not)",
+                              shown));
+      }
+    }
+  }
+
   void Add(const std::string& path, const std::string& what) {
     errors.push_back(path.empty() ? what : path + ": " + what);
   }
@@ -165,8 +273,12 @@ class Validator {
     for (const auto& allowed : *e) {
       if (allowed == v) return;
     }
+    // As field.NotSupported: every allowed value quoted, non-strings as their JSON.
     std::string list;
-    for (const auto& allowed : *e) list += (list.empty() ? "" : ", ") + allowed.dump();
+    for (const auto& allowed : *e) {
+      const std::string text = allowed.is_string() ? allowed.get<std::string>() : allowed.dump();
+      list += (list.empty() ? "" : ", ") + Json(text).dump();
+    }
     Add(path, fmt::format("Unsupported value: {}: supported values: {}", v.dump(), list));
   }
 
@@ -176,9 +288,8 @@ class Validator {
     if (auto m = schema.find("minimum"); m != schema.end() && m->is_number()) {
       const bool exclusive = Flag(schema, "exclusiveMinimum");
       if (exclusive ? d <= m->get<double>() : d < m->get<double>()) {
-        Add(path, fmt::format("Invalid value: {}: {} in body should be greater than {}{}",
-                              v.dump(), shown, exclusive ? "" : "or equal to ",
-                              FormatNumber(*m)));
+        Add(path, fmt::format("Invalid value: {}: {} in body should be greater than {}{}", v.dump(),
+                              shown, exclusive ? "" : "or equal to ", FormatNumber(*m)));
       }
     }
     if (auto m = schema.find("maximum"); m != schema.end() && m->is_number()) {
@@ -208,15 +319,15 @@ class Validator {
       }
     }
     if (auto p = schema.find("pattern"); p != schema.end() && p->is_string()) {
-      bool matches = true;
-      try {
-        matches = std::regex_search(s, std::regex(p->get<std::string>(), std::regex::ECMAScript));
-      } catch (const std::regex_error&) {
-        // The CRD's validation refuses patterns that do not compile; nothing to say here.
-      }
-      if (!matches) {
+      const std::string& pattern = p->get_ref<const std::string&>();
+      const PatternMatch m = MatchPattern(pattern, s);
+      if (m == PatternMatch::kNo) {
         Add(path, fmt::format("Invalid value: {}: {} in body should match '{}'", v.dump(), shown,
-                              p->get<std::string>()));
+                              pattern));
+      } else if (m == PatternMatch::kTooComplex) {
+        Add(path, fmt::format("Invalid value: {}: {} in body could not be matched against '{}': "
+                              "the match needs more work than the server allows",
+                              Abbreviated(v), shown, pattern));
       }
     }
   }
@@ -225,8 +336,8 @@ class Validator {
                   const std::string& shown) {
     if (auto m = schema.find("maxItems"); m != schema.end() && m->is_number_integer()) {
       if (v.size() > m->get<size_t>()) {
-        Add(path, fmt::format("Too many: {}: must have at most {} items", v.size(),
-                              m->get<int64_t>()));
+        Add(path,
+            fmt::format("Too many: {}: must have at most {} items", v.size(), m->get<int64_t>()));
       }
     }
     if (auto m = schema.find("minItems"); m != schema.end() && m->is_number_integer()) {
@@ -263,15 +374,40 @@ class Validator {
   }
 };
 
+// The checks of a node that apply inside allOf/anyOf/oneOf/not too (value validations).
+void ValueChecks(const Json& schema, const std::string& path, std::vector<std::string>* out) {
+  if (auto p = schema.find("pattern"); p != schema.end() && p->is_string()) {
+    if (std::string why = PatternError(*p); !why.empty()) {
+      out->push_back(
+          fmt::format("{}.pattern: Invalid value: {}: must be a valid regular "
+                      "expression, but isn't: {}",
+                      path, p->dump(), why));
+    }
+  }
+  for (const char* key : {"allOf", "anyOf", "oneOf"}) {
+    auto list = schema.find(key);
+    if (list == schema.end() || !list->is_array()) continue;
+    for (size_t i = 0; i < list->size(); ++i) {
+      if ((*list)[i].is_object()) {
+        ValueChecks((*list)[i], fmt::format("{}.{}[{}]", path, key, i), out);
+      }
+    }
+  }
+  if (auto no = schema.find("not"); no != schema.end() && no->is_object()) {
+    ValueChecks(*no, path + ".not", out);
+  }
+}
+
 void Structural(const Json& schema, const std::string& path, std::vector<std::string>* out) {
   if (!schema.is_object()) return;
   const bool typed = schema.contains("type") && schema["type"].is_string() &&
                      !schema["type"].get<std::string>().empty();
   if (!typed && !Flag(schema, "x-kubernetes-preserve-unknown-fields") &&
       !Flag(schema, "x-kubernetes-int-or-string")) {
-    out->push_back(fmt::format("{}.type: Required value: must not be empty for specified {}",
-                               path, schema.contains("items") ? "array items" : "object fields"));
+    out->push_back(fmt::format("{}.type: Required value: must not be empty for specified {}", path,
+                               schema.contains("items") ? "array items" : "object fields"));
   }
+  ValueChecks(schema, path, out);
   if (auto props = schema.find("properties"); props != schema.end() && props->is_object()) {
     for (const auto& [key, sub] : props->items()) {
       Structural(sub, path + ".properties[" + key + "]", out);
@@ -287,7 +423,9 @@ void Structural(const Json& schema, const std::string& path, std::vector<std::st
 
 }  // namespace
 
-void PruneUnknownFields(const Json& schema, Json& obj) { Prune(schema, obj, true); }
+void PruneUnknownFields(const Json& schema, Json& obj, std::vector<std::string>* pruned) {
+  Prune(schema, obj, true, "", pruned);
+}
 
 void ApplySchemaDefaults(const Json& schema, Json& obj) { Defaults(schema, obj); }
 
@@ -310,6 +448,15 @@ std::vector<std::string> StructuralSchemaErrors(const Json& schema) {
                   "\": must be object at the root");
   }
   return out;
+}
+
+std::string PatternError(const std::string& pattern) {
+  try {
+    boost::regex re(pattern, boost::regex::ECMAScript);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace berth::apiserver

@@ -10,7 +10,7 @@ namespace {
 using Json = nlohmann::json;
 
 struct Step {
-  std::string key;           // a field ("" for none)
+  std::string key;  // a field ("" for none)
   std::optional<size_t> index;
   std::string filter_field;  // [?(@.field=="value")]
   Json filter_value;
@@ -65,19 +65,20 @@ std::string Str(const Json& obj, const char* key) {
   return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-// A cell as kube-apiserver's table convertor makes it from the column's type.
+// A cell as kube-apiserver's table convertor makes it from the column's type: a value of
+// another type than the column's is an empty cell.
 Json Cell(const Json* v, const std::string& type, int64_t now) {
   if (!v || v->is_null()) return nullptr;
-  if (type == "integer" && v->is_number()) return v->get<int64_t>();
-  if (type == "number" && v->is_number()) return *v;
-  if (type == "boolean" && v->is_boolean()) return *v;
-  if (type == "date" && v->is_string()) {
+  if (type == "string") return v->is_string() ? *v : Json(v->dump());
+  if (type == "integer") return v->is_number() ? Json(v->get<int64_t>()) : Json();
+  if (type == "number") return v->is_number() ? *v : Json();
+  if (type == "boolean") return v->is_boolean() ? *v : Json();
+  if (type == "date") {
+    if (!v->is_string()) return nullptr;
     auto t = ParseTimestamp(v->get<std::string>());
-    if (t.ok()) return HumanDuration(now - *t);
+    return t.ok() ? Json(HumanDuration(now - *t)) : Json("<invalid>");
   }
-  if (v->is_string()) return *v;
-  if (type == "string") return v->dump();
-  return *v;
+  return nullptr;
 }
 
 Json RowObject(const Json& obj, IncludeObject include) {

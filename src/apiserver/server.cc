@@ -20,6 +20,7 @@
 #include "apiserver/admission.h"
 #include "apiserver/base64.h"
 #include "apiserver/bootstrap.h"
+#include "apiserver/crd_admission.h"
 #include "apiserver/crd_controller.h"
 #include "apiserver/crd_table.h"
 #include "apiserver/default_storage_class.h"
@@ -382,9 +383,29 @@ VoidResult CheckBodyFields(std::string_view group, const std::string& kind, Fiel
   if (const FieldSchema* schema = FindFieldSchema(group, kind)) {
     if (auto bad = FindFieldTypeError(*schema, obj)) return decode_error(*bad);
     DropUnknownFields(*schema, obj, fv == FieldValidation::kIgnore ? nullptr : problems);
+  } else if (fv != FieldValidation::kIgnore) {
+    ListUnknownCustomFields(group, kind, obj, problems);  // admission prunes them
   }
   if (fv != FieldValidation::kStrict || problems->empty()) return {};
   return decode_error("strict decoding error: " + Join(*problems, ", "));
+}
+
+// `resp` with the objects of custom resource `r` in it as version `r` serves them (stored
+// objects may carry another version's apiVersion), once it is ready.
+HttpResponse AsServedVersion(const ResourceInfo& r, HttpResponse resp) {
+  if (resp.deferred) {
+    resp.deferred = [&r, inner = std::move(resp.deferred)](
+                        std::function<void(HttpResponse)> reply) mutable {
+      inner([&r, reply = std::move(reply)](HttpResponse ready) {
+        reply(AsServedVersion(r, std::move(ready)));
+      });
+    };
+    return resp;
+  }
+  if (!resp.stream && resp.content_type.find("json") != std::string::npos) {
+    resp.body = WithServedVersion(r, resp.body);
+  }
+  return resp;
 }
 
 // Adds one Warning header per distinct message (kubectl prints each as "Warning: ...").
@@ -625,6 +646,8 @@ HttpResponse Server::Impl::Handle(HttpRequest& req) {
         Error{"the server could not find the requested resource", ErrorCode::kNotFound});
   }
   try {
+    const CustomResourceVersion* custom = CustomResourceOf(*t.resource);
+    if (custom && custom->several_versions) return AsServedVersion(*t.resource, HandleResource(req, t));
     return HandleResource(req, t);
   } catch (const Json::type_error& e) {
     // A value of the wrong type (a number where a string belongs) that decoding let through
@@ -784,7 +807,13 @@ HttpResponse Server::Impl::Watch(HttpRequest& req, const Target& t) {
                  initial_events](std::shared_ptr<net::StreamSink> sink) {
     w->sink = sink;
     auto first = std::make_shared<bool>(true);
-    WatchCallback cb = [sink, table, include, res, first](const WatchEvent& ev) {
+    const CustomResourceVersion* custom = CustomResourceOf(*res);
+    const bool rewrite = custom && custom->several_versions;
+    WatchCallback cb = [sink, table, include, res, first, rewrite](const WatchEvent& ev) {
+      if (!table && rewrite) {
+        auto parts = WatchEventLineParts(ev);
+        return sink->Write(*parts[0] + WithServedVersion(*res, *parts[1]) + *parts[2]);
+      }
       if (!table) return sink->Write(WatchEventLineParts(ev));
       Json obj =
           ToTable(*res, {ev.object.object.get()}, ev.object.rv, include, NowUnixSeconds(), *first);
@@ -1196,7 +1225,8 @@ HttpResponse Server::Impl::Delete(HttpRequest& req, const Target& t) {
   if (auto refused = RefuseImmortalNamespace(*t.resource, t.name); !refused.ok()) {
     return ErrorResponse(refused.error());
   }
-  if (opts->propagation && !opts->dry_run) {
+  // The garbage collector does not watch custom resources: no finalizer of its would go.
+  if (opts->propagation && !opts->dry_run && !CustomResourceOf(*t.resource)) {
     auto set = SetGcFinalizers(*t.resource, t.ns, t.name, *opts);
     if (!set.ok()) return ErrorResponse(set.error(), t.resource->plural, t.name);
   }

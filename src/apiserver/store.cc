@@ -20,6 +20,7 @@
 #include "api/codec.h"
 #include "api/json_parse.h"
 #include "api/json_text.h"
+#include "apiserver/crd_registry.h"
 #include "apiserver/event_conversion.h"
 
 namespace berth::apiserver {
@@ -770,7 +771,11 @@ struct Store::Impl {
     OneTransaction transaction(*this);
     const std::string name = last["metadata"].value("name", "");
     const std::string prefix = name + "/";
-    for (const auto& res : ServedResources()) {
+    std::vector<const ResourceInfo*> kinds;
+    for (const auto& res : ServedResources()) kinds.push_back(&res);
+    for (const ResourceInfo* custom : CustomStorageResources()) kinds.push_back(custom);
+    for (const ResourceInfo* kind : kinds) {
+      const ResourceInfo& res = *kind;
       if (!res.namespaced || res.create_only || ViewOf(res)) continue;
       auto found = objects.find(res.StorageName());
       if (found == objects.end()) continue;
