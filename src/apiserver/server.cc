@@ -394,12 +394,12 @@ VoidResult CheckBodyFields(std::string_view group, const std::string& kind, Fiel
 // objects may carry another version's apiVersion), once it is ready.
 HttpResponse AsServedVersion(const ResourceInfo& r, HttpResponse resp) {
   if (resp.deferred) {
-    resp.deferred = [&r, inner = std::move(resp.deferred)](
-                        std::function<void(HttpResponse)> reply) mutable {
-      inner([&r, reply = std::move(reply)](HttpResponse ready) {
-        reply(AsServedVersion(r, std::move(ready)));
-      });
-    };
+    resp.deferred =
+        [&r, inner = std::move(resp.deferred)](std::function<void(HttpResponse)> reply) mutable {
+          inner([&r, reply = std::move(reply)](HttpResponse ready) {
+            reply(AsServedVersion(r, std::move(ready)));
+          });
+        };
     return resp;
   }
   if (!resp.stream && resp.content_type.find("json") != std::string::npos) {
@@ -647,7 +647,8 @@ HttpResponse Server::Impl::Handle(HttpRequest& req) {
   }
   try {
     const CustomResourceVersion* custom = CustomResourceOf(*t.resource);
-    if (custom && custom->several_versions) return AsServedVersion(*t.resource, HandleResource(req, t));
+    if (custom && custom->several_versions)
+      return AsServedVersion(*t.resource, HandleResource(req, t));
     return HandleResource(req, t);
   } catch (const Json::type_error& e) {
     // A value of the wrong type (a number where a string belongs) that decoding let through
@@ -968,7 +969,9 @@ HttpResponse Server::Impl::Scale(HttpRequest& req, const Target& t) {
   const ResourceInfo& res = *t.resource;
   // A custom resource's Scale comes from the paths its CRD names (crd_table.h).
   const CustomResourceVersion* custom = CustomResourceOf(res);
-  auto scale_of = [custom](const Json& o) { return custom ? CustomScaleOf(*custom, o) : ScaleOf(o); };
+  auto scale_of = [custom](const Json& o) {
+    return custom ? CustomScaleOf(*custom, o) : ScaleOf(o);
+  };
   if (req.method == "GET") {
     auto got = store->Get(res, t.ns, t.name);
     if (!got.ok()) return ErrorResponse(got.error(), res.plural, t.name);
