@@ -175,6 +175,13 @@ TEST_F(CrdServerTest, CustomObjectsAreDefaultedValidatedAndPruned) {
   ASSERT_EQ(status.status, 200) << status.body.dump();
   EXPECT_EQ(status.body["status"]["phase"], "Up");
   EXPECT_EQ(status.body["metadata"]["generation"], 2);
+  Reply strict_patch = Do(http::verb::patch, w + "?fieldValidation=Strict",
+                          R"({"spec":{"colour":"red"}})", "application/merge-patch+json");
+  EXPECT_EQ(strict_patch.status, 422);
+  EXPECT_NE(strict_patch.body["message"].get<std::string>().find(
+                "strict decoding error: unknown field \"spec.colour\""),
+            std::string::npos)
+      << strict_patch.body.dump();
   Reply json_patch = Do(http::verb::patch, w, R"([{"op":"replace","path":"/spec/size","value":1}])",
                         "application/json-patch+json");
   EXPECT_EQ(json_patch.status, 422) << json_patch.body.dump();

@@ -1199,6 +1199,17 @@ HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
           // go quietly.
           DropUnknownFields(*schema, *patched, nullptr);
           if (*fv == FieldValidation::kWarn) warnings = patch_problems;
+        } else if (!apply && check) {
+          // A custom resource's undeclared fields, which its admission prunes.
+          std::vector<std::string> unknown;
+          ListUnknownCustomFields(res.group, res.kind, *patched, &unknown);
+          if (*fv == FieldValidation::kStrict && !unknown.empty()) {
+            return Error{fmt::format(" \"\" is invalid: patch: Invalid value: {}: strict "
+                                     "decoding error: {}",
+                                     Json(patched->dump()).dump(), Join(unknown, ", ")),
+                         ErrorCode::kInvalid};
+          }
+          if (*fv == FieldValidation::kWarn) warnings = std::move(unknown);
         }
         Json next = SplitStatus(res, sub, *current, std::move(patched).value());
         if (apply) {

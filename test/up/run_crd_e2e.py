@@ -8,7 +8,8 @@ Usage: run_crd_e2e.py BERTH [CHECK ...]
   accepted names, and is discovered with its short names (`kubectl get pg`);
 * CRDs that kube-apiserver refuses are refused with its messages (two storage versions, a
   schema node without a type, a bad group);
-* the README's PodGroup applies and `kubectl get pg` prints the CRD's printer columns;
+* the README's PodGroup applies, `kubectl get pg` prints the CRD's printer columns and
+  `kubectl explain pg.spec.minMember` its description;
   malformed PodGroups are refused with kube-apiserver's field errors, unknown fields too;
 * merge and JSON patches, the status subresource (generation moves with spec only);
 * the Python client's CustomObjectsApi creates, lists, patches status and watches PodGroups
@@ -123,6 +124,10 @@ def check_podgroup_example_and_columns(up):
     row = out[1].split()
     if row[0] != "nginx" or row[1] != "3":
         raise Fail("row: %s" % out[1])
+    # The CRD's schema is published in OpenAPI v3: kubectl explain reads its descriptions.
+    out = up.kubectl(["explain", "pg.spec.minMember"])[1]
+    if "MinMember defines the minimal number" not in out or "integer" not in out:
+        raise Fail("kubectl explain: %s" % out)
     pg = get(up, ["podgroups.scheduling.x-k8s.io", "nginx"])
     if pg["spec"] != {"minMember": 3, "scheduleTimeoutSeconds": 10} or \
             pg["metadata"]["generation"] != 1:
@@ -168,6 +173,12 @@ def check_patches_and_status(up):
                              '{"spec":{"minMember":-1}}'], check=False)
     if rc == 0 or "should be greater than or equal to 1" not in err:
         raise Fail("invalid patch: rc %d %s" % (rc, err))
+    # kubectl patch asks for warnings: the field is reported and pruned.
+    _, _, err = up.kubectl(["patch", "pg", "patched", "--type=merge", "-p",
+                            '{"spec":{"bogus":1}}'])
+    if 'Warning: unknown field "spec.bogus"' not in err or \
+            "bogus" in get(up, ["pg", "patched"])["spec"]:
+        raise Fail("patch with an unknown field: %s" % err)
     out = up.kubectl(["get", "pg", "patched", "--no-headers"])[1].split()
     if out[1:4] != ["Running", "5", "5"]:
         raise Fail("columns after status: %s" % out)
