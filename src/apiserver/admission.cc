@@ -561,6 +561,7 @@ Json FixedPodSpec(Json spec) {
 }  // namespace
 
 VoidResult ValidateUpdate(const ResourceInfo& r, const Json& current, Json& next) {
+  if (IsCrdResource(r)) return ValidateCrdUpdate(current, next);
   const Json& old_spec = At(current, "spec");
   if (r.group.empty() && r.plural == "pods" && old_spec.is_object() && next["spec"].is_object()) {
     // Priority admission keeps what it set at creation.

@@ -73,34 +73,45 @@ void DefaultCrd(Json& crd) {
   if (!spec.contains("conversion")) spec["conversion"] = {{"strategy", "None"}};
 }
 
+// IsDNS1035Label's message.
+std::string Dns1035Message() {
+  return "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
+         "with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name', "
+         " or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+}
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), ::tolower);
+  return s;
+}
+
 void CheckNames(const Json& spec, std::vector<std::string>* errs) {
   const Json names = spec.value("names", Json::object());
   const std::string plural = Str(names, "plural");
-  if (plural.empty()) {
-    errs->push_back("spec.names.plural: Required value");
-  } else if (!IsDnsLabel(plural)) {
-    errs->push_back(
-        fmt::format("spec.names.plural: Invalid value: \"{}\": a lowercase RFC 1123 "
-                    "label must consist of lower case alphanumeric characters or "
-                    "'-', and must start and end with an alphanumeric character",
-                    plural));
-  }
-  const std::string singular = Str(names, "singular");
-  if (!singular.empty() && !IsDnsLabel(singular)) {
-    errs->push_back(
-        fmt::format("spec.names.singular: Invalid value: \"{}\": a lowercase RFC "
-                    "1123 label must consist of lower case alphanumeric characters "
-                    "or '-', and must start and end with an alphanumeric character",
-                    singular));
+  if (plural.empty()) errs->push_back("spec.names.plural: Required value");
+  // Plural and singular as they are; kinds may have mixed case.
+  struct Rule {
+    const char* field;
+    bool lowered;
+  };
+  for (const Rule& rule : {Rule{"plural", false}, Rule{"singular", false}, Rule{"kind", true},
+                           Rule{"listKind", true}}) {
+    const std::string value = Str(names, rule.field);
+    if (value.empty() || IsDns1035Label(rule.lowered ? Lower(value) : value)) continue;
+    errs->push_back(fmt::format(
+        "spec.names.{}: Invalid value: \"{}\": {}{}", rule.field, value,
+        rule.lowered ? "may have mixed case, but should otherwise match: " : "", Dns1035Message()));
   }
   if (Str(names, "kind").empty()) errs->push_back("spec.names.kind: Required value");
   const Json shorts = names.value("shortNames", Json::array());
   for (size_t i = 0; shorts.is_array() && i < shorts.size(); ++i) {
     if (!shorts[i].is_string() || !IsDnsLabel(shorts[i].get<std::string>())) {
       errs->push_back(
-          fmt::format("spec.names.shortNames[{}]: Invalid value: {}: a lowercase "
-                      "RFC 1123 label must consist of lower case alphanumeric "
-                      "characters or '-'",
+          fmt::format("spec.names.shortNames[{}]: Invalid value: {}: a lowercase RFC 1123 label "
+                      "must consist of lower case alphanumeric characters or '-', and must "
+                      "start and end with an alphanumeric character (e.g. 'my-name',  or "
+                      "'123-abc', regex used for validation is "
+                      "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
                       i, shorts[i].dump()));
     }
   }
@@ -177,10 +188,7 @@ void CheckVersions(const Json& spec, std::vector<std::string>* errs) {
     const std::string name = Str(v, "name");
     if (!IsDns1035Label(name)) {
       errs->push_back(
-          fmt::format("{}.name: Invalid value: \"{}\": a DNS-1035 label must consist "
-                      "of lower case alphanumeric characters or '-', start with an "
-                      "alphabetic character, and end with an alphanumeric character",
-                      base, name));
+          fmt::format("{}.name: Invalid value: \"{}\": {}", base, name, Dns1035Message()));
     } else if (!seen.insert(name).second) {
       errs->push_back(fmt::format("{}.name: Duplicate value: \"{}\"", base, name));
     }
@@ -327,8 +335,14 @@ void SetCrdStatus(Json& crd) {
     SetCondition(status, "NamesAccepted", false, reason, message, now);
     SetCondition(status, "Established", false, "NotAccepted", "not all names are accepted", now);
   }
-  Json stored = status.value("storedVersions", Json::array());
-  if (!stored.is_array()) stored = Json::array();
+  // Versions no longer defined are dropped (conversion None reads their objects as any
+  // other version); kube-apiserver instead refuses to drop them until status says so.
+  Json stored = Json::array();
+  for (const auto& name : status.value("storedVersions", Json::array())) {
+    for (const auto& v : spec["versions"]) {
+      if (v["name"] == name) stored.push_back(name);
+    }
+  }
   for (const auto& v : spec["versions"]) {
     if (v.value("storage", false) &&
         std::find(stored.begin(), stored.end(), v["name"]) == stored.end()) {
@@ -360,6 +374,14 @@ VoidResult AdmitCrd(const ResourceInfo& r, Json& crd, bool is_create) {
     }
   }
   return {};
+}
+
+VoidResult ValidateCrdUpdate(const Json& current, const Json& next) {
+  const std::string before = Str(current.value("spec", Json::object()), "scope");
+  const std::string after = Str(next.value("spec", Json::object()), "scope");
+  if (before == after) return {};
+  return Invalid("CustomResourceDefinition.apiextensions.k8s.io", next,
+                 {fmt::format("spec.scope: Invalid value: \"{}\": field is immutable", after)});
 }
 
 void ListUnknownCustomFields(std::string_view group, const std::string& kind, const Json& obj,

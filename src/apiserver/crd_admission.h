@@ -29,6 +29,9 @@ bool IsCrdResource(const ResourceInfo& r);
 
 VoidResult AdmitCrd(const ResourceInfo& r, nlohmann::json& crd, bool is_create);
 
+// What an update of a CRD may not change: its scope (the stored objects' keys depend on it).
+VoidResult ValidateCrdUpdate(const nlohmann::json& current, const nlohmann::json& next);
+
 // Adds `unknown field "spec.foo"` to `problems` for each field of `obj` that its custom
 // resource's schema does not declare (the fields pruning drops), as strict decoding reports
 // them. Nothing for a kind that is not a custom resource.

@@ -142,6 +142,35 @@ TEST_F(CrdServerTest, AnEstablishedCrdIsServedAndDiscovered) {
             404);
 }
 
+TEST_F(CrdServerTest, AnUpdateKeepsTheScopeAndTheStoredVersionsThatRemain) {
+  ASSERT_EQ(Do(http::verb::post, kCrds,
+               WidgetCrd({Version("v1", true, true), Version("v1beta1", true, false)}).dump())
+                .status,
+            201);
+  const std::string path = std::string(kCrds) + "/widgets.example.berth.dev";
+  Json crd = Do(http::verb::get, path).body;
+  crd["spec"]["scope"] = "Cluster";
+  Reply scope = Do(http::verb::put, path, crd.dump());
+  EXPECT_EQ(scope.status, 422);
+  EXPECT_NE(scope.body["message"].get<std::string>().find(
+                "spec.scope: Invalid value: \"Cluster\": field is immutable"),
+            std::string::npos)
+      << scope.body.dump();
+  // The storage version moves to v1beta1: both are stored versions; dropping v1 keeps one.
+  crd = Do(http::verb::get, path).body;
+  crd["spec"]["versions"][0]["storage"] = false;
+  crd["spec"]["versions"][1]["storage"] = true;
+  Reply moved = Do(http::verb::put, path, crd.dump());
+  ASSERT_EQ(moved.status, 200) << moved.body.dump();
+  EXPECT_EQ(moved.body["status"]["storedVersions"], Json::array({"v1", "v1beta1"}));
+  crd = moved.body;
+  crd["spec"]["versions"].erase(0);
+  Reply dropped = Do(http::verb::put, path, crd.dump());
+  ASSERT_EQ(dropped.status, 200) << dropped.body.dump();
+  EXPECT_EQ(dropped.body["status"]["storedVersions"], Json::array({"v1beta1"}));
+  EXPECT_EQ(Do(http::verb::get, kWidgets).status, 404);
+}
+
 TEST_F(CrdServerTest, CustomObjectsAreDefaultedValidatedAndPruned) {
   ASSERT_EQ(Do(http::verb::post, kCrds, WidgetCrd().dump()).status, 201);
   Reply bad = Do(http::verb::post, kWidgets, Widget("bad", R"({"size":"XL"})"));

@@ -13,15 +13,20 @@ Usage: run_crd_e2e.py BERTH [CHECK ...]
   malformed PodGroups are refused with kube-apiserver's field errors, unknown fields too;
 * merge and JSON patches, the status subresource (generation moves with spec only);
 * the Python client's CustomObjectsApi creates, lists, patches status and watches PodGroups
-  from a resourceVersion across namespaces (the path a scheduler plugin watches);
+  from a resourceVersion across namespaces; the raw watch of that path (what a scheduler
+  plugin's informer opens) from a resourceVersion, and with sendInitialEvents and its
+  bookmark;
 * a CRD with two versions and a scale subresource: objects read in either version, `kubectl
   scale`, an integer printer column;
 * deleting a CRD deletes its objects; CRDs and objects survive a restart and a kill -9.
 Prints one line per check and "N passed, M failed".
 """
+import base64
+import http.client
 import json
 import os
 import signal
+import ssl
 import subprocess
 import sys
 
@@ -233,6 +238,59 @@ def check_python_client(up):
         raise Fail("python client: " + p.stdout[-2000:] + p.stderr[-2000:])
 
 
+def raw_get(up, query):
+    """GETs every namespace's PodGroups (the path a scheduler plugin lists and watches) with
+    `query`; returns (response, connection)."""
+    cfg = json.load(open(up.kubeconfig))
+    cluster = cfg["clusters"][0]["cluster"]
+    ctx = ssl.create_default_context(
+        cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
+    ctx.check_hostname = False
+    host, port = cluster["server"].split("//")[1].rsplit(":", 1)
+    conn = http.client.HTTPSConnection(host, int(port), context=ctx, timeout=30)
+    conn.request("GET", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups?" + query,
+                 headers={"Authorization": "Bearer " + cfg["users"][0]["user"]["token"]})
+    return conn.getresponse(), conn
+
+
+def check_scheduler_plugin_watch_path(up):
+    resp, conn = raw_get(up, "limit=500")
+    listed = json.loads(resp.read())
+    conn.close()
+    if listed["kind"] != "PodGroupList" or not listed["items"]:
+        raise Fail("list: %s" % listed)
+    rv = listed["metadata"]["resourceVersion"]
+    resp, conn = raw_get(up, "watch=1&resourceVersion=%s&allowWatchBookmarks=true" % rv)
+    try:
+        apply(up, {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+                   "metadata": {"name": "watched", "namespace": "kube-system"},
+                   "spec": {"minMember": 2}})
+        ev = json.loads(resp.readline())
+        if ev["type"] != "ADDED" or ev["object"]["metadata"]["name"] != "watched" or \
+                int(ev["object"]["metadata"]["resourceVersion"]) <= int(rv):
+            raise Fail("first event after %s: %s" % (rv, ev))
+    finally:
+        conn.close()
+    # A list as a watch: every object, then the bookmark that ends the initial events.
+    resp, conn = raw_get(up, "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+                             "&allowWatchBookmarks=true")
+    try:
+        names = []
+        while True:
+            ev = json.loads(resp.readline())
+            if ev["type"] == "BOOKMARK":
+                ann = ev["object"]["metadata"].get("annotations", {})
+                if ann.get("k8s.io/initial-events-end") != "true":
+                    raise Fail("bookmark: %s" % ev)
+                break
+            names.append(ev["object"]["metadata"]["name"])
+        if "watched" not in names or "nginx" not in names:
+            raise Fail("initial events: %s" % names)
+    finally:
+        conn.close()
+    up.kubectl(["delete", "pg", "watched", "-n", "kube-system"])
+
+
 def check_versions_scale_and_cluster_scope(up):
     apply(up, widget_crd())
     up.kubectl(["wait", "--for=condition=established", "--timeout=30s",
@@ -314,6 +372,7 @@ CHECKS = [
     check_malformed_podgroups_refused,
     check_patches_and_status,
     check_python_client,
+    check_scheduler_plugin_watch_path,
     check_versions_scale_and_cluster_scope,
     check_crd_deletion_removes_objects,
     check_restart_and_kill_keep_custom_objects,
