@@ -10,6 +10,7 @@
 
 #include "api/codec.h"
 #include "apiserver/crd_schema.h"
+#include "apiserver/crd_shape.h"
 #include "apiserver/name_validation.h"
 #include "apiserver/store.h"
 #include "apiserver/validation.h"
@@ -360,6 +361,13 @@ bool IsCrdResource(const ResourceInfo& r) {
 
 VoidResult AdmitCrd(const ResourceInfo& r, Json& crd, bool is_create) {
   (void)r;
+  // Refused as kube-apiserver's decoder refuses it: nothing of the wrong type is stored.
+  if (auto bad = CrdShapeError(crd)) {
+    return Error{fmt::format("CustomResourceDefinition in version \"v1\" cannot be handled as "
+                             "a CustomResourceDefinition: a field has the wrong type: {}",
+                             *bad),
+                 ErrorCode::kBadRequest};
+  }
   DefaultCrd(crd);
   if (auto errs = CrdErrors(crd); !errs.empty()) {
     return Invalid("CustomResourceDefinition.apiextensions.k8s.io", crd, errs);

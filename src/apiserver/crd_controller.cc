@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 
 #include "apiserver/crd_admission.h"
 #include "apiserver/crd_registry.h"
@@ -34,7 +35,13 @@ VoidResult CrdController::Start() {
       registered_.erase(name);
       return true;
     }
-    RegisterCrd(crd);
+    try {
+      RegisterCrd(crd);
+    } catch (const std::exception&) {
+      // Admission lets no CRD of the wrong shape through (crd_shape.h); should one be stored
+      // regardless, it is not served, and the store's write, under way, is not broken off.
+      UnregisterCrd(name);
+    }
     registered_.insert(name);
     if (Terminating(crd)) {
       std::lock_guard lock(mu_);

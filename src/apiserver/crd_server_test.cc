@@ -108,6 +108,35 @@ TEST_F(CrdServerTest, InvalidCrdsAreRefusedNamingTheField) {
       << r.body.dump();
 }
 
+// Nothing of the wrong type is stored: the registry and the cleanup read stored CRDs freely.
+TEST_F(CrdServerTest, CrdsOfTheWrongShapeAreBadRequests) {
+  const std::vector<std::pair<std::string, Json>> cases = {
+      {"/spec/versions/0/subresources", Json::array({1})},
+      {"/spec/versions/0/additionalPrinterColumns", "x"},
+      {"/spec/versions/0/served", "yes"},
+      {"/spec/names/shortNames", "wd"},
+      {"/spec/versions/0/schema/openAPIV3Schema/properties/spec/required", "size"},
+      {"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/size/maxLength", -1},
+      {"/status", "x"}};
+  for (const auto& [pointer, value] : cases) {
+    Json crd = WidgetCrd();
+    crd[Json::json_pointer(pointer)] = value;
+    Reply r = Do(http::verb::post, kCrds, crd.dump());
+    EXPECT_EQ(r.status, 400) << pointer << ": " << r.body.dump();
+  }
+  Reply shape = Do(http::verb::post, kCrds, [] {
+    Json crd = WidgetCrd();
+    crd["spec"]["versions"][0]["subresources"] = Json::array({1});
+    return crd.dump();
+  }());
+  EXPECT_EQ(shape.body["message"],
+            "CustomResourceDefinition in version \"v1\" cannot be handled as a "
+            "CustomResourceDefinition: a field has the wrong type: "
+            "spec.versions[0].subresources: must be an object");
+  // None was stored: the well-formed one is created.
+  EXPECT_EQ(Do(http::verb::post, kCrds, WidgetCrd().dump()).status, 201);
+}
+
 TEST_F(CrdServerTest, AnEstablishedCrdIsServedAndDiscovered) {
   Reply r = Do(http::verb::post, kCrds, WidgetCrd().dump());
   ASSERT_EQ(r.status, 201) << r.body.dump();
