@@ -116,6 +116,9 @@ def check_invalid_crds_refused(up):
     refused(up, crd, 'spec.group: Invalid value: "example": should be a domain with at least '
                      'one dot')
     crd = widget_crd()
+    crd["spec"]["versions"][0]["served"] = "yes"
+    refused(up, crd, "spec.versions[0].served: must be a boolean")
+    crd = widget_crd()
     crd["spec"]["versions"][0]["additionalPrinterColumns"][0]["type"] = "text"
     refused(up, crd, 'spec.versions[0].additionalPrinterColumns[0].type: Unsupported value: '
                      '"text"')
