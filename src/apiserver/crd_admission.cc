@@ -392,8 +392,8 @@ VoidResult ValidateCrdUpdate(const Json& current, const Json& next) {
                  {fmt::format("spec.scope: Invalid value: \"{}\": field is immutable", after)});
 }
 
-void ListUnknownCustomFields(std::string_view group, const std::string& kind, const Json& obj,
-                             std::vector<std::string>* problems) {
+std::vector<std::string> UnknownCustomFieldPaths(std::string_view group, const std::string& kind,
+                                                 const Json& obj) {
   const std::string api_version = Str(obj, "apiVersion");
   const std::string version = api_version.substr(api_version.find('/') + 1);
   const CustomResourceVersion* match = nullptr;
@@ -401,11 +401,18 @@ void ListUnknownCustomFields(std::string_view group, const std::string& kind, co
     if (v->info.group != group || v->info.kind != kind) continue;
     if (!match || v->info.version == version) match = v;
   }
-  if (!match || !match->schema.is_object()) return;
-  Json copy = obj;
   std::vector<std::string> pruned;
+  if (!match || !match->schema.is_object()) return pruned;
+  Json copy = obj;
   PruneUnknownFields(match->schema, copy, &pruned);
-  for (const auto& path : pruned) problems->push_back(fmt::format("unknown field \"{}\"", path));
+  return pruned;
+}
+
+void ListUnknownCustomFields(std::string_view group, const std::string& kind, const Json& obj,
+                             std::vector<std::string>* problems) {
+  for (const auto& path : UnknownCustomFieldPaths(group, kind, obj)) {
+    problems->push_back(fmt::format("unknown field \"{}\"", path));
+  }
 }
 
 VoidResult AdmitCustomObject(const CustomResourceVersion& v, Json& obj, bool is_create) {

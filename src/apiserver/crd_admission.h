@@ -35,6 +35,10 @@ VoidResult ValidateCrdUpdate(const nlohmann::json& current, const nlohmann::json
 // Adds `unknown field "spec.foo"` to `problems` for each field of `obj` that its custom
 // resource's schema does not declare (the fields pruning drops), as strict decoding reports
 // them. Nothing for a kind that is not a custom resource.
+// The paths ("spec.foo") of the fields of `obj` that its custom resource's schema does not
+// declare; none for a kind that is not a custom resource.
+std::vector<std::string> UnknownCustomFieldPaths(std::string_view group, const std::string& kind,
+                                                 const nlohmann::json& obj);
 void ListUnknownCustomFields(std::string_view group, const std::string& kind,
                              const nlohmann::json& obj, std::vector<std::string>* problems);
 

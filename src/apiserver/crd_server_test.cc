@@ -240,6 +240,14 @@ TEST_F(CrdServerTest, CustomObjectsAreDefaultedValidatedAndPruned) {
                 "strict decoding error: unknown field \"spec.colour\""),
             std::string::npos)
       << strict_patch.body.dump();
+  // Server-side apply types the applied configuration: undeclared fields fail it.
+  Reply apply = Do(http::verb::patch, w + "?fieldManager=t",
+                   Widget("w", R"({"size":"M","colour":"red"})"), "application/apply-patch+yaml");
+  EXPECT_EQ(apply.status, 400);
+  EXPECT_EQ(apply.body["message"],
+            "failed to create typed patch object (/w; example.berth.dev/v1, Kind=Widget): "
+            ".spec.colour: field not declared in schema")
+      << apply.body.dump();
   Reply json_patch = Do(http::verb::patch, w, R"([{"op":"replace","path":"/spec/size","value":1}])",
                         "application/json-patch+json");
   EXPECT_EQ(json_patch.status, 422) << json_patch.body.dump();

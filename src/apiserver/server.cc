@@ -1078,21 +1078,26 @@ HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
   if (apply) {
     // Server-side apply types the applied configuration: a field the kind does not declare
     // fails the request whatever the directive.
+    std::vector<std::string> unknown;
     if (schema) {
-      auto unknown = FindUnknownFields(*schema, patch, FieldPathStyle::kApply);
-      if (!unknown.empty()) {
-        for (auto& u : unknown) u += ": field not declared in schema";
-        const Json meta = patch.value("metadata", Json::object());
-        std::string api_version = StringField(patch, "apiVersion");
-        if (api_version.find('/') == std::string::npos) api_version = "/" + api_version;
-        return ErrorResponse(Error{
-            fmt::format("failed to create typed patch object ({}/{}; {}, Kind={}): {}",
-                        meta.is_object() ? StringField(meta, "namespace") : "",
-                        meta.is_object() ? StringField(meta, "name") : "", api_version,
-                        StringField(patch, "kind"),
-                        unknown.size() == 1 ? unknown[0] : "errors:\n  " + Join(unknown, "\n  ")),
-            ErrorCode::kBadRequest});
+      unknown = FindUnknownFields(*schema, patch, FieldPathStyle::kApply);
+    } else {
+      for (const auto& path : UnknownCustomFieldPaths(res.group, res.kind, patch)) {
+        unknown.push_back("." + path);  // a custom resource's, by its schema
       }
+    }
+    if (!unknown.empty()) {
+      for (auto& u : unknown) u += ": field not declared in schema";
+      const Json meta = patch.value("metadata", Json::object());
+      std::string api_version = StringField(patch, "apiVersion");
+      if (api_version.find('/') == std::string::npos) api_version = "/" + api_version;
+      return ErrorResponse(Error{
+          fmt::format("failed to create typed patch object ({}/{}; {}, Kind={}): {}",
+                      meta.is_object() ? StringField(meta, "namespace") : "",
+                      meta.is_object() ? StringField(meta, "name") : "", api_version,
+                      StringField(patch, "kind"),
+                      unknown.size() == 1 ? unknown[0] : "errors:\n  " + Join(unknown, "\n  ")),
+          ErrorCode::kBadRequest});
     }
     // The YAML decoder's words for a repeated key.
     for (const auto& d : duplicates) {

@@ -154,6 +154,11 @@ def check_malformed_podgroups_refused(up):
             'match')
     # kubectl asks for strict field validation: unknown fields are errors, not silently pruned.
     refused(up, podgroup("typo", {"minMembers": 2}), 'unknown field "spec.minMembers"')
+    rc, _, err = up.kubectl(["apply", "--server-side", "-f", "-"],
+                            stdin=json.dumps(podgroup("ssa", {"minMember": 2, "minMembers": 2})),
+                            check=False)
+    if rc == 0 or ".spec.minMembers: field not declared in schema" not in err:
+        raise Fail("server-side apply with an unknown field: rc %d %s" % (rc, err))
     rc, _, err = up.kubectl(["apply", "--validate=false", "-f", "-"],
                             stdin=json.dumps(podgroup("typo", {"minMember": 2, "minMembers": 2})))
     if rc != 0:
