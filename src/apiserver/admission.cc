@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "apiserver/base64.h"
+#include "apiserver/crd_admission.h"
 #include "apiserver/field_types.h"
 #include "apiserver/field_validation.h"
 #include "apiserver/name_validation.h"
@@ -398,6 +399,11 @@ VoidResult AdmitPod(const ResourceInfo& r, Json& pod, bool is_create,
 VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
                  const PriorityClassLookup& priority_classes) {
   if (!obj.is_object()) return Error{"the object must be a JSON object", ErrorCode::kBadRequest};
+  // CustomResourceDefinitions and custom objects have admission of their own (crd_admission.h).
+  if (IsCrdResource(r)) return AdmitCrd(r, obj, is_create);
+  if (const CustomResourceVersion* custom = CustomResourceOf(r)) {
+    return AdmitCustomObject(*custom, obj, is_create);
+  }
   // Whatever path the object came by (a patch, a status write, an apply), nothing of the wrong
   // type is stored: every typed reader of the list would fail on it.
   if (const FieldSchema* schema = FindFieldSchema(r.group, r.kind)) {
@@ -555,6 +561,7 @@ Json FixedPodSpec(Json spec) {
 }  // namespace
 
 VoidResult ValidateUpdate(const ResourceInfo& r, const Json& current, Json& next) {
+  if (IsCrdResource(r)) return ValidateCrdUpdate(current, next);
   const Json& old_spec = At(current, "spec");
   if (r.group.empty() && r.plural == "pods" && old_spec.is_object() && next["spec"].is_object()) {
     // Priority admission keeps what it set at creation.

@@ -2,8 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <tuple>
 #include <vector>
 
+#include "apiserver/crd_registry.h"
 #include "apiserver/resources.h"
 
 namespace berth::apiserver {
@@ -26,6 +30,56 @@ bool InCategoryAll(const ResourceInfo& r) {
          r.plural == "replicationcontrollers" || r.plural == "jobs" || r.plural == "cronjobs";
 }
 
+Json Categories(const ResourceInfo& r) {
+  Json out = Json::array();
+  if (InCategoryAll(r)) out.push_back("all");
+  for (const auto& c : r.categories) out.push_back(c);
+  return out;
+}
+
+// The built-in resources, then those CustomResourceDefinitions add (copies: a CRD may go
+// while a document is being written).
+std::vector<ResourceInfo> AllResources() {
+  std::vector<ResourceInfo> all = ServedResources();
+  for (const CustomResourceVersion* v : CustomResources()) all.push_back(v->info);
+  return all;
+}
+
+// Kubernetes' version order: GA before beta before alpha, higher numbers first, then
+// anything else alphabetically.
+bool VersionBefore(const std::string& a, const std::string& b) {
+  auto key = [](const std::string& v) {
+    int major = 0, minor = 0, pos = 0;
+    int stage = 3;  // 0 GA, 1 beta, 2 alpha, 3 other
+    if (std::sscanf(v.c_str(), "v%d%n", &major, &pos) == 1 && major > 0) {
+      std::string rest = v.substr(pos);
+      if (rest.empty()) {
+        stage = 0;
+      } else if (std::sscanf(rest.c_str(), "beta%d", &minor) == 1) {
+        stage = 1;
+      } else if (std::sscanf(rest.c_str(), "alpha%d", &minor) == 1) {
+        stage = 2;
+      }
+    }
+    return std::make_tuple(stage, stage == 3 ? 0 : -major, -minor, v);
+  };
+  return key(a) < key(b);
+}
+
+// The versions of `group`, preferred first.
+std::vector<std::string> GroupVersions(const std::vector<ResourceInfo>& all,
+                                       std::string_view group) {
+  std::vector<std::string> versions;
+  for (const auto& r : all) {
+    if (r.group == group &&
+        std::find(versions.begin(), versions.end(), r.version) == versions.end()) {
+      versions.push_back(r.version);
+    }
+  }
+  std::sort(versions.begin(), versions.end(), VersionBefore);
+  return versions;
+}
+
 // What a subresource takes and returns.
 struct SubresourceShape {
   std::string group, version, kind;
@@ -46,7 +100,7 @@ SubresourceShape ShapeOf(const ResourceInfo& r, const std::string& sub) {
 
 Json ResourceList(std::string_view group, std::string_view version) {
   Json resources = Json::array();
-  for (const auto& r : ServedResources()) {
+  for (const auto& r : AllResources()) {
     if (r.group != group || r.version != version) continue;
     Json entry = {{"name", r.plural},
                   {"singularName", r.singular},
@@ -54,7 +108,7 @@ Json ResourceList(std::string_view group, std::string_view version) {
                   {"kind", r.kind},
                   {"verbs", Verbs(r)}};
     if (!r.short_names.empty()) entry["shortNames"] = r.short_names;
-    if (InCategoryAll(r)) entry["categories"] = {"all"};
+    if (Json c = Categories(r); !c.empty()) entry["categories"] = c;
     resources.push_back(entry);
     for (const auto& sub : r.subresources) {
       const SubresourceShape shape = ShapeOf(r, sub);
@@ -80,7 +134,7 @@ Json ResourceList(std::string_view group, std::string_view version) {
 
 std::vector<std::string> Groups() {
   std::vector<std::string> groups;
-  for (const auto& r : ServedResources()) {
+  for (const auto& r : AllResources()) {
     if (!r.group.empty() && std::find(groups.begin(), groups.end(), r.group) == groups.end()) {
       groups.push_back(r.group);
     }
@@ -89,21 +143,25 @@ std::vector<std::string> Groups() {
 }
 
 Json GroupDoc(const std::string& g) {
-  Json v = {{"groupVersion", g + "/v1"}, {"version", "v1"}};
-  return {{"name", g}, {"versions", {v}}, {"preferredVersion", v}};
+  Json versions = Json::array();
+  for (const auto& v : GroupVersions(AllResources(), g)) {
+    versions.push_back({{"groupVersion", g + "/" + v}, {"version", v}});
+  }
+  return {{"name", g}, {"versions", versions}, {"preferredVersion", versions.at(0)}};
 }
 
-Json AggregatedGroup(const std::string& group) {
+Json AggregatedVersion(const std::vector<ResourceInfo>& all, const std::string& group,
+                       const std::string& version) {
   Json resources = Json::array();
-  for (const auto& r : ServedResources()) {
-    if (r.group != group) continue;
+  for (const auto& r : all) {
+    if (r.group != group || r.version != version) continue;
     Json entry = {{"resource", r.plural},
                   {"responseKind", {{"group", r.group}, {"version", r.version}, {"kind", r.kind}}},
                   {"scope", r.namespaced ? "Namespaced" : "Cluster"},
                   {"singularResource", r.singular},
                   {"verbs", Verbs(r)}};
     if (!r.short_names.empty()) entry["shortNames"] = r.short_names;
-    if (InCategoryAll(r)) entry["categories"] = {"all"};
+    if (Json c = Categories(r); !c.empty()) entry["categories"] = c;
     Json subs = Json::array();
     for (const auto& sub : r.subresources) {
       const SubresourceShape shape = ShapeOf(r, sub);
@@ -115,9 +173,16 @@ Json AggregatedGroup(const std::string& group) {
     if (!subs.empty()) entry["subresources"] = subs;
     resources.push_back(entry);
   }
-  Json item = {
-      {"metadata", {{"creationTimestamp", nullptr}}},
-      {"versions", {{{"version", "v1"}, {"resources", resources}, {"freshness", "Current"}}}}};
+  return {{"version", version}, {"resources", resources}, {"freshness", "Current"}};
+}
+
+Json AggregatedGroup(const std::string& group) {
+  const std::vector<ResourceInfo> all = AllResources();
+  Json versions = Json::array();
+  for (const auto& v : GroupVersions(all, group)) {
+    versions.push_back(AggregatedVersion(all, group, v));
+  }
+  Json item = {{"metadata", {{"creationTimestamp", nullptr}}}, {"versions", versions}};
   if (!group.empty()) item["metadata"]["name"] = group;
   return item;
 }
@@ -182,8 +247,12 @@ std::optional<DiscoveryReply> DiscoveryDocument(std::string_view path, std::stri
       doc["apiVersion"] = "v1";
       return DiscoveryReply{"application/json", doc};
     }
-    if (rest.substr(slash + 1) != "v1") return std::nullopt;
-    return DiscoveryReply{"application/json", ResourceList(group, "v1")};
+    const std::string version(rest.substr(slash + 1));
+    auto versions = GroupVersions(AllResources(), group);
+    if (std::find(versions.begin(), versions.end(), version) == versions.end()) {
+      return std::nullopt;
+    }
+    return DiscoveryReply{"application/json", ResourceList(group, version)};
   }
   return std::nullopt;
 }

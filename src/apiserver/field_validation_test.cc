@@ -29,6 +29,8 @@ std::vector<std::string> Drop(std::string_view group, std::string_view kind, Jso
 TEST(FieldValidationTest, EveryServedKindHasASchema) {
   for (const ResourceInfo& r : ServedResources()) {
     if (IsReview(r)) continue;  // answered, never stored: nothing to validate
+    // CustomResourceDefinitions are checked by their own admission (crd_admission.h).
+    if (r.group == "apiextensions.k8s.io") continue;
     EXPECT_NE(FindFieldSchema(r.group, r.kind), nullptr) << r.GroupVersion() << " " << r.kind;
   }
   EXPECT_EQ(FindFieldSchema("", "Deployment"), nullptr);  // apps, not core

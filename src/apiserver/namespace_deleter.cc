@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/codec.h"
+#include "apiserver/crd_registry.h"
 #include "apiserver/resources.h"
 
 namespace berth::apiserver {
@@ -21,6 +22,19 @@ const ResourceInfo& Namespaces() { return *FindResource("", "v1", "namespaces");
 // in storage, so deleting those deletes both; bindings are not kept.
 bool IsContent(const ResourceInfo& r) {
   return r.namespaced && !r.create_only && !(r.group == "events.k8s.io" && r.plural == "events");
+}
+
+// Every kind, built-in or custom (crd_registry.h), whose objects a namespace may hold. The
+// pointers stay valid for the process's life.
+std::vector<const ResourceInfo*> ContentKinds() {
+  std::vector<const ResourceInfo*> out;
+  for (const ResourceInfo& r : ServedResources()) {
+    if (IsContent(r)) out.push_back(&r);
+  }
+  for (const ResourceInfo* r : CustomStorageResources()) {
+    if (IsContent(*r)) out.push_back(r);
+  }
+  return out;
 }
 
 const Json& MetadataOf(const Json& obj) {
@@ -293,7 +307,8 @@ VoidResult NamespaceDeleter::DeleteContent(std::string_view name, int64_t* delet
     batch.clear();
     return {};
   };
-  for (const ResourceInfo& r : ServedResources()) {
+  for (const ResourceInfo* kind : ContentKinds()) {
+    const ResourceInfo& r = *kind;
     if (!IsContent(r)) continue;
     auto list = store_.List(r, name, nullptr, 0, "");
     if (!list.ok()) return list.error();
@@ -312,7 +327,8 @@ VoidResult NamespaceDeleter::DeleteContent(std::string_view name, int64_t* delet
 Result<int64_t> NamespaceDeleter::CountRemaining(std::string_view name, const std::string& uid,
                                                  bool record) {
   Remaining left;
-  for (const ResourceInfo& r : ServedResources()) {
+  for (const ResourceInfo* kind : ContentKinds()) {
+    const ResourceInfo& r = *kind;
     if (!IsContent(r)) continue;
     auto list = store_.List(r, name, nullptr, 0, "");
     if (!list.ok()) return list.error();

@@ -116,6 +116,7 @@ TEST(OpenApiV3Test, EveryGroupVersionDocumentIsClosedAndHasItsServedKinds) {
     }
     for (const auto& r : ServedResources()) {
       if (IsReview(r) || r.GroupVersion() != (gv == "api/v1" ? "v1" : gv.substr(5))) continue;
+      if (r.group == "apiextensions.k8s.io") continue;  // no published schema (docs/up.md)
       EXPECT_TRUE(kinds.count(r.group + "/" + r.kind)) << gv << ": " << r.kind;
     }
   }

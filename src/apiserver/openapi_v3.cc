@@ -9,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "apiserver/crd_openapi.h"
 #include "apiserver/openapi_schema.h"
 #include "apiserver/resources.h"
 
@@ -140,11 +141,17 @@ struct Cache {
 std::optional<std::string> OpenApiV3Document(std::string_view path) {
   if (path == "/openapi/v3" || path == "/openapi/v3/") {
     static const std::string index = IndexDocument();
-    return index;
+    const auto custom = CustomOpenApiV3Index();
+    if (custom.empty()) return index;
+    // What CustomResourceDefinitions serve changes: their entries are added per request.
+    Json doc = Json::parse(index);
+    for (const auto& [gv, url] : custom) doc["paths"][gv] = {{"serverRelativeURL", url}};
+    return doc.dump();
   }
   constexpr std::string_view kPrefix = "/openapi/v3/";
   if (path.rfind(kPrefix, 0) != 0) return std::nullopt;
   std::string_view gv = path.substr(kPrefix.size());
+  if (auto custom = CustomOpenApiV3Document(gv)) return custom;
   std::string group;
   if (gv == "api/v1") {
     group = "";

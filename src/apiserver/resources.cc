@@ -1,5 +1,7 @@
 #include "apiserver/resources.h"
 
+#include "apiserver/crd_registry.h"
+
 namespace berth::apiserver {
 
 const std::vector<ResourceInfo>& ServedResources() {
@@ -74,6 +76,9 @@ const std::vector<ResourceInfo>& ServedResources() {
     add("authentication.k8s.io", "selfsubjectreviews", "selfsubjectreview", "SelfSubjectReview",
         false);
     r.back().create_only = true;
+    add("apiextensions.k8s.io", "customresourcedefinitions", "customresourcedefinition",
+        "CustomResourceDefinition", false, {"crd", "crds"}, {"status"});
+    r.back().categories = {"api-extensions"};
     return r;
   }();
   return kResources;
@@ -84,12 +89,19 @@ const ResourceInfo* FindResource(std::string_view group, std::string_view versio
   for (const auto& r : ServedResources()) {
     if (r.group == group && r.version == version && r.plural == plural) return &r;
   }
+  // Then what CustomResourceDefinitions add (crd_registry.h).
+  if (const CustomResourceVersion* custom = FindCustomResource(group, version, plural)) {
+    return &custom->info;
+  }
   return nullptr;
 }
 
 const ResourceInfo* FindResourceByKind(std::string_view group, std::string_view kind) {
   for (const auto& r : ServedResources()) {
     if (r.group == group && r.kind == kind) return &r;
+  }
+  if (const CustomResourceVersion* custom = FindCustomResourceByKind(group, kind)) {
+    return &custom->info;
   }
   return nullptr;
 }

@@ -18,6 +18,7 @@ struct ResourceInfo {
   std::vector<std::string> short_names;
   std::vector<std::string> subresources;  // "status", "scale", "binding", "eviction", "log"
   bool create_only = false;               // bindings: POST only
+  std::vector<std::string> categories;    // custom resources' ("all" is implied for some)
 
   std::string GroupVersion() const { return group.empty() ? version : group + "/" + version; }
   // Storage prefix, unique per resource ("pods", "deployments.apps").

@@ -20,6 +20,9 @@
 #include "apiserver/admission.h"
 #include "apiserver/base64.h"
 #include "apiserver/bootstrap.h"
+#include "apiserver/crd_admission.h"
+#include "apiserver/crd_controller.h"
+#include "apiserver/crd_table.h"
 #include "apiserver/default_storage_class.h"
 #include "apiserver/discovery.h"
 #include "apiserver/event_expiry.h"
@@ -380,9 +383,29 @@ VoidResult CheckBodyFields(std::string_view group, const std::string& kind, Fiel
   if (const FieldSchema* schema = FindFieldSchema(group, kind)) {
     if (auto bad = FindFieldTypeError(*schema, obj)) return decode_error(*bad);
     DropUnknownFields(*schema, obj, fv == FieldValidation::kIgnore ? nullptr : problems);
+  } else if (fv != FieldValidation::kIgnore) {
+    ListUnknownCustomFields(group, kind, obj, problems);  // admission prunes them
   }
   if (fv != FieldValidation::kStrict || problems->empty()) return {};
   return decode_error("strict decoding error: " + Join(*problems, ", "));
+}
+
+// `resp` with the objects of custom resource `r` in it as version `r` serves them (stored
+// objects may carry another version's apiVersion), once it is ready.
+HttpResponse AsServedVersion(const ResourceInfo& r, HttpResponse resp) {
+  if (resp.deferred) {
+    resp.deferred =
+        [&r, inner = std::move(resp.deferred)](std::function<void(HttpResponse)> reply) mutable {
+          inner([&r, reply = std::move(reply)](HttpResponse ready) {
+            reply(AsServedVersion(r, std::move(ready)));
+          });
+        };
+    return resp;
+  }
+  if (!resp.stream && resp.content_type.find("json") != std::string::npos) {
+    resp.body = WithServedVersion(r, resp.body);
+  }
+  return resp;
 }
 
 // Adds one Warning header per distinct message (kubectl prints each as "Warning: ...").
@@ -424,6 +447,7 @@ struct Server::Impl {
   bool stopping = false;
   std::thread reaper;
   std::unique_ptr<NamespaceDeleter> namespace_deleter;
+  std::unique_ptr<CrdController> crd_controller;  // serves what CRDs define
 
   HttpResponse Handle(HttpRequest& req);
   bool Authorized(const HttpRequest& req) const;
@@ -622,6 +646,9 @@ HttpResponse Server::Impl::Handle(HttpRequest& req) {
         Error{"the server could not find the requested resource", ErrorCode::kNotFound});
   }
   try {
+    const CustomResourceVersion* custom = CustomResourceOf(*t.resource);
+    if (custom && custom->several_versions)
+      return AsServedVersion(*t.resource, HandleResource(req, t));
     return HandleResource(req, t);
   } catch (const Json::type_error& e) {
     // A value of the wrong type (a number where a string belongs) that decoding let through
@@ -781,7 +808,13 @@ HttpResponse Server::Impl::Watch(HttpRequest& req, const Target& t) {
                  initial_events](std::shared_ptr<net::StreamSink> sink) {
     w->sink = sink;
     auto first = std::make_shared<bool>(true);
-    WatchCallback cb = [sink, table, include, res, first](const WatchEvent& ev) {
+    const CustomResourceVersion* custom = CustomResourceOf(*res);
+    const bool rewrite = custom && custom->several_versions;
+    WatchCallback cb = [sink, table, include, res, first, rewrite](const WatchEvent& ev) {
+      if (!table && rewrite) {
+        auto parts = WatchEventLineParts(ev);
+        return sink->Write(*parts[0] + WithServedVersion(*res, *parts[1]) + *parts[2]);
+      }
       if (!table) return sink->Write(WatchEventLineParts(ev));
       Json obj =
           ToTable(*res, {ev.object.object.get()}, ev.object.rv, include, NowUnixSeconds(), *first);
@@ -934,10 +967,15 @@ HttpResponse Server::Impl::Update(HttpRequest& req, const Target& t) {
 
 HttpResponse Server::Impl::Scale(HttpRequest& req, const Target& t) {
   const ResourceInfo& res = *t.resource;
+  // A custom resource's Scale comes from the paths its CRD names (crd_table.h).
+  const CustomResourceVersion* custom = CustomResourceOf(res);
+  auto scale_of = [custom](const Json& o) {
+    return custom ? CustomScaleOf(*custom, o) : ScaleOf(o);
+  };
   if (req.method == "GET") {
     auto got = store->Get(res, t.ns, t.name);
     if (!got.ok()) return ErrorResponse(got.error(), res.plural, t.name);
-    return JsonResponse(200, ScaleOf(*got->object).dump());
+    return JsonResponse(200, scale_of(*got->object).dump());
   }
   // PUT sends a whole Scale; PATCH a patch of the current one (the form `kubectl scale` uses).
   std::optional<PatchType> type;
@@ -962,11 +1000,12 @@ HttpResponse Server::Impl::Scale(HttpRequest& req, const Target& t) {
       [&](const Json* current) -> Result<Json> {
         Json scale = body;
         if (type) {
-          auto patched = ApplyPatch(ScaleOf(*current), body, *type);
+          auto patched = ApplyPatch(scale_of(*current), body, *type);
           if (!patched.ok()) return patched.error();
           scale = std::move(patched).value();
         }
-        auto next = WithScale(*current, scale, t.name);
+        auto next = custom ? WithCustomScale(*custom, *current, scale, t.name)
+                           : WithScale(*current, scale, t.name);
         if (!next.ok()) return next.error();
         if (auto ok = Admit(res, *next, false, pcs); !ok.ok()) return ok.error();
         RecordUpdateManagedFields(current, *next, managers);
@@ -974,7 +1013,7 @@ HttpResponse Server::Impl::Scale(HttpRequest& req, const Target& t) {
       },
       false, req.Query("dryRun") == "All", nullptr, Durability::kLater);
   if (!result.ok()) return ErrorResponse(result.error(), res.plural, t.name);
-  return AfterDurable(result->rv, JsonResponse(200, ScaleOf(*result->object).dump()));
+  return AfterDurable(result->rv, JsonResponse(200, scale_of(*result->object).dump()));
 }
 
 // No container here writes a log (simulated kubelets run none): a container that has started
@@ -1039,21 +1078,26 @@ HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
   if (apply) {
     // Server-side apply types the applied configuration: a field the kind does not declare
     // fails the request whatever the directive.
+    std::vector<std::string> unknown;
     if (schema) {
-      auto unknown = FindUnknownFields(*schema, patch, FieldPathStyle::kApply);
-      if (!unknown.empty()) {
-        for (auto& u : unknown) u += ": field not declared in schema";
-        const Json meta = patch.value("metadata", Json::object());
-        std::string api_version = StringField(patch, "apiVersion");
-        if (api_version.find('/') == std::string::npos) api_version = "/" + api_version;
-        return ErrorResponse(Error{
-            fmt::format("failed to create typed patch object ({}/{}; {}, Kind={}): {}",
-                        meta.is_object() ? StringField(meta, "namespace") : "",
-                        meta.is_object() ? StringField(meta, "name") : "", api_version,
-                        StringField(patch, "kind"),
-                        unknown.size() == 1 ? unknown[0] : "errors:\n  " + Join(unknown, "\n  ")),
-            ErrorCode::kBadRequest});
+      unknown = FindUnknownFields(*schema, patch, FieldPathStyle::kApply);
+    } else {
+      for (const auto& path : UnknownCustomFieldPaths(res.group, res.kind, patch)) {
+        unknown.push_back("." + path);  // a custom resource's, by its schema
       }
+    }
+    if (!unknown.empty()) {
+      for (auto& u : unknown) u += ": field not declared in schema";
+      const Json meta = patch.value("metadata", Json::object());
+      std::string api_version = StringField(patch, "apiVersion");
+      if (api_version.find('/') == std::string::npos) api_version = "/" + api_version;
+      return ErrorResponse(Error{
+          fmt::format("failed to create typed patch object ({}/{}; {}, Kind={}): {}",
+                      meta.is_object() ? StringField(meta, "namespace") : "",
+                      meta.is_object() ? StringField(meta, "name") : "", api_version,
+                      StringField(patch, "kind"),
+                      unknown.size() == 1 ? unknown[0] : "errors:\n  " + Join(unknown, "\n  ")),
+          ErrorCode::kBadRequest});
     }
     // The YAML decoder's words for a repeated key.
     for (const auto& d : duplicates) {
@@ -1160,6 +1204,17 @@ HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
           // go quietly.
           DropUnknownFields(*schema, *patched, nullptr);
           if (*fv == FieldValidation::kWarn) warnings = patch_problems;
+        } else if (!apply && check) {
+          // A custom resource's undeclared fields, which its admission prunes.
+          std::vector<std::string> unknown;
+          ListUnknownCustomFields(res.group, res.kind, *patched, &unknown);
+          if (*fv == FieldValidation::kStrict && !unknown.empty()) {
+            return Error{fmt::format(" \"\" is invalid: patch: Invalid value: {}: strict "
+                                     "decoding error: {}",
+                                     Json(patched->dump()).dump(), Join(unknown, ", ")),
+                         ErrorCode::kInvalid};
+          }
+          if (*fv == FieldValidation::kWarn) warnings = std::move(unknown);
         }
         Json next = SplitStatus(res, sub, *current, std::move(patched).value());
         if (apply) {
@@ -1189,7 +1244,8 @@ HttpResponse Server::Impl::Delete(HttpRequest& req, const Target& t) {
   if (auto refused = RefuseImmortalNamespace(*t.resource, t.name); !refused.ok()) {
     return ErrorResponse(refused.error());
   }
-  if (opts->propagation && !opts->dry_run) {
+  // The garbage collector does not watch custom resources: no finalizer of its would go.
+  if (opts->propagation && !opts->dry_run && !CustomResourceOf(*t.resource)) {
     auto set = SetGcFinalizers(*t.resource, t.ns, t.name, *opts);
     if (!set.ok()) return ErrorResponse(set.error(), t.resource->plural, t.name);
   }
@@ -1473,6 +1529,7 @@ void Server::Stop() {
   impl_->reaper_cv.notify_all();
   if (impl_->reaper.joinable()) impl_->reaper.join();
   if (impl_->namespace_deleter) impl_->namespace_deleter->Stop();
+  if (impl_->crd_controller) impl_->crd_controller->Stop();
   {
     std::lock_guard wl(impl_->watches_mu);
     for (auto& w : impl_->watches) {
@@ -1567,6 +1624,8 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
   };
   impl->namespace_deleter = std::make_unique<NamespaceDeleter>(*impl->store, deleter_options);
   if (auto ok = impl->namespace_deleter->Start(); !ok.ok()) return ok.error();
+  impl->crd_controller = std::make_unique<CrdController>(*impl->store);
+  if (auto ok = impl->crd_controller->Start(); !ok.ok()) return ok.error();
   Impl* raw = impl.get();
   auto http = net::HttpServer::Start(http_opts, [raw](HttpRequest& req) {
     return raw->request_metrics.Serve(req, [raw](HttpRequest& r) { return raw->Handle(r); });

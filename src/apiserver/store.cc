@@ -20,6 +20,7 @@
 #include "api/codec.h"
 #include "api/json_parse.h"
 #include "api/json_text.h"
+#include "apiserver/crd_registry.h"
 #include "apiserver/event_conversion.h"
 
 namespace berth::apiserver {
@@ -133,6 +134,28 @@ bool HasSpecFinalizers(const Json& obj) {
 }
 
 bool IsNamespaces(const ResourceInfo& r) { return r.group.empty() && r.plural == "namespaces"; }
+
+// Whether `next` is a new generation of `current`: its spec changed, or, for a custom
+// resource, anything but metadata (and status, when status is a subresource), as
+// apiextensions-apiserver counts.
+bool GenerationChanged(const ResourceInfo& r, const Json& current, const Json& next) {
+  const CustomResourceVersion* custom = CustomResourceOf(r);
+  if (!custom) {
+    return next.contains("spec") && current.contains("spec") && next["spec"] != current["spec"];
+  }
+  const bool status_sub =
+      std::find(r.subresources.begin(), r.subresources.end(), "status") != r.subresources.end();
+  for (const auto* pair : {&current, &next}) {
+    for (const auto& [key, value] : pair->items()) {
+      if (key == "metadata" || key == "apiVersion" || key == "kind") continue;
+      if (key == "status" && status_sub) continue;
+      const Json& other = pair == &current ? next : current;
+      auto it = other.find(key);
+      if (it == other.end() || *it != value) return true;
+    }
+  }
+  return false;
+}
 
 // A resource kept in another's storage and converted on the way in and out: events.k8s.io/v1
 // Events are core/v1 Events (event_conversion.h).
@@ -770,7 +793,11 @@ struct Store::Impl {
     OneTransaction transaction(*this);
     const std::string name = last["metadata"].value("name", "");
     const std::string prefix = name + "/";
-    for (const auto& res : ServedResources()) {
+    std::vector<const ResourceInfo*> kinds;
+    for (const auto& res : ServedResources()) kinds.push_back(&res);
+    for (const ResourceInfo* custom : CustomStorageResources()) kinds.push_back(custom);
+    for (const ResourceInfo* kind : kinds) {
+      const ResourceInfo& res = *kind;
       if (!res.namespaced || res.create_only || ViewOf(res)) continue;
       auto found = objects.find(res.StorageName());
       if (found == objects.end()) continue;
@@ -966,7 +993,7 @@ Result<StoredObject> Store::Create(const ResourceInfo& r, std::string_view ns, J
     }
     meta["uid"] = impl_->NewUid();
     meta["creationTimestamp"] = FormatTimestamp(NowUnixSeconds());
-    if (obj.contains("spec")) meta["generation"] = 1;
+    if (obj.contains("spec") || CustomResourceOf(r)) meta["generation"] = 1;
     obj["apiVersion"] = r.GroupVersion();
     obj["kind"] = r.kind;
     if (dry_run) return impl_->Seal(std::move(obj), impl_->revision);
@@ -1068,8 +1095,7 @@ Result<StoredObject> Store::Mutate(const ResourceInfo& r, std::string_view ns,
         }
       }
     }
-    const bool spec_changed =
-        obj.contains("spec") && current->contains("spec") && obj["spec"] != (*current)["spec"];
+    const bool spec_changed = GenerationChanged(r, *current, obj);
     if (spec_changed) {
       meta["generation"] = cur_meta.value("generation", 0) + 1;
     } else if (cur_meta.contains("generation")) {

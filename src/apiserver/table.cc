@@ -5,6 +5,8 @@
 #include <utility>
 
 #include "api/codec.h"
+#include "apiserver/crd_admission.h"
+#include "apiserver/crd_table.h"
 #include "apiserver/scale.h"
 #include "apiserver/selectors.h"
 
@@ -479,6 +481,11 @@ std::string HumanDuration(int64_t s) {
 
 Json ToTable(const ResourceInfo& r, const std::vector<const Json*>& objects, int64_t rv,
              IncludeObject include, int64_t now, bool with_columns) {
+  // CustomResourceDefinitions and custom resources (crd_table.h).
+  if (const CustomResourceVersion* custom = CustomResourceOf(r)) {
+    return CustomResourceTable(*custom, objects, rv, include, now, with_columns);
+  }
+  if (IsCrdResource(r)) return CrdTable(objects, rv, include, with_columns);
   Json table = {{"kind", "Table"},
                 {"apiVersion", "meta.k8s.io/v1"},
                 {"metadata", {{"resourceVersion", std::to_string(rv)}}}};
