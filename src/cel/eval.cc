@@ -1,0 +1,464 @@
+#include "cel/eval.h"
+
+#include <cmath>
+#include <limits>
+
+namespace berth::cel {
+namespace {
+
+Value Cancelled() { return Value::Error(std::string(kCostLimitExceeded)); }
+
+std::string_view OpName(BinOp op) {
+  switch (op) {
+    case BinOp::kAdd:
+      return "_+_";
+    case BinOp::kSub:
+      return "_-_";
+    case BinOp::kMul:
+      return "_*_";
+    case BinOp::kDiv:
+      return "_/_";
+    case BinOp::kMod:
+      return "_%_";
+    case BinOp::kEq:
+      return "_==_";
+    case BinOp::kNe:
+      return "_!=_";
+    case BinOp::kLt:
+      return "_<_";
+    case BinOp::kLe:
+      return "_<=_";
+    case BinOp::kGt:
+      return "_>_";
+    case BinOp::kGe:
+      return "_>=_";
+    case BinOp::kIn:
+      return "@in";
+  }
+  return "?";
+}
+
+Value Overflow() { return Value::Error("integer overflow"); }
+
+Value IntArith(BinOp op, int64_t x, int64_t y) {
+  int64_t r;
+  switch (op) {
+    case BinOp::kAdd:
+      if (__builtin_add_overflow(x, y, &r)) return Overflow();
+      return Value::Int(r);
+    case BinOp::kSub:
+      if (__builtin_sub_overflow(x, y, &r)) return Overflow();
+      return Value::Int(r);
+    case BinOp::kMul:
+      if (__builtin_mul_overflow(x, y, &r)) return Overflow();
+      return Value::Int(r);
+    case BinOp::kDiv:
+      if (y == 0) return Value::Error("division by zero");
+      if (x == std::numeric_limits<int64_t>::min() && y == -1) return Overflow();
+      return Value::Int(x / y);
+    case BinOp::kMod:
+      if (y == 0) return Value::Error("modulus by zero");
+      if (x == std::numeric_limits<int64_t>::min() && y == -1) return Overflow();
+      return Value::Int(x % y);
+    default:
+      return NoSuchOverload(OpName(op));
+  }
+}
+
+Value UintArith(BinOp op, uint64_t x, uint64_t y) {
+  uint64_t r;
+  switch (op) {
+    case BinOp::kAdd:
+      if (__builtin_add_overflow(x, y, &r)) return Overflow();
+      return Value::Uint(r);
+    case BinOp::kSub:
+      if (__builtin_sub_overflow(x, y, &r)) return Overflow();
+      return Value::Uint(r);
+    case BinOp::kMul:
+      if (__builtin_mul_overflow(x, y, &r)) return Overflow();
+      return Value::Uint(r);
+    case BinOp::kDiv:
+      if (y == 0) return Value::Error("division by zero");
+      return Value::Uint(x / y);
+    case BinOp::kMod:
+      if (y == 0) return Value::Error("modulus by zero");
+      return Value::Uint(x % y);
+    default:
+      return NoSuchOverload(OpName(op));
+  }
+}
+
+}  // namespace
+
+Value Arithmetic(BinOp op, const Value& a, const Value& b) {
+  if (a.IsError()) return a;
+  if (b.IsError()) return b;
+  if (a.kind() != b.kind()) return NoSuchOverload(OpName(op));
+  switch (a.kind()) {
+    case Kind::kInt:
+      return IntArith(op, a.int_value(), b.int_value());
+    case Kind::kUint:
+      return UintArith(op, a.uint_value(), b.uint_value());
+    case Kind::kDouble: {
+      double x = a.double_value(), y = b.double_value();
+      switch (op) {
+        case BinOp::kAdd:
+          return Value::Double(x + y);
+        case BinOp::kSub:
+          return Value::Double(x - y);
+        case BinOp::kMul:
+          return Value::Double(x * y);
+        case BinOp::kDiv:
+          return Value::Double(x / y);
+        default:
+          return NoSuchOverload(OpName(op));
+      }
+    }
+    case Kind::kString:
+    case Kind::kBytes:
+      if (op != BinOp::kAdd) return NoSuchOverload(OpName(op));
+      return a.kind() == Kind::kString ? Value::String(a.str() + b.str())
+                                       : Value::Bytes(a.str() + b.str());
+    case Kind::kList: {
+      if (op != BinOp::kAdd) return NoSuchOverload(OpName(op));
+      if (b.list().empty()) return a;
+      if (a.list().empty()) return b;
+      List out = a.list();
+      out.insert(out.end(), b.list().begin(), b.list().end());
+      return Value::MakeList(std::move(out));
+    }
+    default:
+      return NoSuchOverload(OpName(op));
+  }
+}
+
+Value Relation(BinOp op, const Value& a, const Value& b) {
+  if (a.IsError()) return a;
+  if (b.IsError()) return b;
+  if (op == BinOp::kEq) return Value::Bool(Equal(a, b));
+  if (op == BinOp::kNe) return Value::Bool(!Equal(a, b));
+  int c = Compare(a, b);
+  if (c == 3) return NoSuchOverload(OpName(op));
+  if (c == 2) return Value::Bool(false);  // NaN is unordered
+  switch (op) {
+    case BinOp::kLt:
+      return Value::Bool(c < 0);
+    case BinOp::kLe:
+      return Value::Bool(c <= 0);
+    case BinOp::kGt:
+      return Value::Bool(c > 0);
+    case BinOp::kGe:
+      return Value::Bool(c >= 0);
+    default:
+      return NoSuchOverload(OpName(op));
+  }
+}
+
+Value In(const Value& element, const Value& container) {
+  if (element.IsError()) return element;
+  if (container.IsError()) return container;
+  if (container.kind() == Kind::kList) {
+    for (const Value& v : container.list()) {
+      if (Equal(element, v)) return Value::Bool(true);
+    }
+    return Value::Bool(false);
+  }
+  if (container.kind() == Kind::kMap) {
+    return Value::Bool(container.map().Find(element) != nullptr);
+  }
+  return NoSuchOverload("@in");
+}
+
+namespace {
+
+uint64_t SizeOf(const Value& v) {
+  switch (v.kind()) {
+    case Kind::kString:
+    case Kind::kBytes:
+      return v.str().size();
+    case Kind::kList:
+      return v.list().size();
+    default:
+      return 0;
+  }
+}
+
+Value SelectField(const Value& operand, const Value& field) {
+  if (operand.kind() != Kind::kMap) {
+    return Value::Error("type '" + std::string(KindName(operand.kind())) +
+                        "' does not support field selection");
+  }
+  const Map& m = operand.map();
+  if (const Value* v = m.Find(field)) return *v;
+  if (m.missing) return *m.missing;
+  return NoSuchKey(field);
+}
+
+Value IndexValue(const Value& operand, const Value& key) {
+  if (operand.IsError()) return operand;
+  if (key.IsError()) return key;
+  if (operand.kind() == Kind::kMap) {
+    if (key.kind() == Kind::kDouble || key.kind() == Kind::kInt || key.kind() == Kind::kUint ||
+        key.kind() == Kind::kString || key.kind() == Kind::kBool) {
+      return SelectField(operand, key);
+    }
+    return Value::Error("unsupported key type");
+  }
+  if (operand.kind() != Kind::kList) return NoSuchOverload("_[_]");
+  int64_t i;
+  switch (key.kind()) {
+    case Kind::kInt:
+      i = key.int_value();
+      break;
+    case Kind::kUint:
+      i = key.uint_value() > uint64_t(INT64_MAX) ? -1 : int64_t(key.uint_value());
+      break;
+    case Kind::kDouble: {
+      double d = key.double_value();
+      if (d != std::trunc(d) || d < -9.2e18 || d > 9.2e18) {
+        return Value::Error("unsupported index value");
+      }
+      i = static_cast<int64_t>(d);
+      break;
+    }
+    default:
+      return NoSuchOverload("_[_]");
+  }
+  const List& l = operand.list();
+  if (i < 0 || static_cast<uint64_t>(i) >= l.size()) {
+    return Value::Error("index out of bounds: " + std::to_string(i));
+  }
+  return l[i];
+}
+
+// && and ||: CEL's commutative semantics. The first operand that decides the result (false for
+// &&, true for ||) wins even over errors in other operands; otherwise the first error, if any,
+// is the result.
+Value Logical(const Expr& e, EvalContext& ctx, bool is_and) {
+  Value err;
+  bool have_err = false;
+  for (const auto& arg : e.args) {
+    Value v = Evaluate(*arg, ctx);
+    if (v.kind() == Kind::kBool) {
+      if (v.bool_value() != is_and) return v;
+    } else if (!have_err) {
+      have_err = true;
+      err = v.IsError() ? v : NoSuchOverload(is_and ? "_&&_" : "_||_");
+    }
+    if (ctx.cancelled) return Cancelled();
+  }
+  return have_err ? err : Value::Bool(is_and);
+}
+
+Value Call(const Expr& e, EvalContext& ctx) {
+  Value argv[4];
+  size_t n = e.args.size();
+  for (size_t i = 0; i < n; ++i) {
+    argv[i] = Evaluate(*e.args[i], ctx);
+    if (argv[i].IsError()) return argv[i];
+  }
+  if (!ctx.Charge(1)) return Cancelled();
+  return e.fn->fn(argv, n, ctx);
+}
+
+Value BuildList(const Expr& e, EvalContext& ctx) {
+  List items;
+  items.reserve(e.args.size());
+  for (const auto& a : e.args) {
+    items.push_back(Evaluate(*a, ctx));
+    if (items.back().IsError()) return items.back();
+  }
+  return Value::MakeList(std::move(items));
+}
+
+Value BuildMap(const Expr& e, EvalContext& ctx) {
+  auto m = std::make_shared<Map>();
+  m->entries.reserve(e.args.size() / 2);
+  for (size_t i = 0; i + 1 < e.args.size(); i += 2) {
+    Value k = Evaluate(*e.args[i], ctx);
+    if (k.IsError()) return k;
+    Kind kk = k.kind();
+    if (kk != Kind::kString && kk != Kind::kInt && kk != Kind::kUint && kk != Kind::kBool) {
+      return Value::Error("unsupported key type: " + std::string(KindName(kk)));
+    }
+    Value v = Evaluate(*e.args[i + 1], ctx);
+    if (v.IsError()) return v;
+    if (m->Find(k) != nullptr) return Value::Error("Failed with repeated key: " + DebugString(k));
+    m->entries.emplace_back(std::move(k), std::move(v));
+  }
+  return Value::MakeMap(std::move(m));
+}
+
+Value NotIterable(const Value& range) {
+  std::string k(KindName(range.kind()));
+  if (!k.empty()) k[0] = static_cast<char>(std::toupper(k[0]));
+  return Value::Error("got 'types." + k + "', expected iterable type");
+}
+
+// The element to bind for iteration step i: list items, or map keys.
+const Value& Element(const Value& range, size_t i) {
+  return range.kind() == Kind::kList ? range.list()[i] : range.map().entries[i].first;
+}
+
+Value Comprehension(const Expr& e, EvalContext& ctx) {
+  if (e.macro == MacroKind::kBind) {
+    ctx.slots[e.slot] = Evaluate(*e.args[0], ctx);
+    return Evaluate(*e.args[1], ctx);
+  }
+  Value range = Evaluate(*e.args[0], ctx);
+  if (range.IsError()) return range;
+  if (range.kind() != Kind::kList && range.kind() != Kind::kMap) return NotIterable(range);
+  size_t n = range.kind() == Kind::kList ? range.list().size() : range.map().entries.size();
+  const Expr& body = *e.args[1];
+  Value err;
+  bool have_err = false;
+  int64_t count = 0;
+  List out;
+  for (size_t i = 0; i < n; ++i) {
+    if (!ctx.Charge(1)) return Cancelled();
+    ctx.slots[e.slot] = Element(range, i);
+    Value v = Evaluate(body, ctx);
+    if (ctx.cancelled) return Cancelled();
+    switch (e.macro) {
+      case MacroKind::kAll:
+      case MacroKind::kExists: {
+        bool decisive = e.macro == MacroKind::kExists;
+        if (v.kind() == Kind::kBool) {
+          if (v.bool_value() == decisive) return v;
+        } else if (!have_err) {
+          have_err = true;
+          err = v.IsError() ? v : NoSuchOverload(decisive ? "_||_" : "_&&_");
+        }
+        break;
+      }
+      case MacroKind::kExistsOne:
+        if (v.kind() != Kind::kBool) return v.IsError() ? v : NoSuchOverload("exists_one");
+        count += v.bool_value();
+        break;
+      case MacroKind::kFilter:
+        if (v.kind() != Kind::kBool) return v.IsError() ? v : NoSuchOverload("filter");
+        if (v.bool_value()) out.push_back(Element(range, i));
+        break;
+      case MacroKind::kMap:
+        if (e.args.size() == 3) {  // map(x, filter, transform)
+          if (v.kind() != Kind::kBool) return v.IsError() ? v : NoSuchOverload("map");
+          if (!v.bool_value()) break;
+          v = Evaluate(*e.args[2], ctx);
+        }
+        if (v.IsError()) return v;
+        out.push_back(std::move(v));
+        break;
+      case MacroKind::kBind:
+        break;
+    }
+  }
+  switch (e.macro) {
+    case MacroKind::kAll:
+    case MacroKind::kExists:
+      return have_err ? err : Value::Bool(e.macro == MacroKind::kAll);
+    case MacroKind::kExistsOne:
+      return Value::Bool(count == 1);
+    default:
+      return Value::MakeList(std::move(out));
+  }
+}
+
+Value Negate(const Value& v) {
+  switch (v.kind()) {
+    case Kind::kError:
+      return v;
+    case Kind::kInt:
+      if (v.int_value() == std::numeric_limits<int64_t>::min()) return Overflow();
+      return Value::Int(-v.int_value());
+    case Kind::kDouble:
+      return Value::Double(-v.double_value());
+    default:
+      return NoSuchOverload("-_");
+  }
+}
+
+Value EvalBinary(const Expr& e, EvalContext& ctx) {
+  Value a = Evaluate(*e.args[0], ctx);
+  Value b = Evaluate(*e.args[1], ctx);
+  uint64_t cost = 1;
+  // String and bytes comparisons traverse their input.
+  if ((a.kind() == Kind::kString || a.kind() == Kind::kBytes) && e.op != BinOp::kAdd) {
+    cost += TraversalCost(std::min(SizeOf(a), SizeOf(b)));
+  }
+  if (e.op == BinOp::kIn && b.kind() == Kind::kList) cost += b.list().size();
+  if (!ctx.Charge(cost)) return Cancelled();
+  switch (e.op) {
+    case BinOp::kAdd:
+    case BinOp::kSub:
+    case BinOp::kMul:
+    case BinOp::kDiv:
+    case BinOp::kMod:
+      return Arithmetic(e.op, a, b);
+    case BinOp::kIn:
+      return In(a, b);
+    default:
+      return Relation(e.op, a, b);
+  }
+}
+
+}  // namespace
+
+Value Evaluate(const Expr& e, EvalContext& ctx) {
+  if (ctx.cancelled) return Cancelled();
+  switch (e.kind) {
+    case ExprKind::kConst:
+      return e.value;
+    case ExprKind::kSlot:
+      if (!ctx.Charge(1)) return Cancelled();
+      return ctx.slots[e.slot];
+    case ExprKind::kVariable:
+      if (!ctx.Charge(1)) return Cancelled();
+      return ctx.vars[e.slot];
+    case ExprKind::kIdent:
+      return Value::Error("undeclared reference to '" + e.name + "'");
+    case ExprKind::kSelect:
+    case ExprKind::kPresence: {
+      Value operand = Evaluate(*e.args[0], ctx);
+      if (operand.IsError()) return operand;
+      if (!ctx.Charge(1)) return Cancelled();
+      if (e.kind == ExprKind::kSelect) return SelectField(operand, e.value);
+      if (operand.kind() != Kind::kMap) return NoSuchOverload("has");
+      return Value::Bool(operand.map().Find(e.value) != nullptr);
+    }
+    case ExprKind::kIndex: {
+      Value operand = Evaluate(*e.args[0], ctx);
+      Value key = Evaluate(*e.args[1], ctx);
+      if (!ctx.Charge(1)) return Cancelled();
+      return IndexValue(operand, key);
+    }
+    case ExprKind::kCall:
+      return Call(e, ctx);
+    case ExprKind::kList:
+      return BuildList(e, ctx);
+    case ExprKind::kMap:
+      return BuildMap(e, ctx);
+    case ExprKind::kAnd:
+      return Logical(e, ctx, true);
+    case ExprKind::kOr:
+      return Logical(e, ctx, false);
+    case ExprKind::kNot: {
+      Value v = Evaluate(*e.args[0], ctx);
+      if (v.kind() == Kind::kBool) return Value::Bool(!v.bool_value());
+      return v.IsError() ? v : NoSuchOverload("!_");
+    }
+    case ExprKind::kNeg:
+      return Negate(Evaluate(*e.args[0], ctx));
+    case ExprKind::kCond: {
+      Value c = Evaluate(*e.args[0], ctx);
+      if (c.kind() != Kind::kBool) return c.IsError() ? c : NoSuchOverload("_?_:_");
+      return Evaluate(*e.args[c.bool_value() ? 1 : 2], ctx);
+    }
+    case ExprKind::kBinary:
+      return EvalBinary(e, ctx);
+    case ExprKind::kMacro:
+      return Comprehension(e, ctx);
+  }
+  return Value::Error("unknown expression");
+}
+
+}  // namespace berth::cel
