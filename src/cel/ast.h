@@ -36,8 +36,20 @@ enum class ExprKind : uint8_t {
 enum class BinOp : uint8_t { kAdd, kSub, kMul, kDiv, kMod, kEq, kNe, kLt, kLe, kGt, kGe, kIn };
 
 // Comprehension macros. args: all/exists/exists_one/filter: [range, predicate];
-// map: [range, transform] or [range, filter, transform]; cel.bind: [init, body].
-enum class MacroKind : uint8_t { kAll, kExists, kExistsOne, kMap, kFilter, kBind };
+// map: [range, transform] or [range, filter, transform]; cel.bind: [init, body]. The
+// two-variable forms (cel-go's ext.TwoVarComprehensions: all(i, v, p), transformList(i, v, t),
+// transformMap(k, v, f, t), ...) bind the index or key to `slot` and the value to `slot2`.
+enum class MacroKind : uint8_t {
+  kAll,
+  kExists,
+  kExistsOne,
+  kMap,
+  kFilter,
+  kBind,
+  kTransformList,
+  kTransformMap,
+  kTransformMapEntry,
+};
 
 // Static types the checker tracks. kDyn is the unknown type ("dyn"): anything goes at runtime.
 enum class Type : uint8_t {
@@ -65,7 +77,9 @@ struct Expr {
   Type type = Type::kDyn;
   uint32_t pos = 0;  // byte offset of the expression in the source
   int slot = -1;
+  int slot2 = -1;  // second variable of a two-variable macro
   std::string name;
+  std::string name2;
   Value value;  // constant; for kSelect and kPresence the field name as a string value
   const Builtin* fn = nullptr;
   std::vector<std::unique_ptr<Expr>> args;

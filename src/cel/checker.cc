@@ -359,9 +359,17 @@ class Checker {
       var = Info{{Type::kString, Shape::kNone}, 0, kMaxStringSize};  // map keys are names
     }
     scopes_.push_back(Scope{e.name, slot, var.type, var.size});
+    if (!e.name2.empty()) {
+      // Two variables: the index (lists) or key (maps), then the value.
+      e.slot2 = next_slot_++;
+      if (range.type.type == Type::kList)
+        scopes_.back().type = StaticType{Type::kInt, Shape::kNone};
+      Info value = Member(range);
+      scopes_.push_back(Scope{e.name2, e.slot2, value.type, value.size});
+    }
     uint64_t body = 0;
     for (size_t i = 1; i < e.args.size(); ++i) body = Add(body, Check(*e.args[i]).cost);
-    scopes_.pop_back();
+    scopes_.resize(scopes_.size() - (e.name2.empty() ? 1 : 2));
     if (e.macro == MacroKind::kBind) {
       Info out = Info{
           e.args[1]->type == Type::kDyn ? StaticType{} : StaticType{e.args[1]->type, Shape::kNone},
@@ -370,8 +378,12 @@ class Checker {
     }
     uint64_t iterations = range.size;
     Info out{{Type::kBool, Shape::kNone}, Add(range.cost, Mul(iterations, Add(body, 1))), 1};
-    if (e.macro == MacroKind::kMap || e.macro == MacroKind::kFilter) {
+    if (e.macro == MacroKind::kMap || e.macro == MacroKind::kFilter ||
+        e.macro == MacroKind::kTransformList) {
       out.type = StaticType{Type::kList, Shape::kNone};
+      out.size = iterations;
+    } else if (e.macro == MacroKind::kTransformMap || e.macro == MacroKind::kTransformMapEntry) {
+      out.type = StaticType{Type::kMap, Shape::kNone};
       out.size = iterations;
     }
     return Set(e, out);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace berth::cel {
 namespace {
@@ -295,9 +296,75 @@ Value NotIterable(const Value& range) {
   return Value::Error("got 'types." + k + "', expected iterable type");
 }
 
-// The element to bind for iteration step i: list items, or map keys.
-const Value& Element(const Value& range, size_t i) {
-  return range.kind() == Kind::kList ? range.list()[i] : range.map().entries[i].first;
+// Binds the loop variables for step i: the element (lists) or key (maps); with two variables,
+// the index or key and then the value.
+void BindStep(const Expr& e, const Value& range, size_t i, EvalContext& ctx) {
+  bool list = range.kind() == Kind::kList;
+  if (e.slot2 < 0) {
+    ctx.slots[e.slot] = list ? range.list()[i] : range.map().entries[i].first;
+    return;
+  }
+  ctx.slots[e.slot] = list ? Value::Int(static_cast<int64_t>(i)) : range.map().entries[i].first;
+  ctx.slots[e.slot2] = list ? range.list()[i] : range.map().entries[i].second;
+}
+
+// Accumulates the results of a comprehension's steps.
+struct Accumulator {
+  Value err;
+  bool have_err = false;
+  int64_t count = 0;
+  List list;
+  std::shared_ptr<Map> map;
+};
+
+// Applies the outcome v of step i; returns a value when the comprehension is decided.
+std::optional<Value> Step(const Expr& e, Value v, Accumulator& acc, EvalContext& ctx) {
+  auto not_bool = [&](std::string_view fn) { return v.IsError() ? v : NoSuchOverload(fn); };
+  switch (e.macro) {
+    case MacroKind::kAll:
+    case MacroKind::kExists: {
+      bool decisive = e.macro == MacroKind::kExists;
+      if (v.kind() == Kind::kBool) {
+        if (v.bool_value() == decisive) return v;
+      } else if (!acc.have_err) {
+        acc.have_err = true;
+        acc.err = not_bool(decisive ? "_||_" : "_&&_");
+      }
+      return std::nullopt;
+    }
+    case MacroKind::kExistsOne:
+      if (v.kind() != Kind::kBool) return not_bool("exists_one");
+      acc.count += v.bool_value();
+      return std::nullopt;
+    case MacroKind::kFilter:
+      if (v.kind() != Kind::kBool) return not_bool("filter");
+      if (v.bool_value()) acc.list.push_back(ctx.slots[e.slot]);
+      return std::nullopt;
+    default:
+      break;
+  }
+  // map and the transforms: an optional filter, then the transform.
+  if (e.args.size() == 3) {
+    if (v.kind() != Kind::kBool) return not_bool("filter");
+    if (!v.bool_value()) return std::nullopt;
+    v = Evaluate(*e.args[2], ctx);
+  }
+  if (v.IsError()) return v;
+  if (e.macro == MacroKind::kTransformMap) {
+    if (!acc.map) acc.map = std::make_shared<Map>();
+    acc.map->entries.emplace_back(ctx.slots[e.slot], std::move(v));
+  } else if (e.macro == MacroKind::kTransformMapEntry) {
+    if (v.kind() != Kind::kMap) return NoSuchOverload("transformMapEntry");
+    if (!acc.map) acc.map = std::make_shared<Map>();
+    for (const auto& [k, val] : v.map().entries) {
+      if (acc.map->Find(k))
+        return Value::Error("insert failed: key " + DebugString(k) + " already exists");
+      acc.map->entries.emplace_back(k, val);
+    }
+  } else {
+    acc.list.push_back(std::move(v));
+  }
+  return std::nullopt;
 }
 
 Value Comprehension(const Expr& e, EvalContext& ctx) {
@@ -309,57 +376,26 @@ Value Comprehension(const Expr& e, EvalContext& ctx) {
   if (range.IsError()) return range;
   if (range.kind() != Kind::kList && range.kind() != Kind::kMap) return NotIterable(range);
   size_t n = range.kind() == Kind::kList ? range.list().size() : range.map().entries.size();
-  const Expr& body = *e.args[1];
-  Value err;
-  bool have_err = false;
-  int64_t count = 0;
-  List out;
+  Accumulator acc;
   for (size_t i = 0; i < n; ++i) {
     if (!ctx.Charge(1)) return Cancelled();
-    ctx.slots[e.slot] = Element(range, i);
-    Value v = Evaluate(body, ctx);
+    BindStep(e, range, i, ctx);
+    Value v = Evaluate(*e.args[1], ctx);
     if (ctx.cancelled) return Cancelled();
-    switch (e.macro) {
-      case MacroKind::kAll:
-      case MacroKind::kExists: {
-        bool decisive = e.macro == MacroKind::kExists;
-        if (v.kind() == Kind::kBool) {
-          if (v.bool_value() == decisive) return v;
-        } else if (!have_err) {
-          have_err = true;
-          err = v.IsError() ? v : NoSuchOverload(decisive ? "_||_" : "_&&_");
-        }
-        break;
-      }
-      case MacroKind::kExistsOne:
-        if (v.kind() != Kind::kBool) return v.IsError() ? v : NoSuchOverload("exists_one");
-        count += v.bool_value();
-        break;
-      case MacroKind::kFilter:
-        if (v.kind() != Kind::kBool) return v.IsError() ? v : NoSuchOverload("filter");
-        if (v.bool_value()) out.push_back(Element(range, i));
-        break;
-      case MacroKind::kMap:
-        if (e.args.size() == 3) {  // map(x, filter, transform)
-          if (v.kind() != Kind::kBool) return v.IsError() ? v : NoSuchOverload("map");
-          if (!v.bool_value()) break;
-          v = Evaluate(*e.args[2], ctx);
-        }
-        if (v.IsError()) return v;
-        out.push_back(std::move(v));
-        break;
-      case MacroKind::kBind:
-        break;
-    }
+    if (auto decided = Step(e, std::move(v), acc, ctx)) return *decided;
+    if (ctx.cancelled) return Cancelled();
   }
   switch (e.macro) {
     case MacroKind::kAll:
     case MacroKind::kExists:
-      return have_err ? err : Value::Bool(e.macro == MacroKind::kAll);
+      return acc.have_err ? acc.err : Value::Bool(e.macro == MacroKind::kAll);
     case MacroKind::kExistsOne:
-      return Value::Bool(count == 1);
+      return Value::Bool(acc.count == 1);
+    case MacroKind::kTransformMap:
+    case MacroKind::kTransformMapEntry:
+      return Value::MakeMap(acc.map ? acc.map : std::make_shared<Map>());
     default:
-      return Value::MakeList(std::move(out));
+      return Value::MakeList(std::move(acc.list));
   }
 }
 

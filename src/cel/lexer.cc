@@ -50,6 +50,17 @@ Token Lexer::Next() {
   char n = i_ + 1 < src_.size() ? src_[i_ + 1] : '\0';
   if (IsDigit(c) || (c == '.' && IsDigit(n))) return Number();
   if (c == '"' || c == '\'') return Quoted(start, false, false);
+  if (c == '`') {
+    size_t end = src_.find('`', i_ + 1);
+    if (end == std::string_view::npos || end == i_ + 1) return Err(start, "invalid quoted field");
+    std::string text(src_.substr(i_ + 1, end - i_ - 1));
+    for (char ch : text) {
+      bool ok = IsIdentStart(ch) || IsDigit(ch) || ch == '.' || ch == '-' || ch == '/' || ch == ' ';
+      if (!ok) return Err(start, "invalid character in quoted field");
+    }
+    i_ = end + 1;
+    return Token{Tok::kQuotedIdent, start, std::move(text)};
+  }
   if (IsIdentStart(c)) {
     // String and bytes prefixes: r, b, rb, br in either case, directly before a quote.
     size_t j = i_;

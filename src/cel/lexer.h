@@ -11,7 +11,8 @@ enum class Tok : uint8_t {
   kEnd,
   kError,
   kIdent,
-  kInt,  // text holds the digits (decimal or 0x-hex), sign not included
+  kQuotedIdent,  // `a.b-c`: a field name in backquotes
+  kInt,          // text holds the digits (decimal or 0x-hex), sign not included
   kUint,
   kDouble,
   kString,  // text holds the decoded value

@@ -356,11 +356,11 @@ class Parser {
     while (true) {
       if (tok_.kind == Tok::kDot) {
         Advance();
-        if (tok_.kind != Tok::kIdent)
+        if (tok_.kind != Tok::kIdent && tok_.kind != Tok::kQuotedIdent)
           Fail(tok_.pos, "mismatched input " + Describe(tok_) + " expecting IDENTIFIER");
         Token name = tok_;
         Advance();
-        if (tok_.kind == Tok::kLParen) {
+        if (tok_.kind == Tok::kLParen && name.kind == Tok::kIdent) {
           Advance();
           auto call = Node(ExprKind::kCall, name.pos);
           call->name = name.text;
@@ -389,36 +389,60 @@ class Parser {
   }
 
   // x.all(v, p), x.exists(v, p), x.exists_one(v, p), x.map(v, t), x.map(v, f, t),
-  // x.filter(v, p) and cel.bind(v, init, body) become macro nodes; other calls stay calls.
+  // x.filter(v, p), their two-variable forms (x.all(i, v, p), x.transformList(i, v, t), ...)
+  // and cel.bind(v, init, body) become macro nodes; other calls stay calls.
+  struct MacroForm {
+    std::string_view name;
+    MacroKind kind;
+    uint8_t vars;
+    uint8_t min_args, max_args;  // after the receiver, variables included
+  };
+  static const MacroForm* FindMacro(std::string_view name, size_t nargs) {
+    static const MacroForm kForms[] = {
+        {"all", MacroKind::kAll, 1, 2, 2},
+        {"exists", MacroKind::kExists, 1, 2, 2},
+        {"exists_one", MacroKind::kExistsOne, 1, 2, 2},
+        {"existsOne", MacroKind::kExistsOne, 1, 2, 2},
+        {"map", MacroKind::kMap, 1, 2, 3},
+        {"filter", MacroKind::kFilter, 1, 2, 2},
+        {"all", MacroKind::kAll, 2, 3, 3},
+        {"exists", MacroKind::kExists, 2, 3, 3},
+        {"exists_one", MacroKind::kExistsOne, 2, 3, 3},
+        {"existsOne", MacroKind::kExistsOne, 2, 3, 3},
+        {"transformList", MacroKind::kTransformList, 2, 3, 4},
+        {"transformMap", MacroKind::kTransformMap, 2, 3, 4},
+        {"transformMapEntry", MacroKind::kTransformMapEntry, 2, 3, 4},
+    };
+    for (const MacroForm& f : kForms) {
+      if (f.name == name && nargs >= f.min_args && nargs <= f.max_args) return &f;
+    }
+    return nullptr;
+  }
+
   std::unique_ptr<Expr> ReceiverMacro(std::unique_ptr<Expr> call) {
-    static const std::pair<std::string_view, MacroKind> kMacros[] = {
-        {"all", MacroKind::kAll},
-        {"exists", MacroKind::kExists},
-        {"exists_one", MacroKind::kExistsOne},
-        {"map", MacroKind::kMap},
-        {"filter", MacroKind::kFilter}};
     size_t nargs = call->args.size() - 1;
     bool bind = call->name == "bind" && nargs == 3 && call->args[0]->kind == ExprKind::kIdent &&
                 call->args[0]->name == "cel";
-    const MacroKind* kind = nullptr;
-    MacroKind bind_kind = MacroKind::kBind;
-    if (bind) kind = &bind_kind;
-    for (const auto& [name, k] : kMacros) {
-      if (call->name == name && (nargs == 2 || (k == MacroKind::kMap && nargs == 3))) kind = &k;
-    }
-    if (kind == nullptr) return call;
-    if (call->args[1]->kind != ExprKind::kIdent) {
-      Fail(call->args[1]->pos, "argument is not an identifier");
+    MacroForm bind_form{"bind", MacroKind::kBind, 1, 3, 3};
+    const MacroForm* form = bind ? &bind_form : FindMacro(call->name, nargs);
+    if (form == nullptr) return call;
+    for (size_t v = 1; v <= form->vars; ++v) {
+      if (call->args[v]->kind != ExprKind::kIdent) {
+        Fail(call->args[v]->pos, "argument is not an identifier");
+      }
     }
     auto m = Node(ExprKind::kMacro, call->pos);
-    m->macro = *kind;
+    m->macro = form->kind;
     m->name = call->args[1]->name;
+    if (form->vars == 2) m->name2 = call->args[2]->name;
     if (bind) {
       m->args.push_back(std::move(call->args[2]));
       m->args.push_back(std::move(call->args[3]));
     } else {
       m->args.push_back(std::move(call->args[0]));
-      for (size_t i = 2; i < call->args.size(); ++i) m->args.push_back(std::move(call->args[i]));
+      for (size_t i = 1 + form->vars; i < call->args.size(); ++i) {
+        m->args.push_back(std::move(call->args[i]));
+      }
     }
     return m;
   }

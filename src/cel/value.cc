@@ -97,18 +97,18 @@ int CompareNumbers(const Value& a, const Value& b) {
   auto sign = [](auto x, auto y) { return x < y ? -1 : (x > y ? 1 : 0); };
   Kind ka = a.kind(), kb = b.kind();
   if (ka == Kind::kDouble || kb == Kind::kDouble) {
-    // An int or uint against a double: compare in long double, exact for 64-bit integers.
-    auto as_ld = [](const Value& v) -> long double {
+    // The specification compares an int or uint with a double as doubles (lossy above 2^53).
+    auto as_double = [](const Value& v) -> double {
       switch (v.kind()) {
         case Kind::kInt:
-          return v.int_value();
+          return static_cast<double>(v.int_value());
         case Kind::kUint:
-          return v.uint_value();
+          return static_cast<double>(v.uint_value());
         default:
           return v.double_value();
       }
     };
-    long double x = as_ld(a), y = as_ld(b);
+    double x = as_double(a), y = as_double(b);
     if (std::isnan(x) || std::isnan(y)) return 2;
     return sign(x, y);
   }
