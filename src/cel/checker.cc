@@ -120,6 +120,9 @@ bool IsTypeName(std::string_view name, Kind& kind) {
   return false;
 }
 
+// Whether comparing values of this static type may cost in proportion to their size.
+bool Traverses(Type t) { return t == Type::kString || t == Type::kBytes || t == Type::kDyn; }
+
 struct Info {
   StaticType type;
   uint64_t cost = 0;  // worst-case cost
@@ -337,7 +340,7 @@ class Checker {
         out.cost = Add(out.cost, b.size);
         break;
       default:
-        if (a.type.type == Type::kString || a.type.type == Type::kBytes) {
+        if (Traverses(a.type.type) || Traverses(b.type.type)) {
           out.cost = Add(out.cost, (std::min(a.size, b.size) + 9) / 10);
         }
         break;
