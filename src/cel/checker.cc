@@ -313,7 +313,6 @@ class Checker {
     uint64_t input = 0;
     for (const Info& a : args) input = std::max(input, a.size);
     out.cost = Add(out.cost, (input + 9) / 10);
-    if (e.name == "dyn" && !args.empty()) out.type = args[0].type;
     return Set(e, out);
   }
 
