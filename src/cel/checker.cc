@@ -309,11 +309,29 @@ class Checker {
       Fail(e.pos, "found no matching overload for '" + e.name + "' applied to '(" + sig + ")'");
     }
     out.type.type = e.fn->result;
+    FoldConstructor(e);
     // Functions that traverse their string or list input cost in proportion to its size.
     uint64_t input = 0;
     for (const Info& a : args) input = std::max(input, a.size);
     out.cost = Add(out.cost, (input + 9) / 10);
     return Set(e, out);
+  }
+
+  // quantity("40Gi") and semver("1.2.3") with a literal argument are parsed once here rather
+  // than at every evaluation (invalid literals keep failing at evaluation, as upstream).
+  static void FoldConstructor(Expr& e) {
+    if (e.name != "quantity" && e.name != "semver") return;
+    for (const auto& a : e.args) {
+      if (a->kind != ExprKind::kConst) return;
+    }
+    Value argv[2];
+    for (size_t i = 0; i < e.args.size(); ++i) argv[i] = e.args[i]->value;
+    EvalContext ctx;
+    Value v = e.fn->fn(argv, e.args.size(), ctx);
+    if (v.IsError()) return;
+    e.kind = ExprKind::kConst;
+    e.value = std::move(v);
+    e.args.clear();
   }
 
   Info Binary(Expr& e) {
