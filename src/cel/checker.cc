@@ -314,6 +314,13 @@ class Checker {
     uint64_t input = 0;
     for (const Info& a : args) input = std::max(input, a.size);
     out.cost = Add(out.cost, (input + 9) / 10);
+    // Producing a string or list costs in proportion to its size (bounded by the input's here:
+    // the DRA functions that build strings and lists do not grow them beyond that).
+    if (e.fn->result == Type::kString || e.fn->result == Type::kList ||
+        e.fn->result == Type::kDyn) {
+      out.size = input;
+      out.cost = Add(out.cost, input);
+    }
     return Set(e, out);
   }
 
@@ -351,6 +358,7 @@ class Checker {
         }
         out.type = StaticType{x == y ? x : Type::kDyn, Shape::kNone};
         out.size = Add(a.size, b.size);
+        if (e.op == BinOp::kAdd) out.cost = Add(out.cost, out.size);
         break;
       }
       case BinOp::kIn:

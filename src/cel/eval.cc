@@ -184,6 +184,22 @@ uint64_t SizeOf(const Value& v) {
   }
 }
 
+// Cost of producing a new string, bytes, list or map: the limit on cost is then also a limit on
+// the memory an expression can build (cel.bind chains of concatenations double sizes).
+uint64_t ResultCost(const Value& v) {
+  switch (v.kind()) {
+    case Kind::kString:
+    case Kind::kBytes:
+      return TraversalCost(v.str().size());
+    case Kind::kList:
+      return v.list().size();
+    case Kind::kMap:
+      return v.map().entries.size();
+    default:
+      return 0;
+  }
+}
+
 Value SelectField(const Value& operand, const Value& field) {
   if (operand.kind() != Kind::kMap) {
     return Value::Error("type '" + std::string(KindName(operand.kind())) +
@@ -259,7 +275,9 @@ Value Call(const Expr& e, EvalContext& ctx) {
     if (argv[i].IsError()) return argv[i];
   }
   if (!ctx.Charge(1)) return Cancelled();
-  return e.fn->fn(argv, n, ctx);
+  Value result = e.fn->fn(argv, n, ctx);
+  if (!ctx.Charge(ResultCost(result))) return Cancelled();
+  return result;
 }
 
 Value BuildList(const Expr& e, EvalContext& ctx) {
@@ -428,8 +446,11 @@ Value EvalBinary(const Expr& e, EvalContext& ctx) {
     case BinOp::kSub:
     case BinOp::kMul:
     case BinOp::kDiv:
-    case BinOp::kMod:
-      return Arithmetic(e.op, a, b);
+    case BinOp::kMod: {
+      Value r = Arithmetic(e.op, a, b);
+      if (e.op == BinOp::kAdd && !ctx.Charge(ResultCost(r))) return Cancelled();
+      return r;
+    }
     case BinOp::kIn:
       return In(a, b);
     default:

@@ -135,6 +135,25 @@ TEST(CelEval, CostLimitCancelsEvaluation) {
   EXPECT_EQ(Eval(absorbed, 1000).error(), kCostLimitExceeded);
 }
 
+TEST(CelEval, CostLimitBoundsMemory) {
+  // Each bind doubles the string; 40 doublings would need a terabyte. The cost of building
+  // strings stops the evaluation long before.
+  std::string src = "'0123456789abcdef'";
+  for (int i = 0; i < 40; ++i)
+    src = "cel.bind(s" + std::to_string(i) + ", " + src + ", s" + std::to_string(i) + " + s" +
+          std::to_string(i) + ")";
+  Value v = Eval("(" + src + ").size() > 0", 1'000'000);
+  ASSERT_TRUE(v.IsError());
+  EXPECT_EQ(v.error(), kCostLimitExceeded);
+  Value r = Eval(
+      "'ab'.replace('', 'xxxxxxxxxxxxxxxx').replace('', 'xxxxxxxxxxxxxxxx')"
+      ".replace('', 'xxxxxxxxxxxxxxxx').replace('', 'xxxxxxxxxxxxxxxx')"
+      ".replace('', 'xxxxxxxxxxxxxxxx').size() > 0",
+      100'000);
+  ASSERT_TRUE(r.IsError());
+  EXPECT_EQ(r.error(), kCostLimitExceeded);
+}
+
 TEST(CelCheck, StaticErrors) {
   auto undeclared = Compile("x > 1", {});
   ASSERT_FALSE(undeclared.ok());
