@@ -16,6 +16,7 @@ std::span<const Builtin> StringBuiltins();
 std::span<const Builtin> KubernetesBuiltins();
 
 // Helpers shared by the tables.
+inline Value CostExceeded() { return Value::Error(std::string(kCostLimitExceeded)); }
 Value TypeError(std::string_view function, const Value* args, size_t n);
 // Decodes UTF-8 into code points; false on invalid input.
 bool DecodeUtf8(std::string_view s, std::vector<char32_t>& out);

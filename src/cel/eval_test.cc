@@ -95,6 +95,21 @@ TEST(CelEval, StandardFunctions) {
   EXPECT_TRUE(True("'hello'.replace('l', 'L', 1) == 'heLlo' && 'héllo'.charAt(1) == 'é'"));
 }
 
+TEST(CelEval, RegexesThatCouldBacktrackExponentiallyAreRefused) {
+  EXPECT_NE(ErrorOf("'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!'"
+                    ".matches('^(a+)+$')")
+                .find("nested repetition"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("'x'.matches('(a|b)*c')").find("nested repetition"), std::string::npos);
+  EXPECT_NE(ErrorOf("'x'.matches('(a{1,})+')").find("nested repetition"), std::string::npos);
+  EXPECT_TRUE(True("'aa'.matches('^(a|b){2}$') && 'ab'.matches('^(a+){1,2}b$')"));
+  EXPECT_TRUE(
+      True("'abab'.matches('^(ab)+$') && 'a+'.matches('[(a+)+]+') && "
+           "'ab'.matches('(a+)?b')"));
+  std::string long_subject = "'" + std::string(5000, 'a') + "'.matches('a')";
+  EXPECT_NE(ErrorOf(long_subject).find("subject longer than 4096"), std::string::npos);
+}
+
 TEST(CelEval, KubernetesLibraries) {
   EXPECT_TRUE(True("quantity('1Gi').isGreaterThan(quantity('1G'))"));
   EXPECT_TRUE(True("quantity('500m').compareTo(quantity('0.5')) == 0"));

@@ -30,7 +30,7 @@ bool Is(const Value& v, Kind k) { return v.kind() == k; }
 Value IsSorted(const Value* a, size_t n, EvalContext& ctx) {
   if (!Is(a[0], Kind::kList)) return TypeError("isSorted", a, n);
   const List& l = a[0].list();
-  ctx.Charge(l.size());
+  if (!ctx.Charge(l.size())) return CostExceeded();
   for (size_t i = 1; i < l.size(); ++i) {
     int c = Compare(l[i - 1], l[i]);
     if (c == 3) return TypeError("isSorted", a, n);
@@ -42,7 +42,7 @@ Value IsSorted(const Value* a, size_t n, EvalContext& ctx) {
 Value Sum(const Value* a, size_t n, EvalContext& ctx) {
   if (!Is(a[0], Kind::kList)) return TypeError("sum", a, n);
   const List& l = a[0].list();
-  ctx.Charge(l.size());
+  if (!ctx.Charge(l.size())) return CostExceeded();
   if (l.empty()) return Value::Int(0);
   Value acc = l[0];
   for (size_t i = 1; i < l.size(); ++i) {
@@ -77,7 +77,12 @@ Value FindImpl(const Value* a, size_t n, EvalContext& ctx, bool all) {
   if (!Is(a[0], Kind::kString) || !Is(a[1], Kind::kString) || (n == 3 && !Is(a[2], Kind::kInt))) {
     return TypeError(all ? "findAll" : "find", a, n);
   }
-  ctx.Charge(TraversalCost(a[0].str().size()) * TraversalCost(a[1].str().size()));
+  if (!ctx.Charge(TraversalCost(a[0].str().size()) * TraversalCost(a[1].str().size())))
+    return CostExceeded();
+  if (a[0].str().size() > kMaxRegexSubject) {
+    return Value::Error("regular expression subject longer than " +
+                        std::to_string(kMaxRegexSubject) + " bytes");
+  }
   auto re = CompileRegex(a[1].str());
   if (!re.ok()) return Value::Error(re.error().message);
   const std::string& s = a[0].str();
@@ -109,18 +114,18 @@ bool ContainsAll(const List& a, const List& b) {
 
 Value SetsContains(const Value* a, size_t n, EvalContext& ctx) {
   if (!Is(a[0], Kind::kList) || !Is(a[1], Kind::kList)) return TypeError("sets.contains", a, n);
-  ctx.Charge(a[0].list().size() * a[1].list().size());
+  if (!ctx.Charge(a[0].list().size() * a[1].list().size())) return CostExceeded();
   return Value::Bool(ContainsAll(a[0].list(), a[1].list()));
 }
 Value SetsEquivalent(const Value* a, size_t n, EvalContext& ctx) {
   if (!Is(a[0], Kind::kList) || !Is(a[1], Kind::kList)) return TypeError("sets.equivalent", a, n);
-  ctx.Charge(a[0].list().size() * a[1].list().size());
+  if (!ctx.Charge(a[0].list().size() * a[1].list().size())) return CostExceeded();
   return Value::Bool(ContainsAll(a[0].list(), a[1].list()) &&
                      ContainsAll(a[1].list(), a[0].list()));
 }
 Value SetsIntersects(const Value* a, size_t n, EvalContext& ctx) {
   if (!Is(a[0], Kind::kList) || !Is(a[1], Kind::kList)) return TypeError("sets.intersects", a, n);
-  ctx.Charge(a[0].list().size() * a[1].list().size());
+  if (!ctx.Charge(a[0].list().size() * a[1].list().size())) return CostExceeded();
   for (const Value& x : a[0].list()) {
     for (const Value& y : a[1].list()) {
       if (Equal(x, y)) return Value::Bool(true);

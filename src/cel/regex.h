@@ -6,6 +6,9 @@
 // and RE2's \pL / [[:alpha:]] Unicode classes, \z, \Q..\E and (?P<name>...) are not supported
 // (the pattern fails to compile, which is an evaluation error); ECMAScript back-references and
 // look-arounds, which RE2 rejects, are rejected here too. Matching is by bytes, not code points.
+// Because std::regex backtracks (and recurses per character), patterns that repeat a group
+// which itself repeats or alternates ((a+)+, (a|b)*) are refused, and subjects are limited to
+// kMaxRegexSubject bytes; device attribute values are at most 64.
 #pragma once
 
 #include <memory>
@@ -15,6 +18,8 @@
 #include "berth/api/result.h"
 
 namespace berth::cel {
+
+inline constexpr size_t kMaxRegexSubject = 4096;
 
 // Compiles (or returns the cached compilation of) an RE2-syntax pattern.
 Result<std::shared_ptr<const std::regex>> CompileRegex(std::string_view pattern);

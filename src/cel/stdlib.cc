@@ -98,25 +98,30 @@ bool Strings(const Value* a, size_t n) {
 
 Value Contains(const Value* a, size_t n, EvalContext& ctx) {
   if (!Strings(a, n)) return TypeError("contains", a, n);
-  ctx.Charge(TraversalCost(a[0].str().size()));
+  if (!ctx.Charge(TraversalCost(a[0].str().size()))) return CostExceeded();
   return Value::Bool(a[0].str().find(a[1].str()) != std::string::npos);
 }
 
 Value StartsWith(const Value* a, size_t n, EvalContext& ctx) {
   if (!Strings(a, n)) return TypeError("startsWith", a, n);
-  ctx.Charge(TraversalCost(a[1].str().size()));
+  if (!ctx.Charge(TraversalCost(a[1].str().size()))) return CostExceeded();
   return Value::Bool(a[0].str().starts_with(a[1].str()));
 }
 
 Value EndsWith(const Value* a, size_t n, EvalContext& ctx) {
   if (!Strings(a, n)) return TypeError("endsWith", a, n);
-  ctx.Charge(TraversalCost(a[1].str().size()));
+  if (!ctx.Charge(TraversalCost(a[1].str().size()))) return CostExceeded();
   return Value::Bool(a[0].str().ends_with(a[1].str()));
 }
 
 Value Matches(const Value* a, size_t n, EvalContext& ctx) {
   if (!Strings(a, n)) return TypeError("matches", a, n);
-  ctx.Charge(TraversalCost(a[0].str().size()) * TraversalCost(a[1].str().size()));
+  if (!ctx.Charge(TraversalCost(a[0].str().size()) * TraversalCost(a[1].str().size())))
+    return CostExceeded();
+  if (a[0].str().size() > kMaxRegexSubject) {
+    return Value::Error("regular expression subject longer than " +
+                        std::to_string(kMaxRegexSubject) + " bytes");
+  }
   auto re = CompileRegex(a[1].str());
   if (!re.ok()) return Value::Error(re.error().message);
   return Value::Bool(std::regex_search(a[0].str(), **re));

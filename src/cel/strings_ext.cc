@@ -76,8 +76,12 @@ Value Replace(const Value* a, size_t n, EvalContext& ctx) {
       (n == 4 && !Is(a[3], Kind::kInt))) {
     return TypeError("replace", a, n);
   }
-  ctx.Charge(TraversalCost(a[0].str().size()));
+  if (!ctx.Charge(TraversalCost(a[0].str().size()))) return CostExceeded();
   const std::string &s = a[0].str(), &from = a[1].str(), &to = a[2].str();
+  // An empty `from` inserts `to` around every code point: charge for the output up front.
+  if (from.empty() && !ctx.Charge(TraversalCost((s.size() + 1) * to.size()))) {
+    return CostExceeded();
+  }
   int64_t limit = n == 4 ? a[3].int_value() : -1;
   std::string out;
   size_t pos = 0;
@@ -118,7 +122,7 @@ Value Split(const Value* a, size_t n, EvalContext& ctx) {
   if (!Is(a[0], Kind::kString) || !Is(a[1], Kind::kString) || (n == 3 && !Is(a[2], Kind::kInt))) {
     return TypeError("split", a, n);
   }
-  ctx.Charge(TraversalCost(a[0].str().size()));
+  if (!ctx.Charge(TraversalCost(a[0].str().size()))) return CostExceeded();
   const std::string &s = a[0].str(), &sep = a[1].str();
   int64_t limit = n == 3 ? a[2].int_value() : -1;
   List out;
@@ -180,7 +184,7 @@ Value Trim(const Value* a, size_t n, EvalContext&) {
 Value Join(const Value* a, size_t n, EvalContext& ctx) {
   if (!Is(a[0], Kind::kList) || (n == 2 && !Is(a[1], Kind::kString)))
     return TypeError("join", a, n);
-  ctx.Charge(TraversalCost(a[0].list().size()));
+  if (!ctx.Charge(TraversalCost(a[0].list().size()))) return CostExceeded();
   std::string out;
   for (size_t i = 0; i < a[0].list().size(); ++i) {
     const Value& v = a[0].list()[i];
