@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <iterator>
+#include <random>
 #include <string>
+
+#include "cel/dra.h"
 
 namespace berth::cel {
 namespace {
@@ -104,6 +108,87 @@ b\x41\u00e9''')");
 TEST(CelParser, ReservedWordsAreNotIdentifiers) {
   EXPECT_NE(ParseError("while").find("reserved identifier: while"), std::string::npos);
   EXPECT_TRUE(Parse("a.while()").ok());
+}
+
+// Random token soup, deterministic: every input either compiles or fails with a positioned
+// error, and every compiled one evaluates to a bool or an error.
+TEST(CelParser, RandomInputsCompileOrFailCleanly) {
+  static const char* kPieces[] = {"device",
+                                  ".",
+                                  "attributes",
+                                  "capacity",
+                                  "driver",
+                                  "[",
+                                  "]",
+                                  "(",
+                                  ")",
+                                  "{",
+                                  "}",
+                                  ",",
+                                  ":",
+                                  "'a'",
+                                  "\"dra.example.com\"",
+                                  "1",
+                                  "2u",
+                                  "3.5",
+                                  "-",
+                                  "!",
+                                  "+",
+                                  "*",
+                                  "/",
+                                  "%",
+                                  "==",
+                                  "<",
+                                  ">=",
+                                  "&&",
+                                  "||",
+                                  "?",
+                                  "in",
+                                  "size",
+                                  "all",
+                                  "exists",
+                                  "map",
+                                  "x",
+                                  "has",
+                                  "quantity",
+                                  "semver",
+                                  "'1.2.3'",
+                                  "isGreaterThan",
+                                  "matches",
+                                  "'a*'",
+                                  "true",
+                                  "null",
+                                  " ",
+                                  "b'\\x00'",
+                                  "r'\\'",
+                                  "'''",
+                                  "`",
+                                  "cel",
+                                  "bind",
+                                  "\\",
+                                  "\n"};
+  std::mt19937 rng(12345);
+  auto dev = dra::PreparedDevice::Prepare(
+      {"dra.example.com", {{"a", std::string("x")}}, {{"c", Quantity::Parse("1").value()}}});
+  ASSERT_TRUE(dev.ok());
+  int compiled = 0;
+  for (int i = 0; i < 5000; ++i) {
+    std::string src;
+    int n = 1 + static_cast<int>(rng() % (i % 2 ? 6 : 24));
+    for (int k = 0; k < n; ++k) src += kPieces[rng() % std::size(kPieces)];
+    auto sel = dra::Selector::Compile(src);
+    if (!sel.ok()) {
+      const std::string& m = sel.error().message;
+      EXPECT_TRUE(m.starts_with("compilation failed: ERROR: <input>:") ||
+                  m.starts_with("must evaluate to"))
+          << src << " -> " << m;
+      continue;
+    }
+    ++compiled;
+    auto r = sel->Matches(*dev);
+    EXPECT_TRUE(r.ok() || !r.error().message.empty()) << src;
+  }
+  EXPECT_GT(compiled, 10);  // the soup is not all syntax errors
 }
 
 }  // namespace
