@@ -74,6 +74,16 @@ void BM_SelectorCompile(benchmark::State& state) {
 }
 BENCHMARK(BM_SelectorCompile);
 
+// Preparing a device (once per device and ResourceSlice version).
+void BM_PrepareDevice(benchmark::State& state) {
+  Device d = Gpu();
+  for (auto _ : state) {
+    auto dev = PreparedDevice::Prepare(d);
+    benchmark::DoNotOptimize(dev);
+  }
+}
+BENCHMARK(BM_PrepareDevice);
+
 }  // namespace
 }  // namespace berth::cel::dra
 
