@@ -2,9 +2,11 @@
 // tests/simple/testdata/*.textproto (commit 508bd98), as data in testdata/*.inc:
 //   basic, comparisons, conversions, integer_math, fp_math, lists, logic, macros, macros2,
 //   parse, plumbing, string, string_ext, bindings_ext, fields.
+// docs/dra.md ("Conformance") lists the sections of each file and how many cases each gives.
 // Every test of those files is translated except the ones that need what the DRA environment
 // does not have: protocol buffer messages and enums, timestamps and durations, optionals,
-// containers, wrapper types, the math/encoders/network extensions and strings.quote/format.
+// containers, wrapper types, dotted variable names, the math/encoders/network extensions and
+// strings.quote/format.
 // The expected value of each case is written as a CEL literal and compared with strict
 // equality (same kinds, NaN equal to NaN); an eval_error case passes on any error. The few cases
 // where Berth differs on purpose are listed in kKnownDifferences with the reason.
