@@ -107,4 +107,32 @@ Result<bool> Selector::Matches(const PreparedDevice& device, uint64_t* cost) con
                ErrorCode::kInvalid};
 }
 
+std::shared_ptr<const Result<Selector>> SelectorCache::GetOrCompile(std::string_view expression) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = index_.find(expression);
+    if (it != index_.end()) {
+      lru_.splice(lru_.begin(), lru_, it->second);
+      return it->second->second;
+    }
+  }
+  // Compile outside the lock; two threads racing on one new expression both compile it.
+  auto compiled = std::make_shared<const Result<Selector>>(Selector::Compile(expression, options_));
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = index_.find(expression);
+  if (it != index_.end()) return it->second->second;
+  lru_.emplace_front(std::string(expression), compiled);
+  index_.emplace(lru_.front().first, lru_.begin());
+  while (lru_.size() > capacity_ && capacity_ > 0) {
+    index_.erase(lru_.back().first);
+    lru_.pop_back();
+  }
+  return compiled;
+}
+
+size_t SelectorCache::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return lru_.size();
+}
+
 }  // namespace berth::cel::dra

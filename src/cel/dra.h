@@ -18,8 +18,12 @@
 #pragma once
 
 #include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -84,6 +88,25 @@ class Selector {
  private:
   explicit Selector(Program p) : program_(std::move(p)) {}
   Program program_;
+};
+
+// Compiled selectors by expression, least recently used evicted beyond `capacity` (upstream's
+// dynamic-resource-allocation/cel Cache). Safe for concurrent use; a failed compilation is
+// cached too, so the error is computed once.
+class SelectorCache {
+ public:
+  explicit SelectorCache(size_t capacity, Options options = {})
+      : capacity_(capacity), options_(options) {}
+  std::shared_ptr<const Result<Selector>> GetOrCompile(std::string_view expression);
+  size_t size() const;
+
+ private:
+  using Entry = std::pair<std::string, std::shared_ptr<const Result<Selector>>>;
+  const size_t capacity_;
+  const Options options_;
+  mutable std::mutex mu_;
+  std::list<Entry> lru_;  // most recent first
+  std::unordered_map<std::string_view, std::list<Entry>::iterator> index_;
 };
 
 }  // namespace berth::cel::dra

@@ -283,5 +283,20 @@ TEST(DraSelector, GpuSelectorOnCapacityAndModel) {
   EXPECT_FALSE(sel->Matches(*small).value());
 }
 
+TEST(SelectorCache, ReusesCompiledSelectorsAndEvictsTheLeastRecentlyUsed) {
+  SelectorCache cache(2);
+  auto a = cache.GetOrCompile("device.driver == 'a'");
+  auto b = cache.GetOrCompile("device.driver == 'b'");
+  ASSERT_TRUE(a->ok() && b->ok());
+  EXPECT_EQ(cache.GetOrCompile("device.driver == 'a'"), a);  // a is now the most recent
+  auto c = cache.GetOrCompile("device.driver == 'c'");       // evicts b
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_EQ(cache.GetOrCompile("device.driver == 'a'"), a);
+  EXPECT_NE(cache.GetOrCompile("device.driver == 'b'"), b);  // compiled anew
+  auto bad = cache.GetOrCompile("device.nope");
+  ASSERT_FALSE(bad->ok());
+  EXPECT_EQ(cache.GetOrCompile("device.nope"), bad);
+}
+
 }  // namespace
 }  // namespace berth::cel::dra
