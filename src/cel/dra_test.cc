@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace berth::cel::dra {
@@ -281,6 +283,31 @@ TEST(DraSelector, GpuSelectorOnCapacityAndModel) {
   ASSERT_TRUE(big.ok() && small.ok());
   EXPECT_TRUE(sel->Matches(*big).value());
   EXPECT_FALSE(sel->Matches(*small).value());
+}
+
+TEST(DraSelector, SharedBetweenThreads) {
+  auto sel = Selector::Compile(
+      R"(device.attributes["gpu.example.com"].model.matches("^a100") &&
+         device.capacity["gpu.example.com"].memory.isGreaterThan(quantity("40Gi")))");
+  ASSERT_TRUE(sel.ok());
+  auto yes = PreparedDevice::Prepare(
+      {"gpu.example.com", {{"model", std::string("a100")}}, {{"memory", Q("80Gi")}}});
+  auto no = PreparedDevice::Prepare(
+      {"gpu.example.com", {{"model", std::string("h100")}}, {{"memory", Q("80Gi")}}});
+  ASSERT_TRUE(yes.ok() && no.ok());
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 2000; ++i) {
+        auto a = sel->Matches(*yes);
+        auto b = sel->Matches(*no);
+        if (!a.ok() || !*a || !b.ok() || *b) ++wrong;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST(SelectorCache, ReusesCompiledSelectorsAndEvictsTheLeastRecentlyUsed) {
