@@ -14,23 +14,24 @@ namespace berth::cel {
 struct Builtin;
 
 enum class ExprKind : uint8_t {
-  kConst,     // value
-  kIdent,     // name; after checking: a type constant, the device variable or a loop variable
-  kSlot,      // a macro's loop or bound variable (slot)
-  kVariable,  // the environment's variable number `slot`
-  kSelect,    // args[0].name
-  kPresence,  // has(args[0].name)
-  kIndex,     // args[0][args[1]]
-  kCall,      // name(args...) or, when receiver, args[0].name(args[1]...)
-  kList,      // [args...]
-  kMap,       // {args[0]: args[1], ...}
-  kAnd,       // args[0] && args[1] && ... (flattened)
-  kOr,        // args[0] || args[1] || ... (flattened)
-  kNot,       // !args[0]
-  kNeg,       // -args[0]
-  kCond,      // args[0] ? args[1] : args[2]
-  kBinary,    // args[0] op args[1]
-  kMacro,     // macro over args (see MacroKind)
+  kConst,          // value
+  kIdent,          // name; after checking: a type constant, the device variable or a loop variable
+  kSlot,           // a macro's loop or bound variable (slot)
+  kVariable,       // the environment's variable number `slot`
+  kSelect,         // args[0].name
+  kPresence,       // has(args[0].name)
+  kIndex,          // args[0][args[1]]
+  kCall,           // name(args...) or, when receiver, args[0].name(args[1]...)
+  kList,           // [args...]
+  kMap,            // {args[0]: args[1], ...}
+  kAnd,            // args[0] && args[1] && ... (flattened)
+  kOr,             // args[0] || args[1] || ... (flattened)
+  kNot,            // !args[0]
+  kNeg,            // -args[0]
+  kCond,           // args[0] ? args[1] : args[2]
+  kBinary,         // args[0] op args[1]
+  kMacro,          // macro over args (see MacroKind)
+  kOptionalEntry,  // ?args[0] as a list element or map value: included when it has a value
 };
 
 enum class BinOp : uint8_t { kAdd, kSub, kMul, kDiv, kMod, kEq, kNe, kLt, kLe, kGt, kGe, kIn };
@@ -49,6 +50,8 @@ enum class MacroKind : uint8_t {
   kTransformList,
   kTransformMap,
   kTransformMapEntry,
+  kOptMap,      // opt.optMap(v, t): [optional, transform]
+  kOptFlatMap,  // opt.optFlatMap(v, t)
 };
 
 // Static types the checker tracks. kDyn is the unknown type ("dyn"): anything goes at runtime.
@@ -74,6 +77,7 @@ struct Expr {
   BinOp op = BinOp::kAdd;
   MacroKind macro = MacroKind::kAll;
   bool receiver = false;
+  bool optional = false;  // .?field and [?key]
   Type type = Type::kDyn;
   uint32_t pos = 0;  // byte offset of the expression in the source
   int slot = -1;

@@ -14,6 +14,7 @@ namespace berth::cel {
 std::span<const Builtin> StandardBuiltins();
 std::span<const Builtin> StringBuiltins();
 std::span<const Builtin> KubernetesBuiltins();
+std::span<const Builtin> OptionalBuiltins();
 
 // Helpers shared by the tables.
 inline Value CostExceeded() { return Value::Error(std::string(kCostLimitExceeded)); }

@@ -100,17 +100,24 @@ Type TypeOfKind(Kind k) {
     case Kind::kSemver:
       return Type::kSemver;
     case Kind::kError:
+    case Kind::kOptional:
       return Type::kDyn;
   }
   return Type::kDyn;
 }
 
 bool IsTypeName(std::string_view name, Kind& kind) {
-  static const std::pair<std::string_view, Kind> kTypes[] = {
-      {"int", Kind::kInt},   {"uint", Kind::kUint},     {"double", Kind::kDouble},
-      {"bool", Kind::kBool}, {"string", Kind::kString}, {"bytes", Kind::kBytes},
-      {"list", Kind::kList}, {"map", Kind::kMap},       {"null_type", Kind::kNull},
-      {"type", Kind::kType}};
+  static const std::pair<std::string_view, Kind> kTypes[] = {{"int", Kind::kInt},
+                                                             {"uint", Kind::kUint},
+                                                             {"double", Kind::kDouble},
+                                                             {"bool", Kind::kBool},
+                                                             {"string", Kind::kString},
+                                                             {"bytes", Kind::kBytes},
+                                                             {"list", Kind::kList},
+                                                             {"map", Kind::kMap},
+                                                             {"null_type", Kind::kNull},
+                                                             {"type", Kind::kType},
+                                                             {"optional_type", Kind::kOptional}};
   for (const auto& [n, k] : kTypes) {
     if (n == name) {
       kind = k;
@@ -182,6 +189,10 @@ class Checker {
         return Binary(e);
       case ExprKind::kMacro:
         return Macro(e);
+      case ExprKind::kOptionalEntry: {
+        Info inner = Check(*e.args[0]);
+        return Set(e, Info{StaticType{}, inner.cost, inner.size});
+      }
       case ExprKind::kSlot:
       case ExprKind::kVariable:
         break;
@@ -268,6 +279,7 @@ class Checker {
     }
     out.cost = Add(operand.cost, 1);
     if (e.kind == ExprKind::kPresence) out = Info{{Type::kBool, Shape::kNone}, out.cost, 1};
+    if (e.optional) out.type = StaticType{};  // an optional of the member
     return Set(e, out);
   }
 
@@ -278,6 +290,7 @@ class Checker {
     if (operand.type.shape == Shape::kDevice)
       Fail(e.pos, "type 'kubernetes.DRADevice' does not support indexing");
     out.cost = Add(Add(operand.cost, key.cost), 1);
+    if (e.optional) out.type = StaticType{};
     return Set(e, out);
   }
 
@@ -403,6 +416,9 @@ class Checker {
           e.args[1]->type == Type::kDyn ? StaticType{} : StaticType{e.args[1]->type, Shape::kNone},
           Add(range.cost, body), 1};
       return Set(e, out);
+    }
+    if (e.macro == MacroKind::kOptMap || e.macro == MacroKind::kOptFlatMap) {
+      return Set(e, Info{StaticType{}, Add(range.cost, body), kMaxStringSize});
     }
     uint64_t iterations = range.size;
     Info out{{Type::kBool, Shape::kNone}, Add(range.cost, Mul(iterations, Add(body, 1))), 1};

@@ -1,15 +1,15 @@
 // Cases translated from the CEL specification's conformance suite, google/cel-spec
 // tests/simple/testdata/*.textproto (commit 508bd98), as data in testdata/*.inc:
 //   basic, comparisons, conversions, integer_math, fp_math, lists, logic, macros, macros2,
-//   parse, plumbing, string, string_ext, bindings_ext, fields.
+//   optionals, parse, plumbing, string, string_ext, bindings_ext, fields.
 // docs/dra.md ("Conformance") lists the sections of each file and how many cases each gives.
 // Every test of those files is translated except the ones that need what the DRA environment
-// does not have: protocol buffer messages and enums, timestamps and durations, optionals,
+// does not have: protocol buffer messages and enums, timestamps and durations,
 // containers, wrapper types, dotted variable names, the math/encoders/network extensions and
 // strings.quote/format.
 // The expected value of each case is written as a CEL literal and compared with strict
 // equality (same kinds, NaN equal to NaN); an eval_error case passes on any error. The few cases
-// where Berth differs on purpose are listed in kKnownDifferences with the reason.
+// where Berth differs on purpose are listed in KnownDifferences() with the reason.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -50,6 +50,7 @@ const std::vector<Case>& Cases() {
 #include "cel/testdata/logic.inc"
 #include "cel/testdata/macros.inc"
 #include "cel/testdata/macros2.inc"
+#include "cel/testdata/optionals.inc"
 #include "cel/testdata/parse.inc"
 #include "cel/testdata/plumbing.inc"
 #include "cel/testdata/string.inc"

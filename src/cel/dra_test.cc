@@ -256,6 +256,18 @@ TEST(DraSelector, InvalidVersionAttributeFailsPreparation) {
   EXPECT_NE(dev.error().message.find("attribute fw: parse semantic version"), std::string::npos);
 }
 
+TEST(DraSelector, OptionalAttributeLookup) {
+  auto sel = Selector::Compile(
+      R"(device.attributes["gpu.example.com"].?model.orValue("") == "a100" ||
+         device.attributes["other.example.com"].?model.hasValue())");
+  ASSERT_TRUE(sel.ok()) << sel.error().message;
+  auto with = PreparedDevice::Prepare({"gpu.example.com", {{"model", std::string("a100")}}, {}});
+  auto without = PreparedDevice::Prepare({"gpu.example.com", {}, {}});
+  ASSERT_TRUE(with.ok() && without.ok());
+  EXPECT_TRUE(sel->Matches(*with).value());
+  EXPECT_FALSE(sel->Matches(*without).value());
+}
+
 TEST(DraSelector, UnknownDeviceFieldIsACompileError) {
   auto sel = Selector::Compile("device.driverName == \"\"");
   ASSERT_FALSE(sel.ok());

@@ -280,12 +280,65 @@ Value Call(const Expr& e, EvalContext& ctx) {
   return result;
 }
 
+// Field selection, has() and indexing, with optional chaining: on an optional operand, or with
+// .? / [?], a missing entry is optional.none() instead of an error and a present one is wrapped.
+Value Access(const Expr& e, EvalContext& ctx) {
+  Value operand = Evaluate(*e.args[0], ctx);
+  Value key = e.kind == ExprKind::kIndex ? Evaluate(*e.args[1], ctx) : e.value;
+  if (operand.IsError()) return operand;
+  if (key.IsError()) return key;
+  if (!ctx.Charge(1)) return Cancelled();
+  bool optional = e.optional;
+  if (operand.kind() == Kind::kOptional) {
+    if (!operand.has_optional_value()) {
+      return e.kind == ExprKind::kPresence ? Value::Bool(false) : operand;
+    }
+    optional = true;
+    Value inner = operand.optional_value();
+    operand = std::move(inner);
+  }
+  if (e.kind == ExprKind::kPresence) {
+    if (operand.kind() != Kind::kMap) return NoSuchOverload("has");
+    return Value::Bool(operand.map().Find(e.value) != nullptr);
+  }
+  if (!optional)
+    return e.kind == ExprKind::kSelect ? SelectField(operand, key) : IndexValue(operand, key);
+  if (operand.kind() == Kind::kMap) {
+    const Value* v = operand.map().Find(key);
+    if (v == nullptr && operand.map().missing) v = operand.map().missing.get();
+    return Value::Optional(v);
+  }
+  if (operand.kind() == Kind::kList && e.kind == ExprKind::kIndex) {
+    Value v = IndexValue(operand, key);
+    if (v.IsError()) return Value::Optional(nullptr);
+    return Value::Optional(&v);
+  }
+  return e.kind == ExprKind::kSelect ? SelectField(operand, key) : IndexValue(operand, key);
+}
+
+// A `?x` entry: its value when present; nullopt when none; an error when x is not optional.
+std::optional<Value> Entry(const Expr& e, EvalContext& ctx, Value& err) {
+  Value v = Evaluate(e.kind == ExprKind::kOptionalEntry ? *e.args[0] : e, ctx);
+  if (e.kind != ExprKind::kOptionalEntry || v.IsError()) {
+    if (v.IsError()) err = v;
+    return v;
+  }
+  if (v.kind() != Kind::kOptional) {
+    err = NoSuchOverload("optional entry");
+    return err;
+  }
+  if (!v.has_optional_value()) return std::nullopt;
+  return v.optional_value();
+}
+
 Value BuildList(const Expr& e, EvalContext& ctx) {
   List items;
   items.reserve(e.args.size());
+  Value err;
   for (const auto& a : e.args) {
-    items.push_back(Evaluate(*a, ctx));
-    if (items.back().IsError()) return items.back();
+    std::optional<Value> v = Entry(*a, ctx, err);
+    if (err.IsError()) return err;
+    if (v) items.push_back(std::move(*v));
   }
   return Value::MakeList(std::move(items));
 }
@@ -300,10 +353,12 @@ Value BuildMap(const Expr& e, EvalContext& ctx) {
     if (kk != Kind::kString && kk != Kind::kInt && kk != Kind::kUint && kk != Kind::kBool) {
       return Value::Error("unsupported key type: " + std::string(KindName(kk)));
     }
-    Value v = Evaluate(*e.args[i + 1], ctx);
-    if (v.IsError()) return v;
+    Value err;
+    std::optional<Value> v = Entry(*e.args[i + 1], ctx, err);
+    if (err.IsError()) return err;
+    if (!v) continue;
     if (m->Find(k) != nullptr) return Value::Error("Failed with repeated key: " + DebugString(k));
-    m->entries.emplace_back(std::move(k), std::move(v));
+    m->entries.emplace_back(std::move(k), std::move(*v));
   }
   return Value::MakeMap(std::move(m));
 }
@@ -385,11 +440,29 @@ std::optional<Value> Step(const Expr& e, Value v, Accumulator& acc, EvalContext&
   return std::nullopt;
 }
 
+// opt.optMap(v, t) is optional.of(t) with v bound to the value, and none for none;
+// optFlatMap's t is itself optional.
+Value OptMap(const Expr& e, EvalContext& ctx) {
+  Value opt = Evaluate(*e.args[0], ctx);
+  if (opt.IsError()) return opt;
+  if (opt.kind() != Kind::kOptional)
+    return NoSuchOverload(e.macro == MacroKind::kOptMap ? "optMap" : "optFlatMap");
+  if (!opt.has_optional_value()) return opt;
+  ctx.slots[e.slot] = opt.optional_value();
+  Value v = Evaluate(*e.args[1], ctx);
+  if (v.IsError() || e.macro == MacroKind::kOptFlatMap) {
+    if (!v.IsError() && v.kind() != Kind::kOptional) return NoSuchOverload("optFlatMap");
+    return v;
+  }
+  return Value::Optional(&v);
+}
+
 Value Comprehension(const Expr& e, EvalContext& ctx) {
   if (e.macro == MacroKind::kBind) {
     ctx.slots[e.slot] = Evaluate(*e.args[0], ctx);
     return Evaluate(*e.args[1], ctx);
   }
+  if (e.macro == MacroKind::kOptMap || e.macro == MacroKind::kOptFlatMap) return OptMap(e, ctx);
   Value range = Evaluate(*e.args[0], ctx);
   if (range.IsError()) return range;
   if (range.kind() != Kind::kList && range.kind() != Kind::kMap) return NotIterable(range);
@@ -474,20 +547,11 @@ Value Evaluate(const Expr& e, EvalContext& ctx) {
     case ExprKind::kIdent:
       return Value::Error("undeclared reference to '" + e.name + "'");
     case ExprKind::kSelect:
-    case ExprKind::kPresence: {
-      Value operand = Evaluate(*e.args[0], ctx);
-      if (operand.IsError()) return operand;
-      if (!ctx.Charge(1)) return Cancelled();
-      if (e.kind == ExprKind::kSelect) return SelectField(operand, e.value);
-      if (operand.kind() != Kind::kMap) return NoSuchOverload("has");
-      return Value::Bool(operand.map().Find(e.value) != nullptr);
-    }
-    case ExprKind::kIndex: {
-      Value operand = Evaluate(*e.args[0], ctx);
-      Value key = Evaluate(*e.args[1], ctx);
-      if (!ctx.Charge(1)) return Cancelled();
-      return IndexValue(operand, key);
-    }
+    case ExprKind::kPresence:
+    case ExprKind::kIndex:
+      return Access(e, ctx);
+    case ExprKind::kOptionalEntry:
+      return Evaluate(*e.args[0], ctx);
     case ExprKind::kCall:
       return Call(e, ctx);
     case ExprKind::kList:

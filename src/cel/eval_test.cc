@@ -133,6 +133,16 @@ TEST(CelEval, KubernetesLibraries) {
   EXPECT_TRUE(True("sets.equivalent([1, 2], [2, 1, 1])"));
 }
 
+TEST(CelEval, OptionalValues) {
+  EXPECT_TRUE(True("{'a': 1}.?a.value() == 1 && !{'a': 1}.?b.hasValue()"));
+  EXPECT_TRUE(True("{'a': {'b': 2}}.?a.b.orValue(0) == 2 && {'a': {}}.?a.b.orValue(0) == 0"));
+  EXPECT_TRUE(True("[1, 2][?5].orValue(7) == 7 && [?optional.none(), ?optional.of(3)] == [3]"));
+  EXPECT_TRUE(True("{?'x': optional.none(), 'y': 1} == {'y': 1}"));
+  EXPECT_TRUE(True("optional.of(2).optMap(v, v * 3).value() == 6"));
+  EXPECT_TRUE(True("optional.ofNonZeroValue('').or(optional.of('z')).value() == 'z'"));
+  EXPECT_EQ(ErrorOf("optional.none().value()"), "optional.none() dereference");
+}
+
 TEST(CelEval, CostLimitCancelsEvaluation) {
   const char* expensive =
       "[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, "

@@ -287,8 +287,13 @@ class Parser {
       case Tok::kLBracket: {
         Advance();
         auto e = Node(ExprKind::kList, t.pos);
-        e->args = ParseArgs(Tok::kRBracket, "']'");
-        return e;
+        if (Accept(Tok::kRBracket)) return e;
+        while (true) {
+          e->args.push_back(OptionalEntry());
+          if (Accept(Tok::kRBracket)) return e;
+          Expect(Tok::kComma, "',' or ']'");
+          if (Accept(Tok::kRBracket)) return e;
+        }
       }
       case Tok::kLBrace:
         return ParseMapLiteral();
@@ -304,14 +309,30 @@ class Parser {
     }
   }
 
+  // A list element, `?elem` marking one that is included only when it has a value.
+  std::unique_ptr<Expr> OptionalEntry() {
+    if (tok_.kind != Tok::kQuestion) return ParseExpr();
+    Advance();
+    return WrapOptional(ParseExpr());
+  }
+
+  std::unique_ptr<Expr> WrapOptional(std::unique_ptr<Expr> inner) {
+    auto w = Node(ExprKind::kOptionalEntry, inner->pos);
+    w->args.push_back(std::move(inner));
+    return w;
+  }
+
   std::unique_ptr<Expr> ParseMapLiteral() {
     auto e = Node(ExprKind::kMap, tok_.pos);
     Advance();
     if (Accept(Tok::kRBrace)) return e;
     while (true) {
+      bool optional = tok_.kind == Tok::kQuestion;
+      if (optional) Advance();
       e->args.push_back(ParseExpr());
       Expect(Tok::kColon, "':'");
       e->args.push_back(ParseExpr());
+      if (optional) e->args.back() = WrapOptional(std::move(e->args.back()));
       if (Accept(Tok::kRBrace)) return e;
       Expect(Tok::kComma, "',' or '}'");
       if (Accept(Tok::kRBrace)) return e;
@@ -356,11 +377,12 @@ class Parser {
     while (true) {
       if (tok_.kind == Tok::kDot) {
         Advance();
+        bool optional = Accept(Tok::kQuestion);
         if (tok_.kind != Tok::kIdent && tok_.kind != Tok::kQuotedIdent)
           Fail(tok_.pos, "mismatched input " + Describe(tok_) + " expecting IDENTIFIER");
         Token name = tok_;
         Advance();
-        if (tok_.kind == Tok::kLParen && name.kind == Tok::kIdent) {
+        if (tok_.kind == Tok::kLParen && name.kind == Tok::kIdent && !optional) {
           Advance();
           auto call = Node(ExprKind::kCall, name.pos);
           call->name = name.text;
@@ -371,6 +393,7 @@ class Parser {
         } else {
           auto sel = Node(ExprKind::kSelect, name.pos);
           sel->name = name.text;
+          sel->optional = optional;
           sel->value = Value::String(name.text);
           sel->args.push_back(std::move(e));
           e = std::move(sel);
@@ -378,6 +401,7 @@ class Parser {
       } else if (tok_.kind == Tok::kLBracket) {
         auto idx = Node(ExprKind::kIndex, tok_.pos);
         Advance();
+        idx->optional = Accept(Tok::kQuestion);
         idx->args.push_back(std::move(e));
         idx->args.push_back(ParseExpr());
         Expect(Tok::kRBracket, "']'");
@@ -405,6 +429,8 @@ class Parser {
         {"existsOne", MacroKind::kExistsOne, 1, 2, 2},
         {"map", MacroKind::kMap, 1, 2, 3},
         {"filter", MacroKind::kFilter, 1, 2, 2},
+        {"optMap", MacroKind::kOptMap, 1, 2, 2},
+        {"optFlatMap", MacroKind::kOptFlatMap, 1, 2, 2},
         {"all", MacroKind::kAll, 2, 3, 3},
         {"exists", MacroKind::kExists, 2, 3, 3},
         {"exists_one", MacroKind::kExistsOne, 2, 3, 3},

@@ -307,7 +307,8 @@ namespace {
 
 template <class F>
 void ForEachBuiltin(F&& f) {
-  for (auto table : {StandardBuiltins(), StringBuiltins(), KubernetesBuiltins()}) {
+  for (auto table :
+       {StandardBuiltins(), StringBuiltins(), KubernetesBuiltins(), OptionalBuiltins()}) {
     for (const Builtin& b : table) f(b);
   }
 }

@@ -33,6 +33,8 @@ std::string_view KindName(Kind k) {
       return "kubernetes.Semver";
     case Kind::kError:
       return "error";
+    case Kind::kOptional:
+      return "optional_type";
   }
   return "unknown";
 }
@@ -76,6 +78,12 @@ Value Value::FromSemver(Semver s) {
 Value Value::Error(std::string message) {
   Value v(Kind::kError);
   v.p_ = std::make_shared<const std::string>(std::move(message));
+  return v;
+}
+
+Value Value::Optional(const Value* inner) {
+  Value v(Kind::kOptional);
+  if (inner) v.p_ = std::make_shared<const Value>(*inner);
   return v;
 }
 
@@ -158,6 +166,9 @@ bool Equal(const Value& a, const Value& b) {
   switch (a.kind()) {
     case Kind::kNull:
       return true;
+    case Kind::kOptional:
+      if (a.has_optional_value() != b.has_optional_value()) return false;
+      return !a.has_optional_value() || Equal(a.optional_value(), b.optional_value());
     case Kind::kBool:
       return a.bool_value() == b.bool_value();
     case Kind::kString:
@@ -278,6 +289,9 @@ std::string DebugString(const Value& v) {
       return "semver(\"" + SemverString(v.semver()) + "\")";
     case Kind::kError:
       return "error(" + v.error() + ")";
+    case Kind::kOptional:
+      return v.has_optional_value() ? "optional.of(" + DebugString(v.optional_value()) + ")"
+                                    : "optional.none()";
     case Kind::kList: {
       std::string out = "[";
       for (size_t i = 0; i < v.list().size(); ++i) {

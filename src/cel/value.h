@@ -31,6 +31,7 @@ enum class Kind : uint8_t {
   kQuantity,
   kSemver,
   kError,
+  kOptional,  // optional_type: a value or none
 };
 
 // The CEL type name of a kind ("int", "map", "kubernetes.Quantity", ...).
@@ -89,6 +90,8 @@ class Value {
   static Value FromQuantity(const Quantity& q);
   static Value FromSemver(Semver s);
   static Value Error(std::string message);
+  // optional.of(*inner), or optional.none() when inner is null.
+  static Value Optional(const Value* inner);
 
   Kind kind() const { return kind_; }
   bool IsError() const { return kind_ == Kind::kError; }
@@ -104,6 +107,8 @@ class Value {
   const Quantity& quantity() const { return *static_cast<const Quantity*>(p_.get()); }
   const Semver& semver() const { return *static_cast<const Semver*>(p_.get()); }
   const std::string& error() const { return str(); }
+  bool has_optional_value() const { return p_ != nullptr; }
+  const Value& optional_value() const { return *static_cast<const Value*>(p_.get()); }
 
  private:
   explicit Value(Kind k) : kind_(k), i_(0) {}
