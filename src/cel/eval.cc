@@ -284,7 +284,9 @@ Value Call(const Expr& e, EvalContext& ctx) {
 // .? / [?], a missing entry is optional.none() instead of an error and a present one is wrapped.
 Value Access(const Expr& e, EvalContext& ctx) {
   Value operand = Evaluate(*e.args[0], ctx);
-  Value key = e.kind == ExprKind::kIndex ? Evaluate(*e.args[1], ctx) : e.value;
+  Value index;  // the evaluated key of an index; selections use the field name in place
+  if (e.kind == ExprKind::kIndex) index = Evaluate(*e.args[1], ctx);
+  const Value& key = e.kind == ExprKind::kIndex ? index : e.value;
   if (operand.IsError()) return operand;
   if (key.IsError()) return key;
   if (!ctx.Charge(1)) return Cancelled();
@@ -299,10 +301,11 @@ Value Access(const Expr& e, EvalContext& ctx) {
   }
   if (e.kind == ExprKind::kPresence) {
     if (operand.kind() != Kind::kMap) return NoSuchOverload("has");
-    return Value::Bool(operand.map().Find(e.value) != nullptr);
+    return Value::Bool(operand.map().Find(key) != nullptr);
   }
-  if (!optional)
+  if (!optional) {
     return e.kind == ExprKind::kSelect ? SelectField(operand, key) : IndexValue(operand, key);
+  }
   if (operand.kind() == Kind::kMap) {
     const Value* v = operand.map().Find(key);
     if (v == nullptr && operand.map().missing) v = operand.map().missing.get();
