@@ -3,13 +3,13 @@
 # for SECONDS (default 20) from a seed corpus made of the project's own fixtures. A crash, leak,
 # sanitizer report or timeout fails the run and leaves the input in build-fuzz/artifacts/.
 #   bash scripts/fuzz.sh [SECONDS] [TARGET...]     targets: quantity manifest selector config
-#                                                   extender apiserver_input http
+#                                                   extender apiserver_input http cel
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(quantity manifest selector config extender apiserver_input http)
+[ ${#targets[@]} -eq 0 ] && targets=(quantity manifest selector config extender apiserver_input http cel)
 
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
@@ -20,7 +20,7 @@ CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release -DBERTH
 cmake --build build-fuzz -j 2 --target "${targets[@]/#/berth_fuzz_}"
 
 seeds=build-fuzz/seeds
-rm -rf "$seeds" && mkdir -p "$seeds"/{quantity,manifest,selector,config,extender,apiserver_input,http} \
+rm -rf "$seeds" && mkdir -p "$seeds"/{quantity,manifest,selector,config,extender,apiserver_input,http,cel} \
   build-fuzz/artifacts
 i=0
 for q in 0 1 100m 1.5 2Gi 500Mi 1e3 1E-3 0.001 -4 +7Ki 12345678901234567890 1.2.3 5Ei 1n 3u \
@@ -76,6 +76,16 @@ printf '%s\n' '{"apiVersion":"v1","kind":"Node","metadata":{"name":"a"},"status"
   '---' '{"apiVersion":"v1","kind":"Node","metadata":{"name":"b","labels":[1]}}' '---' \
   '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"status":{"containerStatuses":"x"}}' \
   > "$seeds/manifest/poison.yaml"
+# DRA device selectors: the shapes DeviceClasses use, macros, quantities, versions, errors.
+n=0
+for e in 'device.driver == "gpu.example.com"' \
+         'device.attributes["gpu.example.com"].model == "a100" && device.capacity["gpu.example.com"].memory.compareTo(quantity("40Gi")) >= 0' \
+         'semver(device.attributes["dra.example.com"].driverVersion).isGreaterThan(semver("1.2.3"))' \
+         '[1, 2, 3].all(x, x > 0) && {"a": 1}.exists(k, k == "a")' \
+         '"abc".matches("^a.c$") ? 1u + 2u == 3u : b"x" == b"y"' '(1 + ' '9223372036854775807 + 1 > 0' \
+         'has(device.attributes["x"].y) || size("\u00e9") == 1'; do
+  printf '%s' "$e" > "$seeds/cel/c$((n++))"
+done
 # Raw requests, well-formed and not (each malformed kind the server answers with a status).
 cp fuzz/corpus/http/*.http "$seeds/http/"
 
