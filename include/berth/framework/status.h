@@ -39,11 +39,12 @@ enum class Code : uint8_t {
 
 BERTH_EXPORT std::string_view CodeName(Code c);
 
-class [[nodiscard]] BERTH_EXPORT Status {
+// Exported member by member: GCC takes no visibility attribute after [[nodiscard]].
+class [[nodiscard]] Status {
  public:
   Status() = default;  // Success
-  Status(Code code, std::vector<std::string> reasons);
-  Status(Code code, std::string reason);
+  BERTH_EXPORT Status(Code code, std::vector<std::string> reasons);
+  BERTH_EXPORT Status(Code code, std::string reason);
 
   static Status Success() { return {}; }
   static Status Error(std::string msg) { return {Code::kError, std::move(msg)}; }
@@ -68,16 +69,16 @@ class [[nodiscard]] BERTH_EXPORT Status {
            code_ == Code::kPending;
   }
 
-  const std::vector<std::string>& reasons() const;
+  BERTH_EXPORT const std::vector<std::string>& reasons() const;
   // Reasons joined with ", ".
-  std::string Message() const;
+  BERTH_EXPORT std::string Message() const;
 
   // The plugin that produced this status (set by the framework on rejection).
-  const std::string& plugin() const;
+  BERTH_EXPORT const std::string& plugin() const;
   // Sets the plugin name; a no-op when it is already `name`.
-  Status& WithPlugin(std::string_view name);
+  BERTH_EXPORT Status& WithPlugin(std::string_view name);
   // Adds a reason after the others.
-  Status& AppendReason(std::string reason);
+  BERTH_EXPORT Status& AppendReason(std::string reason);
 
   friend bool operator==(const Status& a, const Status& b) {
     return a.code_ == b.code_ && a.reasons() == b.reasons();
