@@ -19,6 +19,7 @@
 #include "capacity_command.h"
 #include "cluster_command.h"
 #include "cluster_source.h"
+#include "compare_command.h"
 #include "config/legacy_versions.h"
 #include "config/load.h"
 #include "config/policy.h"
@@ -271,6 +272,9 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   berth::cmd::CapacityCommand capacity_command;
   auto* capacity = berth::cmd::AddCapacityCommand(app, &capacity_command);
 
+  berth::cmd::CompareCommand compare_command;
+  auto* compare = berth::cmd::AddCompareCommand(app, &compare_command);
+
   berth::cmd::ExplainCommand explain_command;
   auto* explain = berth::cmd::AddExplainCommand(app, &explain_command);
 
@@ -305,6 +309,10 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   if (*explain) {
     explain_command.compiled_in = compiled_in;
     return berth::cmd::RunExplainCommand(explain_command);
+  }
+  if (*compare) {
+    compare_command.compiled_in = compiled_in;
+    return berth::cmd::RunCompareCommand(compare_command);
   }
   if (*capacity) {
     capacity_command.compiled_in = compiled_in;
