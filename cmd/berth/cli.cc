@@ -32,6 +32,7 @@
 #include "framework/in_memory_cluster.h"
 #include "pluginlib/loader.h"
 #include "plugins/registry.h"
+#include "record_command.h"
 #include "scheduler/prometheus_metrics.h"
 #include "scheduler/scheduler.h"
 #include "sim/bench.h"
@@ -275,6 +276,9 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   berth::cmd::CompareCommand compare_command;
   auto* compare = berth::cmd::AddCompareCommand(app, &compare_command);
 
+  berth::cmd::RecordCommand record_command;
+  auto* record = berth::cmd::AddRecordCommand(app, &record_command);
+
   berth::cmd::ExplainCommand explain_command;
   auto* explain = berth::cmd::AddExplainCommand(app, &explain_command);
 
@@ -310,6 +314,7 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
     explain_command.compiled_in = compiled_in;
     return berth::cmd::RunExplainCommand(explain_command);
   }
+  if (*record) return berth::cmd::RunRecordCommand(record_command);
   if (*compare) {
     compare_command.compiled_in = compiled_in;
     return berth::cmd::RunCompareCommand(compare_command);

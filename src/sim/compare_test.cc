@@ -161,10 +161,12 @@ TEST(CompareTest, MatchesSeparateSimulationsAndTheirScoreRecords) {
         EXPECT_EQ(v.weighted, want.weighted) << d.pod << " " << v.node;
       }
       // The chosen node won on total among the candidates it scored.
-      for (const NodeView& v : d.per_config[c].views)
-        if (v.state == NodeView::State::kScored && v.node != d.per_config[c].node)
-          for (const NodeView& mine : d.per_config[c].views)
-            if (mine.node == d.per_config[c].node) EXPECT_GE(mine.total, v.total);
+      for (const NodeView& v : d.per_config[c].views) {
+        if (v.state != NodeView::State::kScored || v.node == d.per_config[c].node) continue;
+        for (const NodeView& mine : d.per_config[c].views) {
+          if (mine.node == d.per_config[c].node) EXPECT_GE(mine.total, v.total);
+        }
+      }
     }
   }
   // Bin packing uses fewer nodes; the huge pod is pending under both; the shape is the median.
