@@ -87,6 +87,8 @@ int RunCompareCommand(const CompareCommand& c) {
     auto objects = ReadManifests(c.files, c.recursive, decode);
     if (!objects.ok()) return Fail(kCompareInputError, objects.error().message);
     result = sim::Compare(configs, registry, *objects, options);
+  } else {
+    result = sim::CompareReplay(configs, registry, c.replay, options);
   }
   if (!result.ok()) return Fail(kCompareInputError, result.error().message);
   if (c.output == "json") {

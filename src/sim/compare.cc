@@ -29,55 +29,14 @@ std::string ZoneLabel(const Node& node) {
   return "";
 }
 
-// Records, in a second run of one configuration, how its attempts saw the candidate nodes of
-// the differing pods it explains; says when the last of those pods has had its last attempt.
-class DetailCollector final : public AttemptObserver {
- public:
-  struct Want {
-    size_t diff = 0;
-    int attempts = 0;  // the pod's attempts in the timed run: the last one explains it
-    bool done = false;
-  };
-  DetailCollector(std::vector<PodDiff>* diffs, size_t config,
-                  std::unordered_map<std::string, Want> wants)
-      : diffs_(diffs), config_(config), wants_(std::move(wants)) {}
-
-  void OnAttempt(const SchedulingAttempt& a) override {
-    auto it = wants_.find(a.pod->Key());
-    if (it == wants_.end()) return;
-    PodDiff& diff = (*diffs_)[it->second.diff];
-    ConfigDecision& d = diff.per_config[config_];
-    d.views.clear();
-    for (const std::string& node : diff.candidates) d.views.push_back(ViewOf(a, node));
-    d.explained = true;
-    if (!it->second.done && a.attempt >= it->second.attempts) {
-      it->second.done = true;
-      ++done_;
-    }
-  }
-  bool More() const { return done_ < wants_.size(); }
-
- private:
-  std::vector<PodDiff>* diffs_;
-  size_t config_;
-  std::unordered_map<std::string, Want> wants_;
-  size_t done_ = 0;
-};
-
 // The second, detailed run of configuration `c` for the first `max_explained` differences.
 VoidResult Explain(const CompareConfig& config, size_t c, const Registry& registry,
                    const std::vector<Object>& objects, const SimulationResult& timed,
                    const CompareOptions& options, std::vector<PodDiff>* diffs) {
   std::unordered_map<std::string, int> attempts;
   for (const PodResult& r : timed.results) attempts[r.pod] = r.attempts;
-  std::unordered_map<std::string, DetailCollector::Want> wants;
-  const size_t n = std::min(diffs->size(), static_cast<size_t>(std::max(0, options.max_explained)));
-  for (size_t i = 0; i < n; ++i) {
-    const int a = attempts[(*diffs)[i].pod];
-    if (a > 0) wants[(*diffs)[i].pod] = {i, a, false};
-  }
-  if (wants.empty()) return {};
-  DetailCollector collector(diffs, c, std::move(wants));
+  DetailCollector collector(diffs, c, attempts, options.max_explained);
+  if (!collector.More()) return {};
   SimulationOptions so;
   so.seed = options.seed;
   so.config_source = config.name;
@@ -130,7 +89,9 @@ FinalState FinalStateOf(const std::vector<Object>& input, const SimulationResult
   return s;
 }
 
-ConfigMetrics MetricsOf(const SimulationResult& run, const FinalState& state) {
+}  // namespace
+
+ConfigMetrics OutcomeMetrics(const SimulationResult& run) {
   ConfigMetrics m;
   for (const PodResult& r : run.results) {
     ++m.pods;
@@ -145,11 +106,9 @@ ConfigMetrics MetricsOf(const SimulationResult& run, const FinalState& state) {
       m.victims += static_cast<int>(r.victims.size());
     }
   }
-  FillPlacementMetrics(state.node_zones, state.per_node, &m);
   return m;
 }
 
-// The pod shape of the fragmentation figure, and where it came from.
 Result<std::optional<Pod>> ResolveShape(const std::vector<Object>& objects,
                                         const CompareOptions& options, std::string* source) {
   if (!options.shape.empty()) {
@@ -165,8 +124,6 @@ Result<std::optional<Pod>> ResolveShape(const std::vector<Object>& objects,
   return MedianShape(pending.empty() ? bound : pending);
 }
 
-}  // namespace
-
 std::string_view StateName(NodeView::State s) {
   switch (s) {
     case NodeView::State::kScored:
@@ -179,6 +136,31 @@ std::string_view StateName(NodeView::State s) {
       return "not evaluated";
   }
   return "";
+}
+
+DetailCollector::DetailCollector(std::vector<PodDiff>* diffs, size_t config,
+                                 const std::unordered_map<std::string, int>& attempts,
+                                 int max_explained)
+    : diffs_(diffs), config_(config) {
+  const size_t n = std::min(diffs->size(), static_cast<size_t>(std::max(0, max_explained)));
+  for (size_t i = 0; i < n; ++i) {
+    auto it = attempts.find((*diffs)[i].pod);
+    if (it != attempts.end() && it->second > 0) wants_[(*diffs)[i].pod] = {i, it->second, false};
+  }
+}
+
+void DetailCollector::OnAttempt(const SchedulingAttempt& a) {
+  auto it = wants_.find(a.pod->Key());
+  if (it == wants_.end()) return;
+  PodDiff& diff = (*diffs_)[it->second.diff];
+  ConfigDecision& d = diff.per_config[config_];
+  d.views.clear();
+  for (const std::string& node : diff.candidates) d.views.push_back(ViewOf(a, node));
+  d.explained = true;
+  if (!it->second.done && a.attempt >= it->second.attempts) {
+    it->second.done = true;
+    ++done_;
+  }
 }
 
 std::vector<PodDiff> FindDifferences(const std::vector<const SimulationResult*>& runs) {
@@ -364,6 +346,22 @@ std::string ShapeText(const Pod& pod) {
   return out.empty() ? "(no requests)" : out;
 }
 
+VoidResult FillShapeFit(const CompareConfig& config, const Registry& registry,
+                        const std::vector<Object>& objects, const Pod& shape,
+                        const CompareOptions& options, ConfigMetrics* m) {
+  Pod tmpl = shape;
+  if (!config.config->profiles.empty())
+    tmpl.spec.scheduler_name = config.config->profiles[0].scheduler_name;
+  CapacityOptions co;
+  co.max = options.shape_max;
+  co.seed = options.seed;
+  co.config_source = config.name;
+  BERTH_TRY_ASSIGN(fit, EstimateCapacity(*config.config, registry, objects, tmpl, co));
+  m->shape_fit = fit.placed;
+  m->shape_fit_capped = fit.reached_max;
+  return {};
+}
+
 Result<CompareResult> Compare(const std::vector<CompareConfig>& configs, const Registry& registry,
                               const std::vector<Object>& objects, const CompareOptions& options) {
   CompareResult out;
@@ -404,7 +402,8 @@ Result<CompareResult> Compare(const std::vector<CompareConfig>& configs, const R
   }
   for (size_t c = 0; c < configs.size(); ++c) {
     FinalState state = FinalStateOf(objects, runs[c]);
-    ConfigMetrics m = MetricsOf(runs[c], state);
+    ConfigMetrics m = OutcomeMetrics(runs[c]);
+    FillPlacementMetrics(state.node_zones, state.per_node, &m);
     m.name = configs[c].name;
     m.seconds = out.configs[c].seconds;
     m.cpu_seconds = out.configs[c].cpu_seconds;

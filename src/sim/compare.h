@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -125,7 +126,45 @@ struct CompareOptions {
 Result<CompareResult> Compare(const std::vector<CompareConfig>& configs, const Registry& registry,
                               const std::vector<Object>& objects, const CompareOptions& options);
 
+// Runs `recording` (sim/replay.h) through every configuration.
+Result<CompareResult> CompareReplay(const std::vector<CompareConfig>& configs,
+                                    const Registry& registry, const std::string& recording,
+                                    const CompareOptions& options);
+
 // --- the parts, exposed for tests and for replays
+
+// Records, in a second run of one configuration, how its attempts saw the candidate nodes of
+// the first `max_explained` differing pods; says when the last of those pods has had its last
+// attempt (`attempts`: each pod's attempts in the timed run).
+class DetailCollector final : public AttemptObserver {
+ public:
+  DetailCollector(std::vector<PodDiff>* diffs, size_t config,
+                  const std::unordered_map<std::string, int>& attempts, int max_explained);
+  void OnAttempt(const SchedulingAttempt& a) override;
+  bool More() const { return done_ < wants_.size(); }
+
+ private:
+  struct Want {
+    size_t diff = 0;
+    int attempts = 0;
+    bool done = false;
+  };
+  std::vector<PodDiff>* diffs_;
+  size_t config_;
+  std::unordered_map<std::string, Want> wants_;
+  size_t done_ = 0;
+};
+
+// Pods scheduled and pending, preemptions, from a run's results.
+ConfigMetrics OutcomeMetrics(const SimulationResult& run);
+// The shape for the fragmentation figure: --shape, else the median pending pod of `objects`,
+// else the median running one; nullopt without pods.
+Result<std::optional<Pod>> ResolveShape(const std::vector<Object>& objects,
+                                        const CompareOptions& options, std::string* source);
+// Sets m->shape_fit: how many pods of `shape` fit in `objects` under `config`.
+VoidResult FillShapeFit(const CompareConfig& config, const Registry& registry,
+                        const std::vector<Object>& objects, const Pod& shape,
+                        const CompareOptions& options, ConfigMetrics* m);
 
 // Pods whose outcome (result or node) differs between any two of `runs` (same pods in each),
 // in the order of the first run; candidates filled, views empty.
