@@ -114,7 +114,8 @@ Result<std::optional<RecordedEvent>> RecordingReader::Next() {
     if (meta == ev.resource.end()) return where("resource.metadata: missing");
     ev.name = StringAt(*meta, "name");
     ev.namespace_ = StringAt(*meta, "namespace");
-    if (ev.kind.empty() || ev.name.empty()) return where("resource: kind and metadata.name are required");
+    if (ev.kind.empty() || ev.name.empty())
+      return where("resource: kind and metadata.name are required");
     return std::optional<RecordedEvent>(std::move(ev));
   }
 }

@@ -33,6 +33,7 @@ class ReplayObserver final : public AttemptObserver {
     auto [it, first] = by_pod_.try_emplace(key);
     if (first) order_.push_back(key);
     PodResult& r = it->second;
+    if (first) r.scheduler_name = a.pod->spec.scheduler_name;
     r.attempts = std::max(r.attempts, a.attempt);
     if (a.outcome == SchedulingAttempt::Outcome::kScheduled) {
       if (r.node.empty()) r.node = a.node;  // where it went first
@@ -217,13 +218,18 @@ Result<ReplayResult> Replay(const config::SchedulerConfiguration& config, const 
   BERTH_TRY_ASSIGN(reader, RecordingReader::Open(recording));
   InMemoryCluster cluster;
   FakeClock clock;
+  // One thread: a replay's cycles are small (a pod at a time, most results reused), so waking
+  // workers costs more than it saves, and every freed page then interrupts them. Parallelism
+  // never changes a decision.
+  config::SchedulerConfiguration run_config = config;
+  run_config.parallelism = 1;
   SchedulerOptions so;
-  so.config = &config;
+  so.config = &run_config;
   so.registry = &registry;
   so.client = &cluster;
   so.clock = &clock;
   so.seed = options.seed;
-  auto extenders = extender::BuildExtenders(config.extenders);
+  auto extenders = extender::BuildExtenders(run_config.extenders);
   if (!extenders.ok())
     return Error{fmt::format("{}: {}", options.config_source, extenders.error().message)};
   so.extenders = std::move(extenders).value();

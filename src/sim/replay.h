@@ -30,9 +30,9 @@ struct ReplayOptions {
   uint64_t seed = 1;
   std::string config_source = "default configuration";
   bool record_details = false;
-  AttemptObserver* observer = nullptr;   // sees every attempt
-  std::function<bool()> keep_running;    // after each cycle; false ends the replay
-  size_t max_samples = 1000;             // points of pending_over_time
+  AttemptObserver* observer = nullptr;  // sees every attempt
+  std::function<bool()> keep_running;   // after each cycle; false ends the replay
+  size_t max_samples = 1000;            // points of pending_over_time
 };
 
 struct ReplayResult {

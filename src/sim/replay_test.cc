@@ -20,8 +20,8 @@ namespace {
 using Json = nlohmann::json;
 
 std::string WriteRecording(const std::string& name, const std::vector<Json>& lines) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    (name + "-" + std::to_string(::getpid()) + ".jsonl");
+  const auto path =
+      std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()) + ".jsonl");
   std::ofstream out(path);
   for (const Json& l : lines) out << l.dump() << "\n";
   return path.string();
@@ -32,10 +32,11 @@ Json Line(const std::string& time, const std::string& event, Json resource) {
 }
 
 Json NodeDoc(const std::string& name, const std::string& cpu) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata", {{"name", name}, {"labels", {{"topology.kubernetes.io/zone", "z-" + name}}}}},
-          {"status", {{"allocatable", {{"cpu", cpu}, {"memory", "16Gi"}, {"pods", "110"}}}}}};
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "Node"},
+      {"metadata", {{"name", name}, {"labels", {{"topology.kubernetes.io/zone", "z-" + name}}}}},
+      {"status", {{"allocatable", {{"cpu", cpu}, {"memory", "16Gi"}, {"pods", "110"}}}}}};
 }
 
 Json PodDoc(const std::string& name, const std::string& cpu, const std::string& node = "") {
@@ -65,9 +66,9 @@ TEST(RecordingTest, ParsesGoTimes) {
 }
 
 TEST(RecordingTest, ErrorsNameTheLine) {
-  const std::string path =
-      WriteRecording("recording-errors", {Line("2026-11-01T12:00:00Z", "Add", NodeDoc("n1", "4")),
-                                          Line("2026-11-01T12:00:01Z", "Patch", NodeDoc("n1", "4"))});
+  const std::string path = WriteRecording(
+      "recording-errors", {Line("2026-11-01T12:00:00Z", "Add", NodeDoc("n1", "4")),
+                           Line("2026-11-01T12:00:01Z", "Patch", NodeDoc("n1", "4"))});
   auto reader = RecordingReader::Open(path);
   ASSERT_TRUE(reader.ok());
   auto first = (*reader)->Next();
@@ -81,19 +82,19 @@ TEST(RecordingTest, ErrorsNameTheLine) {
 }
 
 TEST(ReplayTest, PlacesPodsItselfAndFollowsTheRecordedTimeline) {
-  const std::string path = WriteRecording(
-      "replay-timeline",
-      {Line("2026-11-01T12:00:00Z", "Add", NodeDoc("n1", "4")),
-       Line("2026-11-01T12:00:00Z", "Add", NodeDoc("n2", "4")),
-       // Running when the recording started: stays where it runs.
-       Line("2026-11-01T12:00:00Z", "Add", PodDoc("running", "3", "n1")),
-       Line("2026-11-01T12:00:01Z", "Add", PodDoc("a", "2")),
-       // The recorded scheduler put it on n1; this configuration decides for itself.
-       Line("2026-11-01T12:00:02Z", "Update", PodDoc("a", "2", "n1")),
-       Line("2026-11-01T12:00:03Z", "Add", PodDoc("big", "3")),  // fits nowhere yet
-       Line("2026-11-01T12:00:10Z", "Add", NodeDoc("n3", "4")),  // now it does
-       Line("2026-11-01T12:00:20Z", "Delete", Deleted("Pod", "a", "default")),
-       Line("2026-11-01T12:00:30Z", "Delete", Deleted("Node", "n2"))});
+  const std::string path =
+      WriteRecording("replay-timeline",
+                     {Line("2026-11-01T12:00:00Z", "Add", NodeDoc("n1", "4")),
+                      Line("2026-11-01T12:00:00Z", "Add", NodeDoc("n2", "4")),
+                      // Running when the recording started: stays where it runs.
+                      Line("2026-11-01T12:00:00Z", "Add", PodDoc("running", "3", "n1")),
+                      Line("2026-11-01T12:00:01Z", "Add", PodDoc("a", "2")),
+                      // The recorded scheduler put it on n1; this configuration decides for itself.
+                      Line("2026-11-01T12:00:02Z", "Update", PodDoc("a", "2", "n1")),
+                      Line("2026-11-01T12:00:03Z", "Add", PodDoc("big", "3")),  // fits nowhere yet
+                      Line("2026-11-01T12:00:10Z", "Add", NodeDoc("n3", "4")),  // now it does
+                      Line("2026-11-01T12:00:20Z", "Delete", Deleted("Pod", "a", "default")),
+                      Line("2026-11-01T12:00:30Z", "Delete", Deleted("Node", "n2"))});
   Registry registry = InTreeRegistry();
   auto config = config::DefaultConfiguration(registry);
   auto r = Replay(config, registry, path, {});
@@ -108,7 +109,8 @@ TEST(ReplayTest, PlacesPodsItselfAndFollowsTheRecordedTimeline) {
   EXPECT_TRUE(r->still_pending.empty());
   // big waited from 12:00:03 to n3's arrival at 12:00:10.
   EXPECT_DOUBLE_EQ(r->max_pending_seconds, 7);
-  EXPECT_THAT(r->per_node, ::testing::ElementsAre(::testing::Pair("n1", 1), ::testing::Pair("n3", 1)));
+  EXPECT_THAT(r->per_node,
+              ::testing::ElementsAre(::testing::Pair("n1", 1), ::testing::Pair("n3", 1)));
   EXPECT_EQ(r->node_zones.size(), 2u);
   // Pending over time: 0 after a is placed, 1 while big waits, 0 from 12:00:10.
   std::vector<std::pair<int64_t, int>> samples;

@@ -109,7 +109,73 @@ def check_unreachable_is_an_error(up):
         raise Fail("unreachable server: rc %d, %s" % (p.returncode, p.stderr.strip()))
 
 
-CHECKS = [check_records_changes, check_duration_ends_it, check_unreachable_is_an_error]
+BINPACK = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+        resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]
+"""
+
+
+def check_replay_matches_simulate(up):
+    """A recording of pods arriving on berth up, replayed under the default configuration and
+    bin packing: compare --replay reports exactly the pods two simulate --replay runs place
+    differently, each explained."""
+    path = os.path.join(up.data_dir, "replay.jsonl")
+    rec = start_record(up, path)
+    try:
+        wait_for("the initial list", lambda: of(read_lines(path), "Namespace", "default"))
+        for i in range(12):
+            pod = {"apiVersion": "v1", "kind": "Pod",
+                   "metadata": {"name": f"replay-{i}", "namespace": "default"},
+                   "spec": {"containers": [{"name": "c", "image": "pause", "resources": {
+                       "requests": {"cpu": "500m", "memory": "256Mi"}}}]}}
+            up.kubectl(["apply", "-f", "-"], stdin=json.dumps(pod))
+        up.kubectl(["delete", "pod", "replay-0", "--wait=false"])
+        wait_for("the pods' Add lines", lambda: len([
+            l for l in read_lines(path) if l["resource"]["kind"] == "Pod"
+            and l["resource"]["metadata"]["name"].startswith("replay-") and l["event"] == "Add"]) == 12)
+    finally:
+        rec.send_signal(signal.SIGINT)
+        rec.communicate(timeout=30)
+    binpack = os.path.join(up.data_dir, "binpack.yaml")
+    with open(binpack, "w") as f:
+        f.write(BINPACK)
+    out = subprocess.run([up.berth, "compare", "--config", "default", "--config", binpack,
+                          "--replay", path, "-o", "json"], capture_output=True, text=True,
+                         timeout=300)
+    if out.returncode != 0:
+        raise Fail("compare --replay: rc %d: %s" % (out.returncode, out.stderr))
+    report = json.loads(out.stdout)
+    sims = []
+    for cfg in ([], ["--config", binpack]):
+        s = subprocess.run([up.berth, "simulate", *cfg, "--replay", path, "-o", "json"],
+                           capture_output=True, text=True, timeout=300)
+        if s.returncode != 0:
+            raise Fail("simulate --replay: %s" % s.stderr)
+        sims.append({r["pod"]: r.get("node") for r in json.loads(s.stdout)["results"]})
+    want = sorted(p for p in sims[0] if sims[0][p] != sims[1].get(p))
+    got = sorted(d["pod"] for d in report["differences"])
+    if not want or got != want:
+        raise Fail("differences %s, simulate runs differ on %s" % (got, want))
+    for d in report["differences"]:
+        for c, conf in enumerate(d["configurations"]):
+            if conf.get("node") != sims[c][d["pod"]] or not conf["explained"]:
+                raise Fail("%s under configuration %d: %s" % (d["pod"], c, conf))
+    confs = report["configurations"]
+    if confs[1]["nodesUsed"] >= confs[0]["nodesUsed"]:
+        raise Fail("bin packing used %d nodes, the default %d" % (confs[1]["nodesUsed"],
+                                                                 confs[0]["nodesUsed"]))
+    if not all(c["pendingOverTime"] for c in confs):
+        raise Fail("no pending-over-time series")
+
+
+CHECKS = [check_records_changes, check_replay_matches_simulate, check_duration_ends_it, check_unreachable_is_an_error]
 
 if __name__ == "__main__":
     run_against_up(CHECKS, "berth-record-e2e-")
