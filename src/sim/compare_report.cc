@@ -96,8 +96,9 @@ std::string ViewText(const NodeView& v) {
 void SummaryText(const CompareResult& r, std::string* out) {
   size_t width = 26;
   for (const ConfigMetrics& m : r.configs) width = std::max(width, m.name.size() + 2);
+  const size_t label_width = std::max<size_t>(30, r.shape.size() + 12);
   auto row = [&](std::string_view label, auto&& cell) {
-    *out += fmt::format("{:<30}", label);
+    *out += fmt::format("{:<{}}", label, label_width);
     for (const ConfigMetrics& m : r.configs) *out += fmt::format("{:<{}}", cell(m), width);
     *out += "\n";
   };
