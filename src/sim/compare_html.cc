@@ -278,8 +278,12 @@ std::string PendingPlot(const CompareResult& r) {
   std::vector<std::vector<std::pair<double, double>>> series;
   for (const ConfigMetrics& m : r.configs) {
     series.emplace_back();
-    for (const PendingSample& s : m.pending_over_time)
+    // Steps: the count holds until the next change.
+    for (const PendingSample& s : m.pending_over_time) {
+      if (!series.back().empty())
+        series.back().emplace_back(s.at_ms / 1000.0, series.back().back().second);
       series.back().emplace_back(s.at_ms / 1000.0, s.pending);
+    }
   }
   return Lines("pending-over-time", "Pods pending over time", "recorded seconds", series);
 }

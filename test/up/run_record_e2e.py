@@ -8,6 +8,7 @@ Usage: run_record_e2e.py BERTH [CHECK ...]
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -173,6 +174,17 @@ def check_replay_matches_simulate(up):
                                                                  confs[0]["nodesUsed"]))
     if not all(c["pendingOverTime"] for c in confs):
         raise Fail("no pending-over-time series")
+    page = os.path.join(up.data_dir, "replay.html")
+    with open(page, "w") as f:
+        f.write(subprocess.run([up.berth, "compare", "--config", "default", "--config", binpack,
+                                "--replay", path, "-o", "html"], capture_output=True, text=True,
+                               timeout=300).stdout)
+    dom = subprocess.run([shutil.which("chromium") or "/usr/bin/chromium", "--headless",
+                          "--no-sandbox", "--disable-gpu", "--dump-dom", "file://" + page],
+                         capture_output=True, text=True, timeout=120).stdout
+    for plot in ("pending-over-time", "per-node", "per-zone", "differences"):
+        if 'id="%s"' % plot not in dom:
+            raise Fail("the browser shows no %s plot" % plot)
 
 
 CHECKS = [check_records_changes, check_replay_matches_simulate, check_duration_ends_it, check_unreachable_is_an_error]
