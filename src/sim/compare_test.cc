@@ -164,7 +164,8 @@ TEST(CompareTest, MatchesSeparateSimulationsAndTheirScoreRecords) {
       for (const NodeView& v : d.per_config[c].views) {
         if (v.state != NodeView::State::kScored || v.node == d.per_config[c].node) continue;
         for (const NodeView& mine : d.per_config[c].views) {
-          if (mine.node == d.per_config[c].node) EXPECT_GE(mine.total, v.total);
+          if (mine.node != d.per_config[c].node) continue;
+          EXPECT_GE(mine.total, v.total);
         }
       }
     }
@@ -185,6 +186,28 @@ TEST(CompareTest, MatchesSeparateSimulationsAndTheirScoreRecords) {
   EXPECT_NE(html.find("id=\"per-zone\""), std::string::npos);
   EXPECT_NE(html.find("id=\"differences\""), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);
+}
+
+TEST(CompareTest, CountsPreemptionsAndLeavesVictimsOffTheirNodes) {
+  Registry registry = InTreeRegistry();
+  auto config = config::DefaultConfiguration(registry);
+  std::vector<Object> objects = {
+      Object(MakeNode().Name("only").Capacity({{"cpu", "2"}, {"pods", "110"}}).Obj()),
+      Object(MakePod().Name("low").Node("only").Priority(0).Req({{"cpu", "2"}}).Obj()),
+      Object(MakePod().Name("high").Priority(1000).Req({{"cpu", "1"}}).Obj())};
+  CompareOptions options;
+  options.shape = "cpu=500m";
+  auto r = Compare({{"a", &config}, {"b", &config}}, registry, objects, options);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->differing, 0);  // the same configuration twice decides the same
+  for (const ConfigMetrics& m : r->configs) {
+    EXPECT_EQ(m.preemptors, 1);
+    EXPECT_EQ(m.victims, 1);
+    EXPECT_EQ(m.scheduled, 1);
+    EXPECT_EQ(m.per_node.at("only"), 1);  // the victim is gone, the preemptor runs there
+    ASSERT_TRUE(m.shape_fit);
+    EXPECT_EQ(*m.shape_fit, 2);  // 1 CPU left: two more of 500m
+  }
 }
 
 TEST(CompareTest, ExplainsOnlyAsManyAsAsked) {
