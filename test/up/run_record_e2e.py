@@ -187,7 +187,42 @@ def check_replay_matches_simulate(up):
             raise Fail("the browser shows no %s plot" % plot)
 
 
-CHECKS = [check_records_changes, check_replay_matches_simulate, check_duration_ends_it, check_unreachable_is_an_error]
+def check_forbidden_is_an_error(up):
+    """A server that refuses the list (403, as kube-apiserver's RBAC answers) stops berth record
+    at once with the kind and the reason."""
+    import http.server
+    import threading
+
+    class Refuse(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                               "reason": "Forbidden", "code": 403,
+                               "message": "namespaces is forbidden: User \"x\" cannot list "
+                                          "resource \"namespaces\""}).encode()
+            self.send_response(403)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        p = subprocess.run([up.berth, "record", "--master",
+                            "http://127.0.0.1:%d" % server.server_address[1], "--kubeconfig",
+                            up.kubeconfig, "-o", os.path.join(up.data_dir, "refused.jsonl")],
+                           capture_output=True, text=True, timeout=120)
+    finally:
+        server.shutdown()
+    if p.returncode != 1 or "forbidden" not in p.stderr or "Namespace" not in p.stderr:
+        raise Fail("forbidden list: rc %d, %s" % (p.returncode, p.stderr.strip()))
+
+
+CHECKS = [check_records_changes, check_replay_matches_simulate, check_duration_ends_it, check_unreachable_is_an_error,
+          check_forbidden_is_an_error]
 
 if __name__ == "__main__":
     run_against_up(CHECKS, "berth-record-e2e-")
