@@ -86,8 +86,8 @@ class ReplayObserver final : public AttemptObserver {
 
 class Replayer {
  public:
-  Replayer(Scheduler* sched, InMemoryCluster* cluster, ReplayObserver* observer)
-      : sched_(sched), cluster_(cluster), observer_(observer) {}
+  Replayer(Scheduler* sched, InMemoryCluster* cluster, ReplayObserver* observer, bool keep_raw)
+      : sched_(sched), cluster_(cluster), observer_(observer), keep_raw_(keep_raw) {}
 
   VoidResult Apply(RecordedEvent& ev, TimePoint now) {
     const std::string where = fmt::format("line {}", ev.line);
@@ -97,12 +97,12 @@ class Replayer {
         cluster_->RemoveNode(ev.name);
         return {};
       }
-      BERTH_TRY_ASSIGN(obj, DecodeObject(std::move(ev.resource), where));
+      BERTH_TRY_ASSIGN(obj, DecodeObject(std::move(ev.resource), where, Decode()));
       if (auto* n = std::get_if<std::shared_ptr<const Node>>(&obj)) cluster_->AddNode(*n);
       return {};
     }
     if (ev.type == RecordedEvent::Type::kDelete) return {};  // not replayed (see replay.h)
-    auto obj = DecodeObject(std::move(ev.resource), where);
+    auto obj = DecodeObject(std::move(ev.resource), where, Decode());
     if (!obj.ok()) return {};  // a kind the scheduler does not model
     std::visit(
         [&](const auto& o) {
@@ -134,6 +134,12 @@ class Replayer {
   }
 
  private:
+  DecodeOptions Decode() const {
+    DecodeOptions o;
+    o.keep_raw = keep_raw_;
+    return o;
+  }
+
   VoidResult ApplyPod(RecordedEvent& ev, TimePoint now, const std::string& where) {
     const std::string key = ev.namespace_ + "/" + ev.name;
     if (ev.type == RecordedEvent::Type::kDelete) {
@@ -146,7 +152,12 @@ class Replayer {
       Forget(key, ev.namespace_, ev.name);
       return {};
     }
-    pod.raw.reset();
+    // Extenders are sent whole objects; nothing else reads the document.
+    if (keep_raw_) {
+      pod.raw = std::make_shared<const nlohmann::json>(std::move(ev.resource));
+    } else {
+      pod.raw.reset();
+    }
     auto current = cluster_->GetPod(ev.namespace_, ev.name);
     if (!current) {
       // Bound when it appeared, or for a scheduler not replayed here: its recorded node holds.
@@ -176,6 +187,7 @@ class Replayer {
   Scheduler* sched_;
   InMemoryCluster* cluster_;
   ReplayObserver* observer_;
+  const bool keep_raw_;
   std::unordered_set<std::string> fixed_;
 };
 
@@ -242,7 +254,7 @@ Result<ReplayResult> Replay(const config::SchedulerConfiguration& config, const 
   cluster.SetEventHandler(&sched);
   ReplayObserver observer(&clock, options.observer);
   sched.SetObserver(&observer);
-  Replayer replayer(&sched, &cluster, &observer);
+  Replayer replayer(&sched, &cluster, &observer, !run_config.extenders.empty());
 
   ReplayResult out;
   std::vector<PendingSample> samples;
