@@ -19,6 +19,7 @@
 #include "capacity_command.h"
 #include "cluster_command.h"
 #include "cluster_source.h"
+#include "compare_command.h"
 #include "config/legacy_versions.h"
 #include "config/load.h"
 #include "config/policy.h"
@@ -31,9 +32,11 @@
 #include "framework/in_memory_cluster.h"
 #include "pluginlib/loader.h"
 #include "plugins/registry.h"
+#include "record_command.h"
 #include "scheduler/prometheus_metrics.h"
 #include "scheduler/scheduler.h"
 #include "sim/bench.h"
+#include "sim/replay.h"
 #include "sim/simulator.h"
 #include "ui/report.h"
 
@@ -63,14 +66,30 @@ berth::Result<berth::config::SchedulerConfiguration> LoadConfigOrDefault(
 }
 
 int RunSimulate(const std::string& config_path, const std::vector<std::string>& files,
-                bool recursive, const std::string& output, uint64_t seed,
+                const std::string& replay, bool recursive, const std::string& output, uint64_t seed,
                 const std::vector<std::string>& plugin_libraries,
                 const std::vector<berth::PluginRegistration>& compiled_in) {
   auto built = berth::pluginlib::BuildRegistry(plugin_libraries, compiled_in);
   if (!built.ok()) return Fail(built.error().message);
   berth::Registry registry = std::move(built).value();
+  if (files.empty() && replay.empty()) return Fail("simulate: give manifests with -f, or --replay");
   auto cfg = LoadConfigOrDefault(config_path, registry);
   if (!cfg.ok()) return Fail(cfg.error().message);
+  if (!replay.empty()) {
+    if (!files.empty() || output == "html")
+      return Fail("--replay: give no -f, and -o table or json");
+    berth::sim::ReplayOptions ro;
+    ro.seed = seed;
+    if (!config_path.empty()) ro.config_source = config_path;
+    auto replayed = berth::sim::Replay(*cfg, registry, replay, ro);
+    if (!replayed.ok()) return Fail(replayed.error().message);
+    if (output == "json") {
+      std::cout << berth::sim::ToJson(replayed->results).dump(2) << "\n";
+    } else {
+      berth::sim::WriteTable(std::cout, replayed->results);
+    }
+    return 0;
+  }
   // Objects keep their documents only where something writes them out again: extenders are
   // sent whole pods and nodes, the HTML report shows them.
   berth::DecodeOptions decode;
@@ -218,10 +237,14 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   std::vector<std::string> files;
   uint64_t seed = 1;
   simulate->add_option("--config", config_path, "KubeSchedulerConfiguration file");
+  auto* simulate_files =
+      simulate->add_option("-f,--filename", files,
+                           "Manifests: files (YAML or JSON), directories, or - for standard input");
+  std::string simulate_replay;
   simulate
-      ->add_option("-f,--filename", files,
-                   "Manifests: files (YAML or JSON), directories, or - for standard input")
-      ->required();
+      ->add_option("--replay", simulate_replay,
+                   "Replay a recording (berth record) instead of manifests (docs/compare.md)")
+      ->excludes(simulate_files);
   bool recursive = false;
   simulate->add_flag("-R,--recursive", recursive, "Read directories given with -f recursively");
   simulate->add_option("--output,-o", output, "table, json, or html (a self-contained page)")
@@ -271,6 +294,12 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   berth::cmd::CapacityCommand capacity_command;
   auto* capacity = berth::cmd::AddCapacityCommand(app, &capacity_command);
 
+  berth::cmd::CompareCommand compare_command;
+  auto* compare = berth::cmd::AddCompareCommand(app, &compare_command);
+
+  berth::cmd::RecordCommand record_command;
+  auto* record = berth::cmd::AddRecordCommand(app, &record_command);
+
   berth::cmd::ExplainCommand explain_command;
   auto* explain = berth::cmd::AddExplainCommand(app, &explain_command);
 
@@ -306,14 +335,19 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
     explain_command.compiled_in = compiled_in;
     return berth::cmd::RunExplainCommand(explain_command);
   }
+  if (*record) return berth::cmd::RunRecordCommand(record_command);
+  if (*compare) {
+    compare_command.compiled_in = compiled_in;
+    return berth::cmd::RunCompareCommand(compare_command);
+  }
   if (*capacity) {
     capacity_command.compiled_in = compiled_in;
     return berth::cmd::RunCapacityCommand(capacity_command);
   }
 
   if (*simulate)
-    return RunSimulate(config_path, files, recursive, output, seed, simulate_plugin_libraries,
-                       compiled_in);
+    return RunSimulate(config_path, files, simulate_replay, recursive, output, seed,
+                       simulate_plugin_libraries, compiled_in);
   if (*bench)
     return RunBench(workload_file, filter, bench_config, bench_output, bench_repeat, bench_metrics,
                     !bench_no_reuse, compiled_in);

@@ -24,9 +24,7 @@ Result<std::vector<Object>> ReadManifests(const std::vector<std::string>& files,
   return objects;
 }
 
-namespace {
-
-Result<std::unique_ptr<client::RestClient>> Connect(const LiveCluster& live) {
+Result<std::unique_ptr<client::RestClient>> ConnectLive(const LiveCluster& live) {
   client::KubeconfigSelection sel{live.kubeconfig, live.context, live.master};
   auto conn = client::ResolveConnection(sel);
   if (!conn.ok()) return conn.error();
@@ -35,10 +33,8 @@ Result<std::unique_ptr<client::RestClient>> Connect(const LiveCluster& live) {
   return std::make_unique<client::RestClient>(std::move(http).value(), client::RestOptions{});
 }
 
-}  // namespace
-
 Result<std::vector<Object>> ReadLiveCluster(const LiveCluster& live) {
-  auto rest = Connect(live);
+  auto rest = ConnectLive(live);
   if (!rest.ok()) return rest.error();
   return client::ListClusterObjects(**rest);
 }
@@ -46,7 +42,7 @@ Result<std::vector<Object>> ReadLiveCluster(const LiveCluster& live) {
 Result<std::optional<std::map<std::string, std::string>>> ReadConfigMap(const LiveCluster& live,
                                                                         std::string_view ns,
                                                                         std::string_view name) {
-  auto rest = Connect(live);
+  auto rest = ConnectLive(live);
   if (!rest.ok()) return rest.error();
   auto cm = (*rest)->Get(fmt::format("/api/v1/namespaces/{}/configmaps/{}", ns, name));
   if (!cm.ok()) {

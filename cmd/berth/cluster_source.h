@@ -3,12 +3,14 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "api/codec.h"
 #include "berth/api/result.h"
+#include "client/rest_client.h"
 
 namespace berth::cmd {
 
@@ -21,6 +23,8 @@ struct LiveCluster {
   std::string context;
   std::string master;
 };
+// A REST client for the API server `live` names.
+Result<std::unique_ptr<client::RestClient>> ConnectLive(const LiveCluster& live);
 // The objects the scheduler reads, listed from the API server.
 Result<std::vector<Object>> ReadLiveCluster(const LiveCluster& live);
 // The data of one ConfigMap; nullopt when there is no such ConfigMap.

@@ -14,6 +14,7 @@ namespace {
 // Collects every attempt, keyed by pod.
 class Recorder final : public AttemptObserver {
  public:
+  Recorder(bool keep_last, AttemptObserver* next) : keep_last_(keep_last), next_(next) {}
   void OnAttempt(const SchedulingAttempt& a) override {
     auto [it, first] = by_pod_.try_emplace(a.pod->Key());
     if (first) order_.push_back(a.pod->Key());
@@ -39,10 +40,13 @@ class Recorder final : public AttemptObserver {
       r.nominated_node = a.nominating->node_name;
       r.victims = a.victims;
     }
-    r.last = a;
-    // The cycle's NodeInfo pointers die with the scheduler; keep only the names.
-    r.last->scores.nodes.clear();
+    if (keep_last_) {
+      r.last = a;
+      // The cycle's NodeInfo pointers die with the scheduler; keep only the names.
+      r.last->scores.nodes.clear();
+    }
     if (a.outcome != SchedulingAttempt::Outcome::kScheduled) last_failed_ = a.pod;
+    if (next_) next_->OnAttempt(a);
   }
   std::unordered_map<std::string, PodResult>& results() { return by_pod_; }
   // Pods in the order of their first attempt (queue order).
@@ -53,6 +57,8 @@ class Recorder final : public AttemptObserver {
   std::unordered_map<std::string, PodResult> by_pod_;
   std::vector<std::string> order_;
   std::shared_ptr<const Pod> last_failed_;
+  const bool keep_last_;
+  AttemptObserver* const next_;
 };
 
 TimePoint FromUnix(UnixTime t) { return TimePoint{std::chrono::seconds(t)}; }
@@ -163,7 +169,7 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
   std::stable_sort(pending.begin(), pending.end(), [](const auto& a, const auto& b) {
     return a->metadata.creation_timestamp < b->metadata.creation_timestamp;
   });
-  Recorder recorder;
+  Recorder recorder(options.keep_last_attempts, options.observer);
   sched.SetObserver(&recorder);
   for (const auto& p : pending) cluster.AddPod(p);
 
@@ -171,10 +177,11 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
   IdleRunHooks hooks;
   hooks.after_cycle = [&] {
     auto failed = recorder.TakeLastFailed();
-    if (!failed) return true;
+    const bool more = !options.keep_running || options.keep_running();
+    if (!failed) return more;
     const PodResult& r = recorder.results()[failed->Key()];
     if (r.attempts >= options.max_attempts) sched.GiveUp(*failed);
-    return !options.stop_at_first_failure;
+    return more && !options.stop_at_first_failure;
   };
   sched.RunUntilIdle(clock, hooks);
 

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -60,6 +61,15 @@ struct SimulationOptions {
   std::vector<std::string> node_local_plugins;
   // SchedulerOptions::reuse_equivalent_pod_results (off only to compare decisions).
   bool reuse_equivalent_pod_results = true;
+  // Keep each pod's last attempt in PodResult::last. False: only the outcome is kept (callers
+  // that read the attempts through `observer` and need no copy of every score table).
+  bool keep_last_attempts = true;
+  // Also sees every attempt, after it is recorded (berth compare reads the score rows of the
+  // nodes it compares here). Must outlive the call.
+  AttemptObserver* observer = nullptr;
+  // Asked after each cycle; false ends the run early (the remaining pods are reported as
+  // never attempted or as their last attempt left them).
+  std::function<bool()> keep_running;
 };
 
 // Runs the simulation of `objects` (decoded manifests) under `config`.
