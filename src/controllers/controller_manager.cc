@@ -5,14 +5,17 @@
 #include <algorithm>
 #include <thread>
 
+#include "controllers/cron_job.h"
 #include "controllers/daemon_set.h"
 #include "controllers/deployment.h"
 #include "controllers/disruption.h"
 #include "controllers/garbage_collector.h"
+#include "controllers/job.h"
 #include "controllers/node_lifecycle.h"
 #include "controllers/persistent_volume.h"
 #include "controllers/replica_set.h"
 #include "controllers/stateful_set.h"
+#include "controllers/ttl_after_finished.h"
 #include "controllers/volume_provisioner.h"
 
 namespace berth::controllers {
@@ -92,6 +95,23 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
              c.rest, c.informers->For("/api/v1/pods", "Pod"),
              c.informers->For("/apis/apps/v1/replicasets", "ReplicaSet"),
              c.informers->For("/apis/apps/v1/deployments", "Deployment"), c.options);
+       }},
+      {"job",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         return std::make_unique<JobController>(c.rest, c.informers->For("/api/v1/pods", "Pod"),
+                                                c.informers->For("/apis/batch/v1/jobs", "Job"),
+                                                c.options);
+       }},
+      {"cronjob",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         return std::make_unique<CronJobController>(
+             c.rest, c.informers->For("/apis/batch/v1/jobs", "Job"),
+             c.informers->For("/apis/batch/v1/cronjobs", "CronJob"), c.options);
+       }},
+      {"ttl-after-finished-controller",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         return std::make_unique<TtlAfterFinishedController>(
+             c.rest, c.informers->For("/apis/batch/v1/jobs", "Job"), c.options);
        }},
       {"persistentvolume-binder",
        [](const ControllerContext& c) -> std::unique_ptr<Controller> {

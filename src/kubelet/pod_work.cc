@@ -221,7 +221,10 @@ void Impl::FinishPod(const std::string& key, PodState& st) {
     st.run.started = now;
     ++st.run.restart_count;
     status = RunningStatus(pod, st.where, st.run);
-    ScheduleFinish(key, st);
+    // The next run lasts its full time from now: `started` is whole seconds, and a run shorter
+    // than a second counted from it would end at once, over and over.
+    if (auto run = RunTime(pod))
+      st.token = Schedule(clock->Now() + *run, TaskKind::kFinishPod, key);
   }
   {
     std::lock_guard lock(stats_mu);

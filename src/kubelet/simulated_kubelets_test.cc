@@ -241,6 +241,27 @@ TEST_F(SimulatedKubeletsTest, RunTimeAnnotationFinishesNeverAndOnFailurePods) {
   EXPECT_EQ(retry["status"]["containerStatuses"][0]["lastState"]["terminated"]["exitCode"], 1);
 }
 
+TEST_F(SimulatedKubeletsTest, OnFailureRestartsRunTheirFullTimeEvenBelowASecond) {
+  StartKubelets();
+  ReadyNode("n1");
+  CreatePod("quick", BoundSpec("n1", "OnFailure"),
+            {{"berth.dev/run-seconds", "0.5"}, {"berth.dev/exit-code", "1"}});
+  ASSERT_TRUE(RunUntil([&] { return kubelets_->stats().pods == 1; }));
+  Advance(seconds(1));
+  ASSERT_EQ(GetPod("quick")["status"]["phase"], "Running");
+  auto restarts = [&] {
+    return GetPod("quick")["status"]["containerStatuses"][0]["restartCount"].get<int>();
+  };
+  EXPECT_EQ(restarts(), 0);
+  Advance(std::chrono::milliseconds(700));  // the first run (half a second) has ended
+  EXPECT_EQ(restarts(), 1);
+  Advance(std::chrono::milliseconds(100));
+  Advance(std::chrono::milliseconds(100));
+  EXPECT_EQ(restarts(), 1);  // the second run has 0.3 s to go
+  Advance(std::chrono::milliseconds(400));
+  EXPECT_EQ(restarts(), 2);
+}
+
 TEST_F(SimulatedKubeletsTest, DeletedPodTerminatesThenTheKubeletDeletesIt) {
   StartKubelets();
   ReadyNode("n1");
