@@ -362,6 +362,87 @@ TEST(InformerTest, GoneRelistsAndDeliversTheDifference) {
   }
 }
 
+// An index of the store follows every add, update (moving between values) and delete, and
+// lists its objects in key order.
+TEST(InformerTest, IndexFollowsAddsUpdatesAndDeletes) {
+  auto node = [](const std::string& name, int rv, const std::string& owner) {
+    Json n = {{"kind", "Node"},
+              {"apiVersion", "v1"},
+              {"metadata", {{"name", name}, {"resourceVersion", std::to_string(rv)}}}};
+    if (!owner.empty()) n["metadata"]["labels"]["owner"] = owner;
+    return n;
+  };
+  std::shared_ptr<net::StreamSink> stream;
+  std::mutex stream_mu;
+  auto server = net::HttpServer::Start({}, [&](net::HttpRequest& req) {
+    net::HttpResponse r;
+    if (req.Query("watch")) {
+      r.stream = [&](std::shared_ptr<net::StreamSink> sink) {
+        std::lock_guard lock(stream_mu);
+        stream = sink;
+      };
+      return r;
+    }
+    Json list = {
+        {"kind", "NodeList"}, {"apiVersion", "v1"}, {"metadata", {{"resourceVersion", "10"}}}};
+    list["items"] = Json{node("b", 2, "x"), node("a", 1, "x"), node("c", 3, "")};
+    r.body = list.dump();
+    return r;
+  });
+  ASSERT_TRUE(server.ok());
+  auto rest =
+      RestFor("http://127.0.0.1:" + std::to_string((*server)->port()), "", RestOptions{.qps = 0});
+  std::atomic<int> events{0};
+  InformerOptions options{"/api/v1/nodes", "Node"};
+  options.keep_documents = true;
+  auto count = [&](const Object&) { ++events; };
+  Informer inf(rest.get(), options,
+               {count, [&](const Object&, const Object&) { ++events; }, count});
+  inf.AddIndex("owner", [](const Object& o) -> std::vector<std::string> {
+    const Json& doc = *std::get<std::shared_ptr<const Node>>(o)->raw;
+    const Json& labels = doc["metadata"].value("labels", Json::object());
+    if (!labels.contains("owner")) return {};
+    return {labels["owner"].get<std::string>()};
+  });
+  auto names = [&](const std::string& value) {
+    std::vector<std::string> out;
+    for (const Object& o : inf.ByIndex("owner", value))
+      out.push_back(std::get<std::shared_ptr<const Node>>(o)->metadata.name);
+    return out;
+  };
+  auto wait_for = [&](auto done) {
+    for (int i = 0; i < 500 && !done(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  };
+  inf.Start();
+  wait_for([&] {
+    std::lock_guard lock(stream_mu);
+    return stream != nullptr && events == 3;
+  });
+  EXPECT_EQ(names("x"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(names("y").empty());
+  // A second index of the same name is not added: the first stays.
+  inf.AddIndex("owner", [](const Object&) -> std::vector<std::string> { return {"z"}; });
+  EXPECT_TRUE(names("z").empty());
+  {
+    std::lock_guard lock(stream_mu);
+    ASSERT_NE(stream, nullptr);
+    stream->Write(Json{{"type", "MODIFIED"}, {"object", node("b", 11, "y")}}.dump() + "\n");
+    stream->Write(Json{{"type", "DELETED"}, {"object", node("a", 12, "x")}}.dump() + "\n");
+    stream->Write(Json{{"type", "ADDED"}, {"object", node("d", 13, "x")}}.dump() + "\n");
+    stream->Write(Json{{"type", "MODIFIED"}, {"object", node("c", 14, "x")}}.dump() + "\n");
+  }
+  wait_for([&] { return events == 7; });
+  EXPECT_EQ(events, 7);
+  EXPECT_EQ(names("x"), (std::vector<std::string>{"c", "d"}));
+  EXPECT_EQ(names("y"), (std::vector<std::string>{"b"}));
+  EXPECT_TRUE(names("nobody").empty());
+  EXPECT_TRUE(inf.ByIndex("no-such-index", "x").empty());
+  inf.Stop();
+  std::lock_guard lock(stream_mu);
+  if (stream) stream->Close();
+}
+
 // Lines that are not watch events (a proxy's error page, an object where an event belongs, an
 // event whose object is not a map, a Status with a code of the wrong type) are logged and the
 // watch is opened again: nothing is applied, nothing crashes, and real events still arrive.

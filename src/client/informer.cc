@@ -70,6 +70,56 @@ std::vector<Object> Informer::List() const {
   return out;
 }
 
+void Informer::AddIndex(const std::string& name, IndexFunc fn) {
+  std::lock_guard lock(mu_);
+  if (indexes_.count(name)) return;
+  Index& index = indexes_[name];
+  index.fn = std::move(fn);
+  for (const auto& [key, item] : items_)
+    for (const std::string& v : index.fn(item.object)) index.by_value[v][key] = item.object;
+}
+
+std::vector<Object> Informer::ByIndex(const std::string& name, const std::string& value) const {
+  std::lock_guard lock(mu_);
+  std::vector<Object> out;
+  auto index = indexes_.find(name);
+  if (index == indexes_.end()) return out;
+  auto filed = index->second.by_value.find(value);
+  if (filed == index->second.by_value.end()) return out;
+  out.reserve(filed->second.size());
+  for (const auto& [key, obj] : filed->second) out.push_back(obj);
+  return out;
+}
+
+void Informer::Unindex(const std::string& key, const Object& obj) {
+  for (auto& [name, index] : indexes_) {
+    for (const std::string& v : index.fn(obj)) {
+      auto filed = index.by_value.find(v);
+      if (filed == index.by_value.end()) continue;
+      filed->second.erase(key);
+      if (filed->second.empty()) index.by_value.erase(filed);
+    }
+  }
+}
+
+void Informer::StoreLocked(const std::string& key, Item item) {
+  auto it = items_.find(key);
+  if (it != items_.end()) {
+    Unindex(key, it->second.object);
+    it->second = std::move(item);
+  } else {
+    it = items_.emplace(key, std::move(item)).first;
+  }
+  for (auto& [name, index] : indexes_)
+    for (const std::string& v : index.fn(it->second.object))
+      index.by_value[v][key] = it->second.object;
+}
+
+void Informer::EraseLocked(std::map<std::string, Item>::iterator it) {
+  Unindex(it->first, it->second.object);
+  items_.erase(it);
+}
+
 namespace {
 
 // The scheduler reads typed fields only: informer copies of pods and nodes (nearly all of what
@@ -156,7 +206,7 @@ bool Informer::ListAndReplace() {
       std::lock_guard lock(mu_);
       auto it = items_.find(k);
       old = it->second.object;
-      items_.erase(it);
+      EraseLocked(it);
     }
     if (handlers_.on_delete) handlers_.on_delete(*old);
   }
@@ -178,7 +228,7 @@ bool Informer::ListAndReplace() {
     }
     {
       std::lock_guard lock(mu_);
-      items_[k] = Item{*decoded, v.second};
+      StoreLocked(k, Item{*decoded, v.second});
     }
     if (old) {
       if (handlers_.on_update) handlers_.on_update(*old, *decoded);
@@ -202,7 +252,7 @@ void Informer::Apply(const std::string& type, Json obj) {
       auto it = items_.find(key);
       if (it == items_.end()) return;
       old = it->second.object;
-      items_.erase(it);
+      EraseLocked(it);
     }
     if (handlers_.on_delete) handlers_.on_delete(*old);
     return;
@@ -223,7 +273,7 @@ void Informer::Apply(const std::string& type, Json obj) {
       if (OlderRevision(rv, it->second.rv)) return;
       old = it->second.object;
     }
-    items_[key] = Item{*decoded, rv};
+    StoreLocked(key, Item{*decoded, rv});
   }
   if (old) {
     if (handlers_.on_update) handlers_.on_update(*old, *decoded);

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "api/codec.h"
@@ -27,6 +28,10 @@ struct InformerHandlers {
   std::function<void(const Object& old_obj, const Object& new_obj)> on_update;
   std::function<void(const Object&)> on_delete;
 };
+
+// The values an object is filed under in one index of an informer's store (client-go's
+// IndexFunc): e.g. the UID of its controller. No values: not in that index.
+using IndexFunc = std::function<std::vector<std::string>(const Object&)>;
 
 struct InformerOptions {
   std::string path;  // collection path, e.g. "/api/v1/pods"
@@ -52,6 +57,11 @@ class Informer {
   // The stored object by "namespace/name" (or "name" for cluster-scoped kinds).
   std::optional<Object> Get(const std::string& key) const;
   std::vector<Object> List() const;
+  // Adds an index of the store (before Start; a name already added is kept as it is).
+  void AddIndex(const std::string& name, IndexFunc fn);
+  // The stored objects filed under `value` in index `name`, ordered by key as List(); kept in
+  // step with the store (an object is in it exactly when Get returns it).
+  std::vector<Object> ByIndex(const std::string& name, const std::string& value) const;
   template <class T>
   std::vector<std::shared_ptr<const T>> ListTyped() const {
     std::vector<std::shared_ptr<const T>> out;
@@ -71,6 +81,14 @@ class Informer {
     Object object;
     std::string rv;
   };
+  struct Index {
+    IndexFunc fn;
+    std::unordered_map<std::string, std::map<std::string, Object>> by_value;
+  };
+  // Store writes: items_ and every index together (mu_ held).
+  void StoreLocked(const std::string& key, Item item);
+  void EraseLocked(std::map<std::string, Item>::iterator it);
+  void Unindex(const std::string& key, const Object& obj);
   void Run();
   bool ListAndReplace();  // false on failure (retried)
   // Returns false when the watch must be replaced by a relist (410).
@@ -83,6 +101,7 @@ class Informer {
   InformerHandlers handlers_;
   mutable std::mutex mu_;
   std::map<std::string, Item> items_;
+  std::map<std::string, Index> indexes_;
   std::string last_rv_;
   int watch_events_ = 0;  // events the current watch delivered (informer thread only)
   std::atomic<bool> synced_{false};

@@ -100,6 +100,7 @@ DaemonSetController::DaemonSetController(client::RestClient* rest, SharedInforme
   };
   node_handlers.on_delete = [this](const Object&) { EnqueueAll(); };
   nodes_->AddHandlers(std::move(node_handlers));
+  pods_->AddOwnerIndexes();
 }
 
 DaemonSetController::~DaemonSetController() { Stop(); }
@@ -387,7 +388,7 @@ VoidResult DaemonSetController::Sync(const std::string& key) {
   }
   const std::string ns = NamespaceOf(ds);
   const std::string uid = UidOf(ds);
-  std::vector<Object> all = pods_->List();
+  std::vector<Object> all = pods_->ControlledBy(uid);
   NodePods by_node;
   std::set<std::string> live_hashes;
   for (const Object& o : all) {

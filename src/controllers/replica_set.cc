@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "controllers/pod_util.h"
@@ -87,6 +88,8 @@ ReplicaSetController::ReplicaSetController(ReplicaSetKind kind, client::RestClie
   pod_handlers.on_update = [this](const Object& a, const Object& b) { OnPodUpdate(a, b); };
   pod_handlers.on_delete = [this](const Object& o) { OnPodDelete(o); };
   pods_->AddHandlers(std::move(pod_handlers));
+  pods_->AddOwnerIndexes();
+  sets_->AddOwnerIndexes();
 }
 
 ReplicaSetController::~ReplicaSetController() { Stop(); }
@@ -267,26 +270,26 @@ int ReplicaSetController::CreatePods(const Json& set, const std::string& key, in
 }
 
 std::vector<const Json*> ReplicaSetController::RelatedPods(const Json& set,
-                                                           const std::vector<Object>& all) const {
+                                                           std::vector<Object>* keep) const {
   // The pods of every set under the same controller (a Deployment's ReplicaSets), or of this
   // set alone.
   std::set<std::string> owners{UidOf(set)};
   const std::string ns = NamespaceOf(set);
   if (const Json* owner = ControllerRefOf(set)) {
     const std::string owner_uid = StringAt(*owner, "uid");
-    for (const Object& o : sets_->List()) {
+    for (const Object& o : sets_->ControlledBy(owner_uid)) {
       const Json& other = DocOf(o);
-      const Json* r = ControllerRefOf(other);
-      if (NamespaceOf(other) == ns && r && StringAt(*r, "uid") == owner_uid) {
-        owners.insert(UidOf(other));
-      }
+      if (NamespaceOf(other) == ns) owners.insert(UidOf(other));
     }
   }
   std::vector<const Json*> out;
-  for (const Object& o : all) {
-    const Json& pod = DocOf(o);
-    const Json* r = ControllerRefOf(pod);
-    if (r && owners.count(StringAt(*r, "uid")) && NamespaceOf(pod) == ns) out.push_back(&pod);
+  for (const std::string& uid : owners) {
+    for (Object& o : pods_->ControlledBy(uid)) {
+      const Json& pod = DocOf(o);
+      if (NamespaceOf(pod) != ns) continue;
+      out.push_back(&pod);
+      keep->push_back(std::move(o));
+    }
   }
   return out;
 }
@@ -425,7 +428,14 @@ VoidResult ReplicaSetController::Sync(const std::string& key) {
     selector = *s;
   }
   const std::string ns = NamespaceOf(set);
-  std::vector<Object> all = pods_->List();
+  // The set's own pods and the namespace's orphans (the only ones ClaimPods may keep), in key
+  // order as a list of the namespace would give them (ranking breaks ties by position).
+  std::vector<Object> all = pods_->ControlledBy(UidOf(set));
+  if (std::vector<Object> orphans = pods_->Orphans(ns); !orphans.empty()) {
+    all.insert(all.end(), orphans.begin(), orphans.end());
+    std::sort(all.begin(), all.end(),
+              [](const Object& a, const Object& b) { return NameOf(DocOf(a)) < NameOf(DocOf(b)); });
+  }
   std::vector<const Json*> active;
   for (const Object& o : all) {
     const auto* pod = std::get_if<std::shared_ptr<const Pod>>(&o);
@@ -440,7 +450,7 @@ VoidResult ReplicaSetController::Sync(const std::string& key) {
   std::optional<Error> manage_error;
   if (needs_sync && !HasDeletionTimestamp(set)) {
     std::vector<const Json*> related;
-    if (diff > 0) related = RelatedPods(set, all);
+    if (diff > 0) related = RelatedPods(set, &all);
     if (auto r = ManageReplicas(set, *claimed, key, related); !r.ok()) manage_error = r.error();
   }
   auto written = WriteStatus(set, *claimed, manage_error, diff);

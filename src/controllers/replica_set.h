@@ -69,7 +69,8 @@ class ReplicaSetController : public Controller {
   int CreatePods(const Json& set, const std::string& key, int count, Error* first_error);
   Result<Json> WriteStatus(const Json& set, const std::vector<const Json*>& pods,
                            const std::optional<Error>& manage_error, int diff);
-  std::vector<const Json*> RelatedPods(const Json& set, const std::vector<Object>& all) const;
+  // The pods of every set under the same controller; `keep` holds them alive.
+  std::vector<const Json*> RelatedPods(const Json& set, std::vector<Object>* keep) const;
 
   ReplicaSetKind kind_;
   client::RestClient* rest_;

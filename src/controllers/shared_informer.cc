@@ -1,5 +1,7 @@
 #include "controllers/shared_informer.h"
 
+#include "controllers/object_util.h"
+
 namespace berth::controllers {
 
 SharedInformer::SharedInformer(client::RestClient* rest, std::string path, std::string kind,
@@ -29,6 +31,29 @@ SharedInformer::SharedInformer(client::RestClient* rest, std::string path, std::
 
 void SharedInformer::AddHandlers(client::InformerHandlers handlers) {
   handlers_.push_back(std::move(handlers));
+}
+
+void SharedInformer::AddOwnerIndexes() {
+  // Controllers sync one owner at a time: these find its objects, and those it may adopt,
+  // without walking every object of the kind.
+  AddIndex(kControllerUidIndex, [](const Object& o) -> std::vector<std::string> {
+    const Json* ref = ControllerRefOf(DocOf(o));
+    if (!ref) return {};
+    return {StringAt(*ref, "uid")};
+  });
+  AddIndex(kOrphanIndex, [](const Object& o) -> std::vector<std::string> {
+    const Json& doc = DocOf(o);
+    if (ControllerRefOf(doc)) return {};
+    return {NamespaceOf(doc)};
+  });
+}
+
+std::vector<Object> SharedInformer::ControlledBy(const std::string& uid) const {
+  return ByIndex(kControllerUidIndex, uid);
+}
+
+std::vector<Object> SharedInformer::Orphans(const std::string& ns) const {
+  return ByIndex(kOrphanIndex, ns);
 }
 
 }  // namespace berth::controllers

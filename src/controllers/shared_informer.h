@@ -13,6 +13,10 @@
 
 namespace berth::controllers {
 
+// Index names of SharedInformer::AddOwnerIndexes.
+inline constexpr char kControllerUidIndex[] = "controller-uid";
+inline constexpr char kOrphanIndex[] = "orphans-by-namespace";
+
 class SharedInformer {
  public:
   // `path`: the collection, e.g. "/api/v1/pods"; `kind`: the items' kind.
@@ -24,6 +28,21 @@ class SharedInformer {
   bool HasSynced() const { return informer_->HasSynced(); }
   std::optional<Object> Get(const std::string& key) const { return informer_->Get(key); }
   std::vector<Object> List() const { return informer_->List(); }
+  // An index of the store (before Start; controllers sharing the informer share an index of
+  // one name): see client::Informer::AddIndex.
+  void AddIndex(const std::string& name, client::IndexFunc fn) {
+    informer_->AddIndex(name, std::move(fn));
+  }
+  std::vector<Object> ByIndex(const std::string& name, const std::string& value) const {
+    return informer_->ByIndex(name, value);
+  }
+  // The objects whose controller ownerReference has `uid` (kControllerUidIndex, added on
+  // first use).
+  std::vector<Object> ControlledBy(const std::string& uid) const;
+  // The objects of namespace `ns` without a controller ownerReference (kOrphanIndex).
+  std::vector<Object> Orphans(const std::string& ns) const;
+  // Adds both indexes above (before Start).
+  void AddOwnerIndexes();
 
  private:
   std::vector<client::InformerHandlers> handlers_;

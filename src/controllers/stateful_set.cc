@@ -75,6 +75,7 @@ StatefulSetController::StatefulSetController(client::RestClient* rest, SharedInf
   pod_handlers.on_update = [this](const Object&, const Object& o) { OnPod(o); };
   pod_handlers.on_delete = [this](const Object& o) { OnPod(o); };
   pods_->AddHandlers(std::move(pod_handlers));
+  pods_->AddOwnerIndexes();
 }
 
 StatefulSetController::~StatefulSetController() { Stop(); }
@@ -277,7 +278,7 @@ VoidResult StatefulSetController::Sync(const std::string& key) {
   const std::string ns = NamespaceOf(set);
   const std::string uid = UidOf(set);
   const std::string name = NameOf(set);
-  std::vector<Object> pods = pods_->List();
+  std::vector<Object> pods = pods_->ControlledBy(uid);
   std::set<std::string> live_hashes;
   std::map<int64_t, const Json*> by_ordinal;
   for (const Object& o : pods) {
