@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <thread>
 
-#include "controllers/controller_test_util.h"
+#include "client/api_server_test_util.h"
 
 namespace berth::client {
 namespace {

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "apiserver/server.h"
-#include "controllers/controller_test_util.h"
+#include "client/api_server_test_util.h"
 
 namespace berth::controllers {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <thread>
 
-#include "controllers/controller_test_util.h"
+#include "client/api_server_test_util.h"
 #include "controllers/job_util.h"
 #include "controllers/ttl_after_finished.h"
 

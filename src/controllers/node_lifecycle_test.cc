@@ -11,7 +11,7 @@
 
 #include "api/codec.h"
 #include "apiserver/server.h"
-#include "controllers/controller_test_util.h"
+#include "client/api_server_test_util.h"
 #include "controllers/node_lifecycle_util.h"
 #include "controllers/object_util.h"
 

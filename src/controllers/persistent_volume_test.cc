@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "apiserver/server.h"
-#include "controllers/controller_test_util.h"
+#include "client/api_server_test_util.h"
 #include "controllers/volume_provisioner.h"
 
 namespace berth::controllers {

@@ -10,7 +10,7 @@
 
 #include "apiserver/server.h"
 #include "controllers/controller_manager.h"
-#include "controllers/controller_test_util.h"
+#include "client/api_server_test_util.h"
 
 namespace berth::controllers {
 namespace {

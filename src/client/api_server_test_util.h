@@ -1,6 +1,6 @@
-// What the controllers' tests run against: an embedded API server over plain HTTP in a fresh
-// temporary directory, and a REST client to it (no rate limit), as a controller of `berth up`
-// talks to its server.
+// What the controllers' and the client's tests run against: an embedded API server over plain
+// HTTP in a fresh temporary directory, and a REST client to it (no rate limit), as a
+// controller of `berth up` talks to its server.
 #pragma once
 
 #include <gtest/gtest.h>
