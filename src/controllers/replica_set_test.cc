@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "apiserver/server.h"
-#include "controllers/controller_manager.h"
 #include "client/api_server_test_util.h"
+#include "controllers/controller_manager.h"
 
 namespace berth::controllers {
 namespace {

@@ -17,12 +17,8 @@ import sys
 import tempfile
 
 
-def run(args, **kw):
-    p = subprocess.run(args, capture_output=True, text=True, timeout=600, **kw)
-    if p.returncode != 0:
-        print("FAIL %s:\n%s%s" % (" ".join(args), p.stdout[-2000:], p.stderr[-2000:]))
-        sys.exit(1)
-    return p
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run_install_e2e import run  # noqa: E402
 
 
 def main():
