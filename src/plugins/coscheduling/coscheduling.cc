@@ -192,8 +192,11 @@ Status Coscheduling::PostFilter(CycleState&, const PodInfo& pod_info, const Node
   const std::string why = "optimistic rejection in PostFilter";
   DecideWaiting(key, &why);
   if (args_.pod_group_backoff_seconds > 0 && static_cast<int>(Members(pod).size()) >= min) {
+    // A backoff in force is not extended: members turned away by it fail here too.
     std::lock_guard lock(mu_);
-    backed_off_until_[key] = clock_.Now() + std::chrono::seconds(args_.pod_group_backoff_seconds);
+    const TimePoint now = clock_.Now();
+    if (!InForce(backed_off_until_, key, now))
+      backed_off_until_[key] = now + std::chrono::seconds(args_.pod_group_backoff_seconds);
   }
   MarkFailed(key);
   return Status::Unschedulable(

@@ -293,7 +293,10 @@ TEST(CoschedulingTest, PostFilterRejectsTheWaitingGroupAndBacksItOff) {
   Status pre = t.PreFilter(c);
   EXPECT_EQ(pre.code(), Code::kUnschedulableAndUnresolvable);
   EXPECT_EQ(pre.Message(), "podGroup default/pg failed recently");
-  t.handle.fake_clock().Advance(std::chrono::seconds(20));
+  // A member failing again during the backoff does not extend it.
+  t.handle.fake_clock().Advance(std::chrono::seconds(10));
+  EXPECT_FALSE(t.PostFilter(c).IsSuccess());
+  t.handle.fake_clock().Advance(std::chrono::seconds(10));
   EXPECT_TRUE(t.PreFilter(c).IsSuccess());
 }
 
