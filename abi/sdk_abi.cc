@@ -77,6 +77,8 @@ BERTH_EXPORT void berth_abi_berth_StorageClass(const ::berth::StorageClass*) {}
 BERTH_EXPORT void berth_abi_berth_CSINode(const ::berth::CSINode*) {}
 BERTH_EXPORT void berth_abi_berth_PodDisruptionBudget(const ::berth::PodDisruptionBudget*) {}
 BERTH_EXPORT void berth_abi_berth_PriorityClass(const ::berth::PriorityClass*) {}
+BERTH_EXPORT void berth_abi_berth_PodGroup(const ::berth::PodGroup*) {}
+BERTH_EXPORT void berth_abi_berth_SchedulingPodGroup(const ::berth::SchedulingPodGroup*) {}
 BERTH_EXPORT void berth_abi_berth_Quantity(const ::berth::Quantity*) {}
 BERTH_EXPORT void berth_abi_berth_Resource(const ::berth::Resource*) {}
 BERTH_EXPORT void berth_abi_berth_PodRequests(const ::berth::PodRequests*) {}

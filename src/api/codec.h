@@ -37,7 +37,8 @@ using Object =
                  std::shared_ptr<const StatefulSet>, std::shared_ptr<const PersistentVolume>,
                  std::shared_ptr<const PersistentVolumeClaim>, std::shared_ptr<const StorageClass>,
                  std::shared_ptr<const CSINode>, std::shared_ptr<const PodDisruptionBudget>,
-                 std::shared_ptr<const PriorityClass>, std::shared_ptr<const UnknownObject>>;
+                 std::shared_ptr<const PriorityClass>, std::shared_ptr<const PodGroup>,
+                 std::shared_ptr<const SchedulingPodGroup>, std::shared_ptr<const UnknownObject>>;
 
 // Parses YAML/JSON text (one or more documents) into JSON values; `source` names the input in
 // errors. Empty documents are skipped.

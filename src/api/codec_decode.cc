@@ -220,6 +220,9 @@ void ReadPodSpec(Reader& r, const json& j, PodSpec& s) {
       r.Field(e, "name", [&](const json& x) { name = r.Str(x); });
     });
   });
+  r.Field(j, "schedulingGroup", [&](const json& v) {
+    r.Field(v, "podGroupName", [&](const json& x) { s.scheduling_group = r.Str(x); });
+  });
   r.Field(j, "hostNetwork", [&](const json& v) { s.host_network = r.Bool(v); });
 }
 
@@ -295,6 +298,40 @@ Result<Node> DecodeNodeImpl(const json& doc, std::string_view where) {
           r.Field(e, "names", [&](const json& y) { img.names = r.StrList(y); });
           r.Field(e, "sizeBytes", [&](const json& y) { img.size_bytes = r.Int(y); });
         });
+      });
+    });
+  });
+}
+
+// scheduler-plugins' PodGroup (scheduling.x-k8s.io/v1alpha1).
+void ReadPodGroup(Reader& r, const json& doc, PodGroup& g) {
+  DefaultNamespace(g.metadata);
+  r.Field(doc, "spec", [&](const json& v) {
+    r.Field(v, "minMember", [&](const json& x) { g.spec.min_member = r.Int32(x); });
+    r.Field(v, "minResources", [&](const json& x) { g.spec.min_resources = r.Resources(x); });
+    r.Field(v, "scheduleTimeoutSeconds",
+            [&](const json& x) { g.spec.schedule_timeout_seconds = r.Int32(x); });
+  });
+  r.Field(doc, "status", [&](const json& v) {
+    auto& st = g.status;
+    r.Field(v, "phase", [&](const json& x) { st.phase = r.Str(x); });
+    r.Field(v, "occupiedBy", [&](const json& x) { st.occupied_by = r.Str(x); });
+    r.Field(v, "scheduled", [&](const json& x) { st.scheduled = r.Int32(x); });
+    r.Field(v, "running", [&](const json& x) { st.running = r.Int32(x); });
+    r.Field(v, "succeeded", [&](const json& x) { st.succeeded = r.Int32(x); });
+    r.Field(v, "failed", [&](const json& x) { st.failed = r.Int32(x); });
+    r.Field(v, "scheduleStartTime", [&](const json& x) { st.schedule_start_time = r.Time(x); });
+  });
+}
+
+// The Workload API's PodGroup (scheduling.k8s.io): spec.schedulingPolicy.{gang,basic}.
+void ReadSchedulingPodGroup(Reader& r, const json& doc, SchedulingPodGroup& g) {
+  DefaultNamespace(g.metadata);
+  r.Field(doc, "spec", [&](const json& v) {
+    r.Field(v, "schedulingPolicy", [&](const json& p) {
+      r.Field(p, "gang", [&](const json& x) {
+        g.gang = true;
+        r.Field(x, "minCount", [&](const json& y) { g.min_count = r.Int32(y); });
       });
     });
   });
@@ -503,6 +540,21 @@ Result<Object> DecodeKnown(const std::string& kind, const RawObject& raw, const 
                                [&](const json& v) { pc.preemption_policy = r.Str(v); });
                      }),
                  keep);
+  }
+  if (kind == "PodGroup") {
+    std::string api_version;
+    if (auto it = doc.find("apiVersion"); it != doc.end() && it->is_string())
+      api_version = it->get<std::string>();
+    if (api_version.starts_with("scheduling.x-k8s.io/"))
+      return Share(DecodeWith<PodGroup>(doc, where,
+                                        [&](Reader& r, PodGroup& g) { ReadPodGroup(r, doc, g); }),
+                   keep);
+    if (api_version.starts_with("scheduling.k8s.io/"))
+      return Share(DecodeWith<SchedulingPodGroup>(doc, where,
+                                                  [&](Reader& r, SchedulingPodGroup& g) {
+                                                    ReadSchedulingPodGroup(r, doc, g);
+                                                  }),
+                   keep);
   }
   UnknownObject u;
   u.kind = kind;

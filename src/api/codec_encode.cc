@@ -443,6 +443,22 @@ json EncodePriorityClass(const PriorityClass& o) {
   return doc;
 }
 
+// Encoders of the gang objects write back only their metadata: the scheduler never changes
+// their specs, and their status is written by a controller from a patch of its own.
+json EncodePodGroup(const PodGroup& o) {
+  json doc = Start(o.raw, "scheduling.x-k8s.io/v1alpha1", "PodGroup");
+  WriteMeta(doc, o.metadata);
+  json& spec = Obj(doc, "spec");
+  spec["minMember"] = o.spec.min_member;
+  return doc;
+}
+
+json EncodeSchedulingPodGroup(const SchedulingPodGroup& o) {
+  json doc = Start(o.raw, "scheduling.k8s.io/v1beta1", "PodGroup");
+  WriteMeta(doc, o.metadata);
+  return doc;
+}
+
 }  // namespace
 
 nlohmann::json EncodeNodeAffinity(const NodeAffinity& a) {
@@ -506,6 +522,11 @@ nlohmann::json EncodePod(const Pod& pod) {
   SetList(s, "volumes", p.volumes, WriteVolume);
   SetList(s, "schedulingGates", p.scheduling_gates,
           [](json& g, const std::string& name) { g["name"] = name; });
+  if (p.scheduling_group) {
+    Obj(s, "schedulingGroup")["podGroupName"] = *p.scheduling_group;
+  } else {
+    s.erase("schedulingGroup");
+  }
   SetBool(s, "hostNetwork", p.host_network);
 
   json& st = Obj(doc, "status");
@@ -564,6 +585,8 @@ nlohmann::json EncodeObject(const Object& obj) {
           if constexpr (std::is_same_v<V, CSINode>) return EncodeCSINode(*o);
           if constexpr (std::is_same_v<V, PodDisruptionBudget>) return EncodePDB(*o);
           if constexpr (std::is_same_v<V, PriorityClass>) return EncodePriorityClass(*o);
+          if constexpr (std::is_same_v<V, PodGroup>) return EncodePodGroup(*o);
+          if constexpr (std::is_same_v<V, SchedulingPodGroup>) return EncodeSchedulingPodGroup(*o);
           return json::object();
         }
       },

@@ -96,6 +96,8 @@ void ApiClusterClient::Start() {
       {"/apis/storage.k8s.io/v1/csidrivers", "CSIDriver", R::kCSIDriver},
       {"/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget", R::kPodDisruptionBudget},
       {"/apis/scheduling.k8s.io/v1/priorityclasses", "PriorityClass", R::kPriorityClass},
+      {"/apis/scheduling.x-k8s.io/v1alpha1/podgroups", "PodGroup", R::kPodGroup},
+      {"/apis/scheduling.k8s.io/v1beta1/podgroups", "PodGroup", R::kSchedulingPodGroup},
   };
   for (int k = 0; k < kKindCount; ++k) {
     InformerHandlers h;
@@ -138,6 +140,7 @@ void ApiClusterClient::Start() {
     }
     InformerOptions options{kSpecs[k].path, kSpecs[k].kind, 500, true, log_};
     options.keep_documents = keep_documents_;
+    options.optional = k == kPodGroups || k == kSchedulingPodGroups;
     informers_.push_back(std::make_unique<Informer>(rest_.get(), std::move(options), h));
   }
   for (auto& inf : informers_) inf->Start();
@@ -242,6 +245,17 @@ std::vector<Ptr<PodDisruptionBudget>> ApiClusterClient::ListPDBs() const {
 }
 Ptr<PriorityClass> ApiClusterClient::GetPriorityClass(std::string_view name) const {
   return GetTyped<PriorityClass>(kPriorityClasses, std::string(name));
+}
+
+Ptr<PodGroup> ApiClusterClient::GetPodGroup(std::string_view ns, std::string_view name) const {
+  return GetTyped<PodGroup>(kPodGroups, NsKey(ns, name));
+}
+std::vector<Ptr<PodGroup>> ApiClusterClient::ListPodGroups(std::string_view ns) const {
+  return ListInNamespace<PodGroup>(kPodGroups, ns);
+}
+Ptr<SchedulingPodGroup> ApiClusterClient::GetSchedulingPodGroup(std::string_view ns,
+                                                                std::string_view name) const {
+  return GetTyped<SchedulingPodGroup>(kSchedulingPodGroups, NsKey(ns, name));
 }
 
 VoidResult ApiClusterClient::Bind(const Pod& pod, std::string_view node_name) {

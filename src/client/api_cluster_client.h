@@ -73,6 +73,10 @@ class ApiClusterClient final : public ClusterClient {
   Ptr<CSINode> GetCSINode(std::string_view node_name) const override;
   std::vector<Ptr<PodDisruptionBudget>> ListPDBs() const override;
   Ptr<PriorityClass> GetPriorityClass(std::string_view name) const override;
+  Ptr<PodGroup> GetPodGroup(std::string_view ns, std::string_view name) const override;
+  std::vector<Ptr<PodGroup>> ListPodGroups(std::string_view ns) const override;
+  Ptr<SchedulingPodGroup> GetSchedulingPodGroup(std::string_view ns,
+                                                std::string_view name) const override;
 
   VoidResult Bind(const Pod& pod, std::string_view node_name) override;
   VoidResult DeletePod(const Pod& pod, std::function<void(const Error&)> on_failure) override;
@@ -100,6 +104,8 @@ class ApiClusterClient final : public ClusterClient {
     kCSIDrivers,
     kPDBs,
     kPriorityClasses,
+    kPodGroups,            // scheduling.x-k8s.io (a CRD: optional)
+    kSchedulingPodGroups,  // scheduling.k8s.io (served only where the gate is on: optional)
     kKindCount
   };
   template <class T>

@@ -26,6 +26,9 @@ Result<std::vector<Object>> ListClusterObjects(RestClient& rest) {
       {"/apis/policy/v1/poddisruptionbudgets", "policy/v1", "PodDisruptionBudget", false},
       {"/apis/scheduling.k8s.io/v1/priorityclasses", "scheduling.k8s.io/v1", "PriorityClass",
        false},
+      {"/apis/scheduling.x-k8s.io/v1alpha1/podgroups", "scheduling.x-k8s.io/v1alpha1", "PodGroup",
+       false},
+      {"/apis/scheduling.k8s.io/v1beta1/podgroups", "scheduling.k8s.io/v1beta1", "PodGroup", false},
   };
   std::vector<Object> out;
   for (const Kind& k : kKinds) {

@@ -164,6 +164,10 @@ bool Informer::ListAndReplace() {
     if (!cont.empty()) path += "&continue=" + cont;
     auto page = rest_->Get(path);
     if (!page.ok()) {
+      if (options_.optional && page.error().code == ErrorCode::kNotFound) {
+        synced_ = true;
+        return false;
+      }
       if (options_.log)
         options_.log(fmt::format("listing {}: {}", options_.kind, page.error().message));
       return false;

@@ -44,6 +44,8 @@ constexpr InTreePlugin kPlugins[] = {
     {kImageLocality, kDefault},
     {kDefaultBinder, kDefault},
     {kNetworkTraffic, kOptIn},
+    {kCoscheduling, kOptIn},
+    {kGangScheduling, kOptIn},
     {kNodeLabel, kLegacy},
     {kNodePreferAvoidPods, kLegacy},
     {kSelectorSpread, kLegacy},

@@ -33,6 +33,8 @@ inline constexpr std::string_view kDefaultBinder = "DefaultBinder";
 
 // Opt-in: registered, in no default set.
 inline constexpr std::string_view kNetworkTraffic = "NetworkTraffic";
+inline constexpr std::string_view kCoscheduling = "Coscheduling";
+inline constexpr std::string_view kGangScheduling = "GangScheduling";
 
 // Legacy plugins Berth keeps for configurations of the Policy era.
 inline constexpr std::string_view kNodeLabel = "NodeLabel";

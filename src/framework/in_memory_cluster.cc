@@ -265,6 +265,27 @@ void InMemoryCluster::AddPriorityClass(Ptr<PriorityClass> o) {
   Store(priority_classes_, o->metadata.name, o, EventResource::kPriorityClass);
 }
 
+void InMemoryCluster::AddPodGroup(Ptr<PodGroup> o) {
+  Store(pod_groups_, Key(o->metadata.namespace_, o->metadata.name), o, EventResource::kPodGroup);
+}
+void InMemoryCluster::AddSchedulingPodGroup(Ptr<SchedulingPodGroup> o) {
+  Store(scheduling_pod_groups_, Key(o->metadata.namespace_, o->metadata.name), o,
+        EventResource::kSchedulingPodGroup);
+}
+void InMemoryCluster::RemovePodGroup(std::string_view ns, std::string_view name) {
+  ClusterEventHandler* h;
+  Ptr<PodGroup> old;
+  {
+    std::lock_guard lock(mu_);
+    auto it = pod_groups_.find(Key(ns, name));
+    if (it == pod_groups_.end()) return;
+    old = it->second;
+    pod_groups_.erase(it);
+    h = EventTargetLocked();
+  }
+  if (h) h->OnObjectEvent({EventResource::kPodGroup, kDelete}, old, {});
+}
+
 Ptr<Pod> InMemoryCluster::GetPod(std::string_view ns, std::string_view name) const {
   std::lock_guard lock(mu_);
   return Lookup(pods_, Key(ns, name));
@@ -334,6 +355,20 @@ std::vector<Ptr<PodDisruptionBudget>> InMemoryCluster::ListPDBs() const {
 Ptr<PriorityClass> InMemoryCluster::GetPriorityClass(std::string_view name) const {
   std::lock_guard lock(mu_);
   return Lookup(priority_classes_, name);
+}
+
+Ptr<PodGroup> InMemoryCluster::GetPodGroup(std::string_view ns, std::string_view name) const {
+  std::lock_guard lock(mu_);
+  return Lookup(pod_groups_, Key(ns, name));
+}
+std::vector<Ptr<PodGroup>> InMemoryCluster::ListPodGroups(std::string_view ns) const {
+  std::lock_guard lock(mu_);
+  return ns.empty() ? Values(pod_groups_) : ValuesIn(pod_groups_, ns);
+}
+Ptr<SchedulingPodGroup> InMemoryCluster::GetSchedulingPodGroup(std::string_view ns,
+                                                               std::string_view name) const {
+  std::lock_guard lock(mu_);
+  return Lookup(scheduling_pod_groups_, Key(ns, name));
 }
 
 VoidResult InMemoryCluster::Bind(const Pod& pod, std::string_view node_name) {

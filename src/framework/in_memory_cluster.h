@@ -37,6 +37,9 @@ class InMemoryCluster final : public ClusterClient {
   void AddCSINode(Ptr<CSINode> n);
   void AddPDB(Ptr<PodDisruptionBudget> pdb);
   void AddPriorityClass(Ptr<PriorityClass> pc);
+  // Adds or replaces (an update event) a gang object.
+  void AddPodGroup(Ptr<PodGroup> pg);
+  void AddSchedulingPodGroup(Ptr<SchedulingPodGroup> pg);
   // Replaces a pod (matched by namespace/name) and reports an update.
   void UpdatePod(Ptr<Pod> pod);
   // Removes a pod without going through the scheduler's writes.
@@ -44,6 +47,7 @@ class InMemoryCluster final : public ClusterClient {
   // Removes a node (its pods stay, as they would in a cluster until garbage-collected).
   void RemoveNode(std::string_view name);
   void RemoveService(std::string_view ns, std::string_view name);
+  void RemovePodGroup(std::string_view ns, std::string_view name);
 
   void SetEventHandler(ClusterEventHandler* handler);
   void SetDelayedDelivery(bool delayed);
@@ -77,6 +81,10 @@ class InMemoryCluster final : public ClusterClient {
   Ptr<CSINode> GetCSINode(std::string_view node_name) const override;
   std::vector<Ptr<PodDisruptionBudget>> ListPDBs() const override;
   Ptr<PriorityClass> GetPriorityClass(std::string_view name) const override;
+  Ptr<PodGroup> GetPodGroup(std::string_view ns, std::string_view name) const override;
+  std::vector<Ptr<PodGroup>> ListPodGroups(std::string_view ns) const override;
+  Ptr<SchedulingPodGroup> GetSchedulingPodGroup(std::string_view ns,
+                                                std::string_view name) const override;
 
   VoidResult Bind(const Pod& pod, std::string_view node_name) override;
   // Deletes at once and returns the outcome; `on_failure` is never called.
@@ -138,6 +146,8 @@ class InMemoryCluster final : public ClusterClient {
   Map<CSINode> csinodes_;
   Map<PodDisruptionBudget> pdbs_;
   Map<PriorityClass> priority_classes_;
+  Map<PodGroup> pod_groups_;
+  Map<SchedulingPodGroup> scheduling_pod_groups_;
   WriteCounts counts_;
 };
 

@@ -5,8 +5,10 @@
 #include <iterator>
 
 #include "config/in_tree_plugins.h"
+#include "plugins/coscheduling/coscheduling.h"
 #include "plugins/defaultbinder/defaultbinder.h"
 #include "plugins/defaultpreemption/defaultpreemption.h"
+#include "plugins/gangscheduling/gangscheduling.h"
 #include "plugins/imagelocality/imagelocality.h"
 #include "plugins/interpodaffinity/interpodaffinity.h"
 #include "plugins/networktraffic/networktraffic.h"
@@ -45,7 +47,8 @@ Registry InTreeRegistry() {
       ImageLocalityRegistration(),       DefaultBinderRegistration(),
       NetworkTrafficRegistration(),      NodeLabelRegistration(),
       NodePreferAvoidPodsRegistration(), SelectorSpreadRegistration(),
-      ServiceAffinityRegistration(),
+      ServiceAffinityRegistration(),     CoschedulingRegistration(),
+      GangSchedulingRegistration(),
   };
   Registry r;
   size_t added = 0;

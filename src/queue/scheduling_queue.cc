@@ -48,6 +48,9 @@ std::string EventLabel(const ClusterEvent& event) {
                                                                        "StatefulSet",
                                                                        "PodDisruptionBudget",
                                                                        "PriorityClass",
+                                                                       "PodGroup",
+                                                                       "SchedulingPodGroup",
+                                                                       "UnscheduledPod",
                                                                        "WildCard"};
   const std::string_view resource = kResources[static_cast<int>(event.resource)];
   if (event.resource == EventResource::kWildCard) return std::string(resource);
@@ -148,6 +151,14 @@ void SchedulingQueue::AddToActiveLocked(EntryPtr e, std::string_view event) {
   IndexLocked(e);
   if (!s.IsSuccess()) {
     e->info.gating_plugin = s.plugin();
+    if (decider_) {
+      const EventInterest gating = decider_->GatingInterestOf(e->info);
+      if (std::any_of(gating.begin(), gating.end(), [](uint32_t a) { return a != 0; })) {
+        e->interest = gating;
+      } else {
+        e->interest.reset();
+      }
+    }
     unschedulable_[uid] = e;
     unschedulable_since_[uid] = clock_->Now();
     Incoming("gated", event);
@@ -156,7 +167,8 @@ void SchedulingQueue::AddToActiveLocked(EntryPtr e, std::string_view event) {
   e->info.gating_plugin.clear();
   if (e->info.initial_attempt_timestamp == TimePoint{})
     e->info.initial_attempt_timestamp = clock_->Now();
-  active_.insert(std::move(e));
+  Entry* raw = e.get();
+  raw->active_at = active_.insert(std::move(e)).first;
   Incoming("active", event);
   cv_.notify_one();
 }
@@ -204,7 +216,7 @@ SchedulingQueue::EntryPtr SchedulingQueue::RemoveLocked(const std::string& uid) 
   EntryPtr e = FindLocked(uid);
   if (!e) return nullptr;
   UnindexLocked(uid);
-  active_.erase(e);
+  if (e->active_at) active_.erase(*std::exchange(e->active_at, std::nullopt));
   backoff_.erase(e);
   unschedulable_.erase(uid);
   unschedulable_since_.erase(uid);
@@ -264,6 +276,7 @@ std::optional<QueuedPodInfo> SchedulingQueue::Pop(bool block) {
   }
   EntryPtr e = *active_.begin();
   active_.erase(active_.begin());
+  e->active_at.reset();
   const std::string uid = UidOf(e->info.pod());
   UnindexLocked(uid);
   if (auto [it, inserted] = in_flight_.try_emplace(uid, next_event_seq_); !inserted) {
@@ -402,7 +415,7 @@ void SchedulingQueue::Activate(const Pod& pod) {
     return;
   }
   EntryPtr queued = FindLocked(uid);
-  if (!queued || active_.count(queued)) return;
+  if (!queued || queued->active_at) return;
   EntryPtr e = RemoveLocked(uid);
   AddToActiveLocked(std::move(e), "ForceActivate");  // gated pods stay gated
 }
@@ -420,7 +433,15 @@ void SchedulingQueue::OnClusterEvent(const ClusterEvent& event, const EventObjec
   ++next_event_seq_;
   std::vector<std::pair<EntryPtr, RequeueDecider::Strategy>> moving;
   for (auto& [uid, e] : unschedulable_) {
-    if (!e->info.gating_plugin.empty() || uid == except_uid) continue;
+    if (uid == except_uid) continue;
+    if (!e->info.gating_plugin.empty()) {
+      // A gated pod moves only on an event its gating plugin registered: it then goes through
+      // PreEnqueue again (and back to the pool if it is still gated).
+      if (event.resource != EventResource::kWildCard && e->interest &&
+          ((*e->interest)[static_cast<int>(event.resource)] & event.actions) != 0)
+        moving.emplace_back(e, RequeueDecider::Strategy::kImmediately);
+      continue;
+    }
     // Interest alone decides a wildcard event's fate; the matrix check is cheap for the rest.
     const RequeueDecider::Strategy s = event.resource == EventResource::kWildCard
                                            ? RequeueDecider::Strategy::kAfterBackoff

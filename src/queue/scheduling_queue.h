@@ -50,6 +50,10 @@ class RequeueDecider {
   virtual EventInterest InterestOf(const QueuedPodInfo& pod) const = 0;
   virtual Strategy Decide(const QueuedPodInfo& pod, const ClusterEvent& event,
                           const EventObject& old_object, const EventObject& new_object) const = 0;
+  // The events that may let a pod its PreEnqueue plugin gates in (pod.gating_plugin): only
+  // what that plugin registered by name; none (the default) leaves gated pods to updates of
+  // their own, as scheduling gates are lifted.
+  virtual EventInterest GatingInterestOf(const QueuedPodInfo& /*pod*/) const { return {}; }
 };
 
 // kube-scheduler's label of an event in scheduler_queue_incoming_pods_total ("NodeAdd",
@@ -131,9 +135,20 @@ class SchedulingQueue final : public PodNominator {
   }
 
  private:
+  struct Entry;
+  using EntryPtr = std::shared_ptr<Entry>;
+  struct ActiveLess {
+    const SchedulingQueue* q;
+    bool operator()(const EntryPtr& a, const EntryPtr& b) const;
+  };
+  using ActiveSet = std::set<EntryPtr, ActiveLess>;
   struct Entry {
     QueuedPodInfo info;
     uint64_t seq = 0;
+    // Where it is in active_, when it is there: it leaves by this position, not by a lookup
+    // of its key, since a QueueSort may order pods differently from when they went in
+    // (Coscheduling sorts a group by the time of its last failure).
+    std::optional<ActiveSet::iterator> active_at;
     // Set when it enters the unschedulable pool; out of line, since most pods never do.
     Boxed<EventInterest> interest;
   };
@@ -143,7 +158,6 @@ class SchedulingQueue final : public PodNominator {
     ClusterEvent event;
     EventObject old_object, new_object;
   };
-  using EntryPtr = std::shared_ptr<Entry>;
   // by_uid_ holds entries keyed by their own pod's UID (namespace/name without one), so no
   // copy of a 36-character UID is kept per queued pod; lookups take the UID as a string_view.
   struct EntryUidHash {
@@ -156,10 +170,6 @@ class SchedulingQueue final : public PodNominator {
     bool operator()(const EntryPtr& a, const EntryPtr& b) const;
     bool operator()(const EntryPtr& e, std::string_view uid) const;
     bool operator()(std::string_view uid, const EntryPtr& e) const { return (*this)(e, uid); }
-  };
-  struct ActiveLess {
-    const SchedulingQueue* q;
-    bool operator()(const EntryPtr& a, const EntryPtr& b) const;
   };
   struct BackoffLess {
     const SchedulingQueue* q;
@@ -196,7 +206,7 @@ class SchedulingQueue final : public PodNominator {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::set<EntryPtr, ActiveLess> active_;
+  ActiveSet active_;
   std::set<EntryPtr, BackoffLess> backoff_;
   std::unordered_map<std::string, EntryPtr> unschedulable_;           // incl. gated
   std::unordered_set<EntryPtr, EntryUidHash, EntryUidEqual> by_uid_;  // queued, not in flight

@@ -112,6 +112,17 @@ EventInterest RequeuePolicy::InterestOf(const QueuedPodInfo& pod) const {
   return interest;
 }
 
+EventInterest RequeuePolicy::GatingInterestOf(const QueuedPodInfo& pod) const {
+  EventInterest interest{};
+  const Profile* profile = ProfileOf(pod.pod());
+  if (!profile || pod.gating_plugin.empty()) return interest;
+  auto it = profile->by_plugin.find(pod.gating_plugin);
+  if (it == profile->by_plugin.end()) return interest;
+  for (const auto& e : *it->second)
+    if (e.event.resource != EventResource::kWildCard) AddInterest(interest, e.event);
+  return interest;
+}
+
 RequeueDecider::Strategy RequeuePolicy::Decide(const QueuedPodInfo& pod, const ClusterEvent& event,
                                                const EventObject& old_object,
                                                const EventObject& new_object) const {

@@ -30,11 +30,16 @@ class RequeuePolicy final : public RequeueDecider {
                          SchedulerMetricsSink* metrics = nullptr, const Clock* clock = nullptr);
 
   EventInterest InterestOf(const QueuedPodInfo& pod) const override;
+  EventInterest GatingInterestOf(const QueuedPodInfo& pod) const override;
   Strategy Decide(const QueuedPodInfo& pod, const ClusterEvent& event,
                   const EventObject& old_object, const EventObject& new_object) const override;
 
   // False when no plugin of any profile registered for the event: the pool needs no scan.
   bool AnyInterest(const ClusterEvent& event) const;
+  // Whether some plugin registered this resource by name (a wildcard registration aside).
+  bool NamedInterest(const ClusterEvent& event) const {
+    return (any_[static_cast<int>(event.resource)] & event.actions) != 0;
+  }
 
  private:
   using PluginEvents = std::vector<ClusterEventWithHint>;

@@ -481,6 +481,10 @@ void Scheduler::OnPodAdd(const Ptr<Pod>& pod) {
   }
   Handled("UnscheduledPodAdd", [&] {
     if (ProfileFor(*pod) && !pod->metadata.deletion_timestamp) queue_->Add(PodInfo::Create(pod));
+    // A gang's members wait for the last one to appear; nobody else asks for these events,
+    // which a burst of pending pods would otherwise spend on scanning the pool.
+    const ClusterEvent added{EventResource::kUnscheduledPod, kAdd};
+    if (requeue_->NamedInterest(added)) Requeue(added, {}, pod);
   });
 }
 

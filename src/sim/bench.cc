@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "api/read_file.h"
+#include "config/load.h"
 #include "extender/http_extender.h"
 #include "framework/in_memory_cluster.h"
 #include "scheduler/scheduler.h"
@@ -328,6 +329,18 @@ Result<std::vector<Workload>> LoadWorkloads(const std::string& path) {
           return Error{where + ".percentageOfNodesToScore: must be an integer 0..100"};
         wl.percentage_of_nodes_to_score = pct.get<int32_t>();
       }
+      if (w.contains("objects")) {
+        if (!w["objects"].is_array()) return Error{where + ".objects: must be a list"};
+        for (size_t k = 0; k < w["objects"].size(); ++k) {
+          auto obj = DecodeObject(w["objects"][k], fmt::format("{}.objects[{}]", where, k));
+          if (!obj.ok()) return obj.error();
+          wl.objects.push_back(std::move(obj).value());
+        }
+      }
+      if (w.contains("config")) {
+        if (!w["config"].is_object()) return Error{where + ".config: must be a map"};
+        wl.config_text = w["config"].dump();
+      }
       auto init = DecodeGroups(w.value("initPods", nlohmann::json()), where + ".initPods");
       if (!init.ok()) return init.error();
       wl.init_pods = std::move(init).value();
@@ -385,6 +398,11 @@ Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfig
   // work, not the seconds a retried pod sits in backoff.
   FakeClock clock(TimePoint{std::chrono::hours(24 * 365 * 50)});
   config::SchedulerConfiguration workload_config = config;
+  if (!w.config_text.empty()) {
+    auto own = config::LoadConfig(w.config_text, w.name + ".config", registry);
+    if (!own.ok()) return own.error();
+    workload_config = std::move(own).value();
+  }
   if (w.percentage_of_nodes_to_score) {
     workload_config.percentage_of_nodes_to_score = *w.percentage_of_nodes_to_score;
     for (auto& p : workload_config.profiles) p.percentage_of_nodes_to_score.reset();
@@ -431,6 +449,18 @@ Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfig
     if (w.zones > 0)
       n->metadata.labels["topology.kubernetes.io/zone"] = fmt::format("zone-{}", i % w.zones);
     cluster.AddNode(n);
+  }
+  for (const auto& obj : w.objects) {
+    if (auto pg = std::get_if<std::shared_ptr<const berth::PodGroup>>(&obj)) {
+      cluster.AddPodGroup(*pg);
+    } else if (auto spg = std::get_if<std::shared_ptr<const SchedulingPodGroup>>(&obj)) {
+      cluster.AddSchedulingPodGroup(*spg);
+    } else if (auto pc = std::get_if<std::shared_ptr<const PriorityClass>>(&obj)) {
+      cluster.AddPriorityClass(*pc);
+    } else {
+      return Error{
+          fmt::format("{}: objects: only PodGroups and PriorityClasses are created", w.name)};
+    }
   }
   int bound_index = 0;
   for (const auto& g : w.init_pods) {

@@ -86,6 +86,12 @@ struct Workload {
   std::optional<Churn> churn;
   // Overrides the configuration's percentageOfNodesToScore (e.g. 100: score every node).
   std::optional<int32_t> percentage_of_nodes_to_score;
+  // Objects created after the nodes and before any pod (`objects`: PodGroups, PriorityClasses,
+  // ...), as a manifest would hold them.
+  std::vector<Object> objects;
+  // `config`: a KubeSchedulerConfiguration used instead of the one given to RunWorkload (a
+  // workload that needs a plugin outside the default profile, as Coscheduling).
+  std::string config_text;
 };
 
 // Reads workloads from a YAML file (`workloads: [...]`).

@@ -114,6 +114,10 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
               cluster.AddPDB(o);
             } else if constexpr (std::is_same_v<T, std::shared_ptr<const PriorityClass>>) {
               cluster.AddPriorityClass(o);
+            } else if constexpr (std::is_same_v<T, std::shared_ptr<const berth::PodGroup>>) {
+              cluster.AddPodGroup(o);
+            } else if constexpr (std::is_same_v<T, std::shared_ptr<const SchedulingPodGroup>>) {
+              cluster.AddSchedulingPodGroup(o);
             }
           }
         },

@@ -246,6 +246,9 @@ struct BERTH_EXPORT PodSpec {
   CompactVector<TopologySpreadConstraint> topology_spread_constraints;
   CompactVector<Volume> volumes;
   CompactVector<std::string> scheduling_gates;
+  // spec.schedulingGroup.podGroupName: the scheduling.k8s.io PodGroup the pod belongs to
+  // (Workload API, GangScheduling). Out of line: most pods have none.
+  Boxed<std::string> scheduling_group;
   bool host_network = false;
   friend bool operator==(const PodSpec&, const PodSpec&) = default;
 };
@@ -406,6 +409,40 @@ struct BERTH_EXPORT PriorityClass {
   int32_t value = 0;
   bool global_default = false;
   std::optional<std::string> preemption_policy;
+  RawObject raw;
+};
+
+// ---------------------------------------------------------------- gangs
+
+// The label naming a pod's PodGroup (scheduling.x-k8s.io/v1alpha1) in its namespace.
+inline constexpr const char* kPodGroupLabel = "scheduling.x-k8s.io/pod-group";
+
+// scheduler-plugins' PodGroup (scheduling.x-k8s.io/v1alpha1, namespaced), read by Coscheduling:
+// pods labelled kPodGroupLabel with its name are scheduled all or nothing.
+struct BERTH_EXPORT PodGroup {
+  ObjectMeta metadata;
+  struct Spec {
+    int32_t min_member = 0;                           // spec.minMember
+    std::optional<ResourceList> min_resources;        // spec.minResources
+    std::optional<int32_t> schedule_timeout_seconds;  // spec.scheduleTimeoutSeconds
+  } spec;
+  struct Status {
+    // Pending, PreScheduling, Scheduling, Scheduled, Running, Finished, Failed, Unknown.
+    std::string phase;
+    std::string occupied_by;
+    int32_t scheduled = 0, running = 0, succeeded = 0, failed = 0;
+    UnixTime schedule_start_time = 0;
+  } status;
+  RawObject raw;
+};
+
+// The core PodGroup of the Workload API (scheduling.k8s.io, namespaced), read by
+// GangScheduling: pods name it in spec.schedulingGroup.podGroupName.
+struct BERTH_EXPORT SchedulingPodGroup {
+  ObjectMeta metadata;
+  // spec.schedulingPolicy: gang (with gang.minCount) or basic.
+  bool gang = false;
+  int32_t min_count = 0;  // spec.schedulingPolicy.gang.minCount
   RawObject raw;
 };
 

@@ -50,6 +50,15 @@ class BERTH_EXPORT ClusterListers {
   virtual Ptr<CSINode> GetCSINode(std::string_view node_name) const = 0;
   virtual std::vector<Ptr<PodDisruptionBudget>> ListPDBs() const = 0;
   virtual Ptr<PriorityClass> GetPriorityClass(std::string_view name) const = 0;
+  // Gang objects (null / empty where the client does not serve them).
+  virtual Ptr<PodGroup> GetPodGroup(std::string_view /*ns*/, std::string_view /*name*/) const {
+    return nullptr;
+  }
+  virtual std::vector<Ptr<PodGroup>> ListPodGroups(std::string_view /*ns*/) const { return {}; }
+  virtual Ptr<SchedulingPodGroup> GetSchedulingPodGroup(std::string_view /*ns*/,
+                                                        std::string_view /*name*/) const {
+    return nullptr;
+  }
 };
 
 class BERTH_EXPORT ClusterWriter {

@@ -43,6 +43,11 @@ enum class EventResource : uint8_t {
   kStatefulSet,
   kPodDisruptionBudget,
   kPriorityClass,
+  kPodGroup,            // scheduling.x-k8s.io PodGroup (Coscheduling)
+  kSchedulingPodGroup,  // scheduling.k8s.io PodGroup (GangScheduling)
+  // A pending pod was added (only to plugins that register it by name: gangs wait for their
+  // members); kPod events stay about other pods placed, changed or removed.
+  kUnscheduledPod,
   kWildCard,  // in a registration: every resource; as an event: moves every pod
 };
 inline constexpr int kEventResourceCount = static_cast<int>(EventResource::kWildCard) + 1;
@@ -80,11 +85,11 @@ struct BERTH_EXPORT ClusterEvent {
 
 // The object an event carries: empty for the old object of an Add and the new object of a
 // Delete, and for kinds Berth does not model (CSIDriver, CSIStorageCapacity).
-using EventObject =
-    std::variant<std::monostate, Ptr<Pod>, Ptr<Node>, Ptr<PersistentVolume>,
-                 Ptr<PersistentVolumeClaim>, Ptr<StorageClass>, Ptr<CSINode>, Ptr<Service>,
-                 Ptr<Namespace>, Ptr<ReplicationController>, Ptr<ReplicaSet>, Ptr<StatefulSet>,
-                 Ptr<PodDisruptionBudget>, Ptr<PriorityClass>>;
+using EventObject = std::variant<std::monostate, Ptr<Pod>, Ptr<Node>, Ptr<PersistentVolume>,
+                                 Ptr<PersistentVolumeClaim>, Ptr<StorageClass>, Ptr<CSINode>,
+                                 Ptr<Service>, Ptr<Namespace>, Ptr<ReplicationController>,
+                                 Ptr<ReplicaSet>, Ptr<StatefulSet>, Ptr<PodDisruptionBudget>,
+                                 Ptr<PriorityClass>, Ptr<PodGroup>, Ptr<SchedulingPodGroup>>;
 
 // The object as T, or null when it is empty or of another kind.
 template <class T>

@@ -23,7 +23,7 @@
 // The SDK's version, bumped whenever a change to include/berth/ breaks binary compatibility of
 // plugins. The macro lets a plugin's source adapt at compile time
 // (`#if BERTH_SDK_VERSION >= 2`); kSdkVersion is what a plugin library reports when loaded.
-#define BERTH_SDK_VERSION 7
+#define BERTH_SDK_VERSION 8
 
 namespace berth {
 

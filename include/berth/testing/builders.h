@@ -157,6 +157,11 @@ class BERTH_EXPORT PodBuilder {
     pod_.spec.scheduling_gates.push_back(std::move(g));
     return *this;
   }
+  // spec.schedulingGroup.podGroupName (the Workload API's PodGroup).
+  PodBuilder& SchedulingGroup(std::string g) {
+    pod_.spec.scheduling_group = std::move(g);
+    return *this;
+  }
   Pod& mutable_pod() { return pod_; }
   std::shared_ptr<const Pod> Obj() const { return std::make_shared<const Pod>(pod_); }
   PodInfoPtr Info() const { return PodInfo::Create(Obj()); }

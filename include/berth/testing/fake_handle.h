@@ -4,7 +4,8 @@
 // FakeHandle holds a Snapshot (the test owns it and may replace it between calls), a
 // ClusterClient (a FakeCluster of its own unless the test passes one), a FakeClock, a seeded
 // Random, a parallelizer that runs loops inline on the calling thread, and a nominator the test
-// fills. It has no waiting pods, and its framework runners (used by PostFilter plugins) return
+// fills. Its waiting pods are the FakeWaitingPods the test lists (they record what plugins
+// decide), and its framework runners (used by PostFilter plugins) return
 // Success: tests of preemption use Berth's real framework.
 //
 // Threading: like the objects a plugin test drives, one thread at a time; FakeCluster is
@@ -55,6 +56,8 @@ class BERTH_EXPORT FakeCluster final : public ClusterClient {
   std::vector<Ptr<Node>> nodes;
   std::vector<Ptr<Namespace>> namespaces;
   std::vector<Ptr<Service>> services;
+  std::vector<Ptr<PodGroup>> pod_groups;
+  std::vector<Ptr<SchedulingPodGroup>> scheduling_pod_groups;
   std::vector<std::string> writes;
 
   Ptr<Pod> GetPod(std::string_view ns, std::string_view name) const override {
@@ -90,6 +93,19 @@ class BERTH_EXPORT FakeCluster final : public ClusterClient {
   Ptr<CSINode> GetCSINode(std::string_view) const override { return nullptr; }
   std::vector<Ptr<PodDisruptionBudget>> ListPDBs() const override { return {}; }
   Ptr<PriorityClass> GetPriorityClass(std::string_view) const override { return nullptr; }
+  Ptr<PodGroup> GetPodGroup(std::string_view ns, std::string_view name) const override {
+    return NamedIn(pod_groups, ns, name);
+  }
+  std::vector<Ptr<PodGroup>> ListPodGroups(std::string_view ns) const override {
+    std::vector<Ptr<PodGroup>> out;
+    for (const auto& g : pod_groups)
+      if (ns.empty() || g->metadata.namespace_ == ns) out.push_back(g);
+    return out;
+  }
+  Ptr<SchedulingPodGroup> GetSchedulingPodGroup(std::string_view ns,
+                                                std::string_view name) const override {
+    return NamedIn(scheduling_pod_groups, ns, name);
+  }
 
   VoidResult Bind(const Pod& pod, std::string_view node_name) override {
     return Record("bind", pod, node_name);
@@ -123,6 +139,13 @@ class BERTH_EXPORT FakeCluster final : public ClusterClient {
       if (o->metadata.name == name) return o;
     return nullptr;
   }
+  template <typename T>
+  static Ptr<T> NamedIn(const std::vector<Ptr<T>>& list, std::string_view ns,
+                        std::string_view name) {
+    for (const auto& o : list)
+      if (o->metadata.namespace_ == ns && o->metadata.name == name) return o;
+    return nullptr;
+  }
   VoidResult Record(std::string_view what, const Pod& pod, std::string_view arg) {
     std::string line(what);
     line += " " + pod.metadata.namespace_ + "/" + pod.metadata.name;
@@ -130,6 +153,29 @@ class BERTH_EXPORT FakeCluster final : public ClusterClient {
     writes.push_back(std::move(line));
     return {};
   }
+};
+
+// A pod waiting at Permit, for FakeHandle::waiting_pods: it records what plugins decide.
+class BERTH_EXPORT FakeWaitingPod final : public WaitingPod {
+ public:
+  explicit FakeWaitingPod(Ptr<Pod> pod, std::vector<std::string> pending_plugins = {})
+      : pending(std::move(pending_plugins)), pod_(std::move(pod)) {}
+  const Pod& pod() const override { return *pod_; }
+  std::vector<std::string> PendingPlugins() const override { return pending; }
+  void Allow(std::string_view plugin) override {
+    if (!rejected.empty()) return;
+    allowed.emplace_back(plugin);
+    std::erase(pending, std::string(plugin));
+  }
+  // Keeps the first rejection as "plugin: message".
+  void Reject(std::string_view plugin, std::string_view message) override {
+    if (rejected.empty()) rejected = std::string(plugin) + ": " + std::string(message);
+  }
+  std::vector<std::string> pending, allowed;
+  std::string rejected;
+
+ private:
+  Ptr<Pod> pod_;
 };
 
 class BERTH_EXPORT FakeHandle final : public Handle {
@@ -158,9 +204,21 @@ class BERTH_EXPORT FakeHandle final : public Handle {
   }
   std::vector<std::string> activated;
 
-  void IterateOverWaitingPods(const std::function<void(WaitingPod&)>&) override {}
-  std::shared_ptr<WaitingPod> GetWaitingPod(std::string_view) override { return nullptr; }
-  bool RejectWaitingPod(std::string_view) override { return false; }
+  // Pods the test puts at Permit; plugins visit, allow and reject them through the Handle.
+  std::vector<std::shared_ptr<FakeWaitingPod>> waiting_pods;
+  void IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) override {
+    for (const auto& w : waiting_pods) fn(*w);
+  }
+  std::shared_ptr<WaitingPod> GetWaitingPod(std::string_view uid) override {
+    for (const auto& w : waiting_pods)
+      if (w->pod().metadata.uid == uid) return w;
+    return nullptr;
+  }
+  bool RejectWaitingPod(std::string_view uid) override {
+    auto w = GetWaitingPod(uid);
+    if (w) w->Reject("", "rejected");
+    return w != nullptr;
+  }
 
   Status RunPreFilterExtensionAddPod(CycleState&, const PodInfo&, const PodInfoPtr&,
                                      const NodeInfo&) override {
