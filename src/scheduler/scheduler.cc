@@ -295,10 +295,13 @@ void Scheduler::StartBindingCycle(std::unique_ptr<BindingTask> task, bool waits)
     binding_cycles_running_.fetch_add(1, std::memory_order_relaxed);
     BindingTask* raw = task.release();
     std::shared_ptr<const Pod> held = assumed->pod;
+    // The wait's count is given up only after the rest of the cycle has run, so the count
+    // never reads zero while the pod is still assumed.
     std::optional<TimePoint> deadline = fw->OnPermitDecided(*held, [this, raw] {
-      binding_executor_->Submit(
-          [this, raw] { RunBindingCycle(std::unique_ptr<BindingTask>(raw)); });
-      binding_cycles_running_.fetch_sub(1, std::memory_order_relaxed);
+      binding_executor_->Submit([this, raw] {
+        RunBindingCycle(std::unique_ptr<BindingTask>(raw));
+        binding_cycles_running_.fetch_sub(1, std::memory_order_relaxed);
+      });
     });
     if (deadline) permit_timer_->At(*deadline, [fw, held] { fw->ExpireWaitingPod(*held); });
   } else {
