@@ -13,6 +13,7 @@
 #include "controllers/job.h"
 #include "controllers/node_lifecycle.h"
 #include "controllers/persistent_volume.h"
+#include "controllers/pod_group.h"
 #include "controllers/replica_set.h"
 #include "controllers/stateful_set.h"
 #include "controllers/ttl_after_finished.h"
@@ -130,16 +131,25 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
              c.informers->For("/apis/storage.k8s.io/v1/storageclasses", "StorageClass"),
              c.informers->For("/api/v1/nodes", "Node"), c.options);
        }},
+      // Not a kube-controller-manager controller: scheduler-plugins' PodGroup controller, the
+      // status of the PodGroups Coscheduling reads (idle while their CRD is not applied).
+      {"podgroup",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         return std::make_unique<PodGroupController>(
+             c.rest, c.informers->For("/api/v1/pods", "Pod"),
+             c.informers->For(kPodGroupsPath, "PodGroup", /*optional=*/true), c.options);
+       }},
   };
   return kRegistry;
 }
 
 }  // namespace
 
-SharedInformer* InformerFactory::For(const std::string& path, const std::string& kind) {
+SharedInformer* InformerFactory::For(const std::string& path, const std::string& kind,
+                                     bool optional) {
   for (auto& [p, informer] : by_path_)
     if (p == path) return informer;
-  informers_.push_back(std::make_unique<SharedInformer>(rest_, path, kind, log_));
+  informers_.push_back(std::make_unique<SharedInformer>(rest_, path, kind, log_, optional));
   by_path_.emplace_back(path, informers_.back().get());
   return informers_.back().get();
 }

@@ -36,8 +36,9 @@ class InformerFactory {
  public:
   InformerFactory(client::RestClient* rest, std::function<void(const std::string&)> log)
       : rest_(rest), log_(std::move(log)) {}
-  // The shared informer of `path` (e.g. "/api/v1/pods") whose items are `kind`.
-  SharedInformer* For(const std::string& path, const std::string& kind);
+  // The shared informer of `path` (e.g. "/api/v1/pods") whose items are `kind`; `optional`
+  // for a custom resource whose CRD may be absent (see SharedInformer).
+  SharedInformer* For(const std::string& path, const std::string& kind, bool optional = false);
   const std::vector<std::unique_ptr<SharedInformer>>& all() const { return informers_; }
 
  private:

@@ -5,11 +5,12 @@
 namespace berth::controllers {
 
 SharedInformer::SharedInformer(client::RestClient* rest, std::string path, std::string kind,
-                               std::function<void(const std::string&)> log) {
+                               std::function<void(const std::string&)> log, bool optional) {
   client::InformerOptions options;
   options.path = std::move(path);
   options.kind = std::move(kind);
   options.log = std::move(log);
+  options.optional = optional;
   // Controllers read templates, conditions and container statuses: every object keeps its
   // document.
   options.keep_documents = true;

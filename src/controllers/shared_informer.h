@@ -19,9 +19,11 @@ inline constexpr char kOrphanIndex[] = "orphans-by-namespace";
 
 class SharedInformer {
  public:
-  // `path`: the collection, e.g. "/api/v1/pods"; `kind`: the items' kind.
+  // `path`: the collection, e.g. "/api/v1/pods"; `kind`: the items' kind. `optional`: a kind
+  // the server may not serve (a custom resource whose CRD is not applied), which then reads as
+  // synced and empty until it appears (client::InformerOptions::optional).
   SharedInformer(client::RestClient* rest, std::string path, std::string kind,
-                 std::function<void(const std::string&)> log);
+                 std::function<void(const std::string&)> log, bool optional = false);
   void AddHandlers(client::InformerHandlers handlers);
   void Start() { informer_->Start(); }
   void Stop() { informer_->Stop(); }
