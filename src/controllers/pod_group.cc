@@ -79,7 +79,7 @@ bool PodGroupTimedOut(const Json& group) {
   return *started - CreatedAt(group) > kReconcileLimitSeconds;
 }
 
-Json NextPodGroupStatus(const Json& group, const std::vector<Json>& pods) {
+Json NextPodGroupStatus(const Json& group, const std::vector<const Json*>& pods) {
   Json status = Member(group, "status");
   if (!status.is_object()) status = Json::object();
   const std::string phase = StringAt(status, "phase");
@@ -95,15 +95,15 @@ Json NextPodGroupStatus(const Json& group, const std::vector<Json>& pods) {
       status["phase"] = kScheduling;
       // Upstream leaves occupiedBy as it was when the first pod has no owner references.
       if (!pods.empty()) {
-        const std::string occupied = OccupiedBy(pods.front());
+        const std::string occupied = OccupiedBy(*pods.front());
         if (!occupied.empty()) status["occupiedBy"] = occupied;
       }
     }
     return status;
   }
   int64_t running = 0, succeeded = 0, failed = 0;
-  for (const Json& pod : pods) {
-    const std::string pod_phase = StringAt(Member(pod, "status"), "phase");
+  for (const Json* pod : pods) {
+    const std::string pod_phase = StringAt(Member(*pod, "status"), "phase");
     if (pod_phase == "Running") ++running;
     if (pod_phase == "Succeeded") ++succeeded;
     if (pod_phase == "Failed") ++failed;
@@ -171,8 +171,11 @@ VoidResult PodGroupController::Sync(const std::string& key) {
                 "schedule time longer than 48 hours");
     return {};
   }
-  std::vector<Json> pods;
-  for (const Object& o : pods_->ByIndex(kPodGroupIndex, key)) pods.push_back(DocOf(o));
+  // The members' documents stay alive with `members` (the informer's objects are shared).
+  const std::vector<Object> members = pods_->ByIndex(kPodGroupIndex, key);
+  std::vector<const Json*> pods;
+  pods.reserve(members.size());
+  for (const Object& o : members) pods.push_back(&DocOf(o));
   const Json& old_status = Member(group, "status");
   const Json status = NextPodGroupStatus(group, pods);
   Json patch = StatusPatch(old_status, status);

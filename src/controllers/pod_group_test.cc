@@ -38,6 +38,12 @@ Json MakeGroup(const std::string& name, int min_member, const std::string& phase
       {"status", status}};
 }
 
+Json Next(const Json& group, const std::vector<Json>& pods) {
+  std::vector<const Json*> docs;
+  for (const Json& p : pods) docs.push_back(&p);
+  return NextPodGroupStatus(group, docs);
+}
+
 struct PhaseCase {
   const char* name;
   int min_member;
@@ -59,7 +65,7 @@ std::string RunUpstreamHarness(const PhaseCase& c) {
     pods.push_back(MakePod(c.pods[i], "pg", c.pod_phase));
   for (size_t i = 0; i < c.pods.size(); ++i) {
     if (i < pods.size() && !c.pod_next_phase.empty()) pods[i]["status"]["phase"] = c.pod_next_phase;
-    group["status"] = NextPodGroupStatus(group, pods);
+    group["status"] = Next(group, pods);
   }
   return StringAt(group["status"], "phase");
 }
@@ -127,21 +133,21 @@ TEST(PodGroupStatusTest, UpstreamPhaseTable) {
 TEST(PodGroupStatusTest, NewGroupIsPendingAndFinalPhasesStay) {
   Json group = MakeGroup("pg", 1, "", 1'800'000'000);
   std::vector<Json> pods = {MakePod("a", "pg", "Running")};
-  EXPECT_EQ(NextPodGroupStatus(group, pods)["phase"], "Pending");
+  EXPECT_EQ(Next(group, pods)["phase"], "Pending");
   for (const char* final_phase : {"Finished", "Failed"}) {
     group["status"]["phase"] = final_phase;
-    EXPECT_EQ(NextPodGroupStatus(group, pods), group["status"]) << final_phase;
+    EXPECT_EQ(Next(group, pods), group["status"]) << final_phase;
   }
 }
 
 TEST(PodGroupStatusTest, CountsAreWrittenOnlyOutsidePendingAndZeroCountsAreDropped) {
   Json group = MakeGroup("pg", 3, "Pending", 1'800'000'000);
   std::vector<Json> pods = {MakePod("a", "pg", "Running"), MakePod("b", "pg", "Succeeded")};
-  Json status = NextPodGroupStatus(group, pods);
+  Json status = Next(group, pods);
   EXPECT_FALSE(status.contains("running"));
   group["status"] = {{"phase", "Running"}, {"running", 3}, {"failed", 1}};
   pods.push_back(MakePod("c", "pg", "Pending"));
-  status = NextPodGroupStatus(group, pods);
+  status = Next(group, pods);
   EXPECT_EQ(status["phase"], "Scheduling");
   EXPECT_EQ(status["running"], 1);
   EXPECT_EQ(status["succeeded"], 1);
@@ -154,14 +160,13 @@ TEST(PodGroupStatusTest, OccupiedByNamesTheFirstPodsOwnersSorted) {
   Json one = Json::array({{{"name", "new-occupied"}}});
   std::vector<Json> pods = {MakePod("pod1", "pg", "Pending", one),
                             MakePod("pod2", "pg", "Pending", one)};
-  EXPECT_EQ(NextPodGroupStatus(group, pods)["occupiedBy"], "default/new-occupied");
+  EXPECT_EQ(Next(group, pods)["occupiedBy"], "default/new-occupied");
   Json two = Json::array({{{"name", "new-occupied-2"}}, {{"name", "new-occupied-1"}}});
   pods = {MakePod("pod1", "pg", "Pending", two), MakePod("pod2", "pg", "Pending", two)};
-  EXPECT_EQ(NextPodGroupStatus(group, pods)["occupiedBy"],
-            "default/new-occupied-1,default/new-occupied-2");
+  EXPECT_EQ(Next(group, pods)["occupiedBy"], "default/new-occupied-1,default/new-occupied-2");
   // Without owner references the previous value stays, as upstream.
   pods = {MakePod("pod1", "pg", "Pending"), MakePod("pod2", "pg", "Pending")};
-  EXPECT_EQ(NextPodGroupStatus(group, pods)["occupiedBy"], "test");
+  EXPECT_EQ(Next(group, pods)["occupiedBy"], "test");
 }
 
 TEST(PodGroupStatusTest, TimedOutOnlyWhenStartedMoreThan48HoursAfterCreation) {
