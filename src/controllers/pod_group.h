@@ -40,8 +40,8 @@ inline constexpr char kPodGroupsPath[] = "/apis/scheduling.x-k8s.io/v1alpha1/pod
 inline constexpr char kPodGroupLabel[] = "scheduling.x-k8s.io/pod-group";
 
 // The status upstream's reconcile computes for `group` (a PodGroup document) given its member
-// pods' documents, in the order their first one is taken from (by name). Returns the group's
-// status unchanged when it is final or past the 48-hour limit (see `TimedOut`).
+// pods' documents, ordered by name (occupiedBy comes from the first). Returns the group's
+// status unchanged when it is final or past the 48-hour limit (see PodGroupTimedOut).
 Json NextPodGroupStatus(const Json& group, const std::vector<const Json*>& pods);
 // Whether `group` is Pending or Scheduling with no running pod and a scheduleStartTime more
 // than 48 hours after its creation (upstream then stops reconciling it).
