@@ -62,7 +62,6 @@ VoidResult RefuseImmortalNamespace(const ResourceInfo& r, std::string_view name)
 
 }  // namespace
 
-// Pods are deleted gracefully (pod_deletion.h); every other kind at once.
 GraceFn GraceFor(const ResourceInfo& r, const DeleteRequest& opts) {
   if (!r.group.empty() || r.plural != "pods") return nullptr;
   return [requested = opts.grace_period_seconds](const Json& pod) {

@@ -49,7 +49,6 @@ VoidResult CheckBodyFields(std::string_view group, const std::string& kind, Fiel
 
 }  // namespace
 
-// Go's strconv.ParseBool (Python sends "True").
 bool ParseBool(const std::optional<std::string>& v) {
   if (!v) return false;
   return *v == "1" || *v == "t" || *v == "T" || *v == "true" || *v == "TRUE" || *v == "True";
@@ -66,7 +65,6 @@ IncludeObject IncludeFor(const HttpRequest& req) {
   return IncludeObject::kMetadata;
 }
 
-// The labelSelector and fieldSelector of a request as one predicate (null: everything).
 Result<ObjectFilter> SelectorFilter(const HttpRequest& req, const ResourceInfo& r) {
   auto labels = ParseLabelSelector(req.Query("labelSelector").value_or(""));
   if (!labels.ok()) return labels.error();
@@ -78,8 +76,6 @@ Result<ObjectFilter> SelectorFilter(const HttpRequest& req, const ResourceInfo& 
   return *labels ? *labels : *fields;
 }
 
-// Who a write is recorded for in managedFields: the fieldManager parameter, else the product
-// of the user agent (kube-apiserver's rule: "kubectl/v1.32.0 (linux/amd64)" is "kubectl").
 FieldManagerContext ManagerFor(const HttpRequest& req, const ResourceInfo& r,
                                const std::string& subresource) {
   FieldManagerContext ctx;
@@ -138,8 +134,6 @@ Result<Json> Server::Impl::DecodeBody(const HttpRequest& req,
   return std::move((*docs)[0]);
 }
 
-// Decodes a create or update body of group/v1 `kind` and checks its fields as `fv` asks; with
-// Warn the problems become `warnings`.
 Result<Json> Server::Impl::DecodeChecked(const HttpRequest& req, std::string_view group,
                                          const std::string& kind, FieldValidation fv,
                                          std::vector<std::string>* warnings) {

@@ -109,7 +109,6 @@ HttpResponse JsonResponse(int status, const std::string& body) {
   return r;
 }
 
-// Written as text: every binding is answered with one.
 HttpResponse SuccessStatus(int code) {
   return JsonResponse(code, fmt::format(R"({{"apiVersion":"v1","code":{},"kind":"Status",)"
                                         R"("metadata":{{}},"status":"Success"}})",
@@ -147,7 +146,6 @@ HttpResponse AsServedVersion(const ResourceInfo& r, HttpResponse resp) {
   return resp;
 }
 
-// Adds one Warning header per distinct message (kubectl prints each as "Warning: ...").
 HttpResponse WithWarnings(HttpResponse r, const std::vector<std::string>& warnings) {
   for (size_t i = 0; i < warnings.size(); ++i) {
     if (std::find(warnings.begin(), warnings.begin() + i, warnings[i]) != warnings.begin() + i) {

@@ -21,8 +21,6 @@ using net::HttpResponse;
 
 }  // namespace
 
-// A snapshot of the PriorityClasses, taken before the write enters the store: admission runs
-// inside Store::Mutate, under the store's lock, where reading the store again would deadlock.
 PriorityClassLookup Server::Impl::PriorityClasses() {
   const ResourceInfo* pcs = FindResource("scheduling.k8s.io", "v1", "priorityclasses");
   auto all = store->List(*pcs, "", {}, 0, "");
@@ -40,8 +38,6 @@ PriorityClassLookup Server::Impl::PriorityClasses() {
   };
 }
 
-// `r`, sent once revision `rv` is durable (a storage failure is answered instead). The I/O
-// thread serves other requests meanwhile.
 HttpResponse Server::Impl::AfterDurable(int64_t rv, HttpResponse r) {
   HttpResponse d;
   d.deferred = [this, rv, r = std::move(r)](std::function<void(HttpResponse)> reply) mutable {
@@ -111,8 +107,6 @@ HttpResponse Server::Impl::CreateObject(HttpRequest& req, const Target& t, Json 
   return AfterDurable(created->rv, JsonResponse(201, *created->text));
 }
 
-// Keeps the stored status when the main resource is written (status has its own subresource),
-// and everything but status when the status subresource is.
 Json SplitStatus(const ResourceInfo& res, const std::string& subresource, const Json& current,
                  Json next) {
   bool has_status_sub = std::find(res.subresources.begin(), res.subresources.end(), "status") !=

@@ -49,7 +49,6 @@ WatchEvent Viewed(const StorageView& view, const WatchEvent& ev) {
   return WatchEvent{ev.type, Viewed(view, ev.object), nullptr};
 }
 
-// The filter of a view's reader, applied to stored objects.
 ObjectFilter ViewedFilter(const StorageView& view, ObjectFilter filter) {
   if (!filter) return filter;
   return [&view, filter = std::move(filter)](const Json& stored) {
