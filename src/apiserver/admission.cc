@@ -12,6 +12,7 @@
 #include "apiserver/field_types.h"
 #include "apiserver/field_validation.h"
 #include "apiserver/name_validation.h"
+#include "apiserver/pod_label_keys.h"
 #include "apiserver/selectors.h"
 #include "apiserver/validation.h"
 #include "berth/api/quantity.h"
@@ -336,6 +337,8 @@ VoidResult AdmitPod(const ResourceInfo& r, Json& pod, bool is_create,
   DefaultPodSpec(spec);
   DefaultPod(spec);
   if (!is_create) return {};
+  // Before validation, which sees the merged selectors (as kube-apiserver's PrepareForCreate).
+  MergeLabelKeys(pod);
   // Priority admission.
   std::string class_name = spec.value("priorityClassName", "");
   std::optional<Json> pc = lookup ? lookup(class_name) : std::nullopt;
@@ -422,7 +425,8 @@ VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
                                : "";
   if (r.group.empty() && r.plural == "pods") {
     if (auto ok = AdmitPod(r, obj, is_create, priority_classes); !ok.ok()) return ok;
-    return ValidateObject(r, obj);
+    if (auto ok = ValidateObject(r, obj); !ok.ok() || !is_create) return ok;
+    return CheckLabelKeys(r, obj);
   }
   if (r.group.empty() && r.plural == "nodes" && obj.contains("status")) {
     for (const char* field : {"capacity", "allocatable"}) {
@@ -491,7 +495,9 @@ VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
           "Invalid value: must be no greater than 1000000000 for non-system classes");
     }
   }
-  return ValidateObject(r, obj);
+  // Pod templates' label keys on create; an update checks them in ValidateUpdate.
+  if (auto ok = ValidateObject(r, obj); !ok.ok() || !is_create) return ok;
+  return CheckLabelKeys(r, obj);
 }
 
 namespace {
@@ -562,6 +568,11 @@ Json FixedPodSpec(Json spec) {
 
 VoidResult ValidateUpdate(const ResourceInfo& r, const Json& current, Json& next) {
   if (IsCrdResource(r)) return ValidateCrdUpdate(current, next);
+  // An object stored with label keys that no longer pass (written before they were checked)
+  // may still be updated, as kube-apiserver lets pods that violated the older rules be.
+  if (CheckLabelKeys(r, current).ok()) {
+    if (auto ok = CheckLabelKeys(r, next); !ok.ok()) return ok;
+  }
   const Json& old_spec = At(current, "spec");
   if (r.group.empty() && r.plural == "pods" && old_spec.is_object() && next["spec"].is_object()) {
     // Priority admission keeps what it set at creation.

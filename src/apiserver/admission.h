@@ -3,7 +3,9 @@
 //
 //   * Pods: spec.schedulerName defaults to default-scheduler; priorityClassName resolves into
 //     spec.priority (and preemptionPolicy), with the globalDefault class when none is named;
-//     status.phase Pending and status.qosClass on create; quantities validated.
+//     status.phase Pending and status.qosClass on create; quantities validated; on create,
+//     matchLabelKeys / mismatchLabelKeys merged into their terms' selectors and validated
+//     (pod_label_keys.h), as are a pod template's on every write.
 //   * Workloads (deployments, replicasets, statefulsets, daemonsets, replicationcontrollers):
 //     replicas, update strategies, revision history limits and the pod template's spec
 //     defaulted as the API does on every write; a ReplicationController's selector and labels

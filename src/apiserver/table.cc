@@ -347,6 +347,47 @@ std::string AccessModes(const Json& obj, std::string_view path) {
   return out;
 }
 
+Json JobCells(const Json& obj, const std::string& name, const std::string& age) {
+  // No controller runs the job: it stays as created, so Running (or Suspended) with no pod
+  // succeeded, unless someone wrote its status.
+  std::string status = "Running";
+  if (const Json* conditions = FieldAt(obj, "status.conditions");
+      conditions != nullptr && conditions->is_array()) {
+    for (const auto& c : *conditions) {
+      if (c.is_object() && c.value("status", "") == "True" &&
+          (c.value("type", "") == "Complete" || c.value("type", "") == "Failed")) {
+        status = c.value("type", "");
+      }
+    }
+  }
+  const Json* suspend = FieldAt(obj, "spec.suspend");
+  if (status == "Running" && suspend != nullptr && suspend->is_boolean() && suspend->get<bool>())
+    status = "Suspended";
+  const Json* completions = FieldAt(obj, "spec.completions");
+  const std::string completions_text =
+      completions != nullptr && completions->is_number_integer()
+          ? fmt::format("{}/{}", IntField(obj, "status.succeeded"), completions->get<int64_t>())
+          : fmt::format("{}/1 of {}", IntField(obj, "status.succeeded"),
+                        IntField(obj, "spec.parallelism", 1));
+  const auto [containers, images] = TemplateContainers(obj);
+  return Json::array({name, status, completions_text, "", age, containers, images,
+                      SelectorAt(obj, "spec.selector")});
+}
+
+Json IngressCells(const Json& obj, const std::string& name, const std::string& age) {
+  std::string hosts;
+  if (const Json* rules = FieldAt(obj, "spec.rules"); rules != nullptr && rules->is_array()) {
+    for (const auto& rule : *rules) {
+      if (!hosts.empty()) hosts += ",";
+      hosts += rule.is_object() && !rule.value("host", "").empty() ? rule.value("host", "") : "*";
+    }
+  }
+  const Json* tls = FieldAt(obj, "spec.tls");
+  return Json::array({name, OrNone(FieldValue(obj, "spec.ingressClassName")),
+                      hosts.empty() ? std::string("*") : hosts, "",
+                      tls != nullptr && tls->is_array() && !tls->empty() ? "80, 443" : "80", age});
+}
+
 // Cells of the kinds whose columns are fields as stored; null for the kinds built elsewhere.
 Json PlainCells(const ResourceInfo& r, const Json& obj, int64_t now) {
   const std::string name = FieldValue(obj, "metadata.name");
@@ -410,45 +451,9 @@ Json PlainCells(const ResourceInfo& r, const Json& obj, int64_t now) {
   if (r.group == "coordination.k8s.io" && r.plural == "leases") {
     return Json::array({name, FieldValue(obj, "spec.holderIdentity"), age});
   }
-  if (r.group == "batch" && r.plural == "jobs") {
-    // No controller runs the job: it stays as created, so Running (or Suspended) with no pod
-    // succeeded, unless someone wrote its status.
-    std::string status = "Running";
-    if (const Json* conditions = FieldAt(obj, "status.conditions");
-        conditions != nullptr && conditions->is_array()) {
-      for (const auto& c : *conditions) {
-        if (c.is_object() && c.value("status", "") == "True" &&
-            (c.value("type", "") == "Complete" || c.value("type", "") == "Failed")) {
-          status = c.value("type", "");
-        }
-      }
-    }
-    const Json* suspend = FieldAt(obj, "spec.suspend");
-    if (status == "Running" && suspend != nullptr && suspend->is_boolean() && suspend->get<bool>())
-      status = "Suspended";
-    const Json* completions = FieldAt(obj, "spec.completions");
-    const std::string completions_text =
-        completions != nullptr && completions->is_number_integer()
-            ? fmt::format("{}/{}", IntField(obj, "status.succeeded"), completions->get<int64_t>())
-            : fmt::format("{}/1 of {}", IntField(obj, "status.succeeded"),
-                          IntField(obj, "spec.parallelism", 1));
-    const auto [containers, images] = TemplateContainers(obj);
-    return Json::array({name, status, completions_text, "", age, containers, images,
-                        SelectorAt(obj, "spec.selector")});
-  }
-  if (r.group == "networking.k8s.io" && r.plural == "ingresses") {
-    std::string hosts;
-    if (const Json* rules = FieldAt(obj, "spec.rules"); rules != nullptr && rules->is_array()) {
-      for (const auto& rule : *rules) {
-        if (!hosts.empty()) hosts += ",";
-        hosts += rule.is_object() && !rule.value("host", "").empty() ? rule.value("host", "") : "*";
-      }
-    }
-    const Json* tls = FieldAt(obj, "spec.tls");
-    return Json::array(
-        {name, text_or("spec.ingressClassName", "<none>"), hosts.empty() ? std::string("*") : hosts,
-         "", tls != nullptr && tls->is_array() && !tls->empty() ? "80, 443" : "80", age});
-  }
+  if (r.group == "batch" && r.plural == "jobs") return JobCells(obj, name, age);
+  if (r.group == "networking.k8s.io" && r.plural == "ingresses")
+    return IngressCells(obj, name, age);
   if (r.group == "batch" && r.plural == "cronjobs") {
     const Json* suspend = FieldAt(obj, "spec.suspend");
     std::string last = FieldValue(obj, "status.lastScheduleTime");

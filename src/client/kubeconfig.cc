@@ -3,11 +3,15 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "api/codec.h"
 #include "net/tls_certs.h"
@@ -49,10 +53,15 @@ Result<std::string> DataOrFile(const Json& obj, const std::string& key, const st
   return std::string();
 }
 
-}  // namespace
+// Bearer tokens read from files end at their last non-space character.
+void TrimTrailingSpace(std::string& token) {
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) {
+    token.pop_back();
+  }
+}
 
-Result<net::HttpClientOptions> ResolveConnection(const KubeconfigSelection& sel,
-                                                 const InClusterPaths& in_cluster) {
+// The kubeconfig files to read: the explicit one, else those of KUBECONFIG that exist.
+std::vector<std::string> KubeconfigFiles(const KubeconfigSelection& sel) {
   std::vector<std::string> files;
   if (!sel.explicit_path.empty()) {
     files.push_back(sel.explicit_path);
@@ -68,38 +77,48 @@ Result<net::HttpClientOptions> ResolveConnection(const KubeconfigSelection& sel,
       start = colon + 1;
     }
   }
+  return files;
+}
+
+// With no kubeconfig: the in-cluster configuration (the service account's token and CA), else
+// --master alone.
+Result<net::HttpClientOptions> WithoutKubeconfig(const KubeconfigSelection& sel,
+                                                 const InClusterPaths& in_cluster) {
   net::HttpClientOptions opts;
-  if (files.empty()) {
-    const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
-    const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
-    if (host && *host && port && *port) {
-      auto token = ReadWhole(in_cluster.token, "service account token");
-      if (!token.ok()) return token.error();
-      auto ca = ReadWhole(in_cluster.ca, "service account CA");
-      if (!ca.ok()) return ca.error();
-      std::string h = host;
-      if (h.find(':') != std::string::npos) h = "[" + h + "]";
-      opts.server = fmt::format("https://{}:{}", h, port);
-      opts.bearer_token = *token;
-      while (!opts.bearer_token.empty() &&
-             std::isspace(static_cast<unsigned char>(opts.bearer_token.back()))) {
-        opts.bearer_token.pop_back();
-      }
-      opts.ca_pem = *ca;
-      if (!sel.master.empty()) opts.server = sel.master;
-      return opts;
-    }
-    if (!sel.master.empty()) {
-      opts.server = sel.master;
-      return opts;
-    }
-    return Error{
-        "no kubeconfig: give --kubeconfig or --master, set KUBECONFIG, or run in a "
-        "cluster"};
+  const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
+  const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
+  if (host && *host && port && *port) {
+    auto token = ReadWhole(in_cluster.token, "service account token");
+    if (!token.ok()) return token.error();
+    auto ca = ReadWhole(in_cluster.ca, "service account CA");
+    if (!ca.ok()) return ca.error();
+    std::string h = host;
+    if (h.find(':') != std::string::npos) h = "[" + h + "]";
+    opts.server = fmt::format("https://{}:{}", h, port);
+    opts.bearer_token = *token;
+    TrimTrailingSpace(opts.bearer_token);
+    opts.ca_pem = *ca;
+    if (!sel.master.empty()) opts.server = sel.master;
+    return opts;
   }
-  // Merge: the first file to define a name wins, as kubectl merges KUBECONFIG.
+  if (!sel.master.empty()) {
+    opts.server = sel.master;
+    return opts;
+  }
+  return Error{
+      "no kubeconfig: give --kubeconfig or --master, set KUBECONFIG, or run in a "
+      "cluster"};
+}
+
+// The kubeconfig files merged: the first file to define a name wins, as kubectl merges
+// KUBECONFIG, and so does the first current-context.
+struct MergedKubeconfig {
   std::map<std::string, Named> clusters, users, contexts;
   std::string current;
+};
+
+Result<MergedKubeconfig> MergeKubeconfigs(const std::vector<std::string>& files) {
+  MergedKubeconfig merged;
   for (const auto& f : files) {
     auto text = ReadWhole(f, "kubeconfig");
     if (!text.ok()) return text.error();
@@ -115,11 +134,55 @@ Result<net::HttpClientOptions> ResolveConnection(const KubeconfigSelection& sel,
         out->emplace(e["name"].get<std::string>(), Named{e.value(field, Json::object()), f});
       }
     };
-    collect("clusters", "cluster", &clusters);
-    collect("users", "user", &users);
-    collect("contexts", "context", &contexts);
-    if (current.empty()) current = doc.value("current-context", "");
+    collect("clusters", "cluster", &merged.clusters);
+    collect("users", "user", &merged.users);
+    collect("contexts", "context", &merged.contexts);
+    if (merged.current.empty()) merged.current = doc.value("current-context", "");
   }
+  return merged;
+}
+
+// The credentials of user `user_name` (entry `u`): a token or token file, a client
+// certificate and key; exec and auth-provider plugins are refused.
+VoidResult ApplyUser(const Named& u, const std::string& user_name, net::HttpClientOptions& opts) {
+  const Json& user = u.value;
+  const std::string& uf = u.file;
+  if (user.contains("token")) opts.bearer_token = user.value("token", "");
+  if (user.contains("tokenFile")) {
+    auto t = ReadWhole(Resolve(user.value("tokenFile", ""), uf),
+                       fmt::format("kubeconfig {}: user \"{}\": tokenFile", uf, user_name));
+    if (!t.ok()) return t.error();
+    opts.bearer_token = *t;
+    TrimTrailingSpace(opts.bearer_token);
+  }
+  auto cert =
+      DataOrFile(user, "client-certificate", uf,
+                 fmt::format("kubeconfig {}: user \"{}\": client-certificate", uf, user_name));
+  if (!cert.ok()) return cert.error();
+  auto key = DataOrFile(user, "client-key", uf,
+                        fmt::format("kubeconfig {}: user \"{}\": client-key", uf, user_name));
+  if (!key.ok()) return key.error();
+  opts.client_cert_pem = *cert;
+  opts.client_key_pem = *key;
+  if (user.contains("exec") || user.contains("auth-provider")) {
+    return Error{
+        fmt::format("kubeconfig {}: user \"{}\": exec and auth-provider credentials are "
+                    "not supported; use a token, tokenFile or client certificate",
+                    uf, user_name)};
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<net::HttpClientOptions> ResolveConnection(const KubeconfigSelection& sel,
+                                                 const InClusterPaths& in_cluster) {
+  const std::vector<std::string> files = KubeconfigFiles(sel);
+  if (files.empty()) return WithoutKubeconfig(sel, in_cluster);
+  auto merged = MergeKubeconfigs(files);
+  if (!merged.ok()) return merged.error();
+  const auto& [clusters, users, contexts, current] = *merged;
+  net::HttpClientOptions opts;
   const std::string where = files.size() == 1 ? files[0] : fmt::format("{}", fmt::join(files, ":"));
   std::string context_name = sel.context.empty() ? current : sel.context;
   if (context_name.empty()) {
@@ -154,34 +217,7 @@ Result<net::HttpClientOptions> ResolveConnection(const KubeconfigSelection& sel,
   if (!ca.ok()) return ca.error();
   opts.ca_pem = *ca;
   if (auto u = users.find(user_name); u != users.end()) {
-    const Json& user = u->second.value;
-    const std::string& uf = u->second.file;
-    if (user.contains("token")) opts.bearer_token = user.value("token", "");
-    if (user.contains("tokenFile")) {
-      auto t = ReadWhole(Resolve(user.value("tokenFile", ""), uf),
-                         fmt::format("kubeconfig {}: user \"{}\": tokenFile", uf, user_name));
-      if (!t.ok()) return t.error();
-      opts.bearer_token = *t;
-      while (!opts.bearer_token.empty() &&
-             std::isspace(static_cast<unsigned char>(opts.bearer_token.back()))) {
-        opts.bearer_token.pop_back();
-      }
-    }
-    auto cert =
-        DataOrFile(user, "client-certificate", uf,
-                   fmt::format("kubeconfig {}: user \"{}\": client-certificate", uf, user_name));
-    if (!cert.ok()) return cert.error();
-    auto key = DataOrFile(user, "client-key", uf,
-                          fmt::format("kubeconfig {}: user \"{}\": client-key", uf, user_name));
-    if (!key.ok()) return key.error();
-    opts.client_cert_pem = *cert;
-    opts.client_key_pem = *key;
-    if (user.contains("exec") || user.contains("auth-provider")) {
-      return Error{
-          fmt::format("kubeconfig {}: user \"{}\": exec and auth-provider credentials are "
-                      "not supported; use a token, tokenFile or client certificate",
-                      uf, user_name)};
-    }
+    if (auto ok = ApplyUser(u->second, user_name, opts); !ok.ok()) return ok.error();
   } else if (!user_name.empty()) {
     return Error{fmt::format("kubeconfig {}: context \"{}\": user \"{}\" not found", where,
                              context_name, user_name)};

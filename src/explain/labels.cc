@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "api/label_keys.h"
+
 namespace berth::explain {
 namespace {
 
@@ -101,15 +103,11 @@ std::string DescribeLabels(const LabelChanges& changes) {
 
 // The selector an existing pod must match to count for the incoming pod's required affinity
 // term: the term's own, with matchLabelKeys / mismatchLabelKeys resolved against the incoming
-// pod's labels.
+// pod's labels as the scheduler resolves them (label_keys.h).
 LabelSelector EffectiveSelector(const PodAffinityTerm& term, const Pod& pod) {
   LabelSelector s = term.label_selector.value_or(LabelSelector{});
-  for (const auto& key : term.match_label_keys)
-    if (auto it = pod.metadata.labels.find(key); it != pod.metadata.labels.end())
-      s.match_expressions.push_back({key, "In", {it->second}});
-  for (const auto& key : term.mismatch_label_keys)
-    if (auto it = pod.metadata.labels.find(key); it != pod.metadata.labels.end())
-      s.match_expressions.push_back({key, "NotIn", {it->second}});
+  for (auto& req : PendingLabelKeyRequirements(term, pod.metadata.labels))
+    s.match_expressions.push_back(std::move(req));
   return s;
 }
 

@@ -43,7 +43,7 @@ std::string LabelsYaml(const Labels& labels, std::string_view indent);
 
 // The selector an existing pod must match to count for the incoming pod's required affinity
 // term: the term's own, with matchLabelKeys / mismatchLabelKeys resolved against the incoming
-// pod's labels.
+// pod's labels as the scheduler resolves them.
 LabelSelector EffectiveSelector(const PodAffinityTerm& term, const Pod& pod);
 
 }  // namespace berth::explain

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/label_keys.h"
 #include "framework/snapshot_editor.h"
 #include "framework/zone_key.h"
 
@@ -74,16 +75,13 @@ bool AffinityTerm::Matches(const Pod& pod, const Labels* ns_labels) const {
 AffinityTerm MakeAffinityTerm(const Pod& pod, const PodAffinityTerm& term) {
   AffinityTerm t;
   t.selector = CompiledSelector::FromOptional(term.label_selector);
-  // matchLabelKeys / mismatchLabelKeys are folded into the selector with the pod's own values,
-  // as the API server does when it admits the pod; a selector that is absent stays "nothing".
-  if (term.label_selector) {
-    for (const auto& key : term.match_label_keys) {
-      if (auto it = pod.metadata.labels.find(key); it != pod.metadata.labels.end())
-        t.selector.AddIn(key, it->second);
-    }
-    for (const auto& key : term.mismatch_label_keys) {
-      if (auto it = pod.metadata.labels.find(key); it != pod.metadata.labels.end())
-        t.selector.AddNotIn(key, it->second);
+  // matchLabelKeys / mismatchLabelKeys: what the API server would have merged into the selector
+  // when it admitted the pod, unless it did (label_keys.h); an absent selector stays "nothing".
+  for (auto& req : PendingLabelKeyRequirements(term, pod.metadata.labels)) {
+    if (req.op == "In") {
+      t.selector.AddIn(std::move(req.key), std::move(req.values[0]));
+    } else {
+      t.selector.AddNotIn(std::move(req.key), std::move(req.values[0]));
     }
   }
   if (term.namespaces.empty() && !term.namespace_selector) {

@@ -71,8 +71,8 @@ struct BERTH_EXPORT PodInfo {
   const Pod* operator->() const { return pod.get(); }
 };
 
-// Builds an AffinityTerm as kube-scheduler's newAffinityTerm does (matchLabelKeys and
-// mismatchLabelKeys folded into the selector using `pod`'s labels).
+// Builds an AffinityTerm as kube-scheduler's newAffinityTerm does (matchLabelKeys and mismatch-
+// LabelKeys folded in from `pod`'s labels only where admission has not merged them already).
 BERTH_EXPORT AffinityTerm MakeAffinityTerm(const Pod& pod, const PodAffinityTerm& term);
 
 // Host ports in use on a node: ip -> set of (protocol, port).

@@ -100,6 +100,32 @@ TEST(ConstraintsFromPodTest, MatchLabelKeysNarrowTheSelector) {
   EXPECT_FALSE(s.Matches({{"foo", ""}}));
 }
 
+// A pod created through the API server has the keys merged into its selector already;
+// kube-scheduler (v1.34, v1.35) still adds the pod's current values on top, which changes
+// nothing while the labels are those the pod was created with, and matches no pod once a key's
+// label has changed.
+TEST(ConstraintsFromPodTest, AnAdmittedPodsKeysAreAppliedAgainLikeKubeScheduler) {
+  LabelSelector merged = kFoo;
+  merged.match_expressions.push_back({"rev", "In", {"1"}});
+  auto selector_of = [&](const char* rev) {
+    auto pod = MakePod()
+                   .Name("p")
+                   .Label("foo", "")
+                   .Label("rev", rev)
+                   .Spread(Hard(1, "zone", merged, {.match_label_keys = {"rev"}}))
+                   .Obj();
+    auto c = ConstraintsFromPod(*pod, kDoNotSchedule);
+    EXPECT_TRUE(c.ok());
+    return c->at(0).selector;
+  };
+  const CompiledSelector same = selector_of("1");
+  EXPECT_TRUE(same.Matches({{"foo", ""}, {"rev", "1"}}));
+  EXPECT_FALSE(same.Matches({{"foo", ""}, {"rev", "2"}}));
+  const CompiledSelector relabelled = selector_of("2");
+  EXPECT_FALSE(relabelled.Matches({{"foo", ""}, {"rev", "1"}}));
+  EXPECT_FALSE(relabelled.Matches({{"foo", ""}, {"rev", "2"}}));
+}
+
 // ---------------------------------------------------------------- DefaultSelector
 
 struct SelectorCase {
