@@ -20,6 +20,7 @@
 #include "cluster_command.h"
 #include "cluster_source.h"
 #include "compare_command.h"
+#include "config/feature_gates.h"
 #include "config/legacy_versions.h"
 #include "config/load.h"
 #include "config/policy.h"
@@ -68,8 +69,13 @@ berth::Result<berth::config::SchedulerConfiguration> LoadConfigOrDefault(
 int RunSimulate(const std::string& config_path, const std::vector<std::string>& files,
                 const std::string& replay, bool recursive, const std::string& output, uint64_t seed,
                 const std::vector<std::string>& plugin_libraries,
+                const std::vector<std::string>& feature_gates,
                 const std::vector<berth::PluginRegistration>& compiled_in) {
-  auto built = berth::pluginlib::BuildRegistry(plugin_libraries, compiled_in);
+  std::vector<std::string> gate_warnings;
+  auto gates = berth::config::ParseFeatureGatesFlags(feature_gates, &gate_warnings);
+  if (!gates.ok()) return Fail(gates.error().message);
+  for (const auto& w : gate_warnings) std::fprintf(stderr, "berth: warning: %s\n", w.c_str());
+  auto built = berth::pluginlib::BuildRegistry(plugin_libraries, compiled_in, *gates);
   if (!built.ok()) return Fail(built.error().message);
   berth::Registry registry = std::move(built).value();
   if (files.empty() && replay.empty()) return Fail("simulate: give manifests with -f, or --replay");
@@ -231,6 +237,7 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   up->add_option("-v,--v", up_options.verbosity, "Log verbosity of the scheduler");
   up->add_option("--plugin-library", up_options.plugin_libraries,
                  "Shared library with scheduler plugins to load (repeatable)");
+  berth::daemon::AddFeatureGatesFlag(up, &up_options.feature_gates);
 
   auto* simulate = app.add_subcommand("simulate", "Schedule pending pods of manifests offline");
   std::string config_path, output = "table";
@@ -253,6 +260,8 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   std::vector<std::string> simulate_plugin_libraries;
   simulate->add_option("--plugin-library", simulate_plugin_libraries,
                        "Shared library with scheduler plugins to load (repeatable)");
+  std::vector<std::string> simulate_feature_gates;
+  berth::daemon::AddFeatureGatesFlag(simulate, &simulate_feature_gates);
 
   auto* bench = app.add_subcommand("bench", "Run scheduling benchmarks (bench/*.yaml)");
   std::string workload_file = "bench/workloads.yaml", filter, bench_output = "text", bench_config;
@@ -347,7 +356,7 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
 
   if (*simulate)
     return RunSimulate(config_path, files, simulate_replay, recursive, output, seed,
-                       simulate_plugin_libraries, compiled_in);
+                       simulate_plugin_libraries, simulate_feature_gates, compiled_in);
   if (*bench)
     return RunBench(workload_file, filter, bench_config, bench_output, bench_repeat, bench_metrics,
                     !bench_no_reuse, compiled_in);

@@ -93,8 +93,9 @@ VoidResult LoadPluginLibraries(const std::vector<std::string>& paths, Registry* 
 }
 
 Result<Registry> BuildRegistry(const std::vector<std::string>& libraries,
-                               const std::vector<PluginRegistration>& compiled_in) {
-  Registry registry = InTreeRegistry();
+                               const std::vector<PluginRegistration>& compiled_in,
+                               const config::FeatureGates& gates) {
+  Registry registry = InTreeRegistry(gates);
   for (const auto& reg : compiled_in) {
     if (VoidResult r = registry.Add(reg); !r.ok())
       return Error{fmt::format("compiled-in plugin: {}", r.error().message)};

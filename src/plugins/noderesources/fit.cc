@@ -53,7 +53,7 @@ class Fit final : public PreFilterPlugin,
                   public ScoresWithoutPreScore,
                   public EnqueueExtensions {
  public:
-  static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, Handle& handle);
+  static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, bool pod_level_resources);
 
   std::string_view Name() const override { return kNodeResourcesFitName; }
 
@@ -78,14 +78,16 @@ class Fit final : public PreFilterPlugin,
   Strategy strategy_ = Strategy::kLeastAllocated;
   std::vector<ScoredResource> resources_;
   std::optional<RequestedToCapacityRatio> ratio_;
+  bool pod_level_resources_ = true;  // the PodLevelResources feature gate
 };
 
-Result<std::unique_ptr<Plugin>> Fit::New(const PluginArgs* args, Handle& /*handle*/) {
+Result<std::unique_ptr<Plugin>> Fit::New(const PluginArgs* args, bool pod_level_resources) {
   static const config::NodeResourcesFitArgs kDefaults;
   auto typed = ArgsAs(args, &kDefaults, "NodeResourcesFitArgs");
   if (!typed.ok()) return typed.error();
   const config::NodeResourcesFitArgs* fit_args = *typed;
   auto plugin = std::make_unique<Fit>();
+  plugin->pod_level_resources_ = pod_level_resources;
   const auto& strategy = fit_args->scoring_strategy;
   if (strategy.type == "LeastAllocated") {
     plugin->strategy_ = Strategy::kLeastAllocated;
@@ -189,7 +191,8 @@ QueueingHint Fit::AfterNodeEvent(const Pod& pod, const Node* old_node, const Nod
 Status Fit::PreFilter(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const>,
                       PreFilterResult*) {
   auto s = std::make_shared<FitPreFilterState>();
-  s->request = pod.requests.requests;
+  PodRequests scratch;
+  s->request = noderesources::RequestsOf(pod, pod_level_resources_, &scratch).requests;
   for (const auto& [name, quantity] : s->request.scalar) {
     if (quantity == 0 || IsIgnored(name)) continue;
     s->checked_scalars.emplace_back(name, quantity);
@@ -247,7 +250,9 @@ Status Fit::Filter(const CycleState& state, const PodInfo&, const NodeInfo& node
 Status Fit::PreScore(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const>) {
   auto s = std::make_shared<FitPreScoreState>();
   s->pod_requests.resize(resources_.size());
-  noderesources::PodRequestsFor(pod.requests, resources_, RequestSource::kNonZero, s->pod_requests);
+  PodRequests scratch;
+  noderesources::PodRequestsFor(noderesources::RequestsOf(pod, pod_level_resources_, &scratch),
+                                resources_, RequestSource::kNonZero, s->pod_requests);
   state.Write(kPreScoreKey, std::move(s));
   return Status::Success();
 }
@@ -263,8 +268,9 @@ Status Fit::Score(const CycleState& state, const PodInfo& pod, const NodeInfo& n
     pod_requests = s->pod_requests;
   } else {
     // Score enabled without PreScore: compute the same requests here.
-    noderesources::PodRequestsFor(pod.requests, resources_, RequestSource::kNonZero,
-                                  fallback.span());
+    PodRequests scratch;
+    noderesources::PodRequestsFor(noderesources::RequestsOf(pod, pod_level_resources_, &scratch),
+                                  resources_, RequestSource::kNonZero, fallback.span());
     pod_requests = fallback.span();
   }
   Scratch allocatable(n);
@@ -287,9 +293,12 @@ Status Fit::Score(const CycleState& state, const PodInfo& pod, const NodeInfo& n
 
 }  // namespace
 
-PluginRegistration NodeResourcesFitRegistration() {
-  return MakeRegistration(kNodeResourcesFitName, &Fit::New,
-                          config::InTreeArgsDecoder(std::string(kNodeResourcesFitName)));
+PluginRegistration NodeResourcesFitRegistration(const config::FeatureGates& gates) {
+  const bool pod_level = gates.Enabled(config::features::kPodLevelResources);
+  return MakeRegistration(
+      kNodeResourcesFitName,
+      [pod_level](const PluginArgs* args, Handle&) { return Fit::New(args, pod_level); },
+      config::InTreeArgsDecoder(std::string(kNodeResourcesFitName)));
 }
 
 }  // namespace berth
