@@ -127,10 +127,12 @@ int RunSimulate(const std::string& config_path, const std::vector<std::string>& 
 
 int RunBench(const std::string& workload_file, const std::string& filter,
              const std::string& config_path, const std::string& output, int repeat,
-             bool with_metrics, bool reuse,
+             bool with_metrics, bool reuse, const std::vector<std::string>& feature_gates,
              const std::vector<berth::PluginRegistration>& compiled_in) {
-  auto built = berth::pluginlib::BuildRegistry({}, compiled_in);
+  std::vector<std::string> gate_warnings;
+  auto built = berth::pluginlib::BuildRegistry({}, compiled_in, feature_gates, &gate_warnings);
   if (!built.ok()) return Fail(built.error().message);
+  for (const auto& w : gate_warnings) std::fprintf(stderr, "berth: warning: %s\n", w.c_str());
   berth::Registry registry = std::move(built).value();
   auto cfg = LoadConfigOrDefault(config_path, registry);
   if (!cfg.ok()) return Fail(cfg.error().message);
@@ -268,6 +270,8 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   bench->add_option("--workloads,-w", workload_file, "Workload file");
   bench->add_option("--filter", filter, "Only workloads whose name contains this");
   bench->add_option("--config", bench_config, "KubeSchedulerConfiguration file");
+  std::vector<std::string> bench_feature_gates;
+  berth::daemon::AddFeatureGatesFlag(bench, &bench_feature_gates);
   bench->add_option("--output,-o", bench_output, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
   int bench_repeat = 1;
@@ -359,7 +363,7 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
                        simulate_plugin_libraries, simulate_feature_gates, compiled_in);
   if (*bench)
     return RunBench(workload_file, filter, bench_config, bench_output, bench_repeat, bench_metrics,
-                    !bench_no_reuse, compiled_in);
+                    !bench_no_reuse, bench_feature_gates, compiled_in);
   if (*print_defaults) {
     auto built = berth::pluginlib::BuildRegistry({}, compiled_in);
     if (!built.ok()) return Fail(built.error().message);

@@ -104,4 +104,13 @@ Result<Registry> BuildRegistry(const std::vector<std::string>& libraries,
   return registry;
 }
 
+Result<Registry> BuildRegistry(const std::vector<std::string>& libraries,
+                               const std::vector<PluginRegistration>& compiled_in,
+                               const std::vector<std::string>& feature_gates,
+                               std::vector<std::string>* warnings) {
+  auto gates = config::ParseFeatureGatesFlags(feature_gates, warnings);
+  if (!gates.ok()) return gates.error();
+  return BuildRegistry(libraries, compiled_in, *gates);
+}
+
 }  // namespace berth::pluginlib

@@ -37,5 +37,11 @@ VoidResult LoadPluginLibraries(const std::vector<std::string>& paths, Registry* 
 Result<Registry> BuildRegistry(const std::vector<std::string>& libraries,
                                const std::vector<PluginRegistration>& compiled_in = {},
                                const config::FeatureGates& gates = {});
+// The same under the --feature-gates occurrences `feature_gates` (config::ParseFeatureGatesFlags:
+// its errors name the flag); upstream's warnings for GA and deprecated gates go to `warnings`.
+Result<Registry> BuildRegistry(const std::vector<std::string>& libraries,
+                               const std::vector<PluginRegistration>& compiled_in,
+                               const std::vector<std::string>& feature_gates,
+                               std::vector<std::string>* warnings);
 
 }  // namespace berth::pluginlib

@@ -94,6 +94,15 @@ with tempfile.TemporaryDirectory() as d:
               "berth %s exits 1 with %r (exit %d, stderr %r)"
               % (" ".join(args[:1] + args[-1:]), want, p.returncode, p.stderr.strip()[:300]))
 
+    # The other commands that build the scheduler's plugins take the flag too.
+    for args in (["bench"], ["explain", "default/big", "-f", path],
+                 ["compare", "-f", path, "--config", "default", "--config", "default"],
+                 ["capacity", "-f", path]):
+        p = run(*args, "--feature-gates=Bogus=true")
+        check(p.returncode != 0 and "unrecognized feature gate: Bogus" in p.stderr,
+              "berth %s --feature-gates=Bogus=true fails (exit %d, stderr %r)"
+              % (args[0], p.returncode, p.stderr.strip()[:300]))
+
     p = run("simulate", "-f", path, "--feature-gates=SchedulerQueueingHints=true")
     check(p.returncode == 0 and "Setting GA feature gate SchedulerQueueingHints=true" in p.stderr,
           "a GA gate set to its value warns and runs (exit %d, %r)"
