@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/pod_requests.h"
 #include "berth/api/resources.h"
 #include "berth/config/plugin_args.h"
 #include "berth/framework/cluster_event.h"
@@ -72,6 +73,8 @@ class Fit final : public PreFilterPlugin,
   bool FitsEmptyNode(const Resource& request, const Node& node) const;
   QueueingHint AfterPodEvent(const Pod& pod, const Pod* old_pod, const Pod* new_pod) const;
   QueueingHint AfterNodeEvent(const Pod& pod, const Node* old_node, const Node& new_node) const;
+  // A pod's requests under the PodLevelResources gate (the hints see what Filter sees).
+  Resource RequestsOf(const Pod& pod) const;
 
   std::vector<std::string> ignored_resources_;        // sorted
   std::vector<std::string> ignored_resource_groups_;  // sorted
@@ -145,9 +148,9 @@ QueueingHint Fit::AfterPodEvent(const Pod& pod, const Pod* old_pod, const Pod* n
   if (new_pod->metadata.uid == pod.metadata.uid) return QueueingHint::kQueue;
   if (!old_pod || new_pod->spec.node_name.empty()) return QueueingHint::kQueueSkip;
   // Scaled down: it helps only if something this pod asks for went down.
-  const Resource want = ComputePodRequests(pod).requests;
-  const Resource before = ComputePodRequests(*old_pod).requests;
-  const Resource after = ComputePodRequests(*new_pod).requests;
+  const Resource want = RequestsOf(pod);
+  const Resource before = RequestsOf(*old_pod);
+  const Resource after = RequestsOf(*new_pod);
   if ((want.milli_cpu > 0 && after.milli_cpu < before.milli_cpu) ||
       (want.memory > 0 && after.memory < before.memory) ||
       (want.ephemeral_storage > 0 && after.ephemeral_storage < before.ephemeral_storage))
@@ -170,8 +173,13 @@ bool Fit::FitsEmptyNode(const Resource& request, const Node& node) const {
   return true;
 }
 
+Resource Fit::RequestsOf(const Pod& pod) const {
+  return pod_level_resources_ ? ComputePodRequests(pod).requests
+                              : ComputePodRequestsIgnoringPodLevel(pod).requests;
+}
+
 QueueingHint Fit::AfterNodeEvent(const Pod& pod, const Node* old_node, const Node& new_node) const {
-  const Resource want = ComputePodRequests(pod).requests;
+  const Resource want = RequestsOf(pod);
   if (!FitsEmptyNode(want, new_node)) return QueueingHint::kQueueSkip;  // too small anyway
   if (!old_node) return QueueingHint::kQueue;
   // Fits, but only more room than before can change an earlier "Insufficient" verdict.
