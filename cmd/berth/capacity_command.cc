@@ -8,6 +8,7 @@
 #include "api/read_file.h"
 #include "cluster_source.h"
 #include "config/load.h"
+#include "daemon/scheduler_flags.h"
 #include "pluginlib/loader.h"
 #include "plugins/registry.h"
 #include "sim/capacity.h"
@@ -40,12 +41,16 @@ CLI::App* AddCapacityCommand(CLI::App& app, CapacityCommand* c) {
   cmd->add_option("--seed", c->seed, "Random seed for tie-breaking");
   cmd->add_option("--plugin-library", c->plugin_libraries,
                   "Shared library with scheduler plugins to load (repeatable)");
+  daemon::AddFeatureGatesFlag(cmd, &c->feature_gates);
   return cmd;
 }
 
 int RunCapacityCommand(const CapacityCommand& c) {
-  auto built = pluginlib::BuildRegistry(c.plugin_libraries, c.compiled_in);
+  std::vector<std::string> warnings;
+  auto built =
+      pluginlib::BuildRegistry(c.plugin_libraries, c.compiled_in, c.feature_gates, &warnings);
   if (!built.ok()) return Fail(built.error().message);
+  for (const auto& w : warnings) std::cerr << "berth capacity: warning: " << w << "\n";
   Registry registry = std::move(built).value();
   auto cfg = c.config.empty()
                  ? Result<config::SchedulerConfiguration>(config::DefaultConfiguration(registry))

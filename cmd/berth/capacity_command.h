@@ -18,6 +18,7 @@ struct CapacityCommand {
   std::string output = "table";
   uint64_t seed = 1;
   std::vector<std::string> plugin_libraries;
+  std::vector<std::string> feature_gates;  // --feature-gates occurrences
   std::vector<PluginRegistration> compiled_in;
 };
 

@@ -20,6 +20,7 @@
 #include "cluster_command.h"
 #include "cluster_source.h"
 #include "compare_command.h"
+#include "config/feature_gates.h"
 #include "config/legacy_versions.h"
 #include "config/load.h"
 #include "config/policy.h"
@@ -68,8 +69,13 @@ berth::Result<berth::config::SchedulerConfiguration> LoadConfigOrDefault(
 int RunSimulate(const std::string& config_path, const std::vector<std::string>& files,
                 const std::string& replay, bool recursive, const std::string& output, uint64_t seed,
                 const std::vector<std::string>& plugin_libraries,
+                const std::vector<std::string>& feature_gates,
                 const std::vector<berth::PluginRegistration>& compiled_in) {
-  auto built = berth::pluginlib::BuildRegistry(plugin_libraries, compiled_in);
+  std::vector<std::string> gate_warnings;
+  auto gates = berth::config::ParseFeatureGatesFlags(feature_gates, &gate_warnings);
+  if (!gates.ok()) return Fail(gates.error().message);
+  for (const auto& w : gate_warnings) std::fprintf(stderr, "berth: warning: %s\n", w.c_str());
+  auto built = berth::pluginlib::BuildRegistry(plugin_libraries, compiled_in, *gates);
   if (!built.ok()) return Fail(built.error().message);
   berth::Registry registry = std::move(built).value();
   if (files.empty() && replay.empty()) return Fail("simulate: give manifests with -f, or --replay");
@@ -121,10 +127,12 @@ int RunSimulate(const std::string& config_path, const std::vector<std::string>& 
 
 int RunBench(const std::string& workload_file, const std::string& filter,
              const std::string& config_path, const std::string& output, int repeat,
-             bool with_metrics, bool reuse,
+             bool with_metrics, bool reuse, const std::vector<std::string>& feature_gates,
              const std::vector<berth::PluginRegistration>& compiled_in) {
-  auto built = berth::pluginlib::BuildRegistry({}, compiled_in);
+  std::vector<std::string> gate_warnings;
+  auto built = berth::pluginlib::BuildRegistry({}, compiled_in, feature_gates, &gate_warnings);
   if (!built.ok()) return Fail(built.error().message);
+  for (const auto& w : gate_warnings) std::fprintf(stderr, "berth: warning: %s\n", w.c_str());
   berth::Registry registry = std::move(built).value();
   auto cfg = LoadConfigOrDefault(config_path, registry);
   if (!cfg.ok()) return Fail(cfg.error().message);
@@ -231,6 +239,7 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   up->add_option("-v,--v", up_options.verbosity, "Log verbosity of the scheduler");
   up->add_option("--plugin-library", up_options.plugin_libraries,
                  "Shared library with scheduler plugins to load (repeatable)");
+  berth::daemon::AddFeatureGatesFlag(up, &up_options.feature_gates);
 
   auto* simulate = app.add_subcommand("simulate", "Schedule pending pods of manifests offline");
   std::string config_path, output = "table";
@@ -253,12 +262,16 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   std::vector<std::string> simulate_plugin_libraries;
   simulate->add_option("--plugin-library", simulate_plugin_libraries,
                        "Shared library with scheduler plugins to load (repeatable)");
+  std::vector<std::string> simulate_feature_gates;
+  berth::daemon::AddFeatureGatesFlag(simulate, &simulate_feature_gates);
 
   auto* bench = app.add_subcommand("bench", "Run scheduling benchmarks (bench/*.yaml)");
   std::string workload_file = "bench/workloads.yaml", filter, bench_output = "text", bench_config;
   bench->add_option("--workloads,-w", workload_file, "Workload file");
   bench->add_option("--filter", filter, "Only workloads whose name contains this");
   bench->add_option("--config", bench_config, "KubeSchedulerConfiguration file");
+  std::vector<std::string> bench_feature_gates;
+  berth::daemon::AddFeatureGatesFlag(bench, &bench_feature_gates);
   bench->add_option("--output,-o", bench_output, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
   int bench_repeat = 1;
@@ -347,10 +360,10 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
 
   if (*simulate)
     return RunSimulate(config_path, files, simulate_replay, recursive, output, seed,
-                       simulate_plugin_libraries, compiled_in);
+                       simulate_plugin_libraries, simulate_feature_gates, compiled_in);
   if (*bench)
     return RunBench(workload_file, filter, bench_config, bench_output, bench_repeat, bench_metrics,
-                    !bench_no_reuse, compiled_in);
+                    !bench_no_reuse, bench_feature_gates, compiled_in);
   if (*print_defaults) {
     auto built = berth::pluginlib::BuildRegistry({}, compiled_in);
     if (!built.ok()) return Fail(built.error().message);

@@ -6,6 +6,7 @@
 
 #include "cluster_source.h"
 #include "config/load.h"
+#include "daemon/scheduler_flags.h"
 #include "pluginlib/loader.h"
 #include "sim/compare.h"
 
@@ -47,6 +48,7 @@ CLI::App* AddCompareCommand(CLI::App& app, CompareCommand* c) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--plugin-library", c->plugin_libraries,
                   "Shared library with scheduler plugins to load (repeatable)");
+  daemon::AddFeatureGatesFlag(cmd, &c->feature_gates);
   return cmd;
 }
 
@@ -59,8 +61,11 @@ int RunCompareCommand(const CompareCommand& c) {
     return Fail(kCompareUsageError,
                 "give the input either with -f (a cluster file) or with "
                 "--replay (a recording), one of the two");
-  auto built = pluginlib::BuildRegistry(c.plugin_libraries, c.compiled_in);
+  std::vector<std::string> warnings;
+  auto built =
+      pluginlib::BuildRegistry(c.plugin_libraries, c.compiled_in, c.feature_gates, &warnings);
   if (!built.ok()) return Fail(kCompareInputError, built.error().message);
+  for (const auto& w : warnings) std::cerr << "berth compare: warning: " << w << "\n";
   Registry registry = std::move(built).value();
   std::vector<config::SchedulerConfiguration> loaded;
   loaded.reserve(c.configs.size());

@@ -21,6 +21,7 @@ struct CompareCommand {
   int shape_max = 10000;
   int explain = 200;
   std::vector<std::string> plugin_libraries;
+  std::vector<std::string> feature_gates;  // --feature-gates occurrences
   std::vector<PluginRegistration> compiled_in;
 };
 

@@ -7,6 +7,7 @@
 
 #include "cluster_source.h"
 #include "config/load.h"
+#include "daemon/scheduler_flags.h"
 #include "explain/explain.h"
 #include "pluginlib/loader.h"
 
@@ -32,6 +33,7 @@ CLI::App* AddExplainCommand(CLI::App& app, ExplainCommand* c) {
   cmd->add_option("--seed", c->seed, "Random seed for tie-breaking");
   cmd->add_option("--plugin-library", c->plugin_libraries,
                   "Shared library with scheduler plugins to load (repeatable)");
+  daemon::AddFeatureGatesFlag(cmd, &c->feature_gates);
   return cmd;
 }
 
@@ -100,8 +102,11 @@ int RunExplainCommand(const ExplainCommand& c) {
     std::cerr << "berth explain: " << m << "\n";
     return 1;
   };
-  auto built = pluginlib::BuildRegistry(c.plugin_libraries, c.compiled_in);
+  std::vector<std::string> warnings;
+  auto built =
+      pluginlib::BuildRegistry(c.plugin_libraries, c.compiled_in, c.feature_gates, &warnings);
   if (!built.ok()) return fail(built.error().message);
+  for (const auto& w : warnings) std::cerr << "berth explain: warning: " << w << "\n";
   const Registry& registry = *built;
   const bool live = c.files.empty();
   if (!live && (!c.kubeconfig.empty() || !c.master.empty()))

@@ -19,6 +19,7 @@ struct ExplainCommand {
   std::string output = "text";
   uint64_t seed = 1;
   std::vector<std::string> plugin_libraries;
+  std::vector<std::string> feature_gates;  // --feature-gates occurrences
   std::vector<PluginRegistration> compiled_in;
 };
 

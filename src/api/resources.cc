@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "api/pod_requests.h"
 #include "api/validation.h"
 
 namespace berth {
@@ -173,7 +174,8 @@ bool PodLevelRequestsSet(const Pod& pod) {
 // kube-scheduler's PodRequests: the containers' aggregate (with in-place resizes, the larger of
 // what the spec asks, what the kubelet allocated and what it actuated, unless the resize is
 // infeasible), then the pod-level requests replacing it for their resources, then overhead.
-QuantitySum AggregatePodRequests(const Pod& pod, NonMissing non_missing) {
+// `pod_level`: whether spec.resources counts (kube-scheduler's PodLevelResources gate).
+QuantitySum AggregatePodRequests(const Pod& pod, NonMissing non_missing, bool pod_level) {
   QuantitySum result;
   if (pod.status.container_resources.empty()) {
     result = AggregateContainers(pod, RequestView::kSpec, false, non_missing);
@@ -187,7 +189,7 @@ QuantitySum AggregatePodRequests(const Pod& pod, NonMissing non_missing) {
     result.Max(actuated);
     result.Max(allocated);
   }
-  if (PodLevelRequestsSet(pod)) {
+  if (pod_level && PodLevelRequestsSet(pod)) {
     for (const auto& [n, q] : pod.spec.resources->requests)
       if (IsPodLevelResource(n)) result.Set(n, q);
   }
@@ -276,19 +278,31 @@ bool Resource::IsZero() const {
          std::all_of(scalar.begin(), scalar.end(), [](const auto& e) { return e.second == 0; });
 }
 
-PodRequests ComputePodRequests(const Pod& pod) {
+namespace {
+
+PodRequests ComputePodRequestsImpl(const Pod& pod, bool pod_level) {
   PodRequests out;
-  const QuantitySum requests = AggregatePodRequests(pod, NonMissing{});
+  const QuantitySum requests = AggregatePodRequests(pod, NonMissing{}, pod_level);
   out.requests = requests.ToResource();
   // The scoring defaults: for every container without the request when no pod-level requests
   // are set; with pod-level requests, only for cpu or memory that neither level requests.
   NonMissing defaults{true, true};
-  if (PodLevelRequestsSet(pod))
+  if (pod_level && PodLevelRequestsSet(pod))
     defaults = {!requests.Has(kResourceCPU), !requests.Has(kResourceMemory)};
   out.non_zero_requests = (defaults.cpu || defaults.memory)
-                              ? AggregatePodRequests(pod, defaults).ToResource()
+                              ? AggregatePodRequests(pod, defaults, pod_level).ToResource()
                               : out.requests;
   return out;
 }
+
+}  // namespace
+
+PodRequests ComputePodRequests(const Pod& pod) { return ComputePodRequestsImpl(pod, true); }
+
+PodRequests ComputePodRequestsIgnoringPodLevel(const Pod& pod) {
+  return ComputePodRequestsImpl(pod, false);
+}
+
+bool HasPodLevelRequests(const Pod& pod) { return PodLevelRequestsSet(pod); }
 
 }  // namespace berth

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "api/pod_requests.h"
+
 namespace berth {
 namespace {
 
@@ -234,6 +236,18 @@ TEST(PodRequestsTest, PodLevelRequestsReplaceTheContainersForTheirResources) {
   r = ComputePodRequests(huge);
   EXPECT_EQ(r.requests.Scalar("hugepages-2Mi"), 20 * kMi);
   EXPECT_EQ(r.requests.milli_cpu, 100);
+}
+
+TEST(PodRequestsTest, IgnoringPodLevelCountsOnlyContainersAndOverhead) {
+  // The PodLevelResources gate off: spec.resources is ignored, the defaults apply per container.
+  Pod pod = PodWith({C(RL({{"cpu", "500m"}})), C(RL({{"memory", "100Mi"}}))},
+                    RL({{"cpu", "2"}, {"memory", "1Gi"}}), RL({{"cpu", "10m"}}));
+  EXPECT_TRUE(HasPodLevelRequests(pod));
+  PodRequests r = ComputePodRequestsIgnoringPodLevel(pod);
+  EXPECT_EQ(r.requests.milli_cpu, 510);
+  EXPECT_EQ(r.requests.memory, 100 * kMi);
+  EXPECT_EQ(r.non_zero_requests.milli_cpu, 610);  // 100m default for the second container
+  EXPECT_EQ(ComputePodRequests(pod).requests.milli_cpu, 2010);
 }
 
 TEST(PodRequestsTest, PodLevelRequestsTakeScoringDefaultsOnlyForWhatNeitherLevelSets) {

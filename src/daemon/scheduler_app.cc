@@ -292,7 +292,7 @@ uint16_t SchedulerApp::endpoints_port() const {
 
 VoidResult SchedulerApp::Impl::LoadConfiguration(SchedulerAppOptions o) {
   for (const auto& w : o.startup_warnings) log.Warning(w);
-  auto built = pluginlib::BuildRegistry(o.plugin_libraries, o.compiled_in);
+  auto built = pluginlib::BuildRegistry(o.plugin_libraries, o.compiled_in, o.feature_gates);
   if (!built.ok()) return built.error();
   registry = std::move(built).value();
   if (o.config) {
@@ -511,8 +511,14 @@ int RunSchedulerCommand(const SchedulerFlags& flags) {
   // Accepted by the parser so kube-scheduler manifests parse, but not done yet: say so rather
   // than run with a configuration the user did not ask for.
 
+  std::vector<std::string> gate_warnings;
+  auto gates = config::ParseFeatureGatesFlags(flags.feature_gates, &gate_warnings);
+  if (!gates.ok()) {
+    std::fprintf(stderr, "berth scheduler: %s\n", gates.error().message.c_str());
+    return 1;
+  }
   // Loaded before the configuration is read: it may name their plugins and args.
-  auto built = pluginlib::BuildRegistry(flags.plugin_libraries, flags.compiled_in);
+  auto built = pluginlib::BuildRegistry(flags.plugin_libraries, flags.compiled_in, *gates);
   if (!built.ok()) {
     std::fprintf(stderr, "berth scheduler: %s\n", built.error().message.c_str());
     return 1;
@@ -544,7 +550,7 @@ int RunSchedulerCommand(const SchedulerFlags& flags) {
     cfg.profiles = policy->profiles;
     cfg.extenders = policy->extenders;
   }
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings = std::move(gate_warnings);
   if (auto r = ApplyFlags(flags, &cfg, &warnings); !r.ok()) {
     std::fprintf(stderr, "berth scheduler: %s\n", r.error().message.c_str());
     return 1;
@@ -579,6 +585,7 @@ int RunSchedulerCommand(const SchedulerFlags& flags) {
   o.record_decisions = flags.record_decisions;
   o.plugin_libraries = flags.plugin_libraries;
   o.compiled_in = flags.compiled_in;
+  o.feature_gates = *gates;
   o.secure_port = flags.secure_port;
   o.bind_address = flags.bind_address;
   o.plain_http = flags.serve_plain_http;

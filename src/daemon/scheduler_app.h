@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "berth/api/result.h"
+#include "config/feature_gates.h"
 #include "config/types.h"
 #include "scheduler/scheduler.h"
 
@@ -34,6 +35,7 @@ struct SchedulerAppOptions {
   bool record_decisions = false;
   std::vector<std::string> plugin_libraries;
   std::vector<PluginRegistration> compiled_in;  // plugins compiled into this binary
+  config::FeatureGates feature_gates;           // --feature-gates: the plugins are built under them
   // Endpoints (/healthz, /livez, /readyz, /configz, /metrics); port 0 turns them off.
   int secure_port = 10259;
   std::string bind_address = "0.0.0.0";

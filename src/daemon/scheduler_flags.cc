@@ -11,7 +11,7 @@ namespace berth::daemon {
 namespace {
 
 // Flags kube-scheduler has that Berth accepts and ignores: they tune serving, delegated
-// authentication/authorization, logging formats and feature gates, none of which change what
+// authentication/authorization and logging formats, none of which change what
 // Berth decides. Each takes a value.
 constexpr const char* kIgnoredValueFlags[] = {
     "--authentication-kubeconfig",
@@ -31,7 +31,6 @@ constexpr const char* kIgnoredValueFlags[] = {
     "--tls-min-version",
     "--tls-sni-cert-key",
     "--http2-max-streams-per-connection",
-    "--feature-gates",
     "--show-hidden-metrics-for-version",
     "--disabled-metrics",
     "--allow-metric-labels",
@@ -72,6 +71,14 @@ void NormalizeKubeFlags(std::vector<std::string>& args) {
   for (auto& a : args) {
     if (a.rfind("-v=", 0) == 0) a = "-" + a;  // -v=4 -> --v=4
   }
+}
+
+void AddFeatureGatesFlag(CLI::App* cmd, std::vector<std::string>* values) {
+  // One value per occurrence; occurrences accumulate as pflag's Set calls do.
+  cmd->add_option("--feature-gates", *values,
+                  "A set of key=value pairs that describe feature gates for alpha/experimental "
+                  "features (kube-scheduler v1.37's gates; docs/configuration.md)")
+      ->allow_extra_args(false);
 }
 
 void AddSchedulerFlags(CLI::App* cmd, SchedulerFlags* f) {
@@ -138,6 +145,8 @@ void AddSchedulerFlags(CLI::App* cmd, SchedulerFlags* f) {
               "The name of the resource object used for locking");
   AddOptional(cmd, "--leader-elect-resource-namespace", &f->leader_elect_resource_namespace,
               "The namespace of the resource object used for locking");
+
+  AddFeatureGatesFlag(cmd, &f->feature_gates);
 
   cmd->add_flag("--record-decisions", f->record_decisions,
                 "Annotate pods with per-node filter and score results");

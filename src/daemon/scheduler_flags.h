@@ -7,8 +7,9 @@
 //   * With --config, the file wins over the deprecated flags (each one given is reported as
 //     ignored); the --leader-elect* flags still override the file's leaderElection.
 //   * --master overrides the server of the kubeconfig (or stands alone, for `kubectl proxy`).
-//   * Flags Berth does not need (authentication, authorization, TLS tuning, feature gates,
-//     logging formats) are accepted and reported once as ignored.
+//   * --feature-gates is parsed and validated as kube-scheduler does (config/feature_gates.h).
+//   * Flags Berth does not need (authentication, authorization, TLS tuning, logging formats)
+//     are accepted and reported once as ignored.
 //
 // Everything here runs on the main thread before the daemon starts.
 #pragma once
@@ -70,6 +71,9 @@ struct SchedulerFlags {
   std::optional<std::string> leader_elect_resource_name;
   std::optional<std::string> leader_elect_resource_namespace;
 
+  // --feature-gates, each occurrence as given (config::ParseFeatureGatesFlags reads them).
+  std::vector<std::string> feature_gates;
+
   // Berth's own.
   bool record_decisions = false;
 
@@ -80,6 +84,9 @@ struct SchedulerFlags {
 // Registers kube-scheduler's flags on `cmd`, writing into `flags`. The command accepts unknown
 // flags (collect them with CollectIgnoredFlags after parsing).
 void AddSchedulerFlags(CLI::App* cmd, SchedulerFlags* flags);
+
+// Registers --feature-gates (repeatable) on `cmd`, collecting each occurrence into `values`.
+void AddFeatureGatesFlag(CLI::App* cmd, std::vector<std::string>* values);
 
 // Rewrites pflag spellings CLI11 does not take (`-v=4` -> `--v=4`) in place.
 void NormalizeKubeFlags(std::vector<std::string>& args);

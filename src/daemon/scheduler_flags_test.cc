@@ -45,6 +45,16 @@ TEST(SchedulerFlagsTest, UnknownAndCompatibilityFlagsAreRecorded) {
             (std::vector<std::string>{"--authorization-kubeconfig", "--some-future-flag"}));
 }
 
+TEST(SchedulerFlagsTest, FeatureGatesAreCollectedPerOccurrenceNotIgnored) {
+  auto f = Parse({"--feature-gates=PodLevelResources=false,OpportunisticBatching=false",
+                  "--feature-gates", "AllBeta=true", "--v=2"});
+  EXPECT_EQ(f.feature_gates,
+            (std::vector<std::string>{"PodLevelResources=false,OpportunisticBatching=false",
+                                      "AllBeta=true"}));
+  EXPECT_EQ(f.verbosity, 2);
+  EXPECT_TRUE(f.ignored.empty());
+}
+
 TEST(SchedulerFlagsTest, DeprecatedFlagsApplyWithoutConfigFile) {
   auto f =
       Parse({"--kube-api-qps=7", "--kube-api-burst=9", "--kubeconfig=/k", "--lock-object-name=x"});

@@ -17,6 +17,7 @@
 #include "apiserver/server.h"
 #include "apiserver/store.h"
 #include "client/kubeconfig.h"
+#include "config/feature_gates.h"
 #include "config/load.h"
 #include "controllers/controller_manager.h"
 #include "daemon/cluster_runtime.h"
@@ -170,7 +171,13 @@ int RunUp(const UpOptions& options) {
 
   // The scheduler's configuration and plugins, loaded once: the scheduler runs with them and
   // the web view's explanations schedule with the same.
-  auto registry = pluginlib::BuildRegistry(options.plugin_libraries, options.compiled_in);
+  std::vector<std::string> gate_warnings;
+  auto gates = config::ParseFeatureGatesFlags(options.feature_gates, &gate_warnings);
+  if (!gates.ok()) {
+    std::fprintf(stderr, "berth up: %s\n", gates.error().message.c_str());
+    return 1;
+  }
+  auto registry = pluginlib::BuildRegistry(options.plugin_libraries, options.compiled_in, *gates);
   if (!registry.ok()) {
     std::fprintf(stderr, "berth up: %s\n", registry.error().message.c_str());
     return 1;
@@ -264,6 +271,8 @@ int RunUp(const UpOptions& options) {
     sa.record_decisions = options.record_decisions;
     sa.plugin_libraries = options.plugin_libraries;
     sa.compiled_in = options.compiled_in;
+    sa.feature_gates = *gates;
+    sa.startup_warnings = gate_warnings;
     sa.leader_elect = false;
     sa.secure_port = 0;
     auto app = SchedulerApp::Start(sa);

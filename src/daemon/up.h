@@ -41,6 +41,8 @@ struct UpOptions {
   int verbosity = 0;
   std::vector<std::string> plugin_libraries;
   std::vector<PluginRegistration> compiled_in;  // plugins compiled into this binary
+  // --feature-gates occurrences: the scheduler's gates (the API server has no gated behaviour).
+  std::vector<std::string> feature_gates;
 };
 
 // Runs until SIGINT/SIGTERM; returns the process exit code.

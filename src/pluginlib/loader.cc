@@ -93,14 +93,24 @@ VoidResult LoadPluginLibraries(const std::vector<std::string>& paths, Registry* 
 }
 
 Result<Registry> BuildRegistry(const std::vector<std::string>& libraries,
-                               const std::vector<PluginRegistration>& compiled_in) {
-  Registry registry = InTreeRegistry();
+                               const std::vector<PluginRegistration>& compiled_in,
+                               const config::FeatureGates& gates) {
+  Registry registry = InTreeRegistry(gates);
   for (const auto& reg : compiled_in) {
     if (VoidResult r = registry.Add(reg); !r.ok())
       return Error{fmt::format("compiled-in plugin: {}", r.error().message)};
   }
   if (VoidResult r = LoadPluginLibraries(libraries, &registry); !r.ok()) return r.error();
   return registry;
+}
+
+Result<Registry> BuildRegistry(const std::vector<std::string>& libraries,
+                               const std::vector<PluginRegistration>& compiled_in,
+                               const std::vector<std::string>& feature_gates,
+                               std::vector<std::string>* warnings) {
+  auto gates = config::ParseFeatureGatesFlags(feature_gates, warnings);
+  if (!gates.ok()) return gates.error();
+  return BuildRegistry(libraries, compiled_in, *gates);
 }
 
 }  // namespace berth::pluginlib

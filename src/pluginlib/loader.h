@@ -10,6 +10,7 @@
 #include "berth/api/result.h"
 #include "berth/framework/plugin_library.h"
 #include "berth/framework/registry.h"
+#include "config/feature_gates.h"
 
 namespace berth::pluginlib {
 
@@ -32,7 +33,15 @@ VoidResult LoadPluginLibraries(const std::vector<std::string>& paths, Registry* 
 
 // The registry a command runs with: the in-tree plugins, the plugins compiled into this binary
 // (berth::Main's), then those of the libraries. A name clash is an error naming the plugin.
+// The in-tree plugins are built under `gates` (--feature-gates).
 Result<Registry> BuildRegistry(const std::vector<std::string>& libraries,
-                               const std::vector<PluginRegistration>& compiled_in = {});
+                               const std::vector<PluginRegistration>& compiled_in = {},
+                               const config::FeatureGates& gates = {});
+// The same under the --feature-gates occurrences `feature_gates` (config::ParseFeatureGatesFlags:
+// its errors name the flag); upstream's warnings for GA and deprecated gates go to `warnings`.
+Result<Registry> BuildRegistry(const std::vector<std::string>& libraries,
+                               const std::vector<PluginRegistration>& compiled_in,
+                               const std::vector<std::string>& feature_gates,
+                               std::vector<std::string>* warnings);
 
 }  // namespace berth::pluginlib

@@ -32,18 +32,20 @@
 
 namespace berth {
 
-Registry InTreeRegistry() {
+Registry InTreeRegistry() { return InTreeRegistry(config::FeatureGates()); }
+
+Registry InTreeRegistry(const config::FeatureGates& gates) {
   // The factory column of the in-tree table (config/in_tree_plugins.h): names, args decoders and
   // default sets are the table's; each plugin's registration adds how to build it.
   PluginRegistration registrations[] = {
       SchedulingGatesRegistration(),     PrioritySortRegistration(),
       NodeUnschedulableRegistration(),   NodeNameRegistration(),
       TaintTolerationRegistration(),     NodeAffinityRegistration(),
-      NodePortsRegistration(),           NodeResourcesFitRegistration(),
+      NodePortsRegistration(),           NodeResourcesFitRegistration(gates),
       VolumeRestrictionsRegistration(),  NodeVolumeLimitsRegistration(),
       VolumeBindingRegistration(),       VolumeZoneRegistration(),
       PodTopologySpreadRegistration(),   InterPodAffinityRegistration(),
-      DefaultPreemptionRegistration(),   NodeResourcesBalancedAllocationRegistration(),
+      DefaultPreemptionRegistration(),   NodeResourcesBalancedAllocationRegistration(gates),
       ImageLocalityRegistration(),       DefaultBinderRegistration(),
       NetworkTrafficRegistration(),      NodeLabelRegistration(),
       NodePreferAvoidPodsRegistration(), SelectorSpreadRegistration(),

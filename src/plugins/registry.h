@@ -3,11 +3,15 @@
 #pragma once
 
 #include "berth/framework/registry.h"
+#include "config/feature_gates.h"
 
 namespace berth {
 
 // Every in-tree plugin the table registers, with its args decoder and factory. Callable from any
 // thread; each call builds a new Registry.
 Registry InTreeRegistry();
+// The same with the plugins built under `gates` (--feature-gates): a gate a plugin honours
+// changes what its factory builds.
+Registry InTreeRegistry(const config::FeatureGates& gates);
 
 }  // namespace berth

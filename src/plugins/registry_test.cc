@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "berth/framework/cycle_state.h"
+#include "berth/framework/plugin.h"
+#include "berth/testing/builders.h"
 #include "berth/testing/fake_handle.h"
 #include "config/in_tree_plugins.h"
 
@@ -98,6 +101,41 @@ TEST(InTreeRegistryTest, EveryPluginBuildsUnderItsTableName) {
     ASSERT_TRUE(plugin.ok()) << p.name << ": " << plugin.error().message;
     EXPECT_EQ((*plugin)->Name(), p.name);
   }
+}
+
+}  // namespace
+}  // namespace berth
+
+namespace berth {
+namespace {
+
+// The registry hands its gates to the factories: with PodLevelResources off, the registry's
+// NodeResourcesFit ignores spec.resources of the pod.
+Code FitDecision(const Registry& registry) {
+  testing::FakeHandle handle;
+  auto plugin = registry.Find("NodeResourcesFit")->factory(nullptr, handle);
+  EXPECT_TRUE(plugin.ok());
+  auto* pre = dynamic_cast<PreFilterPlugin*>(plugin->get());
+  auto* filter = dynamic_cast<FilterPlugin*>(plugin->get());
+  Pod pod = *testing::MakePod().Name("p").Req({{"cpu", "1"}}).Obj();
+  pod.spec.resources.emplace().requests = testing::RL({{"cpu", "8"}});
+  PodInfoPtr info = PodInfo::Create(std::make_shared<const Pod>(std::move(pod)));
+  CycleState state;
+  PreFilterResult result;
+  EXPECT_TRUE(pre->PreFilter(state, *info, {}, &result).IsSuccess());
+  NodeInfo ni = testing::MakeNodeInfo(
+      testing::MakeNode().Name("n").Capacity({{"cpu", "4"}, {"pods", "10"}}).Obj(), {});
+  return filter->Filter(state, *info, ni).code();
+}
+
+TEST(InTreeRegistryTest, FactoriesGetTheFeatureGates) {
+  EXPECT_EQ(FitDecision(InTreeRegistry()), Code::kUnschedulableAndUnresolvable);
+  config::FeatureGates gates;
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(
+      gates.Set("PodLevelResources=false,InPlacePodLevelResourcesVerticalScaling=false", &warnings)
+          .ok());
+  EXPECT_EQ(FitDecision(InTreeRegistry(gates)), Code::kSuccess);
 }
 
 }  // namespace

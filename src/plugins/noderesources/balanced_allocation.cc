@@ -37,7 +37,7 @@ class BalancedAllocation final : public PreScorePlugin,
                                  public ScorePlugin,
                                  public ScoresWithoutPreScore {
  public:
-  static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, Handle& handle);
+  static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, bool pod_level_resources);
 
   std::string_view Name() const override { return kNodeResourcesBalancedAllocationName; }
 
@@ -50,13 +50,16 @@ class BalancedAllocation final : public PreScorePlugin,
 
  private:
   std::vector<ScoredResource> resources_;
+  bool pod_level_resources_ = true;  // the PodLevelResources feature gate
 };
 
-Result<std::unique_ptr<Plugin>> BalancedAllocation::New(const PluginArgs* args, Handle&) {
+Result<std::unique_ptr<Plugin>> BalancedAllocation::New(const PluginArgs* args,
+                                                        bool pod_level_resources) {
   static const config::NodeResourcesBalancedAllocationArgs kDefaults;
   auto ba_args = ArgsAs(args, &kDefaults, "NodeResourcesBalancedAllocationArgs");
   if (!ba_args.ok()) return ba_args.error();
   auto plugin = std::make_unique<BalancedAllocation>();
+  plugin->pod_level_resources_ = pod_level_resources;
   plugin->resources_ = noderesources::ResolveResources((*ba_args)->resources);
   return std::unique_ptr<Plugin>(std::move(plugin));
 }
@@ -65,7 +68,9 @@ Status BalancedAllocation::PreScore(CycleState& state, const PodInfo& pod,
                                     std::span<const NodeInfo* const>) {
   auto s = std::make_shared<BalancedPreScoreState>();
   s->pod_requests.resize(resources_.size());
-  noderesources::PodRequestsFor(pod.requests, resources_, RequestSource::kActual, s->pod_requests);
+  PodRequests scratch;
+  noderesources::PodRequestsFor(noderesources::RequestsOf(pod, pod_level_resources_, &scratch),
+                                resources_, RequestSource::kActual, s->pod_requests);
   if (RequestsNothing(s->pod_requests)) return Status::Skip();
   state.Write(kPreScoreKey, std::move(s));
   return Status::Success();
@@ -81,8 +86,9 @@ Status BalancedAllocation::Score(const CycleState& state, const PodInfo& pod, co
   if (const BalancedPreScoreState* s = state.Read(kPreScoreKey)) {
     pod_requests = s->pod_requests;
   } else {
-    noderesources::PodRequestsFor(pod.requests, resources_, RequestSource::kActual,
-                                  fallback.span());
+    PodRequests scratch;
+    noderesources::PodRequestsFor(noderesources::RequestsOf(pod, pod_level_resources_, &scratch),
+                                  resources_, RequestSource::kActual, fallback.span());
     pod_requests = fallback.span();
     if (RequestsNothing(pod_requests)) return Status::Success();
   }
@@ -96,9 +102,13 @@ Status BalancedAllocation::Score(const CycleState& state, const PodInfo& pod, co
 
 }  // namespace
 
-PluginRegistration NodeResourcesBalancedAllocationRegistration() {
+PluginRegistration NodeResourcesBalancedAllocationRegistration(const config::FeatureGates& gates) {
+  const bool pod_level = gates.Enabled(config::features::kPodLevelResources);
   return MakeRegistration(
-      kNodeResourcesBalancedAllocationName, &BalancedAllocation::New,
+      kNodeResourcesBalancedAllocationName,
+      [pod_level](const PluginArgs* args, Handle&) {
+        return BalancedAllocation::New(args, pod_level);
+      },
       config::InTreeArgsDecoder(std::string(kNodeResourcesBalancedAllocationName)));
 }
 

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/pod_requests.h"
 #include "berth/api/resources.h"
 #include "berth/config/plugin_args.h"
 #include "berth/framework/cluster_event.h"
@@ -53,7 +54,7 @@ class Fit final : public PreFilterPlugin,
                   public ScoresWithoutPreScore,
                   public EnqueueExtensions {
  public:
-  static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, Handle& handle);
+  static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, bool pod_level_resources);
 
   std::string_view Name() const override { return kNodeResourcesFitName; }
 
@@ -72,20 +73,24 @@ class Fit final : public PreFilterPlugin,
   bool FitsEmptyNode(const Resource& request, const Node& node) const;
   QueueingHint AfterPodEvent(const Pod& pod, const Pod* old_pod, const Pod* new_pod) const;
   QueueingHint AfterNodeEvent(const Pod& pod, const Node* old_node, const Node& new_node) const;
+  // A pod's requests under the PodLevelResources gate (the hints see what Filter sees).
+  Resource RequestsOf(const Pod& pod) const;
 
   std::vector<std::string> ignored_resources_;        // sorted
   std::vector<std::string> ignored_resource_groups_;  // sorted
   Strategy strategy_ = Strategy::kLeastAllocated;
   std::vector<ScoredResource> resources_;
   std::optional<RequestedToCapacityRatio> ratio_;
+  bool pod_level_resources_ = true;  // the PodLevelResources feature gate
 };
 
-Result<std::unique_ptr<Plugin>> Fit::New(const PluginArgs* args, Handle& /*handle*/) {
+Result<std::unique_ptr<Plugin>> Fit::New(const PluginArgs* args, bool pod_level_resources) {
   static const config::NodeResourcesFitArgs kDefaults;
   auto typed = ArgsAs(args, &kDefaults, "NodeResourcesFitArgs");
   if (!typed.ok()) return typed.error();
   const config::NodeResourcesFitArgs* fit_args = *typed;
   auto plugin = std::make_unique<Fit>();
+  plugin->pod_level_resources_ = pod_level_resources;
   const auto& strategy = fit_args->scoring_strategy;
   if (strategy.type == "LeastAllocated") {
     plugin->strategy_ = Strategy::kLeastAllocated;
@@ -143,9 +148,9 @@ QueueingHint Fit::AfterPodEvent(const Pod& pod, const Pod* old_pod, const Pod* n
   if (new_pod->metadata.uid == pod.metadata.uid) return QueueingHint::kQueue;
   if (!old_pod || new_pod->spec.node_name.empty()) return QueueingHint::kQueueSkip;
   // Scaled down: it helps only if something this pod asks for went down.
-  const Resource want = ComputePodRequests(pod).requests;
-  const Resource before = ComputePodRequests(*old_pod).requests;
-  const Resource after = ComputePodRequests(*new_pod).requests;
+  const Resource want = RequestsOf(pod);
+  const Resource before = RequestsOf(*old_pod);
+  const Resource after = RequestsOf(*new_pod);
   if ((want.milli_cpu > 0 && after.milli_cpu < before.milli_cpu) ||
       (want.memory > 0 && after.memory < before.memory) ||
       (want.ephemeral_storage > 0 && after.ephemeral_storage < before.ephemeral_storage))
@@ -168,8 +173,13 @@ bool Fit::FitsEmptyNode(const Resource& request, const Node& node) const {
   return true;
 }
 
+Resource Fit::RequestsOf(const Pod& pod) const {
+  return pod_level_resources_ ? ComputePodRequests(pod).requests
+                              : ComputePodRequestsIgnoringPodLevel(pod).requests;
+}
+
 QueueingHint Fit::AfterNodeEvent(const Pod& pod, const Node* old_node, const Node& new_node) const {
-  const Resource want = ComputePodRequests(pod).requests;
+  const Resource want = RequestsOf(pod);
   if (!FitsEmptyNode(want, new_node)) return QueueingHint::kQueueSkip;  // too small anyway
   if (!old_node) return QueueingHint::kQueue;
   // Fits, but only more room than before can change an earlier "Insufficient" verdict.
@@ -189,7 +199,8 @@ QueueingHint Fit::AfterNodeEvent(const Pod& pod, const Node* old_node, const Nod
 Status Fit::PreFilter(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const>,
                       PreFilterResult*) {
   auto s = std::make_shared<FitPreFilterState>();
-  s->request = pod.requests.requests;
+  PodRequests scratch;
+  s->request = noderesources::RequestsOf(pod, pod_level_resources_, &scratch).requests;
   for (const auto& [name, quantity] : s->request.scalar) {
     if (quantity == 0 || IsIgnored(name)) continue;
     s->checked_scalars.emplace_back(name, quantity);
@@ -247,7 +258,9 @@ Status Fit::Filter(const CycleState& state, const PodInfo&, const NodeInfo& node
 Status Fit::PreScore(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const>) {
   auto s = std::make_shared<FitPreScoreState>();
   s->pod_requests.resize(resources_.size());
-  noderesources::PodRequestsFor(pod.requests, resources_, RequestSource::kNonZero, s->pod_requests);
+  PodRequests scratch;
+  noderesources::PodRequestsFor(noderesources::RequestsOf(pod, pod_level_resources_, &scratch),
+                                resources_, RequestSource::kNonZero, s->pod_requests);
   state.Write(kPreScoreKey, std::move(s));
   return Status::Success();
 }
@@ -263,8 +276,9 @@ Status Fit::Score(const CycleState& state, const PodInfo& pod, const NodeInfo& n
     pod_requests = s->pod_requests;
   } else {
     // Score enabled without PreScore: compute the same requests here.
-    noderesources::PodRequestsFor(pod.requests, resources_, RequestSource::kNonZero,
-                                  fallback.span());
+    PodRequests scratch;
+    noderesources::PodRequestsFor(noderesources::RequestsOf(pod, pod_level_resources_, &scratch),
+                                  resources_, RequestSource::kNonZero, fallback.span());
     pod_requests = fallback.span();
   }
   Scratch allocatable(n);
@@ -287,9 +301,12 @@ Status Fit::Score(const CycleState& state, const PodInfo& pod, const NodeInfo& n
 
 }  // namespace
 
-PluginRegistration NodeResourcesFitRegistration() {
-  return MakeRegistration(kNodeResourcesFitName, &Fit::New,
-                          config::InTreeArgsDecoder(std::string(kNodeResourcesFitName)));
+PluginRegistration NodeResourcesFitRegistration(const config::FeatureGates& gates) {
+  const bool pod_level = gates.Enabled(config::features::kPodLevelResources);
+  return MakeRegistration(
+      kNodeResourcesFitName,
+      [pod_level](const PluginArgs* args, Handle&) { return Fit::New(args, pod_level); },
+      config::InTreeArgsDecoder(std::string(kNodeResourcesFitName)));
 }
 
 }  // namespace berth

@@ -936,3 +936,83 @@ TEST(NodeResourcesFitFactory, DecodedArgsBuildThePlugin) {
 }
 }  // namespace
 }  // namespace berth
+
+namespace berth {
+namespace {
+
+// A pod whose container asks 2m cpu and whose spec.resources asks 20m: more than TableNode has.
+PodInfoPtr PodLevelCpuPod() {
+  Pod pod = *MakePod().Name("p").Req({{"cpu", "2m"}}).Obj();
+  pod.spec.resources.emplace().requests = testing::RL({{"cpu", "20m"}});
+  return PodInfo::Create(std::make_shared<const Pod>(std::move(pod)));
+}
+
+Status FilterWithGates(const config::FeatureGates& gates) {
+  testing::FakeHandle handle;
+  auto plugin = NodeResourcesFitRegistration(gates).factory(nullptr, handle);
+  EXPECT_TRUE(plugin.ok());
+  auto* pre = dynamic_cast<PreFilterPlugin*>(plugin->get());
+  auto* filter = dynamic_cast<FilterPlugin*>(plugin->get());
+  PodInfoPtr pod = PodLevelCpuPod();
+  CycleState state;
+  PreFilterResult result;
+  EXPECT_TRUE(pre->PreFilter(state, *pod, {}, &result).IsSuccess());
+  NodeInfo ni = MakeNodeInfo(TableNode(), {});
+  return filter->Filter(state, *pod, ni);
+}
+
+TEST(NodeResourcesFitFeatureGates, PodLevelResourcesOnCountsSpecResources) {
+  Status got = FilterWithGates(config::FeatureGates());
+  // More than the node's whole capacity: preempting would not help.
+  EXPECT_EQ(got.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(got.reasons(), std::vector<std::string>{"Insufficient cpu"});
+}
+
+TEST(NodeResourcesFitFeatureGates, PodLevelResourcesOffIgnoresSpecResources) {
+  config::FeatureGates gates;
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(
+      gates.Set("PodLevelResources=false,InPlacePodLevelResourcesVerticalScaling=false", &warnings)
+          .ok());
+  EXPECT_TRUE(FilterWithGates(gates).IsSuccess());
+}
+
+}  // namespace
+}  // namespace berth
+
+namespace berth {
+namespace {
+
+// The node-added hint sees the requests Filter sees: a 4-cpu node cannot hold the pod-level
+// 8 cpu (skip), but holds the container's 1 cpu once the gate is off (queue).
+QueueingHint NodeAddHint(const config::FeatureGates& gates) {
+  testing::FakeHandle handle;
+  auto plugin = NodeResourcesFitRegistration(gates).factory(nullptr, handle);
+  EXPECT_TRUE(plugin.ok());
+  auto* ext = dynamic_cast<EnqueueExtensions*>(plugin->get());
+  Pod pod = *MakePod().Name("p").Req({{"cpu", "1"}}).Obj();
+  pod.spec.resources.emplace().requests = testing::RL({{"cpu", "8"}});
+  std::shared_ptr<const Node> node =
+      MakeNode().Name("n").Capacity({{"cpu", "4"}, {"pods", "10"}}).Obj();
+  for (const ClusterEventWithHint& e : ext->EventsToRegister()) {
+    if (e.event.resource != EventResource::kNode || (e.event.actions & kAdd) == 0) continue;
+    auto hint = e.hint(pod, EventObject{}, EventObject{node});
+    EXPECT_TRUE(hint.ok());
+    return *hint;
+  }
+  ADD_FAILURE() << "no node-add event registered";
+  return QueueingHint::kQueue;
+}
+
+TEST(NodeResourcesFitFeatureGates, NodeAddHintFollowsPodLevelResources) {
+  EXPECT_EQ(NodeAddHint(config::FeatureGates()), QueueingHint::kQueueSkip);
+  config::FeatureGates gates;
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(
+      gates.Set("PodLevelResources=false,InPlacePodLevelResourcesVerticalScaling=false", &warnings)
+          .ok());
+  EXPECT_EQ(NodeAddHint(gates), QueueingHint::kQueue);
+}
+
+}  // namespace
+}  // namespace berth

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "berth/framework/registry.h"
+#include "config/feature_gates.h"
 #include "config/plugin_names.h"
 
 namespace berth {
@@ -21,7 +22,10 @@ inline constexpr std::string_view kNodeResourcesFitName = config::names::kNodeRe
 inline constexpr std::string_view kNodeResourcesBalancedAllocationName =
     config::names::kNodeResourcesBalancedAllocation;
 
-PluginRegistration NodeResourcesFitRegistration();
-PluginRegistration NodeResourcesBalancedAllocationRegistration();
+// `gates`: PodLevelResources off makes both plugins ignore pod-level spec.resources, as
+// kube-scheduler does with the gate off.
+PluginRegistration NodeResourcesFitRegistration(const config::FeatureGates& gates = {});
+PluginRegistration NodeResourcesBalancedAllocationRegistration(
+    const config::FeatureGates& gates = {});
 
 }  // namespace berth

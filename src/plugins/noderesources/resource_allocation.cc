@@ -3,11 +3,18 @@
 #include <algorithm>
 #include <cmath>
 
+#include "api/pod_requests.h"
 #include "berth/api/resources.h"
 #include "berth/framework/plugin.h"
 #include "config/plugin_args_codec.h"
 
 namespace berth::noderesources {
+
+const PodRequests& RequestsOf(const PodInfo& pod, bool pod_level_resources, PodRequests* scratch) {
+  if (pod_level_resources || !HasPodLevelRequests(*pod.pod)) return pod.requests;
+  *scratch = ComputePodRequestsIgnoringPodLevel(*pod.pod);
+  return *scratch;
+}
 namespace {
 
 constexpr int64_t kMaxUtilization = 100;

@@ -34,6 +34,11 @@ std::vector<ScoredResource> ResolveResources(const std::vector<config::ResourceS
 enum class RequestSource { kNonZero, kActual };
 
 // The pod's request for each resource, in the order of `resources`.
+// The pod's requests as kube-scheduler's PodLevelResources gate at `pod_level_resources` has
+// them: pod.requests when on (or when spec.resources requests nothing), else recomputed into
+// `scratch` without spec.resources.
+const PodRequests& RequestsOf(const PodInfo& pod, bool pod_level_resources, PodRequests* scratch);
+
 void PodRequestsFor(const PodRequests& pod, std::span<const ScoredResource> resources,
                     RequestSource source, std::span<int64_t> out);
 
