@@ -49,8 +49,8 @@ Result<std::shared_ptr<Scheduler::Generation>> Scheduler::BuildGeneration(
           "the same queue sort plugin",
           fw->profile_name(), fw->queue_sort_name(), qs)};
   // The queue is kept across a reload, ordered as it was.
-  if (queue_sort_owner_) {
-    const std::string running = queue_sort_owner_->profiles.front()->queue_sort_name();
+  if (gen_) {
+    const std::string running = gen_->profiles.front()->queue_sort_name();
     if (qs != running)
       return Error{fmt::format(
           "queueSort plugin \"{}\" differs from \"{}\", which orders the running queue; a new "
@@ -80,6 +80,8 @@ void Scheduler::SwapGeneration(std::shared_ptr<Generation> next, ReloadResult* r
   reuse_ = NodeResultReuse();
   reuse_.CountReused(reused);
   reuse_.SetUp(next->profiles, node_local_plugins_, reuse_equivalent_pod_results_);
+  // Taking the queue's lock (SetRequeueDecider) waits out any comparison by the old plugin.
+  queue_sort_.store(&next->profiles.front()->queue_sort(), std::memory_order_release);
   queue_->SetRequeueDecider(next->requeue.get());
   if (!previous || !result) return;
 

@@ -48,7 +48,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
   Scheduler* self = s.get();
   s->queue_ = std::make_unique<SchedulingQueue>(
       [self](const QueuedPodInfo& a, const QueuedPodInfo& b) {
-        return self->queue_sort_->Less(a, b);
+        return self->queue_sort_.load(std::memory_order_acquire)->Less(a, b);
       },
       [self](const Pod& pod) {
         const std::shared_ptr<const Generation> gen = self->CurrentGeneration();
@@ -60,8 +60,6 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
 
   auto gen = s->BuildGeneration(*options.config, options.extenders, 0);
   if (!gen.ok()) return gen.error();
-  s->queue_sort_owner_ = *gen;
-  s->queue_sort_ = &(*gen)->profiles.front()->queue_sort();
   s->SwapGeneration(std::move(gen).value(), nullptr);
   if (SchedulerMetricsSink* metrics = options.metrics) {
     s->queue_->SetIncomingPodHook([metrics](std::string_view queue, std::string_view event) {

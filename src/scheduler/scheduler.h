@@ -376,9 +376,9 @@ class Scheduler final : public ClusterEventHandler {
   // hold a reference). Under gen_mu_; has_retired_ tells the scheduling thread to look.
   std::vector<std::shared_ptr<Generation>> retired_;
   bool has_retired_ = false;
-  // The first generation orders the queue for the scheduler's life (its QueueSort plugin).
-  std::shared_ptr<const Generation> queue_sort_owner_;
-  const QueueSortPlugin* queue_sort_ = nullptr;
+  // gen_'s QueueSort plugin (every generation's has the same name and args). Replaced before
+  // the queue's lock is next taken, so no comparison still uses the old one once that returns.
+  std::atomic<const QueueSortPlugin*> queue_sort_{nullptr};
   uint64_t generations_built_ = 0;
   // A reload waiting for the scheduling loop.
   std::mutex reload_mu_;
