@@ -56,6 +56,8 @@ class ConfigReloader {
 
   // Polls the file every second from a thread of the watcher's.
   void StartWatching();
+  // Ends the polls: nothing is handed to the scheduler afterwards.
+  void StopWatching() { watcher_.Stop(); }
   // Reads the file now (SIGHUP). Any thread.
   void RequestCheck();
   // A new content of the file: loads it and hands it to the scheduler (the watcher's callback).

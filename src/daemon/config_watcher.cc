@@ -23,7 +23,9 @@ ConfigFileWatcher::ConfigFileWatcher(std::string path, std::string current_hash,
       on_change_(std::move(on_change)),
       handed_on_(std::move(current_hash)) {}
 
-ConfigFileWatcher::~ConfigFileWatcher() {
+ConfigFileWatcher::~ConfigFileWatcher() { Stop(); }
+
+void ConfigFileWatcher::Stop() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;

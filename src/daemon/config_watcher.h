@@ -41,6 +41,8 @@ class ConfigFileWatcher {
   ConfigFileWatcher& operator=(const ConfigFileWatcher&) = delete;
 
   void Start(std::chrono::milliseconds period = std::chrono::seconds(1));
+  // Ends the polls (joins the thread); idempotent, also done by the destructor.
+  void Stop();
   // The next poll happens now and hands on any content that differs from the last handed on.
   void RequestCheck();
   // One poll; `requested`: hand a change on without waiting for a second read, and report an

@@ -542,8 +542,8 @@ void SchedulerApp::Stop() {
   }
   s.cv.notify_all();
   if (s.scheduling_thread.joinable()) s.scheduling_thread.join();
-  // No reload is applied any more: the watcher stops before the scheduler goes.
-  s.reloader.reset();
+  // No reload is handed on any more: the watcher stops before the scheduler goes.
+  if (s.reloader) s.reloader->StopWatching();
   // Victim deletions report failures to the scheduler's queue: they end before it goes.
   s.client->FlushVictimDeletions();
   // Binding cycles in flight finish (the scheduler joins them) before the lease is released,

@@ -33,8 +33,11 @@ struct Recorder {
   std::map<std::string, int> alive;                // plugin name -> instances
 
   void PreBound(const std::string& pod, const std::string& plugin) {
-    std::lock_guard lock(mu);
-    prebound_by[pod] = plugin;
+    {
+      std::lock_guard lock(mu);
+      prebound_by[pod] = plugin;
+    }
+    cv.notify_all();
   }
   std::string PreboundBy(const std::string& pod) {
     std::lock_guard lock(mu);
@@ -47,8 +50,8 @@ struct Recorder {
   }
 };
 
-// PreBind records its name for the pod; PostBind signals the binding's end (tests wait on it).
-class Stamp final : public PreBindPlugin, public PostBindPlugin {
+// PreBind records its name for the pod (tests wait on the recorder for it).
+class Stamp final : public PreBindPlugin {
  public:
   Stamp(std::string name, Recorder& recorder) : name_(std::move(name)), recorder_(recorder) {
     std::lock_guard lock(recorder_.mu);
@@ -62,9 +65,6 @@ class Stamp final : public PreBindPlugin, public PostBindPlugin {
   Status PreBind(CycleState&, const PodInfo& pod, const std::string&) override {
     recorder_.PreBound(pod->metadata.name, name_);
     return Status::Success();
-  }
-  void PostBind(CycleState&, const PodInfo&, const std::string&) override {
-    recorder_.cv.notify_all();
   }
 
  private:
