@@ -19,6 +19,7 @@
 #include "client/rest_client.h"
 #include "config/load.h"
 #include "config/policy.h"
+#include "daemon/config_reload.h"
 #include "daemon/scheduler_flags.h"
 #include "daemon/signals.h"
 #include "explain/decision_record.h"
@@ -193,6 +194,8 @@ struct SchedulerApp::Impl {
   std::unique_ptr<client::RestClient> election_rest;
   std::unique_ptr<client::LeaderElector> elector;
   std::unique_ptr<net::HttpServer> endpoints;
+  // Live reload of the --config file; null without one (or with a Policy ConfigMap).
+  std::unique_ptr<ConfigReloader> reloader;
   std::atomic<bool> leading{false};
   std::atomic<bool> failed{false};
   std::atomic<bool> stopped{false};
@@ -210,6 +213,7 @@ struct SchedulerApp::Impl {
   VoidResult CheckServer(client::RestClient& rest) const;
   VoidResult ApplyPolicyConfigMap(client::RestClient& rest);
   VoidResult CreateScheduler(std::unique_ptr<client::RestClient> rest);
+  void StartConfigReload();
   VoidResult StartEndpoints();
   VoidResult StartLeaderElection();
   // The scheduler's metrics, their gauges brought up to date first.
@@ -271,7 +275,10 @@ net::HttpResponse SchedulerApp::Impl::Endpoint(net::HttpRequest& req) {
     check({{"ping", true}, {"informer-sync", client->HasSynced()}, {"leaderElection", !failed}});
   } else if (p == "/configz") {
     r.content_type = "application/json";
-    r.body = nlohmann::json{{"componentconfig", config::EncodeConfiguration(config)}}.dump();
+    const auto running = reloader ? reloader->running() : nullptr;
+    r.body = nlohmann::json{{"componentconfig",
+                             config::EncodeConfiguration(running ? *running : config)}}
+                 .dump();
   } else if (p == "/metrics") {
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
     r.body = MetricsText();
@@ -286,6 +293,17 @@ SchedulerApp::SchedulerApp(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) 
 SchedulerApp::~SchedulerApp() { Stop(); }
 bool SchedulerApp::Failed() const { return impl_->failed; }
 std::string SchedulerApp::Metrics() { return impl_->MetricsText(); }
+void SchedulerApp::ReloadConfiguration() {
+  if (impl_->reloader) {
+    impl_->log.Info("Reloading the configuration file",
+                    {KV::Str("file", impl_->reloader->watcher().path())});
+    impl_->reloader->RequestCheck();
+  } else {
+    impl_->log.Warning(
+        "No configuration file to reload (--config not given, or the profiles "
+        "come from a Policy ConfigMap)");
+  }
+}
 uint16_t SchedulerApp::endpoints_port() const {
   return impl_->endpoints ? impl_->endpoints->port() : 0;
 }
@@ -409,6 +427,33 @@ VoidResult SchedulerApp::Impl::CreateScheduler(std::unique_ptr<client::RestClien
   return {};
 }
 
+void SchedulerApp::Impl::StartConfigReload() {
+  const SchedulerAppOptions& o = options;
+  // A Policy ConfigMap decides the profiles and is read once, at start.
+  if (o.config_file.empty() || !o.policy_configmap.empty() || !config.policy_configmap_name.empty())
+    return;
+  ConfigReloaderOptions ro;
+  ro.path = o.config_file;
+  ro.registry = &registry;
+  ro.load = o.load_config;
+  if (!ro.load) {
+    ro.load = [leader_elect = o.leader_elect, path = o.config_file](
+                  const std::string& text,
+                  const Registry& registry) -> Result<config::SchedulerConfiguration> {
+      auto c = config::LoadConfig(text, path, registry);
+      if (c.ok() && leader_elect) c->leader_election.leader_elect = *leader_elect;
+      return c;
+    };
+  }
+  ro.scheduler = scheduler.get();
+  ro.log = &log;
+  ro.metrics = &metrics.registry;
+  ro.clock = &clock;
+  ro.on_reloaded = o.on_reloaded;
+  reloader = std::make_unique<ConfigReloader>(std::move(ro), config, "");
+  if (o.watch_config) reloader->StartWatching();
+}
+
 VoidResult SchedulerApp::Impl::StartEndpoints() {
   const SchedulerAppOptions& o = options;
   if (o.secure_port <= 0) return {};
@@ -479,6 +524,7 @@ Result<std::unique_ptr<SchedulerApp>> SchedulerApp::Start(SchedulerAppOptions op
   if (auto r = s.CheckServer(**rest); !r.ok()) return r.error();
   if (auto r = s.ApplyPolicyConfigMap(**rest); !r.ok()) return r.error();
   if (auto r = s.CreateScheduler(std::move(rest).value()); !r.ok()) return r.error();
+  s.StartConfigReload();
   if (auto r = s.StartEndpoints(); !r.ok()) return r.error();
   if (auto r = s.StartLeaderElection(); !r.ok()) return r.error();
   Impl* raw = &s;
@@ -496,6 +542,8 @@ void SchedulerApp::Stop() {
   }
   s.cv.notify_all();
   if (s.scheduling_thread.joinable()) s.scheduling_thread.join();
+  // No reload is handed on any more: the watcher stops before the scheduler goes.
+  if (s.reloader) s.reloader->StopWatching();
   // Victim deletions report failures to the scheduler's queue: they end before it goes.
   s.client->FlushVictimDeletions();
   // Binding cycles in flight finish (the scheduler joins them) before the lease is released,
@@ -506,8 +554,31 @@ void SchedulerApp::Stop() {
   s.client->Stop();
 }
 
+namespace {
+
+// A new text of the --config file as `berth scheduler` reads its configuration at start: a
+// --policy-config-file still decides the profiles and extenders, the flags apply over it.
+Result<config::SchedulerConfiguration> ReloadedConfiguration(const SchedulerFlags& flags,
+                                                             const std::string& text,
+                                                             const Registry& registry) {
+  auto cfg = config::LoadConfig(text, flags.config_file, registry);
+  if (!cfg.ok()) return cfg.error();
+  if (!flags.policy_config_file.empty()) {
+    auto policy = config::LoadConfigFile(flags.policy_config_file[0], registry);
+    if (!policy.ok()) return policy.error();
+    cfg->profiles = policy->profiles;
+    cfg->extenders = policy->extenders;
+  }
+  std::vector<std::string> warnings;  // reported at start already
+  if (auto r = ApplyFlags(flags, &*cfg, &warnings); !r.ok()) return r.error();
+  return cfg;
+}
+
+}  // namespace
+
 int RunSchedulerCommand(const SchedulerFlags& flags) {
   BlockTerminationSignals();
+  BlockReloadSignal();
   // Accepted by the parser so kube-scheduler manifests parse, but not done yet: say so rather
   // than run with a configuration the user did not ask for.
 
@@ -576,6 +647,9 @@ int RunSchedulerCommand(const SchedulerFlags& flags) {
   SchedulerAppOptions o;
   o.config_file = flags.config_file;
   o.config = cfg;
+  o.load_config = [flags](const std::string& text, const Registry& registry) {
+    return ReloadedConfiguration(flags, text, registry);
+  };
   o.master = flags.master;
   o.policy_configmap = flags.policy_configmap;
   o.policy_configmap_namespace = flags.policy_configmap_namespace;
@@ -597,7 +671,9 @@ int RunSchedulerCommand(const SchedulerFlags& flags) {
     std::fprintf(stderr, "berth scheduler: %s\n", app.error().message.c_str());
     return 1;
   }
-  int sig = WaitForTerminationSignal([&] { return (*app)->Failed(); });
+  int sig =
+      WaitForTerminationSignal([&] { return (*app)->Failed(); }, std::chrono::milliseconds(200),
+                               [&] { (*app)->ReloadConfiguration(); });
   (void)sig;
   bool failed = (*app)->Failed();
   (*app)->Stop();

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,6 +26,16 @@ struct SchedulerAppOptions {
   std::string config_file;
   std::optional<config::SchedulerConfiguration> config;
   std::string kubeconfig;  // overrides clientConnection.kubeconfig when set
+  // Live reload of config_file (docs/configuration.md): the file's text as the configuration
+  // the command runs with (its flags applied); unset: config::LoadConfig with leader_elect.
+  std::function<Result<config::SchedulerConfiguration>(const std::string& text,
+                                                       const Registry& registry)>
+      load_config;
+  // Polls config_file every second and reloads a new content (ReloadConfiguration reads it
+  // at once either way).
+  bool watch_config = true;
+  // Called on the scheduling thread with each configuration a reload applied.
+  std::function<void(const config::SchedulerConfiguration&)> on_reloaded;
   // A legacy Policy read through the API from this ConfigMap's "policy.cfg" (--policy-configmap):
   // it decides the profile and the extenders.
   std::string policy_configmap, policy_configmap_namespace = "kube-system";
@@ -64,6 +75,8 @@ class SchedulerApp {
   uint16_t endpoints_port() const;
   // What /metrics of the endpoints serves (Prometheus text format), for embedding callers.
   std::string Metrics();
+  // Reads the configuration file again now (SIGHUP) and reloads it if it changed. Any thread.
+  void ReloadConfiguration();
 
   struct Impl;
 

@@ -168,6 +168,7 @@ Result<config::SchedulerConfiguration> UpSchedulerConfiguration(const UpOptions&
 
 int RunUp(const UpOptions& options) {
   BlockTerminationSignals();
+  BlockReloadSignal();
 
   // The scheduler's configuration and plugins, loaded once: the scheduler runs with them and
   // the web view's explanations schedule with the same.
@@ -275,6 +276,13 @@ int RunUp(const UpOptions& options) {
     sa.startup_warnings = gate_warnings;
     sa.leader_elect = false;
     sa.secure_port = 0;
+    // A reloaded configuration is published too (`berth explain --kubeconfig` reads it).
+    sa.on_reloaded = [store = &(*server)->store(),
+                      config_source](const config::SchedulerConfiguration& reloaded) {
+      if (auto r = PublishSchedulerConfiguration(*store, &reloaded, config_source); !r.ok())
+        std::fprintf(stderr, "berth up: publishing the scheduler configuration: %s\n",
+                     r.error().message.c_str());
+    };
     auto app = SchedulerApp::Start(sa);
     if (!app.ok()) {
       std::fprintf(stderr, "berth up: scheduler: %s\n", app.error().message.c_str());
@@ -305,7 +313,11 @@ int RunUp(const UpOptions& options) {
       so.data_dir.c_str(), (*server)->url().c_str(), (*server)->token().c_str(),
       (*server)->kubeconfig_path().c_str());
   std::fflush(stdout);
-  WaitForTerminationSignal([&] { return scheduler && scheduler->Failed(); });
+  WaitForTerminationSignal([&] { return scheduler && scheduler->Failed(); },
+                           std::chrono::milliseconds(200),
+                           [&] {
+                             if (scheduler) scheduler->ReloadConfiguration();
+                           });
   metrics_sources->Set(nullptr, nullptr);
   int rc = 0;
   if (kubelets) kubelets->Stop();

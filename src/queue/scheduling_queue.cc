@@ -1,6 +1,7 @@
 #include "queue/scheduling_queue.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace berth {
 namespace {
@@ -272,6 +273,7 @@ std::optional<QueuedPodInfo> SchedulingQueue::Pop(bool block) {
   std::unique_lock lock(mu_);
   while (active_.empty()) {
     if (closed_ || !block) return std::nullopt;
+    if (std::exchange(woken_, false)) return std::nullopt;
     cv_.wait(lock);
   }
   EntryPtr e = *active_.begin();
@@ -507,6 +509,22 @@ int64_t SchedulingQueue::scheduling_cycle() const {
 size_t SchedulingQueue::in_flight_events() const {
   std::lock_guard lock(mu_);
   return in_flight_events_.size();
+}
+
+void SchedulingQueue::SetRequeueDecider(const RequeueDecider* decider) {
+  std::lock_guard lock(mu_);
+  decider_ = decider;
+}
+
+bool SchedulingQueue::closed() const {
+  std::lock_guard lock(mu_);
+  return closed_;
+}
+
+void SchedulingQueue::Wake() {
+  std::lock_guard lock(mu_);
+  woken_ = true;
+  cv_.notify_all();
 }
 
 void SchedulingQueue::Close() {

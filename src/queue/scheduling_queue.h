@@ -84,7 +84,8 @@ class SchedulingQueue final : public PodNominator {
   void AddUnschedulableIfNotPresent(QueuedPodInfo pod, int64_t scheduling_cycle);
   // Without a decider every event moves every unschedulable pod. Set before events arrive;
   // `decider` must outlive the queue.
-  void SetRequeueDecider(const RequeueDecider* decider) { decider_ = decider; }
+  // May be replaced while pods flow (a configuration reload); `decider` must outlive its use.
+  void SetRequeueDecider(const RequeueDecider* decider);
   // A cluster change: moves the unschedulable pods it may help (see class comment).
   // `except_uid` names a pod the event must not move (the one whose binding just failed).
   void OnClusterEvent(const ClusterEvent& event, const EventObject& old_object,
@@ -105,6 +106,10 @@ class SchedulingQueue final : public PodNominator {
   // Cluster events kept for pods in flight that have not seen them (tests, diagnostics).
   size_t in_flight_events() const;
   void Close();
+  bool closed() const;
+  // Makes one blocking Pop (the one waiting, or the next to wait) return nullopt without
+  // closing the queue: the scheduling loop has other work between cycles (a reload).
+  void Wake();
 
   // Called, with the queue locked, for every pod entering a sub-queue ("active", "backoff",
   // "unschedulable", "gated") with what moved it ("PodAdd", "ScheduleAttemptFailure",
@@ -225,6 +230,7 @@ class SchedulingQueue final : public PodNominator {
   uint64_t next_seq_ = 0;
   int64_t scheduling_cycle_ = 0;
   bool closed_ = false;
+  bool woken_ = false;
 
   mutable std::mutex nom_mu_;
   std::map<std::string, std::vector<PodInfoPtr>, std::less<>> nominated_;  // node -> pods

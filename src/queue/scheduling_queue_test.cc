@@ -655,5 +655,21 @@ TEST_F(SchedulingQueueTest, CloseWakesABlockedPop) {
   EXPECT_FALSE(queue_.Pop(true).has_value());
 }
 
+TEST_F(SchedulingQueueTest, WakeEndsOneBlockingPopWithoutClosing) {
+  // Woken before it waits: the next blocking Pop returns at once, the one after waits again.
+  queue_.Wake();
+  EXPECT_FALSE(queue_.Pop(true).has_value());
+  EXPECT_FALSE(queue_.closed());
+  // A pod waiting is popped whether or not a wake is pending.
+  queue_.Wake();
+  queue_.Add(MakePod().Name("a").Info());
+  auto a = queue_.Pop(true);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->pod().metadata.name, "a");
+  EXPECT_FALSE(queue_.Pop(true).has_value());  // the pending wake
+  queue_.Add(MakePod().Name("b").Info());
+  EXPECT_EQ(queue_.Pop(true)->pod().metadata.name, "b");
+}
+
 }  // namespace
 }  // namespace berth

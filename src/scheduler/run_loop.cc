@@ -27,8 +27,10 @@ void Scheduler::Run(std::stop_token stop, const RunOptions& options) {
       }
     }
   });
-  // Blocks for the next pod; false once the queue is closed.
-  while (!stop.stop_requested() && ScheduleOne(true)) {
+  // Blocks for the next pod; ScheduleOne also returns when woken for a reload, which it applies
+  // before its next wait.
+  while (!stop.stop_requested()) {
+    if (!ScheduleOne(true) && queue_->closed()) break;
   }
 }  // the timer is asked to stop and joined here
 

@@ -23,6 +23,10 @@ constexpr size_t kMaxEventMessage = 1024;
 Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& options) {
   std::unique_ptr<Scheduler> s(new Scheduler());
   s->config_ = options.config;
+  s->registry_ = options.registry;
+  s->seed_ = options.seed;
+  s->node_local_plugins_ = options.node_local_plugins;
+  s->reuse_equivalent_pod_results_ = options.reuse_equivalent_pod_results;
   s->client_ = options.client;
   s->clock_ = options.clock;
   s->inline_binding_ = options.inline_binding;
@@ -39,45 +43,24 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
   }
 
   // The queue needs the QueueSort of the profiles (identical in all of them) and each pod's
-  // profile's PreEnqueue plugins; both are known once the profiles exist.
+  // profile's PreEnqueue plugins; both are known once the profiles exist. PreEnqueue runs on
+  // whichever thread feeds the queue, so it reads the profiles in use under their lock.
   Scheduler* self = s.get();
   s->queue_ = std::make_unique<SchedulingQueue>(
       [self](const QueuedPodInfo& a, const QueuedPodInfo& b) {
-        return self->profiles_.front()->queue_sort().Less(a, b);
+        return self->queue_sort_.load(std::memory_order_acquire)->Less(a, b);
       },
       [self](const Pod& pod) {
-        Framework* fw = self->ProfileFor(pod);
+        const std::shared_ptr<const Generation> gen = self->CurrentGeneration();
+        Framework* fw = gen->ProfileFor(pod);
         return fw ? fw->RunPreEnqueuePlugins(pod) : Status::Success();
       },
       options.clock, std::chrono::seconds(options.config->pod_initial_backoff_seconds),
       std::chrono::seconds(options.config->pod_max_backoff_seconds));
 
-  s->owned_extenders_ = options.extenders;
-  for (const auto& e : s->owned_extenders_) s->extenders_.push_back(e.get());
-  s->extenders_filter_ = AnyExtenderFilters(s->extenders_);
-  s->extenders_prioritize_ = AnyExtenderPrioritizes(s->extenders_);
-  FrameworkServices services{options.client, options.clock, s->parallelizer_.get(), s->queue_.get(),
-                             options.seed,   s->extenders_, options.metrics,        options.log};
-  services.activate = [queue = s->queue_.get()](const Pod& pod) { queue->Activate(pod); };
-  if (options.config->profiles.empty()) return Error{"configuration has no profiles"};
-  for (const auto& profile : options.config->profiles) {
-    auto fw = Framework::Create(profile, *options.registry, services);
-    if (!fw.ok()) return fw.error();
-    if (s->by_name_.count(profile.scheduler_name))
-      return Error{fmt::format("duplicate profile \"{}\"", profile.scheduler_name)};
-    s->by_name_[profile.scheduler_name] = fw->get();
-    s->profiles_.push_back(std::move(fw).value());
-  }
-  const std::string qs = s->profiles_.front()->queue_sort_name();
-  for (const auto& fw : s->profiles_)
-    if (fw->queue_sort_name() != qs)
-      return Error{fmt::format(
-          "profile \"{}\": queueSort plugin \"{}\" differs from \"{}\"; all profiles must use "
-          "the same queue sort plugin",
-          fw->profile_name(), fw->queue_sort_name(), qs)};
-  s->reuse_.SetUp(s->profiles_, options.node_local_plugins, options.reuse_equivalent_pod_results);
-  s->requeue_ = std::make_unique<RequeuePolicy>(s->profiles_, options.metrics, options.clock);
-  s->queue_->SetRequeueDecider(s->requeue_.get());
+  auto gen = s->BuildGeneration(*options.config, options.extenders, 0);
+  if (!gen.ok()) return gen.error();
+  s->SwapGeneration(std::move(gen).value(), nullptr);
   if (SchedulerMetricsSink* metrics = options.metrics) {
     s->queue_->SetIncomingPodHook([metrics](std::string_view queue, std::string_view event) {
       metrics->IncomingPod(queue, event);
@@ -90,18 +73,21 @@ Scheduler::~Scheduler() {
   queue_->Close();
   // Stopping with a backlog: pods not bound yet are forgotten rather than bound, so a daemon
   // stops within the kubelet's grace period; the next leader (or the next start) schedules them
-  // again. Binds already sent finish. Pods waiting at Permit are let go the same way.
+  // again. Binds already sent finish. Pods waiting at Permit are let go the same way, under
+  // whichever configuration scheduled them.
   stopping_.store(true);
-  for (const auto& fw : profiles_)
-    fw->IterateOverWaitingPods([](WaitingPod& w) { w.Reject("", "the scheduler is stopping"); });
+  for (const auto& gen : LiveGenerations())
+    for (const auto& fw : gen->profiles)
+      fw->IterateOverWaitingPods([](WaitingPod& w) { w.Reject("", "the scheduler is stopping"); });
   permit_timer_.reset();
   // Drains the binding cycles in flight before the frameworks they use go away.
   binding_executor_.reset();
 }
 
-Framework* Scheduler::ProfileFor(const Pod& pod) const {
-  auto it = by_name_.find(pod.spec.scheduler_name);
-  return it == by_name_.end() ? nullptr : it->second;
+Framework* Scheduler::ProfileFor(const Pod& pod) const { return gen_->ProfileFor(pod); }
+
+const std::vector<std::unique_ptr<Framework>>& Scheduler::profiles() const {
+  return gen_->profiles;
 }
 
 void Scheduler::Report(const SchedulingAttempt& attempt) {
@@ -112,6 +98,9 @@ void Scheduler::Report(const SchedulingAttempt& attempt) {
 // ---------------------------------------------------------------- scheduling cycle
 
 bool Scheduler::ScheduleOne(bool block) {
+  // Between two cycles: a configuration the loop was asked to switch to.
+  if (has_retired_) PruneRetiredGenerations();
+  ApplyRequestedReload();
   auto popped = queue_->Pop(block);
   if (!popped) return false;
   QueuedPodInfo qpi = std::move(*popped);
@@ -193,6 +182,7 @@ bool Scheduler::ScheduleOne(bool block) {
 
   auto task = std::make_unique<BindingTask>();
   task->fw = fw;
+  task->generation = gen_;
   task->state = std::move(state);
   task->qpi = std::move(qpi);
   task->assumed = assumed;
@@ -295,6 +285,7 @@ void Scheduler::StartBindingCycle(std::unique_ptr<BindingTask> task, bool waits)
     binding_cycles_running_.fetch_add(1, std::memory_order_relaxed);
     BindingTask* raw = task.release();
     std::shared_ptr<const Pod> held = assumed->pod;
+    std::shared_ptr<const Generation> generation = raw->generation;  // fw, for the timer
     // The wait's count is given up only after the rest of the cycle has run, so the count
     // never reads zero while the pod is still assumed.
     std::optional<TimePoint> deadline = fw->OnPermitDecided(*held, [this, raw] {
@@ -303,7 +294,8 @@ void Scheduler::StartBindingCycle(std::unique_ptr<BindingTask> task, bool waits)
         binding_cycles_running_.fetch_sub(1, std::memory_order_relaxed);
       });
     });
-    if (deadline) permit_timer_->At(*deadline, [fw, held] { fw->ExpireWaitingPod(*held); });
+    if (deadline)
+      permit_timer_->At(*deadline, [fw, held, generation] { fw->ExpireWaitingPod(*held); });
   } else {
     BindingTask* raw = task.release();
     binding_executor_->Submit([this, raw] { RunBindingCycle(std::unique_ptr<BindingTask>(raw)); });
@@ -368,7 +360,8 @@ void Scheduler::RunBindingCycle(std::unique_ptr<BindingTask> task) {
       !pb.IsSuccess())
     return fail(pb);
   // An interested binder extender binds instead of the Bind plugins.
-  std::optional<Status> by_extender = BindWithExtenders(extenders_, pod, task->host);
+  std::optional<Status> by_extender =
+      BindWithExtenders(task->generation->extenders, pod, task->host);
   Status bs = by_extender ? std::move(*by_extender) : Timed(fw, "Bind", [&] {
     return Guarded("Bind", [&] {
       return fw.RunBindPlugins(task->state, *task->assumed, task->host,
@@ -397,7 +390,8 @@ void Scheduler::RunBindingCycle(std::unique_ptr<BindingTask> task) {
 }
 
 int Scheduler::CompleteWaitingBindings() {
-  for (const auto& fw : profiles_) fw->ExpireWaitingPods();
+  for (const auto& gen : LiveGenerations())
+    for (const auto& fw : gen->profiles) fw->ExpireWaitingPods();
   int done = 0;
   for (size_t i = 0; i < waiting_bindings_.size();) {
     BindingTask& t = *waiting_bindings_[i];
@@ -470,7 +464,7 @@ void Scheduler::Requeue(const ClusterEvent& event, const EventObject& old_object
                         const EventObject& new_object, std::string_view except_uid) {
   // Nobody registered: no pod can be helped, and the pool need not be scanned (the in-flight
   // replay would find nothing either).
-  if (!requeue_->AnyInterest(event)) return;
+  if (!CurrentGeneration()->requeue->AnyInterest(event)) return;
   queue_->OnClusterEvent(event, old_object, new_object, except_uid);
 }
 
@@ -483,11 +477,13 @@ void Scheduler::OnPodAdd(const Ptr<Pod>& pod) {
     return;
   }
   Handled("UnscheduledPodAdd", [&] {
-    if (ProfileFor(*pod) && !pod->metadata.deletion_timestamp) queue_->Add(PodInfo::Create(pod));
+    const std::shared_ptr<const Generation> gen = CurrentGeneration();
+    if (gen->ProfileFor(*pod) && !pod->metadata.deletion_timestamp)
+      queue_->Add(PodInfo::Create(pod));
     // A gang's members wait for the last one to appear; nobody else asks for these events,
     // which a burst of pending pods would otherwise spend on scanning the pool.
     const ClusterEvent added{EventResource::kUnscheduledPod, kAdd};
-    if (requeue_->NamedInterest(added)) Requeue(added, {}, pod);
+    if (gen->requeue->NamedInterest(added)) Requeue(added, {}, pod);
   });
 }
 
@@ -513,7 +509,7 @@ void Scheduler::OnPodUpdate(const Ptr<Pod>& old_pod, const Ptr<Pod>& new_pod) {
     return;
   }
   Handled("UnscheduledPodUpdate", [&] {
-    if (ProfileFor(*new_pod)) queue_->Update(PodInfo::Create(new_pod));
+    if (CurrentGeneration()->ProfileFor(*new_pod)) queue_->Update(PodInfo::Create(new_pod));
   });
 }
 
@@ -528,7 +524,8 @@ void Scheduler::OnPodDelete(const Ptr<Pod>& pod) {
   }
   Handled("UnscheduledPodDelete", [&] {
     queue_->Delete(*pod);
-    for (const auto& fw : profiles_) fw->RejectWaitingPod(pod->metadata.uid);
+    for (const auto& gen : LiveGenerations())
+      for (const auto& fw : gen->profiles) fw->RejectWaitingPod(pod->metadata.uid);
     // A nominated pod held room on its node for filtering.
     if (!pod->status.nominated_node_name.empty()) Requeue({EventResource::kPod, kDelete}, pod, {});
   });

@@ -138,6 +138,32 @@ struct SchedulerOptions {
   observe::Logger* log = nullptr;
 };
 
+// What a reload did (Scheduler::RequestReload), reported on the scheduling thread.
+struct ReloadResult {
+  // Set when the configuration was refused: the one in use keeps running.
+  std::optional<Error> error;
+  // A newer request replaced this one before the loop picked it up: nothing was done.
+  bool superseded = false;
+  // Profiles by schedulerName: new ones, ones that went away, ones rebuilt in place.
+  std::vector<std::string> added, removed, kept;
+  // Pending pods ("ns/name") of removed profiles: taken out of the queue, left pending.
+  std::vector<std::string> orphaned_pods;
+  // Pending pods of added profiles queued from the informers' caches.
+  size_t queued_pods = 0;
+  // How long the scheduling loop spent on the reload (building the profiles, the swap).
+  Duration duration{};
+  bool ok() const { return !error && !superseded; }
+};
+
+// A configuration for the scheduler to switch to between two scheduling cycles.
+struct ReloadRequest {
+  std::shared_ptr<const config::SchedulerConfiguration> config;
+  // The extenders of `config` (src/extender builds them); they replace the running ones.
+  std::vector<std::shared_ptr<Extender>> extenders;
+  // Called once, on the scheduling thread, when the request was applied, refused or superseded.
+  std::function<void(const ReloadResult&)> done;
+};
+
 // How Scheduler::Run keeps the queue moving (kube-scheduler's periods).
 struct RunOptions {
   std::chrono::milliseconds backoff_flush{1000};         // pods whose backoff ended -> activeQ
@@ -169,6 +195,14 @@ class Scheduler final : public ClusterEventHandler {
   // until nothing is left to try, moving `clock` over backoff and Permit waits instead of
   // waiting for them. Needs inline binding.
   void RunUntilIdle(FakeClock& clock, const IdleRunHooks& hooks = {});
+  // Asks the scheduling loop to switch to another configuration between two cycles (Run's loop,
+  // RunUntilIdle or the next ScheduleOne picks it up; a blocking wait for a pod is woken). Any
+  // thread. The profiles and extenders are rebuilt; the queue, the cache and the pods in flight
+  // are kept: binding cycles and pods waiting at Permit finish under the profile that scheduled
+  // them. Global settings the scheduler was built with (parallelism, backoff, the queue sort)
+  // stay; a configuration that changes the queue sort is refused. A request not picked up yet
+  // is superseded by a newer one.
+  void RequestReload(ReloadRequest request);
   // Gives up on a pending pod: it leaves the queue (simulation's limit of attempts).
   void GiveUp(const Pod& pod);
   // Brings the scheduler's snapshot up to date now, as the next cycle would first (a benchmark
@@ -186,8 +220,8 @@ class Scheduler final : public ClusterEventHandler {
     return {cache_.NodeCount(), cache_.PodCount(), cache_.AssumedPodCount()};
   }
 
-  // Runs one scheduling cycle. Returns false if no pod was available (non-blocking) or the
-  // queue was closed.
+  // Runs one scheduling cycle (after applying a requested reload). Returns false if no pod was
+  // available (non-blocking, or woken for a reload) or the queue was closed.
   bool ScheduleOne(bool block);
   // Binding cycles deferred because a Permit plugin said Wait: completes those whose wait
   // resolved (simulation). Returns how many completed.
@@ -195,8 +229,9 @@ class Scheduler final : public ClusterEventHandler {
   bool HasWaitingBindings() const;
 
   void SetObserver(AttemptObserver* observer) { observer_ = observer; }
+  // The profile of a pod, and all profiles, of the configuration in use. Scheduling thread.
   Framework* ProfileFor(const Pod& pod) const;
-  const std::vector<std::unique_ptr<Framework>>& profiles() const { return profiles_; }
+  const std::vector<std::unique_ptr<Framework>>& profiles() const;
   SchedulingQueue& queue() { return *queue_; }
   Cache& cache() { return cache_; }
   // Filter verdicts taken from earlier cycles instead of running the Filter plugins
@@ -222,7 +257,24 @@ class Scheduler final : public ClusterEventHandler {
  private:
   struct ScheduleResult;
   struct BindingTask;
+  // The profiles, extenders and requeue policy of one configuration (scheduler_internal.h).
+  struct Generation;
   Scheduler() = default;
+
+  // Builds the profiles of `config` (reload.cc); `number` tells generations apart.
+  Result<std::shared_ptr<Generation>> BuildGeneration(
+      const config::SchedulerConfiguration& config,
+      std::vector<std::shared_ptr<Extender>> extenders, uint64_t number);
+  // Makes `next` the generation in use: scheduling thread, between cycles.
+  void SwapGeneration(std::shared_ptr<Generation> next, ReloadResult* result);
+  // Applies a requested reload, if any; true if there was one. Scheduling thread.
+  bool ApplyRequestedReload();
+  // Frees retired generations nothing uses any more. Scheduling thread.
+  void PruneRetiredGenerations();
+  // The generation in use, for threads other than the scheduling thread.
+  std::shared_ptr<const Generation> CurrentGeneration() const;
+  // The generation in use and the retired ones still alive (their pods may wait at Permit).
+  std::vector<std::shared_ptr<const Generation>> LiveGenerations() const;
 
   // The scheduling algorithm (schedule_one.cc).
   Status SchedulePod(Framework& fw, CycleState& state, const PodInfo& pod, ScheduleResult* result,
@@ -296,7 +348,11 @@ class Scheduler final : public ClusterEventHandler {
   void Requeue(const ClusterEvent& event, const EventObject& old_object,
                const EventObject& new_object, std::string_view except_uid = {});
 
-  const config::SchedulerConfiguration* config_ = nullptr;
+  const config::SchedulerConfiguration* config_ = nullptr;  // gen_'s, for the scheduling thread
+  const Registry* registry_ = nullptr;
+  uint64_t seed_ = 1;
+  std::vector<std::string> node_local_plugins_;
+  bool reuse_equivalent_pod_results_ = true;
   ClusterClient* client_ = nullptr;
   const Clock* clock_ = nullptr;
   bool inline_binding_ = true;
@@ -312,13 +368,26 @@ class Scheduler final : public ClusterEventHandler {
   std::unique_ptr<SchedulingQueue> queue_;
   Cache cache_;
   Snapshot snapshot_;
-  std::vector<std::shared_ptr<Extender>> owned_extenders_;
-  std::vector<Extender*> extenders_;  // owned_extenders_, as the frameworks' handles see them
-  bool extenders_filter_ = false;     // some extender filters or prioritizes
+  // The configuration in use: replaced by the scheduling thread (under gen_mu_), read there
+  // without a lock and elsewhere through CurrentGeneration().
+  std::shared_ptr<Generation> gen_;
+  mutable std::mutex gen_mu_;
+  // Replaced generations, until nothing uses them (binding cycles, Permit waits, their timers
+  // hold a reference). Under gen_mu_; has_retired_ tells the scheduling thread to look.
+  std::vector<std::shared_ptr<Generation>> retired_;
+  bool has_retired_ = false;
+  // gen_'s QueueSort plugin (every generation's has the same name and args). Replaced before
+  // the queue's lock is next taken, so no comparison still uses the old one once that returns.
+  std::atomic<const QueueSortPlugin*> queue_sort_{nullptr};
+  uint64_t generations_built_ = 0;
+  // A reload waiting for the scheduling loop.
+  std::mutex reload_mu_;
+  std::optional<ReloadRequest> requested_reload_;
+  std::atomic<bool> reload_requested_{false};
+  // gen_'s extenders, for the scheduling thread.
+  std::vector<Extender*> extenders_;
+  bool extenders_filter_ = false;  // some extender filters or prioritizes
   bool extenders_prioritize_ = false;
-  std::vector<std::unique_ptr<Framework>> profiles_;
-  std::map<std::string, Framework*, std::less<>> by_name_;
-  std::unique_ptr<RequeuePolicy> requeue_;  // the queue's decider, built from profiles_
   AttemptObserver* observer_ = nullptr;
   std::mutex observer_mu_;
   int next_start_node_index_ = 0;
