@@ -6,9 +6,13 @@
 
 #include <chrono>
 #include <cstdio>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "client/api_server_test_util.h"
+#include "client/client_test_util.h"
+#include "net/http_server.h"
 
 namespace berth::client {
 namespace {
@@ -112,6 +116,93 @@ TEST(RecorderTest, WritesTheListThenEveryChangeInTheRecorderFormat) {
             (Json{{"apiVersion", "v1"},
                   {"kind", "Pod"},
                   {"metadata", {{"name", "during"}, {"namespace", "default"}}}}));
+}
+
+// A watch the server ends with 410 Gone (its resourceVersion compacted away) is followed by a
+// relist whose differences from what was recorded become lines: an object changed meanwhile is
+// an Update, a new one an Add, one missing from the relist a Delete, an unchanged one nothing.
+// The watch then resumes from the relist's resourceVersion.
+TEST(RecorderTest, AWatchEndedWithGoneRelistsAndWritesWhatChangedMeanwhile) {
+  std::mutex mu;
+  int lists = 0;
+  std::set<std::string> watched_from;
+  const auto pod = [](const std::string& name, const std::string& rv) {
+    Json p = PodDoc(name);
+    p.erase("apiVersion");
+    p.erase("kind");
+    p["metadata"]["resourceVersion"] = rv;
+    return p;
+  };
+  auto server = net::HttpServer::Start({}, [&](net::HttpRequest& req) {
+    net::HttpResponse r;
+    std::lock_guard lock(mu);
+    if (req.Query("watch")) {
+      const std::string from = req.Query("resourceVersion").value_or("");
+      watched_from.insert(from);
+      // The first watch is too old; later ones end at once with no events.
+      if (from == "10")
+        r.body = Json{{"type", "ERROR"},
+                      {"object",
+                       {{"kind", "Status"},
+                        {"apiVersion", "v1"},
+                        {"status", "Failure"},
+                        {"reason", "Expired"},
+                        {"code", 410},
+                        {"message", "too old resource version: 10 (15)"}}}}
+                     .dump() +
+                 "\n";
+      return r;
+    }
+    Json list = {{"kind", "PodList"}, {"apiVersion", "v1"}};
+    if (lists++ == 0) {
+      list["metadata"] = {{"resourceVersion", "10"}};
+      list["items"] = {pod("a", "1"), pod("b", "1"), pod("c", "1")};
+    } else {
+      list["metadata"] = {{"resourceVersion", "20"}};
+      list["items"] = {pod("a", "1"), pod("b", "2"), pod("d", "3")};
+    }
+    r.body = list.dump();
+    return r;
+  });
+  ASSERT_TRUE(server.ok());
+  auto rest =
+      RestFor("http://127.0.0.1:" + std::to_string((*server)->port()), "", RestOptions{.qps = 0});
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  RecordWriter writer(f);
+  FakeClock clock(TimePoint{std::chrono::seconds(1764369601)});
+  RecorderOptions options;
+  options.clock = &clock;
+  options.kinds = {{"/api/v1/pods", "v1", "Pod", false}};
+  options.watch_timeout_seconds = 1;
+  ClusterRecorder recorder(rest.get(), &writer, options);
+  ASSERT_TRUE(recorder.Start().ok());
+  ASSERT_TRUE(WaitForLines(writer, 6));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  bool resumed = false;
+  while (!resumed && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::lock_guard lock(mu);
+    resumed = watched_from.count("20") > 0;
+  }
+  recorder.Stop();
+  std::vector<Json> lines = ReadLines(f);
+  std::fclose(f);
+  EXPECT_TRUE(resumed) << "the watch did not resume from the relist's resourceVersion";
+  ASSERT_EQ(lines.size(), 6u);
+  const auto is = [&](size_t i, const char* event, const char* name) {
+    EXPECT_EQ(lines[i]["event"], event) << i;
+    EXPECT_EQ(lines[i]["resource"]["metadata"]["name"], name) << i;
+    EXPECT_EQ(lines[i]["resource"]["kind"], "Pod") << i;
+  };
+  is(0, "Add", "a");
+  is(1, "Add", "b");
+  is(2, "Add", "c");
+  is(3, "Update", "b");
+  EXPECT_EQ(lines[3]["resource"]["metadata"]["resourceVersion"], "2");
+  is(4, "Add", "d");
+  is(5, "Delete", "c");
+  EXPECT_EQ(lines[5]["resource"]["metadata"], (Json{{"name", "c"}, {"namespace", "default"}}));
 }
 
 TEST(RecorderTest, AnUnreachableServerIsAnErrorThatSaysSo) {
