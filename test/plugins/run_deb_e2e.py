@@ -9,7 +9,6 @@ a staging directory (as a user with the package alone has it), then:
 Usage: run_deb_e2e.py BUILD_DIR SOURCE_DIR
 """
 import glob
-import json
 import os
 import shutil
 import subprocess
@@ -18,7 +17,7 @@ import tempfile
 
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_install_e2e import run  # noqa: E402
+from run_install_e2e import run, simulate_with_tonodename  # noqa: E402
 
 
 def main():
@@ -60,28 +59,7 @@ def main():
              "-DCMAKE_PREFIX_PATH=" + usr, "-DBERTH_OOT_TEST=OFF"] + gen)
         run(["cmake", "--build", oot, "-j", "2"])
         lib = os.path.join(oot, "libtonodename_oot.so")
-        cfg = os.path.join(tmp, "cfg.yaml")
-        with open(cfg, "w") as f:
-            f.write("""apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: default-scheduler
-  plugins:
-    multiPoint:
-      enabled: [{name: ToNodeName, weight: 10}]
-""")
-        objs = os.path.join(tmp, "objs.json")
-        with open(objs, "w") as f:
-            for n in ("node-a", "piworknode001"):
-                f.write(json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": n},
-                                    "status": {"allocatable": {"cpu": "4", "memory": "8Gi",
-                                                               "pods": "110"}}}) + "\n")
-            f.write(json.dumps({"apiVersion": "v1", "kind": "Pod",
-                                "metadata": {"name": "p", "namespace": "default"},
-                                "spec": {"containers": [{"name": "c", "image": "pause"}]}}) + "\n")
-        p = run([os.path.join(usr, "bin/berth"), "simulate", "--plugin-library", lib,
-                 "--config", cfg, "-f", objs, "-o", "json"])
-        node = json.loads(p.stdout)["results"][0].get("node")
+        _, _, node = simulate_with_tonodename(os.path.join(usr, "bin/berth"), lib, tmp)
         if node != "piworknode001":
             print("FAIL the plugin built against the package did not decide: %r" % node)
             return 1

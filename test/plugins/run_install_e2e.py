@@ -26,6 +26,33 @@ def run(args, **kw):
     return p
 
 
+def simulate_with_tonodename(berth, lib, tmp):
+    """Runs `berth simulate` with the ToNodeName plugin library `lib` enabled on two nodes and
+    one pod; returns (the config file, the objects file, the node the pod went to)."""
+    cfg = os.path.join(tmp, "cfg.yaml")
+    with open(cfg, "w") as f:
+        f.write("""apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled: [{name: ToNodeName, weight: 10}]
+""")
+    objs = os.path.join(tmp, "objs.json")
+    with open(objs, "w") as f:
+        for n in ("node-a", "piworknode001"):
+            f.write(json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": n},
+                                "status": {"allocatable": {"cpu": "4", "memory": "8Gi",
+                                                           "pods": "110"}}}) + "\n")
+        f.write(json.dumps({"apiVersion": "v1", "kind": "Pod",
+                            "metadata": {"name": "p", "namespace": "default"},
+                            "spec": {"containers": [{"name": "c", "image": "pause"}]}}) + "\n")
+    p = run([berth, "simulate", "--plugin-library", lib, "--config", cfg, "-f", objs,
+             "-o", "json"])
+    return cfg, objs, json.loads(p.stdout)["results"][0].get("node")
+
+
 def main():
     build, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     tmp = tempfile.mkdtemp(prefix="berth-install-")
@@ -62,27 +89,8 @@ def main():
             print("FAIL the out-of-tree unit test did not run its 4 tests:\n" + p.stdout[-2000:])
             return 1
         lib = os.path.join(oot, "libtonodename_oot.so")
-        cfg = os.path.join(tmp, "cfg.yaml")
-        open(cfg, "w").write("""apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: default-scheduler
-  plugins:
-    multiPoint:
-      enabled: [{name: ToNodeName, weight: 10}]
-""")
-        objs = os.path.join(tmp, "objs.json")
-        with open(objs, "w") as f:
-            for n in ("node-a", "piworknode001"):
-                f.write(json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": n},
-                                    "status": {"allocatable": {"cpu": "4", "memory": "8Gi",
-                                                               "pods": "110"}}}) + "\n")
-            f.write(json.dumps({"apiVersion": "v1", "kind": "Pod",
-                                "metadata": {"name": "p", "namespace": "default"},
-                                "spec": {"containers": [{"name": "c", "image": "pause"}]}}) + "\n")
-        p = run([os.path.join(prefix, "bin/berth"), "simulate", "--plugin-library", lib,
-                 "--config", cfg, "-f", objs, "-o", "json"])
-        node = json.loads(p.stdout)["results"][0].get("node")
+        cfg, objs, node = simulate_with_tonodename(
+            os.path.join(prefix, "bin/berth"), lib, tmp)
         if node != "piworknode001":
             print("FAIL the out-of-tree plugin did not decide: %r" % node)
             return 1
