@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "cel/builtins.h"
+#include "cel/lexer.h"
 #include "cel/regex.h"
 
 namespace berth::cel {
@@ -45,24 +46,7 @@ bool DecodeUtf8(std::string_view s, std::vector<char32_t>& out) {
 
 std::string EncodeUtf8(const char32_t* cps, size_t n) {
   std::string out;
-  for (size_t i = 0; i < n; ++i) {
-    char32_t cp = cps[i];
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
+  for (size_t i = 0; i < n; ++i) AppendUtf8(out, cps[i]);
   return out;
 }
 
