@@ -6,50 +6,33 @@
 
 #include <filesystem>
 
-#include "apiserver/server.h"
+#include "client/api_server_test_util.h"
 #include "client/micro_time.h"
 
 namespace berth::kubelet {
 namespace {
 
 using Json = nlohmann::json;
-namespace fs = std::filesystem;
 using std::chrono::seconds;
 
 class SimulatedKubeletsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("berth-kubelet-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    apiserver::ServerOptions o;
-    o.data_dir = dir_.string();
-    o.port = 0;
-    o.plain_http = true;
-    auto s = apiserver::Server::Start(o);
-    ASSERT_TRUE(s.ok()) << s.error().message;
-    server_ = std::move(s).value();
-    net::HttpClientOptions ho;
-    ho.server = server_->url();
-    ho.bearer_token = server_->token();
-    auto http = net::HttpClient::Create(ho);
-    ASSERT_TRUE(http.ok());
-    rest_ = std::make_unique<client::RestClient>(std::move(http).value(),
-                                                 client::RestOptions{.qps = 0});
+    api_.Start(std::string("berth-kubelet-test-") +
+               ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    rest_ = api_.rest();
     // The fake clock starts at the wall clock's second: the server stamps deletions with it.
     clock_.Set(TimePoint(
         std::chrono::duration_cast<seconds>(std::chrono::system_clock::now().time_since_epoch())));
   }
   void TearDown() override {
     kubelets_.reset();
-    server_.reset();
-    fs::remove_all(dir_);
+    api_.Stop();
   }
 
   void StartKubelets(SimulatedKubeletOptions options = {}) {
     options.run_thread = false;
-    kubelets_ = std::make_unique<SimulatedKubelets>(rest_.get(), &clock_, options);
+    kubelets_ = std::make_unique<SimulatedKubelets>(rest_, &clock_, options);
     ASSERT_TRUE(kubelets_->Start().ok());
     ASSERT_TRUE(RunUntil([&] { return kubelets_->HasSynced(); }));
   }
@@ -113,9 +96,8 @@ class SimulatedKubeletsTest : public ::testing::Test {
     return out;
   }
 
-  fs::path dir_;
-  std::unique_ptr<apiserver::Server> server_;
-  std::unique_ptr<client::RestClient> rest_;
+  controllers::TestApiServer api_;
+  client::RestClient* rest_ = nullptr;
   FakeClock clock_;
   std::unique_ptr<SimulatedKubelets> kubelets_;
 };
