@@ -382,6 +382,27 @@ TEST(SchedulerTest, NodesOutsideAPreFilterResultAreNotProcessed) {
   EXPECT_EQ(b.scored_nodes.front(), "n0002");
 }
 
+// A recorded placement lists only the nodes Filter ran on: a pod pinned to one node of 200
+// (a DaemonSet's pod) does not carry 199 "outside" rejections.
+TEST(SchedulerTest, APlacedPodsRecordLeavesOutNodesOutsideThePreFilterResult) {
+  Harness h;
+  ASSERT_NE(h.sched_, nullptr);
+  h.AddNodes(200);
+  NodeSelectorRequirement pin{"metadata.name", "In", {"n0042"}};
+  Affinity affinity;
+  affinity.node_affinity = NodeAffinity{NodeSelector{{NodeSelectorTerm{{}, {pin}}}}, {}};
+  SchedulingAttempt a =
+      h.Schedule(MakePod().Name("pinned").Req({{"cpu", "100m"}}).Affinity(affinity).Obj());
+  ASSERT_EQ(a.outcome, SchedulingAttempt::Outcome::kScheduled) << a.message;
+  EXPECT_EQ(a.node, "n0042");
+  EXPECT_TRUE(a.filter_statuses.empty());
+  // The same pod that does not fit still counts the outside nodes in its FitError.
+  SchedulingAttempt b =
+      h.Schedule(MakePod().Name("big").Req({{"cpu", "500"}}).Affinity(affinity).Obj());
+  EXPECT_EQ(b.outcome, SchedulingAttempt::Outcome::kUnschedulable);
+  EXPECT_EQ(b.filter_statuses.size(), 200u);
+}
+
 TEST(SchedulerTest, PreFilterResultOutsideNodesInTheFitError) {
   Harness h;
   ASSERT_NE(h.sched_, nullptr);
