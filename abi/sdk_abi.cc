@@ -24,6 +24,7 @@
 #include "berth/framework/node_info.h"
 #include "berth/framework/plugin.h"
 #include "berth/framework/plugin_library.h"
+#include "berth/framework/pre_bind_preflight.h"
 #include "berth/framework/registry.h"
 #include "berth/framework/remedy.h"
 #include "berth/framework/status.h"

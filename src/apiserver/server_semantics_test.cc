@@ -59,6 +59,24 @@ TEST_F(ServerSemanticsTest, TheBuiltInNamespacesCannotBeDeleted) {
   EXPECT_TRUE(unknown.body.contains("details"));
 }
 
+// ClearingNominatedNodeNameAfterBinding: the binding clears the pod's nomination.
+TEST_F(ServerSemanticsTest, BindingClearsTheNominatedNodeName) {
+  ASSERT_EQ(Do(http::verb::post, kPods, PodJson("nom")).status, 201);
+  const std::string path = std::string(kPods) + "/nom";
+  ASSERT_EQ(Do(http::verb::patch, path + "/status", R"({"status":{"nominatedNodeName":"n1"}})",
+               "application/merge-patch+json")
+                .status,
+            200);
+  EXPECT_EQ(Do(http::verb::get, path).body["status"]["nominatedNodeName"], "n1");
+  ASSERT_EQ(Do(http::verb::post, path + "/binding",
+               R"({"metadata":{"name":"nom"},"target":{"kind":"Node","name":"n1"}})")
+                .status,
+            201);
+  Reply bound = Do(http::verb::get, path);
+  EXPECT_EQ(bound.body["spec"]["nodeName"], "n1");
+  EXPECT_FALSE(bound.body["status"].contains("nominatedNodeName")) << bound.body.dump();
+}
+
 TEST_F(ServerSemanticsTest, EvictionRespectsDisruptionBudgets) {
   ASSERT_EQ(Do(http::verb::post, kPods, PodJson("web")).status, 201);
   Reply running =

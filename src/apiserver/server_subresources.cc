@@ -68,6 +68,8 @@ HttpResponse Server::Impl::Bind(HttpRequest& req, const Target& t, const Json& b
         Json& status = pod["status"];
         if (!status.is_object()) status = Json::object();
         pod["spec"]["nodeName"] = node;
+        // ClearingNominatedNodeNameAfterBinding (on in v1.37): a bound pod is nominated nowhere.
+        status.erase("nominatedNodeName");
         Json& conds = status["conditions"];
         if (!conds.is_array()) conds = Json::array();
         // Copied from one built once: an initializer list is assembled again on every call.

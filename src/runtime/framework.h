@@ -233,6 +233,10 @@ class Framework final : public Handle {
   // rejected, or expired (by ExpireWaitingPods or a waiting WaitOnPermit). False for a pod that
   // is not waiting; once false, WaitOnPermit returns without blocking.
   bool IsWaitingOnPermit(std::string_view uid);
+  // Whether the PreBind plugins have work for the pod on `node` (PreBindPreFlight): Skip when
+  // every one says it has none, Success when one has (or cannot tell: it lacks the interface),
+  // an Error naming the plugin when one fails.
+  Status RunPreBindPreFlights(CycleState& state, const PodInfo& pod, const std::string& node);
   Status RunPreBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
                            PluginOutcomes* outcomes = nullptr);
   Status RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node,

@@ -5,6 +5,7 @@
 #include <limits>
 #include <set>
 
+#include "berth/framework/pre_bind_preflight.h"
 #include "config/decode_util.h"
 #include "framework/guard.h"
 #include "observe/log.h"
@@ -235,6 +236,28 @@ bool Framework::IsWaitingOnPermit(std::string_view uid) {
   std::lock_guard lock(waiting_mu_);
   auto it = waiting_.find(uid);
   return it != waiting_.end() && !it->second->result().has_value();
+}
+
+Status Framework::RunPreBindPreFlights(CycleState& state, const PodInfo& pod,
+                                       const std::string& node) {
+  bool work = false;
+  for (PreBindPlugin* pl : pre_bind_) {
+    auto* flight = dynamic_cast<PreBindPreFlight*>(pl);
+    if (!flight) {
+      work = true;
+      continue;
+    }
+    Status s = flight->PreBindPreFlightCheck(state, pod, node);
+    if (s.IsSkip()) continue;
+    if (s.IsSuccess()) {
+      work = true;
+      continue;
+    }
+    s = Status::Error(fmt::format("running PreBindPreFlight \"{}\": {}", pl->Name(), s.Message()));
+    s.WithPlugin(pl->Name());
+    return s;
+  }
+  return work ? Status::Success() : Status::Skip();
 }
 
 Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node,

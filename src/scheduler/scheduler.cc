@@ -30,6 +30,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
   s->client_ = options.client;
   s->clock_ = options.clock;
   s->inline_binding_ = options.inline_binding;
+  s->nominate_before_binding_ = options.nominate_before_binding;
   s->record_details_ = options.record_details;
   s->detail_nodes_ = options.detail_nodes;
   s->metrics_ = options.metrics;
@@ -272,6 +273,21 @@ void Scheduler::FailSchedulingCycle(Framework& fw, CycleState& state, QueuedPodI
 void Scheduler::StartBindingCycle(std::unique_ptr<BindingTask> task, bool waits) {
   Framework* fw = task->fw;
   const PodInfoPtr assumed = task->assumed;
+  if (nominate_before_binding_) {
+    // As kube-scheduler: a pod that will take a while to bind (it waits at Permit, or PreBind
+    // has work) shows where it is going. The write is queued; a failure only costs the hint.
+    Status flight = fw->RunPreBindPreFlights(task->state, *assumed, task->host);
+    if (!flight.IsSuccess() && !flight.IsSkip()) {
+      task->preflight_failure = std::move(flight);
+    } else if ((flight.IsSuccess() || waits) && client_) {
+      if (VoidResult r = client_->SetNominatedNodeName(*assumed->pod, task->host);
+          !r.ok() && log_) {
+        log_->Info("Failed to record the nominated node before binding",
+                   {observe::KV::Str("pod", assumed->pod->Key()),
+                    observe::KV::Str("err", r.error().message)});
+      }
+    }
+  }
   if (inline_binding_) {
     if (waits) {
       waiting_bindings_.push_back(std::move(task));
@@ -348,6 +364,7 @@ void Scheduler::RunBindingCycle(std::unique_ptr<BindingTask> task) {
   if (Status ws = fw.WaitOnPermit(pod); !ws.IsSuccess())
     return stopping_.load() ? abandon() : fail(ws);
   if (stopping_.load()) return abandon();
+  if (task->preflight_failure) return fail(*task->preflight_failure);
   queue_->Done(UidOf(pod));
   if (Status pb = Timed(fw, "PreBind",
                         [&] {
@@ -509,6 +526,9 @@ void Scheduler::OnPodUpdate(const Ptr<Pod>& old_pod, const Ptr<Pod>& new_pod) {
     return;
   }
   Handled("UnscheduledPodUpdate", [&] {
+    // An assumed pod is in its binding cycle (a status write such as the nomination before
+    // binding): queueing it again would schedule it twice, as kube-scheduler's handler knows.
+    if (cache_.IsAssumedPod(*new_pod)) return;
     if (CurrentGeneration()->ProfileFor(*new_pod)) queue_->Update(PodInfo::Create(new_pod));
   });
 }

@@ -133,6 +133,10 @@ struct SchedulerOptions {
   // alone. When the only profile's PreFilter, Filter, PreScore and Score plugins are all listed,
   // results are reused with no check per cycle. Empty: never.
   std::vector<std::string> node_local_plugins;
+  // NominatedNodeNameForExpectation (on by default, as in kube-scheduler v1.37): when a PreBind
+  // plugin has work for the pod (PreBindPreFlight) or the pod will wait at Permit, the chosen
+  // node is written as the pod's status.nominatedNodeName before the binding cycle goes on.
+  bool nominate_before_binding = true;
   // Failed writes the scheduler recovers from (the PodScheduled condition, a nomination, a
   // cache entry to forget) and plugins' LogError are logged here; null: nowhere (simulation).
   observe::Logger* log = nullptr;
@@ -356,6 +360,7 @@ class Scheduler final : public ClusterEventHandler {
   ClusterClient* client_ = nullptr;
   const Clock* clock_ = nullptr;
   bool inline_binding_ = true;
+  bool nominate_before_binding_ = true;
   SchedulerMetricsSink* metrics_ = nullptr;
   observe::Logger* log_ = nullptr;
   bool record_details_ = true;

@@ -1,6 +1,8 @@
 // Private types of the Scheduler shared by its .cc files.
 #pragma once
 
+#include <optional>
+
 #include <functional>
 #include <map>
 #include <memory>
@@ -44,6 +46,8 @@ struct Scheduler::BindingTask {
   PodInfoPtr assumed;
   std::string host;
   SchedulingAttempt attempt;
+  // A PreBindPreFlight that failed: the binding cycle fails with it (after any Permit wait).
+  std::optional<Status> preflight_failure;
 };
 
 }  // namespace berth

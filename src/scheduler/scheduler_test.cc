@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "berth/framework/pre_bind_preflight.h"
 #include "config/load.h"
 #include "framework/in_memory_cluster.h"
 #include "plugins/registry.h"
@@ -415,6 +416,56 @@ TEST(SchedulerTest, PreFilterResultOutsideNodesInTheFitError) {
   EXPECT_EQ(a.outcome, SchedulingAttempt::Outcome::kUnschedulable);
   EXPECT_THAT(a.message, StartsWith("0/3 nodes are available: 1 Insufficient cpu, 2 node(s) "
                                     "didn't satisfy plugin(s) [NodeAffinity]. preemption: "));
+}
+
+// A PreBind plugin that notes the nomination the cluster holds for the pod while it runs, and
+// says in PreBindPreFlight whether it has work.
+class SeesNomination final : public PreBindPlugin, public PreBindPreFlight {
+ public:
+  SeesNomination(Handle& handle, std::map<std::string, std::string>* seen)
+      : handle_(&handle), seen_(seen) {}
+  std::string_view Name() const override { return "SeesNomination"; }
+  Status PreBindPreFlightCheck(CycleState&, const PodInfo& pod, const std::string&) override {
+    return pod->metadata.labels.count("work") ? Status::Success() : Status::Skip();
+  }
+  Status PreBind(CycleState&, const PodInfo& pod, const std::string&) override {
+    Ptr<Pod> live = handle_->listers().GetPod(pod->metadata.namespace_, pod->metadata.name);
+    (*seen_)[pod->metadata.name] = live ? live->status.nominated_node_name : "?";
+    return Status::Success();
+  }
+
+ private:
+  Handle* handle_;
+  std::map<std::string, std::string>* seen_;
+};
+
+// NominatedNodeNameForExpectation: a pod whose PreBind has work shows its node as
+// nominatedNodeName before PreBind runs, and binding clears it; a pod with nothing to do in
+// PreBind is bound without the extra write.
+TEST(SchedulerTest, APodWhosePreBindHasWorkIsNominatedBeforeBinding) {
+  std::map<std::string, std::string> seen;
+  PluginRegistration reg;
+  reg.name = "SeesNomination";
+  reg.factory = [&seen](const PluginArgs*, Handle& h) -> Result<std::unique_ptr<Plugin>> {
+    return std::unique_ptr<Plugin>(std::make_unique<SeesNomination>(h, &seen));
+  };
+  std::vector<PluginRegistration> extra;
+  extra.push_back(std::move(reg));
+  Harness h(
+      1,
+      [](config::SchedulerConfiguration& c) {
+        c.profiles[0].plugins.pre_bind.enabled.push_back({"SeesNomination", 0});
+      },
+      std::move(extra));
+  ASSERT_NE(h.sched_, nullptr);
+  h.AddNodes(3);
+  SchedulingAttempt a = h.Schedule(MakePod().Name("slow").Label("work", "y").Obj());
+  ASSERT_EQ(a.outcome, SchedulingAttempt::Outcome::kScheduled) << a.message;
+  EXPECT_EQ(seen["slow"], a.node);
+  EXPECT_EQ(h.cluster_.GetPod("default", "slow")->status.nominated_node_name, "");
+  SchedulingAttempt b = h.Schedule(MakePod().Name("quick").Obj());
+  ASSERT_EQ(b.outcome, SchedulingAttempt::Outcome::kScheduled) << b.message;
+  EXPECT_EQ(seen["quick"], "");
 }
 
 TEST(SchedulerTest, SeededTieBreakIsReproducible) {

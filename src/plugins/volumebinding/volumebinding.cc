@@ -266,6 +266,12 @@ void VolumeBinding::Unreserve(CycleState& state, const PodInfo& /*pod*/,
   state.Delete(kReservedKey);
 }
 
+Status VolumeBinding::PreBindPreFlightCheck(CycleState& state, const PodInfo& /*pod*/,
+                                            const std::string& /*node*/) {
+  const ReservedData* reserved = state.Read(kReservedKey);
+  return !reserved || reserved->all_bound ? Status::Skip() : Status::Success();
+}
+
 Status VolumeBinding::PreBind(CycleState& state, const PodInfo& /*pod*/, const std::string& node) {
   const ReservedData* reserved = state.Read(kReservedKey);
   if (!reserved) return Status::Error("no pod volumes found for node \"" + node + "\"");

@@ -28,6 +28,7 @@
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
+#include "berth/framework/pre_bind_preflight.h"
 #include "berth/framework/registry.h"
 #include "config/plugin_names.h"
 #include "plugins/volumebinding/assume_cache.h"
@@ -48,6 +49,7 @@ class VolumeBinding final : public PreFilterPlugin,
                             public FilterPlugin,
                             public ReservePlugin,
                             public PreBindPlugin,
+                            public PreBindPreFlight,
                             public EnqueueExtensions {
  public:
   VolumeBinding(Handle& handle, int64_t bind_timeout_seconds)
@@ -61,6 +63,9 @@ class VolumeBinding final : public PreFilterPlugin,
   Status Reserve(CycleState& state, const PodInfo& pod, const std::string& node) override;
   void Unreserve(CycleState& state, const PodInfo& pod, const std::string& node) override;
   Status PreBind(CycleState& state, const PodInfo& pod, const std::string& node) override;
+  // Skip when every claim of the pod is bound (nothing to write in PreBind).
+  Status PreBindPreFlightCheck(CycleState& state, const PodInfo& pod,
+                               const std::string& node) override;
 
   int64_t bind_timeout_seconds() const { return bind_timeout_seconds_; }
   const AssumeCache& assume_cache() const { return cache_; }
