@@ -5,6 +5,7 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "apiserver/resource_validation_internal.h"
@@ -46,6 +47,23 @@ void Attribute(FieldErrors& e, const std::string& path, const Json& attr) {
     }
     if (v.get<std::string>().size() > kAttributeMaxValueLength) {
       e.TooLong(path + ".version", kAttributeMaxValueLength);
+    }
+  }
+  // The list-typed values (DRAListTypeAttributes).
+  for (const char* f : {"bools", "ints", "strings", "versions"}) {
+    const Json& list = Member(attr, f);
+    if (list.is_null()) continue;
+    ++set;
+    const std::string at = fmt::format("{}.{}", path, f);
+    if (!list.is_array() || list.empty()) e.Invalid(at, list, "must not be empty if specified");
+    if (!list.is_array()) continue;
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (!list[i].is_string()) continue;
+      const std::string v = list[i].get<std::string>();
+      if (std::string_view(f) == "versions" && !IsSemver(v)) {
+        e.Invalid(Idx(at, i), v, "must be a string compatible with semver.org spec 2.0.0");
+      }
+      if (v.size() > kAttributeMaxValueLength) e.TooLong(Idx(at, i), kAttributeMaxValueLength);
     }
   }
   if (set == 0) e.Invalid(path, "", "exactly one value must be specified");

@@ -315,6 +315,18 @@ TEST(ResourceSliceValidationTest, DevicesAttributesAndLimits) {
               ElementsAre("spec.devices: Too many: 129: must have at most 128 items"));
 }
 
+TEST(ResourceSliceValidationTest, ListAttributesAreNotEmptyAndVersionsAreSemver) {
+  EXPECT_THAT(
+      CreateErrors("resourceslices", Slice({{{"name", "gpu-0"},
+                                             {"attributes",
+                                              {{"links", {{"ints", Json::array()}}},
+                                               {"fw", {{"versions", {"1.0.0", "v2"}}}}}}}})),
+      ElementsAre("spec.devices[0].attributes[fw].versions[1]: Invalid value: \"v2\": "
+                  "must be a string compatible with semver.org spec 2.0.0",
+                  "spec.devices[0].attributes[links].ints: Invalid value: []: must not "
+                  "be empty if specified"));
+}
+
 TEST(ResourceSliceValidationTest, CountersAndImmutableFields) {
   Json slice = Slice(Json::array());
   slice["spec"].erase("devices");

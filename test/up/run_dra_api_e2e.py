@@ -81,6 +81,9 @@ def check_explain(up):
     for want in ["requests", "constraints", "config"]:
         if want not in out:
             raise Fail("explain resourceclaims.spec.devices lacks %s:\n%s" % (want, out))
+    out = up.kubectl(["explain", "resourceclaims.spec.devices.requests.exactly.count"])[1]
+    if "Defaults to 1" not in out or "integer" not in out:
+        raise Fail("explain ...exactly.count:\n" + out)
     out = up.kubectl(["explain", "resourceslices.spec.pool"])[1]
     if "resourceSliceCount" not in out:
         raise Fail("explain resourceslices.spec.pool:\n" + out)
