@@ -17,8 +17,11 @@ Usage: run_dra_api_e2e.py BERTH [CHECK ...]
 * the Python client reads and writes them through its dynamic client.
 Prints one line per check and "N passed, M failed".
 """
+import base64
+import http.client
 import json
 import os
+import ssl
 import subprocess
 import sys
 
@@ -70,6 +73,28 @@ def check_discovery(up):
     for want in RESOURCES + ["resourceclaims/status"]:
         if want not in names:
             raise Fail("discovery lacks %s: %s" % (want, sorted(names)))
+    # The aggregated discovery document kubectl reads first.
+    cfg = json.load(open(up.kubeconfig))
+    cluster = cfg["clusters"][0]["cluster"]
+    ctx = ssl.create_default_context(
+        cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
+    ctx.check_hostname = False
+    host, port = cluster["server"].split("//")[1].rsplit(":", 1)
+    conn = http.client.HTTPSConnection(host, int(port), context=ctx, timeout=30)
+    conn.request("GET", "/apis", headers={
+        "Authorization": "Bearer " + cfg["users"][0]["user"]["token"],
+        "Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"})
+    doc = json.loads(conn.getresponse().read())
+    conn.close()
+    groups = {g["metadata"]["name"]: g for g in doc.get("items", [])}
+    if "resource.k8s.io" not in groups:
+        raise Fail("aggregated discovery lacks resource.k8s.io: %s" % sorted(groups))
+    version = groups["resource.k8s.io"]["versions"][0]
+    served = {r["resource"]: r for r in version["resources"]}
+    if sorted(served) != RESOURCES or served["resourceclaims"]["scope"] != "Namespaced" or \
+            [s["subresource"] for s in served["resourceclaims"].get("subresources", [])] != \
+            ["status"]:
+        raise Fail("aggregated resource.k8s.io/v1: %s" % version)
     out = up.kubectl(["api-resources", "--api-group", "resource.k8s.io"])[1]
     for want in RESOURCES:
         if want not in out:
