@@ -512,7 +512,9 @@ void ClaimStatus(FieldErrors& e, const Json& claim, const Json& old) {
         fmt::format("{}/{}/{}", Str(devices[i], "driver"), Str(devices[i], "pool"),
                     Str(devices[i], "device")) +
         (Str(devices[i], "shareID").empty() ? "" : "/" + Str(devices[i], "shareID"));
-    if (allocated.count(id) == 0) e.Invalid(at, id, "must be an allocated device in the claim");
+    if (allocated.count(id) == 0) {
+      e.InvalidText(at, id, "must be an allocated device in the claim");
+    }
   }
   if (!reserved.empty()) {
     if (!allocation.is_object()) {

@@ -26,6 +26,10 @@ class FieldErrors {
   void Invalid(const std::string& path, const Json& value, std::string_view detail) {
     Add(path, fmt::format("Invalid value: {}: {}", Shown(value), detail));
   }
+  // A value shown as Go shows a fmt.Stringer: its text, unquoted.
+  void InvalidText(const std::string& path, std::string_view text, std::string_view detail) {
+    Add(path, fmt::format("Invalid value: {}: {}", text, detail));
+  }
   void Forbidden(const std::string& path, std::string_view detail) {
     Add(path, fmt::format("Forbidden: {}", detail));
   }

@@ -222,6 +222,28 @@ TEST(ResourceClaimValidationTest, SpecIsImmutableAndStatusFollowsTheRules) {
                           "and a subrequest separated by '/'"));
 }
 
+TEST(ResourceClaimValidationTest, DeviceStatusesNameAllocatedDevicesAndDeletionStopsReserving) {
+  Json old = Claim({Exact("a")});
+  DefaultResourceObject(Res("resourceclaims"), old, true, "now");
+  old["status"]["allocation"] = {
+      {"devices",
+       {{"results",
+         {{{"request", "a"}, {"driver", "gpu.example.com"}, {"pool", "n1"}, {"device", "g0"}}}}}}};
+  Json next = old;
+  next["status"]["devices"] = {{{"driver", "gpu.example.com"}, {"pool", "n1"}, {"device", "g0"}},
+                               {{"driver", "gpu.example.com"}, {"pool", "n1"}, {"device", "g9"}}};
+  EXPECT_THAT(ResourceFieldErrors(Res("resourceclaims"), next, &old),
+              ElementsAre("status.devices[1]: Invalid value: gpu.example.com/n1/g9: must be an "
+                          "allocated device in the claim"));
+  Json deleting = old;
+  deleting["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+  Json reserving = deleting;
+  reserving["status"]["reservedFor"] = {{{"resource", "pods"}, {"name", "p"}, {"uid", "1"}}};
+  EXPECT_THAT(ResourceFieldErrors(Res("resourceclaims"), reserving, &deleting),
+              ElementsAre("status.reservedFor: Forbidden: new entries may not be added while "
+                          "`deallocationRequested` or `deletionTimestamp` are set"));
+}
+
 TEST(ResourceClaimTemplateValidationTest, PathsStartAtSpecSpecAndSpecIsImmutable) {
   Json tmpl = {{"metadata", {{"name", "t"}}},
                {"spec", {{"spec", {{"devices", {{"requests", {Exact("a", Json::object())}}}}}}}}};
