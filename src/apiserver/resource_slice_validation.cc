@@ -2,6 +2,7 @@
 // of kube-apiserver's resource.k8s.io).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <regex>
 #include <set>
 #include <string>

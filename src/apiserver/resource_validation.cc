@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
