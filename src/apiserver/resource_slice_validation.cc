@@ -164,7 +164,7 @@ void Device(FieldErrors& e, const std::string& path, const Json& device, const J
   }
   const bool multi = Member(device, "allowMultipleAllocations") == true;
   if (capacity.is_object() &&
-      (old_device == nullptr || Member(*old_device, "capacity") != capacity)) {
+      (old_device == nullptr || !SemanticEqual(Member(*old_device, "capacity"), capacity))) {
     for (auto it = capacity.begin(); it != capacity.end(); ++it) {
       QualifiedName(e, path + ".capacity", it.key());
       if (!multi && !Member(*it, "requestPolicy").is_null()) {
@@ -174,7 +174,8 @@ void Device(FieldErrors& e, const std::string& path, const Json& device, const J
     }
   }
   const Json& taints = Items(device, "taints");
-  if (old_device == nullptr || Member(*old_device, "taints") != Member(device, "taints")) {
+  if (old_device == nullptr ||
+      !SemanticEqual(Member(*old_device, "taints"), Member(device, "taints"))) {
     if (taints.size() > kMaxTaints) {
       e.TooMany(path + ".taints", taints.size(), kMaxTaints);
     } else {
@@ -283,7 +284,8 @@ void ValidateResourceSlice(FieldErrors& e, const Json& obj, const Json* old) {
   const Json* old_spec = old != nullptr ? &Member(*old, "spec") : nullptr;
   if (old_spec != nullptr) {
     auto immutable = [&](const std::string& path, const Json& now, const Json& before) {
-      if (now != before) e.Invalid(path, now.is_null() ? Json("") : now, "field is immutable");
+      if (!SemanticEqual(now, before))
+        e.Invalid(path, now.is_null() ? Json("") : now, "field is immutable");
     };
     immutable("spec.pool.name", Member(pool, "name"), Member(Member(*old_spec, "pool"), "name"));
     immutable("spec.driver", Member(spec, "driver"), Member(*old_spec, "driver"));

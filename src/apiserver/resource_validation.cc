@@ -69,6 +69,35 @@ std::string Str(const Json& v, const char* key) {
 
 namespace {
 
+// `v` without nulls and empty lists, which decode to the same Go value as an absent field.
+Json Decoded(const Json& v) {
+  if (v.is_object()) {
+    Json out = Json::object();
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (it->is_null() || (it->is_array() && it->empty())) continue;
+      out[it.key()] = Decoded(*it);
+    }
+    return out;
+  }
+  if (v.is_array()) {
+    Json out = Json::array();
+    for (const Json& e : v) out.push_back(Decoded(e));
+    return out;
+  }
+  return v;
+}
+
+}  // namespace
+
+bool SemanticEqual(const Json& a, const Json& b) {
+  if (a == b) return true;
+  Json x = Decoded(a), y = Decoded(b);
+  auto empty = [](const Json& j) { return j.is_null() || (j.is_array() && j.empty()); };
+  return (empty(x) && empty(y)) || x == y;
+}
+
+namespace {
+
 const ResourceInfo& NodesInfo() {
   static const ResourceInfo kNodes = [] {
     ResourceInfo r;
@@ -437,8 +466,8 @@ bool IsExtendedResourceName(const std::string& name) {
 }
 
 void DeviceClassSpec(FieldErrors& e, const Json& spec, const Json* old_spec) {
-  const bool selectors_stored =
-      old_spec != nullptr && Member(*old_spec, "selectors") == Member(spec, "selectors");
+  const bool selectors_stored = old_spec != nullptr && SemanticEqual(Member(*old_spec, "selectors"),
+                                                                     Member(spec, "selectors"));
   Selectors(e, "spec.selectors", Items(spec, "selectors"), selectors_stored);
   const Json& config = Items(spec, "config");
   if (config.size() > kDeviceConfigMaxSize) {
@@ -536,7 +565,7 @@ void ClaimStatus(FieldErrors& e, const Json& claim, const Json& old) {
     }
   }
   if (old_allocation.is_object() && allocation.is_object()) {
-    if (old_allocation != allocation) {
+    if (!SemanticEqual(old_allocation, allocation)) {
       e.Invalid("status.allocation", allocation, "field is immutable");
     }
   } else if (allocation.is_object()) {
@@ -627,14 +656,14 @@ std::vector<std::string> ResourceFieldErrors(const ResourceInfo& r, const Json& 
     if (old == nullptr) {
       DeviceClaim(e, "spec.devices", Member(spec, "devices"));
     } else {
-      if (Member(*old, "spec") != spec) e.Invalid("spec", spec, "field is immutable");
+      if (!SemanticEqual(Member(*old, "spec"), spec)) e.Invalid("spec", spec, "field is immutable");
       ClaimStatus(e, obj, *old);
     }
   } else if (r.plural == "resourceclaimtemplates") {
     if (old == nullptr) {
       TemplateMetadata(e, Member(spec, "metadata"));
       DeviceClaim(e, "spec.spec.devices", Member(Member(spec, "spec"), "devices"));
-    } else if (Member(*old, "spec") != spec) {
+    } else if (!SemanticEqual(Member(*old, "spec"), spec)) {
       e.Invalid("spec", spec, "field is immutable");
     }
   } else if (r.plural == "resourceslices") {

@@ -73,6 +73,10 @@ void LabelValue(FieldErrors& e, const std::string& path, const std::string& valu
 void NodeSelector(FieldErrors& e, const std::string& path, const Json& selector);
 void NodeName(FieldErrors& e, const std::string& path, const std::string& value);
 
+// Whether two values decode to equal Go values (apimachinery's Semantic.DeepEqual: a null or
+// an empty list is an absent field).
+bool SemanticEqual(const Json& a, const Json& b);
+
 // The effects a device taint or toleration may name.
 const std::vector<std::string>& TaintEffects();
 

@@ -178,6 +178,12 @@ TEST(ResourceClaimValidationTest, SpecIsImmutableAndStatusFollowsTheRules) {
   EXPECT_THAT(errors[0], ::testing::StartsWith("spec: Invalid value: "));
   EXPECT_THAT(errors[0], ::testing::EndsWith(": field is immutable"));
 
+  // Empty lists and nulls decode to what an absent field does: no change.
+  Json same = old;
+  same["spec"]["devices"]["constraints"] = Json::array();
+  same["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = nullptr;
+  EXPECT_THAT(ResourceFieldErrors(Res("resourceclaims"), same, &old), IsEmpty());
+
   Json reserved = old;
   reserved["status"]["reservedFor"] = {{{"resource", "pods"}, {"name", "p"}, {"uid", "1"}}};
   EXPECT_THAT(ResourceFieldErrors(Res("resourceclaims"), reserved, &old),
