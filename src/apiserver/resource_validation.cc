@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <string>
@@ -14,7 +15,6 @@
 #include "apiserver/name_validation.h"
 #include "apiserver/resource_validation_internal.h"
 #include "apiserver/selectors.h"
-#include "apiserver/validation.h"
 #include "cel/dra.h"
 
 namespace berth::apiserver {
@@ -599,6 +599,17 @@ void DefaultRequest(Json& request) {
   }
 }
 
+// The value at `path` in `obj`, null when a step is missing.
+Json* MutableAt(Json& obj, std::initializer_list<const char*> path) {
+  Json* at = &obj;
+  for (const char* step : path) {
+    auto it = at->is_object() ? at->find(step) : at->end();
+    if (!at->is_object() || it == at->end()) return nullptr;
+    at = &*it;
+  }
+  return at;
+}
+
 void DefaultClaimSpec(Json& spec) {
   if (!spec.is_object()) return;
   auto devices = spec.find("devices");
@@ -626,7 +637,7 @@ void DefaultResourceObject(const ResourceInfo& r, Json& obj, bool is_create,
     if (is_create) obj.erase("status");
     if (auto spec = obj.find("spec"); spec != obj.end()) DefaultClaimSpec(*spec);
     // An allocation's results carry the requests' tolerations, defaulted the same way.
-    Json* results = const_cast<Json*>(FieldAt(obj, "status.allocation.devices.results"));
+    Json* results = MutableAt(obj, {"status", "allocation", "devices", "results"});
     if (results != nullptr && results->is_array()) {
       for (Json& result : *results) {
         auto t = result.is_object() ? result.find("tolerations") : result.end();
@@ -639,7 +650,7 @@ void DefaultResourceObject(const ResourceInfo& r, Json& obj, bool is_create,
       }
     }
   } else if (r.plural == "resourceclaimtemplates") {
-    Json* spec = const_cast<Json*>(FieldAt(obj, "spec.spec"));
+    Json* spec = MutableAt(obj, {"spec", "spec"});
     if (spec != nullptr) DefaultClaimSpec(*spec);
   } else if (r.plural == "resourceslices") {
     DefaultResourceSlice(obj, now);

@@ -54,6 +54,11 @@ TEST(ResourceDefaultsTest, ExactRequestsAndSubrequestsGetExactCountOfOne) {
   EXPECT_FALSE(requests[2]["exactly"].contains("count"));
   // A created claim starts without status, as its registry strategy resets it.
   EXPECT_FALSE(claim.contains("status"));
+  // A status write's results get their tolerations' operator too.
+  claim["status"]["allocation"]["devices"]["results"] = {{{"tolerations", {{{"key", "k"}}}}}};
+  DefaultResourceObject(Res("resourceclaims"), claim, false, "now");
+  EXPECT_EQ(claim["status"]["allocation"]["devices"]["results"][0]["tolerations"][0]["operator"],
+            "Equal");
 }
 
 TEST(ResourceDefaultsTest, TemplateSpecAndSliceTaintsAreDefaulted) {
