@@ -54,6 +54,18 @@ TEST_F(ResourceApiServerTest, CreateDefaultsAndRefusesWithCauses) {
   EXPECT_EQ(causes[1]["field"], "spec.devices.requests[1].exactly.count");
   EXPECT_EQ(causes[2]["reason"], "FieldValueDuplicate");
   EXPECT_EQ(Do(http::verb::get, std::string(kClaims) + "/bad").status, 404);
+
+  // A detail holding ", " stays one cause.
+  Reply mode = Do(http::verb::post, kClaims,
+                  R"({"metadata":{"name":"mode"},"spec":{"devices":{"requests":[
+                       {"name":"a","exactly":{"deviceClassName":"c","allocationMode":"Some"}},
+                       {"name":"B","exactly":{"deviceClassName":"c"}}]}}})");
+  ASSERT_EQ(mode.status, 422) << mode.body.dump();
+  ASSERT_EQ(mode.body["details"]["causes"].size(), 2u) << mode.body.dump();
+  EXPECT_EQ(mode.body["details"]["causes"][0]["message"],
+            "Unsupported value: \"Some\": supported values: \"All\", \"ExactCount\"");
+  EXPECT_EQ(mode.body["details"]["causes"][0]["reason"], "FieldValueNotSupported");
+  EXPECT_EQ(mode.body["details"]["causes"][1]["field"], "spec.devices.requests[1].name");
 }
 
 TEST_F(ResourceApiServerTest, StatusIsWrittenThroughTheSubresourceOnly) {
