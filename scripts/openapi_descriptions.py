@@ -561,6 +561,94 @@ DESCRIPTIONS = {
         "description": "When to use this class, for people.",
         "preemptionPolicy": "PreemptLowerPriority (default) or Never.",
     },
+    # --- dynamic resource allocation -----------------------------------------------------
+    "resource.v1.DeviceClass": {
+        "": "A kind of device pods can claim: the selectors every device of the class must "
+            "satisfy and the configuration drivers receive for it. Cluster-scoped.",
+        "spec": "The selectors and configuration of the class.",
+    },
+    "resource.v1.DeviceClassSpec": {
+        "selectors": "CEL expressions a device must all satisfy to belong to the class.",
+        "config": "Opaque configuration handed to the drivers of the allocated devices.",
+        "extendedResourceName": "An extended resource name (`example.com/gpu`) pods may "
+                                "request through container resources instead of a claim.",
+    },
+    "resource.v1.ResourceClaim": {
+        "": "A request for devices, allocated by the scheduler and reserved for the pods that "
+            "use it.",
+        "spec": "The devices requested. Cannot change after creation.",
+        "status": "The allocation and the pods it is reserved for, written through the "
+                  "status subresource.",
+    },
+    "resource.v1.ResourceClaimSpec": {
+        "devices": "The requests, constraints across them and their configuration.",
+    },
+    "resource.v1.DeviceClaim": {
+        "requests": "What to allocate, each request by a unique name.",
+        "constraints": "Conditions across the devices of several requests (for example one "
+                       "attribute value shared by all of them).",
+        "config": "Opaque configuration for the drivers of some or all requests.",
+    },
+    "resource.v1.DeviceRequest": {
+        "name": "The request's name, a DNS label unique in the claim; containers and "
+                "constraints refer to it.",
+        "exactly": "Devices of one class. Exactly one of exactly and firstAvailable is set.",
+        "firstAvailable": "Alternatives in order of preference; the first that can be "
+                          "allocated is.",
+    },
+    "resource.v1.ExactDeviceRequest": {
+        "deviceClassName": "The DeviceClass the devices must belong to. Required.",
+        "selectors": "CEL expressions the devices must also satisfy.",
+        "allocationMode": "ExactCount (default): `count` devices; All: every matching device.",
+        "count": "How many devices, with allocationMode ExactCount. Defaults to 1.",
+        "tolerations": "Device taints the request tolerates.",
+        "adminAccess": "Access to devices already in use, for monitoring and administration.",
+    },
+    "resource.v1.ResourceClaimStatus": {
+        "allocation": "The devices allocated, set once; it can only be cleared.",
+        "reservedFor": "The pods (at most 256) that may use the allocated devices.",
+    },
+    "resource.v1.ResourceClaimTemplate": {
+        "": "The spec of the ResourceClaims made for pods that name this template, one claim "
+            "per pod.",
+        "spec": "The metadata and spec of each claim made from the template. Cannot change "
+                "after creation.",
+    },
+    "resource.v1.ResourceSlice": {
+        "": "Devices a driver offers, as one slice of a pool: on one node, on a selection of "
+            "nodes or on all nodes. Cluster-scoped.",
+        "spec": "The driver, pool, where the devices are reachable and the devices.",
+    },
+    "resource.v1.ResourceSliceSpec": {
+        "driver": "The driver's name, a DNS subdomain. Cannot change.",
+        "pool": "The pool this slice belongs to and the pool's generation.",
+        "nodeName": "The node the devices are on. Exactly one of nodeName, nodeSelector, "
+                    "allNodes and perDeviceNodeSelection is set.",
+        "nodeSelector": "The nodes the devices are reachable from (one term).",
+        "allNodes": "Whether the devices are reachable from every node.",
+        "perDeviceNodeSelection": "Whether each device says where it is reachable.",
+        "devices": "The devices of the slice, at most 128, each with a unique name.",
+        "sharedCounters": "Counter sets devices of the pool consume from (in a slice of "
+                          "their own).",
+    },
+    "resource.v1.ResourcePool": {
+        "name": "The pool's name, unique per driver.",
+        "generation": "Increased when the pool changes; slices of an older generation are "
+                      "ignored.",
+        "resourceSliceCount": "How many slices make up the pool at this generation.",
+    },
+    "resource.v1.Device": {
+        "name": "The device's name, a DNS label unique in the pool.",
+        "attributes": "Typed values (bool, int, string, version) selectors and constraints "
+                      "read, by qualified name.",
+        "capacity": "Quantities of the device (memory, ...), by qualified name.",
+        "taints": "Taints that keep requests not tolerating them off the device.",
+        "consumesCounters": "Counters of the pool's shared counter sets the device uses up.",
+    },
+    "resource.v1.CELDeviceSelector": {
+        "expression": "A CEL expression over `device` (driver, attributes, capacity) that "
+                      "must evaluate to true.",
+    },
     # --- configuration and services -------------------------------------------------------
     "core.v1.Namespace": {
         "": "A scope for names: most objects live in a namespace, and deleting it deletes "

@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <utility>
 
+#include "api/codec.h"
 #include "apiserver/base64.h"
 #include "apiserver/crd_admission.h"
 #include "apiserver/field_types.h"
@@ -14,7 +15,9 @@
 #include "apiserver/name_validation.h"
 #include "apiserver/pod_label_keys.h"
 #include "apiserver/pod_resize.h"
+#include "apiserver/resource_validation.h"
 #include "apiserver/selectors.h"
+#include "apiserver/store.h"
 #include "apiserver/validation.h"
 #include "berth/api/quantity.h"
 
@@ -472,6 +475,13 @@ VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
           "Invalid value: must be no greater than 1000000000 for non-system classes");
     }
   }
+  if (IsResourceApi(r)) {
+    DefaultResourceObject(r, obj, is_create, FormatTimestamp(NowUnixSeconds()));
+    // An update is validated against the stored object, in ValidateUpdate.
+    if (is_create) {
+      if (auto ok = ValidateResourceObject(r, obj, nullptr); !ok.ok()) return ok;
+    }
+  }
   // Pod templates' label keys on create; an update checks them in ValidateUpdate.
   if (auto ok = ValidateObject(r, obj); !ok.ok() || !is_create) return ok;
   return CheckLabelKeys(r, obj);
@@ -545,6 +555,7 @@ Json FixedPodSpec(Json spec) {
 
 VoidResult ValidateUpdate(const ResourceInfo& r, const Json& current, Json& next) {
   if (IsCrdResource(r)) return ValidateCrdUpdate(current, next);
+  if (IsResourceApi(r)) return ValidateResourceObject(r, next, &current);
   // An object stored with label keys that no longer pass (written before they were checked)
   // may still be updated, as kube-apiserver lets pods that violated the older rules be.
   if (CheckLabelKeys(r, current).ok()) {

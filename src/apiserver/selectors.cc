@@ -240,6 +240,8 @@ Result<ObjectFilter> ParseFieldSelector(const ResourceInfo& r, std::string_view 
   } else if ((r.group.empty() && r.plural == "replicationcontrollers") ||
              (r.group == "apps" && r.plural == "replicasets")) {
     allowed.push_back("status.replicas");
+  } else if (r.group == "resource.k8s.io" && r.plural == "resourceslices") {
+    allowed.insert(allowed.end(), {"spec.nodeName", "spec.driver"});
   }
   std::vector<FieldReq> reqs;
   for (auto term : SplitTerms(text)) {

@@ -1,8 +1,11 @@
 #include "apiserver/table.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "api/codec.h"
 #include "apiserver/crd_admission.h"
@@ -156,6 +159,16 @@ std::vector<Column> ColumnsFor(const ResourceInfo& r) {
     return {{"Name", "string", 0, "name"}, {"Schedule", "string", 0},
             {"Timezone", "string", 0},     {"Suspend", "boolean", 0},
             {"Active", "integer", 0},      {"Last Schedule", "string", 0},
+            {"Age", "string", 0}};
+  }
+  if (r.group == "resource.k8s.io" && r.plural == "resourceclaims") {
+    return {{"Name", "string", 0, "name"}, {"State", "string", 0}, {"Age", "string", 0}};
+  }
+  if (r.group == "resource.k8s.io" && r.plural == "resourceslices") {
+    return {{"Name", "string", 0, "name"},
+            {"Node", "string", 0},
+            {"Driver", "string", 0},
+            {"Pool", "string", 0},
             {"Age", "string", 0}};
   }
   return {{"Name", "string", 0, "name"}, {"Age", "string", 0}};
@@ -388,6 +401,25 @@ Json IngressCells(const Json& obj, const std::string& name, const std::string& a
                       tls != nullptr && tls->is_array() && !tls->empty() ? "80, 443" : "80", age});
 }
 
+// kubectl's STATE of a ResourceClaim: "pending", "allocated", "allocated,reserved", with
+// "deleted" first while it is being deleted.
+std::string ResourceClaimState(const Json& obj) {
+  std::vector<std::string> states;
+  const bool deleted = !FieldValue(obj, "metadata.deletionTimestamp").empty();
+  if (deleted) states.push_back("deleted");
+  const Json* allocation = FieldAt(obj, "status.allocation");
+  if (allocation == nullptr || allocation->is_null()) {
+    if (!deleted) states.push_back("pending");
+  } else {
+    states.push_back("allocated");
+    const Json* reserved = FieldAt(obj, "status.reservedFor");
+    if (reserved != nullptr && reserved->is_array() && !reserved->empty()) {
+      states.push_back("reserved");
+    }
+  }
+  return fmt::format("{}", fmt::join(states, ","));
+}
+
 // Cells of the kinds whose columns are fields as stored; null for the kinds built elsewhere.
 Json PlainCells(const ResourceInfo& r, const Json& obj, int64_t now) {
   const std::string name = FieldValue(obj, "metadata.name");
@@ -450,6 +482,13 @@ Json PlainCells(const ResourceInfo& r, const Json& obj, int64_t now) {
   }
   if (r.group == "coordination.k8s.io" && r.plural == "leases") {
     return Json::array({name, FieldValue(obj, "spec.holderIdentity"), age});
+  }
+  if (r.group == "resource.k8s.io" && r.plural == "resourceclaims") {
+    return Json::array({name, ResourceClaimState(obj), age});
+  }
+  if (r.group == "resource.k8s.io" && r.plural == "resourceslices") {
+    return Json::array({name, FieldValue(obj, "spec.nodeName"), FieldValue(obj, "spec.driver"),
+                        FieldValue(obj, "spec.pool.name"), age});
   }
   if (r.group == "batch" && r.plural == "jobs") return JobCells(obj, name, age);
   if (r.group == "networking.k8s.io" && r.plural == "ingresses")

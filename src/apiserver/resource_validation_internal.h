@@ -1,0 +1,86 @@
+// Shared helpers of resource_validation.cc and resource_slice_validation.cc: field errors in
+// the words of k8s.io/apimachinery's field package, and the name rules resource.k8s.io uses.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace berth::apiserver::resource_validation {
+
+using Json = nlohmann::json;
+
+// A value as field.Error prints it: strings quoted, numbers and booleans bare, anything else
+// as compact JSON.
+std::string Shown(const Json& v);
+
+// Collects "<path>: <body>" errors.
+class FieldErrors {
+ public:
+  void Required(const std::string& path, std::string_view detail = "") {
+    Add(path, detail.empty() ? "Required value" : fmt::format("Required value: {}", detail));
+  }
+  void Invalid(const std::string& path, const Json& value, std::string_view detail) {
+    Add(path, fmt::format("Invalid value: {}: {}", Shown(value), detail));
+  }
+  // A value shown as Go shows a fmt.Stringer: its text, unquoted.
+  void InvalidText(const std::string& path, std::string_view text, std::string_view detail) {
+    Add(path, fmt::format("Invalid value: {}: {}", text, detail));
+  }
+  void Forbidden(const std::string& path, std::string_view detail) {
+    Add(path, fmt::format("Forbidden: {}", detail));
+  }
+  void Duplicate(const std::string& path, const Json& value) {
+    Add(path, fmt::format("Duplicate value: {}", Shown(value)));
+  }
+  void TooMany(const std::string& path, size_t n, size_t max) {
+    Add(path, fmt::format("Too many: {}: must have at most {} items", n, max));
+  }
+  void TooLong(const std::string& path, size_t max) {
+    Add(path, fmt::format("Too long: may not be more than {} bytes", max));
+  }
+  void NotSupported(const std::string& path, const Json& value,
+                    const std::vector<std::string>& supported);
+  void Add(const std::string& path, std::string body) {
+    list.push_back(fmt::format("{}: {}", path, body));
+  }
+  std::vector<std::string> list;
+};
+
+inline std::string Idx(const std::string& path, size_t i) { return fmt::format("{}[{}]", path, i); }
+inline std::string Key(const std::string& path, std::string_view k) {
+  return fmt::format("{}[{}]", path, k);
+}
+
+// The member `key` of object `v`; null when absent or `v` is not an object.
+const Json& Member(const Json& v, const char* key);
+// The items of an array member (an empty list when absent).
+const Json& Items(const Json& v, const char* key);
+std::string Str(const Json& v, const char* key);
+
+// Each of these adds the errors of its value at `path`.
+void DnsLabel(FieldErrors& e, const std::string& path, const std::string& value);
+void DnsSubdomain(FieldErrors& e, const std::string& path, const std::string& value);
+void DriverName(FieldErrors& e, const std::string& path, const std::string& value);
+void PoolName(FieldErrors& e, const std::string& path, const std::string& value);
+void QualifiedName(FieldErrors& e, const std::string& path, const std::string& value);
+void FullyQualifiedName(FieldErrors& e, const std::string& path, const std::string& value);
+void LabelName(FieldErrors& e, const std::string& path, const std::string& value);
+void LabelValue(FieldErrors& e, const std::string& path, const std::string& value);
+void NodeSelector(FieldErrors& e, const std::string& path, const Json& selector);
+void NodeName(FieldErrors& e, const std::string& path, const std::string& value);
+
+// Whether two values decode to equal Go values (apimachinery's Semantic.DeepEqual: a null or
+// an empty list is an absent field).
+bool SemanticEqual(const Json& a, const Json& b);
+
+// The effects a device taint or toleration may name.
+const std::vector<std::string>& TaintEffects();
+
+void ValidateResourceSlice(FieldErrors& e, const Json& obj, const Json* old);
+void DefaultResourceSlice(Json& obj, const std::string& now);
+
+}  // namespace berth::apiserver::resource_validation
