@@ -127,6 +127,7 @@ apiserver::ExtraRoute MetricsRoute(std::shared_ptr<MetricsSources> sources) {
 RuntimeOptions UpRuntime(const UpOptions& options) {
   RuntimeOptions r;
   r.pod_start_delay = options.pod_start_delay;
+  r.node_devices = options.node_devices;
   r.max_termination_grace = options.max_termination_grace;
   r.node_lease_renew_interval = options.node_lease_renew_interval;
   r.node_status_report_interval = options.node_status_report_interval;
