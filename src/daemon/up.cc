@@ -189,6 +189,13 @@ int RunUp(const UpOptions& options) {
     std::fprintf(stderr, "berth up: %s\n", config.error().message.c_str());
     return 1;
   }
+  // A bad --node-devices file stops the start before anything runs.
+  if (!options.node_devices.empty()) {
+    if (auto d = kubelet::LoadNodeDevices(options.node_devices); !d.ok()) {
+      std::fprintf(stderr, "berth up: --node-devices: %s\n", d.error().message.c_str());
+      return 1;
+    }
+  }
   ui::DecisionLog decisions;
 
   apiserver::ServerOptions so;

@@ -14,28 +14,29 @@ Starts `berth up --node-devices examples/up/dra/gpus.yaml` on four demo nodes, t
   recorded in the pod's status.resourceClaimStatuses;
 * the bound pod stays Pending (ContainerCreating) until the claim is allocated and reserved for
   it (written here through kubectl when no scheduler plugin has done it), then runs;
-* deleting the pod deletes its claim.
+* deleting the pod deletes its claim;
+* a --node-devices file with an error stops `berth up` at once, naming the field.
+The pod and its template are docs/up.md's examples/up/dra/gpu-claim.yaml.
 Prints one line per check and "N passed, M failed".
 """
 import json
 import os
+import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run_up_e2e import REPO, Fail, run_against_up, wait_for  # noqa: E402
 
 DEVICES = os.path.join(REPO, "examples", "up", "dra", "gpus.yaml")
+CLAIM_EXAMPLE = os.path.join(REPO, "examples", "up", "dra", "gpu-claim.yaml")
 DEMO_NODES = 4
 DRIVER = "gpu.example.com"
 
 
 def get_json(up, args):
     return json.loads(up.kubectl(["get"] + args + ["-o", "json"])[1])
-
-
-def create(up, objs):
-    up.kubectl(["create", "-f", "-"], stdin="\n".join(json.dumps(o) for o in objs))
 
 
 def check_every_node_publishes_its_slice(up):
@@ -73,14 +74,6 @@ def check_every_node_publishes_its_slice(up):
         raise Fail("kubectl get resourceslices:\n" + out)
 
 
-def pod_with_template_claim(name):
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
-            "spec": {"containers": [{"name": "train", "image": "registry.k8s.io/pause:3.10",
-                                     "resources": {"claims": [{"name": "gpu"}]}}],
-                     "resourceClaims": [{"name": "gpu",
-                                         "resourceClaimTemplateName": "single-gpu"}]}}
-
-
 def claim_of(up, pod):
     statuses = get_json(up, ["pod", pod])["status"].get("resourceClaimStatuses") or []
     for s in statuses:
@@ -90,11 +83,8 @@ def claim_of(up, pod):
 
 
 def check_template_claim_runs_pod_and_goes_with_it(up):
-    create(up, [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-                 "metadata": {"name": "single-gpu"},
-                 "spec": {"spec": {"devices": {"requests": [{
-                     "name": "gpu", "exactly": {"deviceClassName": DRIVER}}]}}}},
-                pod_with_template_claim("trainer")])
+    # docs/up.md's example: a DeviceClass, the template single-gpu and the pod trainer.
+    up.kubectl(["apply", "-f", CLAIM_EXAMPLE])
     pod = get_json(up, ["pod", "trainer"])
     name = wait_for("the pod's resourceClaimStatuses", lambda: claim_of(up, "trainer"))
     if not name.startswith("trainer-gpu-") or len(name) != len("trainer-gpu-") + 5:
@@ -138,7 +128,20 @@ def check_template_claim_runs_pod_and_goes_with_it(up):
              lambda: up.kubectl(["get", "resourceclaim", name], check=False)[0] != 0, timeout=30)
 
 
-CHECKS = [check_every_node_publishes_its_slice, check_template_claim_runs_pod_and_goes_with_it]
+def check_bad_device_file_stops_the_start(up):
+    with tempfile.TemporaryDirectory() as d:
+        bad = os.path.join(d, "bad.yaml")
+        with open(bad, "w") as f:
+            f.write("driver: d\ndevices: [{name: a, capacity: {memory: lots}}]\n")
+        p = subprocess.run([up.berth, "up", "--data-dir", os.path.join(d, "data"), "--port", "0",
+                            "--node-devices", bad], capture_output=True, text=True, timeout=30)
+    expected = "devices[0].capacity.memory: not a quantity: lots"
+    if p.returncode != 1 or expected not in p.stderr:
+        raise Fail("rc %d: %s" % (p.returncode, p.stderr))
+
+
+CHECKS = [check_every_node_publishes_its_slice, check_template_claim_runs_pod_and_goes_with_it,
+          check_bad_device_file_stops_the_start]
 
 
 def main():
