@@ -76,7 +76,7 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
        [](const ControllerContext& c) -> std::unique_ptr<Controller> {
          std::vector<SharedInformer*> informers;
          for (const GcResource& r : GcResources())
-           informers.push_back(c.informers->For(r.CollectionPath(), r.kind));
+           informers.push_back(c.informers->For(r.CollectionPath(), r.kind, r.optional));
          return std::make_unique<GarbageCollector>(GcResources(), std::move(informers), c.rest,
                                                    c.options);
        }},
