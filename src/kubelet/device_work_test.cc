@@ -107,6 +107,15 @@ TEST_F(DeviceWorkTest, SelectedNodesPublishSlicesKeptInStepWithTheDescription) {
   ASSERT_TRUE(RunUntil([&] { return Slices().at("gpu-node")["spec"]["devices"].size() == 4; }));
   EXPECT_EQ(Slices().at("gpu-node")["spec"]["pool"]["generation"], 2);
 
+  // A slice deleted by hand is written again.
+  const std::string slice_name = Slices().at("gpu-node")["metadata"]["name"];
+  ASSERT_TRUE(rest_->Delete(std::string(kSlices) + "/" + slice_name).ok());
+  ASSERT_TRUE(RunUntil([&] {
+    auto now = Slices();
+    return now.count("gpu-node") && now.at("gpu-node")["metadata"]["resourceVersion"] != version;
+  }));
+  EXPECT_EQ(Slices().at("gpu-node")["metadata"]["name"], slice_name);
+
   // The node labelled for GPUs later gets them too.
   auto patched =
       rest_->Patch("/api/v1/nodes/cpu-node", {{"metadata", {{"labels", {{"gpu", "true"}}}}}},
