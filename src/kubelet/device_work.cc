@@ -80,11 +80,8 @@ void Impl::UpdateOffered(NodeState& node, const Node& obj) {
 
 void Impl::SyncSlices(NodeState& node) {
   const std::string name = node.name;
-  if (!slice_informer || !slice_informer->HasSynced()) {
-    // What exists is not known yet: looked at again once it is.
-    node.slices_token = Schedule(clock->Now() + options.retry_delay, TaskKind::kSlices, name);
-    return;
-  }
+  // What exists is not known yet: every node is looked at once it is (SlicesSynced).
+  if (!slices_synced) return;
   static const std::map<std::string, Json> kNone;
   auto found = slices_by_node.find(name);
   const auto& existing = found == slices_by_node.end() ? kNone : found->second;
@@ -103,30 +100,53 @@ void Impl::SyncSlices(NodeState& node) {
   std::set<std::string> wanted;
   for (size_t i : node.offered) {
     const DriverDevices& d = options.node_devices[i];
-    const std::string slice_name = ResourceSliceName(name, d.driver);
-    wanted.insert(slice_name);
-    auto it = existing.find(slice_name);
-    if (it == existing.end()) {
-      Queue("POST", kSlices, ResourceSliceFor(d, name, node.uid, 1).dump(), "application/json",
-            retry);
-      continue;
+    std::vector<Json> slices = ResourceSlicesFor(d, name, node.uid, 1);
+    bool stale = false, seen = false;
+    int64_t generation = 0;
+    for (const Json& slice : slices) {
+      const std::string slice_name = StringMember(slice["metadata"], "name");
+      wanted.insert(slice_name);
+      auto it = existing.find(slice_name);
+      if (it == existing.end()) {
+        stale = true;
+        continue;
+      }
+      seen = true;
+      const Json& g = Member(Member(Member(it->second, "spec"), "pool"), "generation");
+      if (g.is_number_integer()) generation = std::max(generation, g.get<int64_t>());
+      const Json& meta = Member(it->second, "metadata");
+      stale = stale ||
+              StringMember(Member(meta, "annotations"), kSliceDigestAnnotation) != d.digest ||
+              OwnerUid(it->second) != node.uid;
     }
-    const Json& meta = Member(it->second, "metadata");
-    if (StringMember(Member(meta, "annotations"), kSliceDigestAnnotation) == d.digest &&
-        OwnerUid(it->second) == node.uid)
-      continue;
-    // A changed description: the pool's next generation, so that schedulers drop the old one.
-    const Json& generation = Member(Member(Member(it->second, "spec"), "pool"), "generation");
-    Json slice = ResourceSliceFor(
-        d, name, node.uid, (generation.is_number_integer() ? generation.get<int64_t>() : 0) + 1);
-    slice["metadata"]["resourceVersion"] = StringMember(meta, "resourceVersion");
-    Queue("PUT", fmt::format("{}/{}", kSlices, slice_name), slice.dump(), "application/json",
-          retry);
+    if (!stale) continue;
+    // A changed pool is written whole at its next generation, so that schedulers drop what
+    // they saw of the old one.
+    if (seen) slices = ResourceSlicesFor(d, name, node.uid, generation + 1);
+    for (Json& slice : slices) {
+      const std::string slice_name = StringMember(slice["metadata"], "name");
+      auto it = existing.find(slice_name);
+      if (it == existing.end()) {
+        Queue("POST", kSlices, slice.dump(), "application/json", retry);
+        continue;
+      }
+      slice["metadata"]["resourceVersion"] =
+          StringMember(Member(it->second, "metadata"), "resourceVersion");
+      Queue("PUT", fmt::format("{}/{}", kSlices, slice_name), slice.dump(), "application/json",
+            retry);
+    }
   }
   for (const auto& [slice_name, slice] : existing) {
     if (wanted.count(slice_name)) continue;
     Queue("DELETE", fmt::format("{}/{}", kSlices, slice_name), "", "application/json", retry);
   }
+}
+
+void Impl::SlicesSynced() {
+  if (slices_synced) return;
+  slices_synced = true;
+  const TimePoint now = clock->Now();
+  for (auto& [name, node] : nodes) node.slices_token = Schedule(now, TaskKind::kSlices, name);
 }
 
 void Impl::DeleteSlices(const std::string& node) {

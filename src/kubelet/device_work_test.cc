@@ -137,7 +137,8 @@ TEST_F(DeviceWorkTest, SelectedNodesPublishSlicesKeptInStepWithTheDescription) {
                     {"pool", {{"name", "p"}, {"generation", 1}, {"resourceSliceCount", 1}}}}}};
   ASSERT_TRUE(rest_->Post(kSlices, foreign).ok());
   StartKubelets({});
-  ASSERT_TRUE(RunUntil([&] { return Slices().size() == 1 && Slices().count("cpu-node-x"); }));
+  ASSERT_TRUE(RunUntil([&] { return Slices().size() == 1 && Slices().count("cpu-node-x"); }))
+      << Json(Slices()).dump();
 }
 
 TEST_F(DeviceWorkTest, PodStartsOnlyOnceItsClaimIsAllocatedAndReservedForIt) {

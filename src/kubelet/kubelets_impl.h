@@ -108,6 +108,9 @@ struct SimulatedKubelets::Impl {
   // Which drivers' devices the node offers; schedules the slices' sync when that changed.
   void UpdateOffered(NodeState& node, const Node& obj);
   void SyncSlices(NodeState& node);
+  // Once the slices' informer has listed and its events are handled: every node's slices are
+  // synced.
+  void SlicesSynced();
   void DeleteSlices(const std::string& node);
   // Whether every resource claim of the pod is allocated and reserved for it (the kubelet's
   // NodePrepareResources would succeed).
@@ -148,6 +151,7 @@ struct SimulatedKubelets::Impl {
   std::optional<PodCidrAllocator> cidrs;
   // The ResourceSlices the simulated kubelets wrote, by node name and slice name.
   std::unordered_map<std::string, std::map<std::string, nlohmann::json>> slices_by_node;
+  bool slices_synced = false;
   // ResourceClaims by "namespace/name", and the pods waiting for theirs.
   std::unordered_map<std::string, nlohmann::json> claims;
   std::set<std::string> claim_waiters;

@@ -161,6 +161,16 @@ Result<Json> Devices(const Json& in, std::string_view source) {
       out.push_back(std::move(*d));
     }
   }
+  // One slice holds the devices: the API's limits for one slice apply.
+  const bool limited = std::any_of(out.begin(), out.end(), [](const Json& d) {
+    return d.contains("taints") || d.contains("consumesCounters");
+  });
+  const size_t limit = limited ? 64 : 128;
+  if (out.size() > limit) {
+    return Invalid(source, "devices",
+                   fmt::format("{} devices, more than the {} of one ResourceSlice{}", out.size(),
+                               limit, limited ? " with taints or counters" : ""));
+  }
   return out;
 }
 
@@ -206,6 +216,24 @@ Result<DriverDevices> Driver(const Json& doc, std::string_view source) {
   return d;
 }
 
+// One slice of the node's pool for driver `d`.
+Json Slice(const DriverDevices& d, const std::string& name, const std::string& node,
+           const std::string& node_uid, Json spec) {
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceSlice"},
+          {"metadata",
+           {{"name", name},
+            {"labels", {{kSimulatedSliceLabel, "true"}}},
+            {"annotations", {{kSliceDigestAnnotation, d.digest}}},
+            {"ownerReferences",
+             {{{"apiVersion", "v1"},
+               {"kind", "Node"},
+               {"name", node},
+               {"uid", node_uid},
+               {"controller", true}}}}}},
+          {"spec", std::move(spec)}};
+}
+
 }  // namespace
 
 Result<std::vector<DriverDevices>> ParseNodeDevices(std::string_view text,
@@ -234,41 +262,38 @@ bool Offers(const DriverDevices& d, const Node& node) {
   return !d.node_selector || d.node_selector->Matches(node.metadata.labels);
 }
 
-std::string ResourceSliceName(const std::string& node, const std::string& driver) {
+std::string ResourceSliceName(const std::string& node, const std::string& driver, bool counters) {
   // The characters of the server's generated names.
   static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
   std::string dashed = driver;
   std::replace(dashed.begin(), dashed.end(), '.', '-');
   std::replace(dashed.begin(), dashed.end(), '/', '-');
-  uint64_t h = Fnv1a(node + "/" + driver);
+  uint64_t h = Fnv1a(node + "/" + driver + (counters ? "/counters" : ""));
   std::string suffix;
   for (int i = 0; i < 5; ++i) {
     suffix += kAlphabet[h % kAlphabet.size()];
     h /= kAlphabet.size();
   }
-  return fmt::format("{}-{}-{}", node, dashed, suffix);
+  return fmt::format("{}-{}-{}{}", node, dashed, counters ? "counters-" : "", suffix);
 }
 
-Json ResourceSliceFor(const DriverDevices& d, const std::string& node, const std::string& node_uid,
-                      int64_t generation) {
-  Json spec = {{"driver", d.driver},
-               {"nodeName", node},
-               {"pool", {{"name", node}, {"generation", generation}, {"resourceSliceCount", 1}}},
-               {"devices", d.devices}};
-  if (d.shared_counters.is_array()) spec["sharedCounters"] = d.shared_counters;
-  return {{"apiVersion", "resource.k8s.io/v1"},
-          {"kind", "ResourceSlice"},
-          {"metadata",
-           {{"name", ResourceSliceName(node, d.driver)},
-            {"labels", {{kSimulatedSliceLabel, "true"}}},
-            {"annotations", {{kSliceDigestAnnotation, d.digest}}},
-            {"ownerReferences",
-             {{{"apiVersion", "v1"},
-               {"kind", "Node"},
-               {"name", node},
-               {"uid", node_uid},
-               {"controller", true}}}}}},
-          {"spec", std::move(spec)}};
+std::vector<Json> ResourceSlicesFor(const DriverDevices& d, const std::string& node,
+                                    const std::string& node_uid, int64_t generation) {
+  const bool counters = d.shared_counters.is_array() && !d.shared_counters.empty();
+  const Json pool = {
+      {"name", node}, {"generation", generation}, {"resourceSliceCount", counters ? 2 : 1}};
+  std::vector<Json> out;
+  out.push_back(
+      Slice(d, ResourceSliceName(node, d.driver), node, node_uid,
+            {{"driver", d.driver}, {"nodeName", node}, {"pool", pool}, {"devices", d.devices}}));
+  if (counters) {
+    out.push_back(Slice(d, ResourceSliceName(node, d.driver, true), node, node_uid,
+                        {{"driver", d.driver},
+                         {"nodeName", node},
+                         {"pool", pool},
+                         {"sharedCounters", d.shared_counters}}));
+  }
+  return out;
 }
 
 }  // namespace berth::kubelet

@@ -23,7 +23,8 @@
 //
 // A device stamped with `count` gets the int attribute `index` (its number) unless it names
 // one, and "{i}" in any of its strings becomes its number. Other device fields (taints,
-// bindsToNode, allowMultipleAllocations, ...) are copied as they are.
+// bindsToNode, allowMultipleAllocations, ...) are copied as they are. A driver has at most 128
+// devices, 64 when one has taints or consumes counters (the limits of one slice).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -59,13 +60,17 @@ Result<std::vector<DriverDevices>> LoadNodeDevices(const std::string& path);
 // Whether `node` gets the driver's devices.
 bool Offers(const DriverDevices& d, const Node& node);
 
-// The ResourceSlice's name: "<node>-<driver, dots as dashes>-<5 characters from both>", stable
-// so that a restart finds and updates it.
-std::string ResourceSliceName(const std::string& node, const std::string& driver);
+// A slice's name: "<node>-<driver, dots as dashes>-<5 characters>" for the devices and
+// "<node>-<driver, dots as dashes>-counters-<5 characters>" for the shared counters, the
+// characters derived from node, driver and part: stable, so that a restart finds them.
+std::string ResourceSliceName(const std::string& node, const std::string& driver,
+                              bool counters = false);
 
-// The ResourceSlice node `node` (uid `node_uid`) publishes for `d`, in pool `node` of the
-// given generation (one slice per pool), owned by the Node.
-nlohmann::json ResourceSliceFor(const DriverDevices& d, const std::string& node,
-                                const std::string& node_uid, int64_t generation);
+// The ResourceSlices node `node` (uid `node_uid`) publishes for `d`, all of pool `node` at the
+// given generation and owned by the Node: one with the devices, and when `d` has shared
+// counters a second one with them (resource.k8s.io/v1 allows only one of devices and
+// sharedCounters in a slice); the pool's resourceSliceCount is their number.
+std::vector<nlohmann::json> ResourceSlicesFor(const DriverDevices& d, const std::string& node,
+                                              const std::string& node_uid, int64_t generation);
 
 }  // namespace berth::kubelet

@@ -81,6 +81,10 @@ TEST(NodeDevicesTest, ErrorsNameTheFileAndField) {
       {"driver: d\n---\ndriver: d", "\"d\" is described twice"},
       {"driver: d\nnodeSelector: {matchExpressions: [{key: a, operator: Bad}]}",
        "gpus.yaml: nodeSelector:"},
+      {"driver: d\ndevices: [{count: 100}, {name: \"x{i}\", count: 29}]",
+       "129 devices, more than the 128 of one ResourceSlice"},
+      {"driver: d\ndevices: [{count: 64}, {name: t, taints: [{key: k, effect: NoSchedule}]}]",
+       "65 devices, more than the 64 of one ResourceSlice with taints or counters"},
   };
   for (const Case& c : cases) {
     auto parsed = ParseNodeDevices(c.text, "gpus.yaml");
@@ -97,7 +101,9 @@ TEST(NodeDevicesTest, SliceIsTheNodesPoolOwnedByTheNode) {
   EXPECT_EQ(name.size(), std::string("node-1-gpu-example-com-").size() + 5);
   EXPECT_EQ(name, ResourceSliceName("node-1", "gpu.example.com"));  // stable
   EXPECT_NE(name, ResourceSliceName("node-2", "gpu.example.com"));
-  Json slice = ResourceSliceFor((*parsed)[0], "node-1", "uid-1", 3);
+  std::vector<Json> gpus = ResourceSlicesFor((*parsed)[0], "node-1", "uid-1", 3);
+  ASSERT_EQ(gpus.size(), 1u);
+  const Json& slice = gpus[0];
   EXPECT_EQ(slice["metadata"]["name"], name);
   EXPECT_EQ(slice["spec"]["nodeName"], "node-1");
   EXPECT_EQ(slice["spec"]["pool"],
@@ -107,8 +113,18 @@ TEST(NodeDevicesTest, SliceIsTheNodesPoolOwnedByTheNode) {
   const Json& owner = slice["metadata"]["ownerReferences"][0];
   EXPECT_EQ(owner["kind"], "Node");
   EXPECT_EQ(owner["uid"], "uid-1");
-  EXPECT_TRUE(
-      ResourceSliceFor((*parsed)[1], "node-1", "uid-1", 1)["spec"].contains("sharedCounters"));
+  // Counters go in a slice of their own (a slice has devices or counters): two in the pool.
+  std::vector<Json> nics = ResourceSlicesFor((*parsed)[1], "node-1", "uid-1", 1);
+  ASSERT_EQ(nics.size(), 2u);
+  EXPECT_TRUE(nics[0]["spec"].contains("devices"));
+  EXPECT_FALSE(nics[0]["spec"].contains("sharedCounters"));
+  EXPECT_EQ(nics[1]["metadata"]["name"], ResourceSliceName("node-1", "nic.example.com", true));
+  EXPECT_EQ(
+      nics[1]["metadata"]["name"].get<std::string>().rfind("node-1-nic-example-com-counters-", 0),
+      0u);
+  EXPECT_FALSE(nics[1]["spec"].contains("devices"));
+  EXPECT_EQ(nics[1]["spec"]["sharedCounters"][0]["name"], "nic-counters");
+  for (const Json& s : nics) EXPECT_EQ(s["spec"]["pool"]["resourceSliceCount"], 2);
 }
 
 }  // namespace

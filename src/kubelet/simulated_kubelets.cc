@@ -96,6 +96,8 @@ size_t Impl::Flush() {
 }
 
 size_t Impl::RunOnce() {
+  // Read before the events are taken: once it is true, they hold every listed slice.
+  const bool slices_listed = slice_informer && slice_informer->HasSynced();
   std::vector<Event> taken;
   {
     std::lock_guard lock(mu);
@@ -125,6 +127,7 @@ size_t Impl::RunOnce() {
       }
     }
   }
+  if (slices_listed) SlicesSynced();
   size_t sent = 0;
   // A write's answer may make more work due at once (a lease created is renewed later, a
   // failed write is retried later): a few rounds, then the next call.

@@ -59,7 +59,7 @@ struct SimulatedKubeletOptions {
   int node_cidr_prefix = 24;
 
   // The devices of DRA drivers the nodes offer (`--node-devices`): each simulated node the
-  // description selects publishes one ResourceSlice per driver. Pods with resource claims
+  // description selects publishes one ResourceSlice per driver (two with shared counters). Pods with resource claims
   // start only once their claims are allocated and reserved for them, whatever this holds.
   std::vector<DriverDevices> node_devices;
 
