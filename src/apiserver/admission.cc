@@ -13,6 +13,7 @@
 #include "apiserver/field_validation.h"
 #include "apiserver/name_validation.h"
 #include "apiserver/pod_label_keys.h"
+#include "apiserver/pod_resize.h"
 #include "apiserver/selectors.h"
 #include "apiserver/validation.h"
 #include "berth/api/quantity.h"
@@ -369,31 +370,7 @@ VoidResult AdmitPod(const ResourceInfo& r, Json& pod, bool is_create,
   Json& status = pod["status"];
   if (!status.is_object()) status = Json::object();
   if (!status.contains("phase")) status["phase"] = "Pending";
-  bool any_request = false, guaranteed = true;
-  // Looked up in place: copies of each container's resources cost more than the rest of
-  // admission.
-  static const Json kEmpty = Json::object();
-  auto member = [](const Json& obj, const char* name) -> const Json& {
-    if (!obj.is_object()) return kEmpty;
-    auto it = obj.find(name);
-    return it == obj.end() ? kEmpty : *it;
-  };
-  for (const auto& c : spec["containers"]) {
-    const Json& res = member(c, "resources");
-    const Json& req = member(res, "requests");
-    const Json& lim = member(res, "limits");
-    if (!req.empty() || !lim.empty()) any_request = true;
-    for (const char* name : {"cpu", "memory"}) {
-      auto l = lim.is_object() ? lim.find(name) : lim.end();
-      if (l == lim.end()) {
-        guaranteed = false;
-        continue;
-      }
-      auto q = req.is_object() ? req.find(name) : req.end();
-      if (q != req.end() && *q != *l) guaranteed = false;
-    }
-  }
-  status["qosClass"] = !any_request ? "BestEffort" : guaranteed ? "Guaranteed" : "Burstable";
+  status["qosClass"] = ComputePodQos(spec);
   return {};
 }
 

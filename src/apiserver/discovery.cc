@@ -88,6 +88,7 @@ struct SubresourceShape {
 
 SubresourceShape ShapeOf(const ResourceInfo& r, const std::string& sub) {
   if (sub == "status") return {r.group, r.version, r.kind, {"get", "patch", "update"}};
+  if (sub == "resize") return {r.group, r.version, r.kind, {"get", "patch", "update"}};
   if (sub == "scale") return {"autoscaling", "v1", "Scale", {"get", "patch", "update"}};
   if (sub == "eviction") return {"policy", "v1", "Eviction", {"create"}};
   if (sub == "log") return {r.group, r.version, r.kind, {"get"}};

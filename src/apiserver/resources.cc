@@ -22,7 +22,7 @@ const std::vector<ResourceInfo>& ServedResources() {
       r.push_back(std::move(info));
     };
     add("", "pods", "pod", "Pod", true, {"po"},
-        {"status", "binding", "eviction", "log", "exec", "attach", "portforward"});
+        {"status", "binding", "eviction", "resize", "log", "exec", "attach", "portforward"});
     add("", "bindings", "binding", "Binding", true);
     r.back().create_only = true;
     add("", "nodes", "node", "Node", false, {"no"}, {"status"});

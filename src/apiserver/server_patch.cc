@@ -12,6 +12,7 @@
 #include "apiserver/default_storage_class.h"
 #include "apiserver/field_types.h"
 #include "apiserver/patch.h"
+#include "apiserver/pod_resize.h"
 #include "apiserver/server_internal.h"
 
 namespace berth::apiserver {
@@ -244,7 +245,9 @@ HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
           }
         }
         if (auto ok = Admit(res, next, false, pcs); !ok.ok()) return ok.error();
-        if (auto ok = ValidateUpdate(res, *current, next); !ok.ok()) return ok.error();
+        auto ok = IsPodResize(res, sub) ? ValidatePodResize(res, *current, next)
+                                        : ValidateUpdate(res, *current, next);
+        if (!ok.ok()) return ok.error();
         if (!apply) RecordUpdateManagedFields(current, next, managers);
         return next;
       },

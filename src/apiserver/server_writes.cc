@@ -10,6 +10,7 @@
 #include "api/codec.h"
 #include "apiserver/bootstrap.h"
 #include "apiserver/default_storage_class.h"
+#include "apiserver/pod_resize.h"
 #include "apiserver/server_internal.h"
 
 namespace berth::apiserver {
@@ -111,6 +112,7 @@ Json SplitStatus(const ResourceInfo& res, const std::string& subresource, const 
                  Json next) {
   bool has_status_sub = std::find(res.subresources.begin(), res.subresources.end(), "status") !=
                         res.subresources.end();
+  if (IsPodResize(res, subresource)) return ApplyPodResize(current, next);
   if (subresource == "status") {
     Json out = current;
     if (next.contains("status")) {
@@ -152,7 +154,9 @@ HttpResponse Server::Impl::Update(HttpRequest& req, const Target& t) {
       [&](const Json* current) -> Result<Json> {
         Json next = SplitStatus(res, sub, *current, obj);
         if (auto ok = Admit(res, next, false, pcs); !ok.ok()) return ok.error();
-        if (auto ok = ValidateUpdate(res, *current, next); !ok.ok()) return ok.error();
+        auto ok = IsPodResize(res, sub) ? ValidatePodResize(res, *current, next)
+                                        : ValidateUpdate(res, *current, next);
+        if (!ok.ok()) return ok.error();
         RecordUpdateManagedFields(current, next, managers);
         return next;
       },

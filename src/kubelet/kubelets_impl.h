@@ -69,6 +69,7 @@ struct SimulatedKubelets::Impl {
     // Annotated kStoppedAnnotation: no lease, no status, pods left as they are.
     bool stopped = false;
     uint64_t lease_token = 0, status_token = 0, cidr_token = 0, slices_token = 0;
+    ResourceList allocatable;  // status.allocatable as last seen: resizes are checked against it
     // The drivers of options.node_devices whose devices the node offers (by index).
     std::vector<size_t> offered;
   };
@@ -91,6 +92,10 @@ struct SimulatedKubelets::Impl {
     bool owns_ip = false;            // where.pod_ip came from the node's pool
     bool reported_creating = false;  // its ContainerCreating status was written
     uint64_t token = 0;              // of the one task pending for the pod
+    // The resources actuated for each running container (by name): what its status reports
+    // as allocated, until a resize of the spec is admitted (pod_resize.cc).
+    AllocatedResources allocated;
+    std::string resize_pending;  // the PodResizePending reason and message reported, or empty
   };
   void OnPod(const std::shared_ptr<const Pod>& pod);
   void OnPodGone(const std::shared_ptr<const Pod>& pod);
@@ -101,6 +106,11 @@ struct SimulatedKubelets::Impl {
   void DeletePod(const std::string& key, PodState& pod);
   void ReleaseIp(PodState& pod);
   void ScheduleFinish(const std::string& key, PodState& pod);
+  // In-place resize (pod_resize.cc): admits a running pod's changed container resources when
+  // its node has room, as the kubelet's allocation manager does, or reports PodResizePending.
+  void TryResize(PodState& pod, const NodeState& node);
+  // Retries the deferred resizes on a node after room was freed there.
+  void RetryDeferredResizes(const std::string& node_name);
 
   // ---- devices (device_work.cc): ResourceSlices of the nodes, claims of the pods
   void OnSlice(const nlohmann::json& slice, bool gone);

@@ -49,6 +49,10 @@ void Impl::OnNode(const std::shared_ptr<const Node>& node) {
     if (it->second.uid == node->metadata.uid) {
       UpdateOffered(it->second, *node);
       UpdateStopped(it->second, *node);
+      if (it->second.allocatable != node->status.allocatable) {
+        it->second.allocatable = node->status.allocatable;
+        RetryDeferredResizes(name);
+      }
       return;
     }
     OnNodeGone(name);  // deleted and created again meanwhile
@@ -56,6 +60,7 @@ void Impl::OnNode(const std::shared_ptr<const Node>& node) {
   NodeState& st = nodes[name];
   st.name = name;
   st.uid = node->metadata.uid;
+  st.allocatable = node->status.allocatable;
   static const Json kEmpty = Json::object();
   const Json& doc = node->raw ? *node->raw : kEmpty;
   const Json& status = Member(doc, "status");

@@ -46,9 +46,12 @@ Json ContainerBase(const Pod& pod, const Container& c, int restart) {
           {"restartCount", restart}};
 }
 
+void AddResources(const Container& c, const AllocatedResources& allocated, Json& status);
+
 // Init containers ran to completion before the others started (sidecars, restartPolicy
 // Always, keep running).
-Json InitContainerStatuses(const Pod& pod, const ContainerRun& run, bool running) {
+Json InitContainerStatuses(const Pod& pod, const ContainerRun& run, bool running,
+                           const AllocatedResources& allocated = {}) {
   Json out = Json::array();
   const std::string at = FormatTimestamp(run.started);
   for (const Container& c : pod.spec.init_containers) {
@@ -59,6 +62,7 @@ Json InitContainerStatuses(const Pod& pod, const ContainerRun& run, bool running
       s["state"] = {{"running", {{"startedAt", at}}}};
       s["ready"] = true;
       s["started"] = true;
+      AddResources(c, allocated, s);
     } else {
       s["state"] = {{"terminated",
                      {{"exitCode", 0},
@@ -166,7 +170,41 @@ std::string ContainerId(std::string_view pod_uid, std::string_view container, in
   return "containerd://" + hex;
 }
 
-Json RunningStatus(const Pod& pod, const PodPlacement& where, const ContainerRun& run) {
+namespace {
+
+Json ResourceListJson(const ResourceList& list) {
+  Json out = Json::object();
+  for (const auto& [name, q] : list) out[name] = q.String();
+  return out;
+}
+
+// allocatedResources and resources of a running container's status.
+void AddResources(const Container& c, const AllocatedResources& allocated, Json& status) {
+  auto it = allocated.find(c.name);
+  const ResourceRequirements& r = it != allocated.end() ? it->second : c.resources;
+  if (r.requests.empty() && r.limits.empty()) {
+    status["resources"] = Json::object();
+    return;
+  }
+  if (!r.requests.empty()) status["allocatedResources"] = ResourceListJson(r.requests);
+  Json res = Json::object();
+  if (!r.requests.empty()) res["requests"] = ResourceListJson(r.requests);
+  if (!r.limits.empty()) res["limits"] = ResourceListJson(r.limits);
+  status["resources"] = std::move(res);
+}
+
+}  // namespace
+
+AllocatedResources SpecResources(const Pod& pod) {
+  AllocatedResources out;
+  for (const Container& c : pod.spec.containers) out[c.name] = c.resources;
+  for (const Container& c : pod.spec.init_containers)
+    if (c.restart_policy && *c.restart_policy == "Always") out[c.name] = c.resources;
+  return out;
+}
+
+Json RunningStatus(const Pod& pod, const PodPlacement& where, const ContainerRun& run,
+                   const AllocatedResources& allocated) {
   const std::string at = FormatTimestamp(where.started);
   const std::string ready_at = FormatTimestamp(run.started);
   Json containers = Json::array();
@@ -176,6 +214,7 @@ Json RunningStatus(const Pod& pod, const PodPlacement& where, const ContainerRun
     s["lastState"] = LastState(run, ContainerId(pod.metadata.uid, c.name, run.restart_count - 1));
     s["ready"] = true;
     s["started"] = true;
+    AddResources(c, allocated, s);
     containers.push_back(std::move(s));
   }
   Json status = {{"phase", "Running"},
@@ -186,7 +225,7 @@ Json RunningStatus(const Pod& pod, const PodPlacement& where, const ContainerRun
                  {"qosClass", QosClass(pod)},
                  {"containerStatuses", std::move(containers)}};
   if (!pod.spec.init_containers.empty()) {
-    status["initContainerStatuses"] = InitContainerStatuses(pod, run, true);
+    status["initContainerStatuses"] = InitContainerStatuses(pod, run, true, allocated);
   }
   return Placement(where, std::move(status));
 }

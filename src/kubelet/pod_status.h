@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -53,8 +54,18 @@ struct ContainerRun {
   int last_exit_code = 0;
 };
 
-// The status of a pod whose containers are all running and ready.
-nlohmann::json RunningStatus(const Pod& pod, const PodPlacement& where, const ContainerRun& run);
+// The resources actuated for a pod's containers, by container name (in-place resize). A
+// container missing here runs with what its spec asks.
+using AllocatedResources = std::map<std::string, ResourceRequirements>;
+
+// What each running container (and running sidecar) has from its spec: its requests and limits.
+AllocatedResources SpecResources(const Pod& pod);
+
+// The status of a pod whose containers are all running and ready. Each container reports the
+// resources actuated for it (`allocatedResources` and `resources`), as a kubelet that resizes
+// in place does.
+nlohmann::json RunningStatus(const Pod& pod, const PodPlacement& where, const ContainerRun& run,
+                             const AllocatedResources& allocated = {});
 
 // The status of a pod whose containers exited with `exit_code` at `finished`: phase Succeeded
 // (0) or Failed, containers terminated (Completed / Error), Ready false.

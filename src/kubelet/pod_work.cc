@@ -94,6 +94,13 @@ void Impl::OnPod(const std::shared_ptr<const Pod>& pod) {
             StringMember(Member(Member(containers[0], "state"), "running"), "startedAt"));
         if (started.ok()) st.run.started = *started;
       }
+      // What it was running with, as its status reports it.
+      st.allocated = SpecResources(*pod);
+      for (const ContainerResourceStatus& c : pod->status.container_resources) {
+        auto a = st.allocated.find(c.name);
+        if (a == st.allocated.end()) continue;
+        if (c.allocated) a->second.requests = *c.allocated;
+      }
     }
     it = pods.emplace(key, std::move(st)).first;
     pods_by_node[node_name].insert(key);
@@ -132,6 +139,7 @@ void Impl::Advance(const std::string& key, PodState& st, NodeState& node) {
   } else if (st.phase == PodState::kRunning && st.token == 0) {
     ScheduleFinish(key, st);
   }
+  if (st.phase == PodState::kRunning) TryResize(st, node);
 }
 
 void Impl::ScheduleFinish(const std::string& key, PodState& st) {
@@ -160,6 +168,7 @@ void Impl::OnPodGone(const std::shared_ptr<const Pod>& pod) {
     if (bound->second.empty()) pods_by_node.erase(bound);
   }
   pods.erase(it);
+  RetryDeferredResizes(pod->spec.node_name);
 }
 
 void Impl::StartPod(const std::string& key, PodState& st) {
@@ -184,6 +193,7 @@ void Impl::StartPod(const std::string& key, PodState& st) {
     st.owns_ip = ip.has_value();
   }
   st.phase = PodState::kRunning;
+  st.allocated = SpecResources(pod);
   bool images_changed = false;
   for (const Container& c : pod.spec.init_containers)
     images_changed |= AddImage(node->images, c.image);
@@ -199,7 +209,7 @@ void Impl::StartPod(const std::string& key, PodState& st) {
   }
   const uint64_t token = st.token;
   Queue("PATCH", PodPath(pod) + "/status",
-        Json{{"status", RunningStatus(pod, st.where, st.run)}}.dump(), kStatusPatch,
+        Json{{"status", RunningStatus(pod, st.where, st.run, st.allocated)}}.dump(), kStatusPatch,
         [this, key, token](const VoidResult& r) {
           auto it = pods.find(key);
           if (r.ok() || it == pods.end() || it->second.token != token) return;
@@ -230,7 +240,7 @@ void Impl::FinishPod(const std::string& key, PodState& st) {
     st.run.last_exit_code = exit_code;
     st.run.started = now;
     ++st.run.restart_count;
-    status = RunningStatus(pod, st.where, st.run);
+    status = RunningStatus(pod, st.where, st.run, st.allocated);
     // The next run lasts its full time from now: `started` is whole seconds, and a run shorter
     // than a second counted from it would end at once, over and over.
     if (auto run = RunTime(pod))

@@ -317,5 +317,64 @@ TEST_F(SimulatedKubeletsTest, StoppedNodeRenewsNothingAndItsPodsWaitUntilStarted
   EXPECT_EQ(GetPod("p")["status"]["phase"], "Running");
 }
 
+// In-place resize: a resize the node has room for is reported as actuated; one larger than
+// the node is Infeasible; one that needs room another pod holds is Deferred until it goes.
+TEST_F(SimulatedKubeletsTest, ResizesAreActuatedWhenTheNodeHasRoom) {
+  StartKubelets();
+  ReadyNode("n1");  // 8 cpus
+  auto spec = [](const char* cpu) {
+    return Json{
+        {"nodeName", "n1"},
+        {"containers",
+         {{{"name", "app"}, {"image", "nginx"}, {"resources", {{"requests", {{"cpu", cpu}}}}}}}}};
+  };
+  CreatePod("a", spec("2"));
+  CreatePod("b", spec("5"));
+  ASSERT_TRUE(RunUntil([&] {
+    Advance(seconds(1));
+    return GetPod("a")["status"]["phase"] == "Running" &&
+           GetPod("b")["status"]["phase"] == "Running";
+  }));
+  Json running = GetPod("a")["status"]["containerStatuses"][0];
+  EXPECT_EQ(running["allocatedResources"], Json::parse(R"({"cpu":"2"})"));
+  EXPECT_EQ(running["resources"], Json::parse(R"({"requests":{"cpu":"2"}})"));
+
+  auto resize = [&](const char* pod, const char* cpu) {
+    auto r = rest_->Send(
+        "PATCH", std::string("/api/v1/namespaces/default/pods/") + pod + "/resize",
+        Json{
+            {"spec",
+             {{"containers", {{{"name", "app"}, {"resources", {{"requests", {{"cpu", cpu}}}}}}}}}}},
+        "application/strategic-merge-patch+json");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+  };
+  auto pending = [&](const char* pod) -> std::string {
+    const Json got = GetPod(pod);
+    for (const auto& c : got["status"]["conditions"])
+      if (c["type"] == "PodResizePending")
+        return c["reason"].get<std::string>() + ": " + c["message"].get<std::string>();
+    return "";
+  };
+  resize("a", "3");  // 3 + 5 of 8: fits
+  ASSERT_TRUE(RunUntil([&] {
+    return GetPod("a")["status"]["containerStatuses"][0]["allocatedResources"]["cpu"] == "3";
+  }));
+  resize("a", "9");
+  ASSERT_TRUE(RunUntil([&] { return !pending("a").empty(); }));
+  EXPECT_EQ(pending("a"),
+            "Infeasible: Node didn't have enough capacity: cpu, requested: 9000, capacity: 8000");
+  resize("a", "4");  // 4 + 5 of 8: waits for b
+  ASSERT_TRUE(RunUntil([&] { return pending("a").rfind("Deferred", 0) == 0; }));
+  EXPECT_EQ(pending("a"),
+            "Deferred: Node didn't have enough resource: cpu, requested: 4000, used: 5000, "
+            "capacity: 8000");
+  EXPECT_EQ(GetPod("a")["status"]["containerStatuses"][0]["allocatedResources"]["cpu"], "3");
+  ASSERT_TRUE(rest_->Delete("/api/v1/namespaces/default/pods/b", {{"gracePeriodSeconds", 0}}).ok());
+  ASSERT_TRUE(RunUntil([&] {
+    return GetPod("a")["status"]["containerStatuses"][0]["allocatedResources"]["cpu"] == "4";
+  }));
+  EXPECT_EQ(pending("a"), "");
+}
+
 }  // namespace
 }  // namespace berth::kubelet
