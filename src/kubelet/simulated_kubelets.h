@@ -59,8 +59,9 @@ struct SimulatedKubeletOptions {
   int node_cidr_prefix = 24;
 
   // The devices of DRA drivers the nodes offer (`--node-devices`): each simulated node the
-  // description selects publishes one ResourceSlice per driver (two with shared counters). Pods with resource claims
-  // start only once their claims are allocated and reserved for them, whatever this holds.
+  // description selects publishes one ResourceSlice per driver (two with shared counters). Pods
+  // with resource claims start only once their claims are allocated and reserved for them, whatever
+  // this holds.
   std::vector<DriverDevices> node_devices;
 
   // Capacity, nodeInfo and addresses written for a node that has no status yet.
