@@ -210,6 +210,9 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   up->add_flag("--no-scheduler", up_options.no_scheduler, "Serve the API only");
   up->add_flag("--no-kubelets", up_options.no_kubelets,
                "Run no simulated kubelets (bound pods stay Pending, nodes get no leases)");
+  up->add_option("--node-devices", up_options.node_devices,
+                 "Simulated kubelets: DRA devices the nodes publish as ResourceSlices (YAML file, "
+                 "e.g. examples/up/dra/gpus.yaml)");
   up->add_option("--pod-start-delay", up_options.pod_start_delay,
                  "Simulated kubelets: how long a bound pod stays Pending (Go duration)")
       ->capture_default_str();

@@ -39,6 +39,8 @@ void AddClusterCommands(CLI::App& app, ClusterCommand* c) {
   cl->add_option("--node-monitor-grace-period", o.runtime.node_monitor_grace_period,
                  "A node is NotReady/Unknown after this long without a heartbeat (Go duration)")
       ->capture_default_str();
+  cl->add_option("--node-devices", o.runtime.node_devices,
+                 "Simulated kubelets: DRA devices the nodes publish as ResourceSlices (YAML file)");
   cl->add_option("--pod-start-delay", o.runtime.pod_start_delay,
                  "Simulated kubelets: how long a bound pod stays Pending (Go duration)")
       ->capture_default_str();

@@ -15,6 +15,7 @@
 #include "controllers/persistent_volume.h"
 #include "controllers/pod_group.h"
 #include "controllers/replica_set.h"
+#include "controllers/resource_claim.h"
 #include "controllers/stateful_set.h"
 #include "controllers/ttl_after_finished.h"
 #include "controllers/volume_provisioner.h"
@@ -75,7 +76,7 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
        [](const ControllerContext& c) -> std::unique_ptr<Controller> {
          std::vector<SharedInformer*> informers;
          for (const GcResource& r : GcResources())
-           informers.push_back(c.informers->For(r.CollectionPath(), r.kind));
+           informers.push_back(c.informers->For(r.CollectionPath(), r.kind, r.optional));
          return std::make_unique<GarbageCollector>(GcResources(), std::move(informers), c.rest,
                                                    c.options);
        }},
@@ -113,6 +114,16 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
        [](const ControllerContext& c) -> std::unique_ptr<Controller> {
          return std::make_unique<TtlAfterFinishedController>(
              c.rest, c.informers->For("/apis/batch/v1/jobs", "Job"), c.options);
+       }},
+      {"resourceclaim-controller",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         // Optional: a cluster that does not serve resource.k8s.io/v1 leaves it idle.
+         return std::make_unique<ResourceClaimController>(
+             c.rest, c.informers->For("/api/v1/pods", "Pod"),
+             c.informers->For(kResourceClaimsPath, "ResourceClaim", /*optional=*/true),
+             c.informers->For(kResourceClaimTemplatesPath, "ResourceClaimTemplate",
+                              /*optional=*/true),
+             c.options);
        }},
       {"persistentvolume-binder",
        [](const ControllerContext& c) -> std::unique_ptr<Controller> {

@@ -88,6 +88,9 @@ const std::vector<GcResource>& GcResources() {
       {"policy", "PodDisruptionBudget", "poddisruptionbudgets"},
       {"networking.k8s.io", "Ingress", "ingresses"},
       {"networking.k8s.io", "NetworkPolicy", "networkpolicies"},
+      // Generated claims are owned by their pods, the simulated kubelets' slices by their nodes.
+      {"resource.k8s.io", "ResourceClaim", "resourceclaims", true, true},
+      {"resource.k8s.io", "ResourceSlice", "resourceslices", false, true},
   };
   return kResources;
 }

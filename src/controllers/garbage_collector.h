@@ -35,6 +35,9 @@ struct GcResource {
   std::string kind;
   std::string plural;
   bool namespaced = true;
+  // Not served by every API server (resource.k8s.io/v1 before Kubernetes 1.34): its informer
+  // reads as empty there instead of holding every controller back.
+  bool optional = false;
 
   std::string ApiVersion() const { return group.empty() ? "v1" : group + "/v1"; }
   // The collection across namespaces (what the informer lists and watches).

@@ -52,6 +52,12 @@ int RunCluster(const ClusterOptions& options) {
     std::fprintf(stderr, "berth cluster: --kubeconfig is required\n");
     return 1;
   }
+  if (!options.runtime.node_devices.empty()) {
+    if (auto d = kubelet::LoadNodeDevices(options.runtime.node_devices); !d.ok()) {
+      std::fprintf(stderr, "berth cluster: --node-devices: %s\n", d.error().message.c_str());
+      return 1;
+    }
+  }
   auto rest = ClientFor(options.kubeconfig);
   if (!rest.ok()) {
     std::fprintf(stderr, "berth cluster: %s\n", rest.error().message.c_str());

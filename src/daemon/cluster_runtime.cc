@@ -35,6 +35,12 @@ Result<std::unique_ptr<kubelet::SimulatedKubelets>> StartKubelets(const RuntimeO
     if (!d.ok()) return d.error();
     *out = *d;
   }
+  if (!options.node_devices.empty()) {
+    auto devices = kubelet::LoadNodeDevices(options.node_devices);
+    if (!devices.ok())
+      return Error{"--node-devices: " + devices.error().message, devices.error().code};
+    ko.node_devices = std::move(devices).value();
+  }
   const std::string prefix = options.log_prefix;
   ko.log = [prefix](const std::string& m) {
     std::fprintf(stderr, "%s: %s\n", prefix.c_str(), m.c_str());

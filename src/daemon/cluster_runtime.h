@@ -18,6 +18,8 @@ struct RuntimeOptions {
   std::string max_termination_grace = "1s";
   std::string node_lease_renew_interval = "10s";
   std::string node_status_report_interval = "5m0s";
+  // A --node-devices file (kubelet/node_devices.h); empty: no devices.
+  std::string node_devices;
   // Every node's kubelet, or only those of nodes annotated berth.dev/simulated-kubelet "true".
   bool all_nodes = true;
   // kube-controller-manager's --controllers ("*", "name", "-name"); empty: none.

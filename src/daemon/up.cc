@@ -127,6 +127,7 @@ apiserver::ExtraRoute MetricsRoute(std::shared_ptr<MetricsSources> sources) {
 RuntimeOptions UpRuntime(const UpOptions& options) {
   RuntimeOptions r;
   r.pod_start_delay = options.pod_start_delay;
+  r.node_devices = options.node_devices;
   r.max_termination_grace = options.max_termination_grace;
   r.node_lease_renew_interval = options.node_lease_renew_interval;
   r.node_status_report_interval = options.node_status_report_interval;
@@ -187,6 +188,13 @@ int RunUp(const UpOptions& options) {
   if (!config.ok()) {
     std::fprintf(stderr, "berth up: %s\n", config.error().message.c_str());
     return 1;
+  }
+  // A bad --node-devices file stops the start before anything runs.
+  if (!options.node_devices.empty()) {
+    if (auto d = kubelet::LoadNodeDevices(options.node_devices); !d.ok()) {
+      std::fprintf(stderr, "berth up: --node-devices: %s\n", d.error().message.c_str());
+      return 1;
+    }
   }
   ui::DecisionLog decisions;
 

@@ -28,6 +28,8 @@ struct UpOptions {
   // Simulated kubelets play every node's kubelet (docs/up.md): leases, node status, pods
   // started, finished and deleted. Go durations for their pacing.
   bool no_kubelets = false;
+  // A --node-devices file: the DRA devices the simulated nodes publish (docs/up.md).
+  std::string node_devices;
   std::string pod_start_delay = "500ms";
   std::string max_termination_grace = "1s";
   std::string node_lease_renew_interval = "10s";

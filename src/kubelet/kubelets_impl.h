@@ -14,6 +14,7 @@
 
 #include "api/codec.h"
 #include "client/informer.h"
+#include "kubelet/node_devices.h"
 #include "kubelet/node_status.h"
 #include "kubelet/pod_status.h"
 #include "kubelet/simulated_kubelets.h"
@@ -25,13 +26,13 @@ struct SimulatedKubelets::Impl {
 
   // ---- events from the informers (any thread)
   struct Event {
-    enum Kind { kNode, kNodeGone, kPod, kPodGone } kind;
+    enum Kind { kNode, kNodeGone, kPod, kPodGone, kSlice, kSliceGone, kClaim, kClaimGone } kind;
     Object object;
   };
   void Push(Event::Kind kind, const Object& object);
 
   // ---- due work (worker)
-  enum class TaskKind { kLease, kNodeStatus, kPodCidr, kStartPod, kFinishPod, kDeletePod };
+  enum class TaskKind { kLease, kNodeStatus, kPodCidr, kStartPod, kFinishPod, kDeletePod, kSlices };
   struct Task {
     TimePoint due;
     uint64_t seq;
@@ -67,8 +68,10 @@ struct SimulatedKubelets::Impl {
     bool images_dirty = false;
     // Annotated kStoppedAnnotation: no lease, no status, pods left as they are.
     bool stopped = false;
-    uint64_t lease_token = 0, status_token = 0, cidr_token = 0;
+    uint64_t lease_token = 0, status_token = 0, cidr_token = 0, slices_token = 0;
     ResourceList allocatable;  // status.allocatable as last seen: resizes are checked against it
+    // The drivers of options.node_devices whose devices the node offers (by index).
+    std::vector<size_t> offered;
   };
   void OnNode(const std::shared_ptr<const Node>& node);
   void OnNodeGone(const std::string& name);
@@ -86,8 +89,9 @@ struct SimulatedKubelets::Impl {
     enum Phase { kWaiting, kRunning, kDone, kTerminating } phase = kWaiting;
     PodPlacement where;
     ContainerRun run;
-    bool owns_ip = false;  // where.pod_ip came from the node's pool
-    uint64_t token = 0;    // of the one task pending for the pod
+    bool owns_ip = false;            // where.pod_ip came from the node's pool
+    bool reported_creating = false;  // its ContainerCreating status was written
+    uint64_t token = 0;              // of the one task pending for the pod
     // The resources actuated for each running container (by name): what its status reports
     // as allocated, until a resize of the spec is admitted (pod_resize.cc).
     AllocatedResources allocated;
@@ -108,6 +112,22 @@ struct SimulatedKubelets::Impl {
   // Retries the deferred resizes on a node after room was freed there.
   void RetryDeferredResizes(const std::string& node_name);
 
+  // ---- devices (device_work.cc): ResourceSlices of the nodes, claims of the pods
+  void OnSlice(const nlohmann::json& slice, bool gone);
+  void OnClaim(const nlohmann::json& claim, bool gone);
+  // Which drivers' devices the node offers; schedules the slices' sync when that changed.
+  void UpdateOffered(NodeState& node, const Node& obj);
+  void SyncSlices(NodeState& node);
+  // Once the slices' informer has listed and its events are handled: every node's slices are
+  // synced.
+  void SlicesSynced();
+  void DeleteSlices(const std::string& node);
+  // Whether every resource claim of the pod is allocated and reserved for it (the kubelet's
+  // NodePrepareResources would succeed).
+  bool ClaimsReady(const Pod& pod) const;
+  // Leaves the pod Pending (containers ContainerCreating) until its claims are ready.
+  void WaitForClaims(const std::string& key, PodState& pod, NodeState& node);
+
   std::string PodPath(const Pod& pod) const;
   int64_t NowSeconds() const;
   std::string NowMicro() const;
@@ -121,7 +141,7 @@ struct SimulatedKubelets::Impl {
   const Clock* clock;
   SimulatedKubeletOptions options;
 
-  std::unique_ptr<client::Informer> node_informer, pod_informer;
+  std::unique_ptr<client::Informer> node_informer, pod_informer, slice_informer, claim_informer;
   mutable std::mutex mu;
   std::condition_variable cv;
   std::vector<Event> events;
@@ -139,6 +159,12 @@ struct SimulatedKubelets::Impl {
   // Pods by node name, also for nodes not (yet) known: they start when their node arrives.
   std::unordered_map<std::string, std::set<std::string>> pods_by_node;
   std::optional<PodCidrAllocator> cidrs;
+  // The ResourceSlices the simulated kubelets wrote, by node name and slice name.
+  std::unordered_map<std::string, std::map<std::string, nlohmann::json>> slices_by_node;
+  bool slices_synced = false;
+  // ResourceClaims by "namespace/name", and the pods waiting for theirs.
+  std::unordered_map<std::string, nlohmann::json> claims;
+  std::set<std::string> claim_waiters;
   uint32_t next_node_ip = 0;  // for nodes that report no InternalIP
   std::mt19937_64 random;
 };

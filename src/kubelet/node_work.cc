@@ -47,6 +47,7 @@ void Impl::OnNode(const std::shared_ptr<const Node>& node) {
   }
   if (auto it = nodes.find(name); it != nodes.end()) {
     if (it->second.uid == node->metadata.uid) {
+      UpdateOffered(it->second, *node);
       UpdateStopped(it->second, *node);
       if (it->second.allocatable != node->status.allocatable) {
         it->second.allocatable = node->status.allocatable;
@@ -107,6 +108,7 @@ void Impl::OnNode(const std::shared_ptr<const Node>& node) {
   }
   if (st.cidr) st.ips.emplace(*st.cidr);
   st.stopped = false;
+  UpdateOffered(st, *node);
   if (UpdateStopped(st, *node)) return;  // created stopped: nothing runs until started
   // The lease at once (the kubelet's first act), then renewals spread over the interval.
   st.lease_token = Schedule(now + Spread(random, std::min<Duration>(options.lease_renew_interval,
@@ -155,6 +157,7 @@ void Impl::OnNodeGone(const std::string& name) {
   if (it->second.lease_created) {
     Queue("DELETE", fmt::format("{}/{}", kLeases, name), "", "application/json", nullptr);
   }
+  DeleteSlices(name);
   nodes.erase(it);
 }
 

@@ -274,3 +274,35 @@ Json FinishedStatus(const Pod& pod, const PodPlacement& where, const ContainerRu
 }
 
 }  // namespace berth::kubelet
+
+namespace berth::kubelet {
+
+Json ContainerCreatingStatus(const Pod& pod, const PodPlacement& where) {
+  const std::string at = FormatTimestamp(where.started);
+  Json containers = Json::array();
+  std::string names;
+  for (const Container& c : pod.spec.containers) {
+    containers.push_back({{"name", c.name},
+                          {"image", ReportedImage(c.image)},
+                          {"imageID", ""},
+                          {"restartCount", 0},
+                          {"ready", false},
+                          {"started", false},
+                          {"state", {{"waiting", {{"reason", "ContainerCreating"}}}}},
+                          {"lastState", Json::object()}});
+    names += (names.empty() ? "" : " ") + c.name;
+  }
+  const std::string unready = fmt::format("containers with unready status: [{}]", names);
+  Json status = {
+      {"phase", "Pending"},
+      {"conditions",
+       {Condition("PodReadyToStartContainers", false, at), Condition("Initialized", true, at),
+        Condition("Ready", false, at, "ContainersNotReady", unready),
+        Condition("ContainersReady", false, at, "ContainersNotReady", unready),
+        ScheduledCondition(at)}},
+      {"qosClass", QosClass(pod)},
+      {"containerStatuses", std::move(containers)}};
+  return Placement(where, std::move(status));
+}
+
+}  // namespace berth::kubelet

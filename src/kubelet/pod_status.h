@@ -72,4 +72,8 @@ nlohmann::json RunningStatus(const Pod& pod, const PodPlacement& where, const Co
 nlohmann::json FinishedStatus(const Pod& pod, const PodPlacement& where, const ContainerRun& run,
                               int exit_code, int64_t finished);
 
+// The status of a bound pod whose containers cannot be created yet (its resource claims are
+// not prepared): Pending, every container waiting with reason ContainerCreating, not ready.
+nlohmann::json ContainerCreatingStatus(const Pod& pod, const PodPlacement& where);
+
 }  // namespace berth::kubelet

@@ -130,7 +130,11 @@ void Impl::Advance(const std::string& key, PodState& st, NodeState& node) {
     st.token = Schedule(std::max(at, now), TaskKind::kDeletePod, key);
     return;
   }
-  if (st.phase == PodState::kWaiting && st.token == 0) {
+  if (st.phase == PodState::kWaiting && claim_waiters.count(key)) {
+    // Past its start delay, waiting for its claims: a change of the pod (its claims'
+    // statuses) is looked at now.
+    st.token = Schedule(now, TaskKind::kStartPod, key);
+  } else if (st.phase == PodState::kWaiting && st.token == 0) {
     st.token = Schedule(now + options.pod_start_delay, TaskKind::kStartPod, key);
   } else if (st.phase == PodState::kRunning && st.token == 0) {
     ScheduleFinish(key, st);
@@ -157,6 +161,7 @@ void Impl::OnPodGone(const std::shared_ptr<const Pod>& pod) {
   auto it = pods.find(key);
   if (it == pods.end() || it->second.pod->metadata.uid != pod->metadata.uid) return;
   ReleaseIp(it->second);
+  claim_waiters.erase(key);
   if (it->second.phase == PodState::kTerminating) --terminating;
   if (auto bound = pods_by_node.find(pod->spec.node_name); bound != pods_by_node.end()) {
     bound->second.erase(key);
@@ -171,6 +176,11 @@ void Impl::StartPod(const std::string& key, PodState& st) {
   NodeState* node = FindNode(st.pod->spec.node_name);
   if (!node) return;  // gone meanwhile: started when it comes back
   const Pod& pod = *st.pod;
+  if (!ClaimsReady(pod)) {
+    WaitForClaims(key, st, *node);
+    return;
+  }
+  claim_waiters.erase(key);
   st.where.host_ip = node->internal_ip;
   st.where.started = NowSeconds();
   st.run = ContainerRun{.started = st.where.started};

@@ -96,13 +96,24 @@ size_t Impl::Flush() {
 }
 
 size_t Impl::RunOnce() {
+  // Read before the events are taken: once it is true, they hold every listed slice.
+  const bool slices_listed = slice_informer && slice_informer->HasSynced();
   std::vector<Event> taken;
   {
     std::lock_guard lock(mu);
     taken.swap(events);
   }
   for (const Event& e : taken) {
-    if (auto* node = std::get_if<std::shared_ptr<const Node>>(&e.object)) {
+    if (e.kind == Event::kSlice || e.kind == Event::kSliceGone || e.kind == Event::kClaim ||
+        e.kind == Event::kClaimGone) {
+      const auto raw = std::visit([](const auto& p) { return p ? p->raw : RawObject(); }, e.object);
+      if (!raw) continue;
+      if (e.kind == Event::kSlice || e.kind == Event::kSliceGone) {
+        OnSlice(*raw, e.kind == Event::kSliceGone);
+      } else {
+        OnClaim(*raw, e.kind == Event::kClaimGone);
+      }
+    } else if (auto* node = std::get_if<std::shared_ptr<const Node>>(&e.object)) {
       if (e.kind == Event::kNodeGone) {
         OnNodeGone((*node)->metadata.name);
       } else {
@@ -116,6 +127,7 @@ size_t Impl::RunOnce() {
       }
     }
   }
+  if (slices_listed) SlicesSynced();
   size_t sent = 0;
   // A write's answer may make more work due at once (a lease created is renewed later, a
   // failed write is retried later): a few rounds, then the next call.
@@ -140,6 +152,11 @@ size_t Impl::RunOnce() {
 
 void Impl::Execute(const Task& task) {
   switch (task.kind) {
+    case TaskKind::kSlices: {
+      NodeState* node = FindNode(task.key);
+      if (node && node->slices_token == task.token) SyncSlices(*node);
+      return;
+    }
     case TaskKind::kLease:
     case TaskKind::kNodeStatus:
     case TaskKind::kPodCidr: {
@@ -231,8 +248,29 @@ VoidResult SimulatedKubelets::Start() {
           [&d](const Object& o) { d.Push(Impl::Event::kPod, o); },
           [&d](const Object&, const Object& o) { d.Push(Impl::Event::kPod, o); },
           [&d](const Object& o) { d.Push(Impl::Event::kPodGone, o); }});
+  // resource.k8s.io/v1 may not be served (a cluster without DRA): optional, read as empty.
+  auto handlers = [&d](Impl::Event::Kind changed, Impl::Event::Kind gone) {
+    return client::InformerHandlers{
+        [&d, changed](const Object& o) { d.Push(changed, o); },
+        [&d, changed](const Object&, const Object& o) { d.Push(changed, o); },
+        [&d, gone](const Object& o) { d.Push(gone, o); }};
+  };
+  client::InformerOptions slices{.path = "/apis/resource.k8s.io/v1/resourceslices",
+                                 .kind = "ResourceSlice",
+                                 .log = log,
+                                 .optional = true};
+  d.slice_informer = std::make_unique<client::Informer>(
+      d.rest, slices, handlers(Impl::Event::kSlice, Impl::Event::kSliceGone));
+  client::InformerOptions claims{.path = "/apis/resource.k8s.io/v1/resourceclaims",
+                                 .kind = "ResourceClaim",
+                                 .log = log,
+                                 .optional = true};
+  d.claim_informer = std::make_unique<client::Informer>(
+      d.rest, claims, handlers(Impl::Event::kClaim, Impl::Event::kClaimGone));
   d.node_informer->Start();
   d.pod_informer->Start();
+  d.slice_informer->Start();
+  d.claim_informer->Start();
   if (d.options.run_thread) d.thread = std::thread([&d] { d.RunThread(); });
   return {};
 }
@@ -245,13 +283,16 @@ void SimulatedKubelets::Stop() {
   }
   d.cv.notify_all();
   if (d.thread.joinable()) d.thread.join();
+  if (d.claim_informer) d.claim_informer->Stop();
+  if (d.slice_informer) d.slice_informer->Stop();
   if (d.pod_informer) d.pod_informer->Stop();
   if (d.node_informer) d.node_informer->Stop();
 }
 
 bool SimulatedKubelets::HasSynced() const {
   return impl_->node_informer && impl_->pod_informer && impl_->node_informer->HasSynced() &&
-         impl_->pod_informer->HasSynced();
+         impl_->pod_informer->HasSynced() && impl_->slice_informer->HasSynced() &&
+         impl_->claim_informer->HasSynced();
 }
 
 size_t SimulatedKubelets::RunOnce() { return impl_->RunOnce(); }

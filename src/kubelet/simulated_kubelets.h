@@ -25,6 +25,7 @@
 #include "berth/api/result.h"
 #include "berth/framework/clock.h"
 #include "client/rest_client.h"
+#include "kubelet/node_devices.h"
 #include "kubelet/node_status.h"
 
 namespace berth::kubelet {
@@ -56,6 +57,12 @@ struct SimulatedKubeletOptions {
   // per node from cluster_cidr. The default holds 16,384 nodes of 254 pod IPs.
   std::string cluster_cidr = "10.64.0.0/10";
   int node_cidr_prefix = 24;
+
+  // The devices of DRA drivers the nodes offer (`--node-devices`): each simulated node the
+  // description selects publishes one ResourceSlice per driver (two with shared counters). Pods
+  // with resource claims start only once their claims are allocated and reserved for them, whatever
+  // this holds.
+  std::vector<DriverDevices> node_devices;
 
   // Capacity, nodeInfo and addresses written for a node that has no status yet.
   NodeDefaults node_defaults;
