@@ -225,11 +225,11 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   up->add_option("--node-status-report-interval", up_options.node_status_report_interval,
                  "Simulated kubelets: how often an unchanged node status is posted (Go duration)")
       ->capture_default_str();
-  up->add_option("--controllers", up_options.controllers,
-                 "Workload controllers to run, as kube-controller-manager's: '*' (all), 'name', "
-                 "'-name' (replicaset, deployment, daemonset, statefulset, garbagecollector, "
-                 "disruption, nodelifecycle, ...)")
-      ->delimiter(',');
+  berth::cmd::AddControllersOption(
+      up, &up_options.controllers,
+      "Workload controllers to run, as kube-controller-manager's: '*' (all), 'name', '-name' "
+      "(replicaset, deployment, daemonset, statefulset, garbagecollector, disruption, "
+      "nodelifecycle, ...)");
   up->add_option("--node-monitor-grace-period", up_options.node_monitor_grace_period,
                  "Node lifecycle: a node is Unknown and tainted after this long without a "
                  "heartbeat (Go duration)")

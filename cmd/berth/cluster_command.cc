@@ -16,6 +16,18 @@ std::vector<std::string> SplitCommas(const std::string& text) {
 
 }  // namespace
 
+CLI::Option* AddControllersOption(CLI::App* app, std::vector<std::string>* controllers,
+                                  const std::string& description) {
+  // A string split here rather than a list option: CLI11 reads "--controllers=" followed by
+  // another flag as a list that takes that flag.
+  return app
+      ->add_option_function<std::string>(
+          "--controllers",
+          [controllers](const std::string& value) { *controllers = SplitCommas(value); },
+          description)
+      ->expected(0, 1);
+}
+
 void AddClusterCommands(CLI::App& app, ClusterCommand* c) {
   c->cluster = app.add_subcommand(
       "cluster", "Run simulated nodes, their kubelets and the controllers against an API server");
@@ -33,9 +45,8 @@ void AddClusterCommands(CLI::App& app, ClusterCommand* c) {
   cl->add_option("--node-labels", c->labels, "Labels of every node (key=value, repeatable)")
       ->delimiter(',');
   cl->add_flag("--no-kubelets", o.no_kubelets, "Run no simulated kubelets");
-  cl->add_option("--controllers", o.runtime.controllers,
-                 "Controllers to run, as kube-controller-manager's ('*', 'name', '-name')")
-      ->delimiter(',');
+  AddControllersOption(cl, &o.runtime.controllers,
+                       "Controllers to run, as kube-controller-manager's ('*', 'name', '-name')");
   cl->add_option("--node-monitor-grace-period", o.runtime.node_monitor_grace_period,
                  "A node is NotReady/Unknown after this long without a heartbeat (Go duration)")
       ->capture_default_str();

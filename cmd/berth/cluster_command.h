@@ -21,6 +21,11 @@ struct ClusterCommand {
   std::vector<std::string> node_names;
 };
 
+// kube-controller-manager's --controllers on `app`, into `controllers`: a comma-separated list
+// ('*', 'name', '-name'); "--controllers=" (empty) selects none.
+CLI::Option* AddControllersOption(CLI::App* app, std::vector<std::string>* controllers,
+                                  const std::string& description);
+
 // Adds the `cluster` and `node` subcommands to `app`.
 void AddClusterCommands(CLI::App& app, ClusterCommand* command);
 // Runs whichever was parsed; nullopt when neither was.

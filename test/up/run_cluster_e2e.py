@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end tests of `berth cluster` against `berth up --no-kubelets --controllers ''` (an API
+"""End-to-end tests of `berth cluster` against `berth up --controllers= --no-kubelets` (an API
 server and scheduler with no nodes, kubelets or controllers of its own), with the real kubectl.
 
 Usage: run_cluster_e2e.py BERTH [CHECK ...]
@@ -81,7 +81,7 @@ CHECKS = [check_cluster_nodes_pods_and_lifecycle]
 
 def main():
     run_against_up(CHECKS, "berth-cluster-e2e-", demo_nodes=0,
-                   extra=["--no-kubelets", "--controllers", ""])
+                   extra=["--controllers=", "--no-kubelets"])  # as docs/cluster.md writes it
 
 
 if __name__ == "__main__":
