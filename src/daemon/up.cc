@@ -266,9 +266,20 @@ int RunUp(const UpOptions& options) {
   auto controllers = StartControllers(UpRuntime(options), (*server)->kubeconfig_path());
   if (!controllers.ok()) {
     std::fprintf(stderr, "berth up: controllers: %s\n", controllers.error().message.c_str());
+    (*server)->Stop();
     return 1;
   }
   std::unique_ptr<SchedulerApp> scheduler;
+  std::unique_ptr<kubelet::SimulatedKubelets> kubelets;
+  // Stops what runs, in the reverse order of starting (clients before the server they talk to):
+  // at the end, and when a later start fails.
+  auto stop_all = [&] {
+    metrics_sources->Set(nullptr, nullptr);
+    if (kubelets) kubelets->Stop();
+    if (scheduler) scheduler->Stop();
+    if (*controllers) (*controllers)->Stop();
+    (*server)->Stop();
+  };
   if (!options.no_scheduler) {
     SchedulerAppOptions sa;
     sa.kubeconfig = (*server)->kubeconfig_path();
@@ -294,16 +305,17 @@ int RunUp(const UpOptions& options) {
     auto app = SchedulerApp::Start(sa);
     if (!app.ok()) {
       std::fprintf(stderr, "berth up: scheduler: %s\n", app.error().message.c_str());
+      stop_all();
       return 1;
     }
     scheduler = std::move(app).value();
   }
   metrics_sources->Set(server->get(), scheduler.get());
-  std::unique_ptr<kubelet::SimulatedKubelets> kubelets;
   if (!options.no_kubelets) {
     auto started = StartKubelets(UpRuntime(options), (*server)->kubeconfig_path());
     if (!started.ok()) {
       std::fprintf(stderr, "berth up: kubelets: %s\n", started.error().message.c_str());
+      stop_all();
       return 1;
     }
     kubelets = std::move(started).value();
@@ -326,15 +338,8 @@ int RunUp(const UpOptions& options) {
                            [&] {
                              if (scheduler) scheduler->ReloadConfiguration();
                            });
-  metrics_sources->Set(nullptr, nullptr);
-  int rc = 0;
-  if (kubelets) kubelets->Stop();
-  if (scheduler) {
-    rc = scheduler->Failed() ? 1 : 0;
-    scheduler->Stop();
-  }
-  if (*controllers) (*controllers)->Stop();
-  (*server)->Stop();
+  const int rc = scheduler && scheduler->Failed() ? 1 : 0;
+  stop_all();
   std::printf("berth up: stopped\n");
   return rc;
 }
