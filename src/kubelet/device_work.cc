@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "kubelet/json_fields.h"
 #include "kubelet/kubelets_impl.h"
 
 namespace berth::kubelet {
@@ -16,18 +17,6 @@ using Json = nlohmann::json;
 namespace {
 
 constexpr const char* kSlices = "/apis/resource.k8s.io/v1/resourceslices";
-
-const Json& Member(const Json& obj, const char* key) {
-  static const Json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
-std::string StringMember(const Json& obj, const char* key) {
-  const Json& v = Member(obj, key);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
 
 bool Ours(const Json& slice) {
   return StringMember(Member(Member(slice, "metadata"), "labels"), kSimulatedSliceLabel) == "true";

@@ -3,7 +3,7 @@
 // pods that wait for their resource claims.
 #include <gtest/gtest.h>
 
-#include "client/api_server_test_util.h"
+#include "kubelet/kubelet_test_util.h"
 #include "kubelet/simulated_kubelets.h"
 
 namespace berth::kubelet {
@@ -21,35 +21,12 @@ std::vector<DriverDevices> Devices(const std::string& text) {
   return parsed.ok() ? *parsed : std::vector<DriverDevices>{};
 }
 
-class DeviceWorkTest : public ::testing::Test {
+class DeviceWorkTest : public testing::KubeletTest {
  protected:
-  void SetUp() override {
-    api_.Start(std::string("berth-kubelet-dra-test-") +
-               ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    rest_ = api_.rest();
-    clock_.Set(TimePoint(
-        std::chrono::duration_cast<seconds>(std::chrono::system_clock::now().time_since_epoch())));
-  }
-  void TearDown() override {
-    kubelets_.reset();
-    api_.Stop();
-  }
   void StartKubelets(std::vector<DriverDevices> devices) {
-    kubelets_.reset();
     SimulatedKubeletOptions options;
-    options.run_thread = false;
     options.node_devices = std::move(devices);
-    kubelets_ = std::make_unique<SimulatedKubelets>(rest_, &clock_, options);
-    ASSERT_TRUE(kubelets_->Start().ok());
-    ASSERT_TRUE(RunUntil([&] { return kubelets_->HasSynced(); }));
-  }
-  bool RunUntil(const std::function<bool()>& done) {
-    for (int i = 0; i < 400; ++i) {
-      kubelets_->RunOnce();
-      if (done()) return true;
-      kubelets_->WaitForEvent(std::chrono::milliseconds(25));
-    }
-    return false;
+    KubeletTest::StartKubelets(std::move(options));
   }
   void CreateNode(const std::string& name, const Json& labels = Json::object()) {
     auto made = rest_->Post("/api/v1/nodes", {{"apiVersion", "v1"},
@@ -64,15 +41,6 @@ class DeviceWorkTest : public ::testing::Test {
       for (const Json& s : (*list)["items"]) out[s["spec"]["nodeName"]] = s;
     return out;
   }
-  Json Get(const std::string& path) {
-    auto got = rest_->Get(path);
-    return got.ok() ? *got : Json();
-  }
-
-  controllers::TestApiServer api_;
-  client::RestClient* rest_ = nullptr;
-  FakeClock clock_;
-  std::unique_ptr<SimulatedKubelets> kubelets_;
 };
 
 constexpr char kGpus[] = R"(

@@ -1,6 +1,7 @@
 // The nodes of SimulatedKubelets: which are simulated, their leases, status and pod CIDRs.
 #include <fmt/format.h>
 
+#include "kubelet/json_fields.h"
 #include "kubelet/kubelets_impl.h"
 
 namespace berth::kubelet {
@@ -12,18 +13,6 @@ namespace {
 
 constexpr const char* kMergePatch = "application/merge-patch+json";
 constexpr const char* kLeases = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases";
-
-const Json& Member(const Json& obj, const char* key) {
-  static const Json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
-std::string StringMember(const Json& obj, const char* key) {
-  const Json& v = Member(obj, key);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
 
 // A uniformly random offset in [0, span): spreads the nodes' heartbeats over the interval.
 Duration Spread(std::mt19937_64& random, Duration span) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "kubelet/json_fields.h"
 #include "kubelet/kubelets_impl.h"
 
 namespace berth::kubelet {
@@ -16,18 +17,6 @@ namespace {
 // As the kubelet's status manager: conditions merge by type, so conditions others set (the
 // scheduler's DisruptionTarget) stay; container statuses are replaced whole.
 constexpr const char* kStatusPatch = "application/strategic-merge-patch+json";
-
-const Json& Member(const Json& obj, const char* key) {
-  static const Json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
-std::string StringMember(const Json& obj, const char* key) {
-  const Json& v = Member(obj, key);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
 
 const Json& Doc(const Pod& pod) {
   static const Json kEmpty = Json::object();

@@ -6,8 +6,8 @@
 
 #include <filesystem>
 
-#include "client/api_server_test_util.h"
 #include "client/micro_time.h"
+#include "kubelet/kubelet_test_util.h"
 
 namespace berth::kubelet {
 namespace {
@@ -15,42 +15,8 @@ namespace {
 using Json = nlohmann::json;
 using std::chrono::seconds;
 
-class SimulatedKubeletsTest : public ::testing::Test {
+class SimulatedKubeletsTest : public testing::KubeletTest {
  protected:
-  void SetUp() override {
-    api_.Start(std::string("berth-kubelet-test-") +
-               ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    rest_ = api_.rest();
-    // The fake clock starts at the wall clock's second: the server stamps deletions with it.
-    clock_.Set(TimePoint(
-        std::chrono::duration_cast<seconds>(std::chrono::system_clock::now().time_since_epoch())));
-  }
-  void TearDown() override {
-    kubelets_.reset();
-    api_.Stop();
-  }
-
-  void StartKubelets(SimulatedKubeletOptions options = {}) {
-    options.run_thread = false;
-    kubelets_ = std::make_unique<SimulatedKubelets>(rest_, &clock_, options);
-    ASSERT_TRUE(kubelets_->Start().ok());
-    ASSERT_TRUE(RunUntil([&] { return kubelets_->HasSynced(); }));
-  }
-
-  // Runs the kubelets' due work, taking each informer event as it arrives, until `done`.
-  bool RunUntil(const std::function<bool()>& done) {
-    for (int i = 0; i < 400; ++i) {
-      kubelets_->RunOnce();
-      if (done()) return true;
-      kubelets_->WaitForEvent(std::chrono::milliseconds(25));
-    }
-    return false;
-  }
-  void Advance(Duration d) {
-    clock_.Advance(d);
-    kubelets_->RunOnce();
-  }
-
   void CreateNode(const std::string& name, const Json& annotations = Json::object()) {
     auto made = rest_->Post("/api/v1/nodes",
                             {{"apiVersion", "v1"},
@@ -80,10 +46,6 @@ class SimulatedKubeletsTest : public ::testing::Test {
             {"restartPolicy", restart},
             {"containers", {{{"name", "app"}, {"image", "nginx"}}}}};
   }
-  Json Get(const std::string& path) {
-    auto got = rest_->Get(path);
-    return got.ok() ? *got : Json();
-  }
   Json GetPod(const std::string& name) { return Get("/api/v1/namespaces/default/pods/" + name); }
   // The pod's status once the kubelets have seen it (it waits for its start delay).
   void SeePod(const std::string& name) {
@@ -95,11 +57,6 @@ class SimulatedKubeletsTest : public ::testing::Test {
     for (const auto& c : pod["status"]["conditions"]) out[c["type"]] = c["status"];
     return out;
   }
-
-  controllers::TestApiServer api_;
-  client::RestClient* rest_ = nullptr;
-  FakeClock clock_;
-  std::unique_ptr<SimulatedKubelets> kubelets_;
 };
 
 TEST_F(SimulatedKubeletsTest, NodeGetsLeaseRegistrationAndPodCidr) {
