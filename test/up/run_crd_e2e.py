@@ -27,11 +27,10 @@ import json
 import os
 import signal
 import ssl
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_up_e2e import Fail, Up, run_against_up, wait_for  # noqa: E402
+from run_up_e2e import Fail, Up, run_against_up, wait_for, run_python_client  # noqa: E402
 
 # These checks write PodGroup status themselves, as a client of the CRD: the podgroup controller,
 # which would write it too, is left out (run_gang_e2e.py covers it).
@@ -243,10 +242,9 @@ print("ok")
 
 
 def check_python_client(up):
-    p = subprocess.run(["/usr/bin/python3", "-c", PYTHON_CLIENT, up.kubeconfig],
-                       capture_output=True, text=True, timeout=120)
-    if p.returncode != 0 or "ok" not in p.stdout:
-        raise Fail("python client: " + p.stdout[-2000:] + p.stderr[-2000:])
+    out = run_python_client(up, PYTHON_CLIENT)
+    if "ok" not in out:
+        raise Fail("python client: " + out[-2000:])
 
 
 def raw_get(up, query):

@@ -21,13 +21,12 @@ Prints one line per check and "N passed, M failed".
 import json
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_up_e2e import Fail, Up, run_against_up, wait_for  # noqa: E402
+from run_up_e2e import Fail, Up, run_against_up, wait_for, run_python_client  # noqa: E402
 
 HASH = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
@@ -146,11 +145,9 @@ print(d.status.ready_replicas, d.status.available_replicas, d.status.updated_rep
 
 
 def check_python_client(up):
-    p = subprocess.run(["/usr/bin/python3", "-c", PY_CLIENT, up.kubeconfig], capture_output=True,
-                       text=True, timeout=60)
-    if p.returncode != 0 or p.stdout.split() != ["3", "3", "3", "MinimumReplicasAvailable",
-                                                 "NewReplicaSetAvailable"]:
-        raise Fail("python client: %r %r" % (p.stdout, p.stderr[-1500:]))
+    out = run_python_client(up, PY_CLIENT, timeout=60)
+    if out.split() != ["3", "3", "3", "MinimumReplicasAvailable", "NewReplicaSetAvailable"]:
+        raise Fail("python client: %r" % out)
 
 
 def check_rollout_history_undo(up):

@@ -22,11 +22,10 @@ import http.client
 import json
 import os
 import ssl
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_up_e2e import Fail, run_against_up  # noqa: E402
+from run_up_e2e import Fail, run_against_up, run_python_client  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(HERE, "..", "..", "examples", "up", "dra")
@@ -250,10 +249,9 @@ print("ok")
 
 
 def check_python_client(up):
-    p = subprocess.run(["/usr/bin/python3", "-c", PYTHON_CLIENT, up.kubeconfig],
-                       capture_output=True, text=True, timeout=120)
-    if p.returncode != 0 or "ok" not in p.stdout:
-        raise Fail("python client: " + p.stdout[-2000:] + p.stderr[-2000:])
+    out = run_python_client(up, PYTHON_CLIENT)
+    if "ok" not in out:
+        raise Fail("python client: " + out[-2000:])
 
 
 CHECKS = [

@@ -23,12 +23,11 @@ Prints one line per check and "N passed, M failed".
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_up_e2e import REPO, Fail, run_against_up, wait_for  # noqa: E402
+from run_up_e2e import REPO, Fail, run_against_up, wait_for, run_python_client  # noqa: E402
 
 GPU_NODE = "demo-node-000"
 DEVICES = """\
@@ -226,10 +225,8 @@ assert [r["device"] for r in results] == ["gpu-0"], results
 assert len(c["status"]["reservedFor"]) == 2, c["status"]
 print("ok")
 '''
-    p = subprocess.run(["/usr/bin/python3", "-c", script, up.kubeconfig], capture_output=True,
-                       text=True, timeout=90)
-    if p.returncode != 0 or "ok" not in p.stdout:
-        raise Fail("python client: " + p.stdout[-1500:] + p.stderr[-1500:])
+    if "ok" not in run_python_client(up, script):
+        raise Fail("python client printed no ok")
 
 
 CHECKS = [check_one_gpu_two_pods, check_no_device_matches, check_partitioned_device,

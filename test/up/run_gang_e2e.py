@@ -26,7 +26,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_up_e2e import REPO, Fail, run_against_up, wait_for  # noqa: E402
+from run_up_e2e import REPO, Fail, run_against_up, wait_for, run_python_client  # noqa: E402
 
 DOC = os.path.join(REPO, "docs", "configuration.md")
 # What the how-to runs; paths are relative to the source tree, the test's working directory.
@@ -95,11 +95,10 @@ def create(up, objs):
 
 
 def python_client(up, script):
-    p = subprocess.run(["/usr/bin/python3", "-c", PY_PRELUDE + script, up.kubeconfig],
-                       capture_output=True, text=True, timeout=120)
-    if p.returncode != 0 or "ok" not in p.stdout:
-        raise Fail("python client: " + p.stdout[-2000:] + p.stderr[-2000:])
-    return p.stdout
+    out = run_python_client(up, PY_PRELUDE + script)
+    if "ok" not in out:
+        raise Fail("python client: " + out[-2000:])
+    return out
 
 
 PY_PRELUDE = r'''

@@ -19,12 +19,11 @@ Prints one line per check and "N passed, M failed".
 """
 import json
 import os
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_up_e2e import Fail, run_against_up, wait_for  # noqa: E402
+from run_up_e2e import Fail, run_against_up, wait_for, run_python_client  # noqa: E402
 
 RUN = "berth.dev/run-seconds"
 EXIT = "berth.dev/exit-code"
@@ -213,11 +212,9 @@ print(j.status.succeeded, j.status.completed_indexes, j.status.active or 0,
 
 
 def check_python_client(up):
-    p = subprocess.run(["/usr/bin/python3", "-c", PY_CLIENT, up.kubeconfig], capture_output=True,
-                       text=True, timeout=60)
-    if p.returncode != 0 or p.stdout.split() != ["3", "0-2", "0", "SuccessCriteriaMet,Complete",
-                                                 "True"]:
-        raise Fail("python client: %r %r" % (p.stdout, p.stderr[-1500:]))
+    out = run_python_client(up, PY_CLIENT, timeout=60)
+    if out.split() != ["3", "0-2", "0", "SuccessCriteriaMet,Complete", "True"]:
+        raise Fail("python client: %r" % out)
 
 
 CHECKS = [check_indexed_job_completes, check_python_client, check_kubectl_create_job,

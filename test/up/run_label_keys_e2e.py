@@ -19,11 +19,10 @@ Prints one line per check and "N passed, M failed".
 """
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_up_e2e import Fail, run_against_up, wait_for  # noqa: E402
+from run_up_e2e import Fail, run_against_up, wait_for, run_python_client  # noqa: E402
 
 HASH = "pod-template-hash"
 HOST = "kubernetes.io/hostname"
@@ -109,11 +108,10 @@ def check_deployment_generations_do_not_count_each_other(up):
         if what["labelSelector"] != {"matchLabels": {"app": "web"}, "matchExpressions": want} \
                 or what["matchLabelKeys"] != [HASH]:
             raise Fail("stored selector: %s" % what)
-    p = subprocess.run(["/usr/bin/python3", "-c", PY_CLIENT, up.kubeconfig,
-                        pod["metadata"]["name"]], capture_output=True, text=True, timeout=60)
+    out = run_python_client(up, PY_CLIENT, pod["metadata"]["name"], timeout=60)
     line = "app=web %s In %s" % (HASH, h)
-    if p.returncode != 0 or p.stdout.splitlines() != [line, line]:
-        raise Fail("python client: %r %r" % (p.stdout, p.stderr[-1500:]))
+    if out.splitlines() != [line, line]:
+        raise Fail("python client: %r" % out)
     # Every node holds a first-generation pod: the surge pod fits only if it ignores them.
     up.kubectl(["set", "image", "deploy/web", "c=nginx:2"])
     rollout(up, "web")

@@ -16,11 +16,10 @@ Prints one line per check and "N passed, M failed".
 """
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_up_e2e import Fail, run_against_up, wait_for  # noqa: E402
+from run_up_e2e import Fail, run_against_up, wait_for, run_python_client  # noqa: E402
 
 NODE = "demo-node-001"
 
@@ -148,10 +147,8 @@ while time.time() < deadline:
         break
     time.sleep(0.2)
 '''
-    p = subprocess.run(["/usr/bin/python3", "-c", script, up.kubeconfig], capture_output=True,
-                       text=True, timeout=90)
-    if p.returncode != 0 or "ok" not in p.stdout:
-        raise Fail("python client: " + p.stdout[-1500:] + p.stderr[-1500:])
+    if "ok" not in run_python_client(up, script):
+        raise Fail("the resize was not seen actuated through the Python client")
 
 
 CHECKS = [check_resize_is_actuated_and_scheduled_against, check_infeasible_then_withdrawn,

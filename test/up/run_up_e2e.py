@@ -99,6 +99,18 @@ def wait_for(what, fn, timeout=60, interval=0.2):
     raise Fail("timed out waiting for %s (last: %r)" % (what, last))
 
 
+def run_python_client(up, script, *args, timeout=120):
+    """Runs `script` with the official Python client (/usr/bin/python3, Debian's
+    python3-kubernetes), sys.argv[1] the cluster's kubeconfig and `args` after it; returns its
+    output. A non-zero exit is a Fail that shows what it printed."""
+    p = subprocess.run(["/usr/bin/python3", "-c", script, up.kubeconfig] + list(args),
+                       capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        raise Fail("python client: rc %d: %s %s" % (p.returncode, p.stdout[-2000:],
+                                                   p.stderr[-2000:]))
+    return p.stdout
+
+
 def pods_json(up, ns="default", selector=None):
     args = ["get", "pods", "-n", ns, "-o", "json"]
     if selector:
