@@ -19,6 +19,7 @@
 #include "berth/framework/cluster.h"
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/cycle_state.h"
+#include "berth/framework/dra.h"
 #include "berth/framework/extender.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/node_info.h"
@@ -101,6 +102,8 @@ BERTH_EXPORT void berth_abi_berth_config_VolumeBindingArgs(
     const ::berth::config::VolumeBindingArgs*) {}
 BERTH_EXPORT void berth_abi_berth_config_DefaultPreemptionArgs(
     const ::berth::config::DefaultPreemptionArgs*) {}
+BERTH_EXPORT void berth_abi_berth_config_DynamicResourcesArgs(
+    const ::berth::config::DynamicResourcesArgs*) {}
 BERTH_EXPORT void berth_abi_berth_extender_ServerOptions(const ::berth::extender::ServerOptions*) {}
 BERTH_EXPORT void berth_abi_berth_extender_ExtenderServer(
     const ::berth::extender::ExtenderServer*) {}
@@ -176,6 +179,13 @@ BERTH_EXPORT void berth_abi_berth_PluginRegistration(const ::berth::PluginRegist
 BERTH_EXPORT void berth_abi_berth_Registry(const ::berth::Registry*) {}
 BERTH_EXPORT void berth_abi_berth_FilterRemedy(const ::berth::FilterRemedy*) {}
 BERTH_EXPORT void berth_abi_berth_FilterRemedies(const ::berth::FilterRemedies*) {}
+BERTH_EXPORT void berth_abi_berth_DraListers(const ::berth::DraListers*) {}
+BERTH_EXPORT void berth_abi_berth_DraWriter(const ::berth::DraWriter*) {}
+BERTH_EXPORT void berth_abi_berth_DraClusterEvent(const ::berth::DraClusterEvent*) {}
+BERTH_EXPORT void berth_abi_berth_DraClusterEventWithHint(const ::berth::DraClusterEventWithHint*) {
+}
+BERTH_EXPORT void berth_abi_berth_DraEnqueueExtensions(const ::berth::DraEnqueueExtensions*) {}
+BERTH_EXPORT void berth_abi_berth_DraEventHandler(const ::berth::DraEventHandler*) {}
 BERTH_EXPORT void berth_abi_berth_testing_PodBuilder(const ::berth::testing::PodBuilder*) {}
 BERTH_EXPORT void berth_abi_berth_testing_NodeBuilder(const ::berth::testing::NodeBuilder*) {}
 BERTH_EXPORT void berth_abi_berth_testing_InlineParallelizer(

@@ -465,6 +465,35 @@ void SchedulingQueue::OnClusterEvent(const ClusterEvent& event, const EventObjec
   }
 }
 
+void SchedulingQueue::OnOtherEvent(
+    std::string_view label,
+    const std::function<RequeueDecider::Strategy(const QueuedPodInfo&)>& decide) {
+  std::lock_guard lock(mu_);
+  if (!in_flight_.empty())
+    in_flight_events_.push_back(
+        {next_event_seq_, ClusterEvent{EventResource::kWildCard, kAllActions}, {}, {}});
+  ++next_event_seq_;
+  std::vector<std::pair<EntryPtr, RequeueDecider::Strategy>> moving;
+  for (auto& [uid, e] : unschedulable_) {
+    if (!e->info.gating_plugin.empty()) continue;
+    const RequeueDecider::Strategy s = decide(e->info);
+    if (s != RequeueDecider::Strategy::kSkip) moving.emplace_back(e, s);
+  }
+  std::sort(moving.begin(), moving.end(),
+            [](const auto& a, const auto& b) { return a.first->seq < b.first->seq; });
+  const std::string event_label = incoming_hook_ ? std::string(label) : std::string();
+  for (auto& [e, strategy] : moving) {
+    const std::string uid = UidOf(e->info.pod());
+    unschedulable_.erase(uid);
+    unschedulable_since_.erase(uid);
+    if (strategy == RequeueDecider::Strategy::kImmediately) {
+      AddToActiveLocked(e, event_label);
+    } else {
+      MoveToActiveOrBackoffLocked(e, event_label);
+    }
+  }
+}
+
 void SchedulingQueue::FlushBackoffQCompleted() {
   std::lock_guard lock(mu_);
   while (!backoff_.empty()) {
