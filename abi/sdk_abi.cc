@@ -8,6 +8,7 @@
 #include "berth/api/flat_map.h"
 #include "berth/api/objects.h"
 #include "berth/api/quantity.h"
+#include "berth/api/resource_claims.h"
 #include "berth/api/resources.h"
 #include "berth/api/result.h"
 #include "berth/api/selectors.h"
@@ -80,6 +81,11 @@ BERTH_EXPORT void berth_abi_berth_PodDisruptionBudget(const ::berth::PodDisrupti
 BERTH_EXPORT void berth_abi_berth_PriorityClass(const ::berth::PriorityClass*) {}
 BERTH_EXPORT void berth_abi_berth_PodGroup(const ::berth::PodGroup*) {}
 BERTH_EXPORT void berth_abi_berth_SchedulingPodGroup(const ::berth::SchedulingPodGroup*) {}
+BERTH_EXPORT void berth_abi_berth_DeviceClass(const ::berth::DeviceClass*) {}
+BERTH_EXPORT void berth_abi_berth_ResourceClaim(const ::berth::ResourceClaim*) {}
+BERTH_EXPORT void berth_abi_berth_ResourceClaimTemplate(const ::berth::ResourceClaimTemplate*) {}
+BERTH_EXPORT void berth_abi_berth_ResourceSlice(const ::berth::ResourceSlice*) {}
+BERTH_EXPORT void berth_abi_berth_PodResourceClaim(const ::berth::PodResourceClaim*) {}
 BERTH_EXPORT void berth_abi_berth_Quantity(const ::berth::Quantity*) {}
 BERTH_EXPORT void berth_abi_berth_Resource(const ::berth::Resource*) {}
 BERTH_EXPORT void berth_abi_berth_PodRequests(const ::berth::PodRequests*) {}

@@ -44,15 +44,16 @@ void BackOff(std::chrono::milliseconds* wait) {
   *wait = std::min(*wait * 2, std::chrono::milliseconds(1000));
 }
 
-// The event form of an informer's object (kinds Berth does not model carry none).
+// The event form of an informer's object (kinds without an event form carry none).
 EventObject ToEventObject(const Object& object) {
   return std::visit(
       [](const auto& o) -> EventObject {
-        if constexpr (std::is_same_v<std::decay_t<decltype(o)>,
-                                     std::shared_ptr<const UnknownObject>>) {
-          return std::monostate{};
-        } else {
+        if constexpr (std::is_constructible_v<EventObject, std::decay_t<decltype(o)>> &&
+                      !std::is_same_v<std::decay_t<decltype(o)>,
+                                      std::shared_ptr<const UnknownObject>>) {
           return o;
+        } else {
+          return std::monostate{};
         }
       },
       object);
