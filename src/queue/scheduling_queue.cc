@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "berth/api/resource_claims.h"
+
 namespace berth {
 namespace {
 
@@ -27,6 +29,8 @@ bool MeaningfulUpdate(const PodInfo& a, const PodInfo& b) {
   return x.spec.scheduling_gates != y.spec.scheduling_gates ||
          x.metadata.labels != y.metadata.labels || x.spec.node_selector != y.spec.node_selector ||
          x.spec.tolerations.size() != y.spec.tolerations.size() ||
+         // The resourceclaim controller recorded a claim it made for the pod.
+         (x.raw != y.raw && PodResourceClaimStatusesOf(x) != PodResourceClaimStatusesOf(y)) ||
          !(a.requests.requests == b.requests.requests) ||
          x.spec.affinity.has_value() != y.spec.affinity.has_value();
 }
@@ -475,7 +479,6 @@ void SchedulingQueue::OnOtherEvent(
   ++next_event_seq_;
   std::vector<std::pair<EntryPtr, RequeueDecider::Strategy>> moving;
   for (auto& [uid, e] : unschedulable_) {
-    if (!e->info.gating_plugin.empty()) continue;
     const RequeueDecider::Strategy s = decide(e->info);
     if (s != RequeueDecider::Strategy::kSkip) moving.emplace_back(e, s);
   }

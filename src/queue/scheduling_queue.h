@@ -87,7 +87,8 @@ class SchedulingQueue final : public PodNominator {
   // May be replaced while pods flow (a configuration reload); `decider` must outlive its use.
   void SetRequeueDecider(const RequeueDecider* decider);
   // A change the ClusterEvent enum does not describe (DRA objects, berth/framework/dra.h):
-  // moves the unschedulable pods `decide` picks; gated pods stay. A pod in flight meanwhile
+  // moves the unschedulable and gated pods `decide` picks (a gated pod goes through PreEnqueue
+  // again). A pod in flight meanwhile
   // counts it as a wildcard event (it is retried after backoff if its cycle fails). `label`
   // names the event in metrics ("ResourceClaimChange").
   void OnOtherEvent(std::string_view label,

@@ -193,9 +193,26 @@ RequeueDecider::Strategy RequeuePolicy::DecideDra(const QueuedPodInfo& pod,
                                                   const DraClusterEvent& event,
                                                   const DraEventObject& old_object,
                                                   const DraEventObject& new_object) const {
+  const Profile* profile = ProfileOf(pod.pod());
+  if (!pod.gating_plugin.empty()) {
+    // Only what the gating plugin registered lets a gated pod through PreEnqueue again.
+    if (!profile) return Strategy::kSkip;
+    auto dra = profile->dra_by_plugin.find(pod.gating_plugin);
+    if (dra == profile->dra_by_plugin.end()) return Strategy::kSkip;
+    for (const auto& reg : *dra->second) {
+      if (!reg.event.Covers(event)) continue;
+      if (!reg.hint) return Strategy::kImmediately;
+      try {
+        Result<QueueingHint> h = reg.hint(pod.pod(), old_object, new_object);
+        if (!h.ok() || *h == QueueingHint::kQueue) return Strategy::kImmediately;
+      } catch (...) {
+        return Strategy::kImmediately;
+      }
+    }
+    return Strategy::kSkip;
+  }
   if (pod.unschedulable_plugins.empty() && pod.pending_plugins.empty())
     return Strategy::kAfterBackoff;
-  const Profile* profile = ProfileOf(pod.pod());
   if (!profile) return Strategy::kAfterBackoff;
   Strategy strategy = Strategy::kSkip;
   auto consult = [&](const std::string& name, bool pending) {
