@@ -212,3 +212,45 @@ struct Case {
 };
 
 }  // namespace berth::dra::testing
+
+namespace berth::dra::testing {
+
+// A device consuming counters; with `capacity_from_counters` its capacity mirrors them (as
+// upstream's fromCounters devices).
+inline Device Consuming(Device d, const std::string& set,
+                        std::vector<std::pair<std::string, const char*>> counters,
+                        bool capacity_from_counters = true) {
+  DeviceCounterConsumption c;
+  c.counter_set = set;
+  for (const auto& [name, q] : counters) {
+    c.counters[name] = Qty(q);
+    if (capacity_from_counters) d.capacity[name].value = Qty(q);
+  }
+  d.consumes_counters.push_back(std::move(c));
+  return d;
+}
+
+inline CounterSet Counters_(const std::string& name,
+                            std::vector<std::pair<std::string, const char*>> counters) {
+  CounterSet s;
+  s.name = name;
+  for (const auto& [n, q] : counters) s.counters[n] = Qty(q);
+  return s;
+}
+
+inline std::shared_ptr<ResourceSlice> CounterSlice(const std::string& name, const Selection& sel,
+                                                   const std::string& pool,
+                                                   const std::string& driver,
+                                                   std::vector<CounterSet> sets,
+                                                   int64_t count = 2) {
+  auto s = Slice(name, sel, pool, driver, {}, count);
+  s->spec.shared_counters = std::move(sets);
+  return s;
+}
+
+inline std::string MemoryAtLeast(const char* q) {
+  return std::string("device.capacity[\"driver-a\"].memory.compareTo(quantity(\"") + q +
+         "\")) >= 0";
+}
+
+}  // namespace berth::dra::testing
