@@ -83,13 +83,19 @@ struct Features {
   bool consumable_capacity = true;    // DRAConsumableCapacity
 };
 
+// The error code of a failure that concerns only the node Allocate was asked about.
+inline constexpr ErrorCode kFailedAllocationOnNode = ErrorCode::kConflict;
+bool IsFailedAllocationOnNode(const Error& e);
+
+// The most devices one claim's allocation holds (resource.k8s.io AllocationResultsMaxSize).
+inline constexpr int kAllocationResultsMaxSize = 32;
+
 using DeviceClassLookup = std::function<std::shared_ptr<const DeviceClass>(std::string_view name)>;
 
 class Allocator {
  public:
   // `classes` returns null for a class that does not exist; `cache` compiles the CEL selectors
-  // and must outlive the allocator. `share_ids` makes the shareID of a shared device's
-  // allocation (the default: 8 random lowercase hex digits... see allocator.cc).
+  // and must outlive the allocator.
   Allocator(Features features, AllocatedState allocated, DeviceClassLookup classes,
             std::vector<std::shared_ptr<const ResourceSlice>> slices,
             cel::dra::SelectorCache* cache);
@@ -99,15 +105,19 @@ class Allocator {
 
   // The allocations (one per claim, in order) of `claims` on `node`: nullopt when they do not
   // fit there; an error for what makes the pod unschedulable everywhere (a missing class, a CEL
-  // selector that fails, an invalid request). Claims that are already allocated are an error.
+  // selector that fails, an invalid request), except an error for which
+  // IsFailedAllocationOnNode() holds, which concerns this node only (it reached an invalid
+  // resource pool and found no other way): the node is unschedulable with that message.
   Result<std::optional<std::vector<AllocationResult>>> Allocate(
       const Node& node, const std::vector<std::shared_ptr<const ResourceClaim>>& claims) const;
 
-  // Replaces how shareIDs are made (tests): called once per shared allocation.
+  // Replaces how shareIDs are made (random UUIDs by default), for tests; called once per
+  // allocation of a device that allows multiple allocations. Not while Allocate runs.
   void SetShareIdGenerator(std::function<std::string()> gen);
 
+  struct Impl;  // internal (allocator_impl.h)
+
  private:
-  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
