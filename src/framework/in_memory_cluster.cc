@@ -115,8 +115,7 @@ void InMemoryCluster::EventRecorder::OnObjectEvent(const ClusterEvent& event,
 }
 
 void InMemoryCluster::EventRecorder::PushDra(const DraClusterEvent& event,
-                                             DraEventObject old_object,
-                                             DraEventObject new_object) {
+                                             DraEventObject old_object, DraEventObject new_object) {
   Push([event, old_object, new_object](ClusterEventHandler& h) {
     if (auto* dra = dynamic_cast<DraEventHandler*>(&h))
       dra->OnDraEvent(event, old_object, new_object);

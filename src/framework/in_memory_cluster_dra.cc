@@ -192,9 +192,9 @@ Result<Ptr<ResourceClaim>> InMemoryCluster::UpdateResourceClaimStatus(const Reso
     std::lock_guard lock(mu_);
     auto it = resource_claims_.find(Key(claim.metadata.namespace_, claim.metadata.name));
     if (it == resource_claims_.end()) {
-      return Error{fmt::format("resourceclaims.resource.k8s.io \"{}\" not found",
-                               claim.metadata.name),
-                   ErrorCode::kNotFound};
+      return Error{
+          fmt::format("resourceclaims.resource.k8s.io \"{}\" not found", claim.metadata.name),
+          ErrorCode::kNotFound};
     }
     old = it->second;
     if ((!claim.metadata.uid.empty() && claim.metadata.uid != old->metadata.uid) ||

@@ -31,8 +31,9 @@ bool AssumedClaims::CaughtUp(const ResourceClaim& listed, const Entry& assumed) 
 }
 
 void AssumedClaims::AssumeInFlight(Ptr<ResourceClaim> claim) {
+  std::string uid = claim->metadata.uid;
   std::lock_guard lock(mu_);
-  by_uid_[claim->metadata.uid] = Entry{std::move(claim), true};
+  by_uid_[uid] = Entry{std::move(claim), true};
 }
 
 void AssumedClaims::Forget(const std::string& uid) {
@@ -41,8 +42,9 @@ void AssumedClaims::Forget(const std::string& uid) {
 }
 
 void AssumedClaims::Written(Ptr<ResourceClaim> stored) {
+  std::string uid = stored->metadata.uid;
   std::lock_guard lock(mu_);
-  by_uid_[stored->metadata.uid] = Entry{std::move(stored), false};
+  by_uid_[uid] = Entry{std::move(stored), false};
 }
 
 bool AssumedClaims::InFlight(const std::string& uid) const {
@@ -55,7 +57,8 @@ Ptr<ResourceClaim> AssumedClaims::Resolve(const Ptr<ResourceClaim>& listed) cons
   if (!listed) return listed;
   std::lock_guard lock(mu_);
   auto it = by_uid_.find(listed->metadata.uid);
-  if (it == by_uid_.end() || CaughtUp(*listed, it->second)) return listed;
+  // An allocation in flight is not the claim's state yet (PreFilter asks InFlight()).
+  if (it == by_uid_.end() || it->second.in_flight || CaughtUp(*listed, it->second)) return listed;
   return it->second.claim;
 }
 

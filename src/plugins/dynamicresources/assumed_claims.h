@@ -25,7 +25,8 @@ class AssumedClaims {
   void Written(Ptr<ResourceClaim> stored);
   // Whether an allocation of this claim is in flight (between Reserve and the end of PreBind).
   bool InFlight(const std::string& uid) const;
-  // The claim as this scheduler knows it: the assumed one when the listers' copy is older.
+  // The claim as this scheduler wrote it when the listers' copy is older (allocations still in
+  // flight are not applied: InFlight() tells).
   Ptr<ResourceClaim> Resolve(const Ptr<ResourceClaim>& listed) const;
   // `listed` (the listers' claims) with the assumed versions in place of older ones and the
   // claims in flight the listers do not show; forgets what the listers have caught up with.

@@ -13,8 +13,6 @@
 namespace berth::dynamicresources {
 namespace {
 
-constexpr StateKey<CycleData> kStateKey{"DynamicResources"};
-
 // The devices of `claim` whose driver must report them ready (bindingConditions) before the pod
 // binds: whether they are (true), not yet (false), or failed (an error), from the conditions in
 // status.devices[] (kept in the claim's document).

@@ -14,7 +14,6 @@ namespace berth {
 namespace dynamicresources {
 namespace {
 
-constexpr StateKey<CycleData> kStateKey{"DynamicResources"};
 // Compiled CEL selectors kept across cycles (kube-scheduler keeps 10; classes and claims of a
 // cluster use a few more distinct expressions than that in practice).
 constexpr size_t kCelCacheSize = 64;

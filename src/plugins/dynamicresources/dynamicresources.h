@@ -83,6 +83,9 @@ struct CycleData final : StateData, std::enable_shared_from_this<CycleData> {
   std::shared_ptr<StateData> Clone() const override;
 };
 
+// One object for every translation unit: CycleState tells keys apart by address.
+inline constexpr StateKey<CycleData> kStateKey{"DynamicResources"};
+
 class DynamicResources final : public PreEnqueuePlugin,
                                public PreFilterPlugin,
                                public FilterPlugin,
