@@ -8,6 +8,7 @@
 #include "berth/api/flat_map.h"
 #include "berth/api/objects.h"
 #include "berth/api/quantity.h"
+#include "berth/api/resource_claims.h"
 #include "berth/api/resources.h"
 #include "berth/api/result.h"
 #include "berth/api/selectors.h"
@@ -19,6 +20,7 @@
 #include "berth/framework/cluster.h"
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/cycle_state.h"
+#include "berth/framework/dra.h"
 #include "berth/framework/extender.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/node_info.h"
@@ -80,6 +82,11 @@ BERTH_EXPORT void berth_abi_berth_PodDisruptionBudget(const ::berth::PodDisrupti
 BERTH_EXPORT void berth_abi_berth_PriorityClass(const ::berth::PriorityClass*) {}
 BERTH_EXPORT void berth_abi_berth_PodGroup(const ::berth::PodGroup*) {}
 BERTH_EXPORT void berth_abi_berth_SchedulingPodGroup(const ::berth::SchedulingPodGroup*) {}
+BERTH_EXPORT void berth_abi_berth_DeviceClass(const ::berth::DeviceClass*) {}
+BERTH_EXPORT void berth_abi_berth_ResourceClaim(const ::berth::ResourceClaim*) {}
+BERTH_EXPORT void berth_abi_berth_ResourceClaimTemplate(const ::berth::ResourceClaimTemplate*) {}
+BERTH_EXPORT void berth_abi_berth_ResourceSlice(const ::berth::ResourceSlice*) {}
+BERTH_EXPORT void berth_abi_berth_PodResourceClaim(const ::berth::PodResourceClaim*) {}
 BERTH_EXPORT void berth_abi_berth_Quantity(const ::berth::Quantity*) {}
 BERTH_EXPORT void berth_abi_berth_Resource(const ::berth::Resource*) {}
 BERTH_EXPORT void berth_abi_berth_PodRequests(const ::berth::PodRequests*) {}
@@ -102,6 +109,8 @@ BERTH_EXPORT void berth_abi_berth_config_VolumeBindingArgs(
     const ::berth::config::VolumeBindingArgs*) {}
 BERTH_EXPORT void berth_abi_berth_config_DefaultPreemptionArgs(
     const ::berth::config::DefaultPreemptionArgs*) {}
+BERTH_EXPORT void berth_abi_berth_config_DynamicResourcesArgs(
+    const ::berth::config::DynamicResourcesArgs*) {}
 BERTH_EXPORT void berth_abi_berth_extender_ServerOptions(const ::berth::extender::ServerOptions*) {}
 BERTH_EXPORT void berth_abi_berth_extender_ExtenderServer(
     const ::berth::extender::ExtenderServer*) {}
@@ -177,6 +186,13 @@ BERTH_EXPORT void berth_abi_berth_PluginRegistration(const ::berth::PluginRegist
 BERTH_EXPORT void berth_abi_berth_Registry(const ::berth::Registry*) {}
 BERTH_EXPORT void berth_abi_berth_FilterRemedy(const ::berth::FilterRemedy*) {}
 BERTH_EXPORT void berth_abi_berth_FilterRemedies(const ::berth::FilterRemedies*) {}
+BERTH_EXPORT void berth_abi_berth_DraListers(const ::berth::DraListers*) {}
+BERTH_EXPORT void berth_abi_berth_DraWriter(const ::berth::DraWriter*) {}
+BERTH_EXPORT void berth_abi_berth_DraClusterEvent(const ::berth::DraClusterEvent*) {}
+BERTH_EXPORT void berth_abi_berth_DraClusterEventWithHint(const ::berth::DraClusterEventWithHint*) {
+}
+BERTH_EXPORT void berth_abi_berth_DraEnqueueExtensions(const ::berth::DraEnqueueExtensions*) {}
+BERTH_EXPORT void berth_abi_berth_DraEventHandler(const ::berth::DraEventHandler*) {}
 BERTH_EXPORT void berth_abi_berth_testing_PodBuilder(const ::berth::testing::PodBuilder*) {}
 BERTH_EXPORT void berth_abi_berth_testing_NodeBuilder(const ::berth::testing::NodeBuilder*) {}
 BERTH_EXPORT void berth_abi_berth_testing_InlineParallelizer(

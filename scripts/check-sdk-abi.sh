@@ -11,13 +11,18 @@
 #   berth-sdk-<N>.symbols  the berth binary's exported SDK symbols, demangled, sorted
 # `check` fails when either differs, or when there is no .abi baseline for the current version
 # (without a .symbols file, the symbols are not compared); `update` (the build target
-# berth_sdk_abi_baseline) records them and removes older ones.
+# berth_sdk_abi_baseline) records them and removes older ones, except the baselines of the
+# versions still loaded (kOldestCompatibleSdkVersion and up): against each of those, `check`
+# also requires that the SDK only added (abidiff reports nothing removed or changed, and every
+# symbol exported then is exported still).
 set -euo pipefail
 mode=$1 shim=$2 src=$3 berth=$4
 header="$src/include/berth/framework/plugin_library.h"
 version=$(sed -n 's/^#define BERTH_SDK_VERSION \([0-9][0-9]*\)$/\1/p' "$header")
 [ -n "$version" ] || { echo "FAIL no BERTH_SDK_VERSION in $header"; exit 1; }
 base="$src/abi/berth-sdk-$version"
+oldest=$(sed -n 's/^inline constexpr uint32_t kOldestCompatibleSdkVersion = \([0-9][0-9]*\);$/\1/p' "$header")
+[ -n "$oldest" ] || oldest=$version
 for tool in abidw abidiff nm c++filt; do
   command -v "$tool" >/dev/null ||
     { echo "FAIL $tool not found (Debian: abigail-tools, binutils; scripts/install-deps.sh)"; exit 1; }
@@ -44,7 +49,11 @@ have_symbols=0
 if [ "$mode" = update ]; then
   mkdir -p "$src/abi"
   for old in "$src"/abi/berth-sdk-*.abi "$src"/abi/berth-sdk-*.symbols; do
-    [ -e "$old" ] && [ "${old%.*}" != "$base" ] && rm -v "$old"
+    [ -e "$old" ] || continue
+    n=${old##*/berth-sdk-}
+    n=${n%.*}
+    [ "$n" -ge "$oldest" ] && [ "$n" -lt "$version" ] && continue  # still loaded: kept
+    [ "${old%.*}" != "$base" ] && rm -v "$old"
   done
   cp "$tmp/sdk.abi" "$base.abi"
   echo "recorded $base.abi"
@@ -92,10 +101,37 @@ if [ -n "$added" ]; then
   echo "$added" | sed 's/^/  + /'
   failed=1
 fi
+# The older versions still loaded: the SDK may only have added to them.
+for ((n = oldest; n < version; n++)); do
+  old="$src/abi/berth-sdk-$n"
+  [ -f "$old.abi" ] || { echo "FAIL no abi/berth-sdk-$n.abi, though SDK $n libraries load"; failed=1; continue; }
+  set +e
+  abidiff "$old.abi" "$tmp/sdk.abi" > "$tmp/diff-$n"
+  rc=$?
+  set -e
+  if [ $((rc & 3)) -ne 0 ]; then
+    echo "FAIL abidiff could not compare with abi/berth-sdk-$n.abi (exit $rc):"; cat "$tmp/diff-$n"; exit 1
+  fi
+  # Additions only: no incompatible change, and the summaries count nothing removed or changed.
+  if [ $((rc & 8)) -ne 0 ] ||
+     grep -Eq '(^|[^0-9])[1-9][0-9]* (Removed|Changed)' "$tmp/diff-$n"; then
+    echo "FAIL SDK $version does not only add to SDK $n (libraries of SDK $n are still loaded):"
+    head -200 "$tmp/diff-$n"
+    failed=1
+  fi
+  if [ -f "$old.symbols" ] && [ "$have_symbols" -eq 1 ]; then
+    gone=$(LC_ALL=C comm -23 "$old.symbols" "$tmp/sdk.symbols")
+    if [ -n "$gone" ]; then
+      echo "FAIL exported symbols of SDK $n are gone (libraries of SDK $n are still loaded):"
+      echo "$gone" | sed 's/^/  - /'
+      failed=1
+    fi
+  fi
+done
 if [ "$failed" -ne 0 ]; then
   echo "The plugin SDK's ABI changed. If a library built against SDK version $version could"
   echo "break (a type's layout or virtual functions changed, a symbol removed or changed), bump"
   echo "BERTH_SDK_VERSION in include/berth/framework/plugin_library.h; in every case $refresh."
   exit 1
 fi
-echo "OK the SDK's ABI matches abi/berth-sdk-$version"
+echo "OK the SDK's ABI matches abi/berth-sdk-$version; it only adds to SDK $oldest..$((version - 1))"

@@ -200,10 +200,19 @@ Result<std::vector<Object>> DecodeInRuns(size_t n, size_t threads, std::string_v
   return out;
 }
 
+// A pod's spec.resourceClaims live only in its document (Pod's layout is frozen in the SDK):
+// such pods keep it even when documents are dropped.
+bool KeepsRaw(const json& doc, const DecodeOptions& options) {
+  if (options.keep_raw) return true;
+  auto spec = doc.find("spec");
+  return spec != doc.end() && spec->is_object() && spec->contains("resourceClaims") &&
+         doc.value("kind", "") == "Pod";
+}
+
 VoidResult DecodeOne(json&& doc, const std::string& where, const DecodeOptions& options,
                      std::vector<Object>& out) {
-  auto obj = codec::DecodeObjectShared(std::make_shared<const json>(std::move(doc)), where,
-                                       options.keep_raw);
+  const bool keep = KeepsRaw(doc, options);
+  auto obj = codec::DecodeObjectShared(std::make_shared<const json>(std::move(doc)), where, keep);
   if (!obj.ok()) return obj.error();
   out.push_back(std::move(obj).value());
   return {};
@@ -287,8 +296,8 @@ Result<Object> DecodeObject(nlohmann::json&& doc, std::string_view where) {
 
 Result<Object> DecodeObject(nlohmann::json&& doc, std::string_view where,
                             const DecodeOptions& options) {
-  return codec::DecodeObjectShared(std::make_shared<const json>(std::move(doc)), where,
-                                   options.keep_raw);
+  const bool keep = KeepsRaw(doc, options);
+  return codec::DecodeObjectShared(std::make_shared<const json>(std::move(doc)), where, keep);
 }
 
 Result<Pod> DecodePod(const nlohmann::json& doc, std::string_view where) {

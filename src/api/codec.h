@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "berth/api/objects.h"
+#include "berth/api/resource_claims.h"
 #include "berth/api/result.h"
 
 namespace berth {
@@ -38,7 +39,9 @@ using Object =
                  std::shared_ptr<const PersistentVolumeClaim>, std::shared_ptr<const StorageClass>,
                  std::shared_ptr<const CSINode>, std::shared_ptr<const PodDisruptionBudget>,
                  std::shared_ptr<const PriorityClass>, std::shared_ptr<const PodGroup>,
-                 std::shared_ptr<const SchedulingPodGroup>, std::shared_ptr<const UnknownObject>>;
+                 std::shared_ptr<const SchedulingPodGroup>, std::shared_ptr<const DeviceClass>,
+                 std::shared_ptr<const ResourceClaim>, std::shared_ptr<const ResourceClaimTemplate>,
+                 std::shared_ptr<const ResourceSlice>, std::shared_ptr<const UnknownObject>>;
 
 // Parses YAML/JSON text (one or more documents) into JSON values; `source` names the input in
 // errors. Empty documents are skipped.

@@ -556,6 +556,7 @@ Result<Object> DecodeKnown(const std::string& kind, const RawObject& raw, const 
                                                   }),
                    keep);
   }
+  if (auto o = DecodeResourceKind(kind, raw, keep, where)) return std::move(*o);
   UnknownObject u;
   u.kind = kind;
   if (doc.is_object()) {

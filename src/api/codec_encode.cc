@@ -461,6 +461,11 @@ json EncodeSchedulingPodGroup(const SchedulingPodGroup& o) {
 
 }  // namespace
 
+namespace codec {
+void WriteObjectMeta(nlohmann::json& doc, const ObjectMeta& m) { WriteMeta(doc, m); }
+void WriteNodeSelectorDoc(nlohmann::json& j, const NodeSelector& s) { WriteNodeSelector(j, s); }
+}  // namespace codec
+
 nlohmann::json EncodeNodeAffinity(const NodeAffinity& a) {
   json j = json::object();
   WriteNodeAffinity(j, a);
@@ -587,6 +592,11 @@ nlohmann::json EncodeObject(const Object& obj) {
           if constexpr (std::is_same_v<V, PriorityClass>) return EncodePriorityClass(*o);
           if constexpr (std::is_same_v<V, PodGroup>) return EncodePodGroup(*o);
           if constexpr (std::is_same_v<V, SchedulingPodGroup>) return EncodeSchedulingPodGroup(*o);
+          if constexpr (std::is_same_v<V, DeviceClass>) return codec::EncodeDeviceClass(*o);
+          if constexpr (std::is_same_v<V, ResourceClaim>) return codec::EncodeResourceClaim(*o);
+          if constexpr (std::is_same_v<V, ResourceClaimTemplate>)
+            return codec::EncodeResourceClaimTemplate(*o);
+          if constexpr (std::is_same_v<V, ResourceSlice>) return codec::EncodeResourceSlice(*o);
           return json::object();
         }
       },

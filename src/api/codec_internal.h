@@ -12,6 +12,7 @@
 
 #include "api/codec.h"
 #include "berth/api/objects.h"
+#include "berth/api/resource_claims.h"
 #include "berth/api/result.h"
 
 namespace berth::codec {
@@ -169,5 +170,16 @@ Result<Object> DecodeObjectShared(const RawObject& raw, std::string_view where,
                                   bool keep_raw = true);
 Result<Pod> DecodePodDoc(const nlohmann::json& doc, std::string_view where);
 Result<Node> DecodeNodeDoc(const nlohmann::json& doc, std::string_view where);
+
+// The resource.k8s.io kinds (codec_resource.cc): nullopt when `kind` is none of them.
+std::optional<Result<Object>> DecodeResourceKind(const std::string& kind, const RawObject& raw,
+                                                 const RawObject& keep, std::string_view where);
+nlohmann::json EncodeDeviceClass(const DeviceClass& o);
+nlohmann::json EncodeResourceClaim(const ResourceClaim& o);
+nlohmann::json EncodeResourceClaimTemplate(const ResourceClaimTemplate& o);
+nlohmann::json EncodeResourceSlice(const ResourceSlice& o);
+// Shared writers of codec_encode.cc.
+void WriteObjectMeta(nlohmann::json& doc, const ObjectMeta& m);
+void WriteNodeSelectorDoc(nlohmann::json& j, const NodeSelector& s);
 
 }  // namespace berth::codec

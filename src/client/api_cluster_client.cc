@@ -44,15 +44,16 @@ void BackOff(std::chrono::milliseconds* wait) {
   *wait = std::min(*wait * 2, std::chrono::milliseconds(1000));
 }
 
-// The event form of an informer's object (kinds Berth does not model carry none).
+// The event form of an informer's object (kinds without an event form carry none).
 EventObject ToEventObject(const Object& object) {
   return std::visit(
       [](const auto& o) -> EventObject {
-        if constexpr (std::is_same_v<std::decay_t<decltype(o)>,
-                                     std::shared_ptr<const UnknownObject>>) {
-          return std::monostate{};
-        } else {
+        if constexpr (std::is_constructible_v<EventObject, std::decay_t<decltype(o)>> &&
+                      !std::is_same_v<std::decay_t<decltype(o)>,
+                                      std::shared_ptr<const UnknownObject>>) {
           return o;
+        } else {
+          return std::monostate{};
         }
       },
       object);
@@ -98,6 +99,10 @@ void ApiClusterClient::Start() {
       {"/apis/scheduling.k8s.io/v1/priorityclasses", "PriorityClass", R::kPriorityClass},
       {"/apis/scheduling.x-k8s.io/v1alpha1/podgroups", "PodGroup", R::kPodGroup},
       {"/apis/scheduling.k8s.io/v1beta1/podgroups", "PodGroup", R::kSchedulingPodGroup},
+      // DRA kinds have no EventResource; their events go to DraEventHandler (below).
+      {"/apis/resource.k8s.io/v1/deviceclasses", "DeviceClass", R::kWildCard},
+      {"/apis/resource.k8s.io/v1/resourceslices", "ResourceSlice", R::kWildCard},
+      {"/apis/resource.k8s.io/v1/resourceclaims", "ResourceClaim", R::kWildCard},
   };
   for (int k = 0; k < kKindCount; ++k) {
     InformerHandlers h;
@@ -126,6 +131,10 @@ void ApiClusterClient::Start() {
       h.on_delete = [handler](const Object& o) {
         if (auto p = std::get_if<Ptr<Node>>(&o); p && handler) handler->OnNodeDelete(*p);
       };
+    } else if (k == kDeviceClasses || k == kResourceSlices || k == kResourceClaims) {
+      h = DraInformerHandlers(k == kDeviceClasses    ? DraEventResource::kDeviceClass
+                              : k == kResourceSlices ? DraEventResource::kResourceSlice
+                                                     : DraEventResource::kResourceClaim);
     } else if (handler) {
       const EventResource resource = kSpecs[k].resource;
       h.on_add = [handler, resource](const Object& o) {
@@ -140,7 +149,8 @@ void ApiClusterClient::Start() {
     }
     InformerOptions options{kSpecs[k].path, kSpecs[k].kind, 500, true, log_};
     options.keep_documents = keep_documents_;
-    options.optional = k == kPodGroups || k == kSchedulingPodGroups;
+    options.optional = k == kPodGroups || k == kSchedulingPodGroups || k == kDeviceClasses ||
+                       k == kResourceSlices || k == kResourceClaims;
     informers_.push_back(std::make_unique<Informer>(rest_.get(), std::move(options), h));
   }
   for (auto& inf : informers_) inf->Start();

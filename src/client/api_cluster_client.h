@@ -19,7 +19,9 @@
 #include <thread>
 #include <vector>
 
+#include "berth/api/resource_claims.h"
 #include "berth/framework/cluster.h"
+#include "berth/framework/dra.h"
 #include "client/async_writer.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
@@ -27,7 +29,7 @@
 
 namespace berth::client {
 
-class ApiClusterClient final : public ClusterClient {
+class ApiClusterClient final : public ClusterClient, public DraListers, public DraWriter {
  public:
   ApiClusterClient(std::unique_ptr<RestClient> rest,
                    std::function<void(const std::string&)> log = {});
@@ -78,6 +80,15 @@ class ApiClusterClient final : public ClusterClient {
   Ptr<SchedulingPodGroup> GetSchedulingPodGroup(std::string_view ns,
                                                 std::string_view name) const override;
 
+  // --- DraListers and DraWriter (api_cluster_client_dra.cc): the resource.k8s.io informers'
+  // caches (empty when the server does not serve the group), and PUT of a claim's status.
+  std::vector<Ptr<ResourceSlice>> ListResourceSlices() const override;
+  Ptr<ResourceClaim> GetResourceClaim(std::string_view ns, std::string_view name) const override;
+  std::vector<Ptr<ResourceClaim>> ListResourceClaims() const override;
+  Ptr<DeviceClass> GetDeviceClass(std::string_view name) const override;
+  std::vector<Ptr<DeviceClass>> ListDeviceClasses() const override;
+  Result<Ptr<ResourceClaim>> UpdateResourceClaimStatus(const ResourceClaim& claim) override;
+
   VoidResult Bind(const Pod& pod, std::string_view node_name) override;
   VoidResult DeletePod(const Pod& pod, std::function<void(const Error&)> on_failure) override;
   // Waits until every queued victim deletion has run (and its on_failure, if any, returned).
@@ -106,8 +117,14 @@ class ApiClusterClient final : public ClusterClient {
     kPriorityClasses,
     kPodGroups,            // scheduling.x-k8s.io (a CRD: optional)
     kSchedulingPodGroups,  // scheduling.k8s.io (served only where the gate is on: optional)
+    // resource.k8s.io/v1 (optional: a server without DRA answers 404)
+    kDeviceClasses,
+    kResourceSlices,
+    kResourceClaims,
     kKindCount
   };
+  // Informer handlers that report a DRA kind's changes to a handler that is a DraEventHandler.
+  InformerHandlers DraInformerHandlers(DraEventResource resource) const;
   template <class T>
   Ptr<T> GetTyped(Kind k, const std::string& key) const;
   template <class T>

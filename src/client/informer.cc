@@ -124,13 +124,18 @@ namespace {
 
 // The scheduler reads typed fields only: informer copies of pods and nodes (nearly all of what
 // an informer holds) keep no decoded document, which would be most of their memory. Other
-// kinds keep theirs.
+// kinds keep theirs, and so do pods with spec.resourceClaims (DynamicResources reads them from
+// the document: Pod's layout is frozen in the SDK).
 DecodeOptions DecodeOptionsFor(const Json& obj, bool keep_documents) {
   DecodeOptions options;
   if (keep_documents) return options;
   if (auto k = obj.find("kind"); k != obj.end() && k->is_string()) {
     const auto& kind = k->get_ref<const std::string&>();
     options.keep_raw = kind != "Pod" && kind != "Node";
+    if (kind == "Pod") {
+      auto spec = obj.find("spec");
+      options.keep_raw = spec != obj.end() && spec->is_object() && spec->contains("resourceClaims");
+    }
   }
   return options;
 }

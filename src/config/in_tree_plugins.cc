@@ -39,6 +39,7 @@ constexpr InTreePlugin kPlugins[] = {
     {kVolumeZone, kDefault},
     {kPodTopologySpread, kDefault, &DecodePodTopologySpreadArgs},
     {kInterPodAffinity, kDefault, &DecodeInterPodAffinityArgs},
+    {kDynamicResources, kDefault, &DecodeDynamicResourcesArgs},
     {kDefaultPreemption, kDefault, &DecodeDefaultPreemptionArgs},
     {kNodeResourcesBalancedAllocation, kDefault, &DecodeNodeResourcesBalancedAllocationArgs},
     {kImageLocality, kDefault},
@@ -62,8 +63,34 @@ constexpr InTreePlugin kPlugins[] = {
 
 // ------------------------------------------------------------------ default sets
 
-// v1 and v1beta3: kube-scheduler's MultiPoint list, in its order and with its weights.
+// v1: kube-scheduler's MultiPoint list, in its order and with its weights. DynamicResources
+// (DynamicResourceAllocation, GA and on) comes before DefaultPreemption, so that PostFilter
+// frees an idle claim's devices before evicting pods.
 constexpr DefaultPlugin kV1MultiPoint[] = {
+    {kSchedulingGates},
+    {kPrioritySort},
+    {kNodeUnschedulable},
+    {kNodeName},
+    {kTaintToleration, 3},
+    {kNodeAffinity, 2},
+    {kNodePorts},
+    {kNodeResourcesFit, 1},
+    {kVolumeRestrictions},
+    {kNodeVolumeLimits},
+    {kVolumeBinding},
+    {kVolumeZone},
+    {kPodTopologySpread, 2},
+    {kInterPodAffinity, 2},
+    {kDynamicResources},
+    {kDefaultPreemption},
+    {kNodeResourcesBalancedAllocation, 1},
+    {kImageLocality, 1},
+    {kDefaultBinder},
+};
+constexpr DefaultPointSet kV1Sets[] = {{"multiPoint", kV1MultiPoint}};
+
+// v1beta3 (1.25-1.28, DynamicResourceAllocation alpha and off): the same without it.
+constexpr DefaultPlugin kV1beta3MultiPoint[] = {
     {kSchedulingGates},
     {kPrioritySort},
     {kNodeUnschedulable},
@@ -83,7 +110,7 @@ constexpr DefaultPlugin kV1MultiPoint[] = {
     {kImageLocality, 1},
     {kDefaultBinder},
 };
-constexpr DefaultPointSet kV1Sets[] = {{"multiPoint", kV1MultiPoint}};
+constexpr DefaultPointSet kV1beta3Sets[] = {{"multiPoint", kV1beta3MultiPoint}};
 
 // Points shared by v1alpha1..v1beta2.
 constexpr DefaultPlugin kOldQueueSort[] = {{kPrioritySort}};
@@ -242,6 +269,7 @@ std::span<const DefaultPointSet> DefaultPluginSets(ConfigVersion version) {
     case ConfigVersion::kV1beta2:
       return kV1beta2Sets;
     case ConfigVersion::kV1beta3:
+      return kV1beta3Sets;
     case ConfigVersion::kV1:
       return kV1Sets;
   }

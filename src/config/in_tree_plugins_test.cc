@@ -35,7 +35,7 @@ TEST(InTreePluginsTest, NamesAreUniqueAndFound) {
   // The gang-scheduling plugins are in-tree but in no default profile.
   EXPECT_TRUE(seen.count("Coscheduling"));
   EXPECT_TRUE(seen.count("GangScheduling"));
-  EXPECT_EQ(seen.size(), 33u);
+  EXPECT_EQ(seen.size(), 34u);
 }
 
 TEST(InTreePluginsTest, VersionsParseFromApiVersions) {
@@ -224,7 +224,7 @@ TEST(InTreePluginsTest, DecodersDecodeTheirPluginsArgs) {
     ASSERT_TRUE(args.ok()) << p.name << ": " << args.error().message;
     EXPECT_EQ(std::string(args.value()->Kind()), std::string(p.name) + "Args");
   }
-  EXPECT_EQ(decoders, 7);
+  EXPECT_EQ(decoders, 8);
 }
 
 }  // namespace

@@ -16,16 +16,25 @@ using nlohmann::json;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-constexpr const char* kDefaultPluginNames[] = {
-    "SchedulingGates",    "PrioritySort",
-    "NodeUnschedulable",  "NodeName",
-    "TaintToleration",    "NodeAffinity",
-    "NodePorts",          "NodeResourcesFit",
-    "VolumeRestrictions", "NodeVolumeLimits",
-    "VolumeBinding",      "VolumeZone",
-    "PodTopologySpread",  "InterPodAffinity",
-    "DefaultPreemption",  "NodeResourcesBalancedAllocation",
-    "ImageLocality",      "DefaultBinder"};
+constexpr const char* kDefaultPluginNames[] = {"SchedulingGates",
+                                               "PrioritySort",
+                                               "NodeUnschedulable",
+                                               "NodeName",
+                                               "TaintToleration",
+                                               "NodeAffinity",
+                                               "NodePorts",
+                                               "NodeResourcesFit",
+                                               "VolumeRestrictions",
+                                               "NodeVolumeLimits",
+                                               "VolumeBinding",
+                                               "VolumeZone",
+                                               "PodTopologySpread",
+                                               "InterPodAffinity",
+                                               "DynamicResources",
+                                               "DefaultPreemption",
+                                               "NodeResourcesBalancedAllocation",
+                                               "ImageLocality",
+                                               "DefaultBinder"};
 
 // Args of the out-of-tree test plugin "CustomArgsPlugin".
 struct CustomArgs final : PluginArgs {
@@ -136,12 +145,13 @@ void ExpectUpstreamDefaults(const SchedulerConfiguration& c) {
   const Profile& p = c.profiles[0];
   EXPECT_EQ(p.scheduler_name, "default-scheduler");
   EXPECT_FALSE(p.percentage_of_nodes_to_score.has_value());
-  EXPECT_THAT(Names(p.plugins.multi_point.enabled),
-              ElementsAre("SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName",
-                          "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
-                          "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
-                          "PodTopologySpread", "InterPodAffinity", "DefaultPreemption",
-                          "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder"));
+  EXPECT_THAT(
+      Names(p.plugins.multi_point.enabled),
+      ElementsAre("SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName",
+                  "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
+                  "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
+                  "PodTopologySpread", "InterPodAffinity", "DynamicResources", "DefaultPreemption",
+                  "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder"));
   EXPECT_EQ(WeightOf(p.plugins.multi_point, "TaintToleration"), 3);
   EXPECT_EQ(WeightOf(p.plugins.multi_point, "NodeAffinity"), 2);
   EXPECT_EQ(WeightOf(p.plugins.multi_point, "NodeResourcesFit"), 1);
@@ -153,9 +163,13 @@ void ExpectUpstreamDefaults(const SchedulerConfiguration& c) {
   EXPECT_TRUE(p.plugins.multi_point.disabled.empty());
   EXPECT_TRUE(p.plugins.filter.enabled.empty());
   EXPECT_TRUE(p.plugins.score.enabled.empty());
-  EXPECT_THAT(ConfigNames(p), ElementsAre("DefaultPreemption", "InterPodAffinity", "NodeAffinity",
-                                          "NodeResourcesBalancedAllocation", "NodeResourcesFit",
-                                          "PodTopologySpread", "VolumeBinding"));
+  EXPECT_THAT(ConfigNames(p),
+              ElementsAre("DefaultPreemption", "DynamicResources", "InterPodAffinity",
+                          "NodeAffinity", "NodeResourcesBalancedAllocation", "NodeResourcesFit",
+                          "PodTopologySpread", "VolumeBinding"));
+  auto* dra = dynamic_cast<const DynamicResourcesArgs*>(p.ArgsFor("DynamicResources"));
+  ASSERT_NE(dra, nullptr);
+  EXPECT_EQ(dra->filter_timeout_ms, 10'000);
   auto* fit = dynamic_cast<const NodeResourcesFitArgs*>(p.ArgsFor("NodeResourcesFit"));
   ASSERT_NE(fit, nullptr);
   EXPECT_EQ(fit->scoring_strategy.type, "LeastAllocated");
@@ -271,8 +285,8 @@ profiles:
 )");
   ASSERT_EQ(c.profiles.size(), 2u);
   EXPECT_THAT(ConfigNames(c.profiles[0]),
-              ElementsAre("FooPlugin", "DefaultPreemption", "InterPodAffinity", "NodeAffinity",
-                          "NodeResourcesBalancedAllocation", "NodeResourcesFit",
+              ElementsAre("FooPlugin", "DefaultPreemption", "DynamicResources", "InterPodAffinity",
+                          "NodeAffinity", "NodeResourcesBalancedAllocation", "NodeResourcesFit",
                           "PodTopologySpread", "VolumeBinding"));
   EXPECT_EQ(c.profiles[0].plugin_config[0].args, nullptr);
   EXPECT_EQ(c.profiles[0].plugin_config[0].raw_args, nullptr);
@@ -280,7 +294,7 @@ profiles:
   EXPECT_EQ(custom.scheduler_name, "custom-scheduler");
   EXPECT_THAT(Names(custom.plugins.bind.enabled), ElementsAre("BarPlugin"));
   EXPECT_THAT(custom.plugins.bind.disabled, ElementsAre("DefaultBinder"));
-  EXPECT_EQ(custom.plugins.multi_point.enabled.size(), 18u);
+  EXPECT_EQ(custom.plugins.multi_point.enabled.size(), 19u);
 }
 
 // ------------------------------------------------------------------ merge rules
@@ -402,7 +416,7 @@ profiles:
         weight: 5
 )");
   const PluginSet& mp = c.profiles[0].plugins.multi_point;
-  ASSERT_EQ(mp.enabled.size(), 19u);
+  ASSERT_EQ(mp.enabled.size(), 20u);
   EXPECT_EQ(mp.enabled[4].name, "TaintToleration");
   EXPECT_EQ(mp.enabled[4].weight, 5);
   EXPECT_EQ(mp.enabled.back().name, "CustomPlugin");
@@ -442,9 +456,10 @@ profiles:
       - name: DefaultPreemption
       - name: VolumeBinding
 )");
-  EXPECT_THAT(ConfigNames(c.profiles[0]),
-              ElementsAre("InterPodAffinity", "NodeAffinity", "NodeResourcesBalancedAllocation",
-                          "NodeResourcesFit", "PodTopologySpread"));
+  EXPECT_THAT(
+      ConfigNames(c.profiles[0]),
+      ElementsAre("DynamicResources", "InterPodAffinity", "NodeAffinity",
+                  "NodeResourcesBalancedAllocation", "NodeResourcesFit", "PodTopologySpread"));
 }
 
 // ------------------------------------------------------------------ pluginConfig
@@ -467,10 +482,10 @@ profiles:
       hardPodAffinityWeight: 5
 )");
   const Profile& p = c.profiles[0];
-  EXPECT_THAT(
-      ConfigNames(p),
-      ElementsAre("NodeResourcesFit", "InterPodAffinity", "DefaultPreemption", "NodeAffinity",
-                  "NodeResourcesBalancedAllocation", "PodTopologySpread", "VolumeBinding"));
+  EXPECT_THAT(ConfigNames(p),
+              ElementsAre("NodeResourcesFit", "InterPodAffinity", "DefaultPreemption",
+                          "DynamicResources", "NodeAffinity", "NodeResourcesBalancedAllocation",
+                          "PodTopologySpread", "VolumeBinding"));
   auto* fit = dynamic_cast<const NodeResourcesFitArgs*>(p.ArgsFor("NodeResourcesFit"));
   ASSERT_NE(fit, nullptr);
   EXPECT_EQ(fit->scoring_strategy.type, "MostAllocated");
@@ -827,7 +842,7 @@ TEST(EncodeTest, DefaultsDocument) {
             json::parse(R"({"name": "TaintToleration", "weight": 3})"));
   EXPECT_EQ(profile["plugins"]["multiPoint"]["enabled"][0], json::parse(R"({"name":
       "SchedulingGates"})"));
-  ASSERT_EQ(profile["pluginConfig"].size(), 7u);
+  ASSERT_EQ(profile["pluginConfig"].size(), 8u);
   EXPECT_EQ(profile["pluginConfig"][0], json::parse(R"({"name": "DefaultPreemption", "args": {
       "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "DefaultPreemptionArgs",
       "minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100}})"));

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/codec.h"
+#include "config/decode_util.h"
 #include "config/plugin_args_codec.h"
 
 namespace berth::config {
@@ -81,6 +82,12 @@ void DefaultPreemptionArgs::Encode(nlohmann::json& out) const {
   WriteTypeMeta(out, Kind());
   out["minCandidateNodesPercentage"] = min_candidate_nodes_percentage;
   out["minCandidateNodesAbsolute"] = min_candidate_nodes_absolute;
+}
+
+void DynamicResourcesArgs::Encode(nlohmann::json& out) const {
+  WriteTypeMeta(out, Kind());
+  out["filterTimeout"] = internal::FormatGoDurationMs(filter_timeout_ms);
+  out["bindingTimeout"] = internal::FormatGoDurationMs(binding_timeout_ms);
 }
 
 }  // namespace berth::config

@@ -16,6 +16,7 @@ namespace berth::config {
 
 using internal::ChildPath;
 using internal::Fields;
+using internal::FormatGoDurationMs;
 using internal::IndexPath;
 using internal::Problems;
 using internal::Quote;
@@ -362,6 +363,21 @@ void ValidateVolumeBinding(const VolumeBindingArgs& args, std::string_view path,
   }
 }
 
+// kube-scheduler's ValidateDynamicResourcesArgs with its v1.37 default gates
+// (DRASchedulerFilterTimeout, DRADeviceBindingConditions and DRAResourceClaimDeviceStatus on).
+void Validate(const DynamicResourcesArgs& args, std::string_view path, Problems& p) {
+  if (args.filter_timeout_ms < 0) {
+    p.Add(ChildPath(path, "filterTimeout"),
+          fmt::format("invalid value \"{}\": must be zero or positive",
+                      FormatGoDurationMs(args.filter_timeout_ms)));
+  }
+  if (args.binding_timeout_ms < 1000) {
+    p.Add(ChildPath(path, "bindingTimeout"),
+          fmt::format("invalid value \"{}\": must be at least 1 second",
+                      FormatGoDurationMs(args.binding_timeout_ms)));
+  }
+}
+
 template <class T>
 ArgsResult Finish(std::shared_ptr<T> args, const Problems& p) {
   if (!p.ok()) return p.error();
@@ -391,6 +407,24 @@ ArgsResult DecodeVolumeBinding(const nlohmann::json* raw, const std::string& pat
 }  // namespace
 
 // ------------------------------------------------------------------ decoders
+
+ArgsResult DecodeDynamicResourcesArgs(const nlohmann::json* raw, const std::string& path) {
+  Problems p;
+  Fields f(raw, path, p, {"apiVersion", "kind", "filterTimeout", "bindingTimeout"});
+  CheckTypeMeta(f, "DynamicResourcesArgs");
+  auto args = std::make_shared<DynamicResourcesArgs>();
+  if (auto ms = f.DurationMs("filterTimeout")) args->filter_timeout_ms = *ms;
+  if (auto ms = f.DurationMs("bindingTimeout")) args->binding_timeout_ms = *ms;
+  if (p.ok()) Validate(*args, path, p);
+  return Finish(std::move(args), p);
+}
+
+VoidResult ValidateDynamicResourcesArgs(const DynamicResourcesArgs& args, std::string_view path) {
+  Problems p;
+  Validate(args, path, p);
+  if (!p.ok()) return p.error();
+  return {};
+}
 
 ArgsResult DecodeDefaultPreemptionArgs(const nlohmann::json* raw, const std::string& path) {
   Problems p;

@@ -28,6 +28,8 @@ inline constexpr int32_t kMaxCustomPriorityScore = 10;
 using ArgsResult = Result<std::shared_ptr<const PluginArgs>>;
 
 ArgsResult DecodeDefaultPreemptionArgs(const nlohmann::json* raw, const std::string& path);
+// DynamicResourcesArgs: filterTimeout (default 10s, 0 disables), bindingTimeout (default 600s).
+ArgsResult DecodeDynamicResourcesArgs(const nlohmann::json* raw, const std::string& path);
 ArgsResult DecodeInterPodAffinityArgs(const nlohmann::json* raw, const std::string& path);
 ArgsResult DecodeNodeAffinityArgs(const nlohmann::json* raw, const std::string& path);
 ArgsResult DecodeNodeResourcesFitArgs(const nlohmann::json* raw, const std::string& path);
@@ -49,6 +51,7 @@ ArgsDecoder InTreeArgsDecoder(std::string_view plugin_name);
 // Validation of typed args, as the decoders apply it after defaulting; for args built in code.
 // `path` prefixes messages. Returns the first problem.
 VoidResult ValidateDefaultPreemptionArgs(const DefaultPreemptionArgs& args, std::string_view path);
+VoidResult ValidateDynamicResourcesArgs(const DynamicResourcesArgs& args, std::string_view path);
 VoidResult ValidateInterPodAffinityArgs(const InterPodAffinityArgs& args, std::string_view path);
 VoidResult ValidateNodeAffinityArgs(const NodeAffinityArgs& args, std::string_view path);
 VoidResult ValidateNodeResourcesFitArgs(const NodeResourcesFitArgs& args, std::string_view path);

@@ -1,11 +1,13 @@
 #include "config/plugin_args_codec.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace berth::config {
 namespace {
 
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 template <class T>
 const T& As(const ArgsResult& r) {
@@ -84,6 +86,39 @@ TEST(PluginArgsDefaultsTest, VolumeBinding) {
   EXPECT_TRUE(a.shape.empty());
   EXPECT_EQ(Encoded(a), json::parse(R"({"apiVersion": "kubescheduler.config.k8s.io/v1",
       "kind": "VolumeBindingArgs", "bindTimeoutSeconds": 600})"));
+}
+
+TEST(PluginArgsDefaultsTest, DynamicResources) {
+  auto r = DecodeDynamicResourcesArgs(nullptr, "args");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const auto& a = As<DynamicResourcesArgs>(r);
+  EXPECT_EQ(a.filter_timeout_ms, 10'000);
+  EXPECT_EQ(a.binding_timeout_ms, 600'000);
+  EXPECT_EQ(Encoded(a), json::parse(R"({"apiVersion": "kubescheduler.config.k8s.io/v1",
+      "kind": "DynamicResourcesArgs", "filterTimeout": "10s", "bindingTimeout": "10m0s"})"));
+}
+
+// kube-scheduler's ValidateDynamicResourcesArgs: a zero filterTimeout disables the limit, a
+// negative one is invalid; bindingTimeout is at least a second.
+TEST(PluginArgsValidationTest, DynamicResourcesTimeouts) {
+  const json zero_raw = json::parse(R"({"filterTimeout": "0s", "bindingTimeout": "1s"})");
+  auto zero = DecodeDynamicResourcesArgs(&zero_raw, "args");
+  ASSERT_TRUE(zero.ok()) << zero.error().message;
+  EXPECT_EQ(As<DynamicResourcesArgs>(zero).filter_timeout_ms, 0);
+  EXPECT_EQ(As<DynamicResourcesArgs>(zero).binding_timeout_ms, 1000);
+  const json negative = json::parse(R"({"filterTimeout": "-1s"})");
+  auto bad = DecodeDynamicResourcesArgs(&negative, "args");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().message,
+              HasSubstr("args.filterTimeout: invalid value \"-1s\": must be zero or positive"));
+  const json short_binding = json::parse(R"({"bindingTimeout": "500ms"})");
+  auto bad2 = DecodeDynamicResourcesArgs(&short_binding, "args");
+  ASSERT_FALSE(bad2.ok());
+  EXPECT_THAT(bad2.error().message,
+              HasSubstr("args.bindingTimeout: invalid value \"500ms\": must be at least 1 second"));
+  DynamicResourcesArgs built;
+  built.filter_timeout_ms = -5;
+  EXPECT_FALSE(ValidateDynamicResourcesArgs(built, "args").ok());
 }
 
 TEST(PluginArgsDefaultsTest, VolumeBindingWithStorageCapacityScoring) {

@@ -25,6 +25,7 @@ inline constexpr std::string_view kVolumeBinding = "VolumeBinding";
 inline constexpr std::string_view kVolumeZone = "VolumeZone";
 inline constexpr std::string_view kPodTopologySpread = "PodTopologySpread";
 inline constexpr std::string_view kInterPodAffinity = "InterPodAffinity";
+inline constexpr std::string_view kDynamicResources = "DynamicResources";
 inline constexpr std::string_view kDefaultPreemption = "DefaultPreemption";
 inline constexpr std::string_view kNodeResourcesBalancedAllocation =
     "NodeResourcesBalancedAllocation";

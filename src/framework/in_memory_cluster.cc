@@ -114,6 +114,14 @@ void InMemoryCluster::EventRecorder::OnObjectEvent(const ClusterEvent& event,
   });
 }
 
+void InMemoryCluster::EventRecorder::PushDra(const DraClusterEvent& event,
+                                             DraEventObject old_object, DraEventObject new_object) {
+  Push([event, old_object, new_object](ClusterEventHandler& h) {
+    if (auto* dra = dynamic_cast<DraEventHandler*>(&h))
+      dra->OnDraEvent(event, old_object, new_object);
+  });
+}
+
 InMemoryCluster::WriteCounts InMemoryCluster::write_counts() const {
   std::lock_guard lock(mu_);
   return counts_;
@@ -122,11 +130,14 @@ InMemoryCluster::WriteCounts InMemoryCluster::write_counts() const {
 void InMemoryCluster::AddPod(Ptr<Pod> pod) {
   ClusterEventHandler* h;
   Ptr<Pod> old;
+  std::vector<Ptr<ResourceClaim>> made;
   {
     std::lock_guard lock(mu_);
+    pod = WithTemplateClaimsLocked(std::move(pod), &made);
     old = ReplacePodLocked(pod);
     h = EventTargetLocked();
   }
+  for (const auto& claim : made) SendDra(h, {DraEventResource::kResourceClaim, kAdd}, {}, claim);
   if (!h) return;
   if (old) {
     h->OnPodUpdate(old, pod);

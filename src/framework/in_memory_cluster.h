@@ -17,11 +17,13 @@
 #include <string_view>
 #include <vector>
 
+#include "berth/api/resource_claims.h"
 #include "berth/framework/cluster.h"
+#include "berth/framework/dra.h"
 
 namespace berth {
 
-class InMemoryCluster final : public ClusterClient {
+class InMemoryCluster final : public ClusterClient, public DraListers, public DraWriter {
  public:
   // --- loading (events are sent to the handler when one is set)
   void AddPod(Ptr<Pod> pod);
@@ -48,6 +50,30 @@ class InMemoryCluster final : public ClusterClient {
   void RemoveNode(std::string_view name);
   void RemoveService(std::string_view ns, std::string_view name);
   void RemovePodGroup(std::string_view ns, std::string_view name);
+
+  // --- resource.k8s.io (in_memory_cluster_dra.cc). Adding an existing object replaces it (an
+  // update event). A pod added with claims from templates gets them as the resourceclaim
+  // controller would make them, named "<pod>-<claim>" (deterministic, unlike the controller's
+  // random suffix), with status.resourceClaimStatuses recorded; a template added later serves
+  // the pods already waiting for it.
+  void AddDeviceClass(Ptr<DeviceClass> c);
+  void AddResourceSlice(Ptr<ResourceSlice> s);
+  void AddResourceClaim(Ptr<ResourceClaim> c);
+  void AddResourceClaimTemplate(Ptr<ResourceClaimTemplate> t);
+  void RemoveResourceClaim(std::string_view ns, std::string_view name);
+  void RemoveResourceSlice(std::string_view name);
+  Ptr<ResourceClaimTemplate> GetResourceClaimTemplate(std::string_view ns,
+                                                      std::string_view name) const;
+  int claim_status_writes() const;
+
+  // --- DraListers
+  std::vector<Ptr<ResourceSlice>> ListResourceSlices() const override;
+  Ptr<ResourceClaim> GetResourceClaim(std::string_view ns, std::string_view name) const override;
+  std::vector<Ptr<ResourceClaim>> ListResourceClaims() const override;
+  Ptr<DeviceClass> GetDeviceClass(std::string_view name) const override;
+  std::vector<Ptr<DeviceClass>> ListDeviceClasses() const override;
+  // --- DraWriter: a Conflict when the claim's uid or a given resourceVersion is stale.
+  Result<Ptr<ResourceClaim>> UpdateResourceClaimStatus(const ResourceClaim& claim) override;
 
   void SetEventHandler(ClusterEventHandler* handler);
   void SetDelayedDelivery(bool delayed);
@@ -106,6 +132,14 @@ class InMemoryCluster final : public ClusterClient {
   Ptr<Pod> ReplacePodLocked(Ptr<Pod> pod);
   // Where the events of a change are sent: the handler, or the queue of delayed events.
   ClusterEventHandler* EventTargetLocked();
+  // Stores a DRA object and reports the change to a handler that is a DraEventHandler.
+  template <class T>
+  void StoreDra(Map<T>& map, std::string key, Ptr<T> obj, DraEventResource resource);
+  void SendDra(ClusterEventHandler* h, const DraClusterEvent& event, DraEventObject old_object,
+               DraEventObject new_object);
+  // The pod with the claims of its templates made (the resourceclaim controller's work); the
+  // claims to add are returned in `made`.
+  Ptr<Pod> WithTemplateClaimsLocked(Ptr<Pod> pod, std::vector<Ptr<ResourceClaim>>* made);
 
   // Queues every call for DeliverPendingEvents.
   class EventRecorder final : public ClusterEventHandler {
@@ -118,6 +152,8 @@ class InMemoryCluster final : public ClusterClient {
     void OnNodeDelete(const Ptr<Node>& node) override;
     void OnObjectEvent(const ClusterEvent& event, const EventObject& old_object,
                        const EventObject& new_object) override;
+    void PushDra(const DraClusterEvent& event, DraEventObject old_object,
+                 DraEventObject new_object);
 
     std::deque<std::function<void(ClusterEventHandler&)>> Take();
     size_t size() const;
@@ -148,6 +184,12 @@ class InMemoryCluster final : public ClusterClient {
   Map<PriorityClass> priority_classes_;
   Map<PodGroup> pod_groups_;
   Map<SchedulingPodGroup> scheduling_pod_groups_;
+  Map<DeviceClass> device_classes_;
+  Map<ResourceSlice> resource_slices_;
+  Map<ResourceClaim> resource_claims_;
+  Map<ResourceClaimTemplate> resource_claim_templates_;
+  uint64_t claim_version_ = 0;
+  int claim_status_writes_ = 0;
   WriteCounts counts_;
 };
 

@@ -26,7 +26,11 @@ BerthPluginBuildInfo BinaryBuildInfo() { return BERTH_BUILD_INFO; }
 
 VoidResult CheckBuildInfo(const BerthPluginBuildInfo& library, const BerthPluginBuildInfo& binary) {
   const std::string lib_compiler = library.compiler ? library.compiler : "";
-  const bool same = library.sdk_version == binary.sdk_version && lib_compiler == binary.compiler &&
+  // An older SDK that this one only adds to is as good as the same one.
+  const bool sdk_ok = library.sdk_version == binary.sdk_version ||
+                      (library.sdk_version >= kOldestCompatibleSdkVersion &&
+                       library.sdk_version <= binary.sdk_version);
+  const bool same = sdk_ok && lib_compiler == binary.compiler &&
                     library.compiler_major == binary.compiler_major &&
                     library.cxx11_abi == binary.cxx11_abi &&
                     library.libstdcxx_major == binary.libstdcxx_major;
@@ -52,11 +56,13 @@ VoidResult LoadPluginLibrary(const std::string& path, Registry* registry) {
     return Error{fmt::format(
         "{}: no entry point (berth_plugin_register); define one with BERTH_PLUGIN_LIBRARY", where)};
   }
-  if (version() != kSdkVersion) {
-    const uint32_t built = version();
+  if (const uint32_t built = version();
+      built < kOldestCompatibleSdkVersion || built > kSdkVersion) {
     dlclose(handle);
-    return Error{fmt::format("{}: built for SDK version {}, this berth has SDK version {}", where,
-                             built, kSdkVersion)};
+    return Error{fmt::format(
+        "{}: built for SDK version {}, this berth has SDK version {} (loads libraries of SDK "
+        "versions {} to {})",
+        where, built, kSdkVersion, kOldestCompatibleSdkVersion, kSdkVersion)};
   }
   auto build_info =
       reinterpret_cast<const BerthPluginBuildInfo* (*)()>(dlsym(handle, "berth_plugin_build_info"));

@@ -23,8 +23,8 @@ VoidResult LoadPluginLibrary(const std::string& path, Registry* registry);
 // The berth binary's own build info (its compiler and standard library, BERTH_SDK_VERSION).
 BerthPluginBuildInfo BinaryBuildInfo();
 
-// Whether a library built as `library` may be loaded into a binary built as `binary`: the same
-// SDK version, compiler and compiler major version, std::string ABI (_GLIBCXX_USE_CXX11_ABI)
+// Whether a library built as `library` may be loaded into a binary built as `binary`: an SDK
+// version the binary's is compatible with (from kOldestCompatibleSdkVersion up to its own), compiler and compiler major version, std::string ABI (_GLIBCXX_USE_CXX11_ABI)
 // and libstdc++ major version. The error names both sides.
 VoidResult CheckBuildInfo(const BerthPluginBuildInfo& library, const BerthPluginBuildInfo& binary);
 

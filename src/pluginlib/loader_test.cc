@@ -33,7 +33,9 @@ TEST(CheckBuildInfoTest, EachMismatchIsRefusedNamingBothSides) {
       {"compiler major", [](BerthPluginBuildInfo* b) { b->compiler_major += 1; }},
       {"cxx11 abi", [](BerthPluginBuildInfo* b) { b->cxx11_abi = 1 - b->cxx11_abi; }},
       {"libstdc++ major", [](BerthPluginBuildInfo* b) { b->libstdcxx_major += 1; }},
-      {"sdk version", [](BerthPluginBuildInfo* b) { b->sdk_version += 1; }},
+      {"newer sdk version", [](BerthPluginBuildInfo* b) { b->sdk_version += 1; }},
+      {"sdk version before the oldest compatible",
+       [](BerthPluginBuildInfo* b) { b->sdk_version = kOldestCompatibleSdkVersion - 1; }},
   };
   for (const Case& c : cases) {
     BerthPluginBuildInfo lib = self;
@@ -45,6 +47,32 @@ TEST(CheckBuildInfoTest, EachMismatchIsRefusedNamingBothSides) {
     EXPECT_THAT(r.error().message, HasSubstr(fmt::format("SDK version {}", lib.sdk_version)))
         << c.what;
   }
+}
+
+// SDK 9 only adds to SDK 8: a library of either version is accepted.
+TEST(CheckBuildInfoTest, AcceptsSdk8AndSdk9Libraries) {
+  static_assert(kSdkVersion == 9 && kOldestCompatibleSdkVersion == 8);
+  for (uint32_t v : {8u, 9u}) {
+    BerthPluginBuildInfo lib = BinaryBuildInfo();
+    lib.sdk_version = v;
+    VoidResult r = CheckBuildInfo(lib, BinaryBuildInfo());
+    EXPECT_TRUE(r.ok()) << v << ": " << r.error().message;
+  }
+}
+
+TEST(LoadPluginLibraryTest, LoadsLibraryBuiltForSdk8) {
+  Registry registry;
+  VoidResult r = LoadPluginLibrary(BERTH_SDK8_PLUGIN, &registry);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_NE(registry.Find("Sdk8Plugin"), nullptr);
+}
+
+TEST(LoadPluginLibraryTest, RefusesLibraryOfUnknownSdkVersion) {
+  Registry registry;
+  VoidResult r = LoadPluginLibrary(BERTH_BAD_VERSION_PLUGIN, &registry);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message, HasSubstr("loads libraries of SDK versions 8 to 9"));
+  EXPECT_TRUE(registry.Names().empty());
 }
 
 // A library whose registration records another toolchain (test/plugins/bad_plugin.cc, BAD_ABI)

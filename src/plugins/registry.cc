@@ -8,6 +8,7 @@
 #include "plugins/coscheduling/coscheduling.h"
 #include "plugins/defaultbinder/defaultbinder.h"
 #include "plugins/defaultpreemption/defaultpreemption.h"
+#include "plugins/dynamicresources/dynamicresources.h"
 #include "plugins/gangscheduling/gangscheduling.h"
 #include "plugins/imagelocality/imagelocality.h"
 #include "plugins/interpodaffinity/interpodaffinity.h"
@@ -50,7 +51,7 @@ Registry InTreeRegistry(const config::FeatureGates& gates) {
       NetworkTrafficRegistration(),      NodeLabelRegistration(),
       NodePreferAvoidPodsRegistration(), SelectorSpreadRegistration(),
       ServiceAffinityRegistration(),     CoschedulingRegistration(),
-      GangSchedulingRegistration(),
+      GangSchedulingRegistration(),      DynamicResourcesRegistration(gates),
   };
   Registry r;
   size_t added = 0;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "berth/api/resource_claims.h"
+
 namespace berth {
 namespace {
 
@@ -27,6 +29,8 @@ bool MeaningfulUpdate(const PodInfo& a, const PodInfo& b) {
   return x.spec.scheduling_gates != y.spec.scheduling_gates ||
          x.metadata.labels != y.metadata.labels || x.spec.node_selector != y.spec.node_selector ||
          x.spec.tolerations.size() != y.spec.tolerations.size() ||
+         // The resourceclaim controller recorded a claim it made for the pod.
+         (x.raw != y.raw && PodResourceClaimStatusesOf(x) != PodResourceClaimStatusesOf(y)) ||
          !(a.requests.requests == b.requests.requests) ||
          x.spec.affinity.has_value() != y.spec.affinity.has_value();
 }
@@ -461,6 +465,34 @@ void SchedulingQueue::OnClusterEvent(const ClusterEvent& event, const EventObjec
       AddToActiveLocked(e, label);
     } else {
       MoveToActiveOrBackoffLocked(e, label);
+    }
+  }
+}
+
+void SchedulingQueue::OnOtherEvent(
+    std::string_view label,
+    const std::function<RequeueDecider::Strategy(const QueuedPodInfo&)>& decide) {
+  std::lock_guard lock(mu_);
+  if (!in_flight_.empty())
+    in_flight_events_.push_back(
+        {next_event_seq_, ClusterEvent{EventResource::kWildCard, kAllActions}, {}, {}});
+  ++next_event_seq_;
+  std::vector<std::pair<EntryPtr, RequeueDecider::Strategy>> moving;
+  for (auto& [uid, e] : unschedulable_) {
+    const RequeueDecider::Strategy s = decide(e->info);
+    if (s != RequeueDecider::Strategy::kSkip) moving.emplace_back(e, s);
+  }
+  std::sort(moving.begin(), moving.end(),
+            [](const auto& a, const auto& b) { return a.first->seq < b.first->seq; });
+  const std::string event_label = incoming_hook_ ? std::string(label) : std::string();
+  for (auto& [e, strategy] : moving) {
+    const std::string uid = UidOf(e->info.pod());
+    unschedulable_.erase(uid);
+    unschedulable_since_.erase(uid);
+    if (strategy == RequeueDecider::Strategy::kImmediately) {
+      AddToActiveLocked(e, event_label);
+    } else {
+      MoveToActiveOrBackoffLocked(e, event_label);
     }
   }
 }

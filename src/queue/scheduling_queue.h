@@ -86,6 +86,13 @@ class SchedulingQueue final : public PodNominator {
   // `decider` must outlive the queue.
   // May be replaced while pods flow (a configuration reload); `decider` must outlive its use.
   void SetRequeueDecider(const RequeueDecider* decider);
+  // A change the ClusterEvent enum does not describe (DRA objects, berth/framework/dra.h):
+  // moves the unschedulable and gated pods `decide` picks (a gated pod goes through PreEnqueue
+  // again). A pod in flight meanwhile
+  // counts it as a wildcard event (it is retried after backoff if its cycle fails). `label`
+  // names the event in metrics ("ResourceClaimChange").
+  void OnOtherEvent(std::string_view label,
+                    const std::function<RequeueDecider::Strategy(const QueuedPodInfo&)>& decide);
   // A cluster change: moves the unschedulable pods it may help (see class comment).
   // `except_uid` names a pod the event must not move (the one whose binding just failed).
   void OnClusterEvent(const ClusterEvent& event, const EventObject& old_object,

@@ -671,5 +671,23 @@ TEST_F(SchedulingQueueTest, WakeEndsOneBlockingPopWithoutClosing) {
   EXPECT_EQ(queue_.Pop(true)->pod().metadata.name, "b");
 }
 
+// A change outside the ClusterEvent enum (a DRA object) moves only the pods its decision picks.
+TEST_F(SchedulingQueueTest, OtherEventMovesThePodsItsDecisionPicks) {
+  queue_.Add(MakePod().Name("a").Info());
+  queue_.Add(MakePod().Name("b").Info());
+  QueuedPodInfo a = PopExpect("a");
+  QueuedPodInfo b = PopExpect("b");
+  Fail(a, "DynamicResources");
+  Fail(b, "DynamicResources");
+  ASSERT_EQ(queue_.counts().unschedulable, 2u);
+  queue_.OnOtherEvent("ResourceClaimChange", [](const QueuedPodInfo& p) {
+    return p.pod().metadata.name == "b" ? RequeueDecider::Strategy::kImmediately
+                                        : RequeueDecider::Strategy::kSkip;
+  });
+  EXPECT_EQ(queue_.counts().unschedulable, 1u);
+  PopExpect("b");
+  EXPECT_FALSE(queue_.Pop(false).has_value());
+}
+
 }  // namespace
 }  // namespace berth

@@ -263,6 +263,13 @@ void Framework::RegisterEvents() {
       }
     }
     if (!known) entry.events.push_back({ClusterEvent{EventResource::kWildCard, kAllActions}, {}});
+    if (const auto* dra = dynamic_cast<const DraEnqueueExtensions*>(plugin.get())) {
+      try {
+        entry.dra_events = dra->DraEventsToRegister();
+      } catch (...) {
+        entry.dra_events.clear();
+      }
+    }
     event_registrations_.push_back(std::move(entry));
   }
 }

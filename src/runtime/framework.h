@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "berth/framework/cluster_event.h"
+#include "berth/framework/dra.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
 #include "berth/framework/registry.h"
@@ -142,6 +143,8 @@ class Framework final : public Handle {
   struct PluginEvents {
     std::string plugin;
     std::vector<ClusterEventWithHint> events;
+    // DraEnqueueExtensions' registrations (none without the interface).
+    std::vector<DraClusterEventWithHint> dra_events;
   };
   const std::vector<PluginEvents>& event_registrations() const { return event_registrations_; }
   // What is likely wrong with the profile though it builds (a plugin's Score enabled without

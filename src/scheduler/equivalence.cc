@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "berth/api/resource_claims.h"
 #include "config/plugin_names.h"
 
 namespace berth {
@@ -14,6 +15,8 @@ bool SameSchedulingInputs(const Pod& a, const Pod& b) {
 }
 
 bool UsesModeledVolumes(const Pod& pod) {
+  // Devices of ResourceClaims are looked up in the cluster like volumes.
+  if (pod.raw && !PodResourceClaimsOf(pod).empty()) return true;
   for (const Volume& v : pod.spec.volumes) {
     if (v.persistent_volume_claim || v.ephemeral || v.csi || v.gce_persistent_disk ||
         v.aws_elastic_block_store || v.rbd || v.iscsi)
@@ -24,26 +27,15 @@ bool UsesModeledVolumes(const Pod& pod) {
 
 std::span<const std::string_view> NodeLocalPluginNames() {
   namespace n = config::names;
-  static constexpr std::array kNames = {n::kNodeUnschedulable,
-                                        n::kNodeName,
-                                        n::kTaintToleration,
-                                        n::kNodeAffinity,
-                                        n::kNodePorts,
-                                        n::kNodeResourcesFit,
-                                        n::kVolumeRestrictions,
-                                        n::kNodeVolumeLimits,
-                                        n::kVolumeBinding,
-                                        n::kVolumeZone,
-                                        n::kPodTopologySpread,
-                                        n::kInterPodAffinity,
-                                        n::kNodeResourcesBalancedAllocation,
-                                        n::kImageLocality,
-                                        n::kNodeLabel,
-                                        n::kNodePreferAvoidPods,
-                                        n::kEBSLimits,
-                                        n::kGCEPDLimits,
-                                        n::kAzureDiskLimits,
-                                        n::kCinderLimits};
+  static constexpr std::array kNames = {
+      n::kNodeUnschedulable, n::kNodeName, n::kTaintToleration, n::kNodeAffinity, n::kNodePorts,
+      n::kNodeResourcesFit, n::kVolumeRestrictions, n::kNodeVolumeLimits, n::kVolumeBinding,
+      n::kVolumeZone, n::kPodTopologySpread, n::kInterPodAffinity,
+      // Skips pods without claims; pods with claims reuse
+      // nothing (UsesModeledVolumes).
+      n::kDynamicResources, n::kNodeResourcesBalancedAllocation, n::kImageLocality, n::kNodeLabel,
+      n::kNodePreferAvoidPods, n::kEBSLimits, n::kGCEPDLimits, n::kAzureDiskLimits,
+      n::kCinderLimits};
   return kNames;
 }
 

@@ -80,6 +80,9 @@ RequeuePolicy::RequeuePolicy(const std::vector<std::unique_ptr<Framework>>& prof
     for (const auto& reg : fw->event_registrations()) {
       p.by_plugin[reg.plugin] = &reg.events;
       for (const auto& e : reg.events) AddInterest(any_, e.event);
+      p.dra_by_plugin[reg.plugin] = &reg.dra_events;
+      for (const auto& e : reg.dra_events)
+        any_dra_[static_cast<int>(e.event.resource)] |= e.event.actions;
     }
   }
 }
@@ -178,6 +181,74 @@ RequeueDecider::Strategy RequeuePolicy::Decide(const QueuedPodInfo& pod, const C
     consult(name, false);
     if (strategy != Strategy::kSkip) return strategy;
   }
+  return strategy;
+}
+
+bool RequeuePolicy::AnyDraInterest(const DraClusterEvent& event) const {
+  return (any_dra_[static_cast<int>(event.resource)] & event.actions) != 0 ||
+         any_[static_cast<int>(EventResource::kWildCard)] != 0;
+}
+
+RequeueDecider::Strategy RequeuePolicy::DecideDra(const QueuedPodInfo& pod,
+                                                  const DraClusterEvent& event,
+                                                  const DraEventObject& old_object,
+                                                  const DraEventObject& new_object) const {
+  const Profile* profile = ProfileOf(pod.pod());
+  if (!pod.gating_plugin.empty()) {
+    // Only what the gating plugin registered lets a gated pod through PreEnqueue again.
+    if (!profile) return Strategy::kSkip;
+    auto dra = profile->dra_by_plugin.find(pod.gating_plugin);
+    if (dra == profile->dra_by_plugin.end()) return Strategy::kSkip;
+    for (const auto& reg : *dra->second) {
+      if (!reg.event.Covers(event)) continue;
+      if (!reg.hint) return Strategy::kImmediately;
+      try {
+        Result<QueueingHint> h = reg.hint(pod.pod(), old_object, new_object);
+        if (!h.ok() || *h == QueueingHint::kQueue) return Strategy::kImmediately;
+      } catch (...) {
+        return Strategy::kImmediately;
+      }
+    }
+    return Strategy::kSkip;
+  }
+  if (pod.unschedulable_plugins.empty() && pod.pending_plugins.empty())
+    return Strategy::kAfterBackoff;
+  if (!profile) return Strategy::kAfterBackoff;
+  Strategy strategy = Strategy::kSkip;
+  auto consult = [&](const std::string& name, bool pending) {
+    const Strategy on_queue = pending ? Strategy::kImmediately : Strategy::kAfterBackoff;
+    auto it = profile->by_plugin.find(name);
+    if (it == profile->by_plugin.end()) {
+      strategy = std::max(strategy, Strategy::kAfterBackoff);
+      return;
+    }
+    for (const auto& reg : *it->second) {
+      if (reg.event.resource == EventResource::kWildCard) {
+        strategy = std::max(strategy, on_queue);
+        return;
+      }
+    }
+    auto dra = profile->dra_by_plugin.find(name);
+    if (dra == profile->dra_by_plugin.end()) return;
+    for (const auto& reg : *dra->second) {
+      if (!reg.event.Covers(event)) continue;
+      bool queue = true;
+      if (reg.hint) {
+        try {
+          Result<QueueingHint> h = reg.hint(pod.pod(), old_object, new_object);
+          queue = !h.ok() || *h == QueueingHint::kQueue;
+        } catch (...) {
+          queue = true;
+        }
+      }
+      if (queue) {
+        strategy = std::max(strategy, on_queue);
+        return;
+      }
+    }
+  };
+  for (const auto& name : pod.pending_plugins) consult(name, true);
+  for (const auto& name : pod.unschedulable_plugins) consult(name, false);
   return strategy;
 }
 

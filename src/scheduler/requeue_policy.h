@@ -7,11 +7,13 @@
 // call's duration is reported (scheduler_queueing_hint_execution_duration_seconds).
 #pragma once
 
+#include <array>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "berth/framework/cluster_event.h"
+#include "berth/framework/dra.h"
 #include "queue/scheduling_queue.h"
 #include "runtime/framework.h"
 #include "runtime/scheduler_metrics.h"
@@ -34,6 +36,14 @@ class RequeuePolicy final : public RequeueDecider {
   Strategy Decide(const QueuedPodInfo& pod, const ClusterEvent& event,
                   const EventObject& old_object, const EventObject& new_object) const override;
 
+  // A DRA change (berth/framework/dra.h): as Decide, from the plugins' DraEventsToRegister; a
+  // rejecting plugin without registrations of its own (registered for every event) moves the
+  // pod after backoff.
+  Strategy DecideDra(const QueuedPodInfo& pod, const DraClusterEvent& event,
+                     const DraEventObject& old_object, const DraEventObject& new_object) const;
+  // False when no plugin registered DRA events and none registers every event.
+  bool AnyDraInterest(const DraClusterEvent& event) const;
+
   // False when no plugin of any profile registered for the event: the pool needs no scan.
   bool AnyInterest(const ClusterEvent& event) const;
   // Whether some plugin registered this resource by name (a wildcard registration aside).
@@ -47,13 +57,15 @@ class RequeuePolicy final : public RequeueDecider {
     // Plugin name -> its registrations. A rejecting plugin missing here (an extender, a plugin
     // of another profile) counts as registered for every event.
     std::unordered_map<std::string, const PluginEvents*> by_plugin;
+    std::unordered_map<std::string, const std::vector<DraClusterEventWithHint>*> dra_by_plugin;
   };
   const Profile* ProfileOf(const Pod& pod) const;
 
   std::unordered_map<std::string, Profile> profiles_;  // by schedulerName
   SchedulerMetricsSink* metrics_ = nullptr;            // with clock_, or neither
   const Clock* clock_ = nullptr;
-  EventInterest any_{};  // union over every plugin
+  EventInterest any_{};                // union over every plugin
+  std::array<uint32_t, 3> any_dra_{};  // per DraEventResource, union over every plugin
 };
 
 }  // namespace berth

@@ -580,4 +580,20 @@ void Scheduler::OnObjectEvent(const ClusterEvent& event, const EventObject& old_
   Handled(EventLabel(event), [&] { Requeue(event, old_object, new_object); });
 }
 
+void Scheduler::OnDraEvent(const DraClusterEvent& event, const DraEventObject& old_object,
+                           const DraEventObject& new_object) {
+  static constexpr std::string_view kLabels[] = {"ResourceClaimChange", "ResourceSliceChange",
+                                                 "DeviceClassChange"};
+  const std::string_view label = kLabels[static_cast<int>(event.resource)];
+  auto requeue = [&] {
+    const std::shared_ptr<const Generation> gen = CurrentGeneration();
+    if (!gen->requeue->AnyDraInterest(event)) return;
+    queue_->OnOtherEvent(label, [&](const QueuedPodInfo& pod) {
+      return gen->requeue->DecideDra(pod, event, old_object, new_object);
+    });
+  };
+  if (!metrics_) return requeue();
+  Handled(label, requeue);
+}
+
 }  // namespace berth

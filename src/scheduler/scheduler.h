@@ -26,6 +26,7 @@
 
 #include "berth/framework/clock.h"
 #include "berth/framework/cluster.h"
+#include "berth/framework/dra.h"
 #include "berth/framework/extender.h"
 #include "berth/framework/registry.h"
 #include "cache/cache.h"
@@ -185,7 +186,7 @@ struct IdleRunHooks {
   int max_rounds = 100000;
 };
 
-class Scheduler final : public ClusterEventHandler {
+class Scheduler final : public ClusterEventHandler, public DraEventHandler {
  public:
   static Result<std::unique_ptr<Scheduler>> Create(const SchedulerOptions& options);
   ~Scheduler() override;
@@ -255,6 +256,9 @@ class Scheduler final : public ClusterEventHandler {
   void OnNodeAdd(const Ptr<Node>& node) override;
   void OnNodeUpdate(const Ptr<Node>& old_node, const Ptr<Node>& new_node) override;
   void OnNodeDelete(const Ptr<Node>& node) override;
+  // ---- DraEventHandler: DRA changes move the pods whose plugins' DRA hints say so.
+  void OnDraEvent(const DraClusterEvent& event, const DraEventObject& old_object,
+                  const DraEventObject& new_object) override;
   void OnObjectEvent(const ClusterEvent& event, const EventObject& old_object,
                      const EventObject& new_object) override;
 

@@ -118,6 +118,14 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
               cluster.AddPodGroup(o);
             } else if constexpr (std::is_same_v<T, std::shared_ptr<const SchedulingPodGroup>>) {
               cluster.AddSchedulingPodGroup(o);
+            } else if constexpr (std::is_same_v<T, std::shared_ptr<const DeviceClass>>) {
+              cluster.AddDeviceClass(o);
+            } else if constexpr (std::is_same_v<T, std::shared_ptr<const ResourceSlice>>) {
+              cluster.AddResourceSlice(o);
+            } else if constexpr (std::is_same_v<T, std::shared_ptr<const ResourceClaim>>) {
+              cluster.AddResourceClaim(o);
+            } else if constexpr (std::is_same_v<T, std::shared_ptr<const ResourceClaimTemplate>>) {
+              cluster.AddResourceClaimTemplate(o);
             }
           }
         },

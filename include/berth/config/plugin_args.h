@@ -89,4 +89,15 @@ struct BERTH_EXPORT DefaultPreemptionArgs final : PluginArgs {
   void Encode(nlohmann::json& out) const override;
 };
 
+// DynamicResources (kube-scheduler's DynamicResourcesArgs). Durations in milliseconds.
+struct BERTH_EXPORT DynamicResourcesArgs final : PluginArgs {
+  // How long Filter may spend allocating devices for one pod on one node; 0 disables the limit.
+  int64_t filter_timeout_ms = 10'000;
+  // How long PreBind waits for a device's binding conditions (DRADeviceBindingConditions).
+  int64_t binding_timeout_ms = 600'000;
+
+  std::string_view Kind() const override { return "DynamicResourcesArgs"; }
+  void Encode(nlohmann::json& out) const override;
+};
+
 }  // namespace berth::config

@@ -8,7 +8,8 @@
 //   }
 //
 // Berth calls the entry point once per process and library, on the main thread, before any
-// configuration is read, and refuses a library built for another SDK version (kSdkVersion), a
+// configuration is read, and refuses a library built for an SDK version outside
+// [kOldestCompatibleSdkVersion, kSdkVersion], a
 // library built with another compiler or C++ standard library (BerthPluginBuildInfo: the
 // plugin interfaces are C++ classes, so both sides must agree on their layout and mangling), a
 // library without the entry point, and a plugin name that is already registered. The library
@@ -23,11 +24,14 @@
 // The SDK's version, bumped whenever a change to include/berth/ breaks binary compatibility of
 // plugins. The macro lets a plugin's source adapt at compile time
 // (`#if BERTH_SDK_VERSION >= 2`); kSdkVersion is what a plugin library reports when loaded.
-#define BERTH_SDK_VERSION 8
+// Version 9 only adds to 8 (berth/framework/dra.h and the resource.k8s.io types), so libraries
+// built against SDK 8 still load: kOldestCompatibleSdkVersion is the oldest version accepted.
+#define BERTH_SDK_VERSION 9
 
 namespace berth {
 
 inline constexpr uint32_t kSdkVersion = BERTH_SDK_VERSION;
+inline constexpr uint32_t kOldestCompatibleSdkVersion = 8;
 
 }  // namespace berth
 

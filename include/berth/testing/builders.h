@@ -16,6 +16,7 @@
 
 #include "berth/api/objects.h"
 #include "berth/api/quantity.h"
+#include "berth/api/resource_claims.h"
 #include "berth/export.h"
 #include "berth/framework/node_info.h"
 
@@ -162,11 +163,32 @@ class BERTH_EXPORT PodBuilder {
     pod_.spec.scheduling_group = std::move(g);
     return *this;
   }
+  // spec.resourceClaims entries (kept in the pod's raw document, see resource_claims.h):
+  // one naming a ResourceClaim, one naming a ResourceClaimTemplate.
+  PodBuilder& Claim(std::string name, std::string claim_name) {
+    return AddClaim({std::move(name), std::move(claim_name), std::nullopt});
+  }
+  PodBuilder& ClaimFromTemplate(std::string name, std::string template_name) {
+    return AddClaim({std::move(name), std::nullopt, std::move(template_name)});
+  }
+  // status.resourceClaimStatuses: the claim generated for the pod's claim `name`.
+  PodBuilder& ClaimStatus(std::string name, std::string claim_name) {
+    auto statuses = PodResourceClaimStatusesOf(pod_);
+    statuses.emplace_back(std::move(name), std::move(claim_name));
+    SetPodResourceClaimStatuses(pod_, statuses);
+    return *this;
+  }
   Pod& mutable_pod() { return pod_; }
   std::shared_ptr<const Pod> Obj() const { return std::make_shared<const Pod>(pod_); }
   PodInfoPtr Info() const { return PodInfo::Create(Obj()); }
 
  private:
+  PodBuilder& AddClaim(PodResourceClaim c) {
+    auto claims = PodResourceClaimsOf(pod_);
+    claims.push_back(std::move(c));
+    SetPodResourceClaims(pod_, claims);
+    return *this;
+  }
   Pod pod_;
 };
 

@@ -1,0 +1,124 @@
+// The structured device allocator of Dynamic Resource Allocation: which devices of the
+// ResourceSlices satisfy a pod's ResourceClaims on one node, as kube-scheduler's
+// k8s.io/dynamic-resource-allocation/structured package decides it.
+//
+//   dra::AllocatedState state = dra::AllocatedStateOf(claims_in_use);
+//   dra::Allocator alloc(dra::Features{}, std::move(state), class_lookup, slices, &cel_cache);
+//   auto r = alloc.Allocate(node, {claim_a, claim_b});   // from Filter, on any thread
+//   if (!r.ok()) ... r.error().message             // unschedulable everywhere (class missing, ...)
+//   else if (!*r) ...                              // does not fit on this node
+//   else (*r)->at(0) is claim_a's status.allocation
+//
+// An Allocator is built once per scheduling cycle (the slices and the state of that moment) and
+// is then read-only: Allocate() is const and safe to call concurrently for different nodes.
+#pragma once
+
+#include <compare>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "berth/api/objects.h"
+#include "berth/api/resource_claims.h"
+#include "berth/api/result.h"
+
+namespace berth::cel::dra {
+class SelectorCache;
+}
+
+namespace berth::dra {
+
+// One device: driver, pool and device name.
+struct DeviceId {
+  std::string driver, pool, device;
+  friend auto operator<=>(const DeviceId&, const DeviceId&) = default;
+  friend bool operator==(const DeviceId&, const DeviceId&) = default;
+  std::string String() const { return driver + "/" + pool + "/" + device; }
+};
+
+struct DeviceIdHash {
+  size_t operator()(const DeviceId& id) const noexcept {
+    std::hash<std::string> h;
+    return h(id.driver) ^ (h(id.pool) * 31) ^ (h(id.device) * 1000003);
+  }
+};
+
+// One allocation of a device that allows multiple allocations (its result's shareID).
+struct SharedDeviceId {
+  DeviceId device;
+  std::string share_id;
+  friend auto operator<=>(const SharedDeviceId&, const SharedDeviceId&) = default;
+  friend bool operator==(const SharedDeviceId&, const SharedDeviceId&) = default;
+};
+
+// Capacity name -> amount.
+using CapacityAmounts = FlatMap<std::string, Quantity>;
+
+// What the claims already allocated hold. Allocations with admin access hold nothing.
+struct AllocatedState {
+  std::set<DeviceId> allocated;                           // devices allocated exclusively
+  std::set<SharedDeviceId> allocated_shared;              // allocations with a shareID
+  std::map<DeviceId, CapacityAmounts> consumed_capacity;  // summed over the shared allocations
+};
+
+// Adds one claim's allocation to `state`.
+void AddAllocation(AllocatedState& state, const AllocationResult& allocation);
+// The state held by the allocated claims among `claims` (those without an allocation are
+// skipped).
+AllocatedState AllocatedStateOf(const std::vector<std::shared_ptr<const ResourceClaim>>& claims);
+
+// The feature gates the allocator reads, at their kube-scheduler v1.37 defaults.
+struct Features {
+  bool admin_access = true;           // DRAAdminAccess
+  bool prioritized_list = true;       // DRAPrioritizedList (firstAvailable)
+  bool partitionable_devices = true;  // DRAPartitionableDevices (counters)
+  bool device_taints = true;          // DRADeviceTaints
+  bool binding_conditions = true;     // DRADeviceBindingConditions
+  bool consumable_capacity = true;    // DRAConsumableCapacity
+};
+
+// The error code of a failure that concerns only the node Allocate was asked about.
+inline constexpr ErrorCode kFailedAllocationOnNode = ErrorCode::kConflict;
+bool IsFailedAllocationOnNode(const Error& e);
+
+// The most devices one claim's allocation holds (resource.k8s.io AllocationResultsMaxSize).
+inline constexpr int kAllocationResultsMaxSize = 32;
+
+using DeviceClassLookup = std::function<std::shared_ptr<const DeviceClass>(std::string_view name)>;
+
+class Allocator {
+ public:
+  // `classes` returns null for a class that does not exist; `cache` compiles the CEL selectors
+  // and must outlive the allocator.
+  Allocator(Features features, AllocatedState allocated, DeviceClassLookup classes,
+            std::vector<std::shared_ptr<const ResourceSlice>> slices,
+            cel::dra::SelectorCache* cache);
+  ~Allocator();
+  Allocator(const Allocator&) = delete;
+  Allocator& operator=(const Allocator&) = delete;
+
+  // The allocations (one per claim, in order) of `claims` on `node`: nullopt when they do not
+  // fit there; an error for what makes the pod unschedulable everywhere (a missing class, a CEL
+  // selector that fails, an invalid request), except an error for which
+  // IsFailedAllocationOnNode() holds, which concerns this node only (it reached an invalid
+  // resource pool and found no other way): the node is unschedulable with that message.
+  Result<std::optional<std::vector<AllocationResult>>> Allocate(
+      const Node& node, const std::vector<std::shared_ptr<const ResourceClaim>>& claims) const;
+
+  // Replaces how shareIDs are made (random UUIDs by default), for tests; called once per
+  // allocation of a device that allows multiple allocations. Not while Allocate runs.
+  void SetShareIdGenerator(std::function<std::string()> gen);
+
+  struct Impl;  // internal (allocator_impl.h)
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace berth::dra

@@ -1,0 +1,615 @@
+// Allocator::Allocate: the search for one node.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "cel/dra.h"
+#include "dra/allocator.h"
+#include "dra/allocator_impl.h"
+#include "dra/internal.h"
+
+namespace berth::dra {
+namespace {
+
+using internal::DeviceResult;
+using internal::Pool;
+
+std::string ClaimRef(const ResourceClaim& c) {
+  return c.metadata.namespace_.empty() ? c.metadata.name
+                                       : c.metadata.namespace_ + "/" + c.metadata.name;
+}
+
+// A candidate device and where it lives.
+struct DeviceRef {
+  DeviceId id;
+  const Device* device = nullptr;
+  const ResourceSlice* slice = nullptr;
+  const Pool* pool = nullptr;
+};
+
+// One request, or one subrequest of a firstAvailable list.
+struct RequestData {
+  const DeviceRequest* parent = nullptr;  // for subrequests
+  const std::string* name = nullptr;      // the request's or subrequest's own name
+  const ExactDeviceRequest* spec = nullptr;
+  bool admin_access = false;
+  std::shared_ptr<const DeviceClass> device_class;
+  int num_devices = 0;
+  bool all = false;
+  std::vector<DeviceRef> all_devices;  // for allocationMode All
+  std::string Name() const { return parent ? parent->name + "/" + *name : *name; }
+};
+
+// A claim constraint (matchAttribute or distinctAttribute) over the devices picked so far.
+struct Constraint {
+  bool match = true;  // else distinct
+  std::set<std::string> requests;
+  std::string attribute;  // fully qualified
+  std::optional<DeviceAttribute> value;
+  int count = 0;
+  std::vector<DeviceAttribute> seen;  // distinct
+
+  bool Applies(const std::string& request, const std::string& sub) const {
+    if (requests.empty()) return true;
+    if (requests.count(request)) return true;
+    return !sub.empty() && requests.count(request + "/" + sub) > 0;
+  }
+};
+
+const DeviceAttribute* LookupAttribute(const Device& d, const std::string& driver,
+                                       const std::string& name) {
+  if (auto it = d.attributes.find(name); it != d.attributes.end()) return &it->second;
+  const auto slash = name.find('/');
+  if (slash == std::string::npos || name.compare(0, slash, driver) != 0) return nullptr;
+  auto it = d.attributes.find(std::string_view(name).substr(slash + 1));
+  return it == d.attributes.end() ? nullptr : &it->second;
+}
+
+bool Add(Constraint& c, const std::string& request, const std::string& sub, const DeviceRef& d) {
+  if (!c.Applies(request, sub)) return true;
+  const DeviceAttribute* a = LookupAttribute(*d.device, d.id.driver, c.attribute);
+  if (a == nullptr) return false;
+  if (c.match) {
+    if (c.count == 0) {
+      c.value = *a;
+    } else if (!(*a == *c.value)) {
+      return false;
+    }
+    ++c.count;
+    return true;
+  }
+  if (std::find(c.seen.begin(), c.seen.end(), *a) != c.seen.end()) return false;
+  c.seen.push_back(*a);
+  return true;
+}
+
+void Remove(Constraint& c, const std::string& request, const std::string& sub, const DeviceRef& d) {
+  if (!c.Applies(request, sub)) return;
+  if (c.match) {
+    --c.count;
+    return;
+  }
+  const DeviceAttribute* a = LookupAttribute(*d.device, d.id.driver, c.attribute);
+  if (a == nullptr) return;
+  if (auto it = std::find(c.seen.begin(), c.seen.end(), *a); it != c.seen.end()) c.seen.erase(it);
+}
+
+// resourceclaim.ToleratesTaint: an empty key or effect matches any.
+bool Tolerates(const DeviceToleration& t, const DeviceTaint& taint) {
+  if (!t.effect.empty() && t.effect != taint.effect) return false;
+  if (!t.key.empty() && t.key != taint.key) return false;
+  if (t.op.empty() || t.op == "Equal") return t.value == taint.value;
+  return t.op == "Exists";
+}
+
+bool TaintPrevents(const Device& d, const ExactDeviceRequest& req) {
+  for (const DeviceTaint& taint : d.taints) {
+    // Only these effects keep a device from being allocated; None and unknown ones do not.
+    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
+    if (std::none_of(req.tolerations.begin(), req.tolerations.end(),
+                     [&](const DeviceToleration& t) { return Tolerates(t, taint); }))
+      return true;
+  }
+  return false;
+}
+
+enum class Step { kNo, kDone, kMaxSize, kError };
+
+struct Location {
+  size_t pool = 0, slice = 0, device = 0;
+};
+
+struct Indices {
+  int claim = 0, request = 0, sub = 0, device = 0;
+};
+
+// What allocateDevice changed, to undo it when the search backtracks.
+struct Placed {
+  DeviceRef dev;
+  int claim = 0;
+  bool multi = false;
+  bool counters = false;
+  std::string base, sub;
+};
+
+// The state of one Allocate call (one goroutine's allocator upstream).
+class Search {
+ public:
+  Search(const Allocator::Impl& a, const Node& node,
+         const std::vector<std::shared_ptr<const ResourceClaim>>& claims)
+      : a_(a), node_(node), claims_(claims) {}
+
+  Result<std::optional<std::vector<AllocationResult>>> Run();
+
+ private:
+  RequestData& Data(int c, int r, int s) { return data_[c][r][s]; }
+  Result<RequestData> Validate(int c, int r, const DeviceRequest& parent, int sub);
+  Step AllocateOne(Indices r, bool in_sub, Location start);
+  Step AllocateDevice(const Indices& r, const DeviceRef& d, bool must, Placed* placed);
+  void Deallocate(const Placed& p);
+  Result<bool> Selectable(const Indices& r, const RequestData& rd, const DeviceRef& d);
+  Result<bool> SelectorsMatch(int claim, const DeviceRef& d, const DeviceClass* cls,
+                              const std::vector<DeviceSelector>& selectors);
+  std::optional<CapacityAmounts> Capacity(const RequestData& rd, const DeviceRef& d) const;
+  bool CheckCounters(const DeviceRef& d);
+  void ReleaseCounters(const DeviceRef& d);
+  bool InUse(const DeviceId& id) const {
+    if (a_.state.allocated.count(id)) return true;
+    auto it = allocating_.find(id);
+    return it != allocating_.end() && !it->second.empty();
+  }
+  bool AllocatingFor(const DeviceId& id, int claim) const {
+    auto it = allocating_.find(id);
+    return it != allocating_.end() && it->second.count(claim) > 0;
+  }
+  bool CapacityInUse(const DeviceId& id) const {
+    return a_.state.consumed_capacity.count(id) > 0 || allocating_capacity_.count(id) > 0;
+  }
+  Step Fail(std::string message) {
+    error_ = std::move(message);
+    return Step::kError;
+  }
+
+  const Allocator::Impl& a_;
+  const Node& node_;
+  const std::vector<std::shared_ptr<const ResourceClaim>>& claims_;
+  std::vector<Pool> pools_;
+  // Per claim, per request: the request itself (one entry) or its subrequests.
+  std::vector<std::vector<std::vector<RequestData>>> data_;
+  std::vector<std::vector<int>> selected_sub_;
+  std::vector<std::vector<Constraint>> constraints_;
+  std::vector<std::vector<DeviceResult>> results_;
+  std::map<DeviceId, std::set<int>> allocating_;
+  std::map<DeviceId, CapacityAmounts> allocating_capacity_;
+  std::unordered_map<const Pool*, std::map<std::string, Counters>> consumed_counters_;
+  std::map<std::tuple<const Device*, int, int, int>, bool> matches_;
+  std::string error_;
+};
+
+Result<RequestData> Search::Validate(int c, int r, const DeviceRequest& parent, int sub) {
+  const ResourceClaim& claim = *claims_[c];
+  RequestData rd;
+  if (sub >= 0) {
+    rd.parent = &parent;
+    rd.name = &parent.first_available[sub].name;
+    rd.spec = &parent.first_available[sub].request;
+  } else {
+    static const ExactDeviceRequest kEmpty;
+    rd.name = &parent.name;
+    rd.spec = parent.exactly ? &*parent.exactly : &kEmpty;
+    rd.admin_access = parent.exactly && parent.exactly->admin_access;
+  }
+  const std::string where = "claim " + ClaimRef(claim) + ", request " + *rd.name;
+  for (size_t i = 0; i < rd.spec->selectors.size(); ++i) {
+    if (rd.spec->selectors[i].cel_expression.empty())
+      return Error{where + ", selector #" + std::to_string(i) +
+                   ": CEL expression empty (unsupported selector type?)"};
+  }
+  if (!a_.features.admin_access && rd.admin_access)
+    return Error{where + ": admin access is requested, but the feature is disabled"};
+  const std::string& class_name = rd.spec->device_class_name;
+  if (class_name.empty())
+    return Error{where + ": missing device class name (unsupported request type?)"};
+  rd.device_class = a_.classes ? a_.classes(class_name) : nullptr;
+  if (!rd.device_class)
+    return Error{where + ": could not retrieve device class " + class_name +
+                 ": deviceclass.resource.k8s.io \"" + class_name + "\" not found"};
+  const std::string& mode = rd.spec->allocation_mode;
+  if (mode.empty() || mode == kAllocationModeExactCount) {
+    if (rd.spec->count > std::numeric_limits<int>::max())
+      return Error{where + ": exact count " + std::to_string(rd.spec->count) + " is too large"};
+    rd.num_devices = static_cast<int>(rd.spec->count);
+    return rd;
+  }
+  if (mode != kAllocationModeAll) return Error{where + ": unsupported count mode " + mode};
+  rd.all = true;
+  for (const Pool& pool : pools_) {
+    if (pool.incomplete)
+      return Error{where + ": asks for all devices, but resource pool " + pool.Id() +
+                   " is currently being updated"};
+    if (pool.invalid)
+      return Error{where + ": asks for all devices, but resource pool " + pool.Id() +
+                   " is currently invalid"};
+    for (const ResourceSlice* s : pool.slices_targeting_node) {
+      for (const Device& d : s->spec.devices) {
+        DeviceRef ref{{s->spec.driver, s->spec.pool.name, d.name}, &d, s, &pool};
+        auto ok = Selectable(Indices{c, r, std::max(sub, 0), 0}, rd, ref);
+        if (!ok.ok()) return ok.error();
+        if (!*ok) continue;
+        if (a_.features.consumable_capacity && !Capacity(rd, ref)) continue;
+        rd.all_devices.push_back(std::move(ref));
+      }
+    }
+  }
+  rd.num_devices = static_cast<int>(rd.all_devices.size());
+  return rd;
+}
+
+Result<bool> Search::SelectorsMatch(int claim, const DeviceRef& d, const DeviceClass* cls,
+                                    const std::vector<DeviceSelector>& selectors) {
+  auto where = [&](size_t i) {
+    return (cls != nullptr ? "class " + cls->metadata.name : "claim " + ClaimRef(*claims_[claim])) +
+           ": selector #" + std::to_string(i);
+  };
+  for (size_t i = 0; i < selectors.size(); ++i) {
+    auto sel = a_.cache->GetOrCompile(selectors[i].cel_expression);
+    if (!sel->ok()) return Error{where(i) + ": CEL compile error: " + sel->error().message};
+    auto prepared = a_.Prepared(*d.device, d.id.driver);
+    const std::string runtime = where(i) + " on device " + d.id.String() + ": CEL runtime error: ";
+    if (!prepared->ok()) return Error{runtime + prepared->error().message};
+    auto m = (*sel)->Matches(**prepared);
+    if (!m.ok()) return Error{runtime + m.error().message};
+    if (!*m) return false;
+  }
+  return true;
+}
+
+// Class and request selectors, binding conditions and per-device node selection; cached per
+// device and request for the duration of the call.
+Result<bool> Search::Selectable(const Indices& r, const RequestData& rd, const DeviceRef& d) {
+  if (!a_.features.binding_conditions && !d.device->binding_conditions.empty()) return false;
+  const auto key = std::make_tuple(d.device, r.claim, r.request, r.sub);
+  if (auto it = matches_.find(key); it != matches_.end()) return it->second;
+  auto remember = [&](bool v) { return matches_[key] = v; };
+  if (rd.device_class) {
+    auto m = SelectorsMatch(r.claim, d, rd.device_class.get(), rd.device_class->spec.selectors);
+    if (!m.ok()) return m.error();
+    if (!*m) return remember(false);
+  }
+  auto m = SelectorsMatch(r.claim, d, nullptr, rd.spec->selectors);
+  if (!m.ok()) return m.error();
+  if (!*m) return remember(false);
+  if (d.slice->spec.per_device_node_selection &&
+      !internal::NodeMatches(node_, d.device->node_name, d.device->all_nodes,
+                             d.device->node_selector))
+    return remember(false);
+  return remember(true);
+}
+
+std::optional<CapacityAmounts> Search::Capacity(const RequestData& rd, const DeviceRef& d) const {
+  const CapacityAmounts* consumed = nullptr;
+  if (auto it = a_.state.consumed_capacity.find(d.id); it != a_.state.consumed_capacity.end())
+    consumed = &it->second;
+  const CapacityAmounts* allocating = nullptr;
+  if (auto it = allocating_capacity_.find(d.id); it != allocating_capacity_.end())
+    allocating = &it->second;
+  return internal::ConsumedCapacityFor(*d.device, d.id.driver, rd.spec->capacity_requests, consumed,
+                                       allocating);
+}
+
+bool Search::CheckCounters(const DeviceRef& d) {
+  const auto available = a_.AvailableCounters(*d.pool);
+  auto& consumed = consumed_counters_[d.pool];
+  for (const auto& c : d.device->consumes_counters) {
+    auto& set = consumed[c.counter_set];
+    for (const auto& [name, q] : c.counters) set[name] += q;
+  }
+  for (const auto& [set_name, counters] : available) {
+    auto set = consumed.find(set_name);
+    for (const auto& [name, avail] : counters) {
+      Quantity used;
+      if (set != consumed.end()) {
+        if (auto it = set->second.find(name); it != set->second.end()) used = it->second;
+      }
+      if (avail < used) {
+        ReleaseCounters(d);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+void Search::ReleaseCounters(const DeviceRef& d) {
+  auto& consumed = consumed_counters_[d.pool];
+  for (const auto& c : d.device->consumes_counters) {
+    auto& set = consumed[c.counter_set];
+    for (const auto& [name, q] : c.counters) set[name] -= q;
+  }
+}
+
+// Checks availability, counters, taints and constraints for one selectable candidate and, if
+// it can be taken, records it. `must`: the caller wants exactly this device (allocation mode
+// All), so a constraint that rejects it is an error in the claim.
+Step Search::AllocateDevice(const Indices& r, const DeviceRef& d, bool must, Placed* placed) {
+  const ResourceClaim& claim = *claims_[r.claim];
+  const RequestData& rd = Data(r.claim, r.request, r.sub);
+  const bool multi = a_.features.consumable_capacity && d.device->allow_multiple_allocations;
+  if (!multi && rd.admin_access && AllocatingFor(d.id, r.claim)) return Step::kNo;
+  if (!rd.admin_access && InUse(d.id)) return Step::kNo;
+  if (!a_.features.partitionable_devices && !d.device->consumes_counters.empty()) return Step::kNo;
+  // A shared device already in use has had its counters taken by its first allocation.
+  const bool skip_counters = multi && CapacityInUse(d.id);
+  bool counters = false;
+  if (!skip_counters && !d.device->consumes_counters.empty()) {
+    if (!CheckCounters(d)) return Step::kNo;
+    counters = true;
+  }
+  std::string base = rd.parent ? rd.parent->name : *rd.name;
+  std::string sub = rd.parent ? *rd.name : std::string();
+  auto undo_counters = [&] {
+    if (counters) ReleaseCounters(d);
+  };
+  if (a_.features.device_taints && TaintPrevents(*d.device, *rd.spec)) {
+    undo_counters();
+    return Step::kNo;
+  }
+  auto& constraints = constraints_[r.claim];
+  for (size_t i = 0; i < constraints.size(); ++i) {
+    if (Add(constraints[i], base, sub, d)) continue;
+    for (size_t e = 0; e < i; ++e) Remove(constraints[e], base, sub, d);
+    undo_counters();
+    if (must) {
+      return Fail("claim " + ClaimRef(claim) + ", request " + *rd.name + ": cannot add device " +
+                  d.id.String() + " because a claim constraint would not be satisfied");
+    }
+    return Step::kNo;
+  }
+  DeviceResult result;
+  if (a_.features.consumable_capacity) {
+    auto taken = Capacity(rd, d);
+    if (!taken) {
+      for (auto& c : constraints) Remove(c, base, sub, d);
+      undo_counters();
+      return Step::kNo;
+    }
+    if (multi) {
+      result.consumed_capacity = *taken;
+      result.share_id = a_.share_ids();
+      auto& sum = allocating_capacity_[d.id];
+      for (const auto& [name, q] : *taken)
+        sum[internal::QualifiedCapacityName(name, d.id.driver)] += q;
+    }
+  }
+  if (!multi) allocating_[d.id].insert(r.claim);
+  result.device = d.device;
+  result.slice = d.slice;
+  result.id = d.id;
+  result.request = *rd.name;
+  if (rd.parent) result.parent_request = rd.parent->name;
+  result.spec = rd.spec;
+  result.admin_access = rd.admin_access;
+  results_[r.claim].push_back(std::move(result));
+  *placed = Placed{d, r.claim, multi, counters, std::move(base), std::move(sub)};
+  return Step::kDone;
+}
+
+void Search::Deallocate(const Placed& p) {
+  for (auto& c : constraints_[p.claim]) Remove(c, p.base, p.sub, p.dev);
+  DeviceResult& last = results_[p.claim].back();
+  if (p.multi) {
+    auto it = allocating_capacity_.find(p.dev.id);
+    if (it != allocating_capacity_.end()) {
+      bool empty = true;
+      for (const auto& [name, q] : last.consumed_capacity) {
+        Quantity& v = it->second[internal::QualifiedCapacityName(name, p.dev.id.driver)];
+        v -= q;
+        if (!v.IsZero()) empty = false;
+      }
+      for (const auto& [name, q] : it->second) {
+        if (!q.IsZero()) empty = false;
+      }
+      if (empty) allocating_capacity_.erase(it);
+    }
+  } else {
+    allocating_[p.dev.id].erase(p.claim);
+  }
+  if (p.counters) ReleaseCounters(p.dev);
+  results_[p.claim].pop_back();
+}
+
+// Picks the device at index r.device of the current request (and recursively everything
+// after it). Devices of one request are taken in pool, slice and device order from `start`,
+// so each combination is tried once, not each permutation.
+Step Search::AllocateOne(Indices r, bool in_sub, Location start) {
+  if (r.claim >= static_cast<int>(claims_.size())) return Step::kDone;
+  const ResourceClaim& claim = *claims_[r.claim];
+  if (r.request >= static_cast<int>(claim.spec.devices.requests.size())) {
+    Step s = AllocateOne(Indices{r.claim + 1}, false, {});
+    // Another choice of subrequests in this claim may need fewer devices.
+    return s == Step::kMaxSize ? Step::kNo : s;
+  }
+  auto& subs = data_[r.claim][r.request];
+  if (!in_sub && subs.front().parent != nullptr) {
+    bool all_exceeded = true;
+    for (int sub = 0; sub < static_cast<int>(subs.size()); ++sub) {
+      r.sub = sub;
+      Step s = AllocateOne(r, true, {});
+      if (s == Step::kMaxSize) continue;
+      all_exceeded = false;
+      if (s == Step::kError) return s;
+      if (s == Step::kDone) {
+        selected_sub_[r.claim][r.request] = sub;
+        return s;
+      }
+    }
+    return all_exceeded ? Step::kMaxSize : Step::kNo;
+  }
+  const RequestData& rd = subs[r.sub];
+  if (rd.all && rd.all_devices.empty()) return Step::kNo;
+  if (r.device >= rd.num_devices) return AllocateOne(Indices{r.claim, r.request + 1}, false, {});
+  if (static_cast<int>(results_[r.claim].size()) + rd.num_devices - r.device >
+      kAllocationResultsMaxSize)
+    return Step::kMaxSize;
+
+  Indices next = r;
+  ++next.device;
+  if (rd.all) {
+    Placed placed;
+    Step s = AllocateDevice(r, rd.all_devices[r.device], true, &placed);
+    if (s != Step::kDone) return s;
+    Step done = AllocateOne(next, in_sub, {});
+    if (done != Step::kDone) Deallocate(placed);
+    return done;
+  }
+  for (size_t p = start.pool; p < pools_.size(); ++p) {
+    const Pool& pool = pools_[p];
+    if (pool.incomplete || pool.invalid) continue;
+    const size_t slice_start = p == start.pool ? start.slice : 0;
+    for (size_t si = slice_start; si < pool.slices_targeting_node.size(); ++si) {
+      const ResourceSlice* slice = pool.slices_targeting_node[si];
+      const auto& devices = slice->spec.devices;
+      const size_t device_start = p == start.pool && si == start.slice ? start.device : 0;
+      for (size_t di = device_start; di < devices.size(); ++di) {
+        DeviceRef ref{{pool.driver, pool.name, devices[di].name}, &devices[di], slice, &pool};
+        if (rd.admin_access ? AllocatingFor(ref.id, r.claim) : InUse(ref.id)) continue;
+        auto ok = Selectable(r, rd, ref);
+        if (!ok.ok()) return Fail(ok.error().message);
+        if (!*ok) continue;
+        if (a_.features.consumable_capacity && !Capacity(rd, ref)) continue;
+        Placed placed;
+        Step s = AllocateDevice(r, ref, false, &placed);
+        if (s == Step::kError) return s;
+        if (s != Step::kDone) continue;
+        Step done = AllocateOne(next, in_sub, Location{p, si, di + 1});
+        if (done == Step::kDone) return done;
+        Deallocate(placed);
+        if (done != Step::kNo) return done;
+      }
+    }
+  }
+  return Step::kNo;
+}
+
+Result<std::optional<std::vector<AllocationResult>>> Search::Run() {
+  std::vector<const ResourceSlice*> candidates;
+  if (auto it = a_.slices_on_node.find(node_.metadata.name); it != a_.slices_on_node.end())
+    candidates = it->second;
+  candidates.insert(candidates.end(), a_.slices_shared.begin(), a_.slices_shared.end());
+  // Keep the input order of slices whatever their node selection.
+  std::unordered_map<const ResourceSlice*, size_t> order;
+  for (size_t i = 0; i < a_.all_slices.size(); ++i) order[a_.all_slices[i]] = i;
+  std::sort(candidates.begin(), candidates.end(),
+            [&](const ResourceSlice* x, const ResourceSlice* y) { return order[x] < order[y]; });
+  pools_ = internal::GatherPools(candidates, a_.all_slices, node_, a_.features);
+
+  const size_t n = claims_.size();
+  data_.resize(n);
+  selected_sub_.resize(n);
+  constraints_.resize(n);
+  results_.resize(n);
+  for (size_t c = 0; c < n; ++c) {
+    const ResourceClaim& claim = *claims_[c];
+    const auto& requests = claim.spec.devices.requests;
+    data_[c].resize(requests.size());
+    selected_sub_[c].assign(requests.size(), 0);
+    int min_devices = 0;
+    for (size_t r = 0; r < requests.size(); ++r) {
+      const DeviceRequest& req = requests[r];
+      const std::string where = "claim " + ClaimRef(claim);
+      if (!req.first_available.empty()) {
+        if (!a_.features.prioritized_list)
+          return Error{where + ", request " + req.name +
+                       ": has subrequests, but the DRAPrioritizedList feature is disabled"};
+        int min_sub = std::numeric_limits<int>::max();
+        for (size_t s = 0; s < req.first_available.size(); ++s) {
+          if (!a_.features.consumable_capacity &&
+              !req.first_available[s].request.capacity_requests.empty())
+            return Error{where + ", subrequest " + req.first_available[s].name +
+                         ": has capacity requests, but the DRAConsumableCapacity feature is "
+                         "disabled"};
+          auto rd = Validate(static_cast<int>(c), static_cast<int>(r), req, static_cast<int>(s));
+          if (!rd.ok()) return rd.error();
+          min_sub = std::min(min_sub, rd->num_devices);
+          data_[c][r].push_back(std::move(*rd));
+        }
+        min_devices += min_sub;
+        continue;
+      }
+      if (!a_.features.consumable_capacity && req.exactly &&
+          !req.exactly->capacity_requests.empty())
+        return Error{where + ", request " + req.name +
+                     ": has capacity requests, but the DRAConsumableCapacity feature is disabled"};
+      auto rd = Validate(static_cast<int>(c), static_cast<int>(r), req, -1);
+      if (!rd.ok()) return rd.error();
+      min_devices += rd->num_devices;
+      data_[c][r].push_back(std::move(*rd));
+    }
+    if (min_devices > kAllocationResultsMaxSize) {
+      return Error{"claim " + ClaimRef(claim) + ": number of requested devices " +
+                   std::to_string(min_devices) + " exceeds the claim limit of " +
+                   std::to_string(kAllocationResultsMaxSize)};
+    }
+    results_[c].reserve(min_devices);
+    const auto& cs = claim.spec.devices.constraints;
+    for (size_t i = 0; i < cs.size(); ++i) {
+      Constraint k;
+      k.requests.insert(cs[i].requests.begin(), cs[i].requests.end());
+      if (cs[i].match_attribute) {
+        k.attribute = *cs[i].match_attribute;
+      } else if (cs[i].distinct_attribute) {
+        k.match = false;
+        k.attribute = *cs[i].distinct_attribute;
+      } else {
+        return Error{"claim " + ClaimRef(claim) + ", constraint #" + std::to_string(i) +
+                     ": empty constraint (unsupported constraint type?)"};
+      }
+      constraints_[c].push_back(std::move(k));
+    }
+  }
+
+  Step s = AllocateOne(Indices{}, false, {});
+  if (s == Step::kError) return Error{error_};
+  if (s != Step::kDone) {
+    for (const Pool& p : pools_) {
+      // Only this node: other nodes may reach valid pools.
+      if (p.invalid)
+        return Error{"invalid resource pools were encountered", kFailedAllocationOnNode};
+    }
+    return std::optional<std::vector<AllocationResult>>();
+  }
+
+  std::vector<AllocationResult> out;
+  out.reserve(n);
+  for (size_t c = 0; c < n; ++c) {
+    const ResourceClaim& claim = *claims_[c];
+    std::vector<internal::ChosenRequest> chosen;
+    for (size_t r = 0; r < claim.spec.devices.requests.size(); ++r) {
+      const auto& req = claim.spec.devices.requests[r];
+      const bool has_subs = !req.first_available.empty();
+      const int sub = has_subs ? selected_sub_[c][r] : -1;
+      chosen.push_back({&req, sub, data_[c][r][std::max(sub, 0)].device_class.get()});
+    }
+    auto alloc = internal::BuildAllocation(claim, results_[c], chosen, node_,
+                                           a_.features.binding_conditions);
+    if (!alloc.ok()) return alloc.error();
+    out.push_back(std::move(*alloc));
+  }
+  return std::optional<std::vector<AllocationResult>>(std::move(out));
+}
+
+}  // namespace
+
+Result<std::optional<std::vector<AllocationResult>>> Allocator::Allocate(
+    const Node& node, const std::vector<std::shared_ptr<const ResourceClaim>>& claims) const {
+  Search search(*impl_, node, claims);
+  return search.Run();
+}
+
+}  // namespace berth::dra
