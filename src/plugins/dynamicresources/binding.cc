@@ -104,6 +104,15 @@ void DynamicResources::Unreserve(CycleState& state, const PodInfo& pod_info,
   }
 }
 
+Status DynamicResources::PreBindPreFlightCheck(CycleState& state, const PodInfo& pod_info,
+                                               const std::string& /*node*/) {
+  const CycleData* data = state.Read(kStateKey);
+  if (!data) return Status::Skip();
+  for (const Ptr<ResourceClaim>& claim : data->claims)
+    if (!IsReservedForPod(*pod_info.pod, *claim)) return Status::Success();
+  return Status::Skip();
+}
+
 Status DynamicResources::PreBind(CycleState& state, const PodInfo& pod_info,
                                  const std::string& /*node*/) {
   CycleData* data = state.ReadMutable(kStateKey);

@@ -44,6 +44,7 @@
 #include "berth/framework/dra.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
+#include "berth/framework/pre_bind_preflight.h"
 #include "berth/framework/registry.h"
 #include "cel/dra.h"
 #include "config/feature_gates.h"
@@ -92,6 +93,7 @@ class DynamicResources final : public PreEnqueuePlugin,
                                public PostFilterPlugin,
                                public ReservePlugin,
                                public PreBindPlugin,
+                               public PreBindPreFlight,
                                public EnqueueExtensions,
                                public DraEnqueueExtensions {
  public:
@@ -109,6 +111,9 @@ class DynamicResources final : public PreEnqueuePlugin,
   Status Reserve(CycleState& state, const PodInfo& pod, const std::string& node) override;
   void Unreserve(CycleState& state, const PodInfo& pod, const std::string& node) override;
   Status PreBind(CycleState& state, const PodInfo& pod, const std::string& node) override;
+  // Skip for a pod without claims, or whose claims are all reserved for it already.
+  Status PreBindPreFlightCheck(CycleState& state, const PodInfo& pod,
+                               const std::string& node) override;
 
   std::vector<ClusterEventWithHint> EventsToRegister() const override;
   std::vector<DraClusterEventWithHint> DraEventsToRegister() const override;
