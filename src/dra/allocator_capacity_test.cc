@@ -5,6 +5,7 @@
 #include <set>
 #include <thread>
 
+#include "berth/testing/builders.h"
 #include "dra/allocator.h"
 #include "dra/allocator_test_util.h"
 
@@ -511,6 +512,27 @@ TEST(AllocatorCapacityTest, ConcurrentAllocateOnManyNodes) {
   }
   for (auto& t : threads) t.join();
   for (int n = 0; n < 8; ++n) EXPECT_EQ(got[n], "pool-" + std::to_string(n));
+}
+
+}  // namespace
+}  // namespace berth::dra::testing
+
+namespace berth::dra::testing {
+namespace {
+
+TEST(PodBuilderClaimsTest, BuiltPodsCarryTheirClaims) {
+  auto pod = berth::testing::MakePod()
+                 .Name("p")
+                 .Claim("shared", "shared-gpu")
+                 .ClaimFromTemplate("gpu", "gpu-template")
+                 .ClaimStatus("gpu", "p-gpu-1")
+                 .Obj();
+  auto claims = PodResourceClaimsOf(*pod);
+  ASSERT_EQ(claims.size(), 2u);
+  EXPECT_EQ(claims[0], (PodResourceClaim{"shared", "shared-gpu", std::nullopt}));
+  EXPECT_EQ(claims[1], (PodResourceClaim{"gpu", std::nullopt, "gpu-template"}));
+  EXPECT_EQ(PodResourceClaimStatusesOf(*pod),
+            (std::vector<std::pair<std::string, std::string>>{{"gpu", "p-gpu-1"}}));
 }
 
 }  // namespace
