@@ -30,6 +30,7 @@ struct Allocator::Impl {
   DeviceClassLookup classes;
   std::vector<std::shared_ptr<const ResourceSlice>> owned;
   std::vector<const ResourceSlice*> all_slices;
+  std::unordered_map<const ResourceSlice*, size_t> slice_order;  // position in all_slices
   std::unordered_map<std::string, std::vector<const ResourceSlice*>> slices_on_node;
   std::vector<const ResourceSlice*> slices_shared;  // without a node name
   cel::dra::SelectorCache* cache;

@@ -1,6 +1,7 @@
 // Allocator::Allocate: the search for one node.
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -498,15 +499,16 @@ Step Search::AllocateOne(Indices r, bool in_sub, Location start) {
 }
 
 Result<std::optional<std::vector<AllocationResult>>> Search::Run() {
+  // The node's own slices and those without a node name, in input order.
+  static const std::vector<const ResourceSlice*> kNone;
+  auto own = a_.slices_on_node.find(node_.metadata.name);
+  const auto& mine = own == a_.slices_on_node.end() ? kNone : own->second;
   std::vector<const ResourceSlice*> candidates;
-  if (auto it = a_.slices_on_node.find(node_.metadata.name); it != a_.slices_on_node.end())
-    candidates = it->second;
-  candidates.insert(candidates.end(), a_.slices_shared.begin(), a_.slices_shared.end());
-  // Keep the input order of slices whatever their node selection.
-  std::unordered_map<const ResourceSlice*, size_t> order;
-  for (size_t i = 0; i < a_.all_slices.size(); ++i) order[a_.all_slices[i]] = i;
-  std::sort(candidates.begin(), candidates.end(),
-            [&](const ResourceSlice* x, const ResourceSlice* y) { return order[x] < order[y]; });
+  candidates.reserve(mine.size() + a_.slices_shared.size());
+  std::merge(mine.begin(), mine.end(), a_.slices_shared.begin(), a_.slices_shared.end(),
+             std::back_inserter(candidates), [&](const ResourceSlice* x, const ResourceSlice* y) {
+               return a_.slice_order.at(x) < a_.slice_order.at(y);
+             });
   pools_ = internal::GatherPools(candidates, a_.all_slices, node_, a_.features);
 
   const size_t n = claims_.size();
