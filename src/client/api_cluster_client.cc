@@ -158,8 +158,12 @@ void ApiClusterClient::Start() {
   for (int i = 0; i < kEventWriters; ++i) event_threads_.emplace_back([this] { EventLoop(); });
 }
 
-void ApiClusterClient::Stop() {
+void ApiClusterClient::StopWatching() {
   for (auto& inf : informers_) inf->Stop();
+}
+
+void ApiClusterClient::Stop() {
+  StopWatching();
   {
     std::lock_guard lock(events_mu_);
     if (stopping_) return;

@@ -38,6 +38,9 @@ class ApiClusterClient final : public ClusterClient, public DraListers, public D
   // Starts every informer; events go to `handler` (set before Start).
   void SetEventHandler(ClusterEventHandler* handler) { handler_ = handler; }
   void Start();
+  // Ends the watches: no event reaches the handler once this returns (an event being delivered
+  // is waited for), while writes and the listers' caches keep working. Stop does it too.
+  void StopWatching();
   void Stop();
   bool HasSynced() const;
   RestClient& rest() { return *rest_; }

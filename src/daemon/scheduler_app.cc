@@ -547,6 +547,8 @@ void SchedulerApp::Stop() {
   if (s.reloader) s.reloader->StopWatching();
   // Victim deletions report failures to the scheduler's queue: they end before it goes.
   s.client->FlushVictimDeletions();
+  // The informers deliver events to the scheduler: they end before it goes.
+  s.client->StopWatching();
   // Binding cycles in flight finish (the scheduler joins them) before the lease is released,
   // so the next leader never sees a half-bound pod as pending.
   s.scheduler.reset();
