@@ -20,6 +20,7 @@
 #include "berth/framework/cluster.h"
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/cycle_state.h"
+#include "berth/framework/diagnosis.h"
 #include "berth/framework/dra.h"
 #include "berth/framework/extender.h"
 #include "berth/framework/handle.h"

@@ -90,6 +90,32 @@ bool IsFailedAllocationOnNode(const Error& e);
 // The most devices one claim's allocation holds (resource.k8s.io AllocationResultsMaxSize).
 inline constexpr int kAllocationResultsMaxSize = 32;
 
+// How one request (or subrequest) of a claim fares on a node on its own: of the devices the
+// node reaches, how many pass each check of the allocator in turn. Each count is a subset of
+// the one before it, except that `allocated`, `counters_exhausted`, `tainted` and `free` split
+// `capacity_fit`.
+struct RequestDiagnosis {
+  std::string claim;                // "namespace/name"
+  std::string request;              // "req" or "req/sub"
+  std::string device_class;         // the class the request names
+  int wanted = 0;                   // devices it asks for (1 or more for allocationMode All)
+  bool all = false;                 // allocationMode All
+  int considered = 0;               // devices of the pools the node reaches
+  int class_match = 0;              // ... that the DeviceClass's selectors accept
+  int request_match = 0;            // ... and the request's own selectors too
+  int capacity_fit = 0;             // ... reachable from the node, with the capacity it requests
+  std::vector<DeviceId> allocated;  // ... already allocated to other claims
+  int counters_exhausted = 0;       // ... whose pool's counters are used up
+  int tainted = 0;                  // ... with a taint the request does not tolerate
+  int free = 0;                     // ... that the request could take
+};
+
+struct Diagnosis {
+  std::vector<RequestDiagnosis> requests;  // claims, then requests, in order
+  std::vector<std::string> invalid_pools;  // "driver/pool: reason"
+  bool fits = false;                       // Allocate would succeed
+};
+
 using DeviceClassLookup = std::function<std::shared_ptr<const DeviceClass>(std::string_view name)>;
 
 class Allocator {
@@ -110,6 +136,10 @@ class Allocator {
   // resource pool and found no other way): the node is unschedulable with that message.
   Result<std::optional<std::vector<AllocationResult>>> Allocate(
       const Node& node, const std::vector<std::shared_ptr<const ResourceClaim>>& claims) const;
+
+  // Why `claims` do or do not fit on `node`, from the checks Allocate makes (same errors).
+  Result<Diagnosis> Diagnose(const Node& node,
+                             const std::vector<std::shared_ptr<const ResourceClaim>>& claims) const;
 
   // Replaces how shareIDs are made (random UUIDs by default), for tests; called once per
   // allocation of a device that allows multiple allocations. Not while Allocate runs.

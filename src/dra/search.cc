@@ -147,8 +147,11 @@ class Search {
       : a_(a), node_(node), claims_(claims) {}
 
   Result<std::optional<std::vector<AllocationResult>>> Run();
+  Result<Diagnosis> Diagnose();
 
  private:
+  VoidResult Setup();
+  RequestDiagnosis DiagnoseRequest(int c, int r, int sub);
   RequestData& Data(int c, int r, int s) { return data_[c][r][s]; }
   Result<RequestData> Validate(int c, int r, const DeviceRequest& parent, int sub);
   Step AllocateOne(Indices r, bool in_sub, Location start);
@@ -498,7 +501,7 @@ Step Search::AllocateOne(Indices r, bool in_sub, Location start) {
   return Step::kNo;
 }
 
-Result<std::optional<std::vector<AllocationResult>>> Search::Run() {
+VoidResult Search::Setup() {
   // The node's own slices and those without a node name, in input order.
   static const std::vector<const ResourceSlice*> kNone;
   auto own = a_.slices_on_node.find(node_.metadata.name);
@@ -575,7 +578,12 @@ Result<std::optional<std::vector<AllocationResult>>> Search::Run() {
       constraints_[c].push_back(std::move(k));
     }
   }
+  return {};
+}
 
+Result<std::optional<std::vector<AllocationResult>>> Search::Run() {
+  if (VoidResult setup = Setup(); !setup.ok()) return setup.error();
+  const size_t n = claims_.size();
   Step s = AllocateOne(Indices{}, false, {});
   if (s == Step::kError) return Error{error_};
   if (s != Step::kDone) {
@@ -606,7 +614,87 @@ Result<std::optional<std::vector<AllocationResult>>> Search::Run() {
   return std::optional<std::vector<AllocationResult>>(std::move(out));
 }
 
+// One request on its own, through the same checks AllocateDevice applies in the same order
+// (selectors, node selection, capacity, availability, counters, taints), each device counted
+// at the first check it fails. Devices other requests of the pod would take are not counted
+// against it: a request that passes alone can still fail with the others (constraints).
+RequestDiagnosis Search::DiagnoseRequest(int c, int r, int sub) {
+  const RequestData& rd = Data(c, r, sub);
+  RequestDiagnosis d;
+  d.claim = ClaimRef(*claims_[c]);
+  d.request = rd.Name();
+  d.device_class = rd.spec->device_class_name;
+  d.wanted = rd.all ? std::max(rd.num_devices, 1) : rd.num_devices;
+  d.all = rd.all;
+  const Indices idx{c, r, sub, 0};
+  for (const Pool& pool : pools_) {
+    for (const ResourceSlice* slice : pool.slices_targeting_node) {
+      for (const Device& dev : slice->spec.devices) {
+        DeviceRef ref{{slice->spec.driver, slice->spec.pool.name, dev.name}, &dev, slice, &pool};
+        ++d.considered;
+        if (!a_.features.binding_conditions && !dev.binding_conditions.empty()) continue;
+        if (rd.device_class) {
+          auto m = SelectorsMatch(c, ref, rd.device_class.get(), rd.device_class->spec.selectors);
+          if (!m.ok() || !*m) continue;
+        }
+        ++d.class_match;
+        auto m = SelectorsMatch(c, ref, nullptr, rd.spec->selectors);
+        if (!m.ok() || !*m) continue;
+        ++d.request_match;
+        auto sel = Selectable(idx, rd, ref);  // adds per-device node selection
+        if (!sel.ok() || !*sel) continue;
+        if (a_.features.consumable_capacity && !Capacity(rd, ref)) continue;
+        ++d.capacity_fit;
+        if (!rd.admin_access && InUse(ref.id)) {
+          d.allocated.push_back(ref.id);
+          continue;
+        }
+        const bool multi = a_.features.consumable_capacity && dev.allow_multiple_allocations;
+        if (a_.features.partitionable_devices && !dev.consumes_counters.empty() &&
+            !(multi && CapacityInUse(ref.id))) {
+          if (!CheckCounters(ref)) {
+            ++d.counters_exhausted;
+            continue;
+          }
+          ReleaseCounters(ref);
+        }
+        if (a_.features.device_taints && TaintPrevents(dev, *rd.spec)) {
+          ++d.tainted;
+          continue;
+        }
+        ++d.free;
+      }
+    }
+  }
+  return d;
+}
+
+Result<Diagnosis> Search::Diagnose() {
+  if (VoidResult setup = Setup(); !setup.ok()) return setup.error();
+  Diagnosis out;
+  for (size_t c = 0; c < data_.size(); ++c) {
+    for (size_t r = 0; r < data_[c].size(); ++r) {
+      for (size_t s = 0; s < data_[c][r].size(); ++s)
+        out.requests.push_back(
+            DiagnoseRequest(static_cast<int>(c), static_cast<int>(r), static_cast<int>(s)));
+    }
+  }
+  for (const Pool& p : pools_) {
+    if (p.invalid) out.invalid_pools.push_back(p.Id() + ": " + p.invalid_reason);
+  }
+  Step s = AllocateOne(Indices{}, false, {});
+  if (s == Step::kError) return Error{error_};
+  out.fits = s == Step::kDone;
+  return out;
+}
+
 }  // namespace
+
+Result<Diagnosis> Allocator::Diagnose(
+    const Node& node, const std::vector<std::shared_ptr<const ResourceClaim>>& claims) const {
+  Search search(*impl_, node, claims);
+  return search.Diagnose();
+}
 
 Result<std::optional<std::vector<AllocationResult>>> Allocator::Allocate(
     const Node& node, const std::vector<std::shared_ptr<const ResourceClaim>>& claims) const {

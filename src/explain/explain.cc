@@ -105,7 +105,7 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
   for (auto& note : VolumeClaimNotes(c)) e.notes.push_back(std::move(note));
   Verifier verifier(config, registry, options);
   Search search(c, *e.attempt, options, verifier);
-  SuggestPluginRemedies(search, config, registry);
+  SuggestPluginRemedies(search, config, registry, &e.diagnoses);
   SuggestNodeChanges(search);
   SuggestResources(search);
   SuggestAntiAffinity(search);

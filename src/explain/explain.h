@@ -48,6 +48,15 @@ struct Suggestion {
   std::string new_pod;      // new-pod: the pod to run (YAML: namespace, labels, nodeSelector)
 };
 
+// Why a Filter plugin rejected one node, in its own words (FilterDiagnosis,
+// include/berth/framework/diagnosis.h): DynamicResources names the claim, request and selector
+// no device satisfies, or the claims holding the matching devices.
+struct NodeDiagnosis {
+  std::string node;
+  std::string plugin;
+  std::vector<std::string> lines;
+};
+
 struct Explanation {
   std::string pod;     // namespace/name
   std::string result;  // Scheduled, Unschedulable, Error, Bound (already on a node)
@@ -60,6 +69,7 @@ struct Explanation {
   // enough: ...", or a claim that is not bound and why.
   std::vector<std::string> notes;
   std::vector<Suggestion> suggestions;
+  std::vector<NodeDiagnosis> diagnoses;
 };
 
 struct ExplainOptions {

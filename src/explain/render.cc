@@ -84,6 +84,13 @@ std::string SuggestionsText(const Explanation& e) {
     out += "\nWhy:\n";
     for (const std::string& note : e.notes) out += fmt::format("  - {}\n", note);
   }
+  if (!e.diagnoses.empty()) {
+    out += "\nWhy, as the plugins that rejected nodes see it:\n";
+    for (const NodeDiagnosis& d : e.diagnoses) {
+      out += fmt::format("  {} ({}):\n", d.node, d.plugin);
+      for (const std::string& line : d.lines) out += fmt::format("    - {}\n", line);
+    }
+  }
   if (!e.suggestions.empty()) {
     out += "\nSmallest changes that would place it (each checked by scheduling again):\n";
     for (size_t i = 0; i < e.suggestions.size(); ++i) {
@@ -145,6 +152,11 @@ nlohmann::json ToJson(const Explanation& e) {
   }
   j["suggestions"] = std::move(s);
   if (!e.notes.empty()) j["notes"] = e.notes;
+  if (!e.diagnoses.empty()) {
+    auto& d = j["diagnoses"];
+    for (const NodeDiagnosis& x : e.diagnoses)
+      d.push_back({{"node", x.node}, {"plugin", x.plugin}, {"lines", x.lines}});
+  }
   return j;
 }
 

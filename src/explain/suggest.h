@@ -38,8 +38,10 @@ Suggestion MakeSuggestion(std::string kind, std::string description, std::string
 
 // What the plugins that rejected nodes propose themselves (FilterRemedies): tolerations for a
 // node's taints (TaintToleration), uncordoning (NodeUnschedulable), and a plugin library's.
+// Also collects, into `diagnoses`, what the plugins implementing FilterDiagnosis say about
+// each node they rejected.
 void SuggestPluginRemedies(Search& s, const config::SchedulerConfiguration& config,
-                           const Registry& registry);
+                           const Registry& registry, std::vector<NodeDiagnosis>* diagnoses);
 // Node labels for the nodeSelector / required node affinity, the volume's zone.
 void SuggestNodeChanges(Search& s);
 // Freeing resources on a node by evicting or shrinking pods there; a larger node when no node

@@ -9,6 +9,7 @@
 #include <exception>
 #include <set>
 
+#include "berth/framework/diagnosis.h"
 #include "berth/framework/remedy.h"
 #include "explain/suggest.h"
 #include "framework/in_memory_cluster.h"
@@ -66,10 +67,41 @@ void AskPlugin(Search& s, const FilterRemedies& plugin, const std::vector<std::s
   }
 }
 
+// The DRA objects plugins read through their listers.
+void AddDraObjects(InMemoryCluster& cluster, const std::vector<Object>& objects) {
+  for (const Object& obj : objects) {
+    std::visit(
+        [&](const auto& o) {
+          using T = std::decay_t<decltype(o)>;
+          if constexpr (std::is_same_v<T, std::shared_ptr<const DeviceClass>>) {
+            cluster.AddDeviceClass(o);
+          } else if constexpr (std::is_same_v<T, std::shared_ptr<const ResourceSlice>>) {
+            cluster.AddResourceSlice(o);
+          } else if constexpr (std::is_same_v<T, std::shared_ptr<const ResourceClaim>>) {
+            cluster.AddResourceClaim(o);
+          }
+        },
+        obj);
+  }
+}
+
+void Diagnose(const Search& s, const std::string& plugin_name, const FilterDiagnosis& plugin,
+              const std::vector<std::string>& nodes, std::vector<NodeDiagnosis>* out) {
+  for (const std::string& node : nodes) {
+    std::vector<std::string> lines;
+    try {
+      lines = plugin.Diagnose(*s.c.pod, *s.by_name.at(node), s.a.filter_statuses.at(node));
+    } catch (const std::exception&) {
+      return;  // a plugin library's failure costs its own diagnosis, not the explanation
+    }
+    if (!lines.empty()) out->push_back({node, plugin_name, std::move(lines)});
+  }
+}
+
 }  // namespace
 
 void SuggestPluginRemedies(Search& s, const config::SchedulerConfiguration& config,
-                           const Registry& registry) {
+                           const Registry& registry, std::vector<NodeDiagnosis>* diagnoses) {
   const config::Profile* profile = ProfileOf(config, *s.c.pod);
   if (!profile) return;
   const auto rejections = RejectionsByPlugin(s);
@@ -79,6 +111,7 @@ void SuggestPluginRemedies(Search& s, const config::SchedulerConfiguration& conf
   InMemoryCluster cluster;
   for (const NodePtr& n : s.c.nodes) cluster.AddNode(n);
   for (const PodPtr& p : s.c.BoundPods()) cluster.AddPod(p);
+  AddDraObjects(cluster, s.c.others);
   RealClock clock;
   SerialParallelizer parallelizer;
   FrameworkServices services;
@@ -95,6 +128,9 @@ void SuggestPluginRemedies(Search& s, const config::SchedulerConfiguration& conf
     if (!plugin.ok()) continue;
     if (auto* remedies = dynamic_cast<const FilterRemedies*>(plugin->get()))
       AskPlugin(s, *remedies, nodes);
+    if (auto* diagnosis = dynamic_cast<const FilterDiagnosis*>(plugin->get());
+        diagnosis && diagnoses)
+      Diagnose(s, name, *diagnosis, nodes, diagnoses);
   }
 }
 

@@ -35,6 +35,22 @@ DynamicResources::DynamicResources(Handle& handle, const config::DynamicResource
 
 const DraListers* DynamicResources::listers() const { return DraListersOf(handle_->listers()); }
 
+std::vector<Ptr<ResourceClaim>> DynamicResources::ClaimsInUse() const {
+  const DraListers* dra = listers();
+  if (!dra) return {};
+  std::vector<Ptr<ResourceClaim>> in_use = assumed_.Merge(dra->ListResourceClaims());
+  std::erase_if(in_use, [](const Ptr<ResourceClaim>& c) { return !c->status.allocation; });
+  return in_use;
+}
+
+std::shared_ptr<const dra::Allocator> DynamicResources::MakeAllocator(
+    const std::vector<Ptr<ResourceClaim>>& in_use) const {
+  const DraListers* dra = listers();
+  auto classes = [dra](std::string_view name) { return dra->GetDeviceClass(name); };
+  return std::make_shared<const dra::Allocator>(features_, dra::AllocatedStateOf(in_use), classes,
+                                                dra->ListResourceSlices(), &cel_cache_);
+}
+
 Result<std::vector<Ptr<ResourceClaim>>> DynamicResources::PodClaims(const Pod& pod) const {
   std::vector<Ptr<ResourceClaim>> claims;
   const std::vector<PodResourceClaim> entries = PodResourceClaimsOf(pod);
@@ -124,11 +140,7 @@ Status DynamicResources::PreFilter(CycleState& state, const PodInfo& pod_info,
   if (!data->to_allocate.empty()) {
     // The devices every claim in use holds: the listers' claims, with this scheduler's
     // assumptions over them (allocations in flight and writes not yet listed).
-    std::vector<Ptr<ResourceClaim>> in_use = assumed_.Merge(dra->ListResourceClaims());
-    std::erase_if(in_use, [](const Ptr<ResourceClaim>& c) { return !c->status.allocation; });
-    auto classes = [dra](std::string_view name) { return dra->GetDeviceClass(name); };
-    data->allocator = std::make_shared<const dra::Allocator>(
-        features_, dra::AllocatedStateOf(in_use), classes, dra->ListResourceSlices(), &cel_cache_);
+    data->allocator = MakeAllocator(ClaimsInUse());
   }
   data->claims = std::move(*claims);
   return Status::Success();

@@ -41,6 +41,7 @@
 #include "berth/api/resource_claims.h"
 #include "berth/config/plugin_args.h"
 #include "berth/framework/cluster_event.h"
+#include "berth/framework/diagnosis.h"
 #include "berth/framework/dra.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
@@ -95,7 +96,8 @@ class DynamicResources final : public PreEnqueuePlugin,
                                public PreBindPlugin,
                                public PreBindPreFlight,
                                public EnqueueExtensions,
-                               public DraEnqueueExtensions {
+                               public DraEnqueueExtensions,
+                               public FilterDiagnosis {
  public:
   DynamicResources(Handle& handle, const config::DynamicResourcesArgs& args,
                    dra::Features features);
@@ -125,11 +127,21 @@ class DynamicResources final : public PreEnqueuePlugin,
 
   const AssumedClaims& assumed() const { return assumed_; }
 
+  // FilterDiagnosis, for "cannot allocate all claims": per claim and request, the selector no
+  // device of the node satisfies, or the claims holding the matching devices, from
+  // dra::Allocator::Diagnose over the listers' objects (diagnosis.cc).
+  std::vector<std::string> Diagnose(const Pod& pod, const Node& node,
+                                    const Status& rejection) const override;
+
  private:
   // The pod's claims in spec order; an error (the message PreEnqueue/PreFilter report) when one
   // is missing, being deleted or not the pod's own.
   Result<std::vector<Ptr<ResourceClaim>>> PodClaims(const Pod& pod) const;
   const DraListers* listers() const;
+  // The claims holding devices (listers' claims with this scheduler's assumptions over them).
+  std::vector<Ptr<ResourceClaim>> ClaimsInUse() const;
+  std::shared_ptr<const dra::Allocator> MakeAllocator(
+      const std::vector<Ptr<ResourceClaim>>& in_use) const;
 
   Handle* handle_;
   config::DynamicResourcesArgs args_;

@@ -374,5 +374,44 @@ TEST_F(DynamicResourcesTest, RegistersDraEvents) {
   EXPECT_EQ(events[2].event.resource, DraEventResource::kResourceSlice);
 }
 
+// FilterDiagnosis: the node's only device is held by another claim, which is named.
+TEST_F(DynamicResourcesTest, DiagnosisNamesTheClaimHoldingTheDevice) {
+  AddClass();
+  AddSlice("worker");
+  AddClaim(ClaimYaml("other", "worker", {"uid-x"}));
+  AddClaim(ClaimYaml("my-pod-claim"));
+  CycleState state;
+  auto pod = PodWithClaim();
+  ASSERT_TRUE(RunPreFilter(state, *pod).IsSuccess());
+  Status rejection = plugin_->Filter(state, *pod, Node(0));
+  ASSERT_THAT(rejection.Message(), HasSubstr("cannot allocate all claims"));
+  EXPECT_THAT(plugin_->Diagnose(*pod->pod, *Node(0).node(), rejection),
+              ::testing::ElementsAre(
+                  "claim default/my-pod-claim, request req-1: wants 1 device, 0 free; allocated: "
+                  "some-driver/worker/instance-1 (claim default/other)"));
+}
+
+// FilterDiagnosis: the class's selector accepts no device of the node.
+TEST_F(DynamicResourcesTest, DiagnosisNamesTheClassNoDeviceMatches) {
+  cluster_.AddDeviceClass(Decode<DeviceClass>(R"(
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: class}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "gpu.example.com"'}
+)"));
+  AddSlice("worker", 2);
+  AddClaim(ClaimYaml("my-pod-claim"));
+  CycleState state;
+  auto pod = PodWithClaim();
+  ASSERT_TRUE(RunPreFilter(state, *pod).IsSuccess());
+  Status rejection = plugin_->Filter(state, *pod, Node(0));
+  ASSERT_THAT(rejection.Message(), HasSubstr("cannot allocate all claims"));
+  EXPECT_THAT(plugin_->Diagnose(*pod->pod, *Node(0).node(), rejection),
+              ::testing::ElementsAre("claim default/my-pod-claim, request req-1: no device of the "
+                                     "node matches DeviceClass class (2 devices considered)"));
+}
+
 }  // namespace
 }  // namespace berth::dynamicresources

@@ -718,6 +718,11 @@
     if (e.result === 'Scheduled' && e.node) out.push(h('p', {}, `It fits now: the scheduler would place it on ${e.node}.`));
     const notes = e.notes || [];
     if (notes.length) out.push(h('ul', {id: 'explain-notes'}, notes.map((n) => h('li', {}, n))));
+    const diagnoses = e.diagnoses || [];
+    if (diagnoses.length) {
+      out.push(h('ul', {id: 'explain-diagnoses'}, diagnoses.map((d) =>
+        h('li', {}, `${d.node} (${d.plugin})`, h('ul', {}, d.lines.map((l) => h('li', {}, l)))))));
+    }
     const sugg = e.suggestions || [];
     if (sugg.length) {
       out.push(h('p', {}, 'Smallest changes that would place it (each checked by scheduling again):'));
