@@ -54,6 +54,7 @@ Allocator::Allocator(Features features, AllocatedState allocated, DeviceClassLoo
   impl_->owned = std::move(slices);
   for (const auto& s : impl_->owned) {
     if (!s) continue;
+    impl_->slice_order.emplace(s.get(), impl_->all_slices.size());
     impl_->all_slices.push_back(s.get());
     if (s->spec.node_name && !s->spec.node_name->empty()) {
       impl_->slices_on_node[*s->spec.node_name].push_back(s.get());

@@ -503,10 +503,10 @@ Result<std::optional<std::vector<AllocationResult>>> Search::Run() {
     candidates = it->second;
   candidates.insert(candidates.end(), a_.slices_shared.begin(), a_.slices_shared.end());
   // Keep the input order of slices whatever their node selection.
-  std::unordered_map<const ResourceSlice*, size_t> order;
-  for (size_t i = 0; i < a_.all_slices.size(); ++i) order[a_.all_slices[i]] = i;
-  std::sort(candidates.begin(), candidates.end(),
-            [&](const ResourceSlice* x, const ResourceSlice* y) { return order[x] < order[y]; });
+  const auto& order = a_.slice_order;
+  std::sort(
+      candidates.begin(), candidates.end(),
+      [&](const ResourceSlice* x, const ResourceSlice* y) { return order.at(x) < order.at(y); });
   pools_ = internal::GatherPools(candidates, a_.all_slices, node_, a_.features);
 
   const size_t n = claims_.size();
