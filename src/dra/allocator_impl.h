@@ -30,7 +30,9 @@ struct Allocator::Impl {
   DeviceClassLookup classes;
   std::vector<std::shared_ptr<const ResourceSlice>> owned;
   std::vector<const ResourceSlice*> all_slices;
-  std::unordered_map<const ResourceSlice*, size_t> slice_order;  // position in all_slices
+  // Each slice's position in all_slices, so that a node's search orders its few candidates
+  // without indexing every slice again.
+  std::unordered_map<const ResourceSlice*, size_t> slice_order;
   std::unordered_map<std::string, std::vector<const ResourceSlice*>> slices_on_node;
   std::vector<const ResourceSlice*> slices_shared;  // without a node name
   cel::dra::SelectorCache* cache;

@@ -337,6 +337,13 @@ Result<std::vector<Workload>> LoadWorkloads(const std::string& path) {
           wl.objects.push_back(std::move(obj).value());
         }
       }
+      if (w.contains("nodeResourceSlice")) {
+        auto obj = DecodeObject(w["nodeResourceSlice"], where + ".nodeResourceSlice");
+        if (!obj.ok()) return obj.error();
+        const auto* slice = std::get_if<std::shared_ptr<const ResourceSlice>>(&*obj);
+        if (!slice) return Error{where + ".nodeResourceSlice: must be a ResourceSlice"};
+        wl.node_resource_slice = **slice;
+      }
       if (w.contains("config")) {
         if (!w["config"].is_object()) return Error{where + ".config: must be a map"};
         wl.config_text = w["config"].dump();
@@ -449,6 +456,15 @@ Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfig
     if (w.zones > 0)
       n->metadata.labels["topology.kubernetes.io/zone"] = fmt::format("zone-{}", i % w.zones);
     cluster.AddNode(n);
+    if (w.node_resource_slice) {
+      auto slice = std::make_shared<ResourceSlice>(*w.node_resource_slice);
+      slice->metadata.name = fmt::format("{}-{}", slice->metadata.name, n->metadata.name);
+      slice->metadata.uid = slice->metadata.name;
+      slice->spec.node_name = n->metadata.name;
+      slice->spec.pool.name = n->metadata.name;
+      slice->spec.pool.resource_slice_count = 1;
+      cluster.AddResourceSlice(std::move(slice));
+    }
   }
   for (const auto& obj : w.objects) {
     if (auto pg = std::get_if<std::shared_ptr<const berth::PodGroup>>(&obj)) {
@@ -457,9 +473,15 @@ Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfig
       cluster.AddSchedulingPodGroup(*spg);
     } else if (auto pc = std::get_if<std::shared_ptr<const PriorityClass>>(&obj)) {
       cluster.AddPriorityClass(*pc);
+    } else if (auto dc = std::get_if<std::shared_ptr<const DeviceClass>>(&obj)) {
+      cluster.AddDeviceClass(*dc);
+    } else if (auto rct = std::get_if<std::shared_ptr<const ResourceClaimTemplate>>(&obj)) {
+      cluster.AddResourceClaimTemplate(*rct);
     } else {
       return Error{
-          fmt::format("{}: objects: only PodGroups and PriorityClasses are created", w.name)};
+          fmt::format("{}: objects: only PodGroups, PriorityClasses, DeviceClasses and "
+                      "ResourceClaimTemplates are created",
+                      w.name)};
     }
   }
   int bound_index = 0;

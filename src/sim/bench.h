@@ -87,8 +87,11 @@ struct Workload {
   // Overrides the configuration's percentageOfNodesToScore (e.g. 100: score every node).
   std::optional<int32_t> percentage_of_nodes_to_score;
   // Objects created after the nodes and before any pod (`objects`: PodGroups, PriorityClasses,
-  // ...), as a manifest would hold them.
+  // DeviceClasses, ResourceClaimTemplates), as a manifest would hold them.
   std::vector<Object> objects;
+  // `nodeResourceSlice`: a ResourceSlice stamped once per generated node (as a DRA driver
+  // publishes one per node): named <name>-node-<i>, spec.nodeName and spec.pool.name node-<i>.
+  std::optional<ResourceSlice> node_resource_slice;
   // `config`: a KubeSchedulerConfiguration used instead of the one given to RunWorkload (a
   // workload that needs a plugin outside the default profile, as Coscheduling).
   std::string config_text;

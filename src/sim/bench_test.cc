@@ -107,6 +107,71 @@ TEST_F(BenchTest, NamespaceSetsAndLabelsReachTheNamespaceSelector) {
   EXPECT_EQ(Run((*ws)[1]).scheduled, 3);
 }
 
+TEST_F(BenchTest, DraWorkloadStampsASlicePerNodeAndClaimsPerPod) {
+  // 3 nodes x 2 devices: 2 init pods and 4 of 5 measured pods get a device each; the fifth has
+  // none left. Without the per-node slices no pod could be placed.
+  auto ws = Load(R"(
+- name: dra
+  nodes: 3
+  nodeTemplate: *node
+  nodeResourceSlice:
+    apiVersion: resource.k8s.io/v1
+    kind: ResourceSlice
+    metadata: {name: test-driver}
+    spec:
+      driver: test-driver.cdi.k8s.io
+      pool: {name: template, resourceSliceCount: 1}
+      nodeName: template
+      devices: [{name: instance-0}, {name: instance-1}]
+  objects:
+  - apiVersion: resource.k8s.io/v1
+    kind: DeviceClass
+    metadata: {name: test-class}
+    spec: {selectors: [{cel: {expression: 'device.driver == "test-driver.cdi.k8s.io"'}}]}
+  - apiVersion: resource.k8s.io/v1
+    kind: ResourceClaimTemplate
+    metadata: {name: test-claim-template, namespace: test}
+    spec: {spec: {devices: {requests: [{name: req-0, exactly: {deviceClassName: test-class}}]}}}
+  initPods: [{count: 2, namePrefix: init, template: &draPod {
+    apiVersion: v1, kind: Pod, metadata: {name: test-dra, namespace: test},
+    spec: {containers: [{name: pause, resources: {claims: [{name: resource}]}}],
+           resourceClaims: [{name: resource, resourceClaimTemplateName: test-claim-template}]}}}]
+  measurePods: [{count: 5, namePrefix: m, template: *draPod}]
+- name: no-slices
+  nodes: 3
+  nodeTemplate: *node
+  objects:
+  - apiVersion: resource.k8s.io/v1
+    kind: DeviceClass
+    metadata: {name: test-class}
+  - apiVersion: resource.k8s.io/v1
+    kind: ResourceClaimTemplate
+    metadata: {name: test-claim-template, namespace: test}
+    spec: {spec: {devices: {requests: [{name: req-0, exactly: {deviceClassName: test-class}}]}}}
+  measurePods: [{count: 2, namePrefix: m, template: *draPod}]
+)");
+  ASSERT_TRUE(ws.ok()) << ws.error().message;
+  ASSERT_EQ(ws->size(), 2u);
+  ASSERT_TRUE((*ws)[0].node_resource_slice.has_value());
+  EXPECT_EQ((*ws)[0].node_resource_slice->spec.devices.size(), 2u);
+  BenchResult dra = Run((*ws)[0]);
+  EXPECT_EQ(dra.init_pods, 2);
+  EXPECT_EQ(dra.measured_pods, 5);
+  EXPECT_EQ(dra.scheduled, 4);
+  EXPECT_EQ(Run((*ws)[1]).scheduled, 0);
+}
+
+TEST_F(BenchTest, NodeResourceSliceMustBeAResourceSlice) {
+  auto ws = Load(R"(
+- name: bad
+  nodes: 1
+  nodeTemplate: *node
+  nodeResourceSlice: *node
+)");
+  ASSERT_FALSE(ws.ok());
+  EXPECT_NE(ws.error().message.find("nodeResourceSlice"), std::string::npos);
+}
+
 TEST_F(BenchTest, BoundInitPodsAreRunningRoundRobinAndTakeRoom) {
   // 2 nodes of 4 CPUs; 14 bound pods of 500m take 3.5 CPUs on each (round-robin), so of 4
   // measured 500m pods exactly 2 fit. Were the bound pods not in the cache, or all on one
