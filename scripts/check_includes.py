@@ -37,12 +37,17 @@ def parse_modules(root):
                 current.append(w)
         if "${pname}" in target:  # the loop over src/plugins/*: one module per directory
             for p in plugin_dirs:
-                modules["berth_plugin_" + p] = ("plugins/" + p, deps, test_deps)
+                modules["berth_plugin_" + p] = ("plugins/" + p, list(deps), list(test_deps))
             continue
         if "${plugin_targets}" in deps:
             deps = [d for d in deps if d != "${plugin_targets}"] + [
                 "berth_plugin_" + p for p in plugin_dirs]
         modules[target] = (directory[len("src/"):], deps, test_deps)
+    # A module given more dependencies after its berth_module call (one plugin's own library).
+    for target, deps in re.findall(
+            r"target_link_libraries\((berth_\w+)\s+PUBLIC\s+([^)]*)\)", text):
+        if target in modules:
+            modules[target][1].extend(d for d in deps.split() if d.startswith("berth_"))
     return modules
 
 
