@@ -5,7 +5,7 @@ plugin together, with the real kubectl and the official Python client.
 
 Usage: run_dra_e2e.py BERTH [CHECK ...]
 
-Two demo nodes; only demo-node-000 has devices: one GPU (driver gpu.example.com, 80Gi) and a
+Two demo nodes; only demo-node-001 has devices: one GPU (driver gpu.example.com, 80Gi) and a
 partitionable device (driver mig.example.com: 80Gi of shared memory counters, offered whole or
 as two 40Gi halves). Then:
 
@@ -29,11 +29,11 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run_up_e2e import REPO, Fail, run_against_up, wait_for, run_python_client  # noqa: E402
 
-GPU_NODE = "demo-node-000"
+GPU_NODE = "demo-node-001"
 DEVICES = """\
 driver: gpu.example.com
 nodeSelector:
-  matchLabels: {kubernetes.io/hostname: demo-node-000}
+  matchLabels: {kubernetes.io/hostname: demo-node-001}
 devices:
 - name: gpu
   count: 1
@@ -44,7 +44,7 @@ devices:
 ---
 driver: mig.example.com
 nodeSelector:
-  matchLabels: {kubernetes.io/hostname: demo-node-000}
+  matchLabels: {kubernetes.io/hostname: demo-node-001}
 sharedCounters:
 - name: card-0
   counters: {memory: 80Gi}
@@ -73,7 +73,7 @@ MIG_CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
 
 
 def apply(up, *objs):
-    up.kubectl(["apply", "-f", "-"], stdin="\n---\n".join(json.dumps(o) for o in objs))
+    up.kubectl(["apply", "-f", "-"], stdin="\n".join(json.dumps(o) for o in objs))
 
 
 def get_json(up, args):

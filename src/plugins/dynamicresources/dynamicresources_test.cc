@@ -367,11 +367,24 @@ TEST_F(DynamicResourcesTest, ClaimChangeStructuredClaimDeallocate) {
 
 TEST_F(DynamicResourcesTest, RegistersDraEvents) {
   auto events = plugin_->DraEventsToRegister();
-  ASSERT_EQ(events.size(), 3u);
+  ASSERT_EQ(events.size(), 4u);
   EXPECT_EQ(events[0].event.resource, DraEventResource::kResourceClaim);
   EXPECT_TRUE(static_cast<bool>(events[0].hint));
-  EXPECT_EQ(events[1].event.resource, DraEventResource::kDeviceClass);
-  EXPECT_EQ(events[2].event.resource, DraEventResource::kResourceSlice);
+  EXPECT_EQ(events[1].event.resource, DraEventResource::kResourceClaim);
+  EXPECT_EQ(events[1].event.actions, kDelete);
+  EXPECT_EQ(events[2].event.resource, DraEventResource::kDeviceClass);
+  EXPECT_EQ(events[3].event.resource, DraEventResource::kResourceSlice);
+  // A claim deleted while allocated frees its devices; an unallocated one frees nothing.
+  const auto& deleted = events[1].hint;
+  auto pod = PodWithClaim();
+  auto allocated = std::make_shared<const ResourceClaim>(
+      *Decode<ResourceClaim>(ClaimYaml("other", "worker", {"uid-x"})));
+  auto unallocated =
+      std::make_shared<const ResourceClaim>(*Decode<ResourceClaim>(ClaimYaml("other")));
+  EXPECT_EQ(deleted(*pod->pod, DraEventObject(allocated), DraEventObject()).value(),
+            QueueingHint::kQueue);
+  EXPECT_EQ(deleted(*pod->pod, DraEventObject(unallocated), DraEventObject()).value(),
+            QueueingHint::kQueueSkip);
 }
 
 // FilterDiagnosis: the node's only device is held by another claim, which is named.

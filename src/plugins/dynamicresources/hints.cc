@@ -24,6 +24,16 @@ std::vector<DraClusterEventWithHint> DynamicResources::DraEventsToRegister() con
                       return AfterClaimChange(pod, DraObjectAs<ResourceClaim>(old_object),
                                               *modified);
                     }});
+  // A claim deleted while allocated frees its devices. (kube-scheduler sees that as an update:
+  // it protects the claims it allocates with a finalizer, so the resource claim controller
+  // deallocates before the claim goes; Berth does not add that finalizer.)
+  events.push_back({DraClusterEvent{DraEventResource::kResourceClaim, kDelete},
+                    [](const Pod&, const DraEventObject& old_object,
+                       const DraEventObject&) -> Result<QueueingHint> {
+                      const ResourceClaim* deleted = DraObjectAs<ResourceClaim>(old_object);
+                      return deleted && deleted->status.allocation ? QueueingHint::kQueue
+                                                                   : QueueingHint::kQueueSkip;
+                    }});
   // A pod may wait for a class to be created or changed.
   events.push_back({DraClusterEvent{DraEventResource::kDeviceClass, kAdd | kUpdateOther}, {}});
   // New or changed slices may bring devices.
