@@ -260,19 +260,6 @@ void DefaultNamespace(ObjectMeta& m) {
   if (m.namespace_.empty()) m.namespace_ = "default";
 }
 
-template <class T, class Fn>
-Result<T> DecodeWith(const json& doc, std::string_view where, Fn&& fn) {
-  Reader r(std::string(where), "");
-  r.Describing(&doc);
-  T out;
-  if (r.ExpectObject(doc)) {
-    r.Field(doc, "metadata", [&](const json& v) { ReadMeta(r, v, out.metadata); });
-    fn(r, out);
-  }
-  if (r.failed()) return r.error();
-  return out;
-}
-
 Result<Pod> DecodePodImpl(const json& doc, std::string_view where) {
   return DecodeWith<Pod>(doc, where, [&](Reader& r, Pod& p) {
     DefaultNamespace(p.metadata);

@@ -10,21 +10,9 @@
 namespace berth {
 namespace {
 
+using codec::Obj;
+using codec::SetStr;
 using nlohmann::json;
-
-json& Obj(json& parent, const char* key) {
-  json& v = parent[key];
-  if (!v.is_object()) v = json::object();
-  return v;
-}
-
-void SetStr(json& obj, const char* key, const std::string& v) {
-  if (v.empty()) {
-    obj.erase(key);
-  } else {
-    obj[key] = v;
-  }
-}
 
 template <class Optional>
 void SetOptStr(json& obj, const char* key, const Optional& v) {

@@ -155,6 +155,35 @@ class Reader {
 
 // Typed decoders of shared pieces, reading into `out`.
 void ReadMeta(Reader& r, const nlohmann::json& j, ObjectMeta& out);
+
+// Decodes an object of type T from `doc`: its metadata, then `fn(reader, out)` for the rest.
+template <class T, class Fn>
+Result<T> DecodeWith(const nlohmann::json& doc, std::string_view where, Fn&& fn) {
+  Reader r(std::string(where), "");
+  r.Describing(&doc);
+  T out;
+  if (r.ExpectObject(doc)) {
+    r.Field(doc, "metadata", [&](const nlohmann::json& v) { ReadMeta(r, v, out.metadata); });
+    fn(r, out);
+  }
+  if (r.failed()) return r.error();
+  return out;
+}
+
+// Encoding helpers: the object member `key` (made an object if it is not one), and a string
+// member written, or removed when empty.
+inline nlohmann::json& Obj(nlohmann::json& parent, const char* key) {
+  nlohmann::json& v = parent[key];
+  if (!v.is_object()) v = nlohmann::json::object();
+  return v;
+}
+inline void SetStr(nlohmann::json& obj, const char* key, const std::string& v) {
+  if (v.empty()) {
+    obj.erase(key);
+  } else {
+    obj[key] = v;
+  }
+}
 void ReadLabelSelector(Reader& r, const nlohmann::json& j, LabelSelector& out);
 void ReadNodeSelector(Reader& r, const nlohmann::json& j, NodeSelector& out);
 void ReadNodeAffinity(Reader& r, const nlohmann::json& j, NodeAffinity& out);

@@ -14,19 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-template <class T, class Fn>
-Result<T> DecodeWith(const json& doc, std::string_view where, Fn&& fn) {
-  Reader r(std::string(where), "");
-  r.Describing(&doc);
-  T out;
-  if (r.ExpectObject(doc)) {
-    r.Field(doc, "metadata", [&](const json& v) { ReadMeta(r, v, out.metadata); });
-    fn(r, out);
-  }
-  if (r.failed()) return r.error();
-  return out;
-}
-
 template <class T>
 Result<Object> Share(Result<T> r, const RawObject& keep) {
   if (!r.ok()) return r.error();

@@ -12,20 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-json& Obj(json& parent, const char* key) {
-  json& v = parent[key];
-  if (!v.is_object()) v = json::object();
-  return v;
-}
-
-void SetStr(json& obj, const char* key, const std::string& v) {
-  if (v.empty()) {
-    obj.erase(key);
-  } else {
-    obj[key] = v;
-  }
-}
-
 void SetStrList(json& obj, const char* key, const std::vector<std::string>& v) {
   if (v.empty()) {
     obj.erase(key);
