@@ -10,38 +10,6 @@
 namespace berth::dra::testing {
 namespace {
 
-std::vector<AllocationResult> Fit(const Case& c) {
-  auto r = c.Run();
-  EXPECT_TRUE(r.ok()) << r.error().message;
-  if (!r.ok() || !r.value()) {
-    ADD_FAILURE() << "expected an allocation";
-    return std::vector<AllocationResult>(c.claims.size());
-  }
-  return *r.value();
-}
-
-void NoFit(const Case& c) {
-  auto r = c.Run();
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_FALSE(r.value().has_value());
-}
-
-void Fails(const Case& c, const std::string& substring) {
-  auto r = c.Run();
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find(substring), std::string::npos) << r.error().message;
-}
-
-Expected D(const std::string& req, const std::string& driver, const std::string& pool,
-           const std::string& dev, bool admin = false) {
-  return {req, driver, pool, dev, admin};
-}
-
-const std::string kIntAttr = "driver-a/numa";
-const std::string kVersionAttr = "driver-a/driverVersion";
-const std::string kStringAttr = "driver-a/stringAttribute";
-const std::string kBoolAttr = "driver-a/boolAttribute";
-
 Device WithAttrs(const std::string& name,
                  std::vector<std::pair<std::string, DeviceAttribute>> attrs) {
   Device d = Dev(name);

@@ -9,39 +9,6 @@
 namespace berth::dra::testing {
 namespace {
 
-std::vector<AllocationResult> Fit(const Case& c) {
-  auto r = c.Run();
-  EXPECT_TRUE(r.ok()) << r.error().message;
-  if (!r.ok() || !r.value()) {
-    ADD_FAILURE() << "expected an allocation";
-    return {};
-  }
-  EXPECT_EQ(r.value()->size(), c.claims.size());
-  return *r.value();
-}
-
-void NoFit(const Case& c) {
-  auto r = c.Run();
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_FALSE(r.value().has_value());
-}
-
-void Fails(const Case& c, const std::string& substring) {
-  auto r = c.Run();
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find(substring), std::string::npos) << r.error().message;
-}
-
-Expected D(const std::string& req, const std::string& driver, const std::string& pool,
-           const std::string& dev, bool admin = false) {
-  return {req, driver, pool, dev, admin};
-}
-
-const std::string kIntAttr = std::string(kDriverA) + "/numa";
-const std::string kVersionAttr = std::string(kDriverA) + "/driverVersion";
-const std::string kStringAttr = std::string(kDriverA) + "/stringAttribute";
-const std::string kBoolAttr = std::string(kDriverA) + "/boolAttribute";
-
 TEST(AllocatorTest, Empty) {
   Case c;
   auto r = c.Run();

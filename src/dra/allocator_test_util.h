@@ -2,6 +2,8 @@
 // region-1, classes selecting their driver, slices of one pool with ResourceSliceCount 1.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -252,5 +254,40 @@ inline std::string MemoryAtLeast(const char* q) {
   return std::string("device.capacity[\"driver-a\"].memory.compareTo(quantity(\"") + q +
          "\")) >= 0";
 }
+
+// The outcome a case expects: an allocation (returned, one result list per claim), none, or an
+// error containing `substring`.
+inline std::vector<AllocationResult> Fit(const Case& c) {
+  auto r = c.Run();
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  if (!r.ok() || !r.value()) {
+    ADD_FAILURE() << "expected an allocation";
+    return std::vector<AllocationResult>(c.claims.size());
+  }
+  EXPECT_EQ(r.value()->size(), c.claims.size());
+  return *r.value();
+}
+
+inline void NoFit(const Case& c) {
+  auto r = c.Run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_FALSE(r.value().has_value());
+}
+
+inline void Fails(const Case& c, const std::string& substring) {
+  auto r = c.Run();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find(substring), std::string::npos) << r.error().message;
+}
+
+inline Expected D(const std::string& req, const std::string& driver, const std::string& pool,
+                  const std::string& dev, bool admin = false) {
+  return {req, driver, pool, dev, admin};
+}
+
+inline const std::string kIntAttr = std::string(kDriverA) + "/numa";
+inline const std::string kVersionAttr = std::string(kDriverA) + "/driverVersion";
+inline const std::string kStringAttr = std::string(kDriverA) + "/stringAttribute";
+inline const std::string kBoolAttr = std::string(kDriverA) + "/boolAttribute";
 
 }  // namespace berth::dra::testing
