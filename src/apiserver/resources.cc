@@ -63,8 +63,10 @@ const std::vector<ResourceInfo>& ServedResources() {
         {"pdb"}, {"status"});
     add("scheduling.k8s.io", "priorityclasses", "priorityclass", "PriorityClass", false, {"pc"});
     add("resource.k8s.io", "deviceclasses", "deviceclass", "DeviceClass", false);
-    add("resource.k8s.io", "resourceclaims", "resourceclaim", "ResourceClaim", true, {}, {"status"});
-    add("resource.k8s.io", "resourceclaimtemplates", "resourceclaimtemplate", "ResourceClaimTemplate", true);
+    add("resource.k8s.io", "resourceclaims", "resourceclaim", "ResourceClaim", true, {},
+        {"status"});
+    add("resource.k8s.io", "resourceclaimtemplates", "resourceclaimtemplate",
+        "ResourceClaimTemplate", true);
     add("resource.k8s.io", "resourceslices", "resourceslice", "ResourceSlice", false);
     add("rbac.authorization.k8s.io", "clusterroles", "clusterrole", "ClusterRole", false);
     add("rbac.authorization.k8s.io", "clusterrolebindings", "clusterrolebinding",

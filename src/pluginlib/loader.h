@@ -24,8 +24,9 @@ VoidResult LoadPluginLibrary(const std::string& path, Registry* registry);
 BerthPluginBuildInfo BinaryBuildInfo();
 
 // Whether a library built as `library` may be loaded into a binary built as `binary`: an SDK
-// version the binary's is compatible with (from kOldestCompatibleSdkVersion up to its own), compiler and compiler major version, std::string ABI (_GLIBCXX_USE_CXX11_ABI)
-// and libstdc++ major version. The error names both sides.
+// version the binary's is compatible with (from kOldestCompatibleSdkVersion up to its own),
+// compiler and compiler major version, std::string ABI (_GLIBCXX_USE_CXX11_ABI) and libstdc++ major
+// version. The error names both sides.
 VoidResult CheckBuildInfo(const BerthPluginBuildInfo& library, const BerthPluginBuildInfo& binary);
 
 // Loads every library in order; the first error stops.

@@ -1,11 +1,10 @@
 // Private types of the Scheduler shared by its .cc files.
 #pragma once
 
-#include <optional>
-
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
