@@ -19,6 +19,7 @@
 #include "cel/dra.h"
 #include "dra/allocator_impl.h"
 #include "dra/internal.h"
+#include "dra/pool_cache.h"
 
 namespace berth::dra {
 namespace {
@@ -45,23 +46,20 @@ std::string RandomShareId() {
 Allocator::Allocator(Features features, AllocatedState allocated, DeviceClassLookup classes,
                      std::vector<std::shared_ptr<const ResourceSlice>> slices,
                      cel::dra::SelectorCache* cache)
+    : Allocator(features, std::make_shared<const AllocatedState>(std::move(allocated)),
+                std::move(classes), std::make_shared<const SliceIndex>(features, std::move(slices)),
+                cache) {}
+
+Allocator::Allocator(Features features, std::shared_ptr<const AllocatedState> allocated,
+                     DeviceClassLookup classes, std::shared_ptr<const SliceIndex> slices,
+                     cel::dra::SelectorCache* cache)
     : impl_(std::make_unique<Impl>()) {
   impl_->features = features;
   impl_->state = std::move(allocated);
   impl_->classes = std::move(classes);
   impl_->cache = cache;
   impl_->share_ids = RandomShareId;
-  impl_->owned = std::move(slices);
-  for (const auto& s : impl_->owned) {
-    if (!s) continue;
-    impl_->slice_order.emplace(s.get(), impl_->all_slices.size());
-    impl_->all_slices.push_back(s.get());
-    if (s->spec.node_name && !s->spec.node_name->empty()) {
-      impl_->slices_on_node[*s->spec.node_name].push_back(s.get());
-    } else {
-      impl_->slices_shared.push_back(s.get());
-    }
-  }
+  impl_->index = std::move(slices);
 }
 
 Allocator::~Allocator() = default;

@@ -34,6 +34,8 @@ class SelectorCache;
 
 namespace berth::dra {
 
+class SliceIndex;
+
 // One device: driver, pool and device name.
 struct DeviceId {
   std::string driver, pool, device;
@@ -124,6 +126,11 @@ class Allocator {
   // and must outlive the allocator.
   Allocator(Features features, AllocatedState allocated, DeviceClassLookup classes,
             std::vector<std::shared_ptr<const ResourceSlice>> slices,
+            cel::dra::SelectorCache* cache);
+  // The same over state and slices shared with other cycles (a PoolCache's index, an
+  // AllocatedStateTracker's state): nothing is copied. Both must be non-null.
+  Allocator(Features features, std::shared_ptr<const AllocatedState> allocated,
+            DeviceClassLookup classes, std::shared_ptr<const SliceIndex> slices,
             cel::dra::SelectorCache* cache);
   ~Allocator();
   Allocator(const Allocator&) = delete;

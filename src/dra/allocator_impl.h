@@ -14,6 +14,7 @@
 #include "cel/dra.h"
 #include "dra/allocator.h"
 #include "dra/internal.h"
+#include "dra/pool_cache.h"
 
 namespace berth::dra {
 
@@ -26,45 +27,24 @@ inline cel::dra::AttributeValue ToCel(const DeviceAttribute& a) {
 
 struct Allocator::Impl {
   Features features;
-  AllocatedState state;
+  std::shared_ptr<const AllocatedState> state;
   DeviceClassLookup classes;
-  std::vector<std::shared_ptr<const ResourceSlice>> owned;
-  std::vector<const ResourceSlice*> all_slices;
-  // Each slice's position in all_slices, so that a node's search orders its few candidates
-  // without indexing every slice again.
-  std::unordered_map<const ResourceSlice*, size_t> slice_order;
-  std::unordered_map<std::string, std::vector<const ResourceSlice*>> slices_on_node;
-  std::vector<const ResourceSlice*> slices_shared;  // without a node name
+  // The slices, indexed; shared with other cycles' allocators when it comes from a PoolCache.
+  std::shared_ptr<const SliceIndex> index;
   cel::dra::SelectorCache* cache;
   std::function<std::string()> share_ids;
 
-  // Devices in the form CEL selectors read, prepared on first use by any Allocate call.
-  mutable std::shared_mutex prepared_mu;
-  mutable std::unordered_map<const Device*, std::shared_ptr<const Result<cel::dra::PreparedDevice>>>
-      prepared;
   // Counters left in each pool after the allocated claims, computed on first use.
   mutable std::shared_mutex counters_mu;
   mutable std::unordered_map<std::string, std::map<std::string, Counters>> available_counters;
 
   std::shared_ptr<const Result<cel::dra::PreparedDevice>> Prepared(
       const Device& d, const std::string& driver) const {
-    {
-      std::shared_lock lock(prepared_mu);
-      if (auto it = prepared.find(&d); it != prepared.end()) return it->second;
-    }
-    cel::dra::Device cd;
-    cd.driver = driver;
-    for (const auto& [name, v] : d.attributes) cd.attributes.emplace_back(name, ToCel(v));
-    for (const auto& [name, c] : d.capacity) cd.capacity.emplace_back(name, c.value);
-    cd.allow_multiple_allocations = d.allow_multiple_allocations;
-    auto p = std::make_shared<const Result<cel::dra::PreparedDevice>>(
-        cel::dra::PreparedDevice::Prepare(cd));
-    std::unique_lock lock(prepared_mu);
-    return prepared.emplace(&d, std::move(p)).first->second;
+    return index->Prepared(d, driver);
   }
 
   bool IsAllocated(const DeviceId& id) const {
-    return state.allocated.count(id) > 0 || state.consumed_capacity.count(id) > 0;
+    return state->allocated.count(id) > 0 || state->consumed_capacity.count(id) > 0;
   }
 
   std::map<std::string, Counters> AvailableCounters(const internal::Pool& pool) const {

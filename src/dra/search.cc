@@ -164,7 +164,7 @@ class Search {
   bool CheckCounters(const DeviceRef& d);
   void ReleaseCounters(const DeviceRef& d);
   bool InUse(const DeviceId& id) const {
-    if (a_.state.allocated.count(id)) return true;
+    if (a_.state->allocated.count(id)) return true;
     auto it = allocating_.find(id);
     return it != allocating_.end() && !it->second.empty();
   }
@@ -173,7 +173,7 @@ class Search {
     return it != allocating_.end() && it->second.count(claim) > 0;
   }
   bool CapacityInUse(const DeviceId& id) const {
-    return a_.state.consumed_capacity.count(id) > 0 || allocating_capacity_.count(id) > 0;
+    return a_.state->consumed_capacity.count(id) > 0 || allocating_capacity_.count(id) > 0;
   }
   Step Fail(std::string message) {
     error_ = std::move(message);
@@ -183,7 +183,8 @@ class Search {
   const Allocator::Impl& a_;
   const Node& node_;
   const std::vector<std::shared_ptr<const ResourceClaim>>& claims_;
-  std::vector<Pool> pools_;
+  std::shared_ptr<const NodePools> node_pools_;
+  const std::vector<Pool>* pools_ = nullptr;
   // Per claim, per request: the request itself (one entry) or its subrequests.
   std::vector<std::vector<std::vector<RequestData>>> data_;
   std::vector<std::vector<int>> selected_sub_;
@@ -233,7 +234,7 @@ Result<RequestData> Search::Validate(int c, int r, const DeviceRequest& parent, 
   }
   if (mode != kAllocationModeAll) return Error{where + ": unsupported count mode " + mode};
   rd.all = true;
-  for (const Pool& pool : pools_) {
+  for (const Pool& pool : *pools_) {
     if (pool.incomplete)
       return Error{where + ": asks for all devices, but resource pool " + pool.Id() +
                    " is currently being updated"};
@@ -298,7 +299,7 @@ Result<bool> Search::Selectable(const Indices& r, const RequestData& rd, const D
 
 std::optional<CapacityAmounts> Search::Capacity(const RequestData& rd, const DeviceRef& d) const {
   const CapacityAmounts* consumed = nullptr;
-  if (auto it = a_.state.consumed_capacity.find(d.id); it != a_.state.consumed_capacity.end())
+  if (auto it = a_.state->consumed_capacity.find(d.id); it != a_.state->consumed_capacity.end())
     consumed = &it->second;
   const CapacityAmounts* allocating = nullptr;
   if (auto it = allocating_capacity_.find(d.id); it != allocating_capacity_.end())
@@ -472,8 +473,8 @@ Step Search::AllocateOne(Indices r, bool in_sub, Location start) {
     if (done != Step::kDone) Deallocate(placed);
     return done;
   }
-  for (size_t p = start.pool; p < pools_.size(); ++p) {
-    const Pool& pool = pools_[p];
+  for (size_t p = start.pool; p < pools_->size(); ++p) {
+    const Pool& pool = (*pools_)[p];
     if (pool.incomplete || pool.invalid) continue;
     const size_t slice_start = p == start.pool ? start.slice : 0;
     for (size_t si = slice_start; si < pool.slices_targeting_node.size(); ++si) {
@@ -502,17 +503,8 @@ Step Search::AllocateOne(Indices r, bool in_sub, Location start) {
 }
 
 VoidResult Search::Setup() {
-  // The node's own slices and those without a node name, in input order.
-  static const std::vector<const ResourceSlice*> kNone;
-  auto own = a_.slices_on_node.find(node_.metadata.name);
-  const auto& mine = own == a_.slices_on_node.end() ? kNone : own->second;
-  std::vector<const ResourceSlice*> candidates;
-  candidates.reserve(mine.size() + a_.slices_shared.size());
-  std::merge(mine.begin(), mine.end(), a_.slices_shared.begin(), a_.slices_shared.end(),
-             std::back_inserter(candidates), [&](const ResourceSlice* x, const ResourceSlice* y) {
-               return a_.slice_order.at(x) < a_.slice_order.at(y);
-             });
-  pools_ = internal::GatherPools(candidates, a_.all_slices, node_, a_.features);
+  node_pools_ = a_.index->PoolsFor(node_);
+  pools_ = &node_pools_->pools;
 
   const size_t n = claims_.size();
   data_.resize(n);
@@ -587,7 +579,7 @@ Result<std::optional<std::vector<AllocationResult>>> Search::Run() {
   Step s = AllocateOne(Indices{}, false, {});
   if (s == Step::kError) return Error{error_};
   if (s != Step::kDone) {
-    for (const Pool& p : pools_) {
+    for (const Pool& p : *pools_) {
       // Only this node: other nodes may reach valid pools.
       if (p.invalid)
         return Error{"invalid resource pools were encountered", kFailedAllocationOnNode};
@@ -627,7 +619,7 @@ RequestDiagnosis Search::DiagnoseRequest(int c, int r, int sub) {
   d.wanted = rd.all ? std::max(rd.num_devices, 1) : rd.num_devices;
   d.all = rd.all;
   const Indices idx{c, r, sub, 0};
-  for (const Pool& pool : pools_) {
+  for (const Pool& pool : *pools_) {
     for (const ResourceSlice* slice : pool.slices_targeting_node) {
       for (const Device& dev : slice->spec.devices) {
         DeviceRef ref{{slice->spec.driver, slice->spec.pool.name, dev.name}, &dev, slice, &pool};
@@ -679,7 +671,7 @@ Result<Diagnosis> Search::Diagnose() {
             DiagnoseRequest(static_cast<int>(c), static_cast<int>(r), static_cast<int>(s)));
     }
   }
-  for (const Pool& p : pools_) {
+  for (const Pool& p : *pools_) {
     if (p.invalid) out.invalid_pools.push_back(p.Id() + ": " + p.invalid_reason);
   }
   Step s = AllocateOne(Indices{}, false, {});

@@ -62,8 +62,12 @@ Status DynamicResources::Reserve(CycleState& state, const PodInfo& /*pod*/,
     auto it = data->node_allocations.find(node);
     if (it == data->node_allocations.end())
       return Status::Error("claim allocation not found for node");
-    allocations = it->second;
+    allocations = std::move(it->second);
+    data->node_allocations.clear();
   }
+  // Filter is over: the allocator's hold on the shared allocated state would only make the
+  // next cycle's update copy it.
+  data->allocator.reset();
   if (allocations.size() != data->to_allocate.size()) {
     return Status::Error(
         fmt::format("internal error, have {} allocations, {} claims to allocate, want {} claims",

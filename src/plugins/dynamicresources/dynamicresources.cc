@@ -31,7 +31,11 @@ std::shared_ptr<StateData> CycleData::Clone() const {
 
 DynamicResources::DynamicResources(Handle& handle, const config::DynamicResourcesArgs& args,
                                    dra::Features features)
-    : handle_(&handle), args_(args), features_(features), cel_cache_(kCelCacheSize) {}
+    : handle_(&handle),
+      args_(args),
+      features_(features),
+      cel_cache_(kCelCacheSize),
+      pool_cache_(features) {}
 
 const DraListers* DynamicResources::listers() const { return DraListersOf(handle_->listers()); }
 
@@ -47,8 +51,9 @@ std::shared_ptr<const dra::Allocator> DynamicResources::MakeAllocator(
     const std::vector<Ptr<ResourceClaim>>& in_use) const {
   const DraListers* dra = listers();
   auto classes = [dra](std::string_view name) { return dra->GetDeviceClass(name); };
-  return std::make_shared<const dra::Allocator>(features_, dra::AllocatedStateOf(in_use), classes,
-                                                dra->ListResourceSlices(), &cel_cache_);
+  return std::make_shared<const dra::Allocator>(features_, allocated_.Update(in_use), classes,
+                                                pool_cache_.For(dra->ListResourceSlices()),
+                                                &cel_cache_);
 }
 
 Result<std::vector<Ptr<ResourceClaim>>> DynamicResources::PodClaims(const Pod& pod) const {

@@ -50,7 +50,9 @@
 #include "cel/dra.h"
 #include "config/feature_gates.h"
 #include "config/plugin_names.h"
+#include "dra/allocated_tracker.h"
 #include "dra/allocator.h"
+#include "dra/pool_cache.h"
 #include "plugins/dynamicresources/assumed_claims.h"
 
 namespace berth {
@@ -147,6 +149,10 @@ class DynamicResources final : public PreEnqueuePlugin,
   config::DynamicResourcesArgs args_;
   dra::Features features_;
   mutable cel::dra::SelectorCache cel_cache_;
+  // Kept across cycles: the slices indexed with each node's pools (rebuilt when a slice
+  // changes), and the devices the claims in use hold (updated by the claims that changed).
+  mutable dra::PoolCache pool_cache_;
+  mutable dra::AllocatedStateTracker allocated_;
   AssumedClaims assumed_;
 };
 

@@ -1,0 +1,93 @@
+#include "dra/allocated_tracker.h"
+
+#include <utility>
+
+#include "dra/internal.h"
+
+namespace berth::dra {
+
+std::shared_ptr<const AllocatedState> AllocatedStateTracker::Update(
+    const std::vector<std::shared_ptr<const ResourceClaim>>& claims) {
+  std::lock_guard lock(mu_);
+  const uint64_t epoch = ++epoch_;
+  size_t seen = 0;
+  for (const auto& c : claims) {
+    if (!c || !c->status.allocation) continue;
+    auto [it, added] = known_.try_emplace(c.get());
+    if (it->second.seen == epoch) continue;  // listed twice: counted once
+    it->second.seen = epoch;
+    ++seen;
+    if (!added) continue;
+    it->second.claim = c;
+    Add(*c->status.allocation);
+  }
+  if (seen != known_.size()) {
+    for (auto it = known_.begin(); it != known_.end();) {
+      if (it->second.seen == epoch) {
+        ++it;
+        continue;
+      }
+      Remove(*it->second.claim->status.allocation);
+      it = known_.erase(it);
+    }
+  }
+  return state_;
+}
+
+size_t AllocatedStateTracker::copies() const {
+  std::lock_guard lock(mu_);
+  return copies_;
+}
+
+AllocatedState& AllocatedStateTracker::Mutable() {
+  if (state_.use_count() > 1) {
+    // A cycle still reads the state handed out: change a copy.
+    state_ = std::make_shared<AllocatedState>(*state_);
+    ++copies_;
+  }
+  return *state_;
+}
+
+void AllocatedStateTracker::Add(const AllocationResult& allocation) {
+  for (const DeviceRequestAllocationResult& r : allocation.results) {
+    if (r.admin_access.value_or(false)) continue;  // as AddAllocation
+    DeviceId id{r.driver, r.pool, r.device};
+    if (!r.share_id) {
+      if (exclusive_refs_[id]++ == 0) Mutable().allocated.insert(std::move(id));
+      continue;
+    }
+    ++shared_refs_[id];
+    AllocatedState& state = Mutable();
+    state.allocated_shared.insert(SharedDeviceId{id, *r.share_id});
+    CapacityAmounts& sum = state.consumed_capacity[id];
+    for (const auto& [name, q] : r.consumed_capacity)
+      sum[internal::QualifiedCapacityName(name, r.driver)] += q;
+  }
+}
+
+void AllocatedStateTracker::Remove(const AllocationResult& allocation) {
+  for (const DeviceRequestAllocationResult& r : allocation.results) {
+    if (r.admin_access.value_or(false)) continue;
+    DeviceId id{r.driver, r.pool, r.device};
+    if (!r.share_id) {
+      auto it = exclusive_refs_.find(id);
+      if (it == exclusive_refs_.end() || --it->second > 0) continue;
+      exclusive_refs_.erase(it);
+      Mutable().allocated.erase(id);
+      continue;
+    }
+    AllocatedState& state = Mutable();
+    state.allocated_shared.erase(SharedDeviceId{id, *r.share_id});
+    auto refs = shared_refs_.find(id);
+    if (refs != shared_refs_.end() && --refs->second == 0) {
+      shared_refs_.erase(refs);
+      state.consumed_capacity.erase(id);
+      continue;
+    }
+    CapacityAmounts& sum = state.consumed_capacity[id];
+    for (const auto& [name, q] : r.consumed_capacity)
+      sum[internal::QualifiedCapacityName(name, r.driver)] -= q;
+  }
+}
+
+}  // namespace berth::dra

@@ -1,0 +1,97 @@
+#include "dra/pool_cache.h"
+
+#include <algorithm>
+#include <iterator>
+#include <utility>
+
+#include "dra/allocator_impl.h"
+
+namespace berth::dra {
+
+SliceIndex::SliceIndex(Features features, std::vector<std::shared_ptr<const ResourceSlice>> slices)
+    : features_(features), owned_(std::move(slices)) {
+  for (const auto& s : owned_) {
+    if (!s) continue;
+    slice_order_.emplace(s.get(), all_slices_.size());
+    all_slices_.push_back(s.get());
+    if (s->spec.node_name && !s->spec.node_name->empty()) {
+      slices_on_node_[*s->spec.node_name].push_back(s.get());
+    } else {
+      slices_shared_.push_back(s.get());
+      if (s->spec.node_selector || s->spec.per_device_node_selection)
+        shared_depend_on_labels_ = true;
+    }
+  }
+}
+
+std::shared_ptr<const NodePools> SliceIndex::PoolsFor(const Node& node) const {
+  {
+    std::shared_lock lock(pools_mu_);
+    auto it = pools_.find(node.metadata.name);
+    if (it != pools_.end() &&
+        (!it->second->depends_on_labels || it->second->labels == node.metadata.labels))
+      return it->second;
+  }
+  std::shared_ptr<const NodePools> built = Gather(node);
+  std::unique_lock lock(pools_mu_);
+  ++pool_builds_;
+  pools_[node.metadata.name] = built;
+  return built;
+}
+
+std::shared_ptr<const NodePools> SliceIndex::Gather(const Node& node) const {
+  // The node's own slices and those without a node name, in input order.
+  static const std::vector<const ResourceSlice*> kNone;
+  auto own = slices_on_node_.find(node.metadata.name);
+  const auto& mine = own == slices_on_node_.end() ? kNone : own->second;
+  std::vector<const ResourceSlice*> candidates;
+  candidates.reserve(mine.size() + slices_shared_.size());
+  std::merge(mine.begin(), mine.end(), slices_shared_.begin(), slices_shared_.end(),
+             std::back_inserter(candidates), [&](const ResourceSlice* x, const ResourceSlice* y) {
+               return slice_order_.at(x) < slice_order_.at(y);
+             });
+  auto out = std::make_shared<NodePools>();
+  out->pools = internal::GatherPools(candidates, all_slices_, node, features_);
+  if (shared_depend_on_labels_) {
+    out->depends_on_labels = true;
+    out->labels = node.metadata.labels;
+  }
+  return out;
+}
+
+std::shared_ptr<const Result<cel::dra::PreparedDevice>> SliceIndex::Prepared(
+    const Device& d, const std::string& driver) const {
+  {
+    std::shared_lock lock(prepared_mu_);
+    if (auto it = prepared_.find(&d); it != prepared_.end()) return it->second;
+  }
+  cel::dra::Device cd;
+  cd.driver = driver;
+  for (const auto& [name, v] : d.attributes) cd.attributes.emplace_back(name, ToCel(v));
+  for (const auto& [name, c] : d.capacity) cd.capacity.emplace_back(name, c.value);
+  cd.allow_multiple_allocations = d.allow_multiple_allocations;
+  auto p = std::make_shared<const Result<cel::dra::PreparedDevice>>(
+      cel::dra::PreparedDevice::Prepare(cd));
+  std::unique_lock lock(prepared_mu_);
+  return prepared_.emplace(&d, std::move(p)).first->second;
+}
+
+size_t SliceIndex::pool_builds() const {
+  std::shared_lock lock(pools_mu_);
+  return pool_builds_;
+}
+
+std::shared_ptr<const SliceIndex> PoolCache::For(
+    std::vector<std::shared_ptr<const ResourceSlice>> slices) {
+  std::lock_guard lock(mu_);
+  if (index_ && index_->slices() == slices) return index_;
+  index_ = std::make_shared<const SliceIndex>(features_, std::move(slices));
+  return index_;
+}
+
+void PoolCache::Invalidate() {
+  std::lock_guard lock(mu_);
+  index_.reset();
+}
+
+}  // namespace berth::dra

@@ -1,0 +1,95 @@
+// What the allocator derives from the ResourceSlices alone, kept across scheduling cycles:
+// the slices indexed by node, each node's gathered pools, and each device in the form CEL
+// selectors read. A cycle's Allocator borrows the index; none of it depends on the claims or
+// on what is allocated.
+//
+//   dra::PoolCache cache(features);                       // one per plugin
+//   auto index = cache.For(listers.ListResourceSlices()); // each cycle: the same index while
+//                                                         // the slices are the same objects
+//   dra::Allocator alloc(features, state, classes, index, &cel_cache);
+//
+// Invalidation is by identity: listers hand out immutable snapshots, so a slice that is added,
+// updated or deleted changes the list of pointers, and For() then builds a new index (the old
+// one lives on while a cycle still holds it). A node's pools also depend on its labels when a
+// slice selects nodes by selector; they are rebuilt when the labels differ.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "berth/api/objects.h"
+#include "berth/api/resource_claims.h"
+#include "berth/api/result.h"
+#include "cel/dra.h"
+#include "dra/allocator.h"
+#include "dra/internal.h"
+
+namespace berth::dra {
+
+// The pools one node reaches (internal::GatherPools), with what they were computed from.
+struct NodePools {
+  std::vector<internal::Pool> pools;
+  // Set when a slice reaching (or not) the node depends on more than its name: the labels the
+  // pools were computed for.
+  bool depends_on_labels = false;
+  Labels labels;
+};
+
+class SliceIndex {
+ public:
+  SliceIndex(Features features, std::vector<std::shared_ptr<const ResourceSlice>> slices);
+  SliceIndex(const SliceIndex&) = delete;
+  SliceIndex& operator=(const SliceIndex&) = delete;
+
+  // The pools `node` reaches, computed on first use and reused while the node's labels (when
+  // they matter) stay the same. Thread-safe.
+  std::shared_ptr<const NodePools> PoolsFor(const Node& node) const;
+  // A device in the form selectors read, prepared on first use. Thread-safe.
+  std::shared_ptr<const Result<cel::dra::PreparedDevice>> Prepared(const Device& d,
+                                                                   const std::string& driver) const;
+
+  const std::vector<std::shared_ptr<const ResourceSlice>>& slices() const { return owned_; }
+  const Features& features() const { return features_; }
+  // How many times PoolsFor gathered a node's pools (for tests of the cache).
+  size_t pool_builds() const;
+
+ private:
+  std::shared_ptr<const NodePools> Gather(const Node& node) const;
+
+  const Features features_;
+  std::vector<std::shared_ptr<const ResourceSlice>> owned_;
+  std::vector<const ResourceSlice*> all_slices_;
+  std::unordered_map<std::string, std::vector<const ResourceSlice*>> slices_on_node_;
+  std::vector<const ResourceSlice*> slices_shared_;  // without a node name
+  // Whether a slice without a node name selects nodes by selector, or per device.
+  bool shared_depend_on_labels_ = false;
+  std::unordered_map<const ResourceSlice*, size_t> slice_order_;
+
+  mutable std::shared_mutex pools_mu_;
+  mutable std::unordered_map<std::string, std::shared_ptr<const NodePools>> pools_;
+  mutable size_t pool_builds_ = 0;
+  mutable std::shared_mutex prepared_mu_;
+  mutable std::unordered_map<const Device*, std::shared_ptr<const Result<cel::dra::PreparedDevice>>>
+      prepared_;
+};
+
+// Hands out the SliceIndex of the current slices, rebuilt only when they change. Thread-safe.
+class PoolCache {
+ public:
+  explicit PoolCache(Features features) : features_(features) {}
+  std::shared_ptr<const SliceIndex> For(std::vector<std::shared_ptr<const ResourceSlice>> slices);
+  // Drops the index (the next For() builds a new one), e.g. on a slice event.
+  void Invalidate();
+
+ private:
+  const Features features_;
+  std::mutex mu_;
+  std::shared_ptr<const SliceIndex> index_;
+};
+
+}  // namespace berth::dra
