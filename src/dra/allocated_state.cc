@@ -24,6 +24,15 @@ void AddAllocation(AllocatedState& state, const AllocationResult& allocation) {
   }
 }
 
+void IndexByPool(AllocatedState& state) {
+  state.by_pool.clear();
+  for (const DeviceId& id : state.allocated)
+    state.by_pool[{id.driver, id.pool}].exclusive.push_back(id.device);
+  for (const auto& [id, amounts] : state.consumed_capacity)
+    state.by_pool[{id.driver, id.pool}].shared.push_back(id.device);
+  state.indexed = true;
+}
+
 AllocatedState AllocatedStateOf(const std::vector<std::shared_ptr<const ResourceClaim>>& claims) {
   AllocatedState state;
   for (const auto& c : claims) {

@@ -1,10 +1,22 @@
 #include "dra/allocated_tracker.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "dra/internal.h"
 
 namespace berth::dra {
+namespace {
+
+void Unindex(AllocatedState& state, const DeviceId& id, std::vector<std::string> PoolHeld::*list) {
+  auto it = state.by_pool.find(std::pair<std::string_view, std::string_view>(id.driver, id.pool));
+  if (it == state.by_pool.end()) return;
+  auto& names = it->second.*list;
+  if (auto n = std::find(names.begin(), names.end(), id.device); n != names.end()) names.erase(n);
+  if (it->second.exclusive.empty() && it->second.shared.empty()) state.by_pool.erase(it);
+}
+
+}  // namespace
 
 std::shared_ptr<const AllocatedState> AllocatedStateTracker::Update(
     const std::vector<std::shared_ptr<const ResourceClaim>>& claims) {
@@ -53,11 +65,14 @@ void AllocatedStateTracker::Add(const AllocationResult& allocation) {
     if (r.admin_access.value_or(false)) continue;  // as AddAllocation
     DeviceId id{r.driver, r.pool, r.device};
     if (!r.share_id) {
-      if (exclusive_refs_[id]++ == 0) Mutable().allocated.insert(std::move(id));
+      if (exclusive_refs_[id]++ > 0) continue;
+      AllocatedState& state = Mutable();
+      state.by_pool[{id.driver, id.pool}].exclusive.push_back(id.device);
+      state.allocated.insert(std::move(id));
       continue;
     }
-    ++shared_refs_[id];
     AllocatedState& state = Mutable();
+    if (shared_refs_[id]++ == 0) state.by_pool[{id.driver, id.pool}].shared.push_back(id.device);
     state.allocated_shared.insert(SharedDeviceId{id, *r.share_id});
     CapacityAmounts& sum = state.consumed_capacity[id];
     for (const auto& [name, q] : r.consumed_capacity)
@@ -73,7 +88,9 @@ void AllocatedStateTracker::Remove(const AllocationResult& allocation) {
       auto it = exclusive_refs_.find(id);
       if (it == exclusive_refs_.end() || --it->second > 0) continue;
       exclusive_refs_.erase(it);
-      Mutable().allocated.erase(id);
+      AllocatedState& state = Mutable();
+      Unindex(state, id, &PoolHeld::exclusive);
+      state.allocated.erase(id);
       continue;
     }
     AllocatedState& state = Mutable();
@@ -81,6 +98,7 @@ void AllocatedStateTracker::Remove(const AllocationResult& allocation) {
     auto refs = shared_refs_.find(id);
     if (refs != shared_refs_.end() && --refs->second == 0) {
       shared_refs_.erase(refs);
+      Unindex(state, id, &PoolHeld::shared);
       state.consumed_capacity.erase(id);
       continue;
     }

@@ -40,7 +40,11 @@ class AllocatedStateTracker {
   AllocatedState& Mutable();
 
   mutable std::mutex mu_;
-  std::shared_ptr<AllocatedState> state_ = std::make_shared<AllocatedState>();
+  std::shared_ptr<AllocatedState> state_ = [] {
+    auto s = std::make_shared<AllocatedState>();
+    s->indexed = true;
+    return s;
+  }();
   std::unordered_map<const ResourceClaim*, Known> known_;
   // How many allocations hold each device, so that one going away frees it only when it was
   // the last (exclusive and shared allocations counted apart).

@@ -46,7 +46,10 @@ std::string RandomShareId() {
 Allocator::Allocator(Features features, AllocatedState allocated, DeviceClassLookup classes,
                      std::vector<std::shared_ptr<const ResourceSlice>> slices,
                      cel::dra::SelectorCache* cache)
-    : Allocator(features, std::make_shared<const AllocatedState>(std::move(allocated)),
+    : Allocator(features, std::make_shared<const AllocatedState>([&] {
+                  if (!allocated.indexed) IndexByPool(allocated);
+                  return std::move(allocated);
+                }()),
                 std::move(classes), std::make_shared<const SliceIndex>(features, std::move(slices)),
                 cache) {}
 

@@ -22,6 +22,8 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "berth/api/objects.h"
@@ -62,12 +64,47 @@ struct SharedDeviceId {
 // Capacity name -> amount.
 using CapacityAmounts = FlatMap<std::string, Quantity>;
 
+// The names of a pool's devices that allocated claims hold, exclusively or shared.
+struct PoolHeld {
+  std::vector<std::string> exclusive;
+  std::vector<std::string> shared;
+};
+
+// (driver, pool) -> PoolHeld, looked up by string_views without copying the names.
+struct PoolKeyHash {
+  using is_transparent = void;
+  size_t operator()(std::pair<std::string_view, std::string_view> k) const noexcept {
+    std::hash<std::string_view> h;
+    return h(k.first) ^ (h(k.second) * 1000003);
+  }
+  size_t operator()(const std::pair<std::string, std::string>& k) const noexcept {
+    return (*this)(std::pair<std::string_view, std::string_view>(k.first, k.second));
+  }
+};
+struct PoolKeyEq {
+  using is_transparent = void;
+  template <class A, class B>
+  bool operator()(const A& a, const B& b) const noexcept {
+    return std::string_view(a.first) == std::string_view(b.first) &&
+           std::string_view(a.second) == std::string_view(b.second);
+  }
+};
+using PoolHeldIndex =
+    std::unordered_map<std::pair<std::string, std::string>, PoolHeld, PoolKeyHash, PoolKeyEq>;
+
 // What the claims already allocated hold. Allocations with admin access hold nothing.
 struct AllocatedState {
   std::set<DeviceId> allocated;                           // devices allocated exclusively
   std::set<SharedDeviceId> allocated_shared;              // allocations with a shareID
   std::map<DeviceId, CapacityAmounts> consumed_capacity;  // summed over the shared allocations
+  // `allocated` and the devices of `consumed_capacity` by pool, for the allocator's lookups
+  // node by node. The allocator fills it when `indexed` is false.
+  PoolHeldIndex by_pool;
+  bool indexed = false;
 };
+
+// Fills state.by_pool from the sets above.
+void IndexByPool(AllocatedState& state);
 
 // Adds one claim's allocation to `state`.
 void AddAllocation(AllocatedState& state, const AllocationResult& allocation);

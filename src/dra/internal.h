@@ -2,6 +2,7 @@
 // consumable capacity.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -32,6 +33,10 @@ struct Pool {
   std::vector<const ResourceSlice*> slices_not_targeting_node;
   // Counter set name -> its counters (from the slices with sharedCounters).
   std::map<std::string, const CounterSet*> counter_sets;
+  // Per slice of slices_targeting_node: the position of its first device among all the
+  // devices of the node's pools (SliceIndex numbers them), so a search can keep per-device
+  // facts in a flat array.
+  std::vector<uint32_t> device_base;
   std::string Id() const { return driver + "/" + name; }
 };
 

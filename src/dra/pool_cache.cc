@@ -52,6 +52,12 @@ std::shared_ptr<const NodePools> SliceIndex::Gather(const Node& node) const {
              });
   auto out = std::make_shared<NodePools>();
   out->pools = internal::GatherPools(candidates, all_slices_, node, features_);
+  for (internal::Pool& pool : out->pools) {
+    for (const ResourceSlice* s : pool.slices_targeting_node) {
+      pool.device_base.push_back(out->device_count);
+      out->device_count += static_cast<uint32_t>(s->spec.devices.size());
+    }
+  }
   if (shared_depend_on_labels_) {
     out->depends_on_labels = true;
     out->labels = node.metadata.labels;

@@ -34,6 +34,7 @@ namespace berth::dra {
 // The pools one node reaches (internal::GatherPools), with what they were computed from.
 struct NodePools {
   std::vector<internal::Pool> pools;
+  uint32_t device_count = 0;  // devices of the pools' slices_targeting_node, numbered
   // Set when a slice reaching (or not) the node depends on more than its name: the labels the
   // pools were computed for.
   bool depends_on_labels = false;

@@ -28,10 +28,11 @@ std::string ClaimRef(const ResourceClaim& c) {
 
 // A candidate device and where it lives.
 struct DeviceRef {
-  DeviceId id;
   const Device* device = nullptr;
   const ResourceSlice* slice = nullptr;
   const Pool* pool = nullptr;
+  uint32_t index = 0;  // among the node's devices (Pool::device_base)
+  DeviceId Id() const { return DeviceId{pool->driver, pool->name, device->name}; }
 };
 
 // One request, or one subrequest of a firstAvailable list.
@@ -74,7 +75,7 @@ const DeviceAttribute* LookupAttribute(const Device& d, const std::string& drive
 
 bool Add(Constraint& c, const std::string& request, const std::string& sub, const DeviceRef& d) {
   if (!c.Applies(request, sub)) return true;
-  const DeviceAttribute* a = LookupAttribute(*d.device, d.id.driver, c.attribute);
+  const DeviceAttribute* a = LookupAttribute(*d.device, d.pool->driver, c.attribute);
   if (a == nullptr) return false;
   if (c.match) {
     if (c.count == 0) {
@@ -96,7 +97,7 @@ void Remove(Constraint& c, const std::string& request, const std::string& sub, c
     --c.count;
     return;
   }
-  const DeviceAttribute* a = LookupAttribute(*d.device, d.id.driver, c.attribute);
+  const DeviceAttribute* a = LookupAttribute(*d.device, d.pool->driver, c.attribute);
   if (a == nullptr) return;
   if (auto it = std::find(c.seen.begin(), c.seen.end(), *a); it != c.seen.end()) c.seen.erase(it);
 }
@@ -160,20 +161,43 @@ class Search {
   Result<bool> Selectable(const Indices& r, const RequestData& rd, const DeviceRef& d);
   Result<bool> SelectorsMatch(int claim, const DeviceRef& d, const DeviceClass* cls,
                               const std::vector<DeviceSelector>& selectors);
-  std::optional<CapacityAmounts> Capacity(const RequestData& rd, const DeviceRef& d) const;
+  std::optional<CapacityAmounts> Capacity(const RequestData& rd, const DeviceRef& d);
   bool CheckCounters(const DeviceRef& d);
   void ReleaseCounters(const DeviceRef& d);
-  bool InUse(const DeviceId& id) const {
-    if (a_.state->allocated.count(id)) return true;
-    auto it = allocating_.find(id);
-    return it != allocating_.end() && !it->second.empty();
+  // What the allocated claims hold in one pool of the node, gathered on first use.
+  struct PoolUse {
+    bool ready = false;
+    std::vector<const std::string*> exclusive;  // device names
+    std::vector<std::pair<const std::string*, const CapacityAmounts*>> consumed;
+  };
+  const PoolUse& UseOf(const Pool* pool);
+  bool StateHolds(const DeviceRef& d) {
+    for (const std::string* name : UseOf(d.pool).exclusive)
+      if (*name == d.device->name) return true;
+    return false;
   }
-  bool AllocatingFor(const DeviceId& id, int claim) const {
-    auto it = allocating_.find(id);
-    return it != allocating_.end() && it->second.count(claim) > 0;
+  const CapacityAmounts* StateConsumed(const DeviceRef& d) {
+    for (const auto& [name, amounts] : UseOf(d.pool).consumed)
+      if (*name == d.device->name) return amounts;
+    return nullptr;
   }
-  bool CapacityInUse(const DeviceId& id) const {
-    return a_.state->consumed_capacity.count(id) > 0 || allocating_capacity_.count(id) > 0;
+  bool InUse(const DeviceRef& d) {
+    for (const auto& [device, claim] : allocating_)
+      if (device == d.device) return true;
+    return StateHolds(d);
+  }
+  bool AllocatingFor(const DeviceRef& d, int claim) const {
+    for (const auto& a : allocating_)
+      if (a.first == d.device && a.second == claim) return true;
+    return false;
+  }
+  CapacityAmounts* AllocatingCapacity(const Device* device) {
+    for (auto& [dev, amounts] : allocating_capacity_)
+      if (dev == device) return &amounts;
+    return nullptr;
+  }
+  bool CapacityInUse(const DeviceRef& d) {
+    return AllocatingCapacity(d.device) != nullptr || StateConsumed(d) != nullptr;
   }
   Step Fail(std::string message) {
     error_ = std::move(message);
@@ -190,10 +214,17 @@ class Search {
   std::vector<std::vector<int>> selected_sub_;
   std::vector<std::vector<Constraint>> constraints_;
   std::vector<std::vector<DeviceResult>> results_;
-  std::map<DeviceId, std::set<int>> allocating_;
-  std::map<DeviceId, CapacityAmounts> allocating_capacity_;
+  std::vector<PoolUse> pool_use_;  // per pool of *pools_
+  // Devices taken by this search: exclusively (device, claim), and shared with the capacity
+  // taken. Devices are told apart by address: one search sees each device of a valid pool once.
+  std::vector<std::pair<const Device*, int>> allocating_;
+  std::vector<std::pair<const Device*, CapacityAmounts>> allocating_capacity_;
   std::unordered_map<const Pool*, std::map<std::string, Counters>> consumed_counters_;
-  std::map<std::tuple<const Device*, int, int, int>, bool> matches_;
+  // Whether a device is selectable for a request: per request slot (slot_base_ + subrequest)
+  // and device index; -1 unknown.
+  std::vector<std::vector<int>> slot_base_;
+  int slots_ = 0;
+  std::vector<int8_t> matches_;
   std::string error_;
 };
 
@@ -241,9 +272,11 @@ Result<RequestData> Search::Validate(int c, int r, const DeviceRequest& parent, 
     if (pool.invalid)
       return Error{where + ": asks for all devices, but resource pool " + pool.Id() +
                    " is currently invalid"};
-    for (const ResourceSlice* s : pool.slices_targeting_node) {
-      for (const Device& d : s->spec.devices) {
-        DeviceRef ref{{s->spec.driver, s->spec.pool.name, d.name}, &d, s, &pool};
+    for (size_t si = 0; si < pool.slices_targeting_node.size(); ++si) {
+      const ResourceSlice* s = pool.slices_targeting_node[si];
+      for (size_t di = 0; di < s->spec.devices.size(); ++di) {
+        DeviceRef ref{&s->spec.devices[di], s, &pool,
+                      pool.device_base[si] + static_cast<uint32_t>(di)};
         auto ok = Selectable(Indices{c, r, std::max(sub, 0), 0}, rd, ref);
         if (!ok.ok()) return ok.error();
         if (!*ok) continue;
@@ -265,11 +298,13 @@ Result<bool> Search::SelectorsMatch(int claim, const DeviceRef& d, const DeviceC
   for (size_t i = 0; i < selectors.size(); ++i) {
     auto sel = a_.cache->GetOrCompile(selectors[i].cel_expression);
     if (!sel->ok()) return Error{where(i) + ": CEL compile error: " + sel->error().message};
-    auto prepared = a_.Prepared(*d.device, d.id.driver);
-    const std::string runtime = where(i) + " on device " + d.id.String() + ": CEL runtime error: ";
-    if (!prepared->ok()) return Error{runtime + prepared->error().message};
+    auto prepared = a_.Prepared(*d.device, d.pool->driver);
+    auto runtime = [&](const std::string& message) {
+      return Error{where(i) + " on device " + d.Id().String() + ": CEL runtime error: " + message};
+    };
+    if (!prepared->ok()) return runtime(prepared->error().message);
     auto m = (*sel)->Matches(**prepared);
-    if (!m.ok()) return Error{runtime + m.error().message};
+    if (!m.ok()) return runtime(m.error().message);
     if (!*m) return false;
   }
   return true;
@@ -279,9 +314,14 @@ Result<bool> Search::SelectorsMatch(int claim, const DeviceRef& d, const DeviceC
 // device and request for the duration of the call.
 Result<bool> Search::Selectable(const Indices& r, const RequestData& rd, const DeviceRef& d) {
   if (!a_.features.binding_conditions && !d.device->binding_conditions.empty()) return false;
-  const auto key = std::make_tuple(d.device, r.claim, r.request, r.sub);
-  if (auto it = matches_.find(key); it != matches_.end()) return it->second;
-  auto remember = [&](bool v) { return matches_[key] = v; };
+  int8_t& memo = matches_[static_cast<size_t>(slot_base_[r.claim][r.request] + r.sub) *
+                              node_pools_->device_count +
+                          d.index];
+  if (memo >= 0) return memo == 1;
+  auto remember = [&](bool v) {
+    memo = v ? 1 : 0;
+    return v;
+  };
   if (rd.device_class) {
     auto m = SelectorsMatch(r.claim, d, rd.device_class.get(), rd.device_class->spec.selectors);
     if (!m.ok()) return m.error();
@@ -297,15 +337,24 @@ Result<bool> Search::Selectable(const Indices& r, const RequestData& rd, const D
   return remember(true);
 }
 
-std::optional<CapacityAmounts> Search::Capacity(const RequestData& rd, const DeviceRef& d) const {
-  const CapacityAmounts* consumed = nullptr;
-  if (auto it = a_.state->consumed_capacity.find(d.id); it != a_.state->consumed_capacity.end())
-    consumed = &it->second;
-  const CapacityAmounts* allocating = nullptr;
-  if (auto it = allocating_capacity_.find(d.id); it != allocating_capacity_.end())
-    allocating = &it->second;
-  return internal::ConsumedCapacityFor(*d.device, d.id.driver, rd.spec->capacity_requests, consumed,
-                                       allocating);
+std::optional<CapacityAmounts> Search::Capacity(const RequestData& rd, const DeviceRef& d) {
+  return internal::ConsumedCapacityFor(*d.device, d.pool->driver, rd.spec->capacity_requests,
+                                       StateConsumed(d), AllocatingCapacity(d.device));
+}
+
+const Search::PoolUse& Search::UseOf(const Pool* pool) {
+  PoolUse& use = pool_use_[static_cast<size_t>(pool - pools_->data())];
+  if (use.ready) return use;
+  use.ready = true;
+  const auto& by_pool = a_.state->by_pool;
+  auto it = by_pool.find(std::pair<std::string_view, std::string_view>(pool->driver, pool->name));
+  if (it == by_pool.end()) return use;
+  for (const std::string& name : it->second.exclusive) use.exclusive.push_back(&name);
+  for (const std::string& name : it->second.shared) {
+    auto c = a_.state->consumed_capacity.find(DeviceId{pool->driver, pool->name, name});
+    if (c != a_.state->consumed_capacity.end()) use.consumed.emplace_back(&name, &c->second);
+  }
+  return use;
 }
 
 bool Search::CheckCounters(const DeviceRef& d) {
@@ -346,11 +395,11 @@ Step Search::AllocateDevice(const Indices& r, const DeviceRef& d, bool must, Pla
   const ResourceClaim& claim = *claims_[r.claim];
   const RequestData& rd = Data(r.claim, r.request, r.sub);
   const bool multi = a_.features.consumable_capacity && d.device->allow_multiple_allocations;
-  if (!multi && rd.admin_access && AllocatingFor(d.id, r.claim)) return Step::kNo;
-  if (!rd.admin_access && InUse(d.id)) return Step::kNo;
+  if (!multi && rd.admin_access && AllocatingFor(d, r.claim)) return Step::kNo;
+  if (!rd.admin_access && InUse(d)) return Step::kNo;
   if (!a_.features.partitionable_devices && !d.device->consumes_counters.empty()) return Step::kNo;
   // A shared device already in use has had its counters taken by its first allocation.
-  const bool skip_counters = multi && CapacityInUse(d.id);
+  const bool skip_counters = multi && CapacityInUse(d);
   bool counters = false;
   if (!skip_counters && !d.device->consumes_counters.empty()) {
     if (!CheckCounters(d)) return Step::kNo;
@@ -372,7 +421,7 @@ Step Search::AllocateDevice(const Indices& r, const DeviceRef& d, bool must, Pla
     undo_counters();
     if (must) {
       return Fail("claim " + ClaimRef(claim) + ", request " + *rd.name + ": cannot add device " +
-                  d.id.String() + " because a claim constraint would not be satisfied");
+                  d.Id().String() + " because a claim constraint would not be satisfied");
     }
     return Step::kNo;
   }
@@ -387,15 +436,17 @@ Step Search::AllocateDevice(const Indices& r, const DeviceRef& d, bool must, Pla
     if (multi) {
       result.consumed_capacity = *taken;
       result.share_id = a_.share_ids();
-      auto& sum = allocating_capacity_[d.id];
+      CapacityAmounts* sum = AllocatingCapacity(d.device);
+      if (sum == nullptr)
+        sum = &allocating_capacity_.emplace_back(d.device, CapacityAmounts{}).second;
       for (const auto& [name, q] : *taken)
-        sum[internal::QualifiedCapacityName(name, d.id.driver)] += q;
+        (*sum)[internal::QualifiedCapacityName(name, d.pool->driver)] += q;
     }
   }
-  if (!multi) allocating_[d.id].insert(r.claim);
+  if (!multi) allocating_.emplace_back(d.device, r.claim);
   result.device = d.device;
   result.slice = d.slice;
-  result.id = d.id;
+  result.id = d.Id();
   result.request = *rd.name;
   if (rd.parent) result.parent_request = rd.parent->name;
   result.spec = rd.spec;
@@ -409,11 +460,12 @@ void Search::Deallocate(const Placed& p) {
   for (auto& c : constraints_[p.claim]) Remove(c, p.base, p.sub, p.dev);
   DeviceResult& last = results_[p.claim].back();
   if (p.multi) {
-    auto it = allocating_capacity_.find(p.dev.id);
+    auto it = std::find_if(allocating_capacity_.begin(), allocating_capacity_.end(),
+                           [&](const auto& a) { return a.first == p.dev.device; });
     if (it != allocating_capacity_.end()) {
       bool empty = true;
       for (const auto& [name, q] : last.consumed_capacity) {
-        Quantity& v = it->second[internal::QualifiedCapacityName(name, p.dev.id.driver)];
+        Quantity& v = it->second[internal::QualifiedCapacityName(name, p.dev.pool->driver)];
         v -= q;
         if (!v.IsZero()) empty = false;
       }
@@ -423,7 +475,9 @@ void Search::Deallocate(const Placed& p) {
       if (empty) allocating_capacity_.erase(it);
     }
   } else {
-    allocating_[p.dev.id].erase(p.claim);
+    auto it = std::find(allocating_.begin(), allocating_.end(),
+                        std::pair<const Device*, int>(p.dev.device, p.claim));
+    if (it != allocating_.end()) allocating_.erase(it);
   }
   if (p.counters) ReleaseCounters(p.dev);
   results_[p.claim].pop_back();
@@ -482,8 +536,8 @@ Step Search::AllocateOne(Indices r, bool in_sub, Location start) {
       const auto& devices = slice->spec.devices;
       const size_t device_start = p == start.pool && si == start.slice ? start.device : 0;
       for (size_t di = device_start; di < devices.size(); ++di) {
-        DeviceRef ref{{pool.driver, pool.name, devices[di].name}, &devices[di], slice, &pool};
-        if (rd.admin_access ? AllocatingFor(ref.id, r.claim) : InUse(ref.id)) continue;
+        DeviceRef ref{&devices[di], slice, &pool, pool.device_base[si] + static_cast<uint32_t>(di)};
+        if (rd.admin_access ? AllocatingFor(ref, r.claim) : InUse(ref)) continue;
         auto ok = Selectable(r, rd, ref);
         if (!ok.ok()) return Fail(ok.error().message);
         if (!*ok) continue;
@@ -505,6 +559,15 @@ Step Search::AllocateOne(Indices r, bool in_sub, Location start) {
 VoidResult Search::Setup() {
   node_pools_ = a_.index->PoolsFor(node_);
   pools_ = &node_pools_->pools;
+  pool_use_.resize(pools_->size());
+  slot_base_.resize(claims_.size());
+  for (size_t c = 0; c < claims_.size(); ++c) {
+    for (const DeviceRequest& req : claims_[c]->spec.devices.requests) {
+      slot_base_[c].push_back(slots_);
+      slots_ += std::max<int>(1, static_cast<int>(req.first_available.size()));
+    }
+  }
+  matches_.assign(static_cast<size_t>(slots_) * node_pools_->device_count, -1);
 
   const size_t n = claims_.size();
   data_.resize(n);
@@ -620,9 +683,11 @@ RequestDiagnosis Search::DiagnoseRequest(int c, int r, int sub) {
   d.all = rd.all;
   const Indices idx{c, r, sub, 0};
   for (const Pool& pool : *pools_) {
-    for (const ResourceSlice* slice : pool.slices_targeting_node) {
-      for (const Device& dev : slice->spec.devices) {
-        DeviceRef ref{{slice->spec.driver, slice->spec.pool.name, dev.name}, &dev, slice, &pool};
+    for (size_t si = 0; si < pool.slices_targeting_node.size(); ++si) {
+      const ResourceSlice* slice = pool.slices_targeting_node[si];
+      for (size_t di = 0; di < slice->spec.devices.size(); ++di) {
+        const Device& dev = slice->spec.devices[di];
+        DeviceRef ref{&dev, slice, &pool, pool.device_base[si] + static_cast<uint32_t>(di)};
         ++d.considered;
         if (!a_.features.binding_conditions && !dev.binding_conditions.empty()) continue;
         if (rd.device_class) {
@@ -637,13 +702,13 @@ RequestDiagnosis Search::DiagnoseRequest(int c, int r, int sub) {
         if (!sel.ok() || !*sel) continue;
         if (a_.features.consumable_capacity && !Capacity(rd, ref)) continue;
         ++d.capacity_fit;
-        if (!rd.admin_access && InUse(ref.id)) {
-          d.allocated.push_back(ref.id);
+        if (!rd.admin_access && InUse(ref)) {
+          d.allocated.push_back(ref.Id());
           continue;
         }
         const bool multi = a_.features.consumable_capacity && dev.allow_multiple_allocations;
         if (a_.features.partitionable_devices && !dev.consumes_counters.empty() &&
-            !(multi && CapacityInUse(ref.id))) {
+            !(multi && CapacityInUse(ref))) {
           if (!CheckCounters(ref)) {
             ++d.counters_exhausted;
             continue;
