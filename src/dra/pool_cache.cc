@@ -82,6 +82,27 @@ std::shared_ptr<const Result<cel::dra::PreparedDevice>> SliceIndex::Prepared(
   return prepared_.emplace(&d, std::move(p)).first->second;
 }
 
+int8_t NodePools::Remembered(const std::shared_ptr<const Result<cel::dra::Selector>>& selector,
+                             uint32_t index) const {
+  std::lock_guard lock(memo_mu_);
+  for (const auto& [sel, results] : memo_)
+    if (sel == selector) return index < results.size() ? results[index] : int8_t{-1};
+  return -1;
+}
+
+void NodePools::Remember(const std::shared_ptr<const Result<cel::dra::Selector>>& selector,
+                         uint32_t index, bool matches) const {
+  std::lock_guard lock(memo_mu_);
+  std::vector<int8_t>* results = nullptr;
+  for (auto& [sel, r] : memo_)
+    if (sel == selector) results = &r;
+  if (results == nullptr) {
+    if (memo_.size() >= kMaxRemembered) memo_.clear();
+    results = &memo_.emplace_back(selector, std::vector<int8_t>(device_count, -1)).second;
+  }
+  if (index < results->size()) (*results)[index] = matches ? 1 : 0;
+}
+
 size_t SliceIndex::pool_builds() const {
   std::shared_lock lock(pools_mu_);
   return pool_builds_;

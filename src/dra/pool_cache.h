@@ -39,6 +39,21 @@ struct NodePools {
   // pools were computed for.
   bool depends_on_labels = false;
   Labels labels;
+
+  // A selector's result on device `index` kept across cycles (neither changes): -1 unknown.
+  // Thread-safe.
+  int8_t Remembered(const std::shared_ptr<const Result<cel::dra::Selector>>& selector,
+                    uint32_t index) const;
+  void Remember(const std::shared_ptr<const Result<cel::dra::Selector>>& selector, uint32_t index,
+                bool matches) const;
+
+ private:
+  // Few selectors reach one node; the pointer held keeps its address from being reused.
+  static constexpr size_t kMaxRemembered = 16;
+  mutable std::mutex memo_mu_;
+  mutable std::vector<
+      std::pair<std::shared_ptr<const Result<cel::dra::Selector>>, std::vector<int8_t>>>
+      memo_;
 };
 
 class SliceIndex {

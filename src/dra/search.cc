@@ -241,36 +241,37 @@ Result<RequestData> Search::Validate(int c, int r, const DeviceRequest& parent, 
     rd.spec = parent.exactly ? &*parent.exactly : &kEmpty;
     rd.admin_access = parent.exactly && parent.exactly->admin_access;
   }
-  const std::string where = "claim " + ClaimRef(claim) + ", request " + *rd.name;
+  // Built only for an error: this runs for every node.
+  const auto where = [&] { return "claim " + ClaimRef(claim) + ", request " + *rd.name; };
   for (size_t i = 0; i < rd.spec->selectors.size(); ++i) {
     if (rd.spec->selectors[i].cel_expression.empty())
-      return Error{where + ", selector #" + std::to_string(i) +
+      return Error{where() + ", selector #" + std::to_string(i) +
                    ": CEL expression empty (unsupported selector type?)"};
   }
   if (!a_.features.admin_access && rd.admin_access)
-    return Error{where + ": admin access is requested, but the feature is disabled"};
+    return Error{where() + ": admin access is requested, but the feature is disabled"};
   const std::string& class_name = rd.spec->device_class_name;
   if (class_name.empty())
-    return Error{where + ": missing device class name (unsupported request type?)"};
+    return Error{where() + ": missing device class name (unsupported request type?)"};
   rd.device_class = a_.classes ? a_.classes(class_name) : nullptr;
   if (!rd.device_class)
-    return Error{where + ": could not retrieve device class " + class_name +
+    return Error{where() + ": could not retrieve device class " + class_name +
                  ": deviceclass.resource.k8s.io \"" + class_name + "\" not found"};
   const std::string& mode = rd.spec->allocation_mode;
   if (mode.empty() || mode == kAllocationModeExactCount) {
     if (rd.spec->count > std::numeric_limits<int>::max())
-      return Error{where + ": exact count " + std::to_string(rd.spec->count) + " is too large"};
+      return Error{where() + ": exact count " + std::to_string(rd.spec->count) + " is too large"};
     rd.num_devices = static_cast<int>(rd.spec->count);
     return rd;
   }
-  if (mode != kAllocationModeAll) return Error{where + ": unsupported count mode " + mode};
+  if (mode != kAllocationModeAll) return Error{where() + ": unsupported count mode " + mode};
   rd.all = true;
   for (const Pool& pool : *pools_) {
     if (pool.incomplete)
-      return Error{where + ": asks for all devices, but resource pool " + pool.Id() +
+      return Error{where() + ": asks for all devices, but resource pool " + pool.Id() +
                    " is currently being updated"};
     if (pool.invalid)
-      return Error{where + ": asks for all devices, but resource pool " + pool.Id() +
+      return Error{where() + ": asks for all devices, but resource pool " + pool.Id() +
                    " is currently invalid"};
     for (size_t si = 0; si < pool.slices_targeting_node.size(); ++si) {
       const ResourceSlice* s = pool.slices_targeting_node[si];
@@ -298,6 +299,10 @@ Result<bool> Search::SelectorsMatch(int claim, const DeviceRef& d, const DeviceC
   for (size_t i = 0; i < selectors.size(); ++i) {
     auto sel = a_.cache->GetOrCompile(selectors[i].cel_expression);
     if (!sel->ok()) return Error{where(i) + ": CEL compile error: " + sel->error().message};
+    if (int8_t known = node_pools_->Remembered(sel, d.index); known >= 0) {
+      if (known == 0) return false;
+      continue;
+    }
     auto prepared = a_.Prepared(*d.device, d.pool->driver);
     auto runtime = [&](const std::string& message) {
       return Error{where(i) + " on device " + d.Id().String() + ": CEL runtime error: " + message};
@@ -305,6 +310,7 @@ Result<bool> Search::SelectorsMatch(int claim, const DeviceRef& d, const DeviceC
     if (!prepared->ok()) return runtime(prepared->error().message);
     auto m = (*sel)->Matches(**prepared);
     if (!m.ok()) return runtime(m.error().message);
+    node_pools_->Remember(sel, d.index, *m);
     if (!*m) return false;
   }
   return true;
@@ -582,16 +588,16 @@ VoidResult Search::Setup() {
     int min_devices = 0;
     for (size_t r = 0; r < requests.size(); ++r) {
       const DeviceRequest& req = requests[r];
-      const std::string where = "claim " + ClaimRef(claim);
+      const auto where = [&] { return "claim " + ClaimRef(claim); };
       if (!req.first_available.empty()) {
         if (!a_.features.prioritized_list)
-          return Error{where + ", request " + req.name +
+          return Error{where() + ", request " + req.name +
                        ": has subrequests, but the DRAPrioritizedList feature is disabled"};
         int min_sub = std::numeric_limits<int>::max();
         for (size_t s = 0; s < req.first_available.size(); ++s) {
           if (!a_.features.consumable_capacity &&
               !req.first_available[s].request.capacity_requests.empty())
-            return Error{where + ", subrequest " + req.first_available[s].name +
+            return Error{where() + ", subrequest " + req.first_available[s].name +
                          ": has capacity requests, but the DRAConsumableCapacity feature is "
                          "disabled"};
           auto rd = Validate(static_cast<int>(c), static_cast<int>(r), req, static_cast<int>(s));
@@ -604,7 +610,7 @@ VoidResult Search::Setup() {
       }
       if (!a_.features.consumable_capacity && req.exactly &&
           !req.exactly->capacity_requests.empty())
-        return Error{where + ", request " + req.name +
+        return Error{where() + ", request " + req.name +
                      ": has capacity requests, but the DRAConsumableCapacity feature is disabled"};
       auto rd = Validate(static_cast<int>(c), static_cast<int>(r), req, -1);
       if (!rd.ok()) return rd.error();
