@@ -24,14 +24,16 @@ std::shared_ptr<const AllocatedState> AllocatedStateTracker::Update(
   const uint64_t epoch = ++epoch_;
   size_t seen = 0;
   for (const auto& c : claims) {
-    if (!c || !c->status.allocation) continue;
+    if (!c) continue;
+    // A claim seen before is not read again: with thousands of claims, reading each one's
+    // status every cycle would cost more than the rest of the update.
     auto [it, added] = known_.try_emplace(c.get());
     if (it->second.seen == epoch) continue;  // listed twice: counted once
     it->second.seen = epoch;
     ++seen;
     if (!added) continue;
     it->second.claim = c;
-    Add(*c->status.allocation);
+    if (c->status.allocation) Add(*c->status.allocation);
   }
   if (seen != known_.size()) {
     for (auto it = known_.begin(); it != known_.end();) {
@@ -39,7 +41,7 @@ std::shared_ptr<const AllocatedState> AllocatedStateTracker::Update(
         ++it;
         continue;
       }
-      Remove(*it->second.claim->status.allocation);
+      if (const auto& a = it->second.claim->status.allocation) Remove(*a);
       it = known_.erase(it);
     }
   }

@@ -25,6 +25,7 @@ namespace berth::dra {
 
 class AllocatedStateTracker {
  public:
+  // `claims` may include unallocated ones (they hold nothing).
   std::shared_ptr<const AllocatedState> Update(
       const std::vector<std::shared_ptr<const ResourceClaim>>& claims);
   // How many times Update() copied a state a cycle still held (for tests).

@@ -67,9 +67,10 @@ TEST(AllocatedStateTrackerTest, FollowsClaimsAddedChangedAndRemoved) {
   AllocatedStateTracker tracker;
   const ClaimPtr a = Claim("dev-a"), b = Claim("dev-b"), b_again = Claim("dev-b");
   const ClaimPtr s1 = Claim("dev-s", "s1", "1Gi"), s2 = Claim("dev-s", "s2", "2Gi");
+  const ClaimPtr none = std::make_shared<ResourceClaim>();  // not allocated
   const std::vector<std::vector<ClaimPtr>> steps = {
-      {a}, {a, b},    {a, b, s1, s2}, {b, s2}, {b, b_again, s2}, {b_again}, {b_again, s1, a},
-      {},  {a, s1, b}};
+      {a},       {a, none, b}, {a, b, s1, s2},   {b, s2}, {b, b_again, s2},
+      {b_again}, {none},       {b_again, s1, a}, {},      {a, s1, b}};
   for (const auto& claims : steps) {
     auto state = tracker.Update(claims);
     ExpectSameState(*state, AllocatedStateOf(claims));

@@ -145,7 +145,9 @@ Status DynamicResources::PreFilter(CycleState& state, const PodInfo& pod_info,
   if (!data->to_allocate.empty()) {
     // The devices every claim in use holds: the listers' claims, with this scheduler's
     // assumptions over them (allocations in flight and writes not yet listed).
-    data->allocator = MakeAllocator(ClaimsInUse());
+    // Unallocated claims included: the allocated-state tracker skips them without reading
+    // every claim again.
+    data->allocator = MakeAllocator(assumed_.Merge(dra->ListResourceClaims()));
   }
   data->claims = std::move(*claims);
   return Status::Success();
