@@ -60,8 +60,11 @@ Status DynamicResources::Reserve(CycleState& state, const PodInfo& /*pod*/,
   {
     std::lock_guard lock(data->mu);
     auto it = data->node_allocations.find(node);
-    if (it == data->node_allocations.end())
+    if (it == data->node_allocations.end()) {
+      // Only extended resources, all from the node's device plugins: nothing to allocate.
+      if (data->extended && !data->extended->has_user_claims) return Status::Success();
       return Status::Error("claim allocation not found for node");
+    }
     allocations = it->second;
   }
   if (allocations.size() != data->to_allocate.size()) {
@@ -83,6 +86,7 @@ void DynamicResources::Unreserve(CycleState& state, const PodInfo& pod_info,
                                  const std::string& /*node*/) {
   CycleData* data = state.ReadMutable(kStateKey);
   if (!data || data->claims.empty()) return;
+  if (data->extended) UnreserveExtended(*data);
   const Pod& pod = *pod_info.pod;
   DraWriter* writer = DraWriterOf(handle_->writer());
   for (const Ptr<ResourceClaim>& claim : data->claims) {
@@ -114,7 +118,7 @@ Status DynamicResources::PreBindPreFlightCheck(CycleState& state, const PodInfo&
 }
 
 Status DynamicResources::PreBind(CycleState& state, const PodInfo& pod_info,
-                                 const std::string& /*node*/) {
+                                 const std::string& node) {
   CycleData* data = state.ReadMutable(kStateKey);
   if (!data || data->claims.empty()) return Status::Success();
   const Pod& pod = *pod_info.pod;
@@ -123,6 +127,10 @@ Status DynamicResources::PreBind(CycleState& state, const PodInfo& pod_info,
   const DraListers* dra = listers();
   bool wait_for_binding = false;
   for (size_t index = 0; index < data->claims.size(); ++index) {
+    if (data->extended && index == data->extended->index) {
+      if (Status s = PreBindExtended(*data, pod, node); !s.IsSuccess()) return s;
+      continue;
+    }
     Ptr<ResourceClaim> claim = data->claims[index];
     if (IsReservedForPod(pod, *claim)) continue;
     const std::optional<AllocationResult>& allocation =
