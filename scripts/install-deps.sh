@@ -2,7 +2,7 @@
 # Installs every build and test dependency of Berth from Debian's packages.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache pkg-config
-      libyaml-dev libyaml-cpp-dev nlohmann-json3-dev libsimdjson-dev libcli11-dev libfmt-dev libspdlog-dev
+      libyaml-dev nlohmann-json3-dev libsimdjson-dev libcli11-dev libfmt-dev libspdlog-dev
       libboost1.81-dev libssl-dev libsqlite3-dev libmimalloc-dev abigail-tools
       libgtest-dev libgmock-dev libbenchmark-dev python3 python3-kubernetes jq curl openssl
       prometheus chromium clang libclang-rt-14-dev libtsan2)

@@ -323,6 +323,10 @@ DESCRIPTIONS = {
         "initContainerStatuses": "The state of each init container.",
         "message": "Why the pod is in this phase, for people.",
         "reason": "Why the pod is in this phase, in one CamelCase word.",
+        "extendedResourceClaimStatus": "The ResourceClaim the scheduler created for the "
+                                       "extended resources the pod requests that DeviceClasses "
+                                       "back (spec.extendedResourceName), and which container "
+                                       "request each of its device requests serves.",
     },
     "core.v1.PodCondition": {
         "": "One aspect of a pod's state.",
@@ -567,11 +571,27 @@ DESCRIPTIONS = {
             "satisfy and the configuration drivers receive for it. Cluster-scoped.",
         "spec": "The selectors and configuration of the class.",
     },
+    "core.v1.PodExtendedResourceClaimStatus": {
+        "": "The claim holding the devices allocated for a pod's extended resources.",
+        "resourceClaimName": "The name of the ResourceClaim, in the pod's namespace.",
+        "requestMappings": "Per container and extended resource: the device request of the "
+                           "claim that serves it.",
+    },
+    "core.v1.ContainerExtendedResourceRequest": {
+        "": "Which device request of the claim serves one container's extended resource.",
+        "containerName": "The container (or init container) that requests the resource.",
+        "resourceName": "The extended resource, as named in the container's requests.",
+        "requestName": "The request in the claim's spec.devices.requests.",
+    },
     "resource.v1.DeviceClassSpec": {
         "selectors": "CEL expressions a device must all satisfy to belong to the class.",
         "config": "Opaque configuration handed to the drivers of the allocated devices.",
         "extendedResourceName": "An extended resource name (`example.com/gpu`) pods may "
-                                "request through container resources instead of a claim.",
+                                "request through container resources instead of a claim; "
+                                "the scheduler allocates one device of the class per unit. "
+                                "Every class also answers to "
+                                "deviceclass.resource.kubernetes.io/<class name>. Where several "
+                                "classes name the same resource, the newest one serves it.",
     },
     "resource.v1.ResourceClaim": {
         "": "A request for devices, allocated by the scheduler and reserved for the pods that "

@@ -13,6 +13,7 @@
 #include "apiserver/field_types.h"
 #include "apiserver/field_validation.h"
 #include "apiserver/name_validation.h"
+#include "apiserver/pod_extended_resource_status.h"
 #include "apiserver/pod_label_keys.h"
 #include "apiserver/pod_resize.h"
 #include "apiserver/resource_validation.h"
@@ -572,6 +573,7 @@ VoidResult ValidateUpdate(const ResourceInfo& r, const Json& current, Json& next
   }
   const Json& new_spec = At(next, "spec");
   if (r.group.empty() && r.plural == "pods") {
+    if (auto ok = ValidatePodExtendedResourceClaimStatus(r, next); !ok.ok()) return ok;
     const bool fixed_same = Canonical(FixedPodSpec(old_spec)) == Canonical(FixedPodSpec(new_spec));
     const bool tolerations_added = Within(At(old_spec, "tolerations"), At(new_spec, "tolerations"));
     const bool gates_removed =

@@ -26,10 +26,14 @@
 #include "client/informer.h"
 #include "client/rest_client.h"
 #include "client/write_combiner.h"
+#include "framework/dra_extended_resources.h"
 
 namespace berth::client {
 
-class ApiClusterClient final : public ClusterClient, public DraListers, public DraWriter {
+class ApiClusterClient final : public ClusterClient,
+                               public DraListers,
+                               public DraWriter,
+                               public dra_extended::ExtendedResourceWriter {
  public:
   ApiClusterClient(std::unique_ptr<RestClient> rest,
                    std::function<void(const std::string&)> log = {});
@@ -91,6 +95,14 @@ class ApiClusterClient final : public ClusterClient, public DraListers, public D
   Ptr<DeviceClass> GetDeviceClass(std::string_view name) const override;
   std::vector<Ptr<DeviceClass>> ListDeviceClasses() const override;
   Result<Ptr<ResourceClaim>> UpdateResourceClaimStatus(const ResourceClaim& claim) override;
+  // --- ExtendedResourceWriter (api_cluster_client_extended.cc): POST of the claim, its
+  // deletion, and a merge patch of the pod's status (all synchronous: PreBind's writes).
+  Result<Ptr<ResourceClaim>> CreateResourceClaim(
+      const ResourceClaim& claim, std::string_view generate_name,
+      const std::vector<std::string>& finalizers) override;
+  VoidResult DeleteResourceClaim(const ResourceClaim& claim) override;
+  VoidResult SetPodExtendedResourceClaimStatus(const Pod& pod,
+                                               const nlohmann::json& status) override;
 
   VoidResult Bind(const Pod& pod, std::string_view node_name) override;
   VoidResult DeletePod(const Pod& pod, std::function<void(const Error&)> on_failure) override;

@@ -29,6 +29,12 @@ Result<std::vector<Object>> ListClusterObjects(RestClient& rest) {
       {"/apis/scheduling.x-k8s.io/v1alpha1/podgroups", "scheduling.x-k8s.io/v1alpha1", "PodGroup",
        false},
       {"/apis/scheduling.k8s.io/v1beta1/podgroups", "scheduling.k8s.io/v1beta1", "PodGroup", false},
+      // Dynamic Resource Allocation: what DynamicResources allocates from and explains.
+      {"/apis/resource.k8s.io/v1/deviceclasses", "resource.k8s.io/v1", "DeviceClass", false},
+      {"/apis/resource.k8s.io/v1/resourceslices", "resource.k8s.io/v1", "ResourceSlice", false},
+      {"/apis/resource.k8s.io/v1/resourceclaims", "resource.k8s.io/v1", "ResourceClaim", false},
+      {"/apis/resource.k8s.io/v1/resourceclaimtemplates", "resource.k8s.io/v1",
+       "ResourceClaimTemplate", false},
   };
   std::vector<Object> out;
   for (const Kind& k : kKinds) {

@@ -22,6 +22,7 @@ namespace features {
 inline constexpr std::string_view kPodLevelResources = "PodLevelResources";
 inline constexpr std::string_view kGenericWorkload = "GenericWorkload";
 inline constexpr std::string_view kGangScheduling = "GangScheduling";
+inline constexpr std::string_view kStorageCapacityScoring = "StorageCapacityScoring";
 }  // namespace features
 
 enum class FeatureStage { kAlpha, kBeta, kGA, kDeprecated };

@@ -397,7 +397,7 @@ ArgsResult DecodeVolumeBinding(const nlohmann::json* raw, const std::string& pat
     args->shape = DecodeShape(*list, f.PathOf("shape"), p);
   }
   if (args->shape.empty() && storage_capacity_scoring) {
-    // Favors nodes with the least free capacity (pack volumes tightly).
+    // Favors the lowest utilization: the node whose volumes leave the most room.
     args->shape = {{0, kMaxCustomPriorityScore}, {100, 0}};
   }
   if (p.ok()) ValidateVolumeBinding(*args, path, shape_given, storage_capacity_scoring, p);

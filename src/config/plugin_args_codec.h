@@ -18,12 +18,11 @@
 #include "berth/api/result.h"
 #include "berth/config/plugin_args.h"
 #include "berth/framework/registry.h"
+#include "framework/shape_score.h"  // kMaxCustomPriorityScore
 
 namespace berth::config {
 
 inline constexpr std::string_view kConfigApiVersion = "kubescheduler.config.k8s.io/v1";
-// Upper bound of shape scores (RequestedToCapacityRatio, VolumeBinding).
-inline constexpr int32_t kMaxCustomPriorityScore = 10;
 
 using ArgsResult = Result<std::shared_ptr<const PluginArgs>>;
 

@@ -1,12 +1,13 @@
 // Block-style YAML rendering of configuration documents (`berth config print-defaults`,
 // `berth config convert`).
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
+#include <yaml.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "config/load.h"
 
@@ -34,65 +35,111 @@ bool LooksLikeNonString(const std::string& s) {
   return false;
 }
 
-void EmitYaml(YAML::Emitter& out, const nlohmann::json& v) {
+// libyaml's emitter, fed events for one document, writing into a string.
+class Emitter {
+ public:
+  Emitter() {
+    ok_ = yaml_emitter_initialize(&emitter_) != 0;
+    if (!ok_) return;
+    yaml_emitter_set_output(&emitter_, &Emitter::Write, &text_);
+    yaml_emitter_set_indent(&emitter_, 2);
+    yaml_emitter_set_width(&emitter_, -1);  // never fold long scalars
+    yaml_emitter_set_unicode(&emitter_, 1);
+  }
+  ~Emitter() {
+    if (ok_) yaml_emitter_delete(&emitter_);
+  }
+  Emitter(const Emitter&) = delete;
+  Emitter& operator=(const Emitter&) = delete;
+
+  // Returns false once the emitter failed (it keeps failing afterwards).
+  bool Emit(yaml_event_t& event) {
+    ok_ = ok_ && yaml_emitter_emit(&emitter_, &event) != 0;
+    return ok_;
+  }
+  bool ok() const { return ok_; }
+  std::string& text() { return text_; }
+
+ private:
+  static int Write(void* data, unsigned char* buffer, size_t size) {
+    static_cast<std::string*>(data)->append(reinterpret_cast<const char*>(buffer), size);
+    return 1;
+  }
+
+  yaml_emitter_t emitter_{};
+  std::string text_;
+  bool ok_ = false;
+};
+
+bool Scalar(Emitter& out, std::string_view value, yaml_scalar_style_t style) {
+  yaml_event_t e;
+  yaml_scalar_event_initialize(&e, nullptr, nullptr,
+                               reinterpret_cast<yaml_char_t*>(const_cast<char*>(value.data())),
+                               static_cast<int>(value.size()), 1, 1, style);
+  return out.Emit(e);
+}
+
+// Strings that would read back as another type are double-quoted; the rest are plain where
+// YAML allows it (the emitter quotes what it must).
+bool String(Emitter& out, const std::string& s) {
+  return Scalar(out, s,
+                LooksLikeNonString(s) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_ANY_SCALAR_STYLE);
+}
+
+bool EmitYaml(Emitter& out, const nlohmann::json& v) {
+  yaml_event_t e;
   switch (v.type()) {
-    case nlohmann::json::value_t::object:
-      if (v.empty()) {
-        out << YAML::Flow << YAML::BeginMap << YAML::EndMap;
-        return;
-      }
-      out << YAML::BeginMap;
+    case nlohmann::json::value_t::object: {
+      // Empty collections are written `{}` / `[]`; the others in block style.
+      const auto style = v.empty() ? YAML_FLOW_MAPPING_STYLE : YAML_BLOCK_MAPPING_STYLE;
+      yaml_mapping_start_event_initialize(&e, nullptr, nullptr, 1, style);
+      if (!out.Emit(e)) return false;
       for (const auto& [key, value] : v.items()) {
-        out << YAML::Key;
-        if (LooksLikeNonString(key)) out << YAML::DoubleQuoted;
-        out << key << YAML::Value;
-        EmitYaml(out, value);
+        if (!String(out, key) || !EmitYaml(out, value)) return false;
       }
-      out << YAML::EndMap;
-      return;
-    case nlohmann::json::value_t::array:
-      if (v.empty()) {
-        out << YAML::Flow << YAML::BeginSeq << YAML::EndSeq;
-        return;
-      }
-      out << YAML::BeginSeq;
-      for (const auto& item : v) EmitYaml(out, item);
-      out << YAML::EndSeq;
-      return;
-    case nlohmann::json::value_t::string: {
-      const auto& s = v.get_ref<const std::string&>();
-      if (LooksLikeNonString(s)) out << YAML::DoubleQuoted;
-      out << s;
-      return;
+      yaml_mapping_end_event_initialize(&e);
+      return out.Emit(e);
     }
+    case nlohmann::json::value_t::array: {
+      const auto style = v.empty() ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE;
+      yaml_sequence_start_event_initialize(&e, nullptr, nullptr, 1, style);
+      if (!out.Emit(e)) return false;
+      for (const auto& item : v) {
+        if (!EmitYaml(out, item)) return false;
+      }
+      yaml_sequence_end_event_initialize(&e);
+      return out.Emit(e);
+    }
+    case nlohmann::json::value_t::string:
+      return String(out, v.get_ref<const std::string&>());
     case nlohmann::json::value_t::boolean:
-      out << v.get<bool>();
-      return;
+      return Scalar(out, v.get<bool>() ? "true" : "false", YAML_PLAIN_SCALAR_STYLE);
     case nlohmann::json::value_t::number_integer:
-      out << v.get<int64_t>();
-      return;
     case nlohmann::json::value_t::number_unsigned:
-      out << v.get<uint64_t>();
-      return;
     case nlohmann::json::value_t::number_float:
-      // JSON's shortest round-trip form is also a valid YAML float.
-      out << v.dump();
-      return;
+      // JSON's shortest round-trip form is also a valid YAML number.
+      return Scalar(out, v.dump(), YAML_PLAIN_SCALAR_STYLE);
     default:
-      out << YAML::Null;
-      return;
+      return Scalar(out, "null", YAML_PLAIN_SCALAR_STYLE);
   }
 }
 
 }  // namespace
 
 std::string JsonToYaml(const nlohmann::json& doc) {
-  YAML::Emitter out;
-  out.SetIndent(2);
-  out.SetSeqFormat(YAML::Block);
-  out.SetMapFormat(YAML::Block);
-  EmitYaml(out, doc);
-  std::string text = out.c_str();
+  Emitter out;
+  yaml_event_t e;
+  yaml_stream_start_event_initialize(&e, YAML_UTF8_ENCODING);
+  bool ok = out.Emit(e);
+  yaml_document_start_event_initialize(&e, nullptr, nullptr, nullptr, /*implicit=*/1);
+  ok = ok && out.Emit(e) && EmitYaml(out, doc);
+  yaml_document_end_event_initialize(&e, /*implicit=*/1);
+  ok = ok && out.Emit(e);
+  yaml_stream_end_event_initialize(&e);
+  ok = ok && out.Emit(e);
+  // The emitter fails only on events it cannot write, which a JSON document never produces.
+  if (!ok) return "# error: the document could not be written as YAML\n";
+  std::string text = std::move(out.text());
   if (text.empty() || text.back() != '\n') text += '\n';
   return text;
 }

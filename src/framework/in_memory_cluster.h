@@ -20,10 +20,14 @@
 #include "berth/api/resource_claims.h"
 #include "berth/framework/cluster.h"
 #include "berth/framework/dra.h"
+#include "framework/dra_extended_resources.h"
 
 namespace berth {
 
-class InMemoryCluster final : public ClusterClient, public DraListers, public DraWriter {
+class InMemoryCluster final : public ClusterClient,
+                              public DraListers,
+                              public DraWriter,
+                              public dra_extended::ExtendedResourceWriter {
  public:
   // --- loading (events are sent to the handler when one is set)
   void AddPod(Ptr<Pod> pod);
@@ -74,6 +78,14 @@ class InMemoryCluster final : public ClusterClient, public DraListers, public Dr
   std::vector<Ptr<DeviceClass>> ListDeviceClasses() const override;
   // --- DraWriter: a Conflict when the claim's uid or a given resourceVersion is stale.
   Result<Ptr<ResourceClaim>> UpdateResourceClaimStatus(const ResourceClaim& claim) override;
+  // --- ExtendedResourceWriter: the created claim is named generate_name + a counter; the pod's
+  // document gets status.extendedResourceClaimStatus (an update event).
+  Result<Ptr<ResourceClaim>> CreateResourceClaim(
+      const ResourceClaim& claim, std::string_view generate_name,
+      const std::vector<std::string>& finalizers) override;
+  VoidResult DeleteResourceClaim(const ResourceClaim& claim) override;
+  VoidResult SetPodExtendedResourceClaimStatus(const Pod& pod,
+                                               const nlohmann::json& status) override;
 
   void SetEventHandler(ClusterEventHandler* handler);
   void SetDelayedDelivery(bool delayed);

@@ -1,7 +1,8 @@
 // Dynamic Resource Allocation on the simulated nodes: each node publishes the ResourceSlices of
 // the drivers --node-devices gives it (as a DRA driver's resourceslice controller does), and
 // a pod with resource claims starts only once every claim is allocated and reserved for it
-// (as the kubelet's NodePrepareResources waits for).
+// (as the kubelet's NodePrepareResources waits for), the claim of its status's
+// extendedResourceClaimStatus (extended resources backed by DRA) included.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -169,21 +170,27 @@ void Impl::OnClaim(const Json& claim, bool gone) {
 
 bool Impl::ClaimsReady(const Pod& pod) const {
   if (!pod.raw) return true;
+  auto allocated_for_pod = [&](const std::string& name) {
+    auto it = claims.find(pod.metadata.namespace_ + "/" + name);
+    if (it == claims.end()) return false;
+    const Json& status = Member(it->second, "status");
+    if (Member(status, "allocation").is_null()) return false;
+    const Json& reserved = Member(status, "reservedFor");
+    return reserved.is_array() && std::any_of(reserved.begin(), reserved.end(), [&](const Json& r) {
+             return StringMember(r, "uid") == pod.metadata.uid;
+           });
+  };
+  // The claim the scheduler made for extended resources backed by DRA.
+  const std::string extended = StringMember(
+      Member(Member(*pod.raw, "status"), "extendedResourceClaimStatus"), "resourceClaimName");
+  if (!extended.empty() && !allocated_for_pod(extended)) return false;
   const Json& pod_claims = Member(Member(*pod.raw, "spec"), "resourceClaims");
   if (!pod_claims.is_array()) return true;
   for (const Json& c : pod_claims) {
     auto name = ClaimNameOf(*pod.raw, c);
     if (!name) return false;      // not generated yet
     if (name->empty()) continue;  // not needed
-    auto it = claims.find(pod.metadata.namespace_ + "/" + *name);
-    if (it == claims.end()) return false;
-    const Json& status = Member(it->second, "status");
-    if (Member(status, "allocation").is_null()) return false;
-    const Json& reserved = Member(status, "reservedFor");
-    if (!reserved.is_array() || std::none_of(reserved.begin(), reserved.end(), [&](const Json& r) {
-          return StringMember(r, "uid") == pod.metadata.uid;
-        }))
-      return false;
+    if (!allocated_for_pod(*name)) return false;
   }
   return true;
 }

@@ -204,5 +204,61 @@ TEST_F(DeviceWorkTest, PodWaitsUntilItsGeneratedClaimIsRecorded) {
       [&] { return Get("/api/v1/namespaces/default/pods/p")["status"]["phase"] == "Running"; }));
 }
 
+// Extended resources backed by DRA: the claim the scheduler names in the pod's
+// status.extendedResourceClaimStatus must be allocated and reserved for the pod too.
+TEST_F(DeviceWorkTest, PodWaitsForItsExtendedResourceClaim) {
+  StartKubelets({});
+  CreateNode("n1");
+  ASSERT_TRUE(RunUntil([&] { return kubelets_->stats().nodes == 1; }));
+  Json claim = {{"apiVersion", "resource.k8s.io/v1"},
+                {"kind", "ResourceClaim"},
+                {"metadata", {{"name", "p-extended-resources-abcde"}}},
+                {"spec", Json::object()}};
+  ASSERT_TRUE(rest_->Post(kClaims, claim).ok());
+  const Json gpu = {{"example.com/gpu", "1"}};
+  Json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", "p"}}},
+              {"spec",
+               {{"containers",
+                 {{{"name", "app"},
+                   {"image", "nginx"},
+                   {"resources", {{"requests", gpu}, {"limits", gpu}}}}}}}}};
+  auto made = rest_->Post("/api/v1/namespaces/default/pods", pod);
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  const std::string uid = (*made)["metadata"]["uid"];
+  // What the scheduler writes before binding the pod.
+  auto r = rest_->Patch("/api/v1/namespaces/default/pods/p/status",
+                        {{"status",
+                          {{"extendedResourceClaimStatus",
+                            {{"resourceClaimName", "p-extended-resources-abcde"},
+                             {"requestMappings",
+                              {{{"containerName", "app"},
+                                {"resourceName", "example.com/gpu"},
+                                {"requestName", "container-0-request-0"}}}}}}}}},
+                        "application/merge-patch+json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto bound = rest_->Post("/api/v1/namespaces/default/pods/p/binding",
+                           {{"apiVersion", "v1"},
+                            {"kind", "Binding"},
+                            {"metadata", {{"name", "p"}}},
+                            {"target", {{"kind", "Node"}, {"name", "n1"}}}});
+  ASSERT_TRUE(bound.ok()) << bound.error().message;
+  ASSERT_TRUE(RunUntil([&] { return kubelets_->stats().pods == 1; }));
+  clock_.Advance(seconds(1));  // past the start delay
+  for (int i = 0; i < 10; ++i) {
+    kubelets_->RunOnce();
+    kubelets_->WaitForEvent(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(Get("/api/v1/namespaces/default/pods/p")["status"]["phase"], "Pending");
+
+  Json c = Get(std::string(kClaims) + "/p-extended-resources-abcde");
+  c["status"] = {{"allocation", {{"devices", {{"results", Json::array()}}}}},
+                 {"reservedFor", {{{"resource", "pods"}, {"name", "p"}, {"uid", uid}}}}};
+  ASSERT_TRUE(rest_->Put(std::string(kClaims) + "/p-extended-resources-abcde/status", c).ok());
+  ASSERT_TRUE(RunUntil(
+      [&] { return Get("/api/v1/namespaces/default/pods/p")["status"]["phase"] == "Running"; }));
+}
+
 }  // namespace
 }  // namespace berth::kubelet

@@ -44,7 +44,7 @@ Registry InTreeRegistry(const config::FeatureGates& gates) {
       TaintTolerationRegistration(),     NodeAffinityRegistration(),
       NodePortsRegistration(),           NodeResourcesFitRegistration(gates),
       VolumeRestrictionsRegistration(),  NodeVolumeLimitsRegistration(),
-      VolumeBindingRegistration(),       VolumeZoneRegistration(),
+      VolumeBindingRegistration(gates),     VolumeZoneRegistration(),
       PodTopologySpreadRegistration(),   InterPodAffinityRegistration(),
       DefaultPreemptionRegistration(),   NodeResourcesBalancedAllocationRegistration(gates),
       ImageLocalityRegistration(),       DefaultBinderRegistration(),

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "config/plugin_names.h"
 #include "scheduler/equivalence.h"
 
 namespace berth {
@@ -57,6 +58,7 @@ void NodeResultReuse::SetUp(const std::vector<std::unique_ptr<Framework>>& profi
         if (!local.count(name)) all_local = false;
     if (!all_local) continue;
     Profile profile{fw.get(), {}, {}};
+    profile.dra_filter = fw->FilterPluginIndex(config::names::kDynamicResources);
     if (!vouched) {
       profile.spreading_scores.assign(fw->score_plugins().size(), false);
       for (std::string_view name : SpreadingPluginNames()) {
@@ -106,10 +108,11 @@ bool NodeResultReuse::Admit(const Framework& fw, const CycleState& state, const 
   // depended on either.)
   if (fw.has_nominated_pods()) return false;
   if (mode_ == Mode::kEquivalentPods && UsesModeledVolumes(*pod.pod)) return false;
-  // The spreading plugins' Filter, where it runs, runs afresh every cycle; that needs it after
-  // every other Filter plugin that runs (so a node's first rejection is still the same).
   const std::vector<bool>& skipped = state.skipped_filters();
   auto runs = [&](size_t i) { return i >= skipped.size() || !skipped[i]; };
+  if (profile->dra_filter >= 0 && runs(static_cast<size_t>(profile->dra_filter))) return false;
+  // The spreading plugins' Filter, where it runs, runs afresh every cycle; that needs it after
+  // every other Filter plugin that runs (so a node's first rejection is still the same).
   size_t fresh_from = fw.num_filter_plugins();
   for (int i : profile->spreading_filters)
     if (runs(i)) fresh_from = std::min(fresh_from, static_cast<size_t>(i));

@@ -94,6 +94,10 @@ class NodeResultReuse {
   struct Profile {
     const Framework* framework;
     std::vector<int> spreading_filters;  // their Filter runs afresh every cycle
+    // DynamicResources' Filter, -1 without it: where it runs (claims, or extended resources a
+    // DeviceClass backs) its verdicts hang on devices other pods hold, and Reserve needs the
+    // allocations its Filter made this cycle, so nothing is reused.
+    int dra_filter = -1;
     std::vector<bool> spreading_scores;  // RawScoreMemo::fresh
   };
   Slot* TakeSlot(const PodInfo& pod, size_t num_nodes);

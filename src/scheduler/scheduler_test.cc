@@ -201,8 +201,9 @@ TEST(SchedulerTest, SchedulesAPodAndBindsIt) {
   EXPECT_EQ(h.cluster_.write_counts().binds, 1);
   EXPECT_EQ(h.sched_->cache().PodCount(), 1u);
   EXPECT_FALSE(h.sched_->cache().IsAssumedPod(*h.cluster_.GetPod("default", "p")));
-  // The default profile's seven score plugins, with their weights.
-  EXPECT_THAT(a.score_weights, ElementsAre(3, 2, 1, 2, 2, 1, 1));
+  // The default profile's eight score plugins, with their weights (VolumeBinding's 1 is the
+  // StorageCapacityScoring gate's).
+  EXPECT_THAT(a.score_weights, ElementsAre(3, 2, 1, 1, 2, 2, 1, 1));
   EXPECT_EQ(a.scored_nodes.size(), 3u);
 }
 

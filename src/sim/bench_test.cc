@@ -161,6 +161,41 @@ TEST_F(BenchTest, DraWorkloadStampsASlicePerNodeAndClaimsPerPod) {
   EXPECT_EQ(Run((*ws)[1]).scheduled, 0);
 }
 
+TEST_F(BenchTest, DraExtendedResourcePodsGetOneDeviceEach) {
+  // 3 nodes x 2 devices and a DeviceClass naming example.com/gpu, which no node advertises:
+  // 6 of 7 equivalent pods asking example.com/gpu: 1 get a device (each cycle allocates
+  // afresh; none reuses an earlier pod's verdicts), the seventh has none left.
+  auto ws = Load(R"(
+- name: dra-extended
+  nodes: 3
+  nodeTemplate: *node
+  nodeResourceSlice:
+    apiVersion: resource.k8s.io/v1
+    kind: ResourceSlice
+    metadata: {name: test-driver}
+    spec:
+      driver: test-driver.cdi.k8s.io
+      pool: {name: template, resourceSliceCount: 1}
+      nodeName: template
+      devices: [{name: instance-0}, {name: instance-1}]
+  objects:
+  - apiVersion: resource.k8s.io/v1
+    kind: DeviceClass
+    metadata: {name: test-class}
+    spec:
+      extendedResourceName: example.com/gpu
+      selectors: [{cel: {expression: 'device.driver == "test-driver.cdi.k8s.io"'}}]
+  measurePods: [{count: 7, namePrefix: m, template: {
+    apiVersion: v1, kind: Pod, metadata: {name: gpu, namespace: test},
+    spec: {containers: [{name: c, resources: {requests: {example.com/gpu: "1"},
+                                              limits: {example.com/gpu: "1"}}}]}}}]
+)");
+  ASSERT_TRUE(ws.ok()) << ws.error().message;
+  BenchResult r = Run((*ws)[0]);
+  EXPECT_EQ(r.measured_pods, 7);
+  EXPECT_EQ(r.scheduled, 6);
+}
+
 TEST_F(BenchTest, NodeResourceSliceMustBeAResourceSlice) {
   auto ws = Load(R"(
 - name: bad

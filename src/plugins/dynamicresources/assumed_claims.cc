@@ -47,6 +47,12 @@ void AssumedClaims::Written(Ptr<ResourceClaim> stored) {
   by_uid_[uid] = Entry{std::move(stored), false};
 }
 
+void AssumedClaims::Created(Ptr<ResourceClaim> stored) {
+  std::string uid = stored->metadata.uid;
+  std::lock_guard lock(mu_);
+  by_uid_[uid] = Entry{std::move(stored), false, true};
+}
+
 bool AssumedClaims::InFlight(const std::string& uid) const {
   std::lock_guard lock(mu_);
   auto it = by_uid_.find(uid);
@@ -79,7 +85,7 @@ std::vector<Ptr<ResourceClaim>> AssumedClaims::Merge(std::vector<Ptr<ResourceCla
   for (auto it = by_uid_.begin(); it != by_uid_.end();) {
     if (seen.count(it->first)) {
       ++it;
-    } else if (it->second.in_flight) {
+    } else if (it->second.in_flight || it->second.created) {
       listed.push_back(it->second.claim);
       ++it;
     } else {

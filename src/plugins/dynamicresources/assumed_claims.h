@@ -23,6 +23,9 @@ class AssumedClaims {
   void Forget(const std::string& uid);
   // PreBind wrote the claim: `stored` is what the API returned; kept until the listers show it.
   void Written(Ptr<ResourceClaim> stored);
+  // PreBind created the claim and wrote it: as Written, and kept (holding its devices) while the
+  // listers do not show it yet.
+  void Created(Ptr<ResourceClaim> stored);
   // Whether an allocation of this claim is in flight (between Reserve and the end of PreBind).
   bool InFlight(const std::string& uid) const;
   // The claim as this scheduler wrote it when the listers' copy is older (allocations still in
@@ -37,6 +40,7 @@ class AssumedClaims {
   struct Entry {
     Ptr<ResourceClaim> claim;
     bool in_flight = false;
+    bool created = false;  // by this scheduler: not listed yet is no sign of deletion
   };
   // Whether the listers' `listed` is at least as new as the assumed `assumed`.
   static bool CaughtUp(const ResourceClaim& listed, const Entry& assumed);

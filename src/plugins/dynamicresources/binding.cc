@@ -60,8 +60,11 @@ Status DynamicResources::Reserve(CycleState& state, const PodInfo& /*pod*/,
   {
     std::lock_guard lock(data->mu);
     auto it = data->node_allocations.find(node);
-    if (it == data->node_allocations.end())
+    if (it == data->node_allocations.end()) {
+      // Only extended resources, all from the node's device plugins: nothing to allocate.
+      if (data->extended && !data->extended->has_user_claims) return Status::Success();
       return Status::Error("claim allocation not found for node");
+    }
     allocations = std::move(it->second);
     data->node_allocations.clear();
   }
@@ -87,6 +90,7 @@ void DynamicResources::Unreserve(CycleState& state, const PodInfo& pod_info,
                                  const std::string& /*node*/) {
   CycleData* data = state.ReadMutable(kStateKey);
   if (!data || data->claims.empty()) return;
+  if (data->extended) UnreserveExtended(*data);
   const Pod& pod = *pod_info.pod;
   DraWriter* writer = DraWriterOf(handle_->writer());
   for (const Ptr<ResourceClaim>& claim : data->claims) {
@@ -118,7 +122,7 @@ Status DynamicResources::PreBindPreFlightCheck(CycleState& state, const PodInfo&
 }
 
 Status DynamicResources::PreBind(CycleState& state, const PodInfo& pod_info,
-                                 const std::string& /*node*/) {
+                                 const std::string& node) {
   CycleData* data = state.ReadMutable(kStateKey);
   if (!data || data->claims.empty()) return Status::Success();
   const Pod& pod = *pod_info.pod;
@@ -127,6 +131,10 @@ Status DynamicResources::PreBind(CycleState& state, const PodInfo& pod_info,
   const DraListers* dra = listers();
   bool wait_for_binding = false;
   for (size_t index = 0; index < data->claims.size(); ++index) {
+    if (data->extended && index == data->extended->index) {
+      if (Status s = PreBindExtended(*data, pod, node); !s.IsSuccess()) return s;
+      continue;
+    }
     Ptr<ResourceClaim> claim = data->claims[index];
     if (IsReservedForPod(pod, *claim)) continue;
     const std::optional<AllocationResult>& allocation =

@@ -32,7 +32,8 @@ std::map<dra::DeviceId, std::string> Holders(const std::vector<Ptr<ResourceClaim
 std::vector<std::string> RequestLines(const dra::RequestDiagnosis& r,
                                       const std::map<dra::DeviceId, std::string>& holders) {
   if (r.free >= r.wanted && (r.free > 0 || !r.all)) return {};
-  const std::string where = fmt::format("claim {}, request {}", r.claim, r.request);
+  const std::string where =
+      r.request.empty() ? r.claim : fmt::format("claim {}, request {}", r.claim, r.request);
   const std::string wants =
       r.all ? std::string("all matching devices") : Plural(r.wanted, "device", "devices");
   if (r.class_match == 0)
@@ -76,6 +77,9 @@ std::vector<std::string> DynamicResources::Diagnose(const Pod& pod, const Node& 
   std::vector<std::shared_ptr<const ResourceClaim>> to_allocate;
   for (const auto& c : *claims)
     if (!c->status.allocation) to_allocate.push_back(c);
+  std::vector<ContainerRequestMapping> extended;
+  if (auto lines = DiagnoseExtended(pod, node, to_allocate, &extended); !lines.empty())
+    return lines;
   if (to_allocate.empty()) return {};
   const std::vector<Ptr<ResourceClaim>> in_use = ClaimsInUse();
   std::shared_ptr<const dra::Allocator> allocator = MakeAllocator(in_use);
@@ -84,7 +88,15 @@ std::vector<std::string> DynamicResources::Diagnose(const Pod& pod, const Node& 
   if (d->fits) return {};
   std::vector<std::string> out;
   const auto holders = Holders(in_use);
-  for (const auto& r : d->requests) {
+  const std::string extended_claim = pod.metadata.namespace_ + "/" + std::string(kSpecialClaimName);
+  for (auto r : d->requests) {
+    // The extended resource claim's requests are named after what the containers ask for.
+    if (r.claim == extended_claim) {
+      if (std::string what = DescribeExtendedRequest(extended, r.request); !what.empty()) {
+        r.claim = std::move(what);
+        r.request.clear();
+      }
+    }
     std::vector<std::string> lines = RequestLines(r, holders);
     out.insert(out.end(), lines.begin(), lines.end());
   }

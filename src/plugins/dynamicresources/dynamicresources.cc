@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <utility>
@@ -93,6 +94,7 @@ Status DynamicResources::PreFilter(CycleState& state, const PodInfo& pod_info,
   state.Write(kStateKey, data);
   Result<std::vector<Ptr<ResourceClaim>>> claims = PodClaims(pod);
   if (!claims.ok()) return Unresolvable(claims.error().message);
+  PreFilterExtended(pod, *data, *claims);
   if (claims->empty()) return Status::Skip();
   const DraListers* dra = listers();
 
@@ -165,10 +167,24 @@ Status DynamicResources::Filter(const CycleState& state, const PodInfo& pod,
     if (selector && !NodeSelectorMatches(*selector, node)) unavailable.push_back(i);
   }
 
+  NodeExtendedClaim extended;
+  if (data->extended) {
+    if (Status s = FilterExtended(*data, *pod.pod, node_info, &extended); !s.IsSuccess()) return s;
+    if (!extended.claim && !data->extended->has_user_claims) return Status::Success();
+  }
+
   std::vector<AllocationResult> allocations;
   if (data->allocator) {
     const TimePoint start = handle_->clock().Now();
-    auto r = data->allocator->Allocate(node, data->claims_to_allocate);
+    // The extended resource claim is allocated in its node's variant.
+    std::vector<Ptr<ResourceClaim>> node_claims;
+    if (extended.claim) {
+      node_claims = data->claims_to_allocate;
+      std::replace(node_claims.begin(), node_claims.end(), data->claims[data->extended->index],
+                   extended.claim);
+    }
+    auto r =
+        data->allocator->Allocate(node, extended.claim ? node_claims : data->claims_to_allocate);
     if (!r.ok()) return Status::Error(r.error().message);
     if (args_.filter_timeout_ms > 0 &&
         handle_->clock().Now() - start > std::chrono::milliseconds(args_.filter_timeout_ms))
@@ -184,6 +200,7 @@ Status DynamicResources::Filter(const CycleState& state, const PodInfo& pod,
     return Unresolvable("resourceclaim not available on the node");
   }
   if (data->allocator) data->node_allocations[node.metadata.name] = std::move(allocations);
+  if (data->extended) RecordExtended(*data, node.metadata.name, std::move(extended));
   return Status::Success();
 }
 
@@ -191,9 +208,9 @@ Status DynamicResources::PostFilter(CycleState& state, const PodInfo& pod_info,
                                     const NodeStatusMap& /*filtered*/,
                                     PostFilterResult* /*result*/) {
   const Pod& pod = *pod_info.pod;
-  if (PodResourceClaimsOf(pod).empty())
-    return Status(Code::kUnschedulable, std::vector<std::string>{});
   const CycleData* data = state.Read(kStateKey);
+  if (PodResourceClaimsOf(pod).empty() && !(data && data->extended))
+    return Status(Code::kUnschedulable, std::vector<std::string>{});
   if (!data) return Status::Error("no DynamicResources state for the pod");
   if (data->claims.empty()) return Status::Unschedulable("no new claims to deallocate");
   std::set<size_t> unavailable;
@@ -203,6 +220,7 @@ Status DynamicResources::PostFilter(CycleState& state, const PodInfo& pod_info,
   }
   // kube-scheduler picks one at random; the first in spec order keeps simulations reproducible.
   for (size_t index : unavailable) {
+    if (data->extended && index == data->extended->index) continue;  // see PostFilterExtended
     const ResourceClaim& claim = *data->claims[index];
     const auto& reserved = claim.status.reserved_for;
     if (!reserved.empty() && !(reserved.size() == 1 && reserved[0].uid == pod.metadata.uid))
@@ -217,6 +235,7 @@ Status DynamicResources::PostFilter(CycleState& state, const PodInfo& pod_info,
     assumed_.Written(*stored);
     return Status::Unschedulable("deallocation of ResourceClaim completed");
   }
+  if (std::optional<Status> s = PostFilterExtended(*data)) return *s;
   return Status::Unschedulable("still not schedulable");
 }
 
@@ -231,12 +250,14 @@ PluginRegistration DynamicResourcesRegistration(const config::FeatureGates& gate
   features.device_taints = gates.Enabled("DRADeviceTaints");
   features.binding_conditions = gates.Enabled("DRADeviceBindingConditions");
   features.consumable_capacity = gates.Enabled("DRAConsumableCapacity");
-  auto factory = [features](const PluginArgs* args,
-                            Handle& handle) -> Result<std::unique_ptr<Plugin>> {
+  const bool extended_resources = gates.Enabled("DRAExtendedResource");
+  auto factory = [features, extended_resources](const PluginArgs* args,
+                                                Handle& handle) -> Result<std::unique_ptr<Plugin>> {
     auto typed = ArgsAs(args, &kDefaults, "DynamicResourcesArgs");
     if (!typed.ok()) return typed.error();
-    return std::unique_ptr<Plugin>(
-        std::make_unique<dynamicresources::DynamicResources>(handle, **typed, features));
+    auto plugin = std::make_unique<dynamicresources::DynamicResources>(handle, **typed, features);
+    plugin->set_extended_resources(extended_resources);
+    return std::unique_ptr<Plugin>(std::move(plugin));
   };
   return MakeRegistration(dynamicresources::kName, factory,
                           config::InTreeArgsDecoder(std::string(dynamicresources::kName)));

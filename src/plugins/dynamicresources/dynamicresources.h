@@ -54,6 +54,7 @@
 #include "dra/allocator.h"
 #include "dra/pool_cache.h"
 #include "plugins/dynamicresources/assumed_claims.h"
+#include "plugins/dynamicresources/extended_resources.h"
 
 namespace berth {
 
@@ -83,6 +84,9 @@ struct CycleData final : StateData, std::enable_shared_from_this<CycleData> {
   mutable std::map<std::string, std::vector<AllocationResult>, std::less<>> node_allocations;
   // Set by Reserve: per claim the allocation PreBind writes.
   std::vector<std::optional<AllocationResult>> allocations;
+  // The claim for the pod's extended resources backed by DRA (extended_resources.h), when the
+  // pod has one; it is the last of `claims`.
+  std::shared_ptr<ExtendedClaimData> extended;
 
   std::shared_ptr<StateData> Clone() const override;
 };
@@ -128,6 +132,8 @@ class DynamicResources final : public PreEnqueuePlugin,
   QueueingHint AfterPodChange(const Pod& pod, const Pod& modified) const;
 
   const AssumedClaims& assumed() const { return assumed_; }
+  // The DRAExtendedResource feature gate (on by default).
+  void set_extended_resources(bool on) { extended_resources_ = on; }
 
   // FilterDiagnosis, for "cannot allocate all claims": per claim and request, the selector no
   // device of the node satisfies, or the claims holding the matching devices, from
@@ -145,7 +151,26 @@ class DynamicResources final : public PreEnqueuePlugin,
   std::shared_ptr<const dra::Allocator> MakeAllocator(
       const std::vector<Ptr<ResourceClaim>>& in_use) const;
 
+  // Extended resources backed by DRA (extended_plugin.cc): PreFilter appends the pod's claim to
+  // `claims`; Filter computes the node's variant (false: the node fits without DRA);
+  // PreBind creates and writes it; Unreserve and PostFilter delete a created one.
+  void PreFilterExtended(const Pod& pod, CycleData& data,
+                         std::vector<Ptr<ResourceClaim>>& claims) const;
+  Status FilterExtended(const CycleData& data, const Pod& pod, const NodeInfo& node,
+                        NodeExtendedClaim* out) const;
+  void RecordExtended(const CycleData& data, const std::string& node,
+                      NodeExtendedClaim node_claim) const;
+  Status PreBindExtended(CycleData& data, const Pod& pod, const std::string& node);
+  void UnreserveExtended(CycleData& data);
+  std::optional<Status> PostFilterExtended(const CycleData& data);
+  // Diagnose's lines for the extended resource claim on `node` (its node variant goes to
+  // `to_allocate`, its request mappings to `mappings`); non-empty: the whole diagnosis.
+  std::vector<std::string> DiagnoseExtended(const Pod& pod, const Node& node,
+                                            std::vector<Ptr<ResourceClaim>>& to_allocate,
+                                            std::vector<ContainerRequestMapping>* mappings) const;
+
   Handle* handle_;
+  bool extended_resources_ = true;
   config::DynamicResourcesArgs args_;
   dra::Features features_;
   mutable cel::dra::SelectorCache cel_cache_;

@@ -12,6 +12,7 @@
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
 #include "config/plugin_args_codec.h"
+#include "framework/dra_extended_resources.h"
 #include "plugins/noderesources/noderesources.h"
 #include "plugins/noderesources/resource_allocation.h"
 
@@ -28,6 +29,9 @@ struct FitPreFilterState final : StateData, std::enable_shared_from_this<FitPreF
   Resource request;
   // Requested extended resources that are neither zero nor ignored by the args, sorted by name.
   std::vector<std::pair<std::string, int64_t>> checked_scalars;
+  // Per checked scalar (empty when none is): a DeviceClass backs it (DRAExtendedResource), so a
+  // node that does not advertise it leaves it to DynamicResources.
+  std::vector<bool> dra_backed;
 
   std::shared_ptr<StateData> Clone() const override {
     return std::const_pointer_cast<FitPreFilterState>(shared_from_this());
@@ -54,7 +58,8 @@ class Fit final : public PreFilterPlugin,
                   public ScoresWithoutPreScore,
                   public EnqueueExtensions {
  public:
-  static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, bool pod_level_resources);
+  static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, bool pod_level_resources,
+                                             bool dra_extended_resource, Handle& handle);
 
   std::string_view Name() const override { return kNodeResourcesFitName; }
 
@@ -75,22 +80,29 @@ class Fit final : public PreFilterPlugin,
   QueueingHint AfterNodeEvent(const Pod& pod, const Node* old_node, const Node& new_node) const;
   // A pod's requests under the PodLevelResources gate (the hints see what Filter sees).
   Resource RequestsOf(const Pod& pod) const;
+  // Whether a DeviceClass backs extended resource `name` (DRAExtendedResource on).
+  bool BackedByDra(std::string_view name) const;
 
   std::vector<std::string> ignored_resources_;        // sorted
   std::vector<std::string> ignored_resource_groups_;  // sorted
   Strategy strategy_ = Strategy::kLeastAllocated;
   std::vector<ScoredResource> resources_;
   std::optional<RequestedToCapacityRatio> ratio_;
-  bool pod_level_resources_ = true;  // the PodLevelResources feature gate
+  bool pod_level_resources_ = true;    // the PodLevelResources feature gate
+  bool dra_extended_resource_ = true;  // the DRAExtendedResource feature gate
+  Handle* handle_ = nullptr;
 };
 
-Result<std::unique_ptr<Plugin>> Fit::New(const PluginArgs* args, bool pod_level_resources) {
+Result<std::unique_ptr<Plugin>> Fit::New(const PluginArgs* args, bool pod_level_resources,
+                                         bool dra_extended_resource, Handle& handle) {
   static const config::NodeResourcesFitArgs kDefaults;
   auto typed = ArgsAs(args, &kDefaults, "NodeResourcesFitArgs");
   if (!typed.ok()) return typed.error();
   const config::NodeResourcesFitArgs* fit_args = *typed;
   auto plugin = std::make_unique<Fit>();
   plugin->pod_level_resources_ = pod_level_resources;
+  plugin->dra_extended_resource_ = dra_extended_resource;
+  plugin->handle_ = &handle;
   const auto& strategy = fit_args->scoring_strategy;
   if (strategy.type == "LeastAllocated") {
     plugin->strategy_ = Strategy::kLeastAllocated;
@@ -111,6 +123,12 @@ Result<std::unique_ptr<Plugin>> Fit::New(const PluginArgs* args, bool pod_level_
   plugin->ignored_resource_groups_ = fit_args->ignored_resource_groups;
   std::sort(plugin->ignored_resource_groups_.begin(), plugin->ignored_resource_groups_.end());
   return std::unique_ptr<Plugin>(std::move(plugin));
+}
+
+bool Fit::BackedByDra(std::string_view name) const {
+  if (!dra_extended_resource_ || !dra_extended::IsDraExtendedResourceName(name)) return false;
+  const DraListers* dra = DraListersOf(handle_->listers());
+  return dra != nullptr && dra_extended::ResolveDeviceClass(*dra, name) != nullptr;
 }
 
 bool Fit::IsIgnored(std::string_view name) const {
@@ -168,7 +186,8 @@ bool Fit::FitsEmptyNode(const Resource& request, const Node& node) const {
       request.ephemeral_storage > allocatable.ephemeral_storage)
     return false;
   for (const auto& [name, quantity] : request.scalar) {
-    if (quantity > 0 && !IsIgnored(name) && quantity > allocatable.Scalar(name)) return false;
+    if (quantity <= 0 || IsIgnored(name) || quantity <= allocatable.Scalar(name)) continue;
+    if (allocatable.Scalar(name) > 0 || !BackedByDra(name)) return false;
   }
   return true;
 }
@@ -204,6 +223,12 @@ Status Fit::PreFilter(CycleState& state, const PodInfo& pod, std::span<const Nod
   for (const auto& [name, quantity] : s->request.scalar) {
     if (quantity == 0 || IsIgnored(name)) continue;
     s->checked_scalars.emplace_back(name, quantity);
+  }
+  // Once per pod, so that Filter looks up no class per node.
+  for (size_t i = 0; i < s->checked_scalars.size(); ++i) {
+    if (!BackedByDra(s->checked_scalars[i].first)) continue;
+    s->dra_backed.resize(s->checked_scalars.size());
+    s->dra_backed[i] = true;
   }
   state.Write(kPreFilterKey, std::move(s));
   return Status::Success();
@@ -242,8 +267,11 @@ Status Fit::Filter(const CycleState& state, const PodInfo&, const NodeInfo& node
       reasons.emplace_back("Insufficient ephemeral-storage");
       unresolvable |= req.ephemeral_storage > alloc.ephemeral_storage;
     }
-    for (const auto& [name, quantity] : s->checked_scalars) {
+    for (size_t i = 0; i < s->checked_scalars.size(); ++i) {
+      const auto& [name, quantity] = s->checked_scalars[i];
       const int64_t node_alloc = alloc.Scalar(name);
+      // Not advertised by the node but backed by a DeviceClass: DynamicResources allocates it.
+      if (node_alloc <= 0 && !s->dra_backed.empty() && s->dra_backed[i]) continue;
       if (quantity > node_alloc - used.Scalar(name)) {
         reasons.push_back("Insufficient " + name);
         unresolvable |= quantity > node_alloc;
@@ -303,9 +331,12 @@ Status Fit::Score(const CycleState& state, const PodInfo& pod, const NodeInfo& n
 
 PluginRegistration NodeResourcesFitRegistration(const config::FeatureGates& gates) {
   const bool pod_level = gates.Enabled(config::features::kPodLevelResources);
+  const bool dra_extended = gates.Enabled("DRAExtendedResource");
   return MakeRegistration(
       kNodeResourcesFitName,
-      [pod_level](const PluginArgs* args, Handle&) { return Fit::New(args, pod_level); },
+      [pod_level, dra_extended](const PluginArgs* args, Handle& handle) {
+        return Fit::New(args, pod_level, dra_extended, handle);
+      },
       config::InTreeArgsDecoder(std::string(kNodeResourcesFitName)));
 }
 

@@ -15,12 +15,6 @@ const PodRequests& RequestsOf(const PodInfo& pod, bool pod_level_resources, PodR
   *scratch = ComputePodRequestsIgnoringPodLevel(*pod.pod);
   return *scratch;
 }
-namespace {
-
-constexpr int64_t kMaxUtilization = 100;
-
-}  // namespace
-
 std::vector<ScoredResource> ResolveResources(const std::vector<config::ResourceSpec>& specs) {
   std::vector<ScoredResource> out;
   out.reserve(specs.size());
@@ -142,36 +136,9 @@ int64_t MostAllocatedScore(std::span<const int64_t> requested, std::span<const i
   return weight_sum == 0 ? 0 : node_score / weight_sum;
 }
 
-int64_t BrokenLinearFunction::operator()(int64_t p) const {
-  for (size_t i = 0; i < points_.size(); ++i) {
-    if (p <= points_[i].utilization) {
-      if (i == 0) return points_[0].score;
-      const Point& lo = points_[i - 1];
-      const Point& hi = points_[i];
-      return lo.score +
-             (hi.score - lo.score) * (p - lo.utilization) / (hi.utilization - lo.utilization);
-    }
-  }
-  return points_.back().score;
-}
-
-namespace {
-
-std::vector<BrokenLinearFunction::Point> ScaleShape(
-    const std::vector<config::UtilizationShapePoint>& shape) {
-  std::vector<BrokenLinearFunction::Point> points;
-  points.reserve(shape.size());
-  for (const config::UtilizationShapePoint& p : shape) {
-    points.push_back({p.utilization, p.score * (kMaxNodeScore / config::kMaxCustomPriorityScore)});
-  }
-  return points;
-}
-
-}  // namespace
-
 RequestedToCapacityRatio::RequestedToCapacityRatio(
     const std::vector<config::UtilizationShapePoint>& shape)
-    : fn_(ScaleShape(shape)) {}
+    : fn_(ShapeFunction(shape)) {}
 
 int64_t RequestedToCapacityRatio::Score(std::span<const int64_t> requested,
                                         std::span<const int64_t> allocatable,

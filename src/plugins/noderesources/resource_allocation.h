@@ -15,6 +15,7 @@
 
 #include "berth/config/plugin_args.h"
 #include "berth/framework/node_info.h"
+#include "framework/shape_score.h"
 
 namespace berth::noderesources {
 
@@ -56,22 +57,6 @@ int64_t LeastAllocatedScore(std::span<const int64_t> requested,
 // Weighted average of min(requested, allocatable) * 100 / allocatable.
 int64_t MostAllocatedScore(std::span<const int64_t> requested, std::span<const int64_t> allocatable,
                            std::span<const ScoredResource> resources);
-
-// A piecewise-linear function through (utilization, score) points sorted by utilization; flat
-// before the first and after the last point. Integer interpolation, truncating.
-class BrokenLinearFunction {
- public:
-  struct Point {
-    int64_t utilization = 0;
-    int64_t score = 0;
-  };
-  explicit BrokenLinearFunction(std::vector<Point> points) : points_(std::move(points)) {}
-  // Precondition: at least one point.
-  int64_t operator()(int64_t p) const;
-
- private:
-  std::vector<Point> points_;
-};
 
 // The RequestedToCapacityRatio strategy: shape scores (0..10) are scaled to 0..100; each
 // resource scores shape(requested * 100 / allocatable) (shape(100) when over-committed); only

@@ -1,6 +1,7 @@
 #include "plugins/volumebinding/volumebinding.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -198,6 +199,59 @@ Status VolumeBinding::Filter(const CycleState& state, const PodInfo& /*pod*/,
   return FindPodVolumes(data->claims, *node.node(), nullptr);
 }
 
+Status VolumeBinding::PreScore(CycleState& state, const PodInfo& /*pod*/,
+                               std::span<const NodeInfo* const> /*feasible*/) {
+  if (!scorer_) return Status::Skip();
+  const StateData* data = state.Read(kStateKey);
+  if (!data) return Status::Error("reading \"VolumeBinding\" from cycleState: not found");
+  // Only claims matched to existing PVs can score (see the header).
+  return data->skip || data->claims.to_match.empty() ? Status::Skip() : Status::Success();
+}
+
+namespace {
+
+// Requested storage and capacity of one storage class's volumes on a node.
+struct ClassUsage {
+  std::string_view class_name;
+  int64_t requested = 0;
+  int64_t capacity = 0;
+};
+
+int64_t StorageBytes(const ResourceList& list) {
+  auto it = list.find(std::string_view("storage"));
+  return it == list.end() ? 0 : it->second.Value();
+}
+
+}  // namespace
+
+Status VolumeBinding::Score(const CycleState& state, const PodInfo& /*pod*/, const NodeInfo& node,
+                            int64_t* score) const {
+  *score = 0;
+  const StateData* data = state.Read(kStateKey);
+  if (!data) return Status::Error("reading \"VolumeBinding\" from cycleState: not found");
+  PodVolumes decided;
+  // Filter accepted the node with these claims; this repeats its decisions to see the PVs.
+  if (!FindPodVolumes(data->claims, *node.node(), &decided).IsSuccess()) return Status::Success();
+  std::vector<ClassUsage> classes;
+  for (const StaticBinding& b : decided.static_bindings) {
+    std::string_view name = b.pv->spec.storage_class_name;
+    auto it = std::find_if(classes.begin(), classes.end(),
+                           [&](const ClassUsage& c) { return c.class_name == name; });
+    if (it == classes.end()) it = classes.insert(classes.end(), ClassUsage{name});
+    it->requested += StorageBytes(b.pvc->spec.requests);
+    it->capacity += StorageBytes(b.pv->spec.capacity);
+  }
+  if (classes.empty()) return Status::Success();
+  int64_t sum = 0;
+  for (const ClassUsage& c : classes) {
+    const bool full = c.capacity == 0 || c.requested > c.capacity;
+    sum += (*scorer_)(full ? kMaxUtilization : c.requested * kMaxUtilization / c.capacity);
+  }
+  // Every class weighs the same; rounded half away from zero.
+  *score = std::llround(static_cast<double>(sum) / static_cast<double>(classes.size()));
+  return Status::Success();
+}
+
 bool VolumeBinding::ArePodVolumesBound(const Pod& pod) const {
   for (const auto& claim : PodClaims(pod)) {
     auto pvc = cache_.GetPVC(pod.metadata.namespace_, claim.name);
@@ -320,16 +374,23 @@ std::vector<ClusterEventWithHint> VolumeBinding::EventsToRegister() const {
 
 }  // namespace volumebinding
 
-PluginRegistration VolumeBindingRegistration() {
-  static const config::VolumeBindingArgs kDefaults;
-  auto factory = [](const PluginArgs* args, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
-    auto typed = ArgsAs(args, &kDefaults, "VolumeBindingArgs");
+PluginRegistration VolumeBindingRegistration(const config::FeatureGates& gates) {
+  const bool scoring = gates.Enabled(config::features::kStorageCapacityScoring);
+  auto factory = [scoring](const PluginArgs* args,
+                           Handle& handle) -> Result<std::unique_ptr<Plugin>> {
+    // Without args (a plugin built outside a configuration) the gate's defaults apply.
+    auto defaults = config::VolumeBindingArgsDecoder(scoring)(nullptr, "args");
+    if (!defaults.ok()) return defaults.error();
+    auto typed = ArgsAs(args, static_cast<const config::VolumeBindingArgs*>(defaults->get()),
+                        "VolumeBindingArgs");
     if (!typed.ok()) return typed.error();
-    return std::unique_ptr<Plugin>(
-        std::make_unique<volumebinding::VolumeBinding>(handle, (*typed)->bind_timeout_seconds));
+    const config::VolumeBindingArgs& a = **typed;
+    return std::unique_ptr<Plugin>(std::make_unique<volumebinding::VolumeBinding>(
+        handle, a.bind_timeout_seconds,
+        scoring ? std::span<const config::UtilizationShapePoint>(a.shape)
+                : std::span<const config::UtilizationShapePoint>()));
   };
-  return MakeRegistration(volumebinding::kName, factory,
-                          config::InTreeArgsDecoder(std::string(volumebinding::kName)));
+  return MakeRegistration(volumebinding::kName, factory, config::VolumeBindingArgsDecoder(scoring));
 }
 
 }  // namespace berth

@@ -18,9 +18,16 @@
 //   PreBind    Writes the decisions through ClusterWriter::BindVolume / RequestProvisioning.
 //              The writes are not awaited (there is no PV controller to wait for), so
 //              bindTimeoutSeconds is kept but not used.
-// Not a score plugin (scoring needs the StorageCapacityScoring feature gate).
+//   PreScore / Score (the StorageCapacityScoring feature gate, on by default): a node scores
+//              `shape` (VolumeBindingArgs; by default 10 at 0% utilization down to 0 at 100%)
+//              of the utilization of the PVs the node's static bindings would take, requested
+//              storage over PV capacity per storage class, averaged over the classes. Claims
+//              that would be provisioned score only against CSIStorageCapacity, which Berth
+//              does not model, so pods whose claims all need provisioning (or are bound) score
+//              0 everywhere; PreScore skips them. With the gate off the plugin does not score.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -30,14 +37,16 @@
 #include "berth/framework/plugin.h"
 #include "berth/framework/pre_bind_preflight.h"
 #include "berth/framework/registry.h"
+#include "config/feature_gates.h"
 #include "config/plugin_names.h"
+#include "framework/shape_score.h"
 #include "plugins/volumebinding/assume_cache.h"
 #include "plugins/volumebinding/binder.h"
 
 namespace berth {
 
 // Registration of the "VolumeBinding" plugin; args: config::VolumeBindingArgs.
-PluginRegistration VolumeBindingRegistration();
+PluginRegistration VolumeBindingRegistration(const config::FeatureGates& gates);
 
 namespace volumebinding {
 
@@ -47,19 +56,29 @@ inline constexpr std::string_view kErrReasonUnboundImmediate =
 
 class VolumeBinding final : public PreFilterPlugin,
                             public FilterPlugin,
+                            public PreScorePlugin,
+                            public ScorePlugin,
                             public ReservePlugin,
                             public PreBindPlugin,
                             public PreBindPreFlight,
                             public EnqueueExtensions {
  public:
-  VolumeBinding(Handle& handle, int64_t bind_timeout_seconds)
-      : handle_(&handle), cache_(handle.listers()), bind_timeout_seconds_(bind_timeout_seconds) {}
+  // `shape` is VolumeBindingArgs.shape with StorageCapacityScoring on; empty: no scoring.
+  VolumeBinding(Handle& handle, int64_t bind_timeout_seconds,
+                std::span<const config::UtilizationShapePoint> shape = {})
+      : handle_(&handle), cache_(handle.listers()), bind_timeout_seconds_(bind_timeout_seconds) {
+    if (!shape.empty()) scorer_.emplace(ShapeFunction(shape));
+  }
 
   std::string_view Name() const override { return kName; }
 
   Status PreFilter(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes,
                    PreFilterResult* result) override;
   Status Filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
+  Status PreScore(CycleState& state, const PodInfo& pod,
+                  std::span<const NodeInfo* const> feasible) override;
+  Status Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
+               int64_t* score) const override;
   Status Reserve(CycleState& state, const PodInfo& pod, const std::string& node) override;
   void Unreserve(CycleState& state, const PodInfo& pod, const std::string& node) override;
   Status PreBind(CycleState& state, const PodInfo& pod, const std::string& node) override;
@@ -81,6 +100,7 @@ class VolumeBinding final : public PreFilterPlugin,
   Handle* handle_;
   AssumeCache cache_;
   int64_t bind_timeout_seconds_;
+  std::optional<BrokenLinearFunction> scorer_;
 };
 
 }  // namespace volumebinding
