@@ -22,6 +22,8 @@ namespace features {
 inline constexpr std::string_view kPodLevelResources = "PodLevelResources";
 inline constexpr std::string_view kGenericWorkload = "GenericWorkload";
 inline constexpr std::string_view kGangScheduling = "GangScheduling";
+inline constexpr std::string_view kSchedulerAsyncPreemption = "SchedulerAsyncPreemption";
+inline constexpr std::string_view kSchedulerPopFromBackoffQ = "SchedulerPopFromBackoffQ";
 }  // namespace features
 
 enum class FeatureStage { kAlpha, kBeta, kGA, kDeprecated };
