@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "config/feature_gates.h"
@@ -87,8 +88,7 @@ class HeldDeletionsClient final : public ClusterClient {
   VoidResult BindVolume(const PersistentVolumeClaim& pvc, std::string_view pv) override {
     return c_->BindVolume(pvc, pv);
   }
-  VoidResult RequestProvisioning(const PersistentVolumeClaim& pvc,
-                                 std::string_view node) override {
+  VoidResult RequestProvisioning(const PersistentVolumeClaim& pvc, std::string_view node) override {
     return c_->RequestProvisioning(pvc, node);
   }
 
@@ -228,6 +228,32 @@ TEST_F(AsyncPreemptionTest, FailedDeletionSparesTheLastVictimAndActivatesThePree
   EXPECT_NE(cluster_.GetPod("default", "older"), nullptr);
   EXPECT_NE(cluster_.GetPod("default", "newer"), nullptr);
   EXPECT_EQ(sched_->queue().counts().active, 1u);
+}
+
+// The writer answers on a thread of its own (as the daemon's victim writers do) while the
+// scheduling thread goes on with other pods: the preemptor still ends on the node it emptied,
+// and the other pods keep off the room it is waiting for.
+TEST_F(AsyncPreemptionTest, AnswersFromAnotherThreadWhileOtherPodsAreScheduled) {
+  Preempt();
+  std::thread writer([this] {
+    client_.ReleaseOldest();
+    client_.ReleaseOldest();
+  });
+  for (int i = 0; i < 5; ++i) {
+    cluster_.AddPod(MakePod()
+                        .Name("small-" + std::to_string(i))
+                        .UID("small-" + std::to_string(i))
+                        .Priority(0)
+                        .Req({{"cpu", "100m"}})
+                        .Obj());
+    sched_->ScheduleOne(false);
+  }
+  writer.join();
+  while (sched_->ScheduleOne(false)) {
+  }
+  EXPECT_EQ(NodeOf("boss"), "n1");
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(NodeOf("small-" + std::to_string(i)), "n2");
+  EXPECT_EQ(sched_->queue().counts().gated, 0u);
 }
 
 // With the gate off, PostFilter asks for the deletions itself, one after another.

@@ -1100,8 +1100,8 @@ class QueuedDeletions final : public ClusterWriter {
 TEST(DefaultPreemptionTest, AFailedQueuedDeletionActivatesThePreemptor) {
   auto a = Running("a", "node1", kLow, kMedium);
   auto b = Running("b", "node1", kLow, kMedium);
-  Env env({N("node1")}, {a, b}, MakePod().Name("p").Priority(kHigh).Req(kVeryLarge).Obj(), {},
-          {}, 1, std::nullopt, false, /*async_preemption=*/false);
+  Env env({N("node1")}, {a, b}, MakePod().Name("p").Priority(kHigh).Req(kVeryLarge).Obj(), {}, {},
+          1, std::nullopt, false, /*async_preemption=*/false);
   QueuedDeletions queued(env.handle.cluster());
   env.handle.SetWriter(&queued);
   Candidate c;

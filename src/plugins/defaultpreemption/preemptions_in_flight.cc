@@ -32,24 +32,24 @@ void PreemptionsInFlight::Start(ClusterWriter& writer, const Pod& preemptor,
   countdown->left = victims.size();
   auto self = shared_from_this();
   for (const PodInfoPtr& v : victims) {
-    writer.DeletePodThen(*v->pod, [self, &writer, key, last, failure,
-                                   countdown](const Error* error) {
-      std::optional<Error> first_error;
-      {
-        std::lock_guard lock(countdown->mu);
-        if (error && !countdown->error) countdown->error = *error;
-        if (--countdown->left > 0) return;
-        first_error = countdown->error;
-      }
-      if (!first_error) {
-        self->DeleteLast(writer, key, last, failure);
-        return;
-      }
-      // A victim stays: the room will not be made, so the last victim is spared and the
-      // preemptor tried again.
-      self->Finish(key);
-      if (*failure) (*failure)(*first_error);
-    });
+    writer.DeletePodThen(*v->pod,
+                         [self, &writer, key, last, failure, countdown](const Error* error) {
+                           std::optional<Error> first_error;
+                           {
+                             std::lock_guard lock(countdown->mu);
+                             if (error && !countdown->error) countdown->error = *error;
+                             if (--countdown->left > 0) return;
+                             first_error = countdown->error;
+                           }
+                           if (!first_error) {
+                             self->DeleteLast(writer, key, last, failure);
+                             return;
+                           }
+                           // A victim stays: the room will not be made, so the last victim is
+                           // spared and the preemptor tried again.
+                           self->Finish(key);
+                           if (*failure) (*failure)(*first_error);
+                         });
   }
 }
 
