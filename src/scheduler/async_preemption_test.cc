@@ -249,6 +249,10 @@ TEST_F(AsyncPreemptionTest, AnswersFromAnotherThreadWhileOtherPodsAreScheduled) 
     sched_->ScheduleOne(false);
   }
   writer.join();
+  // The victims' deletions moved the preemptor on (NodeResourcesFit's hint), to wait out its
+  // backoff.
+  clock_.Advance(std::chrono::seconds(2));
+  sched_->queue().FlushBackoffQCompleted();
   while (sched_->ScheduleOne(false)) {
   }
   EXPECT_EQ(NodeOf("boss"), "n1");
