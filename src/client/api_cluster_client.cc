@@ -345,6 +345,22 @@ VoidResult ApiClusterClient::DeletePod(const Pod& pod,
   return {};
 }
 
+void ApiClusterClient::DeletePodThen(const Pod& pod, std::function<void(const Error*)> done) {
+  // On the victim writers too: `done` runs on the writer thread that made the calls.
+  auto shared_done = std::make_shared<std::function<void(const Error*)>>(std::move(done));
+  const bool queued =
+      victim_writer_.Submit("preempting pod " + pod.Key(), [this, victim = pod, shared_done] {
+        VoidResult r = DeleteVictim(victim);
+        if (*shared_done) (*shared_done)(r.ok() ? nullptr : &r.error());
+        return r;
+      });
+  if (!queued && *shared_done) {
+    const Error dropped{"the deletion was dropped: too many writes are waiting",
+                        ErrorCode::kUnavailable};
+    (*shared_done)(&dropped);
+  }
+}
+
 VoidResult ApiClusterClient::DeleteVictim(const Pod& pod) {
   // Preemption victims learn why they go before they go (the DisruptionTarget condition).
   Json cond = {{"type", "DisruptionTarget"},

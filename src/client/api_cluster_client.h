@@ -106,6 +106,7 @@ class ApiClusterClient final : public ClusterClient,
 
   VoidResult Bind(const Pod& pod, std::string_view node_name) override;
   VoidResult DeletePod(const Pod& pod, std::function<void(const Error&)> on_failure) override;
+  void DeletePodThen(const Pod& pod, std::function<void(const Error*)> done) override;
   // Waits until every queued victim deletion has run (and its on_failure, if any, returned).
   void FlushVictimDeletions() { victim_writer_.Flush(); }
   VoidResult SetNominatedNodeName(const Pod& pod, std::string_view node_name) override;

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -56,6 +57,51 @@ TEST(ApiClusterClientTest, BindConflictSettledThroughAFailingRead) {
   auto elsewhere = client.Bind(pod, "n2");
   ASSERT_FALSE(elsewhere.ok());
   EXPECT_EQ(elsewhere.error().code, ErrorCode::kConflict);
+}
+
+// DeletePodThen returns at once; `done` is called on the victim writer once the API server has
+// answered the deletion: null when the pod is gone (404 included), the error otherwise.
+TEST(ApiClusterClientTest, DeletePodThenAnswersWhenTheDeletionIsOver) {
+  std::promise<void> answer;
+  std::shared_future<void> answered = answer.get_future().share();
+  auto server = net::HttpServer::Start({}, [&](net::HttpRequest& req) {
+    net::HttpResponse r;
+    if (req.method == "PATCH") {  // the DisruptionTarget condition
+      r.body = "{}";
+    } else if (req.method == "DELETE" && req.path.ends_with("/held")) {
+      answered.wait();
+      r.body = "{}";
+    } else if (req.method == "DELETE" && req.path.ends_with("/gone")) {
+      r.status = 404;
+      r.body = R"({"kind":"Status","reason":"NotFound","message":"not found"})";
+    } else {
+      r.status = 403;
+      r.body = R"({"kind":"Status","reason":"Forbidden","message":"forbidden"})";
+    }
+    return r;
+  });
+  ASSERT_TRUE(server.ok());
+  RestOptions ro{.qps = 0};
+  ApiClusterClient client(RestFor("http://127.0.0.1:" + std::to_string((*server)->port()), "", ro));
+  auto victim = [](const std::string& name) {
+    berth::Pod pod;
+    pod.metadata.name = name;
+    pod.metadata.namespace_ = "default";
+    return pod;
+  };
+  auto ask = [&](const std::string& name) {
+    auto outcome = std::make_shared<std::promise<std::string>>();
+    client.DeletePodThen(victim(name), [outcome](const Error* error) {
+      outcome->set_value(error ? error->message : "deleted");
+    });
+    return outcome->get_future();
+  };
+  auto held = ask("held");
+  EXPECT_EQ(held.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
+  EXPECT_EQ(ask("gone").get(), "deleted");
+  EXPECT_NE(ask("refused").get().find("forbidden"), std::string::npos);
+  answer.set_value();
+  EXPECT_EQ(held.get(), "deleted");
 }
 
 // Bindings and events are written without a document tree: what arrives must still be the

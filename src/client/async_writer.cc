@@ -19,16 +19,17 @@ AsyncWriter::~AsyncWriter() {
   for (auto& t : threads_) t.join();
 }
 
-void AsyncWriter::Submit(std::string what, Task task) {
+bool AsyncWriter::Submit(std::string what, Task task) {
   {
     std::lock_guard lock(mu_);
     if (queue_.size() >= max_queued_) {
       if (log_) log_(what + ": dropped, " + std::to_string(max_queued_) + " writes are waiting");
-      return;
+      return false;
     }
     queue_.emplace_back(std::move(what), std::move(task));
   }
   cv_.notify_one();
+  return true;
 }
 
 void AsyncWriter::Flush() {

@@ -27,8 +27,9 @@ class AsyncWriter {
   explicit AsyncWriter(std::function<void(const std::string&)> log, size_t max_queued = 10000,
                        int threads = 1);
   ~AsyncWriter();
-  // `what` names the write in the failure message ("patching pod default/x status").
-  void Submit(std::string what, Task task);
+  // `what` names the write in the failure message ("patching pod default/x status"). False
+  // when the write was dropped (the queue is full): `task` will not run.
+  bool Submit(std::string what, Task task);
   // Waits until every write submitted so far has run (tests).
   void Flush();
 

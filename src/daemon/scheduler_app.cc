@@ -406,6 +406,7 @@ VoidResult SchedulerApp::Impl::CreateScheduler(std::unique_ptr<client::RestClien
   client->set_keep_documents(!so.extenders.empty());
   so.inline_binding = false;
   so.nominate_before_binding = o.feature_gates.Enabled("NominatedNodeNameForExpectation");
+  so.pop_from_backoff_q = o.feature_gates.Enabled(config::features::kSchedulerPopFromBackoffQ);
   so.metrics = &metrics_sink;
   so.log = &log;
   so.record_details = o.verbosity >= 10 || o.record_decisions || !o.extra_observers.empty();

@@ -46,7 +46,7 @@ Registry InTreeRegistry(const config::FeatureGates& gates) {
       VolumeRestrictionsRegistration(),  NodeVolumeLimitsRegistration(),
       VolumeBindingRegistration(gates),     VolumeZoneRegistration(),
       PodTopologySpreadRegistration(),   InterPodAffinityRegistration(),
-      DefaultPreemptionRegistration(),   NodeResourcesBalancedAllocationRegistration(gates),
+      DefaultPreemptionRegistration(gates),   NodeResourcesBalancedAllocationRegistration(gates),
       ImageLocalityRegistration(),       DefaultBinderRegistration(),
       NetworkTrafficRegistration(),      NodeLabelRegistration(),
       NodePreferAvoidPodsRegistration(), SelectorSpreadRegistration(),

@@ -86,6 +86,10 @@ bool SchedulingQueue::ActiveLess::operator()(const EntryPtr& a, const EntryPtr& 
 bool SchedulingQueue::BackoffLess::operator()(const EntryPtr& a, const EntryPtr& b) const {
   TimePoint ea = q->BackoffExpiry(a->info), eb = q->BackoffExpiry(b->info);
   if (ea != eb) return ea < eb;
+  if (by_queue_sort) {
+    if (q->less_(a->info, b->info)) return true;
+    if (q->less_(b->info, a->info)) return false;
+  }
   return a->seq < b->seq;
 }
 
@@ -97,7 +101,38 @@ SchedulingQueue::SchedulingQueue(LessFn less, PreEnqueueFn pre_enqueue, const Cl
       initial_backoff_(initial_backoff),
       max_backoff_(max_backoff),
       active_(ActiveLess{this}),
-      backoff_(BackoffLess{this}) {}
+      backoff_(BackoffLess{this}),
+      error_backoff_(BackoffLess{this}) {}
+
+void SchedulingQueue::SetPopFromBackoffQ(bool enabled) {
+  std::lock_guard lock(mu_);
+  pop_from_backoff_ = enabled;
+  // Within a window, pods leave backoffQ in the order activeQ would take them.
+  backoff_ = BackoffSet(BackoffLess{this, enabled});
+}
+
+TimePoint SchedulingQueue::AlignToWindow(TimePoint t) const {
+  if (!pop_from_backoff_) return t;
+  return t - (t.time_since_epoch() % kBackoffOrderingWindow);
+}
+
+void SchedulingQueue::AddToBackoffSetLocked(const EntryPtr& e) {
+  BackoffSet& set = BackoffSetFor(e->info);
+  Entry* raw = e.get();
+  raw->backoff_at = set.insert(e).first;
+  raw->backoff_set = &set;
+}
+
+void SchedulingQueue::EraseFromBackoffLocked(Entry& e) {
+  if (!e.backoff_at) return;
+  e.backoff_set->erase(*std::exchange(e.backoff_at, std::nullopt));
+  e.backoff_set = nullptr;
+}
+
+SchedulingQueue::BackoffSet& SchedulingQueue::BackoffSetFor(const QueuedPodInfo& info) {
+  return info.unschedulable_plugins.empty() && info.pending_plugins.empty() ? error_backoff_
+                                                                            : backoff_;
+}
 
 TimePoint SchedulingQueue::BackoffExpiry(const QueuedPodInfo& info) const {
   if (info.attempts == 0) return info.timestamp;
@@ -109,11 +144,14 @@ TimePoint SchedulingQueue::BackoffExpiry(const QueuedPodInfo& info) const {
     }
     d *= 2;
   }
-  return info.timestamp + std::min(d, max_backoff_);
+  return AlignToWindow(info.timestamp + std::min(d, max_backoff_));
 }
 
 bool SchedulingQueue::IsBackingOff(const QueuedPodInfo& info) const {
-  return BackoffExpiry(info) > clock_->Now();
+  if (!pop_from_backoff_) return BackoffExpiry(info) > clock_->Now();
+  // With windows, a pod whose expiry falls in the current window still waits: the window is
+  // flushed as a whole once the clock has left it. A pod never tried owes no backoff.
+  return info.attempts > 0 && BackoffExpiry(info) >= AlignToWindow(clock_->Now());
 }
 
 size_t SchedulingQueue::EntryUidHash::operator()(std::string_view uid) const {
@@ -152,21 +190,9 @@ void SchedulingQueue::UnindexLocked(std::string_view uid) {
 void SchedulingQueue::AddToActiveLocked(EntryPtr e, std::string_view event) {
   // Gated pods stay in the unschedulable pool until PreEnqueue passes.
   Status s = pre_enqueue_ ? pre_enqueue_(e->info.pod()) : Status::Success();
-  const std::string uid = UidOf(e->info.pod());
   IndexLocked(e);
   if (!s.IsSuccess()) {
-    e->info.gating_plugin = s.plugin();
-    if (decider_) {
-      const EventInterest gating = decider_->GatingInterestOf(e->info);
-      if (std::any_of(gating.begin(), gating.end(), [](uint32_t a) { return a != 0; })) {
-        e->interest = gating;
-      } else {
-        e->interest.reset();
-      }
-    }
-    unschedulable_[uid] = e;
-    unschedulable_since_[uid] = clock_->Now();
-    Incoming("gated", event);
+    GateLocked(std::move(e), s, event);
     return;
   }
   e->info.gating_plugin.clear();
@@ -178,9 +204,38 @@ void SchedulingQueue::AddToActiveLocked(EntryPtr e, std::string_view event) {
   cv_.notify_one();
 }
 
+void SchedulingQueue::GateLocked(EntryPtr e, const Status& s, std::string_view event) {
+  const std::string uid = UidOf(e->info.pod());
+  e->info.gating_plugin = s.plugin();
+  if (decider_) {
+    const EventInterest gating = decider_->GatingInterestOf(e->info);
+    if (std::any_of(gating.begin(), gating.end(), [](uint32_t a) { return a != 0; })) {
+      e->interest = gating;
+    } else {
+      e->interest.reset();
+    }
+  }
+  unschedulable_[uid] = std::move(e);
+  unschedulable_since_[uid] = clock_->Now();
+  Incoming("gated", event);
+}
+
 void SchedulingQueue::InsertBackoffLocked(EntryPtr e, std::string_view event) {
-  backoff_.insert(std::move(e));
+  if (pop_from_backoff_ && pre_enqueue_) {
+    // The pod may be popped from backoffQ without passing through activeQ's door: PreEnqueue
+    // runs now instead, and a gated pod waits in the pool.
+    Status s = pre_enqueue_(e->info.pod());
+    if (!s.IsSuccess()) {
+      IndexLocked(e);
+      GateLocked(std::move(e), s, event);
+      return;
+    }
+    e->info.gating_plugin.clear();
+  }
+  AddToBackoffSetLocked(e);
   Incoming("backoff", event);
+  // A blocked Pop may take it at once.
+  if (pop_from_backoff_ && e->backoff_set == &backoff_) cv_.notify_one();
 }
 
 void SchedulingQueue::Incoming(std::string_view queue, std::string_view event) const {
@@ -222,7 +277,7 @@ SchedulingQueue::EntryPtr SchedulingQueue::RemoveLocked(const std::string& uid) 
   if (!e) return nullptr;
   UnindexLocked(uid);
   if (e->active_at) active_.erase(*std::exchange(e->active_at, std::nullopt));
-  backoff_.erase(e);
+  EraseFromBackoffLocked(*e);
   unschedulable_.erase(uid);
   unschedulable_since_.erase(uid);
   return e;
@@ -244,14 +299,14 @@ void SchedulingQueue::Update(PodInfoPtr pod) {
   if (!old) return;  // in flight: its attempt will requeue it
   bool was_unschedulable = unschedulable_.count(uid) > 0;
   bool meaningful = MeaningfulUpdate(*old->info.pod_info, *pod);
-  bool in_backoff = backoff_.count(old) > 0;
+  bool in_backoff = old->backoff_at.has_value();
   RemoveLocked(uid);
   auto e = std::make_shared<Entry>(*old);
   e->info.pod_info = std::move(pod);
   if (!was_unschedulable) {
     if (in_backoff) {
       IndexLocked(e);
-      backoff_.insert(e);  // stays where it was: not an incoming pod
+      AddToBackoffSetLocked(e);  // stays where it was: not an incoming pod
     } else {
       AddToActiveLocked(e, {});
     }
@@ -276,13 +331,24 @@ void SchedulingQueue::Delete(const Pod& pod) {
 std::optional<QueuedPodInfo> SchedulingQueue::Pop(bool block) {
   std::unique_lock lock(mu_);
   while (active_.empty()) {
+    // Rather than wait, retry the pod whose backoff ends first (SchedulerPopFromBackoffQ).
+    if (pop_from_backoff_ && !backoff_.empty()) break;
     if (closed_ || !block) return std::nullopt;
     if (std::exchange(woken_, false)) return std::nullopt;
     cv_.wait(lock);
   }
-  EntryPtr e = *active_.begin();
-  active_.erase(active_.begin());
-  e->active_at.reset();
+  EntryPtr e;
+  if (!active_.empty()) {
+    e = *active_.begin();
+    active_.erase(active_.begin());
+    e->active_at.reset();
+  } else {
+    e = *backoff_.begin();
+    EraseFromBackoffLocked(*e);
+    if (e->info.initial_attempt_timestamp == TimePoint{})
+      e->info.initial_attempt_timestamp = clock_->Now();
+    Incoming("active", "PopFromBackoffQ");
+  }
   const std::string uid = UidOf(e->info.pod());
   UnindexLocked(uid);
   if (auto [it, inserted] = in_flight_.try_emplace(uid, next_event_seq_); !inserted) {
@@ -499,10 +565,15 @@ void SchedulingQueue::OnOtherEvent(
 
 void SchedulingQueue::FlushBackoffQCompleted() {
   std::lock_guard lock(mu_);
-  while (!backoff_.empty()) {
-    EntryPtr e = *backoff_.begin();
+  FlushBackoffSetLocked(backoff_);
+  FlushBackoffSetLocked(error_backoff_);
+}
+
+void SchedulingQueue::FlushBackoffSetLocked(BackoffSet& set) {
+  while (!set.empty()) {
+    EntryPtr e = *set.begin();
     if (IsBackingOff(e->info)) break;
-    backoff_.erase(backoff_.begin());
+    EraseFromBackoffLocked(*e);
     AddToActiveLocked(e, "BackoffComplete");
   }
 }
@@ -529,8 +600,15 @@ void SchedulingQueue::FlushUnschedulableLeftover(Duration max_wait) {
 
 std::optional<TimePoint> SchedulingQueue::NextBackoffExpiry() const {
   std::lock_guard lock(mu_);
-  if (backoff_.empty()) return std::nullopt;
-  return BackoffExpiry((*backoff_.begin())->info);
+  std::optional<TimePoint> next;
+  for (const BackoffSet* set : {&backoff_, &error_backoff_}) {
+    if (set->empty()) continue;
+    TimePoint t = BackoffExpiry((*set->begin())->info);
+    // A window's pods complete when the next window starts.
+    if (pop_from_backoff_ && (*set->begin())->info.attempts > 0) t += kBackoffOrderingWindow;
+    if (!next || t < *next) next = t;
+  }
+  return next;
 }
 
 int64_t SchedulingQueue::scheduling_cycle() const {
@@ -569,7 +647,7 @@ SchedulingQueue::Counts SchedulingQueue::counts() const {
   std::lock_guard lock(mu_);
   Counts c;
   c.active = active_.size();
-  c.backoff = backoff_.size();
+  c.backoff = backoff_.size() + error_backoff_.size();
   for (const auto& [uid, e] : unschedulable_) {
     if (e->info.gating_plugin.empty()) {
       ++c.unschedulable;

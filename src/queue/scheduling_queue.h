@@ -2,7 +2,8 @@
 //
 //   activeQ        ordered by the profile's QueueSort plugin; Pop() takes the head.
 //   backoffQ       pods that failed recently, ordered by backoff expiry
-//                  (initial × 2^(attempts-1), capped at max).
+//                  (initial × 2^(attempts-1), capped at max); pods that failed with an error
+//                  (no plugin rejected them) wait apart, in the error backoffQ.
 //   unschedulable  pods that failed and wait for a cluster change, plus gated pods (a PreEnqueue
 //                  plugin said no).
 //
@@ -69,13 +70,23 @@ class SchedulingQueue final : public PodNominator {
   SchedulingQueue(LessFn less, PreEnqueueFn pre_enqueue, const Clock* clock,
                   Duration initial_backoff, Duration max_backoff);
 
+  // kube-scheduler's SchedulerPopFromBackoffQ (KEP-5142). When on, Pop takes the head of
+  // backoffQ rather than wait while activeQ is empty (never from the error backoffQ); backoffQ
+  // is ordered by backoff expiry truncated to whole seconds (kBackoffOrderingWindow), then by
+  // the QueueSort, and a pod's backoff ends once the clock has left its expiry's window; the
+  // PreEnqueue plugins run when a pod enters backoffQ (a gated one stays in the pool). Set
+  // before pods arrive.
+  void SetPopFromBackoffQ(bool enabled);
+  static constexpr Duration kBackoffOrderingWindow = std::chrono::seconds(1);
+
   // A new pending pod. `timestamp` defaults to the clock's now.
   void Add(PodInfoPtr pod, std::optional<TimePoint> timestamp = std::nullopt);
   // The pod object changed (e.g. a scheduling gate was removed).
   void Update(PodInfoPtr pod);
   void Delete(const Pod& pod);
 
-  // Takes the head of activeQ; blocks while it is empty unless `block` is false.
+  // Takes the head of activeQ; blocks while it is empty unless `block` is false. With
+  // SetPopFromBackoffQ, an empty activeQ yields the head of backoffQ instead.
   // nullopt when closed or (non-blocking) empty.
   std::optional<QueuedPodInfo> Pop(bool block = true);
   // The pod's scheduling attempt is over (called before the binding cycle).
@@ -107,7 +118,8 @@ class SchedulingQueue final : public PodNominator {
   void FlushBackoffQCompleted();
   // Moves pods that waited longer than `max_wait` in the unschedulable pool.
   void FlushUnschedulableLeftover(Duration max_wait);
-  // Earliest backoff expiry in backoffQ, if any (simulation advances its clock to it).
+  // Earliest time a pod in backoffQ completes its backoff, if any (simulation advances its
+  // clock to it).
   std::optional<TimePoint> NextBackoffExpiry() const;
   int64_t scheduling_cycle() const;
   // Cluster events kept for pods in flight that have not seen them (tests, diagnostics).
@@ -154,6 +166,13 @@ class SchedulingQueue final : public PodNominator {
     bool operator()(const EntryPtr& a, const EntryPtr& b) const;
   };
   using ActiveSet = std::set<EntryPtr, ActiveLess>;
+  struct BackoffLess {
+    const SchedulingQueue* q;
+    // The error backoffQ orders by expiry alone; backoffQ by the QueueSort within a window.
+    bool by_queue_sort = false;
+    bool operator()(const EntryPtr& a, const EntryPtr& b) const;
+  };
+  using BackoffSet = std::set<EntryPtr, BackoffLess>;
   struct Entry {
     QueuedPodInfo info;
     uint64_t seq = 0;
@@ -161,6 +180,9 @@ class SchedulingQueue final : public PodNominator {
     // of its key, since a QueueSort may order pods differently from when they went in
     // (Coscheduling sorts a group by the time of its last failure).
     std::optional<ActiveSet::iterator> active_at;
+    // Likewise in backoff_ or error_backoff_ (`backoff_set`), ordered by the QueueSort too.
+    std::optional<BackoffSet::iterator> backoff_at;
+    BackoffSet* backoff_set = nullptr;
     // Set when it enters the unschedulable pool; out of line, since most pods never do.
     Boxed<EventInterest> interest;
   };
@@ -183,13 +205,19 @@ class SchedulingQueue final : public PodNominator {
     bool operator()(const EntryPtr& e, std::string_view uid) const;
     bool operator()(std::string_view uid, const EntryPtr& e) const { return (*this)(e, uid); }
   };
-  struct BackoffLess {
-    const SchedulingQueue* q;
-    bool operator()(const EntryPtr& a, const EntryPtr& b) const;
-  };
 
+  // Expiry of the pod's backoff, truncated to its ordering window with SetPopFromBackoffQ.
   TimePoint BackoffExpiry(const QueuedPodInfo& info) const;
+  TimePoint AlignToWindow(TimePoint t) const;
   bool IsBackingOff(const QueuedPodInfo& info) const;
+  // The backoff set `info` belongs in: the error backoffQ when no plugin rejected it.
+  BackoffSet& BackoffSetFor(const QueuedPodInfo& info);
+  // Takes the first pod of `set` whose backoff is over into activeQ, until none is.
+  void FlushBackoffSetLocked(BackoffSet& set);
+  void AddToBackoffSetLocked(const EntryPtr& e);
+  // Keeps `e` in the unschedulable pool, gated by the plugin of the PreEnqueue status `s`.
+  void GateLocked(EntryPtr e, const Status& s, std::string_view event);
+  void EraseFromBackoffLocked(Entry& e);
   void MoveToActiveOrBackoffLocked(EntryPtr e, std::string_view event);
   void InsertBackoffLocked(EntryPtr e, std::string_view event);
   void Incoming(std::string_view queue, std::string_view event) const;
@@ -219,7 +247,9 @@ class SchedulingQueue final : public PodNominator {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   ActiveSet active_;
-  std::set<EntryPtr, BackoffLess> backoff_;
+  BackoffSet backoff_;        // rejected by plugins: may be popped early
+  BackoffSet error_backoff_;  // failed with an error: waits its backoff out
+  bool pop_from_backoff_ = false;
   std::unordered_map<std::string, EntryPtr> unschedulable_;           // incl. gated
   std::unordered_set<EntryPtr, EntryUidHash, EntryUidEqual> by_uid_;  // queued, not in flight
   std::unordered_map<std::string, TimePoint> unschedulable_since_;

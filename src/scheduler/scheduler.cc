@@ -58,6 +58,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
       },
       options.clock, std::chrono::seconds(options.config->pod_initial_backoff_seconds),
       std::chrono::seconds(options.config->pod_max_backoff_seconds));
+  s->queue_->SetPopFromBackoffQ(options.pop_from_backoff_q);
 
   auto gen = s->BuildGeneration(*options.config, options.extenders, 0);
   if (!gen.ok()) return gen.error();

@@ -138,6 +138,10 @@ struct SchedulerOptions {
   // plugin has work for the pod (PreBindPreFlight) or the pod will wait at Permit, the chosen
   // node is written as the pod's status.nominatedNodeName before the binding cycle goes on.
   bool nominate_before_binding = true;
+  // SchedulerPopFromBackoffQ (SchedulingQueue::SetPopFromBackoffQ): the daemon sets it from the
+  // gate (on by default). Off for RunUntilIdle, whose fake clock jumps over backoff when the
+  // queue has nothing else to do, so simulations keep their timelines.
+  bool pop_from_backoff_q = false;
   // Failed writes the scheduler recovers from (the PodScheduled condition, a nomination, a
   // cache entry to forget) and plugins' LogError are logged here; null: nowhere (simulation).
   observe::Logger* log = nullptr;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "berth/framework/registry.h"
+#include "config/feature_gates.h"
 #include "config/plugin_names.h"
 #include "plugins/defaultpreemption/preemption.h"
 
@@ -19,6 +20,7 @@ namespace berth {
 inline constexpr std::string_view kDefaultPreemptionName = config::names::kDefaultPreemption;
 
 // Extenders with a preempt verb (Handle::extenders) narrow the candidates after the dry run.
-PluginRegistration DefaultPreemptionRegistration();
+// `gates`: SchedulerAsyncPreemption (the victims' deletions do not hold up the cycle; plugin.h).
+PluginRegistration DefaultPreemptionRegistration(const config::FeatureGates& gates);
 
 }  // namespace berth

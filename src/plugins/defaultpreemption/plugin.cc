@@ -67,8 +67,26 @@ std::string AggregateErrors(const std::vector<std::string>& errors) {
 
 }  // namespace
 
-DefaultPreemption::DefaultPreemption(Handle& handle, const config::DefaultPreemptionArgs& args)
-    : handle_(handle), args_(args) {}
+DefaultPreemption::DefaultPreemption(Handle& handle, const config::DefaultPreemptionArgs& args,
+                                     bool async_preemption)
+    : handle_(handle), args_(args) {
+  if (async_preemption)
+    in_flight_ = std::make_shared<preemption::PreemptionsInFlight>(&handle_.listers());
+}
+
+bool DefaultPreemption::IsPodRunningPreemption(const Pod& pod) const {
+  return in_flight_ && in_flight_->IsRunning(preemption::PreemptionsInFlight::KeyOf(pod));
+}
+
+Status DefaultPreemption::PreEnqueue(const Pod& pod) const {
+  if (!IsPodRunningPreemption(pod)) return Status::Success();
+  return Status::Unresolvable("waiting for the preemption for this pod to be finished");
+}
+
+std::vector<ClusterEventWithHint> DefaultPreemption::EventsToRegister() const {
+  if (!in_flight_) return {};
+  return {{ClusterEvent{EventResource::kPod, kDelete}, {}}};
+}
 
 Status DefaultPreemption::PostFilter(CycleState& state, const PodInfo& pod,
                                      const NodeStatusMap& filtered_statuses,
@@ -301,12 +319,17 @@ Status DefaultPreemption::PrepareCandidate(const Candidate& candidate, const Pod
   // in this order, so that simulation stays deterministic.
   // One copy of the preemptor for every victim's failure report (they may outlive this call).
   auto preemptor_copy = std::make_shared<const Pod>(preemptor);
+  std::vector<PodInfoPtr> to_delete;
   for (const auto& v : candidate.victims.pods) {
     const Pod& victim = *v->pod;
     // Graceful deletion is already under way; another request changes nothing.
     if (victim.metadata.deletion_timestamp) continue;
     if (std::shared_ptr<WaitingPod> waiting = handle_.GetWaitingPod(victim.metadata.uid)) {
       waiting->Reject(kDefaultPreemptionName, "preempted");
+      continue;
+    }
+    if (in_flight_) {
+      to_delete.push_back(v);
       continue;
     }
     // A queued deletion that fails leaves the preemptor nominated but waiting for a deletion
@@ -321,6 +344,16 @@ Status DefaultPreemption::PrepareCandidate(const Candidate& candidate, const Pod
     // A victim that vanished meanwhile is as good as evicted.
     if (!deleted.ok() && deleted.error().code != ErrorCode::kNotFound)
       return Status::Error(deleted.error().message);
+  }
+  if (!to_delete.empty()) {
+    // The preemptor waits for these (PreEnqueue); a failure lets it try again at once.
+    in_flight_->Start(writer, preemptor, std::move(to_delete),
+                      [&handle = handle_, preemptor_copy](const Error& error) {
+                        handle.LogError(kDefaultPreemptionName,
+                                        fmt::format("preempting for pod {} failed: {}",
+                                                    preemptor_copy->Key(), error.message));
+                        handle.Activate(*preemptor_copy);
+                      });
   }
 
   // Lower-priority pods nominated to this node may no longer fit there; dropping their
@@ -338,14 +371,17 @@ Status DefaultPreemption::PrepareCandidate(const Candidate& candidate, const Pod
   return Status::Success();
 }
 
-PluginRegistration DefaultPreemptionRegistration() {
+PluginRegistration DefaultPreemptionRegistration(const config::FeatureGates& gates) {
   static const config::DefaultPreemptionArgs kDefaults;
-  auto factory = [](const PluginArgs* args, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
+  const bool async_preemption = gates.Enabled(config::features::kSchedulerAsyncPreemption);
+  auto factory = [async_preemption](const PluginArgs* args,
+                                    Handle& handle) -> Result<std::unique_ptr<Plugin>> {
     auto typed = ArgsAs(args, &kDefaults, "DefaultPreemptionArgs");
     if (!typed.ok()) return typed.error();
     if (VoidResult v = config::ValidateDefaultPreemptionArgs(**typed, "args"); !v.ok())
       return v.error();
-    return std::unique_ptr<Plugin>(std::make_unique<DefaultPreemption>(handle, **typed));
+    return std::unique_ptr<Plugin>(
+        std::make_unique<DefaultPreemption>(handle, **typed, async_preemption));
   };
   return MakeRegistration(kDefaultPreemptionName, factory,
                           config::InTreeArgsDecoder(std::string(kDefaultPreemptionName)));

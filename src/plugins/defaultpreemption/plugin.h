@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -17,12 +18,18 @@
 #include "berth/framework/plugin.h"
 #include "plugins/defaultpreemption/defaultpreemption.h"
 #include "plugins/defaultpreemption/preemption.h"
+#include "plugins/defaultpreemption/preemptions_in_flight.h"
 
 namespace berth {
 
-class DefaultPreemption final : public PostFilterPlugin {
+class DefaultPreemption final : public PostFilterPlugin,
+                                public PreEnqueuePlugin,
+                                public EnqueueExtensions {
  public:
-  DefaultPreemption(Handle& handle, const config::DefaultPreemptionArgs& args);
+  // `async_preemption`: the SchedulerAsyncPreemption gate (preemptions_in_flight.h). Off, the
+  // victims' deletions are asked for inside PostFilter, one after another.
+  DefaultPreemption(Handle& handle, const config::DefaultPreemptionArgs& args,
+                    bool async_preemption = true);
 
   std::string_view Name() const override { return kDefaultPreemptionName; }
 
@@ -31,6 +38,15 @@ class DefaultPreemption final : public PostFilterPlugin {
   // when no node qualified, clearing any earlier nomination); Error on internal failures.
   Status PostFilter(CycleState& state, const PodInfo& pod, const NodeStatusMap& filtered_statuses,
                     PostFilterResult* result) override;
+
+  // With asynchronous preemption, keeps a preemptor whose victims are still being deleted out
+  // of the active queue (UnschedulableAndUnresolvable).
+  Status PreEnqueue(const Pod& pod) const override;
+  // With asynchronous preemption: assigned pods' deletions, which let a preemptor it gates
+  // through PreEnqueue again.
+  std::vector<ClusterEventWithHint> EventsToRegister() const override;
+  // True while `pod`'s preemption is under way (always false without asynchronous preemption).
+  bool IsPodRunningPreemption(const Pod& pod) const;
 
   // ---- steps
 
@@ -68,7 +84,8 @@ class DefaultPreemption final : public PostFilterPlugin {
                              preemption::Victims* victims) const;
 
   // Evicts the victims (rejecting those waiting at Permit instead) and clears the nominations
-  // of lower-priority pods nominated to the candidate's node.
+  // of lower-priority pods nominated to the candidate's node. With asynchronous preemption the
+  // deletions are only started (preemptions_in_flight.h).
   Status PrepareCandidate(const preemption::Candidate& candidate, const Pod& preemptor);
 
  private:
@@ -79,6 +96,8 @@ class DefaultPreemption final : public PostFilterPlugin {
 
   Handle& handle_;
   config::DefaultPreemptionArgs args_;
+  // Null without asynchronous preemption. Shared with the deletions' continuations.
+  std::shared_ptr<preemption::PreemptionsInFlight> in_flight_;
 };
 
 }  // namespace berth

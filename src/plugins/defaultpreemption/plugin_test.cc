@@ -312,10 +312,10 @@ struct Env {
   Env(std::vector<Ptr<Node>> nodes, std::vector<Ptr<Pod>> pods, Ptr<Pod> preemptor,
       std::vector<Ptr<PodDisruptionBudget>> pdbs = {}, config::DefaultPreemptionArgs args = {},
       int parallelism = 1, std::optional<Code> counting_code = std::nullopt,
-      bool failing_extensions = false)
+      bool failing_extensions = false, bool async_preemption = true)
       : handle(std::move(nodes), std::move(pods), parallelism),
         pod(PodInfo::Create(preemptor)),
-        plugin(handle, args) {
+        plugin(handle, args, async_preemption) {
     handle.cluster().AddPod(preemptor);
     for (auto& p : pdbs) handle.cluster().AddPDB(p);
     if (counting_code) {
@@ -1057,7 +1057,8 @@ TEST(DefaultPreemptionTest, PrepareCandidateEvictsAndClearsLowerNominations) {
 }
 
 // The daemon's writer queues deletions: one that fails later makes the preemptor try again at
-// once (nothing else would move it out of the unschedulable pool).
+// once (nothing else would move it out of the unschedulable pool). DeletePodThen's answers are
+// held in `held` until the test gives them.
 class QueuedDeletions final : public ClusterWriter {
  public:
   explicit QueuedDeletions(ClusterWriter& base) : base_(base) {}
@@ -1065,6 +1066,16 @@ class QueuedDeletions final : public ClusterWriter {
   VoidResult DeletePod(const Pod& pod, std::function<void(const Error&)> on_failure) override {
     queued.push_back({pod.metadata.name, std::move(on_failure)});
     return {};
+  }
+  void DeletePodThen(const Pod& pod, std::function<void(const Error*)> done) override {
+    held.push_back({pod, std::move(done)});
+  }
+  // Deletes the oldest held victim through the base writer and answers.
+  void Release() {
+    auto [pod, done] = std::move(held.front());
+    held.erase(held.begin());
+    ASSERT_TRUE(base_.DeletePod(pod, nullptr).ok());
+    done(nullptr);
   }
   VoidResult SetNominatedNodeName(const Pod& pod, std::string_view node) override {
     return base_.SetNominatedNodeName(pod, node);
@@ -1079,15 +1090,18 @@ class QueuedDeletions final : public ClusterWriter {
     return base_.RequestProvisioning(pvc, node);
   }
   std::vector<std::pair<std::string, std::function<void(const Error&)>>> queued;
+  std::vector<std::pair<Pod, std::function<void(const Error*)>>> held;
 
  private:
   ClusterWriter& base_;
 };
 
+// SchedulerAsyncPreemption off.
 TEST(DefaultPreemptionTest, AFailedQueuedDeletionActivatesThePreemptor) {
   auto a = Running("a", "node1", kLow, kMedium);
   auto b = Running("b", "node1", kLow, kMedium);
-  Env env({N("node1")}, {a, b}, MakePod().Name("p").Priority(kHigh).Req(kVeryLarge).Obj());
+  Env env({N("node1")}, {a, b}, MakePod().Name("p").Priority(kHigh).Req(kVeryLarge).Obj(), {}, {},
+          1, std::nullopt, false, /*async_preemption=*/false);
   QueuedDeletions queued(env.handle.cluster());
   env.handle.SetWriter(&queued);
   Candidate c;
@@ -1102,6 +1116,59 @@ TEST(DefaultPreemptionTest, AFailedQueuedDeletionActivatesThePreemptor) {
   ASSERT_EQ(env.handle.logged.size(), 1u);
   EXPECT_THAT(env.handle.logged[0], HasSubstr("preempting for pod default/p failed"));
   EXPECT_THAT(env.handle.logged[0], HasSubstr("forbidden"));
+}
+
+// SchedulerAsyncPreemption (upstream's TestIsPodRunningPreemption and prepareCandidateAsync):
+// the preemptor is gated while its victims go; the last victim is asked for once the others
+// are gone, and the preemption is over as soon as that victim is terminating or gone.
+TEST(DefaultPreemptionTest, AsyncPreemptionGatesThePreemptorUntilItsLastVictimGoes) {
+  auto a = Running("a", "node1", kLow, kMedium);
+  auto b = Running("b", "node1", kLow, kMedium);
+  Env env({N("node1")}, {a, b}, MakePod().Name("p").Priority(kHigh).Req(kVeryLarge).Obj());
+  QueuedDeletions queued(env.handle.cluster());
+  env.handle.SetWriter(&queued);
+  const Pod& p = *env.pod->pod;
+  EXPECT_TRUE(env.plugin.PreEnqueue(p).IsSuccess());
+  Candidate c;
+  c.node_name = "node1";
+  c.victims.pods = {PodInfo::Create(a), PodInfo::Create(b)};
+  ASSERT_TRUE(env.plugin.PrepareCandidate(c, p).IsSuccess());
+  ASSERT_EQ(queued.held.size(), 1u);  // the last victim waits for the first
+  EXPECT_EQ(queued.held[0].first.metadata.name, "a");
+  EXPECT_TRUE(env.plugin.IsPodRunningPreemption(p));
+  Status gated = env.plugin.PreEnqueue(p);
+  EXPECT_EQ(gated.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(gated.Message(), "waiting for the preemption for this pod to be finished");
+
+  queued.Release();
+  ASSERT_EQ(queued.held.size(), 1u);
+  EXPECT_EQ(queued.held[0].first.metadata.name, "b");
+  EXPECT_TRUE(env.plugin.IsPodRunningPreemption(p));  // "b" is still there
+
+  // "b" starts terminating before the writer answers: the preemption is over.
+  auto terminating = std::make_shared<Pod>(*env.handle.cluster().GetPod("default", "b"));
+  terminating->metadata.deletion_timestamp = 1;
+  env.handle.cluster().UpdatePod(terminating);
+  EXPECT_FALSE(env.plugin.IsPodRunningPreemption(p));
+  EXPECT_TRUE(env.plugin.PreEnqueue(p).IsSuccess());
+  queued.Release();
+  EXPECT_FALSE(env.plugin.IsPodRunningPreemption(p));
+  EXPECT_TRUE(env.handle.activated.empty());
+  EXPECT_EQ(env.plugin.EventsToRegister().size(), 1u);
+}
+
+// Gate off: no gating, no registration.
+TEST(DefaultPreemptionTest, SyncPreemptionNeverGates) {
+  auto a = Running("a", "node1", kLow, kMedium);
+  Env env({N("node1")}, {a}, MakePod().Name("p").Priority(kHigh).Req(kVeryLarge).Obj(), {}, {}, 1,
+          std::nullopt, false, /*async_preemption=*/false);
+  Candidate c;
+  c.node_name = "node1";
+  c.victims.pods = {PodInfo::Create(a)};
+  ASSERT_TRUE(env.plugin.PrepareCandidate(c, *env.pod->pod).IsSuccess());
+  EXPECT_EQ(env.handle.cluster().GetPod("default", "a"), nullptr);
+  EXPECT_FALSE(env.plugin.IsPodRunningPreemption(*env.pod->pod));
+  EXPECT_TRUE(env.plugin.EventsToRegister().empty());
 }
 
 // Nominated pods of at least the preemptor's priority keep their room during the dry run.
@@ -1154,7 +1221,7 @@ TEST(DefaultPreemptionTest, ParallelDryRunMatchesSequential) {
 }
 
 TEST(DefaultPreemptionTest, RegistrationDecodesAndValidatesArgs) {
-  PluginRegistration reg = DefaultPreemptionRegistration();
+  PluginRegistration reg = DefaultPreemptionRegistration(config::FeatureGates());
   EXPECT_EQ(reg.name, "DefaultPreemption");
   ASSERT_TRUE(static_cast<bool>(reg.decode_args));
   auto defaults = reg.decode_args(nullptr, "args");
