@@ -26,6 +26,7 @@
 #include "client/informer.h"
 #include "client/rest_client.h"
 #include "client/write_combiner.h"
+#include "framework/async_pod_deleter.h"
 #include "framework/dra_extended_resources.h"
 
 namespace berth::client {
@@ -33,7 +34,8 @@ namespace berth::client {
 class ApiClusterClient final : public ClusterClient,
                                public DraListers,
                                public DraWriter,
-                               public dra_extended::ExtendedResourceWriter {
+                               public dra_extended::ExtendedResourceWriter,
+                               public AsyncPodDeleter {
  public:
   ApiClusterClient(std::unique_ptr<RestClient> rest,
                    std::function<void(const std::string&)> log = {});

@@ -14,6 +14,7 @@
 
 #include "config/feature_gates.h"
 #include "config/load.h"
+#include "framework/async_pod_deleter.h"
 #include "framework/in_memory_cluster.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
@@ -27,7 +28,7 @@ using testing::MakePod;
 
 // The in-memory twin, except that victims' deletions asked through DeletePodThen wait until
 // the test releases them (as the daemon's victim writers answer later).
-class HeldDeletionsClient final : public ClusterClient {
+class HeldDeletionsClient final : public ClusterClient, public AsyncPodDeleter {
  public:
   explicit HeldDeletionsClient(InMemoryCluster* cluster) : c_(cluster) {}
 

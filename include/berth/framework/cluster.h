@@ -76,17 +76,6 @@ class BERTH_EXPORT ClusterWriter {
   // scheduler that asked is destroyed, or not at all.
   virtual VoidResult DeletePod(const Pod& pod,
                                std::function<void(const Error&)> on_failure = nullptr) = 0;
-  // Deletes a preemption victim as DeletePod does and says when the deletion is over: `done`
-  // gets null on success (kNotFound included) or the error. It is called exactly once, from
-  // whichever thread finished the deletion: a writer thread of the daemon (before the
-  // scheduler that asked is destroyed), or this one before DeletePodThen returns for a
-  // synchronous writer, which is what this default assumes. Asynchronous preemption chains
-  // its next step on it instead of waiting.
-  virtual void DeletePodThen(const Pod& pod, std::function<void(const Error*)> done) {
-    VoidResult r = DeletePod(pod);
-    const bool ok = r.ok() || r.error().code == ErrorCode::kNotFound;
-    if (done) done(ok ? nullptr : &r.error());
-  }
   // Sets (or clears, with "") status.nominatedNodeName. The scheduler's own nominations and
   // preemption's clears; the daemon queues them (the result only says it was queued).
   virtual VoidResult SetNominatedNodeName(const Pod& pod, std::string_view node_name) = 0;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "berth/testing/fake_handle.h"
+#include "framework/async_pod_deleter.h"
 #include "framework/in_memory_cluster.h"
 #include "framework/parallelizer.h"
 #include "testing/builders.h"
@@ -1059,7 +1060,7 @@ TEST(DefaultPreemptionTest, PrepareCandidateEvictsAndClearsLowerNominations) {
 // The daemon's writer queues deletions: one that fails later makes the preemptor try again at
 // once (nothing else would move it out of the unschedulable pool). DeletePodThen's answers are
 // held in `held` until the test gives them.
-class QueuedDeletions final : public ClusterWriter {
+class QueuedDeletions final : public ClusterWriter, public AsyncPodDeleter {
  public:
   explicit QueuedDeletions(ClusterWriter& base) : base_(base) {}
   VoidResult Bind(const Pod& pod, std::string_view node) override { return base_.Bind(pod, node); }

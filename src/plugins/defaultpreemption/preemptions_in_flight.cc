@@ -1,5 +1,7 @@
 #include "plugins/defaultpreemption/preemptions_in_flight.h"
 
+#include "framework/async_pod_deleter.h"
+
 namespace berth::preemption {
 
 std::string PreemptionsInFlight::KeyOf(const Pod& pod) {
@@ -32,24 +34,24 @@ void PreemptionsInFlight::Start(ClusterWriter& writer, const Pod& preemptor,
   countdown->left = victims.size();
   auto self = shared_from_this();
   for (const PodInfoPtr& v : victims) {
-    writer.DeletePodThen(*v->pod,
-                         [self, &writer, key, last, failure, countdown](const Error* error) {
-                           std::optional<Error> first_error;
-                           {
-                             std::lock_guard lock(countdown->mu);
-                             if (error && !countdown->error) countdown->error = *error;
-                             if (--countdown->left > 0) return;
-                             first_error = countdown->error;
-                           }
-                           if (!first_error) {
-                             self->DeleteLast(writer, key, last, failure);
-                             return;
-                           }
-                           // A victim stays: the room will not be made, so the last victim is
-                           // spared and the preemptor tried again.
-                           self->Finish(key);
-                           if (*failure) (*failure)(*first_error);
-                         });
+    DeletePodThen(writer, *v->pod,
+                  [self, &writer, key, last, failure, countdown](const Error* error) {
+                    std::optional<Error> first_error;
+                    {
+                      std::lock_guard lock(countdown->mu);
+                      if (error && !countdown->error) countdown->error = *error;
+                      if (--countdown->left > 0) return;
+                      first_error = countdown->error;
+                    }
+                    if (!first_error) {
+                      self->DeleteLast(writer, key, last, failure);
+                      return;
+                    }
+                    // A victim stays: the room will not be made, so the last victim is
+                    // spared and the preemptor tried again.
+                    self->Finish(key);
+                    if (*failure) (*failure)(*first_error);
+                  });
   }
 }
 
@@ -61,7 +63,7 @@ void PreemptionsInFlight::DeleteLast(ClusterWriter& writer, const std::string& k
     running_[key].last_victim.emplace(last->pod->metadata.namespace_, last->pod->metadata.name);
   }
   auto self = shared_from_this();
-  writer.DeletePodThen(*last->pod, [self, key, failure](const Error* error) {
+  DeletePodThen(writer, *last->pod, [self, key, failure](const Error* error) {
     self->Finish(key);
     if (error && *failure) (*failure)(*error);
   });
