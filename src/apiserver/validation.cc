@@ -237,6 +237,65 @@ VoidResult CheckTaints(const ResourceInfo& r, const Json& obj) {
   return {};
 }
 
+// status.declaredFeatures (kube-apiserver's validateNodeDeclaredFeatures): UpperCamelCase
+// names with '/'-separated segments, at most 253 characters, sorted, without duplicates.
+bool ValidDeclaredFeatureName(std::string_view name) {
+  auto alnum = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  };
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  if (name.empty() || name.front() < 'A' || name.front() > 'Z') return false;
+  bool segment_start = false;
+  for (char c : name.substr(1)) {
+    if (c == '/') {
+      if (segment_start) return false;
+      segment_start = true;
+    } else if (segment_start ? !letter(c) : !alnum(c)) {
+      return false;
+    } else {
+      segment_start = false;
+    }
+  }
+  return !segment_start;
+}
+
+VoidResult CheckDeclaredFeatures(const ResourceInfo& r, const Json& obj) {
+  const Json* features = FieldAt(obj, "status.declaredFeatures");
+  if (!features || !features->is_array()) return {};
+  for (size_t i = 0; i < features->size(); ++i) {
+    const Json& f = (*features)[i];
+    const std::string name = f.is_string() ? f.get<std::string>() : f.dump();
+    const std::string field = fmt::format("status.declaredFeatures[{}]", i);
+    if (name.size() > 253) {
+      return InvalidField(r, obj, field,
+                          fmt::format("Invalid value: \"{}\": invalid feature name \"{}\": must be "
+                                      "no more than 253 characters",
+                                      name, name));
+    }
+    if (!ValidDeclaredFeatureName(name)) {
+      return InvalidField(
+          r, obj, field,
+          fmt::format("Invalid value: \"{}\": invalid feature name \"{}\": must start with an "
+                      "UpperCamelCase segment, with subsequent segments separated by '/' (e.g., "
+                      "MyFeature or MyFeature/mySubFeature), and contain only alphanumeric "
+                      "characters and slashes",
+                      name, name));
+    }
+    if (i + 1 < features->size() && (*features)[i + 1].is_string()) {
+      const std::string next = (*features)[i + 1].get<std::string>();
+      const std::string next_field = fmt::format("status.declaredFeatures[{}]", i + 1);
+      if (next == name)
+        return InvalidField(r, obj, next_field, fmt::format("Duplicate value: \"{}\"", next));
+      if (next < name) {
+        return InvalidField(
+            r, obj, next_field,
+            fmt::format("Invalid value: \"{}\": list must be sorted alphabetically", next));
+      }
+    }
+  }
+  return {};
+}
+
 // A workload's selector must be there and select its template's labels.
 VoidResult CheckWorkloadSelector(const ResourceInfo& r, const Json& obj) {
   const Json* selector = FieldAt(obj, "spec.selector");
@@ -271,7 +330,10 @@ VoidResult ValidateObject(const ResourceInfo& r, const Json& obj) {
     if (const Json* spec = FieldAt(obj, "spec")) return CheckPodSpec(r, obj, *spec, "spec");
     return {};
   }
-  if (r.group.empty() && r.plural == "nodes") return CheckTaints(r, obj);
+  if (r.group.empty() && r.plural == "nodes") {
+    if (auto ok = CheckTaints(r, obj); !ok.ok()) return ok;
+    return CheckDeclaredFeatures(r, obj);
+  }
   const bool workload = (r.group == "apps" && r.plural != "controllerrevisions") ||
                         (r.group.empty() && r.plural == "replicationcontrollers") ||
                         (r.group == "batch" && r.plural == "jobs");

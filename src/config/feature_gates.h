@@ -23,6 +23,7 @@ inline constexpr std::string_view kPodLevelResources = "PodLevelResources";
 inline constexpr std::string_view kGenericWorkload = "GenericWorkload";
 inline constexpr std::string_view kGangScheduling = "GangScheduling";
 inline constexpr std::string_view kStorageCapacityScoring = "StorageCapacityScoring";
+inline constexpr std::string_view kNodeDeclaredFeatures = "NodeDeclaredFeatures";
 }  // namespace features
 
 enum class FeatureStage { kAlpha, kBeta, kGA, kDeprecated };

@@ -34,7 +34,8 @@ constexpr const char* kDefaultPluginNames[] = {"SchedulingGates",
                                                "DefaultPreemption",
                                                "NodeResourcesBalancedAllocation",
                                                "ImageLocality",
-                                               "DefaultBinder"};
+                                               "DefaultBinder",
+                                               "NodeDeclaredFeatures"};
 
 // Args of the out-of-tree test plugin "CustomArgsPlugin".
 struct CustomArgs final : PluginArgs {
@@ -145,13 +146,13 @@ void ExpectUpstreamDefaults(const SchedulerConfiguration& c) {
   const Profile& p = c.profiles[0];
   EXPECT_EQ(p.scheduler_name, "default-scheduler");
   EXPECT_FALSE(p.percentage_of_nodes_to_score.has_value());
-  EXPECT_THAT(
-      Names(p.plugins.multi_point.enabled),
-      ElementsAre("SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName",
-                  "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
-                  "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
-                  "PodTopologySpread", "InterPodAffinity", "DynamicResources", "DefaultPreemption",
-                  "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder"));
+  EXPECT_THAT(Names(p.plugins.multi_point.enabled),
+              ElementsAre("SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName",
+                          "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
+                          "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
+                          "PodTopologySpread", "InterPodAffinity", "DynamicResources",
+                          "DefaultPreemption", "NodeResourcesBalancedAllocation", "ImageLocality",
+                          "DefaultBinder", "NodeDeclaredFeatures"));
   EXPECT_EQ(WeightOf(p.plugins.multi_point, "TaintToleration"), 3);
   EXPECT_EQ(WeightOf(p.plugins.multi_point, "NodeAffinity"), 2);
   EXPECT_EQ(WeightOf(p.plugins.multi_point, "NodeResourcesFit"), 1);

@@ -14,6 +14,7 @@
 #include "plugins/interpodaffinity/interpodaffinity.h"
 #include "plugins/networktraffic/networktraffic.h"
 #include "plugins/nodeaffinity/nodeaffinity.h"
+#include "plugins/nodedeclaredfeatures/nodedeclaredfeatures.h"
 #include "plugins/nodelabel/nodelabel.h"
 #include "plugins/nodename/nodename.h"
 #include "plugins/nodeports/nodeports.h"
@@ -52,6 +53,7 @@ Registry InTreeRegistry(const config::FeatureGates& gates) {
       NodePreferAvoidPodsRegistration(), SelectorSpreadRegistration(),
       ServiceAffinityRegistration(),     CoschedulingRegistration(),
       GangSchedulingRegistration(),      DynamicResourcesRegistration(gates),
+      NodeDeclaredFeaturesRegistration(gates),
   };
   Registry r;
   size_t added = 0;
