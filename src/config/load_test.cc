@@ -295,7 +295,7 @@ profiles:
   EXPECT_EQ(custom.scheduler_name, "custom-scheduler");
   EXPECT_THAT(Names(custom.plugins.bind.enabled), ElementsAre("BarPlugin"));
   EXPECT_THAT(custom.plugins.bind.disabled, ElementsAre("DefaultBinder"));
-  EXPECT_EQ(custom.plugins.multi_point.enabled.size(), 19u);
+  EXPECT_EQ(custom.plugins.multi_point.enabled.size(), 20u);
 }
 
 // ------------------------------------------------------------------ merge rules
@@ -417,7 +417,7 @@ profiles:
         weight: 5
 )");
   const PluginSet& mp = c.profiles[0].plugins.multi_point;
-  ASSERT_EQ(mp.enabled.size(), 20u);
+  ASSERT_EQ(mp.enabled.size(), 21u);
   EXPECT_EQ(mp.enabled[4].name, "TaintToleration");
   EXPECT_EQ(mp.enabled[4].weight, 5);
   EXPECT_EQ(mp.enabled.back().name, "CustomPlugin");
