@@ -42,7 +42,7 @@ Registry InTreeRegistry(const config::FeatureGates& gates) {
   PluginRegistration registrations[] = {
       SchedulingGatesRegistration(),     PrioritySortRegistration(),
       NodeUnschedulableRegistration(),   NodeNameRegistration(),
-      TaintTolerationRegistration(),     NodeAffinityRegistration(),
+      TaintTolerationRegistration(gates), NodeAffinityRegistration(),
       NodePortsRegistration(),           NodeResourcesFitRegistration(gates),
       VolumeRestrictionsRegistration(),  NodeVolumeLimitsRegistration(),
       VolumeBindingRegistration(gates),     VolumeZoneRegistration(),
