@@ -49,6 +49,7 @@ TEST_F(DeclaredFeaturesTest, InvalidListsAreRefusedAsKubeApiserverRefusesThem) {
       "must start with an UpperCamelCase segment, with subsequent segments separated by '/' "
       "(e.g., MyFeature or MyFeature/mySubFeature), and contain only alphanumeric characters "
       "and slashes";
+  const std::string long_name = "A" + std::string(253, 'b');
   const Case cases[] = {
       {{"myFeature"},
        R"(Node "n1" is invalid: status.declaredFeatures[0]: Invalid value: )"
@@ -70,9 +71,9 @@ TEST_F(DeclaredFeaturesTest, InvalidListsAreRefusedAsKubeApiserverRefusesThem) {
        R"(Node "n1" is invalid: status.declaredFeatures[1]: Invalid value: "A": )"
        R"(list must be sorted alphabetically)"},
       {{"A", "A"}, R"(Node "n1" is invalid: status.declaredFeatures[1]: Duplicate value: "A")"},
-      {{"A" + std::string(253, 'b')},
-       R"(Node "n1" is invalid: status.declaredFeatures[0]: Invalid value: ")" + "A" +
-           std::string(253, 'b') + R"(": invalid feature name ")" + "A" + std::string(253, 'b') +
+      {{long_name},
+       R"(Node "n1" is invalid: status.declaredFeatures[0]: Invalid value: ")" + long_name +
+           R"(": invalid feature name ")" + long_name +
            R"(": must be no more than 253 characters)"},
   };
   for (const Case& c : cases) {
