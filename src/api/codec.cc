@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "api/codec_internal.h"
+#include "api/declared_features.h"
 #include "api/read_file.h"
 
 namespace berth {
@@ -200,19 +201,29 @@ Result<std::vector<Object>> DecodeInRuns(size_t n, size_t threads, std::string_v
   return out;
 }
 
-// A pod's spec.resourceClaims live only in its document (Pod's layout is frozen in the SDK):
-// such pods keep it even when documents are dropped.
-bool KeepsRaw(const json& doc, const DecodeOptions& options) {
-  if (options.keep_raw) return true;
-  auto spec = doc.find("spec");
-  return spec != doc.end() && spec->is_object() && spec->contains("resourceClaims") &&
-         doc.value("kind", "") == "Pod";
+// What an object keeps of its document when documents are dropped. Fields that Pod's and
+// Node's frozen layouts (SDK) lack live only in the document: a pod with spec.resourceClaims
+// (DynamicResources) or with a field NodeDeclaredFeatures infers from keeps it whole; a node
+// keeps only its status.declaredFeatures.
+RawObject StoredRaw(RawObject doc, const DecodeOptions& options) {
+  if (options.keep_raw) return doc;
+  const std::string kind = doc->value("kind", "");
+  if (kind == "Node") return declared_features::NodeDocumentToKeep(*doc);
+  if (kind != "Pod") return nullptr;
+  auto spec = doc->find("spec");
+  if (spec != doc->end() && spec->is_object() && spec->contains("resourceClaims")) return doc;
+  return declared_features::PodKeepsDocument(*doc) ? doc : nullptr;
+}
+
+Result<Object> DecodeKeeping(json&& doc, std::string_view where, const DecodeOptions& options) {
+  auto shared = std::make_shared<const json>(std::move(doc));
+  RawObject stored = StoredRaw(shared, options);
+  return codec::DecodeObjectStoring(shared, where, std::move(stored));
 }
 
 VoidResult DecodeOne(json&& doc, const std::string& where, const DecodeOptions& options,
                      std::vector<Object>& out) {
-  const bool keep = KeepsRaw(doc, options);
-  auto obj = codec::DecodeObjectShared(std::make_shared<const json>(std::move(doc)), where, keep);
+  auto obj = DecodeKeeping(std::move(doc), where, options);
   if (!obj.ok()) return obj.error();
   out.push_back(std::move(obj).value());
   return {};
@@ -296,8 +307,7 @@ Result<Object> DecodeObject(nlohmann::json&& doc, std::string_view where) {
 
 Result<Object> DecodeObject(nlohmann::json&& doc, std::string_view where,
                             const DecodeOptions& options) {
-  const bool keep = KeepsRaw(doc, options);
-  return codec::DecodeObjectShared(std::make_shared<const json>(std::move(doc)), where, keep);
+  return DecodeKeeping(std::move(doc), where, options);
 }
 
 Result<Pod> DecodePod(const nlohmann::json& doc, std::string_view where) {

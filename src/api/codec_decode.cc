@@ -633,6 +633,10 @@ std::string Describe(const json& doc) {
 }
 
 Result<Object> DecodeObjectShared(const RawObject& raw, std::string_view where, bool keep_raw) {
+  return DecodeObjectStoring(raw, where, keep_raw ? raw : nullptr);
+}
+
+Result<Object> DecodeObjectStoring(const RawObject& raw, std::string_view where, RawObject stored) {
   const json& doc = *raw;
   if (!doc.is_object()) {
     std::string msg(where);
@@ -646,7 +650,7 @@ Result<Object> DecodeObjectShared(const RawObject& raw, std::string_view where, 
     r.Fail("kind: missing or not a string");
     return r.error();
   }
-  return DecodeKnown(it->get<std::string>(), raw, keep_raw ? raw : nullptr, where);
+  return DecodeKnown(it->get<std::string>(), raw, std::move(stored), where);
 }
 
 Result<Pod> DecodePodDoc(const json& doc, std::string_view where) {

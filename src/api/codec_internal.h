@@ -197,6 +197,8 @@ std::string Describe(const nlohmann::json& doc);
 // `keep_raw`: store `raw` in the object (else the object does not keep its document).
 Result<Object> DecodeObjectShared(const RawObject& raw, std::string_view where,
                                   bool keep_raw = true);
+// Same, the object keeping `stored` as its `raw` (null, the document, or a trimmed copy).
+Result<Object> DecodeObjectStoring(const RawObject& raw, std::string_view where, RawObject stored);
 Result<Pod> DecodePodDoc(const nlohmann::json& doc, std::string_view where);
 Result<Node> DecodeNodeDoc(const nlohmann::json& doc, std::string_view where);
 

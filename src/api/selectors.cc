@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "api/tolerations.h"
 #include "api/validation.h"
 
 namespace berth {
@@ -234,21 +235,49 @@ bool PodMatchesNodeSelectorAndAffinityTerms(const Pod& pod, const Node& node) {
 
 // ---------------------------------------------------------------- taints
 
-bool TolerationToleratesTaint(const Toleration& t, const Taint& taint) {
+std::optional<int64_t> ParseTaintInteger(std::string_view value) {
+  // Kubernetes' content.IsDecimalInteger: "0", or an optional '-' and no leading zero.
+  std::string_view digits = value;
+  if (!digits.empty() && digits.front() == '-') digits.remove_prefix(1);
+  if (digits.empty() || (digits.front() == '0' && value != "0")) return std::nullopt;
+  for (char c : digits)
+    if (c < '0' || c > '9') return std::nullopt;
+  int64_t out = 0;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+  if (ec != std::errc() || end != value.data() + value.size()) return std::nullopt;  // range
+  return out;
+}
+
+bool TolerationToleratesTaint(const Toleration& t, const Taint& taint, bool comparison_operators) {
   if (!t.effect.empty() && t.effect != taint.effect) return false;
   if (!t.key.empty() && t.key != taint.key) return false;
   if (t.op.empty() || t.op == "Equal") return t.value == taint.value;
-  return t.op == "Exists";
+  if (t.op == "Exists") return true;
+  if ((t.op != "Lt" && t.op != "Gt") || !comparison_operators) return false;
+  const std::optional<int64_t> bound = ParseTaintInteger(t.value);
+  const std::optional<int64_t> value = ParseTaintInteger(taint.value);
+  if (!bound || !value) return false;
+  return t.op == "Lt" ? *value < *bound : *value > *bound;
+}
+
+bool TolerationToleratesTaint(const Toleration& t, const Taint& taint) {
+  return TolerationToleratesTaint(t, taint, false);
 }
 
 const Taint* FindUntoleratedTaint(std::span<const Taint> taints,
                                   std::span<const Toleration> tolerations,
                                   bool (*effect_filter)(const Taint&)) {
+  return FindUntoleratedTaint(taints, tolerations, effect_filter, false);
+}
+
+const Taint* FindUntoleratedTaint(std::span<const Taint> taints,
+                                  std::span<const Toleration> tolerations,
+                                  bool (*effect_filter)(const Taint&), bool comparison_operators) {
   for (const Taint& taint : taints) {
     if (effect_filter != nullptr && !effect_filter(taint)) continue;
     bool tolerated = false;
     for (const Toleration& t : tolerations) {
-      if (TolerationToleratesTaint(t, taint)) {
+      if (TolerationToleratesTaint(t, taint, comparison_operators)) {
         tolerated = true;
         break;
       }

@@ -381,7 +381,7 @@ VoidResult AdmitPod(const ResourceInfo& r, Json& pod, bool is_create,
 }  // namespace
 
 VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
-                 const PriorityClassLookup& priority_classes) {
+                 const PriorityClassLookup& priority_classes, const ValidationOptions& validation) {
   if (!obj.is_object()) return Error{"the object must be a JSON object", ErrorCode::kBadRequest};
   // CustomResourceDefinitions and custom objects have admission of their own (crd_admission.h).
   if (IsCrdResource(r)) return AdmitCrd(r, obj, is_create);
@@ -406,7 +406,7 @@ VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
                                : "";
   if (r.group.empty() && r.plural == "pods") {
     if (auto ok = AdmitPod(r, obj, is_create, priority_classes); !ok.ok()) return ok;
-    if (auto ok = ValidateObject(r, obj); !ok.ok() || !is_create) return ok;
+    if (auto ok = ValidateObject(r, obj, validation); !ok.ok() || !is_create) return ok;
     return CheckLabelKeys(r, obj);
   }
   if (r.group.empty() && r.plural == "nodes" && obj.contains("status")) {
@@ -484,7 +484,7 @@ VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
     }
   }
   // Pod templates' label keys on create; an update checks them in ValidateUpdate.
-  if (auto ok = ValidateObject(r, obj); !ok.ok() || !is_create) return ok;
+  if (auto ok = ValidateObject(r, obj, validation); !ok.ok() || !is_create) return ok;
   return CheckLabelKeys(r, obj);
 }
 

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "apiserver/resources.h"
+#include "apiserver/validation.h"
 #include "berth/api/result.h"
 
 namespace berth::apiserver {
@@ -29,8 +30,10 @@ namespace berth::apiserver {
 using PriorityClassLookup = std::function<std::optional<nlohmann::json>(const std::string& name)>;
 
 // Defaults and validates `obj` for a create (`is_create`) or update of resource `r`.
+// `validation`: the gated API behaviour (ValidationFor).
 VoidResult Admit(const ResourceInfo& r, nlohmann::json& obj, bool is_create,
-                 const PriorityClassLookup& priority_classes);
+                 const PriorityClassLookup& priority_classes,
+                 const ValidationOptions& validation = {});
 
 // Refuses (Invalid) an update that changes what kube-apiserver keeps immutable: a pod's spec
 // beyond container images, added tolerations, removed scheduling gates, activeDeadlineSeconds

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "apiserver/validation.h"
 #include "berth/api/result.h"
 #include "net/http_server.h"
 
@@ -53,6 +54,8 @@ struct ServerOptions {
   // Checked before the API's routes, in order: the first matching prefix wins, so a
   // token-protected "/x/api" must come before a public "/x".
   std::vector<ExtraRoute> extra_routes;
+  // Gated validation (--feature-gates): TaintTolerationComparisonOperators.
+  ValidationOptions validation;
 };
 
 class Server {

@@ -225,7 +225,7 @@ HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
               !ok.ok()) {
             return ok.error();
           }
-          if (auto ok = Admit(res, obj, true, pcs); !ok.ok()) return ok.error();
+          if (auto ok = Admit(res, obj, true, pcs, options.validation); !ok.ok()) return ok.error();
           if (is_claim) SetDefaultStorageClass(obj, default_class);
           return obj;
         }
@@ -244,7 +244,9 @@ HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
             return ok.error();
           }
         }
-        if (auto ok = Admit(res, next, false, pcs); !ok.ok()) return ok.error();
+        if (auto ok = Admit(res, next, false, pcs, ValidationFor(options.validation, current));
+            !ok.ok())
+          return ok.error();
         auto ok = IsPodResize(res, sub) ? ValidatePodResize(res, *current, next)
                                         : ValidateUpdate(res, *current, next);
         if (!ok.ok()) return ok.error();

@@ -47,6 +47,7 @@ class ServerHttpTest : public ::testing::Test {
     o.plain_http = true;
     o.threads = 2;
     o.event_ttl = event_ttl_;
+    o.validation = validation_;
     auto s = Server::Start(o);
     ASSERT_TRUE(s.ok()) << s.error().message;
     server_ = std::move(s).value();
@@ -89,6 +90,7 @@ class ServerHttpTest : public ::testing::Test {
   static constexpr const char* kPods = "/api/v1/namespaces/default/pods";
   std::filesystem::path dir_;
   std::chrono::seconds event_ttl_{3600};  // set before Restart()
+  ValidationOptions validation_;          // set before Restart()
   std::unique_ptr<Server> server_;
 };
 

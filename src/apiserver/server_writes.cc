@@ -85,7 +85,8 @@ HttpResponse Server::Impl::CreateObject(HttpRequest& req, const Target& t, Json 
   // Only pods and priority classes consult the classes: other creates skip listing them.
   const bool reads_classes = (res.group.empty() && res.plural == "pods") ||
                              (res.group == "scheduling.k8s.io" && res.plural == "priorityclasses");
-  if (auto ok = Admit(res, obj, true, reads_classes ? PriorityClasses() : PriorityClassLookup());
+  if (auto ok = Admit(res, obj, true, reads_classes ? PriorityClasses() : PriorityClassLookup(),
+                      options.validation);
       !ok.ok()) {
     return ErrorResponse(ok.error(), res.kind, meta.value("name", ""));
   }
@@ -153,7 +154,9 @@ HttpResponse Server::Impl::Update(HttpRequest& req, const Target& t) {
       res, t.ns, t.name,
       [&](const Json* current) -> Result<Json> {
         Json next = SplitStatus(res, sub, *current, obj);
-        if (auto ok = Admit(res, next, false, pcs); !ok.ok()) return ok.error();
+        if (auto ok = Admit(res, next, false, pcs, ValidationFor(options.validation, current));
+            !ok.ok())
+          return ok.error();
         auto ok = IsPodResize(res, sub) ? ValidatePodResize(res, *current, next)
                                         : ValidateUpdate(res, *current, next);
         if (!ok.ok()) return ok.error();

@@ -6,9 +6,11 @@
 #include <string>
 #include <string_view>
 
+#include "api/tolerations.h"
 #include "api/validation.h"
 #include "apiserver/selectors.h"
 #include "berth/api/quantity.h"
+#include "berth/api/selectors.h"
 
 namespace berth::apiserver {
 namespace {
@@ -58,18 +60,25 @@ VoidResult CheckRequestsWithinLimits(const ResourceInfo& r, const Json& obj, con
 }
 
 VoidResult CheckTolerations(const ResourceInfo& r, const Json& obj, const Json* tolerations,
-                            const std::string& field) {
+                            const std::string& field, bool comparison_operators) {
   if (!tolerations || !tolerations->is_array()) return {};
   for (size_t i = 0; i < tolerations->size(); ++i) {
     const Json& t = (*tolerations)[i];
     if (!t.is_object()) continue;
     const std::string base = fmt::format("{}[{}]", field, i);
     const std::string op = t.value("operator", ""), key = t.value("key", "");
-    if (op != "" && op != "Equal" && op != "Exists") {
+    const bool comparison = op == "Lt" || op == "Gt";
+    if (op != "" && op != "Equal" && op != "Exists" && !(comparison && comparison_operators)) {
       return InvalidField(r, obj, base + ".operator",
                           fmt::format("Unsupported value: \"{}\": supported values: \"Equal\", "
-                                      "\"Exists\"",
-                                      op));
+                                      "\"Exists\"{}",
+                                      op, comparison_operators ? ", \"Gt\", \"Lt\"" : ""));
+    }
+    if (comparison && !ParseTaintInteger(t.value("value", ""))) {
+      return InvalidField(
+          r, obj, base + ".value",
+          fmt::format("Invalid value: \"{}\": must be a valid decimal integer in canonical form",
+                      t.value("value", "")));
     }
     if (op == "Exists" && !t.value("value", "").empty()) {
       return InvalidField(
@@ -158,7 +167,7 @@ VoidResult CheckContainerPorts(const ResourceInfo& r, const Json& obj, const Jso
 }
 
 VoidResult CheckPodSpec(const ResourceInfo& r, const Json& obj, const Json& spec,
-                        const std::string& field) {
+                        const std::string& field, const ValidationOptions& options) {
   std::set<std::string> names;
   for (const char* list : {"initContainers", "containers"}) {
     const Json* cs = FieldAt(spec, list);
@@ -180,7 +189,8 @@ VoidResult CheckPodSpec(const ResourceInfo& r, const Json& obj, const Json& spec
       if (auto ok = CheckContainerPorts(r, obj, c, base); !ok.ok()) return ok;
     }
   }
-  if (auto ok = CheckTolerations(r, obj, FieldAt(spec, "tolerations"), field + ".tolerations");
+  if (auto ok = CheckTolerations(r, obj, FieldAt(spec, "tolerations"), field + ".tolerations",
+                                 options.toleration_comparison_operators);
       !ok.ok()) {
     return ok;
   }
@@ -237,6 +247,65 @@ VoidResult CheckTaints(const ResourceInfo& r, const Json& obj) {
   return {};
 }
 
+// status.declaredFeatures (kube-apiserver's validateNodeDeclaredFeatures): UpperCamelCase
+// names with '/'-separated segments, at most 253 characters, sorted, without duplicates.
+bool ValidDeclaredFeatureName(std::string_view name) {
+  auto alnum = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  };
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  if (name.empty() || name.front() < 'A' || name.front() > 'Z') return false;
+  bool segment_start = false;
+  for (char c : name.substr(1)) {
+    if (c == '/') {
+      if (segment_start) return false;
+      segment_start = true;
+    } else if (segment_start ? !letter(c) : !alnum(c)) {
+      return false;
+    } else {
+      segment_start = false;
+    }
+  }
+  return !segment_start;
+}
+
+VoidResult CheckDeclaredFeatures(const ResourceInfo& r, const Json& obj) {
+  const Json* features = FieldAt(obj, "status.declaredFeatures");
+  if (!features || !features->is_array()) return {};
+  for (size_t i = 0; i < features->size(); ++i) {
+    const Json& f = (*features)[i];
+    const std::string name = f.is_string() ? f.get<std::string>() : f.dump();
+    const std::string field = fmt::format("status.declaredFeatures[{}]", i);
+    if (name.size() > 253) {
+      return InvalidField(r, obj, field,
+                          fmt::format("Invalid value: \"{}\": invalid feature name \"{}\": must be "
+                                      "no more than 253 characters",
+                                      name, name));
+    }
+    if (!ValidDeclaredFeatureName(name)) {
+      return InvalidField(
+          r, obj, field,
+          fmt::format("Invalid value: \"{}\": invalid feature name \"{}\": must start with an "
+                      "UpperCamelCase segment, with subsequent segments separated by '/' (e.g., "
+                      "MyFeature or MyFeature/mySubFeature), and contain only alphanumeric "
+                      "characters and slashes",
+                      name, name));
+    }
+    if (i + 1 < features->size() && (*features)[i + 1].is_string()) {
+      const std::string next = (*features)[i + 1].get<std::string>();
+      const std::string next_field = fmt::format("status.declaredFeatures[{}]", i + 1);
+      if (next == name)
+        return InvalidField(r, obj, next_field, fmt::format("Duplicate value: \"{}\"", next));
+      if (next < name) {
+        return InvalidField(
+            r, obj, next_field,
+            fmt::format("Invalid value: \"{}\": list must be sorted alphabetically", next));
+      }
+    }
+  }
+  return {};
+}
+
 // A workload's selector must be there and select its template's labels.
 VoidResult CheckWorkloadSelector(const ResourceInfo& r, const Json& obj) {
   const Json* selector = FieldAt(obj, "spec.selector");
@@ -263,15 +332,35 @@ Error InvalidField(const ResourceInfo& r, const Json& obj, const std::string& fi
                ErrorCode::kInvalid};
 }
 
-VoidResult ValidateObject(const ResourceInfo& r, const Json& obj) {
+ValidationOptions ValidationFor(const ValidationOptions& gates, const Json* current) {
+  ValidationOptions out = gates;
+  if (out.toleration_comparison_operators || current == nullptr) return out;
+  // Tolerations of the stored pod (or pod template) with Lt or Gt keep them allowed.
+  for (const char* path : {"spec.tolerations", "spec.template.spec.tolerations"}) {
+    const Json* tolerations = FieldAt(*current, path);
+    if (!tolerations || !tolerations->is_array()) continue;
+    for (const Json& t : *tolerations) {
+      const std::string op = t.is_object() ? t.value("operator", "") : "";
+      if (op == "Lt" || op == "Gt") out.toleration_comparison_operators = true;
+    }
+  }
+  return out;
+}
+
+VoidResult ValidateObject(const ResourceInfo& r, const Json& obj,
+                          const ValidationOptions& options) {
   if (!obj.is_object()) return {};
   if (auto ok = CheckLabels(r, obj, FieldAt(obj, "metadata.labels"), "metadata.labels"); !ok.ok())
     return ok;
   if (r.group.empty() && r.plural == "pods") {
-    if (const Json* spec = FieldAt(obj, "spec")) return CheckPodSpec(r, obj, *spec, "spec");
+    if (const Json* spec = FieldAt(obj, "spec"))
+      return CheckPodSpec(r, obj, *spec, "spec", options);
     return {};
   }
-  if (r.group.empty() && r.plural == "nodes") return CheckTaints(r, obj);
+  if (r.group.empty() && r.plural == "nodes") {
+    if (auto ok = CheckTaints(r, obj); !ok.ok()) return ok;
+    return CheckDeclaredFeatures(r, obj);
+  }
   const bool workload = (r.group == "apps" && r.plural != "controllerrevisions") ||
                         (r.group.empty() && r.plural == "replicationcontrollers") ||
                         (r.group == "batch" && r.plural == "jobs");
@@ -282,7 +371,7 @@ VoidResult ValidateObject(const ResourceInfo& r, const Json& obj) {
       return ok;
     }
     if (const Json* spec = FieldAt(obj, "spec.template.spec")) {
-      if (auto ok = CheckPodSpec(r, obj, *spec, "spec.template.spec"); !ok.ok()) return ok;
+      if (auto ok = CheckPodSpec(r, obj, *spec, "spec.template.spec", options); !ok.ok()) return ok;
     }
     // A Job's selector is generated by its controller when absent.
     if (r.group != "batch") return CheckWorkloadSelector(r, obj);

@@ -18,7 +18,19 @@ namespace berth::apiserver {
 Error InvalidField(const ResourceInfo& r, const nlohmann::json& obj, const std::string& field,
                    const std::string& detail);
 
+// API behaviour behind feature gates (`berth up --feature-gates`).
+struct ValidationOptions {
+  // TaintTolerationComparisonOperators (alpha, off by default): tolerations may use the
+  // operators Lt and Gt, with an integer value.
+  bool toleration_comparison_operators = false;
+};
+
+// The options for a write whose stored object is `current` (null on create): with a gate off,
+// an update may keep what the stored pod already uses, as kube-apiserver allows it.
+ValidationOptions ValidationFor(const ValidationOptions& gates, const nlohmann::json* current);
+
 // `obj` after defaulting, for a create or an update of resource `r`.
-VoidResult ValidateObject(const ResourceInfo& r, const nlohmann::json& obj);
+VoidResult ValidateObject(const ResourceInfo& r, const nlohmann::json& obj,
+                          const ValidationOptions& options = {});
 
 }  // namespace berth::apiserver

@@ -125,7 +125,9 @@ namespace {
 // The scheduler reads typed fields only: informer copies of pods and nodes (nearly all of what
 // an informer holds) keep no decoded document, which would be most of their memory. Other
 // kinds keep theirs, and so do pods with spec.resourceClaims (DynamicResources reads them from
-// the document: Pod's layout is frozen in the SDK).
+// the document: Pod's layout is frozen in the SDK). The codec also keeps the few fields
+// NodeDeclaredFeatures reads from documents (api/declared_features.h): a node's
+// status.declaredFeatures alone, and the whole document of a pod that uses them.
 DecodeOptions DecodeOptionsFor(const Json& obj, bool keep_documents) {
   DecodeOptions options;
   if (keep_documents) return options;

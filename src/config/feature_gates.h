@@ -25,6 +25,7 @@ inline constexpr std::string_view kGangScheduling = "GangScheduling";
 inline constexpr std::string_view kStorageCapacityScoring = "StorageCapacityScoring";
 inline constexpr std::string_view kSchedulerAsyncPreemption = "SchedulerAsyncPreemption";
 inline constexpr std::string_view kSchedulerPopFromBackoffQ = "SchedulerPopFromBackoffQ";
+inline constexpr std::string_view kNodeDeclaredFeatures = "NodeDeclaredFeatures";
 }  // namespace features
 
 enum class FeatureStage { kAlpha, kBeta, kGA, kDeprecated };

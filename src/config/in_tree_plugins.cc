@@ -44,6 +44,7 @@ constexpr InTreePlugin kPlugins[] = {
     {kNodeResourcesBalancedAllocation, kDefault, &DecodeNodeResourcesBalancedAllocationArgs},
     {kImageLocality, kDefault},
     {kDefaultBinder, kDefault},
+    {kNodeDeclaredFeatures, kDefault},
     {kNetworkTraffic, kOptIn},
     {kCoscheduling, kOptIn},
     {kGangScheduling, kOptIn},
@@ -86,6 +87,9 @@ constexpr DefaultPlugin kV1MultiPoint[] = {
     {kNodeResourcesBalancedAllocation, 1},
     {kImageLocality, 1},
     {kDefaultBinder},
+    // NodeDeclaredFeatures (GA and locked on in v1.37) is appended by kube-scheduler's
+    // applyFeatureGates after the static list.
+    {kNodeDeclaredFeatures},
 };
 constexpr DefaultPointSet kV1Sets[] = {{"multiPoint", kV1MultiPoint}};
 

@@ -35,7 +35,7 @@ TEST(InTreePluginsTest, NamesAreUniqueAndFound) {
   // The gang-scheduling plugins are in-tree but in no default profile.
   EXPECT_TRUE(seen.count("Coscheduling"));
   EXPECT_TRUE(seen.count("GangScheduling"));
-  EXPECT_EQ(seen.size(), 34u);
+  EXPECT_EQ(seen.size(), 35u);
 }
 
 TEST(InTreePluginsTest, VersionsParseFromApiVersions) {

@@ -34,7 +34,8 @@ constexpr const char* kDefaultPluginNames[] = {"SchedulingGates",
                                                "DefaultPreemption",
                                                "NodeResourcesBalancedAllocation",
                                                "ImageLocality",
-                                               "DefaultBinder"};
+                                               "DefaultBinder",
+                                               "NodeDeclaredFeatures"};
 
 // Args of the out-of-tree test plugin "CustomArgsPlugin".
 struct CustomArgs final : PluginArgs {
@@ -145,13 +146,13 @@ void ExpectUpstreamDefaults(const SchedulerConfiguration& c) {
   const Profile& p = c.profiles[0];
   EXPECT_EQ(p.scheduler_name, "default-scheduler");
   EXPECT_FALSE(p.percentage_of_nodes_to_score.has_value());
-  EXPECT_THAT(
-      Names(p.plugins.multi_point.enabled),
-      ElementsAre("SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName",
-                  "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
-                  "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
-                  "PodTopologySpread", "InterPodAffinity", "DynamicResources", "DefaultPreemption",
-                  "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder"));
+  EXPECT_THAT(Names(p.plugins.multi_point.enabled),
+              ElementsAre("SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName",
+                          "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
+                          "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
+                          "PodTopologySpread", "InterPodAffinity", "DynamicResources",
+                          "DefaultPreemption", "NodeResourcesBalancedAllocation", "ImageLocality",
+                          "DefaultBinder", "NodeDeclaredFeatures"));
   EXPECT_EQ(WeightOf(p.plugins.multi_point, "TaintToleration"), 3);
   EXPECT_EQ(WeightOf(p.plugins.multi_point, "NodeAffinity"), 2);
   EXPECT_EQ(WeightOf(p.plugins.multi_point, "NodeResourcesFit"), 1);
@@ -294,7 +295,7 @@ profiles:
   EXPECT_EQ(custom.scheduler_name, "custom-scheduler");
   EXPECT_THAT(Names(custom.plugins.bind.enabled), ElementsAre("BarPlugin"));
   EXPECT_THAT(custom.plugins.bind.disabled, ElementsAre("DefaultBinder"));
-  EXPECT_EQ(custom.plugins.multi_point.enabled.size(), 19u);
+  EXPECT_EQ(custom.plugins.multi_point.enabled.size(), 20u);
 }
 
 // ------------------------------------------------------------------ merge rules
@@ -416,7 +417,7 @@ profiles:
         weight: 5
 )");
   const PluginSet& mp = c.profiles[0].plugins.multi_point;
-  ASSERT_EQ(mp.enabled.size(), 20u);
+  ASSERT_EQ(mp.enabled.size(), 21u);
   EXPECT_EQ(mp.enabled[4].name, "TaintToleration");
   EXPECT_EQ(mp.enabled[4].weight, 5);
   EXPECT_EQ(mp.enabled.back().name, "CustomPlugin");

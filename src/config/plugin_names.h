@@ -31,6 +31,7 @@ inline constexpr std::string_view kNodeResourcesBalancedAllocation =
     "NodeResourcesBalancedAllocation";
 inline constexpr std::string_view kImageLocality = "ImageLocality";
 inline constexpr std::string_view kDefaultBinder = "DefaultBinder";
+inline constexpr std::string_view kNodeDeclaredFeatures = "NodeDeclaredFeatures";
 
 // Opt-in: registered, in no default set.
 inline constexpr std::string_view kNetworkTraffic = "NetworkTraffic";

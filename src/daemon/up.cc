@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/codec.h"
+#include "api/tolerations.h"
 #include "apiserver/resources.h"
 #include "apiserver/server.h"
 #include "apiserver/store.h"
@@ -204,6 +205,8 @@ int RunUp(const UpOptions& options) {
   std::error_code ignored;
   const bool new_data_dir = !std::filesystem::exists(so.data_dir + "/state.db", ignored);
   so.bind_address = options.bind_address;
+  so.validation.toleration_comparison_operators =
+      gates->Enabled(kTaintTolerationComparisonOperatorsGate);
   so.port = static_cast<uint16_t>(options.port);
   // --port 0 keeps the port an earlier start picked while it is free: kubeconfigs, kubectl
   // proxy and an open web view tab survive a restart.

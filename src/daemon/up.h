@@ -43,7 +43,8 @@ struct UpOptions {
   int verbosity = 0;
   std::vector<std::string> plugin_libraries;
   std::vector<PluginRegistration> compiled_in;  // plugins compiled into this binary
-  // --feature-gates occurrences: the scheduler's gates (the API server has no gated behaviour).
+  // --feature-gates occurrences: the scheduler's gates, and the API server's for
+  // TaintTolerationComparisonOperators (tolerations with Lt and Gt).
   std::vector<std::string> feature_gates;
 };
 

@@ -66,6 +66,9 @@ struct SimulatedKubelets::Impl {
     bool needs_registration = false;
     nlohmann::json registration = nlohmann::json::object();  // the status fields it lacks
     bool images_dirty = false;
+    // status.declaredFeatures as the kubelet declares it, and whether the node's differs.
+    std::vector<std::string> declared_features;
+    bool features_dirty = false;
     // Annotated kStoppedAnnotation: no lease, no status, pods left as they are.
     bool stopped = false;
     uint64_t lease_token = 0, status_token = 0, cidr_token = 0, slices_token = 0;
@@ -82,6 +85,8 @@ struct SimulatedKubelets::Impl {
   void NodeStatusChanged(NodeState& node);
   // Applies the node's stopped annotation; true when it changed.
   bool UpdateStopped(NodeState& state, const Node& node);
+  // Compares the features the node should declare with its status; true when they differ.
+  bool UpdateDeclaredFeatures(NodeState& state, const Node& node);
 
   // ---- pods (pod_work.cc)
   struct PodState {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "api/declared_features.h"
 #include "berth/framework/node_info.h"
 #include "kubelet/pod_status.h"
 
@@ -177,6 +178,24 @@ Json RegistrationStatus(const std::string& node, const std::string& internal_ip,
             {"systemUUID", ""},
             {"bootID", ""}}},
           {"daemonEndpoints", {{"kubeletEndpoint", {{"Port", 10250}}}}}};
+}
+
+std::vector<std::string> DeclaredFeaturesFor(const Labels& annotations) {
+  auto it = annotations.find(kDeclaredFeaturesAnnotation);
+  if (it == annotations.end()) return declared_features::KubeletDefaults();
+  std::vector<std::string> out;
+  std::string_view rest = it->second;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (!item.empty()) out.emplace_back(item);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 bool AddImage(NodeImageMap& images, const std::string& written) {

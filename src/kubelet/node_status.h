@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "berth/api/objects.h"
 #include "berth/api/result.h"
 
 namespace berth::kubelet {
@@ -79,6 +80,14 @@ struct NodeDefaults {
 };
 nlohmann::json RegistrationStatus(const std::string& node, const std::string& internal_ip,
                                   const NodeDefaults& defaults);
+
+// A node annotated with this (comma-separated feature names, "" for none) declares those
+// features in status.declaredFeatures, as a kubelet with other gates or configuration would;
+// without it the node declares what a v1.37 kubelet declares by default
+// (declared_features::KubeletDefaults).
+inline constexpr const char* kDeclaredFeaturesAnnotation = "berth.dev/declared-features";
+// The sorted feature names the node's kubelet declares.
+std::vector<std::string> DeclaredFeaturesFor(const Labels& annotations);
 
 // An image a node holds: its size and names. Keyed by the fully qualified tag
 // (ReportedImage), its names are the repository digest, that tag, and the names pods wrote

@@ -1,6 +1,7 @@
 // The nodes of SimulatedKubelets: which are simulated, their leases, status and pod CIDRs.
 #include <fmt/format.h>
 
+#include "api/declared_features.h"
 #include "kubelet/json_fields.h"
 #include "kubelet/kubelets_impl.h"
 
@@ -38,6 +39,8 @@ void Impl::OnNode(const std::shared_ptr<const Node>& node) {
     if (it->second.uid == node->metadata.uid) {
       UpdateOffered(it->second, *node);
       UpdateStopped(it->second, *node);
+      if (UpdateDeclaredFeatures(it->second, *node) && !it->second.stopped)
+        NodeStatusChanged(it->second);
       if (it->second.allocatable != node->status.allocatable) {
         it->second.allocatable = node->status.allocatable;
         RetryDeferredResizes(name);
@@ -81,7 +84,8 @@ void Impl::OnNode(const std::shared_ptr<const Node>& node) {
     st.registration.erase("nodeInfo");
     st.registration.erase("daemonEndpoints");
   }
-  st.needs_registration = !ready || !st.registration.empty();
+  UpdateDeclaredFeatures(st, *node);
+  st.needs_registration = !ready || !st.registration.empty() || st.features_dirty;
   st.images = ImagesFromStatus(Member(status, "images"));
   const TimePoint now = clock->Now();
   if (auto cidr = ParseIpv4Net(StringMember(Member(doc, "spec"), "podCIDR")); cidr.ok()) {
@@ -112,6 +116,17 @@ void Impl::OnNode(const std::shared_ptr<const Node>& node) {
       if (auto p = pods.find(key); p != pods.end()) Advance(key, p->second, st);
     }
   }
+}
+
+bool Impl::UpdateDeclaredFeatures(NodeState& st, const Node& node) {
+  st.declared_features = DeclaredFeaturesFor(node.metadata.annotations);
+  std::vector<std::string> current;
+  if (const Json* list = declared_features::NodeDeclaredFeaturesOf(node)) {
+    for (const Json& f : *list)
+      if (f.is_string()) current.push_back(f.get<std::string>());
+  }
+  st.features_dirty = current != st.declared_features;
+  return st.features_dirty;
 }
 
 bool Impl::UpdateStopped(NodeState& st, const Node& node) {
@@ -200,6 +215,11 @@ void Impl::PostNodeStatus(NodeState& node) {
   Json status = {{"conditions", NodeConditions(now, node.ready_since)}};
   if (node.needs_registration) status.update(node.registration);
   if (node.images_dirty || node.needs_registration) status["images"] = NodeImages(node.images);
+  if (node.features_dirty) {
+    // An empty list is left out, as the kubelet leaves it out (null removes it in a merge patch).
+    status["declaredFeatures"] =
+        node.declared_features.empty() ? Json(nullptr) : Json(node.declared_features);
+  }
   const std::string name = node.name;
   const uint64_t token = node.status_token;
   const bool registered = node.needs_registration, imaged = node.images_dirty;

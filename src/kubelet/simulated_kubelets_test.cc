@@ -335,3 +335,52 @@ TEST_F(SimulatedKubeletsTest, ResizesAreActuatedWhenTheNodeHasRoom) {
 
 }  // namespace
 }  // namespace berth::kubelet
+
+namespace berth::kubelet {
+namespace {
+
+using Json = nlohmann::json;
+
+class DeclaredFeaturesTest : public testing::KubeletTest {
+ protected:
+  Json Features(const std::string& node) {
+    Json n = Get("/api/v1/nodes/" + node);
+    return n["status"].contains("declaredFeatures") ? n["status"]["declaredFeatures"] : Json();
+  }
+};
+
+TEST_F(DeclaredFeaturesTest, NodesDeclareTheKubeletDefaultsOrTheirAnnotation) {
+  StartKubelets();
+  auto create = [&](const std::string& name, const Json& annotations) {
+    auto made = rest_->Post("/api/v1/nodes",
+                            {{"apiVersion", "v1"},
+                             {"kind", "Node"},
+                             {"metadata", {{"name", name}, {"annotations", annotations}}}});
+    ASSERT_TRUE(made.ok()) << made.error().message;
+  };
+  create("n1", Json::object());
+  create("n2", {{kDeclaredFeaturesAnnotation,
+                 "UserNamespacesHostNetworkSupport, RestartAllContainersOnContainerExits"}});
+  ASSERT_TRUE(RunUntil([&] { return !Features("n1").is_null() && !Features("n2").is_null(); }));
+  EXPECT_EQ(Features("n1"),
+            Json({"GuaranteedQoSPodCPUResize", "InPlacePodLevelResourcesVerticalScaling"}));
+  // Sorted, as the API server requires.
+  EXPECT_EQ(Features("n2"),
+            Json({"RestartAllContainersOnContainerExits", "UserNamespacesHostNetworkSupport"}));
+  // A changed annotation is declared at once; an empty one removes the list.
+  auto r = rest_->Patch("/api/v1/nodes/n1",
+                        {{"metadata", {{"annotations", {{kDeclaredFeaturesAnnotation, ""}}}}}},
+                        "application/merge-patch+json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(RunUntil([&] { return Features("n1").is_null(); }));
+  // Settled: the node's own update (the list gone) schedules no further status write.
+  const uint64_t writes = kubelets_->stats().node_status_writes;
+  for (int i = 0; i < 4; ++i) {
+    kubelets_->RunOnce();
+    kubelets_->WaitForEvent(std::chrono::milliseconds(25));
+  }
+  EXPECT_EQ(kubelets_->stats().node_status_writes, writes);
+}
+
+}  // namespace
+}  // namespace berth::kubelet

@@ -14,6 +14,7 @@
 #include "plugins/interpodaffinity/interpodaffinity.h"
 #include "plugins/networktraffic/networktraffic.h"
 #include "plugins/nodeaffinity/nodeaffinity.h"
+#include "plugins/nodedeclaredfeatures/nodedeclaredfeatures.h"
 #include "plugins/nodelabel/nodelabel.h"
 #include "plugins/nodename/nodename.h"
 #include "plugins/nodeports/nodeports.h"
@@ -41,7 +42,7 @@ Registry InTreeRegistry(const config::FeatureGates& gates) {
   PluginRegistration registrations[] = {
       SchedulingGatesRegistration(),     PrioritySortRegistration(),
       NodeUnschedulableRegistration(),   NodeNameRegistration(),
-      TaintTolerationRegistration(),     NodeAffinityRegistration(),
+      TaintTolerationRegistration(gates), NodeAffinityRegistration(),
       NodePortsRegistration(),           NodeResourcesFitRegistration(gates),
       VolumeRestrictionsRegistration(),  NodeVolumeLimitsRegistration(),
       VolumeBindingRegistration(gates),     VolumeZoneRegistration(),
@@ -52,6 +53,7 @@ Registry InTreeRegistry(const config::FeatureGates& gates) {
       NodePreferAvoidPodsRegistration(), SelectorSpreadRegistration(),
       ServiceAffinityRegistration(),     CoschedulingRegistration(),
       GangSchedulingRegistration(),      DynamicResourcesRegistration(gates),
+      NodeDeclaredFeaturesRegistration(gates),
   };
   Registry r;
   size_t added = 0;

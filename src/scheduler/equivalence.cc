@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "api/declared_features.h"
 #include "berth/api/resource_claims.h"
 #include "config/plugin_names.h"
 
@@ -11,7 +12,9 @@ bool SameSchedulingInputs(const Pod& a, const Pod& b) {
   return a.metadata.namespace_ == b.metadata.namespace_ && a.metadata.labels == b.metadata.labels &&
          a.metadata.owner_references == b.metadata.owner_references && a.spec == b.spec &&
          // Requests of containers resized in place count (ComputePodRequests).
-         a.status.container_resources == b.status.container_resources;
+         a.status.container_resources == b.status.container_resources &&
+         // The node features they need, read partly from their documents (not in the spec).
+         declared_features::InferForScheduling(a) == declared_features::InferForScheduling(b);
 }
 
 bool UsesModeledVolumes(const Pod& pod) {
@@ -35,7 +38,7 @@ std::span<const std::string_view> NodeLocalPluginNames() {
       // nothing (UsesModeledVolumes).
       n::kDynamicResources, n::kNodeResourcesBalancedAllocation, n::kImageLocality, n::kNodeLabel,
       n::kNodePreferAvoidPods, n::kEBSLimits, n::kGCEPDLimits, n::kAzureDiskLimits,
-      n::kCinderLimits};
+      n::kCinderLimits, n::kNodeDeclaredFeatures};
   return kNames;
 }
 

@@ -15,7 +15,8 @@ namespace berth {
 
 // True when `a` and `b` are alike in everything the in-tree Filter and Score plugins read from
 // a pod: namespace, labels, owner references, the whole spec and the resources of containers
-// resized in place. Names, UIDs, annotations and the rest of the status may differ.
+// resized in place, and the node features they need (NodeDeclaredFeatures). Names, UIDs,
+// annotations and the rest of the status may differ.
 bool SameSchedulingInputs(const Pod& a, const Pod& b);
 
 // True when the pod uses a volume source that the volume plugins look up in cluster state

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <span>
 
+#include "api/declared_features.h"
 #include "berth/api/resources.h"
 
 namespace berth {
@@ -55,6 +56,9 @@ uint32_t NodeUpdateActions(const Node& old_node, const Node& new_node) {
   if (!SameTaints(old_node, new_node)) actions |= kUpdateNodeTaint;
   if (old_node.metadata.annotations != new_node.metadata.annotations)
     actions |= kUpdateNodeAnnotation;
+  // Upstream's UpdateNodeDeclaredFeature has no bit of its own in Berth's SDK: a change of
+  // status.declaredFeatures is a node update "without finer bits".
+  if (!declared_features::SameDeclaredFeatures(old_node, new_node)) actions |= kUpdateOther;
   return actions;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "api/tolerations.h"
 #include "berth/api/selectors.h"
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/cycle_state.h"
@@ -26,9 +27,9 @@ struct TaintPreScoreState final : StateData, std::enable_shared_from_this<TaintP
 
 inline constexpr StateKey<TaintPreScoreState> kPreScoreKey{"PreScoreTaintToleration"};
 
-bool Tolerates(const Pod& pod, const Node& node) {
-  return FindUntoleratedTaint(node.spec.taints, pod.spec.tolerations, &IsScheduleBlockingTaint) ==
-         nullptr;
+bool Tolerates(const Pod& pod, const Node& node, bool comparison_operators) {
+  return FindUntoleratedTaint(node.spec.taints, pod.spec.tolerations, &IsScheduleBlockingTaint,
+                              comparison_operators) == nullptr;
 }
 
 // A toleration as the pod would add it for `taint`: Exists for a taint without a value.
@@ -49,12 +50,15 @@ class TaintToleration final : public FilterPlugin,
                               public EnqueueExtensions,
                               public FilterRemedies {
  public:
+  explicit TaintToleration(bool comparison_operators)
+      : comparison_operators_(comparison_operators) {}
+
   std::string_view Name() const override { return kTaintTolerationName; }
 
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override {
     if (node.node() == nullptr) return Status::Error("node not found");
     if (FindUntoleratedTaint(node.node()->spec.taints, pod->spec.tolerations,
-                             &IsScheduleBlockingTaint) != nullptr) {
+                             &IsScheduleBlockingTaint, comparison_operators_) != nullptr) {
       return Status::Unresolvable(std::string(kTaintTolerationReason));
     }
     return Status::Success();
@@ -69,7 +73,7 @@ class TaintToleration final : public FilterPlugin,
     std::string yaml = "tolerations:\n";
     for (const Taint& t : node.spec.taints) {
       if (FindUntoleratedTaint(std::span<const Taint>(&t, 1), pod.spec.tolerations,
-                               &IsScheduleBlockingTaint) == nullptr)
+                               &IsScheduleBlockingTaint, comparison_operators_) == nullptr)
         continue;
       tolerant->spec.tolerations.push_back(TolerationFor(t));
       shown.push_back(
@@ -90,15 +94,16 @@ class TaintToleration final : public FilterPlugin,
 
   // Helps when a node the pod tolerates appears, or a node's taints become tolerable.
   std::vector<ClusterEventWithHint> EventsToRegister() const override {
+    const bool ops = comparison_operators_;
     return {{{EventResource::kNode, kAdd | kUpdateNodeTaint},
-             [](const Pod& pod, const EventObject& old_object,
-                const EventObject& new_object) -> Result<QueueingHint> {
+             [ops](const Pod& pod, const EventObject& old_object,
+                   const EventObject& new_object) -> Result<QueueingHint> {
                const Node* node = ObjectAs<Node>(new_object);
                if (!node) return Error{"node event without the node"};
-               if (!Tolerates(pod, *node)) return QueueingHint::kQueueSkip;
+               if (!Tolerates(pod, *node, ops)) return QueueingHint::kQueueSkip;
                const Node* old_node = ObjectAs<Node>(old_object);
-               return old_node && Tolerates(pod, *old_node) ? QueueingHint::kQueueSkip
-                                                            : QueueingHint::kQueue;
+               return old_node && Tolerates(pod, *old_node, ops) ? QueueingHint::kQueueSkip
+                                                                 : QueueingHint::kQueue;
              }}};
   }
 
@@ -125,7 +130,7 @@ class TaintToleration final : public FilterPlugin,
       if (taint.effect != "PreferNoSchedule") continue;
       bool tolerated = false;
       for (const Toleration& t : s->prefer_no_schedule) {
-        if (TolerationToleratesTaint(t, taint)) {
+        if (TolerationToleratesTaint(t, taint, comparison_operators_)) {
           tolerated = true;
           break;
         }
@@ -141,16 +146,23 @@ class TaintToleration final : public FilterPlugin,
     DefaultNormalizeScore(kMaxNodeScore, /*reverse=*/true, scores);
     return Status::Success();
   }
-};
 
-Result<std::unique_ptr<Plugin>> NewTaintToleration(const PluginArgs*, Handle&) {
-  return std::unique_ptr<Plugin>(std::make_unique<TaintToleration>());
-}
+ private:
+  const bool comparison_operators_;  // the TaintTolerationComparisonOperators gate
+};
 
 }  // namespace
 
 PluginRegistration TaintTolerationRegistration() {
-  return MakeRegistration(kTaintTolerationName, &NewTaintToleration);
+  return TaintTolerationRegistration(config::FeatureGates());
+}
+
+PluginRegistration TaintTolerationRegistration(const config::FeatureGates& gates) {
+  const bool ops = gates.Enabled(kTaintTolerationComparisonOperatorsGate);
+  return MakeRegistration(kTaintTolerationName,
+                          [ops](const PluginArgs*, Handle&) -> Result<std::unique_ptr<Plugin>> {
+                            return std::unique_ptr<Plugin>(std::make_unique<TaintToleration>(ops));
+                          });
 }
 
 }  // namespace berth

@@ -250,3 +250,92 @@ TEST(TaintTolerationRemedies, TolerateEveryUntoleratedTaintOfTheNodeTogether) {
 
 }  // namespace
 }  // namespace berth
+
+namespace berth {
+namespace {
+
+// TaintTolerationComparisonOperators: Lt and Gt tolerations in Filter, Score and the queueing
+// hint, with the gate on; with it off (the default) they tolerate nothing.
+std::unique_ptr<Plugin> NewPluginWithComparisonOperators(bool on) {
+  config::FeatureGates gates;
+  std::vector<std::string> warnings;
+  EXPECT_TRUE(gates
+                  .Set(on ? "TaintTolerationComparisonOperators=true"
+                          : "TaintTolerationComparisonOperators=false",
+                       &warnings)
+                  .ok());
+  testing::FakeHandle handle;
+  auto plugin = TaintTolerationRegistration(gates).factory(nullptr, handle);
+  EXPECT_TRUE(plugin.ok());
+  return std::move(plugin).value();
+}
+
+TEST(TaintTolerationComparisonOperators, Filter) {
+  struct Case {
+    std::string name;
+    std::shared_ptr<const Pod> pod;
+    std::shared_ptr<const Node> node;
+    bool fits_with_gate;
+  };
+  const std::string sla = "node.kubernetes.io/sla";
+  const std::vector<Case> cases = {
+      {"pod with Gt toleration, taint value above it", PodWith({{sla, "Gt", "950", "NoSchedule"}}),
+       NodeWith("nodeA", {{sla, "999", "NoSchedule"}}), true},
+      {"pod with Gt toleration, taint value below it", PodWith({{sla, "Gt", "950", "NoSchedule"}}),
+       NodeWith("nodeA", {{sla, "800", "NoSchedule"}}), false},
+      {"pod with Lt toleration, taint value below it", PodWith({{sla, "Lt", "950", "NoSchedule"}}),
+       NodeWith("nodeA", {{sla, "800", "NoSchedule"}}), true},
+      {"pod with Lt toleration, equal taint value", PodWith({{sla, "Lt", "950", ""}}),
+       NodeWith("nodeA", {{sla, "950", "NoExecute"}}), false},
+      {"pod with Gt toleration, non-numeric taint value",
+       PodWith({{sla, "Gt", "950", "NoSchedule"}}),
+       NodeWith("nodeA", {{sla, "high", "NoSchedule"}}), false},
+  };
+  auto on = NewPluginWithComparisonOperators(true);
+  auto off = NewPluginWithComparisonOperators(false);
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    CycleState state;
+    auto pod = PodInfo::Create(tc.pod);
+    NodeInfo ni = MakeNodeInfo(tc.node);
+    EXPECT_EQ(dynamic_cast<FilterPlugin*>(on.get())->Filter(state, *pod, ni).IsSuccess(),
+              tc.fits_with_gate);
+    EXPECT_EQ(dynamic_cast<FilterPlugin*>(off.get())->Filter(state, *pod, ni).code(),
+              Code::kUnschedulableAndUnresolvable);
+  }
+}
+
+TEST(TaintTolerationComparisonOperators, ScoreCountsOnlyUntoleratedPreferNoScheduleTaints) {
+  auto plugin = NewPluginWithComparisonOperators(true);
+  auto* pre = dynamic_cast<PreScorePlugin*>(plugin.get());
+  auto* scorer = dynamic_cast<ScorePlugin*>(plugin.get());
+  auto pod = PodInfo::Create(PodWith({{"sla", "Gt", "950", "PreferNoSchedule"}}));
+  auto high = NodeWith("high", {{"sla", "999", "PreferNoSchedule"}});
+  auto low = NodeWith("low", {{"sla", "800", "PreferNoSchedule"}});
+  Snapshot snapshot = Snapshot::Build({high, low}, {});
+  std::vector<const NodeInfo*> feasible(snapshot.nodes().begin(), snapshot.nodes().end());
+  CycleState state;
+  ASSERT_TRUE(pre->PreScore(state, *pod, feasible).IsSuccess());
+  int64_t raw_high = -1, raw_low = -1;
+  ASSERT_TRUE(scorer->Score(state, *pod, *snapshot.Get("high"), &raw_high).IsSuccess());
+  ASSERT_TRUE(scorer->Score(state, *pod, *snapshot.Get("low"), &raw_low).IsSuccess());
+  EXPECT_EQ(raw_high, 0);
+  EXPECT_EQ(raw_low, 1);
+}
+
+TEST(TaintTolerationComparisonOperators, NodeTaintHintFollowsTheGate) {
+  auto pod = PodWith({{"sla", "Gt", "950", "NoSchedule"}});
+  auto old_node = NodeWith("n", {{"sla", "800", "NoSchedule"}});
+  auto new_node = NodeWith("n", {{"sla", "999", "NoSchedule"}});
+  for (bool on : {true, false}) {
+    auto plugin = NewPluginWithComparisonOperators(on);
+    auto events = dynamic_cast<EnqueueExtensions*>(plugin.get())->EventsToRegister();
+    ASSERT_EQ(events.size(), 1u);
+    auto hint = events[0].hint(*pod, old_node, new_node);
+    ASSERT_TRUE(hint.ok());
+    EXPECT_EQ(*hint, on ? QueueingHint::kQueue : QueueingHint::kQueueSkip) << on;
+  }
+}
+
+}  // namespace
+}  // namespace berth
