@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "queue/scheduling_queue.h"
+#include "queue/scheduling_queue_test_util.h"
 #include "testing/builders.h"
 
 namespace berth {
@@ -19,19 +20,6 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using ::testing::ElementsAre;
 using testing::MakePod;
-
-bool ByPriority(const QueuedPodInfo& a, const QueuedPodInfo& b) {
-  if (a.pod().Priority() != b.pod().Priority()) return a.pod().Priority() > b.pod().Priority();
-  return a.timestamp < b.timestamp;
-}
-
-// A pod with scheduling gates is held back by "SchedulingGates".
-Status GatesPreEnqueue(const Pod& pod) {
-  if (pod.spec.scheduling_gates.empty()) return Status::Success();
-  Status s = Status::Unresolvable("waiting for scheduling gates");
-  s.WithPlugin("SchedulingGates");
-  return s;
-}
 
 class PopFromBackoffQTest : public ::testing::TestWithParam<bool> {
  public:

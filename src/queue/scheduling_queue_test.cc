@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "queue/scheduling_queue_test_util.h"
 #include "testing/builders.h"
 
 namespace berth {
@@ -18,20 +19,6 @@ using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using testing::MakePod;
 using ::testing::UnorderedElementsAre;
-
-// Priority first, then the queue timestamp (PrioritySort's order).
-bool ByPriority(const QueuedPodInfo& a, const QueuedPodInfo& b) {
-  if (a.pod().Priority() != b.pod().Priority()) return a.pod().Priority() > b.pod().Priority();
-  return a.timestamp < b.timestamp;
-}
-
-// A pod with scheduling gates is held back, stamped as kube-scheduler's framework does.
-Status GatesPreEnqueue(const Pod& pod) {
-  if (pod.spec.scheduling_gates.empty()) return Status::Success();
-  Status s = Status::Unresolvable("waiting for scheduling gates");
-  s.WithPlugin("SchedulingGates");
-  return s;
-}
 
 std::vector<std::string> Names(const std::vector<PodInfoPtr>& pods) {
   std::vector<std::string> out;
