@@ -6,6 +6,7 @@
 
 #include "api/codec.h"
 #include "client/api_cluster_client.h"
+#include "client/claim_answer.h"
 
 namespace berth::client {
 namespace {
@@ -80,13 +81,7 @@ Result<Ptr<ResourceClaim>> ApiClusterClient::UpdateResourceClaimStatus(const Res
   const std::string path =
       fmt::format("/apis/resource.k8s.io/v1/namespaces/{}/resourceclaims/{}/status",
                   claim.metadata.namespace_, claim.metadata.name);
-  Result<nlohmann::json> r = rest_->Put(path, body);
-  if (!r.ok()) return r.error();
-  Result<Object> decoded = DecodeObject(std::move(*r), path);
-  if (!decoded.ok()) return decoded.error();
-  auto p = std::get_if<Ptr<ResourceClaim>>(&*decoded);
-  if (!p) return Error{fmt::format("{}: the answer is not a ResourceClaim", path)};
-  return *p;
+  return ClaimFromAnswer(rest_->Put(path, body), path);
 }
 
 }  // namespace berth::client

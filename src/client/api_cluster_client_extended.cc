@@ -8,21 +8,13 @@
 
 #include "api/codec.h"
 #include "client/api_cluster_client.h"
+#include "client/claim_answer.h"
 
 namespace berth::client {
 namespace {
 
 std::string ClaimsPath(std::string_view ns) {
   return fmt::format("/apis/resource.k8s.io/v1/namespaces/{}/resourceclaims", ns);
-}
-
-Result<Ptr<ResourceClaim>> AsClaim(Result<nlohmann::json> r, const std::string& path) {
-  if (!r.ok()) return r.error();
-  Result<Object> decoded = DecodeObject(std::move(*r), path);
-  if (!decoded.ok()) return decoded.error();
-  auto p = std::get_if<Ptr<ResourceClaim>>(&*decoded);
-  if (!p) return Error{fmt::format("{}: the answer is not a ResourceClaim", path)};
-  return *p;
 }
 
 }  // namespace
@@ -43,7 +35,7 @@ Result<Ptr<ResourceClaim>> ApiClusterClient::CreateResourceClaim(
   meta["generateName"] = std::string(generate_name);
   if (!finalizers.empty()) meta["finalizers"] = finalizers;
   const std::string path = ClaimsPath(claim.metadata.namespace_);
-  return AsClaim(rest_->Post(path, body), path);
+  return ClaimFromAnswer(rest_->Post(path, body), path);
 }
 
 VoidResult ApiClusterClient::DeleteResourceClaim(const ResourceClaim& claim) {
