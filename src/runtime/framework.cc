@@ -299,6 +299,23 @@ std::vector<std::string> Framework::ListPlugins(std::string_view point) const {
 
 std::string Framework::queue_sort_name() const { return std::string(queue_sort_->Name()); }
 
+DetachedServices Framework::Detached() const {
+  // Copies of what the scheduler lent this profile, which outlive it; not `this`.
+  DetachedServices detached;
+  if (services_.activate)
+    detached.activate = services_.activate;
+  else
+    detached.activate = [](const Pod&) {};
+  detached.log_error = [log = services_.log, profile = profile_name_](std::string_view plugin,
+                                                                      std::string_view message) {
+    if (log)
+      log->Error("Plugin failed",
+                 {observe::KV::Str("plugin", plugin), observe::KV::Str("err", message),
+                  observe::KV::Str("profile", profile)});
+  };
+  return detached;
+}
+
 void Framework::LogError(std::string_view plugin, std::string_view message) {
   if (services_.log)
     services_.log->Error("Plugin failed",

@@ -23,6 +23,7 @@
 #include "berth/framework/plugin.h"
 #include "berth/framework/registry.h"
 #include "config/types.h"
+#include "framework/detached_services.h"
 
 namespace berth {
 
@@ -115,7 +116,7 @@ struct PluginOutcome {
 };
 using PluginOutcomes = std::vector<PluginOutcome>;
 
-class Framework final : public Handle {
+class Framework final : public Handle, public DetachedServicesProvider {
  public:
   static Result<std::unique_ptr<Framework>> Create(const config::Profile& profile,
                                                    const Registry& registry,
@@ -258,6 +259,7 @@ class Framework final : public Handle {
   void Activate(const Pod& pod) override {
     if (services_.activate) services_.activate(pod);
   }
+  DetachedServices Detached() const override;
   std::span<Extender* const> extenders() const override { return services_.extenders; }
   void IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) override;
   std::shared_ptr<WaitingPod> GetWaitingPod(std::string_view uid) override;

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "config/plugin_args_codec.h"
+#include "framework/detached_services.h"
 
 namespace berth {
 
@@ -319,6 +320,13 @@ Status DefaultPreemption::PrepareCandidate(const Candidate& candidate, const Pod
   // in this order, so that simulation stays deterministic.
   // One copy of the preemptor for every victim's failure report (they may outlive this call).
   auto preemptor_copy = std::make_shared<const Pod>(preemptor);
+  // A failed deletion is reported after this profile may have been replaced by a reload, so
+  // the report holds the scheduler's services, not the handle.
+  auto retry_preemptor = [services = DetachedFrom(handle_), preemptor_copy](const Error& error) {
+    services.log_error(kDefaultPreemptionName, fmt::format("preempting for pod {} failed: {}",
+                                                           preemptor_copy->Key(), error.message));
+    services.activate(*preemptor_copy);
+  };
   std::vector<PodInfoPtr> to_delete;
   for (const auto& v : candidate.victims.pods) {
     const Pod& victim = *v->pod;
@@ -335,25 +343,14 @@ Status DefaultPreemption::PrepareCandidate(const Candidate& candidate, const Pod
     // A queued deletion that fails leaves the preemptor nominated but waiting for a deletion
     // event that will not come: it is tried again at once (as upstream's asynchronous
     // preemption does), and preempts again if the room is still missing.
-    VoidResult deleted = writer.DeletePod(victim, [&handle = handle_,
-                                                   preemptor_copy](const Error& error) {
-      handle.LogError(kDefaultPreemptionName, fmt::format("preempting for pod {} failed: {}",
-                                                          preemptor_copy->Key(), error.message));
-      handle.Activate(*preemptor_copy);
-    });
+    VoidResult deleted = writer.DeletePod(victim, retry_preemptor);
     // A victim that vanished meanwhile is as good as evicted.
     if (!deleted.ok() && deleted.error().code != ErrorCode::kNotFound)
       return Status::Error(deleted.error().message);
   }
   if (!to_delete.empty()) {
     // The preemptor waits for these (PreEnqueue); a failure lets it try again at once.
-    in_flight_->Start(writer, preemptor, std::move(to_delete),
-                      [&handle = handle_, preemptor_copy](const Error& error) {
-                        handle.LogError(kDefaultPreemptionName,
-                                        fmt::format("preempting for pod {} failed: {}",
-                                                    preemptor_copy->Key(), error.message));
-                        handle.Activate(*preemptor_copy);
-                      });
+    in_flight_->Start(writer, preemptor, std::move(to_delete), retry_preemptor);
   }
 
   // Lower-priority pods nominated to this node may no longer fit there; dropping their
