@@ -7,6 +7,7 @@
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
 #include "config/plugin_args_codec.h"
+#include "plugins/noderesources/dra_backed.h"
 #include "plugins/noderesources/noderesources.h"
 #include "plugins/noderesources/resource_allocation.h"
 
@@ -20,6 +21,8 @@ using noderesources::Scratch;
 struct BalancedPreScoreState final : StateData,
                                      std::enable_shared_from_this<BalancedPreScoreState> {
   std::vector<int64_t> pod_requests;  // in the order of the configured resources
+  // Configured extended resources backed by DRA (DRAExtendedResource); null: none.
+  std::shared_ptr<const noderesources::DraBackedResources> dra;
 
   std::shared_ptr<StateData> Clone() const override {
     return std::const_pointer_cast<BalancedPreScoreState>(shared_from_this());
@@ -37,7 +40,8 @@ class BalancedAllocation final : public PreScorePlugin,
                                  public ScorePlugin,
                                  public ScoresWithoutPreScore {
  public:
-  static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, bool pod_level_resources);
+  static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, bool pod_level_resources,
+                                             bool dra_extended_resource, Handle& handle);
 
   std::string_view Name() const override { return kNodeResourcesBalancedAllocationName; }
 
@@ -51,15 +55,26 @@ class BalancedAllocation final : public PreScorePlugin,
  private:
   std::vector<ScoredResource> resources_;
   bool pod_level_resources_ = true;  // the PodLevelResources feature gate
+  // Compiled DeviceClass selectors (DRAExtendedResource on), else null.
+  std::unique_ptr<cel::dra::SelectorCache> dra_selectors_;
+  Handle* handle_ = nullptr;
 };
 
+// DeviceClass selectors kept compiled (as kube-scheduler's scorer's CEL cache).
+inline constexpr size_t kDraSelectorCacheSize = 10;
+
 Result<std::unique_ptr<Plugin>> BalancedAllocation::New(const PluginArgs* args,
-                                                        bool pod_level_resources) {
+                                                        bool pod_level_resources,
+                                                        bool dra_extended_resource,
+                                                        Handle& handle) {
   static const config::NodeResourcesBalancedAllocationArgs kDefaults;
   auto ba_args = ArgsAs(args, &kDefaults, "NodeResourcesBalancedAllocationArgs");
   if (!ba_args.ok()) return ba_args.error();
   auto plugin = std::make_unique<BalancedAllocation>();
   plugin->pod_level_resources_ = pod_level_resources;
+  if (dra_extended_resource)
+    plugin->dra_selectors_ = std::make_unique<cel::dra::SelectorCache>(kDraSelectorCacheSize);
+  plugin->handle_ = &handle;
   plugin->resources_ = noderesources::ResolveResources((*ba_args)->resources);
   return std::unique_ptr<Plugin>(std::move(plugin));
 }
@@ -72,6 +87,8 @@ Status BalancedAllocation::PreScore(CycleState& state, const PodInfo& pod,
   noderesources::PodRequestsFor(noderesources::RequestsOf(pod, pod_level_resources_, &scratch),
                                 resources_, RequestSource::kActual, s->pod_requests);
   if (RequestsNothing(s->pod_requests)) return Status::Skip();
+  if (dra_selectors_)
+    s->dra = noderesources::DraBackedResources::Gather(*handle_, resources_, dra_selectors_.get());
   state.Write(kPreScoreKey, std::move(s));
   return Status::Success();
 }
@@ -83,7 +100,8 @@ Status BalancedAllocation::Score(const CycleState& state, const PodInfo& pod, co
   const size_t n = resources_.size();
   Scratch fallback(n);
   std::span<const int64_t> pod_requests;
-  if (const BalancedPreScoreState* s = state.Read(kPreScoreKey)) {
+  const BalancedPreScoreState* s = state.Read(kPreScoreKey);
+  if (s != nullptr) {
     pod_requests = s->pod_requests;
   } else {
     PodRequests scratch;
@@ -96,6 +114,8 @@ Status BalancedAllocation::Score(const CycleState& state, const PodInfo& pod, co
   Scratch requested(n);
   noderesources::NodeUsage(node, resources_, pod_requests, RequestSource::kActual,
                            allocatable.span(), requested.span());
+  if (s != nullptr && s->dra)
+    s->dra->Apply(node, resources_, pod_requests, allocatable.span(), requested.span());
   *score = noderesources::BalancedAllocationScore(requested.span(), allocatable.span());
   return Status::Success();
 }
@@ -104,10 +124,11 @@ Status BalancedAllocation::Score(const CycleState& state, const PodInfo& pod, co
 
 PluginRegistration NodeResourcesBalancedAllocationRegistration(const config::FeatureGates& gates) {
   const bool pod_level = gates.Enabled(config::features::kPodLevelResources);
+  const bool dra_extended = gates.Enabled("DRAExtendedResource");
   return MakeRegistration(
       kNodeResourcesBalancedAllocationName,
-      [pod_level](const PluginArgs* args, Handle&) {
-        return BalancedAllocation::New(args, pod_level);
+      [pod_level, dra_extended](const PluginArgs* args, Handle& handle) {
+        return BalancedAllocation::New(args, pod_level, dra_extended, handle);
       },
       config::InTreeArgsDecoder(std::string(kNodeResourcesBalancedAllocationName)));
 }

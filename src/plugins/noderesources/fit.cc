@@ -13,6 +13,7 @@
 #include "berth/framework/plugin.h"
 #include "config/plugin_args_codec.h"
 #include "framework/dra_extended_resources.h"
+#include "plugins/noderesources/dra_backed.h"
 #include "plugins/noderesources/noderesources.h"
 #include "plugins/noderesources/resource_allocation.h"
 
@@ -40,6 +41,8 @@ struct FitPreFilterState final : StateData, std::enable_shared_from_this<FitPreF
 
 struct FitPreScoreState final : StateData, std::enable_shared_from_this<FitPreScoreState> {
   std::vector<int64_t> pod_requests;  // in the order of the configured scoring resources
+  // Scored extended resources backed by DRA (DRAExtendedResource); null: none.
+  std::shared_ptr<const noderesources::DraBackedResources> dra;
 
   std::shared_ptr<StateData> Clone() const override {
     return std::const_pointer_cast<FitPreScoreState>(shared_from_this());
@@ -50,6 +53,9 @@ inline constexpr StateKey<FitPreFilterState> kPreFilterKey{"PreFilterNodeResourc
 inline constexpr StateKey<FitPreScoreState> kPreScoreKey{"PreScoreNodeResourcesFit"};
 
 enum class Strategy { kLeastAllocated, kMostAllocated, kRequestedToCapacityRatio };
+
+// DeviceClass selectors kept compiled (as kube-scheduler's scorer's CEL cache).
+inline constexpr size_t kDraSelectorCacheSize = 10;
 
 class Fit final : public PreFilterPlugin,
                   public FilterPlugin,
@@ -90,6 +96,8 @@ class Fit final : public PreFilterPlugin,
   std::optional<RequestedToCapacityRatio> ratio_;
   bool pod_level_resources_ = true;    // the PodLevelResources feature gate
   bool dra_extended_resource_ = true;  // the DRAExtendedResource feature gate
+  // Compiled DeviceClass selectors, for scoring extended resources backed by DRA.
+  std::unique_ptr<cel::dra::SelectorCache> dra_selectors_;
   Handle* handle_ = nullptr;
 };
 
@@ -102,6 +110,8 @@ Result<std::unique_ptr<Plugin>> Fit::New(const PluginArgs* args, bool pod_level_
   auto plugin = std::make_unique<Fit>();
   plugin->pod_level_resources_ = pod_level_resources;
   plugin->dra_extended_resource_ = dra_extended_resource;
+  if (dra_extended_resource)
+    plugin->dra_selectors_ = std::make_unique<cel::dra::SelectorCache>(kDraSelectorCacheSize);
   plugin->handle_ = &handle;
   const auto& strategy = fit_args->scoring_strategy;
   if (strategy.type == "LeastAllocated") {
@@ -289,6 +299,8 @@ Status Fit::PreScore(CycleState& state, const PodInfo& pod, std::span<const Node
   PodRequests scratch;
   noderesources::PodRequestsFor(noderesources::RequestsOf(pod, pod_level_resources_, &scratch),
                                 resources_, RequestSource::kNonZero, s->pod_requests);
+  if (dra_extended_resource_)
+    s->dra = noderesources::DraBackedResources::Gather(*handle_, resources_, dra_selectors_.get());
   state.Write(kPreScoreKey, std::move(s));
   return Status::Success();
 }
@@ -300,7 +312,8 @@ Status Fit::Score(const CycleState& state, const PodInfo& pod, const NodeInfo& n
   const size_t n = resources_.size();
   Scratch fallback(n);
   std::span<const int64_t> pod_requests;
-  if (const FitPreScoreState* s = state.Read(kPreScoreKey)) {
+  const FitPreScoreState* s = state.Read(kPreScoreKey);
+  if (s != nullptr) {
     pod_requests = s->pod_requests;
   } else {
     // Score enabled without PreScore: compute the same requests here.
@@ -313,6 +326,8 @@ Status Fit::Score(const CycleState& state, const PodInfo& pod, const NodeInfo& n
   Scratch requested(n);
   noderesources::NodeUsage(node, resources_, pod_requests, RequestSource::kNonZero,
                            allocatable.span(), requested.span());
+  if (s != nullptr && s->dra)
+    s->dra->Apply(node, resources_, pod_requests, allocatable.span(), requested.span());
   switch (strategy_) {
     case Strategy::kLeastAllocated:
       *score = noderesources::LeastAllocatedScore(requested.span(), allocatable.span(), resources_);
