@@ -34,7 +34,7 @@ namespace berth::client {
 class ApiClusterClient final : public ClusterClient,
                                public DraListers,
                                public DraWriter,
-                               public dra_extended::ExtendedResourceWriter,
+                               public dra_extended::DynamicResourcesWriter,
                                public AsyncPodDeleter {
  public:
   ApiClusterClient(std::unique_ptr<RestClient> rest,
@@ -97,12 +97,14 @@ class ApiClusterClient final : public ClusterClient,
   Ptr<DeviceClass> GetDeviceClass(std::string_view name) const override;
   std::vector<Ptr<DeviceClass>> ListDeviceClasses() const override;
   Result<Ptr<ResourceClaim>> UpdateResourceClaimStatus(const ResourceClaim& claim) override;
-  // --- ExtendedResourceWriter (api_cluster_client_extended.cc): POST of the claim, its
+  // --- DynamicResourcesWriter (api_cluster_client_extended.cc): POST of the claim, its
   // deletion, and a merge patch of the pod's status (all synchronous: PreBind's writes).
   Result<Ptr<ResourceClaim>> CreateResourceClaim(
       const ResourceClaim& claim, std::string_view generate_name,
       const std::vector<std::string>& finalizers) override;
   VoidResult DeleteResourceClaim(const ResourceClaim& claim) override;
+  Result<Ptr<ResourceClaim>> AddResourceClaimFinalizer(const ResourceClaim& claim,
+                                                       std::string_view finalizer) override;
   VoidResult SetPodExtendedResourceClaimStatus(const Pod& pod,
                                                const nlohmann::json& status) override;
 

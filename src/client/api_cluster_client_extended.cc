@@ -1,6 +1,7 @@
-// ApiClusterClient as an ExtendedResourceWriter: DynamicResources' PreBind creates the claim for
-// a pod's extended resources backed by DRA and records it in the pod's status; a claim of a
-// failed attempt is deleted.
+// ApiClusterClient as a DynamicResourcesWriter: DynamicResources' PreBind marks the claims it
+// allocates with the delete-protection finalizer, creates the claim for a pod's extended
+// resources backed by DRA and records it in the pod's status; a claim of a failed attempt is
+// deleted.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -36,6 +37,17 @@ Result<Ptr<ResourceClaim>> ApiClusterClient::CreateResourceClaim(
   if (!finalizers.empty()) meta["finalizers"] = finalizers;
   const std::string path = ClaimsPath(claim.metadata.namespace_);
   return ClaimFromAnswer(rest_->Post(path, body), path);
+}
+
+Result<Ptr<ResourceClaim>> ApiClusterClient::AddResourceClaimFinalizer(const ResourceClaim& claim,
+                                                                       std::string_view finalizer) {
+  // A strategic merge patch adds to metadata.finalizers without rewriting the others, which the
+  // informers' copies may not carry; the uid guards against a claim recreated under the name.
+  nlohmann::json patch = {
+      {"metadata", {{"uid", claim.metadata.uid}, {"finalizers", {std::string(finalizer)}}}}};
+  if (claim.metadata.uid.empty()) patch["metadata"].erase("uid");
+  const std::string path = ClaimsPath(claim.metadata.namespace_) + "/" + claim.metadata.name;
+  return ClaimFromAnswer(rest_->Patch(path, patch, "application/strategic-merge-patch+json"), path);
 }
 
 VoidResult ApiClusterClient::DeleteResourceClaim(const ResourceClaim& claim) {

@@ -34,8 +34,8 @@ Ptr<DeviceClass> ResolveDeviceClass(const DraListers& listers, std::string_view 
   return ResolveDeviceClass(listers.ListDeviceClasses(), resource);
 }
 
-ExtendedResourceWriter* ExtendedWriterOf(ClusterWriter& writer) {
-  return dynamic_cast<ExtendedResourceWriter*>(&writer);
+DynamicResourcesWriter* DynamicResourcesWriterOf(ClusterWriter& writer) {
+  return dynamic_cast<DynamicResourcesWriter*>(&writer);
 }
 
 }  // namespace berth::dra_extended

@@ -40,11 +40,17 @@ Ptr<DeviceClass> ResolveDeviceClass(const DraListers& listers, std::string_view 
 Ptr<DeviceClass> ResolveDeviceClass(const std::vector<Ptr<DeviceClass>>& classes,
                                     std::string_view resource);
 
-// The API writes of the extended resource claim beyond DraWriter's status update, implemented
-// by the cluster clients (ApiClusterClient, InMemoryCluster); found with ExtendedWriterOf.
-class ExtendedResourceWriter {
+// The API writes DynamicResources makes beyond DraWriter's status update: the delete-protection
+// finalizer on the claims it allocates, and the claim of a pod's extended resources. Implemented
+// by the cluster clients (ApiClusterClient, InMemoryCluster); found with
+// DynamicResourcesWriterOf.
+class DynamicResourcesWriter {
  public:
-  virtual ~ExtendedResourceWriter() = default;
+  virtual ~DynamicResourcesWriter() = default;
+  // Adds `finalizer` to the claim's metadata.finalizers with an update guarded by the claim's
+  // resourceVersion (a Conflict when it is stale); returns the claim as stored.
+  virtual Result<Ptr<ResourceClaim>> AddResourceClaimFinalizer(const ResourceClaim& claim,
+                                                               std::string_view finalizer) = 0;
   // Creates `claim` (its name and uid are ignored) named from `generate_name`, with
   // `finalizers`; returns the claim as stored.
   virtual Result<Ptr<ResourceClaim>> CreateResourceClaim(
@@ -57,6 +63,6 @@ class ExtendedResourceWriter {
                                                        const nlohmann::json& status) = 0;
 };
 
-ExtendedResourceWriter* ExtendedWriterOf(ClusterWriter& writer);
+DynamicResourcesWriter* DynamicResourcesWriterOf(ClusterWriter& writer);
 
 }  // namespace berth::dra_extended

@@ -27,7 +27,7 @@ namespace berth {
 class InMemoryCluster final : public ClusterClient,
                               public DraListers,
                               public DraWriter,
-                              public dra_extended::ExtendedResourceWriter {
+                              public dra_extended::DynamicResourcesWriter {
  public:
   // --- loading (events are sent to the handler when one is set)
   void AddPod(Ptr<Pod> pod);
@@ -69,6 +69,8 @@ class InMemoryCluster final : public ClusterClient,
   Ptr<ResourceClaimTemplate> GetResourceClaimTemplate(std::string_view ns,
                                                       std::string_view name) const;
   int claim_status_writes() const;
+  // How many times DynamicResources asked for the delete-protection finalizer.
+  int claim_finalizer_writes() const;
 
   // --- DraListers
   std::vector<Ptr<ResourceSlice>> ListResourceSlices() const override;
@@ -78,12 +80,14 @@ class InMemoryCluster final : public ClusterClient,
   std::vector<Ptr<DeviceClass>> ListDeviceClasses() const override;
   // --- DraWriter: a Conflict when the claim's uid or a given resourceVersion is stale.
   Result<Ptr<ResourceClaim>> UpdateResourceClaimStatus(const ResourceClaim& claim) override;
-  // --- ExtendedResourceWriter: the created claim is named generate_name + a counter; the pod's
+  // --- DynamicResourcesWriter: the created claim is named generate_name + a counter; the pod's
   // document gets status.extendedResourceClaimStatus (an update event).
   Result<Ptr<ResourceClaim>> CreateResourceClaim(
       const ResourceClaim& claim, std::string_view generate_name,
       const std::vector<std::string>& finalizers) override;
   VoidResult DeleteResourceClaim(const ResourceClaim& claim) override;
+  Result<Ptr<ResourceClaim>> AddResourceClaimFinalizer(const ResourceClaim& claim,
+                                                       std::string_view finalizer) override;
   VoidResult SetPodExtendedResourceClaimStatus(const Pod& pod,
                                                const nlohmann::json& status) override;
 
@@ -202,6 +206,7 @@ class InMemoryCluster final : public ClusterClient,
   Map<ResourceClaimTemplate> resource_claim_templates_;
   uint64_t claim_version_ = 0;
   int claim_status_writes_ = 0;
+  int claim_finalizer_writes_ = 0;
   WriteCounts counts_;
 };
 

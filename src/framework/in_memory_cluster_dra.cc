@@ -105,6 +105,11 @@ Ptr<ResourceClaimTemplate> InMemoryCluster::GetResourceClaimTemplate(std::string
   return it == resource_claim_templates_.end() ? nullptr : it->second;
 }
 
+int InMemoryCluster::claim_finalizer_writes() const {
+  std::lock_guard lock(mu_);
+  return claim_finalizer_writes_;
+}
+
 int InMemoryCluster::claim_status_writes() const {
   std::lock_guard lock(mu_);
   return claim_status_writes_;

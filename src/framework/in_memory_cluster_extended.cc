@@ -1,5 +1,7 @@
-// InMemoryCluster as an ExtendedResourceWriter: the claims DynamicResources creates for pods'
-// extended resources backed by DRA, and the pods' status.extendedResourceClaimStatus.
+// InMemoryCluster as a DynamicResourcesWriter: the claims DynamicResources creates for pods'
+// extended resources backed by DRA, the pods' status.extendedResourceClaimStatus, and the
+// delete-protection finalizer (which the in-memory cluster does not keep: nothing deletes a
+// claim in simulation).
 #include <fmt/format.h>
 
 #include "framework/in_memory_cluster.h"
@@ -21,6 +23,19 @@ Result<Ptr<ResourceClaim>> InMemoryCluster::CreateResourceClaim(
   created->raw = nullptr;
   AddResourceClaim(created);
   return Ptr<ResourceClaim>(created);
+}
+
+Result<Ptr<ResourceClaim>> InMemoryCluster::AddResourceClaimFinalizer(
+    const ResourceClaim& claim, std::string_view /*finalizer*/) {
+  Ptr<ResourceClaim> current = GetResourceClaim(claim.metadata.namespace_, claim.metadata.name);
+  if (!current || (!claim.metadata.uid.empty() && current->metadata.uid != claim.metadata.uid)) {
+    return Error{
+        fmt::format("resourceclaims.resource.k8s.io \"{}\" not found", claim.metadata.name),
+        ErrorCode::kNotFound};
+  }
+  std::lock_guard lock(mu_);
+  ++claim_finalizer_writes_;
+  return current;
 }
 
 VoidResult InMemoryCluster::DeleteResourceClaim(const ResourceClaim& claim) {

@@ -18,7 +18,9 @@ as two 40Gi halves). Then:
   two halves fit together;
 * a shared ResourceClaim named by two pods: both run on the same node, the claim reserved for
   both, allocated once;
-* the Python client reads the allocation.
+* the Python client reads the allocation; the claim carries the scheduler's delete-protection
+  finalizer, and deleting it while its pods run leaves it allocated until they are gone;
+* a claim whose last pod is gone is deallocated and loses the finalizer, freeing its device.
 Prints one line per check and "N passed, M failed".
 """
 import json
@@ -30,6 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run_up_e2e import REPO, Fail, run_against_up, wait_for, run_python_client  # noqa: E402
 
 GPU_NODE = "demo-node-001"
+PROTECTION = "resource.kubernetes.io/delete-protection"
 DEVICES = """\
 driver: gpu.example.com
 nodeSelector:
@@ -227,10 +230,45 @@ print("ok")
 '''
     if "ok" not in run_python_client(up, script):
         raise Fail("python client printed no ok")
+    # The scheduler marked the claim it allocated; a deletion waits for its pods to go, then for
+    # the resource claim controller to deallocate it.
+    if PROTECTION not in claim["metadata"].get("finalizers", []):
+        raise Fail("finalizers: %r" % claim["metadata"].get("finalizers"))
+    up.kubectl(["delete", "resourceclaim", "shared-gpu", "--wait=false"])
+    claim = get_json(up, ["resourceclaim", "shared-gpu"])
+    if not claim["metadata"].get("deletionTimestamp") or not claim["status"].get("allocation"):
+        raise Fail("claim in use after its deletion: %r" % claim)
+    delete_pod(up, "share-a")
+    delete_pod(up, "share-b")
+    wait_for("shared-gpu deleted", lambda: up.kubectl(
+        ["get", "resourceclaim", "shared-gpu"], check=False)[0] != 0 or None, timeout=30)
+
+
+def check_claim_deallocated_when_unused(up):
+    apply(up, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+               "metadata": {"name": "kept-gpu", "namespace": "default"},
+               "spec": {"devices": {"requests": [
+                   {"name": "dev", "exactly": {"deviceClassName": "gpu.example.com"}}]}}})
+    apply(up, pod("user-1", claim="kept-gpu"))
+    running(up, "user-1")
+    delete_pod(up, "user-1")
+    # No consumer left: the claim stays, deallocated and without the scheduler's finalizer, so
+    # its device is free for another claim.
+
+    def deallocated():
+        c = get_json(up, ["resourceclaim", "kept-gpu"])
+        if c["status"].get("allocation") or PROTECTION in c["metadata"].get("finalizers", []):
+            return None
+        return c
+    wait_for("kept-gpu deallocated", deallocated, timeout=30)
+    apply(up, pod("after", template="one-gpu"))
+    running(up, "after")
+    delete_pod(up, "after")
+    up.kubectl(["delete", "resourceclaim", "kept-gpu"])
 
 
 CHECKS = [check_one_gpu_two_pods, check_no_device_matches, check_partitioned_device,
-          check_shared_claim]
+          check_shared_claim, check_claim_deallocated_when_unused]
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "framework/dra_extended_resources.h"
 #include "plugins/dynamicresources/claims.h"
 #include "plugins/dynamicresources/dynamicresources.h"
 
@@ -121,6 +122,14 @@ Status DynamicResources::PreBindPreFlightCheck(CycleState& state, const PodInfo&
   return Status::Skip();
 }
 
+Result<Ptr<ResourceClaim>> DynamicResources::MarkDeleteProtected(const ResourceClaim& claim) {
+  dra_extended::DynamicResourcesWriter* writer =
+      dra_extended::DynamicResourcesWriterOf(handle_->writer());
+  // A writer of one's own without it writes the allocation unprotected, as before.
+  if (writer == nullptr) return std::make_shared<const ResourceClaim>(claim);
+  return writer->AddResourceClaimFinalizer(claim, dra_extended::kDeleteProtectionFinalizer);
+}
+
 Status DynamicResources::PreBind(CycleState& state, const PodInfo& pod_info,
                                  const std::string& node) {
   CycleData* data = state.ReadMutable(kStateKey);
@@ -162,7 +171,24 @@ Status DynamicResources::PreBind(CycleState& state, const PodInfo& pod_info,
         claim = latest;
       }
       ResourceClaim copy = *claim;
-      if (allocation) copy.status.allocation = allocation;
+      if (allocation) {
+        // The finalizer goes on with a normal update before the allocation is written: from
+        // then on a deletion of the claim waits for its deallocation (the resource claim
+        // controller's), so its devices are never freed while a pod may use them.
+        Result<Ptr<ResourceClaim>> marked = MarkDeleteProtected(*claim);
+        if (!marked.ok()) {
+          stored = marked.error();
+          if (stored.error().code == ErrorCode::kConflict) continue;
+          break;
+        }
+        if ((*marked)->status.allocation) {
+          stored =
+              Error{fmt::format("claim {} got allocated elsewhere in the meantime", KObj(*claim))};
+          break;
+        }
+        copy = **marked;
+        copy.status.allocation = allocation;
+      }
       if (!IsReservedForPod(pod, copy)) {
         if (!CanBeReserved(copy)) {
           stored = Error{fmt::format("claim {} reserved for too many pods", KObj(copy))};

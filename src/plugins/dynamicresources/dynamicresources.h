@@ -161,6 +161,9 @@ class DynamicResources final : public PreEnqueuePlugin,
   void RecordExtended(const CycleData& data, const std::string& node,
                       NodeExtendedClaim node_claim) const;
   Status PreBindExtended(CycleData& data, const Pod& pod, const std::string& node);
+  // Adds the delete-protection finalizer to a claim PreBind is about to allocate (binding.cc);
+  // returns the claim as stored.
+  Result<Ptr<ResourceClaim>> MarkDeleteProtected(const ResourceClaim& claim);
   void UnreserveExtended(CycleData& data);
   std::optional<Status> PostFilterExtended(const CycleData& data);
   // Diagnose's lines for the extended resource claim on `node` (its node variant goes to

@@ -200,6 +200,8 @@ TEST_F(DynamicResourcesTest, StructuredWithResources) {
   ASSERT_EQ(stored->status.reserved_for.size(), 1u);
   EXPECT_EQ(stored->status.reserved_for[0].uid, "uid-my-pod");
   EXPECT_EQ(stored->status.reserved_for[0].resource, "pods");
+  // The claim it allocated got the delete-protection finalizer first.
+  EXPECT_EQ(cluster_.claim_finalizer_writes(), 1);
 }
 
 // Parallel cycles: a device assumed at Reserve is not handed out again before PreBind.
@@ -240,6 +242,8 @@ TEST_F(DynamicResourcesTest, SharedClaimReservedForAnotherPod) {
   auto stored = cluster_.GetResourceClaim("default", "shared");
   ASSERT_EQ(stored->status.reserved_for.size(), 2u);
   EXPECT_EQ(stored->status.reserved_for[1].uid, "uid-my-pod");
+  // Allocated before: only reserved, no finalizer written.
+  EXPECT_EQ(cluster_.claim_finalizer_writes(), 0);
 }
 
 // "in use": reservedFor is full and does not list the pod.

@@ -52,7 +52,7 @@ Status DynamicResources::PreBindExtended(CycleData& data, const Pod& pod, const 
   }
   if (!allocation)
     return Status::Error(fmt::format("extended resource claim not found for node {}", node));
-  auto* creator = dra_extended::ExtendedWriterOf(handle_->writer());
+  auto* creator = dra_extended::DynamicResourcesWriterOf(handle_->writer());
   DraWriter* writer = DraWriterOf(handle_->writer());
   if (!creator || !writer) return Status::Error("the cluster client cannot create ResourceClaims");
 
@@ -106,7 +106,7 @@ void DynamicResources::UnreserveExtended(CycleData& data) {
   auto unallocated = std::make_shared<ResourceClaim>(*created);
   unallocated->status = {};
   data.claims[extended.index] = std::move(unallocated);
-  auto* creator = dra_extended::ExtendedWriterOf(handle_->writer());
+  auto* creator = dra_extended::DynamicResourcesWriterOf(handle_->writer());
   if (!creator) return;
   if (auto r = creator->DeleteResourceClaim(*created); !r.ok())
     handle_->LogError(kName, fmt::format("delete {}: {}", KObj(*created), r.error().message));
@@ -117,7 +117,7 @@ std::optional<Status> DynamicResources::PostFilterExtended(const CycleData& data
   const ResourceClaim& claim = *data.claims[data.extended->index];
   if (claim.metadata.name == kSpecialClaimName) return std::nullopt;
   // A claim of an earlier attempt: deleted, so that the next one allocates anew.
-  auto* creator = dra_extended::ExtendedWriterOf(handle_->writer());
+  auto* creator = dra_extended::DynamicResourcesWriterOf(handle_->writer());
   if (!creator) return Status::Error("the cluster client cannot delete ResourceClaims");
   if (auto r = creator->DeleteResourceClaim(claim); !r.ok())
     return Status::Error(r.error().message);
