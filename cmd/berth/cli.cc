@@ -174,10 +174,219 @@ int RunBench(const std::string& workload_file, const std::string& filter,
   return 0;
 }
 
+// `berth up`: the embedded API server, the scheduler, simulated kubelets and controllers.
+CLI::App* AddUpCommand(CLI::App& app, berth::daemon::UpOptions* options) {
+  auto* up = app.add_subcommand(
+      "up", "Start an embedded, persistent API server with the scheduler on this machine");
+  up->add_option("--data-dir", options->data_dir,
+                 "Where state, certificates and the kubeconfig live (default " +
+                     berth::daemon::DefaultDataDir() + ")");
+  up->add_option("--port", options->port, "API server port (0: any free port)");
+  up->add_option("--bind-address", options->bind_address, "API server address");
+  up->add_option("--config", options->config_file, "KubeSchedulerConfiguration file");
+  up->add_option("--demo-nodes", options->demo_nodes,
+                 "Create this many nodes when none exist (default: 8 on a new data directory)");
+  up->add_option("--demo-node-cpu", options->demo_node_shape.cpu,
+                 "Demo nodes' CPU (default 8, every fourth 16)");
+  up->add_option("--demo-node-memory", options->demo_node_shape.memory,
+                 "Demo nodes' memory (default 32Gi, every fourth 64Gi)");
+  up->add_option("--demo-node-pods", options->demo_node_shape.pods, "Pods per demo node")
+      ->capture_default_str();
+  up->add_option("--demo-node-zones", options->demo_node_shape.zones,
+                 "Zones to spread the demo nodes over (default zone-a,zone-b,zone-c)")
+      ->delimiter(',');
+  up->add_flag("--no-scheduler", options->no_scheduler, "Serve the API only");
+  up->add_flag("--no-kubelets", options->no_kubelets,
+               "Run no simulated kubelets (bound pods stay Pending, nodes get no leases)");
+  up->add_option("--node-devices", options->node_devices,
+                 "Simulated kubelets: DRA devices the nodes publish as ResourceSlices (YAML file, "
+                 "e.g. examples/up/dra/gpus.yaml)");
+  up->add_option("--pod-start-delay", options->pod_start_delay,
+                 "Simulated kubelets: how long a bound pod stays Pending (Go duration)")
+      ->capture_default_str();
+  up->add_option("--max-termination-grace", options->max_termination_grace,
+                 "Simulated kubelets: longest a deleted pod stays Terminating (Go duration)")
+      ->capture_default_str();
+  up->add_option("--node-lease-renew-interval", options->node_lease_renew_interval,
+                 "Simulated kubelets: how often each node's Lease is renewed (Go duration)")
+      ->capture_default_str();
+  up->add_option("--node-status-report-interval", options->node_status_report_interval,
+                 "Simulated kubelets: how often an unchanged node status is posted (Go duration)")
+      ->capture_default_str();
+  berth::cmd::AddControllersOption(
+      up, &options->controllers,
+      "Workload controllers to run, as kube-controller-manager's: '*' (all), 'name', '-name' "
+      "(replicaset, deployment, daemonset, statefulset, garbagecollector, disruption, "
+      "nodelifecycle, ...)");
+  up->add_option("--node-monitor-grace-period", options->node_monitor_grace_period,
+                 "Node lifecycle: a node is Unknown and tainted after this long without a "
+                 "heartbeat (Go duration)")
+      ->capture_default_str();
+  up->add_option("--event-ttl", options->event_ttl,
+                 "Delete events this long after their last write (Go duration; 0s: keep)")
+      ->capture_default_str();
+  up->add_flag("--record-decisions", options->record_decisions,
+               "Annotate pods with per-node filter and score results");
+  up->add_option("-v,--v", options->verbosity, "Log verbosity of the scheduler");
+  up->add_option("--plugin-library", options->plugin_libraries,
+                 "Shared library with scheduler plugins to load (repeatable)");
+  berth::daemon::AddFeatureGatesFlag(up, &options->feature_gates);
+
+  return up;
+}
+
+struct SimulateArgs {
+  std::string config_path, output = "table", replay;
+  std::vector<std::string> files, plugin_libraries, feature_gates;
+  bool recursive = false;
+  uint64_t seed = 1;
+};
+
+CLI::App* AddSimulateCommand(CLI::App& app, SimulateArgs* a) {
+  auto* simulate = app.add_subcommand("simulate", "Schedule pending pods of manifests offline");
+  simulate->add_option("--config", a->config_path, "KubeSchedulerConfiguration file");
+  auto* simulate_files =
+      simulate->add_option("-f,--filename", a->files,
+                           "Manifests: files (YAML or JSON), directories, or - for standard input");
+  simulate
+      ->add_option("--replay", a->replay,
+                   "Replay a recording (berth record) instead of manifests (docs/compare.md)")
+      ->excludes(simulate_files);
+  simulate->add_flag("-R,--recursive", a->recursive, "Read directories given with -f recursively");
+  simulate->add_option("--output,-o", a->output, "table, json, or html (a self-contained page)")
+      ->check(CLI::IsMember({"json", "table", "html"}));
+  simulate->add_option("--seed", a->seed, "Random seed for tie-breaking");
+  simulate->add_option("--plugin-library", a->plugin_libraries,
+                       "Shared library with scheduler plugins to load (repeatable)");
+  berth::daemon::AddFeatureGatesFlag(simulate, &a->feature_gates);
+
+  return simulate;
+}
+
+struct BenchArgs {
+  std::string workload_file = "bench/workloads.yaml", filter, output = "text", config;
+  std::vector<std::string> feature_gates;
+  int repeat = 1;
+  bool metrics = false, no_reuse = false;
+};
+
+CLI::App* AddBenchCommand(CLI::App& app, BenchArgs* a) {
+  auto* bench = app.add_subcommand("bench", "Run scheduling benchmarks (bench/*.yaml)");
+  bench->add_option("--workloads,-w", a->workload_file, "Workload file");
+  bench->add_option("--filter", a->filter, "Only workloads whose name contains this");
+  bench->add_option("--config", a->config, "KubeSchedulerConfiguration file");
+  berth::daemon::AddFeatureGatesFlag(bench, &a->feature_gates);
+  bench->add_option("--output,-o", a->output, "text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  bench
+      ->add_option("--repeat", a->repeat,
+                   "Run each workload N times; report the median and the spread")
+      ->check(CLI::Range(1, 1000));
+  bench->add_flag("--metrics", a->metrics,
+                  "Report to the daemon's Prometheus metrics while scheduling (measures their "
+                  "cost)");
+  bench->add_flag("--no-reuse", a->no_reuse,
+                  "Do not reuse per-node results across equivalent pods (every pod evaluated "
+                  "afresh, as when consecutive pods differ)");
+
+  return bench;
+}
+
+// `berth config print-defaults | validate | convert`: the subcommands, and what they read.
+struct ConfigArgs {
+  CLI::App* print_defaults = nullptr;
+  CLI::App* validate = nullptr;
+  CLI::App* convert = nullptr;
+  std::string validate_path, convert_path;
+  std::vector<std::string> validate_plugin_libraries;
+};
+
+void AddConfigCommands(CLI::App& app, ConfigArgs* a) {
+  auto* cfg = app.add_subcommand("config", "Configuration tools");
+  cfg->require_subcommand(1);
+  a->print_defaults =
+      cfg->add_subcommand("print-defaults", "Print the effective default configuration");
+  a->validate = cfg->add_subcommand("validate", "Load and validate a configuration file");
+  a->validate->add_option("file", a->validate_path)->required();
+  a->validate->add_option("--plugin-library", a->validate_plugin_libraries,
+                          "Load plugins from this shared library first (repeatable), so the file "
+                          "may name them");
+  a->convert = cfg->add_subcommand(
+      "convert", "Print the kubescheduler.config.k8s.io/v1 equivalent of a legacy Policy file");
+  a->convert->add_option("file", a->convert_path)->required();
+}
+
+int RunPrintDefaults(const std::vector<berth::PluginRegistration>& compiled_in) {
+  auto built = berth::pluginlib::BuildRegistry({}, compiled_in);
+  if (!built.ok()) return Fail(built.error().message);
+  berth::Registry registry = std::move(built).value();
+  std::cout << berth::config::EncodeConfigurationYaml(
+      berth::config::DefaultConfiguration(registry));
+  return 0;
+}
+
+int RunConvert(const std::string& convert_path,
+               const std::vector<berth::PluginRegistration>& compiled_in) {
+  auto built = berth::pluginlib::BuildRegistry({}, compiled_in);
+  if (!built.ok()) return Fail(built.error().message);
+  berth::Registry registry = std::move(built).value();
+  auto text = berth::ReadFileText(convert_path, berth::kMaxConfigBytes);
+  if (!text.ok()) return Fail(text.error().message);
+  auto docs = berth::ParseDocuments(*text, convert_path);
+  if (!docs.ok()) return Fail(docs.error().message);
+  if (docs->size() != 1) return Fail(fmt::format("{}: expected one document", convert_path));
+  const std::string dir = std::filesystem::path(convert_path).parent_path().string();
+  auto v1 = berth::config::ToV1Document((*docs)[0], convert_path, dir, registry);
+  if (!v1.ok()) return Fail(v1.error().message);
+  if (v1->translated_from.empty()) {
+    // A v1 file (or an error naming what is wrong with it): print it with defaults applied.
+    auto c = berth::config::DecodeConfiguration(v1->doc, registry);
+    if (!c.ok()) return Fail(fmt::format("{}: {}", convert_path, c.error().message));
+    std::cout << berth::config::EncodeConfigurationYaml(*c);
+    return 0;
+  }
+  // The translation must load as v1 before it is offered as the equivalent.
+  if (auto c = berth::config::DecodeConfiguration(v1->doc, registry); !c.ok())
+    return Fail(fmt::format("{}: translated: {}", convert_path, c.error().message));
+  const std::string what =
+      v1->translated_from == berth::config::kPolicyKind ? "a legacy Policy" : v1->translated_from;
+  std::cout << berth::config::AnnotatedYaml(what, v1->notes, v1->doc);
+  return 0;
+}
+
+int RunValidate(const std::string& validate_path,
+                const std::vector<std::string>& validate_plugin_libraries,
+                const std::vector<berth::PluginRegistration>& compiled_in) {
+  auto built = berth::pluginlib::BuildRegistry(validate_plugin_libraries, compiled_in);
+  if (!built.ok()) return Fail(built.error().message);
+  berth::Registry registry = std::move(built).value();
+  auto c = berth::config::LoadConfigFile(validate_path, registry);
+  if (!c.ok()) return Fail(c.error().message);
+  // Building the profiles catches what only the plugins know (e.g. a plugin enabled at a
+  // point it does not implement).
+  berth::InMemoryCluster cluster;
+  berth::FakeClock clock;
+  berth::SchedulerOptions so;
+  so.config = &*c;
+  so.registry = &registry;
+  so.client = &cluster;
+  so.clock = &clock;
+  auto extenders = berth::extender::BuildExtenders(c->extenders);
+  if (!extenders.ok()) return Fail(fmt::format("{}: {}", validate_path, extenders.error().message));
+  so.extenders = std::move(extenders).value();
+  auto sched = berth::Scheduler::Create(so);
+  if (!sched.ok()) return Fail(fmt::format("{}: {}", validate_path, sched.error().message));
+  for (const auto& fw : (*sched)->profiles())
+    for (const std::string& w : fw->warnings())
+      std::fprintf(stderr, "berth: %s: warning: %s\n", validate_path.c_str(), w.c_str());
+  std::cout << validate_path << ": valid\n";
+  return 0;
+}
+
 }  // namespace
 
-// One function on purpose: CLI11 binds every flag to a local that the dispatch at the end reads,
-// and the subcommands' definitions read in the order their --help prints them.
+// The subcommands in the order their --help lists them; each binds its flags to the struct the
+// dispatch at the end reads.
 int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_in) {
   CLI::App app{"Berth: a Kubernetes scheduler that decides like kube-scheduler"};
   app.require_subcommand(1);
@@ -187,125 +396,17 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   berth::daemon::SchedulerFlags scheduler_flags;
   berth::daemon::AddSchedulerFlags(scheduler, &scheduler_flags);
 
-  auto* up = app.add_subcommand(
-      "up", "Start an embedded, persistent API server with the scheduler on this machine");
   berth::daemon::UpOptions up_options;
-  up->add_option("--data-dir", up_options.data_dir,
-                 "Where state, certificates and the kubeconfig live (default " +
-                     berth::daemon::DefaultDataDir() + ")");
-  up->add_option("--port", up_options.port, "API server port (0: any free port)");
-  up->add_option("--bind-address", up_options.bind_address, "API server address");
-  up->add_option("--config", up_options.config_file, "KubeSchedulerConfiguration file");
-  up->add_option("--demo-nodes", up_options.demo_nodes,
-                 "Create this many nodes when none exist (default: 8 on a new data directory)");
-  up->add_option("--demo-node-cpu", up_options.demo_node_shape.cpu,
-                 "Demo nodes' CPU (default 8, every fourth 16)");
-  up->add_option("--demo-node-memory", up_options.demo_node_shape.memory,
-                 "Demo nodes' memory (default 32Gi, every fourth 64Gi)");
-  up->add_option("--demo-node-pods", up_options.demo_node_shape.pods, "Pods per demo node")
-      ->capture_default_str();
-  up->add_option("--demo-node-zones", up_options.demo_node_shape.zones,
-                 "Zones to spread the demo nodes over (default zone-a,zone-b,zone-c)")
-      ->delimiter(',');
-  up->add_flag("--no-scheduler", up_options.no_scheduler, "Serve the API only");
-  up->add_flag("--no-kubelets", up_options.no_kubelets,
-               "Run no simulated kubelets (bound pods stay Pending, nodes get no leases)");
-  up->add_option("--node-devices", up_options.node_devices,
-                 "Simulated kubelets: DRA devices the nodes publish as ResourceSlices (YAML file, "
-                 "e.g. examples/up/dra/gpus.yaml)");
-  up->add_option("--pod-start-delay", up_options.pod_start_delay,
-                 "Simulated kubelets: how long a bound pod stays Pending (Go duration)")
-      ->capture_default_str();
-  up->add_option("--max-termination-grace", up_options.max_termination_grace,
-                 "Simulated kubelets: longest a deleted pod stays Terminating (Go duration)")
-      ->capture_default_str();
-  up->add_option("--node-lease-renew-interval", up_options.node_lease_renew_interval,
-                 "Simulated kubelets: how often each node's Lease is renewed (Go duration)")
-      ->capture_default_str();
-  up->add_option("--node-status-report-interval", up_options.node_status_report_interval,
-                 "Simulated kubelets: how often an unchanged node status is posted (Go duration)")
-      ->capture_default_str();
-  berth::cmd::AddControllersOption(
-      up, &up_options.controllers,
-      "Workload controllers to run, as kube-controller-manager's: '*' (all), 'name', '-name' "
-      "(replicaset, deployment, daemonset, statefulset, garbagecollector, disruption, "
-      "nodelifecycle, ...)");
-  up->add_option("--node-monitor-grace-period", up_options.node_monitor_grace_period,
-                 "Node lifecycle: a node is Unknown and tainted after this long without a "
-                 "heartbeat (Go duration)")
-      ->capture_default_str();
-  up->add_option("--event-ttl", up_options.event_ttl,
-                 "Delete events this long after their last write (Go duration; 0s: keep)")
-      ->capture_default_str();
-  up->add_flag("--record-decisions", up_options.record_decisions,
-               "Annotate pods with per-node filter and score results");
-  up->add_option("-v,--v", up_options.verbosity, "Log verbosity of the scheduler");
-  up->add_option("--plugin-library", up_options.plugin_libraries,
-                 "Shared library with scheduler plugins to load (repeatable)");
-  berth::daemon::AddFeatureGatesFlag(up, &up_options.feature_gates);
+  auto* up = AddUpCommand(app, &up_options);
 
-  auto* simulate = app.add_subcommand("simulate", "Schedule pending pods of manifests offline");
-  std::string config_path, output = "table";
-  std::vector<std::string> files;
-  uint64_t seed = 1;
-  simulate->add_option("--config", config_path, "KubeSchedulerConfiguration file");
-  auto* simulate_files =
-      simulate->add_option("-f,--filename", files,
-                           "Manifests: files (YAML or JSON), directories, or - for standard input");
-  std::string simulate_replay;
-  simulate
-      ->add_option("--replay", simulate_replay,
-                   "Replay a recording (berth record) instead of manifests (docs/compare.md)")
-      ->excludes(simulate_files);
-  bool recursive = false;
-  simulate->add_flag("-R,--recursive", recursive, "Read directories given with -f recursively");
-  simulate->add_option("--output,-o", output, "table, json, or html (a self-contained page)")
-      ->check(CLI::IsMember({"json", "table", "html"}));
-  simulate->add_option("--seed", seed, "Random seed for tie-breaking");
-  std::vector<std::string> simulate_plugin_libraries;
-  simulate->add_option("--plugin-library", simulate_plugin_libraries,
-                       "Shared library with scheduler plugins to load (repeatable)");
-  std::vector<std::string> simulate_feature_gates;
-  berth::daemon::AddFeatureGatesFlag(simulate, &simulate_feature_gates);
+  SimulateArgs sim;
+  auto* simulate = AddSimulateCommand(app, &sim);
 
-  auto* bench = app.add_subcommand("bench", "Run scheduling benchmarks (bench/*.yaml)");
-  std::string workload_file = "bench/workloads.yaml", filter, bench_output = "text", bench_config;
-  bench->add_option("--workloads,-w", workload_file, "Workload file");
-  bench->add_option("--filter", filter, "Only workloads whose name contains this");
-  bench->add_option("--config", bench_config, "KubeSchedulerConfiguration file");
-  std::vector<std::string> bench_feature_gates;
-  berth::daemon::AddFeatureGatesFlag(bench, &bench_feature_gates);
-  bench->add_option("--output,-o", bench_output, "text or json")
-      ->check(CLI::IsMember({"text", "json"}));
-  int bench_repeat = 1;
-  bench
-      ->add_option("--repeat", bench_repeat,
-                   "Run each workload N times; report the median and the spread")
-      ->check(CLI::Range(1, 1000));
-  bool bench_metrics = false;
-  bench->add_flag("--metrics", bench_metrics,
-                  "Report to the daemon's Prometheus metrics while scheduling (measures their "
-                  "cost)");
-  bool bench_no_reuse = false;
-  bench->add_flag("--no-reuse", bench_no_reuse,
-                  "Do not reuse per-node results across equivalent pods (every pod evaluated "
-                  "afresh, as when consecutive pods differ)");
+  BenchArgs bench_args;
+  auto* bench = AddBenchCommand(app, &bench_args);
 
-  auto* cfg = app.add_subcommand("config", "Configuration tools");
-  cfg->require_subcommand(1);
-  auto* print_defaults =
-      cfg->add_subcommand("print-defaults", "Print the effective default configuration");
-  std::string validate_path;
-  auto* validate = cfg->add_subcommand("validate", "Load and validate a configuration file");
-  validate->add_option("file", validate_path)->required();
-  std::vector<std::string> validate_plugin_libraries;
-  validate->add_option("--plugin-library", validate_plugin_libraries,
-                       "Load plugins from this shared library first (repeatable), so the file "
-                       "may name them");
-  std::string convert_path;
-  auto* convert = cfg->add_subcommand(
-      "convert", "Print the kubescheduler.config.k8s.io/v1 equivalent of a legacy Policy file");
-  convert->add_option("file", convert_path)->required();
+  ConfigArgs config_args;
+  AddConfigCommands(app, &config_args);
 
   berth::cmd::CapacityCommand capacity_command;
   auto* capacity = berth::cmd::AddCapacityCommand(app, &capacity_command);
@@ -362,73 +463,17 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   }
 
   if (*simulate)
-    return RunSimulate(config_path, files, simulate_replay, recursive, output, seed,
-                       simulate_plugin_libraries, simulate_feature_gates, compiled_in);
+    return RunSimulate(sim.config_path, sim.files, sim.replay, sim.recursive, sim.output, sim.seed,
+                       sim.plugin_libraries, sim.feature_gates, compiled_in);
   if (*bench)
-    return RunBench(workload_file, filter, bench_config, bench_output, bench_repeat, bench_metrics,
-                    !bench_no_reuse, bench_feature_gates, compiled_in);
-  if (*print_defaults) {
-    auto built = berth::pluginlib::BuildRegistry({}, compiled_in);
-    if (!built.ok()) return Fail(built.error().message);
-    berth::Registry registry = std::move(built).value();
-    std::cout << berth::config::EncodeConfigurationYaml(
-        berth::config::DefaultConfiguration(registry));
-    return 0;
-  }
-  if (*convert) {
-    auto built = berth::pluginlib::BuildRegistry({}, compiled_in);
-    if (!built.ok()) return Fail(built.error().message);
-    berth::Registry registry = std::move(built).value();
-    auto text = berth::ReadFileText(convert_path, berth::kMaxConfigBytes);
-    if (!text.ok()) return Fail(text.error().message);
-    auto docs = berth::ParseDocuments(*text, convert_path);
-    if (!docs.ok()) return Fail(docs.error().message);
-    if (docs->size() != 1) return Fail(fmt::format("{}: expected one document", convert_path));
-    const std::string dir = std::filesystem::path(convert_path).parent_path().string();
-    auto v1 = berth::config::ToV1Document((*docs)[0], convert_path, dir, registry);
-    if (!v1.ok()) return Fail(v1.error().message);
-    if (v1->translated_from.empty()) {
-      // A v1 file (or an error naming what is wrong with it): print it with defaults applied.
-      auto c = berth::config::DecodeConfiguration(v1->doc, registry);
-      if (!c.ok()) return Fail(fmt::format("{}: {}", convert_path, c.error().message));
-      std::cout << berth::config::EncodeConfigurationYaml(*c);
-      return 0;
-    }
-    // The translation must load as v1 before it is offered as the equivalent.
-    if (auto c = berth::config::DecodeConfiguration(v1->doc, registry); !c.ok())
-      return Fail(fmt::format("{}: translated: {}", convert_path, c.error().message));
-    const std::string what =
-        v1->translated_from == berth::config::kPolicyKind ? "a legacy Policy" : v1->translated_from;
-    std::cout << berth::config::AnnotatedYaml(what, v1->notes, v1->doc);
-    return 0;
-  }
-  if (*validate) {
-    auto built = berth::pluginlib::BuildRegistry(validate_plugin_libraries, compiled_in);
-    if (!built.ok()) return Fail(built.error().message);
-    berth::Registry registry = std::move(built).value();
-    auto c = berth::config::LoadConfigFile(validate_path, registry);
-    if (!c.ok()) return Fail(c.error().message);
-    // Building the profiles catches what only the plugins know (e.g. a plugin enabled at a
-    // point it does not implement).
-    berth::InMemoryCluster cluster;
-    berth::FakeClock clock;
-    berth::SchedulerOptions so;
-    so.config = &*c;
-    so.registry = &registry;
-    so.client = &cluster;
-    so.clock = &clock;
-    auto extenders = berth::extender::BuildExtenders(c->extenders);
-    if (!extenders.ok())
-      return Fail(fmt::format("{}: {}", validate_path, extenders.error().message));
-    so.extenders = std::move(extenders).value();
-    auto sched = berth::Scheduler::Create(so);
-    if (!sched.ok()) return Fail(fmt::format("{}: {}", validate_path, sched.error().message));
-    for (const auto& fw : (*sched)->profiles())
-      for (const std::string& w : fw->warnings())
-        std::fprintf(stderr, "berth: %s: warning: %s\n", validate_path.c_str(), w.c_str());
-    std::cout << validate_path << ": valid\n";
-    return 0;
-  }
+    return RunBench(bench_args.workload_file, bench_args.filter, bench_args.config,
+                    bench_args.output, bench_args.repeat, bench_args.metrics, !bench_args.no_reuse,
+                    bench_args.feature_gates, compiled_in);
+  if (*config_args.print_defaults) return RunPrintDefaults(compiled_in);
+  if (*config_args.convert) return RunConvert(config_args.convert_path, compiled_in);
+  if (*config_args.validate)
+    return RunValidate(config_args.validate_path, config_args.validate_plugin_libraries,
+                       compiled_in);
   if (*version) {
     std::cout << "berth " << kVersion << "\n";
     return 0;

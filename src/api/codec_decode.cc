@@ -1,6 +1,7 @@
 // Typed decoders: JSON documents -> objects.h structs.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -332,8 +333,146 @@ Result<Object> Share(Result<T> r, const RawObject& raw) {
   return Object(std::make_shared<const T>(std::move(obj)));
 }
 
+void ReadPersistentVolume(Reader& r, const json& doc, PersistentVolume& pv) {
+  auto& s = pv.spec;
+  r.Field(doc, "spec", [&](const json& v) {
+    r.Field(v, "capacity", [&](const json& x) { s.capacity = r.Resources(x); });
+    r.Field(v, "accessModes", [&](const json& x) { s.access_modes = r.StrList(x); });
+    r.Field(v, "storageClassName", [&](const json& x) { s.storage_class_name = r.Str(x); });
+    r.Field(v, "nodeAffinity", [&](const json& x) {
+      r.Field(x, "required",
+              [&](const json& y) { ReadNodeSelector(r, y, s.node_affinity.emplace()); });
+    });
+    r.Field(v, "claimRef", [&](const json& x) {
+      auto& c = s.claim_ref.emplace();
+      r.Field(x, "namespace", [&](const json& y) { c.namespace_ = r.Str(y); });
+      r.Field(x, "name", [&](const json& y) { c.name = r.Str(y); });
+      r.Field(x, "uid", [&](const json& y) { c.uid = r.Str(y); });
+    });
+    r.Field(v, "volumeMode", [&](const json& x) { s.volume_mode = r.Str(x); });
+    r.Field(v, "csi", [&](const json& x) {
+      r.Field(x, "driver", [&](const json& y) { s.csi_driver = r.Str(y); });
+      r.Field(x, "volumeHandle", [&](const json& y) { s.csi_volume_handle = r.Str(y); });
+    });
+    r.Field(v, "gcePersistentDisk", [&](const json& x) {
+      r.Field(x, "pdName", [&](const json& y) { s.gce_pd_name = r.Str(y); });
+    });
+    r.Field(v, "awsElasticBlockStore", [&](const json& x) {
+      r.Field(x, "volumeID", [&](const json& y) { s.aws_volume_id = r.Str(y); });
+    });
+  });
+  r.Field(doc, "status", [&](const json& v) {
+    r.Field(v, "phase", [&](const json& x) { pv.status.phase = r.Str(x); });
+  });
+}
+
+void ReadPersistentVolumeClaim(Reader& r, const json& doc, PersistentVolumeClaim& pvc) {
+  DefaultNamespace(pvc.metadata);
+  auto& s = pvc.spec;
+  r.Field(doc, "spec", [&](const json& v) {
+    r.Field(v, "accessModes", [&](const json& x) { s.access_modes = r.StrList(x); });
+    r.Field(v, "storageClassName", [&](const json& x) { s.storage_class_name = r.Str(x); });
+    r.Field(v, "volumeName", [&](const json& x) { s.volume_name = r.Str(x); });
+    r.Field(v, "volumeMode", [&](const json& x) { s.volume_mode = r.Str(x); });
+    r.Field(v, "resources", [&](const json& x) {
+      r.Field(x, "requests", [&](const json& y) { s.requests = r.Resources(y); });
+    });
+    ReadOptionalLabelSelector(r, v, "selector", s.selector);
+  });
+  r.Field(doc, "status", [&](const json& v) {
+    r.Field(v, "phase", [&](const json& x) { pvc.status.phase = r.Str(x); });
+  });
+}
+
+void ReadStorageClass(Reader& r, const json& doc, StorageClass& sc) {
+  r.Field(doc, "provisioner", [&](const json& v) { sc.provisioner = r.Str(v); });
+  r.Field(doc, "volumeBindingMode", [&](const json& v) { sc.volume_binding_mode = r.Str(v); });
+  r.Field(doc, "allowedTopologies", [&](const json& v) {
+    r.Each(v, [&](const json& term) {
+      auto& reqs = sc.allowed_topologies.emplace_back();
+      r.Field(term, "matchLabelExpressions", [&](const json& x) {
+        r.Each(x, [&](const json& e) {
+          auto& req = reqs.emplace_back();
+          r.Field(e, "key", [&](const json& y) { req.key = r.Str(y); });
+          r.Field(e, "values", [&](const json& y) { req.values = r.StrList(y); });
+        });
+      });
+    });
+  });
+}
+
+void ReadCSINode(Reader& r, const json& doc, CSINode& n) {
+  r.Field(doc, "spec", [&](const json& v) {
+    r.Field(v, "drivers", [&](const json& x) {
+      r.Each(x, [&](const json& e) {
+        auto& d = n.drivers.emplace_back();
+        r.Field(e, "name", [&](const json& y) { d.name = r.Str(y); });
+        r.Field(e, "nodeID", [&](const json& y) { d.node_id = r.Str(y); });
+        r.Field(e, "allocatable", [&](const json& y) {
+          r.Field(y, "count", [&](const json& z) { d.allocatable_count = r.Int32(z); });
+        });
+        r.Field(e, "topologyKeys", [&](const json& y) { d.topology_keys = r.StrList(y); });
+      });
+    });
+  });
+}
+
+void ReadPodDisruptionBudget(Reader& r, const json& doc, PodDisruptionBudget& pdb) {
+  DefaultNamespace(pdb.metadata);
+  r.Field(doc, "spec",
+          [&](const json& v) { ReadOptionalLabelSelector(r, v, "selector", pdb.selector); });
+  r.Field(doc, "status", [&](const json& v) {
+    r.Field(v, "disruptionsAllowed", [&](const json& x) { pdb.disruptions_allowed = r.Int32(x); });
+    r.Field(v, "disruptedPods", [&](const json& x) {
+      r.Entries(x, [&](const std::string& name, const json&) { pdb.disrupted_pods[name] = true; });
+    });
+  });
+}
+
+void ReadPriorityClass(Reader& r, const json& doc, PriorityClass& pc) {
+  r.Field(doc, "value", [&](const json& v) { pc.value = r.Int32(v); });
+  r.Field(doc, "globalDefault", [&](const json& v) { pc.global_default = r.Bool(v); });
+  r.Field(doc, "preemptionPolicy", [&](const json& v) { pc.preemption_policy = r.Str(v); });
+}
+
+// The two PodGroup APIs share a kind: the coscheduling plugin's (scheduling.x-k8s.io) and
+// the scheduling.k8s.io one; another group's PodGroup is not known.
+std::optional<Result<Object>> DecodePodGroup(const json& doc, const RawObject& keep,
+                                             std::string_view where) {
+  std::string api_version;
+  if (auto it = doc.find("apiVersion"); it != doc.end() && it->is_string())
+    api_version = it->get<std::string>();
+  if (api_version.starts_with("scheduling.x-k8s.io/"))
+    return Share(
+        DecodeWith<PodGroup>(doc, where, [&](Reader& r, PodGroup& g) { ReadPodGroup(r, doc, g); }),
+        keep);
+  if (api_version.starts_with("scheduling.k8s.io/"))
+    return Share(DecodeWith<SchedulingPodGroup>(
+                     doc, where,
+                     [&](Reader& r, SchedulingPodGroup& g) { ReadSchedulingPodGroup(r, doc, g); }),
+                 keep);
+  return std::nullopt;
+}
+
+// An object of a kind Berth does not model: its kind, apiVersion and name, and the document.
+Object Unknown(const std::string& kind, const RawObject& raw) {
+  const json& doc = *raw;
+  UnknownObject u;
+  u.kind = kind;
+  if (doc.is_object()) {
+    if (auto it = doc.find("apiVersion"); it != doc.end() && it->is_string()) {
+      u.api_version = it->get<std::string>();
+    }
+    if (auto m = doc.find("metadata"); m != doc.end() && m->is_object()) {
+      if (auto n = m->find("name"); n != m->end() && n->is_string()) u.name = n->get<std::string>();
+    }
+  }
+  u.raw = raw;
+  return Object(std::make_shared<const UnknownObject>(std::move(u)));
+}
+
 // `keep`: what the object keeps as its `raw` (the document, or nothing).
-// A dispatch table by kind, one short branch per kind: long, but flat.
+// A dispatch table by kind, one short branch per kind.
 Result<Object> DecodeKnown(const std::string& kind, const RawObject& raw, const RawObject& keep,
                            std::string_view where) {
   const json& doc = *raw;
@@ -386,176 +525,42 @@ Result<Object> DecodeKnown(const std::string& kind, const RawObject& raw, const 
                                          }),
                  keep);
   }
-  if (kind == "PersistentVolume") {
+  if (kind == "PersistentVolume")
     return Share(
         DecodeWith<PersistentVolume>(
-            doc, where,
-            [&](Reader& r, PersistentVolume& pv) {
-              auto& s = pv.spec;
-              r.Field(doc, "spec", [&](const json& v) {
-                r.Field(v, "capacity", [&](const json& x) { s.capacity = r.Resources(x); });
-                r.Field(v, "accessModes", [&](const json& x) { s.access_modes = r.StrList(x); });
-                r.Field(v, "storageClassName",
-                        [&](const json& x) { s.storage_class_name = r.Str(x); });
-                r.Field(v, "nodeAffinity", [&](const json& x) {
-                  r.Field(x, "required", [&](const json& y) {
-                    ReadNodeSelector(r, y, s.node_affinity.emplace());
-                  });
-                });
-                r.Field(v, "claimRef", [&](const json& x) {
-                  auto& c = s.claim_ref.emplace();
-                  r.Field(x, "namespace", [&](const json& y) { c.namespace_ = r.Str(y); });
-                  r.Field(x, "name", [&](const json& y) { c.name = r.Str(y); });
-                  r.Field(x, "uid", [&](const json& y) { c.uid = r.Str(y); });
-                });
-                r.Field(v, "volumeMode", [&](const json& x) { s.volume_mode = r.Str(x); });
-                r.Field(v, "csi", [&](const json& x) {
-                  r.Field(x, "driver", [&](const json& y) { s.csi_driver = r.Str(y); });
-                  r.Field(x, "volumeHandle",
-                          [&](const json& y) { s.csi_volume_handle = r.Str(y); });
-                });
-                r.Field(v, "gcePersistentDisk", [&](const json& x) {
-                  r.Field(x, "pdName", [&](const json& y) { s.gce_pd_name = r.Str(y); });
-                });
-                r.Field(v, "awsElasticBlockStore", [&](const json& x) {
-                  r.Field(x, "volumeID", [&](const json& y) { s.aws_volume_id = r.Str(y); });
-                });
-              });
-              r.Field(doc, "status", [&](const json& v) {
-                r.Field(v, "phase", [&](const json& x) { pv.status.phase = r.Str(x); });
-              });
-            }),
+            doc, where, [&](Reader& r, PersistentVolume& pv) { ReadPersistentVolume(r, doc, pv); }),
         keep);
-  }
-  if (kind == "PersistentVolumeClaim") {
-    return Share(
-        DecodeWith<PersistentVolumeClaim>(
-            doc, where,
-            [&](Reader& r, PersistentVolumeClaim& pvc) {
-              DefaultNamespace(pvc.metadata);
-              auto& s = pvc.spec;
-              r.Field(doc, "spec", [&](const json& v) {
-                r.Field(v, "accessModes", [&](const json& x) { s.access_modes = r.StrList(x); });
-                r.Field(v, "storageClassName",
-                        [&](const json& x) { s.storage_class_name = r.Str(x); });
-                r.Field(v, "volumeName", [&](const json& x) { s.volume_name = r.Str(x); });
-                r.Field(v, "volumeMode", [&](const json& x) { s.volume_mode = r.Str(x); });
-                r.Field(v, "resources", [&](const json& x) {
-                  r.Field(x, "requests", [&](const json& y) { s.requests = r.Resources(y); });
-                });
-                ReadOptionalLabelSelector(r, v, "selector", s.selector);
-              });
-              r.Field(doc, "status", [&](const json& v) {
-                r.Field(v, "phase", [&](const json& x) { pvc.status.phase = r.Str(x); });
-              });
-            }),
-        keep);
-  }
-  if (kind == "StorageClass") {
+  if (kind == "PersistentVolumeClaim")
+    return Share(DecodeWith<PersistentVolumeClaim>(doc, where,
+                                                   [&](Reader& r, PersistentVolumeClaim& pvc) {
+                                                     ReadPersistentVolumeClaim(r, doc, pvc);
+                                                   }),
+                 keep);
+  if (kind == "StorageClass")
     return Share(
         DecodeWith<StorageClass>(
-            doc, where,
-            [&](Reader& r, StorageClass& sc) {
-              r.Field(doc, "provisioner", [&](const json& v) { sc.provisioner = r.Str(v); });
-              r.Field(doc, "volumeBindingMode",
-                      [&](const json& v) { sc.volume_binding_mode = r.Str(v); });
-              r.Field(doc, "allowedTopologies", [&](const json& v) {
-                r.Each(v, [&](const json& term) {
-                  auto& reqs = sc.allowed_topologies.emplace_back();
-                  r.Field(term, "matchLabelExpressions", [&](const json& x) {
-                    r.Each(x, [&](const json& e) {
-                      auto& req = reqs.emplace_back();
-                      r.Field(e, "key", [&](const json& y) { req.key = r.Str(y); });
-                      r.Field(e, "values", [&](const json& y) { req.values = r.StrList(y); });
-                    });
-                  });
-                });
-              });
-            }),
+            doc, where, [&](Reader& r, StorageClass& sc) { ReadStorageClass(r, doc, sc); }),
         keep);
-  }
-  if (kind == "CSINode") {
-    return Share(DecodeWith<CSINode>(
-                     doc, where,
-                     [&](Reader& r, CSINode& n) {
-                       r.Field(doc, "spec", [&](const json& v) {
-                         r.Field(v, "drivers", [&](const json& x) {
-                           r.Each(x, [&](const json& e) {
-                             auto& d = n.drivers.emplace_back();
-                             r.Field(e, "name", [&](const json& y) { d.name = r.Str(y); });
-                             r.Field(e, "nodeID", [&](const json& y) { d.node_id = r.Str(y); });
-                             r.Field(e, "allocatable", [&](const json& y) {
-                               r.Field(y, "count",
-                                       [&](const json& z) { d.allocatable_count = r.Int32(z); });
-                             });
-                             r.Field(e, "topologyKeys",
-                                     [&](const json& y) { d.topology_keys = r.StrList(y); });
-                           });
-                         });
-                       });
-                     }),
+  if (kind == "CSINode")
+    return Share(
+        DecodeWith<CSINode>(doc, where, [&](Reader& r, CSINode& n) { ReadCSINode(r, doc, n); }),
+        keep);
+  if (kind == "PodDisruptionBudget")
+    return Share(DecodeWith<PodDisruptionBudget>(doc, where,
+                                                 [&](Reader& r, PodDisruptionBudget& pdb) {
+                                                   ReadPodDisruptionBudget(r, doc, pdb);
+                                                 }),
                  keep);
-  }
-  if (kind == "PodDisruptionBudget") {
-    return Share(DecodeWith<PodDisruptionBudget>(
-                     doc, where,
-                     [&](Reader& r, PodDisruptionBudget& pdb) {
-                       DefaultNamespace(pdb.metadata);
-                       r.Field(doc, "spec", [&](const json& v) {
-                         ReadOptionalLabelSelector(r, v, "selector", pdb.selector);
-                       });
-                       r.Field(doc, "status", [&](const json& v) {
-                         r.Field(v, "disruptionsAllowed",
-                                 [&](const json& x) { pdb.disruptions_allowed = r.Int32(x); });
-                         r.Field(v, "disruptedPods", [&](const json& x) {
-                           r.Entries(x, [&](const std::string& name, const json&) {
-                             pdb.disrupted_pods[name] = true;
-                           });
-                         });
-                       });
-                     }),
-                 keep);
-  }
-  if (kind == "PriorityClass") {
-    return Share(DecodeWith<PriorityClass>(
-                     doc, where,
-                     [&](Reader& r, PriorityClass& pc) {
-                       r.Field(doc, "value", [&](const json& v) { pc.value = r.Int32(v); });
-                       r.Field(doc, "globalDefault",
-                               [&](const json& v) { pc.global_default = r.Bool(v); });
-                       r.Field(doc, "preemptionPolicy",
-                               [&](const json& v) { pc.preemption_policy = r.Str(v); });
-                     }),
-                 keep);
-  }
+  if (kind == "PriorityClass")
+    return Share(
+        DecodeWith<PriorityClass>(
+            doc, where, [&](Reader& r, PriorityClass& pc) { ReadPriorityClass(r, doc, pc); }),
+        keep);
   if (kind == "PodGroup") {
-    std::string api_version;
-    if (auto it = doc.find("apiVersion"); it != doc.end() && it->is_string())
-      api_version = it->get<std::string>();
-    if (api_version.starts_with("scheduling.x-k8s.io/"))
-      return Share(DecodeWith<PodGroup>(doc, where,
-                                        [&](Reader& r, PodGroup& g) { ReadPodGroup(r, doc, g); }),
-                   keep);
-    if (api_version.starts_with("scheduling.k8s.io/"))
-      return Share(DecodeWith<SchedulingPodGroup>(doc, where,
-                                                  [&](Reader& r, SchedulingPodGroup& g) {
-                                                    ReadSchedulingPodGroup(r, doc, g);
-                                                  }),
-                   keep);
+    if (auto o = DecodePodGroup(doc, keep, where)) return std::move(*o);
   }
   if (auto o = DecodeResourceKind(kind, raw, keep, where)) return std::move(*o);
-  UnknownObject u;
-  u.kind = kind;
-  if (doc.is_object()) {
-    if (auto it = doc.find("apiVersion"); it != doc.end() && it->is_string()) {
-      u.api_version = it->get<std::string>();
-    }
-    if (auto m = doc.find("metadata"); m != doc.end() && m->is_object()) {
-      if (auto n = m->find("name"); n != m->end() && n->is_string()) u.name = n->get<std::string>();
-    }
-  }
-  u.raw = raw;
-  return Object(std::make_shared<const UnknownObject>(std::move(u)));
+  return Unknown(kind, raw);
 }
 
 }  // namespace

@@ -378,6 +378,78 @@ VoidResult AdmitPod(const ResourceInfo& r, Json& pod, bool is_create,
   return {};
 }
 
+// The resource lists of nodes' status, claims, volumes and quotas: checked and canonicalized
+// like a pod's.
+VoidResult CheckQuantities(const ResourceInfo& r, Json& obj) {
+  if (r.group.empty() && r.plural == "nodes" && obj.contains("status")) {
+    for (const char* field : {"capacity", "allocatable"}) {
+      if (obj["status"].contains(field)) {
+        auto ok = CheckResourceList(r, obj, obj["status"][field], std::string("status.") + field);
+        if (!ok.ok()) return ok;
+      }
+    }
+  }
+  // The other kinds' resource lists, checked and canonicalized the same way.
+  struct QuantityList {
+    const char* plural;
+    std::initializer_list<const char*> path;
+  };
+  for (const QuantityList& q :
+       {QuantityList{"persistentvolumeclaims", {"spec", "resources", "requests"}},
+        QuantityList{"persistentvolumeclaims", {"spec", "resources", "limits"}},
+        QuantityList{"persistentvolumes", {"spec", "capacity"}},
+        QuantityList{"resourcequotas", {"spec", "hard"}}}) {
+    if (!r.group.empty() || r.plural != q.plural) continue;
+    Json* list = &obj;
+    std::string field;
+    for (const char* step : q.path) {
+      auto it = list->is_object() ? list->find(step) : list->end();
+      list = it == list->end() ? nullptr : &*it;
+      if (list == nullptr) break;
+      field += field.empty() ? step : std::string(".") + step;
+    }
+    if (list == nullptr) continue;
+    if (auto ok = CheckResourceList(r, obj, *list, field); !ok.ok()) return ok;
+  }
+  return {};
+}
+
+// A new namespace: its name label, phase Active and the namespace deleter's finalizer.
+void DefaultNewNamespace(Json& obj, const std::string& name) {
+  obj["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
+  if (!obj.contains("status")) obj["status"] = {{"phase", "Active"}};
+  // The namespace deleter's finalizer, which kube-apiserver adds to every new namespace.
+  Json& spec = obj["spec"];
+  if (!spec.is_object()) spec = Json::object();
+  Json& finalizers = spec["finalizers"];
+  if (!finalizers.is_array()) finalizers = Json::array();
+  if (std::find(finalizers.begin(), finalizers.end(), "kubernetes") == finalizers.end()) {
+    finalizers.push_back("kubernetes");
+  }
+}
+
+// One default PriorityClass at most, and a value only system classes may exceed 1e9.
+VoidResult AdmitPriorityClass(const ResourceInfo& r, Json& obj, const std::string& name,
+                              const PriorityClassLookup& priority_classes) {
+  if (obj.value("globalDefault", false) && priority_classes) {
+    if (auto existing = priority_classes("");
+        existing && (*existing)["metadata"].value("name", "") != name) {
+      return Error{fmt::format("PriorityClass {} is already marked as default. Only one "
+                               "default can exist",
+                               (*existing)["metadata"].value("name", "")),
+                   ErrorCode::kForbidden};
+    }
+  }
+  if (!obj.contains("value") || !obj["value"].is_number_integer()) {
+    return InvalidField(r, obj, "value", "Required value");
+  }
+  if (obj["value"].get<int64_t>() > 1000000000 && name.rfind("system-", 0) != 0) {
+    return InvalidField(r, obj, "value",
+                        "Invalid value: must be no greater than 1000000000 for non-system classes");
+  }
+  return {};
+}
+
 }  // namespace
 
 VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
@@ -409,72 +481,16 @@ VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
     if (auto ok = ValidateObject(r, obj, validation); !ok.ok() || !is_create) return ok;
     return CheckLabelKeys(r, obj);
   }
-  if (r.group.empty() && r.plural == "nodes" && obj.contains("status")) {
-    for (const char* field : {"capacity", "allocatable"}) {
-      if (obj["status"].contains(field)) {
-        auto ok = CheckResourceList(r, obj, obj["status"][field], std::string("status.") + field);
-        if (!ok.ok()) return ok;
-      }
-    }
-  }
-  // The other kinds' resource lists, checked and canonicalized the same way.
-  struct QuantityList {
-    const char* plural;
-    std::initializer_list<const char*> path;
-  };
-  for (const QuantityList& q :
-       {QuantityList{"persistentvolumeclaims", {"spec", "resources", "requests"}},
-        QuantityList{"persistentvolumeclaims", {"spec", "resources", "limits"}},
-        QuantityList{"persistentvolumes", {"spec", "capacity"}},
-        QuantityList{"resourcequotas", {"spec", "hard"}}}) {
-    if (!r.group.empty() || r.plural != q.plural) continue;
-    Json* list = &obj;
-    std::string field;
-    for (const char* step : q.path) {
-      auto it = list->is_object() ? list->find(step) : list->end();
-      list = it == list->end() ? nullptr : &*it;
-      if (list == nullptr) break;
-      field += field.empty() ? step : std::string(".") + step;
-    }
-    if (list == nullptr) continue;
-    if (auto ok = CheckResourceList(r, obj, *list, field); !ok.ok()) return ok;
-  }
+  if (auto ok = CheckQuantities(r, obj); !ok.ok()) return ok;
   DefaultOther(r, obj);
   if (r.group == "batch") DefaultBatch(r, obj, is_create);
   if ((r.group == "apps" && r.plural != "controllerrevisions") ||
       (r.group.empty() && r.plural == "replicationcontrollers")) {
     DefaultWorkload(r, obj);
   }
-  if (r.group.empty() && r.plural == "namespaces" && is_create) {
-    obj["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
-    if (!obj.contains("status")) obj["status"] = {{"phase", "Active"}};
-    // The namespace deleter's finalizer, which kube-apiserver adds to every new namespace.
-    Json& spec = obj["spec"];
-    if (!spec.is_object()) spec = Json::object();
-    Json& finalizers = spec["finalizers"];
-    if (!finalizers.is_array()) finalizers = Json::array();
-    if (std::find(finalizers.begin(), finalizers.end(), "kubernetes") == finalizers.end()) {
-      finalizers.push_back("kubernetes");
-    }
-  }
+  if (r.group.empty() && r.plural == "namespaces" && is_create) DefaultNewNamespace(obj, name);
   if (r.group == "scheduling.k8s.io" && r.plural == "priorityclasses") {
-    if (obj.value("globalDefault", false) && priority_classes) {
-      if (auto existing = priority_classes("");
-          existing && (*existing)["metadata"].value("name", "") != name) {
-        return Error{fmt::format("PriorityClass {} is already marked as default. Only one "
-                                 "default can exist",
-                                 (*existing)["metadata"].value("name", "")),
-                     ErrorCode::kForbidden};
-      }
-    }
-    if (!obj.contains("value") || !obj["value"].is_number_integer()) {
-      return InvalidField(r, obj, "value", "Required value");
-    }
-    if (obj["value"].get<int64_t>() > 1000000000 && name.rfind("system-", 0) != 0) {
-      return InvalidField(
-          r, obj, "value",
-          "Invalid value: must be no greater than 1000000000 for non-system classes");
-    }
+    if (auto ok = AdmitPriorityClass(r, obj, name, priority_classes); !ok.ok()) return ok;
   }
   if (IsResourceApi(r)) {
     DefaultResourceObject(r, obj, is_create, FormatTimestamp(NowUnixSeconds()));

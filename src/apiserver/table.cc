@@ -34,6 +34,8 @@ std::string Age(const Json& obj, int64_t now) {
 
 std::string OrNone(std::string s) { return s.empty() ? "<none>" : s; }
 
+// kubectl's columns per kind (the printers of kube-apiserver's internal/printers), in order.
+// Long by design: one row per kind, a lookup table written as code.
 std::vector<Column> ColumnsFor(const ResourceInfo& r) {
   if (r.group.empty() && r.plural == "pods") {
     return {{"Name", "string", 0, "name"},

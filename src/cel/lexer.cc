@@ -1,5 +1,7 @@
 #include "cel/lexer.h"
 
+#include <optional>
+
 namespace berth::cel {
 namespace {
 
@@ -32,8 +34,49 @@ void AppendUtf8(std::string& out, uint32_t cp) {
   }
 }
 
-Token Lexer::Next() {
-  // Whitespace and // comments.
+namespace {
+
+// The token of a one-character bracket, separator or arithmetic operator, if c is one.
+std::optional<Tok> OneCharToken(char c) {
+  switch (c) {
+    case '(':
+      return Tok::kLParen;
+    case ')':
+      return Tok::kRParen;
+    case '[':
+      return Tok::kLBracket;
+    case ']':
+      return Tok::kRBracket;
+    case '{':
+      return Tok::kLBrace;
+    case '}':
+      return Tok::kRBrace;
+    case '.':
+      return Tok::kDot;
+    case ',':
+      return Tok::kComma;
+    case ':':
+      return Tok::kColon;
+    case '?':
+      return Tok::kQuestion;
+    case '+':
+      return Tok::kPlus;
+    case '-':
+      return Tok::kMinus;
+    case '*':
+      return Tok::kStar;
+    case '/':
+      return Tok::kSlash;
+    case '%':
+      return Tok::kPercent;
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
+void Lexer::SkipSpaceAndComments() {
   while (i_ < src_.size()) {
     char c = src_[i_];
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
@@ -44,45 +87,57 @@ Token Lexer::Next() {
       break;
     }
   }
+}
+
+Token Lexer::Next() {
+  SkipSpaceAndComments();
   uint32_t start = static_cast<uint32_t>(i_);
   if (i_ >= src_.size()) return Token{Tok::kEnd, start, {}};
   char c = src_[i_];
   char n = i_ + 1 < src_.size() ? src_[i_ + 1] : '\0';
   if (IsDigit(c) || (c == '.' && IsDigit(n))) return Number();
   if (c == '"' || c == '\'') return Quoted(start, false, false);
-  if (c == '`') {
-    size_t end = src_.find('`', i_ + 1);
-    if (end == std::string_view::npos || end == i_ + 1) return Err(start, "invalid quoted field");
-    std::string text(src_.substr(i_ + 1, end - i_ - 1));
-    for (char ch : text) {
-      bool ok = IsIdentStart(ch) || IsDigit(ch) || ch == '.' || ch == '-' || ch == '/' || ch == ' ';
-      if (!ok) return Err(start, "invalid character in quoted field");
-    }
-    i_ = end + 1;
-    return Token{Tok::kQuotedIdent, start, std::move(text)};
+  if (c == '`') return QuotedField(start);
+  if (IsIdentStart(c)) return IdentOrPrefixedString(start);
+  return Operator(start, c, n);
+}
+
+Token Lexer::QuotedField(uint32_t start) {
+  size_t end = src_.find('`', i_ + 1);
+  if (end == std::string_view::npos || end == i_ + 1) return Err(start, "invalid quoted field");
+  std::string text(src_.substr(i_ + 1, end - i_ - 1));
+  for (char ch : text) {
+    bool ok = IsIdentStart(ch) || IsDigit(ch) || ch == '.' || ch == '-' || ch == '/' || ch == ' ';
+    if (!ok) return Err(start, "invalid character in quoted field");
   }
-  if (IsIdentStart(c)) {
-    // String and bytes prefixes: r, b, rb, br in either case, directly before a quote.
-    size_t j = i_;
-    bool raw = false, bytes = false;
-    while (j < src_.size() && j - i_ < 2) {
-      char p = src_[j];
-      if ((p == 'r' || p == 'R') && !raw) {
-        raw = true;
-      } else if ((p == 'b' || p == 'B') && !bytes) {
-        bytes = true;
-      } else {
-        break;
-      }
-      ++j;
+  i_ = end + 1;
+  return Token{Tok::kQuotedIdent, start, std::move(text)};
+}
+
+Token Lexer::IdentOrPrefixedString(uint32_t start) {
+  // String and bytes prefixes: r, b, rb, br in either case, directly before a quote.
+  size_t j = i_;
+  bool raw = false, bytes = false;
+  while (j < src_.size() && j - i_ < 2) {
+    char p = src_[j];
+    if ((p == 'r' || p == 'R') && !raw) {
+      raw = true;
+    } else if ((p == 'b' || p == 'B') && !bytes) {
+      bytes = true;
+    } else {
+      break;
     }
-    if (j > i_ && j < src_.size() && (src_[j] == '"' || src_[j] == '\'')) {
-      i_ = j;
-      return Quoted(start, raw, bytes);
-    }
-    while (i_ < src_.size() && (IsIdentStart(src_[i_]) || IsDigit(src_[i_]))) ++i_;
-    return Token{Tok::kIdent, start, std::string(src_.substr(start, i_ - start))};
+    ++j;
   }
+  if (j > i_ && j < src_.size() && (src_[j] == '"' || src_[j] == '\'')) {
+    i_ = j;
+    return Quoted(start, raw, bytes);
+  }
+  while (i_ < src_.size() && (IsIdentStart(src_[i_]) || IsDigit(src_[i_]))) ++i_;
+  return Token{Tok::kIdent, start, std::string(src_.substr(start, i_ - start))};
+}
+
+Token Lexer::Operator(uint32_t start, char c, char n) {
   auto two = [&](char second, Tok yes, Tok no) {
     if (n == second) {
       i_ += 2;
@@ -92,51 +147,6 @@ Token Lexer::Next() {
     return Token{no, start, {}};
   };
   switch (c) {
-    case '(':
-      ++i_;
-      return Token{Tok::kLParen, start, {}};
-    case ')':
-      ++i_;
-      return Token{Tok::kRParen, start, {}};
-    case '[':
-      ++i_;
-      return Token{Tok::kLBracket, start, {}};
-    case ']':
-      ++i_;
-      return Token{Tok::kRBracket, start, {}};
-    case '{':
-      ++i_;
-      return Token{Tok::kLBrace, start, {}};
-    case '}':
-      ++i_;
-      return Token{Tok::kRBrace, start, {}};
-    case '.':
-      ++i_;
-      return Token{Tok::kDot, start, {}};
-    case ',':
-      ++i_;
-      return Token{Tok::kComma, start, {}};
-    case ':':
-      ++i_;
-      return Token{Tok::kColon, start, {}};
-    case '?':
-      ++i_;
-      return Token{Tok::kQuestion, start, {}};
-    case '+':
-      ++i_;
-      return Token{Tok::kPlus, start, {}};
-    case '-':
-      ++i_;
-      return Token{Tok::kMinus, start, {}};
-    case '*':
-      ++i_;
-      return Token{Tok::kStar, start, {}};
-    case '/':
-      ++i_;
-      return Token{Tok::kSlash, start, {}};
-    case '%':
-      ++i_;
-      return Token{Tok::kPercent, start, {}};
     case '!':
       return two('=', Tok::kNe, Tok::kNot);
     case '<':
@@ -144,24 +154,19 @@ Token Lexer::Next() {
     case '>':
       return two('=', Tok::kGe, Tok::kGt);
     case '=':
-      if (n == '=') {
-        i_ += 2;
-        return Token{Tok::kEq, start, {}};
-      }
-      break;
     case '&':
-      if (n == '&') {
-        i_ += 2;
-        return Token{Tok::kAnd, start, {}};
-      }
-      break;
     case '|':
-      if (n == '|') {
+      // Only doubled: ==, &&, ||.
+      if (n == c) {
         i_ += 2;
-        return Token{Tok::kOr, start, {}};
+        return Token{c == '=' ? Tok::kEq : c == '&' ? Tok::kAnd : Tok::kOr, start, {}};
       }
       break;
     default:
+      if (std::optional<Tok> t = OneCharToken(c)) {
+        ++i_;
+        return Token{*t, start, {}};
+      }
       break;
   }
   return Err(start, std::string("token recognition error at: '") + c + "'");

@@ -55,6 +55,10 @@ class Lexer {
   Token Next();
 
  private:
+  void SkipSpaceAndComments();
+  Token QuotedField(uint32_t start);               // `a.b-c`
+  Token IdentOrPrefixedString(uint32_t start);     // name, or r"..", b'..', rb"..", ...
+  Token Operator(uint32_t start, char c, char n);  // c: the current character, n: the next
   Token Number();
   Token Quoted(uint32_t start, bool raw, bool bytes);
   bool Escape(std::string& out, bool bytes, std::string& err);

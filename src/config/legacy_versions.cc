@@ -110,22 +110,18 @@ struct ProfileOut {
   json plugin_config = json::array();
 };
 
-// Translates one profile of a per-point version.
-Result<ProfileOut> TranslatePerPointProfile(const json& profile, const PointSets& defaults,
-                                            std::string_view source, const std::string& path,
-                                            std::vector<std::string>* notes) {
-  ProfileOut out;
-  const json* plugins = Child(&profile, "plugins");
+// A per-point profile's plugins after the defaults are merged in and the old names renamed; the
+// one resource scoring strategy the old score plugins chose, with their args.
+struct MergedPoints {
+  std::map<std::string, std::vector<Ref>, std::less<>> lists;
   std::string fit_strategy;
   json fit_strategy_args;
-  std::map<std::string, json> args;  // pluginConfig by name
-  if (profile.contains("pluginConfig") && profile["pluginConfig"].is_array()) {
-    for (const json& pc : profile["pluginConfig"])
-      if (pc.is_object() && pc.contains("name") && pc["name"].is_string())
-        args[pc["name"].get<std::string>()] = pc.value("args", json::object());
-  }
-  // The merged, renamed lists per point.
-  std::map<std::string, std::vector<Ref>, std::less<>> lists;
+};
+
+Result<MergedPoints> MergePoints(const json* plugins, const PointSets& defaults,
+                                 const std::map<std::string, json>& args, std::string_view source,
+                                 const std::string& path, std::vector<std::string>* notes) {
+  MergedPoints out;
   for (std::string_view point : kPoints) {
     const std::string ppath = fmt::format("{}.plugins.{}", path, point);
     const json* set = Child(plugins, point);
@@ -144,13 +140,13 @@ Result<ProfileOut> TranslatePerPointProfile(const json& profile, const PointSets
           continue;
         }
         if (!rn->fit_strategy.empty()) {
-          if (!fit_strategy.empty() && fit_strategy != rn->fit_strategy)
+          if (!out.fit_strategy.empty() && out.fit_strategy != rn->fit_strategy)
             return Problem(source, ppath,
                            fmt::format("{} cannot be combined with {}: one resource scoring "
                                        "strategy per profile",
-                                       rn->fit_strategy, fit_strategy));
-          fit_strategy = std::string(rn->fit_strategy);
-          if (auto a = args.find(name); a != args.end()) fit_strategy_args = a->second;
+                                       rn->fit_strategy, out.fit_strategy));
+          out.fit_strategy = std::string(rn->fit_strategy);
+          if (auto a = args.find(name); a != args.end()) out.fit_strategy_args = a->second;
         }
         notes->push_back(
             fmt::format("{}: {} -> {}{}{}", ppath, name, rn->renamed_to,
@@ -159,10 +155,16 @@ Result<ProfileOut> TranslatePerPointProfile(const json& profile, const PointSets
         name = std::string(rn->renamed_to);
       }
       if (!seen.insert(name).second) continue;
-      lists[std::string(point)].push_back(
+      out.lists[std::string(point)].push_back(
           {name, point == "score" ? (r.weight > 0 ? r.weight : 1) : 0});
     }
   }
+  return out;
+}
+
+// The plugins section: filter and score plugins through MultiPoint, the other points as merged.
+json PerPointPlugins(std::map<std::string, std::vector<Ref>, std::less<>>& lists) {
+  json plugins = json::object();
   // Filter and score plugins go in through MultiPoint, so that each also runs the PreFilter /
   // PreScore its Filter / Score reads (Berth's plugins are today's, whose state comes from
   // there), and are switched off at the points the file did not ask for. The other points are
@@ -184,21 +186,21 @@ Result<ProfileOut> TranslatePerPointProfile(const json& profile, const PointSets
       multi.push_back(std::move(e));
     }
   }
-  out.plugins["multiPoint"] = {{"enabled", multi}, {"disabled", {{{"name", "*"}}}}};
+  plugins["multiPoint"] = {{"enabled", multi}, {"disabled", {{{"name", "*"}}}}};
   // Newer than these versions, but gates must keep gated pods out of the queue.
-  out.plugins["preEnqueue"] = {{"enabled", {{{"name", names::kSchedulingGates}}}}};
+  plugins["preEnqueue"] = {{"enabled", {{{"name", names::kSchedulingGates}}}}};
   json not_filter = json::array(), not_score = json::array();
   for (const auto& n : multi_names) {
     if (!has("filter", n)) not_filter.push_back({{"name", n}});
     if (!has("score", n)) not_score.push_back({{"name", n}});
   }
   if (!not_filter.empty()) {
-    out.plugins["preFilter"] = {{"disabled", not_filter}};
-    out.plugins["filter"] = {{"disabled", not_filter}};
+    plugins["preFilter"] = {{"disabled", not_filter}};
+    plugins["filter"] = {{"disabled", not_filter}};
   }
   if (!not_score.empty()) {
-    out.plugins["preScore"] = {{"disabled", not_score}};
-    out.plugins["score"] = {{"disabled", not_score}};
+    plugins["preScore"] = {{"disabled", not_score}};
+    plugins["score"] = {{"disabled", not_score}};
   }
   for (std::string_view point :
        {"queueSort", "postFilter", "reserve", "permit", "preBind", "bind", "postBind"}) {
@@ -209,15 +211,23 @@ Result<ProfileOut> TranslatePerPointProfile(const json& profile, const PointSets
     json set = json::object();
     if (!enabled.empty()) set["enabled"] = enabled;
     if (!disabled.empty()) set["disabled"] = disabled;
-    if (!set.empty()) out.plugins[std::string(point)] = set;
+    if (!set.empty()) plugins[std::string(point)] = set;
   }
 
+  return plugins;
+}
+
+// The pluginConfig: the args of the plugins kept, and the fit strategy folded into
+// NodeResourcesFit's.
+json PerPointPluginConfig(std::map<std::string, json>& args, const std::string& fit_strategy,
+                          const json& fit_strategy_args) {
+  json plugin_config = json::array();
   for (auto& [name, a] : args) {
     const InTreePlugin* rn = FindRename(name);
     if (rn) continue;  // folded into NodeResourcesFit below, or dropped with its plugin
     json entry = {{"name", name}, {"args", a}};
     if (name == names::kNodeResourcesFit && !fit_strategy.empty()) continue;
-    out.plugin_config.push_back(std::move(entry));
+    plugin_config.push_back(std::move(entry));
   }
   if (!fit_strategy.empty()) {
     const std::string fit_name(names::kNodeResourcesFit);
@@ -232,16 +242,34 @@ Result<ProfileOut> TranslatePerPointProfile(const json& profile, const PointSets
       strategy["requestedToCapacityRatio"] = {{"shape", shape}};
     }
     fit["scoringStrategy"] = strategy;
-    out.plugin_config.push_back({{"name", names::kNodeResourcesFit}, {"args", fit}});
+    plugin_config.push_back({{"name", names::kNodeResourcesFit}, {"args", fit}});
   }
   // Args of those versions could carry their own type (apiVersion/kind): v1 infers it.
-  for (json& pc : out.plugin_config) {
+  for (json& pc : plugin_config) {
     json& a = pc["args"];
     if (a.is_object() && a.value("apiVersion", "").rfind(kConfigGroup, 0) == 0) {
       a.erase("kind");
       a.erase("apiVersion");
     }
   }
+  return plugin_config;
+}
+
+// Translates one profile of a per-point version.
+Result<ProfileOut> TranslatePerPointProfile(const json& profile, const PointSets& defaults,
+                                            std::string_view source, const std::string& path,
+                                            std::vector<std::string>* notes) {
+  ProfileOut out;
+  const json* plugins = Child(&profile, "plugins");
+  std::map<std::string, json> args;  // pluginConfig by name
+  if (profile.contains("pluginConfig") && profile["pluginConfig"].is_array()) {
+    for (const json& pc : profile["pluginConfig"])
+      if (pc.is_object() && pc.contains("name") && pc["name"].is_string())
+        args[pc["name"].get<std::string>()] = pc.value("args", json::object());
+  }
+  BERTH_TRY_ASSIGN(merged, MergePoints(plugins, defaults, args, source, path, notes));
+  out.plugins = PerPointPlugins(merged.lists);
+  out.plugin_config = PerPointPluginConfig(args, merged.fit_strategy, merged.fit_strategy_args);
   return out;
 }
 
@@ -281,16 +309,9 @@ Result<LegacyConfigTranslation> TranslateLegacyConfig(const json& doc, std::stri
 }
 
 namespace {
-Result<LegacyConfigTranslation> TranslateLegacyConfigOrThrow(const json& doc,
-                                                             std::string_view source,
-                                                             const std::string& base_dir,
-                                                             const Registry& registry) {
-  LegacyConfigTranslation t;
-  const std::optional<ConfigVersion> parsed = ParseConfigApiVersion(doc.value("apiVersion", ""));
-  if (!parsed || *parsed == ConfigVersion::kV1)
-    return Problem(source, "apiVersion", "expected a version older than v1");
-  const ConfigVersion v = *parsed;
-  const std::string_view version = ConfigVersionName(v);
+
+// The top-level fields v1 keeps, with v1alpha1's leader election lock names renamed.
+json TopLevelFields(const json& doc, LegacyConfigTranslation& t) {
   json out = {{"apiVersion", kConfigApiVersion}, {"kind", std::string(kConfigKind)}};
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     const std::string& k = it.key();
@@ -321,34 +342,39 @@ Result<LegacyConfigTranslation> TranslateLegacyConfigOrThrow(const json& doc,
       t.notes.push_back("leaderElection.lockObjectName -> resourceName");
     }
   }
+  return out;
+}
 
-  if (v == ConfigVersion::kV1beta3) {
-    // v1's plugin model and weights already; only removed plugins go.
-    json profiles = doc.value("profiles", json::array());
-    for (json& p : profiles) {
-      if (!p.contains("plugins") || !p["plugins"].is_object()) continue;
-      for (auto pt = p["plugins"].begin(); pt != p["plugins"].end(); ++pt) {
-        for (const char* list : {"enabled", "disabled"}) {
-          if (!pt->contains(list) || !(*pt)[list].is_array()) continue;
-          json kept = json::array();
-          for (json& e : (*pt)[list]) {
-            const std::string name = e.value("name", "");
-            if (const InTreePlugin* rn = FindRename(name); rn && rn->renamed_to.empty()) {
-              t.notes.push_back(fmt::format("dropped {}: {}", name, rn->note));
-              continue;
-            }
-            kept.push_back(e);
+// v1beta3 has v1's plugin model and weights already; only removed plugins go.
+void TranslateV1beta3(const json& doc, json out, LegacyConfigTranslation& t) {
+  json profiles = doc.value("profiles", json::array());
+  for (json& p : profiles) {
+    if (!p.contains("plugins") || !p["plugins"].is_object()) continue;
+    for (auto pt = p["plugins"].begin(); pt != p["plugins"].end(); ++pt) {
+      for (const char* list : {"enabled", "disabled"}) {
+        if (!pt->contains(list) || !(*pt)[list].is_array()) continue;
+        json kept = json::array();
+        for (json& e : (*pt)[list]) {
+          const std::string name = e.value("name", "");
+          if (const InTreePlugin* rn = FindRename(name); rn && rn->renamed_to.empty()) {
+            t.notes.push_back(fmt::format("dropped {}: {}", name, rn->note));
+            continue;
           }
-          (*pt)[list] = kept;
+          kept.push_back(e);
         }
+        (*pt)[list] = kept;
       }
     }
-    if (!profiles.empty()) out["profiles"] = profiles;
-    t.config = std::move(out);
-    t.notes.push_back("v1beta3 -> v1: same defaults and weights");
-    return t;
   }
+  if (!profiles.empty()) out["profiles"] = profiles;
+  t.config = std::move(out);
+  t.notes.push_back("v1beta3 -> v1: same defaults and weights");
+}
 
+// The profiles of a per-point version (v1alpha1 .. v1beta2), translated to v1's plugin model.
+VoidResult TranslatePerPointProfiles(const json& doc, ConfigVersion v, std::string_view source,
+                                     json& out, LegacyConfigTranslation& t) {
+  const std::string_view version = ConfigVersionName(v);
   const PointSets defaults = DefaultsOf(v);
   t.notes.push_back(fmt::format(
       "{} defaults: per extension point, score weights 1 (PodTopologySpread 2)", version));
@@ -385,8 +411,14 @@ Result<LegacyConfigTranslation> TranslateLegacyConfigOrThrow(const json& doc,
     profiles_out.push_back(std::move(prof));
   }
   out["profiles"] = profiles_out;
+  return {};
+}
 
-  // v1alpha1: the algorithm may come from a Policy.
+// v1alpha1's algorithmSource: a Policy file translated into the first profile, a Policy in a
+// ConfigMap left for `berth scheduler` to read, or a provider.
+VoidResult TranslateAlgorithmSource(const json& doc, std::string_view source,
+                                    const std::string& base_dir, const Registry& registry,
+                                    json& out, LegacyConfigTranslation& t) {
   if (doc.contains("algorithmSource") && doc["algorithmSource"].is_object()) {
     const json& src = doc["algorithmSource"];
     if (src.contains("policy") && src["policy"].is_object()) {
@@ -440,6 +472,26 @@ Result<LegacyConfigTranslation> TranslateLegacyConfigOrThrow(const json& doc,
       }
     }
   }
+  return {};
+}
+
+Result<LegacyConfigTranslation> TranslateLegacyConfigOrThrow(const json& doc,
+                                                             std::string_view source,
+                                                             const std::string& base_dir,
+                                                             const Registry& registry) {
+  LegacyConfigTranslation t;
+  const std::optional<ConfigVersion> parsed = ParseConfigApiVersion(doc.value("apiVersion", ""));
+  if (!parsed || *parsed == ConfigVersion::kV1)
+    return Problem(source, "apiVersion", "expected a version older than v1");
+  const ConfigVersion v = *parsed;
+  json out = TopLevelFields(doc, t);
+  if (v == ConfigVersion::kV1beta3) {
+    TranslateV1beta3(doc, std::move(out), t);
+    return t;
+  }
+  if (auto ok = TranslatePerPointProfiles(doc, v, source, out, t); !ok.ok()) return ok.error();
+  if (auto ok = TranslateAlgorithmSource(doc, source, base_dir, registry, out, t); !ok.ok())
+    return ok.error();
   t.config = std::move(out);
   return t;
 }

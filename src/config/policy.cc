@@ -240,100 +240,107 @@ class PolicyTranslator {
     if (priorities && !priorities->is_array())
       return Problem(source_, "priorities", "expected a list");
     if (!priorities) {
-      t_.notes.push_back("priorities absent: the legacy default set");
-      t_.notes.push_back(
-          "default set: SelectorSpreadPriority's spreading is PodTopologySpread's system defaults "
-          "(as with DefaultPodTopologySpread, default since 1.20)");
-      for (const auto& m : PolicyPriorities()) {
-        if (m.default_weight <= 0) continue;
-        if (m.plugin.empty()) {
-          t_.notes.push_back(fmt::format("dropped {}: {}", m.name, m.note));
-          continue;
-        }
-        if (!m.fit_strategy.empty()) (void)UseFit(m.fit_strategy, "priorities");
-        AddScore(m.plugin, m.default_weight);
+      UseDefaultPriorities();
+      return {};
+    }
+    for (size_t i = 0; i < priorities->size(); ++i) {
+      auto ok = TranslatePriority((*priorities)[i], fmt::format("priorities[{}]", i));
+      if (!ok.ok()) return ok;
+    }
+    return {};
+  }
+
+  // No priorities in the policy: the legacy default set, at its default weights.
+  void UseDefaultPriorities() {
+    t_.notes.push_back("priorities absent: the legacy default set");
+    t_.notes.push_back(
+        "default set: SelectorSpreadPriority's spreading is PodTopologySpread's system defaults "
+        "(as with DefaultPodTopologySpread, default since 1.20)");
+    for (const auto& m : PolicyPriorities()) {
+      if (m.default_weight <= 0) continue;
+      if (m.plugin.empty()) {
+        t_.notes.push_back(fmt::format("dropped {}: {}", m.name, m.note));
+        continue;
       }
-    } else {
-      for (size_t i = 0; i < priorities->size(); ++i) {
-        const std::string path = fmt::format("priorities[{}]", i);
-        const json& p = (*priorities)[i];
-        const json* name = Get(p, "name");
-        if (!name || !name->is_string() || name->get<std::string>().empty())
-          return Problem(source_, path + ".name", "required value");
-        const std::string n = name->get<std::string>();
-        const json* weight = Get(p, "weight");
-        if (!weight || !weight->is_number_integer() || weight->get<int64_t>() <= 0)
-          return Problem(source_, path + ".weight",
-                         fmt::format("priority \"{}\" needs a positive weight", n));
-        const int64_t w = weight->get<int64_t>();
-        const json* arg = Get(p, "argument");
-        if (const json* anti = arg ? Get(*arg, "serviceAntiAffinity") : nullptr) {
-          const json* label = Get(*anti, "label");
-          if (!label || !label->is_string())
-            return Problem(source_, path + ".argument.serviceAntiAffinity.label",
-                           "expected a string");
-          json& list = service_affinity_["antiAffinityLabelsPreference"];
-          if (!list.is_array()) list = json::array();
-          list.push_back(*label);
-          AddScore(names::kServiceAffinity, w);
-          t_.notes.push_back(
-              fmt::format("priority {} (serviceAntiAffinity) -> {} (score, weight {})", n,
-                          names::kServiceAffinity, w));
-          continue;
+      if (!m.fit_strategy.empty()) (void)UseFit(m.fit_strategy, "priorities");
+      AddScore(m.plugin, m.default_weight);
+    }
+  }
+
+  // One entry of `priorities` (`path`): a known priority, an argument-defined one or a plugin.
+  VoidResult TranslatePriority(const json& p, const std::string& path) {
+    const json* name = Get(p, "name");
+    if (!name || !name->is_string() || name->get<std::string>().empty())
+      return Problem(source_, path + ".name", "required value");
+    const std::string n = name->get<std::string>();
+    const json* weight = Get(p, "weight");
+    if (!weight || !weight->is_number_integer() || weight->get<int64_t>() <= 0)
+      return Problem(source_, path + ".weight",
+                     fmt::format("priority \"{}\" needs a positive weight", n));
+    const int64_t w = weight->get<int64_t>();
+    const json* arg = Get(p, "argument");
+    if (const json* anti = arg ? Get(*arg, "serviceAntiAffinity") : nullptr) {
+      const json* label = Get(*anti, "label");
+      if (!label || !label->is_string())
+        return Problem(source_, path + ".argument.serviceAntiAffinity.label", "expected a string");
+      json& list = service_affinity_["antiAffinityLabelsPreference"];
+      if (!list.is_array()) list = json::array();
+      list.push_back(*label);
+      AddScore(names::kServiceAffinity, w);
+      t_.notes.push_back(fmt::format("priority {} (serviceAntiAffinity) -> {} (score, weight {})",
+                                     n, names::kServiceAffinity, w));
+      return {};
+    }
+    if (const json* pref = arg ? Get(*arg, "labelPreference") : nullptr) {
+      // Any name with this argument is a label preference: the legacy NodeLabel score.
+      const json* label = Get(*pref, "label");
+      if (!label || !label->is_string())
+        return Problem(source_, path + ".argument.labelPreference.label", "expected a string");
+      const json* presence = Get(*pref, "presence");
+      json& list = node_label_[presence && *presence == true ? "presentLabelsPreference"
+                                                             : "absentLabelsPreference"];
+      if (!list.is_array()) list = json::array();
+      list.push_back(*label);
+      AddScore(names::kNodeLabel, w);
+      t_.notes.push_back(fmt::format("priority {} (labelPreference) -> {} (score, weight {})", n,
+                                     names::kNodeLabel, w));
+      return {};
+    }
+    auto m = std::find_if(PolicyPriorities().begin(), PolicyPriorities().end(),
+                          [&](const PolicyPriority& x) { return x.name == n; });
+    if (m == PolicyPriorities().end()) {
+      if (!registry_.Find(n))
+        return Problem(source_, path + ".name", fmt::format("unknown priority \"{}\"", n));
+      AddScore(n, w);
+      t_.notes.push_back(
+          fmt::format("custom priority {} -> plugin {} (score, weight {})", n, n, w));
+      return {};
+    }
+    if (m->plugin.empty()) {
+      t_.notes.push_back(fmt::format("dropped priority {}: {}", n, m->note));
+      return {};
+    }
+    if (!m->fit_strategy.empty()) {
+      if (auto r = UseFit(m->fit_strategy, path + ".name"); !r.ok()) return r.error();
+      if (m->fit_strategy == "RequestedToCapacityRatio") {
+        const json* rtc = arg ? Get(*arg, "requestedToCapacityRatioArguments") : nullptr;
+        if (!rtc)
+          return Problem(source_, path + ".argument.requestedToCapacityRatioArguments",
+                         "required value");
+        fit_args_ = json::object();
+        if (const json* shape = Get(*rtc, "shape")) {
+          json points = json::array();
+          for (const json& s : *shape)
+            points.push_back(
+                {{"utilization", s.value("utilization", 0)}, {"score", s.value("score", 0)}});
+          fit_args_["shape"] = points;
         }
-        if (const json* pref = arg ? Get(*arg, "labelPreference") : nullptr) {
-          // Any name with this argument is a label preference: the legacy NodeLabel score.
-          const json* label = Get(*pref, "label");
-          if (!label || !label->is_string())
-            return Problem(source_, path + ".argument.labelPreference.label", "expected a string");
-          const json* presence = Get(*pref, "presence");
-          json& list = node_label_[presence && *presence == true ? "presentLabelsPreference"
-                                                                 : "absentLabelsPreference"];
-          if (!list.is_array()) list = json::array();
-          list.push_back(*label);
-          AddScore(names::kNodeLabel, w);
-          t_.notes.push_back(fmt::format("priority {} (labelPreference) -> {} (score, weight {})",
-                                         n, names::kNodeLabel, w));
-          continue;
-        }
-        auto m = std::find_if(PolicyPriorities().begin(), PolicyPriorities().end(),
-                              [&](const PolicyPriority& x) { return x.name == n; });
-        if (m == PolicyPriorities().end()) {
-          if (!registry_.Find(n))
-            return Problem(source_, path + ".name", fmt::format("unknown priority \"{}\"", n));
-          AddScore(n, w);
-          t_.notes.push_back(
-              fmt::format("custom priority {} -> plugin {} (score, weight {})", n, n, w));
-          continue;
-        }
-        if (m->plugin.empty()) {
-          t_.notes.push_back(fmt::format("dropped priority {}: {}", n, m->note));
-          continue;
-        }
-        if (!m->fit_strategy.empty()) {
-          if (auto r = UseFit(m->fit_strategy, path + ".name"); !r.ok()) return r.error();
-          if (m->fit_strategy == "RequestedToCapacityRatio") {
-            const json* rtc = arg ? Get(*arg, "requestedToCapacityRatioArguments") : nullptr;
-            if (!rtc)
-              return Problem(source_, path + ".argument.requestedToCapacityRatioArguments",
-                             "required value");
-            fit_args_ = json::object();
-            if (const json* shape = Get(*rtc, "shape")) {
-              json points = json::array();
-              for (const json& s : *shape)
-                points.push_back(
-                    {{"utilization", s.value("utilization", 0)}, {"score", s.value("score", 0)}});
-              fit_args_["shape"] = points;
-            }
-            if (const json* res = Get(*rtc, "resources")) fit_args_["resources"] = *res;
-          }
-        }
-        AddScore(m->plugin, w);
-        t_.notes.push_back(fmt::format("priority {} -> {} (score, weight {}){}", n, m->plugin, w,
-                                       m->note.empty() ? "" : fmt::format(": {}", m->note)));
+        if (const json* res = Get(*rtc, "resources")) fit_args_["resources"] = *res;
       }
     }
-
+    AddScore(m->plugin, w);
+    t_.notes.push_back(fmt::format("priority {} -> {} (score, weight {}){}", n, m->plugin, w,
+                                   m->note.empty() ? "" : fmt::format(": {}", m->note)));
     return {};
   }
 

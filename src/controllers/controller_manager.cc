@@ -26,6 +26,7 @@ namespace {
 using Factory = std::function<std::unique_ptr<Controller>(const ControllerContext&)>;
 
 // Every controller by its kube-controller-manager name, in the order they start.
+// Long by design: one entry per controller, a table written as code.
 const std::vector<std::pair<std::string, Factory>>& Registry() {
   static const std::vector<std::pair<std::string, Factory>> kRegistry = {
       {"replicaset",

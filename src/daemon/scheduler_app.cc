@@ -55,16 +55,30 @@ class DaemonObserver final : public AttemptObserver {
         extra_observers_(std::move(extra_observers)) {}
 
   void OnAttempt(const SchedulingAttempt& a) override {
+    const std::string key = a.pod->Key();
+    if (record_decisions_ && a.outcome != SchedulingAttempt::Outcome::kError) RecordDecision(a);
+    const char* result = LogOutcome(a, key);
+    LogDetails(a, key);
+    RecordPreemptions(a, key);
+    Observe(a, result);
+    for (AttemptObserver* o : extra_observers_) o->OnAttempt(a);
+  }
+
+ private:
+  // The per-node results as the pod's annotations, on top of the history it carries.
+  void RecordDecision(const SchedulingAttempt& a) {
     const Pod& pod = *a.pod;
-    const std::string key = pod.Key();
-    if (record_decisions_ && a.outcome != SchedulingAttempt::Outcome::kError) {
-      auto record = explain::DecisionAnnotations(a);
-      // The history builds on what the pod carries now (the informer's copy).
-      Ptr<Pod> live = client_->GetPod(pod.metadata.namespace_, pod.metadata.name);
-      explain::WithResultHistory(live ? live->metadata.annotations : pod.metadata.annotations,
-                                 &record);
-      client_->AnnotatePod(pod, record);
-    }
+    auto record = explain::DecisionAnnotations(a);
+    // The history builds on what the pod carries now (the informer's copy).
+    Ptr<Pod> live = client_->GetPod(pod.metadata.namespace_, pod.metadata.name);
+    explain::WithResultHistory(live ? live->metadata.annotations : pod.metadata.annotations,
+                               &record);
+    client_->AnnotatePod(pod, record);
+  }
+
+  // The log line and the pod's event of the outcome; returns the outcome's metric label.
+  const char* LogOutcome(const SchedulingAttempt& a, const std::string& key) {
+    const Pod& pod = *a.pod;
     const char* result = "error";
     switch (a.outcome) {
       case SchedulingAttempt::Outcome::kScheduled:
@@ -95,6 +109,11 @@ class DaemonObserver final : public AttemptObserver {
                                 a.profile);
         break;
     }
+    return result;
+  }
+
+  // Ignored extender errors, and at -v=10 every rejection and every score.
+  void LogDetails(const SchedulingAttempt& a, const std::string& key) {
     for (const auto& err : a.skipped_extender_errors) {
       log_->Info("Skipping extender as it returned error and has ignorable flag set",
                  {KV::Str("pod", key), KV::Str("err", err)});
@@ -129,6 +148,11 @@ class DaemonObserver final : public AttemptObserver {
                     KV::Int("score", a.scores.totals[n])});
       }
     }
+  }
+
+  // The preemptor's victims: a log line and a Preempted event each.
+  void RecordPreemptions(const SchedulingAttempt& a, const std::string& key) {
+    const Pod& pod = *a.pod;
     for (const auto& victim : a.victims) {
       log_->Info("Preempting pod", {KV::Str("pod", victim), KV::Str("preemptor", key)});
       size_t slash = victim.find('/');
@@ -141,6 +165,9 @@ class DaemonObserver final : public AttemptObserver {
                                           a.nominating ? a.nominating->node_name : std::string()),
                               a.profile);
     }
+  }
+
+  void Observe(const SchedulingAttempt& a, const char* result) {
     auto seconds = [](Duration d) { return std::chrono::duration<double>(d).count(); };
     const TimePoint now = clock_->Now();
     metrics_->attempts->Add({result, a.profile});
@@ -156,10 +183,8 @@ class DaemonObserver final : public AttemptObserver {
       metrics_->preemption_attempts->Add({});
       if (!a.victims.empty()) metrics_->preemption_victims->Observe({}, a.victims.size());
     }
-    for (AttemptObserver* o : extra_observers_) o->OnAttempt(a);
   }
 
- private:
   client::ApiClusterClient* client_;
   observe::Logger* log_;
   SchedulerMetrics* metrics_;
@@ -578,6 +603,61 @@ Result<config::SchedulerConfiguration> ReloadedConfiguration(const SchedulerFlag
   return cfg;
 }
 
+// The configuration `berth scheduler` starts with: the --config file (or the defaults), with a
+// --policy-config-file deciding the profiles and extenders.
+Result<config::SchedulerConfiguration> StartupConfiguration(const SchedulerFlags& flags,
+                                                            const Registry& registry) {
+  config::SchedulerConfiguration cfg;
+  if (!flags.config_file.empty()) {
+    auto c = config::LoadConfigFile(flags.config_file, registry);
+    if (!c.ok()) return c.error();
+    cfg = std::move(c).value();
+  } else {
+    cfg = config::DefaultConfiguration(registry);
+  }
+  if (!flags.policy_config_file.empty()) {
+    // The Policy decides the profile and the extenders; the rest stays as configured.
+    auto policy = config::LoadConfigFile(flags.policy_config_file[0], registry);
+    if (!policy.ok()) return policy.error();
+    if (!config::IsPolicyFile(flags.policy_config_file[0])) {
+      return Error{fmt::format("{}: --policy-config-file: expected kind Policy",
+                               flags.policy_config_file[0])};
+    }
+    cfg.profiles = policy->profiles;
+    cfg.extenders = policy->extenders;
+  }
+  return cfg;
+}
+
+SchedulerAppOptions AppOptions(const SchedulerFlags& flags, config::SchedulerConfiguration cfg,
+                               int64_t pod_max_in_unschedulable_ms,
+                               const config::FeatureGates& gates,
+                               std::vector<std::string> warnings) {
+  SchedulerAppOptions o;
+  o.config_file = flags.config_file;
+  o.config = std::move(cfg);
+  o.load_config = [flags](const std::string& text, const Registry& registry) {
+    return ReloadedConfiguration(flags, text, registry);
+  };
+  o.master = flags.master;
+  o.policy_configmap = flags.policy_configmap;
+  o.policy_configmap_namespace = flags.policy_configmap_namespace;
+  if (flags.config_file.empty()) o.kubeconfig = flags.kubeconfig;
+  o.pod_max_in_unschedulable_ms = pod_max_in_unschedulable_ms;
+  o.verbosity = flags.verbosity;
+  o.record_decisions = flags.record_decisions;
+  o.plugin_libraries = flags.plugin_libraries;
+  o.compiled_in = flags.compiled_in;
+  o.feature_gates = gates;
+  o.secure_port = flags.secure_port;
+  o.bind_address = flags.bind_address;
+  o.plain_http = flags.serve_plain_http;
+  o.tls_cert_file = flags.tls_cert_file;
+  o.tls_private_key_file = flags.tls_private_key_file;
+  o.startup_warnings = std::move(warnings);
+  return o;
+}
+
 }  // namespace
 
 int RunSchedulerCommand(const SchedulerFlags& flags) {
@@ -599,32 +679,12 @@ int RunSchedulerCommand(const SchedulerFlags& flags) {
     return 1;
   }
   Registry registry = std::move(built).value();
-  config::SchedulerConfiguration cfg;
-  if (!flags.config_file.empty()) {
-    auto c = config::LoadConfigFile(flags.config_file, registry);
-    if (!c.ok()) {
-      std::fprintf(stderr, "berth scheduler: %s\n", c.error().message.c_str());
-      return 1;
-    }
-    cfg = std::move(c).value();
-  } else {
-    cfg = config::DefaultConfiguration(registry);
+  auto loaded = StartupConfiguration(flags, registry);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "berth scheduler: %s\n", loaded.error().message.c_str());
+    return 1;
   }
-  if (!flags.policy_config_file.empty()) {
-    // The Policy decides the profile and the extenders; the rest stays as configured.
-    auto policy = config::LoadConfigFile(flags.policy_config_file[0], registry);
-    if (!policy.ok()) {
-      std::fprintf(stderr, "berth scheduler: %s\n", policy.error().message.c_str());
-      return 1;
-    }
-    if (!config::IsPolicyFile(flags.policy_config_file[0])) {
-      std::fprintf(stderr, "berth scheduler: %s: --policy-config-file: expected kind Policy\n",
-                   flags.policy_config_file[0].c_str());
-      return 1;
-    }
-    cfg.profiles = policy->profiles;
-    cfg.extenders = policy->extenders;
-  }
+  config::SchedulerConfiguration cfg = std::move(loaded).value();
   std::vector<std::string> warnings = std::move(gate_warnings);
   if (auto r = ApplyFlags(flags, &cfg, &warnings); !r.ok()) {
     std::fprintf(stderr, "berth scheduler: %s\n", r.error().message.c_str());
@@ -648,28 +708,7 @@ int RunSchedulerCommand(const SchedulerFlags& flags) {
     std::fprintf(stderr, "berth scheduler: %s\n", pod_max.error().message.c_str());
     return 1;
   }
-  SchedulerAppOptions o;
-  o.config_file = flags.config_file;
-  o.config = cfg;
-  o.load_config = [flags](const std::string& text, const Registry& registry) {
-    return ReloadedConfiguration(flags, text, registry);
-  };
-  o.master = flags.master;
-  o.policy_configmap = flags.policy_configmap;
-  o.policy_configmap_namespace = flags.policy_configmap_namespace;
-  if (flags.config_file.empty()) o.kubeconfig = flags.kubeconfig;
-  o.pod_max_in_unschedulable_ms = *pod_max;
-  o.verbosity = flags.verbosity;
-  o.record_decisions = flags.record_decisions;
-  o.plugin_libraries = flags.plugin_libraries;
-  o.compiled_in = flags.compiled_in;
-  o.feature_gates = *gates;
-  o.secure_port = flags.secure_port;
-  o.bind_address = flags.bind_address;
-  o.plain_http = flags.serve_plain_http;
-  o.tls_cert_file = flags.tls_cert_file;
-  o.tls_private_key_file = flags.tls_private_key_file;
-  o.startup_warnings = std::move(warnings);
+  SchedulerAppOptions o = AppOptions(flags, std::move(cfg), *pod_max, *gates, std::move(warnings));
   auto app = SchedulerApp::Start(std::move(o));
   if (!app.ok()) {
     std::fprintf(stderr, "berth scheduler: %s\n", app.error().message.c_str());

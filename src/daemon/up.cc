@@ -168,99 +168,181 @@ Result<config::SchedulerConfiguration> UpSchedulerConfiguration(const UpOptions&
   return c;
 }
 
-int RunUp(const UpOptions& options) {
-  BlockTerminationSignals();
-  BlockReloadSignal();
-
-  // The scheduler's configuration and plugins, loaded once: the scheduler runs with them and
-  // the web view's explanations schedule with the same.
-  std::vector<std::string> gate_warnings;
-  auto gates = config::ParseFeatureGatesFlags(options.feature_gates, &gate_warnings);
-  if (!gates.ok()) {
-    std::fprintf(stderr, "berth up: %s\n", gates.error().message.c_str());
-    return 1;
-  }
-  auto registry = pluginlib::BuildRegistry(options.plugin_libraries, options.compiled_in, *gates);
-  if (!registry.ok()) {
-    std::fprintf(stderr, "berth up: %s\n", registry.error().message.c_str());
-    return 1;
-  }
-  auto config = UpSchedulerConfiguration(options, *registry);
-  if (!config.ok()) {
-    std::fprintf(stderr, "berth up: %s\n", config.error().message.c_str());
-    return 1;
-  }
-  // A bad --node-devices file stops the start before anything runs.
-  if (!options.node_devices.empty()) {
-    if (auto d = kubelet::LoadNodeDevices(options.node_devices); !d.ok()) {
-      std::fprintf(stderr, "berth up: --node-devices: %s\n", d.error().message.c_str());
-      return 1;
+// What a cluster starts with: the demo nodes (on a new data directory unless --demo-nodes says
+// otherwise) and, once, the default storage class.
+VoidResult SeedCluster(apiserver::Store& store, const UpOptions& options, bool new_data_dir) {
+  // The default count is for a new data directory only: nodes a user deleted stay deleted.
+  const int demo_nodes = options.demo_nodes >= 0 ? options.demo_nodes
+                         : new_data_dir          ? kDefaultDemoNodes
+                                                 : 0;
+  if (demo_nodes > 0) {
+    if (auto r = CreateDemoNodes(store, demo_nodes, options.demo_node_shape); !r.ok()) {
+      return Error{"creating demo nodes: " + r.error().message, r.error().code};
     }
   }
-  ui::DecisionLog decisions;
-
-  apiserver::ServerOptions so;
-  so.data_dir = options.data_dir.empty() ? DefaultDataDir() : options.data_dir;
-  // What a new cluster starts with is created once: a user's deletion stands on restarts.
-  std::error_code ignored;
-  const bool new_data_dir = !std::filesystem::exists(so.data_dir + "/state.db", ignored);
-  so.bind_address = options.bind_address;
-  so.validation.toleration_comparison_operators =
-      gates->Enabled(kTaintTolerationComparisonOperatorsGate);
-  so.port = static_cast<uint16_t>(options.port);
-  // --port 0 keeps the port an earlier start picked while it is free: kubeconfigs, kubectl
-  // proxy and an open web view tab survive a restart.
-  const int remembered = options.port == 0 ? RememberedPort(so.data_dir) : 0;
-  if (remembered > 0) so.port = static_cast<uint16_t>(remembered);
-  auto event_ttl_ms = ParseGoDurationMs(options.event_ttl, "--event-ttl");
-  if (!event_ttl_ms.ok() || *event_ttl_ms < 0) {
-    std::fprintf(stderr, "berth up: %s\n",
-                 event_ttl_ms.ok() ? "--event-ttl: must not be negative"
-                                   : event_ttl_ms.error().message.c_str());
-    return 1;
+  if (new_data_dir) {
+    if (auto r = CreateDefaultStorageClass(store); !r.ok()) {
+      return Error{"creating the default storage class: " + r.error().message, r.error().code};
+    }
   }
-  // Whole seconds, as the server's clock; a positive TTL under a second is one second.
-  so.event_ttl = std::chrono::seconds((*event_ttl_ms + 999) / 1000);
-  so.extra_routes = ui::WebViewRoutes(
-      {.config = &*config,
-       .registry = &*registry,
-       .config_source = options.config_file.empty() ? "default configuration" : options.config_file,
-       .decisions = options.no_scheduler ? nullptr : &decisions});
-  auto metrics_sources = std::make_shared<MetricsSources>();
-  so.extra_routes.push_back(MetricsRoute(metrics_sources));
+  return {};
+}
+
+// The embedded scheduler's options: it talks to `server`, no leader election, no endpoints.
+SchedulerAppOptions UpSchedulerOptions(const UpOptions& options, apiserver::Server& server,
+                                       const config::SchedulerConfiguration& config,
+                                       const std::string& config_source) {
+  SchedulerAppOptions sa;
+  sa.kubeconfig = server.kubeconfig_path();
+  sa.config_file = options.config_file;
+  sa.config = config;
+  sa.extra_observer_nodes = ui::DecisionLogOptions{}.max_nodes;
+  sa.verbosity = options.verbosity;
+  sa.record_decisions = options.record_decisions;
+  sa.plugin_libraries = options.plugin_libraries;
+  sa.compiled_in = options.compiled_in;
+  sa.leader_elect = false;
+  sa.secure_port = 0;
+  // A reloaded configuration is published too (`berth explain --kubeconfig` reads it).
+  sa.on_reloaded = [store = &server.store(),
+                    config_source](const config::SchedulerConfiguration& reloaded) {
+    if (auto r = PublishSchedulerConfiguration(*store, &reloaded, config_source); !r.ok())
+      std::fprintf(stderr, "berth up: publishing the scheduler configuration: %s\n",
+                   r.error().message.c_str());
+  };
+  return sa;
+}
+
+void PrintWelcome(apiserver::Server& server, const UpOptions& options,
+                  const std::string& data_dir) {
+  std::printf(
+      "Berth is up: API server %s%s, data in %s\n\n"
+      "Web view (the token after # stays in the browser):\n"
+      "  %s/ui/#token=%s\n\n"
+      "In another terminal:\n"
+      "  export KUBECONFIG=%s\n"
+      "  kubectl get nodes\n"
+      "  kubectl create -f examples/up/pods.yaml && kubectl get pods -o wide\n\n"
+      "Ctrl-C stops; starting again resumes the same state.\n",
+      server.url().c_str(), options.no_scheduler ? " (no scheduler)" : ", scheduler running",
+      data_dir.c_str(), server.url().c_str(), server.token().c_str(),
+      server.kubeconfig_path().c_str());
+  std::fflush(stdout);
+}
+
+// What `berth up` loads before anything starts: the feature gates, the plugins and the scheduler's
+// configuration (the scheduler runs with them and the web view's explanations schedule with the
+// same); a bad --node-devices file stops the start too.
+struct UpInputs {
+  config::FeatureGates gates;
+  std::vector<std::string> gate_warnings;
+  Registry registry;
+  config::SchedulerConfiguration config;
+};
+
+Result<UpInputs> LoadInputs(const UpOptions& options) {
+  UpInputs in;
+  auto gates = config::ParseFeatureGatesFlags(options.feature_gates, &in.gate_warnings);
+  if (!gates.ok()) return gates.error();
+  in.gates = *gates;
+  auto registry = pluginlib::BuildRegistry(options.plugin_libraries, options.compiled_in, in.gates);
+  if (!registry.ok()) return registry.error();
+  in.registry = std::move(registry).value();
+  auto config = UpSchedulerConfiguration(options, in.registry);
+  if (!config.ok()) return config.error();
+  in.config = std::move(config).value();
+  if (!options.node_devices.empty()) {
+    if (auto d = kubelet::LoadNodeDevices(options.node_devices); !d.ok())
+      return Error{"--node-devices: " + d.error().message, d.error().code};
+  }
+  return in;
+}
+
+// --event-ttl in whole seconds, as the server's clock; a positive TTL under a second is one second.
+Result<std::chrono::seconds> EventTtl(const UpOptions& options) {
+  auto event_ttl_ms = ParseGoDurationMs(options.event_ttl, "--event-ttl");
+  if (!event_ttl_ms.ok()) return event_ttl_ms.error();
+  if (*event_ttl_ms < 0) return Error{"--event-ttl: must not be negative"};
+  return std::chrono::seconds((*event_ttl_ms + 999) / 1000);
+}
+
+// Starts the API server on so.port; a remembered port taken by now gives way to any free one.
+// With `remember`, the port it got is kept for the next start.
+Result<std::unique_ptr<apiserver::Server>> StartServer(apiserver::ServerOptions& so, int remembered,
+                                                       bool remember) {
   auto server = apiserver::Server::Start(so);
   if (!server.ok() && remembered > 0) {
     std::fprintf(stderr, "berth up: port %d is taken, picking another\n", remembered);
     so.port = 0;
     server = apiserver::Server::Start(so);
   }
+  if (server.ok() && remember) RememberPort(so.data_dir, (*server)->port());
+  return server;
+}
+
+// The API server's options but its routes. *remembered: the port an earlier start picked, if
+// --port 0 reuses it.
+Result<apiserver::ServerOptions> UpServerOptions(const UpOptions& options,
+                                                 const config::FeatureGates& gates,
+                                                 int* remembered) {
+  apiserver::ServerOptions so;
+  so.data_dir = options.data_dir.empty() ? DefaultDataDir() : options.data_dir;
+  so.bind_address = options.bind_address;
+  so.validation.toleration_comparison_operators =
+      gates.Enabled(kTaintTolerationComparisonOperatorsGate);
+  so.port = static_cast<uint16_t>(options.port);
+  // --port 0 keeps the port an earlier start picked while it is free: kubeconfigs, kubectl
+  // proxy and an open web view tab survive a restart.
+  *remembered = options.port == 0 ? RememberedPort(so.data_dir) : 0;
+  if (*remembered > 0) so.port = static_cast<uint16_t>(*remembered);
+  auto event_ttl = EventTtl(options);
+  if (!event_ttl.ok()) return event_ttl.error();
+  so.event_ttl = *event_ttl;
+  return so;
+}
+
+int RunUp(const UpOptions& options) {
+  BlockTerminationSignals();
+  BlockReloadSignal();
+
+  auto inputs = LoadInputs(options);
+  if (!inputs.ok()) {
+    std::fprintf(stderr, "berth up: %s\n", inputs.error().message.c_str());
+    return 1;
+  }
+  const config::SchedulerConfiguration* config = &inputs->config;
+  ui::DecisionLog decisions;
+
+  int remembered = 0;
+  auto server_options = UpServerOptions(options, inputs->gates, &remembered);
+  if (!server_options.ok()) {
+    std::fprintf(stderr, "berth up: %s\n", server_options.error().message.c_str());
+    return 1;
+  }
+  apiserver::ServerOptions& so = *server_options;
+  // What a new cluster starts with is created once: a user's deletion stands on restarts.
+  std::error_code ignored;
+  const bool new_data_dir = !std::filesystem::exists(so.data_dir + "/state.db", ignored);
+  so.extra_routes = ui::WebViewRoutes(
+      {.config = config,
+       .registry = &inputs->registry,
+       .config_source = options.config_file.empty() ? "default configuration" : options.config_file,
+       .decisions = options.no_scheduler ? nullptr : &decisions});
+  auto metrics_sources = std::make_shared<MetricsSources>();
+  so.extra_routes.push_back(MetricsRoute(metrics_sources));
+  auto server = StartServer(so, remembered, options.port == 0);
   if (!server.ok()) {
     std::fprintf(stderr, "berth up: %s\n", server.error().message.c_str());
     return 1;
   }
-  if (options.port == 0) RememberPort(so.data_dir, (*server)->port());
-  // The default count is for a new data directory only: nodes a user deleted stay deleted.
-  const int demo_nodes = options.demo_nodes >= 0 ? options.demo_nodes
-                         : new_data_dir          ? kDefaultDemoNodes
-                                                 : 0;
-  if (demo_nodes > 0) {
-    if (auto r = CreateDemoNodes((*server)->store(), demo_nodes, options.demo_node_shape);
-        !r.ok()) {
-      std::fprintf(stderr, "berth up: creating demo nodes: %s\n", r.error().message.c_str());
-      return 1;
-    }
-  }
-  if (new_data_dir) {
-    if (auto r = CreateDefaultStorageClass((*server)->store()); !r.ok()) {
-      std::fprintf(stderr, "berth up: creating the default storage class: %s\n",
-                   r.error().message.c_str());
-      return 1;
-    }
+  if (auto r = SeedCluster((*server)->store(), options, new_data_dir); !r.ok()) {
+    std::fprintf(stderr, "berth up: %s\n", r.error().message.c_str());
+    return 1;
   }
   const std::string config_source =
       options.config_file.empty() ? "default configuration" : options.config_file;
   if (auto r = PublishSchedulerConfiguration(
-          (*server)->store(), options.no_scheduler ? nullptr : &*config, config_source);
+          (*server)->store(), options.no_scheduler ? nullptr : config, config_source);
       !r.ok()) {
     std::fprintf(stderr, "berth up: publishing the scheduler configuration: %s\n",
                  r.error().message.c_str());
@@ -284,27 +366,10 @@ int RunUp(const UpOptions& options) {
     (*server)->Stop();
   };
   if (!options.no_scheduler) {
-    SchedulerAppOptions sa;
-    sa.kubeconfig = (*server)->kubeconfig_path();
-    sa.config_file = options.config_file;
-    sa.config = *config;
+    SchedulerAppOptions sa = UpSchedulerOptions(options, **server, *config, config_source);
     sa.extra_observers = {&decisions};
-    sa.extra_observer_nodes = ui::DecisionLogOptions{}.max_nodes;
-    sa.verbosity = options.verbosity;
-    sa.record_decisions = options.record_decisions;
-    sa.plugin_libraries = options.plugin_libraries;
-    sa.compiled_in = options.compiled_in;
-    sa.feature_gates = *gates;
-    sa.startup_warnings = gate_warnings;
-    sa.leader_elect = false;
-    sa.secure_port = 0;
-    // A reloaded configuration is published too (`berth explain --kubeconfig` reads it).
-    sa.on_reloaded = [store = &(*server)->store(),
-                      config_source](const config::SchedulerConfiguration& reloaded) {
-      if (auto r = PublishSchedulerConfiguration(*store, &reloaded, config_source); !r.ok())
-        std::fprintf(stderr, "berth up: publishing the scheduler configuration: %s\n",
-                     r.error().message.c_str());
-    };
+    sa.feature_gates = inputs->gates;
+    sa.startup_warnings = inputs->gate_warnings;
     auto app = SchedulerApp::Start(sa);
     if (!app.ok()) {
       std::fprintf(stderr, "berth up: scheduler: %s\n", app.error().message.c_str());
@@ -323,19 +388,7 @@ int RunUp(const UpOptions& options) {
     }
     kubelets = std::move(started).value();
   }
-  std::printf(
-      "Berth is up: API server %s%s, data in %s\n\n"
-      "Web view (the token after # stays in the browser):\n"
-      "  %s/ui/#token=%s\n\n"
-      "In another terminal:\n"
-      "  export KUBECONFIG=%s\n"
-      "  kubectl get nodes\n"
-      "  kubectl create -f examples/up/pods.yaml && kubectl get pods -o wide\n\n"
-      "Ctrl-C stops; starting again resumes the same state.\n",
-      (*server)->url().c_str(), options.no_scheduler ? " (no scheduler)" : ", scheduler running",
-      so.data_dir.c_str(), (*server)->url().c_str(), (*server)->token().c_str(),
-      (*server)->kubeconfig_path().c_str());
-  std::fflush(stdout);
+  PrintWelcome(**server, options, so.data_dir);
   WaitForTerminationSignal([&] { return scheduler && scheduler->Failed(); },
                            std::chrono::milliseconds(200),
                            [&] {
