@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "api/label_selector.h"
 #include "api/tolerations.h"
 #include "api/validation.h"
 
@@ -17,19 +18,6 @@ std::string Quote(std::string_view s) {
   out.append(s);
   out.push_back('"');
   return out;
-}
-
-// strconv.ParseInt(s, 10, 64): optional sign, decimal digits, no spaces.
-bool ParseInt64(std::string_view s, int64_t& out) {
-  if (s.empty()) return false;
-  std::string_view digits = s;
-  if (digits.front() == '+') digits.remove_prefix(1);
-  if (digits.empty()) return false;
-  if (digits.front() == '-' && s.front() == '+') return false;
-  const char* first = digits.data();
-  const char* last = digits.data() + digits.size();
-  auto [ptr, ec] = std::from_chars(first, last, out);
-  return ec == std::errc() && ptr == last;
 }
 
 // Validates a requirement the way labels.NewRequirement does; returns the reason on failure.
@@ -50,7 +38,7 @@ std::optional<std::string> CheckRequirement(std::string_view key, std::string_vi
       return "key " + Quote(key) + ": for 'Gt', 'Lt' operators, exactly one value is required";
     }
     int64_t ignored = 0;
-    if (!ParseInt64(values[0], ignored)) {
+    if (!labels::ParseInt64(values[0], ignored)) {
       return "key " + Quote(key) + ": for 'Gt', 'Lt' operators, the value must be an integer";
     }
   } else {
@@ -64,26 +52,18 @@ std::optional<std::string> CheckRequirement(std::string_view key, std::string_vi
   return std::nullopt;
 }
 
-bool HasValue(const std::vector<std::string>& values, std::string_view v) {
-  return std::find(values.begin(), values.end(), v) != values.end();
-}
-
 // Evaluates one (already validated) node selector requirement against node labels.
 bool NodeRequirementMatches(const NodeSelectorRequirement& r, const Labels& labels) {
-  auto it = labels.find(r.key);
-  const bool present = it != labels.end();
   const std::string_view op = r.op;
-  if (op == "In") return present && HasValue(r.values, it->second);
-  if (op == "NotIn") return !present || !HasValue(r.values, it->second);
-  if (op == "Exists") return present;
-  if (op == "DoesNotExist") return !present;
-  if (op == "Gt" || op == "Lt") {
-    if (!present) return false;
-    int64_t have = 0, want = 0;
-    if (!ParseInt64(it->second, have) || !ParseInt64(r.values[0], want)) return false;
-    return op == "Gt" ? have > want : have < want;
-  }
-  return false;
+  const labels::Op lop = op == "In"             ? labels::Op::kIn
+                         : op == "NotIn"        ? labels::Op::kNotIn
+                         : op == "Exists"       ? labels::Op::kExists
+                         : op == "DoesNotExist" ? labels::Op::kDoesNotExist
+                         : op == "Gt"           ? labels::Op::kGt
+                                                : labels::Op::kLt;
+  auto it = labels.find(r.key);
+  return labels::Matches(lop, r.values, it != labels.end() ? &it->second : nullptr,
+                         /*sorted=*/false);
 }
 
 bool NodeFieldRequirementValid(const NodeSelectorRequirement& r) {
@@ -149,25 +129,13 @@ CompiledSelector CompiledSelector::FromSet(const Labels& set) {
 bool CompiledSelector::Matches(const Labels& labels) const {
   if (!everything_) return false;
   for (const Req& r : reqs_) {
+    // Req::Op lists labels::Op's first four operators in the same order.
+    static_assert(static_cast<int>(Req::Op::kDoesNotExist) ==
+                  static_cast<int>(labels::Op::kDoesNotExist));
     auto it = labels.find(r.key);
-    const bool present = it != labels.end();
-    switch (r.op) {
-      case Req::Op::kIn:
-        if (!present || !std::binary_search(r.values.begin(), r.values.end(), it->second)) {
-          return false;
-        }
-        break;
-      case Req::Op::kNotIn:
-        if (present && std::binary_search(r.values.begin(), r.values.end(), it->second)) {
-          return false;
-        }
-        break;
-      case Req::Op::kExists:
-        if (!present) return false;
-        break;
-      case Req::Op::kDoesNotExist:
-        if (present) return false;
-        break;
+    if (!labels::Matches(static_cast<labels::Op>(r.op), r.values,
+                         it != labels.end() ? &it->second : nullptr, /*sorted=*/true)) {
+      return false;
     }
   }
   return true;

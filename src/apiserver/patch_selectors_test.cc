@@ -81,12 +81,15 @@ TEST(SelectorTest, LabelSelectorForms) {
   EXPECT_TRUE(match("canary", canary));
   EXPECT_TRUE(match("", canary));
   EXPECT_FALSE(ParseLabelSelector("app in web").ok());
-  // Keys and values follow the labels' own rules (`kubectl get -l 'a=b=c'` is a 400).
-  auto bad_value = ParseLabelSelector("a=b=c");
+  // Keys and values follow the labels' own rules (`kubectl get -l 'a=-b'` is a 400).
+  auto bad_value = ParseLabelSelector("a=-b");
   ASSERT_FALSE(bad_value.ok());
   EXPECT_EQ(bad_value.error().code, ErrorCode::kBadRequest);
   EXPECT_THAT(bad_value.error().message,
-              ::testing::HasSubstr("values[0][a]: Invalid value: \"b=c\": a valid label must be"));
+              ::testing::HasSubstr("values[0][a]: Invalid value: \"-b\": a valid label must be"));
+  // `a=b=c` reads `a=b`, then an `=` where a `,` should be.
+  EXPECT_EQ(ParseLabelSelector("a=b=c").error().message,
+            "found '=', expected: ',' or 'end of string'");
   EXPECT_FALSE(ParseLabelSelector("app in (web,-db)").ok());
   EXPECT_FALSE(ParseLabelSelector("Bad_Prefix.com/x=1").ok());
   EXPECT_FALSE(ParseLabelSelector("tier>two").ok());

@@ -4,12 +4,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <charconv>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "api/validation.h"
+#include "api/label_selector.h"
 
 namespace berth::apiserver {
 namespace {
@@ -39,12 +37,6 @@ std::vector<std::string_view> SplitTerms(std::string_view text) {
   return out;
 }
 
-struct LabelReq {
-  enum class Op { kEq, kNotEq, kIn, kNotIn, kExists, kNotExists, kGt, kLt } op;
-  std::string key;
-  std::vector<std::string> values;
-};
-
 const nlohmann::json* Labels(const nlohmann::json& obj) {
   auto m = obj.find("metadata");
   if (m == obj.end() || !m->is_object()) return nullptr;
@@ -53,44 +45,12 @@ const nlohmann::json* Labels(const nlohmann::json& obj) {
   return &*l;
 }
 
-bool MatchLabel(const LabelReq& r, const nlohmann::json* labels) {
-  const nlohmann::json* value = nullptr;
-  if (labels) {
-    auto it = labels->find(r.key);
-    if (it != labels->end() && it->is_string()) value = &*it;
-  }
-  auto in = [&] {
-    return value && std::find(r.values.begin(), r.values.end(),
-                              value->get_ref<const std::string&>()) != r.values.end();
-  };
-  switch (r.op) {
-    case LabelReq::Op::kEq:
-    case LabelReq::Op::kIn:
-      return in();
-    case LabelReq::Op::kNotEq:
-    case LabelReq::Op::kNotIn:
-      return !in();
-    case LabelReq::Op::kExists:
-      return value != nullptr;
-    case LabelReq::Op::kNotExists:
-      return value == nullptr;
-    case LabelReq::Op::kGt:
-    case LabelReq::Op::kLt: {
-      if (!value) return false;
-      char* end = nullptr;
-      const std::string& s = value->get_ref<const std::string&>();
-      long long v = std::strtoll(s.c_str(), &end, 10);
-      if (end == s.c_str() || *end) return false;
-      long long bound = std::strtoll(r.values[0].c_str(), nullptr, 10);
-      return r.op == LabelReq::Op::kGt ? v > bound : v < bound;
-    }
-  }
-  return false;
-}
-
-Error BadSelector(std::string_view text, std::string_view why) {
-  return Error{fmt::format("unable to parse requirement: {}: {}", text, why),
-               ErrorCode::kBadRequest};
+// A label's value (null when absent or not a string).
+const std::string* LabelValue(const nlohmann::json* labels, const std::string& key) {
+  if (labels == nullptr) return nullptr;
+  auto it = labels->find(key);
+  if (it == labels->end() || !it->is_string()) return nullptr;
+  return &it->get_ref<const std::string&>();
 }
 
 // One requirement of a selector in label-selector syntax, as kube-apiserver prints it.
@@ -137,76 +97,14 @@ std::string FieldValue(const nlohmann::json& obj, std::string_view path) {
 }
 
 Result<ObjectFilter> ParseLabelSelector(std::string_view text) {
-  std::vector<LabelReq> reqs;
-  for (auto term : SplitTerms(text)) {
-    LabelReq r;
-    if (term.front() == '!') {
-      r.op = LabelReq::Op::kNotExists;
-      r.key = std::string(Trim(term.substr(1)));
-    } else if (auto p = term.find(" notin "); p != std::string_view::npos) {
-      r.op = LabelReq::Op::kNotIn;
-      r.key = std::string(Trim(term.substr(0, p)));
-      term = Trim(term.substr(p + 7));
-    } else if (auto q = term.find(" in "); q != std::string_view::npos) {
-      r.op = LabelReq::Op::kIn;
-      r.key = std::string(Trim(term.substr(0, q)));
-      term = Trim(term.substr(q + 4));
-    } else if (auto ne = term.find("!="); ne != std::string_view::npos) {
-      r.op = LabelReq::Op::kNotEq;
-      r.key = std::string(Trim(term.substr(0, ne)));
-      r.values.emplace_back(Trim(term.substr(ne + 2)));
-    } else if (auto eq = term.find('='); eq != std::string_view::npos) {
-      r.op = LabelReq::Op::kEq;
-      r.key = std::string(Trim(term.substr(0, eq)));
-      size_t skip = (eq + 1 < term.size() && term[eq + 1] == '=') ? 2 : 1;
-      r.values.emplace_back(Trim(term.substr(eq + skip)));
-    } else if (auto gt = term.find_first_of("<>"); gt != std::string_view::npos) {
-      r.op = term[gt] == '>' ? LabelReq::Op::kGt : LabelReq::Op::kLt;
-      r.key = std::string(Trim(term.substr(0, gt)));
-      r.values.emplace_back(Trim(term.substr(gt + 1)));
-    } else {
-      r.op = LabelReq::Op::kExists;
-      r.key = std::string(term);
-    }
-    if (r.op == LabelReq::Op::kIn || r.op == LabelReq::Op::kNotIn) {
-      if (term.size() < 2 || term.front() != '(' || term.back() != ')') {
-        return BadSelector(text, "expected a set of values in parentheses");
-      }
-      for (auto v : SplitTerms(term.substr(1, term.size() - 2))) r.values.emplace_back(v);
-    }
-    if (r.key.empty() || r.key.find_first_of(" ()") != std::string::npos) {
-      return BadSelector(text, "invalid label key");
-    }
-    // kube-apiserver checks each key and value as labels' own rules do.
-    if (std::string problem = validation::QualifiedNameProblem(r.key); !problem.empty()) {
-      return Error{fmt::format("unable to parse requirement: key: Invalid value: \"{}\": {}", r.key,
-                               problem),
-                   ErrorCode::kBadRequest};
-    }
-    for (size_t i = 0; i < r.values.size(); ++i) {
-      std::string problem = validation::LabelValueProblem(r.values[i]);
-      if (problem.empty() && (r.op == LabelReq::Op::kGt || r.op == LabelReq::Op::kLt)) {
-        const std::string& v = r.values[i];
-        int64_t n;
-        auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-        if (v.empty() || ec != std::errc() || end != v.data() + v.size()) {
-          problem = "for 'Gt', 'Lt' operators, the value must be an integer";
-        }
-      }
-      if (!problem.empty()) {
-        return Error{fmt::format("unable to parse requirement: values[{}][{}]: Invalid value: "
-                                 "\"{}\": {}",
-                                 i, r.key, r.values[i], problem),
-                     ErrorCode::kBadRequest};
-      }
-    }
-    reqs.push_back(std::move(r));
-  }
+  BERTH_TRY_ASSIGN(reqs, labels::ParseSelectorText(text));
   if (reqs.empty()) return ObjectFilter();
   return ObjectFilter([reqs = std::move(reqs)](const nlohmann::json& obj) {
     const nlohmann::json* labels = Labels(obj);
     for (const auto& r : reqs) {
-      if (!MatchLabel(r, labels)) return false;
+      if (!labels::Matches(r.op, r.values, LabelValue(labels, r.key), /*sorted=*/true)) {
+        return false;
+      }
     }
     return true;
   });
