@@ -263,6 +263,13 @@ VoidResult DecodeDocument(codec::SourceDocument&& sd, std::string_view source,
 
 }  // namespace
 
+RawObject DocumentOnlyFields(const RawObject& doc) {
+  if (!doc) return nullptr;
+  DecodeOptions drop;
+  drop.keep_raw = false;
+  return StoredRaw(doc, drop);
+}
+
 Result<std::vector<Object>> DecodeObjects(std::string_view text, std::string_view source,
                                           const DecodeOptions& options) {
   // A long stream of JSON documents: parsed and decoded in runs on several threads, each

@@ -72,6 +72,13 @@ Result<Object> DecodeObject(nlohmann::json&& doc, std::string_view where);
 Result<Object> DecodeObject(nlohmann::json&& doc, std::string_view where,
                             const DecodeOptions& options);
 Result<Pod> DecodePod(const nlohmann::json& doc, std::string_view where);
+
+// What an edited copy of an object keeps of `doc`, its original's document: only what plugins
+// read from documents because the typed object lacks it (a pod's spec.resourceClaims and the
+// fields NodeDeclaredFeatures infers from, a node's status.declaredFeatures), as informers
+// that drop documents keep them; null when there is none. The copy's typed fields are its
+// truth, so a stale document must not be kept whole, nor dropped with these.
+RawObject DocumentOnlyFields(const RawObject& doc);
 Result<Node> DecodeNode(const nlohmann::json& doc, std::string_view where);
 
 // Typed decoders for pieces reused by configuration (plugin args), with `path` naming the

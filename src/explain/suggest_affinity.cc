@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <set>
 
+#include "api/codec.h"
 #include "config/plugin_names.h"
 #include "explain/labels.h"
 #include "explain/suggest.h"
@@ -239,7 +240,7 @@ void AffinitySearch::LabelPod(const Domain& here) {
   const Peer& best = found->second;
   auto relabelled = std::make_shared<Pod>(*best.pod);
   Apply(best.changes, relabelled->metadata.labels);
-  relabelled->raw.reset();
+  relabelled->raw = DocumentOnlyFields(relabelled->raw);
   const bool overwrite = std::any_of(best.changes.begin(), best.changes.end(), [&](const auto& ch) {
     return ch.second && best.pod->metadata.labels.count(ch.first);
   });
@@ -300,7 +301,7 @@ void AffinitySearch::LabelNode(const Node& x, const Domain& here) {
     if (!s_.TryMore("pod-affinity/label-node")) return;
     auto moved = std::make_shared<Node>(x);
     Apply(changes, moved->metadata.labels);
-    moved->raw.reset();
+    moved->raw = DocumentOnlyFields(moved->raw);
     Suggestion sug = MakeSuggestion(
         "pod-affinity",
         fmt::format("label node {} with {} (kubectl label node {} {} --overwrite): it joins the "
@@ -332,7 +333,7 @@ void AffinitySearch::LabelSelf() {
   if (changes.empty()) return;
   auto self = std::make_shared<Pod>(pod);
   Apply(changes, self->metadata.labels);
-  self->raw.reset();
+  self->raw = DocumentOnlyFields(self->raw);
   LabelChanges set;
   for (const auto& [k, v] : changes)
     if (v) set[k] = v;

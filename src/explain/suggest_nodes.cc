@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 
+#include "api/codec.h"
 #include "config/plugin_names.h"
 #include "explain/labels.h"
 #include "explain/suggest.h"
@@ -74,7 +75,7 @@ void SuggestNodeLabels(Search& s) {
     if (!s.TryMore("label")) break;
     auto labelled = std::make_shared<Node>(*n);
     Apply(changes, labelled->metadata.labels);
-    labelled->raw.reset();
+    labelled->raw = DocumentOnlyFields(labelled->raw);
     bool overwrite = false;
     for (const auto& [k, v] : changes) overwrite |= v && n->metadata.labels.count(k);
     s.verifier.Check(
@@ -131,7 +132,7 @@ void SuggestVolumeZone(Search& s) {
     }
     if (labels.empty()) continue;
     if (!s.TryMore("volume-zone")) break;
-    moved->raw.reset();
+    moved->raw = DocumentOnlyFields(moved->raw);
     s.verifier.Check(
         MakeSuggestion("volume-zone",
                        fmt::format("the pod's volume is in {}: a node there would take it "
@@ -197,7 +198,7 @@ void SuggestSpreadSkew(Search& s) {
     if (needed <= tsc.max_skew) continue;
     auto changed = std::make_shared<Pod>(pod);
     changed->spec.topology_spread_constraints[i].max_skew = needed;
-    changed->raw.reset();
+    changed->raw = DocumentOnlyFields(changed->raw);
     std::vector<std::string> shown;
     for (const auto& [d, n] : counts) shown.push_back(fmt::format("{}={}", d, n));
     if (shown.size() > 6) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 
+#include "api/codec.h"
 #include "berth/api/resources.h"
 #include "config/plugin_names.h"
 #include "explain/suggest.h"
@@ -183,7 +184,7 @@ void SuggestLargerNode(Search& s, const Resource& want) {
     added->status.capacity[r] = Quantity::Parse(amount).value();
     sizes.push_back(fmt::format("{} {}", FormatAmount(r, want.Get(r)), r));
   }
-  added->raw.reset();
+  added->raw = DocumentOnlyFields(added->raw);
   s.verifier.Check(MakeSuggestion("larger-node",
                                   fmt::format("add a node like {} with at least {} allocatable "
                                               "(no node is large enough), or lower the pod's "

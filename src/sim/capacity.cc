@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "api/codec.h"
 #include "scheduler/equivalence.h"
 #include "sim/simulator.h"
 
@@ -118,7 +119,7 @@ Result<CapacityResult> EstimateCapacity(const config::SchedulerConfiguration& co
     copy->metadata.creation_timestamp = latest + 1;
     copy->spec.node_name.clear();
     copy->spec.preemption_policy = "Never";
-    copy->raw.reset();
+    copy->raw = DocumentOnlyFields(copy->raw);
     objects.push_back(Object(std::shared_ptr<const Pod>(std::move(copy))));
   }
   SimulationOptions so;

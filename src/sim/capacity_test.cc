@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "api/codec.h"
 #include "config/load.h"
 #include "plugins/registry.h"
 #include "sim/simulator.h"
@@ -194,6 +195,76 @@ TEST(CapacityTest, AgreesNodeForNodeOnAVariedCluster) {
       if (pr.result == "Scheduled") ++per_node[pr.node];
     EXPECT_EQ(per_node, fast->per_node);
   }
+}
+
+}  // namespace
+}  // namespace berth::sim
+
+namespace berth::sim {
+namespace {
+
+// A pod whose claim comes from a template: each copy gets a claim of its own (the claim lives in
+// the pod's document, which the copies keep), so two GPUs take two copies although the CPU
+// would take many more.
+TEST(CapacityTest, CopiesKeepTheirResourceClaims) {
+  constexpr const char* kCluster = R"(
+apiVersion: v1
+kind: Node
+metadata: {name: gpu-a, labels: {kubernetes.io/hostname: gpu-a}}
+status:
+  capacity: {cpu: "8", memory: 16Gi, pods: "110"}
+  allocatable: {cpu: "8", memory: 16Gi, pods: "110"}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "gpu.example.com"'}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: gpu-a-gpu.example.com}
+spec:
+  driver: gpu.example.com
+  pool: {name: gpu-a, generation: 1, resourceSliceCount: 1}
+  nodeName: gpu-a
+  devices: [{name: gpu-0}, {name: gpu-1}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu, namespace: default}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.example.com}
+)";
+  constexpr const char* kTemplatePod = R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer, namespace: default}
+spec:
+  containers:
+  - name: c
+    image: registry.k8s.io/pause:3.10
+    resources:
+      requests: {cpu: 100m}
+      claims: [{name: gpu}]
+  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+)";
+  auto cluster = DecodeObjects(kCluster, "cluster.yaml");
+  ASSERT_TRUE(cluster.ok()) << cluster.error().message;
+  auto pod = DecodeObjects(kTemplatePod, "pod.yaml");
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  const auto& tmpl = std::get<std::shared_ptr<const Pod>>(pod->at(0));
+  Registry registry = InTreeRegistry();
+  auto config = config::DefaultConfiguration(registry);
+  auto r = EstimateCapacity(config, registry, *cluster, *tmpl, {});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->placed, 2);
+  EXPECT_EQ(r->limiting_reason, "cannot allocate all claims");
 }
 
 }  // namespace
