@@ -136,6 +136,17 @@ class CommandTest(unittest.TestCase):
         self.assertIn("src/m/a.cc:2: void Long() is 103 lines (over 100)", out)
         self.assertEqual(len(out.strip().split("\n")), 1, out)  # test/ is not checked
 
+    def test_pending_functions_are_reported_without_failing_until_split(self):
+        long_fn = "int Sched::Run(\n    int x) {\n" + body(120) + "\n}\n"
+        pending = "# waiting\nsrc/s.cc: Sched::Run  # another change splits it\n"
+        code, out = self.run_on({"src/s.cc": long_fn, "scripts/function_length_pending.txt": pending})
+        self.assertEqual(code, 0, out)
+        self.assertIn("1 function(s) pending", out)
+        code, out = self.run_on({"src/s.cc": "int Sched::Run() { return 1; }\n",
+                                 "scripts/function_length_pending.txt": pending})
+        self.assertEqual(code, 1)
+        self.assertIn("src/s.cc: Sched::Run is no longer over 100 lines", out)
+
     def test_passes_with_the_marker(self):
         code, out = self.run_on({"include/berth/a.h": "// Long by design: a table.\ninline void "
                                  "Long() {\n" + body(120) + "\n}\n"})
