@@ -97,6 +97,7 @@ struct PodCase {
   int64_t gpu = 0;
 };
 
+// Long by design: a table of pods and their requests, one row per case.
 TEST(PodRequestsTest, Table) {
   const std::string kAlways = "Always";
   const std::vector<PodCase> cases = {

@@ -252,6 +252,7 @@ TEST_F(StoreTest, SelectorWatchesSeeObjectsLeaveAndReturn) {
 
 // Store::Change: a binding's write, made in place when only the store holds the object. What
 // readers and watchers see must be what a copying Mutate gives them.
+// Long by design: one sequence of writes, each checked against readers and both watchers.
 TEST_F(StoreTest, ChangesInPlaceLookLikeCopiedOnesToReadersAndWatchers) {
   auto store = Open();
   auto unassigned = ParseFieldSelector(Pods(), "spec.nodeName=");

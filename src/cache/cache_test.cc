@@ -554,6 +554,7 @@ TEST_F(CacheTest, AnotherSnapshotIsFilledFromScratch) {
 
 // The snapshot the cache maintains incrementally must equal one built from scratch out of the
 // same nodes and pods, whatever the order of events and updates.
+// Long by design: one random walk over every kind of cache event, compared at each step.
 TEST(CacheRandomTest, IncrementalSnapshotEqualsOneBuiltFromScratch) {
   std::mt19937 rng(7);
   Cache cache;

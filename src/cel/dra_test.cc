@@ -29,6 +29,7 @@ struct DraCase {
 
 void PrintTo(const DraCase& c, std::ostream* os) { *os << c.name; }
 
+// Long by design: the table of cases, one entry each.
 std::vector<DraCase> Cases() {
   const std::string kDriver = "dra.example.com";
   Device bool_name{kDriver, {{"name", true}}, {}};

@@ -290,4 +290,12 @@ inline const std::string kVersionAttr = std::string(kDriverA) + "/driverVersion"
 inline const std::string kStringAttr = std::string(kDriverA) + "/stringAttribute";
 inline const std::string kBoolAttr = std::string(kDriverA) + "/boolAttribute";
 
+// A device with the given attributes.
+inline Device WithAttrs(const std::string& name,
+                        std::vector<std::pair<std::string, DeviceAttribute>> attrs) {
+  Device d = Dev(name);
+  for (auto& [k, v] : attrs) d.attributes[k] = v;
+  return d;
+}
+
 }  // namespace berth::dra::testing

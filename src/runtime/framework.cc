@@ -72,6 +72,69 @@ Result<std::vector<std::string>> ExpandPoint(const PointSpec& point, const confi
   return out;
 }
 
+// Every plugin the profile mentions, instantiated once (with its args, or its defaulted args),
+// by name; `owned` keeps them.
+Result<std::map<std::string, Plugin*>> InstantiatePlugins(
+    const config::Profile& profile, const std::vector<PointSpec>& points, const Registry& registry,
+    Handle& handle, std::vector<std::unique_ptr<Plugin>>* owned) {
+  const std::string& pname = profile.scheduler_name;
+  const auto& P = profile.plugins;
+  std::vector<std::string> needed;
+  auto need = [&](const std::string& n) {
+    if (std::find(needed.begin(), needed.end(), n) == needed.end()) needed.push_back(n);
+  };
+  for (const auto& pt : points)
+    for (const auto& e : pt.set->enabled) need(e.name);
+  for (const auto& e : P.multi_point.enabled) need(e.name);
+
+  std::map<std::string, Plugin*> instances;
+  for (const auto& name : needed) {
+    const PluginRegistration* reg = registry.Find(name);
+    if (!reg)
+      return Error{fmt::format("profile \"{}\": plugin \"{}\" does not exist", pname, name)};
+    const PluginArgs* args = profile.ArgsFor(name);
+    std::shared_ptr<const PluginArgs> defaulted;
+    if (!args && reg->decode_args) {
+      auto d = reg->decode_args(nullptr, name + ".args");
+      if (!d.ok()) return Error{fmt::format("profile \"{}\": {}", pname, d.error().message)};
+      defaulted = *d;
+      args = defaulted.get();
+    }
+    auto plugin = reg->factory(args, handle);
+    if (!plugin.ok())
+      return Error{fmt::format("profile \"{}\": initializing plugin \"{}\": {}", pname, name,
+                               plugin.error().message)};
+    instances[name] = plugin->get();
+    owned->push_back(std::move(plugin).value());
+  }
+  return instances;
+}
+
+// Score weights by plugin: a per-point Score entry takes precedence over the multiPoint entry; an
+// unset weight is 1. The weighted total must not overflow.
+Result<std::map<std::string, int64_t>> ScoreWeights(const config::Plugins& P,
+                                                    const std::map<std::string, Plugin*>& instances,
+                                                    const std::string& pname) {
+  std::map<std::string, int64_t> weights;
+  std::vector<config::PluginRef> weight_sources = P.score.enabled;
+  weight_sources.insert(weight_sources.end(), P.multi_point.enabled.begin(),
+                        P.multi_point.enabled.end());
+  int64_t total = 0;
+  for (const auto& e : weight_sources) {
+    if (!Implements<ScorePlugin>(instances.at(e.name)) || weights.count(e.name)) continue;
+    int64_t w = e.weight == 0 ? 1 : e.weight;
+    if (w < 0)
+      return Error{fmt::format("profile \"{}\": score plugin \"{}\" has negative weight {}", pname,
+                               e.name, w)};
+    if (w * kMaxNodeScore > std::numeric_limits<int64_t>::max() - total)
+      return Error{
+          fmt::format("profile \"{}\": total score of Score plugins could overflow", pname)};
+    total += w * kMaxNodeScore;
+    weights[e.name] = w;
+  }
+  return weights;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Framework>> Framework::Create(const config::Profile& profile,
@@ -100,35 +163,9 @@ Result<std::unique_ptr<Framework>> Framework::Create(const config::Profile& prof
       {"PostBind", &P.post_bind, &Implements<PostBindPlugin>},
   };
 
-  // Instantiate every plugin the profile mentions, once.
-  std::vector<std::string> needed;
-  auto need = [&](const std::string& n) {
-    if (std::find(needed.begin(), needed.end(), n) == needed.end()) needed.push_back(n);
-  };
-  for (const auto& pt : points)
-    for (const auto& e : pt.set->enabled) need(e.name);
-  for (const auto& e : P.multi_point.enabled) need(e.name);
-
-  std::map<std::string, Plugin*> instances;
-  for (const auto& name : needed) {
-    const PluginRegistration* reg = registry.Find(name);
-    if (!reg)
-      return Error{fmt::format("profile \"{}\": plugin \"{}\" does not exist", pname, name)};
-    const PluginArgs* args = profile.ArgsFor(name);
-    std::shared_ptr<const PluginArgs> defaulted;
-    if (!args && reg->decode_args) {
-      auto d = reg->decode_args(nullptr, name + ".args");
-      if (!d.ok()) return Error{fmt::format("profile \"{}\": {}", pname, d.error().message)};
-      defaulted = *d;
-      args = defaulted.get();
-    }
-    auto plugin = reg->factory(args, *fw);
-    if (!plugin.ok())
-      return Error{fmt::format("profile \"{}\": initializing plugin \"{}\": {}", pname, name,
-                               plugin.error().message)};
-    instances[name] = plugin->get();
-    fw->owned_.push_back(std::move(plugin).value());
-  }
+  auto instantiated = InstantiatePlugins(profile, points, registry, *fw, &fw->owned_);
+  if (!instantiated.ok()) return instantiated.error();
+  const std::map<std::string, Plugin*> instances = std::move(instantiated).value();
 
   std::map<std::string_view, std::vector<std::string>> lists;
   for (const auto& pt : points) {
@@ -155,24 +192,9 @@ Result<std::unique_ptr<Framework>> Framework::Create(const config::Profile& prof
   for (const auto& n : lists["PostFilter"])
     fw->post_filter_.push_back(dynamic_cast<PostFilterPlugin*>(get(n)));
 
-  // Score weights: a per-point Score entry takes precedence over the multiPoint entry.
-  std::map<std::string, int64_t> weights;
-  std::vector<config::PluginRef> weight_sources = P.score.enabled;
-  weight_sources.insert(weight_sources.end(), P.multi_point.enabled.begin(),
-                        P.multi_point.enabled.end());
-  int64_t total = 0;
-  for (const auto& e : weight_sources) {
-    if (!Implements<ScorePlugin>(get(e.name)) || weights.count(e.name)) continue;
-    int64_t w = e.weight == 0 ? 1 : e.weight;
-    if (w < 0)
-      return Error{fmt::format("profile \"{}\": score plugin \"{}\" has negative weight {}", pname,
-                               e.name, w)};
-    if (w * kMaxNodeScore > std::numeric_limits<int64_t>::max() - total)
-      return Error{
-          fmt::format("profile \"{}\": total score of Score plugins could overflow", pname)};
-    total += w * kMaxNodeScore;
-    weights[e.name] = w;
-  }
+  auto score_weights = ScoreWeights(P, instances, pname);
+  if (!score_weights.ok()) return score_weights.error();
+  std::map<std::string, int64_t> weights = std::move(score_weights).value();
   for (const auto& n : lists["Score"])
     fw->score_.push_back({dynamic_cast<ScorePlugin*>(get(n)), weights.count(n) ? weights[n] : 1});
   for (const auto& n : lists["PreScore"]) {

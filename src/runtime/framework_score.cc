@@ -37,9 +37,9 @@ Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
   return Status::Success();
 }
 
-// One function, kept whole on purpose: it is the hot loop of scoring, and its lambdas share the
-// cycle's buffers (active plugins, memo rows, direct rows, the first error) by reference; split,
-// every piece would take the same dozen arguments.
+// Long by design: it is the hot loop of scoring, and its lambdas share the cycle's buffers
+// (active plugins, memo rows, direct rows, the first error) by reference; split, every piece
+// would take the same dozen arguments.
 Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
                                   std::span<const NodeInfo* const> nodes, ScoreTable* table,
                                   RawScoreMemo* memo) {

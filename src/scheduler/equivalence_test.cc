@@ -208,6 +208,8 @@ std::shared_ptr<const Pod> PodOf(int kind, const std::string& name) {
 // filter statuses and each plugin's scores.
 // `record_details` false: the reusing scheduler records no details (its rejections are kept
 // aside and written only for a failed attempt), so only decisions and messages are compared.
+// Long by design: one random sequence of cluster changes and attempts, run by both schedulers
+// and compared.
 void ExpectSameDecisions(int percentage, uint32_t seed, bool with_extender = false,
                          bool record_details = true) {
   SchedulerRun with(true, percentage, with_extender, record_details),

@@ -396,14 +396,12 @@ void VaryPod(const PodGroup::Vary& vary, int index, Pod* pod) {
     pod->spec.priority = vary.priorities[index % vary.priorities.size()];
 }
 
-Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfiguration& config,
-                                const Registry& registry, SchedulerMetricsSink* metrics,
-                                bool reuse_results) {
-  using SteadyClock = std::chrono::steady_clock;
-  InMemoryCluster cluster;
-  // Backoff waits are skipped by advancing a fake clock: the numbers measure the scheduler's
-  // work, not the seconds a retried pod sits in backoff.
-  FakeClock clock(TimePoint{std::chrono::hours(24 * 365 * 50)});
+namespace {
+
+// The configuration a workload runs with: its own, or the one given, with the workload's
+// percentageOfNodesToScore over every profile's.
+Result<config::SchedulerConfiguration> WorkloadConfiguration(
+    const Workload& w, const config::SchedulerConfiguration& config, const Registry& registry) {
   config::SchedulerConfiguration workload_config = config;
   if (!w.config_text.empty()) {
     auto own = config::LoadConfig(w.config_text, w.name + ".config", registry);
@@ -414,27 +412,12 @@ Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfig
     workload_config.percentage_of_nodes_to_score = *w.percentage_of_nodes_to_score;
     for (auto& p : workload_config.profiles) p.percentage_of_nodes_to_score.reset();
   }
-  SchedulerOptions so;
-  so.config = &workload_config;
-  so.registry = &registry;
-  so.client = &cluster;
-  so.clock = &clock;
-  auto extenders = extender::BuildExtenders(config.extenders);
-  if (!extenders.ok()) return extenders.error();
-  so.extenders = std::move(extenders).value();
-  so.inline_binding = true;
-  so.record_details = false;
-  so.metrics = metrics;
-  so.reuse_equivalent_pod_results = reuse_results;
-  auto sched_r = Scheduler::Create(so);
-  if (!sched_r.ok()) return sched_r.error();
-  Scheduler& sched = **sched_r;
-  cluster.SetEventHandler(&sched);
+  return workload_config;
+}
 
-  BenchResult r;
-  r.name = w.name;
-  r.nodes = w.nodes + static_cast<int>(w.extra_nodes.size());
-  const auto load_start = SteadyClock::now();
+// The workload's namespaces, its extra nodes, and its generated nodes (each with its
+// ResourceSlice when the workload has one).
+void AddNamespacesAndNodes(const Workload& w, InMemoryCluster& cluster) {
   for (const auto& g : w.namespaces) {
     for (int i = 0; i < g.count; ++i) {
       auto ns = std::make_shared<Namespace>();
@@ -466,6 +449,10 @@ Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfig
       cluster.AddResourceSlice(std::move(slice));
     }
   }
+}
+
+// The workload's other objects: PodGroups, PriorityClasses, DeviceClasses, claim templates.
+VoidResult AddObjects(const Workload& w, InMemoryCluster& cluster) {
   for (const auto& obj : w.objects) {
     if (auto pg = std::get_if<std::shared_ptr<const berth::PodGroup>>(&obj)) {
       cluster.AddPodGroup(*pg);
@@ -484,6 +471,45 @@ Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfig
                       w.name)};
     }
   }
+  return {};
+}
+
+}  // namespace
+
+Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfiguration& config,
+                                const Registry& registry, SchedulerMetricsSink* metrics,
+                                bool reuse_results) {
+  using SteadyClock = std::chrono::steady_clock;
+  InMemoryCluster cluster;
+  // Backoff waits are skipped by advancing a fake clock: the numbers measure the scheduler's
+  // work, not the seconds a retried pod sits in backoff.
+  FakeClock clock(TimePoint{std::chrono::hours(24 * 365 * 50)});
+  auto configured = WorkloadConfiguration(w, config, registry);
+  if (!configured.ok()) return configured.error();
+  config::SchedulerConfiguration workload_config = std::move(configured).value();
+  SchedulerOptions so;
+  so.config = &workload_config;
+  so.registry = &registry;
+  so.client = &cluster;
+  so.clock = &clock;
+  auto extenders = extender::BuildExtenders(config.extenders);
+  if (!extenders.ok()) return extenders.error();
+  so.extenders = std::move(extenders).value();
+  so.inline_binding = true;
+  so.record_details = false;
+  so.metrics = metrics;
+  so.reuse_equivalent_pod_results = reuse_results;
+  auto sched_r = Scheduler::Create(so);
+  if (!sched_r.ok()) return sched_r.error();
+  Scheduler& sched = **sched_r;
+  cluster.SetEventHandler(&sched);
+
+  BenchResult r;
+  r.name = w.name;
+  r.nodes = w.nodes + static_cast<int>(w.extra_nodes.size());
+  const auto load_start = SteadyClock::now();
+  AddNamespacesAndNodes(w, cluster);
+  if (auto added = AddObjects(w, cluster); !added.ok()) return added.error();
   int bound_index = 0;
   for (const auto& g : w.init_pods) {
     if (!g.bound) continue;

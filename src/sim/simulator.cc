@@ -63,18 +63,22 @@ class Recorder final : public AttemptObserver {
 
 TimePoint FromUnix(UnixTime t) { return TimePoint{std::chrono::seconds(t)}; }
 
-}  // namespace
-
-Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
-                                  const Registry& registry, const std::vector<Object>& objects,
-                                  const SimulationOptions& options) {
-  InMemoryCluster cluster;
-  // The simulated clock starts after every timestamp in the input so that creation times
-  // order the queue and nothing looks like it is from the future.
+// The input objects, added to the cluster but for the pods, which come back split into bound and
+// pending ones; with the latest creation timestamp and whose it is.
+struct LoadedObjects {
   UnixTime latest = 0;
   std::string latest_object;
   std::vector<std::shared_ptr<const Pod>> bound, pending;
   std::vector<std::shared_ptr<const Node>> nodes;  // file order: it shapes the node tree
+};
+
+LoadedObjects AddObjects(const std::vector<Object>& objects, InMemoryCluster& cluster) {
+  LoadedObjects out;
+  UnixTime& latest = out.latest;
+  std::string& latest_object = out.latest_object;
+  auto& bound = out.bound;
+  auto& pending = out.pending;
+  auto& nodes = out.nodes;
   for (const auto& obj : objects) {
     std::visit(
         [&](const auto& o) {
@@ -131,6 +135,59 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
         },
         obj);
   }
+  return out;
+}
+
+// One result per pending pod: the attempted ones in the order the queue gave them, then the others
+// in input order, each with why it was never attempted.
+std::vector<PodResult> Results(Recorder& recorder,
+                               const std::vector<std::shared_ptr<const Pod>>& pending,
+                               Scheduler& sched) {
+  std::vector<PodResult> out;
+  std::unordered_map<std::string, std::shared_ptr<const Pod>> by_key;
+  for (const auto& p : pending) by_key[p->Key()] = p;
+  out.reserve(pending.size());
+  for (const auto& key : recorder.order()) {
+    PodResult r = std::move(recorder.results()[key]);
+    r.pod = key;
+    r.scheduler_name = by_key[key]->spec.scheduler_name;
+    out.push_back(std::move(r));
+  }
+  for (const auto& p : pending) {
+    if (recorder.results().count(p->Key())) continue;
+    PodResult r;
+    r.pod = p->Key();
+    r.scheduler_name = p->spec.scheduler_name;
+    Framework* fw = sched.ProfileFor(*p);
+    if (!fw) {
+      r.result = "NotHandled";
+      r.message = fmt::format("no profile for schedulerName \"{}\"", p->spec.scheduler_name);
+    } else if (Status s = fw->RunPreEnqueuePlugins(*p); !s.IsSuccess()) {
+      r.result = "Gated";
+      r.message = s.Message();
+    } else {
+      r.result = "Unschedulable";
+      r.message = "never attempted";
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
+                                  const Registry& registry, const std::vector<Object>& objects,
+                                  const SimulationOptions& options) {
+  InMemoryCluster cluster;
+  // The simulated clock starts after every timestamp in the input so that creation times
+  // order the queue and nothing looks like it is from the future.
+  LoadedObjects loaded = AddObjects(objects, cluster);
+  const UnixTime latest = loaded.latest;
+  const std::string& latest_object = loaded.latest_object;
+  std::vector<std::shared_ptr<const Pod>>& bound = loaded.bound;
+  std::vector<std::shared_ptr<const Pod>>& pending = loaded.pending;
+  std::vector<std::shared_ptr<const Node>>& nodes = loaded.nodes;
   // Pods named by namespace/name must be unique, as in a cluster.
   {
     std::unordered_map<std::string, int> seen;
@@ -199,33 +256,7 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
 
   // Attempted pods in the order the queue gave them; then the others in input order.
   SimulationResult out;
-  std::unordered_map<std::string, std::shared_ptr<const Pod>> by_key;
-  for (const auto& p : pending) by_key[p->Key()] = p;
-  out.results.reserve(pending.size());
-  for (const auto& key : recorder.order()) {
-    PodResult r = std::move(recorder.results()[key]);
-    r.pod = key;
-    r.scheduler_name = by_key[key]->spec.scheduler_name;
-    out.results.push_back(std::move(r));
-  }
-  for (const auto& p : pending) {
-    if (recorder.results().count(p->Key())) continue;
-    PodResult r;
-    r.pod = p->Key();
-    r.scheduler_name = p->spec.scheduler_name;
-    Framework* fw = sched.ProfileFor(*p);
-    if (!fw) {
-      r.result = "NotHandled";
-      r.message = fmt::format("no profile for schedulerName \"{}\"", p->spec.scheduler_name);
-    } else if (Status s = fw->RunPreEnqueuePlugins(*p); !s.IsSuccess()) {
-      r.result = "Gated";
-      r.message = s.Message();
-    } else {
-      r.result = "Unschedulable";
-      r.message = "never attempted";
-    }
-    out.results.push_back(std::move(r));
-  }
+  out.results = Results(recorder, pending, sched);
   return out;
 }
 

@@ -175,6 +175,7 @@ TEST_P(PreferredAffinityTest, Scores) {
   EXPECT_EQ(r.scores, c.want);
 }
 
+// Long by design: kube-scheduler's scoring cases, one entry each.
 std::vector<PreferredCase> PreferredCases() {
   const int64_t M = kMaxNodeScore;
   return {

@@ -77,6 +77,7 @@ struct FilterCase {
   bool run_prefilter = true;
 };
 
+// Long by design: kube-scheduler's filter cases, one row each.
 TEST(NodeAffinityFilter, UpstreamCases) {
   NodeAffinity added_name_node2;
   added_name_node2.required = NodeSelector{{NameIn({"node2"})}};
@@ -368,6 +369,7 @@ struct ScoreCase {
   std::vector<int64_t> want;
 };
 
+// Long by design: kube-scheduler's score cases, one row each.
 TEST(NodeAffinityScore, UpstreamCases) {
   const std::vector<std::pair<std::string, std::string>> label1 = {{"foo", "bar"}};
   const std::vector<std::pair<std::string, std::string>> label2 = {{"key", "value"}};

@@ -131,6 +131,7 @@ TEST(NodeResourcesFitScore, Strategies) {
   RunScoreCases(cases);
 }
 
+// Long by design: kube-scheduler's LeastAllocated cases, one row each.
 TEST(NodeResourcesFitScore, LeastAllocated) {
   std::vector<ScoreCase> cases = {
       // (4000-1100)*100/4000 = 72 for cpu, (32Gi-8Gi-500Mi)*100/32Gi = 73 for memory.

@@ -81,6 +81,7 @@ void RunFilterCases(const std::vector<FilterCase>& cases, const std::shared_ptr<
   }
 }
 
+// Long by design: kube-scheduler's TestEnoughRequests cases, one row each.
 TEST(NodeResourcesFitFilter, EnoughRequests) {
   constexpr Code kOk = Code::kSuccess;
   constexpr Code kNo = Code::kUnschedulable;

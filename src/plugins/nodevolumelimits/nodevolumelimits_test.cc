@@ -124,6 +124,7 @@ Ptr<PersistentVolumeClaim> EphemeralClaim(const Pod& pod, const std::string& vol
   return pvc;
 }
 
+// Long by design: kube-scheduler's CSI limits cases, one row each.
 TEST(CSILimitsTest, Table) {
   auto running = PodWith({"csi-ebs.csi.aws.com-3"});
   auto pending_volume = PodWith({"csi-4"});

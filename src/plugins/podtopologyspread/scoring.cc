@@ -59,6 +59,234 @@ bool ScoreState::Ignored(const NodeInfo& node) const {
 
 // ---------------------------------------------------------------- PreScore / Score
 
+namespace {
+
+// What PreScore's steps share within one cycle, besides the ScoreState they fill.
+struct PreScoreScratch {
+  size_t k = 0;  // constraints
+  bool require_all = false;
+  bool honor_affinity = false, honor_taints = false, any_domain_constraint = false;
+  // Per constraint: the domain of nodes without the key, -1 when they do not count.
+  std::vector<int32_t> missing_domain;
+  // Per feasible node: its slot in the table, -1 outside it.
+  std::vector<int32_t> feasible_slot;
+  // Per feasible node and constraint: the node's domain; -1 without the key, -2 for a value no
+  // node of the table has (only for nodes outside the table).
+  std::vector<int32_t> feasible_domain;
+  // Per constraint and domain: whether a scored (feasible, not ignored) node is in it.
+  std::vector<std::vector<uint8_t>> seeded;
+  // Per constraint: the memoized matching pods per slot, null when not memoized.
+  std::vector<const SpreadCache::Counts*> counts;
+};
+
+// Matching pods on a slot's node for constraint i.
+int32_t PodsOnSlot(SpreadCache& cache, const PreScoreScratch& x, const SpreadConstraint& c,
+                   size_t i, size_t slot, const std::string& pod_namespace) {
+  if (x.counts[i] != nullptr) return x.counts[i]->Get(slot);
+  if (c.count_key.empty()) return 0;
+  return CountMatchingPods(cache.pods(slot), c.selector, pod_namespace);
+}
+
+// Every constraint's domains, and which node constraints (affinity, taints) any of them honours.
+void ResolveDomains(SpreadCache& cache, ScoreState& st, PreScoreScratch& x) {
+  const std::vector<SpreadConstraint>& cs = st.constraints;
+  st.domains.resize(x.k);
+  st.domain_pods.resize(x.k);
+  x.missing_domain.assign(x.k, -1);
+  for (size_t i = 0; i < x.k; ++i) {
+    st.domains[i] = cache.Domains(cs[i].topology_key);
+    if (cs[i].is_hostname) continue;
+    x.any_domain_constraint = true;
+    x.honor_affinity |= cs[i].honor_node_affinity;
+    x.honor_taints |= cs[i].honor_node_taints;
+    const KeyDomains& d = *st.domains[i];
+    st.domain_pods[i].assign(d.num_domains() + 1, 0);
+    if (!x.require_all) {
+      // A node without the key falls in the domain of the empty value.
+      const int32_t empty = d.Find("");
+      x.missing_domain[i] = empty >= 0 ? empty : static_cast<int32_t>(d.num_domains());
+    }
+  }
+}
+
+// Feasible nodes: which are ignored, their domains, which domains are scored (seeded), and each
+// constraint's weight from the number of scored domains.
+void SeedFeasibleNodes(const NodeTable& table, std::span<const NodeInfo* const> feasible,
+                       ScoreState& st, PreScoreScratch& x) {
+  const std::vector<SpreadConstraint>& cs = st.constraints;
+  const size_t k = x.k;
+  const size_t f = feasible.size();
+  st.index = PtrIndex(f);
+  st.scores.assign(f, 0);
+  st.ignored.assign(f, 0);
+  x.feasible_slot.assign(f, -1);
+  x.feasible_domain.assign(f * k, -1);
+  x.seeded.assign(k, {});
+  std::vector<int64_t> topology_size(k, 0);
+  std::vector<std::vector<std::string>> foreign_values(k);
+  for (size_t i = 0; i < k; ++i) {
+    if (!cs[i].is_hostname) x.seeded[i].assign(st.domains[i]->num_domains() + 1, 0);
+  }
+  int64_t ignored_count = 0;
+  for (size_t j = 0; j < f; ++j) {
+    const Node* n = feasible[j]->node();
+    if (n == nullptr) {
+      st.ignored[j] = 1;
+      ++ignored_count;
+      continue;
+    }
+    if (st.index.Find(n) < 0) st.index.Insert(n, static_cast<int32_t>(j));
+    const int32_t slot = table.SlotOf(*feasible[j]);
+    x.feasible_slot[j] = slot;
+    int32_t* dom = &x.feasible_domain[j * k];
+    bool has_all = true;
+    for (size_t i = 0; i < k; ++i) {
+      if (slot >= 0) {
+        dom[i] = st.domains[i]->slot_domain(slot);
+      } else if (auto it = n->metadata.labels.find(cs[i].topology_key);
+                 it != n->metadata.labels.end()) {
+        const int32_t d = st.domains[i]->Find(it->second);
+        dom[i] = d >= 0 ? d : -2;
+      }
+      has_all &= dom[i] != -1;
+    }
+    if (x.require_all && !has_all) {
+      st.ignored[j] = 1;
+      ++ignored_count;
+      continue;
+    }
+    for (size_t i = 0; i < k; ++i) {
+      if (cs[i].is_hostname) continue;
+      if (dom[i] == -2) {
+        const std::string& v = n->metadata.labels.find(cs[i].topology_key)->second;
+        auto& fv = foreign_values[i];
+        if (std::find(fv.begin(), fv.end(), v) == fv.end()) {
+          fv.push_back(v);
+          ++topology_size[i];
+        }
+        continue;
+      }
+      const int32_t d = dom[i] >= 0 ? dom[i] : x.missing_domain[i];
+      if (!x.seeded[i][d]) {
+        x.seeded[i][d] = 1;
+        ++topology_size[i];
+      }
+    }
+  }
+  st.weights.resize(k);
+  for (size_t i = 0; i < k; ++i) {
+    st.weights[i] = TopologyWeight(cs[i].is_hostname ? static_cast<int64_t>(f) - ignored_count
+                                                     : topology_size[i]);
+  }
+}
+
+// Matching pods per scored domain, over every node of the snapshot. The walk over every node is
+// the hot loop: flat arrays only.
+void CountPodsPerDomain(SpreadCache& cache, const NodeTable& table, const Pod& p, ScoreState& st,
+                        PreScoreScratch& x) {
+  const std::vector<SpreadConstraint>& cs = st.constraints;
+  const size_t k = x.k;
+  const bool require_all = x.require_all;
+  const bool honor_affinity = x.honor_affinity && HasNodeAffinityInputs(p);
+  const bool honor_taints = x.honor_taints;
+  const std::vector<uint8_t>* inclusion =
+      honor_affinity || honor_taints ? &cache.Inclusion(p, honor_affinity, honor_taints) : nullptr;
+  struct Lane {
+    const int32_t* domain;  // per slot, -1 without the key
+    const int32_t* pods;    // per slot matching pods (memoized), null when not memoized
+    int64_t* count;         // per domain
+    const uint8_t* seeded;  // per domain
+    int32_t missing;        // domain of nodes without the key, -1 when they do not count
+    uint8_t required;       // inclusion flags the node must have
+    size_t index;
+  };
+  std::vector<Lane> lanes;
+  std::vector<const int32_t*> keys;  // every constraint's slot domains (for require_all)
+  for (size_t i = 0; i < k; ++i) {
+    keys.push_back(st.domains[i]->slot_domains());
+    const SpreadConstraint& c = cs[i];
+    if (c.is_hostname) continue;
+    if (x.counts[i] == nullptr && c.count_key.empty()) continue;  // counts nothing
+    lanes.push_back(
+        {st.domains[i]->slot_domains(), x.counts[i] ? x.counts[i]->data() : nullptr,
+         st.domain_pods[i].data(), x.seeded[i].data(), x.missing_domain[i],
+         static_cast<uint8_t>((c.honor_node_affinity ? SpreadCache::kAffinityMatches : 0) |
+                              (c.honor_node_taints ? SpreadCache::kTaintsTolerated : 0)),
+         i});
+  }
+  const uint8_t* flags = inclusion ? inclusion->data() : nullptr;
+  const size_t n = table.size();
+  // Pods are summed for every domain and the domains no feasible node is in are cleared
+  // afterwards, which keeps the loop free of lookups.
+  if (lanes.size() == 1 && keys.size() == 1 && lanes[0].pods != nullptr && flags == nullptr) {
+    const Lane l = lanes[0];
+    for (size_t s = 0; s < n; ++s) {
+      int32_t d = l.domain[s];
+      if (d < 0) {
+        if (require_all || !table.has_node(s)) continue;
+        d = l.missing;
+      }
+      l.count[d] += l.pods[s];
+    }
+  } else {
+    for (size_t s = 0; s < n && !lanes.empty(); ++s) {
+      if (require_all) {
+        // Carrying every key also rules out slots without a node.
+        bool has_all = true;
+        for (size_t i = 0; i < keys.size() && has_all; ++i) has_all = keys[i][s] >= 0;
+        if (!has_all) continue;
+      } else if (!table.has_node(s)) {
+        continue;
+      }
+      const uint8_t f = flags ? flags[s] : 0xff;
+      for (const Lane& l : lanes) {
+        if ((f & l.required) != l.required) continue;
+        const int32_t d = l.domain[s] >= 0 ? l.domain[s] : l.missing;
+        if (d < 0) continue;
+        l.count[d] += l.pods ? l.pods[s]
+                             : PodsOnSlot(cache, x, cs[l.index], l.index, s, p.metadata.namespace_);
+      }
+    }
+  }
+  for (const Lane& l : lanes) {
+    const size_t domains = st.domain_pods[l.index].size();
+    for (size_t d = 0; d < domains; ++d)
+      if (!l.seeded[d]) l.count[d] = 0;
+  }
+}
+
+// Raw scores of the feasible nodes.
+void RawScores(SpreadCache& cache, const std::vector<const NodeInfo*>& all,
+               std::span<const NodeInfo* const> feasible, const Pod& p, ScoreState& st,
+               const PreScoreScratch& x) {
+  const std::vector<SpreadConstraint>& cs = st.constraints;
+  const size_t k = x.k;
+  for (size_t j = 0; j < feasible.size(); ++j) {
+    if (st.ignored[j]) continue;
+    const int32_t* dom = &x.feasible_domain[j * k];
+    const int32_t slot = x.feasible_slot[j];
+    // The memoized per-node counts describe the snapshot's NodeInfo, not a modified copy.
+    const bool snapshot_node = slot >= 0 && all[slot] == feasible[j];
+    double score = 0;
+    for (size_t i = 0; i < k; ++i) {
+      if (dom[i] == -1) continue;  // no such label on the node
+      const SpreadConstraint& c = cs[i];
+      int64_t count = 0;
+      if (c.is_hostname) {
+        count = snapshot_node
+                    ? PodsOnSlot(cache, x, c, i, slot, p.metadata.namespace_)
+                    : CountMatchingPods(feasible[j]->pods(), c.selector, p.metadata.namespace_);
+      } else if (dom[i] >= 0) {
+        count = st.domain_pods[i][dom[i]];
+      }
+      score += ScoreForCount(count, c.max_skew, st.weights[i]);
+    }
+    st.scores[j] = static_cast<int64_t>(std::round(score));
+  }
+}
+
+}  // namespace
+
 Status PodTopologySpread::PreScore(CycleState& state, const PodInfo& pod,
                                    std::span<const NodeInfo* const> feasible) {
   const std::vector<const NodeInfo*>& all = handle_.snapshot().nodes();
@@ -76,203 +304,23 @@ Status PodTopologySpread::PreScore(CycleState& state, const PodInfo& pod,
   // system defaults, nodes without a zone still get hostname spreading.
   st->require_all_keys = !p.spec.topology_spread_constraints.empty() || !system_defaulted_;
   st->pod_namespace = p.metadata.namespace_;
-  const std::vector<SpreadConstraint>& cs = st->constraints;
-  const size_t k = cs.size();
-  const bool require_all = st->require_all_keys;
+  PreScoreScratch x;
+  x.k = st->constraints.size();
+  x.require_all = st->require_all_keys;
 
   std::lock_guard lock(cache_.mutex());
   const std::shared_ptr<const NodeTable> table = RefreshTable(all);
-
-  bool honor_affinity = false, honor_taints = false, any_domain_constraint = false;
-  st->domains.resize(k);
-  st->domain_pods.resize(k);
-  std::vector<int32_t> missing_domain(k, -1);
-  for (size_t i = 0; i < k; ++i) {
-    st->domains[i] = cache_.Domains(cs[i].topology_key);
-    if (cs[i].is_hostname) continue;
-    any_domain_constraint = true;
-    honor_affinity |= cs[i].honor_node_affinity;
-    honor_taints |= cs[i].honor_node_taints;
-    const KeyDomains& d = *st->domains[i];
-    st->domain_pods[i].assign(d.num_domains() + 1, 0);
-    if (!require_all) {
-      // A node without the key falls in the domain of the empty value.
-      const int32_t empty = d.Find("");
-      missing_domain[i] = empty >= 0 ? empty : static_cast<int32_t>(d.num_domains());
-    }
+  ResolveDomains(cache_, *st, x);
+  SeedFeasibleNodes(*table, feasible, *st, x);
+  x.counts.assign(x.k, nullptr);
+  const bool memoize = x.k < SpreadCache::kCountsCapacity;
+  for (size_t i = 0; i < x.k; ++i) {
+    const SpreadConstraint& c = st->constraints[i];
+    if (memoize && !c.count_key.empty())
+      x.counts[i] = &cache_.CountsFor(c.count_key, c.selector, p.metadata.namespace_);
   }
-
-  // Feasible nodes: which are ignored, and which domains are scored (seeded).
-  const size_t f = feasible.size();
-  st->index = PtrIndex(f);
-  st->scores.assign(f, 0);
-  st->ignored.assign(f, 0);
-  std::vector<int32_t> feasible_slot(f, -1);
-  // Per feasible node and constraint: the node's domain; -1 without the key, -2 for a value no
-  // node of the table has (only for nodes outside the table).
-  std::vector<int32_t> feasible_domain(f * k, -1);
-  std::vector<std::vector<uint8_t>> seeded(k);
-  std::vector<int64_t> topology_size(k, 0);
-  std::vector<std::vector<std::string>> foreign_values(k);
-  for (size_t i = 0; i < k; ++i) {
-    if (!cs[i].is_hostname) seeded[i].assign(st->domains[i]->num_domains() + 1, 0);
-  }
-  int64_t ignored_count = 0;
-  for (size_t j = 0; j < f; ++j) {
-    const Node* n = feasible[j]->node();
-    if (n == nullptr) {
-      st->ignored[j] = 1;
-      ++ignored_count;
-      continue;
-    }
-    if (st->index.Find(n) < 0) st->index.Insert(n, static_cast<int32_t>(j));
-    const int32_t slot = table->SlotOf(*feasible[j]);
-    feasible_slot[j] = slot;
-    int32_t* dom = &feasible_domain[j * k];
-    bool has_all = true;
-    for (size_t i = 0; i < k; ++i) {
-      if (slot >= 0) {
-        dom[i] = st->domains[i]->slot_domain(slot);
-      } else if (auto it = n->metadata.labels.find(cs[i].topology_key);
-                 it != n->metadata.labels.end()) {
-        const int32_t d = st->domains[i]->Find(it->second);
-        dom[i] = d >= 0 ? d : -2;
-      }
-      has_all &= dom[i] != -1;
-    }
-    if (require_all && !has_all) {
-      st->ignored[j] = 1;
-      ++ignored_count;
-      continue;
-    }
-    for (size_t i = 0; i < k; ++i) {
-      if (cs[i].is_hostname) continue;
-      if (dom[i] == -2) {
-        const std::string& v = n->metadata.labels.find(cs[i].topology_key)->second;
-        auto& fv = foreign_values[i];
-        if (std::find(fv.begin(), fv.end(), v) == fv.end()) {
-          fv.push_back(v);
-          ++topology_size[i];
-        }
-        continue;
-      }
-      const int32_t d = dom[i] >= 0 ? dom[i] : missing_domain[i];
-      if (!seeded[i][d]) {
-        seeded[i][d] = 1;
-        ++topology_size[i];
-      }
-    }
-  }
-  st->weights.resize(k);
-  for (size_t i = 0; i < k; ++i) {
-    st->weights[i] = TopologyWeight(cs[i].is_hostname ? static_cast<int64_t>(f) - ignored_count
-                                                      : topology_size[i]);
-  }
-
-  // Matching pods per scored domain, over every node of the snapshot.
-  std::vector<const SpreadCache::Counts*> counts(k, nullptr);
-  const bool memoize = k < SpreadCache::kCountsCapacity;
-  for (size_t i = 0; i < k; ++i) {
-    if (memoize && !cs[i].count_key.empty())
-      counts[i] = &cache_.CountsFor(cs[i].count_key, cs[i].selector, p.metadata.namespace_);
-  }
-  auto pods_on_slot = [&](size_t i, size_t slot) -> int32_t {
-    if (counts[i] != nullptr) return counts[i]->Get(slot);
-    if (cs[i].count_key.empty()) return 0;
-    return CountMatchingPods(cache_.pods(slot), cs[i].selector, p.metadata.namespace_);
-  };
-  if (any_domain_constraint) {
-    honor_affinity &= HasNodeAffinityInputs(p);
-    const std::vector<uint8_t>* inclusion = honor_affinity || honor_taints
-                                                ? &cache_.Inclusion(p, honor_affinity, honor_taints)
-                                                : nullptr;
-    // The walk over every node is the hot loop: flat arrays only.
-    struct Lane {
-      const int32_t* domain;  // per slot, -1 without the key
-      const int32_t* pods;    // per slot matching pods (memoized), null when not memoized
-      int64_t* count;         // per domain
-      const uint8_t* seeded;  // per domain
-      int32_t missing;        // domain of nodes without the key, -1 when they do not count
-      uint8_t required;       // inclusion flags the node must have
-      size_t index;
-    };
-    std::vector<Lane> lanes;
-    std::vector<const int32_t*> keys;  // every constraint's slot domains (for require_all)
-    for (size_t i = 0; i < k; ++i) {
-      keys.push_back(st->domains[i]->slot_domains());
-      const SpreadConstraint& c = cs[i];
-      if (c.is_hostname) continue;
-      if (counts[i] == nullptr && c.count_key.empty()) continue;  // counts nothing
-      lanes.push_back(
-          {st->domains[i]->slot_domains(), counts[i] ? counts[i]->data() : nullptr,
-           st->domain_pods[i].data(), seeded[i].data(), missing_domain[i],
-           static_cast<uint8_t>((c.honor_node_affinity ? SpreadCache::kAffinityMatches : 0) |
-                                (c.honor_node_taints ? SpreadCache::kTaintsTolerated : 0)),
-           i});
-    }
-    const uint8_t* flags = inclusion ? inclusion->data() : nullptr;
-    const size_t n = table->size();
-    // Pods are summed for every domain and the domains no feasible node is in are cleared
-    // afterwards, which keeps the loop free of lookups.
-    if (lanes.size() == 1 && keys.size() == 1 && lanes[0].pods != nullptr && flags == nullptr) {
-      const Lane l = lanes[0];
-      for (size_t s = 0; s < n; ++s) {
-        int32_t d = l.domain[s];
-        if (d < 0) {
-          if (require_all || !table->has_node(s)) continue;
-          d = l.missing;
-        }
-        l.count[d] += l.pods[s];
-      }
-    } else {
-      for (size_t s = 0; s < n && !lanes.empty(); ++s) {
-        if (require_all) {
-          // Carrying every key also rules out slots without a node.
-          bool has_all = true;
-          for (size_t i = 0; i < keys.size() && has_all; ++i) has_all = keys[i][s] >= 0;
-          if (!has_all) continue;
-        } else if (!table->has_node(s)) {
-          continue;
-        }
-        const uint8_t f = flags ? flags[s] : 0xff;
-        for (const Lane& l : lanes) {
-          if ((f & l.required) != l.required) continue;
-          const int32_t d = l.domain[s] >= 0 ? l.domain[s] : l.missing;
-          if (d < 0) continue;
-          l.count[d] += l.pods ? l.pods[s] : pods_on_slot(l.index, s);
-        }
-      }
-    }
-    for (const Lane& l : lanes) {
-      const size_t domains = st->domain_pods[l.index].size();
-      for (size_t d = 0; d < domains; ++d)
-        if (!l.seeded[d]) l.count[d] = 0;
-    }
-  }
-
-  // Raw scores of the feasible nodes.
-  for (size_t j = 0; j < f; ++j) {
-    if (st->ignored[j]) continue;
-    const int32_t* dom = &feasible_domain[j * k];
-    const int32_t slot = feasible_slot[j];
-    // The memoized per-node counts describe the snapshot's NodeInfo, not a modified copy.
-    const bool snapshot_node = slot >= 0 && all[slot] == feasible[j];
-    double score = 0;
-    for (size_t i = 0; i < k; ++i) {
-      if (dom[i] == -1) continue;  // no such label on the node
-      const SpreadConstraint& c = cs[i];
-      int64_t count = 0;
-      if (c.is_hostname) {
-        count = snapshot_node
-                    ? pods_on_slot(i, slot)
-                    : CountMatchingPods(feasible[j]->pods(), c.selector, p.metadata.namespace_);
-      } else if (dom[i] >= 0) {
-        count = st->domain_pods[i][dom[i]];
-      }
-      score += ScoreForCount(count, c.max_skew, st->weights[i]);
-    }
-    st->scores[j] = static_cast<int64_t>(std::round(score));
-  }
+  if (x.any_domain_constraint) CountPodsPerDomain(cache_, *table, p, *st, x);
+  RawScores(cache_, all, feasible, p, *st, x);
 
   state.Write(kScoreStateKey, std::move(st));
   return Status::Success();

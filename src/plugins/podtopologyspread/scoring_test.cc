@@ -289,6 +289,7 @@ NodeList HostNodes(std::initializer_list<const char*> names) {
   return out;
 }
 
+// Long by design: kube-scheduler's scoring cases, one entry each.
 std::vector<ScoreCase> ScoreCases() {
   const auto host1 = MakePod().Name("p").Label("foo", "").Spread(Soft(1, kHost, kFoo)).Obj();
   const NodeList abcd = HostNodes({"node-a", "node-b", "node-c", "node-d"});

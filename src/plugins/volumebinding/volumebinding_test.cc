@@ -13,6 +13,7 @@
 namespace berth::volumebinding {
 namespace {
 
+// Long by design: kube-scheduler's volume binding cases, one row each.
 TEST(VolumeBindingTest, UpstreamTable) {
   struct Case {
     std::string name;
