@@ -545,7 +545,9 @@ void SchedulingQueue::OnClusterEvent(const ClusterEvent& event, const EventObjec
       // A gated pod moves only on an event its gating plugin registered: it then goes through
       // PreEnqueue again (and back to the pool if it is still gated).
       if (event.resource != EventResource::kWildCard && e->interest &&
-          ((*e->interest)[static_cast<int>(event.resource)] & event.actions) != 0)
+          ((*e->interest)[static_cast<int>(event.resource)] & event.actions) != 0 &&
+          (!decider_ || decider_->DecideGated(e->info, event, old_object, new_object) !=
+                            RequeueDecider::Strategy::kSkip))
         moving.emplace_back(e, RequeueDecider::Strategy::kImmediately);
       continue;
     }

@@ -55,6 +55,14 @@ class RequeueDecider {
   // what that plugin registered by name; none (the default) leaves gated pods to updates of
   // their own, as scheduling gates are lifted.
   virtual EventInterest GatingInterestOf(const QueuedPodInfo& /*pod*/) const { return {}; }
+  // For a gated pod and an event in its GatingInterestOf: kSkip when the gating plugin's
+  // queueing hints say the event cannot let it in, which spares it PreEnqueue; else
+  // kImmediately (the default).
+  virtual Strategy DecideGated(const QueuedPodInfo& /*pod*/, const ClusterEvent& /*event*/,
+                               const EventObject& /*old_object*/,
+                               const EventObject& /*new_object*/) const {
+    return Strategy::kImmediately;
+  }
 };
 
 // kube-scheduler's label of an event in scheduler_queue_incoming_pods_total ("NodeAdd",

@@ -676,5 +676,59 @@ TEST_F(SchedulingQueueTest, OtherEventMovesThePodsItsDecisionPicks) {
   EXPECT_FALSE(queue_.Pop(false).has_value());
 }
 
+// A gated pod is let through PreEnqueue again only when its gating plugin's hints say the event
+// may help (DecideGated), not on every event the plugin registered.
+class GatedByNodeDecider final : public RequeueDecider {
+ public:
+  EventInterest InterestOf(const QueuedPodInfo&) const override { return {}; }
+  Strategy Decide(const QueuedPodInfo&, const ClusterEvent&, const EventObject&,
+                  const EventObject&) const override {
+    return Strategy::kSkip;
+  }
+  EventInterest GatingInterestOf(const QueuedPodInfo&) const override {
+    EventInterest interest{};
+    interest[int(EventResource::kNode)] = kAllActions;
+    return interest;
+  }
+  Strategy DecideGated(const QueuedPodInfo&, const ClusterEvent&, const EventObject&,
+                       const EventObject& new_object) const override {
+    const Node* node = ObjectAs<Node>(new_object);
+    return node && node->metadata.name == "opens" ? Strategy::kImmediately : Strategy::kSkip;
+  }
+};
+
+TEST(SchedulingQueueGatedHintTest, AGatedPodSkipsPreEnqueueWhenTheHintSaysSo) {
+  FakeClock clock{TimePoint{std::chrono::seconds(1000)}};
+  int pre_enqueue_calls = 0;
+  bool open = false;
+  SchedulingQueue queue(
+      ByPriority,
+      [&](const Pod&) {
+        ++pre_enqueue_calls;
+        if (open) return Status::Success();
+        Status s = Status::Unresolvable("waiting");
+        s.WithPlugin("Gate");
+        return s;
+      },
+      &clock, std::chrono::seconds(1), std::chrono::seconds(10));
+  GatedByNodeDecider decider;
+  queue.SetRequeueDecider(&decider);
+  queue.Add(MakePod().Name("p").Info());
+  ASSERT_EQ(queue.counts().gated, 1u);
+  ASSERT_EQ(pre_enqueue_calls, 1);
+  auto node = [](const char* name) {
+    auto n = std::make_shared<Node>();
+    n->metadata.name = name;
+    return n;
+  };
+  queue.OnClusterEvent({EventResource::kNode, kAdd}, {}, node("other"));
+  EXPECT_EQ(pre_enqueue_calls, 1);  // the hint said no: PreEnqueue is not asked again
+  EXPECT_EQ(queue.counts().gated, 1u);
+  open = true;
+  queue.OnClusterEvent({EventResource::kNode, kAdd}, {}, node("opens"));
+  EXPECT_EQ(pre_enqueue_calls, 2);
+  EXPECT_EQ(queue.counts().active, 1u);
+}
+
 }  // namespace
 }  // namespace berth

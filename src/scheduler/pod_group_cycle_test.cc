@@ -4,8 +4,13 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <functional>
 #include <memory>
+#include <set>
 #include <string>
+#include <thread>
 
 #include "config/load.h"
 #include "framework/in_memory_cluster.h"
@@ -51,7 +56,7 @@ struct Harness {
   Attempts attempts;
   std::unique_ptr<Scheduler> sched;
 
-  explicit Harness(bool group_cycles = true) {
+  explicit Harness(bool group_cycles = true, const Clock* run_clock = nullptr) {
     auto c = config::LoadConfig(
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
         "profiles:\n- schedulerName: default-scheduler\n  plugins:\n"
@@ -63,7 +68,8 @@ struct Harness {
     so.config = &config;
     so.registry = &registry;
     so.client = &cluster;
-    so.clock = &clock;
+    so.clock = run_clock ? run_clock : &clock;
+    so.inline_binding = run_clock == nullptr;
     so.pod_group_cycles = group_cycles;
     auto s = Scheduler::Create(so);
     EXPECT_TRUE(s.ok()) << s.error().message;
@@ -222,6 +228,53 @@ TEST(PodGroupCycleTest, WithoutTheGateMembersAreScheduledOneCycleEach) {
   for (const char* name : {"m0", "m1", "m2", "m3"}) t.cluster.AddPod(Member(name, "pg"));
   EXPECT_EQ(t.Cycles(), 4);
   EXPECT_EQ(t.Bound("m"), 4);
+}
+
+// Threads: Scheduler::Run on its own thread with threaded binding, pods arriving from two
+// others. A 1,000-member gang waits (PreEnqueue) while ordinary pods bind; its last member lets it
+// in, and the whole gang is placed in one group cycle while more ordinary pods keep arriving and
+// binding.
+TEST(PodGroupCycleThreadedTest, AThousandMemberGangIsPlacedInOneCycleWhileOrdinaryPodsBind) {
+  RealClock real;
+  Harness t(/*group_cycles=*/true, &real);
+  for (int i = 0; i < 20; ++i)
+    t.cluster.AddNode(MakeNode()
+                          .Name(fmt::format("n{:02d}", i))
+                          .Capacity({{"cpu", "200"}, {"memory", "1Ti"}, {"pods", "500"}})
+                          .Obj());
+  for (int i = 0; i < 999; ++i)
+    t.cluster.AddPod(Member(fmt::format("gang-{:04d}", i), "pg", "10m"));
+  // The PodGroup after its members: they wait for it (PreEnqueue), then for the last member.
+  t.cluster.AddSchedulingPodGroup(Gang("pg", 1000));
+  std::stop_source stop;
+  std::thread loop([&] { t.sched->Run(stop.get_token()); });
+  auto plain = [&](int from, int to) {
+    for (int i = from; i < to; ++i)
+      t.cluster.AddPod(MakePod().Name(fmt::format("plain-{:03d}", i)).Req({{"cpu", "10m"}}).Obj());
+  };
+  auto wait_for = [&](const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!done() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return done();
+  };
+  plain(0, 300);
+  ASSERT_TRUE(wait_for([&] { return t.Bound("plain-") == 300; })) << t.Bound("plain-");
+  EXPECT_EQ(t.Bound("gang-"), 0);
+  EXPECT_EQ(t.sched->pending_counts().gated, 999u);
+
+  std::thread more([&] { plain(300, 600); });
+  t.cluster.AddPod(Member("gang-0999", "pg", "10m"));
+  more.join();
+  EXPECT_TRUE(wait_for([&] { return t.Bound("gang-") == 1000 && t.Bound("plain-") == 600; }))
+      << t.Bound("gang-") << " members and " << t.Bound("plain-") << " ordinary pods bound";
+  // One cycle per ordinary pod and one for the gang (two if the last member was popped before
+  // the event that let the others in: it fails alone and joins the next group cycle); one cycle
+  // per member would make it 1,600.
+  EXPECT_LE(t.sched->queue().scheduling_cycle(), 602);
+  stop.request_stop();
+  loop.join();
+  t.sched.reset();
 }
 
 }  // namespace
