@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <future>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -728,6 +729,47 @@ TEST(SchedulingQueueGatedHintTest, AGatedPodSkipsPreEnqueueWhenTheHintSaysSo) {
   queue.OnClusterEvent({EventResource::kNode, kAdd}, {}, node("opens"));
   EXPECT_EQ(pre_enqueue_calls, 2);
   EXPECT_EQ(queue.counts().active, 1u);
+}
+
+TEST(SchedulingQueueGroupTest, PopGroupMembersTakesTheGroupsQueuedMembersButNotGatedOnes) {
+  FakeClock clock{TimePoint{std::chrono::seconds(1000)}};
+  SchedulingQueue queue(ByPriority, GatesPreEnqueue, &clock, std::chrono::seconds(1),
+                        std::chrono::seconds(10));
+  auto member = [](const char* name) { return MakePod().Name(name).SchedulingGroup("pg"); };
+  queue.Add(member("a").Info());
+  queue.Add(member("b").Info());
+  queue.Add(member("c").Info());
+  queue.Add(member("gated").SchedulingGate("example.com/wait").Info());
+  queue.Add(MakePod().Name("other").SchedulingGroup("other-pg").Info());
+  queue.Add(MakePod().Name("plain").Info());
+  // "b" and "c" failed earlier and wait in the pool; "d" arrives in activeQ.
+  std::optional<QueuedPodInfo> first = queue.Pop(false);
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->pod().metadata.name, "a");
+  for (const char* name : {"b", "c"}) {
+    std::optional<QueuedPodInfo> q = queue.Pop(false);
+    ASSERT_TRUE(q);
+    ASSERT_EQ(q->pod().metadata.name, name);
+    q->unschedulable_plugins.insert("NodeResourcesFit");
+    queue.AddUnschedulableIfNotPresent(*q, queue.scheduling_cycle());
+  }
+  queue.Add(member("d").Info());
+  ASSERT_EQ(queue.counts().unschedulable, 2u);
+  const int64_t cycle = queue.scheduling_cycle();
+  std::vector<QueuedPodInfo> rest = queue.PopGroupMembers(first->pod());
+  std::vector<std::string> names;
+  for (const auto& q : rest) names.push_back(q.pod().metadata.name);
+  EXPECT_THAT(names, UnorderedElementsAre("b", "c", "d"));
+  for (const auto& q : rest) EXPECT_GE(q.attempts, 1) << q.pod().metadata.name;
+  EXPECT_EQ(queue.scheduling_cycle(), cycle);  // one cycle for the group
+  SchedulingQueue::Counts counts = queue.counts();
+  EXPECT_EQ(counts.gated, 1u);
+  EXPECT_EQ(counts.unschedulable, 0u);
+  EXPECT_EQ(counts.active, 2u);  // "other" and "plain"
+  // In flight: a second pull finds nothing, and they come back through the usual door.
+  EXPECT_TRUE(queue.PopGroupMembers(first->pod()).empty());
+  queue.AddUnschedulableIfNotPresent(rest[0], queue.scheduling_cycle());
+  EXPECT_EQ(queue.counts().unschedulable + queue.counts().backoff, 1u);
 }
 
 }  // namespace
