@@ -381,6 +381,30 @@ void Cache::UpdateSnapshot(Snapshot* snapshot, SnapshotChanges* changes) {
   fed_generation_ = snapshot->generation;
 }
 
+VoidResult Cache::PlaceInSnapshot(Snapshot* snapshot, const PodInfoPtr& pod, bool add) {
+  std::lock_guard lock(mu_);
+  if (snapshot != fed_ || snapshot->generation != fed_generation_)
+    return Error{"the snapshot is not the one the cache fed last", ErrorCode::kConflict};
+  const std::string& name = pod->pod->spec.node_name;
+  auto it = nodes_.find(name);
+  if (it == nodes_.end() || !it->second.node || !it->second.published ||
+      it->second.position == kUnlisted)
+    return Error{fmt::format("node {} is not in the snapshot", name), ErrorCode::kNotFound};
+  NodeState& state = it->second;
+  Apply(Change{add ? Change::Kind::kAddPod : Change::Kind::kRemovePod, state.info, nullptr, pod});
+  RelistLocked(*snapshot, *state.info, state.position);
+  // A new generation for the NodeInfo and the snapshot, this node the update's only change; the
+  // node is marked dirty too, so the next UpdateSnapshot gives it another generation and lists
+  // it as changed (it may also have changes logged meanwhile).
+  MarkDirty(name);
+  SnapshotEditor::SetGeneration(*state.info, ++generation_);
+  snapshot->last_changed.assign(1, state.info.get());
+  snapshot->last_changed_from = snapshot->generation;
+  ++snapshot->generation;
+  fed_generation_ = snapshot->generation;
+  return {};
+}
+
 size_t Cache::NodeCount() const {
   std::lock_guard lock(mu_);
   return node_count_;

@@ -59,6 +59,15 @@ class Cache {
     bool images = false;
   };
   void UpdateSnapshot(Snapshot* snapshot, SnapshotChanges* changes = nullptr);
+  // A pod group's scheduling cycle places its members tentatively in the snapshot the last
+  // UpdateSnapshot wrote, one after another, so that later members see earlier ones, and takes
+  // them out again before the cycle ends: `pod` (spec.nodeName set) is added to (`add`) or
+  // removed from its node's NodeInfo at once, not to the cache's pods. Each call is reported as
+  // a snapshot update of that one node (generation, last_changed, the derived lists), and the
+  // node is changed again at the next UpdateSnapshot, so what plugins keep per node is
+  // refreshed. Scheduling thread. Fails when the snapshot is not the one last fed or the node is
+  // not in it.
+  VoidResult PlaceInSnapshot(Snapshot* snapshot, const PodInfoPtr& pod, bool add);
 
   size_t NodeCount() const;
   // Pods in the cache, assumed ones included.

@@ -1,5 +1,6 @@
 // Defaulting of a decoded v1 configuration (load_stages.h) as kube-scheduler does it. The
 // default plugins and weights come from the in-tree plugin table (in_tree_plugins.h).
+#include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -7,6 +8,7 @@
 #include <utility>
 
 #include "berth/config/plugin_args.h"
+#include "config/feature_gates.h"
 #include "config/in_tree_plugins.h"
 #include "config/load.h"
 #include "config/load_stages.h"
@@ -94,6 +96,27 @@ Plugins DefaultPlugins() {
     }
   }
   return plugins;
+}
+
+void ApplyGatedDefaultPlugins(SchedulerConfiguration& config, const FeatureGates& gates) {
+  if (!gates.Enabled(features::kGangScheduling)) return;
+  const Plugins defaults = DefaultPlugins();
+  std::set<std::string> default_names;
+  for (const PluginRef& p : defaults.multi_point.enabled) default_names.insert(p.name);
+  for (Profile& profile : config.profiles) {
+    PluginSet& multi = profile.plugins.multi_point;
+    const auto& disabled = multi.disabled;
+    if (std::find(disabled.begin(), disabled.end(), "*") != disabled.end() ||
+        std::find(disabled.begin(), disabled.end(), names::kGangScheduling) != disabled.end())
+      continue;
+    auto named = [&](const PluginRef& p) { return p.name == names::kGangScheduling; };
+    if (std::any_of(multi.enabled.begin(), multi.enabled.end(), named)) continue;
+    // After the last default plugin the merge kept: the file's own plugins come after defaults.
+    auto at = multi.enabled.begin();
+    for (auto it = multi.enabled.begin(); it != multi.enabled.end(); ++it)
+      if (default_names.count(it->name)) at = it + 1;
+    multi.enabled.insert(at, PluginRef{std::string(names::kGangScheduling), 0});
+  }
 }
 
 SchedulerConfiguration DefaultConfiguration(const Registry& registry) {

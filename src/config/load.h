@@ -82,6 +82,14 @@ Result<SchedulerConfiguration> DecodeConfiguration(const nlohmann::json& doc,
 // decode args for.
 SchedulerConfiguration DefaultConfiguration(const Registry& registry);
 
+class FeatureGates;
+// What kube-scheduler's applyFeatureGates adds to the default plugins behind gates Berth does
+// not read while loading: with GangScheduling on, GangScheduling joins every profile's
+// multiPoint after the default plugins (before plugins the file appended), unless the profile
+// disabled it (or every default, "*") or names it already. Called once the configuration is
+// loaded, by the commands that take --feature-gates.
+void ApplyGatedDefaultPlugins(SchedulerConfiguration& config, const FeatureGates& gates);
+
 // The effective configuration as a v1 document (apiVersion and kind included; keys sorted).
 // Loading it again yields the same configuration.
 nlohmann::json EncodeConfiguration(const SchedulerConfiguration& config);

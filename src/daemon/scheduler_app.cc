@@ -347,6 +347,7 @@ VoidResult SchedulerApp::Impl::LoadConfiguration(SchedulerAppOptions o) {
   } else {
     config = config::DefaultConfiguration(registry);
   }
+  config::ApplyGatedDefaultPlugins(config, o.feature_gates);
   if (o.leader_elect) config.leader_election.leader_elect = *o.leader_elect;
   options = std::move(o);
 
@@ -432,6 +433,7 @@ VoidResult SchedulerApp::Impl::CreateScheduler(std::unique_ptr<client::RestClien
   so.inline_binding = false;
   so.nominate_before_binding = o.feature_gates.Enabled("NominatedNodeNameForExpectation");
   so.pop_from_backoff_q = o.feature_gates.Enabled(config::features::kSchedulerPopFromBackoffQ);
+  so.pod_group_cycles = o.feature_gates.Enabled(config::features::kGenericWorkload);
   so.metrics = &metrics_sink;
   so.log = &log;
   so.record_details = o.verbosity >= 10 || o.record_decisions || !o.extra_observers.empty();
@@ -464,10 +466,11 @@ void SchedulerApp::Impl::StartConfigReload() {
   ro.registry = &registry;
   ro.load = o.load_config;
   if (!ro.load) {
-    ro.load = [leader_elect = o.leader_elect, path = o.config_file](
+    ro.load = [leader_elect = o.leader_elect, path = o.config_file, gates = o.feature_gates](
                   const std::string& text,
                   const Registry& registry) -> Result<config::SchedulerConfiguration> {
       auto c = config::LoadConfig(text, path, registry);
+      if (c.ok()) config::ApplyGatedDefaultPlugins(*c, gates);
       if (c.ok() && leader_elect) c->leader_election.leader_elect = *leader_elect;
       return c;
     };

@@ -351,14 +351,49 @@ std::optional<QueuedPodInfo> SchedulingQueue::Pop(bool block) {
   }
   const std::string uid = UidOf(e->info.pod());
   UnindexLocked(uid);
+  MarkInFlightLocked(uid);
+  ++scheduling_cycle_;
+  e->info.attempts++;
+  return e->info;
+}
+
+void SchedulingQueue::MarkInFlightLocked(const std::string& uid) {
   if (auto [it, inserted] = in_flight_.try_emplace(uid, next_event_seq_); !inserted) {
     DropInFlightSeqLocked(it->second);
     it->second = next_event_seq_;
   }
   ++in_flight_seqs_[next_event_seq_];
-  ++scheduling_cycle_;
-  e->info.attempts++;
-  return e->info;
+}
+
+std::vector<QueuedPodInfo> SchedulingQueue::PopGroupMembers(const Pod& pod) {
+  std::vector<QueuedPodInfo> out;
+  if (!pod.spec.scheduling_group) return out;
+  const std::string& group = *pod.spec.scheduling_group;
+  std::lock_guard lock(mu_);
+  std::vector<EntryPtr> members;
+  for (const EntryPtr& e : by_uid_) {
+    const Pod& p = e->info.pod();
+    if (p.spec.scheduling_group && *p.spec.scheduling_group == group &&
+        p.metadata.namespace_ == pod.metadata.namespace_ && e->info.gating_plugin.empty() &&
+        &p != &pod)
+      members.push_back(e);
+  }
+  std::sort(members.begin(), members.end(), [this](const EntryPtr& a, const EntryPtr& b) {
+    if (less_(a->info, b->info)) return true;
+    if (less_(b->info, a->info)) return false;
+    return a->seq < b->seq;
+  });
+  out.reserve(members.size());
+  for (const EntryPtr& e : members) {
+    const std::string uid = UidOf(e->info.pod());
+    RemoveLocked(uid);
+    if (e->info.initial_attempt_timestamp == TimePoint{})
+      e->info.initial_attempt_timestamp = clock_->Now();
+    MarkInFlightLocked(uid);
+    e->info.attempts++;
+    out.push_back(e->info);
+  }
+  return out;
 }
 
 void SchedulingQueue::Done(const std::string& uid) {
@@ -510,7 +545,9 @@ void SchedulingQueue::OnClusterEvent(const ClusterEvent& event, const EventObjec
       // A gated pod moves only on an event its gating plugin registered: it then goes through
       // PreEnqueue again (and back to the pool if it is still gated).
       if (event.resource != EventResource::kWildCard && e->interest &&
-          ((*e->interest)[static_cast<int>(event.resource)] & event.actions) != 0)
+          ((*e->interest)[static_cast<int>(event.resource)] & event.actions) != 0 &&
+          (!decider_ || decider_->DecideGated(e->info, event, old_object, new_object) !=
+                            RequeueDecider::Strategy::kSkip))
         moving.emplace_back(e, RequeueDecider::Strategy::kImmediately);
       continue;
     }

@@ -55,6 +55,14 @@ class RequeueDecider {
   // what that plugin registered by name; none (the default) leaves gated pods to updates of
   // their own, as scheduling gates are lifted.
   virtual EventInterest GatingInterestOf(const QueuedPodInfo& /*pod*/) const { return {}; }
+  // For a gated pod and an event in its GatingInterestOf: kSkip when the gating plugin's
+  // queueing hints say the event cannot let it in, which spares it PreEnqueue; else
+  // kImmediately (the default).
+  virtual Strategy DecideGated(const QueuedPodInfo& /*pod*/, const ClusterEvent& /*event*/,
+                               const EventObject& /*old_object*/,
+                               const EventObject& /*new_object*/) const {
+    return Strategy::kImmediately;
+  }
 };
 
 // kube-scheduler's label of an event in scheduler_queue_incoming_pods_total ("NodeAdd",
@@ -89,6 +97,12 @@ class SchedulingQueue final : public PodNominator {
   // SetPopFromBackoffQ, an empty activeQ yields the head of backoffQ instead.
   // nullopt when closed or (non-blocking) empty.
   std::optional<QueuedPodInfo> Pop(bool block = true);
+  // A pod group's scheduling cycle (GenericWorkload): takes every other queued pod of `pod`'s
+  // scheduling group (same namespace and spec.schedulingGroup) out of the queue, from activeQ,
+  // either backoffQ or the unschedulable pool, but not gated ones; each is in flight and counts
+  // an attempt, as Pop does, and comes back through AddUnschedulableIfNotPresent or Done.
+  // Ordered by the QueueSort.
+  std::vector<QueuedPodInfo> PopGroupMembers(const Pod& pod);
   // The pod's scheduling attempt is over (called before the binding cycle).
   void Done(const std::string& uid);
   // A failed attempt: to backoffQ or the unschedulable pool (see class comment).
@@ -228,6 +242,8 @@ class SchedulingQueue final : public PodNominator {
   void ForgetInFlightLocked(const std::string& uid);
   void PruneInFlightEventsLocked();
   void DropInFlightSeqLocked(uint64_t seq);
+  // Records the pod as in flight from now (Pop, PopGroupMembers).
+  void MarkInFlightLocked(const std::string& uid);
   EventInterest InterestLocked(const QueuedPodInfo& info) const;
   void AddToActiveLocked(EntryPtr e, std::string_view event);
   // Removes the pod (by UID) from every sub-queue; returns the entry if found.

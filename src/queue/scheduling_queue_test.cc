@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <future>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -674,6 +675,101 @@ TEST_F(SchedulingQueueTest, OtherEventMovesThePodsItsDecisionPicks) {
   EXPECT_EQ(queue_.counts().unschedulable, 1u);
   PopExpect("b");
   EXPECT_FALSE(queue_.Pop(false).has_value());
+}
+
+// A gated pod is let through PreEnqueue again only when its gating plugin's hints say the event
+// may help (DecideGated), not on every event the plugin registered.
+class GatedByNodeDecider final : public RequeueDecider {
+ public:
+  EventInterest InterestOf(const QueuedPodInfo&) const override { return {}; }
+  Strategy Decide(const QueuedPodInfo&, const ClusterEvent&, const EventObject&,
+                  const EventObject&) const override {
+    return Strategy::kSkip;
+  }
+  EventInterest GatingInterestOf(const QueuedPodInfo&) const override {
+    EventInterest interest{};
+    interest[int(EventResource::kNode)] = kAllActions;
+    return interest;
+  }
+  Strategy DecideGated(const QueuedPodInfo&, const ClusterEvent&, const EventObject&,
+                       const EventObject& new_object) const override {
+    const Node* node = ObjectAs<Node>(new_object);
+    return node && node->metadata.name == "opens" ? Strategy::kImmediately : Strategy::kSkip;
+  }
+};
+
+TEST(SchedulingQueueGatedHintTest, AGatedPodSkipsPreEnqueueWhenTheHintSaysSo) {
+  FakeClock clock{TimePoint{std::chrono::seconds(1000)}};
+  int pre_enqueue_calls = 0;
+  bool open = false;
+  SchedulingQueue queue(
+      ByPriority,
+      [&](const Pod&) {
+        ++pre_enqueue_calls;
+        if (open) return Status::Success();
+        Status s = Status::Unresolvable("waiting");
+        s.WithPlugin("Gate");
+        return s;
+      },
+      &clock, std::chrono::seconds(1), std::chrono::seconds(10));
+  GatedByNodeDecider decider;
+  queue.SetRequeueDecider(&decider);
+  queue.Add(MakePod().Name("p").Info());
+  ASSERT_EQ(queue.counts().gated, 1u);
+  ASSERT_EQ(pre_enqueue_calls, 1);
+  auto node = [](const char* name) {
+    auto n = std::make_shared<Node>();
+    n->metadata.name = name;
+    return n;
+  };
+  queue.OnClusterEvent({EventResource::kNode, kAdd}, {}, node("other"));
+  EXPECT_EQ(pre_enqueue_calls, 1);  // the hint said no: PreEnqueue is not asked again
+  EXPECT_EQ(queue.counts().gated, 1u);
+  open = true;
+  queue.OnClusterEvent({EventResource::kNode, kAdd}, {}, node("opens"));
+  EXPECT_EQ(pre_enqueue_calls, 2);
+  EXPECT_EQ(queue.counts().active, 1u);
+}
+
+TEST(SchedulingQueueGroupTest, PopGroupMembersTakesTheGroupsQueuedMembersButNotGatedOnes) {
+  FakeClock clock{TimePoint{std::chrono::seconds(1000)}};
+  SchedulingQueue queue(ByPriority, GatesPreEnqueue, &clock, std::chrono::seconds(1),
+                        std::chrono::seconds(10));
+  auto member = [](const char* name) { return MakePod().Name(name).SchedulingGroup("pg"); };
+  queue.Add(member("a").Info());
+  queue.Add(member("b").Info());
+  queue.Add(member("c").Info());
+  queue.Add(member("gated").SchedulingGate("example.com/wait").Info());
+  queue.Add(MakePod().Name("other").SchedulingGroup("other-pg").Info());
+  queue.Add(MakePod().Name("plain").Info());
+  // "b" and "c" failed earlier and wait in the pool; "d" arrives in activeQ.
+  std::optional<QueuedPodInfo> first = queue.Pop(false);
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->pod().metadata.name, "a");
+  for (const char* name : {"b", "c"}) {
+    std::optional<QueuedPodInfo> q = queue.Pop(false);
+    ASSERT_TRUE(q);
+    ASSERT_EQ(q->pod().metadata.name, name);
+    q->unschedulable_plugins.insert("NodeResourcesFit");
+    queue.AddUnschedulableIfNotPresent(*q, queue.scheduling_cycle());
+  }
+  queue.Add(member("d").Info());
+  ASSERT_EQ(queue.counts().unschedulable, 2u);
+  const int64_t cycle = queue.scheduling_cycle();
+  std::vector<QueuedPodInfo> rest = queue.PopGroupMembers(first->pod());
+  std::vector<std::string> names;
+  for (const auto& q : rest) names.push_back(q.pod().metadata.name);
+  EXPECT_THAT(names, UnorderedElementsAre("b", "c", "d"));
+  for (const auto& q : rest) EXPECT_GE(q.attempts, 1) << q.pod().metadata.name;
+  EXPECT_EQ(queue.scheduling_cycle(), cycle);  // one cycle for the group
+  SchedulingQueue::Counts counts = queue.counts();
+  EXPECT_EQ(counts.gated, 1u);
+  EXPECT_EQ(counts.unschedulable, 0u);
+  EXPECT_EQ(counts.active, 2u);  // "other" and "plain"
+  // In flight: a second pull finds nothing, and they come back through the usual door.
+  EXPECT_TRUE(queue.PopGroupMembers(first->pod()).empty());
+  queue.AddUnschedulableIfNotPresent(rest[0], queue.scheduling_cycle());
+  EXPECT_EQ(queue.counts().unschedulable + queue.counts().backoff, 1u);
 }
 
 }  // namespace

@@ -130,6 +130,27 @@ EventInterest RequeuePolicy::GatingInterestOf(const QueuedPodInfo& pod) const {
   return interest;
 }
 
+RequeueDecider::Strategy RequeuePolicy::DecideGated(const QueuedPodInfo& pod,
+                                                    const ClusterEvent& event,
+                                                    const EventObject& old_object,
+                                                    const EventObject& new_object) const {
+  const Profile* profile = ProfileOf(pod.pod());
+  if (!profile) return Strategy::kImmediately;
+  auto it = profile->by_plugin.find(pod.gating_plugin);
+  if (it == profile->by_plugin.end()) return Strategy::kImmediately;
+  for (const auto& reg : *it->second) {
+    if (!reg.event.Covers(event)) continue;
+    if (!reg.hint) return Strategy::kImmediately;
+    try {
+      Result<QueueingHint> h = reg.hint(pod.pod(), old_object, new_object);
+      if (!h.ok() || *h == QueueingHint::kQueue) return Strategy::kImmediately;
+    } catch (...) {
+      return Strategy::kImmediately;  // a throwing hint is an error, and an error queues
+    }
+  }
+  return Strategy::kSkip;
+}
+
 RequeueDecider::Strategy RequeuePolicy::Decide(const QueuedPodInfo& pod, const ClusterEvent& event,
                                                const EventObject& old_object,
                                                const EventObject& new_object) const {

@@ -33,6 +33,10 @@ class RequeuePolicy final : public RequeueDecider {
 
   EventInterest InterestOf(const QueuedPodInfo& pod) const override;
   EventInterest GatingInterestOf(const QueuedPodInfo& pod) const override;
+  // The gating plugin's hints for the event, as kube-scheduler asks them of a pod its
+  // PreEnqueue rejected.
+  Strategy DecideGated(const QueuedPodInfo& pod, const ClusterEvent& event,
+                       const EventObject& old_object, const EventObject& new_object) const override;
   Strategy Decide(const QueuedPodInfo& pod, const ClusterEvent& event,
                   const EventObject& old_object, const EventObject& new_object) const override;
 

@@ -312,7 +312,9 @@ Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const Po
                      Status::Unresolvable(fmt::format("node(s) didn't satisfy plugin(s) [{}]",
                                                       fmt::join(rejected_by, " ")))};
   }
-  const bool reuse = candidates == &all && reuse_.Admit(fw, state, pod, all.size());
+  // Not in a pod group's cycle: its tentative placements change nodes under the kept results.
+  const bool reuse =
+      !in_group_cycle_ && candidates == &all && reuse_.Admit(fw, state, pod, all.size());
   // Rejections are kept aside, not written into the attempt's map by node name, unless the
   // attempt records its details or a nominated node was already rejected (a node rejected
   // twice counts once): most attempts succeed and never read them.
@@ -425,12 +427,17 @@ std::string Scheduler::SelectHost(const ScoreTable& table) {
   return table.nodes[selected]->name();
 }
 
-Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& pod,
-                              ScheduleResult* result, SchedulingAttempt* attempt) {
+void Scheduler::RefreshSnapshot(Framework& fw) {
   cache_.UpdateSnapshot(&snapshot_, reuse_.changes());
   fw.SetSnapshot(&snapshot_);
-  if (snapshot_.size() == 0) return Status::Unresolvable("no nodes available to schedule pods");
   if (reuse_.enabled()) reuse_.TrackNodeChanges(snapshot_);
+}
+
+Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& pod,
+                              ScheduleResult* result, SchedulingAttempt* attempt) {
+  // A pod group's members are scheduled against the snapshot their group cycle took.
+  if (!in_group_cycle_) RefreshSnapshot(fw);
+  if (snapshot_.size() == 0) return Status::Unresolvable("no nodes available to schedule pods");
   reuse_.EndCycle();
   owned_rejections_.clear();
   kept_rejections_.clear();

@@ -31,6 +31,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
   s->clock_ = options.clock;
   s->inline_binding_ = options.inline_binding;
   s->nominate_before_binding_ = options.nominate_before_binding;
+  s->pod_group_cycles_ = options.pod_group_cycles;
   s->record_details_ = options.record_details;
   s->detail_nodes_ = options.detail_nodes;
   s->metrics_ = options.metrics;
@@ -112,6 +113,10 @@ bool Scheduler::ScheduleOne(bool block) {
     queue_->Done(UidOf(pod));
     return true;
   }
+  if (pod_group_cycles_ && pod.spec.scheduling_group) {
+    ScheduleGroup(std::move(qpi));  // pod_group_cycle.cc
+    return true;
+  }
   SchedulingAttempt attempt = StartAttempt(*fw, qpi);
   CycleState state;
   if (metrics_)
@@ -124,7 +129,17 @@ bool Scheduler::ScheduleOne(bool block) {
     FailSchedulingCycle(*fw, state, qpi, s, attempt);
     return true;
   }
+  CommitPlacement(*fw, std::move(qpi), std::move(state), std::move(attempt), result.host);
+  return true;
+}
 
+// The placement a cycle found becomes the pod's: assumed in the cache, reserved, permitted and
+// handed to the binding cycle; a failure there undoes it and requeues the pod.
+void Scheduler::CommitPlacement(Framework& fw_ref, QueuedPodInfo qpi, CycleState state,
+                                SchedulingAttempt attempt, const std::string& host) {
+  Framework* fw = &fw_ref;
+  const Pod& pod = qpi.pod();
+  ScheduleResult result{host};
   // Assume: the pod occupies the node in the cache from now on, before the bind completes.
   auto assumed_pod = std::make_shared<Pod>(pod);
   assumed_pod->spec.node_name = result.host;
@@ -133,7 +148,7 @@ bool Scheduler::ScheduleOne(bool block) {
     attempt.outcome = SchedulingAttempt::Outcome::kError;
     attempt.message = r.error().message;
     HandleFailure(*fw, qpi, Status::Error(r.error().message), NominatingInfo{"", true}, attempt);
-    return true;
+    return;
   }
   queue_->DeleteNominatedPodIfExists(pod);
   if (record_details_) attempt.selected_node = result.host;
@@ -169,7 +184,7 @@ bool Scheduler::ScheduleOne(bool block) {
                         });
       !rs.IsSuccess()) {
     fail_after_assume(rs);
-    return true;
+    return;
   }
   Status ps = Timed(*fw, "Permit", [&] {
     return Guarded("Permit", [&] {
@@ -179,7 +194,7 @@ bool Scheduler::ScheduleOne(bool block) {
   });
   if (!ps.IsSuccess() && !ps.IsWait()) {
     fail_after_assume(ps);
-    return true;
+    return;
   }
 
   auto task = std::make_unique<BindingTask>();
@@ -191,7 +206,6 @@ bool Scheduler::ScheduleOne(bool block) {
   task->host = result.host;
   task->attempt = std::move(attempt);
   StartBindingCycle(std::move(task), ps.IsWait());
-  return true;
 }
 
 SchedulingAttempt Scheduler::StartAttempt(const Framework& fw, const QueuedPodInfo& qpi) {
@@ -218,19 +232,7 @@ void Scheduler::FailSchedulingCycle(Framework& fw, CycleState& state, QueuedPodI
   std::optional<NominatingInfo> nominating;
   if (s.IsRejected() && s.reasons().empty()) {
     // FitError: no feasible node. PostFilter (preemption) may make room for a later attempt.
-    AddDeferredRejections(&attempt);
-    AddOutsideNodeStatuses(&attempt);
-    for (const auto& [node, st] : attempt.filter_statuses) {
-      if (st.code() == Code::kPending) {
-        qpi.pending_plugins.insert(st.plugin());
-      } else {
-        qpi.unschedulable_plugins.insert(st.plugin());
-      }
-    }
-    if (attempt.pre_filter_rejection)
-      qpi.unschedulable_plugins.insert(attempt.pre_filter_rejection->plugin());
-    if (attempt.rejected_by_extender)
-      qpi.unschedulable_plugins.insert(std::string(kExtenderRejection));
+    NoteRejectingPlugins(qpi, attempt);
     std::vector<std::string> post_messages;
     if (fw.HasPostFilterPlugins()) {
       // PostFilter sees every node: after a PreFilter rejection all carry that status.
@@ -267,6 +269,22 @@ void Scheduler::FailSchedulingCycle(Framework& fw, CycleState& state, QueuedPodI
     if (s.IsRejected()) qpi.unschedulable_plugins.insert(s.plugin().empty() ? "" : s.plugin());
     HandleFailure(fw, qpi, s, NominatingInfo{"", true}, attempt);
   }
+}
+
+void Scheduler::NoteRejectingPlugins(QueuedPodInfo& qpi, SchedulingAttempt& attempt) {
+  AddDeferredRejections(&attempt);
+  AddOutsideNodeStatuses(&attempt);
+  for (const auto& [node, st] : attempt.filter_statuses) {
+    if (st.code() == Code::kPending) {
+      qpi.pending_plugins.insert(st.plugin());
+    } else {
+      qpi.unschedulable_plugins.insert(st.plugin());
+    }
+  }
+  if (attempt.pre_filter_rejection)
+    qpi.unschedulable_plugins.insert(attempt.pre_filter_rejection->plugin());
+  if (attempt.rejected_by_extender)
+    qpi.unschedulable_plugins.insert(std::string(kExtenderRejection));
 }
 
 // Runs the binding cycle of a reserved and permitted pod: inline (simulation), or on the

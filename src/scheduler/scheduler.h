@@ -142,6 +142,10 @@ struct SchedulerOptions {
   // gate (on by default). Off for RunUntilIdle, whose fake clock jumps over backoff when the
   // queue has nothing else to do, so simulations keep their timelines.
   bool pop_from_backoff_q = false;
+  // GenericWorkload (off by default, as in kube-scheduler v1.37): the pods of a scheduling
+  // group (spec.schedulingGroup) are scheduled together in one pod group cycle against one
+  // snapshot (pod_group_cycle.cc) rather than one cycle each.
+  bool pod_group_cycles = false;
   // Failed writes the scheduler recovers from (the PodScheduled condition, a nomination, a
   // cache entry to forget) and plugins' LogError are logged here; null: nowhere (simulation).
   observe::Logger* log = nullptr;
@@ -321,6 +325,25 @@ class Scheduler final : public ClusterEventHandler, public DraEventHandler {
   int NumFeasibleNodesToFind(const Framework& fw, int num_all_nodes) const;
   std::string SelectHost(const ScoreTable& table);
   void RunBindingCycle(std::unique_ptr<BindingTask> task);
+  // Brings the snapshot up to date for a cycle of `fw`.
+  void RefreshSnapshot(Framework& fw);
+  // The assume, Reserve, Permit and binding hand-off of a pod placed on `host`.
+  void CommitPlacement(Framework& fw, QueuedPodInfo qpi, CycleState state,
+                       SchedulingAttempt attempt, const std::string& host);
+  // The pod group cycle (pod_group_cycle.cc): `first` and the rest of its group's queued
+  // members, placed one after another in one snapshot; all go to binding or none does.
+  void ScheduleGroup(QueuedPodInfo first);
+  struct GroupMember;
+  // Tries one member in the group's snapshot, placing it there (and reserving) when it fits.
+  void PlaceGroupMember(Framework& fw, GroupMember& member);
+  // Takes the group's tentative placements out of the snapshot again, last first.
+  void UnplaceGroupMembers(Framework& fw, std::vector<GroupMember>& members);
+  // The group's verdict handed to each member: binding, or back to the queue with why.
+  void SubmitGroupResult(Framework& fw, std::vector<GroupMember>& members, const Status& group);
+  // Members (bound or assumed) of the group ns/name already scheduled.
+  int ScheduledGroupMembers(const std::string& ns, const std::string& name) const;
+  // After a FitError: the rejections into the attempt, the rejecting plugins into the pod.
+  void NoteRejectingPlugins(QueuedPodInfo& qpi, SchedulingAttempt& attempt);
   // ScheduleOne's phases: the attempt's record, a failed cycle, the hand-off to binding.
   SchedulingAttempt StartAttempt(const Framework& fw, const QueuedPodInfo& qpi);
   void FailSchedulingCycle(Framework& fw, CycleState& state, QueuedPodInfo& qpi, const Status& s,
@@ -369,6 +392,9 @@ class Scheduler final : public ClusterEventHandler, public DraEventHandler {
   const Clock* clock_ = nullptr;
   bool inline_binding_ = true;
   bool nominate_before_binding_ = true;
+  bool pod_group_cycles_ = false;
+  // Set while a pod group's members are tried: SchedulePod keeps the group's snapshot.
+  bool in_group_cycle_ = false;
   SchedulerMetricsSink* metrics_ = nullptr;
   observe::Logger* log_ = nullptr;
   bool record_details_ = true;

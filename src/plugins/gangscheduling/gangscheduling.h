@@ -11,8 +11,10 @@
 //   * Unreserve: a member that fails after Reserve no longer counts as scheduled.
 //
 // Pods without a scheduling group, and groups with the `basic` policy, are not affected.
-// kube-scheduler v1.37 also schedules a gang in one whole-group cycle; Berth schedules its
-// members one cycle each with the Permit barrier (docs/configuration.md).
+// With GenericWorkload the scheduler places a group's members in one pod group cycle and applies
+// this plugin's minCount there (src/scheduler/pod_group_cycle.cc, kube-scheduler's
+// PlacementFeasible); Permit then only joins members placed together. Without it, members are
+// scheduled one cycle each behind the Permit barrier (docs/configuration.md).
 #pragma once
 
 #include <map>
