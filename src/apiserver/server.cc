@@ -167,7 +167,8 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
         fmt::format("{}: cannot create the data directory: {}", options.data_dir, ec.message())};
   chmod(options.data_dir.c_str(), 0700);
   const std::string dir = options.data_dir;
-  auto store = Store::Open({.path = dir + "/state.db", .event_window = options.watch_window});
+  auto store = Store::Open(
+      {.path = dir + "/state.db", .event_window = options.watch_window, .seed = options.seed});
   if (!store.ok()) return store.error();
   impl->store = std::move(store).value();
 

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,8 @@ struct ServerOptions {
   std::vector<ExtraRoute> extra_routes;
   // Gated validation (--feature-gates): TaintTolerationComparisonOperators.
   ValidationOptions validation;
+  // Set: generated names and UIDs from this seed (StoreOptions::seed).
+  std::optional<uint64_t> seed;
 };
 
 class Server {

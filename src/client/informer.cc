@@ -1,5 +1,7 @@
 #include "client/informer.h"
 
+#include "simtime/simulated_clock.h"
+
 #include <fmt/format.h>
 
 #include <random>
@@ -310,6 +312,10 @@ bool Informer::WatchOnce() {
       path,
       [&](std::string_view line) {
         if (line.empty()) return true;
+        // Counted as in transit by the API server of a simulated cluster until handled here.
+        struct Handled {
+          ~Handled() { simtime::NoteWatchEventHandled(); }
+        } handled;
         Json ev;
         const bool parsed = options_.trim_metadata ? ParseJsonFastWithoutManagedFields(line, &ev)
                                                    : ParseJsonFast(line, &ev);
