@@ -49,9 +49,11 @@ std::string DisruptionReason(const Pod& pod) {
 }
 
 int KindRank(const std::string& kind) {
-  static const char* kOrder[] = {"Step",       "WaitTimedOut", "NodeNotReady", "NodeReady",
-                                 "PodEvicted", "Preempted",    "PodDeleted",   "PodScheduled",
-                                 "PodRunning", "PodSucceeded", "PodFailed"};
+  // Within one instant: the steps' actions, what the cluster did, then what the steps observed.
+  static const char* kOrder[] = {"Step",         "NodeNotReady", "NodeReady",  "PodEvicted",
+                                 "Preempted",    "PodDeleted",   "PodScheduled", "PodRunning",
+                                 "PodSucceeded", "PodFailed",    "Wait",       "WaitTimedOut",
+                                 "Checkpoint"};
   for (size_t i = 0; i < std::size(kOrder); ++i)
     if (kind == kOrder[i]) return static_cast<int>(i);
   return static_cast<int>(std::size(kOrder));
@@ -116,8 +118,9 @@ void ClusterWatch::OnPod(const Object* before, const Object* after) {
   if (pod->spec.node_name != was_node && !pod->spec.node_name.empty())
     Add("PodScheduled", key, pod->spec.node_name);
   if (pod->metadata.deletion_timestamp && !(old_pod && old_pod->metadata.deletion_timestamp)) {
-    const std::string reason = DisruptionReason(*pod);
-    if (reason == "DeletionByTaintManager") {
+    std::string reason = DisruptionReason(*pod);
+    if (reason.empty()) reason = NoExecuteTaintOf(pod->spec.node_name);
+    if (reason == "DeletionByTaintManager" || reason.rfind("taint ", 0) == 0) {
       Add("PodEvicted", key, fmt::format("from {} ({})", pod->spec.node_name, reason));
       std::lock_guard lock(mu_);
       ++evictions_;
@@ -130,6 +133,17 @@ void ClusterWatch::OnPod(const Object* before, const Object* after) {
       !pod->status.phase.empty()) {
     Add("Pod" + pod->status.phase, key, pod->spec.node_name);
   }
+}
+
+std::string ClusterWatch::NoExecuteTaintOf(const std::string& node_name) const {
+  if (node_name.empty() || !nodes_) return "";
+  auto obj = nodes_->Get(node_name);
+  auto node = obj ? NodeOf(&*obj) : nullptr;
+  if (!node) return "";
+  for (const auto& t : node->spec.taints) {
+    if (t.effect == "NoExecute") return "taint " + t.key;
+  }
+  return "";
 }
 
 void ClusterWatch::OnNode(const Object* before, const Object* after) {
@@ -147,7 +161,10 @@ void ClusterWatch::OnNode(const Object* before, const Object* after) {
 }
 
 void ClusterWatch::RecordStep(const Step& step, std::string detail) {
-  Add("Step", step.where, std::move(detail));
+  const char* kind = step.kind == StepKind::kWait         ? "Wait"
+                     : step.kind == StepKind::kCheckpoint ? "Checkpoint"
+                                                          : "Step";
+  Add(kind, step.where, std::move(detail));
 }
 
 void ClusterWatch::RecordPreemption(const std::string& victim, const std::string& preemptor) {
@@ -175,6 +192,11 @@ Summary ClusterWatch::Take(const std::string& name) const {
     auto pod = PodOf(&o);
     if (!pod) continue;
     ++s.pods;
+    if (pod->metadata.deletion_timestamp) {
+      // Deleted, waiting for its kubelet (a stopped node's pods wait until it is back).
+      ++s.terminating;
+      continue;
+    }
     ++s.pods_by_phase[pod->status.phase.empty() ? "Pending" : pod->status.phase];
     if (pod->spec.node_name.empty()) {
       if (!Finished(*pod)) s.pending.push_back(pod->Key());

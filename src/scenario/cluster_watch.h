@@ -23,8 +23,9 @@ namespace berth::scenario {
 // instant arrive in an order that threads decide, and the report must not.
 struct TimelineEntry {
   Duration at{};
-  std::string kind;    // Step, NodeNotReady, NodeReady, PodEvicted, PodDeleted, Preempted,
-                       // PodScheduled, PodRunning, PodSucceeded, PodFailed, WaitTimedOut
+  std::string kind;    // Step, NodeNotReady, NodeReady, PodEvicted, Preempted, PodDeleted,
+                       // PodScheduled, PodRunning, PodSucceeded, PodFailed, Wait,
+                       // WaitTimedOut, Checkpoint
   std::string object;  // "default/web-abc12", "node-003", the step ("steps[2]")
   std::string detail;  // the node, the reason, the step's action
   friend bool operator<(const TimelineEntry& a, const TimelineEntry& b);
@@ -36,6 +37,7 @@ struct Summary {
   Duration at{};
   std::map<std::string, int> pods_by_phase;  // Pending, Running, Succeeded, Failed
   int pods = 0;
+  int terminating = 0;  // deleted, not yet gone (not in pods_by_phase or pods_per_node)
   std::vector<std::string> pending;            // unbound pods, "ns/name", sorted
   std::map<std::string, int> pods_per_node;    // bound, not finished (every node listed)
   std::vector<std::string> ready_nodes, not_ready_nodes;
@@ -65,6 +67,8 @@ class ClusterWatch {
  private:
   void OnPod(const Object* before, const Object* after);
   void OnNode(const Object* before, const Object* after);
+  // "taint KEY" when the node has a NoExecute taint, else "".
+  std::string NoExecuteTaintOf(const std::string& node_name) const;
   void Add(std::string kind, std::string object, std::string detail);
 
   client::RestClient* rest_;

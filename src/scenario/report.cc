@@ -22,7 +22,7 @@ Json SummaryJson(const Summary& s) {
   return {{"name", s.name},
           {"at", FormatDuration(s.at)},
           {"seconds", Seconds(s.at)},
-          {"pods", {{"total", s.pods}, {"byPhase", by_phase}}},
+          {"pods", {{"total", s.pods}, {"terminating", s.terminating}, {"byPhase", by_phase}}},
           {"pendingPods", s.pending},
           {"nodes",
            {{"ready", s.ready_nodes.size()},
@@ -37,6 +37,7 @@ void SummaryText(const Summary& s, const char* title, std::string* out) {
   *out += fmt::format("{} at {}\n", title, FormatDuration(s.at));
   std::vector<std::string> phases;
   for (const auto& [phase, n] : s.pods_by_phase) phases.push_back(fmt::format("{} {}", phase, n));
+  if (s.terminating > 0) phases.push_back(fmt::format("Terminating {}", s.terminating));
   *out += fmt::format("  Pods:        {}{}\n", s.pods,
                       phases.empty() ? "" : fmt::format(" ({})", fmt::join(phases, ", ")));
   if (s.pending.empty()) {

@@ -101,11 +101,19 @@ class Run {
     for (;;) {
       if (auto r = cluster_->Settle(); !r.ok()) return r;
       auto next = cluster_->NextDue();
-      if (!next || *next > target) break;
-      Jump(*next);
+      if (!next || Resolved(*next) > target) break;
+      Jump(Resolved(*next));
     }
     if (clock_->Now() < target) Jump(target);
     return cluster_->Settle();
+  }
+
+  // `t` rounded up to the scenario's resolution (a multiple of it from the start).
+  TimePoint Resolved(TimePoint t) const {
+    const Duration step = scenario_.resolution;
+    if (step <= Duration::zero() || t <= start_) return t;
+    const auto steps = ((t - start_) + step - Duration(1)) / step;
+    return start_ + steps * step;
   }
 
   void Jump(TimePoint t) {
@@ -182,7 +190,7 @@ class Run {
                                       detail));
       }
       auto next = cluster_->NextDue();
-      Jump(next && *next < deadline ? *next : deadline);
+      Jump(next && Resolved(*next) < deadline ? Resolved(*next) : deadline);
     }
   }
 

@@ -366,7 +366,16 @@ Result<Scenario> ParseScenario(std::string_view text, const std::string& base_di
   if (s.name.empty()) return Invalid("metadata.name", "required");
   if (!doc.contains("spec") || !doc["spec"].is_object()) return Invalid("spec", "required");
   const Json& spec = doc["spec"];
-  if (auto r = OnlyKnown(spec, "spec", {"cluster", "steps"}); !r.ok()) return r.error();
+  if (auto r = OnlyKnown(spec, "spec", {"cluster", "resolution", "steps"}); !r.ok())
+    return r.error();
+  if (spec.contains("resolution")) {
+    auto text = String(spec, "resolution", "spec", true);
+    if (!text.ok()) return text.error();
+    auto d = ParseDuration(*text, "spec.resolution");
+    if (!d.ok()) return d.error();
+    if (*d < Duration::zero()) return Invalid("spec.resolution", "must be >= 0s");
+    s.resolution = *d;
+  }
   if (spec.contains("cluster")) {
     if (auto r = ReadCluster(spec["cluster"], base_dir, &s); !r.ok()) return r.error();
   }

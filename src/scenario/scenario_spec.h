@@ -64,6 +64,10 @@ struct Step {
 
 struct Scenario {
   std::string name;
+  // The clock's resolution: it jumps to the next due timer rounded up to a multiple of this
+  // from the start (0: exactly to each timer). Coarser means fewer jumps: the heartbeats of
+  // many nodes fall on one instant instead of each on its own.
+  Duration resolution = std::chrono::seconds(1);
   ClusterSpec cluster;
   std::vector<nlohmann::json> cluster_objects;  // cluster.files, read
   std::vector<Step> steps;
