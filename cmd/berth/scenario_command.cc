@@ -12,7 +12,8 @@ namespace berth::cmd {
 
 CLI::App* AddScenarioCommand(CLI::App& app, ScenarioCommand* c) {
   CLI::App* cmd = app.add_subcommand(
-      "scenario", "Run scenario files (timed steps) against a simulated cluster (docs/scenarios.md)");
+      "scenario",
+      "Run scenario files (timed steps) against a simulated cluster (docs/scenarios.md)");
   cmd->require_subcommand(1);
   c->run = cmd->add_subcommand(
       "run",

@@ -126,7 +126,8 @@ HttpResponse Server::Impl::Watch(HttpRequest& req, const Target& t) {
     auto reg = store->Watch(*res, ns, from_rv, filter, cb, &start_rv);
     if (!reg.ok()) {
       // As kube-apiserver: 200, then an ERROR event with the Status, then the end.
-      CountedWrite(*sink, Json{{"type", "ERROR"}, {"object", StatusBody(reg.error())}}.dump() + "\n");
+      CountedWrite(*sink,
+                   Json{{"type", "ERROR"}, {"object", StatusBody(reg.error())}}.dump() + "\n");
       sink->Close();
       return;
     }

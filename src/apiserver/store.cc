@@ -3,11 +3,10 @@
 // (store_internal.h names them).
 #include "apiserver/store.h"
 
-#include <atomic>
-
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <iterator>
 #include <string>
@@ -50,7 +49,8 @@ std::string Store::Impl::RandomSuffix(const std::string& prefix) {
   if (options.seed) {
     // Per prefix: names of one owner do not depend on how other writers' creates interleave.
     const uint64_t n = generated[prefix]++;
-    std::seed_seq seq{static_cast<uint32_t>(*options.seed), static_cast<uint32_t>(*options.seed >> 32),
+    std::seed_seq seq{static_cast<uint32_t>(*options.seed),
+                      static_cast<uint32_t>(*options.seed >> 32),
                       static_cast<uint32_t>(std::hash<std::string>{}(prefix)),
                       static_cast<uint32_t>(n), static_cast<uint32_t>(n >> 32)};
     std::mt19937_64 named(seq);

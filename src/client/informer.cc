@@ -1,12 +1,11 @@
 #include "client/informer.h"
 
-#include "simtime/simulated_clock.h"
-
 #include <fmt/format.h>
 
 #include <random>
 
 #include "api/json_parse.h"
+#include "simtime/simulated_clock.h"
 
 namespace berth::client {
 

@@ -99,7 +99,8 @@ NodeLifecycleController::NodeLifecycleController(client::RestClient* rest, Share
     : rest_(rest), nodes_(nodes), leases_(leases), options_(std::move(options)) {}
 
 void NodeLifecycleController::Start() {
-  ticker_.Start(options_.clock, NodeMonitorPeriod(options_.node_monitor_grace_period), [this] { MonitorOnce(); });
+  ticker_.Start(options_.clock, NodeMonitorPeriod(options_.node_monitor_grace_period),
+                [this] { MonitorOnce(); });
 }
 
 void NodeLifecycleController::Stop() { ticker_.Stop(); }
@@ -158,7 +159,8 @@ TaintEvictionController::TaintEvictionController(client::RestClient* rest, Share
     : rest_(rest), nodes_(nodes), pods_(pods), options_(std::move(options)) {}
 
 void TaintEvictionController::Start() {
-  ticker_.Start(options_.clock, NodeMonitorPeriod(options_.node_monitor_grace_period), [this] { EvictOnce(); });
+  ticker_.Start(options_.clock, NodeMonitorPeriod(options_.node_monitor_grace_period),
+                [this] { EvictOnce(); });
 }
 
 void TaintEvictionController::Stop() { ticker_.Stop(); }

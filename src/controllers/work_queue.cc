@@ -107,7 +107,7 @@ void WorkQueue::AddAfter(const std::string& key, Duration delay) {
   auto [it, inserted] = waiting_.emplace(key, due);
   if (!inserted && due < it->second) it->second = due;  // the earliest request wins
   NoteActivity();
-  cv_.notify_all();                                     // a waiting Get may have to wake earlier
+  cv_.notify_all();  // a waiting Get may have to wake earlier
 }
 
 void WorkQueue::AddRateLimited(const std::string& key) {

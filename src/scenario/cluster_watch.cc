@@ -50,9 +50,9 @@ std::string DisruptionReason(const Pod& pod) {
 
 int KindRank(const std::string& kind) {
   // Within one instant: the steps' actions, what the cluster did, then what the steps observed.
-  static const char* kOrder[] = {"Step",         "NodeNotReady", "NodeReady",  "PodEvicted",
+  static const char* kOrder[] = {"Step",         "NodeNotReady", "NodeReady",    "PodEvicted",
                                  "Preempted",    "PodDeleted",   "PodScheduled", "PodRunning",
-                                 "PodSucceeded", "PodFailed",    "Wait",       "WaitTimedOut",
+                                 "PodSucceeded", "PodFailed",    "Wait",         "WaitTimedOut",
                                  "Checkpoint"};
   for (size_t i = 0; i < std::size(kOrder); ++i)
     if (kind == kOrder[i]) return static_cast<int>(i);
@@ -262,10 +262,11 @@ bool ClusterWatch::Holds(const WaitSpec& wait, std::string* detail) const {
   }
   if (!missing.empty()) {
     std::sort(missing.begin(), missing.end());
-    *detail = fmt::format("{} pods not {}: {}{}", missing.size(),
-                          wait.condition == WaitFor::kPodsScheduled ? "scheduled" : "running",
-                          fmt::join(missing.begin(), missing.begin() + std::min<size_t>(5, missing.size()), ", "),
-                          missing.size() > 5 ? ", ..." : "");
+    *detail = fmt::format(
+        "{} pods not {}: {}{}", missing.size(),
+        wait.condition == WaitFor::kPodsScheduled ? "scheduled" : "running",
+        fmt::join(missing.begin(), missing.begin() + std::min<size_t>(5, missing.size()), ", "),
+        missing.size() > 5 ? ", ..." : "");
     return false;
   }
   *detail = fmt::format("{} pods {}", matched,

@@ -38,8 +38,8 @@ struct Summary {
   std::map<std::string, int> pods_by_phase;  // Pending, Running, Succeeded, Failed
   int pods = 0;
   int terminating = 0;  // deleted, not yet gone (not in pods_by_phase or pods_per_node)
-  std::vector<std::string> pending;            // unbound pods, "ns/name", sorted
-  std::map<std::string, int> pods_per_node;    // bound, not finished (every node listed)
+  std::vector<std::string> pending;          // unbound pods, "ns/name", sorted
+  std::map<std::string, int> pods_per_node;  // bound, not finished (every node listed)
   std::vector<std::string> ready_nodes, not_ready_nodes;
   int preemptions = 0;
   int evictions = 0;

@@ -11,9 +11,9 @@ namespace berth::scenario {
 
 Result<Duration> ParseDuration(std::string_view text, const std::string& where) {
   auto bad = [&] {
-    return Error{fmt::format("{}: invalid duration \"{}\" (e.g. 30s, 2m, 1h30m, 500ms)", where,
-                             text),
-                 ErrorCode::kInvalid};
+    return Error{
+        fmt::format("{}: invalid duration \"{}\" (e.g. 30s, 2m, 1h30m, 500ms)", where, text),
+        ErrorCode::kInvalid};
   };
   if (text.empty()) return bad();
   if (text == "0") return Duration::zero();

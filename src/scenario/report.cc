@@ -48,11 +48,9 @@ void SummaryText(const Summary& s, const char* title, std::string* out) {
                                   s.pending.begin() + std::min<size_t>(10, s.pending.size()), ", "),
                         s.pending.size() > 10 ? ", ..." : "");
   }
-  *out += fmt::format("  Nodes:       {} Ready, {} NotReady{}\n", s.ready_nodes.size(),
-                      s.not_ready_nodes.size(),
-                      s.not_ready_nodes.empty()
-                          ? ""
-                          : fmt::format(" ({})", fmt::join(s.not_ready_nodes, ", ")));
+  *out += fmt::format(
+      "  Nodes:       {} Ready, {} NotReady{}\n", s.ready_nodes.size(), s.not_ready_nodes.size(),
+      s.not_ready_nodes.empty() ? "" : fmt::format(" ({})", fmt::join(s.not_ready_nodes, ", ")));
   std::vector<std::string> per_node;
   for (const auto& [node, n] : s.pods_per_node) per_node.push_back(fmt::format("{} {}", node, n));
   *out += fmt::format("  Pods/node:   {}\n", fmt::join(per_node, ", "));

@@ -63,7 +63,8 @@ VoidResult WriteObject(client::RestClient& rest, StepKind kind, Json obj) {
 }
 
 std::string ScalePath(const Step& step) {
-  std::string group_path = step.target_kind == "ReplicationController" ? "/api/v1" : "/apis/apps/v1";
+  std::string group_path =
+      step.target_kind == "ReplicationController" ? "/api/v1" : "/apis/apps/v1";
   std::string plural = step.target_kind == "Deployment"    ? "deployments"
                        : step.target_kind == "ReplicaSet"  ? "replicasets"
                        : step.target_kind == "StatefulSet" ? "statefulsets"
@@ -75,7 +76,10 @@ class Run {
  public:
   Run(const Scenario& scenario, SimCluster* cluster, simtime::SimulatedClock* clock,
       RunResult* result)
-      : scenario_(scenario), cluster_(cluster), clock_(clock), result_(result),
+      : scenario_(scenario),
+        cluster_(cluster),
+        clock_(clock),
+        result_(result),
         start_(clock->Now()) {}
 
   VoidResult All() {
@@ -186,8 +190,8 @@ class Run {
       }
       if (clock_->Now() >= deadline) {
         cluster_->watch().RecordWaitTimeout(step, fmt::format("{}: {}", what, detail));
-        return Fail(step, fmt::format("timed out after {}: {}", FormatDuration(step.wait.timeout),
-                                      detail));
+        return Fail(
+            step, fmt::format("timed out after {}: {}", FormatDuration(step.wait.timeout), detail));
       }
       auto next = cluster_->NextDue();
       Jump(next && Resolved(*next) < deadline ? Resolved(*next) : deadline);

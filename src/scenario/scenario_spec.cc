@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "api/codec.h"
+#include "apiserver/selectors.h"
 
 namespace berth::scenario {
 namespace {
@@ -174,12 +175,15 @@ VoidResult ReadWait(const Json& body, const std::string& where, WaitSpec* wait) 
       wait->condition == WaitFor::kNodeReady || wait->condition == WaitFor::kNodeNotReady;
   auto node = String(body, "node", where, node_condition);
   if (!node.ok()) return node.error();
-  if (!node_condition && !node->empty()) return Invalid(where + ".node", "only for node conditions");
+  if (!node_condition && !node->empty())
+    return Invalid(where + ".node", "only for node conditions");
   wait->node = *node;
   auto ns = String(body, "namespace", where, false);
   auto selector = String(body, "selector", where, false);
   if (!ns.ok()) return ns.error();
   if (!selector.ok()) return selector.error();
+  if (auto parsed = apiserver::ParseLabelSelector(*selector); !parsed.ok())
+    return Invalid(where + ".selector", parsed.error().message);
   wait->namespace_ = *ns;
   wait->selector = *selector;
   auto count = Int(body, "count", where, 0, 0);
@@ -210,10 +214,10 @@ Result<Step> ReadStep(const Json& doc, const std::string& where, const std::stri
   Step step;
   step.where = where;
   static const std::pair<const char*, StepKind> kActions[] = {
-      {"apply", StepKind::kApply},         {"create", StepKind::kCreate},
-      {"delete", StepKind::kDelete},       {"scale", StepKind::kScale},
-      {"stopNode", StepKind::kStopNode},   {"startNode", StepKind::kStartNode},
-      {"wait", StepKind::kWait},           {"checkpoint", StepKind::kCheckpoint}};
+      {"apply", StepKind::kApply},       {"create", StepKind::kCreate},
+      {"delete", StepKind::kDelete},     {"scale", StepKind::kScale},
+      {"stopNode", StepKind::kStopNode}, {"startNode", StepKind::kStartNode},
+      {"wait", StepKind::kWait},         {"checkpoint", StepKind::kCheckpoint}};
   const char* action = nullptr;
   for (const auto& [key, value] : doc.items()) {
     if (key == "at") continue;
@@ -221,15 +225,17 @@ Result<Step> ReadStep(const Json& doc, const std::string& where, const std::stri
     for (const auto& [name, kind] : kActions) {
       if (key != name) continue;
       known = true;
-      if (action) return Invalid(where, fmt::format("has both {} and {}: one action a step", action, name));
+      if (action)
+        return Invalid(where, fmt::format("has both {} and {}: one action a step", action, name));
       action = name;
       step.kind = kind;
     }
     if (!known) return Invalid(where + "." + key, "unknown field");
   }
   if (!action) {
-    return Invalid(where, "needs an action (apply, create, delete, scale, stopNode, startNode, "
-                          "wait, checkpoint)");
+    return Invalid(where,
+                   "needs an action (apply, create, delete, scale, stopNode, startNode, "
+                   "wait, checkpoint)");
   }
   if (doc.contains("at")) {
     auto at = String(doc, "at", where, true);
@@ -326,24 +332,36 @@ VoidResult ReadCluster(const Json& doc, const std::string& base_dir, Scenario* s
 
 const char* StepKindName(StepKind kind) {
   switch (kind) {
-    case StepKind::kApply: return "apply";
-    case StepKind::kCreate: return "create";
-    case StepKind::kDelete: return "delete";
-    case StepKind::kScale: return "scale";
-    case StepKind::kStopNode: return "stopNode";
-    case StepKind::kStartNode: return "startNode";
-    case StepKind::kWait: return "wait";
-    case StepKind::kCheckpoint: return "checkpoint";
+    case StepKind::kApply:
+      return "apply";
+    case StepKind::kCreate:
+      return "create";
+    case StepKind::kDelete:
+      return "delete";
+    case StepKind::kScale:
+      return "scale";
+    case StepKind::kStopNode:
+      return "stopNode";
+    case StepKind::kStartNode:
+      return "startNode";
+    case StepKind::kWait:
+      return "wait";
+    case StepKind::kCheckpoint:
+      return "checkpoint";
   }
   return "?";
 }
 
 const char* WaitForName(WaitFor w) {
   switch (w) {
-    case WaitFor::kPodsScheduled: return "PodsScheduled";
-    case WaitFor::kPodsRunning: return "PodsRunning";
-    case WaitFor::kNodeReady: return "NodeReady";
-    case WaitFor::kNodeNotReady: return "NodeNotReady";
+    case WaitFor::kPodsScheduled:
+      return "PodsScheduled";
+    case WaitFor::kPodsRunning:
+      return "PodsRunning";
+    case WaitFor::kNodeReady:
+      return "NodeReady";
+    case WaitFor::kNodeNotReady:
+      return "NodeNotReady";
   }
   return "?";
 }

@@ -49,7 +49,7 @@ struct WaitSpec {
 
 struct Step {
   StepKind kind = StepKind::kCheckpoint;
-  std::string where;         // "steps[3]"
+  std::string where;           // "steps[3]"
   std::optional<Duration> at;  // from the start; none: right after the step before
   // apply / create / delete: the objects (read from `file`, or given inline).
   std::vector<nlohmann::json> objects;

@@ -69,6 +69,9 @@ TEST(ScenarioSpecTest, ErrorsNameTheStepAndField) {
             "steps[0].wait.for: unknown condition \"Forever\" (PodsScheduled, PodsRunning, "
             "NodeReady, NodeNotReady)");
   EXPECT_EQ(ErrorOf(Wrap("  - wait: {for: NodeReady}\n")), "steps[0].wait.node: required");
+  EXPECT_EQ(ErrorOf(Wrap("  - wait: {for: PodsRunning, selector: \"app in web\"}\n"))
+                .rfind("steps[0].wait.selector: ", 0),
+            0u);
   EXPECT_EQ(ErrorOf(Wrap("  - stopNode: {name: n, when: now}\n")),
             "steps[0].stopNode.when: unknown field");
   EXPECT_EQ(ErrorOf(Wrap("  - fly: {}\n")), "steps[0].fly: unknown field");

@@ -241,7 +241,8 @@ VoidResult SimCluster::Settle() {
       last_epoch = clock_->epoch();
       last_activity = now;
     } else if (probe.busy == "watch events in transit" && now - last_activity > kTransitLimit) {
-      if (log_) log_(fmt::format("{} watch events counted in transit were lost", clock_->in_transit()));
+      if (log_)
+        log_(fmt::format("{} watch events counted in transit were lost", clock_->in_transit()));
       clock_->ResetTransit();
     } else if (now - last_activity > kStallLimit) {
       return Error{fmt::format("the cluster did not settle at {}: {}", TimestampOf(clock_->Now()),
