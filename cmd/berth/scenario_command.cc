@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "scenario/replay_steps.h"
 #include "scenario/report.h"
 #include "scenario/runner.h"
 #include "scenario/scenario_spec.h"
@@ -19,7 +20,9 @@ CLI::App* AddScenarioCommand(CLI::App& app, ScenarioCommand* c) {
       "run",
       "Run a scenario against berth up's cluster (API server, controllers, simulated kubelets, "
       "scheduler) in this process on a simulated clock, and report what happened");
-  c->run->add_option("file", c->file, "The scenario (YAML)")->required();
+  c->run->add_option("file", c->file, "The scenario (YAML)");
+  c->run->add_option("--replay", c->replay,
+                     "Replay a recording (berth record) instead of a scenario file");
   c->run->add_option("--seed", c->seed, "Seed of the scheduler's tie-breaks and generated names")
       ->capture_default_str();
   c->run->add_option("-o,--output", c->output, "Report format: text or json")
@@ -34,7 +37,12 @@ CLI::App* AddScenarioCommand(CLI::App& app, ScenarioCommand* c) {
 }
 
 int RunScenarioCommand(const ScenarioCommand& c) {
-  auto scenario = scenario::LoadScenario(c.file);
+  if (c.file.empty() == c.replay.empty()) {
+    std::cerr << "berth scenario run: give a scenario file or --replay RECORDING (one of them)\n";
+    return 1;
+  }
+  auto scenario =
+      c.replay.empty() ? scenario::LoadScenario(c.file) : scenario::ScenarioFromRecording(c.replay);
   if (!scenario.ok()) {
     std::cerr << "berth scenario: " << scenario.error().message << "\n";
     return 1;

@@ -12,6 +12,7 @@ namespace berth::cmd {
 struct ScenarioCommand {
   CLI::App* run = nullptr;
   std::string file;
+  std::string replay;  // a recording instead of a scenario file
   uint64_t seed = 1;
   std::string output = "text";
   std::string config_file;

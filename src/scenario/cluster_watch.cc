@@ -62,8 +62,8 @@ int KindRank(const std::string& kind) {
 }  // namespace
 
 bool operator<(const TimelineEntry& a, const TimelineEntry& b) {
-  return std::make_tuple(a.at, KindRank(a.kind), a.object, a.detail) <
-         std::make_tuple(b.at, KindRank(b.kind), b.object, b.detail);
+  return std::make_tuple(a.at, KindRank(a.kind), a.step, a.object, a.detail) <
+         std::make_tuple(b.at, KindRank(b.kind), b.step, b.object, b.detail);
 }
 
 ClusterWatch::ClusterWatch(client::RestClient* rest, const Clock* clock, TimePoint start)
@@ -99,10 +99,10 @@ bool ClusterWatch::HasSynced() const {
   return pods_ && nodes_ && pods_->HasSynced() && nodes_->HasSynced();
 }
 
-void ClusterWatch::Add(std::string kind, std::string object, std::string detail) {
+void ClusterWatch::Add(std::string kind, std::string object, std::string detail, bool step) {
   std::lock_guard lock(mu_);
-  timeline_.push_back(
-      {clock_->Now() - start_, std::move(kind), std::move(object), std::move(detail)});
+  timeline_.push_back({clock_->Now() - start_, std::move(kind), std::move(object),
+                       std::move(detail), step ? ++steps_ : 0});
 }
 
 void ClusterWatch::OnPod(const Object* before, const Object* after) {
@@ -164,7 +164,7 @@ void ClusterWatch::RecordStep(const Step& step, std::string detail) {
   const char* kind = step.kind == StepKind::kWait         ? "Wait"
                      : step.kind == StepKind::kCheckpoint ? "Checkpoint"
                                                           : "Step";
-  Add(kind, step.where, std::move(detail));
+  Add(kind, step.where, std::move(detail), true);
 }
 
 void ClusterWatch::RecordPreemption(const std::string& victim, const std::string& preemptor) {
@@ -174,7 +174,7 @@ void ClusterWatch::RecordPreemption(const std::string& victim, const std::string
 }
 
 void ClusterWatch::RecordWaitTimeout(const Step& step, const std::string& detail) {
-  Add("WaitTimedOut", step.where, detail);
+  Add("WaitTimedOut", step.where, detail, true);
 }
 
 Summary ClusterWatch::Take(const std::string& name) const {

@@ -28,6 +28,7 @@ struct TimelineEntry {
                        // WaitTimedOut, Checkpoint
   std::string object;  // "default/web-abc12", "node-003", the step ("steps[2]")
   std::string detail;  // the node, the reason, the step's action
+  uint64_t step = 0;   // steps' entries: their order in the run (they come from one thread)
   friend bool operator<(const TimelineEntry& a, const TimelineEntry& b);
 };
 
@@ -69,7 +70,7 @@ class ClusterWatch {
   void OnNode(const Object* before, const Object* after);
   // "taint KEY" when the node has a NoExecute taint, else "".
   std::string NoExecuteTaintOf(const std::string& node_name) const;
-  void Add(std::string kind, std::string object, std::string detail);
+  void Add(std::string kind, std::string object, std::string detail, bool step = false);
 
   client::RestClient* rest_;
   const Clock* clock_;
@@ -78,6 +79,7 @@ class ClusterWatch {
   mutable std::mutex mu_;
   std::vector<TimelineEntry> timeline_;
   int preemptions_ = 0, evictions_ = 0;
+  uint64_t steps_ = 0;
 };
 
 }  // namespace berth::scenario
