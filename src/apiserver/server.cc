@@ -132,6 +132,11 @@ std::string Server::kubeconfig_path() const { return impl_->kubeconfig_path; }
 std::string Server::token() const { return impl_->token; }
 Store& Server::store() { return *impl_->store; }
 std::string Server::Metrics() { return impl_->request_metrics.Expose(*impl_->store); }
+
+size_t Server::ActiveWatches() {
+  std::lock_guard lock(impl_->watches_mu);
+  return impl_->watches.size();
+}
 NamespaceDeleter& Server::namespace_deleter() { return *impl_->namespace_deleter; }
 
 void Server::Stop() {

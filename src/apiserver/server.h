@@ -73,6 +73,8 @@ class Server {
   Store& store();
   // The server's metrics (request_metrics.h) in the Prometheus text format.
   std::string Metrics();
+  // Watch streams open now (a simulated cluster waits for its informers' to be registered).
+  size_t ActiveWatches();
   // Removes the content of Terminating namespaces, then the namespaces (namespace_deleter.h).
   NamespaceDeleter& namespace_deleter();
   void Stop();

@@ -185,6 +185,19 @@ VoidResult SimCluster::WaitForSync() {
       return Error{"the cluster's components did not sync within 60s", ErrorCode::kUnavailable};
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  // An informer has synced once it listed; its watch is opened after. An object created before
+  // the watch is registered reaches it later from the watch history, without having been
+  // counted in transit, so the first step waits until the number of open watches holds still.
+  size_t watches = server_->ActiveWatches();
+  auto steady_since = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - steady_since < std::chrono::milliseconds(200)) {
+    if (std::chrono::steady_clock::now() > give_up) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (const size_t now = server_->ActiveWatches(); now != watches) {
+      watches = now;
+      steady_since = std::chrono::steady_clock::now();
+    }
+  }
   return Settle();
 }
 
