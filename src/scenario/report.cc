@@ -41,9 +41,9 @@ void SummaryText(const Summary& s, const char* title, std::string* out) {
   *out += fmt::format("  Pods:        {}{}\n", s.pods,
                       phases.empty() ? "" : fmt::format(" ({})", fmt::join(phases, ", ")));
   if (s.pending.empty()) {
-    *out += "  Pending:     none\n";
+    *out += "  Unbound:     none\n";
   } else {
-    *out += fmt::format("  Pending:     {} ({}{})\n", s.pending.size(),
+    *out += fmt::format("  Unbound:     {} ({}{})\n", s.pending.size(),
                         fmt::join(s.pending.begin(),
                                   s.pending.begin() + std::min<size_t>(10, s.pending.size()), ", "),
                         s.pending.size() > 10 ? ", ..." : "");
