@@ -34,6 +34,7 @@
 #include "pluginlib/loader.h"
 #include "plugins/registry.h"
 #include "record_command.h"
+#include "scenario_command.h"
 #include "scheduler/prometheus_metrics.h"
 #include "scheduler/scheduler.h"
 #include "sim/bench.h"
@@ -417,6 +418,9 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
   berth::cmd::RecordCommand record_command;
   auto* record = berth::cmd::AddRecordCommand(app, &record_command);
 
+  berth::cmd::ScenarioCommand scenario_command;
+  auto* scenario = berth::cmd::AddScenarioCommand(app, &scenario_command);
+
   berth::cmd::ExplainCommand explain_command;
   auto* explain = berth::cmd::AddExplainCommand(app, &explain_command);
 
@@ -453,6 +457,7 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
     return berth::cmd::RunExplainCommand(explain_command);
   }
   if (*record) return berth::cmd::RunRecordCommand(record_command);
+  if (*scenario) return berth::cmd::RunScenarioCommand(scenario_command);
   if (*compare) {
     compare_command.compiled_in = compiled_in;
     return berth::cmd::RunCompareCommand(compare_command);

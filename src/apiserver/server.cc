@@ -132,6 +132,11 @@ std::string Server::kubeconfig_path() const { return impl_->kubeconfig_path; }
 std::string Server::token() const { return impl_->token; }
 Store& Server::store() { return *impl_->store; }
 std::string Server::Metrics() { return impl_->request_metrics.Expose(*impl_->store); }
+
+size_t Server::ActiveWatches() {
+  std::lock_guard lock(impl_->watches_mu);
+  return impl_->watches.size();
+}
 NamespaceDeleter& Server::namespace_deleter() { return *impl_->namespace_deleter; }
 
 void Server::Stop() {
@@ -167,7 +172,8 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
         fmt::format("{}: cannot create the data directory: {}", options.data_dir, ec.message())};
   chmod(options.data_dir.c_str(), 0700);
   const std::string dir = options.data_dir;
-  auto store = Store::Open({.path = dir + "/state.db", .event_window = options.watch_window});
+  auto store = Store::Open(
+      {.path = dir + "/state.db", .event_window = options.watch_window, .seed = options.seed});
   if (!store.ok()) return store.error();
   impl->store = std::move(store).value();
 

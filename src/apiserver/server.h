@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,8 @@ struct ServerOptions {
   std::vector<ExtraRoute> extra_routes;
   // Gated validation (--feature-gates): TaintTolerationComparisonOperators.
   ValidationOptions validation;
+  // Set: generated names and UIDs from this seed (StoreOptions::seed).
+  std::optional<uint64_t> seed;
 };
 
 class Server {
@@ -70,6 +73,8 @@ class Server {
   Store& store();
   // The server's metrics (request_metrics.h) in the Prometheus text format.
   std::string Metrics();
+  // Watch streams open now (a simulated cluster waits for its informers' to be registered).
+  size_t ActiveWatches();
   // Removes the content of Terminating namespaces, then the namespaces (namespace_deleter.h).
   NamespaceDeleter& namespace_deleter();
   void Stop();

@@ -13,6 +13,7 @@
 #include "apiserver/event_expiry.h"
 #include "apiserver/query_params.h"
 #include "apiserver/server_internal.h"
+#include "simtime/simulated_clock.h"
 
 namespace berth::apiserver {
 namespace {
@@ -20,6 +21,17 @@ namespace {
 using Json = nlohmann::json;
 using net::HttpRequest;
 using net::HttpResponse;
+
+// Writes one watch event line, counted as in transit until an informer of a simulated cluster
+// has handled it (simtime/simulated_clock.h): counted first, so that no reader can finish
+// with it before it is counted.
+template <class Chunk>
+bool CountedWrite(net::StreamSink& sink, Chunk&& chunk) {
+  simtime::NoteWatchEventQueued();
+  if (sink.Write(std::forward<Chunk>(chunk))) return true;
+  simtime::NoteWatchEventHandled();
+  return false;
+}
 
 }  // namespace
 
@@ -99,22 +111,23 @@ HttpResponse Server::Impl::Watch(HttpRequest& req, const Target& t) {
     WatchCallback cb = [sink, table, include, res, first, rewrite](const WatchEvent& ev) {
       if (!table && rewrite) {
         auto parts = WatchEventLineParts(ev);
-        return sink->Write(*parts[0] + WithServedVersion(*res, *parts[1]) + *parts[2]);
+        return CountedWrite(*sink, *parts[0] + WithServedVersion(*res, *parts[1]) + *parts[2]);
       }
-      if (!table) return sink->Write(WatchEventLineParts(ev));
+      if (!table) return CountedWrite(*sink, WatchEventLineParts(ev));
       Json obj =
           ToTable(*res, {ev.object.object.get()}, ev.object.rv, include, NowUnixSeconds(), *first);
       *first = false;
       const char* type = ev.type == WatchEventType::kAdded      ? "ADDED"
                          : ev.type == WatchEventType::kModified ? "MODIFIED"
                                                                 : "DELETED";
-      return sink->Write(Json{{"type", type}, {"object", std::move(obj)}}.dump() + "\n");
+      return CountedWrite(*sink, Json{{"type", type}, {"object", std::move(obj)}}.dump() + "\n");
     };
     int64_t start_rv = 0;
     auto reg = store->Watch(*res, ns, from_rv, filter, cb, &start_rv);
     if (!reg.ok()) {
       // As kube-apiserver: 200, then an ERROR event with the Status, then the end.
-      sink->Write(Json{{"type", "ERROR"}, {"object", StatusBody(reg.error())}}.dump() + "\n");
+      CountedWrite(*sink,
+                   Json{{"type", "ERROR"}, {"object", StatusBody(reg.error())}}.dump() + "\n");
       sink->Close();
       return;
     }
@@ -127,7 +140,7 @@ HttpResponse Server::Impl::Watch(HttpRequest& req, const Target& t) {
                          {"metadata",
                           {{"resourceVersion", std::to_string(start_rv)},
                            {"annotations", {{"k8s.io/initial-events-end", "true"}}}}}}}};
-      sink->Write(bookmark.dump() + "\n");
+      CountedWrite(*sink, bookmark.dump() + "\n");
     }
     std::lock_guard lock(watches_mu);
     watches.push_back(w);
@@ -168,7 +181,7 @@ void Server::Impl::ReapLoop() {
                       {{"kind", w->kind},
                        {"apiVersion", w->api_version},
                        {"metadata", {{"resourceVersion", std::to_string(store->revision())}}}}}};
-          w->sink->Write(bm.dump() + "\n");
+          CountedWrite(*w->sink, bm.dump() + "\n");
         }
         ++it;
       }

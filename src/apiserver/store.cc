@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <iterator>
 #include <string>
@@ -41,10 +42,21 @@ std::string Store::Impl::NewUid() {
                      b >> 48, b & 0xffffffffffffULL);
 }
 
-std::string Store::Impl::RandomSuffix() {
+std::string Store::Impl::RandomSuffix(const std::string& prefix) {
   static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
   std::uniform_int_distribution<int> dist(0, sizeof(kAlphabet) - 2);
   std::string s;
+  if (options.seed) {
+    // Per prefix: names of one owner do not depend on how other writers' creates interleave.
+    const uint64_t n = generated[prefix]++;
+    std::seed_seq seq{static_cast<uint32_t>(*options.seed),
+                      static_cast<uint32_t>(*options.seed >> 32),
+                      static_cast<uint32_t>(std::hash<std::string>{}(prefix)),
+                      static_cast<uint32_t>(n), static_cast<uint32_t>(n >> 32)};
+    std::mt19937_64 named(seq);
+    for (int i = 0; i < 5; ++i) s.push_back(kAlphabet[dist(named)]);
+    return s;
+  }
   for (int i = 0; i < 5; ++i) s.push_back(kAlphabet[dist(rng)]);
   return s;
 }
@@ -92,6 +104,7 @@ Store::~Store() = default;
 Result<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  if (options.seed) impl->rng.seed(*options.seed);
   if (!options.path.empty()) {
     if (auto r = impl->OpenDatabase(); !r.ok()) return r.error();
   }
@@ -177,7 +190,16 @@ Result<ListResult> Store::List(const ResourceInfo& r, std::string_view ns,
   return out;
 }
 
+namespace {
+std::atomic<const Clock*> server_clock{nullptr};
+}  // namespace
+
+void SetServerClock(const Clock* clock) { server_clock.store(clock); }
+
 int64_t NowUnixSeconds() {
+  if (const Clock* c = server_clock.load(std::memory_order_acquire)) {
+    return std::chrono::duration_cast<std::chrono::seconds>(c->Now().time_since_epoch()).count();
+  }
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();

@@ -27,6 +27,7 @@
 
 #include "apiserver/resources.h"
 #include "berth/api/result.h"
+#include "berth/framework/clock.h"
 
 namespace berth::apiserver {
 
@@ -82,6 +83,9 @@ struct StoreOptions {
   std::string path;              // SQLite database file; empty: memory only
   size_t event_window = 200000;  // watch history kept for resuming
   int checkpoint_pages = 1000;   // WAL size (pages) that starts a checkpoint
+  // Set: UIDs come from this seed, and a generateName's suffix from the seed, the prefix and how
+  // many names that prefix made before (`berth scenario run`: the same run, the same names).
+  std::optional<uint64_t> seed;
 };
 
 // A registered watch; destroying it (or Stop) unregisters.
@@ -181,9 +185,13 @@ class Store {
   std::unique_ptr<Impl> impl_;
 };
 
-// The wall clock in whole seconds since the epoch: the timestamps the server writes
-// (creationTimestamp, deletionTimestamp, event and condition times).
+// The server's clock in whole seconds since the epoch: the timestamps the server writes
+// (creationTimestamp, deletionTimestamp, event and condition times). The wall clock unless
+// SetServerClock installed another.
 int64_t NowUnixSeconds();
+// The clock NowUnixSeconds reads, for the whole process (one simulated cluster at a time:
+// `berth scenario run`); null: the wall clock again. `clock` must outlive its use.
+void SetServerClock(const Clock* clock);
 
 // Error messages in kube-apiserver's words.
 Error NotFoundError(const ResourceInfo& r, std::string_view name);

@@ -174,7 +174,9 @@ struct Store::Impl {
 
   std::string NewUid();
   // The random part of a generateName's name, from kube-apiserver's alphabet.
-  std::string RandomSuffix();
+  std::string RandomSuffix(const std::string& prefix);
+  // Names made per generateName prefix (StoreOptions::seed).
+  std::unordered_map<std::string, uint64_t> generated;
   // `obj` at revision `rv`, its resourceVersion set and its text encoded once.
   StoredObject Seal(Json obj, int64_t rv);
   std::map<std::string, StoredObject>& Objects(const ResourceInfo& r);

@@ -120,7 +120,7 @@ Result<StoredObject> Store::Create(const ResourceInfo& r, std::string_view ns, J
       // Cut as kube-apiserver's generator cuts it, so the name stays within a label's 63.
       prefix.resize(std::min<size_t>(prefix.size(), 58));
       do {
-        name = prefix + impl_->RandomSuffix();
+        name = prefix + impl_->RandomSuffix(prefix);
       } while (m.count(ObjectKey(ns, name)) > 0);
       meta["name"] = name;
     }

@@ -113,6 +113,11 @@ class ApiClusterClient final : public ClusterClient,
   void DeletePodThen(const Pod& pod, std::function<void(const Error*)> done) override;
   // Waits until every queued victim deletion has run (and its on_failure, if any, returned).
   void FlushVictimDeletions() { victim_writer_.Flush(); }
+  // Waits until every queued write (status patches, victim deletions) has run.
+  void FlushWrites() {
+    status_writer_.Flush();
+    victim_writer_.Flush();
+  }
   VoidResult SetNominatedNodeName(const Pod& pod, std::string_view node_name) override;
   VoidResult SetPodScheduledCondition(const Pod& pod, const PodCondition& cond) override;
   VoidResult BindVolume(const PersistentVolumeClaim& pvc, std::string_view pv_name) override;

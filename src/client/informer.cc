@@ -5,6 +5,7 @@
 #include <random>
 
 #include "api/json_parse.h"
+#include "simtime/simulated_clock.h"
 
 namespace berth::client {
 
@@ -310,6 +311,10 @@ bool Informer::WatchOnce() {
       path,
       [&](std::string_view line) {
         if (line.empty()) return true;
+        // Counted as in transit by the API server of a simulated cluster until handled here.
+        struct Handled {
+          ~Handled() { simtime::NoteWatchEventHandled(); }
+        } handled;
         Json ev;
         const bool parsed = options_.trim_metadata ? ParseJsonFastWithoutManagedFields(line, &ev)
                                                    : ParseJsonFast(line, &ev);

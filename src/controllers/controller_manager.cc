@@ -241,6 +241,7 @@ Result<std::unique_ptr<ControllerManager>> ControllerManager::Start(
       for (auto& i : raw->informers_->all()) synced = synced && i->HasSynced();
       if (synced) {
         for (auto& c : raw->controllers_) c->Start();
+        raw->started_ = true;
         return;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));

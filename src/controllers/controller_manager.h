@@ -62,6 +62,8 @@ class ControllerManager {
   ~ControllerManager();
   void Stop();
   const std::vector<std::string>& running() const { return running_; }
+  // Every informer has synced and the controllers' workers run.
+  bool Started() const { return started_.load(); }
 
  private:
   ControllerManager() = default;
@@ -72,6 +74,7 @@ class ControllerManager {
   std::vector<std::string> running_;
   bool stopped_ = false;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> started_{false};
   std::thread starter_;  // starts the workers once the caches have synced
 };
 

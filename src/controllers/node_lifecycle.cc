@@ -25,14 +25,59 @@ Duration NodeMonitorPeriod(Duration grace) {
   return std::clamp<Duration>(grace / 8, std::chrono::milliseconds(100), std::chrono::seconds(5));
 }
 
-void Ticker::Start(Duration period, std::function<void()> round) {
-  thread_ = std::thread([this, period, round = std::move(round)] {
+class Ticker::SimProbe final : public simtime::Participant {
+ public:
+  explicit SimProbe(Ticker* t) : t_(t) {}
+  bool Idle() const override {
+    std::lock_guard lock(t_->mu_);
+    return t_->stopping_ || (!t_->running_ && t_->clock_->Now() < t_->next_);
+  }
+  std::optional<TimePoint> NextDue() const override {
+    std::lock_guard lock(t_->mu_);
+    if (t_->stopping_) return std::nullopt;
+    return t_->next_;
+  }
+  void Wake() override {
+    std::lock_guard lock(t_->mu_);
+    t_->cv_.notify_all();
+  }
+  std::string Describe() const override { return "a node lifecycle round"; }
+
+ private:
+  Ticker* t_;
+};
+
+Ticker::Ticker() = default;
+Ticker::~Ticker() { Stop(); }
+
+void Ticker::Start(const Clock* clock, Duration period, std::function<void()> round) {
+  clock_ = clock;
+  auto* sim = simtime::AsSimulated(clock);
+  {
+    std::lock_guard lock(mu_);
+    running_ = true;  // the first round runs at once
+    next_ = clock->Now();
+  }
+  if (sim) {
+    probe_ = std::make_unique<SimProbe>(this);
+    registration_ = std::make_unique<simtime::ParticipantRegistration>(clock, probe_.get());
+  }
+  thread_ = std::thread([this, sim, period, round = std::move(round)] {
     std::unique_lock lock(mu_);
     while (!stopping_) {
+      running_ = true;
       lock.unlock();
       round();
       lock.lock();
-      cv_.wait_for(lock, period, [&] { return stopping_; });
+      next_ = clock_->Now() + period;
+      running_ = false;
+      if (sim) sim->NoteActivity();
+      if (!sim) {
+        cv_.wait_for(lock, period, [&] { return stopping_; });
+        continue;
+      }
+      // Simulated: the clock's owner moves time; a jump wakes this wait.
+      while (!stopping_ && clock_->Now() < next_) cv_.wait_for(lock, std::chrono::seconds(1));
     }
   });
 }
@@ -44,6 +89,7 @@ void Ticker::Stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  registration_.reset();
 }
 
 // ---------------------------------------------------------------- node lifecycle
@@ -53,7 +99,8 @@ NodeLifecycleController::NodeLifecycleController(client::RestClient* rest, Share
     : rest_(rest), nodes_(nodes), leases_(leases), options_(std::move(options)) {}
 
 void NodeLifecycleController::Start() {
-  ticker_.Start(NodeMonitorPeriod(options_.node_monitor_grace_period), [this] { MonitorOnce(); });
+  ticker_.Start(options_.clock, NodeMonitorPeriod(options_.node_monitor_grace_period),
+                [this] { MonitorOnce(); });
 }
 
 void NodeLifecycleController::Stop() { ticker_.Stop(); }
@@ -112,7 +159,8 @@ TaintEvictionController::TaintEvictionController(client::RestClient* rest, Share
     : rest_(rest), nodes_(nodes), pods_(pods), options_(std::move(options)) {}
 
 void TaintEvictionController::Start() {
-  ticker_.Start(NodeMonitorPeriod(options_.node_monitor_grace_period), [this] { EvictOnce(); });
+  ticker_.Start(options_.clock, NodeMonitorPeriod(options_.node_monitor_grace_period),
+                [this] { EvictOnce(); });
 }
 
 void TaintEvictionController::Stop() { ticker_.Stop(); }

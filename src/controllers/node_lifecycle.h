@@ -19,6 +19,7 @@
 
 #include <condition_variable>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -27,6 +28,7 @@
 #include "client/rest_client.h"
 #include "controllers/controller_base.h"
 #include "controllers/shared_informer.h"
+#include "simtime/simulated_clock.h"
 
 namespace berth::controllers {
 
@@ -37,15 +39,24 @@ inline constexpr const char* kNodeLeasesPath =
 // Runs `round` every `period` on a thread of its own until Stop.
 class Ticker {
  public:
-  void Start(Duration period, std::function<void()> round);
+  // Runs `round` now and then every `period` of `clock`'s time. Under a SimulatedClock the
+  // ticker is one of its participants: due at its next round, busy while a round runs.
+  void Start(const Clock* clock, Duration period, std::function<void()> round);
   void Stop();
-  ~Ticker() { Stop(); }
+  Ticker();
+  ~Ticker();
 
  private:
+  class SimProbe;
+  const Clock* clock_ = nullptr;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
+  bool running_ = false;
+  TimePoint next_{};
   std::thread thread_;
+  std::unique_ptr<SimProbe> probe_;
+  std::unique_ptr<simtime::ParticipantRegistration> registration_;
 };
 
 class NodeLifecycleController : public Controller {

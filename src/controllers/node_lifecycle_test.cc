@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <set>
 #include <thread>
@@ -154,6 +155,41 @@ TEST_F(NodeLifecycleTest, PodsAreEvictedAfterTheirTolerationSeconds) {
   clock_.Advance(seconds(3600));
   // Deleted once only, whatever the informer shows meanwhile.
   EXPECT_EQ(eviction_->EvictOnce(), 0);
+}
+
+}  // namespace
+}  // namespace berth::controllers
+
+namespace berth::controllers {
+namespace {
+
+// Waits (bounded) until the clock reports quiescence with `rounds` rounds run.
+bool QuiescentAfter(simtime::SimulatedClock& clock, std::atomic<int>& ran, int rounds) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < give_up) {
+    const uint64_t seen = clock.epoch();
+    if (ran.load() == rounds && clock.Poll().quiescent) return true;
+    clock.WaitForActivity(seen, std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+// Under a simulated clock a ticker runs a round at its start and then one per period of
+// simulated time: busy while a round runs, due at the next one, woken by the clock's jump.
+TEST(TickerSimulatedClockTest, RunsARoundPerPeriodOfSimulatedTime) {
+  simtime::SimulatedClock clock(TimePoint(std::chrono::seconds(100)));
+  std::atomic<int> ran{0};
+  Ticker ticker;
+  ticker.Start(&clock, std::chrono::seconds(5), [&] { ++ran; });
+  ASSERT_TRUE(QuiescentAfter(clock, ran, 1));
+  EXPECT_EQ(clock.Poll().next_due, TimePoint(std::chrono::seconds(105)));
+  clock.AdvanceTo(TimePoint(std::chrono::seconds(104)));  // not due yet
+  ASSERT_TRUE(QuiescentAfter(clock, ran, 1));
+  clock.AdvanceTo(TimePoint(std::chrono::seconds(105)));
+  ASSERT_TRUE(QuiescentAfter(clock, ran, 2));
+  EXPECT_EQ(clock.Poll().next_due, TimePoint(std::chrono::seconds(110)));
+  ticker.Stop();
+  EXPECT_EQ(ran.load(), 2);
 }
 
 }  // namespace

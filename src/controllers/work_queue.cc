@@ -39,14 +39,55 @@ int ControllerRateLimiter::NumRequeues(const std::string& key) const {
   return it == failures_.end() ? 0 : it->second;
 }
 
+// The queue as a participant of a simulated clock.
+class WorkQueue::SimProbe final : public simtime::Participant {
+ public:
+  explicit SimProbe(WorkQueue* q) : q_(q) {}
+  bool Idle() const override {
+    std::lock_guard lock(q_->mu_);
+    if (q_->shutting_down_) return true;
+    if (!q_->queue_.empty() || !q_->processing_.empty()) return false;
+    const TimePoint now = q_->clock_->Now();
+    for (const auto& [key, due] : q_->waiting_)
+      if (due <= now) return false;
+    return true;
+  }
+  std::optional<TimePoint> NextDue() const override {
+    std::lock_guard lock(q_->mu_);
+    if (q_->shutting_down_ || q_->waiting_.empty()) return std::nullopt;
+    TimePoint next = TimePoint::max();
+    for (const auto& [key, due] : q_->waiting_) next = std::min(next, due);
+    return next;
+  }
+  void Wake() override { q_->Tick(); }
+  std::string Describe() const override {
+    std::lock_guard lock(q_->mu_);
+    std::string what = "a work queue (";
+    for (const auto& k : q_->processing_) what += "processing " + k + " ";
+    for (const auto& k : q_->queue_) what += "ready " + k + " ";
+    return what + ")";
+  }
+
+ private:
+  WorkQueue* q_;
+};
+
 WorkQueue::WorkQueue(const Clock* clock, RateLimiterOptions options)
-    : clock_(clock), limiter_(clock, options) {}
+    : clock_(clock), limiter_(clock, options), sim_(simtime::AsSimulated(clock)) {
+  if (sim_) {
+    probe_ = std::make_unique<SimProbe>(this);
+    registration_ = std::make_unique<simtime::ParticipantRegistration>(clock, probe_.get());
+  }
+}
+
+WorkQueue::~WorkQueue() { registration_.reset(); }
 
 void WorkQueue::AddLocked(const std::string& key) {
   if (shutting_down_ || dirty_.count(key)) return;
   dirty_.insert(key);
   if (processing_.count(key)) return;  // queued again by Done
   queue_.push_back(key);
+  NoteActivity();
   cv_.notify_one();
 }
 
@@ -65,7 +106,8 @@ void WorkQueue::AddAfter(const std::string& key, Duration delay) {
   const TimePoint due = clock_->Now() + delay;
   auto [it, inserted] = waiting_.emplace(key, due);
   if (!inserted && due < it->second) it->second = due;  // the earliest request wins
-  cv_.notify_all();                                     // a waiting Get may have to wake earlier
+  NoteActivity();
+  cv_.notify_all();  // a waiting Get may have to wake earlier
 }
 
 void WorkQueue::AddRateLimited(const std::string& key) {
@@ -139,6 +181,7 @@ std::optional<std::string> WorkQueue::TryGet() {
 void WorkQueue::Done(const std::string& key) {
   std::lock_guard lock(mu_);
   processing_.erase(key);
+  NoteActivity();
   if (dirty_.count(key)) {
     queue_.push_back(key);
     cv_.notify_one();

@@ -9,7 +9,9 @@
 //     DefaultControllerRateLimiter.
 //
 // Time comes from the injected Clock. Get waits in real time for the next delayed key; under a
-// FakeClock, tests advance the clock and call Tick(), then TryGet().
+// FakeClock, tests advance the clock and call Tick(), then TryGet(). Under a SimulatedClock
+// (simtime/simulated_clock.h) the queue registers as a participant: idle when nothing is
+// ready or being processed, due at its earliest delayed key, woken when the clock jumps.
 //
 // Threads: every method is thread-safe.
 #pragma once
@@ -17,12 +19,14 @@
 #include <condition_variable>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 
 #include "berth/framework/clock.h"
+#include "simtime/simulated_clock.h"
 
 namespace berth::controllers {
 
@@ -55,6 +59,9 @@ class ControllerRateLimiter {
 class WorkQueue {
  public:
   explicit WorkQueue(const Clock* clock, RateLimiterOptions options = {});
+  ~WorkQueue();
+  WorkQueue(const WorkQueue&) = delete;
+  WorkQueue& operator=(const WorkQueue&) = delete;
 
   void Add(const std::string& key);
   void AddAfter(const std::string& key, Duration delay);
@@ -82,6 +89,10 @@ class WorkQueue {
  private:
   void AddLocked(const std::string& key);
   void PromoteDueLocked();
+  void NoteActivity() {
+    if (sim_) sim_->NoteActivity();
+  }
+  class SimProbe;
 
   const Clock* clock_;
   mutable std::mutex mu_;
@@ -91,6 +102,9 @@ class WorkQueue {
   std::set<std::string> dirty_, processing_;
   std::map<std::string, TimePoint> waiting_;  // key -> when it is due
   bool shutting_down_ = false;
+  simtime::SimulatedClock* sim_ = nullptr;
+  std::unique_ptr<SimProbe> probe_;
+  std::unique_ptr<simtime::ParticipantRegistration> registration_;
 };
 
 }  // namespace berth::controllers

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "controllers/expectations.h"
 
 namespace berth::controllers {
@@ -107,6 +109,41 @@ TEST(ExpectationsTest, CreationsAndDeletionsAreCountedOnceAndExpire) {
   EXPECT_FALSE(e.Satisfied("rs"));
   clock.Advance(Expectations::kTtl + seconds(1));
   EXPECT_TRUE(e.Satisfied("rs"));  // a lost event does not block the set forever
+}
+
+}  // namespace
+}  // namespace berth::controllers
+
+namespace berth::controllers {
+namespace {
+
+// Under a simulated clock the queue is a participant: busy while a key is ready or being
+// processed, due at its earliest delayed key, and a blocked Get wakes when the clock jumps.
+TEST(WorkQueueSimulatedClockTest, ReportsIdleAndNextDueAndWakesOnJumps) {
+  simtime::SimulatedClock clock(TimePoint(std::chrono::seconds(1000)));
+  WorkQueue q(&clock);
+  EXPECT_TRUE(clock.Poll().quiescent);
+  q.Add("a");
+  EXPECT_FALSE(clock.Poll().quiescent);  // ready
+  auto key = q.Get();
+  ASSERT_EQ(key, "a");
+  EXPECT_FALSE(clock.Poll().quiescent);  // processing
+  q.Done("a");
+  EXPECT_TRUE(clock.Poll().quiescent);
+
+  q.AddAfter("b", std::chrono::seconds(30));
+  auto probe = clock.Poll();
+  EXPECT_TRUE(probe.quiescent);  // delayed keys are timers, not work
+  EXPECT_EQ(probe.next_due, TimePoint(std::chrono::seconds(1030)));
+
+  std::optional<std::string> got;
+  std::thread worker([&] { got = q.Get(); });
+  clock.AdvanceTo(TimePoint(std::chrono::seconds(1030)));
+  worker.join();  // woken by the jump, not by Get's one-second bound alone
+  EXPECT_EQ(got, "b");
+  q.Done("b");
+  EXPECT_TRUE(clock.Poll().quiescent);
+  EXPECT_FALSE(clock.Poll().next_due.has_value());
 }
 
 }  // namespace

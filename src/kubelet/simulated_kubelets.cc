@@ -302,6 +302,16 @@ bool SimulatedKubelets::WaitForEvent(std::chrono::milliseconds timeout) {
   return impl_->cv.wait_for(lock, timeout, [&] { return !impl_->events.empty(); });
 }
 
+bool SimulatedKubelets::HasPendingEvents() const {
+  std::lock_guard lock(impl_->mu);
+  return !impl_->events.empty();
+}
+
+std::optional<TimePoint> SimulatedKubelets::NextDue() const {
+  if (impl_->due.empty()) return std::nullopt;
+  return impl_->due.top().due;
+}
+
 SimulatedKubelets::Stats SimulatedKubelets::stats() const {
   std::lock_guard lock(impl_->stats_mu);
   return impl_->counters;

@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -103,6 +104,10 @@ class SimulatedKubelets {
   size_t RunOnce();
   // Waits until an informer hands over an event, or `timeout` passes; true for an event.
   bool WaitForEvent(std::chrono::milliseconds timeout);
+  // Events handed over and not yet handled by RunOnce (any thread).
+  bool HasPendingEvents() const;
+  // When the earliest queued piece of work is due (RunOnce's caller, with run_thread false).
+  std::optional<TimePoint> NextDue() const;
 
   struct Stats {
     uint64_t lease_writes = 0, node_status_writes = 0, pod_status_writes = 0, pod_deletions = 0,
