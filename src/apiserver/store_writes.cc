@@ -10,6 +10,7 @@
 
 #include "api/codec.h"
 #include "apiserver/crd_registry.h"
+#include "apiserver/namespace_deleter.h"
 #include "apiserver/store_internal.h"
 
 namespace berth::apiserver {
@@ -132,10 +133,7 @@ Result<StoredObject> Store::Create(const ResourceInfo& r, std::string_view ns, J
       // Checked under the lock that the namespace's deletion takes: no object slips in after
       // the deleter has listed the namespace's content (kube-apiserver's NamespaceLifecycle).
       if ((*space->object)["metadata"].contains("deletionTimestamp")) {
-        return Error{fmt::format("{} \"{}\" is forbidden: unable to create new content in "
-                                 "namespace {} because it is being terminated",
-                                 r.StorageName(), name, ns),
-                     ErrorCode::kForbidden};
+        return NamespaceTerminatingError(r.StorageName(), name, ns);
       }
     }
     const std::string key = ObjectKey(ns, name);
