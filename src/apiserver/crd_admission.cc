@@ -81,7 +81,7 @@ std::string Lower(std::string s) {
 void CheckNames(const Json& spec, FieldErrorList* errs) {
   const Json names = spec.value("names", Json::object());
   const std::string plural = Str(names, "plural");
-  if (plural.empty()) errs->push_back({FieldErrorType::kRequired, "spec.names.plural"});
+  if (plural.empty()) errs->push_back({FieldErrorType::kRequired, "spec.names.plural", ""});
   // Plural and singular as they are; kinds may have mixed case.
   struct Rule {
     const char* field;
@@ -97,7 +97,8 @@ void CheckNames(const Json& spec, FieldErrorList* errs) {
                      rule.lowered ? "may have mixed case, but should otherwise match: " : "",
                      Dns1035Message())});
   }
-  if (Str(names, "kind").empty()) errs->push_back({FieldErrorType::kRequired, "spec.names.kind"});
+  if (Str(names, "kind").empty())
+    errs->push_back({FieldErrorType::kRequired, "spec.names.kind", ""});
   const Json shorts = names.value("shortNames", Json::array());
   for (size_t i = 0; shorts.is_array() && i < shorts.size(); ++i) {
     if (!shorts[i].is_string() || !IsDnsLabel(shorts[i].get<std::string>())) {
@@ -124,9 +125,10 @@ void CheckColumnsAndScale(const Json& v, const std::string& base, FieldErrorList
   for (size_t i = 0; columns.is_array() && i < columns.size(); ++i) {
     const std::string at = fmt::format("{}.additionalPrinterColumns[{}]", base, i);
     const std::string type = Str(columns[i], "type");
-    if (Str(columns[i], "name").empty()) errs->push_back({FieldErrorType::kRequired, at + ".name"});
+    if (Str(columns[i], "name").empty())
+      errs->push_back({FieldErrorType::kRequired, at + ".name", ""});
     if (type.empty()) {
-      errs->push_back({FieldErrorType::kRequired, at + ".type"});
+      errs->push_back({FieldErrorType::kRequired, at + ".type", ""});
     } else if (type != "boolean" && type != "date" && type != "integer" && type != "number" &&
                type != "string") {
       errs->push_back({FieldErrorType::kNotSupported, at + ".type",
@@ -136,7 +138,7 @@ void CheckColumnsAndScale(const Json& v, const std::string& base, FieldErrorList
     }
     const std::string path = Str(columns[i], "jsonPath");
     if (path.empty()) {
-      errs->push_back({FieldErrorType::kRequired, at + ".jsonPath"});
+      errs->push_back({FieldErrorType::kRequired, at + ".jsonPath", ""});
     } else if (path.front() != '.') {
       errs->push_back({FieldErrorType::kInvalid, at + ".jsonPath",
                        fmt::format("\"{}\": must be a simple json path starting with .", path)});
@@ -157,7 +159,7 @@ void CheckColumnsAndScale(const Json& v, const std::string& base, FieldErrorList
     const std::string path = Str(scale, rule.field);
     if (path.empty()) {
       if (rule.required) {
-        errs->push_back({FieldErrorType::kRequired, fmt::format("{}.{}", at, rule.field)});
+        errs->push_back({FieldErrorType::kRequired, fmt::format("{}.{}", at, rule.field), ""});
       }
     } else if (!PathUnder(path, rule.under)) {
       errs->push_back({FieldErrorType::kInvalid, fmt::format("{}.{}", at, rule.field),
@@ -219,17 +221,17 @@ void CheckVersions(const Json& spec, FieldErrorList* errs) {
 FieldErrorList CrdErrors(const Json& crd) {
   FieldErrorList errs;
   const Json spec = crd.value("spec", Json());
-  if (!spec.is_object()) return {{FieldErrorType::kRequired, "spec"}};
+  if (!spec.is_object()) return {{FieldErrorType::kRequired, "spec", ""}};
   const std::string group = Str(spec, "group");
   if (group.empty()) {
-    errs.push_back({FieldErrorType::kRequired, "spec.group"});
+    errs.push_back({FieldErrorType::kRequired, "spec.group", ""});
   } else if (!IsSubdomain(group) || group.find('.') == std::string::npos) {
     errs.push_back({FieldErrorType::kInvalid, "spec.group",
                     fmt::format("\"{}\": should be a domain with at least one dot", group)});
   }
   const std::string scope = Str(spec, "scope");
   if (scope.empty()) {
-    errs.push_back({FieldErrorType::kRequired, "spec.scope"});
+    errs.push_back({FieldErrorType::kRequired, "spec.scope", ""});
   } else if (scope != "Cluster" && scope != "Namespaced") {
     errs.push_back({FieldErrorType::kNotSupported, "spec.scope",
                     fmt::format("\"{}\": supported values: \"Cluster\", \"Namespaced\"", scope)});

@@ -8,7 +8,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "berth/api/result.h"
@@ -29,10 +28,6 @@ enum class FieldErrorType {
 };
 
 struct FieldError {
-  FieldError() = default;
-  FieldError(FieldErrorType type, std::string field, std::string detail = "", bool bare = false)
-      : type(type), field(std::move(field)), detail(std::move(detail)), bare(bare) {}
-
   FieldErrorType type = FieldErrorType::kInvalid;
   std::string field;   // "spec.containers[0].name"
   std::string detail;  // what follows the type's words: `"x": must be ...` for kInvalid

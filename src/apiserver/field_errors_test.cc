@@ -12,7 +12,7 @@ namespace {
 using Json = nlohmann::json;
 
 TEST(FieldErrorsTest, MessageAsErrorsNewInvalidWordsIt) {
-  Error one = InvalidObject("Pod", "web", {{FieldErrorType::kRequired, "spec.containers"}});
+  Error one = InvalidObject("Pod", "web", {{FieldErrorType::kRequired, "spec.containers", ""}});
   EXPECT_EQ(one.code, ErrorCode::kInvalid);
   EXPECT_EQ(one.message, "Pod \"web\" is invalid: spec.containers: Required value");
   // Several errors in brackets, each distinct one once.

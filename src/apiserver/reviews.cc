@@ -33,7 +33,7 @@ Result<Json> AnswerReview(const ResourceInfo& r, const Json& body) {
   if (r.plural == "selfsubjectaccessreviews") {
     if (!out.contains("spec") || !out["spec"].is_object()) {
       return InvalidError(fmt::format("{}.{}", r.kind, r.group),
-                          {{FieldErrorType::kRequired, "spec"}});
+                          {{FieldErrorType::kRequired, "spec", ""}});
     }
     out["status"] = {{"allowed", true},
                      {"reason", fmt::format("{} may do everything on this server", kAdminUser)}};

@@ -34,7 +34,7 @@ HttpResponse Server::Impl::Bind(HttpRequest& req, const Target& t, const Json& b
   std::string uid = binding.contains("metadata") ? binding["metadata"].value("uid", "") : "";
   if (name.empty() || node.empty()) {
     return ErrorResponse(
-        InvalidObject("Binding.core", name, {{FieldErrorType::kRequired, "target.name"}}));
+        InvalidObject("Binding.core", name, {{FieldErrorType::kRequired, "target.name", ""}}));
   }
   const std::string now = FormatTimestamp(NowUnixSeconds());
   // In place: a pod's document (its managedFields included) is not copied to set two fields.
