@@ -41,13 +41,12 @@ VoidResult CheckResourceList(const ResourceInfo& r, const Json& obj, Json& list,
     std::string text = it->is_string() ? it->get<std::string>() : it->dump();
     auto q = Quantity::Parse(text);
     if (!q.ok()) {
-      return InvalidField(r, obj, path,
-                          fmt::format("Invalid value: \"{}\": {}", text, kQuantityPattern));
+      return InvalidField(r, obj, path, FieldErrorType::kInvalid,
+                          fmt::format("\"{}\": {}", text, kQuantityPattern));
     }
     if (q->MilliValue() < 0) {
-      return InvalidField(
-          r, obj, path,
-          fmt::format("Invalid value: \"{}\": must be greater than or equal to 0", text));
+      return InvalidField(r, obj, path, FieldErrorType::kInvalid,
+                          fmt::format("\"{}\": must be greater than or equal to 0", text));
     }
     *it = q->String();
   }
@@ -311,10 +310,10 @@ void DefaultWorkload(const ResourceInfo& r, Json& obj) {
 VoidResult AdmitPod(const ResourceInfo& r, Json& pod, bool is_create,
                     const PriorityClassLookup& lookup) {
   Json& spec = pod["spec"];
-  if (!spec.is_object()) return InvalidField(r, pod, "spec", "Required value");
+  if (!spec.is_object()) return InvalidField(r, pod, "spec", FieldErrorType::kRequired);
   if (!spec.contains("containers") || !spec["containers"].is_array() ||
       spec["containers"].empty()) {
-    return InvalidField(r, pod, "spec.containers", "Required value");
+    return InvalidField(r, pod, "spec.containers", FieldErrorType::kRequired);
   }
   for (const char* list : {"initContainers", "containers"}) {
     if (!spec.contains(list) || !spec[list].is_array()) continue;
@@ -322,7 +321,7 @@ VoidResult AdmitPod(const ResourceInfo& r, Json& pod, bool is_create,
       Json& c = spec[list][i];
       std::string base = fmt::format("spec.{}[{}]", list, i);
       if (!c.is_object() || c.value("name", "").empty()) {
-        return InvalidField(r, pod, base + ".name", "Required value");
+        return InvalidField(r, pod, base + ".name", FieldErrorType::kRequired);
       }
       if (!c.contains("resources")) continue;
       for (const char* kind : {"requests", "limits"}) {
@@ -441,11 +440,11 @@ VoidResult AdmitPriorityClass(const ResourceInfo& r, Json& obj, const std::strin
     }
   }
   if (!obj.contains("value") || !obj["value"].is_number_integer()) {
-    return InvalidField(r, obj, "value", "Required value");
+    return InvalidField(r, obj, "value", FieldErrorType::kRequired);
   }
   if (obj["value"].get<int64_t>() > 1000000000 && name.rfind("system-", 0) != 0) {
-    return InvalidField(r, obj, "value",
-                        "Invalid value: must be no greater than 1000000000 for non-system classes");
+    return InvalidField(r, obj, "value", FieldErrorType::kInvalid,
+                        "must be no greater than 1000000000 for non-system classes");
   }
   return {};
 }
@@ -596,8 +595,8 @@ VoidResult ValidateUpdate(const ResourceInfo& r, const Json& current, Json& next
         Within(At(new_spec, "schedulingGates"), At(old_spec, "schedulingGates"));
     if (fixed_same && tolerations_added && gates_removed) return {};
     return InvalidField(
-        r, next, "spec",
-        "Forbidden: pod updates may not change fields other than "
+        r, next, "spec", FieldErrorType::kForbidden,
+        "pod updates may not change fields other than "
         "`spec.containers[*].image`,`spec.initContainers[*].image`,"
         "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing "
         "tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if "
@@ -605,13 +604,13 @@ VoidResult ValidateUpdate(const ResourceInfo& r, const Json& current, Json& next
   }
   if ((r.group == "apps" && r.plural != "controllerrevisions") &&
       Canonical(At(old_spec, "selector")) != Canonical(At(new_spec, "selector"))) {
-    return InvalidField(
-        r, next, "spec.selector",
-        fmt::format("Invalid value: {}: field is immutable", At(new_spec, "selector").dump()));
+    return InvalidField(r, next, "spec.selector", FieldErrorType::kInvalid,
+                        fmt::format("{}: field is immutable", At(new_spec, "selector").dump()));
   }
   if (r.group == "scheduling.k8s.io" && r.plural == "priorityclasses" &&
       At(current, "value") != At(next, "value")) {
-    return InvalidField(r, next, "value", "Forbidden: may not be changed in an update.");
+    return InvalidField(r, next, "value", FieldErrorType::kForbidden,
+                        "may not be changed in an update.");
   }
   return {};
 }

@@ -43,20 +43,12 @@ bool IsSubdomain(const std::string& s) {
 }
 
 // "PodGroup.scheduling.x-k8s.io "pg" is invalid: ..." with one error, or a bracketed list.
-Error Invalid(const std::string& qualified_kind, const Json& obj,
-              const std::vector<std::string>& errors) {
+Error Invalid(const std::string& qualified_kind, const Json& obj, FieldErrorList errors) {
   std::string name;
   if (obj.contains("metadata") && obj["metadata"].is_object()) {
     name = Str(obj["metadata"], "name");
   }
-  std::string what = errors.front();
-  if (errors.size() > 1) {
-    what = "[";
-    for (size_t i = 0; i < errors.size(); ++i) what += (i ? ", " : "") + errors[i];
-    what += "]";
-  }
-  return Error{fmt::format("{} \"{}\" is invalid: {}", qualified_kind, name, what),
-               ErrorCode::kInvalid};
+  return InvalidObject(qualified_kind, name, std::move(errors));
 }
 
 void DefaultCrd(Json& crd) {
@@ -86,10 +78,10 @@ std::string Lower(std::string s) {
   return s;
 }
 
-void CheckNames(const Json& spec, std::vector<std::string>* errs) {
+void CheckNames(const Json& spec, FieldErrorList* errs) {
   const Json names = spec.value("names", Json::object());
   const std::string plural = Str(names, "plural");
-  if (plural.empty()) errs->push_back("spec.names.plural: Required value");
+  if (plural.empty()) errs->push_back({FieldErrorType::kRequired, "spec.names.plural", ""});
   // Plural and singular as they are; kinds may have mixed case.
   struct Rule {
     const char* field;
@@ -99,21 +91,24 @@ void CheckNames(const Json& spec, std::vector<std::string>* errs) {
                            Rule{"listKind", true}}) {
     const std::string value = Str(names, rule.field);
     if (value.empty() || IsDns1035Label(rule.lowered ? Lower(value) : value)) continue;
-    errs->push_back(fmt::format(
-        "spec.names.{}: Invalid value: \"{}\": {}{}", rule.field, value,
-        rule.lowered ? "may have mixed case, but should otherwise match: " : "", Dns1035Message()));
+    errs->push_back(
+        {FieldErrorType::kInvalid, fmt::format("spec.names.{}", rule.field),
+         fmt::format("\"{}\": {}{}", value,
+                     rule.lowered ? "may have mixed case, but should otherwise match: " : "",
+                     Dns1035Message())});
   }
-  if (Str(names, "kind").empty()) errs->push_back("spec.names.kind: Required value");
+  if (Str(names, "kind").empty())
+    errs->push_back({FieldErrorType::kRequired, "spec.names.kind", ""});
   const Json shorts = names.value("shortNames", Json::array());
   for (size_t i = 0; shorts.is_array() && i < shorts.size(); ++i) {
     if (!shorts[i].is_string() || !IsDnsLabel(shorts[i].get<std::string>())) {
       errs->push_back(
-          fmt::format("spec.names.shortNames[{}]: Invalid value: {}: a lowercase RFC 1123 label "
-                      "must consist of lower case alphanumeric characters or '-', and must "
-                      "start and end with an alphanumeric character (e.g. 'my-name',  or "
-                      "'123-abc', regex used for validation is "
-                      "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
-                      i, shorts[i].dump()));
+          {FieldErrorType::kInvalid, fmt::format("spec.names.shortNames[{}]", i),
+           fmt::format("{}: a lowercase RFC 1123 label must consist of lower case alphanumeric "
+                       "characters or '-', and must start and end with an alphanumeric "
+                       "character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+                       "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+                       shorts[i].dump())});
     }
   }
 }
@@ -125,29 +120,28 @@ bool PathUnder(const std::string& path, const std::string& under) {
 }
 
 // additionalPrinterColumns and the scale subresource's paths of version `v`.
-void CheckColumnsAndScale(const Json& v, const std::string& base, std::vector<std::string>* errs) {
+void CheckColumnsAndScale(const Json& v, const std::string& base, FieldErrorList* errs) {
   const Json columns = v.value("additionalPrinterColumns", Json::array());
   for (size_t i = 0; columns.is_array() && i < columns.size(); ++i) {
     const std::string at = fmt::format("{}.additionalPrinterColumns[{}]", base, i);
     const std::string type = Str(columns[i], "type");
-    if (Str(columns[i], "name").empty()) errs->push_back(at + ".name: Required value");
+    if (Str(columns[i], "name").empty())
+      errs->push_back({FieldErrorType::kRequired, at + ".name", ""});
     if (type.empty()) {
-      errs->push_back(at + ".type: Required value");
+      errs->push_back({FieldErrorType::kRequired, at + ".type", ""});
     } else if (type != "boolean" && type != "date" && type != "integer" && type != "number" &&
                type != "string") {
-      errs->push_back(
-          fmt::format("{}.type: Unsupported value: \"{}\": supported values: "
-                      "\"boolean\", \"date\", \"integer\", \"number\", \"string\"",
-                      at, type));
+      errs->push_back({FieldErrorType::kNotSupported, at + ".type",
+                       fmt::format("\"{}\": supported values: \"boolean\", \"date\", "
+                                   "\"integer\", \"number\", \"string\"",
+                                   type)});
     }
     const std::string path = Str(columns[i], "jsonPath");
     if (path.empty()) {
-      errs->push_back(at + ".jsonPath: Required value");
+      errs->push_back({FieldErrorType::kRequired, at + ".jsonPath", ""});
     } else if (path.front() != '.') {
-      errs->push_back(
-          fmt::format("{}.jsonPath: Invalid value: \"{}\": must be a simple json "
-                      "path starting with .",
-                      at, path));
+      errs->push_back({FieldErrorType::kInvalid, at + ".jsonPath",
+                       fmt::format("\"{}\": must be a simple json path starting with .", path)});
     }
   }
   const Json subs = v.value("subresources", Json::object());
@@ -164,21 +158,22 @@ void CheckColumnsAndScale(const Json& v, const std::string& base, std::vector<st
                                PathRule{"labelSelectorPath", "", false}}) {
     const std::string path = Str(scale, rule.field);
     if (path.empty()) {
-      if (rule.required) errs->push_back(fmt::format("{}.{}: Required value", at, rule.field));
+      if (rule.required) {
+        errs->push_back({FieldErrorType::kRequired, fmt::format("{}.{}", at, rule.field), ""});
+      }
     } else if (!PathUnder(path, rule.under)) {
-      errs->push_back(fmt::format("{}.{}: Invalid value: \"{}\": should be a json path under {}",
-                                  at, rule.field, path,
-                                  *rule.under ? rule.under : "either .spec or .status"));
+      errs->push_back({FieldErrorType::kInvalid, fmt::format("{}.{}", at, rule.field),
+                       fmt::format("\"{}\": should be a json path under {}", path,
+                                   *rule.under ? rule.under : "either .spec or .status")});
     }
   }
 }
 
-void CheckVersions(const Json& spec, std::vector<std::string>* errs) {
+void CheckVersions(const Json& spec, FieldErrorList* errs) {
   const Json versions = spec.value("versions", Json::array());
   if (!versions.is_array() || versions.empty()) {
-    errs->push_back(
-        "spec.versions: Invalid value: null: must have exactly one version marked "
-        "as storage version");
+    errs->push_back({FieldErrorType::kInvalid, "spec.versions",
+                     "null: must have exactly one version marked as storage version"});
     return;
   }
   int storage = 0;
@@ -188,10 +183,10 @@ void CheckVersions(const Json& spec, std::vector<std::string>* errs) {
     const std::string base = fmt::format("spec.versions[{}]", i);
     const std::string name = Str(v, "name");
     if (!IsDns1035Label(name)) {
-      errs->push_back(
-          fmt::format("{}.name: Invalid value: \"{}\": {}", base, name, Dns1035Message()));
+      errs->push_back({FieldErrorType::kInvalid, base + ".name",
+                       fmt::format("\"{}\": {}", name, Dns1035Message())});
     } else if (!seen.insert(name).second) {
-      errs->push_back(fmt::format("{}.name: Duplicate value: \"{}\"", base, name));
+      errs->push_back({FieldErrorType::kDuplicate, base + ".name", fmt::format("\"{}\"", name)});
     }
     if (!v.is_object()) continue;
     if (v.value("storage", false)) ++storage;
@@ -201,62 +196,59 @@ void CheckVersions(const Json& spec, std::vector<std::string>* errs) {
       schema = v["schema"].value("openAPIV3Schema", Json());
     }
     if (schema.is_null()) {
-      errs->push_back(base + ".schema.openAPIV3Schema: Required value: schemas are required");
+      errs->push_back(
+          {FieldErrorType::kRequired, base + ".schema.openAPIV3Schema", "schemas are required"});
       continue;
     }
-    for (std::string e : StructuralSchemaErrors(schema)) {
-      // Named where this version keeps its schema.
-      e.replace(0, std::string("spec.validation.openAPIV3Schema").size(),
-                base + ".schema.openAPIV3Schema");
+    // Named where this version keeps its schema.
+    for (FieldError& e : StructuralSchemaErrors(schema, base + ".schema.openAPIV3Schema")) {
       errs->push_back(std::move(e));
     }
   }
   bool any_served = false;
   for (const auto& v : versions) any_served |= v.is_object() && v.value("served", false);
   if (!any_served) {
-    errs->push_back("spec.versions: Invalid value: " + versions.dump() +
-                    ": must have at least one version marked as served");
+    errs->push_back({FieldErrorType::kInvalid, "spec.versions",
+                     versions.dump() + ": must have at least one version marked as served"});
   }
   if (storage != 1) {
-    errs->push_back("spec.versions: Invalid value: " + versions.dump() +
-                    ": must have exactly one version marked as storage version");
+    errs->push_back(
+        {FieldErrorType::kInvalid, "spec.versions",
+         versions.dump() + ": must have exactly one version marked as storage version"});
   }
 }
 
-std::vector<std::string> CrdErrors(const Json& crd) {
-  std::vector<std::string> errs;
+FieldErrorList CrdErrors(const Json& crd) {
+  FieldErrorList errs;
   const Json spec = crd.value("spec", Json());
-  if (!spec.is_object()) return {"spec: Required value"};
+  if (!spec.is_object()) return {{FieldErrorType::kRequired, "spec", ""}};
   const std::string group = Str(spec, "group");
   if (group.empty()) {
-    errs.push_back("spec.group: Required value");
+    errs.push_back({FieldErrorType::kRequired, "spec.group", ""});
   } else if (!IsSubdomain(group) || group.find('.') == std::string::npos) {
-    errs.push_back(fmt::format(
-        "spec.group: Invalid value: \"{}\": should be a domain with at least one dot", group));
+    errs.push_back({FieldErrorType::kInvalid, "spec.group",
+                    fmt::format("\"{}\": should be a domain with at least one dot", group)});
   }
   const std::string scope = Str(spec, "scope");
   if (scope.empty()) {
-    errs.push_back("spec.scope: Required value");
+    errs.push_back({FieldErrorType::kRequired, "spec.scope", ""});
   } else if (scope != "Cluster" && scope != "Namespaced") {
-    errs.push_back(fmt::format(
-        "spec.scope: Unsupported value: \"{}\": supported values: \"Cluster\", \"Namespaced\"",
-        scope));
+    errs.push_back({FieldErrorType::kNotSupported, "spec.scope",
+                    fmt::format("\"{}\": supported values: \"Cluster\", \"Namespaced\"", scope)});
   }
   CheckNames(spec, &errs);
   const std::string plural = Str(spec.value("names", Json::object()), "plural");
   const std::string name = Str(crd.value("metadata", Json::object()), "name");
   if (name != plural + "." + group) {
-    errs.insert(errs.begin(), fmt::format("metadata.name: Invalid value: \"{}\": must be "
-                                          "spec.names.plural+\".\"+spec.group",
-                                          name));
+    errs.insert(errs.begin(),
+                {FieldErrorType::kInvalid, "metadata.name",
+                 fmt::format("\"{}\": must be spec.names.plural+\".\"+spec.group", name)});
   }
   CheckVersions(spec, &errs);
   const std::string strategy = Str(spec.value("conversion", Json::object()), "strategy");
   if (strategy != "None") {
-    errs.push_back(
-        fmt::format("spec.conversion.strategy: Unsupported value: \"{}\": supported "
-                    "values: \"None\"",
-                    strategy));
+    errs.push_back({FieldErrorType::kNotSupported, "spec.conversion.strategy",
+                    fmt::format("\"{}\": supported values: \"None\"", strategy)});
   }
   return errs;
 }
@@ -388,8 +380,9 @@ VoidResult ValidateCrdUpdate(const Json& current, const Json& next) {
   const std::string before = Str(current.value("spec", Json::object()), "scope");
   const std::string after = Str(next.value("spec", Json::object()), "scope");
   if (before == after) return {};
-  return Invalid("CustomResourceDefinition.apiextensions.k8s.io", next,
-                 {fmt::format("spec.scope: Invalid value: \"{}\": field is immutable", after)});
+  return Invalid(
+      "CustomResourceDefinition.apiextensions.k8s.io", next,
+      {{FieldErrorType::kInvalid, "spec.scope", fmt::format("\"{}\": field is immutable", after)}});
 }
 
 std::vector<std::string> UnknownCustomFieldPaths(std::string_view group, const std::string& kind,

@@ -188,29 +188,32 @@ std::string Abbreviated(const Json& v) {
 
 class Validator {
  public:
-  std::vector<std::string> errors;
+  FieldErrorList errors;
 
   void Check(const Json& schema, const Json& v, const std::string& path, bool root) {
     if (!schema.is_object()) return;
     const std::string shown_path = path.empty() ? "<root>" : path;
     if (v.is_null()) {
       if (Flag(schema, "nullable") || !schema.contains("type")) return;
-      Add(path, fmt::format("Invalid value: \"null\": {} in body must be of type {}: \"null\"",
-                            shown_path, schema["type"].get<std::string>()));
+      Add(path, FieldErrorType::kInvalid,
+          fmt::format("\"null\": {} in body must be of type {}: \"null\"", shown_path,
+                      schema["type"].get<std::string>()));
       return;
     }
     const bool int_or_string = Flag(schema, "x-kubernetes-int-or-string");
     if (int_or_string) {
       if (!IsInteger(v) && !v.is_string()) {
-        Add(path, fmt::format("Invalid value: \"{}\": {} in body must be of type "
-                              "integer,string: \"{}\"",
-                              TypeOf(v), shown_path, TypeOf(v)));
+        Add(path, FieldErrorType::kInvalid,
+            fmt::format("\"{}\": {} in body must be of type "
+                        "integer,string: \"{}\"",
+                        TypeOf(v), shown_path, TypeOf(v)));
         return;
       }
     } else if (auto type = schema.find("type"); type != schema.end() && type->is_string()) {
       if (!HasType(v, *type)) {
-        Add(path, fmt::format("Invalid value: \"{}\": {} in body must be of type {}: \"{}\"",
-                              TypeOf(v), shown_path, type->get<std::string>(), TypeOf(v)));
+        Add(path, FieldErrorType::kInvalid,
+            fmt::format("\"{}\": {} in body must be of type {}: \"{}\"", TypeOf(v), shown_path,
+                        type->get<std::string>(), TypeOf(v)));
         return;
       }
     }
@@ -240,31 +243,35 @@ class Validator {
       bool ok = false;
       for (const auto& sub : *any) ok = ok || Passes(sub, v, path);
       if (!ok) {
-        Add(path, fmt::format("Invalid value: \"\": {} in body must validate at least one "
-                              "schema (anyOf)",
-                              shown));
+        Add(path, FieldErrorType::kInvalid,
+            fmt::format("\"\": {} in body must validate at least one "
+                        "schema (anyOf)",
+                        shown));
       }
     }
     if (auto one = schema.find("oneOf"); one != schema.end() && one->is_array() && !one->empty()) {
       int passed = 0;
       for (const auto& sub : *one) passed += Passes(sub, v, path) ? 1 : 0;
       if (passed != 1) {
-        Add(path, fmt::format("Invalid value: \"\": {} in body must validate one and only one "
-                              "schema (oneOf)",
-                              shown));
+        Add(path, FieldErrorType::kInvalid,
+            fmt::format("\"\": {} in body must validate one and only one "
+                        "schema (oneOf)",
+                        shown));
       }
     }
     if (auto no = schema.find("not"); no != schema.end() && no->is_object()) {
       if (Passes(*no, v, path)) {
-        Add(path, fmt::format("Invalid value: \"\": {} in body must not validate the schema "
-                              "(not)",
-                              shown));
+        Add(path, FieldErrorType::kInvalid,
+            fmt::format("\"\": {} in body must not validate the schema "
+                        "(not)",
+                        shown));
       }
     }
   }
 
-  void Add(const std::string& path, const std::string& what) {
-    errors.push_back(path.empty() ? what : path + ": " + what);
+  // An error at the object's root has no field before it.
+  void Add(const std::string& path, FieldErrorType type, std::string detail) {
+    errors.push_back({type, path, std::move(detail), /*bare=*/path.empty()});
   }
 
   void CheckEnum(const Json& schema, const Json& v, const std::string& path) {
@@ -279,7 +286,8 @@ class Validator {
       const std::string text = allowed.is_string() ? allowed.get<std::string>() : allowed.dump();
       list += (list.empty() ? "" : ", ") + Json(text).dump();
     }
-    Add(path, fmt::format("Unsupported value: {}: supported values: {}", v.dump(), list));
+    Add(path, FieldErrorType::kNotSupported,
+        fmt::format("{}: supported values: {}", v.dump(), list));
   }
 
   void CheckBounds(const Json& schema, const Json& v, const std::string& path,
@@ -288,15 +296,17 @@ class Validator {
     if (auto m = schema.find("minimum"); m != schema.end() && m->is_number()) {
       const bool exclusive = Flag(schema, "exclusiveMinimum");
       if (exclusive ? d <= m->get<double>() : d < m->get<double>()) {
-        Add(path, fmt::format("Invalid value: {}: {} in body should be greater than {}{}", v.dump(),
-                              shown, exclusive ? "" : "or equal to ", FormatNumber(*m)));
+        Add(path, FieldErrorType::kInvalid,
+            fmt::format("{}: {} in body should be greater than {}{}", v.dump(), shown,
+                        exclusive ? "" : "or equal to ", FormatNumber(*m)));
       }
     }
     if (auto m = schema.find("maximum"); m != schema.end() && m->is_number()) {
       const bool exclusive = Flag(schema, "exclusiveMaximum");
       if (exclusive ? d >= m->get<double>() : d > m->get<double>()) {
-        Add(path, fmt::format("Invalid value: {}: {} in body should be less than {}{}", v.dump(),
-                              shown, exclusive ? "" : "or equal to ", FormatNumber(*m)));
+        Add(path, FieldErrorType::kInvalid,
+            fmt::format("{}: {} in body should be less than {}{}", v.dump(), shown,
+                        exclusive ? "" : "or equal to ", FormatNumber(*m)));
       }
     }
   }
@@ -309,25 +319,28 @@ class Validator {
     for (unsigned char c : s) chars += (c & 0xC0) != 0x80;
     if (auto m = schema.find("maxLength"); m != schema.end() && m->is_number_integer()) {
       if (chars > m->get<size_t>()) {
-        Add(path, fmt::format("Too long: may not be longer than {}", m->get<int64_t>()));
+        Add(path, FieldErrorType::kTooLong,
+            fmt::format("may not be longer than {}", m->get<int64_t>()));
       }
     }
     if (auto m = schema.find("minLength"); m != schema.end() && m->is_number_integer()) {
       if (chars < m->get<size_t>()) {
-        Add(path, fmt::format("Invalid value: {}: {} in body should be at least {} chars long",
-                              v.dump(), shown, m->get<int64_t>()));
+        Add(path, FieldErrorType::kInvalid,
+            fmt::format("{}: {} in body should be at least {} chars long", v.dump(), shown,
+                        m->get<int64_t>()));
       }
     }
     if (auto p = schema.find("pattern"); p != schema.end() && p->is_string()) {
       const std::string& pattern = p->get_ref<const std::string&>();
       const PatternMatch m = MatchPattern(pattern, s);
       if (m == PatternMatch::kNo) {
-        Add(path, fmt::format("Invalid value: {}: {} in body should match '{}'", v.dump(), shown,
-                              pattern));
+        Add(path, FieldErrorType::kInvalid,
+            fmt::format("{}: {} in body should match '{}'", v.dump(), shown, pattern));
       } else if (m == PatternMatch::kTooComplex) {
-        Add(path, fmt::format("Invalid value: {}: {} in body could not be matched against '{}': "
-                              "the match needs more work than the server allows",
-                              Abbreviated(v), shown, pattern));
+        Add(path, FieldErrorType::kInvalid,
+            fmt::format("{}: {} in body could not be matched against '{}': "
+                        "the match needs more work than the server allows",
+                        Abbreviated(v), shown, pattern));
       }
     }
   }
@@ -336,14 +349,15 @@ class Validator {
                   const std::string& shown) {
     if (auto m = schema.find("maxItems"); m != schema.end() && m->is_number_integer()) {
       if (v.size() > m->get<size_t>()) {
-        Add(path,
-            fmt::format("Too many: {}: must have at most {} items", v.size(), m->get<int64_t>()));
+        Add(path, FieldErrorType::kTooMany,
+            fmt::format("{}: must have at most {} items", v.size(), m->get<int64_t>()));
       }
     }
     if (auto m = schema.find("minItems"); m != schema.end() && m->is_number_integer()) {
       if (v.size() < m->get<size_t>()) {
-        Add(path, fmt::format("Invalid value: {}: {} in body should have at least {} items",
-                              v.size(), shown, m->get<int64_t>()));
+        Add(path, FieldErrorType::kInvalid,
+            fmt::format("{}: {} in body should have at least {} items", v.size(), shown,
+                        m->get<int64_t>()));
       }
     }
     if (auto items = schema.find("items"); items != schema.end()) {
@@ -357,7 +371,7 @@ class Validator {
     if (auto req = schema.find("required"); req != schema.end() && req->is_array()) {
       for (const auto& name : *req) {
         if (name.is_string() && !v.contains(name.get<std::string>())) {
-          Add(Child(path, name.get<std::string>()), "Required value");
+          Add(Child(path, name.get<std::string>()), FieldErrorType::kRequired, "");
         }
       }
     }
@@ -375,13 +389,12 @@ class Validator {
 };
 
 // The checks of a node that apply inside allOf/anyOf/oneOf/not too (value validations).
-void ValueChecks(const Json& schema, const std::string& path, std::vector<std::string>* out) {
+void ValueChecks(const Json& schema, const std::string& path, FieldErrorList* out) {
   if (auto p = schema.find("pattern"); p != schema.end() && p->is_string()) {
     if (std::string why = PatternError(*p); !why.empty()) {
       out->push_back(
-          fmt::format("{}.pattern: Invalid value: {}: must be a valid regular "
-                      "expression, but isn't: {}",
-                      path, p->dump(), why));
+          {FieldErrorType::kInvalid, path + ".pattern",
+           fmt::format("{}: must be a valid regular expression, but isn't: {}", p->dump(), why)});
     }
   }
   for (const char* key : {"allOf", "anyOf", "oneOf"}) {
@@ -398,14 +411,15 @@ void ValueChecks(const Json& schema, const std::string& path, std::vector<std::s
   }
 }
 
-void Structural(const Json& schema, const std::string& path, std::vector<std::string>* out) {
+void Structural(const Json& schema, const std::string& path, FieldErrorList* out) {
   if (!schema.is_object()) return;
   const bool typed = schema.contains("type") && schema["type"].is_string() &&
                      !schema["type"].get<std::string>().empty();
   if (!typed && !Flag(schema, "x-kubernetes-preserve-unknown-fields") &&
       !Flag(schema, "x-kubernetes-int-or-string")) {
-    out->push_back(fmt::format("{}.type: Required value: must not be empty for specified {}", path,
-                               schema.contains("items") ? "array items" : "object fields"));
+    out->push_back({FieldErrorType::kRequired, path + ".type",
+                    fmt::format("must not be empty for specified {}",
+                                schema.contains("items") ? "array items" : "object fields")});
   }
   ValueChecks(schema, path, out);
   if (auto props = schema.find("properties"); props != schema.end() && props->is_object()) {
@@ -429,23 +443,22 @@ void PruneUnknownFields(const Json& schema, Json& obj, std::vector<std::string>*
 
 void ApplySchemaDefaults(const Json& schema, Json& obj) { Defaults(schema, obj); }
 
-std::vector<std::string> ValidateAgainstSchema(const Json& schema, const Json& obj) {
+FieldErrorList ValidateAgainstSchema(const Json& schema, const Json& obj) {
   Validator v;
   v.Check(schema, obj, "", true);
   return std::move(v.errors);
 }
 
-std::vector<std::string> StructuralSchemaErrors(const Json& schema) {
-  std::vector<std::string> out;
-  const std::string root = "spec.validation.openAPIV3Schema";
+FieldErrorList StructuralSchemaErrors(const Json& schema, const std::string& root) {
+  FieldErrorList out;
   if (!schema.is_object()) {
-    out.push_back(root + ": Required value: schemas are required");
+    out.push_back({FieldErrorType::kRequired, root, "schemas are required"});
     return out;
   }
   Structural(schema, root, &out);
   if (schema.value("type", "") != "object" && out.empty()) {
-    out.push_back(root + ".type: Invalid value: \"" + schema.value("type", "") +
-                  "\": must be object at the root");
+    out.push_back({FieldErrorType::kInvalid, root + ".type",
+                   fmt::format("\"{}\": must be object at the root", schema.value("type", ""))});
   }
   return out;
 }

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "apiserver/field_errors.h"
+
 namespace berth::apiserver {
 
 // Drops the fields `schema` does not declare. At the root apiVersion, kind and metadata stay.
@@ -26,12 +28,12 @@ void ApplySchemaDefaults(const nlohmann::json& schema, nlohmann::json& obj);
 
 // The field errors of `obj` against `schema` (empty: valid). The root's apiVersion, kind and
 // metadata are not checked here.
-std::vector<std::string> ValidateAgainstSchema(const nlohmann::json& schema,
-                                               const nlohmann::json& obj);
+FieldErrorList ValidateAgainstSchema(const nlohmann::json& schema, const nlohmann::json& obj);
 
 // Why `schema` is not structural (empty: it is): every node has a type unless it preserves
-// unknown fields or is int-or-string, and the root is an object.
-std::vector<std::string> StructuralSchemaErrors(const nlohmann::json& schema);
+// unknown fields or is int-or-string, and the root is an object. The schema's own path is `root`.
+FieldErrorList StructuralSchemaErrors(const nlohmann::json& schema,
+                                      const std::string& root = "spec.validation.openAPIV3Schema");
 
 // Why `pattern` cannot be used (empty: it can).
 std::string PatternError(const std::string& pattern);

@@ -9,6 +9,14 @@ namespace {
 
 using Json = nlohmann::json;
 
+std::vector<std::string> ValidationTexts(const Json& schema, const Json& obj) {
+  return ToStrings(ValidateAgainstSchema(schema, obj));
+}
+
+std::vector<std::string> StructuralTexts(const Json& schema) {
+  return ToStrings(StructuralSchemaErrors(schema));
+}
+
 // The PodGroup schema of scheduler-plugins (trimmed to what the checks use), with a few
 // keywords it lacks added under `extra`.
 Json Schema() {
@@ -47,7 +55,7 @@ std::vector<std::string> Errors(const std::string& spec) {
   Json obj = Object(spec);
   PruneUnknownFields(Schema(), obj);
   ApplySchemaDefaults(Schema(), obj);
-  return ValidateAgainstSchema(Schema(), obj);
+  return ValidationTexts(Schema(), obj);
 }
 
 TEST(CrdSchemaTest, PruningDropsUndeclaredFieldsAndNamesThem) {
@@ -76,7 +84,7 @@ TEST(CrdSchemaTest, DefaultsFillAbsentFieldsAndNonNullableNulls) {
   EXPECT_FALSE(obj["spec"].contains("name"));
   // A defaulted object is defaulted inside too.
   EXPECT_EQ(obj["spec"]["nested"]["level"], 3);
-  EXPECT_TRUE(ValidateAgainstSchema(Schema(), obj).empty());
+  EXPECT_TRUE(ValidationTexts(Schema(), obj).empty());
 }
 
 TEST(CrdSchemaTest, ValidObjectsPass) {
@@ -130,9 +138,8 @@ TEST(CrdSchemaTest, CompositionKeywordsAreEvaluated) {
     "b":{"type":"integer","oneOf":[{"minimum":5},{"maximum":10}]},
     "c":{"type":"string","not":{"enum":["no"]}},
     "d":{"type":"integer","allOf":[{"minimum":1},{"maximum":2}]}}})");
-  EXPECT_TRUE(
-      ValidateAgainstSchema(schema, {{"a", "xa"}, {"b", 2}, {"c", "ok"}, {"d", 1}}).empty());
-  auto errs = ValidateAgainstSchema(schema, {{"a", "za"}, {"b", 7}, {"c", "no"}, {"d", 3}});
+  EXPECT_TRUE(ValidationTexts(schema, {{"a", "xa"}, {"b", 2}, {"c", "ok"}, {"d", 1}}).empty());
+  auto errs = ValidationTexts(schema, {{"a", "za"}, {"b", 7}, {"c", "no"}, {"d", 3}});
   EXPECT_EQ(errs, (std::vector<std::string>{
                       "a: Invalid value: \"\": a in body must validate at least one schema (anyOf)",
                       "b: Invalid value: \"\": b in body must validate one and only one schema "
@@ -144,26 +151,26 @@ TEST(CrdSchemaTest, CompositionKeywordsAreEvaluated) {
 TEST(CrdSchemaTest, NullsNeedNullable) {
   Json schema = Json::parse(R"({"type":"object","properties":{
     "n":{"type":"string","nullable":true},"s":{"type":"string"}}})");
-  EXPECT_TRUE(ValidateAgainstSchema(schema, {{"n", nullptr}}).empty());
-  EXPECT_EQ(ValidateAgainstSchema(schema, {{"s", nullptr}}),
+  EXPECT_TRUE(ValidationTexts(schema, {{"n", nullptr}}).empty());
+  EXPECT_EQ(ValidationTexts(schema, {{"s", nullptr}}),
             (std::vector<std::string>{"s: Invalid value: \"null\": s in body must be of type "
                                       "string: \"null\""}));
 }
 
 TEST(CrdSchemaTest, StructuralSchemasNeedTypesAndValidPatterns) {
-  EXPECT_TRUE(StructuralSchemaErrors(Schema()).empty());
+  EXPECT_TRUE(StructuralTexts(Schema()).empty());
   Json untyped = Json::parse(R"({"type":"object","properties":{"spec":{"properties":{}}}})");
-  EXPECT_EQ(StructuralSchemaErrors(untyped),
+  EXPECT_EQ(StructuralTexts(untyped),
             (std::vector<std::string>{"spec.validation.openAPIV3Schema.properties[spec].type: "
                                       "Required value: must not be empty for specified object "
                                       "fields"}));
   Json not_object = Json::parse(R"({"type":"string"})");
-  EXPECT_EQ(StructuralSchemaErrors(not_object),
+  EXPECT_EQ(StructuralTexts(not_object),
             (std::vector<std::string>{"spec.validation.openAPIV3Schema.type: Invalid value: "
                                       "\"string\": must be object at the root"}));
   Json bad_pattern =
       Json::parse(R"({"type":"object","properties":{"a":{"type":"string","pattern":"(["}}})");
-  auto errs = StructuralSchemaErrors(bad_pattern);
+  auto errs = StructuralTexts(bad_pattern);
   ASSERT_EQ(errs.size(), 1u);
   EXPECT_EQ(errs[0].rfind("spec.validation.openAPIV3Schema.properties[a].pattern: Invalid value: "
                           "\"([\": must be a valid regular expression, but isn't: ",
@@ -177,8 +184,8 @@ TEST(CrdSchemaTest, PatternsOnHostileValuesFailWithoutCrashing) {
   Json schema = Json::parse(R"({"type":"object","properties":{
     "long":{"type":"string","pattern":"^(a|b)*$"},
     "exp":{"type":"string","pattern":"^(a+)+$"}}})");
-  EXPECT_TRUE(ValidateAgainstSchema(schema, {{"long", std::string(1000, 'a')}}).empty());
-  auto errs = ValidateAgainstSchema(
+  EXPECT_TRUE(ValidationTexts(schema, {{"long", std::string(1000, 'a')}}).empty());
+  auto errs = ValidationTexts(
       schema, {{"long", std::string(2'000'000, 'a')}, {"exp", std::string(40, 'a') + "b"}});
   ASSERT_EQ(errs.size(), 2u);
   EXPECT_NE(errs[0].find("the match needs more work than the server allows"), std::string::npos);
@@ -195,7 +202,7 @@ TEST(CrdSchemaTest, DeepPreservedObjectsAreHandled) {
   for (int i = 0; i < 500; ++i) cur = &((*cur)["x"] = Json::object());
   PruneUnknownFields(schema, deep);
   ApplySchemaDefaults(schema, deep);
-  EXPECT_TRUE(ValidateAgainstSchema(schema, deep).empty());
+  EXPECT_TRUE(ValidationTexts(schema, deep).empty());
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "api/codec.h"
+#include "apiserver/field_errors.h"
 
 namespace berth::apiserver {
 namespace {
@@ -223,10 +224,10 @@ Result<Json> WithCustomScale(const CustomResourceVersion& v, const Json& object,
     replicas = &scale["spec"]["replicas"];
   }
   if (!replicas || !replicas->is_number_integer() || replicas->get<int64_t>() < 0) {
-    return Error{fmt::format("Scale.autoscaling \"{}\" is invalid: spec.replicas: Invalid value: "
-                             "{}: must be greater than or equal to 0",
-                             name, replicas ? replicas->dump() : "null"),
-                 ErrorCode::kInvalid};
+    return InvalidObject("Scale.autoscaling", name,
+                         {{FieldErrorType::kInvalid, "spec.replicas",
+                           fmt::format("{}: must be greater than or equal to 0",
+                                       replicas ? replicas->dump() : "null")}});
   }
   const std::vector<Step> steps = ParsePath(v.spec_replicas_path);
   Json next = object;

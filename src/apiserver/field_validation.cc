@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/json_parse.h"
+#include "apiserver/field_errors.h"
 #include "apiserver/field_schema.h"
 
 namespace berth::apiserver {
@@ -241,10 +242,10 @@ Result<FieldValidation> ParseFieldValidation(const std::optional<std::string>& v
   if (!value || value->empty() || *value == "Warn") return FieldValidation::kWarn;
   if (*value == "Strict") return FieldValidation::kStrict;
   if (*value == "Ignore") return FieldValidation::kIgnore;
-  return Error{fmt::format("{}.meta.k8s.io \"\" is invalid: fieldValidation: Unsupported value: "
-                           "{}: supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"",
-                           options_kind, Json(*value).dump()),
-               ErrorCode::kInvalid};
+  return InvalidObject(fmt::format("{}.meta.k8s.io", options_kind), "",
+                       {{FieldErrorType::kNotSupported, "fieldValidation",
+                         fmt::format("{}: supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"",
+                                     Json(*value).dump())}});
 }
 
 const FieldSchema* FindFieldSchema(std::string_view group, std::string_view kind) {

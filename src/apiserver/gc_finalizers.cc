@@ -4,15 +4,16 @@
 
 #include <algorithm>
 
+#include "apiserver/field_errors.h"
+
 namespace berth::apiserver {
 
 using Json = nlohmann::json;
 
 Error BothPropagationsError() {
-  return Error{
-      "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Invalid value: "
-      "\"null\": orphanDependents and deletionPropagation cannot be both set",
-      ErrorCode::kInvalid};
+  return InvalidObject("DeleteOptions.meta.k8s.io", "",
+                       {{FieldErrorType::kInvalid, "propagationPolicy",
+                         "\"null\": orphanDependents and deletionPropagation cannot be both set"}});
 }
 
 Json WithGcFinalizers(const Json& finalizers, const std::string& policy, bool marked) {
@@ -33,11 +34,12 @@ VoidResult ReadPropagation(const Json& opts, std::optional<std::string>& out) {
   if (auto p = opts.find("propagationPolicy"); p != opts.end() && !p->is_null()) {
     const std::string v = p->is_string() ? p->get<std::string>() : p->dump();
     if (v != "Orphan" && v != "Background" && v != "Foreground") {
-      return Error{fmt::format("DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: "
-                               "Unsupported value: \"{}\": supported values: \"Foreground\", "
-                               "\"Background\", \"Orphan\", \"nil\"",
-                               v),
-                   ErrorCode::kInvalid};
+      return InvalidObject(
+          "DeleteOptions.meta.k8s.io", "",
+          {{FieldErrorType::kNotSupported, "propagationPolicy",
+            fmt::format("\"{}\": supported values: \"Foreground\", \"Background\", "
+                        "\"Orphan\", \"nil\"",
+                        v)}});
     }
     policy = v;
   }

@@ -107,9 +107,9 @@ VoidResult ValidateNewName(const ResourceInfo& r, const Json& obj) {
   if (!name.empty()) {
     if (std::string p = NameProblem(r, name, false); !p.empty()) {
       return InvalidField(
-          r, obj, "metadata.name",
-          fmt::format("Invalid value: {}: {}",
-                      Json(name).dump(-1, ' ', false, Json::error_handler_t::replace), p));
+          r, obj, "metadata.name", FieldErrorType::kInvalid,
+          fmt::format("{}: {}", Json(name).dump(-1, ' ', false, Json::error_handler_t::replace),
+                      p));
     }
     return {};
   }
@@ -124,9 +124,8 @@ VoidResult ValidateNewName(const ResourceInfo& r, const Json& obj) {
   }
   if (p.empty()) return {};
   return InvalidField(
-      r, obj, "metadata.generateName",
-      fmt::format("Invalid value: {}: {}",
-                  Json(prefix).dump(-1, ' ', false, Json::error_handler_t::replace), p));
+      r, obj, "metadata.generateName", FieldErrorType::kInvalid,
+      fmt::format("{}: {}", Json(prefix).dump(-1, ' ', false, Json::error_handler_t::replace), p));
 }
 
 }  // namespace berth::apiserver

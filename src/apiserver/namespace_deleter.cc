@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/codec.h"
+#include "api/error_detail.h"
 #include "apiserver/crd_registry.h"
 #include "apiserver/resources.h"
 
@@ -166,18 +167,31 @@ Json PrepareNamespaceUpdate(std::string_view subresource, const Json& current, J
   return next;
 }
 
+namespace {
+
+// The namespace a create was refused in (api/error_detail.h).
+struct TerminatingNamespace {
+  std::string name;
+};
+
+}  // namespace
+
+Error NamespaceTerminatingError(std::string_view resource, std::string_view name,
+                                std::string_view ns) {
+  return error_detail::Attach(
+      Error{fmt::format("{} \"{}\" is forbidden: unable to create new content in namespace {} "
+                        "because it is being terminated",
+                        resource, name, ns),
+            ErrorCode::kForbidden},
+      TerminatingNamespace{std::string(ns)});
+}
+
 std::optional<Json> NamespaceTerminatingCause(const Error& e) {
-  static constexpr std::string_view kStart = "unable to create new content in namespace ";
-  static constexpr std::string_view kEnd = " because it is being terminated";
   if (e.code != ErrorCode::kForbidden) return std::nullopt;
-  const size_t start = e.message.find(kStart);
-  if (start == std::string::npos) return std::nullopt;
-  const size_t from = start + kStart.size();
-  const size_t end = e.message.find(kEnd, from);
-  if (end == std::string::npos) return std::nullopt;
-  const std::string ns = e.message.substr(from, end - from);
+  auto ns = error_detail::Find<TerminatingNamespace>(e);
+  if (!ns) return std::nullopt;
   return Json{{"reason", "NamespaceTerminating"},
-              {"message", fmt::format("namespace {} is being terminated", ns)},
+              {"message", fmt::format("namespace {} is being terminated", ns->name)},
               {"field", "metadata.namespace"}};
 }
 

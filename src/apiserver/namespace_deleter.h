@@ -44,6 +44,10 @@ inline constexpr std::string_view kNamespaceFinalizer = "kubernetes";
 nlohmann::json PrepareNamespaceUpdate(std::string_view subresource, const nlohmann::json& current,
                                       nlohmann::json next);
 
+// The store's Forbidden answer to a create of `name` (of `resource`, as errors name it) in the
+// Terminating namespace `ns`, with the namespace attached as data for the cause below.
+Error NamespaceTerminatingError(std::string_view resource, std::string_view name,
+                                std::string_view ns);
 // The cause kube-apiserver adds to the Forbidden answer of a create in a Terminating namespace
 // (type NamespaceTerminating, field metadata.namespace), for the store's error `e`; nothing
 // for other errors.

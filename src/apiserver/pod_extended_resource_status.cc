@@ -21,7 +21,7 @@ using resource_validation::Str;
 
 }  // namespace
 
-std::vector<std::string> PodExtendedResourceClaimStatusErrors(const nlohmann::json& pod) {
+FieldErrorList PodExtendedResourceClaimStatusErrors(const nlohmann::json& pod) {
   const std::string path = "status.extendedResourceClaimStatus";
   const auto& status = Member(Member(pod, "status"), "extendedResourceClaimStatus");
   if (!status.is_object()) return {};
@@ -71,16 +71,9 @@ std::vector<std::string> PodExtendedResourceClaimStatusErrors(const nlohmann::js
 
 VoidResult ValidatePodExtendedResourceClaimStatus(const ResourceInfo& r,
                                                   const nlohmann::json& pod) {
-  std::vector<std::string> errors = PodExtendedResourceClaimStatusErrors(pod);
+  FieldErrorList errors = PodExtendedResourceClaimStatusErrors(pod);
   if (errors.empty()) return {};
-  std::string list = errors.size() == 1 ? errors.front() : "[";
-  if (errors.size() != 1) {
-    for (size_t i = 0; i < errors.size(); ++i) list += (i ? ", " : "") + errors[i];
-    list += "]";
-  }
-  return Error{
-      fmt::format("{} \"{}\" is invalid: {}", r.kind, Str(Member(pod, "metadata"), "name"), list),
-      ErrorCode::kInvalid};
+  return InvalidObject(r.kind, Str(Member(pod, "metadata"), "name"), std::move(errors));
 }
 
 }  // namespace berth::apiserver

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "apiserver/field_errors.h"
 #include "apiserver/resources.h"
 #include "berth/api/result.h"
 
@@ -16,7 +17,7 @@ namespace berth::apiserver {
 
 // The field errors ("<field>: <detail>") of `pod`'s status.extendedResourceClaimStatus; none
 // when the pod has none.
-std::vector<std::string> PodExtendedResourceClaimStatusErrors(const nlohmann::json& pod);
+FieldErrorList PodExtendedResourceClaimStatusErrors(const nlohmann::json& pod);
 
 // 422 `Pod "x" is invalid: ...` carrying those errors; nothing when there are none.
 VoidResult ValidatePodExtendedResourceClaimStatus(const ResourceInfo& r, const nlohmann::json& pod);

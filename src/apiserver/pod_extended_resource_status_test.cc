@@ -32,7 +32,7 @@ TEST(PodExtendedResourceClaimStatusTest, ValidStatusPasses) {
       {"requestMappings",
        {Mapping("c", "example.com/gpu", "container-1-request-1"),
         Mapping("init", "example.com/gpu", "container-0-request-0")}}};
-  EXPECT_TRUE(PodExtendedResourceClaimStatusErrors(pod).empty());
+  EXPECT_TRUE(ToStrings(PodExtendedResourceClaimStatusErrors(pod)).empty());
   Json old = GpuPod();
   EXPECT_TRUE(ValidateUpdate(Pods(), old, pod).ok());
 }
@@ -40,7 +40,7 @@ TEST(PodExtendedResourceClaimStatusTest, ValidStatusPasses) {
 TEST(PodExtendedResourceClaimStatusTest, EmptyMappingsAndMissingClaimNameAreRequired) {
   Json pod = GpuPod();
   pod["status"]["extendedResourceClaimStatus"] = {{"requestMappings", Json::array()}};
-  EXPECT_EQ(PodExtendedResourceClaimStatusErrors(pod),
+  EXPECT_EQ(ToStrings(PodExtendedResourceClaimStatusErrors(pod)),
             (std::vector<std::string>{
                 "status.extendedResourceClaimStatus.requestMappings: Required value: at least "
                 "one request mapping is required",
@@ -54,7 +54,7 @@ TEST(PodExtendedResourceClaimStatusTest, UnknownContainerResourceAndDuplicate) {
       {"requestMappings",
        {Mapping("nope", "example.com/gpu", "r"), Mapping("c", "example.com/fpga", "r"),
         Mapping("c", "example.com/gpu", "Bad_Name"), Mapping("c", "example.com/gpu", "Bad_Name")}}};
-  const auto errors = PodExtendedResourceClaimStatusErrors(pod);
+  const auto errors = ToStrings(PodExtendedResourceClaimStatusErrors(pod));
   ASSERT_GE(errors.size(), 5u);
   EXPECT_EQ(errors[0],
             "status.extendedResourceClaimStatus.requestMappings[0].containerName: Invalid value: "
@@ -83,7 +83,7 @@ TEST(PodExtendedResourceClaimStatusTest, ClaimNameMustBeASubdomain) {
   pod["status"]["extendedResourceClaimStatus"] = {
       {"resourceClaimName", "Not A Name"},
       {"requestMappings", {Mapping("c", "example.com/gpu", "r")}}};
-  const auto errors = PodExtendedResourceClaimStatusErrors(pod);
+  const auto errors = ToStrings(PodExtendedResourceClaimStatusErrors(pod));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].rfind("status.extendedResourceClaimStatus.resourceClaimName: Invalid value: "
                             "\"Not A Name\"",

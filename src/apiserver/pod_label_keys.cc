@@ -101,18 +101,18 @@ std::string Quoted(const std::string& s) { return Json(s).dump(); }
 
 // validateLabelKeys: the list needs a selector, and each key must be a label name.
 void KeyListErrors(const std::string& path, const std::vector<std::string>& keys,
-                   const Json* selector, std::vector<std::string>& out) {
+                   const Json* selector, FieldErrorList& out) {
   if (keys.empty()) return;
   if (selector == nullptr) {
     out.push_back(
-        fmt::format("{}: Forbidden: must not be specified when labelSelector is not set", path));
+        {FieldErrorType::kForbidden, path, "must not be specified when labelSelector is not set"});
     return;
   }
   for (size_t i = 0; i < keys.size(); ++i) {
     std::string problem = validation::QualifiedNameProblem(keys[i]);
     if (!problem.empty()) {
-      out.push_back(
-          fmt::format("{}[{}]: Invalid value: {}: {}", path, i, Quoted(keys[i]), problem));
+      out.push_back({FieldErrorType::kInvalid, fmt::format("{}[{}]", path, i),
+                     fmt::format("{}: {}", Quoted(keys[i]), problem)});
     }
   }
 }
@@ -122,7 +122,7 @@ void KeyListErrors(const std::string& path, const std::vector<std::string>& keys
 // selector shows up twice: that second sighting is the error (a template, not merged, only
 // errs when the user named the key twice). The index is the key's last one in
 // matchLabelKeys, and the path is the term's own indexed, as kube-apiserver writes them.
-void TermErrors(const std::string& path, const Json& term, std::vector<std::string>& out) {
+void TermErrors(const std::string& path, const Json& term, FieldErrorList& out) {
   const Json* selector = SelectorOf(term);
   const std::vector<std::string> match = Strings(term, "matchLabelKeys");
   const std::vector<std::string> mismatch = Strings(term, "mismatchLabelKeys");
@@ -141,9 +141,8 @@ void TermErrors(const std::string& path, const Json& term, std::vector<std::stri
         const std::string key = k != nullptr && k->is_string() ? k->get<std::string>() : "";
         if (auto at = last_index.find(key); at != last_index.end() && seen.count(key)) {
           out.push_back(
-              fmt::format("{}[{}]: Invalid value: {}: exists in both matchLabelKeys and "
-                          "labelSelector",
-                          path, at->second, Quoted(key)));
+              {FieldErrorType::kInvalid, fmt::format("{}[{}]", path, at->second),
+               fmt::format("{}: exists in both matchLabelKeys and labelSelector", Quoted(key))});
         }
         seen.insert(key);
       }
@@ -152,10 +151,9 @@ void TermErrors(const std::string& path, const Json& term, std::vector<std::stri
   const std::set<std::string> mismatch_set(mismatch.begin(), mismatch.end());
   for (size_t i = 0; i < match.size(); ++i) {
     if (mismatch_set.count(match[i])) {
-      out.push_back(
-          fmt::format("{}.matchLabelKeys[{}]: Invalid value: {}: exists in both matchLabelKeys and "
-                      "mismatchLabelKeys",
-                      path, i, Quoted(match[i])));
+      out.push_back({FieldErrorType::kInvalid, fmt::format("{}.matchLabelKeys[{}]", path, i),
+                     fmt::format("{}: exists in both matchLabelKeys and mismatchLabelKeys",
+                                 Quoted(match[i]))});
     }
   }
 }
@@ -185,8 +183,8 @@ void MergeLabelKeys(Json& pod) {
   ForEachSpreadConstraint(*spec, "spec", merge);
 }
 
-std::vector<std::string> LabelKeyErrors(const Json& spec, const std::string& field) {
-  std::vector<std::string> out;
+FieldErrorList LabelKeyErrors(const Json& spec, const std::string& field) {
+  FieldErrorList out;
   auto check = [&](const Json& term, const std::string& path) { TermErrors(path, term, out); };
   ForEachAffinityTerm(spec, field, check);
   ForEachSpreadConstraint(spec, field, check);
@@ -197,17 +195,10 @@ VoidResult CheckLabelKeys(const ResourceInfo& r, const Json& obj) {
   const std::string path = PodSpecPath(r);
   const Json* spec = path.empty() ? nullptr : FieldAt(obj, path);
   if (spec == nullptr || !spec->is_object()) return {};
-  std::vector<std::string> errors = LabelKeyErrors(*spec, path);
+  FieldErrorList errors = LabelKeyErrors(*spec, path);
   if (errors.empty()) return {};
-  // An aggregate says each message once.
-  std::vector<std::string> unique;
-  for (std::string& e : errors)
-    if (std::find(unique.begin(), unique.end(), e) == unique.end()) unique.push_back(std::move(e));
-  const std::string all =
-      unique.size() == 1 ? unique[0] : fmt::format("[{}]", fmt::join(unique, ", "));
-  return Error{
-      fmt::format("{} \"{}\" is invalid: {}", r.kind, FieldValue(obj, "metadata.name"), all),
-      ErrorCode::kInvalid};
+  // An aggregate says each message once (InvalidObject).
+  return InvalidObject(r.kind, FieldValue(obj, "metadata.name"), std::move(errors));
 }
 
 }  // namespace berth::apiserver

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "apiserver/field_errors.h"
 #include "apiserver/resources.h"
 #include "berth/api/result.h"
 
@@ -28,8 +29,8 @@ namespace berth::apiserver {
 void MergeLabelKeys(nlohmann::json& pod);
 
 // The field errors of the label keys in the pod spec `spec`, found at `field` ("spec",
-// "spec.template.spec"), each "<path>: <detail>" in kube-apiserver's words and order.
-std::vector<std::string> LabelKeyErrors(const nlohmann::json& spec, const std::string& field);
+// "spec.template.spec"), in kube-apiserver's words and order.
+FieldErrorList LabelKeyErrors(const nlohmann::json& spec, const std::string& field);
 
 // 422 for the label keys of `obj`'s pod spec (a Pod's, or a workload's template), with every
 // error as kube-apiserver aggregates them ("[a, b]" when there are several); OK for kinds

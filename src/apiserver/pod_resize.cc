@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "apiserver/field_errors.h"
 #include "berth/api/quantity.h"
 
 namespace berth::apiserver {
@@ -47,7 +48,7 @@ bool IsQosResource(const std::string& name) { return name == "cpu" || name == "m
 // (or added, which lowers it from unbounded) when the container restarts for it.
 void CheckContainerResize(const Json& next_resources, const Json& old_resources,
                           const Json& resize_policy, const std::string& path,
-                          std::vector<std::string>* errors) {
+                          FieldErrorList* errors) {
   auto removed = [](const Json& now, const Json& before) {
     if (!before.is_object()) return false;
     for (auto it = before.begin(); it != before.end(); ++it)
@@ -57,9 +58,11 @@ void CheckContainerResize(const Json& next_resources, const Json& old_resources,
   const Json& new_requests = Member(next_resources, "requests");
   const Json& new_limits = Member(next_resources, "limits");
   if (removed(new_requests, Member(old_resources, "requests")))
-    errors->push_back(path + ".requests: Forbidden: resource requests cannot be removed");
+    errors->push_back(
+        {FieldErrorType::kForbidden, path + ".requests", "resource requests cannot be removed"});
   if (removed(new_limits, Member(old_resources, "limits")))
-    errors->push_back(path + ".limits: Forbidden: resource limits cannot be removed");
+    errors->push_back(
+        {FieldErrorType::kForbidden, path + ".limits", "resource limits cannot be removed"});
 
   std::string memory_policy;
   if (resize_policy.is_array()) {
@@ -79,13 +82,12 @@ void CheckContainerResize(const Json& next_resources, const Json& old_resources,
   auto b = before.find("memory");
   if (n != now.end() && b != before.end()) {
     if (n->second < b->second)
-      errors->push_back(path +
-                        ".limits[memory]: Forbidden: memory limits cannot be decreased unless "
-                        "resizePolicy is RestartContainer");
+      errors->push_back(
+          {FieldErrorType::kForbidden, path + ".limits[memory]",
+           "memory limits cannot be decreased unless resizePolicy is RestartContainer"});
   } else if (n != now.end()) {
-    errors->push_back(path +
-                      ".limits[memory]: Forbidden: memory limits cannot be added unless "
-                      "resizePolicy is RestartContainer");
+    errors->push_back({FieldErrorType::kForbidden, path + ".limits[memory]",
+                       "memory limits cannot be added unless resizePolicy is RestartContainer"});
   }
 }
 
@@ -134,13 +136,9 @@ bool HasPodLevelResources(const Json& pod) {
   return size(Member(res, "requests")) + size(Member(res, "limits")) > 0;
 }
 
-Error Invalid(const ResourceInfo& r, const Json& pod, const std::vector<std::string>& errors) {
+Error Invalid(const ResourceInfo& r, const Json& pod, FieldErrorList errors) {
   const Json& name = Member(Member(pod, "metadata"), "name");
-  const std::string detail =
-      errors.size() == 1 ? errors[0] : fmt::format("[{}]", fmt::join(errors, ", "));
-  return Error{fmt::format("{} \"{}\" is invalid: {}", r.kind,
-                           name.is_string() ? name.get<std::string>() : "", detail),
-               ErrorCode::kInvalid};
+  return InvalidObject(r.kind, name.is_string() ? name.get<std::string>() : "", std::move(errors));
 }
 
 }  // namespace
@@ -181,22 +179,25 @@ Json ApplyPodResize(const Json& current, const Json& next) {
 
 VoidResult ValidatePodResize(const ResourceInfo& r, const Json& current, const Json& next) {
   if (HasPodLevelResources(current) || HasPodLevelResources(next))
-    return Invalid(r, next, {": Forbidden: pods with pod-level resources cannot be resized"});
+    return Invalid(
+        r, next,
+        {{FieldErrorType::kForbidden, "", "pods with pod-level resources cannot be resized"}});
   if (Member(Member(current, "metadata"), "annotations").contains("kubernetes.io/config.mirror"))
-    return Invalid(r, next, {": Forbidden: static pods cannot be resized"});
+    return Invalid(r, next, {{FieldErrorType::kForbidden, "", "static pods cannot be resized"}});
   if (Member(Member(Member(current, "spec"), "os"), "name") == "windows")
-    return Invalid(r, next, {": Forbidden: windows pods cannot be resized"});
+    return Invalid(r, next, {{FieldErrorType::kForbidden, "", "windows pods cannot be resized"}});
 
-  std::vector<std::string> errors;
+  FieldErrorList errors;
   const std::string old_qos = RecordedQos(current);
   if (old_qos != ComputePodQos(Member(next, "spec"))) {
     const Json& shown = Member(Member(next, "status"), "qosClass");
-    errors.push_back(fmt::format(
-        "spec: Invalid value: \"{}\": Pod QOS Class may not change as a result of resizing",
-        shown.is_string() ? shown.get<std::string>() : ""));
+    errors.push_back({FieldErrorType::kInvalid, "spec",
+                      fmt::format("\"{}\": Pod QOS Class may not change as a result of resizing",
+                                  shown.is_string() ? shown.get<std::string>() : "")});
   }
   if (!NodeSupportsResize(current))
-    errors.push_back("spec: Forbidden: Pod running on node without support for resize");
+    errors.push_back(
+        {FieldErrorType::kForbidden, "spec", "Pod running on node without support for resize"});
 
   const Json& old_spec = Member(current, "spec");
   const Json& new_spec = Member(next, "spec");
@@ -225,21 +226,24 @@ VoidResult ValidatePodResize(const ResourceInfo& r, const Json& current, const J
       const bool changed =
           NonQosResourceChanged(Member(n, "resources"), Member(olds[i], "resources"));
       if (!list.init) {
-        if (changed) errors.push_back("spec: Forbidden: only cpu and memory resources are mutable");
+        if (changed) {
+          errors.push_back(
+              {FieldErrorType::kForbidden, "spec", "only cpu and memory resources are mutable"});
+        }
       } else if (IsRestartableInit(olds[i])) {
         if (changed)
-          errors.push_back(
-              "spec: Forbidden: only cpu and memory resources for sidecar containers are mutable");
+          errors.push_back({FieldErrorType::kForbidden, "spec",
+                            "only cpu and memory resources for sidecar containers are mutable"});
       } else if (!SameQuantities(Member(Member(n, "resources"), "requests"),
                                  Member(Member(olds[i], "resources"), "requests")) ||
                  !SameQuantities(Member(Member(n, "resources"), "limits"),
                                  Member(Member(olds[i], "resources"), "limits"))) {
-        errors.push_back(
-            "spec: Forbidden: resources for non-sidecar init containers are immutable");
+        errors.push_back({FieldErrorType::kForbidden, "spec",
+                          "resources for non-sidecar init containers are immutable"});
       }
     }
   }
-  if (!errors.empty()) return Invalid(r, next, errors);
+  if (!errors.empty()) return Invalid(r, next, std::move(errors));
   return {};
 }
 

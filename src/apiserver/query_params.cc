@@ -7,6 +7,8 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "apiserver/field_errors.h"
+
 namespace berth::apiserver {
 namespace {
 
@@ -49,10 +51,9 @@ VoidResult CheckDryRun(const net::HttpRequest& req, const char* options_kind) {
     shown += Json(values[i]).dump(-1, ' ', false, Json::error_handler_t::replace);
   }
   shown += "}";
-  return Error{fmt::format("{}.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: {}: "
-                           "supported values: \"All\"",
-                           options_kind, shown),
-               ErrorCode::kInvalid};
+  return InvalidObject(fmt::format("{}.meta.k8s.io", options_kind), "",
+                       {{FieldErrorType::kNotSupported, "dryRun",
+                         fmt::format("{}: supported values: \"All\"", shown)}});
 }
 
 VoidResult CheckResourceVersion(std::string_view rv) {

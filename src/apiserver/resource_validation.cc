@@ -46,7 +46,8 @@ void FieldErrors::NotSupported(const std::string& path, const Json& value,
     if (!list.empty()) list += ", ";
     list += Json(s).dump();
   }
-  Add(path, fmt::format("Unsupported value: {}: supported values: {}", Shown(value), list));
+  Add(FieldErrorType::kNotSupported, path,
+      fmt::format("{}: supported values: {}", Shown(value), list));
 }
 
 const Json& Member(const Json& v, const char* key) {
@@ -657,8 +658,7 @@ void DefaultResourceObject(const ResourceInfo& r, Json& obj, bool is_create,
   }
 }
 
-std::vector<std::string> ResourceFieldErrors(const ResourceInfo& r, const Json& obj,
-                                             const Json* old) {
+FieldErrorList ResourceFieldErrors(const ResourceInfo& r, const Json& obj, const Json* old) {
   FieldErrors e;
   const Json& spec = Member(obj, "spec");
   if (r.plural == "deviceclasses") {
@@ -681,31 +681,23 @@ std::vector<std::string> ResourceFieldErrors(const ResourceInfo& r, const Json& 
     ValidateResourceSlice(e, obj, old);
   }
   // errors.NewInvalid reports each distinct message once.
-  std::vector<std::string> unique;
-  std::set<std::string> seen;
+  FieldErrorList unique;
   for (auto& m : e.list) {
-    if (seen.insert(m).second) unique.push_back(std::move(m));
+    if (std::find(unique.begin(), unique.end(), m) == unique.end()) unique.push_back(std::move(m));
   }
   return unique;
 }
 
-Error ResourceInvalid(const ResourceInfo& r, const Json& obj,
-                      const std::vector<std::string>& errors) {
-  std::string list = errors.size() == 1 ? errors.front() : "[";
-  if (errors.size() != 1) {
-    for (size_t i = 0; i < errors.size(); ++i) list += (i ? ", " : "") + errors[i];
-    list += "]";
-  }
-  return Error{fmt::format("{}.{} \"{}\" is invalid: {}", r.kind, r.group,
-                           FieldValue(obj, "metadata.name"), list),
-               ErrorCode::kInvalid};
+Error ResourceInvalid(const ResourceInfo& r, const Json& obj, FieldErrorList errors) {
+  return InvalidObject(fmt::format("{}.{}", r.kind, r.group), FieldValue(obj, "metadata.name"),
+                       std::move(errors));
 }
 
 VoidResult ValidateResourceObject(const ResourceInfo& r, const Json& obj, const Json* old) {
   if (!IsResourceApi(r) || !obj.is_object()) return {};
-  std::vector<std::string> errors = ResourceFieldErrors(r, obj, old);
+  FieldErrorList errors = ResourceFieldErrors(r, obj, old);
   if (errors.empty()) return {};
-  return ResourceInvalid(r, obj, errors);
+  return ResourceInvalid(r, obj, std::move(errors));
 }
 
 }  // namespace berth::apiserver

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "apiserver/field_errors.h"
 #include "apiserver/resources.h"
 #include "berth/api/result.h"
 
@@ -24,18 +25,17 @@ inline bool IsResourceApi(const ResourceInfo& r) { return r.group == "resource.k
 void DefaultResourceObject(const ResourceInfo& r, nlohmann::json& obj, bool is_create,
                            const std::string& now);
 
-// The field errors of `obj` ("<field>: <detail>", in kube-apiserver's words); `old` is the
+// The field errors of `obj` (in kube-apiserver's words); `old` is the
 // stored object on an update (null on a create). On an update, a ResourceClaim's and a
 // ResourceClaimTemplate's spec is only checked for immutability, as upstream does.
-std::vector<std::string> ResourceFieldErrors(const ResourceInfo& r, const nlohmann::json& obj,
-                                             const nlohmann::json* old);
+FieldErrorList ResourceFieldErrors(const ResourceInfo& r, const nlohmann::json& obj,
+                                   const nlohmann::json* old);
 
 // 422 carrying the field errors (nothing when there are none).
 VoidResult ValidateResourceObject(const ResourceInfo& r, const nlohmann::json& obj,
                                   const nlohmann::json* old);
 
 // The Invalid error of a list of field errors, as kube-apiserver's errors.NewInvalid words it.
-Error ResourceInvalid(const ResourceInfo& r, const nlohmann::json& obj,
-                      const std::vector<std::string>& errors);
+Error ResourceInvalid(const ResourceInfo& r, const nlohmann::json& obj, FieldErrorList errors);
 
 }  // namespace berth::apiserver

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "apiserver/field_errors.h"
+
 namespace berth::apiserver::resource_validation {
 
 using Json = nlohmann::json;
@@ -17,37 +19,37 @@ using Json = nlohmann::json;
 // as compact JSON.
 std::string Shown(const Json& v);
 
-// Collects "<path>: <body>" errors.
+// Collects field errors in the words of k8s.io/apimachinery's field package.
 class FieldErrors {
  public:
   void Required(const std::string& path, std::string_view detail = "") {
-    Add(path, detail.empty() ? "Required value" : fmt::format("Required value: {}", detail));
+    Add(FieldErrorType::kRequired, path, std::string(detail));
   }
   void Invalid(const std::string& path, const Json& value, std::string_view detail) {
-    Add(path, fmt::format("Invalid value: {}: {}", Shown(value), detail));
+    Add(FieldErrorType::kInvalid, path, fmt::format("{}: {}", Shown(value), detail));
   }
   // A value shown as Go shows a fmt.Stringer: its text, unquoted.
   void InvalidText(const std::string& path, std::string_view text, std::string_view detail) {
-    Add(path, fmt::format("Invalid value: {}: {}", text, detail));
+    Add(FieldErrorType::kInvalid, path, fmt::format("{}: {}", text, detail));
   }
   void Forbidden(const std::string& path, std::string_view detail) {
-    Add(path, fmt::format("Forbidden: {}", detail));
+    Add(FieldErrorType::kForbidden, path, std::string(detail));
   }
   void Duplicate(const std::string& path, const Json& value) {
-    Add(path, fmt::format("Duplicate value: {}", Shown(value)));
+    Add(FieldErrorType::kDuplicate, path, Shown(value));
   }
   void TooMany(const std::string& path, size_t n, size_t max) {
-    Add(path, fmt::format("Too many: {}: must have at most {} items", n, max));
+    Add(FieldErrorType::kTooMany, path, fmt::format("{}: must have at most {} items", n, max));
   }
   void TooLong(const std::string& path, size_t max) {
-    Add(path, fmt::format("Too long: may not be more than {} bytes", max));
+    Add(FieldErrorType::kTooLong, path, fmt::format("may not be more than {} bytes", max));
   }
   void NotSupported(const std::string& path, const Json& value,
                     const std::vector<std::string>& supported);
-  void Add(const std::string& path, std::string body) {
-    list.push_back(fmt::format("{}: {}", path, body));
+  void Add(FieldErrorType type, const std::string& path, std::string detail) {
+    list.push_back(FieldError{type, path, std::move(detail)});
   }
-  std::vector<std::string> list;
+  FieldErrorList list;
 };
 
 inline std::string Idx(const std::string& path, size_t i) { return fmt::format("{}[{}]", path, i); }

@@ -33,9 +33,14 @@ Json Exact(const char* name, Json exactly = {{"deviceClassName", "gpu.example.co
 }
 
 // Defaulted then validated, as a create is.
+std::vector<std::string> ResourceFieldErrorTexts(const ResourceInfo& r, const Json& obj,
+                                                 const Json* old) {
+  return ToStrings(ResourceFieldErrors(r, obj, old));
+}
+
 std::vector<std::string> CreateErrors(const char* plural, Json obj) {
   DefaultResourceObject(Res(plural), obj, true, "2026-01-01T00:00:00Z");
-  return ResourceFieldErrors(Res(plural), obj, nullptr);
+  return ResourceFieldErrorTexts(Res(plural), obj, nullptr);
 }
 
 TEST(ResourceDefaultsTest, ExactRequestsAndSubrequestsGetExactCountOfOne) {
@@ -178,7 +183,7 @@ TEST(ResourceClaimValidationTest, SpecIsImmutableAndStatusFollowsTheRules) {
   DefaultResourceObject(Res("resourceclaims"), old, true, "now");
   Json changed = old;
   changed["spec"]["devices"]["requests"][0]["name"] = "b";
-  auto errors = ResourceFieldErrors(Res("resourceclaims"), changed, &old);
+  auto errors = ResourceFieldErrorTexts(Res("resourceclaims"), changed, &old);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_THAT(errors[0], ::testing::StartsWith("spec: Invalid value: "));
   EXPECT_THAT(errors[0], ::testing::EndsWith(": field is immutable"));
@@ -187,11 +192,11 @@ TEST(ResourceClaimValidationTest, SpecIsImmutableAndStatusFollowsTheRules) {
   Json same = old;
   same["spec"]["devices"]["constraints"] = Json::array();
   same["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = nullptr;
-  EXPECT_THAT(ResourceFieldErrors(Res("resourceclaims"), same, &old), IsEmpty());
+  EXPECT_THAT(ResourceFieldErrorTexts(Res("resourceclaims"), same, &old), IsEmpty());
 
   Json reserved = old;
   reserved["status"]["reservedFor"] = {{{"resource", "pods"}, {"name", "p"}, {"uid", "1"}}};
-  EXPECT_THAT(ResourceFieldErrors(Res("resourceclaims"), reserved, &old),
+  EXPECT_THAT(ResourceFieldErrorTexts(Res("resourceclaims"), reserved, &old),
               ElementsAre("status.reservedFor: Forbidden: may not be specified when `allocated` "
                           "is not set"));
 
@@ -206,28 +211,28 @@ TEST(ResourceClaimValidationTest, SpecIsImmutableAndStatusFollowsTheRules) {
     allocated["status"]["reservedFor"].push_back(
         {{"resource", "pods"}, {"name", "p"}, {"uid", std::to_string(i)}});
   }
-  EXPECT_THAT(ResourceFieldErrors(Res("resourceclaims"), allocated, &old),
+  EXPECT_THAT(ResourceFieldErrorTexts(Res("resourceclaims"), allocated, &old),
               ElementsAre("status.reservedFor: Too many: 257: must have at most 256 items"));
   allocated["status"]["reservedFor"] = {{{"resource", "pods"}, {"name", "p"}, {"uid", "1"}},
                                         {{"resource", "pods"}, {"name", "q"}, {"uid", "1"}}};
-  EXPECT_THAT(ResourceFieldErrors(Res("resourceclaims"), allocated, &old),
+  EXPECT_THAT(ResourceFieldErrorTexts(Res("resourceclaims"), allocated, &old),
               ElementsAre("status.reservedFor[1]: Duplicate value: \"1\""));
   allocated["status"]["reservedFor"].erase(1);
-  EXPECT_THAT(ResourceFieldErrors(Res("resourceclaims"), allocated, &old), IsEmpty());
+  EXPECT_THAT(ResourceFieldErrorTexts(Res("resourceclaims"), allocated, &old), IsEmpty());
 
   // Once set, the allocation may only be cleared.
   Json moved = allocated;
   moved["status"]["allocation"]["devices"]["results"][0]["device"] = "g1";
-  auto refused = ResourceFieldErrors(Res("resourceclaims"), moved, &allocated);
+  auto refused = ResourceFieldErrorTexts(Res("resourceclaims"), moved, &allocated);
   ASSERT_EQ(refused.size(), 1u);
   EXPECT_THAT(refused[0], ::testing::StartsWith("status.allocation: Invalid value: "));
   Json cleared = old;
-  EXPECT_THAT(ResourceFieldErrors(Res("resourceclaims"), cleared, &allocated), IsEmpty());
+  EXPECT_THAT(ResourceFieldErrorTexts(Res("resourceclaims"), cleared, &allocated), IsEmpty());
 
   Json wrong_request = old;
   wrong_request["status"]["allocation"] = allocation;
   wrong_request["status"]["allocation"]["devices"]["results"][0]["request"] = "zz";
-  EXPECT_THAT(ResourceFieldErrors(Res("resourceclaims"), wrong_request, &old),
+  EXPECT_THAT(ResourceFieldErrorTexts(Res("resourceclaims"), wrong_request, &old),
               ElementsAre("status.allocation.devices.results[0].request: Invalid value: \"zz\": "
                           "must be the name of a request in the claim or the name of a request "
                           "and a subrequest separated by '/'"));
@@ -243,14 +248,14 @@ TEST(ResourceClaimValidationTest, DeviceStatusesNameAllocatedDevicesAndDeletionS
   Json next = old;
   next["status"]["devices"] = {{{"driver", "gpu.example.com"}, {"pool", "n1"}, {"device", "g0"}},
                                {{"driver", "gpu.example.com"}, {"pool", "n1"}, {"device", "g9"}}};
-  EXPECT_THAT(ResourceFieldErrors(Res("resourceclaims"), next, &old),
+  EXPECT_THAT(ResourceFieldErrorTexts(Res("resourceclaims"), next, &old),
               ElementsAre("status.devices[1]: Invalid value: gpu.example.com/n1/g9: must be an "
                           "allocated device in the claim"));
   Json deleting = old;
   deleting["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
   Json reserving = deleting;
   reserving["status"]["reservedFor"] = {{{"resource", "pods"}, {"name", "p"}, {"uid", "1"}}};
-  EXPECT_THAT(ResourceFieldErrors(Res("resourceclaims"), reserving, &deleting),
+  EXPECT_THAT(ResourceFieldErrorTexts(Res("resourceclaims"), reserving, &deleting),
               ElementsAre("status.reservedFor: Forbidden: new entries may not be added while "
                           "`deallocationRequested` or `deletionTimestamp` are set"));
 }
@@ -262,7 +267,7 @@ TEST(ResourceClaimTemplateValidationTest, PathsStartAtSpecSpecAndSpecIsImmutable
               ElementsAre("spec.spec.devices.requests[0].exactly.deviceClassName: Required value"));
   Json old = tmpl;
   tmpl["spec"]["metadata"] = {{"labels", {{"a", "b"}}}};
-  auto errors = ResourceFieldErrors(Res("resourceclaimtemplates"), tmpl, &old);
+  auto errors = ResourceFieldErrorTexts(Res("resourceclaimtemplates"), tmpl, &old);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_THAT(errors[0], ::testing::EndsWith("field is immutable"));
 }
@@ -284,7 +289,7 @@ TEST(DeviceClassValidationTest, SelectorsConfigAndExtendedResourceName) {
   Json old = cls;
   cls["spec"].erase("config");
   cls["spec"].erase("extendedResourceName");
-  EXPECT_THAT(ResourceFieldErrors(Res("deviceclasses"), cls, &old), IsEmpty());
+  EXPECT_THAT(ResourceFieldErrorTexts(Res("deviceclasses"), cls, &old), IsEmpty());
 }
 
 Json Slice(Json devices) {
@@ -371,7 +376,7 @@ TEST(ResourceSliceValidationTest, CountersAndImmutableFields) {
   Json old = Slice(Json::array());
   Json moved = old;
   moved["spec"]["nodeName"] = "node-2";
-  EXPECT_THAT(ResourceFieldErrors(Res("resourceslices"), moved, &old),
+  EXPECT_THAT(ResourceFieldErrorTexts(Res("resourceslices"), moved, &old),
               ElementsAre("spec.nodeName: Invalid value: \"node-2\": field is immutable"));
 }
 
@@ -407,11 +412,17 @@ TEST(ResourceApiPrintingTest, ClaimStateAndSliceColumns) {
 
 TEST(ResourceApiErrorTest, ManyErrorsAreOneInvalidMessage) {
   Json obj = {{"metadata", {{"name", "bad"}}}};
-  Error e = ResourceInvalid(Res("resourceclaims"), obj, {"a: Required value", "b: Forbidden: x"});
+  const FieldErrorList errors = {{FieldErrorType::kRequired, "a", ""},
+                                 {FieldErrorType::kForbidden, "b", "x"}};
+  Error e = ResourceInvalid(Res("resourceclaims"), obj, errors);
   EXPECT_EQ(e.code, ErrorCode::kInvalid);
   EXPECT_EQ(e.message,
             "ResourceClaim.resource.k8s.io \"bad\" is invalid: [a: Required value, b: "
             "Forbidden: x]");
+  // The errors travel with the message as data, for the Status's causes.
+  auto causes = FieldErrorsOf(e);
+  ASSERT_NE(causes, nullptr);
+  EXPECT_EQ(*causes, errors);
 }
 
 }  // namespace

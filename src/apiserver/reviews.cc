@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "apiserver/field_errors.h"
+
 namespace berth::apiserver {
 
 using Json = nlohmann::json;
@@ -30,8 +32,8 @@ Result<Json> AnswerReview(const ResourceInfo& r, const Json& body) {
   out["metadata"]["creationTimestamp"] = nullptr;
   if (r.plural == "selfsubjectaccessreviews") {
     if (!out.contains("spec") || !out["spec"].is_object()) {
-      return Error{fmt::format("{}.{} is invalid: spec: Required value", r.kind, r.group),
-                   ErrorCode::kInvalid};
+      return InvalidError(fmt::format("{}.{}", r.kind, r.group),
+                          {{FieldErrorType::kRequired, "spec", ""}});
     }
     out["status"] = {{"allowed", true},
                      {"reason", fmt::format("{} may do everything on this server", kAdminUser)}};

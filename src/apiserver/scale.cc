@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "apiserver/field_errors.h"
 #include "apiserver/selectors.h"
 
 namespace berth::apiserver {
@@ -34,23 +35,25 @@ Json ScaleOf(const Json& object) {
 }
 
 Result<Json> WithScale(const Json& object, const Json& scale, const std::string& name) {
-  auto invalid = [&](const std::string& detail) {
-    return Error{fmt::format("Scale.autoscaling \"{}\" is invalid: {}", name, detail),
-                 ErrorCode::kInvalid};
+  auto invalid = [&](std::string detail) {
+    return InvalidObject("Scale.autoscaling", name,
+                         {{FieldErrorType::kInvalid, "spec.replicas", std::move(detail)}});
   };
-  if (!scale.is_object()) return invalid("expected a Scale object");
+  if (!scale.is_object()) {
+    // Not a field's fault: the message alone, without causes.
+    return Error{fmt::format("Scale.autoscaling \"{}\" is invalid: expected a Scale object", name),
+                 ErrorCode::kInvalid};
+  }
   const Json* replicas = FieldAt(scale, "spec.replicas");
   if (replicas == nullptr || !replicas->is_number_integer()) {
-    return invalid(fmt::format("spec.replicas: Invalid value: {}: must be an integer",
-                               replicas ? replicas->dump() : "null"));
+    return invalid(fmt::format("{}: must be an integer", replicas ? replicas->dump() : "null"));
   }
   const int64_t n = replicas->get<int64_t>();
   if (n < 0) {
-    return invalid(
-        fmt::format("spec.replicas: Invalid value: {}: must be greater than or equal to 0", n));
+    return invalid(fmt::format("{}: must be greater than or equal to 0", n));
   }
   if (n > INT32_MAX) {
-    return invalid(fmt::format("spec.replicas: Invalid value: {}: must be a 32-bit integer", n));
+    return invalid(fmt::format("{}: must be a 32-bit integer", n));
   }
   Json next = object;
   if (!next.contains("spec") || !next["spec"].is_object()) next["spec"] = Json::object();

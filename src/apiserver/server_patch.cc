@@ -10,6 +10,7 @@
 #include "api/codec.h"
 #include "apiserver/crd_admission.h"
 #include "apiserver/default_storage_class.h"
+#include "apiserver/field_errors.h"
 #include "apiserver/field_types.h"
 #include "apiserver/patch.h"
 #include "apiserver/pod_resize.h"
@@ -120,9 +121,9 @@ VoidResult CheckPatchedFields(const ResourceInfo& res, const FieldSchema* schema
     if (auto bad = FindFieldTypeError(*schema, patched)) {
       // A value of the wrong type fails the decode first, in kube-apiserver's words.
       const Json& shown = type == PatchType::kStrategicMergePatch ? patch : patched;
-      return Error{fmt::format(" \"\" is invalid: patch: Invalid value: {}: {}",
-                               Json(shown.dump()).dump(), *bad),
-                   ErrorCode::kInvalid};
+      return InvalidObject("", "",
+                           {{FieldErrorType::kInvalid, "patch",
+                             fmt::format("{}: {}", Json(shown.dump()).dump(), *bad)}});
     }
     std::vector<std::string> problems = patch_problems;
     if (fv == FieldValidation::kStrict) {
@@ -131,10 +132,10 @@ VoidResult CheckPatchedFields(const ResourceInfo& res, const FieldSchema* schema
       if (!problems.empty()) {
         // kube-apiserver shows the patched object (the patch, for strategic merge).
         const Json& shown = type == PatchType::kStrategicMergePatch ? patch : patched;
-        return Error{fmt::format(" \"\" is invalid: patch: Invalid value: {}: strict "
-                                 "decoding error: {}",
-                                 Json(shown.dump()).dump(), Join(problems, ", ")),
-                     ErrorCode::kInvalid};
+        return InvalidObject("", "",
+                             {{FieldErrorType::kInvalid, "patch",
+                               fmt::format("{}: strict decoding error: {}",
+                                           Json(shown.dump()).dump(), Join(problems, ", "))}});
       }
     }
     DropUnknownFields(*schema, patched, check ? &problems : nullptr);
@@ -149,10 +150,10 @@ VoidResult CheckPatchedFields(const ResourceInfo& res, const FieldSchema* schema
     std::vector<std::string> unknown;
     ListUnknownCustomFields(res.group, res.kind, patched, &unknown);
     if (fv == FieldValidation::kStrict && !unknown.empty()) {
-      return Error{fmt::format(" \"\" is invalid: patch: Invalid value: {}: strict "
-                               "decoding error: {}",
-                               Json(patched.dump()).dump(), Join(unknown, ", ")),
-                   ErrorCode::kInvalid};
+      return InvalidObject("", "",
+                           {{FieldErrorType::kInvalid, "patch",
+                             fmt::format("{}: strict decoding error: {}",
+                                         Json(patched.dump()).dump(), Join(unknown, ", "))}});
     }
     if (fv == FieldValidation::kWarn) *warnings = std::move(unknown);
   }
@@ -178,10 +179,9 @@ HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
   const ResourceInfo& res = *t.resource;
   const bool apply = *type == PatchType::kApplyPatch;
   if (apply && req.Query("fieldManager").value_or("").empty()) {
-    return ErrorResponse(
-        Error{"PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required "
-              "value: is required for apply patch",
-              ErrorCode::kInvalid});
+    return ErrorResponse(InvalidObject(
+        "PatchOptions.meta.k8s.io", "",
+        {{FieldErrorType::kRequired, "fieldManager", "is required for apply patch"}}));
   }
   auto fv = ParseFieldValidation(req.Query("fieldValidation"), "PatchOptions");
   if (!fv.ok()) return ErrorResponse(fv.error());

@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "apiserver/crd_registry.h"
+#include "apiserver/field_errors.h"
 #include "apiserver/field_validation.h"
 #include "apiserver/namespace_deleter.h"
 #include "apiserver/server_internal.h"
@@ -59,25 +59,6 @@ StatusInfo StatusFor(ErrorCode c) {
   return {500, "InternalError"};
 }
 
-// The errors of an Invalid message's list: one error, or "[a, b, ...]" split before each ", "
-// that starts another "<field path>: " (a detail may itself hold ", ").
-std::vector<std::string> InvalidCauses(const std::string& list) {
-  if (list.size() < 2 || list.front() != '[' || list.back() != ']') return {list};
-  static const std::regex kNext(R"(^[A-Za-z][A-Za-z0-9_.\[\]/-]*: )");
-  std::vector<std::string> out;
-  const std::string inner = list.substr(1, list.size() - 2);
-  size_t start = 0;
-  for (size_t at = inner.find(", "); at != std::string::npos; at = inner.find(", ", at + 2)) {
-    const std::string after = inner.substr(at + 2, 200);
-    if (std::regex_search(after, kNext)) {
-      out.push_back(inner.substr(start, at - start));
-      start = at + 2;
-    }
-  }
-  out.push_back(inner.substr(start));
-  return out;
-}
-
 }  // namespace
 
 Json StatusBody(const Error& e, const std::string& kind, const std::string& name) {
@@ -94,29 +75,15 @@ Json StatusBody(const Error& e, const std::string& kind, const std::string& name
     // kubectl reads details without checking that they are there (kubectl debug).
     body["details"] = Json::object();
   }
-  // kubectl rebuilds an Invalid message from details.causes: "<Kind> \"<name>\" is invalid:
-  // <field>: <detail>" becomes one cause, and a bracketed list "[<field>: <detail>, ...]" one
-  // cause per error.
-  if (e.code == ErrorCode::kInvalid) {
-    size_t at = e.message.find(" is invalid: ");
-    if (at != std::string::npos) {
-      Json causes = Json::array();
-      for (const std::string& rest : InvalidCauses(e.message.substr(at + 13))) {
-        size_t colon = rest.find(": ");
-        Json cause = {{"reason", "FieldValueInvalid"},
-                      {"message", colon == std::string::npos ? rest : rest.substr(colon + 2)},
-                      {"field", colon == std::string::npos ? "" : rest.substr(0, colon)}};
-        const std::string message = cause["message"];
-        if (message.rfind("Required value", 0) == 0) cause["reason"] = "FieldValueRequired";
-        if (message.rfind("Duplicate value", 0) == 0) cause["reason"] = "FieldValueDuplicate";
-        if (message.rfind("Forbidden", 0) == 0) cause["reason"] = "FieldValueForbidden";
-        if (message.rfind("Unsupported value", 0) == 0) cause["reason"] = "FieldValueNotSupported";
-        if (message.rfind("Too many", 0) == 0) cause["reason"] = "FieldValueTooMany";
-        if (message.rfind("Too long", 0) == 0) cause["reason"] = "FieldValueTooLong";
-        causes.push_back(std::move(cause));
-      }
-      body["details"]["causes"] = std::move(causes);
+  // kubectl rebuilds an Invalid message from details.causes: one cause per field error the
+  // 422 was made of (field_errors.h).
+  if (auto errors = FieldErrorsOf(e)) {
+    Json causes = Json::array();
+    for (const FieldError& fe : *errors) {
+      causes.push_back(
+          {{"reason", FieldErrorReason(fe.type)}, {"message", fe.Body()}, {"field", fe.field}});
     }
+    body["details"]["causes"] = std::move(causes);
   }
   if (auto cause = NamespaceTerminatingCause(e)) body["details"]["causes"] = Json::array({*cause});
   return body;

@@ -12,6 +12,7 @@
 #include "apiserver/crd_registry.h"
 #include "apiserver/crd_table.h"
 #include "apiserver/eviction.h"
+#include "apiserver/field_errors.h"
 #include "apiserver/patch.h"
 #include "apiserver/scale.h"
 #include "apiserver/selectors.h"
@@ -32,10 +33,8 @@ HttpResponse Server::Impl::Bind(HttpRequest& req, const Target& t, const Json& b
   std::string node = binding.contains("target") ? binding["target"].value("name", "") : "";
   std::string uid = binding.contains("metadata") ? binding["metadata"].value("uid", "") : "";
   if (name.empty() || node.empty()) {
-    return ErrorResponse(Error{fmt::format("Binding.core \"{}\" is invalid: target.name: Required "
-                                           "value",
-                                           name),
-                               ErrorCode::kInvalid});
+    return ErrorResponse(
+        InvalidObject("Binding.core", name, {{FieldErrorType::kRequired, "target.name", ""}}));
   }
   const std::string now = FormatTimestamp(NowUnixSeconds());
   // In place: a pod's document (its managedFields included) is not copied to set two fields.

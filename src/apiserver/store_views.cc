@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "api/error_detail.h"
 #include "api/json_text.h"
 #include "apiserver/event_conversion.h"
 #include "apiserver/store_internal.h"
@@ -32,7 +33,10 @@ StoredObject Viewed(const StorageView& view, const StoredObject& so) {
 Error Viewed(const StorageView& view, const ResourceInfo& r, Error e) {
   const std::string from = std::string(view.storage_name) + " \"";
   if (size_t at = e.message.find(from); at != std::string::npos) {
-    e.message.replace(at, from.size(), r.StorageName() + " \"");
+    Error renamed = e;
+    renamed.message.replace(at, from.size(), r.StorageName() + " \"");
+    error_detail::CopyDetails(e, renamed);
+    return renamed;
   }
   return e;
 }

@@ -10,6 +10,8 @@
 
 #include "api/codec.h"
 #include "apiserver/crd_registry.h"
+#include "apiserver/field_errors.h"
+#include "apiserver/namespace_deleter.h"
 #include "apiserver/store_internal.h"
 
 namespace berth::apiserver {
@@ -112,10 +114,9 @@ Result<StoredObject> Store::Create(const ResourceInfo& r, std::string_view ns, J
     if (name.empty()) {
       std::string prefix = meta.value("generateName", "");
       if (prefix.empty()) {
-        return Error{fmt::format("{} \"\" is invalid: metadata.name: Required value: name or "
-                                 "generateName is required",
-                                 r.kind),
-                     ErrorCode::kInvalid};
+        return InvalidObject(
+            r.kind, "",
+            {{FieldErrorType::kRequired, "metadata.name", "name or generateName is required"}});
       }
       // Cut as kube-apiserver's generator cuts it, so the name stays within a label's 63.
       prefix.resize(std::min<size_t>(prefix.size(), 58));
@@ -132,10 +133,7 @@ Result<StoredObject> Store::Create(const ResourceInfo& r, std::string_view ns, J
       // Checked under the lock that the namespace's deletion takes: no object slips in after
       // the deleter has listed the namespace's content (kube-apiserver's NamespaceLifecycle).
       if ((*space->object)["metadata"].contains("deletionTimestamp")) {
-        return Error{fmt::format("{} \"{}\" is forbidden: unable to create new content in "
-                                 "namespace {} because it is being terminated",
-                                 r.StorageName(), name, ns),
-                     ErrorCode::kForbidden};
+        return NamespaceTerminatingError(r.StorageName(), name, ns);
       }
     }
     const std::string key = ObjectKey(ns, name);

@@ -22,7 +22,8 @@ VoidResult CheckQualifiedName(const ResourceInfo& r, const Json& obj, const std:
                               std::string_view key) {
   std::string problem = validation::QualifiedNameProblem(key);
   if (problem.empty()) return {};
-  return InvalidField(r, obj, field, fmt::format("Invalid value: \"{}\": {}", key, problem));
+  return InvalidField(r, obj, field, FieldErrorType::kInvalid,
+                      fmt::format("\"{}\": {}", key, problem));
 }
 
 VoidResult CheckLabels(const ResourceInfo& r, const Json& obj, const Json* labels,
@@ -32,7 +33,8 @@ VoidResult CheckLabels(const ResourceInfo& r, const Json& obj, const Json* label
     if (auto ok = CheckQualifiedName(r, obj, field, it.key()); !ok.ok()) return ok;
     const std::string value = it->is_string() ? it->get<std::string>() : it->dump();
     if (std::string problem = validation::LabelValueProblem(value); !problem.empty()) {
-      return InvalidField(r, obj, field, fmt::format("Invalid value: \"{}\": {}", value, problem));
+      return InvalidField(r, obj, field, FieldErrorType::kInvalid,
+                          fmt::format("\"{}\": {}", value, problem));
     }
   }
   return {};
@@ -49,11 +51,11 @@ VoidResult CheckRequestsWithinLimits(const ResourceInfo& r, const Json& obj, con
     auto req = Quantity::Parse(it->get<std::string>());
     auto lim = Quantity::Parse(l->get<std::string>());
     if (req.ok() && lim.ok() && *req > *lim) {
-      return InvalidField(
-          r, obj, fmt::format("{}.resources.requests", base),
-          fmt::format("Invalid value: \"{}\": must be less than or equal to {} limit "
-                      "of {}",
-                      it->get<std::string>(), it.key(), l->get<std::string>()));
+      return InvalidField(r, obj, fmt::format("{}.resources.requests", base),
+                          FieldErrorType::kInvalid,
+                          fmt::format("\"{}\": must be less than or equal to {} limit "
+                                      "of {}",
+                                      it->get<std::string>(), it.key(), l->get<std::string>()));
     }
   }
   return {};
@@ -69,28 +71,25 @@ VoidResult CheckTolerations(const ResourceInfo& r, const Json& obj, const Json* 
     const std::string op = t.value("operator", ""), key = t.value("key", "");
     const bool comparison = op == "Lt" || op == "Gt";
     if (op != "" && op != "Equal" && op != "Exists" && !(comparison && comparison_operators)) {
-      return InvalidField(r, obj, base + ".operator",
-                          fmt::format("Unsupported value: \"{}\": supported values: \"Equal\", "
+      return InvalidField(r, obj, base + ".operator", FieldErrorType::kNotSupported,
+                          fmt::format("\"{}\": supported values: \"Equal\", "
                                       "\"Exists\"{}",
                                       op, comparison_operators ? ", \"Gt\", \"Lt\"" : ""));
     }
     if (comparison && !ParseTaintInteger(t.value("value", ""))) {
-      return InvalidField(
-          r, obj, base + ".value",
-          fmt::format("Invalid value: \"{}\": must be a valid decimal integer in canonical form",
-                      t.value("value", "")));
+      return InvalidField(r, obj, base + ".value", FieldErrorType::kInvalid,
+                          fmt::format("\"{}\": must be a valid decimal integer in canonical form",
+                                      t.value("value", "")));
     }
     if (op == "Exists" && !t.value("value", "").empty()) {
-      return InvalidField(
-          r, obj, base + ".operator",
-          "Invalid value: \"Exists\": value must be empty when `operator` is 'Exists'");
+      return InvalidField(r, obj, base + ".operator", FieldErrorType::kInvalid,
+                          "\"Exists\": value must be empty when `operator` is 'Exists'");
     }
     if (key.empty() && op != "Exists") {
-      return InvalidField(
-          r, obj, base + ".operator",
-          fmt::format("Invalid value: \"{}\": operator must be Exists when `key` is "
-                      "empty, which means \"match all values and all keys\"",
-                      op));
+      return InvalidField(r, obj, base + ".operator", FieldErrorType::kInvalid,
+                          fmt::format("\"{}\": operator must be Exists when `key` is "
+                                      "empty, which means \"match all values and all keys\"",
+                                      op));
     }
     if (!key.empty()) {
       if (auto ok = CheckQualifiedName(r, obj, base + ".key", key); !ok.ok()) return ok;
@@ -98,8 +97,8 @@ VoidResult CheckTolerations(const ResourceInfo& r, const Json& obj, const Json* 
     const std::string effect = t.value("effect", "");
     if (effect != "" && effect != "NoSchedule" && effect != "PreferNoSchedule" &&
         effect != "NoExecute") {
-      return InvalidField(r, obj, base + ".effect",
-                          fmt::format("Unsupported value: \"{}\": supported values: \"NoExecute\", "
+      return InvalidField(r, obj, base + ".effect", FieldErrorType::kNotSupported,
+                          fmt::format("\"{}\": supported values: \"NoExecute\", "
                                       "\"NoSchedule\", \"PreferNoSchedule\"",
                                       effect));
     }
@@ -117,7 +116,8 @@ VoidResult CheckNodeSelectorTerm(const ResourceInfo& r, const Json& obj, const J
       if (op != "In" && op != "NotIn" && op != "Exists" && op != "DoesNotExist" && op != "Gt" &&
           op != "Lt") {
         return InvalidField(r, obj, fmt::format("{}.{}[{}].operator", path, list, j),
-                            fmt::format("Unsupported value: \"{}\": supported values: "
+                            FieldErrorType::kNotSupported,
+                            fmt::format("\"{}\": supported values: "
                                         "\"DoesNotExist\", \"Exists\", \"Gt\", \"In\", \"Lt\", "
                                         "\"NotIn\"",
                                         op));
@@ -142,23 +142,23 @@ VoidResult CheckContainerPorts(const ResourceInfo& r, const Json& obj, const Jso
     const std::string at = fmt::format("{}.ports[{}]", base, i);
     const Json* container_port = FieldAt(p, "containerPort");
     if (!container_port || container_port->is_null() || *container_port == 0) {
-      return InvalidField(r, obj, at + ".containerPort", "Required value");
+      return InvalidField(r, obj, at + ".containerPort", FieldErrorType::kRequired);
     }
     if (!in_range(*container_port)) {
-      return InvalidField(r, obj, at + ".containerPort",
-                          fmt::format("Invalid value: {}: must be between 1 and 65535, inclusive",
-                                      container_port->dump()));
+      return InvalidField(
+          r, obj, at + ".containerPort", FieldErrorType::kInvalid,
+          fmt::format("{}: must be between 1 and 65535, inclusive", container_port->dump()));
     }
     const Json* host_port = FieldAt(p, "hostPort");
     if (host_port && !host_port->is_null() && *host_port != 0 && !in_range(*host_port)) {
-      return InvalidField(r, obj, at + ".hostPort",
-                          fmt::format("Invalid value: {}: must be between 1 and 65535, inclusive",
-                                      host_port->dump()));
+      return InvalidField(
+          r, obj, at + ".hostPort", FieldErrorType::kInvalid,
+          fmt::format("{}: must be between 1 and 65535, inclusive", host_port->dump()));
     }
     const std::string protocol = p.value("protocol", "");
     if (!protocol.empty() && protocol != "TCP" && protocol != "UDP" && protocol != "SCTP") {
-      return InvalidField(r, obj, at + ".protocol",
-                          fmt::format("Unsupported value: \"{}\": supported values: \"SCTP\", "
+      return InvalidField(r, obj, at + ".protocol", FieldErrorType::kNotSupported,
+                          fmt::format("\"{}\": supported values: \"SCTP\", "
                                       "\"TCP\", \"UDP\"",
                                       protocol));
     }
@@ -177,12 +177,13 @@ VoidResult CheckPodSpec(const ResourceInfo& r, const Json& obj, const Json& spec
       const std::string base = fmt::format("{}.{}[{}]", field, list, i);
       const std::string name = c.is_object() ? c.value("name", "") : "";
       if (!name.empty() && !names.insert(name).second) {
-        return InvalidField(r, obj, base + ".name", fmt::format("Duplicate value: \"{}\"", name));
+        return InvalidField(r, obj, base + ".name", FieldErrorType::kDuplicate,
+                            fmt::format("\"{}\"", name));
       }
       if (!c.is_object() || c.value("image", "").empty()) {
         // A pod template may leave the image to be filled in later; a pod may not.
         if (r.group.empty() && r.plural == "pods") {
-          return InvalidField(r, obj, base + ".image", "Required value");
+          return InvalidField(r, obj, base + ".image", FieldErrorType::kRequired);
         }
       }
       if (auto ok = CheckRequestsWithinLimits(r, obj, c, base); !ok.ok()) return ok;
@@ -231,17 +232,15 @@ VoidResult CheckTaints(const ResourceInfo& r, const Json& obj) {
     const Json& t = (*taints)[i];
     const std::string base = fmt::format("spec.taints[{}]", i);
     const std::string key = t.is_object() ? t.value("key", "") : "";
-    if (key.empty()) return InvalidField(r, obj, base + ".key", "Required value");
+    if (key.empty()) return InvalidField(r, obj, base + ".key", FieldErrorType::kRequired);
     if (auto ok = CheckQualifiedName(r, obj, base + ".key", key); !ok.ok()) return ok;
     const std::string effect = t.value("effect", "");
     if (effect != "NoSchedule" && effect != "PreferNoSchedule" && effect != "NoExecute") {
-      return InvalidField(r, obj, base + ".effect",
-                          effect.empty()
-                              ? std::string("Required value")
-                              : fmt::format("Unsupported value: \"{}\": supported values: "
-                                            "\"NoExecute\", \"NoSchedule\", "
-                                            "\"PreferNoSchedule\"",
-                                            effect));
+      if (effect.empty()) return InvalidField(r, obj, base + ".effect", FieldErrorType::kRequired);
+      return InvalidField(r, obj, base + ".effect", FieldErrorType::kNotSupported,
+                          fmt::format("\"{}\": supported values: \"NoExecute\", \"NoSchedule\", "
+                                      "\"PreferNoSchedule\"",
+                                      effect));
     }
   }
   return {};
@@ -277,15 +276,15 @@ VoidResult CheckDeclaredFeatures(const ResourceInfo& r, const Json& obj) {
     const std::string name = f.is_string() ? f.get<std::string>() : f.dump();
     const std::string field = fmt::format("status.declaredFeatures[{}]", i);
     if (name.size() > 253) {
-      return InvalidField(r, obj, field,
-                          fmt::format("Invalid value: \"{}\": invalid feature name \"{}\": must be "
+      return InvalidField(r, obj, field, FieldErrorType::kInvalid,
+                          fmt::format("\"{}\": invalid feature name \"{}\": must be "
                                       "no more than 253 characters",
                                       name, name));
     }
     if (!ValidDeclaredFeatureName(name)) {
       return InvalidField(
-          r, obj, field,
-          fmt::format("Invalid value: \"{}\": invalid feature name \"{}\": must start with an "
+          r, obj, field, FieldErrorType::kInvalid,
+          fmt::format("\"{}\": invalid feature name \"{}\": must start with an "
                       "UpperCamelCase segment, with subsequent segments separated by '/' (e.g., "
                       "MyFeature or MyFeature/mySubFeature), and contain only alphanumeric "
                       "characters and slashes",
@@ -295,11 +294,11 @@ VoidResult CheckDeclaredFeatures(const ResourceInfo& r, const Json& obj) {
       const std::string next = (*features)[i + 1].get<std::string>();
       const std::string next_field = fmt::format("status.declaredFeatures[{}]", i + 1);
       if (next == name)
-        return InvalidField(r, obj, next_field, fmt::format("Duplicate value: \"{}\"", next));
+        return InvalidField(r, obj, next_field, FieldErrorType::kDuplicate,
+                            fmt::format("\"{}\"", next));
       if (next < name) {
-        return InvalidField(
-            r, obj, next_field,
-            fmt::format("Invalid value: \"{}\": list must be sorted alphabetically", next));
+        return InvalidField(r, obj, next_field, FieldErrorType::kInvalid,
+                            fmt::format("\"{}\": list must be sorted alphabetically", next));
       }
     }
   }
@@ -310,15 +309,14 @@ VoidResult CheckDeclaredFeatures(const ResourceInfo& r, const Json& obj) {
 VoidResult CheckWorkloadSelector(const ResourceInfo& r, const Json& obj) {
   const Json* selector = FieldAt(obj, "spec.selector");
   const std::string text = selector ? FormatSelector(*selector) : "";
-  if (text.empty()) return InvalidField(r, obj, "spec.selector", "Required value");
+  if (text.empty()) return InvalidField(r, obj, "spec.selector", FieldErrorType::kRequired);
   const Json* labels = FieldAt(obj, "spec.template.metadata.labels");
   auto filter = ParseLabelSelector(text);
   Json probe = {{"metadata", {{"labels", labels ? *labels : Json::object()}}}};
   if (filter.ok() && *filter && !(*filter)(probe)) {
-    return InvalidField(
-        r, obj, "spec.template.metadata.labels",
-        fmt::format("Invalid value: {}: `selector` does not match template `labels`",
-                    labels ? labels->dump() : "{}"));
+    return InvalidField(r, obj, "spec.template.metadata.labels", FieldErrorType::kInvalid,
+                        fmt::format("{}: `selector` does not match template `labels`",
+                                    labels ? labels->dump() : "{}"));
   }
   return {};
 }
@@ -326,10 +324,8 @@ VoidResult CheckWorkloadSelector(const ResourceInfo& r, const Json& obj) {
 }  // namespace
 
 Error InvalidField(const ResourceInfo& r, const Json& obj, const std::string& field,
-                   const std::string& detail) {
-  return Error{fmt::format("{} \"{}\" is invalid: {}: {}", r.kind, FieldValue(obj, "metadata.name"),
-                           field, detail),
-               ErrorCode::kInvalid};
+                   FieldErrorType type, const std::string& detail) {
+  return InvalidObject(r.kind, FieldValue(obj, "metadata.name"), {{type, field, detail}});
 }
 
 ValidationOptions ValidationFor(const ValidationOptions& gates, const Json* current) {
@@ -380,8 +376,8 @@ VoidResult ValidateObject(const ResourceInfo& r, const Json& obj,
     const std::string name = FieldValue(obj, "metadata.name");
     if (name.rfind("system-", 0) == 0 && name != "system-node-critical" &&
         name != "system-cluster-critical") {
-      return InvalidField(r, obj, "metadata.name",
-                          "Forbidden: priority class names with 'system-' prefix are reserved");
+      return InvalidField(r, obj, "metadata.name", FieldErrorType::kForbidden,
+                          "priority class names with 'system-' prefix are reserved");
     }
   }
   return {};

@@ -9,14 +9,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apiserver/field_errors.h"
 #include "apiserver/resources.h"
 #include "berth/api/result.h"
 
 namespace berth::apiserver {
 
-// 422 in kube-apiserver's words: `<Kind> "<name>" is invalid: <field>: <detail>`.
+// 422 in kube-apiserver's words: `<Kind> "<name>" is invalid: <field>: <type's words>: <detail>`,
+// the field error kept with it as data (field_errors.h).
 Error InvalidField(const ResourceInfo& r, const nlohmann::json& obj, const std::string& field,
-                   const std::string& detail);
+                   FieldErrorType type, const std::string& detail = "");
 
 // API behaviour behind feature gates (`berth up --feature-gates`).
 struct ValidationOptions {

@@ -134,6 +134,10 @@ TEST(RestClientTest, RetriesServerErrorsAndMapsStatusCodes) {
   auto refused = RestFor("http://127.0.0.1:1", "", ro)->Get("/x");
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, ErrorCode::kUnavailable);
+  // A connection never made is known as such from the error's detail, not from its words.
+  EXPECT_TRUE(NeverSent(refused.error()));
+  EXPECT_FALSE(NeverSent(Error{"x: cannot connect: refused", ErrorCode::kUnavailable}));
+  EXPECT_FALSE(NeverSent(conflict.error()));
 }
 
 TEST(RestClientTest, RateLimiterHoldsRequestsToQps) {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "api/error_detail.h"
 #include "api/json_parse.h"
 
 namespace berth::client {
@@ -56,7 +57,7 @@ Error ErrorFromResponse(int status, std::string_view body, std::string_view what
   return Error{fmt::format("{}: {}", what, message), code};
 }
 
-bool NeverSent(const Error& e) { return e.message.find("cannot connect") != std::string::npos; }
+bool NeverSent(const Error& e) { return error_detail::Find<net::ConnectionNotMade>(e) != nullptr; }
 
 RestClient::RestClient(std::unique_ptr<net::HttpClient> http, RestOptions options)
     : http_(std::move(http)),

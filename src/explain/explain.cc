@@ -82,7 +82,7 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
                             const std::vector<Object>& objects, const std::string& pod_key,
                             const ExplainOptions& options) {
   const Cluster c = Split(objects, pod_key);
-  if (!c.pod) return Error{fmt::format("pod {} not found", pod_key)};
+  if (!c.pod) return Error{fmt::format("pod {} not found", pod_key), ErrorCode::kNotFound};
 
   Explanation e;
   e.pod = pod_key;

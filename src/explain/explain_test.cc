@@ -54,6 +54,14 @@ TEST(ExplainTest, TolerationFirstAndApplyingItPlacesThePod) {
   EXPECT_EQ(sim->results[0].result, "Scheduled");
 }
 
+TEST(ExplainTest, AnUnknownPodIsNotFound) {
+  std::vector<Object> objects{Object(MakePod().Name("web").Obj())};
+  auto e = ExplainPod(objects, "default/nope");
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().code, ErrorCode::kNotFound);  // the web view answers 404 on it
+  EXPECT_EQ(e.error().message, "pod default/nope not found");
+}
+
 TEST(ExplainTest, ShortOfCpuEverywhereNamesTheCheapestNode) {
   std::vector<Object> objects;
   for (auto [name, cpu] : {std::pair<const char*, const char*>{"a", "2"},

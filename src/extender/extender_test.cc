@@ -20,6 +20,7 @@
 #include "extender/examples.h"
 #include "extender/http_extender.h"
 #include "extender/wire_internal.h"
+#include "extender/wire_read.h"
 #include "net/http_server.h"
 #include "net/tls_certs.h"
 #include "plugins/registry.h"
@@ -176,6 +177,74 @@ TEST(WireTest, BadAnswersNameTheField) {
   auto c = v1::DecodeExtenderFilterResult(R"({"NodeNames":"a"})");
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(c.error().message, HasSubstr("ExtenderFilterResult.NodeNames"));
+}
+
+// One reader per document: its errors name the first faulty field in the decoder's field order
+// whatever the order in the text, and any fault in the JSON itself, even in a field nobody reads,
+// makes the whole document malformed.
+TEST(WireTest, TheReaderChecksTheWholeDocumentAndOrdersItsErrors) {
+  auto order = v1::DecodeExtenderFilterResult(R"({"Error":3,"NodeNames":"x"})");
+  ASSERT_FALSE(order.ok());
+  EXPECT_EQ(order.error().message, "ExtenderFilterResult.NodeNames: expected a list of strings");
+  EXPECT_EQ(order.error().code, ErrorCode::kBadRequest);
+  auto hidden = v1::DecodeFilterAnswer(R"({"NodeNames":["a"],"Extra":{"x":[tru]}})");
+  ASSERT_FALSE(hidden.ok());
+  EXPECT_EQ(hidden.error().message, "ExtenderFilterResult: malformed JSON");
+  EXPECT_EQ(v1::DecodeHostPriorityList(R"([{"Host":"a"},null])").error().message,
+            "HostPriorityList[1]: expected an object");
+  EXPECT_EQ(v1::DecodeHostPriorityList(R"({"Host":"a"})").error().message,
+            "HostPriorityList: expected a list");
+  EXPECT_EQ(
+      v1::DecodeHostPriorityList(R"([{"Host":"a","Score":99999999999999999999}])").error().message,
+      "HostPriorityList[0].Score: expected an integer");  // a float to Go and nlohmann
+  EXPECT_EQ(v1::DecodeHostPriorityList(R"([{"Host":"a","Score":1e400}])").error().message,
+            "HostPriorityList: malformed JSON");
+  // A failed reason of null is "", as Go's decoder leaves it.
+  auto null_reason = v1::DecodeExtenderFilterResult(R"({"FailedNodes":{"n":null}})");
+  ASSERT_TRUE(null_reason.ok());
+  EXPECT_EQ(null_reason->failed_nodes.at("n"), "");
+  // A node item whose name is not a string is read by the Node codec, whichever decoder.
+  for (const std::string odd : {R"({"Nodes":{"items":[{"metadata":{"name":7}}]}})",
+                                R"({"Nodes":{"items":[{"metadata":"x"}]}})"}) {
+    auto names = v1::DecodeFilterAnswer(odd);
+    auto nodes = v1::DecodeExtenderFilterResult(odd);
+    ASSERT_EQ(names.ok(), nodes.ok()) << odd;
+    if (!nodes.ok()) {
+      EXPECT_EQ(names.error().message, nodes.error().message);
+      continue;
+    }
+    ASSERT_TRUE(names->node_item_names.has_value());
+    EXPECT_THAT(*names->node_item_names, ElementsAre((*nodes->nodes)[0]->metadata.name)) << odd;
+  }
+}
+
+TEST(WireTest, ArgumentsKeepThePodAndTheNodesAsTheirText) {
+  const std::string text =
+      R"({"Pod":{"metadata":{"name":"p"}},"Nodes":{"items":[{"metadata":{"name":"a"}},)"
+      R"( {"metadata":{"name":"b"}}]},"NodeNames":null})";
+  auto parts = v1::read::Args(text);
+  ASSERT_TRUE(parts.ok()) << parts.error().message;
+  ASSERT_TRUE(parts->pod_json.has_value());
+  EXPECT_EQ(*parts->pod_json, R"({"metadata":{"name":"p"}})");
+  EXPECT_GE(parts->pod_json->data(), text.data());  // a view of the text itself
+  EXPECT_LT(parts->pod_json->data(), text.data() + text.size());
+  ASSERT_TRUE(parts->node_items.has_value());
+  EXPECT_THAT(*parts->node_items,
+              ElementsAre(R"({"metadata":{"name":"a"}})", R"({"metadata":{"name":"b"}})"));
+  EXPECT_FALSE(parts->node_names.has_value());
+  auto args = v1::DecodeExtenderArgs(text);
+  ASSERT_TRUE(args.ok()) << args.error().message;
+  ASSERT_EQ(args->nodes->size(), 2u);
+  EXPECT_EQ((*args->nodes)[1]->metadata.name, "b");
+  EXPECT_EQ(v1::DecodeExtenderArgs(R"({"Pod":3})").error().message,
+            "ExtenderArgs.Pod: expected a Pod object");
+  // A pod that is not JSON makes the document malformed, as any other fault would.
+  EXPECT_EQ(v1::DecodeExtenderArgs(R"({"Pod":{"metadata":{"name":p}},"NodeNames":["a"]})")
+                .error()
+                .message,
+            "ExtenderArgs: malformed JSON");
+  EXPECT_EQ(v1::DecodeExtenderArgs(R"({"Pod":null,"NodeNames":["a",1]})").error().message,
+            "ExtenderArgs.NodeNames[1]: expected a string");
 }
 
 // ---------------------------------------------------------------- client <-> SDK server

@@ -12,8 +12,8 @@
 #include <set>
 #include <unordered_map>
 
-#include "extender/json_scan.h"
 #include "extender/wire_internal.h"
+#include "extender/wire_read.h"
 #include "net/http_server.h"
 
 namespace berth::extender {
@@ -78,23 +78,24 @@ class ArgsDecoder {
     }
     DecodedArgs out;
     auto args = std::make_shared<v1::ExtenderArgs>();
-    if (auto parts = v1::scan::Args(text)) {
-      BERTH_TRY_ASSIGN(pod, PodOf(parts->pod_json));
+    BERTH_TRY_ASSIGN(parts, v1::read::Args(text));
+    if (parts.pod_error) return *parts.pod_error;
+    if (parts.pod_json) {
+      BERTH_TRY_ASSIGN(pod, PodOf(*parts.pod_json));
       args->pod = std::move(pod);
-      args->node_names = std::move(parts->node_names);
-      if (parts->node_items) {
-        BERTH_TRY_ASSIGN(nodes, NodesOf(*parts->node_items));
-        args->nodes = std::move(nodes);
-        auto spans = std::make_shared<std::vector<std::pair<size_t, size_t>>>();
-        spans->reserve(parts->node_items->size());
-        for (std::string_view item : *parts->node_items)
-          spans->emplace_back(item.data() - text.data(), item.size());
-        out.node_spans = std::move(spans);
-      }
-    } else {
-      BERTH_TRY_ASSIGN(decoded, v1::DecodeExtenderArgs(text));
-      *args = std::move(decoded);
     }
+    if (parts.nodes_error) return *parts.nodes_error;
+    if (parts.node_items) {
+      BERTH_TRY_ASSIGN(nodes, NodesOf(*parts.node_items));
+      args->nodes = std::move(nodes);
+      auto spans = std::make_shared<std::vector<std::pair<size_t, size_t>>>();
+      spans->reserve(parts.node_items->size());
+      for (std::string_view item : *parts.node_items)
+        spans->emplace_back(item.data() - text.data(), item.size());
+      out.node_spans = std::move(spans);
+    }
+    if (parts.names_error) return *parts.names_error;
+    args->node_names = std::move(parts.node_names);
     out.args = std::move(args);
     std::lock_guard lock(mu_);
     last_text_ = text;

@@ -1,5 +1,6 @@
 // The extender wire format: encoding with Go's exact field names, decoding as Go's encoding/json
-// does (field names in any case, null for empty).
+// does (field names in any case, null for empty). The documents of every scheduling cycle are
+// read by wire_read.h; the binding and preemption documents as a tree here.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,8 +14,8 @@
 #include "api/json_text.h"
 #include "api/text.h"
 #include "berth/extender/v1.h"
-#include "extender/json_scan.h"
 #include "extender/wire_internal.h"
+#include "extender/wire_read.h"
 
 namespace berth::extender::v1 {
 namespace {
@@ -65,50 +66,12 @@ Result<PodPtr> DecodePodField(const json* v, std::string_view field) {
   return PodPtr(std::make_shared<Pod>(std::move(pod).value()));
 }
 
-Result<std::optional<std::vector<std::string>>> StringList(const json* v, std::string_view field) {
-  if (!v) return std::optional<std::vector<std::string>>();
-  if (!v->is_array()) return Invalid(field, "a list of strings");
-  std::vector<std::string> out;
-  out.reserve(v->size());
-  for (size_t i = 0; i < v->size(); ++i) {
-    if (!(*v)[i].is_string()) return Invalid(fmt::format("{}[{}]", field, i), "a string");
-    out.push_back((*v)[i].get<std::string>());
-  }
-  return std::optional<std::vector<std::string>>(std::move(out));
-}
-
 // A NodeList: {"items": [...]}.
 Result<NodePtr> NodeItem(const json& item, const std::string& where) {
   if (!item.is_object()) return Invalid(where, "a Node object");
   auto node = DecodeNode(item, where);
   if (!node.ok()) return Error{node.error().message, ErrorCode::kBadRequest};
   return NodePtr(std::make_shared<Node>(std::move(node).value()));
-}
-
-Result<std::optional<std::vector<NodePtr>>> NodeListField(const json* v, std::string_view field) {
-  if (!v) return std::optional<std::vector<NodePtr>>();
-  if (!v->is_object()) return Invalid(field, "a NodeList object");
-  std::vector<NodePtr> out;
-  if (const json* items = Field(*v, "items")) {
-    if (!items->is_array()) return Invalid(fmt::format("{}.items", field), "a list");
-    out.reserve(items->size());
-    for (size_t i = 0; i < items->size(); ++i) {
-      BERTH_TRY_ASSIGN(node, NodeItem((*items)[i], fmt::format("{}.items[{}]", field, i)));
-      out.push_back(std::move(node));
-    }
-  }
-  return std::optional<std::vector<NodePtr>>(std::move(out));
-}
-
-Result<FailedNodesMap> FailedMap(const json* v, std::string_view field) {
-  FailedNodesMap out;
-  if (!v) return out;
-  if (!v->is_object()) return Invalid(field, "a map of node name to reason");
-  for (auto it = v->begin(); it != v->end(); ++it) {
-    if (!it->is_string()) return Invalid(fmt::format("{}[{}]", field, it.key()), "a string");
-    out[it.key()] = it->get<std::string>();
-  }
-  return out;
 }
 
 Result<MetaVictims> DecodeMetaVictims(const json& v, std::string_view field) {
@@ -161,193 +124,6 @@ json NodeListJson(const std::vector<NodePtr>& nodes) {
   return {{"metadata", json::object()}, {"items", std::move(items)}};
 }
 
-// ---- fast paths: the documents read on every cycle are first tried with the hand-written
-// readers of json_scan.h, then with a SAX parser (no tree), and only then decoded as a tree.
-// Each faster path gives up on anything outside its shape; the tree decoder then decides (and
-// words the error).
-
-// The parts of nlohmann's SAX interface every fast path shares: an unexpected event gives up.
-struct SaxBase : nlohmann::json_sax<json> {
-  bool boolean(bool) override { return false; }
-  bool number_integer(number_integer_t) override { return false; }
-  bool number_unsigned(number_unsigned_t) override { return false; }
-  bool number_float(number_float_t, const string_t&) override { return false; }
-  bool binary(binary_t&) override { return false; }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
-    return false;
-  }
-};
-
-// [{"Host": "n1", "Score": 3}, ...]
-struct HostPrioritySax final : SaxBase {
-  HostPriorityList* out;
-  int depth = 0;
-  enum { kNone, kHost, kScore } field = kNone;
-  explicit HostPrioritySax(HostPriorityList* o) : out(o) {}
-  bool null() override { return depth == 0 || (depth == 2 && field != kNone); }
-  bool number_integer(number_integer_t v) override {
-    if (depth != 2 || field != kScore) return false;
-    out->back().score = v;
-    return true;
-  }
-  bool number_unsigned(number_unsigned_t v) override {
-    if (depth != 2 || field != kScore || v > uint64_t(INT64_MAX)) return false;
-    out->back().score = static_cast<int64_t>(v);
-    return true;
-  }
-  bool string(string_t& v) override {
-    if (depth != 2 || field != kHost) return false;
-    out->back().host = std::move(v);
-    return true;
-  }
-  bool start_object(std::size_t) override {
-    if (depth != 1) return false;
-    out->emplace_back();
-    depth = 2;
-    return true;
-  }
-  bool key(string_t& k) override {
-    field = EqualsIgnoreCase(k, "Host") ? kHost : EqualsIgnoreCase(k, "Score") ? kScore : kNone;
-    return field != kNone;
-  }
-  bool end_object() override {
-    depth = 1;
-    return true;
-  }
-  bool start_array(std::size_t) override { return depth++ == 0; }
-  bool end_array() override {
-    --depth;
-    return true;
-  }
-};
-
-// {"NodeNames": [...], "FailedNodes": {...}, "FailedAndUnresolvableNodes": {...}, "Error": "",
-//  "Nodes": {"items": [{"metadata": {"name": ...}}, ...]}}: with `item_names`, only the names of
-// the nodes in "Nodes" are kept (all the scheduler needs of them); without, a "Nodes" object
-// gives up (the DOM decoder builds the nodes). Unknown fields are skipped.
-struct FilterResultSax final : SaxBase {
-  ExtenderFilterResult* out;
-  std::optional<std::vector<std::string>>* item_names;
-  // Containers entered: 1 the result, 2 a names list / failed map / the NodeList, 3 its items,
-  // 4 a node, 5 its metadata.
-  int depth = 0;
-  enum { kOther, kNodes, kNames, kFailed, kUnresolvable, kError } field = kOther;
-  enum { kNone, kItems, kMetadata, kName } node_key = kNone;
-  std::string map_key;
-  int skip = 0;            // nesting inside a skipped value
-  bool skip_next = false;  // the next value is skipped
-
-  FilterResultSax(ExtenderFilterResult* o, std::optional<std::vector<std::string>>* names)
-      : out(o), item_names(names) {}
-  FailedNodesMap& Map() {
-    return field == kFailed ? out->failed_nodes : out->failed_and_unresolvable_nodes;
-  }
-  bool SkipScalar() {
-    if (skip) return true;
-    if (!skip_next) return false;
-    skip_next = false;
-    return true;
-  }
-  bool SkipOpen() {
-    if (skip) return ++skip;
-    if (!skip_next) return false;
-    skip_next = false;
-    skip = 1;
-    return true;
-  }
-  bool InMap() const { return depth == 2 && (field == kFailed || field == kUnresolvable); }
-
-  bool null() override {
-    if (SkipScalar() || depth == 1) return true;
-    if (!InMap()) return false;
-    Map()[map_key] = "";
-    return true;
-  }
-  bool boolean(bool) override { return SkipScalar(); }
-  bool number_integer(number_integer_t) override { return SkipScalar(); }
-  bool number_unsigned(number_unsigned_t) override { return SkipScalar(); }
-  bool number_float(number_float_t, const string_t&) override { return SkipScalar(); }
-  bool string(string_t& v) override {
-    if (SkipScalar()) return true;
-    if (depth == 1 && field == kError) {
-      out->error = std::move(v);
-    } else if (depth == 2 && field == kNames) {
-      out->node_names->push_back(std::move(v));
-    } else if (InMap()) {
-      Map()[map_key] = std::move(v);
-    } else if (depth == 5 && field == kNodes && node_key == kName) {
-      (*item_names)->back() = std::move(v);  // a repeated name or metadata: the last one counts
-      node_key = kNone;
-    } else {
-      return false;
-    }
-    return true;
-  }
-  bool start_object(std::size_t) override {
-    if (SkipOpen()) return true;
-    if (depth == 0 || (depth == 1 && (field == kFailed || field == kUnresolvable))) {
-      ++depth;
-      return true;
-    }
-    if (field != kNodes) return false;
-    if (depth == 1) {
-      if (!item_names) return false;
-      item_names->emplace();
-    } else if (depth == 3) {
-      (*item_names)->emplace_back();  // a node: named "" unless its metadata says otherwise
-    } else if (!(depth == 4 && node_key == kMetadata)) {
-      return false;
-    }
-    ++depth;
-    node_key = kNone;
-    return true;
-  }
-  bool key(string_t& k) override {
-    if (skip) return true;
-    if (depth == 1) {
-      field = EqualsIgnoreCase(k, "NodeNames")                    ? kNames
-              : EqualsIgnoreCase(k, "FailedNodes")                ? kFailed
-              : EqualsIgnoreCase(k, "FailedAndUnresolvableNodes") ? kUnresolvable
-              : EqualsIgnoreCase(k, "Error")                      ? kError
-              : EqualsIgnoreCase(k, "Nodes")                      ? kNodes
-                                                                  : kOther;
-      skip_next = field == kOther;
-    } else if (InMap()) {
-      map_key = std::move(k);
-    } else if (field == kNodes && (depth == 2 || depth == 4 || depth == 5)) {
-      const std::string_view want = depth == 2 ? "items" : depth == 4 ? "metadata" : "name";
-      if (EqualsIgnoreCase(k, want)) {
-        node_key = depth == 2 ? kItems : depth == 4 ? kMetadata : kName;
-      } else {
-        skip_next = true;
-      }
-    } else {
-      return false;
-    }
-    return true;
-  }
-  bool end_object() override {
-    if (skip) return --skip, true;
-    --depth;
-    return true;
-  }
-  bool start_array(std::size_t) override {
-    if (SkipOpen()) return true;
-    if (depth == 1 && field == kNames) {
-      out->node_names.emplace();
-    } else if (!(depth == 2 && field == kNodes && node_key == kItems)) {
-      return false;
-    }
-    ++depth;
-    return true;
-  }
-  bool end_array() override {
-    if (skip) return --skip, true;
-    --depth;
-    return true;
-  }
-};
-
 // True if `s` goes into a JSON string literal as it is, without escapes.
 bool IsPlain(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) {
@@ -371,31 +147,15 @@ void AppendFailed(const FailedNodesMap& m, std::string* out) {
 }  // namespace
 
 Result<FilterAnswer> DecodeFilterAnswer(std::string_view text) {
+  BERTH_TRY_ASSIGN(parts, read::FilterResult(text, read::NodesAs::kNames));
   FilterAnswer answer;
-  if (auto fast = scan::FilterResultWithNames(text)) {
-    answer.result = std::move(*fast);
-    return answer;
-  }
-  {
-    std::vector<std::string> item_names;
-    if (auto fast = scan::FilterResultWithNodeItems(text, &item_names)) {
-      answer.result = std::move(*fast);
-      answer.node_item_names = std::move(item_names);
-      return answer;
-    }
-  }
-  {
-    FilterResultSax sax(&answer.result, &answer.node_item_names);
-    if (json::sax_parse(text, &sax)) return answer;
-  }
-  BERTH_TRY_ASSIGN(full, DecodeExtenderFilterResult(text));
-  answer = FilterAnswer{};
-  if (full.nodes) {
+  answer.result = std::move(parts.result);
+  answer.node_item_names = std::move(parts.node_item_names);
+  if (answer.result.nodes) {  // read whole: an item's name alone did not settle it
     answer.node_item_names.emplace();
-    for (const auto& n : *full.nodes) answer.node_item_names->push_back(n->metadata.name);
-    full.nodes.reset();
+    for (const auto& n : *answer.result.nodes) answer.node_item_names->push_back(n->metadata.name);
+    answer.result.nodes.reset();
   }
-  answer.result = std::move(full);
   return answer;
 }
 
@@ -557,85 +317,46 @@ std::string Encode(const ExtenderPreemptionResult& r) {
 }
 
 Result<PodPtr> DecodeArgsPod(std::string_view pod_json) {
-  BERTH_TRY_ASSIGN(pod, Parse(pod_json, "ExtenderArgs.Pod"));
+  json pod = json::parse(pod_json, nullptr, /*allow_exceptions=*/false);
+  if (pod.is_discarded()) return read::MalformedArgs();
   return DecodePodField(&pod, "ExtenderArgs.Pod");
 }
 
 Result<NodePtr> DecodeArgsNode(std::string_view node_json, size_t index) {
-  const std::string where = fmt::format("ExtenderArgs.Nodes.items[{}]", index);
-  BERTH_TRY_ASSIGN(doc, Parse(node_json, where));
-  return NodeItem(doc, where);
+  json doc = json::parse(node_json, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return read::MalformedArgs();
+  return NodeItem(doc, fmt::format("ExtenderArgs.Nodes.items[{}]", index));
 }
 
 Result<ExtenderArgs> DecodeExtenderArgs(std::string_view text) {
-  if (auto fast = scan::Args(text); fast && !fast->node_items) {
-    // Only the pod needs a tree; the names were read directly.
-    json pod = json::parse(fast->pod_json, nullptr, /*allow_exceptions=*/false);
-    if (!pod.is_discarded()) {
-      BERTH_TRY_ASSIGN(decoded, DecodePodField(&pod, "ExtenderArgs.Pod"));
-      ExtenderArgs out;
-      out.pod = std::move(decoded);
-      out.node_names = std::move(fast->node_names);
-      return out;
+  BERTH_TRY_ASSIGN(parts, read::Args(text));
+  ExtenderArgs out;
+  if (parts.pod_error) return *parts.pod_error;
+  if (parts.pod_json) {
+    BERTH_TRY_ASSIGN(pod, DecodeArgsPod(*parts.pod_json));
+    out.pod = std::move(pod);
+  }
+  if (parts.nodes_error) return *parts.nodes_error;
+  if (parts.node_items) {
+    out.nodes.emplace();
+    out.nodes->reserve(parts.node_items->size());
+    for (size_t i = 0; i < parts.node_items->size(); ++i) {
+      BERTH_TRY_ASSIGN(node, DecodeArgsNode((*parts.node_items)[i], i));
+      out.nodes->push_back(std::move(node));
     }
   }
-  BERTH_TRY_ASSIGN(doc, Parse(text, "ExtenderArgs"));
-  if (!doc.is_object()) return Invalid("ExtenderArgs", "an object");
-  ExtenderArgs out;
-  BERTH_TRY_ASSIGN(pod, DecodePodField(Field(doc, "Pod"), "ExtenderArgs.Pod"));
-  BERTH_TRY_ASSIGN(nodes, NodeListField(Field(doc, "Nodes"), "ExtenderArgs.Nodes"));
-  BERTH_TRY_ASSIGN(names, StringList(Field(doc, "NodeNames"), "ExtenderArgs.NodeNames"));
-  out.pod = std::move(pod);
-  out.nodes = std::move(nodes);
-  out.node_names = std::move(names);
+  if (parts.names_error) return *parts.names_error;
+  out.node_names = std::move(parts.node_names);
   return out;
 }
 
 Result<ExtenderFilterResult> DecodeExtenderFilterResult(std::string_view text) {
-  if (auto fast = scan::FilterResultWithNames(text)) return std::move(*fast);
-  {
-    ExtenderFilterResult fast;
-    FilterResultSax sax(&fast, nullptr);
-    if (json::sax_parse(text, &sax)) return fast;
-  }
-  BERTH_TRY_ASSIGN(doc, Parse(text, "ExtenderFilterResult"));
-  if (!doc.is_object()) return Invalid("ExtenderFilterResult", "an object");
-  ExtenderFilterResult out;
-  BERTH_TRY_ASSIGN(nodes, NodeListField(Field(doc, "Nodes"), "ExtenderFilterResult.Nodes"));
-  BERTH_TRY_ASSIGN(names, StringList(Field(doc, "NodeNames"), "ExtenderFilterResult.NodeNames"));
-  BERTH_TRY_ASSIGN(failed,
-                   FailedMap(Field(doc, "FailedNodes"), "ExtenderFilterResult.FailedNodes"));
-  BERTH_TRY_ASSIGN(unresolvable, FailedMap(Field(doc, "FailedAndUnresolvableNodes"),
-                                           "ExtenderFilterResult.FailedAndUnresolvableNodes"));
-  BERTH_TRY_ASSIGN(error, String(Field(doc, "Error"), "ExtenderFilterResult.Error"));
-  out.nodes = std::move(nodes);
-  out.node_names = std::move(names);
-  out.failed_nodes = std::move(failed);
-  out.failed_and_unresolvable_nodes = std::move(unresolvable);
-  out.error = std::move(error);
-  return out;
+  BERTH_TRY_ASSIGN(parts, read::FilterResult(text, read::NodesAs::kNodes));
+  return std::move(parts.result);
 }
 
 Result<HostPriorityList> DecodeHostPriorityList(std::string_view text) {
-  if (auto fast = scan::HostPriorities(text)) return std::move(*fast);
-  {
-    HostPriorityList fast;
-    HostPrioritySax sax(&fast);
-    if (json::sax_parse(text, &sax)) return fast;
-  }
-  BERTH_TRY_ASSIGN(doc, Parse(text, "HostPriorityList"));
-  HostPriorityList out;
-  if (doc.is_null()) return out;
-  if (!doc.is_array()) return Invalid("HostPriorityList", "a list");
-  out.reserve(doc.size());
-  for (size_t i = 0; i < doc.size(); ++i) {
-    const std::string where = fmt::format("HostPriorityList[{}]", i);
-    if (!doc[i].is_object()) return Invalid(where, "an object");
-    BERTH_TRY_ASSIGN(host, String(Field(doc[i], "Host"), where + ".Host"));
-    BERTH_TRY_ASSIGN(score, Int(Field(doc[i], "Score"), where + ".Score"));
-    out.push_back(HostPriority{std::move(host), score});
-  }
-  return out;
+  return read::HostPriorities(text);
 }
 
 Result<ExtenderBindingArgs> DecodeExtenderBindingArgs(std::string_view text) {

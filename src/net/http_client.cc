@@ -14,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "api/error_detail.h"
 #include "net/http_wire.h"
 
 namespace berth::net {
@@ -190,8 +191,10 @@ struct HttpClient::Impl {
                              [&](boost::system::error_code e, const tcp::endpoint&) { ec = e; });
     c->io.run();
     if (ec) {
-      return Error{fmt::format("{}: cannot connect: {}", options.server, ec.message()),
-                   ec == beast::error::timeout ? ErrorCode::kTimeout : ErrorCode::kUnavailable};
+      return error_detail::Attach(
+          Error{fmt::format("{}: cannot connect: {}", options.server, ec.message()),
+                ec == beast::error::timeout ? ErrorCode::kTimeout : ErrorCode::kUnavailable},
+          ConnectionNotMade{});
     }
     tcp::socket socket = connecting.release_socket();
     socket.set_option(tcp::no_delay(true), ec);

@@ -20,6 +20,10 @@
 
 namespace berth::net {
 
+// Attached (api/error_detail.h) to the error of a request whose connection could not be made:
+// the request never reached the server, so sending it again is safe whatever it was.
+struct ConnectionNotMade {};
+
 struct HttpClientOptions {
   std::string server;  // "https://host:port" or "http://host:port", optionally with a path prefix
   std::string ca_pem;  // trust these CAs; empty: the system's

@@ -7,10 +7,15 @@
 
 namespace berth {
 
-std::string ReasonHistogram(const NodeStatusMap& statuses) {
+std::map<std::string, int> ReasonCounts(const NodeStatusMap& statuses) {
   std::map<std::string, int> counts;
   for (const auto& [node, status] : statuses)
     for (const auto& r : status.reasons()) ++counts[r];
+  return counts;
+}
+
+std::string ReasonHistogram(const NodeStatusMap& statuses) {
+  const std::map<std::string, int> counts = ReasonCounts(statuses);
   std::vector<std::string> entries;
   entries.reserve(counts.size());
   for (const auto& [reason, n] : counts) entries.push_back(fmt::format("{} {}", n, reason));

@@ -3,6 +3,7 @@
 //    preemption: ..."
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,9 @@ namespace berth {
 std::string FitErrorMessage(int num_all_nodes, const Status* pre_filter,
                             const NodeStatusMap& statuses,
                             const std::vector<std::string>& post_filter);
+
+// How many nodes gave each reason.
+std::map<std::string, int> ReasonCounts(const NodeStatusMap& statuses);
 
 // "<count> <reason>" entries sorted as strings, joined with ", " (the histogram alone).
 std::string ReasonHistogram(const NodeStatusMap& statuses);

@@ -164,6 +164,7 @@ void Scheduler::CommitPlacement(Framework& fw_ref, QueuedPodInfo qpi, CycleState
       NodeStatusMap one;
       one[result.host] = st;
       attempt.filter_statuses = one;
+      attempt.filter_reason_counts = ReasonCounts(one);
       attempt.message = FitErrorMessage(1, nullptr, one, {});
       attempt.outcome = SchedulingAttempt::Outcome::kUnschedulable;
       qpi.unschedulable_plugins.insert(st.plugin());
@@ -260,6 +261,9 @@ void Scheduler::FailSchedulingCycle(Framework& fw, CycleState& state, QueuedPodI
                         attempt.pre_filter_rejection ? &*attempt.pre_filter_rejection : nullptr,
                         attempt.filter_statuses, post_messages);
     attempt.outcome = SchedulingAttempt::Outcome::kUnschedulable;
+    if (!attempt.pre_filter_rejection) {
+      attempt.filter_reason_counts = ReasonCounts(attempt.filter_statuses);
+    }
     if (!record_details_) attempt.filter_statuses.clear();
     HandleFailure(fw, qpi, Status(Code::kUnschedulable, attempt.message), nominating, attempt);
   } else {
@@ -361,6 +365,7 @@ void Scheduler::RunBindingCycle(std::unique_ptr<BindingTask> task) {
       NodeStatusMap one;
       one[task->host] = st;
       attempt.filter_statuses = one;
+      attempt.filter_reason_counts = ReasonCounts(one);
       attempt.message = FitErrorMessage(1, nullptr, one, {});
       attempt.outcome = SchedulingAttempt::Outcome::kUnschedulable;
       task->qpi.unschedulable_plugins.insert(st.plugin());

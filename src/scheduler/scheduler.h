@@ -63,8 +63,11 @@ struct SchedulingAttempt {
   bool rejected_by_extender = false;                 // an extender filtered out some node
   std::vector<std::string> skipped_extender_errors;  // errors of ignorable extenders
   NodeStatusMap filter_statuses;                     // rejected nodes
-  std::vector<std::string> filter_plugins;           // the profile's Filter plugins, in order
-  std::vector<std::string> score_plugins;            // names, index-aligned with scores
+  // Unschedulable after Filter: how many nodes gave each reason (the message's histogram as
+  // data, kept when filter_statuses is not).
+  std::map<std::string, int> filter_reason_counts;
+  std::vector<std::string> filter_plugins;  // the profile's Filter plugins, in order
+  std::vector<std::string> score_plugins;   // names, index-aligned with scores
   std::vector<int64_t> score_weights;
   ScoreTable scores;  // empty when < 2 feasible nodes
   // Names of scores.nodes (the NodeInfo pointers are only valid during the cycle).

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <sstream>
+#include <map>
 
 #include "api/codec.h"
 #include "scheduler/equivalence.h"
@@ -11,25 +11,15 @@
 namespace berth::sim {
 namespace {
 
-// The reason given by the most nodes in "0/N nodes are available: 2 Insufficient cpu, 1 x."
-std::string MostFrequentReason(const std::string& message) {
-  const size_t colon = message.find(": ");
-  if (colon == std::string::npos) return "";
-  std::string rest = message.substr(colon + 2);
-  if (auto cut = rest.find(". preemption:"); cut != std::string::npos) rest.resize(cut);
-  if (!rest.empty() && rest.back() == '.') rest.pop_back();
+// The reason given by the most nodes (the first in byte order among equals), as the
+// attempt's FitError histogram counted them; "" when a PreFilter plugin or an error ended it.
+std::string MostFrequentReason(const std::map<std::string, int>& reason_counts) {
   std::string best;
-  long best_count = -1;
-  std::stringstream in(rest);
-  std::string entry;
-  while (std::getline(in, entry, ',')) {
-    while (!entry.empty() && entry.front() == ' ') entry.erase(0, 1);
-    char* end = nullptr;
-    const long n = std::strtol(entry.c_str(), &end, 10);
-    if (end == entry.c_str() || *end != ' ') continue;
+  int best_count = -1;
+  for (const auto& [reason, n] : reason_counts) {
     if (n > best_count) {
       best_count = n;
-      best = std::string(end + 1);
+      best = reason;
     }
   }
   return best;
@@ -148,7 +138,7 @@ Result<CapacityResult> EstimateCapacity(const config::SchedulerConfiguration& co
       ++out.per_zone[zone_of[r.node]];
     } else if (r.attempts > 0 && out.limit_message.empty()) {
       out.limit_message = r.message;
-      out.limiting_reason = MostFrequentReason(r.message);
+      if (r.last) out.limiting_reason = MostFrequentReason(r.last->filter_reason_counts);
     }
   }
   out.reached_max = out.placed == options.max;

@@ -148,7 +148,7 @@ std::vector<apiserver::ExtraRoute> WebViewRoutes(const WebViewOptions& options) 
       eo.config_source = options.config_source;
       auto e = explain::Explain(*options.config, *options.registry, *objects, *key, eo);
       if (!e.ok()) {
-        const bool missing = e.error().message.find("not found") != std::string::npos;
+        const bool missing = e.error().code == ErrorCode::kNotFound;
         return ErrorAnswer(missing ? 404 : 500, e.error().message);
       }
       return JsonAnswer(200, explain::ToJson(*e).dump());
