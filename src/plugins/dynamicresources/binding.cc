@@ -130,6 +130,64 @@ Result<Ptr<ResourceClaim>> DynamicResources::MarkDeleteProtected(const ResourceC
   return writer->AddResourceClaimFinalizer(claim, dra_extended::kDeleteProtectionFinalizer);
 }
 
+Result<Ptr<ResourceClaim>> DynamicResources::BindClaim(
+    const Pod& pod, Ptr<ResourceClaim> claim, const std::optional<AllocationResult>& allocation,
+    DraWriter& writer) {
+  const DraListers* dra = listers();
+  // A conflict (another pod reserved a shared claim meanwhile) is retried on the latest claim.
+  Result<Ptr<ResourceClaim>> stored = Error{"not written"};
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    if (attempt > 0) {
+      Ptr<ResourceClaim> latest = dra ? assumed_.Resolve(dra->GetResourceClaim(
+                                            claim->metadata.namespace_, claim->metadata.name))
+                                      : nullptr;
+      if (!latest || latest->metadata.uid != claim->metadata.uid) {
+        stored = Error{fmt::format("claim {} got deleted in the meantime", KObj(*claim))};
+        break;
+      }
+      if (allocation && latest->status.allocation) {
+        stored =
+            Error{fmt::format("claim {} got allocated elsewhere in the meantime", KObj(*claim))};
+        break;
+      }
+      if (!allocation && !latest->status.allocation) {
+        stored = Error{fmt::format("claim {} got deallocated in the meantime", KObj(*claim))};
+        break;
+      }
+      claim = latest;
+    }
+    ResourceClaim copy = *claim;
+    if (allocation) {
+      // The finalizer goes on with a normal update before the allocation is written: from
+      // then on a deletion of the claim waits for its deallocation (the resource claim
+      // controller's), so its devices are never freed while a pod may use them.
+      Result<Ptr<ResourceClaim>> marked = MarkDeleteProtected(*claim);
+      if (!marked.ok()) {
+        stored = marked.error();
+        if (stored.error().code == ErrorCode::kConflict) continue;
+        break;
+      }
+      if ((*marked)->status.allocation) {
+        stored =
+            Error{fmt::format("claim {} got allocated elsewhere in the meantime", KObj(*claim))};
+        break;
+      }
+      copy = **marked;
+      copy.status.allocation = allocation;
+    }
+    if (!IsReservedForPod(pod, copy)) {
+      if (!CanBeReserved(copy)) {
+        stored = Error{fmt::format("claim {} reserved for too many pods", KObj(copy))};
+        break;
+      }
+      copy.status.reserved_for.push_back(ConsumerOf(pod));
+    }
+    stored = writer.UpdateResourceClaimStatus(copy);
+    if (stored.ok() || stored.error().code != ErrorCode::kConflict) break;
+  }
+  return stored;
+}
+
 Status DynamicResources::PreBind(CycleState& state, const PodInfo& pod_info,
                                  const std::string& node) {
   CycleData* data = state.ReadMutable(kStateKey);
@@ -148,57 +206,7 @@ Status DynamicResources::PreBind(CycleState& state, const PodInfo& pod_info,
     if (IsReservedForPod(pod, *claim)) continue;
     const std::optional<AllocationResult>& allocation =
         index < data->allocations.size() ? data->allocations[index] : std::nullopt;
-    // A conflict (another pod reserved a shared claim meanwhile) is retried on the latest claim.
-    Result<Ptr<ResourceClaim>> stored = Error{"not written"};
-    for (int attempt = 0; attempt < 5; ++attempt) {
-      if (attempt > 0) {
-        Ptr<ResourceClaim> latest = dra ? assumed_.Resolve(dra->GetResourceClaim(
-                                              claim->metadata.namespace_, claim->metadata.name))
-                                        : nullptr;
-        if (!latest || latest->metadata.uid != claim->metadata.uid) {
-          stored = Error{fmt::format("claim {} got deleted in the meantime", KObj(*claim))};
-          break;
-        }
-        if (allocation && latest->status.allocation) {
-          stored =
-              Error{fmt::format("claim {} got allocated elsewhere in the meantime", KObj(*claim))};
-          break;
-        }
-        if (!allocation && !latest->status.allocation) {
-          stored = Error{fmt::format("claim {} got deallocated in the meantime", KObj(*claim))};
-          break;
-        }
-        claim = latest;
-      }
-      ResourceClaim copy = *claim;
-      if (allocation) {
-        // The finalizer goes on with a normal update before the allocation is written: from
-        // then on a deletion of the claim waits for its deallocation (the resource claim
-        // controller's), so its devices are never freed while a pod may use them.
-        Result<Ptr<ResourceClaim>> marked = MarkDeleteProtected(*claim);
-        if (!marked.ok()) {
-          stored = marked.error();
-          if (stored.error().code == ErrorCode::kConflict) continue;
-          break;
-        }
-        if ((*marked)->status.allocation) {
-          stored =
-              Error{fmt::format("claim {} got allocated elsewhere in the meantime", KObj(*claim))};
-          break;
-        }
-        copy = **marked;
-        copy.status.allocation = allocation;
-      }
-      if (!IsReservedForPod(pod, copy)) {
-        if (!CanBeReserved(copy)) {
-          stored = Error{fmt::format("claim {} reserved for too many pods", KObj(copy))};
-          break;
-        }
-        copy.status.reserved_for.push_back(ConsumerOf(pod));
-      }
-      stored = writer->UpdateResourceClaimStatus(copy);
-      if (stored.ok() || stored.error().code != ErrorCode::kConflict) break;
-    }
+    Result<Ptr<ResourceClaim>> stored = BindClaim(pod, claim, allocation, *writer);
     if (!stored.ok()) {
       if (allocation) assumed_.Forget(claim->metadata.uid);
       return Status::Error(stored.error().message);

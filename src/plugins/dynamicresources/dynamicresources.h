@@ -164,6 +164,11 @@ class DynamicResources final : public PreEnqueuePlugin,
   // Adds the delete-protection finalizer to a claim PreBind is about to allocate (binding.cc);
   // returns the claim as stored.
   Result<Ptr<ResourceClaim>> MarkDeleteProtected(const ResourceClaim& claim);
+  // Writes one claim of the pod in PreBind: `allocation` (when this cycle allocated it, with the
+  // finalizer first) and the pod in reservedFor; a conflict is retried on the latest claim.
+  Result<Ptr<ResourceClaim>> BindClaim(const Pod& pod, Ptr<ResourceClaim> claim,
+                                       const std::optional<AllocationResult>& allocation,
+                                       DraWriter& writer);
   void UnreserveExtended(CycleData& data);
   std::optional<Status> PostFilterExtended(const CycleData& data);
   // Diagnose's lines for the extended resource claim on `node` (its node variant goes to
