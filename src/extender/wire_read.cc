@@ -179,6 +179,26 @@ Kind NullOrNot(od::value v, od::json_type* type) {
 // or not JSON.
 enum class Read { kOk, kWrongType, kBad };
 
+// The start of a field whose value must be null or of type `want`: a result to return at once
+// (false: not JSON; true: null, or a value of another type, skipped and named in `*err` as not
+// `what`), or nullopt when the value is a `want` to read.
+std::optional<bool> NullOrWrongType(od::value v, od::json_type want, std::string_view field,
+                                    std::string_view what, std::optional<Error>* err) {
+  od::json_type type;
+  switch (NullOrNot(v, &type)) {
+    case Kind::kBad:
+      return false;
+    case Kind::kNull:
+      return true;
+    case Kind::kOther:
+      break;
+  }
+  if (type == want) return std::nullopt;
+  if (!Skip(v)) return false;
+  *err = Invalid(field, what);
+  return true;
+}
+
 // A string, or null for "".
 Read ReadString(od::value v, std::string* out) {
   od::json_type type;
@@ -203,20 +223,8 @@ bool StringListField(od::value v, std::string_view field,
                      std::optional<std::vector<std::string>>* out, std::optional<Error>* err) {
   out->reset();
   err->reset();
-  od::json_type type;
-  switch (NullOrNot(v, &type)) {
-    case Kind::kBad:
-      return false;
-    case Kind::kNull:
-      return true;
-    case Kind::kOther:
-      break;
-  }
-  if (type != od::json_type::array) {
-    if (!Skip(v)) return false;
-    *err = Invalid(field, "a list of strings");
-    return true;
-  }
+  if (auto done = NullOrWrongType(v, od::json_type::array, field, "a list of strings", err))
+    return *done;
   od::array a;
   if (v.get_array().get(a)) return false;
   out->emplace();
@@ -244,20 +252,9 @@ bool FailedMapField(od::value v, std::string_view field, FailedNodesMap* out,
                     std::optional<Error>* err) {
   out->clear();
   err->reset();
-  od::json_type type;
-  switch (NullOrNot(v, &type)) {
-    case Kind::kBad:
-      return false;
-    case Kind::kNull:
-      return true;
-    case Kind::kOther:
-      break;
-  }
-  if (type != od::json_type::object) {
-    if (!Skip(v)) return false;
-    *err = Invalid(field, "a map of node name to reason");
-    return true;
-  }
+  if (auto done =
+          NullOrWrongType(v, od::json_type::object, field, "a map of node name to reason", err))
+    return *done;
   od::object o;
   if (v.get_object().get(o)) return false;
   for (auto f : o) {
@@ -374,20 +371,8 @@ bool NodeListField(od::value v, std::string_view field, ItemSink* sink, bool* pr
                    std::optional<Error>* err) {
   err->reset();
   *present = false;
-  od::json_type type;
-  switch (NullOrNot(v, &type)) {
-    case Kind::kBad:
-      return false;
-    case Kind::kNull:
-      return true;
-    case Kind::kOther:
-      break;
-  }
-  if (type != od::json_type::object) {
-    if (!Skip(v)) return false;
-    *err = Invalid(field, "a NodeList object");
-    return true;
-  }
+  if (auto done = NullOrWrongType(v, od::json_type::object, field, "a NodeList object", err))
+    return *done;
   *present = true;
   od::object o;
   if (v.get_object().get(o)) return false;
@@ -404,6 +389,7 @@ bool NodeListField(od::value v, std::string_view field, ItemSink* sink, bool* pr
     if (sink->nodes) sink->nodes->clear();
     if (sink->item_texts) sink->item_texts->clear();
     err->reset();
+    od::json_type type;
     const Kind kind = NullOrNot(value, &type);
     if (kind == Kind::kBad) return false;
     if (kind == Kind::kNull) continue;
