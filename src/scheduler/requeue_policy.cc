@@ -130,6 +130,29 @@ EventInterest RequeuePolicy::GatingInterestOf(const QueuedPodInfo& pod) const {
   return interest;
 }
 
+namespace {
+
+// Whether a gated pod's plugin lets it through PreEnqueue again on `event`: one of its
+// registrations covering the event has no hint, or a hint that says kQueue, fails or throws (an
+// error queues).
+template <class Registrations, class Event, class Object>
+bool AnyHintQueues(const Registrations& registrations, const Event& event, const Pod& pod,
+                   const Object& old_object, const Object& new_object) {
+  for (const auto& reg : registrations) {
+    if (!reg.event.Covers(event)) continue;
+    if (!reg.hint) return true;
+    try {
+      Result<QueueingHint> h = reg.hint(pod, old_object, new_object);
+      if (!h.ok() || *h == QueueingHint::kQueue) return true;
+    } catch (...) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 RequeueDecider::Strategy RequeuePolicy::DecideGated(const QueuedPodInfo& pod,
                                                     const ClusterEvent& event,
                                                     const EventObject& old_object,
@@ -138,17 +161,9 @@ RequeueDecider::Strategy RequeuePolicy::DecideGated(const QueuedPodInfo& pod,
   if (!profile) return Strategy::kImmediately;
   auto it = profile->by_plugin.find(pod.gating_plugin);
   if (it == profile->by_plugin.end()) return Strategy::kImmediately;
-  for (const auto& reg : *it->second) {
-    if (!reg.event.Covers(event)) continue;
-    if (!reg.hint) return Strategy::kImmediately;
-    try {
-      Result<QueueingHint> h = reg.hint(pod.pod(), old_object, new_object);
-      if (!h.ok() || *h == QueueingHint::kQueue) return Strategy::kImmediately;
-    } catch (...) {
-      return Strategy::kImmediately;  // a throwing hint is an error, and an error queues
-    }
-  }
-  return Strategy::kSkip;
+  return AnyHintQueues(*it->second, event, pod.pod(), old_object, new_object)
+             ? Strategy::kImmediately
+             : Strategy::kSkip;
 }
 
 RequeueDecider::Strategy RequeuePolicy::Decide(const QueuedPodInfo& pod, const ClusterEvent& event,
@@ -224,17 +239,9 @@ RequeueDecider::Strategy RequeuePolicy::DecideDra(const QueuedPodInfo& pod,
     if (!profile) return Strategy::kSkip;
     auto dra = profile->dra_by_plugin.find(pod.gating_plugin);
     if (dra == profile->dra_by_plugin.end()) return Strategy::kSkip;
-    for (const auto& reg : *dra->second) {
-      if (!reg.event.Covers(event)) continue;
-      if (!reg.hint) return Strategy::kImmediately;
-      try {
-        Result<QueueingHint> h = reg.hint(pod.pod(), old_object, new_object);
-        if (!h.ok() || *h == QueueingHint::kQueue) return Strategy::kImmediately;
-      } catch (...) {
-        return Strategy::kImmediately;
-      }
-    }
-    return Strategy::kSkip;
+    return AnyHintQueues(*dra->second, event, pod.pod(), old_object, new_object)
+               ? Strategy::kImmediately
+               : Strategy::kSkip;
   }
   if (pod.unschedulable_plugins.empty() && pod.pending_plugins.empty())
     return Strategy::kAfterBackoff;
