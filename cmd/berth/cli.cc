@@ -300,6 +300,7 @@ struct ConfigArgs {
   CLI::App* convert = nullptr;
   std::string validate_path, convert_path;
   std::vector<std::string> validate_plugin_libraries;
+  std::vector<std::string> print_defaults_gates;
 };
 
 void AddConfigCommands(CLI::App& app, ConfigArgs* a) {
@@ -307,6 +308,8 @@ void AddConfigCommands(CLI::App& app, ConfigArgs* a) {
   cfg->require_subcommand(1);
   a->print_defaults =
       cfg->add_subcommand("print-defaults", "Print the effective default configuration");
+  // Gates that add plugins to the default profile (GangScheduling) show in what is printed.
+  berth::daemon::AddFeatureGatesFlag(a->print_defaults, &a->print_defaults_gates);
   a->validate = cfg->add_subcommand("validate", "Load and validate a configuration file");
   a->validate->add_option("file", a->validate_path)->required();
   a->validate->add_option("--plugin-library", a->validate_plugin_libraries,
@@ -317,12 +320,18 @@ void AddConfigCommands(CLI::App& app, ConfigArgs* a) {
   a->convert->add_option("file", a->convert_path)->required();
 }
 
-int RunPrintDefaults(const std::vector<berth::PluginRegistration>& compiled_in) {
-  auto built = berth::pluginlib::BuildRegistry({}, compiled_in);
+int RunPrintDefaults(const std::vector<std::string>& feature_gates,
+                     const std::vector<berth::PluginRegistration>& compiled_in) {
+  std::vector<std::string> gate_warnings;
+  auto gates = berth::config::ParseFeatureGatesFlags(feature_gates, &gate_warnings);
+  if (!gates.ok()) return Fail(gates.error().message);
+  for (const auto& w : gate_warnings) std::fprintf(stderr, "berth: warning: %s\n", w.c_str());
+  auto built = berth::pluginlib::BuildRegistry({}, compiled_in, *gates);
   if (!built.ok()) return Fail(built.error().message);
   berth::Registry registry = std::move(built).value();
-  std::cout << berth::config::EncodeConfigurationYaml(
-      berth::config::DefaultConfiguration(registry));
+  berth::config::SchedulerConfiguration config = berth::config::DefaultConfiguration(registry);
+  berth::config::ApplyGatedDefaultPlugins(config, *gates);
+  std::cout << berth::config::EncodeConfigurationYaml(config);
   return 0;
 }
 
@@ -474,7 +483,9 @@ int berth::Main(int argc, char** argv, std::vector<PluginRegistration> compiled_
     return RunBench(bench_args.workload_file, bench_args.filter, bench_args.config,
                     bench_args.output, bench_args.repeat, bench_args.metrics, !bench_args.no_reuse,
                     bench_args.feature_gates, compiled_in);
-  if (*config_args.print_defaults) return RunPrintDefaults(compiled_in);
+  if (*config_args.print_defaults) {
+    return RunPrintDefaults(config_args.print_defaults_gates, compiled_in);
+  }
   if (*config_args.convert) return RunConvert(config_args.convert_path, compiled_in);
   if (*config_args.validate)
     return RunValidate(config_args.validate_path, config_args.validate_plugin_libraries,
