@@ -457,7 +457,10 @@ VoidResult Admit(const ResourceInfo& r, Json& obj, bool is_create,
   // CustomResourceDefinitions and custom objects have admission of their own (crd_admission.h).
   if (IsCrdResource(r)) return AdmitCrd(r, obj, is_create);
   if (const CustomResourceVersion* custom = CustomResourceOf(r)) {
-    return AdmitCustomObject(*custom, obj, is_create);
+    auto ok = AdmitCustomObject(*custom, obj, is_create);
+    // A built-in kind's own rules; an update's run in ValidateUpdate, against the stored object.
+    if (ok.ok() && is_create && custom->validate) return custom->validate(obj, nullptr);
+    return ok;
   }
   // Whatever path the object came by (a patch, a status write, an apply), nothing of the wrong
   // type is stored: every typed reader of the list would fail on it.
@@ -571,6 +574,9 @@ Json FixedPodSpec(Json spec) {
 
 VoidResult ValidateUpdate(const ResourceInfo& r, const Json& current, Json& next) {
   if (IsCrdResource(r)) return ValidateCrdUpdate(current, next);
+  if (const CustomResourceVersion* custom = CustomResourceOf(r); custom && custom->validate) {
+    return custom->validate(next, &current);
+  }
   if (IsResourceApi(r)) return ValidateResourceObject(r, next, &current);
   // An object stored with label keys that no longer pass (written before they were checked)
   // may still be updated, as kube-apiserver lets pods that violated the older rules be.

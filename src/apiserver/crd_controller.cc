@@ -98,7 +98,9 @@ Result<bool> CrdController::Cleanup(const std::string& name) {
   const Json& crd = *got->object;
   if (!Terminating(crd)) return true;
   const ResourceInfo storage = StorageResourceOf(crd);
-  auto list = store_.List(storage, "", nullptr, 0, "");
+  // The objects of a kind the server serves itself are not this CRD's to remove.
+  auto list = IsBuiltinCrd(name) ? Result<ListResult>(ListResult{})
+                                 : store_.List(storage, "", nullptr, 0, "");
   if (!list.ok()) return list.error();
   std::vector<Store::ObjectRef> refs;
   for (const auto& so : list->items) {

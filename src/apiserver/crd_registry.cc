@@ -14,6 +14,7 @@ struct Registry {
   struct Entry {
     Json spec;  // what the versions were built from
     bool terminating = false;
+    bool builtin = false;  // RegisterBuiltinCrd's
     std::vector<std::shared_ptr<const CustomResourceVersion>> versions;
   };
   std::map<std::string, Entry, std::less<>> crds;
@@ -78,13 +79,10 @@ bool Established(const Json& crd) {
   return true;
 }
 
-}  // namespace
-
-void RegisterCrd(const Json& crd) {
-  const std::string name = crd["metadata"].value("name", "");
+// Serves the versions of `crd` under `name` (r.mu held). `validate` is set for a built-in kind.
+void ServeVersions(Registry& r, const Json& crd, const std::string& name,
+                   const std::function<VoidResult(const Json&, const Json*)>* validate) {
   const Json spec = crd.value("spec", Json::object());
-  Registry& r = Instance();
-  std::lock_guard lock(r.mu);
   const bool terminating = crd["metadata"].contains("deletionTimestamp");
   if (!Established(crd)) {
     // Its names conflict with another CRD's: not served (and never was).
@@ -95,11 +93,15 @@ void RegisterCrd(const Json& crd) {
     return;
   }
   auto& entry = r.crds[name];
-  if (!entry.versions.empty() && entry.spec == spec && entry.terminating == terminating) return;
+  if (!entry.versions.empty() && entry.spec == spec && entry.terminating == terminating &&
+      entry.builtin == (validate != nullptr)) {
+    return;
+  }
   for (auto& v : entry.versions) r.retired.push_back(std::move(v));
   entry.versions.clear();
   entry.spec = spec;
   entry.terminating = terminating;
+  entry.builtin = validate != nullptr;
   const Json versions = spec.value("versions", Json::array());
   if (!versions.is_array()) return;
   for (const auto& v : versions) {
@@ -120,15 +122,57 @@ void RegisterCrd(const Json& crd) {
       crv->status_replicas_path = Str(scale, "statusReplicasPath");
       crv->label_selector_path = Str(scale, "labelSelectorPath");
     }
+    if (validate != nullptr) {
+      crv->builtin = true;
+      crv->validate = *validate;
+    }
     entry.versions.push_back(std::move(crv));
   }
+}
+
+}  // namespace
+
+void RegisterCrd(const Json& crd) {
+  const std::string name = crd["metadata"].value("name", "");
+  Registry& r = Instance();
+  std::lock_guard lock(r.mu);
+  if (auto it = r.crds.find(name); it != r.crds.end() && it->second.builtin) return;
+  ServeVersions(r, crd, name, nullptr);
+}
+
+void RegisterBuiltinCrd(const Json& crd,
+                        std::function<VoidResult(const Json&, const Json*)> validate) {
+  const std::string name = crd["metadata"].value("name", "");
+  Registry& r = Instance();
+  std::lock_guard lock(r.mu);
+  ServeVersions(r, crd, name, &validate);
+}
+
+void UnregisterBuiltinCrds() {
+  Registry& r = Instance();
+  std::lock_guard lock(r.mu);
+  for (auto it = r.crds.begin(); it != r.crds.end();) {
+    if (!it->second.builtin) {
+      ++it;
+      continue;
+    }
+    for (auto& v : it->second.versions) r.retired.push_back(std::move(v));
+    it = r.crds.erase(it);
+  }
+}
+
+bool IsBuiltinCrd(std::string_view crd_name) {
+  Registry& r = Instance();
+  std::lock_guard lock(r.mu);
+  auto it = r.crds.find(crd_name);
+  return it != r.crds.end() && it->second.builtin;
 }
 
 void UnregisterCrd(std::string_view name) {
   Registry& r = Instance();
   std::lock_guard lock(r.mu);
   auto it = r.crds.find(name);
-  if (it == r.crds.end()) return;
+  if (it == r.crds.end() || it->second.builtin) return;
   for (auto& v : it->second.versions) r.retired.push_back(std::move(v));
   r.crds.erase(it);
 }

@@ -7,6 +7,7 @@
 // every version reads and writes the same objects (conversionStrategy None).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "apiserver/resources.h"
+#include "berth/api/result.h"
 
 namespace berth::apiserver {
 
@@ -30,6 +32,12 @@ struct CustomResourceVersion {
   bool terminating = false;  // its CRD is being deleted: no new objects
   // spec.versions[].subresources.scale, when present.
   std::string spec_replicas_path, status_replicas_path, label_selector_path;
+  // Served by the API server itself (RegisterBuiltinCrd): not a stored CRD, not replaced or
+  // removed by one of the same name.
+  bool builtin = false;
+  // A built-in kind's own checks beyond its schema, after pruning and defaulting: `current` is
+  // the stored object on an update, null on a create.
+  std::function<VoidResult(const nlohmann::json& obj, const nlohmann::json* current)> validate;
 };
 
 // The custom resource served at group/version/plural, or null.
@@ -55,8 +63,20 @@ std::vector<const ResourceInfo*> CustomStorageResources();
 // Serves what `crd` (a stored CustomResourceDefinition) defines, replacing what it served
 // before. A CRD being deleted is still served (its objects are being removed).
 void RegisterCrd(const nlohmann::json& crd);
-// Stops serving the resources of CRD `name`.
+// Stops serving the resources of CRD `name` (not a built-in kind's).
 void UnregisterCrd(std::string_view name);
+
+// Serves `crd` (a CustomResourceDefinition document kept in code) as a kind of the API server's
+// own: no stored CRD lists it, and a stored CRD of the same name neither replaces nor removes
+// it (kube-apiserver's built-in handlers come before CRDs'). `validate` runs after the schema's
+// checks (CustomResourceVersion::validate).
+void RegisterBuiltinCrd(
+    const nlohmann::json& crd,
+    std::function<VoidResult(const nlohmann::json&, const nlohmann::json*)> validate);
+// Stops serving the kinds RegisterBuiltinCrd added (a server that served them stops).
+void UnregisterBuiltinCrds();
+// Whether `crd_name` ("<plural>.<group>") is served by RegisterBuiltinCrd.
+bool IsBuiltinCrd(std::string_view crd_name);
 
 // The storage view of CRD `crd`'s objects (its storage version), for the cleanup on delete.
 ResourceInfo StorageResourceOf(const nlohmann::json& crd);

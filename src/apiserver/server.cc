@@ -16,8 +16,10 @@
 
 #include "apiserver/base64.h"
 #include "apiserver/bootstrap.h"
+#include "apiserver/crd_registry.h"
 #include "apiserver/reviews.h"
 #include "apiserver/server_internal.h"
+#include "apiserver/workload_api.h"
 #include "net/tls_certs.h"
 #include "observe/log.h"
 
@@ -150,6 +152,7 @@ void Server::Stop() {
   if (impl_->reaper.joinable()) impl_->reaper.join();
   if (impl_->namespace_deleter) impl_->namespace_deleter->Stop();
   if (impl_->crd_controller) impl_->crd_controller->Stop();
+  if (impl_->options.workload_api) UnregisterBuiltinCrds();
   {
     std::lock_guard wl(impl_->watches_mu);
     for (auto& w : impl_->watches) {
@@ -214,6 +217,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
   };
   impl->namespace_deleter = std::make_unique<NamespaceDeleter>(*impl->store, deleter_options);
   if (auto ok = impl->namespace_deleter->Start(); !ok.ok()) return ok.error();
+  if (options.workload_api) RegisterWorkloadApi();
   impl->crd_controller = std::make_unique<CrdController>(*impl->store);
   if (auto ok = impl->crd_controller->Start(); !ok.ok()) return ok.error();
   Impl* raw = impl.get();

@@ -57,6 +57,8 @@ struct ServerOptions {
   std::vector<ExtraRoute> extra_routes;
   // Gated validation (--feature-gates): TaintTolerationComparisonOperators.
   ValidationOptions validation;
+  // GenericWorkload: serve scheduling.k8s.io/v1beta1 Workload and PodGroup (workload_api.h).
+  bool workload_api = false;
   // Set: generated names and UIDs from this seed (StoreOptions::seed).
   std::optional<uint64_t> seed;
 };

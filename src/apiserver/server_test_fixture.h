@@ -48,6 +48,7 @@ class ServerHttpTest : public ::testing::Test {
     o.threads = 2;
     o.event_ttl = event_ttl_;
     o.validation = validation_;
+    o.workload_api = workload_api_;
     auto s = Server::Start(o);
     ASSERT_TRUE(s.ok()) << s.error().message;
     server_ = std::move(s).value();
@@ -91,6 +92,7 @@ class ServerHttpTest : public ::testing::Test {
   std::filesystem::path dir_;
   std::chrono::seconds event_ttl_{3600};  // set before Restart()
   ValidationOptions validation_;          // set before Restart()
+  bool workload_api_ = false;             // ServerOptions::workload_api
   std::unique_ptr<Server> server_;
 };
 

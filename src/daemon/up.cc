@@ -290,6 +290,7 @@ Result<apiserver::ServerOptions> UpServerOptions(const UpOptions& options,
   so.bind_address = options.bind_address;
   so.validation.toleration_comparison_operators =
       gates.Enabled(kTaintTolerationComparisonOperatorsGate);
+  so.workload_api = gates.Enabled(config::features::kGenericWorkload);
   so.port = static_cast<uint16_t>(options.port);
   // --port 0 keeps the port an earlier start picked while it is free: kubeconfigs, kubectl
   // proxy and an open web view tab survive a restart.

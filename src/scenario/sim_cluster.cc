@@ -101,6 +101,12 @@ Result<std::unique_ptr<SimCluster>> SimCluster::Start(const ClusterSpec& spec,
   so.threads = 2;
   so.event_ttl = std::chrono::seconds(0);  // its sweep runs on the wall clock
   so.seed = options.seed;
+  {
+    std::vector<std::string> warnings;
+    auto gates = config::ParseFeatureGatesFlags(options.feature_gates, &warnings);
+    if (!gates.ok()) return gates.error();
+    so.workload_api = gates->Enabled(config::features::kGenericWorkload);
+  }
   auto server = apiserver::Server::Start(so);
   if (!server.ok()) return server.error();
   c->server_ = std::move(server).value();

@@ -5,11 +5,11 @@ GenericWorkload=true,GangScheduling=true`, with the real kubectl and the officia
 
 Usage: run_workload_e2e.py BERTH [CHECK ...]
 
-`berth up` does not serve scheduling.k8s.io PodGroups as a built-in kind yet, so the test
-applies a CustomResourceDefinition of that name and shape (test/up/data/
-scheduling.k8s.io_podgroups.yaml) which the scheduler reads as it would read the built-in
-resource. On three 4-CPU nodes, with GangScheduling in the default profile through the gates:
+With the GenericWorkload gate `berth up` serves scheduling.k8s.io/v1beta1 Workload and PodGroup as
+built-in kinds. On three 4-CPU nodes, with GangScheduling in the default profile through the gates:
 
+* `kubectl api-resources` lists both kinds, `kubectl get podgroups` reads them, and a PodGroup
+  with minCount 0 is refused with the field named;
 * a gang of four 1-CPU pods with minCount 4 binds whole, its members spread over the nodes;
 * a gang of four 3-CPU pods (one fits per node) leaves every member unbound while an ordinary
   pod binds, and `kubectl describe pod` shows each member's reason (the placed ones
@@ -28,7 +28,6 @@ from run_up_e2e import REPO, Fail, run_against_up, wait_for, run_python_client  
 UP_ARGS = ["--feature-gates", "GenericWorkload=true,GangScheduling=true", "--demo-node-cpu", "4",
            "--demo-node-memory", "16Gi"]
 DEMO_NODES = 3
-CRD = os.path.join(REPO, "test", "up", "data", "scheduling.k8s.io_podgroups.yaml")
 GV = "scheduling.k8s.io/v1beta1"
 
 
@@ -72,10 +71,26 @@ def hold(what, fn, seconds=3.0):
 # ---------------------------------------------------------------- checks
 
 
-def check_crd_established(up):
-    up.kubectl(["apply", "-f", CRD])
-    up.kubectl(["wait", "--for=condition=established", "--timeout=30s",
-                "crd/podgroups.scheduling.k8s.io"])
+def check_builtin_kinds_served(up):
+    out = up.kubectl(["api-resources", "--api-group=scheduling.k8s.io", "-o", "name"])[1]
+    for name in ("podgroups.scheduling.k8s.io", "workloads.scheduling.k8s.io",
+                 "priorityclasses.scheduling.k8s.io"):
+        if name not in out.split():
+            raise Fail("kubectl api-resources lacks %s:\n%s" % (name, out))
+    crds = up.kubectl(["get", "crd", "-o", "name"])[1]
+    if "scheduling.k8s.io" in crds:
+        raise Fail("built-in kinds listed as CRDs: " + crds)
+    workload = {"apiVersion": GV, "kind": "Workload", "metadata": {"name": "train"},
+                "spec": {"podGroupTemplates": [
+                    {"name": "workers", "schedulingPolicy": {"gang": {"minCount": 4}}}]}}
+    create(up, [workload])
+    got = json.loads(up.kubectl(["get", "workloads.scheduling.k8s.io", "train", "-o", "json"])[1])
+    if got["spec"]["podGroupTemplates"][0]["schedulingPolicy"]["gang"]["minCount"] != 4:
+        raise Fail("workload read back: %s" % got)
+    code, out, err = up.kubectl(["create", "-f", "-"], stdin=json.dumps(pod_group("bad", 0)),
+                                check=False)
+    if code == 0 or "spec.schedulingPolicy.gang.minCount" not in err:
+        raise Fail("minCount 0 not refused with the field named: %s %s" % (out, err))
 
 
 def check_gang_that_fits_binds_whole(up):
@@ -135,7 +150,7 @@ else:
         raise Fail("python client: " + out[-2000:])
 
 
-CHECKS = [check_crd_established, check_gang_that_fits_binds_whole,
+CHECKS = [check_builtin_kinds_served, check_gang_that_fits_binds_whole,
           check_gang_that_cannot_fit_binds_nobody, check_podgroup_created_after_its_pods]
 
 
