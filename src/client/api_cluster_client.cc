@@ -16,6 +16,15 @@ using Json = nlohmann::json;
 
 namespace {
 
+// The pods informer's indexes (GroupMemberLister) of spec.schedulingGroup.podGroupName and of
+// the scheduling.x-k8s.io/pod-group label, by "namespace/group".
+constexpr char kSchedulingGroupIndex[] = "schedulingGroup";
+constexpr char kLabeledGroupIndex[] = "podGroupLabel";
+
+std::string NsKey(std::string_view ns, std::string_view name) {
+  return std::string(ns) + "/" + std::string(name);
+}
+
 // How long a write whose outcome is unknown (the connection broke, the request timed out) is
 // sent again. Connections cut every few hundred milliseconds on a busy machine can fail many
 // attempts in a row; every retried write here is safe to repeat.
@@ -153,6 +162,21 @@ void ApiClusterClient::Start() {
                        k == kResourceSlices || k == kResourceClaims;
     informers_.push_back(std::make_unique<Informer>(rest_.get(), std::move(options), h));
   }
+  informers_[kPods]->AddIndex(kSchedulingGroupIndex, [](const Object& o) {
+    const auto* pod = std::get_if<Ptr<Pod>>(&o);
+    if (pod == nullptr || !(*pod)->spec.scheduling_group) return std::vector<std::string>{};
+    return std::vector<std::string>{
+        NsKey((*pod)->metadata.namespace_, *(*pod)->spec.scheduling_group)};
+  });
+  informers_[kPods]->AddIndex(kLabeledGroupIndex, [](const Object& o) {
+    const auto* pod = std::get_if<Ptr<Pod>>(&o);
+    if (pod == nullptr) return std::vector<std::string>{};
+    auto label = (*pod)->metadata.labels.find(kPodGroupLabel);
+    if (label == (*pod)->metadata.labels.end() || label->second.empty()) {
+      return std::vector<std::string>{};
+    }
+    return std::vector<std::string>{NsKey((*pod)->metadata.namespace_, label->second)};
+  });
   for (auto& inf : informers_) inf->Start();
   constexpr int kEventWriters = 2;
   for (int i = 0; i < kEventWriters; ++i) event_threads_.emplace_back([this] { EventLoop(); });
@@ -205,14 +229,27 @@ std::vector<Ptr<T>> ApiClusterClient::ListInNamespace(Kind k, std::string_view n
   return out;
 }
 
-static std::string NsKey(std::string_view ns, std::string_view name) {
-  return std::string(ns) + "/" + std::string(name);
-}
-
 Ptr<Pod> ApiClusterClient::GetPod(std::string_view ns, std::string_view name) const {
   return GetTyped<Pod>(kPods, NsKey(ns, name));
 }
 std::vector<Ptr<Pod>> ApiClusterClient::ListPods() const { return ListInNamespace<Pod>(kPods, ""); }
+std::vector<Ptr<Pod>> ApiClusterClient::PodsByIndex(const char* index, std::string_view ns,
+                                                    std::string_view group) const {
+  std::vector<Ptr<Pod>> out;
+  if (informers_.empty()) return out;
+  for (const Object& o : informers_[kPods]->ByIndex(index, NsKey(ns, group))) {
+    if (const auto* pod = std::get_if<Ptr<Pod>>(&o)) out.push_back(*pod);
+  }
+  return out;
+}
+std::vector<Ptr<Pod>> ApiClusterClient::ListSchedulingGroupMembers(std::string_view ns,
+                                                                   std::string_view group) const {
+  return PodsByIndex(kSchedulingGroupIndex, ns, group);
+}
+std::vector<Ptr<Pod>> ApiClusterClient::ListLabeledGroupMembers(std::string_view ns,
+                                                                std::string_view group) const {
+  return PodsByIndex(kLabeledGroupIndex, ns, group);
+}
 Ptr<Node> ApiClusterClient::GetNode(std::string_view name) const {
   return GetTyped<Node>(kNodes, std::string(name));
 }

@@ -28,6 +28,7 @@
 #include "client/write_combiner.h"
 #include "framework/async_pod_deleter.h"
 #include "framework/dra_extended_resources.h"
+#include "framework/group_member_lister.h"
 
 namespace berth::client {
 
@@ -35,7 +36,8 @@ class ApiClusterClient final : public ClusterClient,
                                public DraListers,
                                public DraWriter,
                                public dra_extended::DynamicResourcesWriter,
-                               public AsyncPodDeleter {
+                               public AsyncPodDeleter,
+                               public GroupMemberLister {
  public:
   ApiClusterClient(std::unique_ptr<RestClient> rest,
                    std::function<void(const std::string&)> log = {});
@@ -68,6 +70,11 @@ class ApiClusterClient final : public ClusterClient,
   // ---- ClusterClient
   Ptr<Pod> GetPod(std::string_view ns, std::string_view name) const override;
   std::vector<Ptr<Pod>> ListPods() const override;
+  // GroupMemberLister: from an index of the pods informer.
+  std::vector<Ptr<Pod>> ListSchedulingGroupMembers(std::string_view ns,
+                                                   std::string_view group) const override;
+  std::vector<Ptr<Pod>> ListLabeledGroupMembers(std::string_view ns,
+                                                std::string_view group) const override;
   Ptr<Node> GetNode(std::string_view name) const override;
   std::vector<Ptr<Node>> ListNodes() const override;
   Ptr<Namespace> GetNamespace(std::string_view name) const override;
@@ -154,6 +161,8 @@ class ApiClusterClient final : public ClusterClient,
   Ptr<T> GetTyped(Kind k, const std::string& key) const;
   template <class T>
   std::vector<Ptr<T>> ListInNamespace(Kind k, std::string_view ns) const;
+  std::vector<Ptr<Pod>> PodsByIndex(const char* index, std::string_view ns,
+                                    std::string_view group) const;
   void EventLoop();
   // An event about a pod, waiting for a writer; its body is written when it is sent.
   struct PendingEvent {

@@ -361,5 +361,49 @@ TEST_F(ApiServerFixture, BindAnsweredConflictIsSettledByThePod) {
   EXPECT_EQ((*live)["spec"]["nodeName"], "n1");
 }
 
+// GangScheduling reads a group's members from an index of the pods informer: only the pods of
+// that namespace and group, bound or not, and a deleted pod leaves it.
+TEST_F(ApiServerFixture, SchedulingGroupMembersComeFromTheIndex) {
+  Start();
+  auto member = [&](const std::string& ns, const std::string& name, const std::string& group) {
+    Json pod = Pod(name);
+    if (!group.empty()) pod["spec"]["schedulingGroup"] = {{"podGroupName", group}};
+    return rest_->Post("/api/v1/namespaces/" + ns + "/pods", pod);
+  };
+  ASSERT_TRUE(rest_
+                  ->Post("/api/v1/namespaces", Json{{"apiVersion", "v1"},
+                                                    {"kind", "Namespace"},
+                                                    {"metadata", {{"name", "other"}}}})
+                  .ok());
+  ASSERT_TRUE(member("default", "a1", "a").ok());
+  ASSERT_TRUE(member("default", "a2", "a").ok());
+  ASSERT_TRUE(member("default", "b1", "b").ok());
+  ASSERT_TRUE(member("default", "solo", "").ok());
+  ASSERT_TRUE(member("other", "a9", "a").ok());
+  ApiClusterClient client(RestFor(server_->url(), server_->token(), RestOptions{.qps = 0}));
+  client.Start();
+  auto names = [&](std::string_view ns, std::string_view group) {
+    std::vector<std::string> out;
+    for (const auto& p : client.ListSchedulingGroupMembers(ns, group)) {
+      out.push_back(p->metadata.name);
+    }
+    return out;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!client.HasSynced() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(client.HasSynced());
+  EXPECT_EQ(names("default", "a"), (std::vector<std::string>{"a1", "a2"}));
+  EXPECT_EQ(names("other", "a"), (std::vector<std::string>{"a9"}));
+  EXPECT_TRUE(names("default", "c").empty());
+  ASSERT_TRUE(rest_->Delete("/api/v1/namespaces/default/pods/a1?gracePeriodSeconds=0").ok());
+  while (names("default", "a").size() != 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(names("default", "a"), (std::vector<std::string>{"a2"}));
+  client.Stop();
+}
+
 }  // namespace
 }  // namespace berth::client

@@ -148,8 +148,44 @@ void InMemoryCluster::AddPod(Ptr<Pod> pod) {
 
 void InMemoryCluster::UpdatePod(Ptr<Pod> pod) { AddPod(std::move(pod)); }
 
+namespace {
+
+// The group keys ("namespace/group") `pod` is filed under in each index; empty when none.
+std::string SchedulingGroupKey(const Pod* pod) {
+  if (pod == nullptr || !pod->spec.scheduling_group) return {};
+  return pod->metadata.namespace_ + "/" + *pod->spec.scheduling_group;
+}
+std::string LabeledGroupKey(const Pod* pod) {
+  if (pod == nullptr) return {};
+  auto it = pod->metadata.labels.find(kPodGroupLabel);
+  if (it == pod->metadata.labels.end() || it->second.empty()) return {};
+  return pod->metadata.namespace_ + "/" + it->second;
+}
+
+void Refile(std::map<std::string, std::set<std::string>, std::less<>>& index,
+            const std::string& from, const std::string& to, const std::string& key) {
+  if (from == to) return;
+  if (!from.empty()) {
+    if (auto it = index.find(from); it != index.end()) {
+      it->second.erase(key);
+      if (it->second.empty()) index.erase(it);
+    }
+  }
+  if (!to.empty()) index[to].insert(key);
+}
+
+}  // namespace
+
+// `old` replaced by `pod` (either null for an add or a removal) under pod key `key`.
+void InMemoryCluster::IndexPodLocked(const Pod* old, const Pod* pod, const std::string& key) {
+  Refile(group_members_, SchedulingGroupKey(old), SchedulingGroupKey(pod), key);
+  Refile(labeled_members_, LabeledGroupKey(old), LabeledGroupKey(pod), key);
+}
+
 Ptr<Pod> InMemoryCluster::ReplacePodLocked(Ptr<Pod> pod) {
-  auto& slot = pods_[Key(pod->metadata.namespace_, pod->metadata.name)];
+  std::string key = Key(pod->metadata.namespace_, pod->metadata.name);
+  auto& slot = pods_[key];
+  IndexPodLocked(slot.get(), pod.get(), key);
   Ptr<Pod> old = slot;
   slot = std::move(pod);
   return old;
@@ -163,6 +199,7 @@ void InMemoryCluster::RemovePod(std::string_view ns, std::string_view name) {
     auto it = pods_.find(Key(ns, name));
     if (it == pods_.end()) return;
     old = it->second;
+    IndexPodLocked(old.get(), nullptr, it->first);
     pods_.erase(it);
     h = EventTargetLocked();
   }
@@ -304,6 +341,34 @@ Ptr<Pod> InMemoryCluster::GetPod(std::string_view ns, std::string_view name) con
 std::vector<Ptr<Pod>> InMemoryCluster::ListPods() const {
   std::lock_guard lock(mu_);
   return Values(pods_);
+}
+namespace {
+
+// The pods filed under `group_key` in `index`, in key order.
+template <class Pods>
+std::vector<Ptr<Pod>> FiledUnder(
+    const std::map<std::string, std::set<std::string>, std::less<>>& index, const Pods& pods,
+    const std::string& group_key) {
+  std::vector<Ptr<Pod>> out;
+  auto members = index.find(group_key);
+  if (members == index.end()) return out;
+  for (const auto& key : members->second) {
+    if (auto it = pods.find(key); it != pods.end()) out.push_back(it->second);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Ptr<Pod>> InMemoryCluster::ListSchedulingGroupMembers(std::string_view ns,
+                                                                  std::string_view group) const {
+  std::lock_guard lock(mu_);
+  return FiledUnder(group_members_, pods_, Key(ns, group));
+}
+std::vector<Ptr<Pod>> InMemoryCluster::ListLabeledGroupMembers(std::string_view ns,
+                                                               std::string_view group) const {
+  std::lock_guard lock(mu_);
+  return FiledUnder(labeled_members_, pods_, Key(ns, group));
 }
 Ptr<Node> InMemoryCluster::GetNode(std::string_view name) const {
   std::lock_guard lock(mu_);

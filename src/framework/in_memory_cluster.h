@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,13 +22,15 @@
 #include "berth/framework/cluster.h"
 #include "berth/framework/dra.h"
 #include "framework/dra_extended_resources.h"
+#include "framework/group_member_lister.h"
 
 namespace berth {
 
 class InMemoryCluster final : public ClusterClient,
                               public DraListers,
                               public DraWriter,
-                              public dra_extended::DynamicResourcesWriter {
+                              public dra_extended::DynamicResourcesWriter,
+                              public GroupMemberLister {
  public:
   // --- loading (events are sent to the handler when one is set)
   void AddPod(Ptr<Pod> pod);
@@ -107,6 +110,11 @@ class InMemoryCluster final : public ClusterClient,
   // --- ClusterClient
   Ptr<Pod> GetPod(std::string_view ns, std::string_view name) const override;
   std::vector<Ptr<Pod>> ListPods() const override;
+  // GroupMemberLister.
+  std::vector<Ptr<Pod>> ListSchedulingGroupMembers(std::string_view ns,
+                                                   std::string_view group) const override;
+  std::vector<Ptr<Pod>> ListLabeledGroupMembers(std::string_view ns,
+                                                std::string_view group) const override;
   Ptr<Node> GetNode(std::string_view name) const override;
   std::vector<Ptr<Node>> ListNodes() const override;
   Ptr<Namespace> GetNamespace(std::string_view name) const override;
@@ -185,6 +193,12 @@ class InMemoryCluster final : public ClusterClient,
   bool delayed_ = false;
   EventRecorder recorder_;
   Map<Pod> pods_;
+  // "namespace/podGroupName" -> the keys of the pods naming it (GroupMemberLister); a pod's
+  // scheduling group cannot change, so only adds and removals touch it.
+  std::map<std::string, std::set<std::string>, std::less<>> group_members_;
+  // "namespace/group" -> the keys of the pods labelled kPodGroupLabel=group; labels may change.
+  std::map<std::string, std::set<std::string>, std::less<>> labeled_members_;
+  void IndexPodLocked(const Pod* old, const Pod* pod, const std::string& key);
   // Keys view their own node's name: a cluster of 250,000 nodes keeps no second copy of each.
   std::map<std::string_view, Ptr<Node>, std::less<>> nodes_;
   Map<Namespace> namespaces_;

@@ -11,6 +11,7 @@ namespace berth {
 namespace {
 
 using testing::MakeNode;
+using testing::MakePod;
 
 // The node map's keys view the stored node's own name: an update must re-key the entry, or
 // lookups would read the replaced (freed) node's name.
@@ -28,6 +29,64 @@ TEST(InMemoryClusterTest, AnUpdatedNodeIsFoundUnderItsNameAfterTheOldObjectIsGon
   EXPECT_EQ(cluster.GetNode("node-with-a-name-longer-than-sso"), nullptr);
   ASSERT_EQ(cluster.ListNodes().size(), 1u);
   EXPECT_EQ(cluster.ListNodes()[0]->metadata.name, "other");
+}
+
+// A scheduling group's members: that namespace and group only, bound ones included, and a
+// removed pod gone, in ListPods' order.
+TEST(InMemoryClusterTest, SchedulingGroupMembersFollowAddsBindsAndRemovals) {
+  InMemoryCluster cluster;
+  cluster.AddNode(MakeNode().Name("n1").Obj());
+  auto member = [](const std::string& ns, const std::string& name, const std::string& group) {
+    auto pod = std::make_shared<Pod>(*MakePod().Namespace(ns).Name(name).Obj());
+    if (!group.empty()) pod->spec.scheduling_group = group;
+    return pod;
+  };
+  cluster.AddPod(member("default", "a2", "a"));
+  cluster.AddPod(member("default", "a1", "a"));
+  cluster.AddPod(member("default", "b1", "b"));
+  cluster.AddPod(member("default", "solo", ""));
+  cluster.AddPod(member("other", "a9", "a"));
+  auto names = [&](std::string_view ns, std::string_view group) {
+    std::vector<std::string> out;
+    for (const auto& p : cluster.ListSchedulingGroupMembers(ns, group)) {
+      out.push_back(p->metadata.name);
+    }
+    return out;
+  };
+  EXPECT_EQ(names("default", "a"), (std::vector<std::string>{"a1", "a2"}));
+  EXPECT_EQ(names("other", "a"), (std::vector<std::string>{"a9"}));
+  ASSERT_TRUE(cluster.Bind(*cluster.GetPod("default", "a1"), "n1").ok());
+  auto bound = cluster.ListSchedulingGroupMembers("default", "a");
+  ASSERT_EQ(bound.size(), 2u);
+  EXPECT_EQ(bound[0]->spec.node_name, "n1");
+  cluster.RemovePod("default", "a2");
+  EXPECT_EQ(names("default", "a"), (std::vector<std::string>{"a1"}));
+  cluster.RemovePod("default", "a1");
+  EXPECT_TRUE(names("default", "a").empty());
+  EXPECT_EQ(names("default", "b"), (std::vector<std::string>{"b1"}));
+}
+
+// scheduler-plugins' members: the pod-group label's value in that namespace, following a
+// relabel.
+TEST(InMemoryClusterTest, LabeledGroupMembersFollowRelabels) {
+  InMemoryCluster cluster;
+  auto labeled = [](const std::string& name, const std::string& group) {
+    auto b = MakePod().Namespace("default").Name(name);
+    if (!group.empty()) b.Label(kPodGroupLabel, group);
+    return b.Obj();
+  };
+  cluster.AddPod(labeled("p1", "g"));
+  cluster.AddPod(labeled("p2", "g"));
+  cluster.AddPod(labeled("p3", "h"));
+  EXPECT_EQ(cluster.ListLabeledGroupMembers("default", "g").size(), 2u);
+  cluster.UpdatePod(labeled("p2", "h"));
+  auto g = cluster.ListLabeledGroupMembers("default", "g");
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0]->metadata.name, "p1");
+  EXPECT_EQ(cluster.ListLabeledGroupMembers("default", "h").size(), 2u);
+  cluster.UpdatePod(labeled("p3", ""));
+  EXPECT_EQ(cluster.ListLabeledGroupMembers("default", "h").size(), 1u);
+  EXPECT_TRUE(cluster.ListLabeledGroupMembers("other", "g").empty());
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "framework/group_member_lister.h"
+
 namespace berth {
 
 namespace {
@@ -72,15 +74,9 @@ Ptr<PodGroup> Coscheduling::GroupOf(const Pod& pod, std::string* key) const {
 }
 
 std::vector<Ptr<Pod>> Coscheduling::Members(const Pod& pod) const {
-  std::vector<Ptr<Pod>> out;
   const std::string* name = GroupLabel(pod);
-  if (name == nullptr) return out;
-  for (auto& p : listers_.ListPods()) {
-    if (p->metadata.namespace_ != pod.metadata.namespace_) continue;
-    const std::string* g = GroupLabel(*p);
-    if (g && *g == *name) out.push_back(std::move(p));
-  }
-  return out;
+  if (name == nullptr) return {};
+  return ListLabeledGroupMembers(listers_, pod.metadata.namespace_, *name);
 }
 
 // Reads the listers and the plugin's own map under its lock, never the Handle: QueueSort runs
@@ -263,10 +259,8 @@ int Coscheduling::AssignedCount(const std::string& key) const {
     if (auto it = reserved_.find(key); it != reserved_.end()) reserved = it->second;
   }
   int n = 0;
-  for (const auto& p : listers_.ListPods()) {
-    if (p->metadata.namespace_ != ns) continue;
-    const std::string* g = GroupLabel(*p);
-    if (g && *g == name && (!p->spec.node_name.empty() || reserved.count(p->metadata.name))) ++n;
+  for (const auto& p : ListLabeledGroupMembers(listers_, ns, name)) {
+    if (!p->spec.node_name.empty() || reserved.count(p->metadata.name)) ++n;
   }
   return n;
 }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "framework/group_member_lister.h"
+
 namespace berth {
 
 namespace {
@@ -22,13 +24,7 @@ GangScheduling::GangScheduling(Handle& handle) : handle_(handle), listers_(handl
 
 std::vector<Ptr<Pod>> GangScheduling::Members(const std::string& ns,
                                               const std::string& group) const {
-  std::vector<Ptr<Pod>> out;
-  for (auto& p : listers_.ListPods()) {
-    if (p->metadata.namespace_ == ns && p->spec.scheduling_group &&
-        *p->spec.scheduling_group == group)
-      out.push_back(std::move(p));
-  }
-  return out;
+  return ListSchedulingGroupMembers(listers_, ns, group);
 }
 
 // Runs with the queue locked: reads the listers only (they never wait for the queue).
