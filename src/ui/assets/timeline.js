@@ -102,7 +102,8 @@
                s('text', {class: 'axis', x: PAD.l - 6, y: y(v) + 4, 'text-anchor': 'end'}, String(v)));
     }
     for (const t of ticks(tMax, 8, true)) {
-      g.append(s('text', {class: 'axis', x: x(t), y: H - PAD.b + 16, 'text-anchor': 'middle'}, dur(t)));
+      const edge = x(t) > W - PAD.r - 20;  // the last label ends at the plot's edge
+      g.append(s('text', {class: 'axis', x: x(t), y: H - PAD.b + 16, 'text-anchor': edge ? 'end' : 'middle'}, dur(t)));
     }
     g.append(s('line', {class: 'axis-line', x1: PAD.l, x2: W - PAD.r, y1: y(0), y2: y(0)}));
     for (const m of markers || []) {
