@@ -26,18 +26,27 @@ double LiveTimeline::Seconds() const {
   return std::chrono::duration<double>(clock_->Now() - start_).count();
 }
 
-void LiveTimeline::OnPodState(PodState state, const apiserver::WatchEvent& event, bool initial) {
+void LiveTimeline::OnPod(const apiserver::WatchEvent& event, bool initial) {
+  const nlohmann::json& pod = *event.object.object;
+  const nlohmann::json& meta = pod.value("metadata", nlohmann::json::object());
+  const uint64_t key = std::hash<std::string>{}(meta.value("namespace", std::string()) + "/" +
+                                                meta.value("name", std::string()));
   std::lock_guard lock(mu_);
   const double at = Seconds();
-  if (event.type == apiserver::WatchEventType::kAdded) {
-    series_.CountPod(at, state, +1);
-    // A deletion that began now, not one under way when the timeline started.
-    if (state == PodState::kTerminating && !initial) {
-      series_.PodDeletionStarted(at, *event.object.object);
-    }
-  } else if (event.type == apiserver::WatchEventType::kDeleted) {
-    series_.CountPod(at, state, -1);
+  auto it = pods_.find(key);
+  const PodState was = it == pods_.end() ? PodState::kAbsent : it->second;
+  if (event.type == apiserver::WatchEventType::kDeleted) {
+    series_.CountPod(at, was, -1);
+    if (it != pods_.end()) pods_.erase(it);
+    return;
   }
+  const PodState now = PodStateOf(&pod);
+  if (now == was) return;
+  series_.CountPod(at, was, -1);
+  series_.CountPod(at, now, +1);
+  pods_[key] = now;
+  // A deletion that began now, not one under way when the timeline started.
+  if (now == PodState::kTerminating && !initial) series_.PodDeletionStarted(at, pod);
 }
 
 void LiveTimeline::OnNode(const apiserver::WatchEvent& event) {
@@ -76,21 +85,17 @@ Result<std::vector<std::unique_ptr<apiserver::WatchRegistration>>> LiveTimeline:
     out.push_back(std::move(reg).value());
     return {};
   };
-  // Pods: one watch per state, filtered by it. The store reports a pod that starts matching as
-  // ADDED and one that stops as DELETED, also for changes made in place, which carry no
-  // previous document: the counts follow without a copy of each pod's state here.
-  for (PodState state : {PodState::kPending, PodState::kScheduled, PodState::kRunning,
-                         PodState::kTerminating, PodState::kFinished}) {
+  // Pods: the store's changes made in place (bindings, status) carry no previous document,
+  // so each pod's state is kept here (a hash of its key and one byte).
+  {
     // The synthetic ADDED events of the pods that exist arrive inside Watch, under the store's
     // lock: `initial` is true exactly for them.
     auto initial = std::make_shared<bool>(true);
-    auto r = keep(store.Watch(
-        *pods, "", std::nullopt,
-        [state](const nlohmann::json& pod) { return PodStateOf(&pod) == state; },
-        [this, state, initial](const apiserver::WatchEvent& ev) {
-          OnPodState(state, ev, *initial);
-          return true;
-        }));
+    auto r = keep(store.Watch(*pods, "", std::nullopt, nullptr,
+                              [this, initial](const apiserver::WatchEvent& ev) {
+                                OnPod(ev, *initial);
+                                return true;
+                              }));
     if (!r.ok()) return r.error();
     *initial = false;
   }

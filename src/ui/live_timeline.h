@@ -2,8 +2,9 @@
 // Timeline tab (/ui/api/timeline). It follows the API server's store directly (watches on pods,
 // nodes and events, registered in process), so it sees every change once, whoever made it.
 // Its memory is TimelineSeries' bound — `TimelineLimits::buckets` points and the latest
-// `TimelineLimits::events` events, however long the cluster runs — plus the nodes' last
-// documents (shared with the store); nothing per pod.
+// `TimelineLimits::events` events, however long the cluster runs — plus what the cluster has
+// now: each pod's state (16 bytes and the hash table's share) and the nodes' last documents
+// (shared with the store).
 //
 // Threads: the store calls the watch callbacks with its lock held; they only update the
 // series under this object's mutex (never calling back into the store). ToJson locks the same
@@ -14,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 #include <vector>
 
 #include "apiserver/store.h"
@@ -38,7 +40,7 @@ class LiveTimeline {
   nlohmann::json ToJson() const;
 
   // What the watches call. `initial`: an object that existed when the watch started.
-  void OnPodState(PodState state, const apiserver::WatchEvent& event, bool initial);
+  void OnPod(const apiserver::WatchEvent& event, bool initial);
   void OnNode(const apiserver::WatchEvent& event);
   void OnEvent(const apiserver::WatchEvent& event);
 
@@ -50,6 +52,7 @@ class LiveTimeline {
   TimePoint start_;
   mutable std::mutex mu_;
   TimelineSeries series_;
+  std::unordered_map<uint64_t, PodState> pods_;  // hash of "namespace/name" -> state
   std::map<std::string, std::shared_ptr<const nlohmann::json>> nodes_;  // name -> last document
 };
 
