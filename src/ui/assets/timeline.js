@@ -26,6 +26,7 @@
     fromFile: false,   // a report opened from a file (the live one is not polled then)
     eventPage: 0,
     timer: null,
+    polling: false,
     shown: false,
   };
 
@@ -337,7 +338,9 @@
   async function poll() {
     clearTimeout(view.timer);
     view.timer = null;
-    if (!view.live || view.fromFile || !view.shown) return;
+    // One request at a time: a tab switched back and forth must not start a second chain.
+    if (!view.live || view.fromFile || !view.shown || view.polling) return;
+    view.polling = true;
     try {
       const j = await view.live.get('/ui/api/timeline');
       if (!view.fromFile) {
@@ -350,6 +353,7 @@
         $('timeline-content').replaceChildren(h('p', {class: 'message'}, 'Timeline: ' + e.message));
       }
     }
+    view.polling = false;
     if (view.shown && !view.fromFile) view.timer = setTimeout(poll, POLL_MS);
   }
 
