@@ -9,6 +9,8 @@ Usage: run_timeline_e2e.py BERTH EXAMPLES_DIR
 * `berth up` (four demo nodes, a pod that fits, one that fits nowhere, a Preempted event):
   /ui/api/timeline needs the token and counts them; the page's Timeline tab (#tab=timeline)
   plots them and lists the preemption.
+* A preemption by the scheduler (a low-priority pod on a one-CPU node, then a high-priority
+  one): its Preempted event is in the timeline.
 * The file picker (driven over the DevTools protocol): the same scenario's JSON report and a
   `berth compare -o json` report, opened in the live page and read in the browser, then back to
   the cluster's own timeline.
@@ -200,8 +202,56 @@ def check_file_picker_opens_reports(up):
         browser.close()
 
 
+def create(up, path, body):
+    status, _, text_ = up.request("POST", path, body=body)
+    if status != 201:
+        raise Fail("create %s: %d %s" % (path, status, text_[:500]))
+
+
+def timeline(up):
+    status, _, body = up.request("GET", "/ui/api/timeline")
+    if status != 200:
+        raise Fail("timeline: %d %s" % (status, body[:300]))
+    return json.loads(body)
+
+
+def check_scheduler_preemption_is_counted(up):
+    """A real preemption: the scheduler's Preempted event reaches the timeline."""
+    before = timeline(up)["totals"]["preemptions"]
+    create(up, "/api/v1/nodes", {
+        "metadata": {"name": "tiny", "labels": {"kubernetes.io/hostname": "tiny"}},
+        "status": {"capacity": {"cpu": "1", "memory": "4Gi", "pods": "10"},
+                   "allocatable": {"cpu": "1", "memory": "4Gi", "pods": "10"},
+                   "conditions": [{"type": "Ready", "status": "True"}]}})
+    create(up, "/apis/scheduling.k8s.io/v1/priorityclasses",
+           {"metadata": {"name": "high"}, "value": 1000})
+    pin = {"kubernetes.io/hostname": "tiny"}
+    low = pod("low", "800m")
+    low["spec"]["nodeSelector"] = pin
+    create(up, "/api/v1/namespaces/default/pods", low)
+    wait_for("low bound", lambda: run_ui_e2e.get_pod(up, "low")["spec"].get("nodeName"))
+    high = pod("high", "800m")
+    high["spec"].update(nodeSelector=pin, priorityClassName="high")
+    create(up, "/api/v1/namespaces/default/pods", high)
+    # No kubelet runs here: the victim stays Terminating, and high waits, nominated to tiny.
+    j = wait_for("the preemption in the timeline",
+                 lambda: (lambda t: t if t["totals"]["preemptions"] == before + 1 else None)(
+                     timeline(up)), timeout=30)
+    if not any(e["kind"] == "Preempted" and e["object"] == "default/low" for e in j["events"]):
+        raise Fail("no Preempted event for default/low: %s" % j["events"])
+    if j["points"][-1]["nodesReady"] != 5:
+        raise Fail("the new node is not counted: %s" % j["points"][-1])
+    # The victim leaves the scheduled count (Terminating, waiting for a kubelet, or gone); a
+    # preemption is not an eviction.
+    j = wait_for("the victim no longer scheduled", lambda: (
+        lambda t: t if t["points"][-1]["scheduled"] == 1 else None)(timeline(up)), timeout=30)
+    if j["totals"]["evictions"] != 0:
+        raise Fail("the preemption counted as an eviction: %s" % j["totals"])
+
+
 CHECKS = [check_scenario_html_page, check_timeline_endpoint_needs_the_token,
-          check_live_timeline_tab, check_file_picker_opens_reports]
+          check_live_timeline_tab, check_file_picker_opens_reports,
+          check_scheduler_preemption_is_counted]
 
 
 def main():
