@@ -8,6 +8,7 @@
 #include "scenario/report.h"
 #include "scenario/runner.h"
 #include "scenario/scenario_spec.h"
+#include "ui/report.h"
 
 namespace berth::cmd {
 
@@ -25,8 +26,11 @@ CLI::App* AddScenarioCommand(CLI::App& app, ScenarioCommand* c) {
                      "Replay a recording (berth record) instead of a scenario file");
   c->run->add_option("--seed", c->seed, "Seed of the scheduler's tie-breaks and generated names")
       ->capture_default_str();
-  c->run->add_option("-o,--output", c->output, "Report format: text or json")
-      ->check(CLI::IsMember({"text", "json"}))
+  c->run
+      ->add_option("-o,--output", c->output,
+                   "Report format: text, json, or html (a self-contained page with the "
+                   "timeline's plots)")
+      ->check(CLI::IsMember({"text", "json", "html"}))
       ->capture_default_str();
   c->run->add_option("--config", c->config_file,
                      "KubeSchedulerConfiguration for the scheduler (default: the defaults)");
@@ -64,6 +68,13 @@ int RunScenarioCommand(const ScenarioCommand& c) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (c.output == "json") {
     std::cout << scenario::ReportJson(*result).dump(2) << "\n";
+  } else if (c.output == "html") {
+    auto page = ui::TimelineReportHtml(scenario::ReportJson(*result));
+    if (!page.ok()) {
+      std::cerr << "berth scenario: " << page.error().message << "\n";
+      return 1;
+    }
+    std::cout << *page;
   } else {
     std::cout << scenario::ReportText(*result);
   }

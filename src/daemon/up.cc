@@ -324,16 +324,25 @@ int RunUp(const UpOptions& options) {
   // What a new cluster starts with is created once: a user's deletion stands on restarts.
   std::error_code ignored;
   const bool new_data_dir = !std::filesystem::exists(so.data_dir + "/state.db", ignored);
+  auto timeline = std::make_shared<ui::LiveTimeline>();
   so.extra_routes = ui::WebViewRoutes(
       {.config = config,
        .registry = &inputs->registry,
        .config_source = options.config_file.empty() ? "default configuration" : options.config_file,
-       .decisions = options.no_scheduler ? nullptr : &decisions});
+       .decisions = options.no_scheduler ? nullptr : &decisions,
+       .timeline = timeline});
   auto metrics_sources = std::make_shared<MetricsSources>();
   so.extra_routes.push_back(MetricsRoute(metrics_sources));
   auto server = StartServer(so, remembered, options.port == 0);
   if (!server.ok()) {
     std::fprintf(stderr, "berth up: %s\n", server.error().message.c_str());
+    return 1;
+  }
+  // Declared after the server: the watches go before the store does.
+  auto timeline_watches = timeline->Follow((*server)->store());
+  if (!timeline_watches.ok()) {
+    std::fprintf(stderr, "berth up: timeline: %s\n", timeline_watches.error().message.c_str());
+    (*server)->Stop();
     return 1;
   }
   if (auto r = SeedCluster((*server)->store(), options, new_data_dir); !r.ok()) {

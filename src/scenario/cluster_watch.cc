@@ -105,9 +105,18 @@ void ClusterWatch::Add(std::string kind, std::string object, std::string detail,
                        std::move(detail), step ? ++steps_ : 0});
 }
 
+double ClusterWatch::Seconds() const {
+  return std::chrono::duration<double>(clock_->Now() - start_).count();
+}
+
 void ClusterWatch::OnPod(const Object* before, const Object* after) {
   auto old_pod = PodOf(before);
   auto pod = PodOf(after);
+  {
+    std::lock_guard lock(mu_);
+    series_.OnPod(Seconds(), old_pod ? old_pod->raw.get() : nullptr,
+                  pod ? pod->raw.get() : nullptr);
+  }
   if (!pod) {
     // Gone: reported when the deletion began (below), or now if it was never seen deleting.
     if (old_pod && !old_pod->metadata.deletion_timestamp) Add("PodDeleted", old_pod->Key(), "");
@@ -149,6 +158,11 @@ std::string ClusterWatch::NoExecuteTaintOf(const std::string& node_name) const {
 void ClusterWatch::OnNode(const Object* before, const Object* after) {
   auto old_node = NodeOf(before);
   auto node = NodeOf(after);
+  {
+    std::lock_guard lock(mu_);
+    series_.OnNode(Seconds(), old_node ? old_node->raw.get() : nullptr,
+                   node ? node->raw.get() : nullptr);
+  }
   if (!node) return;
   const std::string was = old_node ? ReadyStatus(*old_node) : "";
   const std::string now = ReadyStatus(*node);
@@ -171,6 +185,7 @@ void ClusterWatch::RecordPreemption(const std::string& victim, const std::string
   Add("Preempted", victim, "by " + preemptor);
   std::lock_guard lock(mu_);
   ++preemptions_;
+  series_.AddEvent(Seconds(), "Preempted", victim, "by " + preemptor);
 }
 
 void ClusterWatch::RecordWaitTimeout(const Step& step, const std::string& detail) {
@@ -217,6 +232,11 @@ std::vector<TimelineEntry> ClusterWatch::Timeline() const {
   std::vector<TimelineEntry> t = timeline_;
   std::stable_sort(t.begin(), t.end());
   return t;
+}
+
+nlohmann::json ClusterWatch::Series() const {
+  std::lock_guard lock(mu_);
+  return series_.ToJson(Seconds(), false);
 }
 
 bool ClusterWatch::Holds(const WaitSpec& wait, std::string* detail) const {

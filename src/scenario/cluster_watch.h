@@ -16,6 +16,7 @@
 #include "client/informer.h"
 #include "client/rest_client.h"
 #include "scenario/scenario_spec.h"
+#include "ui/timeline.h"
 
 namespace berth::scenario {
 
@@ -62,6 +63,8 @@ class ClusterWatch {
   Summary Take(const std::string& name) const;
   // The timeline so far, sorted.
   std::vector<TimelineEntry> Timeline() const;
+  // Pods and nodes by state over time (the web view's series; ui/timeline.h), without events.
+  nlohmann::json Series() const;
   // Whether a wait's condition holds now; `detail` says what is missing when it does not.
   bool Holds(const WaitSpec& wait, std::string* detail) const;
 
@@ -70,6 +73,7 @@ class ClusterWatch {
   void OnNode(const Object* before, const Object* after);
   // "taint KEY" when the node has a NoExecute taint, else "".
   std::string NoExecuteTaintOf(const std::string& node_name) const;
+  double Seconds() const;  // simulated, since the start
   void Add(std::string kind, std::string object, std::string detail, bool step = false);
 
   client::RestClient* rest_;
@@ -78,6 +82,9 @@ class ClusterWatch {
   std::unique_ptr<client::Informer> pods_, nodes_;
   mutable std::mutex mu_;
   std::vector<TimelineEntry> timeline_;
+  // A report, not a long-running process: finer than the web view's default (1 s buckets up
+  // to 24 minutes, 2 s up to 48, ...).
+  ui::TimelineSeries series_{ui::TimelineLimits{.buckets = 1440}};
   int preemptions_ = 0, evictions_ = 0;
   uint64_t steps_ = 0;
 };

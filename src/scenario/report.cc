@@ -76,6 +76,7 @@ Json ReportJson(const RunResult& result) {
               {"checkpoints", std::move(checkpoints)},
               {"end", SummaryJson(result.end)},
               {"timeline", std::move(timeline)}};
+  if (!result.series.is_null()) out["series"] = result.series;
   if (!result.error.empty()) out["error"] = result.error;
   return out;
 }

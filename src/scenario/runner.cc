@@ -228,6 +228,7 @@ Result<RunResult> RunScenario(const Scenario& scenario, const RunOptions& option
   }
   result.end = (*cluster)->watch().Take("end");
   result.timeline = (*cluster)->watch().Timeline();
+  result.series = (*cluster)->watch().Series();
   (*cluster)->Stop();
   return result;
 }

@@ -22,6 +22,7 @@ struct RunResult {
   std::vector<Summary> checkpoints;
   Summary end;
   std::vector<TimelineEntry> timeline;
+  nlohmann::json series;  // ClusterWatch::Series at the end
   // Set when a step failed or a wait timed out: the run stopped there.
   std::string error;
   int clock_jumps = 0;  // how many times the clock moved (diagnostics)

@@ -129,18 +129,35 @@ Result<std::string> SimulationReportHtml(const std::vector<Object>& objects,
     report["explanations"] = std::move(explanations);
     report["explanationsOmitted"] = omitted;
   }
+  return EmbeddedPage("berth-report", report);
+}
+
+Result<std::string> TimelineReportHtml(const nlohmann::json& report) {
+  return EmbeddedPage("berth-timeline", report);
+}
+
+Result<std::string> EmbeddedPage(const std::string& data_id, const nlohmann::json& data) {
   auto index = FindAsset("index.html");
-  auto js = FindAsset("app.js");
   auto css = FindAsset("app.css");
-  if (!index || !js || !css) return Error{"the web view's files are missing from this binary"};
+  if (!index || !css) return Error{"the web view's files are missing from this binary"};
   std::string page(*index);
-  const bool ok = ReplaceOnce(page, "<link rel=\"stylesheet\" href=\"/ui/app.css\">",
-                              "<style>\n" + std::string(*css) + "</style>") &&
-                  ReplaceOnce(page, "<script src=\"/ui/app.js\"></script>",
-                              "<script id=\"berth-report\" type=\"application/json\">" +
-                                  ScriptSafe(report.dump()) + "</script>\n<script>\n" +
-                                  std::string(*js) + "</script>");
-  if (!ok) return Error{"the web view's index.html does not load app.js and app.css as expected"};
+  if (!ReplaceOnce(page, "<link rel=\"stylesheet\" href=\"/ui/app.css\">",
+                   "<style>\n" + std::string(*css) + "</style>")) {
+    return Error{"the web view's index.html does not load app.css as expected"};
+  }
+  // Each script the page loads, inline; the data before the first of them.
+  std::string data_script =
+      "<script id=\"" + data_id + "\" type=\"application/json\">" +
+      ScriptSafe(data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
+      "</script>\n";
+  for (const char* name : {"timeline.js", "app.js"}) {
+    auto js = FindAsset(name);
+    if (!js) return Error{fmt::format("the web view's {} is missing from this binary", name)};
+    const bool ok = ReplaceOnce(page, fmt::format("<script src=\"/ui/{}\"></script>", name),
+                                data_script + "<script>\n" + std::string(*js) + "</script>");
+    if (!ok) return Error{fmt::format("the web view's index.html does not load {}", name)};
+    data_script.clear();
+  }
   return page;
 }
 

@@ -9,6 +9,7 @@
 // Pure; any thread.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -35,5 +36,13 @@ struct ReportOptions {
 Result<std::string> SimulationReportHtml(const std::vector<Object>& objects,
                                          const sim::SimulationResult& result,
                                          const ReportOptions& options = {});
+
+// `berth scenario run -o html`: the page of the web view with its Timeline tab alone, over
+// `report` (the scenario's JSON report, ReportJson) embedded as <script id="berth-timeline">.
+Result<std::string> TimelineReportHtml(const nlohmann::json& report);
+
+// The web view's page with its CSS and scripts inline and `data` embedded as
+// <script id="`data_id`" type="application/json"> (no "<" in it): needs no server, no network.
+Result<std::string> EmbeddedPage(const std::string& data_id, const nlohmann::json& data);
 
 }  // namespace berth::ui

@@ -41,7 +41,7 @@ TEST(SimulationReportTest, OnePageWithTheDataAndNothingFromElsewhere) {
   ASSERT_TRUE(page.ok()) << page.error().message;
   EXPECT_EQ(page->find("/ui/app.js"), std::string::npos);
   EXPECT_EQ(page->find("/ui/app.css"), std::string::npos);
-  EXPECT_EQ(Count(*page, "</script"), 2u);  // the data, the script
+  EXPECT_EQ(Count(*page, "</script"), 3u);  // the data, timeline.js, app.js
   EXPECT_NE(page->find("<style>"), std::string::npos);
 
   const std::string open = "<script id=\"berth-report\" type=\"application/json\">";
@@ -107,6 +107,26 @@ TEST(SimulationReportTest, PendingPodsCarryTheirExplanation) {
   data = ReportData(*page);
   EXPECT_EQ(data["explanations"].size(), 1u);
   EXPECT_EQ(data["explanationsOmitted"], 1);
+}
+
+TEST(TimelineReportTest, OnePageWithTheReportAndBothScriptsInline) {
+  const json report = {{"scenario", "</script><b>x"},
+                       {"seed", 1},
+                       {"timeline", json::array()},
+                       {"series", {{"points", json::array()}}}};
+  auto page = TimelineReportHtml(report);
+  ASSERT_TRUE(page.ok()) << page.error().message;
+  EXPECT_EQ(page->find("src=\"/ui/"), std::string::npos);  // nothing loaded from a server
+  EXPECT_EQ(page->find("href=\"/ui/"), std::string::npos);
+  EXPECT_EQ(Count(*page, "</script"), 3u);  // the data, timeline.js, app.js
+  EXPECT_NE(page->find("window.BerthTimeline"), std::string::npos);
+  // The data comes before the scripts that read it.
+  const std::string open = "<script id=\"berth-timeline\" type=\"application/json\">";
+  const size_t from = page->find(open);
+  ASSERT_NE(from, std::string::npos);
+  EXPECT_LT(from, page->find("window.BerthTimeline"));
+  const size_t body = from + open.size();
+  EXPECT_EQ(json::parse(page->substr(body, page->find("</script>", body) - body)), report);
 }
 
 }  // namespace

@@ -129,6 +129,10 @@ std::vector<apiserver::ExtraRoute> WebViewRoutes(const WebViewOptions& options) 
                              *key));
       return JsonAnswer(200, std::move(*d));
     }
+    if (path == "/ui/api/timeline") {
+      if (!options.timeline) return ErrorAnswer(404, "no timeline is kept in this process");
+      return JsonAnswer(200, options.timeline->ToJson().dump());
+    }
     if (path == "/ui/api/explain") {
       if (!key) return ErrorAnswer(400, "name is required");
       if (!options.config || !options.registry) return ErrorAnswer(404, "explanations are off");

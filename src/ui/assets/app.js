@@ -207,6 +207,7 @@
     };
     return {
       live: true,
+      get,
       start() {
         follow('nodes', '/api/v1/nodes', state.nodes, (n) => n.metadata.name);
         follow('pods', '/api/v1/pods', state.pods, podKey);
@@ -775,8 +776,14 @@
   }
 
   function start() {
+    // A timeline report (`berth scenario run -o html`): the Timeline tab alone (timeline.js).
+    const timeline = document.getElementById('berth-timeline');
+    if (timeline) {
+      window.BerthTimeline.init({embedded: JSON.parse(timeline.textContent)});
+      return;
+    }
     wire();
-    // The fragment: token=... (live, from `berth up`'s banner) and pod=namespace/name.
+    // The fragment: token=... (live, from `berth up`'s banner), pod=namespace/name, tab=timeline.
     const params = new URLSearchParams(location.hash.replace(/^#/, ''));
     const embedded = document.getElementById('berth-report');
     if (embedded) {
@@ -801,6 +808,7 @@
     }
     const pod = params.get('pod');
     if (pod) state.selected = pod;
+    window.BerthTimeline.init({live: source.live ? source : null, tab: params.get('tab')});
     source.start();
   }
 
