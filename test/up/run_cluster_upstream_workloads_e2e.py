@@ -184,16 +184,15 @@ def check_daemonset(env):
     wait_for("a DaemonSet pod on each node", lambda: ds_pods_by_node(env) == set(NODES), 90)
     # A node added by hand, annotated for a simulated kubelet: it gets a pod too.
     env.apply({"apiVersion": "v1", "kind": "Node",
-               "metadata": {"name": "extra-node", "labels": {"kubernetes.io/hostname": "extra-node"},
+               "metadata": {"name": "extra-node",
+                            "labels": {"kubernetes.io/hostname": "extra-node"},
                             "annotations": {"berth.dev/simulated-kubelet": "true"}}})
-    wait_for("extra-node Ready", lambda: condition(env.get("node", "extra-node"), "Ready") == "True",
-             60)
+    wait_for("extra-node Ready",
+             lambda: condition(env.get("node", "extra-node"), "Ready") == "True", 60)
     wait_for("a DaemonSet pod on the added node",
              lambda: ds_pods_by_node(env) == set(NODES + ["extra-node"]), 90)
-    ds = env.get("daemonset", "agent")
     wait_for("DaemonSet status 4 ready", lambda: env.get("daemonset", "agent")["status"].get(
         "numberReady") == 4, 60)
-    del ds
 
 
 def check_statefulset(env):
