@@ -44,6 +44,7 @@ class TestApiServer {
     std::filesystem::remove_all(dir_);
   }
   client::RestClient* rest() const { return rest_.get(); }
+  apiserver::Server& server() const { return *server_; }
 
  private:
   std::filesystem::path dir_;

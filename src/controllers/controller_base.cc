@@ -44,7 +44,11 @@ void WorkerLoop::Run() {
     if (r.ok()) {
       queue_->Forget(*key);
     } else {
-      if (log_) log_("syncing " + *key + ": " + r.error().message);
+      // A conflict is optimistic concurrency at work (the object changed since the cache
+      // read it): retried at once by the backoff and, as upstream, not worth a log line.
+      if (log_ && r.error().code != ErrorCode::kConflict) {
+        log_("syncing " + *key + ": " + r.error().message);
+      }
       queue_->AddRateLimited(*key);
     }
     queue_->Done(*key);

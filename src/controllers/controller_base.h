@@ -1,6 +1,7 @@
 // What every controller of the controller manager shares: its options, and the loop of worker
 // threads that take keys from its WorkQueue and sync them (a failed sync is retried with the
-// queue's backoff, a successful one forgets it), as upstream's processNextWorkItem.
+// queue's backoff and logged unless it is a conflict, a successful one forgets it), as
+// upstream's processNextWorkItem.
 #pragma once
 
 #include <atomic>

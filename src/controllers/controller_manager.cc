@@ -11,6 +11,7 @@
 #include "controllers/disruption.h"
 #include "controllers/garbage_collector.h"
 #include "controllers/job.h"
+#include "controllers/namespace.h"
 #include "controllers/node_lifecycle.h"
 #include "controllers/persistent_volume.h"
 #include "controllers/pod_group.h"
@@ -110,6 +111,11 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
          return std::make_unique<CronJobController>(
              c.rest, c.informers->For("/apis/batch/v1/jobs", "Job"),
              c.informers->For("/apis/batch/v1/cronjobs", "CronJob"), c.options);
+       }},
+      {"namespace",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         return std::make_unique<NamespaceController>(
+             c.rest, c.informers->For("/api/v1/namespaces", "Namespace"), c.options);
        }},
       {"ttl-after-finished-controller",
        [](const ControllerContext& c) -> std::unique_ptr<Controller> {

@@ -202,10 +202,25 @@ GarbageCollector::OwnerState GarbageCollector::StateOf(const std::string& ns, co
   if (auto cached = informers_[index]->Get(cache_key); cached && UidOf(DocOf(*cached)) == uid) {
     return state(DocOf(*cached));
   }
+  {
+    std::lock_guard lock(mu_);
+    if (absent_owners_.count(uid)) return OwnerState::kAbsent;
+  }
   // The cache may lag behind an owner just created: absence is confirmed by the server.
   auto live = rest_->Get(r->ObjectPath(owner_ns, name));
-  if (!live.ok()) return IsNotFound(live.error()) ? OwnerState::kAbsent : OwnerState::kUnknown;
-  return state(*live);
+  if (!live.ok() && !IsNotFound(live.error())) return OwnerState::kUnknown;
+  const OwnerState found = live.ok() ? state(*live) : OwnerState::kAbsent;
+  if (found == OwnerState::kAbsent && !uid.empty()) {
+    std::lock_guard lock(mu_);
+    if (absent_owners_.insert(uid).second) {
+      absent_order_.push_back(uid);
+      if (absent_order_.size() > kAbsentOwnerCacheSize) {
+        absent_owners_.erase(absent_order_.front());
+        absent_order_.pop_front();
+      }
+    }
+  }
+  return found;
 }
 
 std::vector<GarbageCollector::Dependent> GarbageCollector::DependentsOf(const std::string& uid) {

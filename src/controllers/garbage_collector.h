@@ -1,9 +1,9 @@
 // GarbageCollector: cascading deletion by metadata.ownerReferences, as kube-controller-manager's
 // pkg/controller/garbagecollector:
 //   - an object none of whose owners exists any more (absent, or present with another uid:
-//     confirmed by a live GET, not only the cache) is deleted, in the foreground when an owner
-//     is itself being deleted in the foreground, else in the background; owners that exist
-//     next to absent ones only have the references to the absent ones removed;
+//     confirmed by a live GET, not only the cache, and remembered) is deleted, in the foreground
+//     when an owner is itself being deleted in the foreground, else in the background; owners that
+//     exist next to absent ones only have the references to the absent ones removed;
 //   - an owner being deleted with the `foregroundDeletion` finalizer (propagationPolicy
 //     Foreground) has its dependents deleted and loses the finalizer, and so goes, once no
 //     dependent with blockOwnerDeletion is left;
@@ -15,6 +15,7 @@
 // Threads: informer handlers update the index and enqueue keys; `workers` threads sync them.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -91,6 +92,12 @@ class GarbageCollector : public Controller {
   std::map<std::string, std::set<std::string>> dependents_;
   // uid -> queue key, for every object seen.
   std::map<std::string, std::string> keys_by_uid_;
+  // Owner uids the server confirmed absent (upstream's absentOwnerCache): a uid never comes
+  // back, so the dependents of one gone owner (a ReplicaSet's pods) cost one GET, not one
+  // each. The oldest are dropped past kAbsentOwnerCacheSize.
+  static constexpr size_t kAbsentOwnerCacheSize = 500;
+  std::set<std::string> absent_owners_;
+  std::deque<std::string> absent_order_;
 };
 
 // The finalizers kube-apiserver sets for propagationPolicy Foreground and Orphan.

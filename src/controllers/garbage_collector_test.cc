@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sstream>
 #include <thread>
 
 #include "apiserver/server.h"
@@ -100,6 +101,32 @@ TEST_F(GarbageCollectorTest, DeletesDependentOfAbsentOwner) {
   Sync(kSecrets, "owned");
   EXPECT_FALSE(Exists(kSecrets, "orphaned"));
   EXPECT_TRUE(Exists(kSecrets, "owned"));
+}
+
+// The server's count of GETs of one ConfigMap answered 404 (its request metrics).
+int64_t MissingConfigMapGets(apiserver::Server& server) {
+  std::istringstream metrics(server.Metrics());
+  for (std::string line; std::getline(metrics, line);) {
+    if (line.rfind("apiserver_request_total{", 0) == 0 &&
+        line.find("verb=\"GET\"") != std::string::npos &&
+        line.find("resource=\"configmaps\"") != std::string::npos &&
+        line.find("code=\"404\"") != std::string::npos) {
+      return std::stoll(line.substr(line.rfind(' ') + 1));
+    }
+  }
+  return 0;
+}
+
+TEST_F(GarbageCollectorTest, AnOwnerConfirmedAbsentIsNotAskedForAgain) {
+  const Json gone = Json::array({{{"apiVersion", "v1"},
+                                  {"kind", "ConfigMap"},
+                                  {"name", "gone"},
+                                  {"uid", "22222222-2222-2222-2222-222222222222"}}});
+  for (int i = 0; i < 5; ++i) Create(kSecrets, "dependent-" + std::to_string(i), gone);
+  const int64_t before = MissingConfigMapGets(api_.server());
+  for (int i = 0; i < 5; ++i) Sync(kSecrets, "dependent-" + std::to_string(i));
+  for (int i = 0; i < 5; ++i) EXPECT_FALSE(Exists(kSecrets, "dependent-" + std::to_string(i)));
+  EXPECT_EQ(MissingConfigMapGets(api_.server()) - before, 1);
 }
 
 TEST_F(GarbageCollectorTest, OwnerWithAnotherUidCountsAsAbsent) {

@@ -313,7 +313,9 @@ int JobController::CreatePods(State& s, int count, std::vector<int> indexes, Err
       }
       ++failed;
       expectations_.CreationObserved(s.key);
-      if (first_error->message.empty()) *first_error = r.error();
+      // A namespace being deleted refuses every pod: nothing to retry.
+      if (first_error->message.empty() && !IsNamespaceTerminating(r.error()))
+        *first_error = r.error();
     }
     if (failed > 0) break;  // slow start: the rest waits for a later sync
   }

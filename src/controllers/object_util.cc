@@ -97,4 +97,9 @@ CompiledSelector SetSelectorOf(const Json& selector) {
 
 std::string NowTimestamp(UnixTime now) { return FormatTimestamp(now); }
 
+bool IsNamespaceTerminating(const Error& e) {
+  return e.code == ErrorCode::kForbidden &&
+         e.message.find("because it is being terminated") != std::string::npos;
+}
+
 }  // namespace berth::controllers

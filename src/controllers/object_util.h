@@ -46,4 +46,9 @@ CompiledSelector SetSelectorOf(const Json& selector);
 
 std::string NowTimestamp(UnixTime now);
 
+// The API server's refusal of a create in a namespace being deleted (kube-apiserver's
+// NamespaceTerminating cause, whose message Berth's server shares): every later create there
+// fails too, so controllers stop trying rather than retry, as upstream's do.
+bool IsNamespaceTerminating(const Error& e);
+
 }  // namespace berth::controllers

@@ -259,6 +259,8 @@ int ReplicaSetController::CreatePods(const Json& set, const std::string& key, in
     for (const auto& r : results) {
       if (r.ok() || OutcomeUnknown(r.error())) {
         ++counted;
+      } else if (IsNamespaceTerminating(r.error())) {
+        ++failed;  // nothing to retry: the set goes with its namespace
       } else {
         if (failed++ == 0 && first_error->message.empty()) *first_error = r.error();
       }
@@ -307,7 +309,7 @@ VoidResult ReplicaSetController::ManageReplicas(const Json& set,
     const int counted = CreatePods(set, key, want, &error);
     // Creations that did not happen will never be observed.
     for (int i = counted; i < want; ++i) expectations_.CreationObserved(key);
-    if (counted < want) return error;
+    if (counted < want && !error.message.empty()) return error;
     return {};
   }
   if (diff == 0) return {};

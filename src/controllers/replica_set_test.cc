@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "apiserver/namespace_deleter.h"
 #include "apiserver/server.h"
 #include "client/api_server_test_util.h"
 #include "controllers/controller_manager.h"
@@ -82,6 +83,30 @@ class ReplicaSetControllerTest : public ::testing::Test {
   std::unique_ptr<SharedInformer> pods_, sets_;
   std::unique_ptr<ReplicaSetController> controller_;
 };
+
+TEST_F(ReplicaSetControllerTest, ASetInATerminatingNamespaceStopsCreatingWithoutAnError) {
+  // As against kube-apiserver: the namespace stays Terminating with the set in it, and every
+  // pod create is refused.
+  api_.server().namespace_deleter().Stop();
+  ASSERT_TRUE(
+      rest_
+          ->Post("/api/v1/namespaces",
+                 {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "leaving"}}}})
+          .ok());
+  Json set = Set(3);
+  set["metadata"]["namespace"] = "leaving";
+  ASSERT_TRUE(rest_->Post("/apis/apps/v1/namespaces/leaving/replicasets", set).ok());
+  ASSERT_TRUE(rest_->Delete("/api/v1/namespaces/leaving").ok());
+  WaitFor([&] { return sets_->Get("leaving/web").has_value(); });
+
+  // Not an error: nothing to retry or log, and no creation left expected.
+  auto synced = controller_->Sync("leaving/web");
+  EXPECT_TRUE(synced.ok()) << synced.error().message;
+  EXPECT_TRUE(controller_->expectations().Satisfied("leaving/web"));
+  auto pods = rest_->Get("/api/v1/namespaces/leaving/pods");
+  ASSERT_TRUE(pods.ok());
+  EXPECT_TRUE((*pods)["items"].empty());
+}
 
 TEST_F(ReplicaSetControllerTest, CreatesOwnedPodsWaitsForThemAndScalesDown) {
   auto created = rest_->Post("/apis/apps/v1/namespaces/default/replicasets", Set(5));

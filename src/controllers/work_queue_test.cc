@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
+#include "controllers/controller_base.h"
 #include "controllers/expectations.h"
 
 namespace berth::controllers {
@@ -29,6 +32,40 @@ TEST(WorkQueueTest, DeduplicatesAndRequeuesKeysAddedWhileProcessing) {
   q.Done("ns/a");
   q.Done("ns/b");
   EXPECT_EQ(q.TryGet(), std::nullopt);
+}
+
+TEST(WorkerLoopTest, RetriesFailedSyncsAndLogsThemExceptConflicts) {
+  FakeClock clock;
+  WorkQueue q(&clock);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::set<std::string> synced;
+  std::vector<std::string> logged;
+  WorkerLoop loop(
+      &q,
+      [&](const std::string& key) -> VoidResult {
+        {
+          std::lock_guard lock(mu);
+          synced.insert(key);
+        }
+        cv.notify_all();
+        if (key == "ns/conflict")
+          return Error{"the object has been modified", ErrorCode::kConflict};
+        return Error{"forbidden", ErrorCode::kForbidden};
+      },
+      [&](const std::string& line) { logged.push_back(line); });
+  q.Add("ns/conflict");
+  q.Add("ns/forbidden");
+  loop.Start(1);
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, seconds(30), [&] { return synced.size() == 2; }));
+  }
+  loop.Stop();  // joins the worker: its log lines are written
+  EXPECT_EQ(logged, std::vector<std::string>{"syncing ns/forbidden: forbidden"});
+  // Both are retried after their backoff, the conflict included.
+  EXPECT_EQ(q.NumRequeues("ns/conflict"), 1);
+  EXPECT_EQ(q.NumRequeues("ns/forbidden"), 1);
 }
 
 TEST(WorkQueueTest, AddAfterWaitsForTheClockAndKeepsTheEarliest) {

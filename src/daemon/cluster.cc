@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
 #include "api/codec.h"
 #include "client/kubeconfig.h"
+#include "daemon/default_storage_class.h"
 #include "daemon/signals.h"
 #include "daemon/up.h"
 #include "kubelet/simulated_kubelets.h"
@@ -15,6 +17,11 @@ namespace berth::daemon {
 namespace {
 
 constexpr const char* kSimulatedAnnotation = "berth.dev/simulated-kubelet";
+
+bool HasController(const controllers::ControllerManager& m, const std::string& name) {
+  const auto& running = m.running();
+  return std::find(running.begin(), running.end(), name) != running.end();
+}
 
 Result<std::unique_ptr<client::RestClient>> ClientFor(const std::string& kubeconfig) {
   auto conn = client::ResolveConnection({.explicit_path = kubeconfig});
@@ -71,6 +78,17 @@ int RunCluster(const ClusterOptions& options) {
   if (!controllers.ok()) {
     std::fprintf(stderr, "berth cluster: controllers: %s\n", controllers.error().message.c_str());
     return 1;
+  }
+  // Berth's provisioner makes the volumes of the default class: without it the class would
+  // promise volumes nobody provisions (beside a real controller manager and provisioner).
+  if (*controllers && HasController(**controllers, "volume-provisioner")) {
+    auto created = EnsureDefaultStorageClass(**rest);
+    if (!created.ok()) {
+      std::fprintf(stderr, "berth cluster: default StorageClass: %s\n",
+                   created.error().message.c_str());
+    } else if (*created) {
+      std::printf("berth cluster: created the default StorageClass standard (berth.dev/local)\n");
+    }
   }
   std::unique_ptr<kubelet::SimulatedKubelets> kubelets;
   if (!options.no_kubelets) {

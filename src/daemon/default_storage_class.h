@@ -8,11 +8,19 @@
 
 #include "apiserver/store.h"
 #include "berth/api/result.h"
+#include "client/rest_client.h"
 
 namespace berth::daemon {
 
 nlohmann::json DefaultStorageClass();
 // Creates it unless a class of that name exists.
 VoidResult CreateDefaultStorageClass(apiserver::Store& store);
+
+// The same for `berth cluster`, through any API server: kube-apiserver has no StorageClass of
+// its own, so claims that name none (a StatefulSet's volumeClaimTemplates) would wait for ever.
+// Creates it unless a class is already the default (two defaults make kube-apiserver's
+// DefaultStorageClass admission refuse such claims) or one of that name exists. Says whether
+// it created it.
+Result<bool> EnsureDefaultStorageClass(client::RestClient& rest);
 
 }  // namespace berth::daemon

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apiserver/resources.h"
+#include "client/api_server_test_util.h"
 
 namespace berth::daemon {
 namespace {
@@ -34,6 +35,42 @@ TEST(DefaultStorageClassTest, CreatedOnceAsTheDefaultWaitForFirstConsumerClass) 
     EXPECT_EQ(all->items.size(), 1u);
   }
   std::filesystem::remove_all(dir);
+}
+
+std::vector<std::string> ClassNames(client::RestClient& rest) {
+  std::vector<std::string> names;
+  auto list = rest.Get("/apis/storage.k8s.io/v1/storageclasses");
+  EXPECT_TRUE(list.ok());
+  if (list.ok())
+    for (const auto& sc : (*list)["items"]) names.push_back(sc["metadata"]["name"]);
+  return names;
+}
+
+TEST(DefaultStorageClassTest, EnsuredThroughTheApiUnlessAClassIsAlreadyTheDefault) {
+  controllers::TestApiServer server;
+  server.Start("berth-daemon-sc-rest-test");
+  client::RestClient& rest = *server.rest();
+  // No class: `standard` is created, once.
+  auto created = EnsureDefaultStorageClass(rest);
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  EXPECT_TRUE(*created);
+  auto again = EnsureDefaultStorageClass(rest);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(*again);
+  EXPECT_EQ(ClassNames(rest), std::vector<std::string>{"standard"});
+  // Another class is the default: nothing is added, even once `standard` is gone.
+  ASSERT_TRUE(rest.Delete("/apis/storage.k8s.io/v1/storageclasses/standard").ok());
+  nlohmann::json fast = DefaultStorageClass();
+  fast["metadata"] = {
+      {"name", "fast"},
+      {"annotations", {{"storageclass.beta.kubernetes.io/is-default-class", "true"}}}};
+  fast["provisioner"] = "example.com/fast";
+  ASSERT_TRUE(rest.Post("/apis/storage.k8s.io/v1/storageclasses", fast).ok());
+  auto kept = EnsureDefaultStorageClass(rest);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_FALSE(*kept);
+  EXPECT_EQ(ClassNames(rest), std::vector<std::string>{"fast"});
+  server.Stop();
 }
 
 }  // namespace

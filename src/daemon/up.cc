@@ -141,6 +141,12 @@ RuntimeOptions UpRuntime(const UpOptions& options) {
   if (options.no_kubelets && !named && !r.controllers.empty()) {
     r.controllers.push_back("-nodelifecycle");
   }
+  // The server empties and removes deleted namespaces itself (apiserver/namespace_deleter.h):
+  // the namespace controller, for API servers that do not, runs only when named.
+  const bool ns_named = std::any_of(r.controllers.begin(), r.controllers.end(), [](const auto& c) {
+    return c.find("namespace") != std::string::npos;
+  });
+  if (!ns_named && !r.controllers.empty()) r.controllers.push_back("-namespace");
   r.node_monitor_grace_period = options.node_monitor_grace_period;
   r.log_prefix = "berth up";
   return r;
