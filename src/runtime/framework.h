@@ -186,6 +186,18 @@ class Framework final : public Handle, public DetachedServicesProvider {
   Status RunFilterPlugins(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
                           bool time_plugins = false, size_t first = 0,
                           size_t last = SIZE_MAX) const;
+  // The Filter plugins at positions [first, last) that run in `state`'s cycle (their PreFilter
+  // did not skip them), for RunActiveFilters: the per-node loops look the skips up once per
+  // cycle instead of once per node and plugin.
+  struct ActiveFilter {
+    const FilterPlugin* plugin;
+    PluginSeries* series;  // null without metrics
+  };
+  void ActiveFilters(const CycleState& state, size_t first, size_t last,
+                     std::vector<ActiveFilter>* out) const;
+  // RunFilterPlugins over a list ActiveFilters made (no nominated pods). Thread-safe.
+  Status RunActiveFilters(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
+                          std::span<const ActiveFilter> filters, bool time_plugins) const;
   Status RunFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
                                            const NodeInfo& node) override;
   Status RunFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
@@ -318,10 +330,18 @@ class Framework final : public Handle, public DetachedServicesProvider {
   std::vector<PostBindPlugin*> post_bind_;
 
   std::vector<std::vector<NodeScore>> score_buffer_;  // RunScorePlugins' raw scores
-  std::vector<int64_t*> score_direct_buffer_;         // its rows for plugins without Normalize
-  // RunScorePlugins with a memo: rows to score again, plugins scored afresh, rows reused.
+  // One Score plugin that runs this cycle, with where its raw scores go: set up once per cycle
+  // so that the per-node loop reads one compact array.
+  struct ScoreColumn {
+    const ScorePlugin* plugin;
+    PluginSeries* series;  // null: untimed
+    int64_t* direct;       // the table's row (plugins without NormalizeScore), or null
+    NodeScore* list;       // else the raw list NormalizeScore gets
+    int memo_col;          // its column in a memo row; -1: no memo, or scored afresh
+  };
+  std::vector<ScoreColumn> score_columns_;
+  // RunScorePlugins with a memo: rows to score again, rows reused.
   std::vector<int> memo_stale_buffer_;
-  std::vector<char> memo_fresh_buffer_;
   std::vector<char> memo_kept_buffer_;
 
   // Metric series per plugin, index-aligned with the plugin vectors above (empty without a

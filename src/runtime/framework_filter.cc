@@ -142,6 +142,32 @@ Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod,
   return Status::Success();
 }
 
+void Framework::ActiveFilters(const CycleState& state, size_t first, size_t last,
+                              std::vector<ActiveFilter>* out) const {
+  out->clear();
+  for (size_t i = first; i < filter_.size() && i < last; ++i) {
+    if (i < state.skip_filter_.size() && state.skip_filter_[i]) continue;
+    out->push_back({filter_[i], series_.filter.empty() ? nullptr : series_.filter[i]});
+  }
+}
+
+Status Framework::RunActiveFilters(const CycleState& state, const PodInfo& pod,
+                                   const NodeInfo& node, std::span<const ActiveFilter> filters,
+                                   bool time_plugins) const {
+  const bool timed = time_plugins && !series_.filter.empty();
+  for (const ActiveFilter& f : filters) {
+    Status s = timed ? Measured(state, f.series, [&] { return f.plugin->Filter(state, pod, node); })
+                     : f.plugin->Filter(state, pod, node);
+    if (s.IsSuccess()) continue;
+    if (!s.IsRejected())
+      s = Status::Error(
+          fmt::format("running \"{}\" filter plugin: {}", f.plugin->Name(), s.Message()));
+    s.WithPlugin(f.plugin->Name());
+    return s;
+  }
+  return Status::Success();
+}
+
 Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
                                                     const NodeInfo& node) {
   return FilterWithNominated(state, pod, node, false);

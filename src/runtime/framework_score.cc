@@ -38,7 +38,7 @@ Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
 }
 
 // Long by design: it is the hot loop of scoring, and its lambdas share the cycle's buffers
-// (active plugins, memo rows, direct rows, the first error) by reference; split, every piece
+// (the active plugins' columns, memo rows, the first error) by reference; split, every piece
 // would take the same dozen arguments.
 Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
                                   std::span<const NodeInfo* const> nodes, ScoreTable* table,
@@ -59,10 +59,6 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
   }
   if (active.empty()) return Status::Success();
   const size_t num_plugins = score_.size();
-  // Per active plugin: scored afresh every cycle, never kept in the memo.
-  std::vector<char>& fresh = memo_fresh_buffer_;
-  fresh.assign(active.size(), 0);
-  bool any_fresh = false;
   if (memo) {
     // Rows filled while other plugins ran (PreScore skipped differently) cannot be reused.
     if (memo->ran != table->plugin_ran) {
@@ -70,61 +66,72 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
       memo->NextEpoch();
     }
     memo->scores.resize(memo->filled.size() * num_plugins);
-    for (size_t a = 0; a < active.size(); ++a)
-      if (active[a] < memo->fresh.size() && memo->fresh[active[a]]) {
-        fresh[a] = 1;
-        any_fresh = true;
-      }
   }
 
   // Raw scores, node-major so each worker touches one node's data for all plugins. A plugin
   // with NormalizeScore gets them as a NodeScore list (the buffer lives across cycles, scheduling
   // thread only); the others' go straight into the table's row, which is what they end as
-  // (at 250,000 nodes a list is 4 MB per plugin).
+  // (at 250,000 nodes a list is 4 MB per plugin). A plugin scored afresh every cycle (it reads
+  // other nodes) has no memo column.
   std::vector<std::vector<NodeScore>>& scores = score_buffer_;
   if (scores.size() < active.size()) scores.resize(active.size());
-  std::vector<int64_t*>& direct = score_direct_buffer_;  // [active plugin]: row, or null
-  direct.assign(active.size(), nullptr);
+  std::vector<ScoreColumn>& columns = score_columns_;
+  columns.clear();
+  bool any_fresh = false;
   for (size_t a = 0; a < active.size(); ++a) {
-    if (score_[active[a]].plugin->HasNormalize()) {
+    const size_t p = active[a];
+    ScoreColumn c{score_[p].plugin, series_.score.empty() ? nullptr : series_.score[p], nullptr,
+                  nullptr, -1};
+    if (score_[p].plugin->HasNormalize()) {
       scores[a].resize(n);
+      c.list = scores[a].data();
     } else {
-      auto& row = table->plugin_scores[active[a]];
+      auto& row = table->plugin_scores[p];
       row.resize(n);
-      direct[a] = row.data();
+      c.direct = row.data();
     }
+    if (memo) {
+      const bool fresh = p < memo->fresh.size() && memo->fresh[p];
+      any_fresh |= fresh;
+      if (!fresh) c.memo_col = static_cast<int>(p);
+    }
+    columns.push_back(c);
   }
+  const ScoreColumn* const cols = columns.data();
+  const size_t num_cols = columns.size();
   std::atomic<bool> failed{false};
   std::mutex err_mu;
   Status first_error;
+  auto fail = [&](const ScoreColumn& c, const Status& st) {
+    std::lock_guard lock(err_mu);
+    if (!failed.exchange(true))
+      first_error = Status::Error(fmt::format(
+          "running Score plugins: plugin \"{}\" failed with: {}", c.plugin->Name(), st.Message()));
+    return false;
+  };
   // In a sampled cycle, every kPerNodeTimingStride-th node's plugin calls are timed.
   const bool timing = !series_.score.empty() && state.ShouldRecordPluginMetrics();
-  // Scores node i into scores[*][i] (and its memo row); false when a plugin failed. With
+  // Scores node i into each column (and its memo row); false when a plugin failed. With
   // `fresh_only`, only the plugins scored afresh run (the node's memo row is valid).
   auto score_node = [&](int i, bool timed, bool fresh_only) {
     int64_t* row = memo ? &memo->scores[memo->rows[i] * num_plugins] : nullptr;
-    for (size_t a = 0; a < active.size(); ++a) {
-      if (fresh_only && !fresh[a]) continue;
+    const NodeInfo* node = nodes[i];
+    for (size_t a = 0; a < num_cols; ++a) {
+      const ScoreColumn& c = cols[a];
+      if (fresh_only && c.memo_col >= 0) continue;
       int64_t s = 0;
-      auto call = [&] { return score_[active[a]].plugin->Score(state, pod, *nodes[i], &s); };
       Status st = Guarded("Score", [&] {
-        return timed ? Measured(state, series_.score[active[a]], call) : call();
+        if (timed)
+          return Measured(state, c.series, [&] { return c.plugin->Score(state, pod, *node, &s); });
+        return c.plugin->Score(state, pod, *node, &s);
       });
-      if (!st.IsSuccess()) {
-        std::lock_guard lock(err_mu);
-        if (!failed.exchange(true))
-          first_error =
-              Status::Error(fmt::format("running Score plugins: plugin \"{}\" failed "
-                                        "with: {}",
-                                        score_[active[a]].plugin->Name(), st.Message()));
-        return false;
-      }
-      if (direct[a]) {
-        direct[a][i] = s;
+      if (!st.IsSuccess()) return fail(c, st);
+      if (c.direct) {
+        c.direct[i] = s;
       } else {
-        scores[a][i] = {nodes[i], s};
+        c.list[i] = {node, s};
       }
-      if (row && !fresh[a]) row[active[a]] = s;
+      if (row && c.memo_col >= 0) row[c.memo_col] = s;
     }
     if (memo && !fresh_only) memo->filled[memo->rows[i]] = memo->epoch;
     return true;
@@ -155,13 +162,15 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
     }
     // Node-major: each memo row is one cache line, loaded once for all plugins.
     for (size_t i = 0; i < n; ++i) {
+      if (!kept[i]) continue;  // scored just now: its columns are written
       const int64_t* row = &memo->scores[memo->rows[i] * num_plugins];
-      for (size_t a = 0; a < active.size(); ++a) {
-        if (fresh[a]) continue;
-        if (direct[a]) {
-          direct[a][i] = row[active[a]];
+      for (size_t a = 0; a < num_cols; ++a) {
+        const ScoreColumn& c = cols[a];
+        if (c.memo_col < 0) continue;
+        if (c.direct) {
+          c.direct[i] = row[c.memo_col];
         } else {
-          scores[a][i] = {nodes[i], row[active[a]]};
+          c.list[i] = {nodes[i], row[c.memo_col]};
         }
       }
     }
@@ -197,7 +206,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
     auto& out_row = table->plugin_scores[active[a]];
     out_row.resize(n);
     // Raw pointers: through the vectors every store would reload the others' data pointers.
-    const NodeScore* in = direct[a] ? nullptr : scores[a].data();
+    const NodeScore* in = cols[a].direct ? nullptr : scores[a].data();
     int64_t* out = out_row.data();
     int64_t* totals = table->totals.data();
     const int64_t weight = e.weight;

@@ -71,6 +71,10 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
   const bool counting = fw.counts_plugin_evaluations();
   uint64_t passed = 0;
   if (counting) filter_rejected_at_.assign(fw.num_filter_plugins(), 0);
+  // Without nominated pods a node runs the plugins PreFilter left, listed once for all nodes.
+  const bool nominated = fw.has_nominated_pods();
+  fw.ActiveFilters(state, 0, SIZE_MAX, &active_filters_);
+  const std::span<const Framework::ActiveFilter> filters(active_filters_);
   while (scanned < n && found < to_find) {
     const int begin = scanned;
     const int end = std::min(n, begin + std::max(32, to_find - found));
@@ -94,7 +98,8 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
       if (k + 4 < len) PrefetchNode(at(k + 4));
       const bool timed = timing && (begin + k) % kPerNodeTimingStride == 0;
       Status s = Guarded("running Filter plugins", [&] {
-        return fw.RunFilterPluginsWithNominatedPods(state, pod, node, timed);
+        return nominated ? fw.RunFilterPluginsWithNominatedPods(state, pod, node, timed)
+                         : fw.RunActiveFilters(state, pod, node, filters, timed);
       });
       if (s.IsSuccess()) {
         ok[k] = 1;
@@ -155,6 +160,10 @@ Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleSta
   const size_t fresh_from = reuse_.fresh_filters_from();
   const uint32_t feasible_verdict = slot.feasible_verdict();
   auto position = [&](int i) { return start + i < n ? start + i : start + i - n; };
+  fw.ActiveFilters(state, 0, fresh_from, &active_filters_);
+  fw.ActiveFilters(state, fresh_from, SIZE_MAX, &fresh_filters_);
+  const std::span<const Framework::ActiveFilter> kept_filters(active_filters_);
+  const std::span<const Framework::ActiveFilter> fresh_filters(fresh_filters_);
   // Windows as in FindNodesThatPassFilters: each asks for the feasible nodes still missing.
   // Nodes without a verdict (the ones the last binds changed; every node while the results
   // fill after a change of pod) are filtered first, in parallel when there are enough of them;
@@ -181,7 +190,7 @@ Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleSta
         // No pod is nominated in a cycle that reuses results: the plain Filter plugins, up to
         // the ones run afresh every cycle.
         statuses[k] = Guarded("running Filter plugins", [&] {
-          return fw.RunFilterPlugins(state, pod, *nodes[unknown[k]], timed, 0, fresh_from);
+          return fw.RunActiveFilters(state, pod, *nodes[unknown[k]], kept_filters, timed);
         });
       };
       // A handful of changed nodes costs less than waking the workers.
@@ -222,7 +231,7 @@ Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleSta
         const NodeInfo& node = *nodes[position(begin + static_cast<int>(passing[k]))];
         const bool timed = timing && k % kPerNodeTimingStride == 0;
         fresh[passing[k]] = Guarded("running Filter plugins", [&] {
-          return fw.RunFilterPlugins(state, pod, node, timed, fresh_from);
+          return fw.RunActiveFilters(state, pod, node, fresh_filters, timed);
         });
       };
       if (m >= 32) {

@@ -445,6 +445,9 @@ class Scheduler final : public ClusterEventHandler, public DraEventHandler {
   // Per-node results reused across cycles of equivalent pods.
   NodeResultReuse reuse_;
   std::vector<Status> fresh_statuses_buffer_;  // a window's afresh Filter results
+  // The cycle's Filter plugins that run (Framework::ActiveFilters): all of them, or with reuse
+  // those whose verdicts are kept and those run afresh.
+  std::vector<Framework::ActiveFilter> active_filters_, fresh_filters_;
   ScoreTable score_scratch_;  // SchedulePod's table when the attempt is not recorded
   std::vector<uint32_t> unknown_rows_buffer_;           // a filter window's nodes without a verdict
   std::vector<const NodeInfo*> extender_input_buffer_;  // the feasible nodes before extenders
