@@ -407,6 +407,9 @@ class Scheduler final : public ClusterEventHandler, public DraEventHandler {
   // not change tie-breaks (the daemon decides as the simulator does).
   Random metrics_random_;
   std::unique_ptr<ThreadPoolParallelizer> parallelizer_;
+  // Asynchronous preemptions under way, for every profile of every generation: a reload's new
+  // DefaultPreemption keeps gating the preemptors of the old one (FrameworkServices).
+  std::shared_ptr<preemption::PreemptionsInFlight> preemptions_in_flight_;
   std::unique_ptr<SchedulingQueue> queue_;
   Cache cache_;
   Snapshot snapshot_;
