@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 
+#include "apiserver/api_error.h"
 #include "apiserver/resources.h"
 #include "apiserver/validation.h"
 #include "berth/api/result.h"

@@ -43,7 +43,7 @@ bool IsSubdomain(const std::string& s) {
 }
 
 // "PodGroup.scheduling.x-k8s.io "pg" is invalid: ..." with one error, or a bracketed list.
-Error Invalid(const std::string& qualified_kind, const Json& obj, FieldErrorList errors) {
+ApiError Invalid(const std::string& qualified_kind, const Json& obj, FieldErrorList errors) {
   std::string name;
   if (obj.contains("metadata") && obj["metadata"].is_object()) {
     name = Str(obj["metadata"], "name");

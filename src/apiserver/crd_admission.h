@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "apiserver/api_error.h"
 #include "apiserver/crd_registry.h"
 #include "apiserver/resources.h"
 #include "berth/api/result.h"

@@ -20,6 +20,7 @@
 #include <string>
 #include <thread>
 
+#include "apiserver/api_error.h"
 #include "apiserver/store.h"
 #include "berth/api/result.h"
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "apiserver/api_error.h"
 #include "apiserver/crd_registry.h"
 #include "apiserver/table.h"
 #include "berth/api/result.h"

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "apiserver/api_error.h"
 #include "berth/api/result.h"
 
 namespace berth::apiserver {
@@ -18,7 +19,7 @@ namespace berth::apiserver {
 struct EvictionDecision {
   // Set when the eviction is refused; `cause` is then the DisruptionBudget cause's message
   // (empty when the refusal has none).
-  std::optional<Error> refusal;
+  std::optional<ApiError> refusal;
   std::string cause;
   // The budget (by name) whose status.disruptionsAllowed the eviction spends, when one does.
   std::optional<std::string> budget;

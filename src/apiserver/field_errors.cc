@@ -5,8 +5,6 @@
 
 #include <algorithm>
 
-#include "api/error_detail.h"
-
 namespace berth::apiserver {
 namespace {
 
@@ -31,11 +29,6 @@ std::string_view Words(FieldErrorType type) {
   }
   return "Invalid value";
 }
-
-// Kept with the Error (api/error_detail.h).
-struct InvalidCauses {
-  std::shared_ptr<const FieldErrorList> errors;
-};
 
 }  // namespace
 
@@ -88,24 +81,19 @@ std::string Aggregate(const FieldErrorList& errors) {
   return fmt::format("[{}]", fmt::join(texts, ", "));
 }
 
-Error InvalidError(std::string_view subject, FieldErrorList errors) {
+ApiError InvalidError(std::string_view subject, FieldErrorList errors) {
   // Each distinct error once, in the causes as in the message.
   FieldErrorList unique;
   for (FieldError& e : errors)
     if (std::find(unique.begin(), unique.end(), e) == unique.end()) unique.push_back(std::move(e));
-  Error out{fmt::format("{} is invalid: {}", subject, Aggregate(unique)), ErrorCode::kInvalid};
-  return error_detail::Attach(
-      std::move(out), InvalidCauses{std::make_shared<const FieldErrorList>(std::move(unique))});
+  ApiError out(
+      Error{fmt::format("{} is invalid: {}", subject, Aggregate(unique)), ErrorCode::kInvalid});
+  out.field_errors = std::make_shared<const FieldErrorList>(std::move(unique));
+  return out;
 }
 
-Error InvalidObject(std::string_view kind, std::string_view name, FieldErrorList errors) {
+ApiError InvalidObject(std::string_view kind, std::string_view name, FieldErrorList errors) {
   return InvalidError(fmt::format("{} \"{}\"", kind, name), std::move(errors));
-}
-
-std::shared_ptr<const FieldErrorList> FieldErrorsOf(const Error& e) {
-  if (e.code != ErrorCode::kInvalid) return nullptr;
-  auto causes = error_detail::Find<InvalidCauses>(e);
-  return causes ? causes->errors : nullptr;
 }
 
 }  // namespace berth::apiserver

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "apiserver/api_error.h"
 #include "berth/api/result.h"
 
 namespace berth::apiserver {
@@ -53,13 +54,10 @@ std::string_view FieldErrorReason(FieldErrorType type);
 // once (errors.NewInvalid's message).
 std::string Aggregate(const FieldErrorList& errors);
 
-// 422: "<subject> is invalid: <aggregate>", its errors kept with it as data (FieldErrorsOf).
-// The subject is usually `<Kind> "<name>"`.
-Error InvalidError(std::string_view subject, FieldErrorList errors);
+// 422: "<subject> is invalid: <aggregate>", its errors kept with it as data
+// (ApiError::field_errors). The subject is usually `<Kind> "<name>"`.
+ApiError InvalidError(std::string_view subject, FieldErrorList errors);
 // The same with the subject `<kind> "<name>"`.
-Error InvalidObject(std::string_view kind, std::string_view name, FieldErrorList errors);
-
-// The field errors a 422 was made of by InvalidError; null for any other error.
-std::shared_ptr<const FieldErrorList> FieldErrorsOf(const Error& e);
+ApiError InvalidObject(std::string_view kind, std::string_view name, FieldErrorList errors);
 
 }  // namespace berth::apiserver

@@ -16,7 +16,7 @@ TEST(FieldErrorsTest, MessageAsErrorsNewInvalidWordsIt) {
   EXPECT_EQ(one.code, ErrorCode::kInvalid);
   EXPECT_EQ(one.message, "Pod \"web\" is invalid: spec.containers: Required value");
   // Several errors in brackets, each distinct one once.
-  Error many = InvalidObject(
+  ApiError many = InvalidObject(
       "Pod", "web",
       {{FieldErrorType::kInvalid, "metadata.labels", "\"-x\": must start and end, with care"},
        {FieldErrorType::kForbidden, "spec", "may not change"},
@@ -24,7 +24,10 @@ TEST(FieldErrorsTest, MessageAsErrorsNewInvalidWordsIt) {
   EXPECT_EQ(many.message,
             "Pod \"web\" is invalid: [metadata.labels: Invalid value: \"-x\": must start and end, "
             "with care, spec: Forbidden: may not change]");
-  EXPECT_EQ(FieldErrorsOf(many)->size(), 2u);
+  ASSERT_NE(many.field_errors, nullptr);
+  EXPECT_EQ(many.field_errors->size(), 2u);
+  // The errors are the error's own: the same code and words made elsewhere carry none.
+  EXPECT_EQ(ApiError(Error{many.message, many.code}).field_errors, nullptr);
   // An error at a custom object's root is printed without a field.
   FieldError root{FieldErrorType::kInvalid, "", "\"null\": <root> in body must be of type object",
                   /*bare=*/true};
@@ -34,7 +37,7 @@ TEST(FieldErrorsTest, MessageAsErrorsNewInvalidWordsIt) {
 // The Status's causes come from the errors themselves: a detail holding ", " followed by
 // something that looks like a field path stays one cause.
 TEST(FieldErrorsTest, StatusCausesAreTheErrors) {
-  Error e = InvalidObject(
+  ApiError e = InvalidObject(
       "Deployment.apps", "web",
       {{FieldErrorType::kInvalid, "spec.template.metadata.labels",
         "{\"a\":\"b\"}: `selector` does not match, spec.x: template `labels`"},

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "apiserver/api_error.h"
 #include "berth/api/result.h"
 
 namespace berth::apiserver {

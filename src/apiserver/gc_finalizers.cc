@@ -10,7 +10,7 @@ namespace berth::apiserver {
 
 using Json = nlohmann::json;
 
-Error BothPropagationsError() {
+ApiError BothPropagationsError() {
   return InvalidObject("DeleteOptions.meta.k8s.io", "",
                        {{FieldErrorType::kInvalid, "propagationPolicy",
                          "\"null\": orphanDependents and deletionPropagation cannot be both set"}});

@@ -7,12 +7,13 @@
 #include <optional>
 #include <string>
 
+#include "apiserver/api_error.h"
 #include "berth/api/result.h"
 
 namespace berth::apiserver {
 
 // Both propagationPolicy and orphanDependents given (and disagreeing): kube-apiserver's 422.
-Error BothPropagationsError();
+ApiError BothPropagationsError();
 
 // Reads propagationPolicy and orphanDependents of `opts` into `out` (Orphan, Background or
 // Foreground); an unknown policy, or both fields, is Invalid.

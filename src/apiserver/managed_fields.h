@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "apiserver/api_error.h"
 #include "berth/api/result.h"
 
 namespace berth::apiserver {

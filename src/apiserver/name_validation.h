@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "apiserver/api_error.h"
 #include "apiserver/resources.h"
 #include "berth/api/result.h"
 

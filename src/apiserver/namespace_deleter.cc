@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "api/codec.h"
-#include "api/error_detail.h"
 #include "apiserver/crd_registry.h"
 #include "apiserver/resources.h"
 
@@ -144,7 +143,7 @@ bool UpdateConditions(Json& status, const Remaining& left, const std::string& no
   return changed;
 }
 
-Error UidChanged(std::string_view name) {
+ApiError UidChanged(std::string_view name) {
   return Error{fmt::format("namespace {} was deleted and created again", name),
                ErrorCode::kConflict};
 }
@@ -167,31 +166,20 @@ Json PrepareNamespaceUpdate(std::string_view subresource, const Json& current, J
   return next;
 }
 
-namespace {
-
-// The namespace a create was refused in (api/error_detail.h).
-struct TerminatingNamespace {
-  std::string name;
-};
-
-}  // namespace
-
-Error NamespaceTerminatingError(std::string_view resource, std::string_view name,
-                                std::string_view ns) {
-  return error_detail::Attach(
-      Error{fmt::format("{} \"{}\" is forbidden: unable to create new content in namespace {} "
-                        "because it is being terminated",
-                        resource, name, ns),
-            ErrorCode::kForbidden},
-      TerminatingNamespace{std::string(ns)});
+ApiError NamespaceTerminatingError(std::string_view resource, std::string_view name,
+                                   std::string_view ns) {
+  ApiError e(Error{fmt::format("{} \"{}\" is forbidden: unable to create new content in "
+                               "namespace {} because it is being terminated",
+                               resource, name, ns),
+                   ErrorCode::kForbidden});
+  e.terminating_namespace = std::string(ns);
+  return e;
 }
 
-std::optional<Json> NamespaceTerminatingCause(const Error& e) {
-  if (e.code != ErrorCode::kForbidden) return std::nullopt;
-  auto ns = error_detail::Find<TerminatingNamespace>(e);
-  if (!ns) return std::nullopt;
+std::optional<Json> NamespaceTerminatingCause(const ApiError& e) {
+  if (e.code != ErrorCode::kForbidden || e.terminating_namespace.empty()) return std::nullopt;
   return Json{{"reason", "NamespaceTerminating"},
-              {"message", fmt::format("namespace {} is being terminated", ns->name)},
+              {"message", fmt::format("namespace {} is being terminated", e.terminating_namespace)},
               {"field", "metadata.namespace"}};
 }
 

@@ -30,6 +30,7 @@
 #include <string_view>
 #include <thread>
 
+#include "apiserver/api_error.h"
 #include "apiserver/store.h"
 #include "berth/api/result.h"
 
@@ -45,13 +46,14 @@ nlohmann::json PrepareNamespaceUpdate(std::string_view subresource, const nlohma
                                       nlohmann::json next);
 
 // The store's Forbidden answer to a create of `name` (of `resource`, as errors name it) in the
-// Terminating namespace `ns`, with the namespace attached as data for the cause below.
-Error NamespaceTerminatingError(std::string_view resource, std::string_view name,
-                                std::string_view ns);
+// Terminating namespace `ns`, with the namespace kept as data (ApiError::terminating_namespace)
+// for the cause below.
+ApiError NamespaceTerminatingError(std::string_view resource, std::string_view name,
+                                   std::string_view ns);
 // The cause kube-apiserver adds to the Forbidden answer of a create in a Terminating namespace
 // (type NamespaceTerminating, field metadata.namespace), for the store's error `e`; nothing
 // for other errors.
-std::optional<nlohmann::json> NamespaceTerminatingCause(const Error& e);
+std::optional<nlohmann::json> NamespaceTerminatingCause(const ApiError& e);
 
 struct NamespaceDeleterOptions {
   // Objects deleted per transaction (and per hold of the store's lock).

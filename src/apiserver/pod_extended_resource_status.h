@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "apiserver/api_error.h"
 #include "apiserver/field_errors.h"
 #include "apiserver/resources.h"
 #include "berth/api/result.h"

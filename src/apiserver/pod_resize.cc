@@ -136,7 +136,7 @@ bool HasPodLevelResources(const Json& pod) {
   return size(Member(res, "requests")) + size(Member(res, "limits")) > 0;
 }
 
-Error Invalid(const ResourceInfo& r, const Json& pod, FieldErrorList errors) {
+ApiError Invalid(const ResourceInfo& r, const Json& pod, FieldErrorList errors) {
   const Json& name = Member(Member(pod, "metadata"), "name");
   return InvalidObject(r.kind, name.is_string() ? name.get<std::string>() : "", std::move(errors));
 }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "apiserver/api_error.h"
 #include "apiserver/resources.h"
 #include "berth/api/result.h"
 

@@ -419,7 +419,7 @@ class Reader {
   const char* end_;
 };
 
-Error Malformed(std::string_view where) {
+ApiError Malformed(std::string_view where) {
   return Error{fmt::format("the protobuf body could not be decoded: {}", where),
                ErrorCode::kBadRequest};
 }

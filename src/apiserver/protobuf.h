@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "apiserver/api_error.h"
 #include "berth/api/result.h"
 
 namespace berth::apiserver {

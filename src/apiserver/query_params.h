@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "apiserver/api_error.h"
 #include "berth/api/result.h"
 #include "net/http_server.h"
 

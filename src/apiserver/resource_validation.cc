@@ -688,7 +688,7 @@ FieldErrorList ResourceFieldErrors(const ResourceInfo& r, const Json& obj, const
   return unique;
 }
 
-Error ResourceInvalid(const ResourceInfo& r, const Json& obj, FieldErrorList errors) {
+ApiError ResourceInvalid(const ResourceInfo& r, const Json& obj, FieldErrorList errors) {
   return InvalidObject(fmt::format("{}.{}", r.kind, r.group), FieldValue(obj, "metadata.name"),
                        std::move(errors));
 }

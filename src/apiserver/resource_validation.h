@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "apiserver/api_error.h"
 #include "apiserver/field_errors.h"
 #include "apiserver/resources.h"
 #include "berth/api/result.h"
@@ -36,6 +37,6 @@ VoidResult ValidateResourceObject(const ResourceInfo& r, const nlohmann::json& o
                                   const nlohmann::json* old);
 
 // The Invalid error of a list of field errors, as kube-apiserver's errors.NewInvalid words it.
-Error ResourceInvalid(const ResourceInfo& r, const nlohmann::json& obj, FieldErrorList errors);
+ApiError ResourceInvalid(const ResourceInfo& r, const nlohmann::json& obj, FieldErrorList errors);
 
 }  // namespace berth::apiserver

@@ -414,13 +414,13 @@ TEST(ResourceApiErrorTest, ManyErrorsAreOneInvalidMessage) {
   Json obj = {{"metadata", {{"name", "bad"}}}};
   const FieldErrorList errors = {{FieldErrorType::kRequired, "a", ""},
                                  {FieldErrorType::kForbidden, "b", "x"}};
-  Error e = ResourceInvalid(Res("resourceclaims"), obj, errors);
+  ApiError e = ResourceInvalid(Res("resourceclaims"), obj, errors);
   EXPECT_EQ(e.code, ErrorCode::kInvalid);
   EXPECT_EQ(e.message,
             "ResourceClaim.resource.k8s.io \"bad\" is invalid: [a: Required value, b: "
             "Forbidden: x]");
   // The errors travel with the message as data, for the Status's causes.
-  auto causes = FieldErrorsOf(e);
+  auto causes = e.field_errors;
   ASSERT_NE(causes, nullptr);
   EXPECT_EQ(*causes, errors);
 }

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apiserver/api_error.h"
 #include "apiserver/resources.h"
 #include "berth/api/result.h"
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "apiserver/api_error.h"
 #include "apiserver/resources.h"
 #include "apiserver/store.h"
 #include "berth/api/result.h"

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "apiserver/api_error.h"
 #include "apiserver/validation.h"
 #include "berth/api/result.h"
 #include "net/http_server.h"

@@ -65,9 +65,9 @@ struct ActiveWatch {
 // ---------------------------------------------------------------- replies (server_responses.cc)
 
 // kube-apiserver's Status for an error; `kind` and `name` fill its details.
-nlohmann::json StatusBody(const Error& e, const std::string& kind = "",
+nlohmann::json StatusBody(const ApiError& e, const std::string& kind = "",
                           const std::string& name = "");
-net::HttpResponse ErrorResponse(const Error& e, const std::string& kind = "",
+net::HttpResponse ErrorResponse(const ApiError& e, const std::string& kind = "",
                                 const std::string& name = "");
 net::HttpResponse JsonResponse(int status, const std::string& body);
 // Written as text: every binding is answered with one.

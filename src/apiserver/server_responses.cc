@@ -61,7 +61,7 @@ StatusInfo StatusFor(ErrorCode c) {
 
 }  // namespace
 
-Json StatusBody(const Error& e, const std::string& kind, const std::string& name) {
+Json StatusBody(const ApiError& e, const std::string& kind, const std::string& name) {
   StatusInfo s = StatusFor(e.code);
   Json body = {{"kind", "Status"},    {"apiVersion", "v1"},   {"metadata", Json::object()},
                {"status", "Failure"}, {"message", e.message}, {"reason", s.reason},
@@ -77,9 +77,9 @@ Json StatusBody(const Error& e, const std::string& kind, const std::string& name
   }
   // kubectl rebuilds an Invalid message from details.causes: one cause per field error the
   // 422 was made of (field_errors.h).
-  if (auto errors = FieldErrorsOf(e)) {
+  if (e.field_errors && e.code == ErrorCode::kInvalid) {
     Json causes = Json::array();
-    for (const FieldError& fe : *errors) {
+    for (const FieldError& fe : *e.field_errors) {
       causes.push_back(
           {{"reason", FieldErrorReason(fe.type)}, {"message", fe.Body()}, {"field", fe.field}});
     }
@@ -89,7 +89,7 @@ Json StatusBody(const Error& e, const std::string& kind, const std::string& name
   return body;
 }
 
-HttpResponse ErrorResponse(const Error& e, const std::string& kind, const std::string& name) {
+HttpResponse ErrorResponse(const ApiError& e, const std::string& kind, const std::string& name) {
   HttpResponse r;
   Json body = StatusBody(e, kind, name);
   r.status = body["code"];

@@ -17,11 +17,11 @@
 
 namespace berth::apiserver {
 
-Error NotFoundError(const ResourceInfo& r, std::string_view name) {
+ApiError NotFoundError(const ResourceInfo& r, std::string_view name) {
   return Error{fmt::format("{} \"{}\" not found", r.StorageName(), name), ErrorCode::kNotFound};
 }
 
-Error ConflictError(const ResourceInfo& r, std::string_view name) {
+ApiError ConflictError(const ResourceInfo& r, std::string_view name) {
   return Error{fmt::format("Operation cannot be fulfilled on {} \"{}\": the object has been "
                            "modified; please apply your changes to the latest version and try "
                            "again",

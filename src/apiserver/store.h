@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "apiserver/api_error.h"
 #include "apiserver/resources.h"
 #include "berth/api/result.h"
 #include "berth/framework/clock.h"
@@ -194,7 +195,7 @@ int64_t NowUnixSeconds();
 void SetServerClock(const Clock* clock);
 
 // Error messages in kube-apiserver's words.
-Error NotFoundError(const ResourceInfo& r, std::string_view name);
-Error ConflictError(const ResourceInfo& r, std::string_view name);
+ApiError NotFoundError(const ResourceInfo& r, std::string_view name);
+ApiError ConflictError(const ResourceInfo& r, std::string_view name);
 
 }  // namespace berth::apiserver

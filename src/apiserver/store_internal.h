@@ -68,7 +68,7 @@ struct StorageView {
 const StorageView* ViewOf(const ResourceInfo& r);
 // A stored object, error, result or watch event as the view's reader sees it.
 StoredObject Viewed(const StorageView& view, const StoredObject& so);
-Error Viewed(const StorageView& view, const ResourceInfo& r, Error e);
+ApiError Viewed(const StorageView& view, const ResourceInfo& r, ApiError e);
 Result<StoredObject> Viewed(const StorageView& view, const ResourceInfo& r,
                             Result<StoredObject> result);
 WatchEvent Viewed(const StorageView& view, const WatchEvent& ev);

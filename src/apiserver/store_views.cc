@@ -4,7 +4,6 @@
 #include <string>
 #include <utility>
 
-#include "api/error_detail.h"
 #include "api/json_text.h"
 #include "apiserver/event_conversion.h"
 #include "apiserver/store_internal.h"
@@ -30,13 +29,10 @@ StoredObject Viewed(const StorageView& view, const StoredObject& so) {
 }
 
 // The storage's error as the client's resource names it ("events.events.k8s.io \"x\" ...").
-Error Viewed(const StorageView& view, const ResourceInfo& r, Error e) {
+ApiError Viewed(const StorageView& view, const ResourceInfo& r, ApiError e) {
   const std::string from = std::string(view.storage_name) + " \"";
   if (size_t at = e.message.find(from); at != std::string::npos) {
-    Error renamed = e;
-    renamed.message.replace(at, from.size(), r.StorageName() + " \"");
-    error_detail::CopyDetails(e, renamed);
-    return renamed;
+    e.message.replace(at, from.size(), r.StorageName() + " \"");
   }
   return e;
 }

@@ -323,8 +323,8 @@ VoidResult CheckWorkloadSelector(const ResourceInfo& r, const Json& obj) {
 
 }  // namespace
 
-Error InvalidField(const ResourceInfo& r, const Json& obj, const std::string& field,
-                   FieldErrorType type, const std::string& detail) {
+ApiError InvalidField(const ResourceInfo& r, const Json& obj, const std::string& field,
+                      FieldErrorType type, const std::string& detail) {
   return InvalidObject(r.kind, FieldValue(obj, "metadata.name"), {{type, field, detail}});
 }
 

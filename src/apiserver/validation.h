@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apiserver/api_error.h"
 #include "apiserver/field_errors.h"
 #include "apiserver/resources.h"
 #include "berth/api/result.h"
@@ -17,8 +18,8 @@ namespace berth::apiserver {
 
 // 422 in kube-apiserver's words: `<Kind> "<name>" is invalid: <field>: <type's words>: <detail>`,
 // the field error kept with it as data (field_errors.h).
-Error InvalidField(const ResourceInfo& r, const nlohmann::json& obj, const std::string& field,
-                   FieldErrorType type, const std::string& detail = "");
+ApiError InvalidField(const ResourceInfo& r, const nlohmann::json& obj, const std::string& field,
+                      FieldErrorType type, const std::string& detail = "");
 
 // API behaviour behind feature gates (`berth up --feature-gates`).
 struct ValidationOptions {

@@ -334,10 +334,10 @@ VoidResult ApiClusterClient::Bind(const Pod& pod, std::string_view node_name) {
     // The first attempt goes with the other binding threads' (WriteCombiner). A retry, and a
     // first attempt turned away for now (429) or never sent, take the one-request path, which
     // retries those itself.
-    VoidResult r =
+    VoidRequestResult r =
         attempt == 0 ? bindings_.Send(path, binding) : rest_->SendEncoded("POST", path, binding);
     if (attempt == 0 && !r.ok() &&
-        (r.error().code == ErrorCode::kTooManyRequests || NeverSent(r.error()))) {
+        (r.error().code == ErrorCode::kTooManyRequests || r.error().never_sent)) {
       r = rest_->SendEncoded("POST", path, binding);
     }
     if (r.ok()) return {};
@@ -672,7 +672,7 @@ void ApiClusterClient::EventLoop() {
     }
     // An event's name is chosen here, so a resend after a lost answer cannot duplicate it (the
     // server answers AlreadyExists): one that may not have arrived is sent again.
-    auto post = [&](const std::string& path, const std::string& body) -> VoidResult {
+    auto post = [&](const std::string& path, const std::string& body) -> VoidRequestResult {
       auto wait = std::chrono::milliseconds(100);
       const auto give_up = std::chrono::steady_clock::now() + kUnknownOutcomeBudget;
       for (;;) {
@@ -693,7 +693,7 @@ void ApiClusterClient::EventLoop() {
       }
       auto results = rest_->SendEncodedPipelined("POST", writes);
       for (size_t i = 0; i < batch.size(); ++i) {
-        VoidResult r = std::move(results[i]);
+        VoidRequestResult r = std::move(results[i]);
         // Lost or turned away for now (429): sent again alone, with backoff.
         if (!r.ok() && (OutcomeUnknown(r.error()) || r.error().code == ErrorCode::kTooManyRequests))
           r = post(writes[i].path, writes[i].body);

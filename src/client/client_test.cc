@@ -134,10 +134,52 @@ TEST(RestClientTest, RetriesServerErrorsAndMapsStatusCodes) {
   auto refused = RestFor("http://127.0.0.1:1", "", ro)->Get("/x");
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, ErrorCode::kUnavailable);
-  // A connection never made is known as such from the error's detail, not from its words.
-  EXPECT_TRUE(NeverSent(refused.error()));
-  EXPECT_FALSE(NeverSent(Error{"x: cannot connect: refused", ErrorCode::kUnavailable}));
-  EXPECT_FALSE(NeverSent(conflict.error()));
+  // A connection never made is known as such from the error itself, not from its words: the
+  // same code and message made elsewhere carry no such fact.
+  EXPECT_TRUE(refused.error().never_sent);
+  EXPECT_EQ(refused.error().http_status, 0);
+  EXPECT_FALSE(ClientError(Error{refused.error().message, refused.error().code}).never_sent);
+  EXPECT_FALSE(conflict.error().never_sent);
+  EXPECT_EQ(conflict.error().http_status, 409);
+  EXPECT_EQ(conflict.error().reason, "Conflict");
+  // At an SDK boundary the plain Error keeps the code and message.
+  Result<Json> plain = std::move(refused);
+  ASSERT_FALSE(plain.ok());
+  EXPECT_EQ(plain.error().code, ErrorCode::kUnavailable);
+}
+
+TEST(RestClientTest, StatusDetailsAndCausesAreReadFromTheBody) {
+  auto server = net::HttpServer::Start({}, [&](net::HttpRequest&) {
+    net::HttpResponse r;
+    r.status = 422;
+    r.body = R"({"kind":"Status","status":"Failure","reason":"Invalid",)"
+             R"("message":"Pod \"p\" is invalid: spec.containers: Required value",)"
+             R"("details":{"name":"p","kind":"Pod","causes":[)"
+             R"({"reason":"FieldValueRequired","message":"Required value",)"
+             R"("field":"spec.containers"},{"reason":"FieldValueInvalid","message":"Bad"}]},)"
+             R"("code":422})";
+    return r;
+  });
+  ASSERT_TRUE(server.ok());
+  auto rest = RestFor("http://127.0.0.1:" + std::to_string((*server)->port()), "", {});
+  auto invalid = rest->Post("/api/v1/namespaces/default/pods", Json::object());
+  ASSERT_FALSE(invalid.ok());
+  const ClientError& e = invalid.error();
+  EXPECT_EQ(e.code, ErrorCode::kInvalid);
+  EXPECT_EQ(e.http_status, 422);
+  EXPECT_FALSE(e.never_sent);
+  EXPECT_EQ(e.reason, "Invalid");
+  EXPECT_EQ(e.details_name, "p");
+  EXPECT_EQ(e.details_kind, "Pod");
+  ASSERT_EQ(e.causes.size(), 2u);
+  EXPECT_EQ(e.causes[0].reason, "FieldValueRequired");
+  EXPECT_EQ(e.causes[0].field, "spec.containers");
+  EXPECT_EQ(e.causes[1].message, "Bad");
+  EXPECT_EQ(e.causes[1].field, "");
+  // The same through the write path that does not read the answer.
+  auto sent = rest->Send("POST", "/api/v1/namespaces/default/pods", Json::object());
+  ASSERT_FALSE(sent.ok());
+  EXPECT_EQ(sent.error().causes.size(), 2u);
 }
 
 TEST(RestClientTest, RateLimiterHoldsRequestsToQps) {

@@ -5,19 +5,45 @@
 #include <cstdlib>
 #include <thread>
 
-#include "api/error_detail.h"
 #include "api/json_parse.h"
 
 namespace berth::client {
 
-Error ErrorFromResponse(int status, std::string_view body, std::string_view what) {
+namespace {
+
+std::string StringField(const nlohmann::json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// The Status body's reason and details, when the body is a Status.
+void ReadStatus(const nlohmann::json& doc, ClientError* e) {
+  e->reason = StringField(doc, "reason");
+  auto details = doc.find("details");
+  if (details == doc.end() || !details->is_object()) return;
+  e->details_name = StringField(*details, "name");
+  e->details_kind = StringField(*details, "kind");
+  auto causes = details->find("causes");
+  if (causes == details->end() || !causes->is_array()) return;
+  for (const auto& c : *causes) {
+    if (!c.is_object()) continue;
+    e->causes.push_back(
+        {StringField(c, "reason"), StringField(c, "message"), StringField(c, "field")});
+  }
+}
+
+}  // namespace
+
+ClientError ErrorFromResponse(int status, std::string_view body, std::string_view what) {
+  ClientError e;
+  e.http_status = status;
   std::string message;
-  std::string reason;
   auto doc = nlohmann::json::parse(body, nullptr, false);
   if (doc.is_object()) {
-    message = doc.value("message", "");
-    reason = doc.value("reason", "");
+    message = StringField(doc, "message");
+    ReadStatus(doc, &e);
   }
+  const std::string& reason = e.reason;
   if (message.empty()) message = fmt::format("HTTP {}", status);
   ErrorCode code = ErrorCode::kUnknown;
   switch (status) {
@@ -54,10 +80,21 @@ Error ErrorFromResponse(int status, std::string_view body, std::string_view what
     default:
       if (status >= 500) code = ErrorCode::kUnavailable;
   }
-  return Error{fmt::format("{}: {}", what, message), code};
+  e.message = fmt::format("{}: {}", what, message);
+  e.code = code;
+  return e;
 }
 
-bool NeverSent(const Error& e) { return error_detail::Find<net::ConnectionNotMade>(e) != nullptr; }
+namespace {
+
+// The error of a request that got no answer.
+ClientError Unanswered(const net::TransportError& t) {
+  ClientError e(static_cast<const Error&>(t));
+  e.never_sent = t.never_sent;
+  return e;
+}
+
+}  // namespace
 
 RestClient::RestClient(std::unique_ptr<net::HttpClient> http, RestOptions options)
     : http_(std::move(http)),
@@ -84,36 +121,38 @@ void RestClient::Throttle() {
   }
 }
 
-Result<nlohmann::json> RestClient::Call(std::string_view method, std::string_view path,
-                                        const std::string& body, std::string_view content_type,
-                                        bool idempotent) {
+RequestResult<nlohmann::json> RestClient::Call(std::string_view method, std::string_view path,
+                                               const std::string& body,
+                                               std::string_view content_type, bool idempotent) {
   auto res = Exchange(method, path, body, content_type, idempotent);
   if (!res.ok()) return res.error();
   if (res->body.empty()) return nlohmann::json::object();
   nlohmann::json doc;
   if (!ParseJsonFast(res->body, &doc)) doc = nlohmann::json::parse(res->body, nullptr, false);
   if (doc.is_discarded()) {
-    return Error{fmt::format("{} {}{}: the response is not JSON", method, http_->server(), path),
-                 ErrorCode::kUnknown};
+    ClientError e(
+        Error{fmt::format("{} {}{}: the response is not JSON", method, http_->server(), path),
+              ErrorCode::kUnknown});
+    e.http_status = res->status;
+    return e;
   }
   return doc;
 }
 
-VoidResult RestClient::Send(std::string_view method, std::string_view path,
-                            const nlohmann::json& body, std::string_view content_type) {
+VoidRequestResult RestClient::Send(std::string_view method, std::string_view path,
+                                   const nlohmann::json& body, std::string_view content_type) {
   return SendEncoded(method, path, body.dump(), content_type);
 }
 
-VoidResult RestClient::SendEncoded(std::string_view method, std::string_view path,
-                                   const std::string& body, std::string_view content_type) {
+VoidRequestResult RestClient::SendEncoded(std::string_view method, std::string_view path,
+                                          const std::string& body, std::string_view content_type) {
   auto res = Exchange(method, path, body, content_type, false);
   if (!res.ok()) return res.error();
   return {};
 }
 
-std::vector<VoidResult> RestClient::SendEncodedPipelined(std::string_view method,
-                                                         std::span<const EncodedWrite> writes,
-                                                         std::string_view content_type) {
+std::vector<VoidRequestResult> RestClient::SendEncodedPipelined(
+    std::string_view method, std::span<const EncodedWrite> writes, std::string_view content_type) {
   std::vector<net::ClientRequest> requests;
   requests.reserve(writes.size());
   for (const EncodedWrite& w : writes) {
@@ -121,25 +160,27 @@ std::vector<VoidResult> RestClient::SendEncodedPipelined(std::string_view method
     requests.push_back({method, w.path, w.body, content_type});
   }
   auto responses = http_->DoPipelined(requests);
-  std::vector<VoidResult> out;
+  std::vector<VoidRequestResult> out;
   out.reserve(writes.size());
   for (size_t i = 0; i < writes.size(); ++i) {
     auto& r = responses[i];
     if (!r.ok()) {
-      out.push_back(r.error());
+      out.push_back(Unanswered(r.error()));
     } else if (r->status < 200 || r->status >= 300) {
       out.push_back(ErrorFromResponse(
           r->status, r->body, fmt::format("{} {}{}", method, http_->server(), writes[i].path)));
     } else {
-      out.push_back(VoidResult{});
+      out.push_back(VoidRequestResult{});
     }
   }
   return out;
 }
 
-Result<net::ClientResponse> RestClient::Exchange(std::string_view method, std::string_view path,
-                                                 const std::string& body,
-                                                 std::string_view content_type, bool idempotent) {
+RequestResult<net::ClientResponse> RestClient::Exchange(std::string_view method,
+                                                        std::string_view path,
+                                                        const std::string& body,
+                                                        std::string_view content_type,
+                                                        bool idempotent) {
   auto what = [&] { return fmt::format("{} {}{}", method, http_->server(), path); };
   auto backoff = options_.initial_backoff;
   for (int attempt = 0;; ++attempt) {
@@ -149,8 +190,8 @@ Result<net::ClientResponse> RestClient::Exchange(std::string_view method, std::s
     std::chrono::milliseconds wait = backoff;
     if (!res.ok()) {
       // A connection that could not be made did not reach the server: safe to retry.
-      retry = idempotent || NeverSent(res.error());
-      if (!retry || attempt >= options_.max_retries) return res.error();
+      retry = idempotent || res.error().never_sent;
+      if (!retry || attempt >= options_.max_retries) return Unanswered(res.error());
     } else if (res->status == 429 || (res->status >= 500 && idempotent)) {
       retry = attempt < options_.max_retries;
       if (!res->retry_after.empty()) {
@@ -167,20 +208,21 @@ Result<net::ClientResponse> RestClient::Exchange(std::string_view method, std::s
   }
 }
 
-Result<nlohmann::json> RestClient::Get(std::string_view path) {
+RequestResult<nlohmann::json> RestClient::Get(std::string_view path) {
   return Call("GET", path, "", "", true);
 }
-Result<nlohmann::json> RestClient::Post(std::string_view path, const nlohmann::json& body) {
+RequestResult<nlohmann::json> RestClient::Post(std::string_view path, const nlohmann::json& body) {
   return Call("POST", path, body.dump(), "application/json", false);
 }
-Result<nlohmann::json> RestClient::Put(std::string_view path, const nlohmann::json& body) {
+RequestResult<nlohmann::json> RestClient::Put(std::string_view path, const nlohmann::json& body) {
   return Call("PUT", path, body.dump(), "application/json", false);
 }
-Result<nlohmann::json> RestClient::Patch(std::string_view path, const nlohmann::json& body,
-                                         std::string_view patch_content_type) {
+RequestResult<nlohmann::json> RestClient::Patch(std::string_view path, const nlohmann::json& body,
+                                                std::string_view patch_content_type) {
   return Call("PATCH", path, body.dump(), patch_content_type, false);
 }
-Result<nlohmann::json> RestClient::Delete(std::string_view path, const nlohmann::json& options) {
+RequestResult<nlohmann::json> RestClient::Delete(std::string_view path,
+                                                 const nlohmann::json& options) {
   return Call("DELETE", path, options.is_null() ? std::string() : options.dump(),
               "application/json", false);
 }

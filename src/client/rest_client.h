@@ -1,6 +1,7 @@
 // RestClient: Kubernetes API calls over HttpClient — client-side rate limiting (qps/burst token
 // bucket), retries with backoff for 429, 5xx and connection errors, and Status bodies turned
-// into berth::Error with the matching ErrorCode and the server's message.
+// into a ClientError (client_error.h) with the matching ErrorCode, the server's message and
+// the Status's details.
 //
 // Threads: every method is thread-safe.
 #pragma once
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "berth/api/result.h"
+#include "client/client_error.h"
 #include "net/http_client.h"
 
 namespace berth::client {
@@ -32,20 +34,21 @@ class RestClient {
   RestClient(std::unique_ptr<net::HttpClient> http, RestOptions options);
 
   // JSON in, JSON out. `path` includes the query. Non-2xx answers are errors.
-  Result<nlohmann::json> Get(std::string_view path);
-  Result<nlohmann::json> Post(std::string_view path, const nlohmann::json& body);
-  Result<nlohmann::json> Put(std::string_view path, const nlohmann::json& body);
-  Result<nlohmann::json> Patch(std::string_view path, const nlohmann::json& body,
-                               std::string_view patch_content_type);
-  Result<nlohmann::json> Delete(std::string_view path, const nlohmann::json& options = {});
+  RequestResult<nlohmann::json> Get(std::string_view path);
+  RequestResult<nlohmann::json> Post(std::string_view path, const nlohmann::json& body);
+  RequestResult<nlohmann::json> Put(std::string_view path, const nlohmann::json& body);
+  RequestResult<nlohmann::json> Patch(std::string_view path, const nlohmann::json& body,
+                                      std::string_view patch_content_type);
+  RequestResult<nlohmann::json> Delete(std::string_view path, const nlohmann::json& options = {});
 
   // A write whose answer the caller does not read (a binding, an event, a status patch): a 2xx
   // is success and its body is not parsed. Errors and retries as for the calls above.
-  VoidResult Send(std::string_view method, std::string_view path, const nlohmann::json& body,
-                  std::string_view content_type = "application/json");
-  // The same with the body already encoded (bodies written without a document, json_text.h).
-  VoidResult SendEncoded(std::string_view method, std::string_view path, const std::string& body,
+  VoidRequestResult Send(std::string_view method, std::string_view path, const nlohmann::json& body,
                          std::string_view content_type = "application/json");
+  // The same with the body already encoded (bodies written without a document, json_text.h).
+  VoidRequestResult SendEncoded(std::string_view method, std::string_view path,
+                                const std::string& body,
+                                std::string_view content_type = "application/json");
 
   // Writes of the same method sent together on one connection (HttpClient::DoPipelined), each
   // throttled as one call. One result per write, none retried here: a 429, a 5xx or a lost
@@ -54,9 +57,9 @@ class RestClient {
   struct EncodedWrite {
     std::string path, body;
   };
-  std::vector<VoidResult> SendEncodedPipelined(std::string_view method,
-                                               std::span<const EncodedWrite> writes,
-                                               std::string_view content_type = "application/json");
+  std::vector<VoidRequestResult> SendEncodedPipelined(
+      std::string_view method, std::span<const EncodedWrite> writes,
+      std::string_view content_type = "application/json");
 
   // A watch stream (see HttpClient::Stream); each line is one event.
   Result<int> Watch(std::string_view path, const std::function<bool(std::string_view)>& on_line,
@@ -65,13 +68,13 @@ class RestClient {
   net::HttpClient& http() { return *http_; }
 
  private:
-  Result<nlohmann::json> Call(std::string_view method, std::string_view path,
-                              const std::string& body, std::string_view content_type,
-                              bool idempotent);
+  RequestResult<nlohmann::json> Call(std::string_view method, std::string_view path,
+                                     const std::string& body, std::string_view content_type,
+                                     bool idempotent);
   // The 2xx response of a call, after throttling and retries.
-  Result<net::ClientResponse> Exchange(std::string_view method, std::string_view path,
-                                       const std::string& body, std::string_view content_type,
-                                       bool idempotent);
+  RequestResult<net::ClientResponse> Exchange(std::string_view method, std::string_view path,
+                                              const std::string& body,
+                                              std::string_view content_type, bool idempotent);
   void Throttle();
 
   std::unique_ptr<net::HttpClient> http_;
@@ -80,12 +83,5 @@ class RestClient {
   double tokens_;
   std::chrono::steady_clock::time_point last_refill_;
 };
-
-// True for a request that never reached the server (the connection could not be made): safe
-// to send again whatever it was.
-bool NeverSent(const Error& e);
-
-// Maps an HTTP status and Status body to an error (message from the body when present).
-Error ErrorFromResponse(int status, std::string_view body, std::string_view what);
 
 }  // namespace berth::client

@@ -21,7 +21,7 @@ size_t WriteCombiner::waiting() const {
   return waiting_.size();
 }
 
-VoidResult WriteCombiner::Send(const std::string& path, const std::string& body) {
+VoidRequestResult WriteCombiner::Send(const std::string& path, const std::string& body) {
   Pending self;
   self.path = &path;
   self.body = &body;

@@ -29,7 +29,7 @@ class WriteCombiner {
 
   // POSTs `body` to `path`. The result is the server's answer (2xx: ok) or the reason there
   // is none; nothing is retried here (as SendEncodedPipelined).
-  VoidResult Send(const std::string& path, const std::string& body);
+  VoidRequestResult Send(const std::string& path, const std::string& body);
 
   // Batches in flight allowed now (for tests).
   int slots() const;
@@ -40,7 +40,7 @@ class WriteCombiner {
   struct Pending {
     const std::string* path;
     const std::string* body;
-    VoidResult result;
+    VoidRequestResult result;
     bool done = false;
     std::condition_variable cv;
   };

@@ -22,9 +22,8 @@ std::string DaemonSetPath(const std::string& ns, const std::string& name) {
   return fmt::format("/apis/apps/v1/namespaces/{}/daemonsets/{}", ns, name);
 }
 
-bool OutcomeUnknown(const Error& e) {
-  return (e.code == ErrorCode::kTimeout || e.code == ErrorCode::kUnavailable) &&
-         !client::NeverSent(e);
+bool OutcomeUnknown(const client::ClientError& e) {
+  return (e.code == ErrorCode::kTimeout || e.code == ErrorCode::kUnavailable) && !e.never_sent;
 }
 
 std::shared_ptr<const Json> Holder(const Object& obj) {

@@ -26,9 +26,8 @@ std::string PodPath(const std::string& ns, const std::string& name) {
   return fmt::format("/api/v1/namespaces/{}/pods/{}", ns, name);
 }
 
-bool OutcomeUnknown(const Error& e) {
-  return (e.code == ErrorCode::kTimeout || e.code == ErrorCode::kUnavailable) &&
-         !client::NeverSent(e);
+bool OutcomeUnknown(const client::ClientError& e) {
+  return (e.code == ErrorCode::kTimeout || e.code == ErrorCode::kUnavailable) && !e.never_sent;
 }
 
 std::string Phase(const Json& pod) { return StringAt(Member(pod, "status"), "phase"); }

@@ -23,9 +23,8 @@ std::string PodPath(const std::string& ns, const std::string& name) {
 
 // The outcome of a write whose answer was lost is unknown: as upstream does on a timeout, the
 // creation is counted, and the expectation waits for the informer (or the TTL).
-bool OutcomeUnknown(const Error& e) {
-  return (e.code == ErrorCode::kTimeout || e.code == ErrorCode::kUnavailable) &&
-         !client::NeverSent(e);
+bool OutcomeUnknown(const client::ClientError& e) {
+  return (e.code == ErrorCode::kTimeout || e.code == ErrorCode::kUnavailable) && !e.never_sent;
 }
 
 bool SameRefUid(const Json* a, const Json* b) {

@@ -26,8 +26,13 @@ Error Invalid(std::string_view field, std::string_view want) {
 
 // Field names match in any letter case, as Go's decoder does; they usually come exactly as
 // written, which is checked first.
-bool KeyIs(std::string_view key, std::string_view want) {
-  return key == want || EqualsIgnoreCase(key, want);
+[[gnu::noinline]] bool KeyIsFolded(std::string_view key, std::string_view want) {
+  return EqualsIgnoreCase(key, want);
+}
+template <size_t N>
+bool KeyIs(std::string_view key, const char (&want)[N]) {
+  return key.size() == N - 1 &&
+         (std::memcmp(key.data(), want, N - 1) == 0 || KeyIsFolded(key, want));
 }
 
 // The text, padded as simdjson reads it, in a buffer of the calling thread; and the parser.
@@ -62,6 +67,39 @@ bool IsBigInteger(std::string_view raw) {
   if (!raw.empty() && raw.front() == '-') raw.remove_prefix(1);
   if (raw.size() < 19 || raw.front() == '0') return false;
   return std::all_of(raw.begin(), raw.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The end of a string's text from just after its opening quote: its closing quote, or the
+// first backslash when it has escapes. Stage 1 has found the closing quote, so the scan stops
+// inside the text.
+const char* PlainEnd(const char* p) {
+  while (*p != '"' && *p != '\\') ++p;
+  return p;
+}
+
+// A field's key: taken from the text when it has no escapes (nearly always), so it is not
+// copied out; otherwise unescaped. False when it is not JSON.
+bool FieldKey(od::field& field, std::string_view* key) {
+  const char* start = field.key().raw();
+  const char* end = PlainEnd(start);
+  if (*end == '"') {
+    *key = std::string_view(start, static_cast<size_t>(end - start));
+    return true;
+  }
+  return !field.unescaped_key().get(*key);
+}
+
+// A string value without escapes, as it stands in the text; false, with `v` untouched, for
+// anything else (another type, a string with escapes, which ReadString unescapes). Unread, the
+// value is stepped over by the enclosing object's iteration.
+bool PlainString(od::value& v, std::string_view* out) {
+  const std::string_view token = v.raw_json_token();
+  if (token.empty() || token.front() != '"') return false;
+  const char* start = token.data() + 1;
+  const char* end = PlainEnd(start);
+  if (*end != '"') return false;
+  *out = std::string_view(start, static_cast<size_t>(end - start));
+  return true;
 }
 
 // Checks that `v` is JSON, visiting all of it. False when it is not.
@@ -474,6 +512,10 @@ Result<HostPriorityList> HostPriorities(std::string_view text) {
   }
   od::array a;
   if (doc.get_array().get(a)) return Malformed(kWhat);
+  // An entry takes some 30 bytes of text ({"Host":"node-1","Score":10},): room for all of
+  // them at once, rather than growing (and moving the names) as they come; bounded, as the
+  // text may be mostly something else.
+  out.reserve(std::min<size_t>(text.size() / 24, 1 << 16));
   std::optional<Error> err;
   size_t i = 0;
   for (auto e : a) {
@@ -490,15 +532,28 @@ Result<HostPriorityList> HostPriorities(std::string_view text) {
     HostPriority& entry = out.emplace_back();
     bool bad_host = false, bad_score = false;
     for (auto f : o) {
-      od::field field;
+      // Read in place: a copy of the field costs more than reading it here.
+      if (f.error()) return Malformed(kWhat);
+      od::field& field = f.value_unsafe();
       std::string_view key;
-      if (std::move(f).get(field) || field.unescaped_key().get(key)) return Malformed(kWhat);
-      od::value v = field.value();
+      if (!FieldKey(field, &key)) return Malformed(kWhat);
+      od::value& v = field.value();
       if (KeyIs(key, "Host")) {
+        // Almost always a name without escapes: taken from the text as it stands.
+        if (std::string_view host; PlainString(v, &host)) {
+          entry.host.assign(host);
+          continue;
+        }
         const Read read = ReadString(v, &entry.host);
         if (read == Read::kBad) return Malformed(kWhat);
         bad_host = read == Read::kWrongType;
       } else if (KeyIs(key, "Score")) {
+        // Almost always a plain integer; anything else (null, a float, another type, a number
+        // beyond 64 bits) is looked at again below.
+        if (int64_t score; !v.get_int64().get(score)) {
+          entry.score = score;
+          continue;
+        }
         const Read read = ReadScore(v, &entry.score);
         if (read == Read::kBad) return Malformed(kWhat);
         bad_score = read == Read::kWrongType;

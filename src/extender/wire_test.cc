@@ -258,6 +258,25 @@ TEST(WireTest, CompactAndOtherHostPrioritiesDecodeAlike) {
   EXPECT_EQ((*mixed)[2].score, 3);
   EXPECT_EQ((*mixed)[3].host, "d");
   EXPECT_EQ((*mixed)[3].score, 0);
+  // Keys, names and scores read where they stand in the text, and everything else: escaped
+  // keys, repeated keys (the last wins), nulls, a name with an escape after plain ones.
+  auto odd = v1::DecodeHostPriorityList(
+      R"([{"H\u006fst":"a","Sc\u006fre":4},{"Host":"x","Host":"y","Score":1,"Score":null},)"
+      R"({"Host":null,"Score":-7},{"Host":"a\"b","Score":9223372036854775807}])");
+  ASSERT_TRUE(odd.ok()) << odd.error().message;
+  ASSERT_EQ(odd->size(), 4u);
+  EXPECT_EQ((*odd)[0].host, "a");
+  EXPECT_EQ((*odd)[0].score, 4);
+  EXPECT_EQ((*odd)[1].host, "y");
+  EXPECT_EQ((*odd)[1].score, 0);
+  EXPECT_EQ((*odd)[2].host, "");
+  EXPECT_EQ((*odd)[2].score, -7);
+  EXPECT_EQ((*odd)[3].host, "a\"b");
+  EXPECT_EQ((*odd)[3].score, INT64_MAX);
+  EXPECT_EQ(v1::DecodeHostPriorityList(R"([{"Host":"a","Score":"1"}])").error().message,
+            "HostPriorityList[0].Score: expected an integer");
+  EXPECT_EQ(v1::DecodeHostPriorityList(R"([{"Host":1,"Score":1}])").error().message,
+            "HostPriorityList[0].Host: expected a string");
   EXPECT_FALSE(v1::DecodeHostPriorityList(R"([{"Host":"a","Score":1.5}])").ok());
   EXPECT_FALSE(v1::DecodeHostPriorityList(R"([{"Host":"a","Score":1})").ok());
 

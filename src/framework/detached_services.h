@@ -11,17 +11,26 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string_view>
 
 #include "berth/framework/handle.h"
 
 namespace berth {
 
+namespace preemption {
+class PreemptionsInFlight;
+}
+
 struct DetachedServices {
   // Handle::Activate, without the Handle. Any thread.
   std::function<void(const Pod&)> activate;
   // Handle::LogError, without the Handle. Any thread.
   std::function<void(std::string_view plugin, std::string_view message)> log_error;
+  // The scheduler's table of preemptions under way (preemptions_in_flight.h), shared by every
+  // profile before and after a reload; null when the handle has none (a plugin then keeps
+  // its own).
+  std::shared_ptr<preemption::PreemptionsInFlight> preemptions_in_flight;
 };
 
 class DetachedServicesProvider {

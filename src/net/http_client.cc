@@ -14,7 +14,6 @@
 #include <optional>
 #include <vector>
 
-#include "api/error_detail.h"
 #include "net/http_wire.h"
 
 namespace berth::net {
@@ -175,7 +174,7 @@ struct HttpClient::Impl {
   std::mutex pool_mu;
   std::vector<std::unique_ptr<Connection>> idle;
 
-  Result<std::unique_ptr<Connection>> Connect(std::chrono::milliseconds timeout) {
+  TransportResult<std::unique_ptr<Connection>> Connect(std::chrono::milliseconds timeout) {
     auto c = std::make_unique<Connection>();
     tcp::resolver resolver(c->io);
     boost::system::error_code ec;
@@ -191,10 +190,10 @@ struct HttpClient::Impl {
                              [&](boost::system::error_code e, const tcp::endpoint&) { ec = e; });
     c->io.run();
     if (ec) {
-      return error_detail::Attach(
+      return TransportError(
           Error{fmt::format("{}: cannot connect: {}", options.server, ec.message()),
                 ec == beast::error::timeout ? ErrorCode::kTimeout : ErrorCode::kUnavailable},
-          ConnectionNotMade{});
+          /*never_sent=*/true);
     }
     tcp::socket socket = connecting.release_socket();
     socket.set_option(tcp::no_delay(true), ec);
@@ -218,7 +217,8 @@ struct HttpClient::Impl {
     return c;
   }
 
-  Result<std::unique_ptr<Connection>> Acquire(std::chrono::milliseconds timeout, bool* reused) {
+  TransportResult<std::unique_ptr<Connection>> Acquire(std::chrono::milliseconds timeout,
+                                                       bool* reused) {
     {
       std::lock_guard lock(pool_mu);
       if (!idle.empty()) {
@@ -339,9 +339,10 @@ Result<std::unique_ptr<HttpClient>> HttpClient::Create(const HttpClientOptions& 
   return std::unique_ptr<HttpClient>(new HttpClient(std::move(impl)));
 }
 
-Result<ClientResponse> HttpClient::Do(std::string_view method, std::string_view target,
-                                      std::string_view body, std::string_view content_type,
-                                      std::string_view accept, std::chrono::milliseconds timeout) {
+TransportResult<ClientResponse> HttpClient::Do(std::string_view method, std::string_view target,
+                                               std::string_view body, std::string_view content_type,
+                                               std::string_view accept,
+                                               std::chrono::milliseconds timeout) {
   if (timeout.count() <= 0) timeout = impl_->options.timeout;
   auto req = impl_->MakeRequest(method, target, body, content_type, accept);
   // A pooled connection the server (or something between) closed meanwhile fails on first use:
@@ -377,9 +378,9 @@ Result<ClientResponse> HttpClient::Do(std::string_view method, std::string_view 
                ErrorCode::kUnavailable};
 }
 
-std::vector<Result<ClientResponse>> HttpClient::DoPipelined(std::span<const ClientRequest> requests,
-                                                            std::chrono::milliseconds timeout) {
-  std::vector<Result<ClientResponse>> out;
+std::vector<TransportResult<ClientResponse>> HttpClient::DoPipelined(
+    std::span<const ClientRequest> requests, std::chrono::milliseconds timeout) {
+  std::vector<TransportResult<ClientResponse>> out;
   if (requests.empty()) return out;
   if (timeout.count() <= 0) timeout = impl_->options.timeout;
   std::string wire;

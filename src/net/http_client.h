@@ -16,13 +16,22 @@
 #include <string_view>
 #include <vector>
 
+#include "api/typed_result.h"
 #include "berth/api/result.h"
 
 namespace berth::net {
 
-// Attached (api/error_detail.h) to the error of a request whose connection could not be made:
-// the request never reached the server, so sending it again is safe whatever it was.
-struct ConnectionNotMade {};
+// The error of a request, with what is known of its fate.
+struct TransportError : Error {
+  TransportError() = default;
+  explicit TransportError(Error e, bool never_sent = false)
+      : Error(std::move(e)), never_sent(never_sent) {}
+  // The connection could not be made: the request never reached the server, so sending it
+  // again is safe whatever it was.
+  bool never_sent = false;
+};
+template <class T>
+using TransportResult = TypedResult<T, TransportError>;
 
 struct HttpClientOptions {
   std::string server;  // "https://host:port" or "http://host:port", optionally with a path prefix
@@ -71,18 +80,18 @@ class HttpClient {
   // One request; `target` is the path and query after the server's prefix. Connection
   // failures and timeouts are errors (kUnavailable / kTimeout) naming the server; any HTTP
   // status is a response.
-  Result<ClientResponse> Do(std::string_view method, std::string_view target,
-                            std::string_view body = {},
-                            std::string_view content_type = "application/json",
-                            std::string_view accept = "application/json",
-                            std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+  TransportResult<ClientResponse> Do(
+      std::string_view method, std::string_view target, std::string_view body = {},
+      std::string_view content_type = "application/json",
+      std::string_view accept = "application/json",
+      std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 
   // Several requests sent together on one connection (HTTP/1.1 pipelining) and answered in
   // order: one write and a few reads for the lot, instead of a round trip (and a wake-up of
   // each side) per request. One result per request. When the connection fails part way, the
   // requests whose answers did not arrive are errors (kUnavailable / kTimeout): they may or may
   // not have been carried out. For writes that are safe to repeat (events with a chosen name).
-  std::vector<Result<ClientResponse>> DoPipelined(
+  std::vector<TransportResult<ClientResponse>> DoPipelined(
       std::span<const ClientRequest> requests,
       std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 

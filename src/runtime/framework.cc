@@ -335,6 +335,7 @@ DetachedServices Framework::Detached() const {
                  {observe::KV::Str("plugin", plugin), observe::KV::Str("err", message),
                   observe::KV::Str("profile", profile)});
   };
+  detached.preemptions_in_flight = services_.preemptions_in_flight;
   return detached;
 }
 

@@ -48,6 +48,9 @@ struct FrameworkServices {
   observe::Logger* log = nullptr;
   // Handle::Activate (the scheduler's queue); null: ignored. Any thread.
   std::function<void(const Pod&)> activate;
+  // Asynchronous preemptions under way, for every profile and across reloads
+  // (DetachedServices); null: each DefaultPreemption keeps its own.
+  std::shared_ptr<preemption::PreemptionsInFlight> preemptions_in_flight;
 };
 
 // Per-node scores of one cycle: scores[plugin_index] over `nodes`, after normalization and

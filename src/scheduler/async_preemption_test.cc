@@ -6,6 +6,7 @@
 
 #include <deque>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -169,6 +170,23 @@ class AsyncPreemptionTest : public ::testing::Test {
     return p ? p->spec.node_name : "<gone>";
   }
 
+  // Swaps in a fresh generation of the same configuration (new DefaultPreemption instances),
+  // then frees the old one, as a reload between two cycles does.
+  void Reload() {
+    std::promise<ReloadResult> applied;
+    ReloadRequest request;
+    request.config = std::make_shared<const config::SchedulerConfiguration>(config_);
+    request.done = [&applied](const ReloadResult& r) { applied.set_value(r); };
+    sched_->RequestReload(std::move(request));
+    EXPECT_FALSE(sched_->ScheduleOne(false));  // applies it; nothing is active
+    auto result = applied.get_future();
+    ASSERT_EQ(result.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+    ReloadResult r = result.get();
+    ASSERT_FALSE(r.error.has_value()) << r.error->message;
+    EXPECT_EQ(r.kept, std::vector<std::string>{"default-scheduler"});
+    EXPECT_FALSE(sched_->ScheduleOne(false));  // frees the retired generation
+  }
+
   // The preemptor fails its first attempt and preempts both pods on n1.
   void Preempt() {
     cluster_.AddPod(MakePod().Name("boss").UID("boss").Priority(100).Req({{"cpu", "2"}}).Obj());
@@ -258,6 +276,42 @@ TEST_F(AsyncPreemptionTest, AnswersFromAnotherThreadWhileOtherPodsAreScheduled) 
   }
   EXPECT_EQ(NodeOf("boss"), "n1");
   for (int i = 0; i < 5; ++i) EXPECT_EQ(NodeOf("small-" + std::to_string(i)), "n2");
+  EXPECT_EQ(sched_->queue().counts().gated, 0u);
+}
+
+// A reload replaces the profile whose DefaultPreemption started the preemption: the new
+// instance still keeps the preemptor gated until its victims are gone, so no second preemption
+// starts for it meanwhile.
+TEST_F(AsyncPreemptionTest, AReloadKeepsThePreemptorGatedUntilItsVictimsGo) {
+  Preempt();
+  Reload();
+  sched_->queue().Activate(*cluster_.GetPod("default", "boss"));
+  EXPECT_EQ(sched_->queue().counts().gated, 1u);
+  EXPECT_FALSE(sched_->ScheduleOne(false));
+  EXPECT_THAT(client_.Held(), ::testing::ElementsAre("older"));
+
+  client_.ReleaseOldest();
+  EXPECT_THAT(client_.Held(), ::testing::ElementsAre("newer"));
+  EXPECT_EQ(sched_->queue().counts().gated, 1u);
+  EXPECT_FALSE(sched_->ScheduleOne(false));
+
+  client_.ReleaseOldest();
+  EXPECT_EQ(sched_->queue().counts().gated, 0u);
+  ASSERT_TRUE(sched_->ScheduleOne(false));
+  EXPECT_EQ(NodeOf("boss"), "n1");
+  EXPECT_TRUE(client_.Held().empty());
+}
+
+// A deletion that fails after the reload freed the profile that asked for it: the report goes
+// through the scheduler's services (the preemptor is tried again at once), not the freed Handle.
+TEST_F(AsyncPreemptionTest, AFailureAfterAReloadActivatesThePreemptor) {
+  Preempt();
+  Reload();
+  const Error refused{"admission webhook refused", ErrorCode::kUnknown};
+  client_.ReleaseOldest(&refused);
+  EXPECT_TRUE(client_.Held().empty());
+  EXPECT_NE(cluster_.GetPod("default", "newer"), nullptr);
+  EXPECT_EQ(sched_->queue().counts().active, 1u);
   EXPECT_EQ(sched_->queue().counts().gated, 0u);
 }
 

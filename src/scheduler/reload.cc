@@ -33,6 +33,7 @@ Result<std::shared_ptr<Scheduler::Generation>> Scheduler::BuildGeneration(
   services.metrics = metrics_;
   services.log = log_;
   services.activate = [queue = queue_.get()](const Pod& pod) { queue->Activate(pod); };
+  services.preemptions_in_flight = preemptions_in_flight_;
   for (const auto& profile : config.profiles) {
     auto fw = Framework::Create(profile, *registry_, services);
     if (!fw.ok()) return fw.error();

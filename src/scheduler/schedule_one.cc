@@ -32,6 +32,24 @@ int Scheduler::NumFeasibleNodesToFind(const Framework& fw, int num_all_nodes) co
   return std::max(n, kMinFeasibleNodesToFind);
 }
 
+// A windowed filter scan: nodes are examined from `start`, wrapping, until `to_find` feasible
+// ones are found.
+struct Scheduler::FilterScan {
+  const std::vector<const NodeInfo*>& nodes;
+  int n = 0, start = 0, to_find = 0;
+  // In a sampled cycle every kPerNodeTimingStride-th node's Filter plugins are timed; with a
+  // metrics sink every evaluation is counted (from where each node stopped, not per call).
+  bool timing = false, counting = false;
+  int found = 0, scanned = 0;
+  uint64_t passed = 0;
+
+  // Position in `nodes` of scan step i: start < n and i < n, so one wrap at most (no division
+  // per node).
+  int position(int i) const { return start + i < n ? start + i : start + i - n; }
+  // The next window: from where the scan got to, asking for the feasible nodes still missing.
+  int WindowEnd() const { return std::min(n, scanned + std::max(32, to_find - found)); }
+};
+
 Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& state,
                                            const PodInfo& pod,
                                            const std::vector<const NodeInfo*>& nodes, bool rotate,
@@ -59,220 +77,239 @@ Status Scheduler::FindNodesThatPassFilters(Framework& fw, const CycleState& stat
   // to_find-th feasible node is found, exactly as a sequential scan from `start` would: the
   // result does not depend on thread timing. Each window asks for what is still missing, so
   // when most nodes fit, hardly any node is checked in vain.
-  // Buffers live across cycles; an entry is non-Success only while a window is examined.
-  std::vector<Status>& statuses = filter_statuses_buffer_;
-  std::vector<char>& ok = filter_ok_buffer_;
-  std::atomic<bool> error{false};
-  int found = 0;
-  int scanned = 0;
-  // In a sampled cycle every kPerNodeTimingStride-th node's Filter plugins are timed; with a
-  // metrics sink every evaluation is counted (from where each node stopped, not per call).
-  const bool timing = state.ShouldRecordPluginMetrics();
-  const bool counting = fw.counts_plugin_evaluations();
-  uint64_t passed = 0;
-  if (counting) filter_rejected_at_.assign(fw.num_filter_plugins(), 0);
+  FilterScan scan{
+      nodes, n, start, to_find, state.ShouldRecordPluginMetrics(), fw.counts_plugin_evaluations()};
+  if (scan.counting) filter_rejected_at_.assign(fw.num_filter_plugins(), 0);
   // Without nominated pods a node runs the plugins PreFilter left, listed once for all nodes.
-  const bool nominated = fw.has_nominated_pods();
   fw.ActiveFilters(state, 0, SIZE_MAX, &active_filters_);
-  const std::span<const Framework::ActiveFilter> filters(active_filters_);
-  while (scanned < n && found < to_find) {
-    const int begin = scanned;
-    const int end = std::min(n, begin + std::max(32, to_find - found));
-    if (statuses.size() < static_cast<size_t>(end - begin)) statuses.resize(end - begin);
-    ok.assign(end - begin, 0);
-    // Position in `nodes` of window entry k; start < n and begin + k < n, so one wrap at most
-    // (no division per node).
-    const int first = (start + begin) % n;
-    auto index = [&](int k) {
-      const int i = first + k;
-      return i >= n ? i - n : i;
-    };
-    auto at = [&](int k) { return nodes[index(k)]; };
-    fw.parallelizer().Until(end - begin, [&](int k) {
-      if (error.load(std::memory_order_relaxed)) return;
-      const NodeInfo& node = *at(k);
-      // The loop is memory-bound: load NodeInfos eight steps ahead and their Node objects four
-      // steps ahead while this node is filtered (workers take contiguous chunks).
-      const int len = end - begin;
-      if (k + 8 < len) PrefetchNodeInfo(at(k + 8));
-      if (k + 4 < len) PrefetchNode(at(k + 4));
-      const bool timed = timing && (begin + k) % kPerNodeTimingStride == 0;
-      Status s = Guarded("running Filter plugins", [&] {
-        return nominated ? fw.RunFilterPluginsWithNominatedPods(state, pod, node, timed)
-                         : fw.RunActiveFilters(state, pod, node, filters, timed);
-      });
-      if (s.IsSuccess()) {
-        ok[k] = 1;
-      } else {
-        if (s.IsError()) error.store(true);
-        statuses[k] = std::move(s);
-      }
-    });
-    if (error) {
-      Status first;
-      for (int k = 0; k < end - begin; ++k) {
-        if (statuses[k].IsError() && first.IsSuccess()) first = statuses[k];
-        statuses[k] = Status();
-      }
-      return first;
-    }
-    for (int i = begin; i < end; ++i) {
-      ++scanned;
-      if (ok[i - begin]) {
-        ++passed;
-        feasible->push_back(nodes[(start + i) % n]);
-        if (++found == to_find) break;
-      } else {
-        if (counting) {
-          const int at = fw.FilterPluginIndex(statuses[i - begin].plugin());
-          if (at >= 0) ++filter_rejected_at_[at];
-        }
-        if (attempt)
-          RecordRejection(attempt, nodes[(start + i) % n], std::move(statuses[i - begin]));
-        statuses[i - begin] = Status();
-      }
-    }
-    // Nodes past the stopping point were examined but do not count; clear their results.
-    for (int k = scanned - begin; k < end - begin; ++k) statuses[k] = Status();
+  while (scan.scanned < n && scan.found < to_find) {
+    const int begin = scan.scanned;
+    const int end = scan.WindowEnd();
+    Status error = FilterWindow(fw, state, pod, scan, begin, end);
+    if (!error.IsSuccess()) return error;
+    TakeFilterWindow(fw, scan, begin, end, feasible, attempt);
   }
-  if (counting) fw.CountFilterEvaluations(state, passed, filter_rejected_at_);
+  if (scan.counting) fw.CountFilterEvaluations(state, scan.passed, filter_rejected_at_);
   return Status::Success();
 }
 
-// Kept whole on purpose: the windowed scan must stop exactly where the sequential scan would,
-// and its phases (unknown verdicts, afresh plugins, the ordered read) share the window's state.
+Status Scheduler::FilterWindow(Framework& fw, const CycleState& state, const PodInfo& pod,
+                               const FilterScan& scan, int begin, int end) {
+  // Buffers live across cycles; an entry is non-Success only while a window is examined.
+  std::vector<Status>& statuses = filter_statuses_buffer_;
+  std::vector<char>& ok = filter_ok_buffer_;
+  if (statuses.size() < static_cast<size_t>(end - begin)) statuses.resize(end - begin);
+  ok.assign(end - begin, 0);
+  std::atomic<bool> error{false};
+  const bool nominated = fw.has_nominated_pods();
+  const std::span<const Framework::ActiveFilter> filters(active_filters_);
+  auto at = [&](int k) { return scan.nodes[scan.position(begin + k)]; };
+  fw.parallelizer().Until(end - begin, [&](int k) {
+    if (error.load(std::memory_order_relaxed)) return;
+    const NodeInfo& node = *at(k);
+    // The loop is memory-bound: load NodeInfos eight steps ahead and their Node objects four
+    // steps ahead while this node is filtered (workers take contiguous chunks).
+    const int len = end - begin;
+    if (k + 8 < len) PrefetchNodeInfo(at(k + 8));
+    if (k + 4 < len) PrefetchNode(at(k + 4));
+    const bool timed = scan.timing && (begin + k) % kPerNodeTimingStride == 0;
+    Status s = Guarded("running Filter plugins", [&] {
+      return nominated ? fw.RunFilterPluginsWithNominatedPods(state, pod, node, timed)
+                       : fw.RunActiveFilters(state, pod, node, filters, timed);
+    });
+    if (s.IsSuccess()) {
+      ok[k] = 1;
+    } else {
+      if (s.IsError()) error.store(true);
+      statuses[k] = std::move(s);
+    }
+  });
+  if (!error) return Status::Success();
+  Status first;
+  for (int k = 0; k < end - begin; ++k) {
+    if (statuses[k].IsError() && first.IsSuccess()) first = statuses[k];
+    statuses[k] = Status();
+  }
+  return first;
+}
+
+void Scheduler::TakeFilterWindow(Framework& fw, FilterScan& scan, int begin, int end,
+                                 std::vector<const NodeInfo*>* feasible,
+                                 SchedulingAttempt* attempt) {
+  std::vector<Status>& statuses = filter_statuses_buffer_;
+  for (int i = begin; i < end; ++i) {
+    ++scan.scanned;
+    const NodeInfo* node = scan.nodes[scan.position(i)];
+    if (filter_ok_buffer_[i - begin]) {
+      ++scan.passed;
+      feasible->push_back(node);
+      if (++scan.found == scan.to_find) break;
+    } else {
+      if (scan.counting) {
+        const int at = fw.FilterPluginIndex(statuses[i - begin].plugin());
+        if (at >= 0) ++filter_rejected_at_[at];
+      }
+      if (attempt) RecordRejection(attempt, node, std::move(statuses[i - begin]));
+      statuses[i - begin] = Status();
+    }
+  }
+  // Nodes past the stopping point were examined but do not count; clear their results.
+  for (int k = scan.scanned - begin; k < end - begin; ++k) statuses[k] = Status();
+}
+
 Status Scheduler::FindNodesThatPassFiltersMemoized(Framework& fw, const CycleState& state,
                                                    const PodInfo& pod,
                                                    const std::vector<const NodeInfo*>& nodes,
                                                    int start, int to_find,
                                                    std::vector<const NodeInfo*>* feasible,
                                                    SchedulingAttempt* attempt) {
-  const int n = static_cast<int>(nodes.size());
-  const bool timing = state.ShouldRecordPluginMetrics();
-  const bool counting = fw.counts_plugin_evaluations();
-  if (counting) filter_rejected_at_.assign(fw.num_filter_plugins(), 0);
-  uint64_t passed = 0;
-  int found = 0;
-  int scanned = 0;
-  std::vector<uint32_t>& feasible_rows = reuse_.feasible_rows();
-  feasible_rows.reserve(to_find);
-  NodeResultReuse::Slot& slot = *reuse_.slot();
+  FilterScan scan{nodes,   static_cast<int>(nodes.size()),    start,
+                  to_find, state.ShouldRecordPluginMetrics(), fw.counts_plugin_evaluations()};
+  if (scan.counting) filter_rejected_at_.assign(fw.num_filter_plugins(), 0);
+  reuse_.feasible_rows().reserve(to_find);
   const size_t fresh_from = reuse_.fresh_filters_from();
-  const uint32_t feasible_verdict = slot.feasible_verdict();
-  auto position = [&](int i) { return start + i < n ? start + i : start + i - n; };
   fw.ActiveFilters(state, 0, fresh_from, &active_filters_);
   fw.ActiveFilters(state, fresh_from, SIZE_MAX, &fresh_filters_);
-  const std::span<const Framework::ActiveFilter> kept_filters(active_filters_);
-  const std::span<const Framework::ActiveFilter> fresh_filters(fresh_filters_);
   // Windows as in FindNodesThatPassFilters: each asks for the feasible nodes still missing.
   // Nodes without a verdict (the ones the last binds changed; every node while the results
   // fill after a change of pod) are filtered first, in parallel when there are enough of them;
   // then the window is read in order up to the stopping point, so the outcome is the
   // sequential scan's. Verdicts past the stopping point are kept for later cycles.
-  while (scanned < n && found < to_find) {
-    const int begin = scanned;
-    const int end = std::min(n, begin + std::max(32, to_find - found));
-    std::vector<uint32_t>& unknown = unknown_rows_buffer_;
-    unknown.clear();
-    for (int i = begin; i < end; ++i) {
-      const int pos = position(i);
-      if (!slot.Known(pos)) unknown.push_back(pos);
+  while (scan.scanned < scan.n && scan.found < to_find) {
+    const int begin = scan.scanned;
+    const int end = scan.WindowEnd();
+    Status error = FilterUnknownNodes(fw, state, pod, scan, begin, end);
+    if (!error.IsSuccess()) return error;
+    error = FilterAfresh(fw, state, pod, scan, begin, end);
+    if (!error.IsSuccess()) return error;
+    TakeMemoizedWindow(fw, scan, begin, end, feasible, attempt);
+  }
+  if (scan.counting) fw.CountFilterEvaluations(state, scan.passed, filter_rejected_at_);
+  return Status::Success();
+}
+
+namespace {
+
+// Runs `run` for 0..m-1: a handful of nodes costs less than waking the workers.
+template <class F>
+void ForEachNode(Framework& fw, int m, F&& run) {
+  if (m >= 32) {
+    fw.parallelizer().Until(m, run);
+  } else {
+    for (int k = 0; k < m; ++k) run(k);
+  }
+}
+
+}  // namespace
+
+Status Scheduler::FilterUnknownNodes(Framework& fw, const CycleState& state, const PodInfo& pod,
+                                     const FilterScan& scan, int begin, int end) {
+  NodeResultReuse::Slot& slot = *reuse_.slot();
+  std::vector<uint32_t>& unknown = unknown_rows_buffer_;
+  unknown.clear();
+  for (int i = begin; i < end; ++i) {
+    const int pos = scan.position(i);
+    if (!slot.Known(pos)) unknown.push_back(pos);
+  }
+  reuse_.CountReused(static_cast<uint64_t>(end - begin) - unknown.size());
+  if (unknown.empty()) return Status::Success();
+  const int m = static_cast<int>(unknown.size());
+  // The plugins up to the ones run afresh, as FindNodesThatPassFiltersMemoized listed them.
+  const std::span<const Framework::ActiveFilter> kept_filters(active_filters_);
+  std::vector<Status>& statuses = filter_statuses_buffer_;
+  if (statuses.size() < unknown.size()) statuses.resize(unknown.size());
+  ForEachNode(fw, m, [&](int k) {
+    if (k + 8 < m) PrefetchNodeInfo(scan.nodes[unknown[k + 8]]);
+    if (k + 4 < m) PrefetchNode(scan.nodes[unknown[k + 4]]);
+    const bool timed = scan.timing && k % kPerNodeTimingStride == 0;
+    // No pod is nominated in a cycle that reuses results: the plain Filter plugins, up to
+    // the ones run afresh every cycle.
+    statuses[k] = Guarded("running Filter plugins", [&] {
+      return fw.RunActiveFilters(state, pod, *scan.nodes[unknown[k]], kept_filters, timed);
+    });
+  });
+  const uint32_t feasible_verdict = slot.feasible_verdict();
+  Status error;
+  for (int k = 0; k < m; ++k) {
+    Status& s = statuses[k];
+    if (s.IsError()) {
+      if (error.IsSuccess()) error = std::move(s);
+      s = Status();
+      continue;
     }
-    reuse_.CountReused(static_cast<uint64_t>(end - begin) - unknown.size());
-    if (!unknown.empty()) {
-      const int m = static_cast<int>(unknown.size());
-      std::vector<Status>& statuses = filter_statuses_buffer_;
-      if (statuses.size() < unknown.size()) statuses.resize(unknown.size());
-      auto run = [&](int k) {
-        if (k + 8 < m) PrefetchNodeInfo(nodes[unknown[k + 8]]);
-        if (k + 4 < m) PrefetchNode(nodes[unknown[k + 4]]);
-        const bool timed = timing && k % kPerNodeTimingStride == 0;
-        // No pod is nominated in a cycle that reuses results: the plain Filter plugins, up to
-        // the ones run afresh every cycle.
-        statuses[k] = Guarded("running Filter plugins", [&] {
-          return fw.RunActiveFilters(state, pod, *nodes[unknown[k]], kept_filters, timed);
-        });
-      };
-      // A handful of changed nodes costs less than waking the workers.
-      if (m >= 32) {
-        fw.parallelizer().Until(m, run);
-      } else {
-        for (int k = 0; k < m; ++k) run(k);
-      }
-      Status error;
-      for (int k = 0; k < m; ++k) {
-        Status& s = statuses[k];
-        if (s.IsError()) {
-          if (error.IsSuccess()) error = std::move(s);
-          s = Status();
-          continue;
-        }
-        if (s.IsSuccess()) {
-          slot.verdicts[unknown[k]] = feasible_verdict;
-        } else {
-          slot.verdicts[unknown[k]] = slot.rejected_verdict();
-          slot.rejection_of[unknown[k]] = slot.Intern(std::move(s));
-          s = Status();
-        }
-      }
-      if (!error.IsSuccess()) return error;
-    }
-    // The spreading plugins' Filter, when it runs, reads other nodes: it runs afresh on the
-    // window's nodes that pass the others (it comes after them in the profile's order).
-    std::vector<Status>& fresh = fresh_statuses_buffer_;
-    if (fresh_from < fw.num_filter_plugins()) {
-      std::vector<uint32_t>& passing = unknown_rows_buffer_;  // reused: window entries now
-      passing.clear();
-      for (int i = begin; i < end; ++i)
-        if (slot.verdicts[position(i)] == feasible_verdict) passing.push_back(i - begin);
-      fresh.assign(end - begin, Status());
-      const int m = static_cast<int>(passing.size());
-      auto run = [&](int k) {
-        const NodeInfo& node = *nodes[position(begin + static_cast<int>(passing[k]))];
-        const bool timed = timing && k % kPerNodeTimingStride == 0;
-        fresh[passing[k]] = Guarded("running Filter plugins", [&] {
-          return fw.RunActiveFilters(state, pod, node, fresh_filters, timed);
-        });
-      };
-      if (m >= 32) {
-        fw.parallelizer().Until(m, run);
-      } else {
-        for (int k = 0; k < m; ++k) run(k);
-      }
-      for (const Status& f : fresh)
-        if (f.IsError()) return f;
+    if (s.IsSuccess()) {
+      slot.verdicts[unknown[k]] = feasible_verdict;
     } else {
-      fresh.clear();
-    }
-    for (int i = begin; i < end && found < to_find; ++i) {
-      ++scanned;
-      const int pos = position(i);
-      const bool fresh_rejected = !fresh.empty() && !fresh[i - begin].IsSuccess();
-      if (slot.verdicts[pos] == feasible_verdict && !fresh_rejected) {
-        ++passed;
-        ++found;
-        feasible->push_back(nodes[pos]);
-        feasible_rows.push_back(static_cast<uint32_t>(pos));
-        continue;
-      }
-      Status& rejection =
-          fresh_rejected ? fresh[i - begin] : slot.rejections[slot.rejection_of[pos]];
-      if (counting) {
-        const int at = fw.FilterPluginIndex(rejection.plugin());
-        if (at >= 0) ++filter_rejected_at_[at];
-      }
-      if (!attempt) continue;
-      if (fresh_rejected) {
-        RecordRejection(attempt, nodes[pos], std::move(rejection));
-      } else if (defer_rejections_) {
-        kept_rejections_.emplace_back(nodes[pos], &rejection);  // the slot keeps it
-      } else {
-        attempt->filter_statuses[nodes[pos]->name()] = rejection;
-      }
+      slot.verdicts[unknown[k]] = slot.rejected_verdict();
+      slot.rejection_of[unknown[k]] = slot.Intern(std::move(s));
+      s = Status();
     }
   }
-  if (counting) fw.CountFilterEvaluations(state, passed, filter_rejected_at_);
+  return error;
+}
+
+Status Scheduler::FilterAfresh(Framework& fw, const CycleState& state, const PodInfo& pod,
+                               const FilterScan& scan, int begin, int end) {
+  // The spreading plugins' Filter, when it runs, reads other nodes: it runs afresh on the
+  // window's nodes that pass the others (it comes after them in the profile's order).
+  std::vector<Status>& fresh = fresh_statuses_buffer_;
+  const size_t fresh_from = reuse_.fresh_filters_from();
+  if (fresh_from >= fw.num_filter_plugins()) {
+    fresh.clear();
+    return Status::Success();
+  }
+  const std::span<const Framework::ActiveFilter> fresh_filters(fresh_filters_);
+  const NodeResultReuse::Slot& slot = *reuse_.slot();
+  const uint32_t feasible_verdict = slot.feasible_verdict();
+  std::vector<uint32_t>& passing = unknown_rows_buffer_;  // reused: window entries now
+  passing.clear();
+  for (int i = begin; i < end; ++i)
+    if (slot.verdicts[scan.position(i)] == feasible_verdict) passing.push_back(i - begin);
+  fresh.assign(end - begin, Status());
+  ForEachNode(fw, static_cast<int>(passing.size()), [&](int k) {
+    const NodeInfo& node = *scan.nodes[scan.position(begin + static_cast<int>(passing[k]))];
+    const bool timed = scan.timing && k % kPerNodeTimingStride == 0;
+    fresh[passing[k]] = Guarded("running Filter plugins", [&] {
+      return fw.RunActiveFilters(state, pod, node, fresh_filters, timed);
+    });
+  });
+  for (const Status& f : fresh)
+    if (f.IsError()) return f;
   return Status::Success();
+}
+
+void Scheduler::TakeMemoizedWindow(Framework& fw, FilterScan& scan, int begin, int end,
+                                   std::vector<const NodeInfo*>* feasible,
+                                   SchedulingAttempt* attempt) {
+  NodeResultReuse::Slot& slot = *reuse_.slot();
+  const uint32_t feasible_verdict = slot.feasible_verdict();
+  std::vector<uint32_t>& feasible_rows = reuse_.feasible_rows();
+  std::vector<Status>& fresh = fresh_statuses_buffer_;
+  for (int i = begin; i < end && scan.found < scan.to_find; ++i) {
+    ++scan.scanned;
+    const int pos = scan.position(i);
+    const bool fresh_rejected = !fresh.empty() && !fresh[i - begin].IsSuccess();
+    if (slot.verdicts[pos] == feasible_verdict && !fresh_rejected) {
+      ++scan.passed;
+      ++scan.found;
+      feasible->push_back(scan.nodes[pos]);
+      feasible_rows.push_back(static_cast<uint32_t>(pos));
+      continue;
+    }
+    Status& rejection = fresh_rejected ? fresh[i - begin] : slot.rejections[slot.rejection_of[pos]];
+    if (scan.counting) {
+      const int at = fw.FilterPluginIndex(rejection.plugin());
+      if (at >= 0) ++filter_rejected_at_[at];
+    }
+    if (!attempt) continue;
+    if (fresh_rejected) {
+      RecordRejection(attempt, scan.nodes[pos], std::move(rejection));
+    } else if (defer_rejections_) {
+      kept_rejections_.emplace_back(scan.nodes[pos], &rejection);  // the slot keeps it
+    } else {
+      attempt->filter_statuses[scan.nodes[pos]->name()] = rejection;
+    }
+  }
 }
 
 Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const PodInfo& pod,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "framework/guard.h"
+#include "framework/preemptions_in_flight.h"
 #include "observe/log.h"
 #include "scheduler/equivalence.h"
 #include "scheduler/extenders.h"
@@ -39,6 +40,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
   s->random_ = Random(options.seed);
   s->metrics_random_ = Random(options.seed ^ 0x9e3779b97f4a7c15ULL);
   s->parallelizer_ = std::make_unique<ThreadPoolParallelizer>(options.config->parallelism);
+  s->preemptions_in_flight_ = std::make_shared<preemption::PreemptionsInFlight>(options.client);
   if (!options.inline_binding) {
     s->binding_executor_ = std::make_unique<BindingExecutor>();
     s->permit_timer_ = std::make_unique<DeadlineTimer>(*options.clock);

@@ -325,6 +325,26 @@ class Scheduler final : public ClusterEventHandler, public DraEventHandler {
                                           const std::vector<const NodeInfo*>& nodes, int start,
                                           int to_find, std::vector<const NodeInfo*>* feasible,
                                           SchedulingAttempt* attempt);
+  // The steps of both scans (schedule_one.cc). FilterScan: where a scan starts, what it looks
+  // for, how far it got.
+  struct FilterScan;
+  // Filters a window's nodes in parallel into filter_statuses_buffer_ / filter_ok_buffer_; the
+  // first Error, if any.
+  Status FilterWindow(Framework& fw, const CycleState& state, const PodInfo& pod,
+                      const FilterScan& scan, int begin, int end);
+  // Reads a filtered window in order up to the stopping point.
+  void TakeFilterWindow(Framework& fw, FilterScan& scan, int begin, int end,
+                        std::vector<const NodeInfo*>* feasible, SchedulingAttempt* attempt);
+  // Memoized: gives the window's nodes without a verdict one; the first Error, if any.
+  Status FilterUnknownNodes(Framework& fw, const CycleState& state, const PodInfo& pod,
+                            const FilterScan& scan, int begin, int end);
+  // Memoized: runs the Filter plugins kept out of the verdicts on the window's passing nodes
+  // into fresh_statuses_buffer_ (empty when there are none); the first Error, if any.
+  Status FilterAfresh(Framework& fw, const CycleState& state, const PodInfo& pod,
+                      const FilterScan& scan, int begin, int end);
+  // Memoized: reads the window's verdicts in order up to the stopping point.
+  void TakeMemoizedWindow(Framework& fw, FilterScan& scan, int begin, int end,
+                          std::vector<const NodeInfo*>* feasible, SchedulingAttempt* attempt);
   int NumFeasibleNodesToFind(const Framework& fw, int num_all_nodes) const;
   std::string SelectHost(const ScoreTable& table);
   void RunBindingCycle(std::unique_ptr<BindingTask> task);
@@ -407,6 +427,9 @@ class Scheduler final : public ClusterEventHandler, public DraEventHandler {
   // not change tie-breaks (the daemon decides as the simulator does).
   Random metrics_random_;
   std::unique_ptr<ThreadPoolParallelizer> parallelizer_;
+  // Asynchronous preemptions under way, for every profile of every generation: a reload's new
+  // DefaultPreemption keeps gating the preemptors of the old one (FrameworkServices).
+  std::shared_ptr<preemption::PreemptionsInFlight> preemptions_in_flight_;
   std::unique_ptr<SchedulingQueue> queue_;
   Cache cache_;
   Snapshot snapshot_;

@@ -71,7 +71,11 @@ std::string AggregateErrors(const std::vector<std::string>& errors) {
 DefaultPreemption::DefaultPreemption(Handle& handle, const config::DefaultPreemptionArgs& args,
                                      bool async_preemption)
     : handle_(handle), args_(args) {
-  if (async_preemption)
+  if (!async_preemption) return;
+  // The scheduler's table, which outlives this profile: a reload's new instance must still
+  // gate the preemptors whose deletions this one started.
+  in_flight_ = DetachedFrom(handle_).preemptions_in_flight;
+  if (!in_flight_)
     in_flight_ = std::make_shared<preemption::PreemptionsInFlight>(&handle_.listers());
 }
 

@@ -16,9 +16,9 @@
 #include "berth/config/plugin_args.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
+#include "framework/preemptions_in_flight.h"
 #include "plugins/defaultpreemption/defaultpreemption.h"
 #include "plugins/defaultpreemption/preemption.h"
-#include "plugins/defaultpreemption/preemptions_in_flight.h"
 
 namespace berth {
 
@@ -96,7 +96,8 @@ class DefaultPreemption final : public PostFilterPlugin,
 
   Handle& handle_;
   config::DefaultPreemptionArgs args_;
-  // Null without asynchronous preemption. Shared with the deletions' continuations.
+  // Null without asynchronous preemption. The scheduler's (DetachedServices) when it has one;
+  // shared with the deletions' continuations.
   std::shared_ptr<preemption::PreemptionsInFlight> in_flight_;
 };
 

@@ -298,6 +298,34 @@ TEST(DefaultPreemptionTest, AsyncPreemptionGatesThePreemptorUntilItsLastVictimGo
   EXPECT_EQ(env.plugin.EventsToRegister().size(), 1u);
 }
 
+// A victim's deletion fails after a reload replaced the profile that started the preemption:
+// the report goes through the scheduler's services, never the replaced profile's Handle.
+TEST(DefaultPreemptionTest, AFailureAfterAReloadReportsWithoutTheHandle) {
+  auto a = Running("a", "node1", kLow, kMedium);
+  auto b = Running("b", "node1", kLow, kMedium);
+  Env env({N("node1")}, {a, b}, MakePod().Name("p").Priority(kHigh).Req(kVeryLarge).Obj());
+  env.handle.detached = std::make_shared<defaultpreemption_test::TestHandle::DetachedCalls>();
+  QueuedDeletions queued(env.handle.cluster());
+  env.handle.SetWriter(&queued);
+  Candidate c;
+  c.node_name = "node1";
+  c.victims.pods = {PodInfo::Create(a), PodInfo::Create(b)};
+  ASSERT_TRUE(env.plugin.PrepareCandidate(c, *env.pod->pod).IsSuccess());
+  ASSERT_EQ(queued.held.size(), 1u);
+
+  env.handle.retired = true;
+  auto [victim, done] = std::move(queued.held.front());
+  queued.held.clear();
+  const Error refused{"pods \"a\" is forbidden", ErrorCode::kForbidden};
+  done(&refused);
+  EXPECT_TRUE(queued.held.empty());  // the last victim is spared
+  EXPECT_THAT(env.handle.detached->activated, ElementsAre("p"));
+  ASSERT_EQ(env.handle.detached->logged.size(), 1u);
+  EXPECT_THAT(env.handle.detached->logged[0], HasSubstr("preempting for pod default/p failed"));
+  EXPECT_TRUE(env.handle.activated.empty());
+  EXPECT_TRUE(env.handle.logged.empty());
+}
+
 // Gate off: no gating, no registration.
 TEST(DefaultPreemptionTest, SyncPreemptionNeverGates) {
   auto a = Running("a", "node1", kLow, kMedium);

@@ -18,6 +18,7 @@
 
 #include "berth/testing/fake_handle.h"
 #include "framework/async_pod_deleter.h"
+#include "framework/detached_services.h"
 #include "framework/in_memory_cluster.h"
 #include "framework/parallelizer.h"
 #include "plugins/defaultpreemption/plugin.h"
@@ -129,7 +130,7 @@ class FakeWaitingPod final : public WaitingPod {
 
 // A Handle with the framework's runner semantics over an explicit plugin list, a snapshot and
 // an in-memory cluster holding the same pods.
-class TestHandle final : public Handle {
+class TestHandle final : public Handle, public DetachedServicesProvider {
  public:
   TestHandle(std::vector<Ptr<Node>> nodes, std::vector<Ptr<Pod>> pods, int parallelism = 1)
       : snapshot_(Snapshot::Build(nodes, pods)) {
@@ -169,11 +170,39 @@ class TestHandle final : public Handle {
   const ClusterListers& listers() const override { return cluster_; }
   ClusterWriter& writer() override { return writer_ ? *writer_ : cluster_; }
   void SetWriter(ClusterWriter* w) { writer_ = w; }
-  void Activate(const Pod& pod) override { activated.push_back(pod.metadata.name); }
+  void Activate(const Pod& pod) override {
+    if (retired) ADD_FAILURE() << "Activate on the handle of a replaced profile";
+    activated.push_back(pod.metadata.name);
+  }
   void LogError(std::string_view plugin, std::string_view message) override {
+    if (retired) ADD_FAILURE() << "LogError on the handle of a replaced profile";
     logged.push_back(std::string(plugin) + ": " + std::string(message));
   }
   std::vector<std::string> activated, logged;
+
+  // What the scheduler's services (DetachedServices) received; they outlive the handle.
+  struct DetachedCalls {
+    std::vector<std::string> activated, logged;
+  };
+  // Null (the default): the detached services call this handle, as for a handle without them.
+  std::shared_ptr<DetachedCalls> detached;
+  // A reload replaced the profile this handle stands for (its framework would be freed): any
+  // further call of Activate or LogError fails the test.
+  bool retired = false;
+  DetachedServices Detached() const override {
+    if (!detached) {
+      auto* self = const_cast<TestHandle*>(this);
+      return {.activate = [self](const Pod& pod) { self->Activate(pod); },
+              .log_error = [self](std::string_view plugin,
+                                  std::string_view message) { self->LogError(plugin, message); }};
+    }
+    return {.activate = [calls = detached](
+                            const Pod& pod) { calls->activated.push_back(pod.metadata.name); },
+            .log_error =
+                [calls = detached](std::string_view plugin, std::string_view message) {
+                  calls->logged.push_back(std::string(plugin) + ": " + std::string(message));
+                }};
+  }
   const Clock& clock() const override { return clock_; }
   Random& random() override { return random_; }
   Parallelizer& parallelizer() override { return *parallelizer_; }

@@ -1,4 +1,4 @@
-#include "plugins/defaultpreemption/preemptions_in_flight.h"
+#include "framework/preemptions_in_flight.h"
 
 #include "framework/async_pod_deleter.h"
 

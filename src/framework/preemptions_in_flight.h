@@ -12,6 +12,10 @@
 // the preemptor through then, or the preemptor would wait in the pool for an event already
 // spent.
 //
+// One table per scheduler, shared by its profiles and outliving them (DetachedServices): a
+// configuration reload builds new DefaultPreemption instances while deletions asked for by the
+// old ones are still under way, and the new instances must keep gating those preemptors.
+//
 // Threads: Start on the scheduling thread; the continuations on the writer's threads (or
 // inside Start, for a synchronous writer); IsRunning from PreEnqueue on any thread feeding the
 // queue. No lock is held while calling the writer or `on_failure`.
