@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "apiserver/api_error.h"
 #include "apiserver/resources.h"
-#include "berth/api/result.h"
 
 namespace berth::apiserver {
 

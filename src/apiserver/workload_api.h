@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-#include "berth/api/result.h"
+#include "apiserver/api_error.h"
 
 namespace berth::apiserver {
 

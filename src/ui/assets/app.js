@@ -36,20 +36,8 @@
 
   // ---- small helpers ---------------------------------------------------------------------
 
-  function h(tag, attrs, ...children) {
-    const el = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (v === undefined || v === null || v === false) continue;
-      if (k === 'class') el.className = v;
-      else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
-      else el.setAttribute(k, v === true ? '' : String(v));
-    }
-    for (const c of children.flat(Infinity)) {
-      if (c === undefined || c === null || c === false) continue;
-      el.append(c instanceof window.Node ? c : document.createTextNode(String(c)));
-    }
-    return el;
-  }
+  // timeline.js, loaded first on every page that loads this one, builds elements for both.
+  const h = window.BerthTimeline.h;
   const $ = (id) => document.getElementById(id);
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   function replace(id, ...children) {

@@ -403,5 +403,5 @@
     showTab(opts.tab === 'timeline' ? 'timeline' : 'cluster');
   }
 
-  window.BerthTimeline = {init, modelOf};
+  window.BerthTimeline = {init, modelOf, h};
 })();
