@@ -308,6 +308,26 @@ Result<apiserver::ServerOptions> UpServerOptions(const UpOptions& options,
   return so;
 }
 
+namespace {
+
+// What the cluster holds before anything else runs: a new data directory's demo objects and
+// the published scheduler configuration.
+VoidResult PrepareCluster(apiserver::Server& server, const UpOptions& options, bool new_data_dir,
+                          const config::SchedulerConfiguration* config,
+                          const std::string& config_source) {
+  if (auto r = SeedCluster(server.store(), options, new_data_dir); !r.ok()) {
+    return Error{r.error().message};
+  }
+  if (auto r = PublishSchedulerConfiguration(
+          server.store(), options.no_scheduler ? nullptr : config, config_source);
+      !r.ok()) {
+    return Error{"publishing the scheduler configuration: " + r.error().message};
+  }
+  return {};
+}
+
+}  // namespace
+
 int RunUp(const UpOptions& options) {
   BlockTerminationSignals();
   BlockReloadSignal();
@@ -331,12 +351,13 @@ int RunUp(const UpOptions& options) {
   std::error_code ignored;
   const bool new_data_dir = !std::filesystem::exists(so.data_dir + "/state.db", ignored);
   auto timeline = std::make_shared<ui::LiveTimeline>();
-  so.extra_routes = ui::WebViewRoutes(
-      {.config = config,
-       .registry = &inputs->registry,
-       .config_source = options.config_file.empty() ? "default configuration" : options.config_file,
-       .decisions = options.no_scheduler ? nullptr : &decisions,
-       .timeline = timeline});
+  const std::string config_source =
+      options.config_file.empty() ? "default configuration" : options.config_file;
+  so.extra_routes = ui::WebViewRoutes({.config = config,
+                                       .registry = &inputs->registry,
+                                       .config_source = config_source,
+                                       .decisions = options.no_scheduler ? nullptr : &decisions,
+                                       .timeline = timeline});
   auto metrics_sources = std::make_shared<MetricsSources>();
   so.extra_routes.push_back(MetricsRoute(metrics_sources));
   auto server = StartServer(so, remembered, options.port == 0);
@@ -351,17 +372,8 @@ int RunUp(const UpOptions& options) {
     (*server)->Stop();
     return 1;
   }
-  if (auto r = SeedCluster((*server)->store(), options, new_data_dir); !r.ok()) {
+  if (auto r = PrepareCluster(**server, options, new_data_dir, config, config_source); !r.ok()) {
     std::fprintf(stderr, "berth up: %s\n", r.error().message.c_str());
-    return 1;
-  }
-  const std::string config_source =
-      options.config_file.empty() ? "default configuration" : options.config_file;
-  if (auto r = PublishSchedulerConfiguration(
-          (*server)->store(), options.no_scheduler ? nullptr : config, config_source);
-      !r.ok()) {
-    std::fprintf(stderr, "berth up: publishing the scheduler configuration: %s\n",
-                 r.error().message.c_str());
     return 1;
   }
   auto controllers = StartControllers(UpRuntime(options), (*server)->kubeconfig_path());
