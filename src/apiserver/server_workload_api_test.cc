@@ -3,7 +3,9 @@
 // subresource, and not replaced by a CustomResourceDefinition of the same name.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "apiserver/server_test_fixture.h"
 
@@ -193,8 +195,16 @@ TEST_F(WorkloadApiTest, ACustomResourceDefinitionOfTheSameNameChangesNothing) {
   const char* kCrds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
   ASSERT_EQ(Do(http::verb::post, kCrds, crd.dump()).status, 201);
   EXPECT_EQ(Do(http::verb::post, kPodGroups, PodGroup("a", Gang(0))).status, 422);
-  ASSERT_EQ(Do(http::verb::delete_, std::string(kCrds) + "/podgroups.scheduling.k8s.io").status,
-            200);
+  ASSERT_EQ(Do(http::verb::post, kPodGroups, PodGroup("kept", Gang(2))).status, 201);
+  const std::string crd_path = std::string(kCrds) + "/podgroups.scheduling.k8s.io";
+  ASSERT_EQ(Do(http::verb::delete_, crd_path).status, 200);
+  // The CRD's cleanup (its finalizer) runs; once the CRD is gone, the built-in kind's object
+  // is still there.
+  for (int i = 0; i < 200 && Do(http::verb::get, crd_path).status != 404; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(Do(http::verb::get, crd_path).status, 404);
+  EXPECT_EQ(Do(http::verb::get, std::string(kPodGroups) + "/kept").status, 200);
   EXPECT_EQ(Do(http::verb::post, kPodGroups, PodGroup("b", Gang(2))).status, 201);
 }
 

@@ -115,7 +115,7 @@ Json BuildDefinitions() {
                             "x-kubernetes-list-type": "map",
                             "x-kubernetes-list-map-keys": ["name"]}}})json"),
                                       named);
-  const Json pod_group_spec = Resolved(Json::parse(R"json({
+  Json pod_group = Resolved(Json::parse(R"json({
     "type": "object", "required": ["schedulingPolicy"], "properties": {
       "workloadRef": {"type": "object", "required": ["workloadName", "templateName"],
                       "properties": {"workloadName": {"type": "string"},
@@ -126,9 +126,8 @@ Json BuildDefinitions() {
       "disruptionMode": {"$ref": "DisruptionMode"},
       "priorityClassName": {"type": "string"},
       "priority": {"type": "integer", "format": "int32"}}})json"),
-                                       named);
+                            named);
   // Unset, a PodGroup's disruption mode is Single.
-  Json pod_group = pod_group_spec;
   pod_group["properties"]["disruptionMode"]["default"] = {{"single", Json::object()}};
   const Json pod_group_status = Resolved(Json::parse(R"json({
     "type": "object", "properties": {
