@@ -20,8 +20,8 @@ bool IsNamePart(std::string_view s) {
   return true;
 }
 
-// [a-z0-9]([-a-z0-9]*[a-z0-9])?
-bool IsDNS1123Label(std::string_view s) {
+// [a-z0-9]([-a-z0-9]*[a-z0-9])? of any length (a subdomain's parts are bounded by its own length).
+bool IsLabelShape(std::string_view s) {
   if (s.empty() || !IsLowerAlnum(s.front()) || !IsLowerAlnum(s.back())) return false;
   for (char c : s) {
     if (!IsLowerAlnum(c) && c != '-') return false;
@@ -37,10 +37,16 @@ bool IsDNS1123Subdomain(std::string_view s) {
   while (true) {
     size_t dot = s.find('.', start);
     std::string_view label = s.substr(start, dot == std::string_view::npos ? s.npos : dot - start);
-    if (!IsDNS1123Label(label)) return false;
+    if (!IsLabelShape(label)) return false;
     if (dot == std::string_view::npos) return true;
     start = dot + 1;
   }
+}
+
+bool IsDNS1123Label(std::string_view s) { return s.size() <= 63 && IsLabelShape(s); }
+
+bool IsDNS1035Label(std::string_view s) {
+  return IsDNS1123Label(s) && s.front() >= 'a' && s.front() <= 'z';
 }
 
 bool IsQualifiedName(std::string_view s) {

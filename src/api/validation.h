@@ -13,6 +13,10 @@ bool IsQualifiedName(std::string_view s);
 bool IsValidLabelValue(std::string_view s);
 // Lowercase DNS-1123 subdomain of at most 253 characters.
 bool IsDNS1123Subdomain(std::string_view s);
+// Lowercase DNS-1123 label ([a-z0-9]([-a-z0-9]*[a-z0-9])?) of at most 63 characters.
+bool IsDNS1123Label(std::string_view s);
+// DNS-1035 label ([a-z]([-a-z0-9]*[a-z0-9])?) of at most 63 characters.
+bool IsDNS1035Label(std::string_view s);
 
 // What is wrong with a qualified name or a label value, in kube-apiserver's words; empty when
 // it is valid.

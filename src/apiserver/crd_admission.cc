@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <regex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "api/codec.h"
+#include "api/validation.h"
 #include "apiserver/crd_schema.h"
 #include "apiserver/crd_shape.h"
 #include "apiserver/name_validation.h"
@@ -24,22 +24,6 @@ std::string Str(const Json& obj, const char* key) {
   if (!obj.is_object()) return "";
   auto it = obj.find(key);
   return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-bool IsDnsLabel(const std::string& s) {
-  static const std::regex kLabel("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
-  return !s.empty() && s.size() <= 63 && std::regex_match(s, kLabel);
-}
-
-bool IsDns1035Label(const std::string& s) {
-  static const std::regex kLabel("[a-z]([-a-z0-9]*[a-z0-9])?");
-  return !s.empty() && s.size() <= 63 && std::regex_match(s, kLabel);
-}
-
-bool IsSubdomain(const std::string& s) {
-  static const std::regex kSubdomain(
-      "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
-  return !s.empty() && s.size() <= 253 && std::regex_match(s, kSubdomain);
 }
 
 // "PodGroup.scheduling.x-k8s.io "pg" is invalid: ..." with one error, or a bracketed list.
@@ -90,7 +74,7 @@ void CheckNames(const Json& spec, FieldErrorList* errs) {
   for (const Rule& rule : {Rule{"plural", false}, Rule{"singular", false}, Rule{"kind", true},
                            Rule{"listKind", true}}) {
     const std::string value = Str(names, rule.field);
-    if (value.empty() || IsDns1035Label(rule.lowered ? Lower(value) : value)) continue;
+    if (value.empty() || validation::IsDNS1035Label(rule.lowered ? Lower(value) : value)) continue;
     errs->push_back(
         {FieldErrorType::kInvalid, fmt::format("spec.names.{}", rule.field),
          fmt::format("\"{}\": {}{}", value,
@@ -101,7 +85,7 @@ void CheckNames(const Json& spec, FieldErrorList* errs) {
     errs->push_back({FieldErrorType::kRequired, "spec.names.kind", ""});
   const Json shorts = names.value("shortNames", Json::array());
   for (size_t i = 0; shorts.is_array() && i < shorts.size(); ++i) {
-    if (!shorts[i].is_string() || !IsDnsLabel(shorts[i].get<std::string>())) {
+    if (!shorts[i].is_string() || !validation::IsDNS1123Label(shorts[i].get<std::string>())) {
       errs->push_back(
           {FieldErrorType::kInvalid, fmt::format("spec.names.shortNames[{}]", i),
            fmt::format("{}: a lowercase RFC 1123 label must consist of lower case alphanumeric "
@@ -182,7 +166,7 @@ void CheckVersions(const Json& spec, FieldErrorList* errs) {
     const Json& v = versions[i];
     const std::string base = fmt::format("spec.versions[{}]", i);
     const std::string name = Str(v, "name");
-    if (!IsDns1035Label(name)) {
+    if (!validation::IsDNS1035Label(name)) {
       errs->push_back({FieldErrorType::kInvalid, base + ".name",
                        fmt::format("\"{}\": {}", name, Dns1035Message())});
     } else if (!seen.insert(name).second) {
@@ -225,7 +209,7 @@ FieldErrorList CrdErrors(const Json& crd) {
   const std::string group = Str(spec, "group");
   if (group.empty()) {
     errs.push_back({FieldErrorType::kRequired, "spec.group", ""});
-  } else if (!IsSubdomain(group) || group.find('.') == std::string::npos) {
+  } else if (!validation::IsDNS1123Subdomain(group) || group.find('.') == std::string::npos) {
     errs.push_back({FieldErrorType::kInvalid, "spec.group",
                     fmt::format("\"{}\": should be a domain with at least one dot", group)});
   }

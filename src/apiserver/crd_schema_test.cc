@@ -179,18 +179,20 @@ TEST(CrdSchemaTest, StructuralSchemasNeedTypesAndValidPatterns) {
       << errs[0];
 }
 
-// A backtracking matcher overflows its stack on long values; the bounded one reports instead.
-TEST(CrdSchemaTest, PatternsOnHostileValuesFailWithoutCrashing) {
+// Patterns are matched in time linear in the value: a value that makes a backtracking matcher
+// overflow its stack or run for ever is simply matched.
+TEST(CrdSchemaTest, PatternsOnHostileValuesAreMatchedInLinearTime) {
   Json schema = Json::parse(R"({"type":"object","properties":{
     "long":{"type":"string","pattern":"^(a|b)*$"},
     "exp":{"type":"string","pattern":"^(a+)+$"}}})");
-  EXPECT_TRUE(ValidationTexts(schema, {{"long", std::string(1000, 'a')}}).empty());
+  EXPECT_TRUE(ValidationTexts(schema, {{"long", std::string(2'000'000, 'a')},
+                                       {"exp", std::string(100'000, 'a')}})
+                  .empty());
   auto errs = ValidationTexts(
-      schema, {{"long", std::string(2'000'000, 'a')}, {"exp", std::string(40, 'a') + "b"}});
+      schema, {{"long", std::string(2'000'000, 'a') + "c"}, {"exp", std::string(40, 'a') + "b"}});
   ASSERT_EQ(errs.size(), 2u);
-  EXPECT_NE(errs[0].find("the match needs more work than the server allows"), std::string::npos);
-  EXPECT_NE(errs[1].find("the match needs more work than the server allows"), std::string::npos);
-  EXPECT_LT(errs[0].size(), 400u);  // the value is abbreviated
+  EXPECT_NE(errs[0].find("in body should match '^(a|b)*$'"), std::string::npos);
+  EXPECT_NE(errs[1].find("aaab\": exp in body should match '^(a+)+$'"), std::string::npos);
 }
 
 // Recursion follows the object's depth, which the request decoder bounds; a deep object still

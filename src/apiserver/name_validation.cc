@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "api/validation.h"
 #include "apiserver/selectors.h"
 #include "apiserver/validation.h"
 
@@ -27,31 +28,6 @@ NameRule RuleOf(const ResourceInfo& r) {
   return NameRule::kSubdomain;
 }
 
-bool IsAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-
-// [a-z0-9]([-a-z0-9]*[a-z0-9])? ; a DNS-1035 label starts with a letter.
-bool IsLabel(std::string_view s, bool dns1035) {
-  if (s.empty() || !IsAlnum(s.front()) || !IsAlnum(s.back())) return false;
-  if (dns1035 && !(s.front() >= 'a' && s.front() <= 'z')) return false;
-  for (char c : s) {
-    if (!IsAlnum(c) && c != '-') return false;
-  }
-  return true;
-}
-
-bool IsSubdomain(std::string_view s) {
-  if (s.empty()) return false;
-  size_t start = 0;
-  while (true) {
-    size_t dot = s.find('.', start);
-    if (!IsLabel(s.substr(start, dot == std::string_view::npos ? dot : dot - start), false)) {
-      return false;
-    }
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
-
 std::string PathSegmentProblem(std::string_view name, bool prefix) {
   if (!prefix && (name == "." || name == "..")) return fmt::format("may not be '{}'", name);
   if (name.find('/') != std::string_view::npos) return "may not contain '/'";
@@ -73,13 +49,13 @@ std::string NameProblem(const ResourceInfo& r, std::string_view name, bool prefi
       return PathSegmentProblem(name, prefix);
     case NameRule::kLabel:
       if (masked.size() > kLabelMaxLength) return MaxLength(kLabelMaxLength);
-      if (IsLabel(masked, false)) return "";
+      if (validation::IsDNS1123Label(masked)) return "";
       return "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
              "'-', and must start and end with an alphanumeric character (e.g. 'my-name',  or "
              "'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
     case NameRule::kDns1035Label:
       if (masked.size() > kLabelMaxLength) return MaxLength(kLabelMaxLength);
-      if (IsLabel(masked, true)) return "";
+      if (validation::IsDNS1035Label(masked)) return "";
       return "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
              "with an alphabetic character, and end with an alphanumeric character (e.g. "
              "'my-name',  or 'abc-123', regex used for validation is "
@@ -88,7 +64,7 @@ std::string NameProblem(const ResourceInfo& r, std::string_view name, bool prefi
       break;
   }
   if (masked.size() > kSubdomainMaxLength) return MaxLength(kSubdomainMaxLength);
-  if (!IsSubdomain(masked)) {
+  if (!validation::IsDNS1123Subdomain(masked)) {
     return "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
            "'-' or '.', and must start and end with an alphanumeric character (e.g. "
            "'example.com', regex used for validation is "

@@ -1,9 +1,9 @@
 // ResourceSlice validation and defaulting (validateResourceSliceSpec and SetDefaults_DeviceTaint
 // of kube-apiserver's resource.k8s.io).
 #include <fmt/format.h>
+#include <re2/re2.h>
 
 #include <algorithm>
-#include <regex>
 #include <set>
 #include <string>
 #include <string_view>
@@ -25,11 +25,11 @@ constexpr size_t kMaxConsumptionsPerDevice = 2;
 constexpr size_t kMaxTaints = 16;
 
 bool IsSemver(const std::string& v) {
-  static const std::regex kSemver(
-      R"(^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*))"
+  static const re2::RE2 kSemver(
+      R"((0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*))"
       R"((-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?)"
-      R"((\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?$)");
-  return std::regex_match(v, kSemver);
+      R"((\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?)");
+  return re2::RE2::FullMatch(v, kSemver);
 }
 
 void Attribute(FieldErrors& e, const std::string& path, const Json& attr) {

@@ -2,7 +2,6 @@
 // lists, regex, sets, quantity and semver.
 #include <cmath>
 #include <cstdlib>
-#include <regex>
 
 #include "cel/builtins.h"
 #include "cel/regex.h"
@@ -79,25 +78,33 @@ Value FindImpl(const Value* a, size_t n, EvalContext& ctx, bool all) {
   }
   if (!ctx.Charge(TraversalCost(a[0].str().size()) * TraversalCost(a[1].str().size())))
     return CostExceeded();
-  if (a[0].str().size() > kMaxRegexSubject) {
-    return Value::Error("regular expression subject longer than " +
-                        std::to_string(kMaxRegexSubject) + " bytes");
-  }
   auto re = CompileRegex(a[1].str());
   if (!re.ok()) return Value::Error(re.error().message);
   const std::string& s = a[0].str();
-  if (!all) {
-    std::smatch m;
-    if (!std::regex_search(s, m, **re)) return Value::String("");
-    return Value::String(m.str(0));
-  }
-  int64_t limit = n == 3 ? a[2].int_value() : -1;
+  int64_t limit = all ? (n == 3 ? a[2].int_value() : -1) : 1;
   List out;
-  for (auto it = std::sregex_iterator(s.begin(), s.end(), **re); it != std::sregex_iterator();
-       ++it) {
-    if (limit >= 0 && static_cast<int64_t>(out.size()) >= limit) break;
-    out.push_back(Value::String(it->str(0)));
+  // Successive non-overlapping matches, left to right. An empty match moves the search on one
+  // UTF-8 character, and one that abuts the previous match is not reported (Go's FindAll, which
+  // Kubernetes' CEL library calls).
+  size_t pos = 0;
+  size_t previous_end = std::string::npos;
+  re2::StringPiece match;
+  while (pos <= s.size() && (limit < 0 || static_cast<int64_t>(out.size()) < limit)) {
+    if (!(*re)->Match(s, pos, s.size(), re2::RE2::UNANCHORED, &match, 1)) break;
+    size_t begin = static_cast<size_t>(match.data() - s.data());
+    size_t end = begin + match.size();
+    bool accept = true;
+    if (match.empty()) {
+      accept = begin != previous_end;
+      pos = end + 1;
+      while (pos < s.size() && (static_cast<unsigned char>(s[pos]) & 0xC0) == 0x80) ++pos;
+    } else {
+      pos = end;
+    }
+    previous_end = end;
+    if (accept) out.push_back(Value::String(std::string(match.data(), match.size())));
   }
+  if (!all) return out.empty() ? Value::String("") : out.front();
   return Value::MakeList(std::move(out));
 }
 Value Find(const Value* a, size_t n, EvalContext& ctx) { return FindImpl(a, n, ctx, false); }

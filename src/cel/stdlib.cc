@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <list>
 #include <mutex>
-#include <regex>
 #include <unordered_map>
 
 #include "cel/builtins.h"
@@ -102,13 +101,9 @@ Value Matches(const Value* a, size_t n, EvalContext& ctx) {
   if (!Strings(a, n)) return TypeError("matches", a, n);
   if (!ctx.Charge(TraversalCost(a[0].str().size()) * TraversalCost(a[1].str().size())))
     return CostExceeded();
-  if (a[0].str().size() > kMaxRegexSubject) {
-    return Value::Error("regular expression subject longer than " +
-                        std::to_string(kMaxRegexSubject) + " bytes");
-  }
   auto re = CompileRegex(a[1].str());
   if (!re.ok()) return Value::Error(re.error().message);
-  return Value::Bool(std::regex_search(a[0].str(), **re));
+  return Value::Bool(re2::RE2::PartialMatch(a[0].str(), **re));
 }
 
 Value RangeError() { return Value::Error("range error"); }

@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <re2/re2.h>
 
 #include <algorithm>
 #include <limits>
 #include <mutex>
-#include <regex>
 #include <stdexcept>
 
 #include "prometheus/client.h"
@@ -117,13 +117,13 @@ void RegisterLabelRule(ExtenderServer& server, const LabelRuleOptions& options) 
 
 VoidResult RegisterNetworkTraffic(ExtenderServer& server, const NetworkTrafficOptions& options) {
   // The names go into a PromQL query: keep them to what Prometheus and interfaces allow.
-  static const std::regex kDevice("[A-Za-z0-9_.:@-]+");
-  static const std::regex kLabel("[A-Za-z_][A-Za-z0-9_]*");
+  static const re2::RE2 kDevice("[A-Za-z0-9_.:@-]+");
+  static const re2::RE2 kLabel("[A-Za-z_][A-Za-z0-9_]*");
   if (options.prometheus_address.empty()) return Error{"--prometheus-address: required"};
-  if (!std::regex_match(options.network_interface, kDevice))
+  if (!re2::RE2::FullMatch(options.network_interface, kDevice))
     return Error{fmt::format("--network-interface: \"{}\" is not an interface name",
                              options.network_interface)};
-  if (!std::regex_match(options.node_label, kLabel))
+  if (!re2::RE2::FullMatch(options.node_label, kLabel))
     return Error{fmt::format("--node-label: \"{}\" is not a label name", options.node_label)};
   if (options.time_range_minutes <= 0)
     return Error{
