@@ -103,7 +103,7 @@ def check_page_in_browser(tmp, html_path, report, want):
     check(rows == [d["pod"] for d in report["differences"]][:50], "a row per differing pod, in order")
     first = report["differences"][0]
     row = re.search(r'<tr data-pod="%s">(.*?)</tr>' % re.escape(first["pod"]), diffs, re.S)
-    cells = re.findall(r"<td>(.*?)</td>", row.group(1), re.S)[1:] if row else []
+    cells = re.findall(r"<td class=\"decision\">(.*?)</td>", row.group(1), re.S) if row else []
     ok = len(cells) == 2
     for cell, conf in zip(cells, first["configurations"]):
         ok &= conf["node"] in plain(re.search(r'<b class="outcome">(.*?)</b>', cell).group(1))
@@ -115,6 +115,8 @@ def check_page_in_browser(tmp, html_path, report, want):
                 ok &= li is not None and f"{node} : {view['total']}" in plain(li.group(1)).strip()
                 ok &= all(f"{p}={v}" in li.group(1) for p, v in view["plugins"].items())
     check(ok, "the first differing pod shows each configuration's node, scores and what tipped it")
+    shown = plain(element(dom, "main", "timeline-view"))
+    check(not re.search(r"\b(null|undefined|NaN)\b", shown), "no empty value drawn as text")
     shot = os.path.join(tmp, "report.png")
     subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
                     "--user-data-dir=" + tempfile.mkdtemp(prefix="chromium-", dir=tmp),

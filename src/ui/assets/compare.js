@@ -172,7 +172,7 @@
     if (c.victims && c.victims.length) out.push(h('div', {class: 'muted'}, `evicted ${c.victims.join(', ')}`));
     if (!c.explained) {
       out.push(h('div', {class: 'muted'}, 'not explained (see --explain)'));
-      return h('td', {}, out);
+      return h('td', {class: 'decision'}, out);
     }
     const views = (d.candidates || []).filter((n) => (c.nodes || {})[n]).map((n) => {
       const v = c.nodes[n];
@@ -185,7 +185,7 @@
     if (c.tippedBy && c.tippedBy.length) {
       out.push(h('div', {class: 'tipped'}, 'tipped by ', c.tippedBy.map((t, i) => [i ? ', ' : '', h('b', {}, t.plugin), ` +${t.points}`])));
     }
-    return h('td', {}, out);
+    return h('td', {class: 'decision'}, out);
   }
 
   function differences(m) {
@@ -202,7 +202,7 @@
           pages > 1 ? h('div', {class: 'pager'},
               h('button', {disabled: page === 0, onclick: () => draw(page - 1)}, '‹'),
               `${page + 1} / ${pages}`,
-              h('button', {disabled: page >= pages - 1, onclick: () => draw(page + 1)}, '›')) : null);
+              h('button', {disabled: page >= pages - 1, onclick: () => draw(page + 1)}, '›')) : '');
     };
     draw(0);
     return [h('h3', {}, `Placed differently (${rows.length})`), box];
