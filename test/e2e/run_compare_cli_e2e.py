@@ -125,6 +125,45 @@ def check_page_in_browser(tmp, html_path, report, want):
     check(os.path.exists(shot) and os.path.getsize(shot) > 10000, "the page renders to a screenshot")
 
 
+def check_pages_of_differences(tmp, binpack):
+    """Over 50 differing pods: the table shows 50 at a time, and its pager turns the page (a
+    click in a headless Chromium driven over DevTools)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                    "ui"))
+    from run_ui_e2e import DevTools, wait_for
+    docs = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i:02d}"},
+             "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}}
+            for i in range(12)]
+    docs += [{"apiVersion": "v1", "kind": "Pod",
+              "metadata": {"name": f"p{i:03d}", "namespace": "default"},
+              "spec": {"containers": [{"name": "c", "resources": {
+                  "requests": {"cpu": "200m", "memory": "256Mi"}}}]}} for i in range(90)]
+    cluster = os.path.join(tmp, "many.yaml")
+    with open(cluster, "w") as f:
+        f.write("\n---\n".join(json.dumps(d) for d in docs))
+    args = ["compare", "--config", "default", "--config", binpack, "-f", cluster]
+    report = json.loads(run(*args, "-o", "json").stdout)
+    pods = [d["pod"] for d in report["differences"]]
+    check(len(pods) > 50, f"{len(pods)} pods placed differently (more than a page)")
+    path = os.path.join(tmp, "many.html")
+    with open(path, "w") as f:
+        f.write(run(*args, "-o", "html").stdout)
+    browser = DevTools()
+    try:
+        browser.call("Page.navigate", url="file://" + path)
+        rows = "[...document.querySelectorAll('#compare-differences tbody tr')].map(r => r.dataset.pod)"
+        first = wait_for("the differences table", lambda: browser.evaluate(rows), timeout=30)
+        pager = browser.evaluate("document.querySelector('.pager').textContent")
+        check(first == pods[:50] and pager == f"‹1 / {-(-len(pods) // 50)}›",
+              f"the first page: 50 rows of {len(pods)} ({pager})")
+        browser.evaluate("document.querySelectorAll('.pager button')[1].click()")
+        second = wait_for("the second page", lambda: (lambda r: r if r != first else None)(
+            browser.evaluate(rows)), timeout=30)
+        check(second == pods[50:100], "the pager turns to the next rows")
+    finally:
+        browser.close()
+
+
 def recording_lines():
     """Two 2-CPU nodes, ten pods of 500m (two wait), then a third node for those two."""
     def at(s):
@@ -262,6 +301,7 @@ with tempfile.TemporaryDirectory() as tmp:
     else:
         check_page_in_browser(tmp, html_path, report, want)
         check_replay_page_in_browser(tmp, binpack)
+        check_pages_of_differences(tmp, binpack)
 
 if failures:
     print(f"{len(failures)} failure(s)")
