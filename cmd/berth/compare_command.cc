@@ -9,6 +9,7 @@
 #include "daemon/scheduler_flags.h"
 #include "pluginlib/loader.h"
 #include "sim/compare.h"
+#include "ui/report.h"
 
 namespace berth::cmd {
 namespace {
@@ -99,7 +100,9 @@ int RunCompareCommand(const CompareCommand& c) {
   if (c.output == "json") {
     std::cout << sim::ToJson(*result).dump(2) << "\n";
   } else if (c.output == "html") {
-    std::cout << sim::ToHtml(*result);
+    auto page = ui::CompareReportHtml(sim::ToJson(*result));
+    if (!page.ok()) return Fail(kCompareInputError, page.error().message);
+    std::cout << *page;
   } else {
     std::cout << sim::ToText(*result);
   }

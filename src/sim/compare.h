@@ -190,9 +190,9 @@ std::string ShapeText(const Pod& pod);
 void FillPlacementMetrics(const std::vector<std::pair<std::string, std::string>>& node_zones,
                           const std::map<std::string, int>& pods_per_node, ConfigMetrics* m);
 
-// Output (docs/compare.md).
+// Output (docs/compare.md). The HTML page is the web view's drawing of ToJson's document
+// (ui::CompareReportHtml).
 nlohmann::json ToJson(const CompareResult& r);
 std::string ToText(const CompareResult& r);
-std::string ToHtml(const CompareResult& r);
 
 }  // namespace berth::sim

@@ -172,8 +172,10 @@ profiles:
   EXPECT_EQ(r->configs[1].nodes_used, 1);  // 7 pods of 500m pack onto one 4-CPU node
   EXPECT_EQ(r->configs[0].nodes_used, 4);
   EXPECT_FALSE(r->configs[0].pending_over_time.empty());
-  const std::string html = ToHtml(*r);
-  EXPECT_NE(html.find("id=\"pending-over-time\""), std::string::npos);
+  // The series the HTML page plots: [milliseconds, pending] pairs.
+  const nlohmann::json series = ToJson(*r)["configurations"][0]["pendingOverTime"];
+  ASSERT_EQ(series.size(), r->configs[0].pending_over_time.size());
+  EXPECT_EQ(series[0][1], r->configs[0].pending_over_time[0].pending);
 }
 
 }  // namespace

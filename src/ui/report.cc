@@ -136,6 +136,14 @@ Result<std::string> TimelineReportHtml(const nlohmann::json& report) {
   return EmbeddedPage("berth-timeline", report);
 }
 
+Result<std::string> CompareReportHtml(const nlohmann::json& report) {
+  if (!report.is_object() || !report.contains("configurations") ||
+      !report["configurations"].is_array())
+    return Error{"the comparison report has no \"configurations\" array"};
+  // The Timeline tab tells a comparison from a scenario by that array.
+  return EmbeddedPage("berth-timeline", report);
+}
+
 Result<std::string> EmbeddedPage(const std::string& data_id, const nlohmann::json& data) {
   auto index = FindAsset("index.html");
   auto css = FindAsset("app.css");
@@ -150,7 +158,7 @@ Result<std::string> EmbeddedPage(const std::string& data_id, const nlohmann::jso
       "<script id=\"" + data_id + "\" type=\"application/json\">" +
       ScriptSafe(data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
       "</script>\n";
-  for (const char* name : {"timeline.js", "app.js"}) {
+  for (const char* name : {"timeline.js", "compare.js", "app.js"}) {
     auto js = FindAsset(name);
     if (!js) return Error{fmt::format("the web view's {} is missing from this binary", name)};
     const bool ok = ReplaceOnce(page, fmt::format("<script src=\"/ui/{}\"></script>", name),

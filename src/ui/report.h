@@ -41,6 +41,13 @@ Result<std::string> SimulationReportHtml(const std::vector<Object>& objects,
 // `report` (the scenario's JSON report, ReportJson) embedded as <script id="berth-timeline">.
 Result<std::string> TimelineReportHtml(const nlohmann::json& report);
 
+// `berth compare -o html`: the same page over `report`, the comparison's JSON document
+// (sim::ToJson, as `berth compare -o json` prints it), drawn by the web view's compare.js: the
+// cluster-level outcomes, pending pods over time (replays), pods per node and per zone, where
+// the differing pods went, and each differing pod's scores. An error when `report` is not a
+// comparison (no "configurations" array).
+Result<std::string> CompareReportHtml(const nlohmann::json& report);
+
 // The web view's page with its CSS and scripts inline and `data` embedded as
 // <script id="`data_id`" type="application/json"> (no "<" in it): needs no server, no network.
 Result<std::string> EmbeddedPage(const std::string& data_id, const nlohmann::json& data);

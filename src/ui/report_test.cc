@@ -41,7 +41,7 @@ TEST(SimulationReportTest, OnePageWithTheDataAndNothingFromElsewhere) {
   ASSERT_TRUE(page.ok()) << page.error().message;
   EXPECT_EQ(page->find("/ui/app.js"), std::string::npos);
   EXPECT_EQ(page->find("/ui/app.css"), std::string::npos);
-  EXPECT_EQ(Count(*page, "</script"), 3u);  // the data, timeline.js, app.js
+  EXPECT_EQ(Count(*page, "</script"), 4u);  // the data, timeline.js, compare.js, app.js
   EXPECT_NE(page->find("<style>"), std::string::npos);
 
   const std::string open = "<script id=\"berth-report\" type=\"application/json\">";
@@ -118,7 +118,7 @@ TEST(TimelineReportTest, OnePageWithTheReportAndBothScriptsInline) {
   ASSERT_TRUE(page.ok()) << page.error().message;
   EXPECT_EQ(page->find("src=\"/ui/"), std::string::npos);  // nothing loaded from a server
   EXPECT_EQ(page->find("href=\"/ui/"), std::string::npos);
-  EXPECT_EQ(Count(*page, "</script"), 3u);  // the data, timeline.js, app.js
+  EXPECT_EQ(Count(*page, "</script"), 4u);  // the data, timeline.js, compare.js, app.js
   EXPECT_NE(page->find("window.BerthTimeline"), std::string::npos);
   // The data comes before the scripts that read it.
   const std::string open = "<script id=\"berth-timeline\" type=\"application/json\">";
@@ -127,6 +127,50 @@ TEST(TimelineReportTest, OnePageWithTheReportAndBothScriptsInline) {
   EXPECT_LT(from, page->find("window.BerthTimeline"));
   const size_t body = from + open.size();
   EXPECT_EQ(json::parse(page->substr(body, page->find("</script>", body) - body)), report);
+}
+
+// The embedded report between its <script> tags, parsed.
+json EmbeddedTimeline(const std::string& page) {
+  const std::string open = "<script id=\"berth-timeline\" type=\"application/json\">";
+  const size_t from = page.find(open);
+  if (from == std::string::npos) return nullptr;
+  const size_t body = from + open.size();
+  return json::parse(page.substr(body, page.find("</script>", body) - body));
+}
+
+TEST(CompareReportTest, TheComparisonsJsonDrawnByTheWebViewsScripts) {
+  // A configuration's name and a pod's come from the user: markup in them stays data.
+  const json report = {
+      {"pods", 2},
+      {"differing", 1},
+      {"configurations",
+       json::array({{{"name", "default"}, {"perNode", {{"n1", 1}, {"n2", 1}}}},
+                    {{"name", "<img src=x onerror=alert(1)>"}, {"perNode", {{"n1", 2}}}}})},
+      {"differences", json::array({{{"pod", "default/</script><script>alert(1)</script>"},
+                                    {"candidates", {"n1", "n2"}},
+                                    {"configurations",
+                                     json::array({{{"result", "Scheduled"}, {"node", "n2"}},
+                                                  {{"result", "Scheduled"}, {"node", "n1"}}})}}})}};
+  auto page = CompareReportHtml(report);
+  ASSERT_TRUE(page.ok()) << page.error().message;
+  // Self-contained: every script inline, nothing fetched.
+  EXPECT_EQ(page->find("src=\"/ui/"), std::string::npos);
+  EXPECT_EQ(page->find("href=\"/ui/"), std::string::npos);
+  EXPECT_EQ(Count(*page, "</script"), 4u);  // the names above closed nothing
+  EXPECT_NE(page->find("window.BerthCompare"), std::string::npos);
+  EXPECT_EQ(page->find("<img"), std::string::npos);
+  // The page carries exactly the JSON document, before the scripts that draw it.
+  EXPECT_EQ(EmbeddedTimeline(*page), report);
+  EXPECT_LT(page->find("id=\"berth-timeline\""), page->find("window.BerthTimeline"));
+  EXPECT_LT(page->find("window.BerthTimeline"), page->find("window.BerthCompare"));
+}
+
+TEST(CompareReportTest, RefusesADocumentThatIsNotAComparison) {
+  for (const json& bad : {json::array(), json{{"pods", 1}}, json{{"configurations", "two"}}}) {
+    auto page = CompareReportHtml(bad);
+    ASSERT_FALSE(page.ok()) << bad.dump();
+    EXPECT_NE(page.error().message.find("configurations"), std::string::npos);
+  }
 }
 
 }  // namespace

@@ -43,7 +43,8 @@ struct WebViewOptions {
 
 std::vector<apiserver::ExtraRoute> WebViewRoutes(const WebViewOptions& options);
 
-// A static asset by file name ("index.html", "app.js", "timeline.js", "app.css"), or nullptr.
+// A static asset by file name ("index.html", "app.js", "timeline.js", "compare.js",
+// "app.css"), or nullptr.
 std::optional<std::string_view> FindAsset(std::string_view name);
 
 }  // namespace berth::ui

@@ -187,7 +187,7 @@ def check_file_picker_opens_reports(up):
         for c in compared["configurations"]:
             if c["name"] not in head:
                 raise Fail("compare table header %r lacks %s" % (head, c["name"]))
-        nodes = browser.evaluate("document.getElementById('compare-per-node').dataset.nodes")
+        nodes = browser.evaluate("document.getElementById('compare-per-node').dataset.groups")
         if nodes != str(len(compared["configurations"][0]["perNode"])):
             raise Fail("per-node bars for %s nodes" % nodes)
         browser.evaluate("document.getElementById('timeline-live').click()")

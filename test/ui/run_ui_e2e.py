@@ -120,6 +120,7 @@ def section(dom, element_id):
 
 def check_static_files_are_public(up):
     for path, kind in [("/ui/", "text/html"), ("/ui/app.js", "javascript"),
+                       ("/ui/timeline.js", "javascript"), ("/ui/compare.js", "javascript"),
                        ("/ui/app.css", "text/css")]:
         status, headers, body = up.request("GET", path, auth=False)
         if status != 200 or kind not in headers.get("Content-Type", ""):
@@ -129,7 +130,7 @@ def check_static_files_are_public(up):
         if up.token in body:
             raise Fail("%s contains the token" % path)
     index = up.request("GET", "/ui/", auth=False)[2]
-    for ref in ("/ui/app.js", "/ui/app.css"):
+    for ref in ("/ui/app.js", "/ui/timeline.js", "/ui/compare.js", "/ui/app.css"):
         if ref not in index:
             raise Fail("index.html does not load " + ref)
     if re.search(r'(src|href)="(https?:)?//', index):

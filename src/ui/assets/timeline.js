@@ -6,14 +6,15 @@
 //   * a report opened with the file picker and read in the browser (nothing is uploaded): the
 //     JSON of `berth scenario run -o json`, of `berth compare -o json`, or a saved
 //     /ui/api/timeline answer;
-//   * a report embedded in the page (`berth scenario run -o html`: <script id="berth-timeline">).
+//   * a report embedded in the page (`berth scenario run -o html` and `berth compare -o html`:
+//     <script id="berth-timeline">).
+// A comparison is drawn by compare.js with this file's builders (window.BerthTimeline).
 //
 // Everything is built with DOM calls (no HTML strings): names from reports are text.
 'use strict';
 (function () {
   const POLL_MS = 5000;    // the live timeline's refresh while the tab is shown
   const EVENT_PAGE = 50;   // rows per page of the events table
-  const MAX_BARS = 60;     // nodes drawn per configuration in a comparison's bars
   const SVGNS = 'http://www.w3.org/2000/svg';
   const W = 900, H = 240, PAD = {l: 48, r: 16, t: 14, b: 30};
   const COLORS = {pending: '#b7791f', scheduled: '#2f6fde', running: '#2c9a48', terminating: '#8e44ad', finished: '#8a93a3',
@@ -199,22 +200,9 @@
     });
   }
 
-  function fromCompare(r) {
-    const configs = r.configurations || [];
-    return {
-      kind: 'compare', title: `Comparison of ${configs.length} configurations`,
-      facts: [['Pods', r.pods], ['Placed differently', r.differing]].concat(r.events !== undefined ? [['Recorded events', r.events]] : []),
-      configs,
-      pending: configs.filter((c) => c.pendingOverTime).map((c, i) => ({
-        name: c.name, color: PALETTE[i % PALETTE.length],
-        values: c.pendingOverTime.map(([ms, v]) => [ms / 1000, v])})),
-      differences: r.differences || [],
-    };
-  }
-
   // Which report a parsed JSON document is; throws when none.
   function modelOf(doc, name) {
-    if (doc && Array.isArray(doc.configurations)) return fromCompare(doc);
+    if (doc && Array.isArray(doc.configurations)) return window.BerthCompare.model(doc);
     if (doc && Array.isArray(doc.timeline) && doc.scenario !== undefined) return fromScenario(doc);
     if (doc && Array.isArray(doc.points)) return fromLive(doc, 'Timeline ' + name);
     throw new Error('not a report of berth scenario run -o json, berth compare -o json or /ui/api/timeline');
@@ -260,56 +248,6 @@
               h('td', {class: 'num'}, c.preemptions), h('td', {class: 'num'}, c.evictions)))))];
   }
 
-  // Pods per node under each configuration: grouped bars, one colour per configuration.
-  function perNodeBars(configs) {
-    const nodes = [...new Set(configs.flatMap((c) => Object.keys(c.perNode || {})))].sort();
-    if (!nodes.length) return null;
-    const shown = nodes.slice(0, MAX_BARS);
-    let max = 1;
-    for (const c of configs) for (const n of shown) max = Math.max(max, (c.perNode || {})[n] || 0);
-    const band = (W - PAD.l - PAD.r) / shown.length, bw = Math.max(1, (band * 0.8) / configs.length);
-    const y = (v) => H - PAD.b - (H - PAD.t - PAD.b) * (v / max);
-    const g = s('svg', {id: 'compare-per-node', class: 'plot', viewBox: `0 0 ${W} ${H}`, role: 'img',
-                        'aria-label': 'Pods per node', 'data-nodes': shown.length});
-    for (const v of ticks(max, 4, false)) {
-      g.append(s('line', {class: 'grid', x1: PAD.l, x2: W - PAD.r, y1: y(v), y2: y(v)}),
-               s('text', {class: 'axis', x: PAD.l - 6, y: y(v) + 4, 'text-anchor': 'end'}, String(v)));
-    }
-    shown.forEach((n, i) => configs.forEach((c, k) => {
-      const v = (c.perNode || {})[n] || 0;
-      g.append(s('rect', {x: PAD.l + i * band + band * 0.1 + k * bw, y: y(v), width: bw, height: y(0) - y(v),
-                          fill: PALETTE[k % PALETTE.length]}, s('title', {}, `${n}: ${v} pods (${c.name})`)));
-    }));
-    return h('figure', {class: 'figure'},
-        h('figcaption', {}, `Pods per node${nodes.length > shown.length ? ` (first ${shown.length} of ${nodes.length} nodes)` : ''}`),
-        g, h('div', {class: 'legend'}, configs.map((c, k) => h('span', {class: 'key'},
-            swatch(PALETTE[k % PALETTE.length]), c.name))));
-  }
-
-  function compareView(m) {
-    const rows = [
-      ['Scheduled', (c) => `${c.scheduled}/${c.pods}`], ['Pending', (c) => c.pending],
-      ['Preemptions (victims)', (c) => `${c.preemptors} (${c.victims})`],
-      ['Nodes used', (c) => `${c.nodesUsed}/${c.nodes}`],
-      ['Pods per node max/min', (c) => c.nodeSpread ? `${c.nodeSpread.max}/${c.nodeSpread.min}` : '—'],
-      ['Pods per zone max/min', (c) => c.zoneSpread ? `${c.zoneSpread.max}/${c.zoneSpread.min}` : '—'],
-      ['More pods of the shape fit', (c) => c.shapeFit === undefined ? '—' : c.shapeFit + (c.shapeFitCapped ? '+' : '')],
-      ['Mean / max pending', (c) => c.meanPendingSeconds === undefined ? '—' : `${dur(c.meanPendingSeconds)} / ${dur(c.maxPendingSeconds)}`],
-    ];
-    return [
-      h('table', {id: 'compare-table'},
-          h('thead', {}, h('tr', {}, h('th', {}, ''), m.configs.map((c) => h('th', {class: 'num'}, c.name)))),
-          h('tbody', {}, rows.map(([label, f]) => h('tr', {}, h('td', {}, label), m.configs.map((c) => h('td', {class: 'num'}, f(c))))))),
-      m.pending.length ? stepPlot('compare-pending', 'Pods pending over time (replay, recorded clock)', m.pending, 0, []) : null,
-      perNodeBars(m.configs),
-      m.differences.length ? [h('h3', {}, `Placed differently (${m.differences.length})`),
-        h('table', {id: 'compare-differences'},
-            h('thead', {}, h('tr', {}, h('th', {}, 'Pod'), m.configs.map((c) => h('th', {}, c.name)))),
-            h('tbody', {}, m.differences.slice(0, EVENT_PAGE).map((d) => h('tr', {}, h('td', {}, d.pod),
-                (d.configurations || []).map((x) => h('td', {}, x.node || x.result))))))] : null,
-    ];
-  }
-
   function render() {
     const m = view.model;
     const out = [];
@@ -319,7 +257,7 @@
       out.push(h('h2', {id: 'timeline-title'}, m.title), facts(m.facts));
       if (m.error) out.push(h('div', {class: 'message'}, 'The run stopped: ' + m.error));
       if (m.kind === 'compare') {
-        out.push(compareView(m));
+        out.push(window.BerthCompare.view(m));
       } else {
         if (m.noSeries) out.push(h('p', {class: 'muted'}, 'This report has no series of pods and nodes (written by an older berth): steps and events only.'));
         out.push(stepPlot('timeline-pods', 'Pods', m.pods, m.tEnd, m.markers));
@@ -403,5 +341,7 @@
     showTab(opts.tab === 'timeline' ? 'timeline' : 'cluster');
   }
 
-  window.BerthTimeline = {init, modelOf, h};
+  // compare.js draws a comparison with the same builders, sizes and colours.
+  window.BerthTimeline = {init, modelOf, h, s, swatch, dur, ticks, stepPlot,
+                          size: {W, H, PAD}, PALETTE};
 })();
