@@ -130,6 +130,16 @@ Status BalancedAllocation::ScoreNodes(const CycleState& state, const PodInfo& po
     }
     return Status::Success();
   }
+  if (!s->dra && noderesources::IsCpuThenMemory(resources_)) {
+    const int64_t pod_cpu = s->pod_requests[0], pod_mem = s->pod_requests[1];
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const Resource& alloc = nodes[i]->allocatable();
+      const Resource& used = nodes[i]->requested();
+      out[i] = noderesources::BalancedCpuMemory(alloc.milli_cpu, used.milli_cpu + pod_cpu,
+                                                alloc.memory, used.memory + pod_mem);
+    }
+    return Status::Success();
+  }
   for (size_t i = 0; i < nodes.size(); ++i) out[i] = ScoreWith(s, s->pod_requests, *nodes[i]);
   return Status::Success();
 }

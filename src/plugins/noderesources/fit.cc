@@ -343,6 +343,18 @@ Status Fit::ScoreNodes(const CycleState& state, const PodInfo& pod,
     }
     return Status::Success();
   }
+  if (strategy_ == Strategy::kLeastAllocated && !s->dra &&
+      noderesources::IsCpuThenMemory(resources_)) {
+    const int64_t pod_cpu = s->pod_requests[0], pod_mem = s->pod_requests[1];
+    const int64_t wc = resources_[0].weight, wm = resources_[1].weight;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const Resource& alloc = nodes[i]->allocatable();
+      const Resource& used = nodes[i]->non_zero_requested();
+      out[i] = noderesources::LeastAllocatedCpuMemory(alloc.milli_cpu, used.milli_cpu + pod_cpu, wc,
+                                                      alloc.memory, used.memory + pod_mem, wm);
+    }
+    return Status::Success();
+  }
   for (size_t i = 0; i < nodes.size(); ++i) out[i] = ScoreWith(s, s->pod_requests, *nodes[i]);
   return Status::Success();
 }
