@@ -469,16 +469,18 @@ std::string Scheduler::SelectHost(const ScoreTable& table) {
   // Reservoir sampling over the best nodes: each tie has equal probability.
   int64_t best = std::numeric_limits<int64_t>::min();
   size_t selected = 0;
-  int64_t count = 0;
-  for (size_t i = 0; i < table.nodes.size(); ++i) {
-    int64_t t = table.totals[i];
+  uint64_t count = 0;
+  const size_t n = table.nodes.size();
+  const int64_t* totals = table.totals.data();
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t t = totals[i];
     if (t > best) {
       best = t;
       selected = i;
       count = 1;
     } else if (t == best) {
       ++count;
-      if (random_.Intn(count) == 0) selected = i;
+      if (DrawsZero(random_, count)) selected = i;
     }
   }
   return table.nodes[selected]->name();
