@@ -7,6 +7,7 @@
 
 #include "config/decode_util.h"
 #include "framework/guard.h"
+#include "framework/node_batch_score.h"
 #include "observe/log.h"
 #include "runtime/framework.h"
 #include "runtime/framework_internal.h"
@@ -36,6 +37,11 @@ Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
   }
   return Status::Success();
 }
+
+namespace {
+// Nodes per run when the Score plugins run over runs of nodes.
+constexpr int kScoreRun = 32;
+}  // namespace
 
 // Long by design: it is the hot loop of scoring, and its lambdas share the cycle's buffers
 // (the active plugins' columns, memo rows, the first error) by reference; split, every piece
@@ -136,6 +142,36 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
     if (memo && !fresh_only) memo->filled[memo->rows[i]] = memo->epoch;
     return true;
   };
+  // Nodes scored in runs: each plugin scores a run's nodes in one call where it can
+  // (NodeBatchScorer), else one call per node, and every plugin goes over the run before the
+  // next run, so its nodes stay in cache. Results are the per-node calls'.
+  std::vector<const NodeBatchScorer*> batch(num_cols, nullptr);
+  for (size_t a = 0; a < num_cols; ++a)
+    batch[a] = dynamic_cast<const NodeBatchScorer*>(cols[a].plugin);
+  auto score_run = [&](int begin, int end) {
+    int64_t out[kScoreRun];
+    const std::span<const NodeInfo* const> run = nodes.subspan(begin, end - begin);
+    for (const NodeInfo* node : run) PrefetchNodeInfo(node);
+    for (size_t a = 0; a < num_cols; ++a) {
+      const ScoreColumn& c = cols[a];
+      int64_t* dst = c.direct ? c.direct + begin : out;
+      Status st = Guarded("Score", [&] {
+        if (batch[a]) return batch[a]->ScoreNodes(state, pod, run, dst);
+        for (size_t k = 0; k < run.size(); ++k) {
+          dst[k] = 0;
+          Status s = c.plugin->Score(state, pod, *run[k], &dst[k]);
+          if (!s.IsSuccess()) return s;
+        }
+        return Status::Success();
+      });
+      if (!st.IsSuccess()) {
+        fail(c, st);
+        return;
+      }
+      if (!c.direct)
+        for (size_t k = 0; k < run.size(); ++k) c.list[begin + k] = {run[k], out[k]};
+    }
+  };
   if (memo) {
     // Only rows without a valid memo are scored (the nodes the last snapshot update
     // overwrote); the others are read from the memo.
@@ -174,9 +210,17 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
         }
       }
     }
+  } else if (!timing) {
+    // Runs last to first: the filter loop just walked the nodes first to last, so on a cluster
+    // larger than the cache the nodes it touched last are the ones still cached.
+    const int runs = static_cast<int>((n + kScoreRun - 1) / kScoreRun);
+    parallelizer().Until(runs, [&](int j) {
+      if (failed.load(std::memory_order_relaxed)) return;
+      const int end = static_cast<int>(n) - j * kScoreRun;
+      score_run(std::max(0, end - kScoreRun), end);
+    });
   } else {
-    // Nodes are scored last to first: the filter loop just walked them first to last, so on a
-    // cluster larger than the cache the nodes it touched last are the ones still cached.
+    // A sampled cycle times plugin calls per node. Nodes are scored last to first, as above.
     parallelizer().Until(static_cast<int>(n), [&](int j) {
       if (failed.load(std::memory_order_relaxed)) return;
       const int i = static_cast<int>(n) - 1 - j;

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "framework/node_batch_score.h"
 #include "runtime/framework.h"
 #include "runtime/framework_test_util.h"
 #include "runtime/scheduler_metrics.h"
@@ -24,6 +25,7 @@
 namespace berth {
 namespace {
 
+using framework_test::CallLog;
 using framework_test::FakeBind;
 using framework_test::FakeFilter;
 using framework_test::FakePostFilter;
@@ -145,6 +147,85 @@ TEST_F(FrameworkTest, ScoresInParallelMatchSequentialScores) {
     EXPECT_EQ(table.plugin_scores[0][i], want);
     EXPECT_EQ(table.totals[i], 3 * want);
   }
+}
+
+// A Score plugin that also scores runs of nodes; counts the calls of each kind.
+class BatchScore final : public FakeScore, public NodeBatchScorer {
+ public:
+  BatchScore(std::string name, CallLog* log, ScoreSpec spec, std::atomic<int>* runs,
+             std::atomic<int>* singles)
+      : FakeScore(std::move(name), log, std::move(spec)), runs_(runs), singles_(singles) {}
+  Status Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
+               int64_t* score) const override {
+    ++*singles_;
+    return FakeScore::Score(state, pod, node, score);
+  }
+  Status ScoreNodes(const CycleState& state, const PodInfo& pod,
+                    std::span<const NodeInfo* const> nodes, int64_t* out) const override {
+    ++*runs_;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      Status s = FakeScore::Score(state, pod, *nodes[i], &out[i]);
+      if (!s.IsSuccess()) return s;
+    }
+    return Status::Success();
+  }
+
+ private:
+  std::atomic<int>* runs_;
+  std::atomic<int>* singles_;
+};
+
+TEST_F(FrameworkTest, PluginsScoringRunsOfNodesGiveThePerNodeScores) {
+  ScoreSpec batch_spec, plain_spec;
+  for (int i = 1; i <= 301; ++i) {
+    batch_spec.scores["n" + std::to_string(i)] = i % 101;
+    plain_spec.scores["n" + std::to_string(i)] = (i * 7) % 50;
+  }
+  plain_spec.normalize = DefaultNormalize();
+  std::atomic<int> runs{0}, singles{0};
+  Register(Reg<BatchScore>("B", nullptr, batch_spec, &runs, &singles));
+  Register(Reg<FakeScore>("P", nullptr, plain_spec));
+  config::Profile p = BaseProfile();
+  p.plugins.score = Set({{"P", 2}, {"B", 3}});
+  ThreadPoolParallelizer pool(4);
+  FrameworkServices services = Services();
+  services.parallelizer = &pool;
+  auto r = Framework::Create(p, registry_, services);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto fw = std::move(r).value();
+  UseNodes(*fw, 301);
+  CycleState state;
+  ASSERT_TRUE(fw->RunPreScorePlugins(state, *pod_, AllNodes()).IsSuccess());
+  ScoreTable table;
+  ASSERT_TRUE(fw->RunScorePlugins(state, *pod_, AllNodes(), &table).IsSuccess());
+  // The plain plugin's raw scores are 0..49: normalized to 0..100 by the highest, 49.
+  for (size_t i = 0; i < table.nodes.size(); ++i) {
+    const std::string& name = table.nodes[i]->name();
+    const int64_t plain = plain_spec.scores[name] * kMaxNodeScore / 49;
+    EXPECT_EQ(table.plugin_scores[0][i], plain) << name;
+    EXPECT_EQ(table.plugin_scores[1][i], batch_spec.scores[name]) << name;
+    EXPECT_EQ(table.totals[i], 2 * plain + 3 * batch_spec.scores[name]) << name;
+  }
+  // Runs of up to 32 nodes, never one call per node.
+  EXPECT_EQ(runs.load(), (301 + 31) / 32);
+  EXPECT_EQ(singles.load(), 0);
+
+  // A failure in a run is the cycle's error, in kube-scheduler's words.
+  Registry failing;
+  ASSERT_TRUE(failing.Add(Reg<FakeQueueSort>("QS", nullptr)).ok());
+  ASSERT_TRUE(failing.Add(Reg<FakeBind>("Bind", nullptr, Status::Success())).ok());
+  ASSERT_TRUE(
+      failing.Add(Reg<BatchScore>("B", nullptr, Spec({}, Status::Error("boom")), &runs, &singles))
+          .ok());
+  config::Profile q = BaseProfile();
+  q.plugins.score = Set({{"B"}});
+  auto bad = Framework::Create(q, failing, services);
+  ASSERT_TRUE(bad.ok()) << bad.error().message;
+  UseNodes(**bad, 100);
+  CycleState bad_state;
+  ASSERT_TRUE((*bad)->RunPreScorePlugins(bad_state, *pod_, AllNodes()).IsSuccess());
+  Status s = (*bad)->RunScorePlugins(bad_state, *pod_, AllNodes(), &table);
+  EXPECT_EQ(s.Message(), "running Score plugins: plugin \"B\" failed with: boom");
 }
 
 TEST_F(FrameworkTest, PreScoreSkipDropsThePluginFromScoring) {

@@ -399,5 +399,35 @@ TEST(NodeResultReuseTest, InterleavedWorkloadsEachReuse) {
   EXPECT_GT(with.sched->reused_verdicts(), 57u * 150u);
 }
 
+// Where every pod differs from the last, nothing is recorded for later pods; once a pod repeats,
+// recording resumes: the second of a run records, the third reuses. Decisions never change.
+TEST(NodeResultReuseTest, OneOffPodsRecordNothingUntilOneRepeats) {
+  SchedulerRun with(true, 100), without(false, 100);
+  ASSERT_NE(with.sched, nullptr);
+  ASSERT_NE(without.sched, nullptr);
+  std::mt19937 rng(11);
+  for (int i = 0; i < 50; ++i) {
+    auto n = RandomNode(rng, fmt::format("node-{:03d}", i));
+    with.cluster.AddNode(n);
+    without.cluster.AddNode(n);
+  }
+  int next = 0;
+  auto schedule = [&](const char* cpu) {
+    auto pod = MakePod().Name(fmt::format("p{:03d}", next++)).Req({{"cpu", cpu}}).Obj();
+    with.cluster.AddPod(pod);
+    without.cluster.AddPod(pod);
+    ASSERT_TRUE(with.sched->ScheduleOne(false));
+    ASSERT_TRUE(without.sched->ScheduleOne(false));
+  };
+  for (int i = 0; i < 20; ++i) schedule(fmt::format("{}m", 101 + i).c_str());
+  EXPECT_EQ(with.sched->reused_verdicts(), 0u);
+  schedule("250m");
+  schedule("250m");  // the run's second pod: records, as the first was taken for a one-off
+  EXPECT_EQ(with.sched->reused_verdicts(), 0u);
+  schedule("250m");
+  EXPECT_GT(with.sched->reused_verdicts(), 40u);
+  EXPECT_EQ(with.observer.lines, without.observer.lines);
+}
+
 }  // namespace
 }  // namespace berth

@@ -124,6 +124,8 @@ bool NodeResultReuse::Admit(const Framework& fw, const CycleState& state, const 
   }
   fresh_filters_from_ = fresh_from;
   Slot* slot = TakeSlot(pod, num_nodes);
+  if (!slot) return false;
+  ++recorded_cycles_;
   slot->last_used = ++cycles_;
   slot->scores.fresh = profile->spreading_scores;
   slot_ = slot;
@@ -139,7 +141,15 @@ NodeResultReuse::Slot* NodeResultReuse::TakeSlot(const PodInfo& pod, size_t num_
   Slot* slot = nullptr;
   for (Slot& s : slots_)
     if (s.pod && SameSchedulingInputs(*s.pod, *pod.pod)) slot = &s;
-  if (slot) return slot;
+  if (slot) {
+    new_pods_in_a_row_ = 0;
+    return slot;
+  }
+  if (new_pods_in_a_row_ < kOneOffStreak) {
+    ++new_pods_in_a_row_;
+  } else if (!SeenBefore(pod)) {
+    return nullptr;
+  }
   // An empty slot (dropped: its results are of a past epoch), a new one, or the least recently
   // used one, dropped.
   for (Slot& s : slots_)
@@ -155,6 +165,22 @@ NodeResultReuse::Slot* NodeResultReuse::TakeSlot(const PodInfo& pod, size_t num_
   }
   slot->pod = pod.pod;
   return slot;
+}
+
+bool NodeResultReuse::SeenBefore(const PodInfo& pod) {
+  for (auto& seen : pending_) {
+    if (seen && SameSchedulingInputs(*seen, *pod.pod)) {
+      seen.reset();
+      return true;
+    }
+  }
+  if (pending_.size() < kMaxSlots) {
+    pending_.push_back(pod.pod);
+  } else {
+    pending_[next_pending_] = pod.pod;
+    next_pending_ = (next_pending_ + 1) % kMaxSlots;
+  }
+  return false;
 }
 
 void NodeResultReuse::KeepRowsOf(const std::vector<const NodeInfo*>& sent,

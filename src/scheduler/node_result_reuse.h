@@ -89,6 +89,8 @@ class NodeResultReuse {
 
   void CountReused(uint64_t n) { reused_verdicts_ += n; }
   uint64_t reused_verdicts() const { return reused_verdicts_; }
+  // Cycles whose results were recorded for later pods (Admit returned true).
+  uint64_t recorded_cycles() const { return recorded_cycles_; }
 
  private:
   struct Profile {
@@ -100,11 +102,22 @@ class NodeResultReuse {
     int dra_filter = -1;
     std::vector<bool> spreading_scores;  // RawScoreMemo::fresh
   };
+  // The slot of an equivalent earlier pod, or one to record this pod's results in; null when
+  // the pod is taken for a one-off (see kOneOffStreak).
   Slot* TakeSlot(const PodInfo& pod, size_t num_nodes);
+  // A new pod while pods are one-offs: true when a pod remembered in `pending_` is equivalent
+  // (the second of a run: record from now on); else the pod is remembered instead.
+  bool SeenBefore(const PodInfo& pod);
 
   // Replicas of several workloads arrive interleaved (two Deployments scaling at once): a few
   // pods' results are kept, each slot costs ~8 bytes + 8 per score plugin per node.
   static constexpr size_t kMaxSlots = 4;
+  // Where consecutive pods differ (batch systems, many small services) no pod reuses another's
+  // results, and recording them is pure cost: verdicts, interned rejections and memo rows for
+  // every evaluated node. After this many pods in a row matched no slot, a new pod records
+  // only when an equivalent pod was seen among the last kMaxSlots new ones (its run's second
+  // pod records; the third and later reuse). Decisions are the same either way.
+  static constexpr uint32_t kOneOffStreak = 8;
 
   Mode mode_ = Mode::kOff;
   std::vector<Profile> profiles_;
@@ -113,6 +126,11 @@ class NodeResultReuse {
   size_t fresh_filters_from_ = 0;
   uint64_t cycles_ = 0;
   uint64_t reused_verdicts_ = 0;
+  uint64_t recorded_cycles_ = 0;
+  uint32_t new_pods_in_a_row_ = 0;  // consecutive pods that matched no slot
+  // The last new pods taken for one-offs, oldest overwritten first.
+  std::vector<std::shared_ptr<const Pod>> pending_;
+  size_t next_pending_ = 0;
   Cache::SnapshotChanges changes_;
   int64_t snapshot_generation_ = -1;
   std::vector<uint32_t> feasible_rows_;

@@ -16,6 +16,8 @@ namespace {
 
 constexpr int kMinFeasibleNodesToFind = 100;
 constexpr int kMinFeasibleNodesPercentageToFind = 5;
+// Nodes a worker filters per call when a window is filtered in parallel.
+constexpr int kFilterRun = 16;
 
 }  // namespace
 
@@ -104,12 +106,11 @@ Status Scheduler::FilterWindow(Framework& fw, const CycleState& state, const Pod
   const bool nominated = fw.has_nominated_pods();
   const std::span<const Framework::ActiveFilter> filters(active_filters_);
   auto at = [&](int k) { return scan.nodes[scan.position(begin + k)]; };
-  fw.parallelizer().Until(end - begin, [&](int k) {
-    if (error.load(std::memory_order_relaxed)) return;
+  const int len = end - begin;
+  auto filter_node = [&](int k) {
     const NodeInfo& node = *at(k);
     // The loop is memory-bound: load NodeInfos eight steps ahead and their Node objects four
-    // steps ahead while this node is filtered (workers take contiguous chunks).
-    const int len = end - begin;
+    // steps ahead while this node is filtered.
     if (k + 8 < len) PrefetchNodeInfo(at(k + 8));
     if (k + 4 < len) PrefetchNode(at(k + 4));
     const bool timed = scan.timing && (begin + k) % kPerNodeTimingStride == 0;
@@ -122,6 +123,16 @@ Status Scheduler::FilterWindow(Framework& fw, const CycleState& state, const Pod
     } else {
       if (s.IsError()) error.store(true);
       statuses[k] = std::move(s);
+    }
+  };
+  // Workers take runs of nodes: one call through the parallelizer per run, not per node (a
+  // window of a few runs is filtered inline, cheaper than waking the workers).
+  const int runs = (len + kFilterRun - 1) / kFilterRun;
+  fw.parallelizer().Until(runs, [&](int r) {
+    const int to = std::min(len, (r + 1) * kFilterRun);
+    for (int k = r * kFilterRun; k < to; ++k) {
+      if (error.load(std::memory_order_relaxed)) return;
+      filter_node(k);
     }
   });
   if (!error) return Status::Success();
@@ -458,16 +469,18 @@ std::string Scheduler::SelectHost(const ScoreTable& table) {
   // Reservoir sampling over the best nodes: each tie has equal probability.
   int64_t best = std::numeric_limits<int64_t>::min();
   size_t selected = 0;
-  int64_t count = 0;
-  for (size_t i = 0; i < table.nodes.size(); ++i) {
-    int64_t t = table.totals[i];
+  uint64_t count = 0;
+  const size_t n = table.nodes.size();
+  const int64_t* totals = table.totals.data();
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t t = totals[i];
     if (t > best) {
       best = t;
       selected = i;
       count = 1;
     } else if (t == best) {
       ++count;
-      if (random_.Intn(count) == 0) selected = i;
+      if (DrawsZero(random_, count)) selected = i;
     }
   }
   return table.nodes[selected]->name();

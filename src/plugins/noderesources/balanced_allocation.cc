@@ -7,6 +7,7 @@
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
 #include "config/plugin_args_codec.h"
+#include "framework/node_batch_score.h"
 #include "plugins/noderesources/dra_backed.h"
 #include "plugins/noderesources/noderesources.h"
 #include "plugins/noderesources/resource_allocation.h"
@@ -38,7 +39,8 @@ bool RequestsNothing(std::span<const int64_t> pod_requests) {
 
 class BalancedAllocation final : public PreScorePlugin,
                                  public ScorePlugin,
-                                 public ScoresWithoutPreScore {
+                                 public ScoresWithoutPreScore,
+                                 public NodeBatchScorer {
  public:
   static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, bool pod_level_resources,
                                              bool dra_extended_resource, Handle& handle);
@@ -51,8 +53,12 @@ class BalancedAllocation final : public PreScorePlugin,
                   std::span<const NodeInfo* const> feasible) override;
   Status Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
                int64_t* score) const override;
+  Status ScoreNodes(const CycleState& state, const PodInfo& pod,
+                    std::span<const NodeInfo* const> nodes, int64_t* out) const override;
 
  private:
+  int64_t ScoreWith(const BalancedPreScoreState* s, std::span<const int64_t> pod_requests,
+                    const NodeInfo& node) const;
   std::vector<ScoredResource> resources_;
   bool pod_level_resources_ = true;  // the PodLevelResources feature gate
   // Compiled DeviceClass selectors (DRAExtendedResource on), else null.
@@ -110,14 +116,45 @@ Status BalancedAllocation::Score(const CycleState& state, const PodInfo& pod, co
     pod_requests = fallback.span();
     if (RequestsNothing(pod_requests)) return Status::Success();
   }
+  *score = ScoreWith(s, pod_requests, node);
+  return Status::Success();
+}
+
+Status BalancedAllocation::ScoreNodes(const CycleState& state, const PodInfo& pod,
+                                      std::span<const NodeInfo* const> nodes, int64_t* out) const {
+  const BalancedPreScoreState* s = state.Read(kPreScoreKey);
+  if (s == nullptr || resources_.empty()) {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      Status st = Score(state, pod, *nodes[i], &out[i]);
+      if (!st.IsSuccess()) return st;
+    }
+    return Status::Success();
+  }
+  if (!s->dra && noderesources::IsCpuThenMemory(resources_)) {
+    const int64_t pod_cpu = s->pod_requests[0], pod_mem = s->pod_requests[1];
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const Resource& alloc = nodes[i]->allocatable();
+      const Resource& used = nodes[i]->requested();
+      out[i] = noderesources::BalancedCpuMemory(alloc.milli_cpu, used.milli_cpu + pod_cpu,
+                                                alloc.memory, used.memory + pod_mem);
+    }
+    return Status::Success();
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) out[i] = ScoreWith(s, s->pod_requests, *nodes[i]);
+  return Status::Success();
+}
+
+int64_t BalancedAllocation::ScoreWith(const BalancedPreScoreState* s,
+                                      std::span<const int64_t> pod_requests,
+                                      const NodeInfo& node) const {
+  const size_t n = resources_.size();
   Scratch allocatable(n);
   Scratch requested(n);
   noderesources::NodeUsage(node, resources_, pod_requests, RequestSource::kActual,
                            allocatable.span(), requested.span());
   if (s != nullptr && s->dra)
     s->dra->Apply(node, resources_, pod_requests, allocatable.span(), requested.span());
-  *score = noderesources::BalancedAllocationScore(requested.span(), allocatable.span());
-  return Status::Success();
+  return noderesources::BalancedAllocationScore(requested.span(), allocatable.span());
 }
 
 }  // namespace

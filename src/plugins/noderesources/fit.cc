@@ -13,6 +13,7 @@
 #include "berth/framework/plugin.h"
 #include "config/plugin_args_codec.h"
 #include "framework/dra_extended_resources.h"
+#include "framework/node_batch_score.h"
 #include "plugins/noderesources/dra_backed.h"
 #include "plugins/noderesources/noderesources.h"
 #include "plugins/noderesources/resource_allocation.h"
@@ -62,6 +63,7 @@ class Fit final : public PreFilterPlugin,
                   public PreScorePlugin,
                   public ScorePlugin,
                   public ScoresWithoutPreScore,
+                  public NodeBatchScorer,
                   public EnqueueExtensions {
  public:
   static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, bool pod_level_resources,
@@ -76,9 +78,14 @@ class Fit final : public PreFilterPlugin,
                   std::span<const NodeInfo* const> feasible) override;
   Status Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
                int64_t* score) const override;
+  Status ScoreNodes(const CycleState& state, const PodInfo& pod,
+                    std::span<const NodeInfo* const> nodes, int64_t* out) const override;
   std::vector<ClusterEventWithHint> EventsToRegister() const override;
 
  private:
+  // The score of `node` for a pod requesting `pod_requests` (per scored resource).
+  int64_t ScoreWith(const FitPreScoreState* s, std::span<const int64_t> pod_requests,
+                    const NodeInfo& node) const;
   bool IsIgnored(std::string_view name) const;
   // True if `pod` fits an empty `node` by every resource it requests.
   bool FitsEmptyNode(const Resource& request, const Node& node) const;
@@ -322,6 +329,39 @@ Status Fit::Score(const CycleState& state, const PodInfo& pod, const NodeInfo& n
                                   resources_, RequestSource::kNonZero, fallback.span());
     pod_requests = fallback.span();
   }
+  *score = ScoreWith(s, pod_requests, node);
+  return Status::Success();
+}
+
+Status Fit::ScoreNodes(const CycleState& state, const PodInfo& pod,
+                       std::span<const NodeInfo* const> nodes, int64_t* out) const {
+  const FitPreScoreState* s = state.Read(kPreScoreKey);
+  if (s == nullptr || resources_.empty()) {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      Status st = Score(state, pod, *nodes[i], &out[i]);
+      if (!st.IsSuccess()) return st;
+    }
+    return Status::Success();
+  }
+  if (strategy_ == Strategy::kLeastAllocated && !s->dra &&
+      noderesources::IsCpuThenMemory(resources_)) {
+    const int64_t pod_cpu = s->pod_requests[0], pod_mem = s->pod_requests[1];
+    const int64_t wc = resources_[0].weight, wm = resources_[1].weight;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const Resource& alloc = nodes[i]->allocatable();
+      const Resource& used = nodes[i]->non_zero_requested();
+      out[i] = noderesources::LeastAllocatedCpuMemory(alloc.milli_cpu, used.milli_cpu + pod_cpu, wc,
+                                                      alloc.memory, used.memory + pod_mem, wm);
+    }
+    return Status::Success();
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) out[i] = ScoreWith(s, s->pod_requests, *nodes[i]);
+  return Status::Success();
+}
+
+int64_t Fit::ScoreWith(const FitPreScoreState* s, std::span<const int64_t> pod_requests,
+                       const NodeInfo& node) const {
+  const size_t n = resources_.size();
   Scratch allocatable(n);
   Scratch requested(n);
   noderesources::NodeUsage(node, resources_, pod_requests, RequestSource::kNonZero,
@@ -330,16 +370,13 @@ Status Fit::Score(const CycleState& state, const PodInfo& pod, const NodeInfo& n
     s->dra->Apply(node, resources_, pod_requests, allocatable.span(), requested.span());
   switch (strategy_) {
     case Strategy::kLeastAllocated:
-      *score = noderesources::LeastAllocatedScore(requested.span(), allocatable.span(), resources_);
-      break;
+      return noderesources::LeastAllocatedScore(requested.span(), allocatable.span(), resources_);
     case Strategy::kMostAllocated:
-      *score = noderesources::MostAllocatedScore(requested.span(), allocatable.span(), resources_);
-      break;
+      return noderesources::MostAllocatedScore(requested.span(), allocatable.span(), resources_);
     case Strategy::kRequestedToCapacityRatio:
-      *score = ratio_->Score(requested.span(), allocatable.span(), resources_);
-      break;
+      return ratio_->Score(requested.span(), allocatable.span(), resources_);
   }
-  return Status::Success();
+  return 0;
 }
 
 }  // namespace

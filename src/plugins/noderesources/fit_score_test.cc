@@ -11,6 +11,7 @@
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
 #include "berth/testing/fake_handle.h"
+#include "framework/node_batch_score.h"
 #include "plugins/noderesources/fit_test_util.h"
 #include "plugins/noderesources/noderesources.h"
 #include "testing/builders.h"
@@ -86,6 +87,15 @@ void RunScoreCases(const std::vector<ScoreCase>& cases) {
         got.push_back(score);
       }
       EXPECT_EQ(got, tc.want);
+      // Scoring the nodes as one run gives the same scores.
+      auto* batch = dynamic_cast<NodeBatchScorer*>(plugin.get());
+      ASSERT_NE(batch, nullptr);
+      std::vector<const NodeInfo*> run;
+      for (const auto& node : tc.nodes) run.push_back(snapshot.Get(node->metadata.name));
+      std::vector<int64_t> batched(run.size(), -1);
+      Status bs = batch->ScoreNodes(state, *pod, run, batched.data());
+      EXPECT_TRUE(bs.IsSuccess()) << bs.Message();
+      EXPECT_EQ(batched, tc.want);
     }
   }
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -76,6 +77,47 @@ class RequestedToCapacityRatio {
 // * 100, truncated. Two fractions use |f1 - f2| / 2; fewer than two give 100.
 int64_t BalancedAllocationScore(std::span<const int64_t> requested,
                                 std::span<const int64_t> allocatable);
+
+// True when `resources` are cpu then memory, the default of both plugins: their scores then
+// have a form without a loop over the resources (LeastAllocatedCpuMemory and
+// BalancedCpuMemory).
+inline bool IsCpuThenMemory(std::span<const ScoredResource> resources) {
+  return resources.size() == 2 && resources[0].kind == ScoredResource::Kind::kCpu &&
+         resources[1].kind == ScoredResource::Kind::kMemory;
+}
+
+// LeastAllocatedScore over cpu (weight wc) and memory (weight wm), given each one's
+// allocatable and requested (the pod included): the same integer arithmetic in the same order.
+inline int64_t LeastAllocatedCpuMemory(int64_t alloc_cpu, int64_t req_cpu, int64_t wc,
+                                       int64_t alloc_mem, int64_t req_mem, int64_t wm) {
+  int64_t node_score = 0;
+  int64_t weight_sum = 0;
+  if (alloc_cpu != 0) {
+    node_score +=
+        (req_cpu > alloc_cpu ? 0 : (alloc_cpu - req_cpu) * kMaxNodeScore / alloc_cpu) * wc;
+    weight_sum += wc;
+  }
+  if (alloc_mem != 0) {
+    node_score +=
+        (req_mem > alloc_mem ? 0 : (alloc_mem - req_mem) * kMaxNodeScore / alloc_mem) * wm;
+    weight_sum += wm;
+  }
+  return weight_sum == 0 ? 0 : node_score / weight_sum;
+}
+
+// BalancedAllocationScore over cpu and memory: the same floating-point operations in the same
+// order, so the same result to the bit.
+inline int64_t BalancedCpuMemory(int64_t alloc_cpu, int64_t req_cpu, int64_t alloc_mem,
+                                 int64_t req_mem) {
+  if (alloc_cpu == 0 || alloc_mem == 0) return kMaxNodeScore;  // fewer than two fractions
+  auto fraction = [](int64_t requested, int64_t allocatable) {
+    const double f = static_cast<double>(requested) / static_cast<double>(allocatable);
+    return f > 1 ? 1.0 : f;
+  };
+  const double std_dev =
+      std::abs((fraction(req_cpu, alloc_cpu) - fraction(req_mem, alloc_mem)) / 2);
+  return static_cast<int64_t>((1 - std_dev) * static_cast<double>(kMaxNodeScore));
+}
 
 // Per-call scratch for a handful of int64 values without touching the heap. Left
 // uninitialized: every caller writes all n values before reading them (Score runs it several

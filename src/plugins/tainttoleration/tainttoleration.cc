@@ -12,6 +12,7 @@
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
 #include "berth/framework/remedy.h"
+#include "framework/node_batch_score.h"
 
 namespace berth {
 namespace {
@@ -48,7 +49,8 @@ class TaintToleration final : public FilterPlugin,
                               public PreScorePlugin,
                               public ScorePlugin,
                               public EnqueueExtensions,
-                              public FilterRemedies {
+                              public FilterRemedies,
+                              public NodeBatchScorer {
  public:
   explicit TaintToleration(bool comparison_operators)
       : comparison_operators_(comparison_operators) {}
@@ -122,20 +124,18 @@ class TaintToleration final : public FilterPlugin,
                int64_t* score) const override {
     *score = 0;
     const TaintPreScoreState* s = state.Read(kPreScoreKey);
-    if (s == nullptr) {
-      return Status::Error("failed to read \"PreScoreTaintToleration\" from cycleState: not found");
-    }
-    if (node.node() == nullptr) return Status::Error("node not found");
-    for (const Taint& taint : node.node()->spec.taints) {
-      if (taint.effect != "PreferNoSchedule") continue;
-      bool tolerated = false;
-      for (const Toleration& t : s->prefer_no_schedule) {
-        if (TolerationToleratesTaint(t, taint, comparison_operators_)) {
-          tolerated = true;
-          break;
-        }
-      }
-      if (!tolerated) ++*score;
+    if (s == nullptr) return MissingPreScore();
+    return ScoreWith(*s, node, score);
+  }
+
+  Status ScoreNodes(const CycleState& state, const PodInfo&, std::span<const NodeInfo* const> nodes,
+                    int64_t* out) const override {
+    const TaintPreScoreState* s = state.Read(kPreScoreKey);
+    if (s == nullptr) return MissingPreScore();
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      out[i] = 0;
+      Status st = ScoreWith(*s, *nodes[i], &out[i]);
+      if (!st.IsSuccess()) return st;
     }
     return Status::Success();
   }
@@ -148,6 +148,25 @@ class TaintToleration final : public FilterPlugin,
   }
 
  private:
+  static Status MissingPreScore() {
+    return Status::Error("failed to read \"PreScoreTaintToleration\" from cycleState: not found");
+  }
+  Status ScoreWith(const TaintPreScoreState& s, const NodeInfo& node, int64_t* score) const {
+    if (node.node() == nullptr) return Status::Error("node not found");
+    for (const Taint& taint : node.node()->spec.taints) {
+      if (taint.effect != "PreferNoSchedule") continue;
+      bool tolerated = false;
+      for (const Toleration& t : s.prefer_no_schedule) {
+        if (TolerationToleratesTaint(t, taint, comparison_operators_)) {
+          tolerated = true;
+          break;
+        }
+      }
+      if (!tolerated) ++*score;
+    }
+    return Status::Success();
+  }
+
   const bool comparison_operators_;  // the TaintTolerationComparisonOperators gate
 };
 

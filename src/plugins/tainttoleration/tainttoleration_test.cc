@@ -10,6 +10,7 @@
 #include "berth/framework/plugin.h"
 #include "berth/framework/remedy.h"
 #include "berth/testing/fake_handle.h"
+#include "framework/node_batch_score.h"
 #include "testing/builders.h"
 
 namespace berth {
@@ -181,6 +182,12 @@ TEST(TaintTolerationScore, UpstreamCases) {
       ASSERT_TRUE(scorer->Score(state, *pod, *ni, &s.score).IsSuccess());
       scores.push_back(s);
     }
+    // Scored as one run: the same raw scores.
+    auto* batch = dynamic_cast<NodeBatchScorer*>(plugin.get());
+    ASSERT_NE(batch, nullptr);
+    std::vector<int64_t> batched(feasible.size(), -1);
+    ASSERT_TRUE(batch->ScoreNodes(state, *pod, feasible, batched.data()).IsSuccess());
+    for (size_t i = 0; i < scores.size(); ++i) EXPECT_EQ(batched[i], scores[i].score);
     ASSERT_TRUE(scorer->NormalizeScore(state, *pod, scores).IsSuccess());
     std::vector<int64_t> got;
     for (const auto& s : scores) got.push_back(s.score);
