@@ -48,11 +48,11 @@ std::vector<Ptr<ResourceClaim>> DynamicResources::ClaimsInUse() const {
   return in_use;
 }
 
-std::shared_ptr<const dra::Allocator> DynamicResources::MakeAllocator(
-    const std::vector<Ptr<ResourceClaim>>& in_use) const {
+std::shared_ptr<const dra::Allocator> DynamicResources::MakeAllocator() const {
   const DraListers* dra = listers();
   auto classes = [dra](std::string_view name) { return dra->GetDeviceClass(name); };
-  return std::make_shared<const dra::Allocator>(features_, allocated_.Update(in_use), classes,
+  auto in_use = in_use_.Sync(*dra, DraClaimFeedOf(handle_->listers()));
+  return std::make_shared<const dra::Allocator>(features_, std::move(in_use), classes,
                                                 pool_cache_.For(dra->ListResourceSlices()),
                                                 &cel_cache_);
 }
@@ -146,10 +146,9 @@ Status DynamicResources::PreFilter(CycleState& state, const PodInfo& pod_info,
 
   if (!data->to_allocate.empty()) {
     // The devices every claim in use holds: the listers' claims, with this scheduler's
-    // assumptions over them (allocations in flight and writes not yet listed).
-    // Unallocated claims included: the allocated-state tracker skips them without reading
-    // every claim again.
-    data->allocator = MakeAllocator(assumed_.Merge(dra->ListResourceClaims()));
+    // assumptions over them (allocations in flight and writes not yet listed), as the claim
+    // feed changed them since the previous cycle.
+    data->allocator = MakeAllocator();
   }
   data->claims = std::move(*claims);
   return Status::Success();
