@@ -36,6 +36,7 @@ namespace berth::client {
 class ApiClusterClient final : public ClusterClient,
                                public DraListers,
                                public DraClaimFeed,
+                               public DraSliceGeneration,
                                public DraWriter,
                                public dra_extended::DynamicResourcesWriter,
                                public AsyncPodDeleter,
@@ -108,6 +109,8 @@ class ApiClusterClient final : public ClusterClient,
   Result<Ptr<ResourceClaim>> UpdateResourceClaimStatus(const ResourceClaim& claim) override;
   // --- DraClaimFeed: the claim informer's changes (recorded whether or not a handler is set).
   ClaimChanges ClaimChangesSince(uint64_t cursor) const override;
+  // --- DraSliceGeneration: counts the slice informer's changes.
+  uint64_t ResourceSliceGeneration() const override { return slice_generation_.load(); }
   // --- DynamicResourcesWriter (api_cluster_client_extended.cc): POST of the claim, its
   // deletion, and a merge patch of the pod's status (all synchronous: PreBind's writes).
   Result<Ptr<ResourceClaim>> CreateResourceClaim(
@@ -160,7 +163,7 @@ class ApiClusterClient final : public ClusterClient,
     kKindCount
   };
   // Informer handlers that report a DRA kind's changes to a handler that is a DraEventHandler.
-  // The claim informer's also keep the claim feed.
+  // The claim informer's also keep the claim feed, the slice informer's the slice generation.
   InformerHandlers DraInformerHandlers(DraEventResource resource);
   template <class T>
   Ptr<T> GetTyped(Kind k, const std::string& key) const;
@@ -185,7 +188,8 @@ class ApiClusterClient final : public ClusterClient,
   WriteCombiner bindings_;
   std::function<void(const std::string&)> log_;
   ClusterEventHandler* handler_ = nullptr;
-  ClaimChangeLog claim_log_;  // fed by the claim informer's handlers
+  ClaimChangeLog claim_log_;                   // fed by the claim informer's handlers
+  std::atomic<uint64_t> slice_generation_{0};  // counted by the slice informer's handlers
   bool keep_documents_ = false;
   std::string reporting_name_ = "default-scheduler";
   std::vector<std::unique_ptr<Informer>> informers_;

@@ -47,18 +47,23 @@ InformerHandlers ApiClusterClient::DraInformerHandlers(DraEventResource resource
   // The claim feed is kept before the handler hears of the change, so that a plugin reading
   // the feed from the scheduling cycle the event starts sees it.
   ClaimChangeLog* log = resource == DraEventResource::kResourceClaim ? &claim_log_ : nullptr;
-  if (!dra && !log) return h;
-  h.on_add = [dra, log, resource](const Object& o) {
+  std::atomic<uint64_t>* slices =
+      resource == DraEventResource::kResourceSlice ? &slice_generation_ : nullptr;
+  if (!dra && !log && !slices) return h;
+  h.on_add = [dra, log, slices, resource](const Object& o) {
     if (log) log->Put(ClaimOf(o));
+    if (slices) ++*slices;
     if (dra) dra->OnDraEvent({resource, kAdd}, {}, ToDraObject(o));
   };
-  h.on_update = [dra, log, resource](const Object& a, const Object& b) {
+  h.on_update = [dra, log, slices, resource](const Object& a, const Object& b) {
     if (log) log->Put(ClaimOf(b));
+    if (slices) ++*slices;
     if (dra) dra->OnDraEvent({resource, kUpdateOther}, ToDraObject(a), ToDraObject(b));
   };
-  h.on_delete = [dra, log, resource](const Object& o) {
+  h.on_delete = [dra, log, slices, resource](const Object& o) {
     if (log)
       if (Ptr<ResourceClaim> c = ClaimOf(o)) log->Erase(c->metadata.namespace_, c->metadata.name);
+    if (slices) ++*slices;
     if (dra) dra->OnDraEvent({resource, kDelete}, ToDraObject(o), {});
   };
   return h;

@@ -112,6 +112,21 @@ TEST_F(ApiServerFixture, ClaimFeedFollowsTheClaimInformer) {
   ASSERT_TRUE(rest_->Delete(std::string(kClaims) + "/b").ok());
   settle("deleted", [&] { return client.ListResourceClaims().size() == 1; });
   EXPECT_EQ(reader.Get("b"), nullptr);
+
+  // A slice published moves the slice generation.
+  const DraSliceGeneration* gen = DraSliceGenerationOf(client);
+  ASSERT_NE(gen, nullptr);
+  const uint64_t before = gen->ResourceSliceGeneration();
+  auto slice = Json::parse(R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice",
+      "metadata":{"name":"node-1-gpu"},"spec":{"driver":"gpu.example.com","nodeName":"node-1",
+      "pool":{"name":"node-1","generation":1,"resourceSliceCount":1},
+      "devices":[{"name":"gpu-0"}]}})");
+  auto posted = rest_->Post("/apis/resource.k8s.io/v1/resourceslices", slice);
+  ASSERT_TRUE(posted.ok()) << posted.error().message;
+  while (gen->ResourceSliceGeneration() == before && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_GT(gen->ResourceSliceGeneration(), before);
+  EXPECT_EQ(client.ListResourceSlices().size(), 1u);
   client.Stop();
 }
 

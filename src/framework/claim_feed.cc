@@ -23,6 +23,10 @@ const DraClaimFeed* DraClaimFeedOf(const ClusterListers& listers) {
   return dynamic_cast<const DraClaimFeed*>(&listers);
 }
 
+const DraSliceGeneration* DraSliceGenerationOf(const ClusterListers& listers) {
+  return dynamic_cast<const DraSliceGeneration*>(&listers);
+}
+
 void ClaimChangeLog::Put(Ptr<ResourceClaim> claim) {
   if (!claim) return;
   std::lock_guard lock(mu_);

@@ -53,6 +53,19 @@ class DraClaimFeed {
 // The listers' claim feed, or null when they have none (listers of one's own).
 const DraClaimFeed* DraClaimFeedOf(const ClusterListers& listers);
 
+// How many times the listers' ResourceSlices changed (added, updated or deleted), for a plugin
+// that keeps what it derived from every slice (DynamicResources' index of the slices by node)
+// and would otherwise list the slices each cycle to find out whether any changed. As the claim
+// feed, it may trail the listers by an event being delivered. Thread-safe.
+class DraSliceGeneration {
+ public:
+  virtual ~DraSliceGeneration() = default;
+  virtual uint64_t ResourceSliceGeneration() const = 0;
+};
+
+// The listers' slice generation, or null when they have none.
+const DraSliceGeneration* DraSliceGenerationOf(const ClusterListers& listers);
+
 // A feed's store, kept by a cluster client beside its claims: the current claims by
 // "namespace/name" and the recent changes. The client calls Put/Erase for every change of its
 // claim store, in the store's order. Thread-safe.

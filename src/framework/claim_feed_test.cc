@@ -177,5 +177,31 @@ TEST(InMemoryClusterClaimFeedTest, EveryClaimChangeReachesTheFeed) {
   EXPECT_EQ(cluster.ListResourceClaims().size(), 2u);
 }
 
+// Every slice change moves the slice generation; other DRA objects do not.
+TEST(InMemoryClusterClaimFeedTest, SliceChangesMoveTheSliceGeneration) {
+  InMemoryCluster cluster;
+  const DraSliceGeneration* gen = DraSliceGenerationOf(cluster);
+  ASSERT_NE(gen, nullptr);
+  uint64_t last = gen->ResourceSliceGeneration();
+  auto moved = [&] {
+    uint64_t now = gen->ResourceSliceGeneration();
+    bool changed = now != last;
+    last = now;
+    return changed;
+  };
+  auto slice = std::make_shared<ResourceSlice>();
+  slice->metadata.name = "s";
+  cluster.AddResourceSlice(slice);
+  EXPECT_TRUE(moved());
+  cluster.AddResourceSlice(std::make_shared<ResourceSlice>(*slice));
+  EXPECT_TRUE(moved());
+  cluster.AddResourceClaim(Claim("a"));
+  EXPECT_FALSE(moved());
+  cluster.RemoveResourceSlice("s");
+  EXPECT_TRUE(moved());
+  cluster.RemoveResourceSlice("s");
+  EXPECT_FALSE(moved());
+}
+
 }  // namespace
 }  // namespace berth

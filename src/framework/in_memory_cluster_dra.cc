@@ -29,6 +29,7 @@ void InMemoryCluster::StoreDra(Map<T>& map, std::string key, Ptr<T> obj,
     Ptr<T>& slot = map[std::move(key)];
     old = std::exchange(slot, obj);
     if constexpr (std::is_same_v<T, ResourceClaim>) claim_log_.Put(obj);
+    if constexpr (std::is_same_v<T, ResourceSlice>) ++slice_generation_;
     h = EventTargetLocked();
   }
   if (old) {
@@ -96,6 +97,7 @@ void InMemoryCluster::RemoveResourceSlice(std::string_view name) {
     if (it == resource_slices_.end()) return;
     old = it->second;
     resource_slices_.erase(it);
+    ++slice_generation_;
     h = EventTargetLocked();
   }
   SendDra(h, {DraEventResource::kResourceSlice, kDelete}, old, {});

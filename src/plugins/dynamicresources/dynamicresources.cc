@@ -52,9 +52,16 @@ std::shared_ptr<const dra::Allocator> DynamicResources::MakeAllocator() const {
   const DraListers* dra = listers();
   auto classes = [dra](std::string_view name) { return dra->GetDeviceClass(name); };
   auto in_use = in_use_.Sync(*dra, DraClaimFeedOf(handle_->listers()));
+  // The slices are listed (5,000 of them in a cluster of as many nodes) only when they changed.
+  std::shared_ptr<const dra::SliceIndex> slices;
+  if (const DraSliceGeneration* gen = DraSliceGenerationOf(handle_->listers())) {
+    slices = pool_cache_.ForGeneration(gen->ResourceSliceGeneration(),
+                                       [dra] { return dra->ListResourceSlices(); });
+  } else {
+    slices = pool_cache_.For(dra->ListResourceSlices());
+  }
   return std::make_shared<const dra::Allocator>(features_, std::move(in_use), classes,
-                                                pool_cache_.For(dra->ListResourceSlices()),
-                                                &cel_cache_);
+                                                std::move(slices), &cel_cache_);
 }
 
 Result<std::vector<Ptr<ResourceClaim>>> DynamicResources::PodClaims(const Pod& pod) const {

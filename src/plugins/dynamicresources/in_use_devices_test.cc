@@ -239,5 +239,22 @@ TEST_F(InUseDevicesPluginTest, DevicesFollowTheClaimsThroughTheFeed) {
   EXPECT_TRUE(Fits("mine"));
 }
 
+// A slice published after the plugin indexed the slices is used by the next cycle.
+TEST_F(InUseDevicesPluginTest, ASliceAddedLaterIsSeen) {
+  AddClaim("mine", false);
+  AddClaim("other", true);
+  EXPECT_FALSE(Fits("mine"));
+  auto slice = std::make_shared<ResourceSlice>();
+  slice->metadata.name = "worker-driver-2";
+  slice->spec.driver = "driver";
+  slice->spec.pool = ResourcePool{"pool-2", 1, 1};
+  slice->spec.node_name = "worker";
+  slice->spec.devices.emplace_back().name = "dev-1";
+  cluster_.AddResourceSlice(slice);
+  EXPECT_TRUE(Fits("mine"));
+  cluster_.RemoveResourceSlice("worker-driver-2");
+  EXPECT_FALSE(Fits("mine"));
+}
+
 }  // namespace
 }  // namespace berth::dynamicresources
