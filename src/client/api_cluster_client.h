@@ -27,6 +27,7 @@
 #include "client/rest_client.h"
 #include "client/write_combiner.h"
 #include "framework/async_pod_deleter.h"
+#include "framework/claim_feed.h"
 #include "framework/dra_extended_resources.h"
 #include "framework/group_member_lister.h"
 
@@ -34,6 +35,8 @@ namespace berth::client {
 
 class ApiClusterClient final : public ClusterClient,
                                public DraListers,
+                               public DraClaimFeed,
+                               public DraSliceGeneration,
                                public DraWriter,
                                public dra_extended::DynamicResourcesWriter,
                                public AsyncPodDeleter,
@@ -104,6 +107,10 @@ class ApiClusterClient final : public ClusterClient,
   Ptr<DeviceClass> GetDeviceClass(std::string_view name) const override;
   std::vector<Ptr<DeviceClass>> ListDeviceClasses() const override;
   Result<Ptr<ResourceClaim>> UpdateResourceClaimStatus(const ResourceClaim& claim) override;
+  // --- DraClaimFeed: the claim informer's changes (recorded whether or not a handler is set).
+  ClaimChanges ClaimChangesSince(uint64_t cursor) const override;
+  // --- DraSliceGeneration: counts the slice informer's changes.
+  uint64_t ResourceSliceGeneration() const override { return slice_generation_.load(); }
   // --- DynamicResourcesWriter (api_cluster_client_extended.cc): POST of the claim, its
   // deletion, and a merge patch of the pod's status (all synchronous: PreBind's writes).
   Result<Ptr<ResourceClaim>> CreateResourceClaim(
@@ -156,7 +163,8 @@ class ApiClusterClient final : public ClusterClient,
     kKindCount
   };
   // Informer handlers that report a DRA kind's changes to a handler that is a DraEventHandler.
-  InformerHandlers DraInformerHandlers(DraEventResource resource) const;
+  // The claim informer's also keep the claim feed, the slice informer's the slice generation.
+  InformerHandlers DraInformerHandlers(DraEventResource resource);
   template <class T>
   Ptr<T> GetTyped(Kind k, const std::string& key) const;
   template <class T>
@@ -180,6 +188,8 @@ class ApiClusterClient final : public ClusterClient,
   WriteCombiner bindings_;
   std::function<void(const std::string&)> log_;
   ClusterEventHandler* handler_ = nullptr;
+  ClaimChangeLog claim_log_;                   // fed by the claim informer's handlers
+  std::atomic<uint64_t> slice_generation_{0};  // counted by the slice informer's handlers
   bool keep_documents_ = false;
   std::string reporting_name_ = "default-scheduler";
   std::vector<std::unique_ptr<Informer>> informers_;

@@ -18,6 +18,11 @@ DraEventObject ToDraObject(const Object& o) {
   return std::monostate{};
 }
 
+Ptr<ResourceClaim> ClaimOf(const Object& o) {
+  auto p = std::get_if<Ptr<ResourceClaim>>(&o);
+  return p ? *p : nullptr;
+}
+
 template <class T>
 std::vector<Ptr<T>> ListOf(const std::vector<std::unique_ptr<Informer>>& informers, int k) {
   if (informers.empty()) return {};
@@ -36,20 +41,36 @@ Ptr<T> GetOf(const std::vector<std::unique_ptr<Informer>>& informers, int k,
 
 }  // namespace
 
-InformerHandlers ApiClusterClient::DraInformerHandlers(DraEventResource resource) const {
+InformerHandlers ApiClusterClient::DraInformerHandlers(DraEventResource resource) {
   InformerHandlers h;
   auto* dra = dynamic_cast<DraEventHandler*>(handler_);
-  if (!dra) return h;
-  h.on_add = [dra, resource](const Object& o) {
-    dra->OnDraEvent({resource, kAdd}, {}, ToDraObject(o));
+  // The claim feed is kept before the handler hears of the change, so that a plugin reading
+  // the feed from the scheduling cycle the event starts sees it.
+  ClaimChangeLog* log = resource == DraEventResource::kResourceClaim ? &claim_log_ : nullptr;
+  std::atomic<uint64_t>* slices =
+      resource == DraEventResource::kResourceSlice ? &slice_generation_ : nullptr;
+  if (!dra && !log && !slices) return h;
+  h.on_add = [dra, log, slices, resource](const Object& o) {
+    if (log) log->Put(ClaimOf(o));
+    if (slices) ++*slices;
+    if (dra) dra->OnDraEvent({resource, kAdd}, {}, ToDraObject(o));
   };
-  h.on_update = [dra, resource](const Object& a, const Object& b) {
-    dra->OnDraEvent({resource, kUpdateOther}, ToDraObject(a), ToDraObject(b));
+  h.on_update = [dra, log, slices, resource](const Object& a, const Object& b) {
+    if (log) log->Put(ClaimOf(b));
+    if (slices) ++*slices;
+    if (dra) dra->OnDraEvent({resource, kUpdateOther}, ToDraObject(a), ToDraObject(b));
   };
-  h.on_delete = [dra, resource](const Object& o) {
-    dra->OnDraEvent({resource, kDelete}, ToDraObject(o), {});
+  h.on_delete = [dra, log, slices, resource](const Object& o) {
+    if (log)
+      if (Ptr<ResourceClaim> c = ClaimOf(o)) log->Erase(c->metadata.namespace_, c->metadata.name);
+    if (slices) ++*slices;
+    if (dra) dra->OnDraEvent({resource, kDelete}, ToDraObject(o), {});
   };
   return h;
+}
+
+ClaimChanges ApiClusterClient::ClaimChangesSince(uint64_t cursor) const {
+  return claim_log_.ClaimChangesSince(cursor);
 }
 
 std::vector<Ptr<ResourceSlice>> ApiClusterClient::ListResourceSlices() const {
@@ -76,8 +97,10 @@ Result<Ptr<ResourceClaim>> ApiClusterClient::UpdateResourceClaimStatus(const Res
   body["kind"] = "ResourceClaim";
   // A status without an allocation or consumers is written as such (the typed fields are the
   // truth; the document may still hold the old ones).
-  if (!claim.status.allocation) body["status"].erase("allocation");
-  if (claim.status.reserved_for.empty()) body["status"].erase("reservedFor");
+  nlohmann::json& status = body["status"];
+  if (!status.is_object()) status = nlohmann::json::object();  // a claim without a status yet
+  if (!claim.status.allocation) status.erase("allocation");
+  if (claim.status.reserved_for.empty()) status.erase("reservedFor");
   const std::string path =
       fmt::format("/apis/resource.k8s.io/v1/namespaces/{}/resourceclaims/{}/status",
                   claim.metadata.namespace_, claim.metadata.name);

@@ -48,6 +48,47 @@ std::shared_ptr<const AllocatedState> AllocatedStateTracker::Update(
   return state_;
 }
 
+void AllocatedStateTracker::Set(const std::string& key,
+                                std::shared_ptr<const ResourceClaim> claim) {
+  if (claim && !claim->status.allocation) claim = nullptr;
+  std::lock_guard lock(mu_);
+  auto it = by_key_.find(key);
+  if (it == by_key_.end()) {
+    if (!claim) return;
+    Add(*claim->status.allocation);
+    by_key_.emplace(key, std::move(claim));
+    return;
+  }
+  if (it->second == claim) return;
+  Remove(*it->second->status.allocation);
+  if (!claim) {
+    by_key_.erase(it);
+    return;
+  }
+  Add(*claim->status.allocation);
+  it->second = std::move(claim);
+}
+
+void AllocatedStateTracker::Clear() {
+  std::lock_guard lock(mu_);
+  by_key_.clear();
+  known_.clear();
+  exclusive_refs_.clear();
+  shared_refs_.clear();
+  state_ = std::make_shared<AllocatedState>();
+  state_->indexed = true;
+}
+
+std::shared_ptr<const AllocatedState> AllocatedStateTracker::State() const {
+  std::lock_guard lock(mu_);
+  return state_;
+}
+
+size_t AllocatedStateTracker::size() const {
+  std::lock_guard lock(mu_);
+  return by_key_.size();
+}
+
 size_t AllocatedStateTracker::copies() const {
   std::lock_guard lock(mu_);
   return copies_;

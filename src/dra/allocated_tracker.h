@@ -7,14 +7,20 @@
 //   auto state = tracker.Update(claims_in_use);     // each cycle; equal to AllocatedStateOf()
 //   dra::Allocator alloc(features, state, classes, slice_index, &cel_cache);
 //
-// A state handed out is never changed afterwards: when a cycle still holds it, the next
-// change is made on a copy. Thread-safe.
+// Or, for a caller that learns of each change (a claim change feed), keyed by the claim:
+//
+//   tracker.Set(uid, claim);                         // what the claim is now (null: gone)
+//   auto state = tracker.State();
+//
+// One tracker uses one of the two forms. A state handed out is never changed afterwards: when a
+// cycle still holds it, the next change is made on a copy. Thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -28,6 +34,13 @@ class AllocatedStateTracker {
   // `claims` may include unallocated ones (they hold nothing).
   std::shared_ptr<const AllocatedState> Update(
       const std::vector<std::shared_ptr<const ResourceClaim>>& claims);
+  // The claim under `key` is now `claim` (null, or without an allocation: it holds nothing).
+  void Set(const std::string& key, std::shared_ptr<const ResourceClaim> claim);
+  // Forgets every claim Set() gave.
+  void Clear();
+  std::shared_ptr<const AllocatedState> State() const;
+  // How many claims Set() gave that hold devices (for tests).
+  size_t size() const;
   // How many times Update() copied a state a cycle still held (for tests).
   size_t copies() const;
 
@@ -47,6 +60,8 @@ class AllocatedStateTracker {
     return s;
   }();
   std::unordered_map<const ResourceClaim*, Known> known_;
+  // Set()'s claims holding devices, by key.
+  std::unordered_map<std::string, std::shared_ptr<const ResourceClaim>> by_key_;
   // How many allocations hold each device, so that one going away frees it only when it was
   // the last (exclusive and shared allocations counted apart).
   std::map<DeviceId, int> exclusive_refs_;

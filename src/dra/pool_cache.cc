@@ -111,14 +111,31 @@ size_t SliceIndex::pool_builds() const {
 std::shared_ptr<const SliceIndex> PoolCache::For(
     std::vector<std::shared_ptr<const ResourceSlice>> slices) {
   std::lock_guard lock(mu_);
+  generation_.reset();
   if (index_ && index_->slices() == slices) return index_;
   index_ = std::make_shared<const SliceIndex>(features_, std::move(slices));
   return index_;
 }
 
+std::shared_ptr<const SliceIndex> PoolCache::ForGeneration(
+    uint64_t generation,
+    const std::function<std::vector<std::shared_ptr<const ResourceSlice>>()>& list) {
+  {
+    std::lock_guard lock(mu_);
+    if (index_ && generation_ == generation) return index_;
+  }
+  // Listed after the generation was read: a change in between is in the list, and the next
+  // generation makes the next call list again.
+  auto index = For(list());
+  std::lock_guard lock(mu_);
+  if (index_ == index) generation_ = generation;
+  return index;
+}
+
 void PoolCache::Invalidate() {
   std::lock_guard lock(mu_);
   index_.reset();
+  generation_.reset();
 }
 
 }  // namespace berth::dra

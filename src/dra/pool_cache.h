@@ -15,8 +15,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -99,6 +102,11 @@ class PoolCache {
  public:
   explicit PoolCache(Features features) : features_(features) {}
   std::shared_ptr<const SliceIndex> For(std::vector<std::shared_ptr<const ResourceSlice>> slices);
+  // As For(list()), without listing while `generation` (a count of the slices' changes the
+  // caller's listers keep) is the one the index was built at.
+  std::shared_ptr<const SliceIndex> ForGeneration(
+      uint64_t generation,
+      const std::function<std::vector<std::shared_ptr<const ResourceSlice>>()>& list);
   // Drops the index (the next For() builds a new one), e.g. on a slice event.
   void Invalidate();
 
@@ -106,6 +114,7 @@ class PoolCache {
   const Features features_;
   std::mutex mu_;
   std::shared_ptr<const SliceIndex> index_;
+  std::optional<uint64_t> generation_;  // of index_, when ForGeneration built or checked it
 };
 
 }  // namespace berth::dra

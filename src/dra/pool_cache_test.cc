@@ -142,3 +142,33 @@ TEST(PoolCacheTest, PoolsOfLabelSelectedSlicesFollowNodeLabels) {
 
 }  // namespace
 }  // namespace berth::dra
+
+namespace berth::dra {
+namespace {
+
+// ForGeneration lists the slices only when the generation moved, and keeps the index when the
+// list holds the same objects.
+TEST(PoolCacheTest, ForGenerationListsOnlyWhenTheGenerationMoves) {
+  PoolCache cache(Features{});
+  std::vector<std::shared_ptr<const ResourceSlice>> slices = {Slice("a", false)};
+  int lists = 0;
+  auto list = [&] {
+    ++lists;
+    return slices;
+  };
+  auto first = cache.ForGeneration(1, list);
+  EXPECT_EQ(cache.ForGeneration(1, list), first);
+  EXPECT_EQ(lists, 1);
+  EXPECT_EQ(cache.ForGeneration(2, list), first);  // listed again: the same slices
+  EXPECT_EQ(lists, 2);
+  slices.push_back(Slice("b", false));
+  auto second = cache.ForGeneration(3, list);
+  EXPECT_NE(second, first);
+  EXPECT_EQ(second->slices().size(), 2u);
+  cache.Invalidate();
+  EXPECT_NE(cache.ForGeneration(3, list), second);
+  EXPECT_EQ(lists, 4);
+}
+
+}  // namespace
+}  // namespace berth::dra

@@ -9,6 +9,7 @@
 // informers.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <map>
@@ -21,6 +22,7 @@
 #include "berth/api/resource_claims.h"
 #include "berth/framework/cluster.h"
 #include "berth/framework/dra.h"
+#include "framework/claim_feed.h"
 #include "framework/dra_extended_resources.h"
 #include "framework/group_member_lister.h"
 
@@ -28,6 +30,8 @@ namespace berth {
 
 class InMemoryCluster final : public ClusterClient,
                               public DraListers,
+                              public DraClaimFeed,
+                              public DraSliceGeneration,
                               public DraWriter,
                               public dra_extended::DynamicResourcesWriter,
                               public GroupMemberLister {
@@ -81,6 +85,10 @@ class InMemoryCluster final : public ClusterClient,
   std::vector<Ptr<ResourceClaim>> ListResourceClaims() const override;
   Ptr<DeviceClass> GetDeviceClass(std::string_view name) const override;
   std::vector<Ptr<DeviceClass>> ListDeviceClasses() const override;
+  // --- DraClaimFeed: every change of the claims above, recorded under the same lock.
+  ClaimChanges ClaimChangesSince(uint64_t cursor) const override;
+  // --- DraSliceGeneration: counts the slice changes above.
+  uint64_t ResourceSliceGeneration() const override { return slice_generation_.load(); }
   // --- DraWriter: a Conflict when the claim's uid or a given resourceVersion is stale.
   Result<Ptr<ResourceClaim>> UpdateResourceClaimStatus(const ResourceClaim& claim) override;
   // --- DynamicResourcesWriter: the created claim is named generate_name + a counter; the pod's
@@ -218,6 +226,8 @@ class InMemoryCluster final : public ClusterClient,
   Map<ResourceSlice> resource_slices_;
   Map<ResourceClaim> resource_claims_;
   Map<ResourceClaimTemplate> resource_claim_templates_;
+  ClaimChangeLog claim_log_;  // follows resource_claims_ (changed under mu_ with it)
+  std::atomic<uint64_t> slice_generation_{0};  // changed under mu_ with resource_slices_
   uint64_t claim_version_ = 0;
   int claim_status_writes_ = 0;
   int claim_finalizer_writes_ = 0;

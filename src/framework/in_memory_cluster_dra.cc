@@ -2,6 +2,7 @@
 // writer, and the claims the resourceclaim controller would make from templates.
 #include <fmt/format.h>
 
+#include <type_traits>
 #include <utility>
 
 #include "framework/in_memory_cluster.h"
@@ -27,6 +28,8 @@ void InMemoryCluster::StoreDra(Map<T>& map, std::string key, Ptr<T> obj,
     std::lock_guard lock(mu_);
     Ptr<T>& slot = map[std::move(key)];
     old = std::exchange(slot, obj);
+    if constexpr (std::is_same_v<T, ResourceClaim>) claim_log_.Put(obj);
+    if constexpr (std::is_same_v<T, ResourceSlice>) ++slice_generation_;
     h = EventTargetLocked();
   }
   if (old) {
@@ -79,6 +82,7 @@ void InMemoryCluster::RemoveResourceClaim(std::string_view ns, std::string_view 
     if (it == resource_claims_.end()) return;
     old = it->second;
     resource_claims_.erase(it);
+    claim_log_.Erase(ns, name);
     h = EventTargetLocked();
   }
   SendDra(h, {DraEventResource::kResourceClaim, kDelete}, old, {});
@@ -93,6 +97,7 @@ void InMemoryCluster::RemoveResourceSlice(std::string_view name) {
     if (it == resource_slices_.end()) return;
     old = it->second;
     resource_slices_.erase(it);
+    ++slice_generation_;
     h = EventTargetLocked();
   }
   SendDra(h, {DraEventResource::kResourceSlice, kDelete}, old, {});
@@ -143,6 +148,7 @@ Ptr<Pod> InMemoryCluster::WithTemplateClaimsLocked(Ptr<Pod> pod,
     const std::string key = Key(claim->metadata.namespace_, claim->metadata.name);
     if (!resource_claims_.count(key)) {
       resource_claims_[key] = claim;
+      claim_log_.Put(claim);
       made->push_back(claim);
     }
     statuses.emplace_back(entry.name, claim->metadata.name);
@@ -175,6 +181,10 @@ std::vector<Ptr<ResourceClaim>> InMemoryCluster::ListResourceClaims() const {
   out.reserve(resource_claims_.size());
   for (const auto& [k, v] : resource_claims_) out.push_back(v);
   return out;
+}
+
+ClaimChanges InMemoryCluster::ClaimChangesSince(uint64_t cursor) const {
+  return claim_log_.ClaimChangesSince(cursor);
 }
 
 Ptr<DeviceClass> InMemoryCluster::GetDeviceClass(std::string_view name) const {
@@ -217,6 +227,7 @@ Result<Ptr<ResourceClaim>> InMemoryCluster::UpdateResourceClaimStatus(const Reso
     next->raw = nullptr;  // the typed fields are the object now
     stored = next;
     it->second = stored;
+    claim_log_.Put(stored);
     ++claim_status_writes_;
     h = EventTargetLocked();
   }

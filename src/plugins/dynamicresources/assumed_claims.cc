@@ -95,6 +95,29 @@ std::vector<Ptr<ResourceClaim>> AssumedClaims::Merge(std::vector<Ptr<ResourceCla
   return listed;
 }
 
+Ptr<ResourceClaim> AssumedClaims::Overlay(const std::string& uid,
+                                          const Ptr<ResourceClaim>& listed) const {
+  std::lock_guard lock(mu_);
+  auto it = by_uid_.find(uid);
+  if (it == by_uid_.end()) return listed;
+  if (listed) {
+    if (!CaughtUp(*listed, it->second)) return it->second.claim;
+    by_uid_.erase(it);  // the listers have it now
+    return listed;
+  }
+  if (it->second.in_flight || it->second.created) return it->second.claim;
+  by_uid_.erase(it);  // written, then deleted: it holds nothing any more
+  return nullptr;
+}
+
+std::vector<std::string> AssumedClaims::Uids() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  out.reserve(by_uid_.size());
+  for (const auto& [uid, entry] : by_uid_) out.push_back(uid);
+  return out;
+}
+
 size_t AssumedClaims::size() const {
   std::lock_guard lock(mu_);
   return by_uid_.size();

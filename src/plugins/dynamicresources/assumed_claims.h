@@ -34,6 +34,12 @@ class AssumedClaims {
   // `listed` (the listers' claims) with the assumed versions in place of older ones and the
   // claims in flight the listers do not show; forgets what the listers have caught up with.
   std::vector<Ptr<ResourceClaim>> Merge(std::vector<Ptr<ResourceClaim>> listed) const;
+  // Merge for one claim: what holds devices under `uid` when the listers show `listed` (null:
+  // not listed), i.e. the assumed version while it is newer or in flight; forgets what the
+  // listers have caught up with, as Merge does.
+  Ptr<ResourceClaim> Overlay(const std::string& uid, const Ptr<ResourceClaim>& listed) const;
+  // The uids of the claims assumed now.
+  std::vector<std::string> Uids() const;
   size_t size() const;
 
  private:

@@ -82,7 +82,7 @@ std::vector<std::string> DynamicResources::Diagnose(const Pod& pod, const Node& 
     return lines;
   if (to_allocate.empty()) return {};
   const std::vector<Ptr<ResourceClaim>> in_use = ClaimsInUse();
-  std::shared_ptr<const dra::Allocator> allocator = MakeAllocator(in_use);
+  std::shared_ptr<const dra::Allocator> allocator = MakeAllocator();
   Result<dra::Diagnosis> d = allocator->Diagnose(node, to_allocate);
   if (!d.ok()) return {d.error().message};
   if (d->fits) return {};

@@ -48,13 +48,20 @@ std::vector<Ptr<ResourceClaim>> DynamicResources::ClaimsInUse() const {
   return in_use;
 }
 
-std::shared_ptr<const dra::Allocator> DynamicResources::MakeAllocator(
-    const std::vector<Ptr<ResourceClaim>>& in_use) const {
+std::shared_ptr<const dra::Allocator> DynamicResources::MakeAllocator() const {
   const DraListers* dra = listers();
   auto classes = [dra](std::string_view name) { return dra->GetDeviceClass(name); };
-  return std::make_shared<const dra::Allocator>(features_, allocated_.Update(in_use), classes,
-                                                pool_cache_.For(dra->ListResourceSlices()),
-                                                &cel_cache_);
+  auto in_use = in_use_.Sync(*dra, DraClaimFeedOf(handle_->listers()));
+  // The slices are listed (5,000 of them in a cluster of as many nodes) only when they changed.
+  std::shared_ptr<const dra::SliceIndex> slices;
+  if (const DraSliceGeneration* gen = DraSliceGenerationOf(handle_->listers())) {
+    slices = pool_cache_.ForGeneration(gen->ResourceSliceGeneration(),
+                                       [dra] { return dra->ListResourceSlices(); });
+  } else {
+    slices = pool_cache_.For(dra->ListResourceSlices());
+  }
+  return std::make_shared<const dra::Allocator>(features_, std::move(in_use), classes,
+                                                std::move(slices), &cel_cache_);
 }
 
 Result<std::vector<Ptr<ResourceClaim>>> DynamicResources::PodClaims(const Pod& pod) const {
@@ -146,10 +153,9 @@ Status DynamicResources::PreFilter(CycleState& state, const PodInfo& pod_info,
 
   if (!data->to_allocate.empty()) {
     // The devices every claim in use holds: the listers' claims, with this scheduler's
-    // assumptions over them (allocations in flight and writes not yet listed).
-    // Unallocated claims included: the allocated-state tracker skips them without reading
-    // every claim again.
-    data->allocator = MakeAllocator(assumed_.Merge(dra->ListResourceClaims()));
+    // assumptions over them (allocations in flight and writes not yet listed), as the claim
+    // feed changed them since the previous cycle.
+    data->allocator = MakeAllocator();
   }
   data->claims = std::move(*claims);
   return Status::Success();

@@ -50,11 +50,11 @@
 #include "cel/dra.h"
 #include "config/feature_gates.h"
 #include "config/plugin_names.h"
-#include "dra/allocated_tracker.h"
 #include "dra/allocator.h"
 #include "dra/pool_cache.h"
 #include "plugins/dynamicresources/assumed_claims.h"
 #include "plugins/dynamicresources/extended_resources.h"
+#include "plugins/dynamicresources/in_use_devices.h"
 
 namespace berth {
 
@@ -148,8 +148,8 @@ class DynamicResources final : public PreEnqueuePlugin,
   const DraListers* listers() const;
   // The claims holding devices (listers' claims with this scheduler's assumptions over them).
   std::vector<Ptr<ResourceClaim>> ClaimsInUse() const;
-  std::shared_ptr<const dra::Allocator> MakeAllocator(
-      const std::vector<Ptr<ResourceClaim>>& in_use) const;
+  // The cycle's allocator over the devices every claim in use holds (in_use_).
+  std::shared_ptr<const dra::Allocator> MakeAllocator() const;
 
   // Extended resources backed by DRA (extended_plugin.cc): PreFilter appends the pod's claim to
   // `claims`; Filter computes the node's variant (false: the node fits without DRA);
@@ -185,8 +185,8 @@ class DynamicResources final : public PreEnqueuePlugin,
   // Kept across cycles: the slices indexed with each node's pools (rebuilt when a slice
   // changes), and the devices the claims in use hold (updated by the claims that changed).
   mutable dra::PoolCache pool_cache_;
-  mutable dra::AllocatedStateTracker allocated_;
   AssumedClaims assumed_;
+  mutable InUseDevices in_use_{assumed_};
 };
 
 }  // namespace dynamicresources
