@@ -5,22 +5,10 @@
 namespace berth::controllers {
 
 client::InformerHandlers EnqueueOnEvents(WorkQueue* queue,
-                                         std::function<void(const std::string&)> on_delete,
-                                         Duration status_batch) {
+                                         std::function<void(const std::string&)> on_delete) {
   client::InformerHandlers h;
   h.on_add = [queue](const Object& o) { queue->Add(KeyOf(DocOf(o))); };
-  h.on_update = [queue, status_batch](const Object& old_obj, const Object& o) {
-    const Json& before = DocOf(old_obj);
-    const Json& after = DocOf(o);
-    const bool same_spec = IntAt(Member(before, "metadata"), "generation") ==
-                               IntAt(Member(after, "metadata"), "generation") &&
-                           HasDeletionTimestamp(before) == HasDeletionTimestamp(after);
-    if (status_batch > Duration::zero() && same_spec) {
-      queue->AddAfter(KeyOf(after), status_batch);
-    } else {
-      queue->Add(KeyOf(after));
-    }
-  };
+  h.on_update = [queue](const Object&, const Object& o) { queue->Add(KeyOf(DocOf(o))); };
   h.on_delete = [queue, on_delete = std::move(on_delete)](const Object& o) {
     const std::string key = KeyOf(DocOf(o));
     if (on_delete) on_delete(key);

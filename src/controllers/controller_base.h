@@ -36,13 +36,8 @@ class Controller {
 
 // Handlers that queue an owner object's key ("namespace/name") whenever it is added, updated or
 // deleted; `on_delete`, when given, runs with the key first (e.g. to drop its expectations).
-// With a `status_batch` above zero, an update that leaves metadata.generation and the deletion
-// state as they were (a status write, most often the controller's own) queues the key after
-// that delay instead, so a controller's status writes and the events they cause do not keep it
-// syncing back to back while its pods change.
 client::InformerHandlers EnqueueOnEvents(WorkQueue* queue,
-                                         std::function<void(const std::string&)> on_delete = {},
-                                         Duration status_batch = Duration::zero());
+                                         std::function<void(const std::string&)> on_delete = {});
 
 class WorkerLoop {
  public:

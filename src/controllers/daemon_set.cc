@@ -4,10 +4,9 @@
 
 #include <algorithm>
 #include <set>
-#include <string_view>
-#include <unordered_map>
 
 #include "controllers/controller_revision.h"
+#include "controllers/daemon_set_util.h"
 #include "controllers/deployment_util.h"
 #include "controllers/pod_util.h"
 
@@ -84,8 +83,8 @@ DaemonSetController::DaemonSetController(client::RestClient* rest, SharedInforme
       expectations_(options_.clock),
       workers_(
           &queue_, [this](const std::string& key) { return Sync(key); }, options_.log) {
-  sets_->AddHandlers(EnqueueOnEvents(
-      &queue_, [this](const std::string& key) { expectations_.Delete(key); }, kPodEventBatch));
+  sets_->AddHandlers(
+      EnqueueOnEvents(&queue_, [this](const std::string& key) { expectations_.Delete(key); }));
   client::InformerHandlers pod_handlers;
   pod_handlers.on_add = [this](const Object& o) { OnPodEvent(o, PodEvent::kAdd); };
   pod_handlers.on_update = [this](const Object&, const Object& o) {
@@ -124,29 +123,15 @@ void DaemonSetController::OnPodEvent(const Object& obj, PodEvent event) {
   auto ds = OwnerOf(pod);
   if (!ds) return;
   const std::string key = KeyOf(*ds);
-  const bool deleting = event == PodEvent::kDelete || HasDeletionTimestamp(pod);
-  if (deleting) {
+  if (event == PodEvent::kDelete || HasDeletionTimestamp(pod)) {
     expectations_.DeletionObserved(key, KeyOf(pod));
   } else if (event == PodEvent::kAdd) {
     expectations_.CreationObserved(key);
   }
-  if (deleting || (event == PodEvent::kAdd && expectations_.Satisfied(key))) {
-    queue_.Add(key);
-  } else {
-    queue_.AddAfter(key, kPodEventBatch);
-  }
+  queue_.Add(key);
 }
 
-DaemonSetController::NodeFits DaemonSetController::FitNodes(const Pod& daemon_pod) const {
-  NodeFits out;
-  for (const Object& o : nodes_->List()) {
-    const auto* node = std::get_if<std::shared_ptr<const Node>>(&o);
-    if (node) out.push_back({*node, NodeShouldRunDaemonPod(daemon_pod, **node)});
-  }
-  return out;
-}
-
-Result<DaemonSetController::Plan> DaemonSetController::Manage(const Json& ds, const NodeFits& nodes,
+Result<DaemonSetController::Plan> DaemonSetController::Manage(const Json& ds, const Pod& daemon_pod,
                                                               const NodePods& by_node,
                                                               const std::string& hash) {
   Plan plan;
@@ -156,11 +141,13 @@ Result<DaemonSetController::Plan> DaemonSetController::Manage(const Json& ds, co
                      max_surge != Json("0%");
   const int64_t min_ready = IntAt(Member(ds, "spec"), "minReadySeconds");
   const UnixTime now = Seconds(options_.clock->Now());
-  std::set<std::string_view> seen;
-  for (const NodeEntry& entry : nodes) {
-    const std::string& name = entry.node->metadata.name;
+  std::set<std::string> seen;
+  for (const Object& o : nodes_->List()) {
+    const auto* node = std::get_if<std::shared_ptr<const Node>>(&o);
+    if (!node) continue;
+    const std::string& name = (*node)->metadata.name;
     seen.insert(name);
-    const NodeFit& fit = entry.fit;
+    const NodeFit fit = NodeShouldRunDaemonPod(daemon_pod, **node);
     auto it = by_node.find(name);
     std::vector<const Json*> pods = it == by_node.end() ? std::vector<const Json*>{} : it->second;
     if (!fit.should_run) {
@@ -201,19 +188,21 @@ Result<DaemonSetController::Plan> DaemonSetController::Manage(const Json& ds, co
 }
 
 Result<DaemonSetController::Plan> DaemonSetController::RollingUpdate(const Json& ds,
-                                                                     const NodeFits& node_fits,
+                                                                     const Pod& daemon_pod,
                                                                      const NodePods& by_node,
                                                                      const std::string& hash) {
   const Json& spec = Member(ds, "spec");
   const Json& ru = Member(Member(spec, "updateStrategy"), "rollingUpdate");
   const int64_t min_ready = IntAt(spec, "minReadySeconds");
   const UnixTime now = Seconds(options_.clock->Now());
-  std::unordered_map<std::string_view, bool> should_run;
-  int64_t desired = 0;
-  for (const NodeEntry& e : node_fits) {
-    should_run.emplace(e.node->metadata.name, e.fit.should_run);
-    desired += e.fit.should_run;
+  std::map<std::string, std::shared_ptr<const Node>> nodes;
+  for (const Object& o : nodes_->List()) {
+    if (const auto* n = std::get_if<std::shared_ptr<const Node>>(&o))
+      nodes[(*n)->metadata.name] = *n;
   }
+  int64_t desired = 0;
+  for (const auto& [name, node] : nodes)
+    desired += NodeShouldRunDaemonPod(daemon_pod, *node).should_run;
   const Json max_surge_v = Member(ru, "maxSurge").is_null() ? Json(0) : Member(ru, "maxSurge");
   const Json max_unavail_v =
       Member(ru, "maxUnavailable").is_null() ? Json(1) : Member(ru, "maxUnavailable");
@@ -253,8 +242,8 @@ Result<DaemonSetController::Plan> DaemonSetController::RollingUpdate(const Json&
       ++num_surge;
       continue;
     }
-    auto node = should_run.find(name);
-    if (node == should_run.end() || !node->second) {
+    auto node = nodes.find(name);
+    if (node == nodes.end() || !NodeShouldRunDaemonPod(daemon_pod, *node->second).should_run) {
       if (old_pod) plan.remove.push_back(old_pod);
       continue;
     }
@@ -324,14 +313,16 @@ VoidResult DaemonSetController::SyncNodes(const Json& ds, const std::string& key
   return {};
 }
 
-VoidResult DaemonSetController::WriteStatus(const Json& ds, const NodeFits& nodes,
+VoidResult DaemonSetController::WriteStatus(const Json& ds, const Pod& daemon_pod,
                                             const NodePods& by_node, const std::string& hash) {
   const int64_t min_ready = IntAt(Member(ds, "spec"), "minReadySeconds");
   const UnixTime now = Seconds(options_.clock->Now());
   int64_t desired = 0, current = 0, misscheduled = 0, ready = 0, available = 0, updated = 0;
-  for (const NodeEntry& entry : nodes) {
-    const bool should_run = entry.fit.should_run;
-    auto it = by_node.find(entry.node->metadata.name);
+  for (const Object& o : nodes_->List()) {
+    const auto* node = std::get_if<std::shared_ptr<const Node>>(&o);
+    if (!node) continue;
+    const bool should_run = NodeShouldRunDaemonPod(daemon_pod, **node).should_run;
+    auto it = by_node.find((*node)->metadata.name);
     const bool scheduled = it != by_node.end() && !it->second.empty();
     if (!should_run) {
       misscheduled += scheduled;
@@ -401,39 +392,32 @@ VoidResult DaemonSetController::Sync(const std::string& key) {
   std::vector<Object> all = pods_->ControlledBy(uid);
   NodePods by_node;
   std::set<std::string> live_hashes;
-  // The typed pods' fields where they have them: this runs over every pod of the set each sync.
   for (const Object& o : all) {
     const auto* pod = std::get_if<std::shared_ptr<const Pod>>(&o);
     if (!pod || (*pod)->metadata.namespace_ != ns) continue;
-    const ObjectMeta& meta = (*pod)->metadata;
-    const bool controlled =
-        std::any_of(meta.owner_references.begin(), meta.owner_references.end(),
-                    [&](const OwnerReference& r) { return r.controller && r.uid == uid; });
-    if (!controlled || meta.deletion_timestamp) continue;
     const Json& doc = DocOf(o);
-    const std::string& node = (*pod)->spec.node_name;
-    by_node[node.empty() ? TargetNodeName(doc) : node].push_back(&doc);
-    auto hash = meta.labels.find(std::string(kControllerRevisionHashLabel));
-    live_hashes.insert(hash == meta.labels.end() ? std::string() : hash->second);
+    const Json* ref = ControllerRefOf(doc);
+    if (!ref || StringAt(*ref, "uid") != uid || HasDeletionTimestamp(doc)) continue;
+    by_node[TargetNodeName(doc)].push_back(&doc);
+    live_hashes.insert(HashOf(doc));
   }
   if (HasDeletionTimestamp(ds)) return {};
   auto revisions = SyncRevisions(rest_, revisions_, ds, "DaemonSet", live_hashes);
   if (!revisions.ok()) return revisions.error();
   if (revisions->namespace_terminating) return {};
   const std::string& hash = revisions->update_hash;
-  const NodeFits nodes = FitNodes(*daemon_pod);
   std::optional<Error> manage_error;
   if (expectations_.Satisfied(key)) {
-    auto plan = Manage(ds, nodes, by_node, hash);
+    auto plan = Manage(ds, *daemon_pod, by_node, hash);
     if (plan.ok() && plan->create_on.empty() && plan->remove.empty() && DaemonRollingUpdate(ds))
-      plan = RollingUpdate(ds, nodes, by_node, hash);
+      plan = RollingUpdate(ds, *daemon_pod, by_node, hash);
     if (!plan.ok()) {
       manage_error = plan.error();
     } else if (!plan->create_on.empty() || !plan->remove.empty()) {
       if (auto r = SyncNodes(ds, key, *plan, hash); !r.ok()) manage_error = r.error();
     }
   }
-  if (auto r = WriteStatus(ds, nodes, by_node, hash); !r.ok()) return r.error();
+  if (auto r = WriteStatus(ds, *daemon_pod, by_node, hash); !r.ok()) return r.error();
   if (manage_error) return *manage_error;
   return {};
 }

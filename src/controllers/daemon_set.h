@@ -28,7 +28,6 @@
 
 #include "client/rest_client.h"
 #include "controllers/controller_base.h"
-#include "controllers/daemon_set_util.h"
 #include "controllers/expectations.h"
 #include "controllers/object_util.h"
 #include "controllers/shared_informer.h"
@@ -49,21 +48,9 @@ class DaemonSetController : public Controller {
   Expectations& expectations() { return expectations_; }
 
   static constexpr int kBurstReplicas = 500;
-  // Pod events that change only the status (a pod bound, started, ready), creations observed
-  // while more are awaited, and status writes of the set itself are gathered this long into
-  // one sync, as upstream's Job controller batches its pod events: each sync passes over every
-  // node, and 5,000 pods starting would otherwise cost one pass each. The last awaited creation
-  // or deletion, a pod being deleted and a change of the set's spec sync at once.
-  static constexpr Duration kPodEventBatch = std::chrono::milliseconds(50);
 
  private:
   using NodePods = std::map<std::string, std::vector<const Json*>>;
-  // Every node with the daemon pod's fit on it, computed once a sync.
-  struct NodeEntry {
-    std::shared_ptr<const Node> node;
-    NodeFit fit;
-  };
-  using NodeFits = std::vector<NodeEntry>;
   struct Plan {
     std::vector<std::string> create_on;  // node names
     std::vector<const Json*> remove;
@@ -72,14 +59,13 @@ class DaemonSetController : public Controller {
   void OnPodEvent(const Object& obj, PodEvent event);
   void EnqueueAll();
   std::shared_ptr<const Json> OwnerOf(const Json& pod) const;
-  NodeFits FitNodes(const Pod& daemon_pod) const;
-  Result<Plan> Manage(const Json& ds, const NodeFits& nodes, const NodePods& by_node,
+  Result<Plan> Manage(const Json& ds, const Pod& daemon_pod, const NodePods& by_node,
                       const std::string& hash);
-  Result<Plan> RollingUpdate(const Json& ds, const NodeFits& nodes, const NodePods& by_node,
+  Result<Plan> RollingUpdate(const Json& ds, const Pod& daemon_pod, const NodePods& by_node,
                              const std::string& hash);
   VoidResult SyncNodes(const Json& ds, const std::string& key, const Plan& plan,
                        const std::string& hash);
-  VoidResult WriteStatus(const Json& ds, const NodeFits& nodes, const NodePods& by_node,
+  VoidResult WriteStatus(const Json& ds, const Pod& daemon_pod, const NodePods& by_node,
                          const std::string& hash);
 
   client::RestClient* rest_;

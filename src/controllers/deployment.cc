@@ -98,7 +98,7 @@ DeploymentController::DeploymentController(client::RestClient* rest, SharedInfor
       queue_(options_.clock),
       workers_(
           &queue_, [this](const std::string& key) { return Sync(key); }, options_.log) {
-  deployments_->AddHandlers(EnqueueOnEvents(&queue_, {}, kStatusBatch));
+  deployments_->AddHandlers(EnqueueOnEvents(&queue_));
   client::InformerHandlers sh;
   sh.on_add = [this](const Object& o) { OnSetEvent(DocOf(o)); };
   sh.on_update = [this](const Object& a, const Object& b) {

@@ -44,11 +44,6 @@ class DeploymentController : public Controller {
   VoidResult Sync(const std::string& key);
   WorkQueue& queue() { return queue_; }
 
-  // Updates of a Deployment that leave its spec as it was (its status, written by the previous
-  // sync) are gathered this long into one sync, so status writes do not feed back into syncs
-  // back to back while its ReplicaSets change (see EnqueueOnEvents).
-  static constexpr Duration kStatusBatch = std::chrono::milliseconds(50);
-
  private:
   // One sync's view: the Deployment (updated as the sync writes it) and its ReplicaSets.
   struct Rollout {

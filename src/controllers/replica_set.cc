@@ -80,8 +80,8 @@ ReplicaSetController::ReplicaSetController(ReplicaSetKind kind, client::RestClie
       expectations_(options_.clock),
       workers_(
           &queue_, [this](const std::string& key) { return Sync(key); }, options_.log) {
-  sets_->AddHandlers(EnqueueOnEvents(
-      &queue_, [this](const std::string& key) { expectations_.Delete(key); }, kPodEventBatch));
+  sets_->AddHandlers(
+      EnqueueOnEvents(&queue_, [this](const std::string& key) { expectations_.Delete(key); }));
   client::InformerHandlers pod_handlers;
   pod_handlers.on_add = [this](const Object& o) { OnPodAdd(o); };
   pod_handlers.on_update = [this](const Object& a, const Object& b) { OnPodUpdate(a, b); };
@@ -135,11 +135,7 @@ void ReplicaSetController::OnPodAdd(const Object& obj) {
     if (auto set = ResolveRef(NamespaceOf(pod), ref)) {
       const std::string key = KeyOf(*set);
       expectations_.CreationObserved(key);
-      if (expectations_.Satisfied(key)) {
-        queue_.Add(key);  // the next batch of creations waits for this one
-      } else {
-        queue_.AddAfter(key, kPodEventBatch);
-      }
+      queue_.Add(key);
     }
     return;
   }
@@ -165,12 +161,7 @@ void ReplicaSetController::OnPodUpdate(const Object& old_obj, const Object& new_
   if (ref) {
     if (auto set = ResolveRef(NamespaceOf(pod), ref)) {
       const std::string key = KeyOf(*set);
-      // The pod's own progress (bound, started, ready): a status change, batched.
-      if (ref_changed) {
-        queue_.Add(key);
-      } else {
-        queue_.AddAfter(key, kPodEventBatch);
-      }
+      queue_.Add(key);
       const int64_t min_ready = IntAt(Member(*set, "spec"), "minReadySeconds");
       if (min_ready > 0 && !IsPodReady(old_pod) && IsPodReady(pod)) {
         queue_.AddAfter(key, std::chrono::seconds(min_ready + 1));

@@ -53,12 +53,6 @@ class ReplicaSetController : public Controller {
 
   // Most creations or deletions of one sync (upstream's burstReplicas).
   static constexpr int kBurstReplicas = 500;
-  // Pod events that change only the status (a pod bound, started, ready), creations observed
-  // while more are awaited, and status writes of the set itself are gathered this long into
-  // one sync, as upstream's Job controller batches its pod events: each sync passes over every
-  // pod of the set, and 10,000 pods starting would otherwise cost one pass each. The last
-  // awaited creation, a deletion, an adoption or release and a change of the spec sync at once.
-  static constexpr Duration kPodEventBatch = std::chrono::milliseconds(50);
 
  private:
   struct Pods;
