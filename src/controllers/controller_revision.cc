@@ -93,6 +93,9 @@ Result<RevisionState> SyncRevisions(client::RestClient* rest, SharedInformer* re
             ErrorCode::kConflict};
       }
       state.update_revision = *existing;
+    } else if (IsNamespaceTerminating(created.error())) {
+      state.namespace_terminating = true;
+      return state;
     } else {
       return created.error();
     }

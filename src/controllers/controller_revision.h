@@ -26,6 +26,9 @@ struct RevisionState {
   std::string update_hash;  // the current template's revision
   Json update_revision;
   std::vector<Json> owned;  // every revision of the set, by revision number
+  // The namespace is being deleted and refused the current template's revision: it would refuse
+  // the set's pods too, so the caller has nothing to make (update_revision is null).
+  bool namespace_terminating = false;
 };
 
 // Finds the revision of `owner`'s current template or creates it (numbered one above the

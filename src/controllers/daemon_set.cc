@@ -300,6 +300,8 @@ VoidResult DaemonSetController::SyncNodes(const Json& ds, const std::string& key
     for (const auto& r : rest_->SendEncodedPipelined("POST", writes)) {
       if (r.ok() || OutcomeUnknown(r.error())) {
         ++counted;
+      } else if (IsNamespaceTerminating(r.error())) {
+        ++failed;  // nothing to retry: the set goes with its namespace
       } else if (failed++ == 0 && !first_error) {
         first_error = r.error();
       }
@@ -402,6 +404,7 @@ VoidResult DaemonSetController::Sync(const std::string& key) {
   if (HasDeletionTimestamp(ds)) return {};
   auto revisions = SyncRevisions(rest_, revisions_, ds, "DaemonSet", live_hashes);
   if (!revisions.ok()) return revisions.error();
+  if (revisions->namespace_terminating) return {};
   const std::string& hash = revisions->update_hash;
   std::optional<Error> manage_error;
   if (expectations_.Satisfied(key)) {

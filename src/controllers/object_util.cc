@@ -1,5 +1,7 @@
 #include "controllers/object_util.h"
 
+#include <algorithm>
+
 namespace berth::controllers {
 
 const Json& DocOf(const Object& obj) {
@@ -97,9 +99,10 @@ CompiledSelector SetSelectorOf(const Json& selector) {
 
 std::string NowTimestamp(UnixTime now) { return FormatTimestamp(now); }
 
-bool IsNamespaceTerminating(const Error& e) {
-  return e.code == ErrorCode::kForbidden &&
-         e.message.find("because it is being terminated") != std::string::npos;
+bool IsNamespaceTerminating(const client::ClientError& e) {
+  return std::any_of(e.causes.begin(), e.causes.end(), [](const client::StatusCause& c) {
+    return c.reason == "NamespaceTerminating";
+  });
 }
 
 }  // namespace berth::controllers

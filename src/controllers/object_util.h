@@ -11,6 +11,7 @@
 #include "berth/api/objects.h"
 #include "berth/api/result.h"
 #include "berth/api/selectors.h"
+#include "client/client_error.h"
 
 namespace berth::controllers {
 
@@ -46,9 +47,11 @@ CompiledSelector SetSelectorOf(const Json& selector);
 
 std::string NowTimestamp(UnixTime now);
 
-// The API server's refusal of a create in a namespace being deleted (kube-apiserver's
-// NamespaceTerminating cause, whose message Berth's server shares): every later create there
-// fails too, so controllers stop trying rather than retry, as upstream's do.
-bool IsNamespaceTerminating(const Error& e);
+// The API server's refusal of a create in a namespace being deleted: a Status whose
+// details.causes hold one of reason NamespaceTerminating (as upstream's
+// apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause); Berth's server and
+// kube-apiserver both send it). Every later create there fails too, so controllers neither
+// retry nor log it, as upstream's do.
+bool IsNamespaceTerminating(const client::ClientError& e);
 
 }  // namespace berth::controllers

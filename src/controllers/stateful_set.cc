@@ -55,6 +55,7 @@ struct StatefulSetController::State {
   std::vector<const Json*> slots;      // ordinal start+i -> pod (null: missing)
   std::vector<const Json*> condemned;  // beyond the replicas, highest ordinal first
   std::vector<const Json*> all;        // every pod of the set
+  bool namespace_terminating = false;  // a create was refused: the namespace is being deleted
 };
 
 StatefulSetController::StatefulSetController(client::RestClient* rest, SharedInformer* pods,
@@ -91,7 +92,8 @@ void StatefulSetController::OnPod(const Object& obj) {
   if (set && UidOf(DocOf(*set)) == StringAt(*ref, "uid")) queue_.Add(key);
 }
 
-VoidResult StatefulSetController::EnsureClaims(const Json& set, int64_t ordinal) {
+VoidResult StatefulSetController::EnsureClaims(State& s, int64_t ordinal) {
+  const Json& set = *s.set;
   const Json& templates = Member(Member(set, "spec"), "volumeClaimTemplates");
   if (!templates.is_array()) return {};
   const std::string ns = NamespaceOf(set);
@@ -100,6 +102,10 @@ VoidResult StatefulSetController::EnsureClaims(const Json& set, int64_t ordinal)
     if (claims_->Get(ns + "/" + name)) continue;
     auto r = rest_->Post(fmt::format("/api/v1/namespaces/{}/persistentvolumeclaims", ns),
                          NewClaim(set, t, ordinal));
+    if (!r.ok() && IsNamespaceTerminating(r.error())) {
+      s.namespace_terminating = true;
+      return {};
+    }
     if (!r.ok() && r.error().code != ErrorCode::kAlreadyExists) {
       return Error{fmt::format("StatefulSet {}: claim {}: {}", KeyOf(set), name, r.error().message),
                    r.error().code};
@@ -109,7 +115,7 @@ VoidResult StatefulSetController::EnsureClaims(const Json& set, int64_t ordinal)
 }
 
 VoidResult StatefulSetController::CreatePod(State& s, int64_t ordinal) {
-  if (auto r = EnsureClaims(*s.set, ordinal); !r.ok()) return r;
+  if (auto r = EnsureClaims(s, ordinal); !r.ok() || s.namespace_terminating) return r;
   // As upstream's newVersionedStatefulSetPod: below the partition (or, without a rollingUpdate
   // block, below the current replicas), a recreated pod keeps the current revision.
   const Json& strategy = Strategy(*s.set);
@@ -125,6 +131,10 @@ VoidResult StatefulSetController::CreatePod(State& s, int64_t ordinal) {
                             current ? s.current_name : s.update_name);
   auto r = rest_->Post(fmt::format("/api/v1/namespaces/{}/pods", NamespaceOf(*s.set)), pod);
   // AlreadyExists: the pod is there, whatever this cache shows; the next event syncs again.
+  if (!r.ok() && IsNamespaceTerminating(r.error())) {
+    s.namespace_terminating = true;
+    return {};
+  }
   if (!r.ok() && r.error().code != ErrorCode::kAlreadyExists) return r.error();
   return {};
 }
@@ -174,10 +184,11 @@ Result<bool> StatefulSetController::ManageReplicas(State& s) {
     }
     if (!pod) {
       if (auto r = CreatePod(s, ordinal); !r.ok()) return r.error();
-      if (s.monotonic) return false;
+      if (s.monotonic || s.namespace_terminating) return false;
       continue;
     }
-    if (auto r = EnsureClaims(*s.set, ordinal); !r.ok()) return r.error();
+    if (auto r = EnsureClaims(s, ordinal); !r.ok()) return r.error();
+    if (s.namespace_terminating) return false;
     if (!first_unhealthy && (HasDeletionTimestamp(*pod) || !RunningAndReady(*pod)))
       first_unhealthy = pod;
     if (s.monotonic && first_unhealthy) return false;
@@ -297,6 +308,7 @@ VoidResult StatefulSetController::Sync(const std::string& key) {
   if (HasDeletionTimestamp(set)) return {};
   auto revisions = SyncRevisions(rest_, revisions_, set, "StatefulSet", live_hashes);
   if (!revisions.ok()) return revisions.error();
+  if (revisions->namespace_terminating) return {};
   s.update_name = NameOf(revisions->update_revision);
   s.update_template = Member(Member(set, "spec"), "template");
   s.current_name = StringAt(Member(set, "status"), "currentRevision");

@@ -19,7 +19,8 @@
 //     on the status subresource.
 // Pod names are fixed, so the API server itself keeps two pods of one ordinal from existing,
 // whatever the informer's cache shows (after a restart, say): a second create fails with
-// AlreadyExists.
+// AlreadyExists. In a namespace being deleted, where every create is refused, a sync stops at
+// the first refused create, without an error to retry or log (as upstream's controllers).
 //
 // Threads: informer handlers enqueue keys; `workers` threads sync them.
 #pragma once
@@ -50,7 +51,10 @@ class StatefulSetController : public Controller {
  private:
   struct State;
   void OnPod(const Object& obj);
-  VoidResult EnsureClaims(const Json& set, int64_t ordinal);
+  // Creates the ordinal's missing claims. A namespace being deleted refuses them: not an error
+  // (nothing to retry), s.namespace_terminating says so.
+  VoidResult EnsureClaims(State& s, int64_t ordinal);
+  // Its claims, then the pod; a refusal for a terminating namespace as for EnsureClaims.
   VoidResult CreatePod(State& s, int64_t ordinal);
   VoidResult DeletePod(const Json& pod);
   VoidResult ReleaseClaimsTo(const Json& set, const Json& pod);
