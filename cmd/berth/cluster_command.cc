@@ -3,6 +3,10 @@
 #include <cstdio>
 #include <sstream>
 
+#include "api/tolerations.h"
+#include "config/feature_gates.h"
+#include "daemon/scheduler_flags.h"
+
 namespace berth::cmd {
 namespace {
 
@@ -47,6 +51,8 @@ void AddClusterCommands(CLI::App& app, ClusterCommand* c) {
   cl->add_flag("--no-kubelets", o.no_kubelets, "Run no simulated kubelets");
   AddControllersOption(cl, &o.runtime.controllers,
                        "Controllers to run, as kube-controller-manager's ('*', 'name', '-name')");
+  // kube-controller-manager's: the controllers honour TaintTolerationComparisonOperators.
+  daemon::AddFeatureGatesFlag(cl, &c->feature_gates);
   cl->add_option("--node-monitor-grace-period", o.runtime.node_monitor_grace_period,
                  "A node is NotReady/Unknown after this long without a heartbeat (Go duration)")
       ->capture_default_str();
@@ -95,6 +101,15 @@ std::optional<int> RunClusterCommands(ClusterCommand& c) {
     }
     c.options.shape.labels[label.substr(0, eq)] = label.substr(eq + 1);
   }
+  std::vector<std::string> warnings;
+  auto gates = config::ParseFeatureGatesFlags(c.feature_gates, &warnings);
+  if (!gates.ok()) {
+    std::fprintf(stderr, "berth cluster: %s\n", gates.error().message.c_str());
+    return 2;
+  }
+  for (const std::string& w : warnings) std::fprintf(stderr, "berth cluster: %s\n", w.c_str());
+  c.options.runtime.taint_toleration_comparison_operators =
+      gates->Enabled(kTaintTolerationComparisonOperatorsGate);
   return daemon::RunCluster(c.options);
 }
 

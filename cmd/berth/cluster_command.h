@@ -15,8 +15,9 @@ struct ClusterCommand {
   CLI::App* node_stop = nullptr;
   CLI::App* node_start = nullptr;
   daemon::ClusterOptions options;
-  std::string zones;                // comma-separated
-  std::vector<std::string> labels;  // key=value
+  std::string zones;                       // comma-separated
+  std::vector<std::string> labels;         // key=value
+  std::vector<std::string> feature_gates;  // --feature-gates, each occurrence
   std::string node_kubeconfig, node_data_dir;
   std::vector<std::string> node_names;
 };

@@ -23,6 +23,9 @@ struct ControllerOptions {
   std::function<void(const std::string&)> log;  // errors and notable events
   // kube-controller-manager's --node-monitor-grace-period (the node lifecycle controller).
   Duration node_monitor_grace_period = std::chrono::seconds(40);
+  // The TaintTolerationComparisonOperators feature gate: Lt and Gt tolerations compare values
+  // in the DaemonSet controller's node fit and the taint-eviction decisions.
+  bool taint_toleration_comparison_operators = false;
 };
 
 // A controller the ControllerManager runs: built with its informers before they start, started

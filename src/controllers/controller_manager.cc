@@ -232,7 +232,8 @@ Result<std::unique_ptr<ControllerManager>> ControllerManager::Start(
   m->informers_ = std::make_unique<InformerFactory>(m->rest_.get(), options.log);
   ControllerContext context{
       m->rest_.get(), m->informers_.get(),
-      ControllerOptions{clock, options.workers, options.log, options.node_monitor_grace_period}};
+      ControllerOptions{clock, options.workers, options.log, options.node_monitor_grace_period,
+                        options.taint_toleration_comparison_operators}};
   for (const auto& [name, factory] : Registry()) {
     if (std::find(selected->begin(), selected->end(), name) == selected->end()) continue;
     m->controllers_.push_back(factory(context));

@@ -29,6 +29,8 @@ struct ControllerManagerOptions {
   const Clock* clock = nullptr;  // default: the real clock
   std::function<void(const std::string&)> log;
   Duration node_monitor_grace_period = std::chrono::seconds(40);
+  // The TaintTolerationComparisonOperators feature gate (see ControllerOptions).
+  bool taint_toleration_comparison_operators = false;
 };
 
 // The informers of one manager, one per collection however many controllers read it.

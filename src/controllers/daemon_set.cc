@@ -147,7 +147,8 @@ Result<DaemonSetController::Plan> DaemonSetController::Manage(const Json& ds, co
     if (!node) continue;
     const std::string& name = (*node)->metadata.name;
     seen.insert(name);
-    const NodeFit fit = NodeShouldRunDaemonPod(daemon_pod, **node);
+    const NodeFit fit =
+        NodeShouldRunDaemonPod(daemon_pod, **node, options_.taint_toleration_comparison_operators);
     auto it = by_node.find(name);
     std::vector<const Json*> pods = it == by_node.end() ? std::vector<const Json*>{} : it->second;
     if (!fit.should_run) {
@@ -202,7 +203,9 @@ Result<DaemonSetController::Plan> DaemonSetController::RollingUpdate(const Json&
   }
   int64_t desired = 0;
   for (const auto& [name, node] : nodes)
-    desired += NodeShouldRunDaemonPod(daemon_pod, *node).should_run;
+    desired +=
+        NodeShouldRunDaemonPod(daemon_pod, *node, options_.taint_toleration_comparison_operators)
+            .should_run;
   const Json max_surge_v = Member(ru, "maxSurge").is_null() ? Json(0) : Member(ru, "maxSurge");
   const Json max_unavail_v =
       Member(ru, "maxUnavailable").is_null() ? Json(1) : Member(ru, "maxUnavailable");
@@ -243,7 +246,10 @@ Result<DaemonSetController::Plan> DaemonSetController::RollingUpdate(const Json&
       continue;
     }
     auto node = nodes.find(name);
-    if (node == nodes.end() || !NodeShouldRunDaemonPod(daemon_pod, *node->second).should_run) {
+    if (node == nodes.end() ||
+        !NodeShouldRunDaemonPod(daemon_pod, *node->second,
+                                options_.taint_toleration_comparison_operators)
+             .should_run) {
       if (old_pod) plan.remove.push_back(old_pod);
       continue;
     }
@@ -321,7 +327,9 @@ VoidResult DaemonSetController::WriteStatus(const Json& ds, const Pod& daemon_po
   for (const Object& o : nodes_->List()) {
     const auto* node = std::get_if<std::shared_ptr<const Node>>(&o);
     if (!node) continue;
-    const bool should_run = NodeShouldRunDaemonPod(daemon_pod, **node).should_run;
+    const bool should_run =
+        NodeShouldRunDaemonPod(daemon_pod, **node, options_.taint_toleration_comparison_operators)
+            .should_run;
     auto it = by_node.find((*node)->metadata.name);
     const bool scheduled = it != by_node.end() && !it->second.empty();
     if (!should_run) {

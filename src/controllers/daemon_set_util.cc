@@ -1,5 +1,6 @@
 #include "controllers/daemon_set_util.h"
 
+#include "api/tolerations.h"
 #include "controllers/controller_revision.h"
 
 namespace berth::controllers {
@@ -80,15 +81,17 @@ std::string TargetNodeName(const Json& pod) {
   return "";
 }
 
-NodeFit NodeShouldRunDaemonPod(const Pod& pod, const Node& node) {
+NodeFit NodeShouldRunDaemonPod(const Pod& pod, const Node& node, bool comparison_operators) {
   if (!pod.spec.node_name.empty() && pod.spec.node_name != node.metadata.name) return {};
   if (!PodMatchesNodeSelectorAndAffinityTerms(pod, node)) return {};
   const auto& taints = node.spec.taints;
   const auto& tolerations = pod.spec.tolerations;
   std::span<const Taint> taint_span(taints.data(), taints.size());
   std::span<const Toleration> toleration_span(tolerations.data(), tolerations.size());
-  if (FindUntoleratedTaint(taint_span, toleration_span, &IsScheduleBlockingTaint)) {
-    return {false, !FindUntoleratedTaint(taint_span, toleration_span, &NoExecuteOnly)};
+  if (FindUntoleratedTaint(taint_span, toleration_span, &IsScheduleBlockingTaint,
+                           comparison_operators)) {
+    return {false, !FindUntoleratedTaint(taint_span, toleration_span, &NoExecuteOnly,
+                                         comparison_operators)};
   }
   return {true, true};
 }

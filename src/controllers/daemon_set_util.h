@@ -31,7 +31,9 @@ struct NodeFit {
 // The daemon pod `template_pod` (with the daemon tolerations, see DaemonPodOf) against a node:
 // spec.nodeName, nodeSelector and required node affinity must match; an untolerated NoSchedule
 // or NoExecute taint stops new pods, and only an untolerated NoExecute one evicts.
-NodeFit NodeShouldRunDaemonPod(const Pod& template_pod, const Node& node);
+// `comparison_operators`: the TaintTolerationComparisonOperators gate (Lt and Gt tolerations).
+NodeFit NodeShouldRunDaemonPod(const Pod& template_pod, const Node& node,
+                               bool comparison_operators);
 
 // The template of the DaemonSet as a typed pod with the daemon tolerations (for the fit).
 Result<Pod> DaemonPodOf(const Json& daemon_set);

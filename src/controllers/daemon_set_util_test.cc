@@ -68,8 +68,8 @@ TEST(DaemonSetUtilTest, NewDaemonPodIsPinnedLabelledAndOwned) {
 TEST(DaemonSetUtilTest, NodeSelectorDecidesFit) {
   auto pod = DaemonPodOf(DaemonSet({{"nodeSelector", {{"role", "edge"}}}}));
   ASSERT_TRUE(pod.ok()) << pod.error().message;
-  NodeFit on = NodeShouldRunDaemonPod(*pod, MakeNode("a", {{"role", "edge"}}));
-  NodeFit off = NodeShouldRunDaemonPod(*pod, MakeNode("b"));
+  NodeFit on = NodeShouldRunDaemonPod(*pod, MakeNode("a", {{"role", "edge"}}), false);
+  NodeFit off = NodeShouldRunDaemonPod(*pod, MakeNode("b"), false);
   EXPECT_TRUE(on.should_run && on.should_continue_running);
   EXPECT_FALSE(off.should_run || off.should_continue_running);
 }
@@ -77,32 +77,57 @@ TEST(DaemonSetUtilTest, NodeSelectorDecidesFit) {
 TEST(DaemonSetUtilTest, TaintsStopNewPodsAndNoExecuteEvicts) {
   auto pod = DaemonPodOf(DaemonSet(Json::object()));
   ASSERT_TRUE(pod.ok());
-  NodeFit no_schedule = NodeShouldRunDaemonPod(*pod, MakeNode("a", {}, {{"k", "v", "NoSchedule"}}));
+  NodeFit no_schedule =
+      NodeShouldRunDaemonPod(*pod, MakeNode("a", {}, {{"k", "v", "NoSchedule"}}), false);
   EXPECT_FALSE(no_schedule.should_run);
   EXPECT_TRUE(no_schedule.should_continue_running);
-  NodeFit no_execute = NodeShouldRunDaemonPod(*pod, MakeNode("a", {}, {{"k", "v", "NoExecute"}}));
+  NodeFit no_execute =
+      NodeShouldRunDaemonPod(*pod, MakeNode("a", {}, {{"k", "v", "NoExecute"}}), false);
   EXPECT_FALSE(no_execute.should_run || no_execute.should_continue_running);
   NodeFit prefer =
-      NodeShouldRunDaemonPod(*pod, MakeNode("a", {}, {{"k", "v", "PreferNoSchedule"}}));
+      NodeShouldRunDaemonPod(*pod, MakeNode("a", {}, {{"k", "v", "PreferNoSchedule"}}), false);
   EXPECT_TRUE(prefer.should_run);
   // The daemon tolerations cover a cordoned or not-ready node.
   NodeFit cordoned =
-      NodeShouldRunDaemonPod(*pod, MakeNode("a", {},
-                                            {{"node.kubernetes.io/unschedulable", "", "NoSchedule"},
-                                             {"node.kubernetes.io/not-ready", "", "NoExecute"}}));
+      NodeShouldRunDaemonPod(*pod,
+                             MakeNode("a", {},
+                                      {{"node.kubernetes.io/unschedulable", "", "NoSchedule"},
+                                       {"node.kubernetes.io/not-ready", "", "NoExecute"}}),
+                             false);
   EXPECT_TRUE(cordoned.should_run);
   auto tolerant = DaemonPodOf(
       DaemonSet({{"tolerations", Json::array({{{"key", "k"}, {"operator", "Exists"}}})}}));
   ASSERT_TRUE(tolerant.ok());
-  EXPECT_TRUE(
-      NodeShouldRunDaemonPod(*tolerant, MakeNode("a", {}, {{"k", "v", "NoExecute"}})).should_run);
+  EXPECT_TRUE(NodeShouldRunDaemonPod(*tolerant, MakeNode("a", {}, {{"k", "v", "NoExecute"}}), false)
+                  .should_run);
 }
 
 TEST(DaemonSetUtilTest, TemplateNodeNameLimitsToThatNode) {
   auto pod = DaemonPodOf(DaemonSet({{"nodeName", "a"}}));
   ASSERT_TRUE(pod.ok());
-  EXPECT_TRUE(NodeShouldRunDaemonPod(*pod, MakeNode("a")).should_run);
-  EXPECT_FALSE(NodeShouldRunDaemonPod(*pod, MakeNode("b")).should_run);
+  EXPECT_TRUE(NodeShouldRunDaemonPod(*pod, MakeNode("a"), false).should_run);
+  EXPECT_FALSE(NodeShouldRunDaemonPod(*pod, MakeNode("b"), false).should_run);
+}
+
+// TaintTolerationComparisonOperators: with the gate on a Gt toleration of the template tolerates
+// a taint whose value is above its own; with it off it tolerates nothing, so the NoSchedule taint
+// keeps new pods off and the NoExecute one evicts.
+TEST(DaemonSetUtilTest, ComparisonOperatorsFollowTheGate) {
+  auto pod = DaemonPodOf(DaemonSet(
+      {{"tolerations", Json::array({{{"key", "sla"}, {"operator", "Gt"}, {"value", "500"}}})}}));
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  const Node no_schedule = MakeNode("a", {}, {{"sla", "800", "NoSchedule"}});
+  const Node no_execute = MakeNode("a", {}, {{"sla", "800", "NoExecute"}});
+  const Node below = MakeNode("a", {}, {{"sla", "300", "NoExecute"}});
+  NodeFit on = NodeShouldRunDaemonPod(*pod, no_schedule, true);
+  EXPECT_TRUE(on.should_run && on.should_continue_running);
+  NodeFit off = NodeShouldRunDaemonPod(*pod, no_schedule, false);
+  EXPECT_FALSE(off.should_run);
+  EXPECT_TRUE(off.should_continue_running);
+  EXPECT_TRUE(NodeShouldRunDaemonPod(*pod, no_execute, true).should_continue_running);
+  EXPECT_FALSE(NodeShouldRunDaemonPod(*pod, no_execute, false).should_continue_running);
+  // 300 is not above 500: not tolerated even with the gate.
+  EXPECT_FALSE(NodeShouldRunDaemonPod(*pod, below, true).should_continue_running);
 }
 
 }  // namespace

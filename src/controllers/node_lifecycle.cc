@@ -185,7 +185,8 @@ int TaintEvictionController::EvictOnce() {
     const Pod& pod = **held;
     auto node = tainted.find(pod.spec.node_name);
     if (node == tainted.end() || pod.metadata.deletion_timestamp) continue;
-    auto at = EvictionTime(pod.spec.tolerations, node->second);
+    auto at = EvictionTime(pod.spec.tolerations, node->second,
+                           options_.taint_toleration_comparison_operators);
     if (!at || *at > now) continue;
     if (evicted_.count(pod.metadata.uid)) {
       still.insert(pod.metadata.uid);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/codec.h"
+#include "api/tolerations.h"
 #include "berth/api/selectors.h"
 #include "controllers/object_util.h"
 
@@ -104,7 +105,8 @@ std::vector<NoExecuteTaint> NoExecuteTaints(const Json& node) {
 }
 
 std::optional<UnixTime> EvictionTime(std::span<const Toleration> tolerations,
-                                     const std::vector<NoExecuteTaint>& taints) {
+                                     const std::vector<NoExecuteTaint>& taints,
+                                     bool comparison_operators) {
   if (taints.empty()) return std::nullopt;
   UnixTime since = taints.front().added;
   for (const auto& t : taints) since = std::min(since, t.added);
@@ -113,7 +115,7 @@ std::optional<UnixTime> EvictionTime(std::span<const Toleration> tolerations,
     bool tolerated = false;
     for (const Toleration& tol : tolerations) {
       if (tol.effect != "" && tol.effect != "NoExecute") continue;
-      if (!TolerationToleratesTaint(tol, t.taint)) continue;
+      if (!TolerationToleratesTaint(tol, t.taint, comparison_operators)) continue;
       tolerated = true;
       if (tol.toleration_seconds) {
         // As upstream's getMinTolerationTime: a negative value evicts at once.

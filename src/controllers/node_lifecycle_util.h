@@ -46,8 +46,10 @@ std::vector<NoExecuteTaint> NoExecuteTaints(const nlohmann::json& node);
 // When a pod on a node with `taints` is to be evicted (Unix seconds): at once (the earliest
 // taint's time) when some taint is not tolerated; else the earliest taint's time plus the
 // shortest tolerationSeconds of the tolerations used; nullopt when every taint is tolerated
-// for ever (or there is none).
+// for ever (or there is none). `comparison_operators`: the TaintTolerationComparisonOperators
+// gate (Lt and Gt tolerations).
 std::optional<UnixTime> EvictionTime(std::span<const Toleration> tolerations,
-                                     const std::vector<NoExecuteTaint>& taints);
+                                     const std::vector<NoExecuteTaint>& taints,
+                                     bool comparison_operators);
 
 }  // namespace berth::controllers

@@ -65,22 +65,37 @@ TEST(NodeLifecycleUtilTest, TaintsFollowTheReadyCondition) {
 TEST(NodeLifecycleUtilTest, EvictionTimeUsesTheShortestTolerationOfTheEarliestTaint) {
   std::vector<NoExecuteTaint> taints = {{{kTaintUnreachable, "", "NoExecute"}, 1000},
                                         {{kTaintNotReady, "", "NoExecute"}, 900}};
-  EXPECT_EQ(EvictionTime({}, {}), std::nullopt);
+  EXPECT_EQ(EvictionTime({}, {}, false), std::nullopt);
   // Not tolerated: at once (when the first taint came).
-  EXPECT_EQ(EvictionTime(std::vector<Toleration>{Tol(kTaintUnreachable, 300)}, taints), 900);
+  EXPECT_EQ(EvictionTime(std::vector<Toleration>{Tol(kTaintUnreachable, 300)}, taints, false), 900);
   // Both tolerated: the shortest tolerationSeconds after the earliest taint.
   EXPECT_EQ(
       EvictionTime(std::vector<Toleration>{Tol(kTaintUnreachable, 300), Tol(kTaintNotReady, 60)},
-                   taints),
+                   taints, false),
       960);
   // For ever.
-  EXPECT_EQ(EvictionTime(std::vector<Toleration>{Tol("", std::nullopt)}, taints), std::nullopt);
+  EXPECT_EQ(EvictionTime(std::vector<Toleration>{Tol("", std::nullopt)}, taints, false),
+            std::nullopt);
   // A toleration of another effect does not count.
   Toleration no_schedule = Tol("", std::nullopt);
   no_schedule.effect = "NoSchedule";
-  EXPECT_EQ(EvictionTime(std::vector<Toleration>{no_schedule}, taints), 900);
+  EXPECT_EQ(EvictionTime(std::vector<Toleration>{no_schedule}, taints, false), 900);
   // Negative seconds evict at once.
-  EXPECT_EQ(EvictionTime(std::vector<Toleration>{Tol("", -5)}, taints), 900);
+  EXPECT_EQ(EvictionTime(std::vector<Toleration>{Tol("", -5)}, taints, false), 900);
+}
+
+// TaintTolerationComparisonOperators: an Lt toleration of a NoExecute taint with a numeric value
+// is used (its tolerationSeconds apply) only with the gate on; with it off the pod goes at once.
+TEST(NodeLifecycleUtilTest, EvictionTimeFollowsTheComparisonOperatorsGate) {
+  std::vector<NoExecuteTaint> taints = {{{"tier", "3", "NoExecute"}, 1000}};
+  Toleration lt{"tier", "Lt", "5", "NoExecute", 120};
+  EXPECT_EQ(EvictionTime(std::vector<Toleration>{lt}, taints, true), 1120);
+  EXPECT_EQ(EvictionTime(std::vector<Toleration>{lt}, taints, false), 1000);
+  lt.toleration_seconds.reset();
+  EXPECT_EQ(EvictionTime(std::vector<Toleration>{lt}, taints, true), std::nullopt);
+  // 7 is not below 5.
+  taints[0].taint.value = "7";
+  EXPECT_EQ(EvictionTime(std::vector<Toleration>{lt}, taints, true), 1000);
 }
 
 }  // namespace

@@ -65,6 +65,7 @@ Result<std::unique_ptr<controllers::ControllerManager>> StartControllers(
   controllers::ControllerManagerOptions co;
   co.controllers = options.controllers;
   co.node_monitor_grace_period = *grace;
+  co.taint_toleration_comparison_operators = options.taint_toleration_comparison_operators;
   co.log = [](const std::string& m) { std::fprintf(stderr, "controllers: %s\n", m.c_str()); };
   return controllers::ControllerManager::Start(std::move(rest), std::move(co));
 }

@@ -29,6 +29,8 @@ struct RuntimeOptions {
   std::string log_prefix = "berth";
   // A limit on the controllers' requests a second (0: none, for the process's own server).
   double controller_qps = 0;
+  // The controllers' TaintTolerationComparisonOperators gate (--feature-gates).
+  bool taint_toleration_comparison_operators = false;
 };
 
 Result<std::unique_ptr<kubelet::SimulatedKubelets>> StartKubelets(const RuntimeOptions& options,

@@ -124,9 +124,11 @@ apiserver::ExtraRoute MetricsRoute(std::shared_ptr<MetricsSources> sources) {
           }};
 }
 
-// The controllers' and kubelets' settings of `berth up`: every node is simulated.
-RuntimeOptions UpRuntime(const UpOptions& options) {
+// The controllers' and kubelets' settings of `berth up`: every node is simulated, and the
+// controllers run under the --feature-gates of the scheduler and the API server.
+RuntimeOptions UpRuntime(const UpOptions& options, const config::FeatureGates& gates) {
   RuntimeOptions r;
+  r.taint_toleration_comparison_operators = gates.Enabled(kTaintTolerationComparisonOperatorsGate);
   r.pod_start_delay = options.pod_start_delay;
   r.node_devices = options.node_devices;
   r.max_termination_grace = options.max_termination_grace;
@@ -376,7 +378,8 @@ int RunUp(const UpOptions& options) {
     std::fprintf(stderr, "berth up: %s\n", r.error().message.c_str());
     return 1;
   }
-  auto controllers = StartControllers(UpRuntime(options), (*server)->kubeconfig_path());
+  auto controllers =
+      StartControllers(UpRuntime(options, inputs->gates), (*server)->kubeconfig_path());
   if (!controllers.ok()) {
     std::fprintf(stderr, "berth up: controllers: %s\n", controllers.error().message.c_str());
     (*server)->Stop();
@@ -408,7 +411,7 @@ int RunUp(const UpOptions& options) {
   }
   metrics_sources->Set(server->get(), scheduler.get());
   if (!options.no_kubelets) {
-    auto started = StartKubelets(UpRuntime(options), (*server)->kubeconfig_path());
+    auto started = StartKubelets(UpRuntime(options, inputs->gates), (*server)->kubeconfig_path());
     if (!started.ok()) {
       std::fprintf(stderr, "berth up: kubelets: %s\n", started.error().message.c_str());
       stop_all();

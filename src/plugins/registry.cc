@@ -42,7 +42,7 @@ Registry InTreeRegistry(const config::FeatureGates& gates) {
   PluginRegistration registrations[] = {
       SchedulingGatesRegistration(),
       PrioritySortRegistration(),
-      NodeUnschedulableRegistration(),
+      NodeUnschedulableRegistration(gates),
       NodeNameRegistration(),
       TaintTolerationRegistration(gates),
       NodeAffinityRegistration(),
@@ -52,7 +52,7 @@ Registry InTreeRegistry(const config::FeatureGates& gates) {
       NodeVolumeLimitsRegistration(),
       VolumeBindingRegistration(gates),
       VolumeZoneRegistration(),
-      PodTopologySpreadRegistration(),
+      PodTopologySpreadRegistration(gates),
       InterPodAffinityRegistration(),
       DefaultPreemptionRegistration(gates),
       NodeResourcesBalancedAllocationRegistration(gates),

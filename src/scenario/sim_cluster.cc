@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "api/codec.h"
+#include "api/tolerations.h"
 #include "apiserver/resources.h"
 #include "apiserver/server.h"
 #include "apiserver/store.h"
@@ -101,11 +102,14 @@ Result<std::unique_ptr<SimCluster>> SimCluster::Start(const ClusterSpec& spec,
   so.threads = 2;
   so.event_ttl = std::chrono::seconds(0);  // its sweep runs on the wall clock
   so.seed = options.seed;
+  bool comparison_operators = false;  // TaintTolerationComparisonOperators
   {
     std::vector<std::string> warnings;
     auto gates = config::ParseFeatureGatesFlags(options.feature_gates, &warnings);
     if (!gates.ok()) return gates.error();
     so.workload_api = gates->Enabled(config::features::kGenericWorkload);
+    comparison_operators = gates->Enabled(kTaintTolerationComparisonOperatorsGate);
+    so.validation.toleration_comparison_operators = comparison_operators;
   }
   auto server = apiserver::Server::Start(so);
   if (!server.ok()) return server.error();
@@ -125,6 +129,7 @@ Result<std::unique_ptr<SimCluster>> SimCluster::Start(const ClusterSpec& spec,
   co.workers = 1;  // one sync at a time per controller: its writes in one order
   co.clock = clock;
   co.log = options.log;
+  co.taint_toleration_comparison_operators = comparison_operators;
   auto controllers = controllers::ControllerManager::Start(std::move(controller_rest).value(), co);
   if (!controllers.ok()) return controllers.error();
   c->controllers_ = std::move(controllers).value();

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "api/tolerations.h"
 #include "berth/api/selectors.h"
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/plugin.h"
@@ -14,10 +15,12 @@
 namespace berth {
 namespace {
 
-bool ToleratesUnschedulable(const Pod& pod) {
+// `comparison_operators`: the TaintTolerationComparisonOperators gate, passed as upstream does
+// although the taint has no value for Lt or Gt to compare (so they never match it).
+bool ToleratesUnschedulable(const Pod& pod, bool comparison_operators) {
   static const Taint kUnschedulableTaint{"node.kubernetes.io/unschedulable", "", "NoSchedule"};
   for (const Toleration& t : pod.spec.tolerations) {
-    if (TolerationToleratesTaint(t, kUnschedulableTaint)) return true;
+    if (TolerationToleratesTaint(t, kUnschedulableTaint, comparison_operators)) return true;
   }
   return false;
 }
@@ -26,11 +29,14 @@ class NodeUnschedulable final : public FilterPlugin,
                                 public EnqueueExtensions,
                                 public FilterRemedies {
  public:
+  explicit NodeUnschedulable(bool comparison_operators)
+      : comparison_operators_(comparison_operators) {}
+
   std::string_view Name() const override { return kNodeUnschedulableName; }
 
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override {
     if (node.node() == nullptr) return Status::Error("node not found");
-    if (node.node()->spec.unschedulable && !ToleratesUnschedulable(*pod)) {
+    if (node.node()->spec.unschedulable && !ToleratesUnschedulable(*pod, comparison_operators_)) {
       return unschedulable_;
     }
     return Status::Success();
@@ -52,14 +58,15 @@ class NodeUnschedulable final : public FilterPlugin,
 
   // Helps when a node that takes the pod appears, or a node is uncordoned.
   std::vector<ClusterEventWithHint> EventsToRegister() const override {
+    const bool ops = comparison_operators_;
     return {{{EventResource::kNode, kAdd | kUpdateNodeTaint},
-             [](const Pod& pod, const EventObject& old_object,
-                const EventObject& new_object) -> Result<QueueingHint> {
+             [ops](const Pod& pod, const EventObject& old_object,
+                   const EventObject& new_object) -> Result<QueueingHint> {
                const Node* node = ObjectAs<Node>(new_object);
                if (!node) return Error{"node event without the node"};
                const Node* old_node = ObjectAs<Node>(old_object);
                if (!old_node) {
-                 return !node->spec.unschedulable || ToleratesUnschedulable(pod)
+                 return !node->spec.unschedulable || ToleratesUnschedulable(pod, ops)
                             ? QueueingHint::kQueue
                             : QueueingHint::kQueueSkip;
                }
@@ -70,19 +77,24 @@ class NodeUnschedulable final : public FilterPlugin,
   }
 
  private:
+  const bool comparison_operators_;  // the TaintTolerationComparisonOperators gate
   // Built once, copied per cordoned node.
   const Status unschedulable_ =
       Status::Unresolvable("node(s) were unschedulable").WithPlugin(kNodeUnschedulableName);
 };
 
-Result<std::unique_ptr<Plugin>> NewNodeUnschedulable(const PluginArgs*, Handle&) {
-  return std::unique_ptr<Plugin>(std::make_unique<NodeUnschedulable>());
-}
-
 }  // namespace
 
 PluginRegistration NodeUnschedulableRegistration() {
-  return MakeRegistration(kNodeUnschedulableName, &NewNodeUnschedulable);
+  return NodeUnschedulableRegistration(config::FeatureGates());
+}
+
+PluginRegistration NodeUnschedulableRegistration(const config::FeatureGates& gates) {
+  const bool ops = gates.Enabled(kTaintTolerationComparisonOperatorsGate);
+  return MakeRegistration(
+      kNodeUnschedulableName, [ops](const PluginArgs*, Handle&) -> Result<std::unique_ptr<Plugin>> {
+        return std::unique_ptr<Plugin>(std::make_unique<NodeUnschedulable>(ops));
+      });
 }
 
 }  // namespace berth

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,43 @@ TEST(NodeUnschedulable, RemedyUncordonsTheNode) {
   EXPECT_TRUE(
       filter->Filter(state, *PodInfo::Create(pod), testing::MakeNodeInfo(r[0].node)).IsSuccess());
   EXPECT_TRUE(remedies->Remedies(*pod, *r[0].node, Status()).empty());
+}
+
+// TaintTolerationComparisonOperators reaches the plugin (as upstream's feature flag): with the
+// gate on, tolerations still match under its rules. The unschedulable taint has no value, so
+// Lt and Gt, which compare values as integers, never tolerate it, gate on or off.
+TEST(NodeUnschedulable, ComparisonOperatorsGate) {
+  struct Case {
+    std::string name;
+    Toleration toleration;
+    bool fits;
+  };
+  const std::string key = "node.kubernetes.io/unschedulable";
+  const std::vector<Case> cases = {
+      {"Gt toleration", {key, "Gt", "0", "NoSchedule", std::nullopt}, false},
+      {"Lt toleration", {key, "Lt", "5", "NoSchedule", std::nullopt}, false},
+      {"Exists toleration", {key, "Exists", "", "NoSchedule", std::nullopt}, true},
+      {"Equal toleration with the empty value", {key, "Equal", "", "", std::nullopt}, true},
+  };
+  for (bool on : {false, true}) {
+    config::FeatureGates gates;
+    std::vector<std::string> warnings;
+    ASSERT_TRUE(
+        gates.Set(on ? "TaintTolerationComparisonOperators=true" : "AllAlpha=false", &warnings)
+            .ok());
+    testing::FakeHandle handle;
+    auto plugin = NodeUnschedulableRegistration(gates).factory(nullptr, handle);
+    ASSERT_TRUE(plugin.ok());
+    auto* filter = dynamic_cast<FilterPlugin*>(plugin->get());
+    ASSERT_NE(filter, nullptr);
+    for (const Case& tc : cases) {
+      SCOPED_TRACE(tc.name + (on ? ", gate on" : ", gate off"));
+      PodInfoPtr pod = testing::MakePod().Name("p").Toleration(tc.toleration).Info();
+      NodeInfo ni = testing::MakeNodeInfo(testing::MakeNode().Name("n").Unschedulable().Obj());
+      CycleState state;
+      EXPECT_EQ(filter->Filter(state, *pod, ni).IsSuccess(), tc.fits);
+    }
+  }
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "api/tolerations.h"
+
 namespace berth::podtopologyspread {
 namespace {
 
@@ -170,10 +172,11 @@ bool HasNodeAffinityInputs(const Pod& pod) {
          (a && a->node_affinity && a->node_affinity->required.has_value());
 }
 
-bool NodeIncluded(const SpreadConstraint& c, const Pod& pod, const Node& node) {
+bool NodeIncluded(const SpreadConstraint& c, const Pod& pod, const Node& node,
+                  bool comparison_operators) {
   if (c.honor_node_affinity && !PodMatchesNodeSelectorAndAffinityTerms(pod, node)) return false;
-  if (c.honor_node_taints &&
-      FindUntoleratedTaint(node.spec.taints, pod.spec.tolerations, &IsScheduleBlockingTaint)) {
+  if (c.honor_node_taints && FindUntoleratedTaint(node.spec.taints, pod.spec.tolerations,
+                                                  &IsScheduleBlockingTaint, comparison_operators)) {
     return false;
   }
   return true;

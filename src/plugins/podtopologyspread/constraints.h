@@ -60,8 +60,11 @@ bool HasNodeAffinityInputs(const Pod& pod);
 
 // Whether pods on `node` count for a constraint with the given inclusion policies:
 // nodeAffinityPolicy Honor requires the pod's nodeSelector and required node affinity to match
-// the node; nodeTaintsPolicy Honor requires every NoSchedule/NoExecute taint to be tolerated.
-bool NodeIncluded(const SpreadConstraint& c, const Pod& pod, const Node& node);
+// the node; nodeTaintsPolicy Honor requires every NoSchedule/NoExecute taint to be tolerated
+// (Lt and Gt tolerations match only with `comparison_operators`, the
+// TaintTolerationComparisonOperators gate).
+bool NodeIncluded(const SpreadConstraint& c, const Pod& pod, const Node& node,
+                  bool comparison_operators);
 
 // Pods in `pods` that are in `ns`, not terminating, and match `selector`; zero for an empty
 // selector.

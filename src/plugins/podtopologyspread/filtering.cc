@@ -249,7 +249,7 @@ Status PodTopologySpread::UpdateWithPod(CycleState& state, const Pod& pod_to_sch
   for (size_t i = 0; i < cs.size(); ++i) {
     const SpreadConstraint& c = cs[i];
     if (!c.selector.Matches(other.metadata.labels)) continue;
-    if (!NodeIncluded(c, pod_to_schedule, *n)) continue;
+    if (!NodeIncluded(c, pod_to_schedule, *n, comparison_operators_)) continue;
     DomainCounts& dc = fs->counts[i];
     const std::string& value = n->metadata.labels.find(c.topology_key)->second;
     const int32_t d = slot >= 0 ? dc.domains().slot_domain(slot) : dc.domains().Find(value);

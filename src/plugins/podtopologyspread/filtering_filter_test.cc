@@ -389,5 +389,46 @@ TEST(FilterTest, NodeOutsideSnapshotUsesItsLabels) {
   EXPECT_EQ(fx.plugin.Filter(state, *pi, no_zone).code(), Code::kUnschedulableAndUnresolvable);
 }
 
+// nodeTaintsPolicy Honor matches tolerations under the TaintTolerationComparisonOperators gate:
+// with it on, a Gt toleration tolerates node-y's sla=800 taint, node-y (no matching pod) joins
+// the domains and the minimum drops to 0; with it off node-y is left out and every node fits.
+// AddPod counts a pod on node-y only when node-y is included.
+TEST(FilterTest, NodeTaintsPolicyHonorsComparisonOperatorsGate) {
+  auto tainted = MakeNode().Name("node-y");
+  tainted.mutable_node().metadata.labels = {{"node", "node-y"}};
+  tainted.Taint("sla", "800", "NoSchedule");
+  const NodeList nodes = {N("node-a", {{"node", "node-a"}}), N("node-b", {{"node", "node-b"}}),
+                          N("node-x", {{"node", "node-x"}}), tainted.Obj()};
+  const PodList existing = {P("p-a1", "node-a", {{"foo", ""}}), P("p-b1", "node-b", {{"foo", ""}}),
+                            P("p-x1", "node-x", {{"foo", ""}})};
+  const auto pod = MakePod()
+                       .Name("p")
+                       .Label("foo", "")
+                       .Toleration({"sla", "Gt", "500", "NoSchedule", std::nullopt})
+                       .Spread(Hard(1, "node", kFoo, kHonorTaints))
+                       .Obj();
+  for (bool gate : {false, true}) {
+    SCOPED_TRACE(gate ? "gate on" : "gate off");
+    Fixture fx(nodes, existing, ListArgs(), gate);
+    CycleState state;
+    ASSERT_TRUE(fx.PreFilter(state, pod).IsSuccess());
+    auto pi = PodInfo::Create(pod);
+    const std::map<std::string, Code> want =
+        gate ? std::map<std::string, Code>{{"node-a", kNo},
+                                           {"node-b", kNo},
+                                           {"node-x", kNo},
+                                           {"node-y", kOk}}
+             : std::map<std::string, Code>{
+                   {"node-a", kOk}, {"node-b", kOk}, {"node-x", kOk}, {"node-y", kOk}};
+    for (const auto& [node, code] : want) {
+      EXPECT_EQ(fx.plugin.Filter(state, *pi, fx.Node(node)).code(), code) << node;
+    }
+    auto added = PodInfo::Create(P("p-y1", "node-y", {{"foo", ""}}));
+    ASSERT_TRUE(fx.plugin.AddPod(state, *pi, added, fx.Node("node-y")).IsSuccess());
+    // With node-y counted (gate on) every domain holds one pod again.
+    EXPECT_EQ(fx.plugin.Filter(state, *pi, fx.Node("node-a")).code(), kOk);
+  }
+}
+
 }  // namespace
 }  // namespace berth::podtopologyspread

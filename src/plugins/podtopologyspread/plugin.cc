@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/tolerations.h"
 #include "berth/api/selectors.h"
 #include "config/plugin_args_codec.h"
 #include "plugins/podtopologyspread/podtopologyspread.h"
@@ -21,8 +22,12 @@ std::vector<TopologySpreadConstraint> SystemDefaultConstraints() {
   return out;
 }
 
-PodTopologySpread::PodTopologySpread(const config::PodTopologySpreadArgs& args, Handle& handle)
-    : default_constraints_(args.default_constraints), handle_(handle) {
+PodTopologySpread::PodTopologySpread(const config::PodTopologySpreadArgs& args, Handle& handle,
+                                     bool comparison_operators)
+    : default_constraints_(args.default_constraints),
+      handle_(handle),
+      cache_(comparison_operators),
+      comparison_operators_(comparison_operators) {
   if (args.defaulting_type == "System") {
     default_constraints_ = SystemDefaultConstraints();
     system_defaulted_ = true;
@@ -161,15 +166,20 @@ std::shared_ptr<const NodeTable> PodTopologySpread::RefreshTable(
 }  // namespace podtopologyspread
 
 PluginRegistration PodTopologySpreadRegistration() {
+  return PodTopologySpreadRegistration(config::FeatureGates());
+}
+
+PluginRegistration PodTopologySpreadRegistration(const config::FeatureGates& gates) {
   static const config::PodTopologySpreadArgs kDefaults;
-  auto factory = [](const PluginArgs* args, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
+  const bool ops = gates.Enabled(kTaintTolerationComparisonOperatorsGate);
+  auto factory = [ops](const PluginArgs* args, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
     auto typed = ArgsAs(args, &kDefaults, "PodTopologySpreadArgs");
     if (!typed.ok()) return typed.error();
     if (auto valid = config::ValidatePodTopologySpreadArgs(**typed, "args"); !valid.ok()) {
       return valid.error();
     }
     return std::unique_ptr<Plugin>(
-        std::make_unique<podtopologyspread::PodTopologySpread>(**typed, handle));
+        std::make_unique<podtopologyspread::PodTopologySpread>(**typed, handle, ops));
   };
   return MakeRegistration(podtopologyspread::kName, factory,
                           config::InTreeArgsDecoder(std::string(podtopologyspread::kName)));

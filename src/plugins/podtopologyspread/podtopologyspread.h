@@ -29,13 +29,17 @@
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
 #include "berth/framework/registry.h"
+#include "config/feature_gates.h"
 #include "config/plugin_names.h"
 #include "plugins/podtopologyspread/spread_cache.h"
 
 namespace berth {
 
-// "PodTopologySpread" with its factory and PodTopologySpreadArgs decoder.
+// "PodTopologySpread" with its factory and PodTopologySpreadArgs decoder, at every gate's
+// default; with `gates`, nodeTaintsPolicy Honor matches tolerations under the
+// TaintTolerationComparisonOperators gate.
 PluginRegistration PodTopologySpreadRegistration();
+PluginRegistration PodTopologySpreadRegistration(const config::FeatureGates& gates);
 
 namespace podtopologyspread {
 
@@ -56,7 +60,9 @@ class PodTopologySpread final : public PreFilterPlugin,
                                 public EnqueueExtensions {
  public:
   // `handle` must outlive the plugin; `args` are expected to be validated already.
-  PodTopologySpread(const config::PodTopologySpreadArgs& args, Handle& handle);
+  // `comparison_operators`: the TaintTolerationComparisonOperators gate.
+  PodTopologySpread(const config::PodTopologySpreadArgs& args, Handle& handle,
+                    bool comparison_operators = false);
 
   std::string_view Name() const override { return kName; }
 
@@ -100,6 +106,7 @@ class PodTopologySpread final : public PreFilterPlugin,
   bool system_defaulted_ = false;
   Handle& handle_;
   SpreadCache cache_;
+  const bool comparison_operators_;
   // Filter's rejections, built once: a zone at its skew limit rejects every node in it, and a
   // copy of a Status costs a reference count where a new one costs three allocations.
   const Status constraints_not_match_ =

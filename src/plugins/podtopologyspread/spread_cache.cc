@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <bit>
 
+#include "api/tolerations.h"
+
 namespace berth::podtopologyspread {
 namespace {
 
@@ -297,8 +299,8 @@ const std::vector<uint8_t>& SpreadCache::Inclusion(const Pod& pod, bool affinity
     if (node == nullptr) continue;
     uint8_t f = 0;
     if (!affinity || PodMatchesNodeSelectorAndAffinityTerms(pod, *node)) f |= kAffinityMatches;
-    if (!taints ||
-        !FindUntoleratedTaint(node->spec.taints, pod.spec.tolerations, &IsScheduleBlockingTaint)) {
+    if (!taints || !FindUntoleratedTaint(node->spec.taints, pod.spec.tolerations,
+                                         &IsScheduleBlockingTaint, comparison_operators_)) {
       f |= kTaintsTolerated;
     }
     m->flags[s] = f;

@@ -122,6 +122,11 @@ class KeyDomains {
 // Every method but mutex() requires mutex() to be held.
 class SpreadCache {
  public:
+  // `comparison_operators`: the TaintTolerationComparisonOperators gate, fixed for the cache's
+  // life so that its inclusion memos hold under one rule.
+  explicit SpreadCache(bool comparison_operators = false)
+      : comparison_operators_(comparison_operators) {}
+
   // Per-slot matching-pod counts for one count key (see SpreadConstraint::count_key), in step
   // with the last Refresh once CountsFor returned it.
   class Counts {
@@ -179,7 +184,8 @@ class SpreadCache {
                           std::string_view ns);
 
   // Inclusion flags of every slot for `pod`, computing only the requested bits (the others are
-  // set). The reference is valid until the next Inclusion call.
+  // set; the taint check follows the cache's TaintTolerationComparisonOperators gate). The
+  // reference is valid until the next Inclusion call.
   const std::vector<uint8_t>& Inclusion(const Pod& pod, bool affinity, bool taints);
 
   // Pods seen on a slot at the last Refresh.
@@ -234,6 +240,7 @@ class SpreadCache {
   std::unordered_map<std::string, std::shared_ptr<const KeyDomains>> domains_;
   Lru<Counts> counts_{kCountsCapacity};
   Lru<InclusionMemo> inclusion_{16};
+  const bool comparison_operators_;
 };
 
 }  // namespace berth::podtopologyspread

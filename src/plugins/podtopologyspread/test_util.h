@@ -125,8 +125,9 @@ inline config::PodTopologySpreadArgs SystemArgs() {
 struct Fixture {
   Fixture(const std::vector<std::shared_ptr<const Node>>& nodes,
           const std::vector<std::shared_ptr<const Pod>>& pods,
-          const config::PodTopologySpreadArgs& args = ListArgs())
-      : handle(Snapshot::Build(nodes, pods), &cluster), plugin(args, handle) {}
+          const config::PodTopologySpreadArgs& args = ListArgs(), bool comparison_operators = false)
+      : handle(Snapshot::Build(nodes, pods), &cluster),
+        plugin(args, handle, comparison_operators) {}
 
   const NodeInfo& Node(const std::string& name) const { return *handle.snapshot().Get(name); }
   std::span<const NodeInfo* const> Nodes() const { return handle.snapshot().nodes(); }
