@@ -191,8 +191,9 @@ TEST(CrdSchemaTest, PatternsOnHostileValuesAreMatchedInLinearTime) {
   auto errs = ValidationTexts(
       schema, {{"long", std::string(2'000'000, 'a') + "c"}, {"exp", std::string(40, 'a') + "b"}});
   ASSERT_EQ(errs.size(), 2u);
-  EXPECT_NE(errs[0].find("in body should match '^(a|b)*$'"), std::string::npos);
-  EXPECT_NE(errs[1].find("aaab\": exp in body should match '^(a+)+$'"), std::string::npos);
+  EXPECT_NE(errs[1].find("\": long in body should match '^(a|b)*$'"), std::string::npos);
+  EXPECT_EQ(errs[0], "exp: Invalid value: \"" + std::string(40, 'a') +
+                         "b\": exp in body should match '^(a+)+$'");
 }
 
 // Recursion follows the object's depth, which the request decoder bounds; a deep object still

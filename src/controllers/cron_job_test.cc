@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "client/api_server_test_util.h"
+#include "controllers/controller_test_util.h"
 #include "controllers/job_util.h"
 
 namespace berth::controllers {
@@ -103,12 +104,6 @@ class CronJobControllerTest : public ::testing::Test {
     cronjobs_->Stop();
     controller_.reset();
     api_.Stop();
-  }
-  void WaitFor(const std::function<bool()>& done) {
-    for (int i = 0; i < 1000 && !done(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ASSERT_TRUE(done());
   }
   // Creates the CronJob and sets the clock to its creation time, whole minute `+ offset`.
   void Create(const std::string& policy, int history = 3) {

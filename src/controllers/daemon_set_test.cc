@@ -11,6 +11,7 @@
 #include "apiserver/namespace_deleter.h"
 #include "apiserver/server.h"
 #include "client/api_server_test_util.h"
+#include "controllers/controller_test_util.h"
 
 namespace berth::controllers {
 namespace {
@@ -43,13 +44,6 @@ class DaemonSetControllerTest : public ::testing::Test {
     }
     controller_.reset();
     api_.Stop();
-  }
-  // Waits (bounded) for a condition the informers will reach.
-  void WaitFor(const std::function<bool()>& done) {
-    for (int i = 0; i < 1000 && !done(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ASSERT_TRUE(done());
   }
   static Json DaemonSet(const std::string& ns) {
     return Json::parse(R"({"apiVersion":"apps/v1","kind":"DaemonSet",

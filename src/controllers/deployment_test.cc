@@ -11,6 +11,7 @@
 
 #include "apiserver/server.h"
 #include "client/api_server_test_util.h"
+#include "controllers/controller_test_util.h"
 #include "controllers/deployment_util.h"
 
 namespace berth::controllers {
@@ -40,12 +41,6 @@ class DeploymentControllerTest : public ::testing::Test {
     for (auto* i : {pods_.get(), sets_.get(), deployments_.get()}) i->Stop();
     controller_.reset();
     api_.Stop();
-  }
-  void WaitFor(const std::function<bool()>& done) {
-    for (int i = 0; i < 1000 && !done(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ASSERT_TRUE(done());
   }
   // Waits until the informer has `obj` (a write's answer) at its resourceVersion or later.
   void WaitSeen(SharedInformer* informer, const Json& obj) {

@@ -11,6 +11,7 @@
 
 #include "apiserver/server.h"
 #include "client/api_server_test_util.h"
+#include "controllers/controller_test_util.h"
 
 namespace berth::controllers {
 namespace {
@@ -40,12 +41,6 @@ class GarbageCollectorTest : public ::testing::Test {
     for (auto& i : informers_) i->Stop();
     gc_.reset();
     api_.Stop();
-  }
-  void WaitFor(const std::function<bool()>& done) {
-    for (int i = 0; i < 1000 && !done(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ASSERT_TRUE(done());
   }
   std::string Path(size_t index, const std::string& name) {
     return index == kConfigMaps ? "/api/v1/namespaces/default/configmaps/" + name

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "client/api_server_test_util.h"
+#include "controllers/controller_test_util.h"
 #include "controllers/job_util.h"
 #include "controllers/ttl_after_finished.h"
 
@@ -37,12 +38,6 @@ class JobControllerTest : public ::testing::Test {
     controller_.reset();
     ttl_.reset();
     api_.Stop();
-  }
-  void WaitFor(const std::function<bool()>& done) {
-    for (int i = 0; i < 1000 && !done(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ASSERT_TRUE(done());
   }
   UnixTime Now() const {
     return std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch())

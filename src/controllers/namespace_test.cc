@@ -11,6 +11,7 @@
 #include "apiserver/namespace_deleter.h"
 #include "apiserver/server.h"
 #include "client/api_server_test_util.h"
+#include "controllers/controller_test_util.h"
 
 namespace berth::controllers {
 namespace {
@@ -54,12 +55,6 @@ class NamespaceControllerTest : public ::testing::Test {
     if (namespaces_) namespaces_->Stop();
     controller_.reset();
     api_.Stop();
-  }
-  void WaitFor(const std::function<bool()>& done) {
-    for (int i = 0; i < 1000 && !done(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ASSERT_TRUE(done());
   }
   void Post(const std::string& path, const Json& obj) {
     auto r = rest_->Post(path, obj);

@@ -11,6 +11,7 @@
 
 #include "apiserver/server.h"
 #include "client/api_server_test_util.h"
+#include "controllers/controller_test_util.h"
 #include "controllers/volume_provisioner.h"
 
 namespace berth::controllers {
@@ -47,12 +48,6 @@ class PersistentVolumeControllerTest : public ::testing::Test {
     binder_.reset();
     provisioner_.reset();
     api_.Stop();
-  }
-  void WaitFor(const std::function<bool()>& done) {
-    for (int i = 0; i < 1000 && !done(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ASSERT_TRUE(done());
   }
   Json Post(const std::string& path, const Json& body) {
     auto r = rest_->Post(path, body);

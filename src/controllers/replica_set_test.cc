@@ -12,6 +12,7 @@
 #include "apiserver/server.h"
 #include "client/api_server_test_util.h"
 #include "controllers/controller_manager.h"
+#include "controllers/controller_test_util.h"
 
 namespace berth::controllers {
 namespace {
@@ -38,13 +39,6 @@ class ReplicaSetControllerTest : public ::testing::Test {
     sets_->Stop();
     controller_.reset();
     api_.Stop();
-  }
-  // Waits (bounded) for a condition the informers will reach.
-  void WaitFor(const std::function<bool()>& done) {
-    for (int i = 0; i < 1000 && !done(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ASSERT_TRUE(done());
   }
   std::vector<Json> OwnedPods() {
     std::vector<Json> out;

@@ -10,6 +10,7 @@
 #include "apiserver/namespace_deleter.h"
 #include "apiserver/server.h"
 #include "client/api_server_test_util.h"
+#include "controllers/controller_test_util.h"
 
 namespace berth::controllers {
 namespace {
@@ -47,13 +48,6 @@ class StatefulSetControllerTest : public ::testing::Test {
   }
   std::vector<SharedInformer*> Informers() {
     return {pods_.get(), sets_.get(), revisions_.get(), claims_.get()};
-  }
-  // Waits (bounded) for a condition the informers will reach.
-  void WaitFor(const std::function<bool()>& done) {
-    for (int i = 0; i < 1000 && !done(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ASSERT_TRUE(done());
   }
   static Json Set(const std::string& ns, int replicas, bool with_claims, bool parallel) {
     Json set = Json::parse(R"({"apiVersion":"apps/v1","kind":"StatefulSet",

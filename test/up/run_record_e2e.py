@@ -179,7 +179,7 @@ def check_replay_matches_simulate(up):
     dom = subprocess.run([chromium, "--headless",
                           "--no-sandbox", "--disable-gpu", "--dump-dom", "file://" + page],
                          capture_output=True, text=True, timeout=120).stdout
-    for plot in ("pending-over-time", "per-node", "per-zone", "differences"):
+    for plot in ("compare-pending", "compare-per-node", "compare-per-zone", "compare-differences"):
         if 'id="%s"' % plot not in dom:
             raise Fail("the browser shows no %s plot" % plot)
 

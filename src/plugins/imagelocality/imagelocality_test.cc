@@ -9,7 +9,7 @@
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
 #include "berth/testing/fake_handle.h"
-#include "framework/node_batch_score.h"
+#include "framework/node_batch_score_test_util.h"
 #include "testing/builders.h"
 
 namespace berth {
@@ -79,13 +79,9 @@ void RunCases(const std::vector<Case>& cases) {
       }
       EXPECT_EQ(got, tc.want);
       // Scored as one run: the same scores.
-      auto* batch = dynamic_cast<NodeBatchScorer*>(plugin->get());
-      ASSERT_NE(batch, nullptr);
       std::vector<const NodeInfo*> run;
       for (const auto& n : tc.nodes) run.push_back(snapshot.Get(n->metadata.name));
-      std::vector<int64_t> batched(run.size(), -1);
-      ASSERT_TRUE(batch->ScoreNodes(state, *pod, run, batched.data()).IsSuccess());
-      EXPECT_EQ(batched, tc.want);
+      EXPECT_EQ(ScoreAsOneRun(plugin->get(), state, *pod, run), tc.want);
     }
   }
 }

@@ -11,7 +11,7 @@
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
 #include "berth/testing/fake_handle.h"
-#include "framework/node_batch_score.h"
+#include "framework/node_batch_score_test_util.h"
 #include "plugins/noderesources/fit_test_util.h"
 #include "plugins/noderesources/noderesources.h"
 #include "testing/builders.h"
@@ -88,14 +88,9 @@ void RunScoreCases(const std::vector<ScoreCase>& cases) {
       }
       EXPECT_EQ(got, tc.want);
       // Scoring the nodes as one run gives the same scores.
-      auto* batch = dynamic_cast<NodeBatchScorer*>(plugin.get());
-      ASSERT_NE(batch, nullptr);
       std::vector<const NodeInfo*> run;
       for (const auto& node : tc.nodes) run.push_back(snapshot.Get(node->metadata.name));
-      std::vector<int64_t> batched(run.size(), -1);
-      Status bs = batch->ScoreNodes(state, *pod, run, batched.data());
-      EXPECT_TRUE(bs.IsSuccess()) << bs.Message();
-      EXPECT_EQ(batched, tc.want);
+      EXPECT_EQ(ScoreAsOneRun(plugin.get(), state, *pod, run), tc.want);
     }
   }
 }

@@ -10,7 +10,7 @@
 #include "berth/framework/plugin.h"
 #include "berth/framework/remedy.h"
 #include "berth/testing/fake_handle.h"
-#include "framework/node_batch_score.h"
+#include "framework/node_batch_score_test_util.h"
 #include "testing/builders.h"
 
 namespace berth {
@@ -183,11 +183,9 @@ TEST(TaintTolerationScore, UpstreamCases) {
       scores.push_back(s);
     }
     // Scored as one run: the same raw scores.
-    auto* batch = dynamic_cast<NodeBatchScorer*>(plugin.get());
-    ASSERT_NE(batch, nullptr);
-    std::vector<int64_t> batched(feasible.size(), -1);
-    ASSERT_TRUE(batch->ScoreNodes(state, *pod, feasible, batched.data()).IsSuccess());
-    for (size_t i = 0; i < scores.size(); ++i) EXPECT_EQ(batched[i], scores[i].score);
+    auto batched = ScoreAsOneRun(plugin.get(), state, *pod, feasible);
+    ASSERT_TRUE(batched.has_value());
+    for (size_t i = 0; i < scores.size(); ++i) EXPECT_EQ((*batched)[i], scores[i].score);
     ASSERT_TRUE(scorer->NormalizeScore(state, *pod, scores).IsSuccess());
     std::vector<int64_t> got;
     for (const auto& s : scores) got.push_back(s.score);
