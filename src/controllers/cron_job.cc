@@ -6,6 +6,7 @@
 #include <map>
 
 #include "controllers/job_util.h"
+#include "controllers/object_util.h"
 
 namespace berth::controllers {
 
@@ -313,6 +314,9 @@ VoidResult CronJobController::Schedule(State& s) {
                     [&](const Json& a) { return StringAt(a, "uid") == uid; }))
       return {};
     job = std::move(existing).value();
+  } else if (IsNamespaceTerminating(created.error())) {
+    // Every later create would be refused as well: nothing to retry or report.
+    return {};
   } else {
     return created.error();
   }

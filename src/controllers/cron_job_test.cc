@@ -7,6 +7,8 @@
 
 #include <thread>
 
+#include "apiserver/namespace_deleter.h"
+#include "apiserver/server.h"
 #include "client/api_server_test_util.h"
 #include "controllers/controller_test_util.h"
 #include "controllers/job_util.h"
@@ -193,6 +195,33 @@ TEST_F(CronJobControllerTest, RunsEachMinuteOnceAndForbidsOverlap) {
   EXPECT_EQ(JobNames(), (std::set<std::string>{JobAt(1), JobAt(3)}));
   EXPECT_EQ(Active(), std::vector<std::string>{JobAt(3)});
   EXPECT_FALSE(StringAt(Stored()["status"], "lastSuccessfulTime").empty());
+}
+
+TEST_F(CronJobControllerTest, ACronJobInATerminatingNamespaceStopsCreatingWithoutAnError) {
+  // As against kube-apiserver: the namespace stays Terminating with the CronJob in it, and every
+  // Job create is refused.
+  api_.server().namespace_deleter().Stop();
+  ASSERT_TRUE(
+      rest_
+          ->Post("/api/v1/namespaces",
+                 {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "leaving"}}}})
+          .ok());
+  Json cj = CronJobDoc("* * * * *", 0);
+  cj["metadata"].erase("uid");
+  cj["metadata"].erase("creationTimestamp");
+  cj["metadata"]["namespace"] = "leaving";
+  auto r = rest_->Post("/apis/batch/v1/namespaces/leaving/cronjobs", cj);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const int64_t created = CreatedAt(*r);
+  ASSERT_TRUE(rest_->Delete("/api/v1/namespaces/leaving").ok());
+  WaitFor([&] { return cronjobs_->Get("leaving/tick").has_value(); });
+  clock_.Set(At(created - created % 60 + 61));
+
+  auto synced = controller_->Sync("leaving/tick");
+  EXPECT_TRUE(synced.ok()) << synced.error().message;
+  auto jobs = rest_->Get("/apis/batch/v1/namespaces/leaving/jobs");
+  ASSERT_TRUE(jobs.ok());
+  EXPECT_TRUE((*jobs)["items"].empty());
 }
 
 TEST_F(CronJobControllerTest, ReplaceDeletesTheRunningJobAndHistoryIsTrimmed) {
