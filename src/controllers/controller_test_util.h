@@ -6,7 +6,10 @@
 
 #include <chrono>
 #include <functional>
+#include <string>
 #include <thread>
+
+#include "client/rest_client.h"
 
 namespace berth::controllers {
 
@@ -17,6 +20,14 @@ inline void WaitFor(const std::function<bool()>& done) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ASSERT_TRUE(done());
+}
+
+// Creates namespace `name` (tests of what controllers do in a namespace being deleted).
+inline void CreateNamespace(client::RestClient& rest, const std::string& name) {
+  auto created =
+      rest.Post("/api/v1/namespaces",
+                {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}});
+  ASSERT_TRUE(created.ok()) << created.error().message;
 }
 
 }  // namespace berth::controllers

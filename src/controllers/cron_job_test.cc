@@ -201,11 +201,7 @@ TEST_F(CronJobControllerTest, ACronJobInATerminatingNamespaceStopsCreatingWithou
   // As against kube-apiserver: the namespace stays Terminating with the CronJob in it, and every
   // Job create is refused.
   api_.server().namespace_deleter().Stop();
-  ASSERT_TRUE(
-      rest_
-          ->Post("/api/v1/namespaces",
-                 {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "leaving"}}}})
-          .ok());
+  CreateNamespace(*rest_, "leaving");
   Json cj = CronJobDoc("* * * * *", 0);
   cj["metadata"].erase("uid");
   cj["metadata"].erase("creationTimestamp");

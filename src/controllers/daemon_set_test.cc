@@ -62,13 +62,6 @@ class DaemonSetControllerTest : public ::testing::Test {
     }
     WaitFor([&] { return nodes_->List().size() == static_cast<size_t>(n); });
   }
-  void CreateNamespace(const std::string& name) {
-    ASSERT_TRUE(
-        rest_
-            ->Post("/api/v1/namespaces",
-                   {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}})
-            .ok());
-  }
   size_t PodsIn(const std::string& ns) {
     auto pods = rest_->Get("/api/v1/namespaces/" + ns + "/pods");
     EXPECT_TRUE(pods.ok());
@@ -105,7 +98,7 @@ TEST_F(DaemonSetControllerTest, ASetInATerminatingNamespaceStopsCreatingWithoutA
   // As against kube-apiserver: the namespace stays Terminating with the set in it, and every
   // pod create is refused with the NamespaceTerminating cause.
   api_.server().namespace_deleter().Stop();
-  CreateNamespace("leaving");
+  CreateNamespace(*rest_, "leaving");
   ASSERT_TRUE(
       rest_->Post("/apis/apps/v1/namespaces/leaving/daemonsets", DaemonSet("leaving")).ok());
   WaitFor([&] { return sets_->Get("leaving/agent").has_value(); });
@@ -124,7 +117,7 @@ TEST_F(DaemonSetControllerTest, ASetInATerminatingNamespaceStopsCreatingWithoutA
 
 TEST_F(DaemonSetControllerTest, ARevisionRefusedInATerminatingNamespaceIsNotAnError) {
   api_.server().namespace_deleter().Stop();
-  CreateNamespace("leaving");
+  CreateNamespace(*rest_, "leaving");
   ASSERT_TRUE(
       rest_->Post("/apis/apps/v1/namespaces/leaving/daemonsets", DaemonSet("leaving")).ok());
   AddNodes(2);

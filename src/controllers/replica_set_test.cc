@@ -82,11 +82,7 @@ TEST_F(ReplicaSetControllerTest, ASetInATerminatingNamespaceStopsCreatingWithout
   // As against kube-apiserver: the namespace stays Terminating with the set in it, and every
   // pod create is refused.
   api_.server().namespace_deleter().Stop();
-  ASSERT_TRUE(
-      rest_
-          ->Post("/api/v1/namespaces",
-                 {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "leaving"}}}})
-          .ok());
+  CreateNamespace(*rest_, "leaving");
   Json set = Set(3);
   set["metadata"]["namespace"] = "leaving";
   ASSERT_TRUE(rest_->Post("/apis/apps/v1/namespaces/leaving/replicasets", set).ok());

@@ -64,13 +64,6 @@ class StatefulSetControllerTest : public ::testing::Test {
     }
     return set;
   }
-  void CreateNamespace(const std::string& name) {
-    ASSERT_TRUE(
-        rest_
-            ->Post("/api/v1/namespaces",
-                   {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}})
-            .ok());
-  }
   size_t Count(const std::string& ns, const std::string& resource) {
     auto list = rest_->Get("/api/v1/namespaces/" + ns + "/" + resource);
     EXPECT_TRUE(list.ok());
@@ -82,7 +75,7 @@ class StatefulSetControllerTest : public ::testing::Test {
   // namespace controller works, and refuses every create.
   void SetInTerminatingNamespace(int replicas, bool with_claims, bool parallel) {
     api_.server().namespace_deleter().Stop();
-    CreateNamespace("leaving");
+    CreateNamespace(*rest_, "leaving");
     ASSERT_TRUE(rest_
                     ->Post("/apis/apps/v1/namespaces/leaving/statefulsets",
                            Set("leaving", 0, with_claims, parallel))
@@ -139,7 +132,7 @@ TEST_F(StatefulSetControllerTest, RefusedPodsInATerminatingNamespaceAreNotAnErro
 
 TEST_F(StatefulSetControllerTest, ARevisionRefusedInATerminatingNamespaceIsNotAnError) {
   api_.server().namespace_deleter().Stop();
-  CreateNamespace("leaving");
+  CreateNamespace(*rest_, "leaving");
   ASSERT_TRUE(
       rest_->Post("/apis/apps/v1/namespaces/leaving/statefulsets", Set("leaving", 2, false, false))
           .ok());
