@@ -13,8 +13,8 @@ namespace berth {
 // The raw scores `plugin` gives `nodes` scored as one run; nullopt when the plugin does not
 // score runs or the run fails.
 template <class PluginType>
-std::optional<std::vector<int64_t>> ScoreAsOneRun(const PluginType* plugin,
-                                                  const CycleState& state, const PodInfo& pod,
+std::optional<std::vector<int64_t>> ScoreAsOneRun(const PluginType* plugin, const CycleState& state,
+                                                  const PodInfo& pod,
                                                   std::span<const NodeInfo* const> nodes) {
   auto* batch = dynamic_cast<const NodeBatchScorer*>(plugin);
   if (!batch) return std::nullopt;
