@@ -398,6 +398,30 @@ TEST(SchedulerTest, BindingFailureForgetsTheAssumedPodAndRequeues) {
   EXPECT_EQ(h.NodeOf("p"), "real");
 }
 
+// Pod-level resources (spec.resources) count in preemption as in Filter: the preemptor's
+// pod-level 1500m needs the victim whose pod-level 1500m frees it (its containers ask nothing),
+// and the pod asking 500m through its container is reprieved.
+TEST(SchedulerTest, PreemptionCountsPodLevelResources) {
+  Harness h;
+  ASSERT_NE(h.sched_, nullptr);
+  h.cluster_.AddNode(MakeNode().Name("n1").Capacity({{"cpu", "2"}, {"memory", "4Gi"}}).Obj());
+  h.cluster_.AddPod(
+      MakePod().Name("small").Node("n1").Priority(0).StartTime(1000).Req({{"cpu", "500m"}}).Obj());
+  Pod big = *MakePod().Name("big").Node("n1").Priority(0).StartTime(2000).Obj();
+  big.spec.resources.emplace().requests = testing::RL({{"cpu", "1500m"}});
+  h.cluster_.AddPod(std::make_shared<const Pod>(std::move(big)));
+  h.clock_.Advance(std::chrono::seconds(5));
+  Pod boss = *MakePod().Name("boss").Priority(100).Obj();
+  boss.spec.resources.emplace().requests = testing::RL({{"cpu", "1500m"}});
+  SchedulingAttempt a = h.Schedule(std::make_shared<const Pod>(std::move(boss)));
+  EXPECT_EQ(a.outcome, SchedulingAttempt::Outcome::kUnschedulable);
+  EXPECT_EQ(a.message, "0/1 nodes are available: 1 Insufficient cpu.");
+  ASSERT_TRUE(a.nominating.has_value());
+  EXPECT_EQ(a.nominating->node_name, "n1");
+  EXPECT_THAT(a.victims, ElementsAre("default/big"));
+  EXPECT_NE(h.cluster_.GetPod("default", "small"), nullptr);
+}
+
 TEST(SchedulerTest, PreemptionNominatesAndThePodBindsNextTime) {
   Harness h;
   ASSERT_NE(h.sched_, nullptr);
