@@ -195,8 +195,11 @@ Result<std::unique_ptr<Framework>> Framework::Create(const config::Profile& prof
   auto score_weights = ScoreWeights(P, instances, pname);
   if (!score_weights.ok()) return score_weights.error();
   std::map<std::string, int64_t> weights = std::move(score_weights).value();
-  for (const auto& n : lists["Score"])
-    fw->score_.push_back({dynamic_cast<ScorePlugin*>(get(n)), weights.count(n) ? weights[n] : 1});
+  for (const auto& n : lists["Score"]) {
+    auto* plugin = dynamic_cast<ScorePlugin*>(get(n));
+    fw->score_.push_back(
+        {plugin, weights.count(n) ? weights[n] : 1, dynamic_cast<const NodeBatchScorer*>(plugin)});
+  }
   for (const auto& n : lists["PreScore"]) {
     const auto& s = lists["Score"];
     auto it = std::find(s.begin(), s.end(), n);

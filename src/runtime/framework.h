@@ -24,6 +24,7 @@
 #include "berth/framework/registry.h"
 #include "config/types.h"
 #include "framework/detached_services.h"
+#include "framework/node_batch_score.h"
 
 namespace berth {
 
@@ -132,6 +133,8 @@ class Framework final : public Handle, public DetachedServicesProvider {
   struct ScorePluginEntry {
     ScorePlugin* plugin;
     int64_t weight;
+    // The plugin's NodeBatchScorer side, when it scores runs of nodes (resolved once, here).
+    const NodeBatchScorer* batch = nullptr;
   };
   // Plugin lists per point, in execution order (for reports and tests).
   std::vector<std::string> ListPlugins(std::string_view point) const;
@@ -337,10 +340,11 @@ class Framework final : public Handle, public DetachedServicesProvider {
   // so that the per-node loop reads one compact array.
   struct ScoreColumn {
     const ScorePlugin* plugin;
-    PluginSeries* series;  // null: untimed
-    int64_t* direct;       // the table's row (plugins without NormalizeScore), or null
-    NodeScore* list;       // else the raw list NormalizeScore gets
-    int memo_col;          // its column in a memo row; -1: no memo, or scored afresh
+    const NodeBatchScorer* batch;  // null: scored one node per call
+    PluginSeries* series;          // null: untimed
+    int64_t* direct;               // the table's row (plugins without NormalizeScore), or null
+    NodeScore* list;               // else the raw list NormalizeScore gets
+    int memo_col;                  // its column in a memo row; -1: no memo, or scored afresh
   };
   std::vector<ScoreColumn> score_columns_;
   // RunScorePlugins with a memo: rows to score again, rows reused.

@@ -7,7 +7,6 @@
 
 #include "config/decode_util.h"
 #include "framework/guard.h"
-#include "framework/node_batch_score.h"
 #include "observe/log.h"
 #include "runtime/framework.h"
 #include "runtime/framework_internal.h"
@@ -86,8 +85,9 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
   bool any_fresh = false;
   for (size_t a = 0; a < active.size(); ++a) {
     const size_t p = active[a];
-    ScoreColumn c{score_[p].plugin, series_.score.empty() ? nullptr : series_.score[p], nullptr,
-                  nullptr, -1};
+    ScoreColumn c{
+        score_[p].plugin, score_[p].batch, series_.score.empty() ? nullptr : series_.score[p],
+        nullptr,          nullptr,         -1};
     if (score_[p].plugin->HasNormalize()) {
       scores[a].resize(n);
       c.list = scores[a].data();
@@ -145,9 +145,6 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
   // Nodes scored in runs: each plugin scores a run's nodes in one call where it can
   // (NodeBatchScorer), else one call per node, and every plugin goes over the run before the
   // next run, so its nodes stay in cache. Results are the per-node calls'.
-  std::vector<const NodeBatchScorer*> batch(num_cols, nullptr);
-  for (size_t a = 0; a < num_cols; ++a)
-    batch[a] = dynamic_cast<const NodeBatchScorer*>(cols[a].plugin);
   auto score_run = [&](int begin, int end) {
     int64_t out[kScoreRun];
     const std::span<const NodeInfo* const> run = nodes.subspan(begin, end - begin);
@@ -156,7 +153,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
       const ScoreColumn& c = cols[a];
       int64_t* dst = c.direct ? c.direct + begin : out;
       Status st = Guarded("Score", [&] {
-        if (batch[a]) return batch[a]->ScoreNodes(state, pod, run, dst);
+        if (c.batch) return c.batch->ScoreNodes(state, pod, run, dst);
         for (size_t k = 0; k < run.size(); ++k) {
           dst[k] = 0;
           Status s = c.plugin->Score(state, pod, *run[k], &dst[k]);

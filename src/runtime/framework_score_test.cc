@@ -132,11 +132,8 @@ TEST_F(FrameworkTest, ScoresInParallelMatchSequentialScores) {
   config::Profile p = BaseProfile();
   p.plugins.score = Set({{"S", 3}});
   ThreadPoolParallelizer pool(4);
-  FrameworkServices services = Services();
-  services.parallelizer = &pool;
-  auto r = Framework::Create(p, registry_, services);
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  auto fw = std::move(r).value();
+  auto fw = Build(p, &pool);
+  ASSERT_NE(fw, nullptr);
   UseNodes(*fw, 300);
   CycleState state;
   ASSERT_TRUE(fw->RunPreScorePlugins(state, *pod_, AllNodes()).IsSuccess());
@@ -188,11 +185,8 @@ TEST_F(FrameworkTest, PluginsScoringRunsOfNodesGiveThePerNodeScores) {
   config::Profile p = BaseProfile();
   p.plugins.score = Set({{"P", 2}, {"B", 3}});
   ThreadPoolParallelizer pool(4);
-  FrameworkServices services = Services();
-  services.parallelizer = &pool;
-  auto r = Framework::Create(p, registry_, services);
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  auto fw = std::move(r).value();
+  auto fw = Build(p, &pool);
+  ASSERT_NE(fw, nullptr);
   UseNodes(*fw, 301);
   CycleState state;
   ASSERT_TRUE(fw->RunPreScorePlugins(state, *pod_, AllNodes()).IsSuccess());
@@ -219,6 +213,8 @@ TEST_F(FrameworkTest, PluginsScoringRunsOfNodesGiveThePerNodeScores) {
           .ok());
   config::Profile q = BaseProfile();
   q.plugins.score = Set({{"B"}});
+  FrameworkServices services = Services();
+  services.parallelizer = &pool;
   auto bad = Framework::Create(q, failing, services);
   ASSERT_TRUE(bad.ok()) << bad.error().message;
   UseNodes(**bad, 100);

@@ -420,8 +420,12 @@ class FrameworkTest : public ::testing::Test {
 
   FrameworkServices Services() { return {&cluster_, &clock_, &parallelizer_, &nominator_, 1}; }
 
-  std::unique_ptr<Framework> Build(const config::Profile& profile) {
-    auto r = Framework::Create(profile, registry_, Services());
+  // `parallelizer`: the Filter/Score fan-out's (null: the inline one, tests' default).
+  std::unique_ptr<Framework> Build(const config::Profile& profile,
+                                   Parallelizer* parallelizer = nullptr) {
+    FrameworkServices services = Services();
+    if (parallelizer) services.parallelizer = parallelizer;
+    auto r = Framework::Create(profile, registry_, services);
     if (!r.ok()) {
       ADD_FAILURE() << "Framework::Create: " << r.error().message;
       return nullptr;

@@ -44,6 +44,17 @@ def free_port():
     return port
 
 
+def stop_processes(procs):
+    """Stops (process, log file) pairs: SIGTERM, SIGKILL after 30 s, then closes each log."""
+    for proc, log in procs:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
 def wait_for(what, fn, timeout=90):
     deadline = time.time() + timeout
     last = None
@@ -115,13 +126,7 @@ def main():
             if os.path.exists(path):
                 print("%s (tail):\n%s" % (name, open(path).read()[-3000:]))
     finally:
-        for proc, log in procs:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-            log.close()
+        stop_processes(procs)
         subprocess.run([cluster_sh, "stop"], env=env, timeout=60)
         shutil.rmtree(work, ignore_errors=True)
     return 0 if ok else 1

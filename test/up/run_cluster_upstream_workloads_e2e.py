@@ -38,7 +38,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_cluster_upstream_e2e import BIN, KUBECTL, SCRIPTS, free_port, wait_for  # noqa: E402
+from run_cluster_upstream_e2e import (BIN, KUBECTL, SCRIPTS, free_port,  # noqa: E402
+                                      stop_processes, wait_for)
 
 NODES = ["berth-node-001", "berth-node-002", "berth-node-003"]
 GRACE = "8s"  # --node-monitor-grace-period
@@ -467,13 +468,7 @@ def main():
         failed += 1
         print("FAIL: %s" % e)
     finally:
-        for proc, log in procs:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-            log.close()
+        stop_processes(procs)
         if failed or os.environ.get("KEEP_LOGS"):
             for name in ("cluster.log", "scheduler.log"):
                 path = os.path.join(work, name)
