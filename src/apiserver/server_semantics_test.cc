@@ -4,6 +4,11 @@
 // list, field selectors over unset booleans, and what a cluster holds from its first start.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <thread>
+#include <vector>
+
 #include "apiserver/namespace_deleter.h"
 #include "apiserver/server_test_fixture.h"
 
@@ -75,6 +80,56 @@ TEST_F(ServerSemanticsTest, BindingClearsTheNominatedNodeName) {
   Reply bound = Do(http::verb::get, path);
   EXPECT_EQ(bound.body["spec"]["nodeName"], "n1");
   EXPECT_FALSE(bound.body["status"].contains("nominatedNodeName")) << bound.body.dump();
+}
+
+// kubectl drain evicts in parallel: evictions racing for a budget's disruptions spend no more
+// than it allows, and the rest are told to retry (429), as kube-apiserver's atomic
+// check-and-decrement of the budget does; the budget never goes negative.
+TEST_F(ServerSemanticsTest, ConcurrentEvictionsSpendABudgetOnlyAsFarAsItAllows) {
+  constexpr int kPodsToEvict = 8;
+  for (int i = 0; i < kPodsToEvict; ++i) {
+    const std::string name = "w" + std::to_string(i);
+    ASSERT_EQ(
+        Do(http::verb::post, kPods, R"({"metadata":{"name":")" + name + R"(","labels":{"app":"w"}},
+                     "spec":{"containers":[{"name":"c","image":"x"}]}})")
+            .status,
+        201);
+    ASSERT_EQ(
+        Do(http::verb::patch, std::string(kPods) + "/" + name + "/status",
+           R"({"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}})",
+           "application/merge-patch+json")
+            .status,
+        200);
+  }
+  ASSERT_EQ(Do(http::verb::post, "/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+               R"({"metadata":{"name":"w"},"spec":{"maxUnavailable":2,
+                   "selector":{"matchLabels":{"app":"w"}}}})")
+                .status,
+            201);
+  ASSERT_EQ(
+      Do(http::verb::patch, "/apis/policy/v1/namespaces/default/poddisruptionbudgets/w/status",
+         R"({"status":{"observedGeneration":1,"disruptionsAllowed":2,
+                   "currentHealthy":8,"desiredHealthy":6,"expectedPods":8}})",
+         "application/merge-patch+json")
+          .status,
+      200);
+  std::vector<int> statuses(kPodsToEvict, 0);
+  std::vector<std::thread> evictions;
+  for (int i = 0; i < kPodsToEvict; ++i) {
+    evictions.emplace_back([&, i] {
+      const std::string name = "w" + std::to_string(i);
+      statuses[i] = Do(http::verb::post, std::string(kPods) + "/" + name + "/eviction",
+                       R"({"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":")" +
+                           name + R"("}})")
+                        .status;
+    });
+  }
+  for (auto& t : evictions) t.join();
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 201), 2);
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 429), kPodsToEvict - 2);
+  Reply budget = Do(http::verb::get, "/apis/policy/v1/namespaces/default/poddisruptionbudgets/w");
+  EXPECT_EQ(budget.body["status"]["disruptionsAllowed"], 0);
+  EXPECT_EQ(budget.body["status"]["disruptedPods"].size(), 2u);
 }
 
 TEST_F(ServerSemanticsTest, EvictionRespectsDisruptionBudgets) {

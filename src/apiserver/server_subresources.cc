@@ -204,26 +204,38 @@ HttpResponse Server::Impl::Evict(HttpRequest& req, const Target& t) {
     if (!listed.ok()) return ErrorResponse(listed.error());
     std::vector<const Json*> budgets;
     for (const auto& so : listed->items) budgets.push_back(so.object.get());
-    EvictionDecision decision = DecideEviction(*pod->object, budgets);
-    if (decision.refusal) {
-      Json body = StatusBody(*decision.refusal);
-      if (!decision.cause.empty()) {
+    auto refused = [](const EvictionDecision& d) {
+      Json body = StatusBody(*d.refusal);
+      if (!d.cause.empty()) {
         body["details"]["causes"] =
-            Json::array({{{"reason", "DisruptionBudget"}, {"message", decision.cause}}});
+            Json::array({{{"reason", "DisruptionBudget"}, {"message", d.cause}}});
       }
-      if (decision.refusal->code == ErrorCode::kTooManyRequests) {
+      if (d.refusal->code == ErrorCode::kTooManyRequests) {
         body["details"]["retryAfterSeconds"] = 10;
       }
       return JsonResponse(body["code"].get<int>(), body.dump());
-    }
+    };
+    EvictionDecision decision = DecideEviction(*pod->object, budgets);
+    if (decision.refusal) return refused(decision);
     if (decision.budget && !opts.dry_run) {
       const std::string now = FormatTimestamp(NowUnixSeconds());
+      // Checked again against the budget as the write finds it, in the same atomic step: a
+      // concurrent eviction (kubectl drain evicts in parallel) may have spent the disruption
+      // this one was allowed, and spending it twice would leave the budget negative.
+      std::optional<EvictionDecision> refused_now;
       auto spent = store->Mutate(
           *pdbs, t.ns, *decision.budget,
           [&](const Json* current) -> Result<Json> {
+            EvictionDecision again = DecideEviction(*pod->object, {current});
+            if (again.refusal) {
+              refused_now = again;
+              return *again.refusal;
+            }
+            if (!again.budget) return *current;
             return SpendDisruption(*current, t.name, now);
           },
           false, false, nullptr, Durability::kLater);
+      if (refused_now) return refused(*refused_now);
       if (!spent.ok()) return ErrorResponse(spent.error(), pdbs->plural, *decision.budget);
     }
     // The pod must still be the one the budgets were checked against.
