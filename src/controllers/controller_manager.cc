@@ -48,7 +48,7 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
        [](const ControllerContext& c) -> std::unique_ptr<Controller> {
          return std::make_unique<NodeLifecycleController>(
              c.rest, c.informers->For("/api/v1/nodes", "Node"),
-             c.informers->For(kNodeLeasesPath, "Lease"), c.options);
+             c.informers->For(kLeasesPath, "Lease"), c.options);
        }},
       {"taint-eviction-controller",
        [](const ControllerContext& c) -> std::unique_ptr<Controller> {

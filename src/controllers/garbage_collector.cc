@@ -127,6 +127,14 @@ std::string GarbageCollector::KeyFor(size_t index, const Json& obj) {
 }
 
 void GarbageCollector::OnChange(size_t index, const Json* old_doc, const Json* doc, bool deleted) {
+  // An update that changes neither the owner references (blockOwnerDeletion included) nor the
+  // deletion state changes nothing the collector decides on, the owners having been checked
+  // when they were set: most updates, such as a node Lease's renewals, end here.
+  if (old_doc != nullptr && !deleted && !HasDeletionTimestamp(*doc) &&
+      OwnerRefsOf(*old_doc) == OwnerRefsOf(*doc)) {
+    return;
+  }
+  const std::set<std::string> owners = OwnerUids(doc);
   const std::string key = KeyFor(index, *doc);
   const std::string uid = UidOf(*doc);
   std::set<std::string> to_enqueue;
@@ -138,7 +146,6 @@ void GarbageCollector::OnChange(size_t index, const Json* old_doc, const Json* d
       it->second.erase(key);
       if (it->second.empty()) dependents_.erase(it);
     }
-    const std::set<std::string> owners = OwnerUids(doc);
     if (deleted) {
       keys_by_uid_.erase(uid);
       // Dependents find their owner gone; owners waiting for their dependents look again.

@@ -1,5 +1,7 @@
 #include "controllers/node_lifecycle.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "api/codec.h"
@@ -109,47 +111,79 @@ int NodeLifecycleController::MonitorOnce() {
   std::lock_guard lock(mu_);
   const TimePoint now = options_.clock->Now();
   const std::string now_text = FormatTimestamp(Seconds(now));
-  std::map<std::string, Probe> seen;
+  ++monitor_round_;
   int written = 0;
   for (const Object& obj : nodes_->List()) {
-    Json node = DocOf(obj);
-    const std::string name = NameOf(node);
+    const Json& doc = DocOf(obj);
+    auto* typed = std::get_if<std::shared_ptr<const Node>>(&obj);
+    const std::string name = typed && *typed ? (*typed)->metadata.name : NameOf(doc);
     auto lease = leases_->Get(std::string(kNodeLeaseNamespace) + "/" + name);
-    const std::string beat = NodeHeartbeat(node, lease ? &DocOf(*lease) : nullptr);
-    Probe probe{beat, now};
-    if (auto it = probes_.find(name); it != probes_.end() && it->second.heartbeat == beat) {
-      probe.observed = it->second.observed;
-    }
-    seen[name] = probe;
-    const std::string path = "/api/v1/nodes/" + name;
-    if (now - probe.observed > options_.node_monitor_grace_period &&
-        ReadyStatus(node) != "Unknown") {
-      Json conditions = UnknownConditions(node, now_text);
-      auto r =
-          rest_->Patch(path + "/status", {{"status", {{"conditions", conditions}}}}, kMergePatch);
-      if (!r.ok()) {
-        Log(options_, fmt::format("node {}: marking it Unknown: {}", name, r.error().message));
-        continue;
+    const Json* lease_doc = lease ? &DocOf(*lease) : nullptr;
+    Probe& probe = probes_[name];
+    // A round visits every node: the documents are read again only when the informers hold
+    // new ones (the probe keeps the ones it read, so their addresses cannot be reused).
+    if (probe.round == 0 || &doc != &DocOf(probe.node) ||
+        lease_doc != (probe.lease ? &DocOf(*probe.lease) : nullptr)) {
+      std::string beat = NodeHeartbeat(doc, lease_doc);
+      if (probe.round == 0 || beat != probe.heartbeat) {
+        probe.heartbeat = std::move(beat);
+        probe.observed = now;
       }
-      Log(options_, fmt::format("node {}: no heartbeat for {} s, Ready is Unknown", name,
-                                std::chrono::duration_cast<std::chrono::seconds>(
-                                    options_.node_monitor_grace_period)
-                                    .count()));
-      node["status"]["conditions"] = std::move(conditions);
-      ++written;
+      probe.node = obj;
+      probe.lease = std::move(lease);
+      probe.ready_unknown = ReadyStatus(doc) == "Unknown";
+      probe.taints_current = TaintsCurrent(doc, now_text);
     }
-    Json taints = DesiredTaints(node, now_text);
-    const Json& current = Member(Member(node, "spec"), "taints");
-    if (taints == current || (taints.empty() && current.is_null())) continue;
-    auto r = rest_->Patch(path, {{"spec", {{"taints", taints}}}}, kMergePatch);
+    probe.round = monitor_round_;
+    const bool silent =
+        now - probe.observed > options_.node_monitor_grace_period && !probe.ready_unknown;
+    if (!silent && probe.taints_current) continue;
+    written += UpdateNode(doc, name, silent, now_text);
+  }
+  // Deleted nodes are forgotten.
+  std::erase_if(probes_, [&](const auto& p) { return p.second.round != monitor_round_; });
+  return written;
+}
+
+bool NodeLifecycleController::TaintsCurrent(const Json& node, const std::string& now_text) {
+  Json taints = DesiredTaints(node, now_text);
+  const Json& current = Member(Member(node, "spec"), "taints");
+  return taints == current || (taints.empty() && current.is_null());
+}
+
+int NodeLifecycleController::UpdateNode(const Json& doc, const std::string& name, bool silent,
+                                        const std::string& now_text) {
+  const Json* node = &doc;
+  std::optional<Json> marked;
+  const std::string path = "/api/v1/nodes/" + name;
+  int written = 0;
+  if (silent) {
+    Json conditions = UnknownConditions(doc, now_text);
+    auto r =
+        rest_->Patch(path + "/status", {{"status", {{"conditions", conditions}}}}, kMergePatch);
     if (!r.ok()) {
-      Log(options_, fmt::format("node {}: updating taints: {}", name, r.error().message));
-      continue;
+      Log(options_, fmt::format("node {}: marking it Unknown: {}", name, r.error().message));
+      return written;
     }
+    Log(options_, fmt::format("node {}: no heartbeat for {} s, Ready is Unknown", name,
+                              std::chrono::duration_cast<std::chrono::seconds>(
+                                  options_.node_monitor_grace_period)
+                                  .count()));
+    // The taints follow the condition just written, before the informer shows it.
+    marked = doc;
+    (*marked)["status"]["conditions"] = std::move(conditions);
+    node = &*marked;
     ++written;
   }
-  probes_ = std::move(seen);  // deleted nodes are forgotten
-  return written;
+  Json taints = DesiredTaints(*node, now_text);
+  const Json& current = Member(Member(*node, "spec"), "taints");
+  if (taints == current || (taints.empty() && current.is_null())) return written;
+  auto r = rest_->Patch(path, {{"spec", {{"taints", taints}}}}, kMergePatch);
+  if (!r.ok()) {
+    Log(options_, fmt::format("node {}: updating taints: {}", name, r.error().message));
+    return written;
+  }
+  return written + 1;
 }
 
 // ---------------------------------------------------------------- taint eviction
@@ -169,6 +203,13 @@ int TaintEvictionController::EvictOnce() {
   std::lock_guard lock(mu_);
   std::map<std::string, std::vector<NoExecuteTaint>> tainted;
   for (const Object& obj : nodes_->List()) {
+    // Most nodes carry no NoExecute taint: the decoded node says so without reading its
+    // document.
+    if (auto* n = std::get_if<std::shared_ptr<const Node>>(&obj); n && *n) {
+      const auto& t = (*n)->spec.taints;
+      if (std::none_of(t.begin(), t.end(), [](const Taint& x) { return x.effect == "NoExecute"; }))
+        continue;
+    }
     auto taints = NoExecuteTaints(DocOf(obj));
     if (!taints.empty()) tainted[NameOf(DocOf(obj))] = std::move(taints);
   }

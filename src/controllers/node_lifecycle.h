@@ -21,9 +21,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
+#include <unordered_map>
 
 #include "client/rest_client.h"
 #include "controllers/controller_base.h"
@@ -35,6 +37,10 @@ namespace berth::controllers {
 inline constexpr const char* kNodeLeaseNamespace = "kube-node-lease";
 inline constexpr const char* kNodeLeasesPath =
     "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases";
+// Every namespace's Leases: the controller manager's one Lease informer, which the node
+// lifecycle controller reads by "kube-node-lease/<node>" and the garbage collector shares, so
+// each renewal is decoded once.
+inline constexpr const char* kLeasesPath = "/apis/coordination.k8s.io/v1/leases";
 
 // Runs `round` every `period` on a thread of its own until Stop.
 class Ticker {
@@ -72,13 +78,24 @@ class NodeLifecycleController : public Controller {
   struct Probe {
     std::string heartbeat;
     TimePoint observed;
+    uint64_t round = 0;  // the last MonitorOnce that saw the node
+    // The documents the heartbeat and the flags below were read from.
+    Object node;
+    std::optional<Object> lease;
+    bool ready_unknown = false;
+    bool taints_current = false;  // the node's taints are what its Ready condition asks for
   };
+  static bool TaintsCurrent(const nlohmann::json& node, const std::string& now_text);
+  // Marks a silent node Unknown, then brings its taints in line; returns the writes made.
+  int UpdateNode(const nlohmann::json& doc, const std::string& name, bool silent,
+                 const std::string& now_text);
   client::RestClient* rest_;
   SharedInformer* nodes_;
   SharedInformer* leases_;
   ControllerOptions options_;
-  std::mutex mu_;                        // MonitorOnce runs one at a time
-  std::map<std::string, Probe> probes_;  // by node name
+  std::mutex mu_;                                  // MonitorOnce runs one at a time
+  std::unordered_map<std::string, Probe> probes_;  // by node name
+  uint64_t monitor_round_ = 0;
   Ticker ticker_;
 };
 

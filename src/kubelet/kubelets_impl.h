@@ -160,7 +160,8 @@ struct SimulatedKubelets::Impl {
   std::vector<Write> writes;
   std::unordered_map<std::string, NodeState> nodes;
   std::unordered_map<std::string, PodState> pods;
-  size_t terminating = 0;  // pods in kTerminating
+  size_t terminating = 0;    // pods in kTerminating
+  size_t stopped_nodes = 0;  // nodes whose `stopped` is set
   // Pods by node name, also for nodes not (yet) known: they start when their node arrives.
   std::unordered_map<std::string, std::set<std::string>> pods_by_node;
   std::optional<PodCidrAllocator> cidrs;

@@ -134,6 +134,7 @@ bool Impl::UpdateStopped(NodeState& st, const Node& node) {
   const bool stopped = it != node.metadata.annotations.end() && it->second == "true";
   if (stopped == st.stopped) return false;
   st.stopped = stopped;
+  stopped ? ++stopped_nodes : --stopped_nodes;
   if (stopped) {
     // Pending lease and status writes are dropped (Execute skips them); pods' tasks wait.
     Log(fmt::format("node {} stopped", st.name));
@@ -162,6 +163,7 @@ void Impl::OnNodeGone(const std::string& name) {
     Queue("DELETE", fmt::format("{}/{}", kLeases, name), "", "application/json", nullptr);
   }
   DeleteSlices(name);
+  if (it->second.stopped) --stopped_nodes;
   nodes.erase(it);
 }
 

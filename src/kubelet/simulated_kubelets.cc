@@ -145,8 +145,7 @@ size_t Impl::RunOnce() {
   counters.nodes = nodes.size();
   counters.pods = pods.size();
   counters.terminating = terminating;
-  counters.stopped_nodes = static_cast<size_t>(
-      std::count_if(nodes.begin(), nodes.end(), [](const auto& n) { return n.second.stopped; }));
+  counters.stopped_nodes = stopped_nodes;
   return sent;
 }
 
