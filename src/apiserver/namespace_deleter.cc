@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <utility>
 #include <vector>
 
 #include "api/codec.h"
 #include "apiserver/crd_registry.h"
+#include "apiserver/namespace_conditions.h"
 #include "apiserver/resources.h"
 
 namespace berth::apiserver {
@@ -59,89 +59,26 @@ std::vector<std::string> SpecFinalizers(const Json& ns) {
   return StringsAt(*spec, "finalizers");
 }
 
-// The namespace controller's deletion conditions, in its order, with the variant that says
-// all is well where nothing failed.
-struct Condition {
-  const char* type;
-  const char* ok_reason;
-  const char* ok_message;
-};
-constexpr Condition kConditions[] = {
-    {"NamespaceDeletionDiscoveryFailure", "ResourcesDiscovered",
-     "All resources successfully discovered"},
-    {"NamespaceDeletionGroupVersionParsingFailure", "ParsedGroupVersions",
-     "All legacy kube types successfully parsed"},
-    {"NamespaceDeletionContentFailure", "ContentDeleted",
-     "All content successfully deleted, may be waiting on finalization"},
-    {"NamespaceContentRemaining", "ContentRemoved", "All content successfully removed"},
-    {"NamespaceFinalizersRemaining", "ContentRemoved", "All content successfully removed"},
-};
-
-// What is left in a namespace: objects per resource ("configmaps." for core, as upstream
-// names a group/resource) and per finalizer.
-struct Remaining {
-  int64_t total = 0;
-  std::map<std::string, int64_t> per_resource;
-  std::map<std::string, int64_t> per_finalizer;
-};
-
-// `status.conditions` updated with what `left` says, as the namespace controller updates them:
-// a condition whose status changes gets a new lastTransitionTime. Returns whether anything
-// changed.
-bool UpdateConditions(Json& status, const Remaining& left, const std::string& now) {
-  std::map<std::string, std::pair<std::string, std::string>> failing;  // type -> reason, message
-  if (!left.per_resource.empty()) {
-    std::vector<std::string> parts;
-    for (const auto& [resource, n] : left.per_resource) {
-      parts.push_back(fmt::format("{} has {} resource instances", resource, n));
+// The longest grace period of pods in `pods` that have not finished: how long after the
+// namespace's deletion their kubelets may still be stopping them.
+int64_t LongestPodGrace(const std::vector<StoredObject>& pods) {
+  int64_t longest = 0;
+  for (const StoredObject& so : pods) {
+    const Json& pod = *so.object;
+    const std::string phase =
+        pod.contains("status") && pod["status"].is_object() ? pod["status"].value("phase", "") : "";
+    if (phase == "Succeeded" || phase == "Failed") continue;
+    auto spec = pod.find("spec");
+    if (spec == pod.end() || !spec->is_object()) continue;
+    auto grace = spec->find("terminationGracePeriodSeconds");
+    if (grace != spec->end() && grace->is_number_integer()) {
+      longest = std::max(longest, grace->get<int64_t>());
     }
-    failing["NamespaceContentRemaining"] = {
-        "SomeResourcesRemain", fmt::format("Some resources are remaining: {}",
-                                           fmt::join(parts.begin(), parts.end(), ", "))};
   }
-  if (!left.per_finalizer.empty()) {
-    std::vector<std::string> parts;
-    for (const auto& [finalizer, n] : left.per_finalizer) {
-      parts.push_back(fmt::format("{} in {} resource instances", finalizer, n));
-    }
-    failing["NamespaceFinalizersRemaining"] = {
-        "SomeFinalizersRemain",
-        fmt::format("Some content in the namespace has finalizers remaining: {}",
-                    fmt::join(parts.begin(), parts.end(), ", "))};
-  }
-  if (!status.is_object()) status = Json::object();
-  Json& conditions = status["conditions"];
-  if (!conditions.is_array()) conditions = Json::array();
-  bool changed = false;
-  for (const Condition& c : kConditions) {
-    auto fail = failing.find(c.type);
-    const std::string state = fail != failing.end() ? "True" : "False";
-    const std::string reason = fail != failing.end() ? fail->second.first : c.ok_reason;
-    const std::string message = fail != failing.end() ? fail->second.second : c.ok_message;
-    auto old = std::find_if(conditions.begin(), conditions.end(), [&](const Json& existing) {
-      return existing.is_object() && existing.value("type", "") == c.type;
-    });
-    if (old == conditions.end()) {
-      conditions.push_back({{"type", c.type},
-                            {"status", state},
-                            {"lastTransitionTime", now},
-                            {"reason", reason},
-                            {"message", message}});
-      changed = true;
-      continue;
-    }
-    if (old->value("status", "") == state && old->value("reason", "") == reason &&
-        old->value("message", "") == message) {
-      continue;
-    }
-    if (old->value("status", "") != state) (*old)["lastTransitionTime"] = now;
-    (*old)["status"] = state;
-    (*old)["reason"] = reason;
-    (*old)["message"] = message;
-    changed = true;
-  }
-  return changed;
+  return longest;
 }
+
+bool IsPods(const ResourceInfo& r) { return r.group.empty() && r.plural == "pods"; }
 
 ApiError UidChanged(std::string_view name) {
   return Error{fmt::format("namespace {} was deleted and created again", name),
@@ -281,13 +218,21 @@ Result<NamespaceSync> NamespaceDeleter::Sync(std::string_view name) {
     return out;
   }
   const std::string uid = meta.value("uid", "");
-  if (auto ok = DeleteContent(name, &out.deleted); !ok.ok()) return ok.error();
-  // Without spec.finalizers any update of a Terminating namespace removes it: its conditions
-  // are written only while a finalizer keeps it.
-  const bool record = !SpecFinalizers(*ns->object).empty();
-  auto left = CountRemaining(name, uid, record);
+  int64_t pod_grace = 0;
+  if (auto ok = DeleteContent(name, &out.deleted, &pod_grace); !ok.ok()) return ok.error();
+  // Pods left once the longest grace period of those found has run since the namespace was
+  // deleted are not waiting for their kubelets any more.
+  auto deleted_at = ParseTimestamp(meta.value("deletionTimestamp", ""));
+  const bool grace_running = deleted_at.ok() && NowUnixSeconds() - *deleted_at < pod_grace;
+  auto left = Survey(name, grace_running);
   if (!left.ok()) return left.error();
-  out.remaining = *left;
+  // Without spec.finalizers any update of a Terminating namespace removes it: its conditions
+  // are written only while a finalizer keeps it. They are written on every pass, the last one
+  // too, so they say when what held the deletion up has gone.
+  if (!SpecFinalizers(*ns->object).empty()) {
+    if (auto ok = RecordConditions(name, uid, *left); !ok.ok()) return ok.error();
+  }
+  out.remaining = left->Total();
   if (out.remaining > 0) {
     out.state = NamespaceSync::State::kContentRemaining;
     return out;
@@ -298,7 +243,8 @@ Result<NamespaceSync> NamespaceDeleter::Sync(std::string_view name) {
   return out;
 }
 
-VoidResult NamespaceDeleter::DeleteContent(std::string_view name, int64_t* deleted) {
+VoidResult NamespaceDeleter::DeleteContent(std::string_view name, int64_t* deleted,
+                                           int64_t* pod_grace) {
   std::vector<Store::ObjectRef> batch;
   auto flush = [&]() -> VoidResult {
     if (batch.empty()) return {};
@@ -314,6 +260,7 @@ VoidResult NamespaceDeleter::DeleteContent(std::string_view name, int64_t* delet
     if (!IsContent(r)) continue;
     auto list = store_.List(r, name, nullptr, 0, "");
     if (!list.ok()) return list.error();
+    if (IsPods(r)) *pod_grace = std::max(*pod_grace, LongestPodGrace(list->items));
     for (const StoredObject& so : list->items) {
       const Json& meta = MetadataOf(*so.object);
       // Marked already: it waits for its finalizers.
@@ -326,39 +273,48 @@ VoidResult NamespaceDeleter::DeleteContent(std::string_view name, int64_t* delet
   return flush();
 }
 
-Result<int64_t> NamespaceDeleter::CountRemaining(std::string_view name, const std::string& uid,
-                                                 bool record) {
-  Remaining left;
+Result<NamespaceContentLeft> NamespaceDeleter::Survey(std::string_view name, bool grace_running) {
+  NamespaceContentLeft left;
   for (const ResourceInfo* kind : ContentKinds()) {
     const ResourceInfo& r = *kind;
-    if (!IsContent(r)) continue;
     auto list = store_.List(r, name, nullptr, 0, "");
     if (!list.ok()) return list.error();
     if (list->items.empty()) continue;
-    left.total += static_cast<int64_t>(list->items.size());
     left.per_resource[r.plural + "." + r.group] += static_cast<int64_t>(list->items.size());
+    bool held = false;
     for (const StoredObject& so : list->items) {
       for (const std::string& f : StringsAt(MetadataOf(*so.object), "finalizers")) {
         ++left.per_finalizer[f];
+        held = true;
       }
     }
+    // Objects a finalizer holds, and pods within their grace period, are on their way; any
+    // other kind's objects left after their deletion are a failure to say.
+    if (!held && !(IsPods(r) && grace_running)) {
+      left.failures.push_back(UnexpectedContentMessage(name, r.group, r.version, r.plural));
+    }
   }
-  if (left.total == 0 || !record) return left.total;
+  return left;
+}
+
+VoidResult NamespaceDeleter::RecordConditions(std::string_view name, const std::string& uid,
+                                              const NamespaceContentLeft& left) {
   const std::string now = FormatTimestamp(NowUnixSeconds());
   auto updated = store_.Mutate(
       Namespaces(), "", name,
       [&](const Json* current) -> Result<Json> {
         if (MetadataOf(*current).value("uid", "") != uid) return UidChanged(name);
         Json next = *current;
-        UpdateConditions(next["status"], left, now);
+        UpdateNamespaceDeletionConditions(next["status"], left, now);
         return next;  // unchanged: no new revision
       },
       false, false, nullptr, Durability::kLater);
+  // Gone, or another namespace of that name now: nothing to say about this one.
   if (!updated.ok() && updated.error().code != ErrorCode::kNotFound &&
       updated.error().code != ErrorCode::kConflict) {
     return updated.error();
   }
-  return left.total;
+  return {};
 }
 
 Result<NamespaceSync::State> NamespaceDeleter::Finalize(std::string_view name,

@@ -7,8 +7,8 @@
 // finalizers is marked and waits for them), in batches that each commit as one transaction.
 // Once nothing is left, it removes the `kubernetes` finalizer from spec.finalizers (the
 // `finalize` subresource's write), which removes the namespace when no other finalizer holds
-// it. While objects wait for their finalizers, the namespace's status.conditions say so, in
-// the namespace controller's words.
+// it. After every pass the namespace's status.conditions say what is left in it and what holds
+// it there (namespace_conditions.h), in the namespace controller's words.
 //
 // Every step is a write of the store, so a deletion cut short (a crash, kill -9) leaves a
 // Terminating namespace with part of its content: the deleter finds it at its next start and
@@ -31,6 +31,7 @@
 #include <thread>
 
 #include "apiserver/api_error.h"
+#include "apiserver/namespace_conditions.h"
 #include "apiserver/store.h"
 #include "berth/api/result.h"
 
@@ -98,11 +99,15 @@ class NamespaceDeleter {
   bool WaitIdle(std::chrono::milliseconds timeout);
 
  private:
-  // Deletes the namespace's objects; `deleted` counts them.
-  VoidResult DeleteContent(std::string_view name, int64_t* deleted);
-  // Counts the objects left in the namespace and, with `record`, says what they are in its
-  // status.conditions.
-  Result<int64_t> CountRemaining(std::string_view name, const std::string& uid, bool record);
+  // Deletes the namespace's objects; `deleted` counts them, and `pod_grace` is set to the
+  // longest grace period of its pods that have not finished.
+  VoidResult DeleteContent(std::string_view name, int64_t* deleted, int64_t* pod_grace);
+  // What is left in the namespace after DeleteContent; `grace_running` says whether pods left
+  // may still be in their grace period.
+  Result<NamespaceContentLeft> Survey(std::string_view name, bool grace_running);
+  // Writes what `left` says into the namespace's status.conditions (namespace_conditions.h).
+  VoidResult RecordConditions(std::string_view name, const std::string& uid,
+                              const NamespaceContentLeft& left);
   // Removes the `kubernetes` finalizer (or, when none is left, deletes the namespace again).
   Result<NamespaceSync::State> Finalize(std::string_view name, const std::string& uid);
   void Loop();

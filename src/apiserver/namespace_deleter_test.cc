@@ -9,8 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "api/codec.h"
+#include "apiserver/crd_registry.h"
+#include "apiserver/pod_deletion.h"
 #include "apiserver/resources.h"
 #include "apiserver/store.h"
+#include "berth/framework/clock.h"
 
 namespace berth::apiserver {
 namespace {
@@ -139,8 +143,9 @@ TEST(NamespaceDeleterTest, SyncDeletesEveryObjectAsADeleteWouldThenTheNamespace)
   EXPECT_EQ(CountIn(*store, ConfigMaps(), "team"), 0u);
   EXPECT_EQ(CountIn(*store, Pods(), "team"), 0u);
   EXPECT_EQ(CountIn(*store, ConfigMaps(), "other"), 2u);
-  // One revision per object, one for the mark, one for the namespace's removal.
-  EXPECT_EQ(store->revision(), before + 1202 + 2);
+  // One revision per object, one for the mark, one for the conditions saying nothing is left,
+  // one for the namespace's removal.
+  EXPECT_EQ(store->revision(), before + 1202 + 3);
   // Created again, the namespace is empty.
   ASSERT_TRUE(store->Create(Namespaces(), "", NamespaceDoc("team"), false).ok());
   EXPECT_EQ(CountIn(*store, ConfigMaps(), "team"), 0u);
@@ -327,6 +332,208 @@ TEST(NamespaceDeleterTest, AnUpdateKeepsTheFinalizersAndOnlyFinalizeChangesThem)
   Json without = current;
   without.erase("spec");
   EXPECT_FALSE(PrepareNamespaceUpdate("", without, next)["spec"].contains("finalizers"));
+}
+
+// Namespace deletion on a clock of its own, to see the conditions' times.
+class NamespaceDeleterConditionsTest : public ::testing::Test {
+ protected:
+  static constexpr int64_t kStart = 1772359200;  // 2026-03-01T10:00:00Z
+  void SetUp() override {
+    clock_.Set(TimePoint(std::chrono::seconds(kStart)));
+    SetServerClock(&clock_);
+    store_ = MemoryStore();
+  }
+  void TearDown() override { SetServerClock(nullptr); }
+  static std::string At(int64_t seconds) { return FormatTimestamp(kStart + seconds); }
+
+  // A namespace another finalizer keeps once emptied, so its last conditions can be read.
+  void CreateKeptNamespace(const std::string& name) {
+    ASSERT_TRUE(store_
+                    ->Create(Namespaces(), "",
+                             NamespaceDoc(name, {"kubernetes", "example.com/archive"}), false)
+                    .ok());
+  }
+  void CreatePod(const std::string& ns, const std::string& name, Json finalizers,
+                 Json spec_extra = Json::object()) {
+    Json pod = {{"metadata", {{"name", name}}},
+                {"spec", {{"containers", {{{"name", "c"}, {"image", "nginx"}}}}}}};
+    if (!finalizers.is_null()) pod["metadata"]["finalizers"] = std::move(finalizers);
+    pod["spec"].update(spec_extra);
+    ASSERT_TRUE(store_->Create(Pods(), ns, pod, false).ok());
+  }
+  void DropFinalizers(const ResourceInfo& r, const std::string& ns, const std::string& name) {
+    auto done = store_->Mutate(
+        r, ns, name,
+        [](const Json* current) -> Result<Json> {
+          Json next = *current;
+          next["metadata"].erase("finalizers");
+          return next;
+        },
+        false, false);
+    ASSERT_TRUE(done.ok()) << done.error().message;
+  }
+  Json Status(const std::string& ns) {
+    auto got = store_->Get(Namespaces(), "", ns);
+    EXPECT_TRUE(got.ok());
+    return got.ok() ? (*got->object)["status"] : Json();
+  }
+
+  FakeClock clock_;
+  std::unique_ptr<Store> store_;
+};
+
+std::vector<std::string> ConditionTypes(const Json& status) {
+  std::vector<std::string> out;
+  for (const Json& c : status["conditions"]) out.push_back(c["type"]);
+  return out;
+}
+
+const Json& Condition(const Json& status, const std::string& type) {
+  for (const Json& c : status["conditions"]) {
+    if (c["type"] == type) return c;
+  }
+  static const Json kNone;
+  ADD_FAILURE() << "no condition " << type << " in " << status;
+  return kNone;
+}
+
+TEST_F(NamespaceDeleterConditionsTest, ConditionsSayWhatHoldsTheDeletionAndFollowItAway) {
+  CreateKeptNamespace("team");
+  ASSERT_TRUE(store_->Create(ConfigMaps(), "team", ConfigMapDoc("plain"), false).ok());
+  ASSERT_TRUE(
+      store_->Create(ConfigMaps(), "team", ConfigMapDoc("held", {"example.com/block"}), false)
+          .ok());
+  CreatePod("team", "p1", {"example.com/block"});
+  CreatePod("team", "p2", {"example.com/block", "example.com/audit"});
+  ASSERT_TRUE(store_->Delete(Namespaces(), "", "team", {}, false).ok());
+  NamespaceDeleter deleter(*store_);
+  auto pass = deleter.Sync("team");
+  ASSERT_TRUE(pass.ok());
+  EXPECT_EQ(pass->state, NamespaceSync::State::kContentRemaining);
+  EXPECT_EQ(pass->remaining, 3);
+  Json status = Status("team");
+  EXPECT_EQ(status["phase"], "Terminating");
+  EXPECT_EQ(ConditionTypes(status),
+            (std::vector<std::string>{
+                "NamespaceDeletionDiscoveryFailure", "NamespaceDeletionGroupVersionParsingFailure",
+                "NamespaceDeletionContentFailure", "NamespaceContentRemaining",
+                "NamespaceFinalizersRemaining"}));
+  for (const Json& c : status["conditions"]) EXPECT_EQ(c["lastTransitionTime"], At(0)) << c;
+  EXPECT_EQ(Condition(status, "NamespaceDeletionContentFailure")["status"], "False");
+  EXPECT_EQ(Condition(status, "NamespaceContentRemaining")["status"], "True");
+  EXPECT_EQ(Condition(status, "NamespaceContentRemaining")["message"],
+            "Some resources are remaining: configmaps. has 1 resource instances, pods. has 2 "
+            "resource instances");
+  EXPECT_EQ(Condition(status, "NamespaceFinalizersRemaining")["status"], "True");
+  EXPECT_EQ(Condition(status, "NamespaceFinalizersRemaining")["message"],
+            "Some content in the namespace has finalizers remaining: example.com/audit in 1 "
+            "resource instances, example.com/block in 3 resource instances");
+
+  // One pod goes: the counts change, the statuses and their times do not.
+  clock_.Advance(std::chrono::seconds(10));
+  DropFinalizers(Pods(), "team", "p2");
+  ASSERT_EQ(deleter.Sync("team")->state, NamespaceSync::State::kContentRemaining);
+  status = Status("team");
+  EXPECT_EQ(Condition(status, "NamespaceContentRemaining")["message"],
+            "Some resources are remaining: configmaps. has 1 resource instances, pods. has 1 "
+            "resource instances");
+  EXPECT_EQ(Condition(status, "NamespaceContentRemaining")["lastTransitionTime"], At(0));
+  EXPECT_EQ(Condition(status, "NamespaceFinalizersRemaining")["message"],
+            "Some content in the namespace has finalizers remaining: example.com/block in 2 "
+            "resource instances");
+
+  // The rest goes: every condition False, the two that flipped at the time they did.
+  clock_.Advance(std::chrono::seconds(10));
+  DropFinalizers(Pods(), "team", "p1");
+  DropFinalizers(ConfigMaps(), "team", "held");
+  ASSERT_EQ(deleter.Sync("team")->state, NamespaceSync::State::kHeldByOthers);
+  status = Status("team");
+  for (const Json& c : status["conditions"]) EXPECT_EQ(c["status"], "False") << c;
+  EXPECT_EQ(Condition(status, "NamespaceContentRemaining")["reason"], "ContentRemoved");
+  EXPECT_EQ(Condition(status, "NamespaceContentRemaining")["message"],
+            "All content successfully removed");
+  EXPECT_EQ(Condition(status, "NamespaceContentRemaining")["lastTransitionTime"], At(20));
+  EXPECT_EQ(Condition(status, "NamespaceFinalizersRemaining")["reason"], "ContentHasNoFinalizers");
+  EXPECT_EQ(Condition(status, "NamespaceFinalizersRemaining")["message"],
+            "All content-preserving finalizers finished");
+  EXPECT_EQ(Condition(status, "NamespaceFinalizersRemaining")["lastTransitionTime"], At(20));
+  EXPECT_EQ(Condition(status, "NamespaceDeletionContentFailure")["lastTransitionTime"], At(0));
+}
+
+TEST_F(NamespaceDeleterConditionsTest, PodsLeftPastTheirGracePeriodAreAContentFailure) {
+  CreateKeptNamespace("team");
+  CreatePod("team", "slow", nullptr,
+            {{"nodeName", "stopped"}, {"terminationGracePeriodSeconds", 30}});
+  // Deleted before the namespace: marked, and waiting for a kubelet that does not answer.
+  ASSERT_TRUE(store_
+                  ->Delete(Pods(), "team", "slow", {}, false, Durability::kAwait,
+                           [](const Json& pod) {
+                             return PodGraceDecision(pod, std::nullopt, NowUnixSeconds());
+                           })
+                  .ok());
+  ASSERT_TRUE(store_->Delete(Namespaces(), "", "team", {}, false).ok());
+  NamespaceDeleter deleter(*store_);
+  clock_.Advance(std::chrono::seconds(29));
+  ASSERT_EQ(deleter.Sync("team")->state, NamespaceSync::State::kContentRemaining);
+  Json status = Status("team");
+  EXPECT_EQ(Condition(status, "NamespaceContentRemaining")["message"],
+            "Some resources are remaining: pods. has 1 resource instances");
+  EXPECT_EQ(Condition(status, "NamespaceFinalizersRemaining")["status"], "False");
+  EXPECT_EQ(Condition(status, "NamespaceDeletionContentFailure")["status"], "False");
+
+  clock_.Advance(std::chrono::seconds(1));
+  ASSERT_EQ(deleter.Sync("team")->state, NamespaceSync::State::kContentRemaining);
+  status = Status("team");
+  const Json& failure = Condition(status, "NamespaceDeletionContentFailure");
+  EXPECT_EQ(failure["status"], "True");
+  EXPECT_EQ(failure["reason"], "ContentDeletionFailed");
+  EXPECT_EQ(failure["message"],
+            "Failed to delete all resource types, 1 remaining: unexpected items still remain in "
+            "namespace: team for gvr: /v1, Resource=pods");
+  EXPECT_EQ(failure["lastTransitionTime"], At(30));
+
+  // Its kubelet confirms at last.
+  ASSERT_TRUE(store_->Delete(Pods(), "team", "slow", {}, false).ok());
+  ASSERT_EQ(deleter.Sync("team")->state, NamespaceSync::State::kHeldByOthers);
+  EXPECT_EQ(Condition(Status("team"), "NamespaceDeletionContentFailure")["reason"],
+            "ContentDeleted");
+}
+
+TEST_F(NamespaceDeleterConditionsTest, CustomResourcesAreCountedUnderTheirGroup) {
+  RegisterCrd({{"metadata", {{"name", "widgets.nsdel.berth.dev"}}},
+               {"spec",
+                {{"group", "nsdel.berth.dev"},
+                 {"scope", "Namespaced"},
+                 {"names", {{"plural", "widgets"}, {"kind", "Widget"}}},
+                 {"versions",
+                  {{{"name", "v1"},
+                    {"served", true},
+                    {"storage", true},
+                    {"schema", {{"openAPIV3Schema", {{"type", "object"}}}}}}}}}},
+               {"status", {{"conditions", {{{"type", "Established"}, {"status", "True"}}}}}}});
+  const ResourceInfo* widgets = FindResource("nsdel.berth.dev", "v1", "widgets");
+  ASSERT_NE(widgets, nullptr);
+  CreateKeptNamespace("team");
+  ASSERT_TRUE(
+      store_
+          ->Create(*widgets, "team",
+                   {{"apiVersion", "nsdel.berth.dev/v1"},
+                    {"kind", "Widget"},
+                    {"metadata", {{"name", "w"}, {"finalizers", {"nsdel.berth.dev/keep"}}}}},
+                   false)
+          .ok());
+  ASSERT_TRUE(store_->Delete(Namespaces(), "", "team", {}, false).ok());
+  NamespaceDeleter deleter(*store_);
+  ASSERT_EQ(deleter.Sync("team")->state, NamespaceSync::State::kContentRemaining);
+  const Json status = Status("team");
+  EXPECT_EQ(Condition(status, "NamespaceContentRemaining")["message"],
+            "Some resources are remaining: widgets.nsdel.berth.dev has 1 resource instances");
+  EXPECT_EQ(Condition(status, "NamespaceFinalizersRemaining")["message"],
+            "Some content in the namespace has finalizers remaining: nsdel.berth.dev/keep in 1 "
+            "resource instances");
+  DropFinalizers(*widgets, "team", "w");
+  EXPECT_EQ(deleter.Sync("team")->state, NamespaceSync::State::kHeldByOthers);
+  UnregisterCrd("widgets.nsdel.berth.dev");
 }
 
 class NamespaceDeleterCrashTest : public ::testing::Test {

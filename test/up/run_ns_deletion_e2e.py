@@ -7,6 +7,11 @@ Usage: run_ns_deletion_e2e.py BERTH [CHECK ...]
   sees every ConfigMap go, and the time it takes is printed (the rate docs/up.md gives);
 * `kubectl get ns` shows Terminating while an object's finalizer holds the namespace, creates
   in it are refused (403), and `kubectl delete namespace` returns once the finalizer is removed;
+* the namespace's status.conditions, read with `kubectl get namespace -o json`, are the five
+  deletion conditions in order and name what is left (a ConfigMap, a pod and a custom resource
+  held by finalizers) and the finalizers holding it, with the namespace controller's reasons
+  and messages; they turn False as the content goes, while another finalizer keeps the
+  namespace, which goes once `finalize` removes that one;
 * the server is killed (SIGKILL) right after the DELETE of a namespace of 3,000 ConfigMaps and
   restarted on the same data directory: the namespace is Terminating or gone, then gone with
   all its content, and created again it is empty.
@@ -150,6 +155,94 @@ def check_a_finalizer_holds_the_namespace_terminating(up):
         raise Fail("namespace held is still there")
 
 
+DELETION_CONDITIONS = ["NamespaceDeletionDiscoveryFailure",
+                       "NamespaceDeletionGroupVersionParsingFailure",
+                       "NamespaceDeletionContentFailure", "NamespaceContentRemaining",
+                       "NamespaceFinalizersRemaining"]
+
+
+def conditions_of(up, name):
+    """[(type, status, reason, message)] of namespace `name`'s status.conditions, in order."""
+    ns = namespace(up, name) or {}
+    return [(c.get("type"), c.get("status"), c.get("reason"), c.get("message"))
+            for c in ns.get("status", {}).get("conditions", [])]
+
+
+def check_conditions_name_what_is_left_and_follow_it_away(up):
+    up.kubectl(["apply", "-f", "-"], stdin=json.dumps(
+        {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+         "metadata": {"name": "widgets.nsdel.berth.dev"},
+         "spec": {"group": "nsdel.berth.dev", "scope": "Namespaced",
+                  "names": {"plural": "widgets", "kind": "Widget"},
+                  "versions": [{"name": "v1", "served": True, "storage": True,
+                                "schema": {"openAPIV3Schema": {
+                                    "type": "object",
+                                    "x-kubernetes-preserve-unknown-fields": True}}}]}}))
+    up.kubectl(["wait", "--for=condition=established", "--timeout=30s",
+                "crd/widgets.nsdel.berth.dev"])
+    # Another finalizer keeps the namespace once emptied, so its last conditions can be read.
+    up.kubectl(["create", "-f", "-"], stdin=json.dumps(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "archived"},
+         "spec": {"finalizers": ["example.com/archive"]}}))
+    items = [{"apiVersion": "v1", "kind": "ConfigMap",
+              "metadata": {"name": "kept", "finalizers": ["example.com/block"]}},
+             {"apiVersion": "v1", "kind": "Pod",
+              "metadata": {"name": "web", "finalizers": ["example.com/block"]},
+              "spec": {"containers": [{"name": "c", "image": "nginx"}]}},
+             {"apiVersion": "nsdel.berth.dev/v1", "kind": "Widget",
+              "metadata": {"name": "w", "finalizers": ["nsdel.berth.dev/keep"]}}]
+    for item in items:
+        up.kubectl(["create", "-n", "archived", "-f", "-"], stdin=json.dumps(item))
+    up.kubectl(["delete", "namespace", "archived", "--wait=false"])
+    held = [
+        ("NamespaceDeletionDiscoveryFailure", "False", "ResourcesDiscovered",
+         "All resources successfully discovered"),
+        ("NamespaceDeletionGroupVersionParsingFailure", "False", "ParsedGroupVersions",
+         "All legacy kube types successfully parsed"),
+        ("NamespaceDeletionContentFailure", "False", "ContentDeleted",
+         "All content successfully deleted, may be waiting on finalization"),
+        ("NamespaceContentRemaining", "True", "SomeResourcesRemain",
+         "Some resources are remaining: configmaps. has 1 resource instances, pods. has 1 "
+         "resource instances, widgets.nsdel.berth.dev has 1 resource instances"),
+        ("NamespaceFinalizersRemaining", "True", "SomeFinalizersRemain",
+         "Some content in the namespace has finalizers remaining: example.com/block in 2 "
+         "resource instances, nsdel.berth.dev/keep in 1 resource instances")]
+    wait_for("the conditions to name what is left",
+             lambda: conditions_of(up, "archived") == held or None, timeout=30)
+    for line in up.kubectl(["get", "namespace", "archived", "-o",
+                            "jsonpath={range .status.conditions[*]}{.type} {.status} "
+                            "{.reason}{\"\\n\"}{end}"])[1].splitlines():
+        print("  " + line, flush=True)
+    # The pod goes: the counts follow.
+    up.kubectl(["patch", "pod", "web", "-n", "archived", "--type", "merge", "-p",
+                json.dumps({"metadata": {"finalizers": None}})])
+    wait_for("the conditions to count one pod less", lambda: dict(
+        (c[0], c[3]) for c in conditions_of(up, "archived")).get(
+        "NamespaceFinalizersRemaining") == "Some content in the namespace has finalizers "
+        "remaining: example.com/block in 1 resource instances, nsdel.berth.dev/keep in 1 "
+        "resource instances", timeout=30)
+    up.kubectl(["patch", "configmap", "kept", "-n", "archived", "--type", "merge", "-p",
+                json.dumps({"metadata": {"finalizers": None}})])
+    up.kubectl(["patch", "widget", "w", "-n", "archived", "--type", "merge", "-p",
+                json.dumps({"metadata": {"finalizers": None}})])
+    emptied = held[:3] + [
+        ("NamespaceContentRemaining", "False", "ContentRemoved",
+         "All content successfully removed"),
+        ("NamespaceFinalizersRemaining", "False", "ContentHasNoFinalizers",
+         "All content-preserving finalizers finished")]
+    wait_for("the conditions to say the content is gone",
+             lambda: conditions_of(up, "archived") == emptied or None, timeout=30)
+    ns = namespace(up, "archived")
+    if ns["status"].get("phase") != "Terminating" or \
+            ns["spec"].get("finalizers") != ["example.com/archive"]:
+        raise Fail("emptied namespace: %s" % ns)
+    ns["spec"]["finalizers"] = []
+    up.kubectl(["replace", "--raw", "/api/v1/namespaces/archived/finalize", "-f", "-"],
+               stdin=json.dumps(ns))
+    wait_for("namespace archived gone", lambda: namespace(up, "archived") is None, timeout=30)
+    up.kubectl(["delete", "crd", "widgets.nsdel.berth.dev"])
+
+
 def check_deletion_resumes_after_kill9(up):
     data_dir = tempfile.mkdtemp(prefix="berth-ns-kill9-")
     crashing = Up(up.berth, data_dir, demo_nodes=0)
@@ -187,7 +280,8 @@ def check_deletion_resumes_after_kill9(up):
 
 
 CHECKS = [check_delete_waits_and_watchers_see_every_object,
-          check_a_finalizer_holds_the_namespace_terminating, check_deletion_resumes_after_kill9]
+          check_a_finalizer_holds_the_namespace_terminating,
+          check_conditions_name_what_is_left_and_follow_it_away, check_deletion_resumes_after_kill9]
 
 
 def main():
