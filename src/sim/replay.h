@@ -10,7 +10,9 @@
 //     recording started, static pods) or handled by no profile here keeps its recorded node;
 //   * a pod that recorded Succeeded or Failed, or was deleted, leaves the cluster;
 //   * nodes are added, updated and removed as recorded; other kinds are added and updated
-//     (their deletions are not replayed).
+//     (their deletions are not replayed);
+//   * after each event, pods pending, nodes in use and victims deleted so far are read from the
+//     replayed cluster (a point whenever one of them changes).
 #pragma once
 
 #include <map>
