@@ -201,7 +201,7 @@ def check_series_plot(dom, plot_id, key, report):
     the first configuration's series, and each legend's "now" value the series' last."""
     confs = report["configurations"]
     plot = element(dom, "svg", plot_id)
-    names = re.findall(r'<path class="series"[^>]*data-name="([^"]*)"', plot)
+    names = re.findall(r'<path class="series[^"]*"[^>]*data-name="([^"]*)"', plot)
     check(names == [c["name"] for c in confs], f"{plot_id}: one line per configuration ({names})")
     check(attr(plot, "data-points") == str(len(confs[0][key])),
           f"{plot_id}: draws every point of the first configuration's {key}")

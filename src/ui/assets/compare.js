@@ -20,10 +20,11 @@
   const MAX_DOTS = 5000;    // differing pods drawn in the "where" plot
   const colorOf = (k) => PALETTE[k % PALETTE.length];
 
-  // A replay's series of each configuration that has it: [[ms, value], ...] → seconds.
+  // A replay's series of each configuration that has it: [[ms, value], ...] → seconds. Lines
+  // after the first are dashed, so that where configurations agree both colours show.
   function series(configs, key) {
     return configs.map((c, k) => ({c, k})).filter(({c}) => c[key]).map(({c, k}) => ({
-      name: c.name, color: colorOf(k), values: c[key].map(([ms, v]) => [ms / 1000, v])}));
+      name: c.name, color: colorOf(k), dashed: k > 0, values: c[key].map(([ms, v]) => [ms / 1000, v])}));
   }
 
   function model(r) {
