@@ -52,7 +52,8 @@ VoidResult Explain(const CompareConfig& config, size_t c, const Registry& regist
 struct FinalState {
   std::vector<std::pair<std::string, std::string>> node_zones;  // input order
   std::map<std::string, int> per_node;
-  std::vector<Object> objects;  // the cluster as the run left it (pending pods dropped)
+  std::map<std::string, int> holders;  // pods per node that hold it (HoldsNode)
+  std::vector<Object> objects;         // the cluster as the run left it (pending pods dropped)
 };
 
 FinalState FinalStateOf(const std::vector<Object>& input, const SimulationResult& run) {
@@ -73,6 +74,7 @@ FinalState FinalStateOf(const std::vector<Object>& input, const SimulationResult
       if (victims.count(key)) continue;
       if (!(*p)->spec.node_name.empty()) {
         ++s.per_node[(*p)->spec.node_name];
+        if (HoldsNode(**p)) ++s.holders[(*p)->spec.node_name];
         s.objects.push_back(o);
         continue;
       }
@@ -81,6 +83,7 @@ FinalState FinalStateOf(const std::vector<Object>& input, const SimulationResult
       auto bound = std::make_shared<Pod>(**p);
       bound->spec.node_name = it->second->node;
       ++s.per_node[bound->spec.node_name];
+      if (HoldsNode(*bound)) ++s.holders[bound->spec.node_name];
       s.objects.push_back(Object(std::shared_ptr<const Pod>(std::move(bound))));
     } else {
       s.objects.push_back(o);
@@ -269,8 +272,16 @@ Spread SpreadOf(const std::map<std::string, int>& counts) {
   return s;
 }
 
+bool HoldsNode(const Pod& pod) {
+  if (pod.metadata.annotations.count("kubernetes.io/config.mirror")) return false;
+  return std::none_of(
+      pod.metadata.owner_references.begin(), pod.metadata.owner_references.end(),
+      [](const OwnerReference& ref) { return ref.controller && ref.kind == "DaemonSet"; });
+}
+
 void FillPlacementMetrics(const std::vector<std::pair<std::string, std::string>>& node_zones,
-                          const std::map<std::string, int>& pods_per_node, ConfigMetrics* m) {
+                          const std::map<std::string, int>& pods_per_node,
+                          const std::map<std::string, int>& holders_per_node, ConfigMetrics* m) {
   // Only nodes that exist count: pods left on a node a replay deleted are placed nowhere.
   m->per_node.clear();
   m->per_zone.clear();
@@ -281,7 +292,8 @@ void FillPlacementMetrics(const std::vector<std::pair<std::string, std::string>>
     auto it = pods_per_node.find(node);
     const int n = it == pods_per_node.end() ? 0 : it->second;
     m->per_node[node] = n;
-    if (n > 0) ++m->nodes_used;
+    if (auto h = holders_per_node.find(node); h != holders_per_node.end() && h->second > 0)
+      ++m->nodes_used;
     zoned |= !zone.empty();
     m->per_zone[zone] += n;
   }
@@ -403,7 +415,7 @@ Result<CompareResult> Compare(const std::vector<CompareConfig>& configs, const R
   for (size_t c = 0; c < configs.size(); ++c) {
     FinalState state = FinalStateOf(objects, runs[c]);
     ConfigMetrics m = OutcomeMetrics(runs[c]);
-    FillPlacementMetrics(state.node_zones, state.per_node, &m);
+    FillPlacementMetrics(state.node_zones, state.per_node, state.holders, &m);
     m.name = configs[c].name;
     m.seconds = out.configs[c].seconds;
     m.cpu_seconds = out.configs[c].cpu_seconds;

@@ -71,11 +71,19 @@ struct Spread {
   std::string max_at, min_at;  // a node (or zone) with that many, the first in name order
 };
 
-// The share of time series a replay reports (empty for a cluster file).
-struct PendingSample {
-  int64_t at_ms = 0;  // since the first recorded event
-  int pending = 0;
+// One point of a replay's time series (a cluster file has none): the cluster as the
+// simulation held it after the scheduler went idle following a recorded event.
+struct TimeSample {
+  int64_t at_ms = 0;     // since the first recorded event
+  int pending = 0;       // pods waiting for this configuration to place them
+  int nodes_in_use = 0;  // nodes holding at least one pod (HoldsNode)
+  int preemptions = 0;   // victims evicted so far (cumulative)
 };
+
+// Whether a bound pod keeps its node in use: every pod but a DaemonSet's and a static pod's
+// mirror, which a node runs whatever the scheduler decides (so counting them would call every
+// node in use under every configuration).
+bool HoldsNode(const Pod& pod);
 
 struct ConfigMetrics {
   std::string name;
@@ -86,7 +94,7 @@ struct ConfigMetrics {
   int preemptors = 0;                     // pods that evicted others to fit
   int victims = 0;                        // pods evicted
   int nodes = 0;
-  int nodes_used = 0;                   // nodes with at least one pod when the run ended
+  int nodes_used = 0;                   // nodes holding a pod (HoldsNode) when the run ended
   std::map<std::string, int> per_node;  // bound pods per node (every node, 0 included)
   std::map<std::string, int> per_zone;  // topology.kubernetes.io/zone; absent when no node has one
   Spread node_spread, zone_spread;
@@ -94,8 +102,9 @@ struct ConfigMetrics {
   bool shape_fit_capped = false;  // stopped at the --shape-max bound
   double seconds = 0;             // wall time of the timed run
   double cpu_seconds = 0;         // CPU time of the timed run (this process, all threads)
-  // Replays: pending over time, and how long pods waited on the recorded clock.
-  std::vector<PendingSample> pending_over_time;
+  // Replays: pending, nodes in use and preemptions over time, and how long pods waited on
+  // the recorded clock.
+  std::vector<TimeSample> over_time;
   double mean_pending_seconds = 0, max_pending_seconds = 0;
 };
 
@@ -186,9 +195,11 @@ Result<Pod> ShapePod(std::string_view shape);
 std::optional<Pod> MedianShape(const std::vector<std::shared_ptr<const Pod>>& pods);
 std::string ShapeText(const Pod& pod);
 
-// Fills zone and node spread, nodes used, from bound pods per node and the nodes' zones.
+// Fills zone and node spread from bound pods per node and the nodes' zones, and nodes used
+// from the pods per node that hold it (HoldsNode).
 void FillPlacementMetrics(const std::vector<std::pair<std::string, std::string>>& node_zones,
-                          const std::map<std::string, int>& pods_per_node, ConfigMetrics* m);
+                          const std::map<std::string, int>& pods_per_node,
+                          const std::map<std::string, int>& holders_per_node, ConfigMetrics* m);
 
 // Output (docs/compare.md). The HTML page is the web view's drawing of ToJson's document
 // (ui::CompareReportHtml).

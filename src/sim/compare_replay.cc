@@ -1,5 +1,6 @@
 // berth compare --replay: the recording through each configuration (sim/replay.h), the same
-// differences and metrics as for a cluster file, plus pending over time.
+// differences and metrics as for a cluster file, plus pending, nodes in use and preemptions
+// over time.
 #include <fmt/format.h>
 #include <time.h>
 
@@ -40,8 +41,8 @@ Result<CompareResult> CompareReplay(const std::vector<CompareConfig>& configs,
     // waited is not pending any more).
     m.pending = static_cast<int>(run.still_pending.size());
     m.pending_pods = run.still_pending;
-    FillPlacementMetrics(run.node_zones, run.per_node, &m);
-    m.pending_over_time = run.pending_over_time;
+    FillPlacementMetrics(run.node_zones, run.per_node, run.holders_per_node, &m);
+    m.over_time = run.over_time;
     m.mean_pending_seconds = run.mean_pending_seconds;
     m.max_pending_seconds = run.max_pending_seconds;
     out.events = run.events;

@@ -35,9 +35,17 @@ nlohmann::json MetricsJson(const ConfigMetrics& m, bool replay) {
     j["shapeFitCapped"] = m.shape_fit_capped;
   }
   if (replay) {
-    nlohmann::json series = nlohmann::json::array();
-    for (const PendingSample& s : m.pending_over_time) series.push_back({s.at_ms, s.pending});
-    j["pendingOverTime"] = std::move(series);
+    // Three series on the same times: [[milliseconds since the first event, value], ...].
+    nlohmann::json pending = nlohmann::json::array(), nodes = nlohmann::json::array(),
+                   preemptions = nlohmann::json::array();
+    for (const TimeSample& s : m.over_time) {
+      pending.push_back({s.at_ms, s.pending});
+      nodes.push_back({s.at_ms, s.nodes_in_use});
+      preemptions.push_back({s.at_ms, s.preemptions});
+    }
+    j["pendingOverTime"] = std::move(pending);
+    j["nodesInUseOverTime"] = std::move(nodes);
+    j["preemptionsOverTime"] = std::move(preemptions);
     j["meanPendingSeconds"] = m.mean_pending_seconds;
     j["maxPendingSeconds"] = m.max_pending_seconds;
   }
@@ -93,6 +101,16 @@ std::string ViewText(const NodeView& v) {
   }
 }
 
+// The largest value of one series and when it was first reached: "3 at 65.0 s".
+template <class Value>
+std::string PeakText(const std::vector<TimeSample>& series, Value value) {
+  const TimeSample* peak = nullptr;
+  for (const TimeSample& s : series)
+    if (!peak || value(s) > value(*peak)) peak = &s;
+  if (!peak) return "-";
+  return fmt::format("{} at {:.1f} s", value(*peak), static_cast<double>(peak->at_ms) / 1000);
+}
+
 void SummaryText(const CompareResult& r, std::string* out) {
   size_t width = 26;
   for (const ConfigMetrics& m : r.configs) width = std::max(width, m.name.size() + 2);
@@ -122,10 +140,17 @@ void SummaryText(const CompareResult& r, std::string* out) {
       if (!m.shape_fit) return std::string("-");
       return fmt::format("{}{}", *m.shape_fit, m.shape_fit_capped ? "+" : "");
     });
-  if (r.replay)
+  if (r.replay) {
     row("pending seconds mean/max", [](const ConfigMetrics& m) {
       return fmt::format("{:.1f}/{:.1f}", m.mean_pending_seconds, m.max_pending_seconds);
     });
+    row("peak pending", [](const ConfigMetrics& m) {
+      return PeakText(m.over_time, [](const TimeSample& s) { return s.pending; });
+    });
+    row("peak nodes in use", [](const ConfigMetrics& m) {
+      return PeakText(m.over_time, [](const TimeSample& s) { return s.nodes_in_use; });
+    });
+  }
   row("scheduling time", [](const ConfigMetrics& m) { return fmt::format("{:.3f} s", m.seconds); });
 }
 

@@ -96,7 +96,7 @@ TEST(CompareTest, ViewOfReadsWeightedScoresRejectionsAndUnevaluatedNodes) {
 TEST(CompareTest, SpreadAndPlacementMetrics) {
   ConfigMetrics m;
   FillPlacementMetrics({{"a1", "a"}, {"a2", "a"}, {"b1", "b"}}, {{"a1", 3}, {"b1", 1}, {"gone", 7}},
-                       &m);
+                       {{"a1", 3}, {"b1", 1}, {"gone", 7}}, &m);
   EXPECT_EQ(m.nodes, 3);
   EXPECT_EQ(m.nodes_used, 2);
   EXPECT_EQ(m.per_node.count("gone"), 0u);  // a node no longer there holds nothing
@@ -106,8 +106,26 @@ TEST(CompareTest, SpreadAndPlacementMetrics) {
   EXPECT_EQ(m.node_spread.min_at, "a2");
   EXPECT_EQ(m.zone_spread.max, 3);
   EXPECT_EQ(m.zone_spread.min, 1);
-  FillPlacementMetrics({{"x", ""}}, {{"x", 1}}, &m);
+  // b1 runs only a DaemonSet's pod: among its pods per node, but not a node in use.
+  FillPlacementMetrics({{"a1", "a"}, {"b1", "b"}}, {{"a1", 3}, {"b1", 1}}, {{"a1", 3}}, &m);
+  EXPECT_EQ(m.nodes_used, 1);
+  EXPECT_EQ(m.per_node.at("b1"), 1);
+  FillPlacementMetrics({{"x", ""}}, {{"x", 1}}, {{"x", 1}}, &m);
   EXPECT_TRUE(m.per_zone.empty());  // no zone labels: no zone spread
+}
+
+TEST(CompareTest, DaemonSetAndMirrorPodsDoNotHoldANode) {
+  Pod pod;
+  EXPECT_TRUE(HoldsNode(pod));
+  pod.metadata.owner_references.push_back({});
+  pod.metadata.owner_references.back().kind = "DaemonSet";
+  EXPECT_TRUE(HoldsNode(pod));  // owned, but not controlled, by a DaemonSet
+  pod.metadata.owner_references.back().controller = true;
+  EXPECT_FALSE(HoldsNode(pod));
+  pod.metadata.owner_references.back().kind = "ReplicaSet";
+  EXPECT_TRUE(HoldsNode(pod));
+  pod.metadata.annotations["kubernetes.io/config.mirror"] = "abc";
+  EXPECT_FALSE(HoldsNode(pod));
 }
 
 TEST(CompareTest, ShapeParsesAndDefaultsToTheMedian) {

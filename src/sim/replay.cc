@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -82,6 +83,75 @@ class ReplayObserver final : public AttemptObserver {
   AttemptObserver* next_;
   std::unordered_map<std::string, PodResult> by_pod_;
   std::vector<std::string> order_;
+};
+
+// Counts the nodes in use as the cluster changes: sits between the cluster and the scheduler,
+// sees every change the cluster reports (the replayed events, this configuration's bindings,
+// its preemptions' deletions) and passes it on unchanged. A node is in use while it exists
+// and holds at least one pod (HoldsNode).
+class NodeUseTally final : public ClusterEventHandler, public DraEventHandler {
+ public:
+  explicit NodeUseTally(Scheduler* sched) : sched_(sched) {}
+
+  void OnPodAdd(const Ptr<Pod>& pod) override {
+    Count(*pod, 1);
+    sched_->OnPodAdd(pod);
+  }
+  void OnPodUpdate(const Ptr<Pod>& old_pod, const Ptr<Pod>& new_pod) override {
+    Count(*old_pod, -1);
+    Count(*new_pod, 1);
+    sched_->OnPodUpdate(old_pod, new_pod);
+  }
+  void OnPodDelete(const Ptr<Pod>& pod) override {
+    Count(*pod, -1);
+    sched_->OnPodDelete(pod);
+  }
+  void OnNodeAdd(const Ptr<Node>& node) override {
+    {
+      std::lock_guard lock(mu_);
+      if (nodes_.insert(node->metadata.name).second && holders_[node->metadata.name] > 0) ++in_use_;
+    }
+    sched_->OnNodeAdd(node);
+  }
+  void OnNodeUpdate(const Ptr<Node>& old_node, const Ptr<Node>& new_node) override {
+    sched_->OnNodeUpdate(old_node, new_node);
+  }
+  void OnNodeDelete(const Ptr<Node>& node) override {
+    {
+      std::lock_guard lock(mu_);
+      if (nodes_.erase(node->metadata.name) && holders_[node->metadata.name] > 0) --in_use_;
+    }
+    sched_->OnNodeDelete(node);
+  }
+  void OnObjectEvent(const ClusterEvent& event, const EventObject& old_object,
+                     const EventObject& new_object) override {
+    sched_->OnObjectEvent(event, old_object, new_object);
+  }
+  void OnDraEvent(const DraClusterEvent& event, const DraEventObject& old_object,
+                  const DraEventObject& new_object) override {
+    sched_->OnDraEvent(event, old_object, new_object);
+  }
+
+  int in_use() const {
+    std::lock_guard lock(mu_);
+    return in_use_;
+  }
+
+ private:
+  void Count(const Pod& pod, int delta) {
+    if (pod.spec.node_name.empty() || !HoldsNode(pod)) return;
+    std::lock_guard lock(mu_);
+    int& n = holders_[pod.spec.node_name];
+    const bool was = n > 0;
+    n += delta;
+    if (was != (n > 0) && nodes_.count(pod.spec.node_name)) in_use_ += was ? -1 : 1;
+  }
+
+  Scheduler* sched_;
+  mutable std::mutex mu_;  // a cluster may report from its writers' threads
+  std::unordered_set<std::string> nodes_;
+  std::unordered_map<std::string, int> holders_;  // per node name, existing or not
+  int in_use_ = 0;
 };
 
 class Replayer {
@@ -200,6 +270,7 @@ void CollectFinalState(InMemoryCluster& cluster, ReplayResult* out) {
   for (const auto& p : cluster.ListPods()) {
     if (p->spec.node_name.empty()) continue;
     ++out->per_node[p->spec.node_name];
+    if (HoldsNode(*p)) ++out->holders_per_node[p->spec.node_name];
     out->objects.push_back(Object(p));
   }
   for (const auto& ns : cluster.ListNamespaces()) out->objects.push_back(Object(ns));
@@ -209,15 +280,18 @@ void CollectFinalState(InMemoryCluster& cluster, ReplayResult* out) {
 
 }  // namespace
 
-std::vector<PendingSample> Downsample(const std::vector<PendingSample>& samples, size_t max) {
+std::vector<TimeSample> Downsample(const std::vector<TimeSample>& samples, size_t max) {
   if (samples.size() <= max || max < 2) return samples;
   const int64_t first = samples.front().at_ms, last = samples.back().at_ms;
   const double width = static_cast<double>(last - first + 1) / static_cast<double>(max);
-  std::vector<PendingSample> out;
-  for (const PendingSample& s : samples) {
+  std::vector<TimeSample> out;
+  for (const TimeSample& s : samples) {
     const auto bucket = static_cast<int64_t>((s.at_ms - first) / width);
     if (!out.empty() && static_cast<int64_t>((out.back().at_ms - first) / width) == bucket) {
-      out.back().pending = std::max(out.back().pending, s.pending);
+      TimeSample& b = out.back();
+      b.pending = std::max(b.pending, s.pending);
+      b.nodes_in_use = std::max(b.nodes_in_use, s.nodes_in_use);
+      b.preemptions = std::max(b.preemptions, s.preemptions);  // cumulative: the last
     } else {
       out.push_back(s);
     }
@@ -251,13 +325,14 @@ Result<ReplayResult> Replay(const config::SchedulerConfiguration& config, const 
   if (!sched_r.ok())
     return Error{fmt::format("{}: {}", options.config_source, sched_r.error().message)};
   Scheduler& sched = **sched_r;
-  cluster.SetEventHandler(&sched);
+  NodeUseTally tally(&sched);
+  cluster.SetEventHandler(&tally);
   ReplayObserver observer(&clock, options.observer);
   sched.SetObserver(&observer);
   Replayer replayer(&sched, &cluster, &observer, !run_config.extenders.empty());
 
   ReplayResult out;
-  std::vector<PendingSample> samples;
+  std::vector<TimeSample> samples;
   std::optional<TimePoint> start;
   bool stopped = false;
   IdleRunHooks hooks;
@@ -277,14 +352,20 @@ Result<ReplayResult> Replay(const config::SchedulerConfiguration& config, const 
       return Error{fmt::format("{}: {}", recording, r.error().message)};
     ++out.events;
     sched.RunUntilIdle(clock, hooks);
-    const int pending = static_cast<int>(observer.pending.size());
-    if (samples.empty() || samples.back().pending != pending) {
-      const auto at = std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now() - *start);
-      samples.push_back({at.count(), pending});
+    // Read from the cluster as it stands: the pods still waiting, the nodes the tally saw
+    // hold pods, the victims the scheduler deleted.
+    TimeSample now{0, static_cast<int>(observer.pending.size()), tally.in_use(),
+                   cluster.write_counts().deletes};
+    if (samples.empty() || samples.back().pending != now.pending ||
+        samples.back().nodes_in_use != now.nodes_in_use ||
+        samples.back().preemptions != now.preemptions) {
+      now.at_ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now() - *start).count();
+      samples.push_back(now);
     }
   }
   out.results = observer.Take();
-  out.pending_over_time = Downsample(samples, options.max_samples);
+  out.over_time = Downsample(samples, options.max_samples);
   for (const auto& [key, since] : observer.pending) out.still_pending.push_back(key);
   std::sort(out.still_pending.begin(), out.still_pending.end());
   out.mean_pending_seconds = observer.waits ? observer.wait_sum / observer.waits : 0;

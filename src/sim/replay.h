@@ -10,7 +10,9 @@
 //     recording started, static pods) or handled by no profile here keeps its recorded node;
 //   * a pod that recorded Succeeded or Failed, or was deleted, leaves the cluster;
 //   * nodes are added, updated and removed as recorded; other kinds are added and updated
-//     (their deletions are not replayed).
+//     (their deletions are not replayed);
+//   * after each event, pods pending, nodes in use and victims deleted so far are read from the
+//     replayed cluster (a point whenever one of them changes).
 #pragma once
 
 #include <map>
@@ -32,7 +34,7 @@ struct ReplayOptions {
   bool record_details = false;
   AttemptObserver* observer = nullptr;  // sees every attempt
   std::function<bool()> keep_running;   // after each cycle; false ends the replay
-  size_t max_samples = 1000;            // points of pending_over_time
+  size_t max_samples = 1000;            // points of over_time
 };
 
 struct ReplayResult {
@@ -43,8 +45,10 @@ struct ReplayResult {
   // The cluster when the recording ended.
   std::vector<std::pair<std::string, std::string>> node_zones;
   std::map<std::string, int> per_node;
+  std::map<std::string, int> holders_per_node;  // pods per node that hold it (HoldsNode)
   std::vector<Object> objects;  // nodes, bound pods, storage and policy objects (for capacity)
-  std::vector<PendingSample> pending_over_time;
+  // A point each time pending, nodes in use or preemptions changed (at most max_samples).
+  std::vector<TimeSample> over_time;
   double mean_pending_seconds = 0, max_pending_seconds = 0;
   std::vector<std::string> still_pending;  // pods waiting when the recording ended, sorted
 };
@@ -52,7 +56,8 @@ struct ReplayResult {
 Result<ReplayResult> Replay(const config::SchedulerConfiguration& config, const Registry& registry,
                             const std::string& recording, const ReplayOptions& options);
 
-// Reduces `samples` to at most `max` points, keeping each bucket's largest value.
-std::vector<PendingSample> Downsample(const std::vector<PendingSample>& samples, size_t max);
+// Reduces `samples` to at most `max` points, keeping each bucket's largest value of each
+// series (for the cumulative preemptions, the bucket's last).
+std::vector<TimeSample> Downsample(const std::vector<TimeSample>& samples, size_t max);
 
 }  // namespace berth::sim

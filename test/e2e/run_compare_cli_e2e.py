@@ -165,7 +165,8 @@ def check_pages_of_differences(tmp, binpack):
 
 
 def recording_lines():
-    """Two 2-CPU nodes, ten pods of 500m (two wait), then a third node for those two."""
+    """Two nodes that hold four pods each, ten pods (two wait), then a third node for those two;
+    a high-priority pod that fits only by evicting one of those; half the first pods end."""
     def at(s):
         return f"2026-11-01T12:{s // 60:02d}:{s % 60:02d}Z"
 
@@ -173,15 +174,41 @@ def recording_lines():
         alloc = {"cpu": "2", "memory": "8Gi", "pods": "110"}
         return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
                 "status": {"capacity": alloc, "allocatable": alloc}}
+
+    def pod(name, cpu, memory, priority=None):
+        spec = {"containers": [{"name": "c", "image": "i",
+                                "resources": {"requests": {"cpu": cpu, "memory": memory}}}]}
+        if priority is not None:
+            spec["priority"] = priority
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+                "spec": spec}
     lines = [{"time": at(0), "event": "Add", "resource": node(n)} for n in ("n1", "n2")]
+    # CPU and memory in the nodes' proportion: only the scoring strategy tells nodes apart.
     for i in range(10):
-        lines.append({"time": at(5), "event": "Add", "resource": {
-            "apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": f"p{i}", "namespace": "default", "uid": f"uid-{i}"},
-            "spec": {"containers": [{"name": "c", "image": "i",
-                                     "resources": {"requests": {"cpu": "500m"}}}]}}})
+        lines.append({"time": at(5), "event": "Add", "resource": pod(f"p{i}", "500m", "2Gi")})
     lines.append({"time": at(60), "event": "Add", "resource": node("n3")})
+    lines.append({"time": at(90), "event": "Add", "resource": pod("urgent", "1500m", "1Gi", 1000)})
+    # The default configuration spread p0-p3 over n1 and n2, bin packing put them on one node.
+    for i in range(4):
+        lines.append({"time": at(120), "event": "Delete", "resource": {
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "default"}}})
     return lines
+
+
+def check_series_plot(dom, plot_id, key, report):
+    """A replay's time-series plot against the JSON: one line per configuration, every point of
+    the first configuration's series, and each legend's "now" value the series' last."""
+    confs = report["configurations"]
+    plot = element(dom, "svg", plot_id)
+    names = re.findall(r'<path class="series[^"]*"[^>]*data-name="([^"]*)"', plot)
+    check(names == [c["name"] for c in confs], f"{plot_id}: one line per configuration ({names})")
+    check(attr(plot, "data-points") == str(len(confs[0][key])),
+          f"{plot_id}: draws every point of the first configuration's {key}")
+    figure = re.search(r'<svg\b[^>]*\bid="%s".*?</figure>' % plot_id, dom, re.S)
+    legend = plain(figure.group(0)) if figure else ""
+    want = [f"{c['name']} (now {c[key][-1][1]})" for c in confs]
+    check(all(w in legend for w in want), f"{plot_id}: the legend's values are the series' last ({want})")
 
 
 def check_replay_page_in_browser(tmp, binpack):
@@ -191,21 +218,35 @@ def check_replay_page_in_browser(tmp, binpack):
     args = ["compare", "--config", "default", "--config", binpack, "--replay", recording]
     j = run(*args, "-o", "json")
     page = run(*args, "-o", "html")
+    text = run(*args)
     check(j.returncode == 0 and page.returncode == 0, f"compare --replay -o json/html ({page.stderr[-500:]})")
     if j.returncode or page.returncode:
         return
     report = json.loads(j.stdout)
+    confs = report["configurations"]
     path = os.path.join(tmp, "replay.html")
     with open(path, "w") as f:
         f.write(page.stdout)
-    pending = [v for _, v in report["configurations"][0]["pendingOverTime"]]
+    pending = [v for _, v in confs[0]["pendingOverTime"]]
     check(max(pending) == 2 and pending[-1] == 0, f"two pods wait for the third node ({pending})")
-    plot = element(render(tmp, path), "svg", "compare-pending")
-    series = re.findall(r'<path class="series"[^>]*data-name="([^"]*)"', plot)
-    check(series == [c["name"] for c in report["configurations"]],
-          f"pods pending over time: one line per configuration ({series})")
-    check(attr(plot, "data-points") == str(len(report["configurations"][0]["pendingOverTime"])),
-          "the pending plot draws every point of the first configuration's series")
+    for c in confs:
+        times = [[t for t, _ in c[k]] for k in ("pendingOverTime", "nodesInUseOverTime",
+                                                 "preemptionsOverTime")]
+        check(times[0] == times[1] == times[2], f"{c['name']}: the three series share their times")
+        nodes = [v for _, v in c["nodesInUseOverTime"]]
+        victims = [v for _, v in c["preemptionsOverTime"]]
+        check(nodes[-1] == c["nodesUsed"] and max(nodes) == 3,
+              f"{c['name']}: nodes in use reach 3 and end at nodes used ({nodes})")
+        check(victims[-1] == c["victims"] == 1 and victims == sorted(victims),
+              f"{c['name']}: the urgent pod's one victim, counted from then on ({victims})")
+    check([c["nodesUsed"] for c in confs] == [3, 2],
+          "when half the first pods end, bin packing frees a node and spreading does not")
+    check(text.returncode == 0 and re.search(r"peak nodes in use +3 at ", text.stdout) is not None,
+          "the text output has the peak of nodes in use")
+    dom = render(tmp, path)
+    check_series_plot(dom, "compare-pending", "pendingOverTime", report)
+    check_series_plot(dom, "compare-nodes-in-use", "nodesInUseOverTime", report)
+    check_series_plot(dom, "compare-preemptions", "preemptionsOverTime", report)
 
 
 def run(*args):

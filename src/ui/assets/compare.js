@@ -1,7 +1,8 @@
 // A comparison of scheduler configurations (the JSON document of `berth compare -o json`),
 // drawn with the Timeline's builders, sizes and colours (timeline.js, window.BerthTimeline):
 //   * the cluster-level outcomes, one column per configuration;
-//   * for a replay, pods pending over the recorded time, one line per configuration;
+//   * for a replay, over the recorded time, one line per configuration in each of three plots:
+//     pods pending, nodes in use, and preemption victims so far;
 //   * pods per node and per zone, one bar (or, for many nodes, one line) per configuration;
 //   * where the differing pods went: a dot per pod and configuration, at its node under the
 //     first configuration and its node under that one;
@@ -19,6 +20,13 @@
   const MAX_DOTS = 5000;    // differing pods drawn in the "where" plot
   const colorOf = (k) => PALETTE[k % PALETTE.length];
 
+  // A replay's series of each configuration that has it: [[ms, value], ...] → seconds. Lines
+  // after the first are dashed, so that where configurations agree both colours show.
+  function series(configs, key) {
+    return configs.map((c, k) => ({c, k})).filter(({c}) => c[key]).map(({c, k}) => ({
+      name: c.name, color: colorOf(k), dashed: k > 0, values: c[key].map(([ms, v]) => [ms / 1000, v])}));
+  }
+
   function model(r) {
     const configs = r.configurations || [];
     const facts = [['Pods', r.pods], ['Placed differently', r.differing]];
@@ -27,9 +35,9 @@
     return {
       kind: 'compare', title: `Comparison of ${configs.length} configurations`,
       facts, configs, shape: r.shape,
-      pending: configs.filter((c) => c.pendingOverTime).map((c, k) => ({
-        name: c.name, color: colorOf(k),
-        values: c.pendingOverTime.map(([ms, v]) => [ms / 1000, v])})),
+      pending: series(configs, 'pendingOverTime'),
+      nodesInUse: series(configs, 'nodesInUseOverTime'),
+      preemptions: series(configs, 'preemptionsOverTime'),
       differences: r.differences || [],
     };
   }
@@ -213,6 +221,8 @@
     return [
       outcomes(m),
       m.pending.length ? stepPlot('compare-pending', 'Pods pending over time (replay, recorded clock)', m.pending, 0, []) : null,
+      m.nodesInUse.length ? stepPlot('compare-nodes-in-use', 'Nodes in use over time (nodes running a pod other than a DaemonSet\'s or a static pod)', m.nodesInUse, 0, []) : null,
+      m.preemptions.length ? stepPlot('compare-preemptions', 'Preemption victims so far (replay, recorded clock)', m.preemptions, 0, []) : null,
       perNode(m.configs),
       perZone(m.configs),
       m.differences.length && m.configs.length > 1 ? wherePlot(m) : null,

@@ -131,7 +131,7 @@
         d += i === 0 ? `M${x(t).toFixed(1)},${y(v).toFixed(1)}` : `H${x(t).toFixed(1)}V${y(v).toFixed(1)}`;
       });
       d += `H${x(tMax).toFixed(1)}`;
-      g.append(s('path', {class: 'series' + (sr.under ? ' under' : ''), d, stroke: sr.color, 'data-name': sr.name},
+      g.append(s('path', {class: 'series' + (sr.under ? ' under' : '') + (sr.dashed ? ' dashed' : ''), d, stroke: sr.color, 'data-name': sr.name},
           s('title', {}, sr.name)));
     }
     const last = (sr) => (sr.values.length ? sr.values[sr.values.length - 1][1] : 0);
