@@ -214,6 +214,11 @@ CLI::App* AddUpCommand(CLI::App& app, berth::daemon::UpOptions* options) {
   up->add_option("--node-status-report-interval", options->node_status_report_interval,
                  "Simulated kubelets: how often an unchanged node status is posted (Go duration)")
       ->capture_default_str();
+  up->add_option("--cluster-cidr", options->cluster_cidr,
+                 "Pod CIDRs are cut from this range for nodes without one (default 10.64.0.0/10, "
+                 "or 10.0.0.0/8 when --demo-nodes needs more than 16,384 /24s)");
+  up->add_option("--node-cidr-mask-size", options->node_cidr_mask_size,
+                 "Prefix length of each node's pod CIDR (default 24, 25 past 65,536 demo nodes)");
   berth::cmd::AddControllersOption(
       up, &options->controllers,
       "Workload controllers to run, as kube-controller-manager's: '*' (all), 'name', '-name' "

@@ -70,6 +70,11 @@ void AddClusterCommands(CLI::App& app, ClusterCommand* c) {
   cl->add_option("--node-status-report-interval", o.runtime.node_status_report_interval,
                  "Simulated kubelets: how often an unchanged node status is posted (Go duration)")
       ->capture_default_str();
+  cl->add_option("--cluster-cidr", o.runtime.cluster_cidr,
+                 "Simulated kubelets: pod CIDRs are cut from this range for nodes without one "
+                 "(default 10.64.0.0/10)");
+  cl->add_option("--node-cidr-mask-size", o.runtime.node_cidr_mask_size,
+                 "Simulated kubelets: prefix length of each node's pod CIDR (default 24)");
 
   auto* node = app.add_subcommand("node", "Stop or start a node's simulated kubelet");
   node->require_subcommand(1);

@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <tuple>
 
 #include "client/kubeconfig.h"
 #include "daemon/scheduler_flags.h"
+#include "kubelet/node_status.h"
 
 namespace berth::daemon {
 namespace {
@@ -19,6 +21,17 @@ Result<Duration> NonNegative(const std::string& text, const char* flag) {
 }
 
 }  // namespace
+
+PodCidrs PodCidrsFor(int nodes) {
+  // The kubelets' default, 10.64.0.0/10 in /24s, holds 16,384 nodes of 254 pod IPs.
+  PodCidrs out{"10.64.0.0/10", 24};
+  if (nodes <= (1 << (24 - 10))) return out;
+  // Larger: all of 10.0.0.0/8, in the largest blocks that still hold every node, but never
+  // below the /25 that holds a node's 110 pods (131,072 nodes).
+  out.cluster_cidr = "10.0.0.0/8";
+  while (out.node_mask_size < 25 && nodes > (1 << (out.node_mask_size - 8))) ++out.node_mask_size;
+  return out;
+}
 
 Result<std::unique_ptr<kubelet::SimulatedKubelets>> StartKubelets(const RuntimeOptions& options,
                                                                   const std::string& kubeconfig) {
@@ -34,6 +47,21 @@ Result<std::unique_ptr<kubelet::SimulatedKubelets>> StartKubelets(const RuntimeO
     auto d = NonNegative(*text, flag);
     if (!d.ok()) return d.error();
     *out = *d;
+  }
+  if (!options.cluster_cidr.empty()) {
+    auto net = kubelet::ParseIpv4Net(options.cluster_cidr);
+    if (!net.ok()) return Error{"--cluster-cidr: " + net.error().message, ErrorCode::kInvalid};
+    ko.cluster_cidr = options.cluster_cidr;
+    ko.node_cidr_prefix = std::max(ko.node_cidr_prefix, net->prefix);
+  }
+  if (options.node_cidr_mask_size != 0) ko.node_cidr_prefix = options.node_cidr_mask_size;
+  auto cluster = kubelet::ParseIpv4Net(ko.cluster_cidr);
+  if (cluster.ok() &&
+      (ko.node_cidr_prefix < cluster->prefix || ko.node_cidr_prefix > kMaxNodeCidrMaskSize)) {
+    return Error{fmt::format("--node-cidr-mask-size: {} must be between the cluster CIDR's "
+                             "prefix ({}) and {}",
+                             ko.node_cidr_prefix, cluster->prefix, kMaxNodeCidrMaskSize),
+                 ErrorCode::kInvalid};
   }
   if (!options.node_devices.empty()) {
     auto devices = kubelet::LoadNodeDevices(options.node_devices);

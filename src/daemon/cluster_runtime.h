@@ -18,6 +18,10 @@ struct RuntimeOptions {
   std::string max_termination_grace = "1s";
   std::string node_lease_renew_interval = "10s";
   std::string node_status_report_interval = "5m0s";
+  // The pod CIDRs handed to nodes that have none (kube-controller-manager's --cluster-cidr and
+  // --node-cidr-mask-size); empty and 0: the kubelets' defaults, 10.64.0.0/10 in /24s.
+  std::string cluster_cidr;
+  int node_cidr_mask_size = 0;
   // A --node-devices file (kubelet/node_devices.h); empty: no devices.
   std::string node_devices;
   // Every node's kubelet, or only those of nodes annotated berth.dev/simulated-kubelet "true".
@@ -32,6 +36,17 @@ struct RuntimeOptions {
   // The controllers' TaintTolerationComparisonOperators gate (--feature-gates).
   bool taint_toleration_comparison_operators = false;
 };
+
+// The widest per-node mask a cluster CIDR is cut into (4 pod IPs).
+inline constexpr int kMaxNodeCidrMaskSize = 30;
+
+// The pod CIDRs `berth up` gives a cluster of `nodes` demo nodes when no flag says: the
+// kubelets' default where it holds them, else 10.0.0.0/8 in blocks that do.
+struct PodCidrs {
+  std::string cluster_cidr;
+  int node_mask_size = 24;
+};
+PodCidrs PodCidrsFor(int nodes);
 
 Result<std::unique_ptr<kubelet::SimulatedKubelets>> StartKubelets(const RuntimeOptions& options,
                                                                   const std::string& kubeconfig);

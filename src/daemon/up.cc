@@ -134,6 +134,13 @@ RuntimeOptions UpRuntime(const UpOptions& options, const config::FeatureGates& g
   r.max_termination_grace = options.max_termination_grace;
   r.node_lease_renew_interval = options.node_lease_renew_interval;
   r.node_status_report_interval = options.node_status_report_interval;
+  r.cluster_cidr = options.cluster_cidr;
+  r.node_cidr_mask_size = options.node_cidr_mask_size;
+  if (r.cluster_cidr.empty() && r.node_cidr_mask_size == 0) {
+    const PodCidrs cidrs = PodCidrsFor(options.demo_nodes);
+    r.cluster_cidr = cidrs.cluster_cidr;
+    r.node_cidr_mask_size = cidrs.node_mask_size;
+  }
   r.controllers = options.controllers;
   // Without kubelets no node would ever heartbeat, and every node would be unreachable and
   // tainted after the grace period: the node lifecycle controller runs only when named.

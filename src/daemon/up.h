@@ -34,6 +34,10 @@ struct UpOptions {
   std::string max_termination_grace = "1s";
   std::string node_lease_renew_interval = "10s";
   std::string node_status_report_interval = "5m0s";
+  // Pod CIDRs (RuntimeOptions); unset, a --demo-nodes count the default range cannot hold gets
+  // a range that can (PodCidrsFor).
+  std::string cluster_cidr;
+  int node_cidr_mask_size = 0;
   // Workload controllers to run (kube-controller-manager's --controllers: "*", "name",
   // "-name"); empty: none.
   std::vector<std::string> controllers = {"*"};

@@ -966,10 +966,50 @@ def check_replicaset_controller(up):
     up.kubectl(["delete", "pods", "-l", "app=rsweb"], timeout=90)
 
 
+def check_pod_cidr_flags(up):
+    """--cluster-cidr and --node-cidr-mask-size: the nodes' pod CIDRs are cut from the range
+    in blocks of the size given and a pod's IP comes from its node's; a mask the range cannot
+    hold is refused at start, naming the flag."""
+    data_dir = tempfile.mkdtemp(prefix="berth-up-e2e-cidr-")
+    other = Up(up.berth, data_dir, demo_nodes=2,
+               extra=["--cluster-cidr", "10.200.0.0/16", "--node-cidr-mask-size", "26"])
+    try:
+        deadline = time.time() + 30
+        cidrs = []
+        while time.time() < deadline:
+            nodes = json.loads(other.kubectl(["get", "nodes", "-o", "json"])[1])["items"]
+            cidrs = sorted(n["spec"].get("podCIDR", "") for n in nodes)
+            if all(cidrs):
+                break
+            time.sleep(0.2)
+        if cidrs != ["10.200.0.0/26", "10.200.0.64/26"]:
+            raise Fail("pod CIDRs with --cluster-cidr 10.200.0.0/16 --node-cidr-mask-size 26: %r"
+                       % cidrs)
+        other.kubectl(["run", "cidr", "--image=nginx"])
+        other.kubectl(["wait", "--for=condition=Ready", "pod/cidr", "--timeout=30s"], timeout=45)
+        ip = json.loads(other.kubectl(["get", "pod", "cidr", "-o", "json"])[1])["status"]["podIP"]
+        if not ip.startswith("10.200.0.") or int(ip.rsplit(".", 1)[1]) >= 128:
+            raise Fail("pod IP %s outside the nodes' pod CIDRs %r" % (ip, cidrs))
+    finally:
+        other.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+    bad_dir = tempfile.mkdtemp(prefix="berth-up-e2e-cidr-bad-")
+    try:
+        p = subprocess.run([up.berth, "up", "--data-dir", bad_dir, "--port", "0",
+                            "--cluster-cidr", "10.200.0.0/16", "--node-cidr-mask-size", "12"],
+                           capture_output=True, text=True, timeout=60)
+        if p.returncode == 0 or "--node-cidr-mask-size: 12 must be between" not in p.stderr:
+            raise Fail("berth up with a mask wider than its range: rc %d %s"
+                       % (p.returncode, p.stderr))
+    finally:
+        shutil.rmtree(bad_dir, ignore_errors=True)
+
+
 CHECKS = [check_nodes_ready, check_simulated_kubelets, check_kubectl_verbs, check_workloads_and_auth,
           check_operator_semantics, check_list_manifests, check_kubectl_explain, check_metrics,
           check_server_side_apply_managers, check_kubectl_create_generators, check_watch,
           check_capacity_live, check_explain_live, check_explain_uses_up_config,
+          check_pod_cidr_flags,
           check_batch_bound, check_replicaset_controller,
           check_unschedulable_then_bound, check_preemption, check_other_scheduler_left_alone, check_bad_input,
           check_poison_input, check_field_validation, check_python_client, check_restart_keeps_state]
