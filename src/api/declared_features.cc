@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 namespace berth::declared_features {
 namespace {
@@ -69,13 +70,27 @@ bool Declares(const Json& declared, std::string_view feature) {
 
 std::span<const Feature> AllFeatures() { return kFeatures; }
 
+bool RelevantAt(const Feature& feature, const KubeVersion& version) {
+  if (feature.max_version.empty()) return true;
+  const std::optional<KubeVersion> bound = ParseKubeVersion(feature.max_version);
+  return !bound || CompareKubeVersions(version, *bound) <= 0;
+}
+
 std::vector<std::string> InferForScheduling(const Pod& pod) {
-  std::vector<std::string> out;
   // Every inference reads either host networking or the document: the rest skip quickly.
-  if (!pod.raw && !pod.spec.host_network) return out;
-  for (const Feature& f : kFeatures) {
-    if (f.infer_for_scheduling != nullptr && f.infer_for_scheduling(pod)) out.emplace_back(f.name);
+  if (!pod.raw && !pod.spec.host_network) return {};
+  static const KubeVersion kScheduler = *ParseKubeVersion(kSchedulerVersion);
+  return InferForScheduling(pod, kFeatures, kScheduler);
+}
+
+std::vector<std::string> InferForScheduling(const Pod& pod, std::span<const Feature> registry,
+                                            const KubeVersion& scheduler_version) {
+  std::vector<std::string> out;
+  for (const Feature& f : registry) {
+    if (f.infer_for_scheduling == nullptr || !RelevantAt(f, scheduler_version)) continue;
+    if (f.infer_for_scheduling(pod)) out.emplace_back(f.name);
   }
+  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -120,12 +135,27 @@ bool PodKeepsDocument(const Json& pod_doc) {
   return false;
 }
 
-std::vector<std::string> KubeletDefaults() {
+std::vector<std::string> KubeletDefaults(std::string_view kubelet_version,
+                                         std::span<const Feature> registry) {
   std::vector<std::string> out;
-  for (const Feature& f : kFeatures) {
+  for (const Feature& f : registry) {
     if (f.declared_by_default) out.emplace_back(f.name);
   }
-  return out;
+  std::sort(out.begin(), out.end());
+  return WithoutPastBound(std::move(out), kubelet_version, registry);
+}
+
+std::vector<std::string> WithoutPastBound(std::vector<std::string> declared,
+                                          std::string_view kubelet_version,
+                                          std::span<const Feature> registry) {
+  const std::optional<KubeVersion> version = ParseKubeVersion(kubelet_version);
+  if (!version) return declared;
+  std::erase_if(declared, [&](const std::string& name) {
+    auto f = std::find_if(registry.begin(), registry.end(),
+                          [&](const Feature& g) { return g.name == name; });
+    return f != registry.end() && !RelevantAt(*f, *version);
+  });
+  return declared;
 }
 
 }  // namespace berth::declared_features

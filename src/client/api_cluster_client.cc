@@ -291,6 +291,15 @@ Ptr<StorageClass> ApiClusterClient::GetStorageClass(std::string_view name) const
 Ptr<CSINode> ApiClusterClient::GetCSINode(std::string_view node_name) const {
   return GetTyped<CSINode>(kCSINodes, std::string(node_name));
 }
+std::optional<CSIDriverInfo> ApiClusterClient::GetCSIDriver(std::string_view name) const {
+  if (informers_.empty()) return std::nullopt;
+  auto o = informers_[kCSIDrivers]->Get(std::string(name));
+  if (!o) return std::nullopt;
+  // Berth does not model CSIDriver: the informer keeps it as a document.
+  auto* driver = std::get_if<std::shared_ptr<const UnknownObject>>(&*o);
+  if (driver == nullptr || !*driver || !(*driver)->raw) return CSIDriverInfo{};
+  return CSIDriverInfoOf(*(*driver)->raw);
+}
 std::vector<Ptr<PodDisruptionBudget>> ApiClusterClient::ListPDBs() const {
   return ListInNamespace<PodDisruptionBudget>(kPDBs, "");
 }

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "client/write_combiner.h"
 #include "framework/async_pod_deleter.h"
 #include "framework/claim_feed.h"
+#include "framework/csi_drivers.h"
 #include "framework/dra_extended_resources.h"
 #include "framework/group_member_lister.h"
 
@@ -40,7 +42,8 @@ class ApiClusterClient final : public ClusterClient,
                                public DraWriter,
                                public dra_extended::DynamicResourcesWriter,
                                public AsyncPodDeleter,
-                               public GroupMemberLister {
+                               public GroupMemberLister,
+                               public CSIDriverLister {
  public:
   ApiClusterClient(std::unique_ptr<RestClient> rest,
                    std::function<void(const std::string&)> log = {});
@@ -92,6 +95,8 @@ class ApiClusterClient final : public ClusterClient,
   std::vector<Ptr<PersistentVolume>> ListPVs() const override;
   Ptr<StorageClass> GetStorageClass(std::string_view name) const override;
   Ptr<CSINode> GetCSINode(std::string_view node_name) const override;
+  // CSIDriverLister: read from the CSIDriver informer's documents.
+  std::optional<CSIDriverInfo> GetCSIDriver(std::string_view name) const override;
   std::vector<Ptr<PodDisruptionBudget>> ListPDBs() const override;
   Ptr<PriorityClass> GetPriorityClass(std::string_view name) const override;
   Ptr<PodGroup> GetPodGroup(std::string_view ns, std::string_view name) const override;

@@ -9,6 +9,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -402,6 +403,42 @@ TEST_F(ApiServerFixture, SchedulingGroupMembersComeFromTheIndex) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_EQ(names("default", "a"), (std::vector<std::string>{"a2"}));
+  client.Stop();
+}
+
+// NodeVolumeLimits (VolumeLimitScaling) reads CSIDrivers from the informer's documents: the
+// object's spec.preventPodSchedulingIfMissing, and none for a driver without an object.
+TEST_F(ApiServerFixture, CSIDriversAreReadFromTheInformer) {
+  Start();
+  auto driver = [&](const std::string& name, std::optional<bool> prevent) {
+    Json d = {{"apiVersion", "storage.k8s.io/v1"},
+              {"kind", "CSIDriver"},
+              {"metadata", {{"name", name}}},
+              {"spec", Json::object()}};
+    if (prevent) d["spec"]["preventPodSchedulingIfMissing"] = *prevent;
+    auto made = rest_->Post("/apis/storage.k8s.io/v1/csidrivers", d);
+    ASSERT_TRUE(made.ok()) << made.error().message;
+  };
+  driver("prevent.csi.example.com", true);
+  driver("allow.csi.example.com", false);
+  driver("unset.csi.example.com", std::nullopt);
+  ApiClusterClient client(RestFor(server_->url(), server_->token(), RestOptions{.qps = 0}));
+  client.Start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!client.HasSynced() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(client.HasSynced());
+  auto prevent = FindCSIDriver(client, "prevent.csi.example.com");
+  ASSERT_TRUE(prevent.has_value());
+  EXPECT_TRUE(prevent->prevent_pod_scheduling_if_missing);
+  auto allow = client.GetCSIDriver("allow.csi.example.com");
+  ASSERT_TRUE(allow.has_value());
+  EXPECT_FALSE(allow->prevent_pod_scheduling_if_missing);
+  auto unset = client.GetCSIDriver("unset.csi.example.com");
+  ASSERT_TRUE(unset.has_value());
+  EXPECT_FALSE(unset->prevent_pod_scheduling_if_missing);
+  EXPECT_FALSE(client.GetCSIDriver("missing.csi.example.com").has_value());
   client.Stop();
 }
 

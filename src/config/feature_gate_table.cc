@@ -229,7 +229,7 @@ constexpr FeatureGateSpec kGates[] = {
     {"UserNamespacesHostNetworkSupport", false, S::kAlpha},
     {"UserNamespacesSupport", true, S::kBeta},
     {"VolumeAttributesClass", true, S::kGA, true},
-    {"VolumeLimitScaling", true, S::kBeta},
+    {"VolumeLimitScaling", true, S::kBeta, false, true},
     {"WatchCacheInitializationPostStartHook", false, S::kBeta},
     {"WatchFromStorageWithoutResourceVersion", false, S::kDeprecated, true},
     {"WatchList", true, S::kBeta},

@@ -26,6 +26,7 @@ inline constexpr std::string_view kStorageCapacityScoring = "StorageCapacityScor
 inline constexpr std::string_view kSchedulerAsyncPreemption = "SchedulerAsyncPreemption";
 inline constexpr std::string_view kSchedulerPopFromBackoffQ = "SchedulerPopFromBackoffQ";
 inline constexpr std::string_view kNodeDeclaredFeatures = "NodeDeclaredFeatures";
+inline constexpr std::string_view kVolumeLimitScaling = "VolumeLimitScaling";
 }  // namespace features
 
 enum class FeatureStage { kAlpha, kBeta, kGA, kDeprecated };

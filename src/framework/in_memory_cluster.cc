@@ -305,6 +305,17 @@ void InMemoryCluster::AddStorageClass(Ptr<StorageClass> o) {
 void InMemoryCluster::AddCSINode(Ptr<CSINode> o) {
   Store(csinodes_, o->metadata.name, o, EventResource::kCSINode);
 }
+void InMemoryCluster::AddCSIDriver(std::string name, CSIDriverInfo info) {
+  ClusterEventHandler* h;
+  bool existed;
+  {
+    std::lock_guard lock(mu_);
+    existed = !csi_drivers_.insert_or_assign(std::move(name), info).second;
+    h = EventTargetLocked();
+  }
+  // The scheduler's events carry no CSIDriver object (it is not an SDK type).
+  if (h) h->OnObjectEvent({EventResource::kCSIDriver, existed ? kUpdateOther : kAdd}, {}, {});
+}
 void InMemoryCluster::AddPDB(Ptr<PodDisruptionBudget> o) {
   Store(pdbs_, Key(o->metadata.namespace_, o->metadata.name), o,
         EventResource::kPodDisruptionBudget);
@@ -423,6 +434,12 @@ Ptr<StorageClass> InMemoryCluster::GetStorageClass(std::string_view name) const 
 Ptr<CSINode> InMemoryCluster::GetCSINode(std::string_view node_name) const {
   std::lock_guard lock(mu_);
   return Lookup(csinodes_, node_name);
+}
+std::optional<CSIDriverInfo> InMemoryCluster::GetCSIDriver(std::string_view name) const {
+  std::lock_guard lock(mu_);
+  auto it = csi_drivers_.find(name);
+  if (it == csi_drivers_.end()) return std::nullopt;
+  return it->second;
 }
 std::vector<Ptr<PodDisruptionBudget>> InMemoryCluster::ListPDBs() const {
   std::lock_guard lock(mu_);

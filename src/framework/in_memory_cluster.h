@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -23,6 +24,7 @@
 #include "berth/framework/cluster.h"
 #include "berth/framework/dra.h"
 #include "framework/claim_feed.h"
+#include "framework/csi_drivers.h"
 #include "framework/dra_extended_resources.h"
 #include "framework/group_member_lister.h"
 
@@ -34,7 +36,8 @@ class InMemoryCluster final : public ClusterClient,
                               public DraSliceGeneration,
                               public DraWriter,
                               public dra_extended::DynamicResourcesWriter,
-                              public GroupMemberLister {
+                              public GroupMemberLister,
+                              public CSIDriverLister {
  public:
   // --- loading (events are sent to the handler when one is set)
   void AddPod(Ptr<Pod> pod);
@@ -48,6 +51,8 @@ class InMemoryCluster final : public ClusterClient,
   void AddPVC(Ptr<PersistentVolumeClaim> pvc);
   void AddStorageClass(Ptr<StorageClass> sc);
   void AddCSINode(Ptr<CSINode> n);
+  // Adds or replaces (an update event) the CSIDriver named `name`.
+  void AddCSIDriver(std::string name, CSIDriverInfo info);
   void AddPDB(Ptr<PodDisruptionBudget> pdb);
   void AddPriorityClass(Ptr<PriorityClass> pc);
   // Adds or replaces (an update event) a gang object.
@@ -137,6 +142,7 @@ class InMemoryCluster final : public ClusterClient,
   std::vector<Ptr<PersistentVolume>> ListPVs() const override;
   Ptr<StorageClass> GetStorageClass(std::string_view name) const override;
   Ptr<CSINode> GetCSINode(std::string_view node_name) const override;
+  std::optional<CSIDriverInfo> GetCSIDriver(std::string_view name) const override;
   std::vector<Ptr<PodDisruptionBudget>> ListPDBs() const override;
   Ptr<PriorityClass> GetPriorityClass(std::string_view name) const override;
   Ptr<PodGroup> GetPodGroup(std::string_view ns, std::string_view name) const override;
@@ -218,6 +224,7 @@ class InMemoryCluster final : public ClusterClient,
   Map<PersistentVolumeClaim> pvcs_;
   Map<StorageClass> storage_classes_;
   Map<CSINode> csinodes_;
+  std::map<std::string, CSIDriverInfo, std::less<>> csi_drivers_;
   Map<PodDisruptionBudget> pdbs_;
   Map<PriorityClass> priority_classes_;
   Map<PodGroup> pod_groups_;

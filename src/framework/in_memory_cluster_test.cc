@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "testing/builders.h"
 
@@ -87,6 +88,39 @@ TEST(InMemoryClusterTest, LabeledGroupMembersFollowRelabels) {
   cluster.UpdatePod(labeled("p3", ""));
   EXPECT_EQ(cluster.ListLabeledGroupMembers("default", "h").size(), 1u);
   EXPECT_TRUE(cluster.ListLabeledGroupMembers("other", "g").empty());
+}
+
+// Records the kinds of the object events it gets (CSIDrivers only: the test adds nothing else).
+class ObjectEvents final : public ClusterEventHandler {
+ public:
+  std::vector<ClusterEvent> events;
+  void OnPodAdd(const Ptr<Pod>&) override {}
+  void OnPodUpdate(const Ptr<Pod>&, const Ptr<Pod>&) override {}
+  void OnPodDelete(const Ptr<Pod>&) override {}
+  void OnNodeAdd(const Ptr<Node>&) override {}
+  void OnNodeUpdate(const Ptr<Node>&, const Ptr<Node>&) override {}
+  void OnNodeDelete(const Ptr<Node>&) override {}
+  void OnObjectEvent(const ClusterEvent& event, const EventObject&, const EventObject&) override {
+    events.push_back(event);
+  }
+};
+
+// CSIDrivers are kept by name, replaced by a later add, and reported as CSIDriver events (an
+// add, then an update) so that plugins registered for them move their pods.
+TEST(InMemoryClusterTest, CSIDriversAreKeptByNameAndReported) {
+  InMemoryCluster cluster;
+  ObjectEvents handler;
+  cluster.SetEventHandler(&handler);
+  EXPECT_FALSE(cluster.GetCSIDriver("d").has_value());
+  cluster.AddCSIDriver("d", {true});
+  ASSERT_TRUE(FindCSIDriver(cluster, "d").has_value());
+  EXPECT_TRUE(cluster.GetCSIDriver("d")->prevent_pod_scheduling_if_missing);
+  cluster.AddCSIDriver("d", {false});
+  EXPECT_FALSE(cluster.GetCSIDriver("d")->prevent_pod_scheduling_if_missing);
+  ASSERT_EQ(handler.events.size(), 2u);
+  EXPECT_EQ(handler.events[0].resource, EventResource::kCSIDriver);
+  EXPECT_EQ(handler.events[0].actions, kAdd);
+  EXPECT_EQ(handler.events[1].actions, kUpdateOther);
 }
 
 }  // namespace

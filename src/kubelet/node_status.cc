@@ -180,9 +180,10 @@ Json RegistrationStatus(const std::string& node, const std::string& internal_ip,
           {"daemonEndpoints", {{"kubeletEndpoint", {{"Port", 10250}}}}}};
 }
 
-std::vector<std::string> DeclaredFeaturesFor(const Labels& annotations) {
+std::vector<std::string> DeclaredFeaturesFor(const Labels& annotations,
+                                             std::string_view kubelet_version) {
   auto it = annotations.find(kDeclaredFeaturesAnnotation);
-  if (it == annotations.end()) return declared_features::KubeletDefaults();
+  if (it == annotations.end()) return declared_features::KubeletDefaults(kubelet_version);
   std::vector<std::string> out;
   std::string_view rest = it->second;
   while (!rest.empty()) {
@@ -195,7 +196,7 @@ std::vector<std::string> DeclaredFeaturesFor(const Labels& annotations) {
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
+  return declared_features::WithoutPastBound(std::move(out), kubelet_version);
 }
 
 bool AddImage(NodeImageMap& images, const std::string& written) {

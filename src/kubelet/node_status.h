@@ -84,10 +84,12 @@ nlohmann::json RegistrationStatus(const std::string& node, const std::string& in
 // A node annotated with this (comma-separated feature names, "" for none) declares those
 // features in status.declaredFeatures, as a kubelet with other gates or configuration would;
 // without it the node declares what a v1.37 kubelet declares by default
-// (declared_features::KubeletDefaults).
+// (declared_features::KubeletDefaults). Either way a known feature past its version bound
+// for `kubelet_version` is not declared, as a kubelet of that version would not.
 inline constexpr const char* kDeclaredFeaturesAnnotation = "berth.dev/declared-features";
 // The sorted feature names the node's kubelet declares.
-std::vector<std::string> DeclaredFeaturesFor(const Labels& annotations);
+std::vector<std::string> DeclaredFeaturesFor(const Labels& annotations,
+                                             std::string_view kubelet_version);
 
 // An image a node holds: its size and names. Keyed by the fully qualified tag
 // (ReportedImage), its names are the repository digest, that tag, and the names pods wrote

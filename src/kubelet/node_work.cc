@@ -119,7 +119,8 @@ void Impl::OnNode(const std::shared_ptr<const Node>& node) {
 }
 
 bool Impl::UpdateDeclaredFeatures(NodeState& st, const Node& node) {
-  st.declared_features = DeclaredFeaturesFor(node.metadata.annotations);
+  st.declared_features =
+      DeclaredFeaturesFor(node.metadata.annotations, options.node_defaults.kubelet_version);
   std::vector<std::string> current;
   if (const Json* list = declared_features::NodeDeclaredFeaturesOf(node)) {
     for (const Json& f : *list)

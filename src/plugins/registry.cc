@@ -49,7 +49,7 @@ Registry InTreeRegistry(const config::FeatureGates& gates) {
       NodePortsRegistration(),
       NodeResourcesFitRegistration(gates),
       VolumeRestrictionsRegistration(),
-      NodeVolumeLimitsRegistration(),
+      NodeVolumeLimitsRegistration(gates),
       VolumeBindingRegistration(gates),
       VolumeZoneRegistration(),
       PodTopologySpreadRegistration(gates),

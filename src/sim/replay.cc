@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "extender/http_extender.h"
+#include "framework/csi_drivers.h"
 #include "framework/in_memory_cluster.h"
 #include "sim/recording.h"
 
@@ -197,6 +198,9 @@ class Replayer {
             cluster_->AddReplicaSet(o);
           } else if constexpr (std::is_same_v<T, std::shared_ptr<const StatefulSet>>) {
             cluster_->AddStatefulSet(o);
+          } else if constexpr (std::is_same_v<T, std::shared_ptr<const UnknownObject>>) {
+            if (o->kind == "CSIDriver" && o->raw)
+              cluster_->AddCSIDriver(o->name, CSIDriverInfoOf(*o->raw));
           }
         },
         *obj);

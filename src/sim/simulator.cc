@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "extender/http_extender.h"
+#include "framework/csi_drivers.h"
 #include "framework/in_memory_cluster.h"
 
 namespace berth::sim {
@@ -84,6 +85,9 @@ LoadedObjects AddObjects(const std::vector<Object>& objects, InMemoryCluster& cl
         [&](const auto& o) {
           using T = std::decay_t<decltype(o)>;
           if constexpr (std::is_same_v<T, std::shared_ptr<const UnknownObject>>) {
+            // NodeVolumeLimits reads CSIDrivers (VolumeLimitScaling) from their documents.
+            if (o->kind == "CSIDriver" && o->raw)
+              cluster.AddCSIDriver(o->name, CSIDriverInfoOf(*o->raw));
           } else {
             if (o->metadata.creation_timestamp > latest) {
               latest = o->metadata.creation_timestamp;

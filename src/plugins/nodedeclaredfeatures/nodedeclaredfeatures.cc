@@ -1,6 +1,7 @@
 #include "plugins/nodedeclaredfeatures/nodedeclaredfeatures.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,24 +36,35 @@ Result<QueueingHint> AfterNodeChange(const Pod&, const EventObject& old_object,
   return QueueingHint::kQueue;
 }
 
+// What a pod needs from its node under the plugin's features and scheduler version.
+struct Inference {
+  std::span<const declared_features::Feature> features;
+  KubeVersion scheduler_version;
+
+  std::vector<std::string> Required(const Pod& pod) const {
+    return declared_features::InferForScheduling(pod, features, scheduler_version);
+  }
+};
+
 // The pending pod's own update matters only when it changes the features it needs.
-Result<QueueingHint> AfterPodUpdate(const Pod& pod, const EventObject& old_object,
-                                    const EventObject& new_object) {
-  const Pod* old_pod = ObjectAs<Pod>(old_object);
-  const Pod* new_pod = ObjectAs<Pod>(new_object);
-  if (!old_pod || !new_pod) return Error{"pod update without the pods"};
-  if (new_pod->metadata.uid != pod.metadata.uid) return QueueingHint::kQueueSkip;
-  return declared_features::InferForScheduling(*old_pod) ==
-                 declared_features::InferForScheduling(*new_pod)
-             ? QueueingHint::kQueueSkip
-             : QueueingHint::kQueue;
+QueueingHintFn AfterPodUpdate(Inference inference) {
+  return [inference = std::move(inference)](const Pod& pod, const EventObject& old_object,
+                                            const EventObject& new_object) -> Result<QueueingHint> {
+    const Pod* old_pod = ObjectAs<Pod>(old_object);
+    const Pod* new_pod = ObjectAs<Pod>(new_object);
+    if (!old_pod || !new_pod) return Error{"pod update without the pods"};
+    if (new_pod->metadata.uid != pod.metadata.uid) return QueueingHint::kQueueSkip;
+    return inference.Required(*old_pod) == inference.Required(*new_pod) ? QueueingHint::kQueueSkip
+                                                                        : QueueingHint::kQueue;
+  };
 }
 
 class NodeDeclaredFeatures final : public PreFilterPlugin,
                                    public FilterPlugin,
                                    public EnqueueExtensions {
  public:
-  explicit NodeDeclaredFeatures(bool enabled) : enabled_(enabled) {}
+  NodeDeclaredFeatures(bool enabled, Inference inference)
+      : enabled_(enabled), inference_(std::move(inference)) {}
 
   std::string_view Name() const override { return kNodeDeclaredFeaturesName; }
 
@@ -60,7 +72,7 @@ class NodeDeclaredFeatures final : public PreFilterPlugin,
                    PreFilterResult*) override {
     if (!enabled_) return Status::Skip();
     auto s = std::make_shared<DeclaredFeaturesState>();
-    s->required = declared_features::InferForScheduling(*pod);
+    s->required = inference_.Required(*pod);
     if (s->required.empty()) return Status::Skip();
     state.Write(kPreFilterKey, std::move(s));
     return Status::Success();
@@ -81,11 +93,12 @@ class NodeDeclaredFeatures final : public PreFilterPlugin,
   std::vector<ClusterEventWithHint> EventsToRegister() const override {
     if (!enabled_) return {};
     return {{{EventResource::kNode, kAdd | kUpdateOther}, &AfterNodeChange},
-            {{EventResource::kPod, kUpdate}, &AfterPodUpdate}};
+            {{EventResource::kPod, kUpdate}, AfterPodUpdate(inference_)}};
   }
 
  private:
   const bool enabled_;
+  const Inference inference_;
   // Built once, copied per node that lacks a feature.
   const Status unsatisfied_ = Status::Unresolvable(std::string(kNodeDeclaredFeaturesReason))
                                   .WithPlugin(kNodeDeclaredFeaturesName);
@@ -93,12 +106,19 @@ class NodeDeclaredFeatures final : public PreFilterPlugin,
 
 }  // namespace
 
-PluginRegistration NodeDeclaredFeaturesRegistration(const config::FeatureGates& gates) {
+PluginRegistration NodeDeclaredFeaturesRegistration(const config::FeatureGates& gates,
+                                                    NodeDeclaredFeaturesOptions options) {
   const bool enabled = gates.Enabled(config::features::kNodeDeclaredFeatures);
   return MakeRegistration(
       kNodeDeclaredFeaturesName,
-      [enabled](const PluginArgs*, Handle&) -> Result<std::unique_ptr<Plugin>> {
-        return std::unique_ptr<Plugin>(std::make_unique<NodeDeclaredFeatures>(enabled));
+      [enabled, options](const PluginArgs*, Handle&) -> Result<std::unique_ptr<Plugin>> {
+        std::optional<KubeVersion> version = ParseKubeVersion(options.scheduler_version);
+        if (!version) {
+          return Error{"failed to parse version: could not parse \"" +
+                       std::string(options.scheduler_version) + "\" as version"};
+        }
+        return std::unique_ptr<Plugin>(std::make_unique<NodeDeclaredFeatures>(
+            enabled, Inference{options.features, *std::move(version)}));
       });
 }
 

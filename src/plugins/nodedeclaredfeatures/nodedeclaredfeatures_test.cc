@@ -4,7 +4,9 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/codec.h"
@@ -220,6 +222,96 @@ TEST(NodeDeclaredFeatures, UpdatedPodNotTheSameAsTargetPod) {
   EXPECT_EQ(Hint(EventResource::kPod, *target, PodNeeding(false, false, "456"),
                  PodNeeding(true, false, "456")),
             QueueingHint::kQueueSkip);
+}
+
+// ---- version bounds (upstream TestPreFilter's MaxVersion cases, with mock features)
+
+using declared_features::Feature;
+
+bool Always(const Pod&) { return true; }
+bool Never(const Pod&) { return false; }
+bool OnHostNetwork(const Pod& pod) { return pod.spec.host_network; }
+
+std::unique_ptr<Plugin> NewPluginWith(std::span<const Feature> features, std::string_view version) {
+  testing::FakeHandle handle;
+  auto plugin = NodeDeclaredFeaturesRegistration(config::FeatureGates(), {features, version})
+                    .factory(nullptr, handle);
+  EXPECT_TRUE(plugin.ok()) << (plugin.ok() ? "" : plugin.error().message);
+  return plugin.ok() ? std::move(plugin).value() : nullptr;
+}
+
+Outcome RunWith(Plugin& plugin, const std::shared_ptr<const Pod>& pod,
+                const std::shared_ptr<const Node>& node) {
+  PodInfoPtr info = PodInfo::Create(pod);
+  CycleState state;
+  PreFilterResult result;
+  Outcome run{dynamic_cast<PreFilterPlugin&>(plugin).PreFilter(state, *info, {}, &result),
+              Status::Success()};
+  if (run.prefilter.IsSuccess())
+    run.filter = dynamic_cast<FilterPlugin&>(plugin).Filter(state, *info, MakeNodeInfo(node));
+  return run;
+}
+
+TEST(NodeDeclaredFeaturesBounds, FeatureNotRequiredWhenVersionIsPastMaxVersion) {
+  const Feature features[] = {{"TestFeature1", "g", false, &Always, "1.33.0"},
+                              {"TestFeature2", "g", false, &Never}};
+  auto plugin = NewPluginWith(features, "1.34.0");
+  ASSERT_NE(plugin, nullptr);
+  Outcome r = RunWith(*plugin, PodNeeding(false, false), NodeDeclaring({}, false));
+  EXPECT_TRUE(r.prefilter.IsSkip());
+}
+
+TEST(NodeDeclaredFeaturesBounds, PodWithMultipleRequirementsWithinMaxVersion) {
+  const Feature features[] = {{"TestFeature1", "g", false, &Always, "1.38.0"},
+                              {"TestFeature2", "g", false, &Always, "1.38.0"}};
+  auto plugin = NewPluginWith(features, "1.35.0");
+  ASSERT_NE(plugin, nullptr);
+  Outcome r = RunWith(*plugin, PodNeeding(false, false), NodeDeclaring({"TestFeature1"}));
+  EXPECT_TRUE(r.prefilter.IsSuccess());
+  EXPECT_EQ(r.filter.code(), Code::kUnschedulableAndUnresolvable);
+  r = RunWith(*plugin, PodNeeding(false, false), NodeDeclaring({"TestFeature1", "TestFeature2"}));
+  EXPECT_TRUE(r.filter.IsSuccess());
+}
+
+TEST(NodeDeclaredFeaturesBounds, OnlyTheFeaturesWithinTheirBoundAreRequired) {
+  // At the scheduler's version 1.37.0: a bound of 1.37.0 still holds, 1.36.0 is past.
+  const Feature features[] = {{"Expired", "g", false, &Always, "1.36.0"},
+                              {"LastRelease", "g", false, &Always, "1.37.0"}};
+  auto plugin = NewPluginWith(features, "v1.37.0");
+  ASSERT_NE(plugin, nullptr);
+  Outcome r = RunWith(*plugin, PodNeeding(false, false), NodeDeclaring({"LastRelease"}));
+  EXPECT_TRUE(r.prefilter.IsSuccess());
+  EXPECT_TRUE(r.filter.IsSuccess());
+  // A patch release after the bound is past it.
+  plugin = NewPluginWith(features, "1.37.1");
+  ASSERT_NE(plugin, nullptr);
+  EXPECT_TRUE(RunWith(*plugin, PodNeeding(false, false), NodeDeclaring({})).prefilter.IsSkip());
+}
+
+TEST(NodeDeclaredFeaturesBounds, AnUnparsableSchedulerVersionFailsTheFactory) {
+  testing::FakeHandle handle;
+  auto plugin = NodeDeclaredFeaturesRegistration(config::FeatureGates(), {{}, "not-a-version"})
+                    .factory(nullptr, handle);
+  ASSERT_FALSE(plugin.ok());
+  EXPECT_NE(plugin.error().message.find("failed to parse version"), std::string::npos);
+}
+
+TEST(NodeDeclaredFeaturesBounds, PodUpdateHintComparesOnlyFeaturesWithinTheirBound) {
+  auto hint_for = [](std::span<const Feature> features) {
+    auto plugin = NewPluginWith(features, "1.37.0");
+    auto events = dynamic_cast<EnqueueExtensions*>(plugin.get())->EventsToRegister();
+    const ClusterEventWithHint* e = Registered(events, EventResource::kPod);
+    EXPECT_NE(e, nullptr);
+    auto target = PodNeeding(false, false);
+    auto updated = PodNeeding(false, true);  // hostNetwork now true
+    auto hint = e->hint(*target, target, updated);
+    EXPECT_TRUE(hint.ok());
+    return *hint;
+  };
+  const Feature within[] = {{"OnHostNetwork", "g", false, &OnHostNetwork, "1.38.0"}};
+  const Feature past[] = {{"OnHostNetwork", "g", false, &OnHostNetwork, "1.36.0"}};
+  EXPECT_EQ(hint_for(within), QueueingHint::kQueue);
+  EXPECT_EQ(hint_for(past), QueueingHint::kQueueSkip);
 }
 
 }  // namespace

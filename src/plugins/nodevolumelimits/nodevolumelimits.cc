@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "framework/csi_drivers.h"
 #include "framework/volume_claims.h"
 
 namespace berth {
@@ -33,6 +34,9 @@ struct StateData final : berth::StateData {
   // The incoming pod's volumes, or the rejection every node gets.
   std::vector<AttachableVolume> volumes;
   std::optional<Status> error;
+  // VolumeLimitScaling: the volumes' drivers (sorted) whose CSIDriver says pods must not go
+  // where the driver is not registered.
+  std::vector<std::string> drivers_required_on_node;
 
   std::shared_ptr<berth::StateData> Clone() const override {
     return std::make_shared<StateData>(*this);
@@ -210,6 +214,26 @@ std::vector<std::pair<std::string, int64_t>> VolumeLimits(const NodeInfo& node,
   return limits;
 }
 
+// The volumes' drivers whose CSIDriver sets preventPodSchedulingIfMissing, sorted.
+std::vector<std::string> DriversRequiredOnNode(const ClusterListers& client,
+                                               const std::vector<AttachableVolume>& volumes) {
+  std::vector<std::string> drivers;
+  for (const auto& v : volumes) drivers.push_back(v.driver);
+  std::sort(drivers.begin(), drivers.end());
+  drivers.erase(std::unique(drivers.begin(), drivers.end()), drivers.end());
+  std::erase_if(drivers, [&](const std::string& d) {
+    std::optional<CSIDriverInfo> info = FindCSIDriver(client, d);
+    return !info || !info->prevent_pod_scheduling_if_missing;
+  });
+  return drivers;
+}
+
+bool RegisteredOn(const CSINode* csi_node, std::string_view driver) {
+  if (csi_node == nullptr) return false;
+  return std::any_of(csi_node->drivers.begin(), csi_node->drivers.end(),
+                     [&](const CSINode::Driver& d) { return d.name == driver; });
+}
+
 void SortUnique(std::vector<AttachableVolume>& v) {
   std::sort(v.begin(), v.end(),
             [](const auto& a, const auto& b) { return a.unique_name < b.unique_name; });
@@ -233,6 +257,10 @@ Status CSILimits::PreFilter(CycleState& state, const PodInfo& pod,
     data->error = std::move(s);
   }
   SortUnique(data->volumes);
+  // Whether a CSIDriver requires its driver on the node does not depend on the node: read
+  // once per cycle.
+  if (volume_limit_scaling_)
+    data->drivers_required_on_node = DriversRequiredOnNode(handle_->listers(), data->volumes);
   state.Write(kStateKey, std::move(data));
   return Status::Success();
 }
@@ -250,6 +278,14 @@ Status CSILimits::Filter(const CycleState& state, const PodInfo& pod, const Node
 
   if (std::none_of(data->volumes.begin(), data->volumes.end(), counts_here))
     return Status::Success();
+  for (const auto& v : data->volumes) {
+    if (!counts_here(v) ||
+        !std::binary_search(data->drivers_required_on_node.begin(),
+                            data->drivers_required_on_node.end(), v.driver) ||
+        RegisteredOn(csi_node.get(), v.driver))
+      continue;
+    return Status::Unschedulable(v.driver + std::string(kErrReasonDriverNotInstalled));
+  }
   auto limits = VolumeLimits(node, csi_node.get());
   if (limits.empty()) return Status::Success();
 
@@ -293,8 +329,14 @@ std::vector<ClusterEventWithHint> CSILimits::EventsToRegister() const {
 
 }  // namespace nodevolumelimits
 
-PluginRegistration NodeVolumeLimitsRegistration() {
-  return MakeRegistration(nodevolumelimits::kName, FactoryOf<nodevolumelimits::CSILimits>());
+PluginRegistration NodeVolumeLimitsRegistration(const config::FeatureGates& gates) {
+  const bool scaling = gates.Enabled(config::features::kVolumeLimitScaling);
+  return MakeRegistration(
+      nodevolumelimits::kName,
+      [scaling](const PluginArgs*, Handle& handle) -> Result<std::unique_ptr<Plugin>> {
+        return std::unique_ptr<Plugin>(
+            std::make_unique<nodevolumelimits::CSILimits>(handle, scaling));
+      });
 }
 
 }  // namespace berth

@@ -19,6 +19,13 @@
 // ("looking up PVC <ns>/<name>: persistentvolumeclaim "<name>" not found").
 // PreFilter returns Skip for pods without claim, ephemeral or in-tree GCE PD / EBS volumes.
 //
+// VolumeLimitScaling (gate, on by default in v1.37): a volume's driver whose CSIDriver object
+// sets spec.preventPodSchedulingIfMissing must be registered in the node's CSINode
+// (spec.drivers) for the pod to go there, whether or not the node has limits; otherwise
+// Unschedulable "<driver> CSI driver is not installed on the node" (a node without CSINode
+// has no driver). Drivers without a CSIDriver object, or with the field false or unset, are
+// not checked. When several drivers are missing, the first in volume order is named.
+//
 // Not modelled: VolumeAttachment objects, the hashed limit key of driver names longer than the
 // resource-name limit (drivers are compared by name).
 #pragma once
@@ -30,22 +37,26 @@
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
 #include "berth/framework/registry.h"
+#include "config/feature_gates.h"
 #include "config/plugin_names.h"
 
 namespace berth {
 
-// Registration of the "NodeVolumeLimits" plugin (no args).
-PluginRegistration NodeVolumeLimitsRegistration();
+// Registration of the "NodeVolumeLimits" plugin (no args). `gates`: VolumeLimitScaling.
+PluginRegistration NodeVolumeLimitsRegistration(const config::FeatureGates& gates);
 
 namespace nodevolumelimits {
 
 inline constexpr std::string_view kName = config::names::kNodeVolumeLimits;
 inline constexpr std::string_view kErrReasonMaxVolumeCountExceeded =
     "node(s) exceed max volume count";
+inline constexpr std::string_view kErrReasonDriverNotInstalled =
+    " CSI driver is not installed on the node";  // after the driver's name
 
 class CSILimits final : public PreFilterPlugin, public FilterPlugin, public EnqueueExtensions {
  public:
-  explicit CSILimits(Handle& handle) : handle_(&handle) {}
+  explicit CSILimits(Handle& handle, bool volume_limit_scaling = true)
+      : handle_(&handle), volume_limit_scaling_(volume_limit_scaling) {}
 
   std::string_view Name() const override { return kName; }
   Status PreFilter(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes,
@@ -56,6 +67,7 @@ class CSILimits final : public PreFilterPlugin, public FilterPlugin, public Enqu
 
  private:
   Handle* handle_;
+  const bool volume_limit_scaling_;
 };
 
 }  // namespace nodevolumelimits

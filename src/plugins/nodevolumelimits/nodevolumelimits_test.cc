@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "berth/testing/fake_handle.h"
+#include "framework/csi_drivers.h"
 #include "framework/in_memory_cluster.h"
 #include "testing/builders.h"
 
@@ -23,7 +24,8 @@ constexpr const char* kEbsInTree = "kubernetes.io/aws-ebs";
 constexpr const char* kHostPathInTree = "kubernetes.io/hostpath";
 constexpr const char* kNodeName = "node-for-max-pd-test-1";
 
-enum class LimitSource { kNone, kCSINode, kCSINodeWithoutLimit };
+// kNoDriver: a CSINode that registers no driver.
+enum class LimitSource { kNone, kCSINode, kCSINodeWithoutLimit, kNoDriver };
 
 Volume EphemeralVolume(std::string name) {
   Volume v;
@@ -90,6 +92,7 @@ void AddCSINode(InMemoryCluster& cluster, LimitSource source, int32_t limit,
   if (source == LimitSource::kNone) return;
   auto csi = std::make_shared<CSINode>();
   csi->metadata.name = kNodeName;
+  if (source == LimitSource::kNoDriver) return cluster.AddCSINode(csi);
   for (const auto& d : drivers) {
     CSINode::Driver driver;
     driver.name = d;
@@ -493,13 +496,113 @@ TEST(CSILimitsTest, NodeAllocatableLimitApplies) {
 }
 
 TEST(CSILimitsTest, Registration) {
-  PluginRegistration reg = NodeVolumeLimitsRegistration();
+  PluginRegistration reg = NodeVolumeLimitsRegistration(config::FeatureGates());
   EXPECT_EQ(reg.name, "NodeVolumeLimits");
   EXPECT_FALSE(reg.decode_args);
   FakeHandle handle;
   auto plugin = reg.factory(nullptr, handle);
   ASSERT_TRUE(plugin.ok());
   EXPECT_EQ((*plugin)->Name(), "NodeVolumeLimits");
+}
+
+// ---- VolumeLimitScaling (upstream TestVolumeLimitScalingGate, and more)
+
+enum class Driver { kNoObject, kObject, kPreventIfMissing };
+
+struct ScalingCase {
+  bool gate;
+  LimitSource source;
+  int32_t limit;
+  Driver driver;
+};
+
+Status FilterWithScaling(const ScalingCase& c, std::shared_ptr<const Pod> pod = nullptr) {
+  InMemoryCluster cluster;
+  AddFixture(cluster, {kEbsDriver});
+  AddCSINode(cluster, c.source, c.limit, {kEbsDriver});
+  if (c.driver != Driver::kNoObject)
+    cluster.AddCSIDriver(kEbsDriver, {c.driver == Driver::kPreventIfMissing});
+  FakeHandle handle({}, &cluster);
+  config::FeatureGates gates;
+  std::vector<std::string> warnings;
+  EXPECT_TRUE(
+      gates.Set(c.gate ? "VolumeLimitScaling=true" : "VolumeLimitScaling=false", &warnings).ok());
+  auto made = NodeVolumeLimitsRegistration(gates).factory(nullptr, handle);
+  EXPECT_TRUE(made.ok());
+  auto& plugin = dynamic_cast<CSILimits&>(**made);
+  auto node = std::make_shared<Node>();
+  node->metadata.name = kNodeName;
+  NodeInfo info = MakeNodeInfo(node, {});
+  auto pi = PodInfo::Create(pod ? pod : PodWith({"csi-ebs.csi.aws.com-0"}));
+  CycleState state;
+  Status pre = plugin.PreFilter(state, *pi, {}, nullptr);
+  EXPECT_TRUE(pre.IsSuccess()) << pre.Message();
+  return plugin.Filter(state, *pi, info);
+}
+
+const Status kNotInstalled =
+    Status::Unschedulable("ebs.csi.aws.com CSI driver is not installed on the node");
+
+TEST(CSILimitsScalingTest, AllowsWhenCSIDriverExistsWithoutPreventPodSchedulingIfMissing) {
+  EXPECT_TRUE(FilterWithScaling({true, LimitSource::kNoDriver, 0, Driver::kObject}).IsSuccess());
+}
+
+TEST(CSILimitsScalingTest, FailsWhenDriverNotInstalledAndPreventPodSchedulingIfMissing) {
+  EXPECT_EQ(FilterWithScaling({true, LimitSource::kNoDriver, 0, Driver::kPreventIfMissing}),
+            kNotInstalled);
+}
+
+TEST(CSILimitsScalingTest, GateDisabledSkipsTheDriverPresenceCheck) {
+  EXPECT_TRUE(
+      FilterWithScaling({false, LimitSource::kNoDriver, 0, Driver::kPreventIfMissing}).IsSuccess());
+  EXPECT_TRUE(
+      FilterWithScaling({false, LimitSource::kNone, 0, Driver::kPreventIfMissing}).IsSuccess());
+}
+
+TEST(CSILimitsScalingTest, DriverInstalledWithinLimit) {
+  EXPECT_TRUE(
+      FilterWithScaling({true, LimitSource::kCSINode, 2, Driver::kPreventIfMissing}).IsSuccess());
+  // Registered without a limit: installed, nothing to count.
+  EXPECT_TRUE(
+      FilterWithScaling({true, LimitSource::kCSINodeWithoutLimit, 0, Driver::kPreventIfMissing})
+          .IsSuccess());
+}
+
+TEST(CSILimitsScalingTest, AllowsWhenCSIDriverObjectMissing) {
+  EXPECT_TRUE(FilterWithScaling({true, LimitSource::kNoDriver, 0, Driver::kNoObject}).IsSuccess());
+}
+
+TEST(CSILimitsScalingTest, NodeWithoutCSINodeHasNoDriver) {
+  EXPECT_EQ(FilterWithScaling({true, LimitSource::kNone, 0, Driver::kPreventIfMissing}),
+            kNotInstalled);
+}
+
+TEST(CSILimitsScalingTest, UnboundClaimIsCheckedUnderItsClassProvisioner) {
+  // csi-4 is unbound; csi-sc provisions with ebs.csi.aws.com.
+  EXPECT_EQ(FilterWithScaling({true, LimitSource::kNoDriver, 0, Driver::kPreventIfMissing},
+                              PodWith({"csi-4"})),
+            kNotInstalled);
+}
+
+TEST(CSILimitsScalingTest, PodsWithoutCountableVolumesAreNotChecked) {
+  // A claim without class and volume counts under no driver: nothing to check.
+  EXPECT_TRUE(FilterWithScaling({true, LimitSource::kNoDriver, 0, Driver::kPreventIfMissing},
+                                PodWith({"csi-5"}))
+                  .IsSuccess());
+}
+
+TEST(CSILimitsScalingTest, ReadsTheFieldFromCSIDriverDocuments) {
+  EXPECT_TRUE(CSIDriverInfoOf({{"spec", {{"preventPodSchedulingIfMissing", true}}}})
+                  .prevent_pod_scheduling_if_missing);
+  EXPECT_FALSE(CSIDriverInfoOf({{"spec", {{"preventPodSchedulingIfMissing", false}}}})
+                   .prevent_pod_scheduling_if_missing);
+  EXPECT_FALSE(
+      CSIDriverInfoOf({{"spec", {{"attachRequired", true}}}}).prevent_pod_scheduling_if_missing);
+  EXPECT_FALSE(CSIDriverInfoOf({{"spec", {{"preventPodSchedulingIfMissing", "true"}}}})
+                   .prevent_pod_scheduling_if_missing);
+  // Listers that keep no CSIDriver objects find none.
+  FakeHandle handle;
+  EXPECT_FALSE(FindCSIDriver(handle.listers(), kEbsDriver).has_value());
 }
 
 }  // namespace
