@@ -514,6 +514,7 @@ Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfig
   const auto load_start = SteadyClock::now();
   AddNamespacesAndNodes(w, cluster);
   if (auto added = AddObjects(w, cluster); !added.ok()) return added.error();
+  internal::AddSlices(w, cluster);
   if (auto claims = internal::AddClaims(w, cluster); !claims.ok()) return claims.error();
   int bound_index = 0;
   for (const auto& g : w.init_pods) {

@@ -96,6 +96,18 @@ struct Workload {
   // `nodeResourceSlice`: a ResourceSlice stamped once per generated node (as a DRA driver
   // publishes one per node): named <name>-node-<i>, spec.nodeName and spec.pool.name node-<i>.
   std::optional<ResourceSlice> node_resource_slice;
+  // `resourceSlices`: ResourceSlices stamped `count` times after the nodes, slice i named
+  // <name>-<i> in pool <pool.name>-<i>, as a driver publishes devices that are not a node's own
+  // (the template's nodeSelector or allNodes says which nodes reach them). Groups naming the
+  // same pool (with its resourceSliceCount) make pools of several slices, e.g. one with the
+  // shared counters and one with the devices consuming them. With `indexAttribute: <name>`,
+  // every device gets that int attribute set to i.
+  struct SliceGroup {
+    int count = 0;
+    ResourceSlice template_slice;
+    std::string index_attribute;
+  };
+  std::vector<SliceGroup> resource_slices;
   // `claims`: ResourceClaims created after `objects` and before any pod, named <name>-<i> for
   // i in 0..count-1 in the template's namespace. With `allocate: true` each gets an allocation
   // (devices already in use that no pod of the workload holds).

@@ -36,6 +36,26 @@ Result<Workload::ClaimGroup> DecodeClaimGroup(const nlohmann::json& j, const std
   return g;
 }
 
+Result<Workload::SliceGroup> DecodeSliceGroup(const nlohmann::json& j, const std::string& w) {
+  Workload::SliceGroup g;
+  if (!j.is_object() || !j.contains("count") || !j["count"].is_number_integer() ||
+      j["count"].get<int>() < 0)
+    return Error{fmt::format("{}.count: required non-negative integer", w)};
+  g.count = j["count"].get<int>();
+  if (!j.contains("template")) return Error{fmt::format("{}.template: required", w)};
+  auto obj = DecodeObject(j["template"], w + ".template");
+  if (!obj.ok()) return obj.error();
+  const auto* slice = std::get_if<std::shared_ptr<const ResourceSlice>>(&*obj);
+  if (!slice) return Error{fmt::format("{}.template: must be a ResourceSlice", w)};
+  g.template_slice = **slice;
+  if (j.contains("indexAttribute")) {
+    if (!j["indexAttribute"].is_string() || j["indexAttribute"].get<std::string>().empty())
+      return Error{fmt::format("{}.indexAttribute: must be a non-empty string", w)};
+    g.index_attribute = j["indexAttribute"].get<std::string>();
+  }
+  return g;
+}
+
 Result<Workload::SteadyState> DecodeSteadyState(const nlohmann::json& j, const std::string& w) {
   Workload::SteadyState s;
   if (!j.is_object()) return Error{fmt::format("{}: must be a map", w)};
@@ -85,6 +105,15 @@ VoidResult DecodeDraFields(const nlohmann::json& w, const std::string& where, Wo
       out->claims.push_back(std::move(g).value());
     }
   }
+  if (w.contains("resourceSlices")) {
+    if (!w["resourceSlices"].is_array()) return Error{where + ".resourceSlices: must be a list"};
+    for (size_t k = 0; k < w["resourceSlices"].size(); ++k) {
+      auto g =
+          DecodeSliceGroup(w["resourceSlices"][k], fmt::format("{}.resourceSlices[{}]", where, k));
+      if (!g.ok()) return g.error();
+      out->resource_slices.push_back(std::move(g).value());
+    }
+  }
   if (w.contains("steadyState")) {
     auto s = DecodeSteadyState(w["steadyState"], where + ".steadyState");
     if (!s.ok()) return s.error();
@@ -96,6 +125,20 @@ VoidResult DecodeDraFields(const nlohmann::json& w, const std::string& where, Wo
     out->steady_state = *s;
   }
   return {};
+}
+
+void AddSlices(const Workload& w, InMemoryCluster& cluster) {
+  for (const auto& g : w.resource_slices) {
+    for (int i = 0; i < g.count; ++i) {
+      auto slice = std::make_shared<ResourceSlice>(g.template_slice);
+      slice->metadata.name = fmt::format("{}-{}", g.template_slice.metadata.name, i);
+      slice->metadata.uid = slice->metadata.name;
+      slice->spec.pool.name = fmt::format("{}-{}", g.template_slice.spec.pool.name, i);
+      if (!g.index_attribute.empty())
+        for (Device& d : slice->spec.devices) d.attributes[g.index_attribute] = {.int_value = i};
+      cluster.AddResourceSlice(std::move(slice));
+    }
+  }
 }
 
 VoidResult AddClaims(const Workload& w, InMemoryCluster& cluster) {
@@ -118,9 +161,13 @@ VoidResult AddClaims(const Workload& w, InMemoryCluster& cluster) {
       claim->metadata.uid =
           fmt::format("claim-{}-{}", claim->metadata.namespace_, claim->metadata.name);
       if (g.allocate) {
-        // The allocator reads the state of this moment; it is gone before the state changes.
-        dra::Allocator allocator(features, held.State(), classes, slices, &selectors);
-        auto placed = AllocateOne(nodes, &cursor, allocator, *claim);
+        Result<bool> placed = false;
+        {
+          // The allocator reads the state of this moment and is gone before the state changes
+          // (the tracker would otherwise copy the state for it).
+          dra::Allocator allocator(features, held.State(), classes, slices, &selectors);
+          placed = AllocateOne(nodes, &cursor, allocator, *claim);
+        }
         if (!placed.ok()) return placed.error();
         if (!*placed)
           return Error{fmt::format("{}: claim {}/{} fits no node", w.name,

@@ -14,8 +14,11 @@
 
 namespace berth::sim::internal {
 
-// Decodes the workload fields `claims` and `steadyState` of `w` into `out`.
+// Decodes the workload fields `claims`, `resourceSlices` and `steadyState` of `w` into `out`.
 VoidResult DecodeDraFields(const nlohmann::json& w, const std::string& where, Workload* out);
+
+// Creates the workload's stamped ResourceSlices.
+void AddSlices(const Workload& w, InMemoryCluster& cluster);
 
 // Creates the workload's claim groups; the groups with `allocate: true` get an allocation as
 // the structured allocator finds it: each claim on the first node, in node order, where it fits

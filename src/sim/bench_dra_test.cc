@@ -198,6 +198,57 @@ TEST_F(BenchDraTest, SharedClaimsServeConsecutivePods) {
   EXPECT_EQ(r->scheduled, 3);
 }
 
+TEST_F(BenchDraTest, StampedSlicesAreOnePoolEachWithTheirIndex) {
+  // Two slices of three devices that every node reaches; a pod asks for two devices with the
+  // same dra.example.com/slice. With the index stamped, a pair must come from one slice: one
+  // pod per slice fits. With the template's value on every device, pairs may span the slices.
+  constexpr std::string_view kWorkload = R"(
+- name: {}
+  nodes: 2
+  nodeTemplate: *node
+  resourceSlices:
+  - count: 2
+    {}
+    template:
+      apiVersion: resource.k8s.io/v1
+      kind: ResourceSlice
+      metadata: {{name: net}}
+      spec:
+        driver: test-driver.cdi.k8s.io
+        pool: {{name: net, resourceSliceCount: 1}}
+        allNodes: true
+        devices:
+        - {{name: d0, attributes: {{dra.example.com/slice: {{int: 0}}}}}}
+        - {{name: d1, attributes: {{dra.example.com/slice: {{int: 0}}}}}}
+        - {{name: d2, attributes: {{dra.example.com/slice: {{int: 0}}}}}}
+  objects:
+  - apiVersion: resource.k8s.io/v1
+    kind: DeviceClass
+    metadata: {{name: test-class}}
+  - apiVersion: resource.k8s.io/v1
+    kind: ResourceClaimTemplate
+    metadata: {{name: test-claim-template, namespace: test}}
+    spec:
+      spec:
+        devices:
+          requests: [{{name: req-0, exactly: {{deviceClassName: test-class, count: 2}}}}]
+          constraints: [{{requests: [req-0], matchAttribute: dra.example.com/slice}}]
+  measurePods: [{{count: 3, namePrefix: m, template: *templatePod}}]
+)";
+  auto ws = Load(fmt::format(kWorkload, "indexed", "indexAttribute: dra.example.com/slice") +
+                 fmt::format(kWorkload, "same", ""));
+  ASSERT_TRUE(ws.ok()) << ws.error().message;
+  ASSERT_EQ(ws->size(), 2u);
+  ASSERT_EQ((*ws)[0].resource_slices.size(), 1u);
+  EXPECT_EQ((*ws)[0].resource_slices[0].index_attribute, "dra.example.com/slice");
+  auto indexed = Run((*ws)[0]);
+  ASSERT_TRUE(indexed.ok()) << indexed.error().message;
+  EXPECT_EQ(indexed->scheduled, 2);
+  auto same = Run((*ws)[1]);
+  ASSERT_TRUE(same.ok()) << same.error().message;
+  EXPECT_EQ(same->scheduled, 3);
+}
+
 TEST_F(BenchDraTest, VariedPodsNameTheirSharedClaim) {
   PodGroup g;
   g.name_prefix = "m";
@@ -221,6 +272,9 @@ TEST_F(BenchDraTest, BadDraFieldsAreNamed) {
       {"claims: [{count: 1, template: *node}]", "must be a ResourceClaim"},
       {"claims: [{template: *claim}]", "claims[0].count"},
       {"claims: [{count: 1, template: *claim, allocate: 1}]", "allocate: must be a boolean"},
+      {"resourceSlices: [{count: 1, template: *claim}]", "must be a ResourceSlice"},
+      {"resourceSlices: [{count: 1, template: *oneDevice, indexAttribute: 3}]",
+       "resourceSlices[0].indexAttribute"},
   };
   for (const auto& [field, want] : cases) {
     auto ws = Load(fmt::format(R"(
