@@ -13,6 +13,7 @@
 #include "extender/http_extender.h"
 #include "framework/in_memory_cluster.h"
 #include "scheduler/scheduler.h"
+#include "sim/bench_dra.h"
 
 namespace berth::sim {
 namespace {
@@ -21,11 +22,12 @@ Result<PodGroup::Vary> DecodeVary(const nlohmann::json& j, const std::string& wh
   PodGroup::Vary v;
   if (!j.is_object()) return Error{fmt::format("{}: must be a mapping", where)};
   for (const auto& [key, value] : j.items()) {
-    int* field = key == "cpuMillis"  ? &v.cpu_millis
-                 : key == "memoryMi" ? &v.memory_mi
-                 : key == "labels"   ? &v.labels
-                 : key == "zones"    ? &v.zones
-                                     : nullptr;
+    int* field = key == "cpuMillis"      ? &v.cpu_millis
+                 : key == "memoryMi"     ? &v.memory_mi
+                 : key == "labels"       ? &v.labels
+                 : key == "zones"        ? &v.zones
+                 : key == "sharedClaims" ? &v.shared_claims
+                                         : nullptr;
     if (field) {
       if (!value.is_number_integer() || value.get<int>() < 0)
         return Error{fmt::format("{}.{}: must be a non-negative integer", where, key)};
@@ -39,7 +41,8 @@ Result<PodGroup::Vary> DecodeVary(const nlohmann::json& j, const std::string& wh
       }
     } else {
       return Error{fmt::format(
-          "{}.{}: unknown field (cpuMillis, memoryMi, labels, zones, priorities)", where, key)};
+          "{}.{}: unknown field (cpuMillis, memoryMi, labels, zones, sharedClaims, priorities)",
+          where, key)};
     }
   }
   return v;
@@ -244,15 +247,8 @@ void ForEachStampedName(const PodGroup& g, Fn&& fn) {
 // caller's to finish (a bound group sets its node) before it is shared.
 template <class Fn>
 void ForEachStamped(const PodGroup& g, const std::string& uid_suffix, Fn&& fn) {
-  ForEachStampedName(g, [&](const std::string& ns, std::string name, int s, int i) {
-    auto p = std::make_shared<Pod>(g.template_pod);
-    if (g.vary.Any()) VaryPod(g.vary, i, p.get());
-    p->metadata.name = std::move(name);
-    p->metadata.namespace_ = ns;
-    p->metadata.uid = g.namespace_count > 0
-                          ? fmt::format("{}{}-{}-{}", g.name_prefix, uid_suffix, s, i)
-                          : fmt::format("{}{}-{}", g.name_prefix, uid_suffix, i);
-    fn(std::move(p));
+  ForEachStampedName(g, [&](const std::string& ns, const std::string&, int s, int i) {
+    fn(internal::StampPod(g, uid_suffix, ns, s, i));
   });
 }
 
@@ -262,7 +258,7 @@ int StampedCount(const PodGroup& g) {
 
 // Schedules until the queue is empty, skipping backoff waits; records per-attempt latency.
 void DrainQueue(Scheduler& sched, FakeClock& clock, std::vector<double>* latencies,
-                ChurnDriver* churn = nullptr) {
+                ChurnDriver* churn = nullptr, internal::SteadyStateDriver* steady = nullptr) {
   using SteadyClock = std::chrono::steady_clock;
   SteadyClock::time_point started;
   IdleRunHooks hooks;
@@ -275,7 +271,7 @@ void DrainQueue(Scheduler& sched, FakeClock& clock, std::vector<double>* latenci
     if (latencies)
       latencies->push_back(
           std::chrono::duration<double, std::milli>(SteadyClock::now() - started).count());
-    return true;
+    return steady ? steady->AfterCycle() : true;
   };
   sched.RunUntilIdle(clock, hooks);
 }
@@ -354,6 +350,7 @@ Result<std::vector<Workload>> LoadWorkloads(const std::string& path) {
       auto measure = DecodeGroups(w.value("measurePods", nlohmann::json()), where + ".measurePods");
       if (!measure.ok()) return measure.error();
       wl.measure_pods = std::move(measure).value();
+      if (auto dra = internal::DecodeDraFields(w, where, &wl); !dra.ok()) return dra.error();
       out.push_back(std::move(wl));
     }
   }
@@ -394,6 +391,13 @@ void VaryPod(const PodGroup::Vary& vary, int index, Pod* pod) {
   }
   if (!vary.priorities.empty())
     pod->spec.priority = vary.priorities[index % vary.priorities.size()];
+  if (vary.shared_claims > 0) {
+    std::vector<PodResourceClaim> claims = PodResourceClaimsOf(*pod);
+    for (auto& c : claims)
+      if (c.resource_claim_name)
+        *c.resource_claim_name += fmt::format("-{}", index / vary.shared_claims);
+    SetPodResourceClaims(*pod, claims);
+  }
 }
 
 namespace {
@@ -510,6 +514,8 @@ Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfig
   const auto load_start = SteadyClock::now();
   AddNamespacesAndNodes(w, cluster);
   if (auto added = AddObjects(w, cluster); !added.ok()) return added.error();
+  internal::AddSlices(w, cluster);
+  if (auto claims = internal::AddClaims(w, cluster); !claims.ok()) return claims.error();
   int bound_index = 0;
   for (const auto& g : w.init_pods) {
     if (!g.bound) continue;
@@ -538,26 +544,32 @@ Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfig
   int total = 0;
   for (const auto& g : w.measure_pods) total += StampedCount(g);
   latencies.reserve(static_cast<size_t>(total));
+  std::optional<internal::SteadyStateDriver> steady;
+  if (w.steady_state) steady.emplace(w, cluster);
   for (const auto& g : w.measure_pods) {
+    if (steady) break;
     ForEachStamped(g, "-m", [&](Ptr<Pod> p) { cluster.AddPod(std::move(p)); });
   }
-  r.measured_pods = total;
   std::optional<ChurnDriver> churn;
   if (w.churn) churn.emplace(*w.churn, cluster);
   auto start = SteadyClock::now();
   const double cpu_start = CpuSeconds();
-  DrainQueue(sched, clock, &latencies, churn ? &*churn : nullptr);
+  if (steady) steady->Start();
+  DrainQueue(sched, clock, &latencies, churn ? &*churn : nullptr, steady ? &*steady : nullptr);
   r.seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
   const double cpu_seconds = CpuSeconds() - cpu_start;
   if (churn) r.churn_ticks = churn->ticks();
   // The names are stamped again rather than kept: a list of 50,000 would be the benchmark's
   // own weight in the peak RSS it reports.
+  r.measured_pods = steady ? steady->created() : total;
   for (const auto& g : w.measure_pods) {
+    if (steady) break;
     ForEachStampedName(g, [&](const std::string& ns, const std::string& name, int, int) {
       auto p = cluster.GetPod(ns, name);
       if (p && !p->spec.node_name.empty()) ++r.scheduled;
     });
   }
+  if (steady) r.scheduled = steady->scheduled();
   r.pods_per_second = r.seconds > 0 ? r.scheduled / r.seconds : 0;
   r.cpu_ms_per_pod = r.scheduled > 0 ? cpu_seconds * 1000 / r.scheduled : 0;
   r.p50_ms = Percentile(latencies, 0.50);

@@ -41,14 +41,18 @@ struct PodGroup {
   //   labels: N       the label berth.dev/variant=v<i % N>
   //   zones: N        a required node affinity topology.kubernetes.io/zone In [zone-<i % N>]
   //   priorities: [p0, p1, ...]   spec.priority p<i % len>
+  //   sharedClaims: N  each spec.resourceClaims[].resourceClaimName gets the suffix -<i / N>:
+  //                    N consecutive pods share one claim of a `claims` group
   struct Vary {
     int cpu_millis = 0;
     int memory_mi = 0;
     int labels = 0;
     int zones = 0;
+    int shared_claims = 0;
     std::vector<int32_t> priorities;
     bool Any() const {
-      return cpu_millis > 0 || memory_mi > 0 || labels > 0 || zones > 0 || !priorities.empty();
+      return cpu_millis > 0 || memory_mi > 0 || labels > 0 || zones > 0 || shared_claims > 0 ||
+             !priorities.empty();
     }
   };
   Vary vary;
@@ -92,6 +96,36 @@ struct Workload {
   // `nodeResourceSlice`: a ResourceSlice stamped once per generated node (as a DRA driver
   // publishes one per node): named <name>-node-<i>, spec.nodeName and spec.pool.name node-<i>.
   std::optional<ResourceSlice> node_resource_slice;
+  // `resourceSlices`: ResourceSlices stamped `count` times after the nodes, slice i named
+  // <name>-<i> in pool <pool.name>-<i>, as a driver publishes devices that are not a node's own
+  // (the template's nodeSelector or allNodes says which nodes reach them). Groups naming the
+  // same pool (with its resourceSliceCount) make pools of several slices, e.g. one with the
+  // shared counters and one with the devices consuming them. With `indexAttribute: <name>`,
+  // every device gets that int attribute set to i.
+  struct SliceGroup {
+    int count = 0;
+    ResourceSlice template_slice;
+    std::string index_attribute;
+  };
+  std::vector<SliceGroup> resource_slices;
+  // `claims`: ResourceClaims created after `objects` and before any pod, named <name>-<i> for
+  // i in 0..count-1 in the template's namespace. With `allocate: true` each gets an allocation
+  // (devices already in use that no pod of the workload holds).
+  struct ClaimGroup {
+    int count = 0;
+    ResourceClaim template_claim;
+    bool allocate = false;
+  };
+  std::vector<ClaimGroup> claims;
+  // `steadyState`: the measured groups are kept at `count` pending pods each: a pod that is
+  // bound is deleted, with the claims made from its templates, and another is created, until
+  // `durationSeconds` of wall time have passed or `pods` pods were scheduled (whichever comes
+  // first; at least one is set). The cluster stays as full as it started.
+  struct SteadyState {
+    double duration_seconds = 0;
+    int pods = 0;
+  };
+  std::optional<SteadyState> steady_state;
   // `config`: a KubeSchedulerConfiguration used instead of the one given to RunWorkload (a
   // workload that needs a plugin outside the default profile, as Coscheduling).
   std::string config_text;

@@ -63,6 +63,8 @@ class BalancedAllocation final : public PreScorePlugin,
   bool pod_level_resources_ = true;  // the PodLevelResources feature gate
   // Compiled DeviceClass selectors (DRAExtendedResource on), else null.
   std::unique_ptr<cel::dra::SelectorCache> dra_selectors_;
+  // What the claims hold, kept across cycles (with dra_selectors_).
+  std::unique_ptr<dra::AllocatedStateTracker> dra_held_;
   Handle* handle_ = nullptr;
 };
 
@@ -78,8 +80,10 @@ Result<std::unique_ptr<Plugin>> BalancedAllocation::New(const PluginArgs* args,
   if (!ba_args.ok()) return ba_args.error();
   auto plugin = std::make_unique<BalancedAllocation>();
   plugin->pod_level_resources_ = pod_level_resources;
-  if (dra_extended_resource)
+  if (dra_extended_resource) {
     plugin->dra_selectors_ = std::make_unique<cel::dra::SelectorCache>(kDraSelectorCacheSize);
+    plugin->dra_held_ = std::make_unique<dra::AllocatedStateTracker>();
+  }
   plugin->handle_ = &handle;
   plugin->resources_ = noderesources::ResolveResources((*ba_args)->resources);
   return std::unique_ptr<Plugin>(std::move(plugin));
@@ -94,7 +98,8 @@ Status BalancedAllocation::PreScore(CycleState& state, const PodInfo& pod,
                                 resources_, RequestSource::kActual, s->pod_requests);
   if (RequestsNothing(s->pod_requests)) return Status::Skip();
   if (dra_selectors_)
-    s->dra = noderesources::DraBackedResources::Gather(*handle_, resources_, dra_selectors_.get());
+    s->dra = noderesources::DraBackedResources::Gather(*handle_, resources_, dra_selectors_.get(),
+                                                       dra_held_.get());
   state.Write(kPreScoreKey, std::move(s));
   return Status::Success();
 }

@@ -9,8 +9,8 @@
 namespace berth::noderesources {
 
 std::shared_ptr<const DraBackedResources> DraBackedResources::Gather(
-    const Handle& handle, std::span<const ScoredResource> resources,
-    cel::dra::SelectorCache* cache) {
+    const Handle& handle, std::span<const ScoredResource> resources, cel::dra::SelectorCache* cache,
+    dra::AllocatedStateTracker* held) {
   auto may_be_backed = [](const ScoredResource& r) {
     return r.kind == ScoredResource::Kind::kScalar &&
            dra_extended::IsDraExtendedResourceName(r.name);
@@ -27,9 +27,13 @@ std::shared_ptr<const DraBackedResources> DraBackedResources::Gather(
     any = any || classes[i] != nullptr;
   }
   if (!any) return nullptr;
+  std::shared_ptr<const dra::AllocatedState> state =
+      held ? held->Update(dra->ListResourceClaims())
+           : std::make_shared<const dra::AllocatedState>(
+                 dra::AllocatedStateOf(dra->ListResourceClaims()));
   return std::make_shared<const DraBackedResources>(
-      std::move(classes), dra::ClassDeviceIndex(dra->ListResourceSlices()),
-      dra::AllocatedStateOf(dra->ListResourceClaims()), cache);
+      std::move(classes), dra::ClassDeviceIndex(dra->ListResourceSlices()), std::move(state),
+      cache);
 }
 
 void DraBackedResources::Apply(const NodeInfo& node, std::span<const ScoredResource> resources,
@@ -39,7 +43,8 @@ void DraBackedResources::Apply(const NodeInfo& node, std::span<const ScoredResou
     if (classes_[i] == nullptr || pod_requests[i] == 0 ||
         node.allocatable().Scalar(resources[i].name) != 0)
       continue;
-    Result<dra::ClassDeviceCount> count = index_.Count(*node.node(), *classes_[i], state_, *cache_);
+    Result<dra::ClassDeviceCount> count =
+        index_.Count(*node.node(), *classes_[i], *state_, *cache_);
     if (!count.ok() || count->devices == 0) continue;
     allocatable[i] = count->devices;
     requested[i] = count->allocated + pod_requests[i];

@@ -12,6 +12,7 @@
 #include "berth/framework/handle.h"
 #include "berth/framework/node_info.h"
 #include "cel/dra.h"
+#include "dra/allocated_tracker.h"
 #include "dra/allocator.h"
 #include "dra/class_devices.h"
 #include "plugins/noderesources/resource_allocation.h"
@@ -22,10 +23,12 @@ class DraBackedResources {
  public:
   // Null when no resource of `resources` is backed by a DeviceClass or the cluster serves no
   // resource.k8s.io. Reads the listers' slices and claims: claims allocated by cycles whose
-  // PreBind has not written them yet are not counted.
-  static std::shared_ptr<const DraBackedResources> Gather(const Handle& handle,
-                                                          std::span<const ScoredResource> resources,
-                                                          cel::dra::SelectorCache* cache);
+  // PreBind has not written them yet are not counted. `held`, when given, keeps what the
+  // claims hold from one cycle to the next (the plugin's own tracker), so a cycle pays for the
+  // claims that changed instead of adding up every claim of the cluster again.
+  static std::shared_ptr<const DraBackedResources> Gather(
+      const Handle& handle, std::span<const ScoredResource> resources,
+      cel::dra::SelectorCache* cache, dra::AllocatedStateTracker* held = nullptr);
 
   // For each backed resource the pod requests and `node` does not advertise: allocatable[i] the
   // class's devices the node reaches, requested[i] those allocated plus pod_requests[i]. Left
@@ -35,7 +38,7 @@ class DraBackedResources {
              std::span<int64_t> requested) const;
 
   DraBackedResources(std::vector<std::shared_ptr<const DeviceClass>> classes,
-                     dra::ClassDeviceIndex index, dra::AllocatedState state,
+                     dra::ClassDeviceIndex index, std::shared_ptr<const dra::AllocatedState> state,
                      cel::dra::SelectorCache* cache)
       : classes_(std::move(classes)),
         index_(std::move(index)),
@@ -45,7 +48,7 @@ class DraBackedResources {
  private:
   std::vector<std::shared_ptr<const DeviceClass>> classes_;  // per scored resource; null: none
   dra::ClassDeviceIndex index_;
-  dra::AllocatedState state_;
+  std::shared_ptr<const dra::AllocatedState> state_;
   cel::dra::SelectorCache* cache_;
 };
 

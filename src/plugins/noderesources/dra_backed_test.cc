@@ -82,10 +82,12 @@ std::ostream& operator<<(std::ostream& os, const Usage& u) {
 class DraBackedTest : public ::testing::Test {
  protected:
   // What the scorer sees for `resource` on `node` when the pod requests 1 of it.
-  Usage UsageOf(const std::string& resource, std::shared_ptr<const Node> node) {
+  // With `held`, what the claims hold is kept across calls as a plugin keeps it.
+  Usage UsageOf(const std::string& resource, std::shared_ptr<const Node> node,
+                dra::AllocatedStateTracker* held = nullptr) {
     testing::FakeHandle handle(Snapshot{}, &cluster_);
     std::vector<ScoredResource> resources = ResolveResources({{resource, 1}});
-    auto dra = DraBackedResources::Gather(handle, resources, &cache_);
+    auto dra = DraBackedResources::Gather(handle, resources, &cache_, held);
     NodeInfo ni = MakeNodeInfo(std::move(node), {});
     std::vector<int64_t> pod_requests = {1};
     std::vector<int64_t> allocatable(1);
@@ -135,6 +137,26 @@ TEST_F(DraBackedTest, DraBackedResourceWithAllocatedDevice) {
   cluster_.AddResourceSlice(Slice({"device-1", "device-2"}));
   cluster_.AddResourceClaim(AllocatedClaim("test-claim", kNode, "device-1"));
   EXPECT_EQ(UsageOf(kExplicit, PlainNode()), (Usage{2, 2}));
+}
+
+TEST_F(DraBackedTest, KeptStateFollowsClaimsAllocatedAndDeleted) {
+  // Cycle after cycle, the state kept across them counts what a fresh count does: a claim
+  // allocated in between is added, one deleted is taken away again.
+  dra::AllocatedStateTracker held;
+  cluster_.AddDeviceClass(Class(kExplicit));
+  cluster_.AddResourceSlice(Slice({"device-1", "device-2", "device-3"}));
+  EXPECT_EQ(UsageOf(kExplicit, PlainNode(), &held), (Usage{3, 1}));
+  cluster_.AddResourceClaim(AllocatedClaim("a", kNode, "device-1"));
+  cluster_.AddResourceClaim(AllocatedClaim("b", kNode, "device-2"));
+  EXPECT_EQ(UsageOf(kExplicit, PlainNode(), &held), (Usage{3, 3}));
+  EXPECT_EQ(UsageOf(kExplicit, PlainNode()), (Usage{3, 3}));
+  cluster_.RemoveResourceClaim("default", "a");
+  EXPECT_EQ(UsageOf(kExplicit, PlainNode(), &held), (Usage{3, 2}));
+  EXPECT_EQ(UsageOf(kExplicit, PlainNode()), (Usage{3, 2}));
+  cluster_.AddResourceClaim(AllocatedClaim("b", kNode, "device-3"));  // b moves to device-3
+  EXPECT_EQ(UsageOf(kExplicit, PlainNode(), &held), (Usage{3, 2}));
+  cluster_.RemoveResourceClaim("default", "b");
+  EXPECT_EQ(UsageOf(kExplicit, PlainNode(), &held), (Usage{3, 1}));
 }
 
 TEST_F(DraBackedTest, DraBackedResourceWithSharedDeviceAllocation) {

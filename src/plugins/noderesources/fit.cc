@@ -105,6 +105,8 @@ class Fit final : public PreFilterPlugin,
   bool dra_extended_resource_ = true;  // the DRAExtendedResource feature gate
   // Compiled DeviceClass selectors, for scoring extended resources backed by DRA.
   std::unique_ptr<cel::dra::SelectorCache> dra_selectors_;
+  // What the claims hold, kept across cycles for scoring extended resources backed by DRA.
+  std::unique_ptr<dra::AllocatedStateTracker> dra_held_;
   Handle* handle_ = nullptr;
 };
 
@@ -117,8 +119,10 @@ Result<std::unique_ptr<Plugin>> Fit::New(const PluginArgs* args, bool pod_level_
   auto plugin = std::make_unique<Fit>();
   plugin->pod_level_resources_ = pod_level_resources;
   plugin->dra_extended_resource_ = dra_extended_resource;
-  if (dra_extended_resource)
+  if (dra_extended_resource) {
     plugin->dra_selectors_ = std::make_unique<cel::dra::SelectorCache>(kDraSelectorCacheSize);
+    plugin->dra_held_ = std::make_unique<dra::AllocatedStateTracker>();
+  }
   plugin->handle_ = &handle;
   const auto& strategy = fit_args->scoring_strategy;
   if (strategy.type == "LeastAllocated") {
@@ -307,7 +311,8 @@ Status Fit::PreScore(CycleState& state, const PodInfo& pod, std::span<const Node
   noderesources::PodRequestsFor(noderesources::RequestsOf(pod, pod_level_resources_, &scratch),
                                 resources_, RequestSource::kNonZero, s->pod_requests);
   if (dra_extended_resource_)
-    s->dra = noderesources::DraBackedResources::Gather(*handle_, resources_, dra_selectors_.get());
+    s->dra = noderesources::DraBackedResources::Gather(*handle_, resources_, dra_selectors_.get(),
+                                                       dra_held_.get());
   state.Write(kPreScoreKey, std::move(s));
   return Status::Success();
 }
