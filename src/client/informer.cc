@@ -129,9 +129,9 @@ namespace {
 // the document: Pod's layout is frozen in the SDK). The codec also keeps the few fields
 // NodeDeclaredFeatures reads from documents (api/declared_features.h): a node's
 // status.declaredFeatures alone, and the whole document of a pod that uses them.
-DecodeOptions DecodeOptionsFor(const Json& obj, bool keep_documents) {
+DecodeOptions DecodeOptionsFor(const Json& obj, const InformerOptions& informer) {
   DecodeOptions options;
-  if (keep_documents) return options;
+  if (informer.keep_documents || informer.keep_document) return options;
   if (auto k = obj.find("kind"); k != obj.end() && k->is_string()) {
     const auto& kind = k->get_ref<const std::string&>();
     options.keep_raw = kind != "Pod" && kind != "Node";
@@ -141,6 +141,21 @@ DecodeOptions DecodeOptionsFor(const Json& obj, bool keep_documents) {
     }
   }
   return options;
+}
+
+// The decoded object with only what informer.keep_document keeps of its document (decoded
+// whole, then copied once with the smaller document).
+Result<Object> KeepingDocument(Result<Object> decoded, const InformerOptions& informer) {
+  if (!decoded.ok() || !informer.keep_document) return decoded;
+  return std::visit(
+      [&](const auto& p) -> Object {
+        using T = std::remove_const_t<typename std::decay_t<decltype(p)>::element_type>;
+        if (!p || !p->raw) return p;
+        auto copy = std::make_shared<T>(*p);
+        copy->raw = informer.keep_document(*p->raw);
+        return std::shared_ptr<const T>(std::move(copy));
+      },
+      *decoded);
 }
 
 void Trim(Json& obj) {
@@ -232,8 +247,9 @@ bool Informer::ListAndReplace() {
         old = it->second.object;
       }
     }
-    const DecodeOptions decode = DecodeOptionsFor(v.first, options_.keep_documents);
-    auto decoded = DecodeObject(std::move(v.first), options_.kind + " " + k, decode);
+    const DecodeOptions decode = DecodeOptionsFor(v.first, options_);
+    auto decoded = KeepingDocument(
+        DecodeObject(std::move(v.first), options_.kind + " " + k, decode), options_);
     if (!decoded.ok()) {
       if (options_.log) options_.log(decoded.error().message);
       continue;
@@ -269,8 +285,9 @@ void Informer::Apply(const std::string& type, Json obj) {
     if (handlers_.on_delete) handlers_.on_delete(*old);
     return;
   }
-  const DecodeOptions decode = DecodeOptionsFor(obj, options_.keep_documents);
-  auto decoded = DecodeObject(std::move(obj), options_.kind + " " + key, decode);
+  const DecodeOptions decode = DecodeOptionsFor(obj, options_);
+  auto decoded =
+      KeepingDocument(DecodeObject(std::move(obj), options_.kind + " " + key, decode), options_);
   if (!decoded.ok()) {
     if (options_.log) options_.log(decoded.error().message);
     return;

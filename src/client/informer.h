@@ -45,6 +45,9 @@ struct InformerOptions {
   // Keep each pod's and node's decoded document (for extenders, which receive whole objects);
   // otherwise they are dropped, being most of an informer's memory.
   bool keep_documents = false;
+  // When set, what each object keeps of its document, whatever keep_documents says: a reader
+  // that needs a few fields the decoded object lacks keeps those, not the whole tree.
+  std::function<RawObject(const nlohmann::json& doc)> keep_document;
   // A kind the server may not serve (a CustomResourceDefinition not installed): a 404 on the
   // list counts as synced and empty, and the list is tried again later, without a log line.
   bool optional = false;

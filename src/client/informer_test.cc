@@ -102,6 +102,40 @@ TEST_F(ApiServerFixture, InformerCopiesDropManagedFields) {
   }
 }
 
+// keep_document: listed and watched objects alike keep only what it returns of their
+// documents, and their typed fields whole.
+TEST_F(ApiServerFixture, InformerKeepsWhatKeepDocumentReturns) {
+  Start();
+  auto create = [&](const std::string& name) {
+    Json node = {{"apiVersion", "v1"},
+                 {"kind", "Node"},
+                 {"metadata", {{"name", name}, {"labels", {{"zone", "a"}}}}},
+                 {"spec", {{"podCIDR", "10.64.0.0/24"}}}};
+    return rest_->Post("/api/v1/nodes", node);
+  };
+  ASSERT_TRUE(create("listed").ok());
+  std::atomic<int> adds{0};
+  InformerOptions options{.path = "/api/v1/nodes", .kind = "Node"};
+  options.keep_document = [](const Json& doc) {
+    return std::make_shared<const Json>(Json{{"spec", doc.at("spec")}});
+  };
+  Informer inf(rest_.get(), options, {[&](const Object&) { ++adds; }, {}, {}});
+  inf.Start();
+  for (int i = 0; i < 200 && !inf.HasSynced(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(create("watched").ok());
+  for (int i = 0; i < 200 && adds < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  inf.Stop();
+  ASSERT_EQ(adds.load(), 2);
+  for (const Object& o : inf.List()) {
+    const auto& node = std::get<std::shared_ptr<const berth::Node>>(o);
+    ASSERT_NE(node->raw, nullptr);
+    EXPECT_EQ(*node->raw, (Json{{"spec", {{"podCIDR", "10.64.0.0/24"}}}})) << node->metadata.name;
+    EXPECT_EQ(node->metadata.labels.at("zone"), "a");
+  }
+}
+
 // A watch answered 410 Gone relists and delivers only the difference. The list's items carry
 // no kind or apiVersion, as kube-apiserver sends them.
 TEST(InformerTest, GoneRelistsAndDeliversTheDifference) {

@@ -6,6 +6,7 @@
 
 #include "client/kubeconfig.h"
 #include "client/micro_time.h"
+#include "kubelet/documents.h"
 #include "kubelet/kubelets_impl.h"
 
 namespace berth::kubelet {
@@ -232,7 +233,7 @@ VoidResult SimulatedKubelets::Start() {
   Impl& d = *impl_;
   auto log = [&d](const std::string& m) { d.Log(m); };
   client::InformerOptions nodes{.path = "/api/v1/nodes", .kind = "Node", .log = log};
-  nodes.keep_documents = true;
+  nodes.keep_document = KubeletNodeDocument;
   d.node_informer = std::make_unique<client::Informer>(
       d.rest, nodes,
       client::InformerHandlers{
@@ -240,7 +241,7 @@ VoidResult SimulatedKubelets::Start() {
           [&d](const Object&, const Object& o) { d.Push(Impl::Event::kNode, o); },
           [&d](const Object& o) { d.Push(Impl::Event::kNodeGone, o); }});
   client::InformerOptions pods{.path = "/api/v1/pods", .kind = "Pod", .log = log};
-  pods.keep_documents = true;
+  pods.keep_document = KubeletPodDocument;
   d.pod_informer = std::make_unique<client::Informer>(
       d.rest, pods,
       client::InformerHandlers{
