@@ -3,8 +3,10 @@
 // namespace storage that the server applies to writes.
 //
 // Deleting a namespace only marks it Terminating (Store::Delete). The NamespaceDeleter then
-// deletes every object in it, each as a DELETE would (watchers see it go; an object with
-// finalizers is marked and waits for them), in batches that each commit as one transaction.
+// deletes every object in it, each as a DELETE without options would (watchers see it go; an
+// object with finalizers is marked and waits for them; a pod on a node that has not finished
+// is marked for its grace period and waits for its kubelet to confirm, pod_deletion.h), in
+// batches that each commit as one transaction.
 // Once nothing is left, it removes the `kubernetes` finalizer from spec.finalizers (the
 // `finalize` subresource's write), which removes the namespace when no other finalizer holds
 // it. After every pass the namespace's status.conditions say what is left in it and what holds
@@ -59,7 +61,8 @@ std::optional<nlohmann::json> NamespaceTerminatingCause(const ApiError& e);
 struct NamespaceDeleterOptions {
   // Objects deleted per transaction (and per hold of the store's lock).
   size_t batch = 500;
-  // How often a namespace whose content waits for finalizers is looked at again.
+  // How often a namespace whose content waits (for finalizers, or pods for their kubelets) is
+  // looked at again.
   std::chrono::milliseconds recheck{1000};
   // Called with what went wrong in a pass (a storage failure); the pass is tried again later.
   std::function<void(const std::string&)> log;
@@ -70,7 +73,7 @@ struct NamespaceSync {
   enum class State {
     kGone,              // removed (or never there)
     kNotTerminating,    // not being deleted
-    kContentRemaining,  // objects wait for their finalizers: look again later
+    kContentRemaining,  // objects wait for their finalizers or kubelets: look again later
     kHeldByOthers,      // empty, but finalizers other than `kubernetes` hold it
   };
   State state = State::kGone;
@@ -99,8 +102,8 @@ class NamespaceDeleter {
   bool WaitIdle(std::chrono::milliseconds timeout);
 
  private:
-  // Deletes the namespace's objects; `deleted` counts them, and `pod_grace` is set to the
-  // longest grace period of its pods that have not finished.
+  // Deletes the namespace's objects (pods gracefully); `deleted` counts them, and `pod_grace`
+  // is set to the longest grace period of its pods that have not finished.
   VoidResult DeleteContent(std::string_view name, int64_t* deleted, int64_t* pod_grace);
   // What is left in the namespace after DeleteContent; `grace_running` says whether pods left
   // may still be in their grace period.
