@@ -141,6 +141,16 @@ VoidResult NamespaceDeleter::Start() {
   });
   if (!watch.ok()) return watch.error();
   watch_ = std::move(watch).value();
+  // From now on only: pods deleted before are no news to a namespace not yet looked at.
+  auto pods = store_.Watch(*FindResource("", "v1", "pods"), "", store_.revision(), nullptr,
+                           [this](const WatchEvent& ev) {
+                             if (ev.type == WatchEventType::kDeleted) {
+                               Wake(MetadataOf(*ev.object.object).value("namespace", ""));
+                             }
+                             return true;
+                           });
+  if (!pods.ok()) return pods.error();
+  pod_watch_ = std::move(pods).value();
   thread_ = std::thread([this] { Loop(); });
   return {};
 }
@@ -152,13 +162,23 @@ void NamespaceDeleter::Stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  // Unregistering takes the store's lock, under which the callback takes mu_: not under mu_.
+  // Unregistering takes the store's lock, under which the callbacks take mu_: not under mu_.
   watch_.reset();
+  pod_watch_.reset();
 }
 
 void NamespaceDeleter::Enqueue(const std::string& name) {
   {
     std::lock_guard lock(mu_);
+    queued_.insert(name);
+  }
+  cv_.notify_all();
+}
+
+void NamespaceDeleter::Wake(const std::string& name) {
+  {
+    std::lock_guard lock(mu_);
+    if (waiting_.erase(name) == 0) return;
     queued_.insert(name);
   }
   cv_.notify_all();

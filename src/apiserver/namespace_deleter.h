@@ -89,7 +89,8 @@ class NamespaceDeleter {
   NamespaceDeleter& operator=(const NamespaceDeleter&) = delete;
 
   // Watches the namespaces and starts the thread, which finishes every Terminating namespace:
-  // those in the store now (a deletion cut short) and those deleted later.
+  // those in the store now (a deletion cut short) and those deleted later. Also watches pods,
+  // so that a namespace whose last pod's kubelet confirms goes then, not at the next recheck.
   VoidResult Start();
   void Stop();
 
@@ -115,10 +116,13 @@ class NamespaceDeleter {
   Result<NamespaceSync::State> Finalize(std::string_view name, const std::string& uid);
   void Loop();
   void Enqueue(const std::string& name);
+  // Namespace `name` lost a pod: if it waits for its content, it is looked at again at once.
+  void Wake(const std::string& name);
 
   Store& store_;
   NamespaceDeleterOptions options_;
-  std::unique_ptr<WatchRegistration> watch_;
+  std::unique_ptr<WatchRegistration> watch_;      // namespaces
+  std::unique_ptr<WatchRegistration> pod_watch_;  // pods deleted (their kubelets confirming)
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable cv_;       // work queued, or stopping

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "api/codec.h"
@@ -584,6 +585,27 @@ TEST_F(NamespaceDeleterConditionsTest, PodsOnNodesAreTerminatingUntilTheirKubele
   KubeletConfirms("team", "slow");
   EXPECT_EQ(deleter.Sync("team")->state, NamespaceSync::State::kGone);
   EXPECT_EQ(store_->Get(Namespaces(), "", "team").error().code, ErrorCode::kNotFound);
+}
+
+// The deleter's thread looks at a namespace again as soon as a pod of it goes, not only at its
+// next recheck: the namespace goes with its last pod's confirmation.
+TEST_F(NamespaceDeleterConditionsTest, TheLastPodsConfirmationLetsTheNamespaceGoAtOnce) {
+  ASSERT_TRUE(store_->Create(Namespaces(), "", NamespaceDoc("team"), false).ok());
+  CreatePodOn("team", "web", "n1", 30);
+  NamespaceDeleterOptions options;
+  options.recheck = std::chrono::hours(1);
+  NamespaceDeleter deleter(*store_, options);
+  ASSERT_TRUE(deleter.Start().ok());
+  ASSERT_TRUE(store_->Delete(Namespaces(), "", "team", {}, false).ok());
+  for (int i = 0; i < 500 && !PodMeta("team", "web").contains("deletionTimestamp"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(PodMeta("team", "web").contains("deletionTimestamp"));
+  EXPECT_FALSE(deleter.WaitIdle(std::chrono::milliseconds(200)));  // waits for the pod
+  KubeletConfirms("team", "web");
+  ASSERT_TRUE(deleter.WaitIdle(std::chrono::seconds(10)));
+  EXPECT_EQ(store_->Get(Namespaces(), "", "team").error().code, ErrorCode::kNotFound);
+  deleter.Stop();
 }
 
 // With no kubelet to confirm (`berth up --no-kubelets`, a node whose kubelet is gone), a pod the
