@@ -9,6 +9,7 @@
 #include "api/codec.h"
 #include "apiserver/crd_registry.h"
 #include "apiserver/namespace_conditions.h"
+#include "apiserver/pod_deletion.h"
 #include "apiserver/resources.h"
 
 namespace berth::apiserver {
@@ -140,6 +141,16 @@ VoidResult NamespaceDeleter::Start() {
   });
   if (!watch.ok()) return watch.error();
   watch_ = std::move(watch).value();
+  // From now on only: pods deleted before are no news to a namespace not yet looked at.
+  auto pods = store_.Watch(*FindResource("", "v1", "pods"), "", store_.revision(), nullptr,
+                           [this](const WatchEvent& ev) {
+                             if (ev.type == WatchEventType::kDeleted) {
+                               Wake(MetadataOf(*ev.object.object).value("namespace", ""));
+                             }
+                             return true;
+                           });
+  if (!pods.ok()) return pods.error();
+  pod_watch_ = std::move(pods).value();
   thread_ = std::thread([this] { Loop(); });
   return {};
 }
@@ -151,13 +162,23 @@ void NamespaceDeleter::Stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  // Unregistering takes the store's lock, under which the callback takes mu_: not under mu_.
+  // Unregistering takes the store's lock, under which the callbacks take mu_: not under mu_.
   watch_.reset();
+  pod_watch_.reset();
 }
 
 void NamespaceDeleter::Enqueue(const std::string& name) {
   {
     std::lock_guard lock(mu_);
+    queued_.insert(name);
+  }
+  cv_.notify_all();
+}
+
+void NamespaceDeleter::Wake(const std::string& name) {
+  {
+    std::lock_guard lock(mu_);
+    if (waiting_.erase(name) == 0) return;
     queued_.insert(name);
   }
   cv_.notify_all();
@@ -245,11 +266,19 @@ Result<NamespaceSync> NamespaceDeleter::Sync(std::string_view name) {
 
 VoidResult NamespaceDeleter::DeleteContent(std::string_view name, int64_t* deleted,
                                            int64_t* pod_grace) {
+  // Pods go as a DELETE without options takes them (pod_deletion.h): one on a node that has
+  // not finished is only marked, for its terminationGracePeriodSeconds, and stays Terminating
+  // until its kubelet confirms; one on no node, or finished, goes at once.
+  const GraceFn pod_deletion = [](const Json& pod) {
+    return PodGraceDecision(pod, std::nullopt, NowUnixSeconds());
+  };
+  const GraceFn at_once;
   std::vector<Store::ObjectRef> batch;
-  auto flush = [&]() -> VoidResult {
+  // A batch holds one kind's objects when that kind is pods, so that `grace` fits them all.
+  auto flush = [&](const GraceFn& grace) -> VoidResult {
     if (batch.empty()) return {};
     // Durable in revision order: the finalize's commit, awaited, covers these.
-    auto done = store_.DeleteMany(batch, Durability::kLater);
+    auto done = store_.DeleteMany(batch, Durability::kLater, grace);
     if (!done.ok()) return done.error();
     *deleted += static_cast<int64_t>(batch.size());
     batch.clear();
@@ -260,17 +289,25 @@ VoidResult NamespaceDeleter::DeleteContent(std::string_view name, int64_t* delet
     if (!IsContent(r)) continue;
     auto list = store_.List(r, name, nullptr, 0, "");
     if (!list.ok()) return list.error();
-    if (IsPods(r)) *pod_grace = std::max(*pod_grace, LongestPodGrace(list->items));
+    const bool pods = IsPods(r);
+    if (pods) {
+      *pod_grace = std::max(*pod_grace, LongestPodGrace(list->items));
+      if (auto ok = flush(at_once); !ok.ok()) return ok;
+    }
+    const GraceFn& grace = pods ? pod_deletion : at_once;
     for (const StoredObject& so : list->items) {
       const Json& meta = MetadataOf(*so.object);
-      // Marked already: it waits for its finalizers.
+      // Marked already: it waits for its finalizers or its kubelet.
       if (meta.contains("deletionTimestamp")) continue;
       batch.push_back({&r, std::string(name), meta.value("name", ""), meta.value("uid", "")});
       if (batch.size() < options_.batch) continue;
-      if (auto ok = flush(); !ok.ok()) return ok;
+      if (auto ok = flush(grace); !ok.ok()) return ok;
+    }
+    if (pods) {
+      if (auto ok = flush(grace); !ok.ok()) return ok;
     }
   }
-  return flush();
+  return flush(at_once);
 }
 
 Result<NamespaceContentLeft> NamespaceDeleter::Survey(std::string_view name, bool grace_running) {

@@ -3,8 +3,10 @@
 // namespace storage that the server applies to writes.
 //
 // Deleting a namespace only marks it Terminating (Store::Delete). The NamespaceDeleter then
-// deletes every object in it, each as a DELETE would (watchers see it go; an object with
-// finalizers is marked and waits for them), in batches that each commit as one transaction.
+// deletes every object in it, each as a DELETE without options would (watchers see it go; an
+// object with finalizers is marked and waits for them; a pod on a node that has not finished
+// is marked for its grace period and waits for its kubelet to confirm, pod_deletion.h), in
+// batches that each commit as one transaction.
 // Once nothing is left, it removes the `kubernetes` finalizer from spec.finalizers (the
 // `finalize` subresource's write), which removes the namespace when no other finalizer holds
 // it. After every pass the namespace's status.conditions say what is left in it and what holds
@@ -59,7 +61,8 @@ std::optional<nlohmann::json> NamespaceTerminatingCause(const ApiError& e);
 struct NamespaceDeleterOptions {
   // Objects deleted per transaction (and per hold of the store's lock).
   size_t batch = 500;
-  // How often a namespace whose content waits for finalizers is looked at again.
+  // How often a namespace whose content waits (for finalizers, or pods for their kubelets) is
+  // looked at again.
   std::chrono::milliseconds recheck{1000};
   // Called with what went wrong in a pass (a storage failure); the pass is tried again later.
   std::function<void(const std::string&)> log;
@@ -70,7 +73,7 @@ struct NamespaceSync {
   enum class State {
     kGone,              // removed (or never there)
     kNotTerminating,    // not being deleted
-    kContentRemaining,  // objects wait for their finalizers: look again later
+    kContentRemaining,  // objects wait for their finalizers or kubelets: look again later
     kHeldByOthers,      // empty, but finalizers other than `kubernetes` hold it
   };
   State state = State::kGone;
@@ -86,7 +89,8 @@ class NamespaceDeleter {
   NamespaceDeleter& operator=(const NamespaceDeleter&) = delete;
 
   // Watches the namespaces and starts the thread, which finishes every Terminating namespace:
-  // those in the store now (a deletion cut short) and those deleted later.
+  // those in the store now (a deletion cut short) and those deleted later. Also watches pods,
+  // so that a namespace whose last pod's kubelet confirms goes then, not at the next recheck.
   VoidResult Start();
   void Stop();
 
@@ -99,8 +103,8 @@ class NamespaceDeleter {
   bool WaitIdle(std::chrono::milliseconds timeout);
 
  private:
-  // Deletes the namespace's objects; `deleted` counts them, and `pod_grace` is set to the
-  // longest grace period of its pods that have not finished.
+  // Deletes the namespace's objects (pods gracefully); `deleted` counts them, and `pod_grace`
+  // is set to the longest grace period of its pods that have not finished.
   VoidResult DeleteContent(std::string_view name, int64_t* deleted, int64_t* pod_grace);
   // What is left in the namespace after DeleteContent; `grace_running` says whether pods left
   // may still be in their grace period.
@@ -112,10 +116,13 @@ class NamespaceDeleter {
   Result<NamespaceSync::State> Finalize(std::string_view name, const std::string& uid);
   void Loop();
   void Enqueue(const std::string& name);
+  // Namespace `name` lost a pod: if it waits for its content, it is looked at again at once.
+  void Wake(const std::string& name);
 
   Store& store_;
   NamespaceDeleterOptions options_;
-  std::unique_ptr<WatchRegistration> watch_;
+  std::unique_ptr<WatchRegistration> watch_;      // namespaces
+  std::unique_ptr<WatchRegistration> pod_watch_;  // pods deleted (their kubelets confirming)
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable cv_;       // work queued, or stopping

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "api/codec.h"
@@ -372,6 +373,34 @@ class NamespaceDeleterConditionsTest : public ::testing::Test {
         false, false);
     ASSERT_TRUE(done.ok()) << done.error().message;
   }
+  // A pod as the scheduler and its kubelet leave it: on `node` (empty: not scheduled), in
+  // `phase`, with a grace period of `grace` seconds.
+  void CreatePodOn(const std::string& ns, const std::string& name, const std::string& node,
+                   int64_t grace, const std::string& phase = "Running") {
+    Json pod = {{"metadata", {{"name", name}}},
+                {"spec",
+                 {{"containers", {{{"name", "c"}, {"image", "nginx"}}}},
+                  {"terminationGracePeriodSeconds", grace}}},
+                {"status", {{"phase", phase}}}};
+    if (!node.empty()) pod["spec"]["nodeName"] = node;
+    ASSERT_TRUE(store_->Create(Pods(), ns, pod, false).ok());
+  }
+  // What a kubelet does once the pod's containers have stopped: a DELETE with no grace, for
+  // this pod only.
+  void KubeletConfirms(const std::string& ns, const std::string& name) {
+    auto pod = store_->Get(Pods(), ns, name);
+    ASSERT_TRUE(pod.ok()) << pod.error().message;
+    DeletePreconditions same_pod;
+    same_pod.uid = (*pod->object)["metadata"].value("uid", "");
+    auto gone = store_->Delete(
+        Pods(), ns, name, same_pod, false, Durability::kAwait,
+        [](const Json& current) { return PodGraceDecision(current, 0, NowUnixSeconds()); });
+    ASSERT_TRUE(gone.ok()) << gone.error().message;
+  }
+  Json PodMeta(const std::string& ns, const std::string& name) {
+    auto got = store_->Get(Pods(), ns, name);
+    return got.ok() ? (*got->object)["metadata"] : Json();
+  }
   Json Status(const std::string& ns) {
     auto got = store_->Get(Namespaces(), "", ns);
     EXPECT_TRUE(got.ok());
@@ -497,6 +526,110 @@ TEST_F(NamespaceDeleterConditionsTest, PodsLeftPastTheirGracePeriodAreAContentFa
   ASSERT_EQ(deleter.Sync("team")->state, NamespaceSync::State::kHeldByOthers);
   EXPECT_EQ(Condition(Status("team"), "NamespaceDeletionContentFailure")["reason"],
             "ContentDeleted");
+}
+
+// Pods on nodes are deleted as a DELETE without options deletes them: marked for their grace
+// period and Terminating until their kubelets confirm, while the namespace's conditions count
+// them; pods on no node, and finished ones, go at once. The namespace goes with the last
+// confirmation.
+TEST_F(NamespaceDeleterConditionsTest, PodsOnNodesAreTerminatingUntilTheirKubeletsConfirm) {
+  ASSERT_TRUE(store_->Create(Namespaces(), "", NamespaceDoc("team"), false).ok());
+  CreatePodOn("team", "web", "n1", 30);
+  CreatePodOn("team", "slow", "n2", 45);
+  CreatePodOn("team", "pending", "", 30, "Pending");
+  CreatePodOn("team", "done", "n1", 30, "Succeeded");
+  CreatePodOn("team", "crashed", "n2", 30, "Failed");
+  std::vector<std::string> events;
+  auto watch = store_->Watch(Pods(), "team", std::nullopt, nullptr, [&](const WatchEvent& ev) {
+    if (ev.type == WatchEventType::kAdded) return true;
+    events.push_back((ev.type == WatchEventType::kDeleted ? "DELETED " : "MODIFIED ") +
+                     (*ev.object.object)["metadata"].value("name", ""));
+    return true;
+  });
+  ASSERT_TRUE(watch.ok());
+  ASSERT_TRUE(store_->Delete(Namespaces(), "", "team", {}, false).ok());
+  NamespaceDeleter deleter(*store_);
+  auto pass = deleter.Sync("team");
+  ASSERT_TRUE(pass.ok()) << pass.error().message;
+  EXPECT_EQ(pass->state, NamespaceSync::State::kContentRemaining);
+  EXPECT_EQ(pass->deleted, 5);
+  EXPECT_EQ(pass->remaining, 2);
+  EXPECT_EQ(events, (std::vector<std::string>{"DELETED crashed", "DELETED done", "DELETED pending",
+                                              "MODIFIED slow", "MODIFIED web"}));
+  EXPECT_EQ(PodMeta("team", "web")["deletionTimestamp"], At(30));
+  EXPECT_EQ(PodMeta("team", "web")["deletionGracePeriodSeconds"], 30);
+  EXPECT_EQ(PodMeta("team", "slow")["deletionTimestamp"], At(45));
+  EXPECT_EQ(PodMeta("team", "slow")["deletionGracePeriodSeconds"], 45);
+  Json status = Status("team");
+  EXPECT_EQ(status["phase"], "Terminating");
+  EXPECT_EQ(Condition(status, "NamespaceContentRemaining")["status"], "True");
+  EXPECT_EQ(Condition(status, "NamespaceContentRemaining")["message"],
+            "Some resources are remaining: pods. has 2 resource instances");
+  EXPECT_EQ(Condition(status, "NamespaceDeletionContentFailure")["status"], "False");
+  EXPECT_EQ(Condition(status, "NamespaceFinalizersRemaining")["status"], "False");
+
+  // A look before any kubelet answers leaves the pods as they are: their grace periods run on.
+  clock_.Advance(std::chrono::seconds(1));
+  events.clear();
+  pass = deleter.Sync("team");
+  ASSERT_TRUE(pass.ok());
+  EXPECT_EQ(pass->deleted, 0);
+  EXPECT_EQ(pass->remaining, 2);
+  EXPECT_TRUE(events.empty());
+  EXPECT_EQ(PodMeta("team", "web")["deletionTimestamp"], At(30));
+
+  KubeletConfirms("team", "web");
+  ASSERT_EQ(deleter.Sync("team")->state, NamespaceSync::State::kContentRemaining);
+  EXPECT_EQ(Condition(Status("team"), "NamespaceContentRemaining")["message"],
+            "Some resources are remaining: pods. has 1 resource instances");
+  KubeletConfirms("team", "slow");
+  EXPECT_EQ(deleter.Sync("team")->state, NamespaceSync::State::kGone);
+  EXPECT_EQ(store_->Get(Namespaces(), "", "team").error().code, ErrorCode::kNotFound);
+}
+
+// The deleter's thread looks at a namespace again as soon as a pod of it goes, not only at its
+// next recheck: the namespace goes with its last pod's confirmation.
+TEST_F(NamespaceDeleterConditionsTest, TheLastPodsConfirmationLetsTheNamespaceGoAtOnce) {
+  ASSERT_TRUE(store_->Create(Namespaces(), "", NamespaceDoc("team"), false).ok());
+  CreatePodOn("team", "web", "n1", 30);
+  NamespaceDeleterOptions options;
+  options.recheck = std::chrono::hours(1);
+  NamespaceDeleter deleter(*store_, options);
+  ASSERT_TRUE(deleter.Start().ok());
+  ASSERT_TRUE(store_->Delete(Namespaces(), "", "team", {}, false).ok());
+  for (int i = 0; i < 500 && !PodMeta("team", "web").contains("deletionTimestamp"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(PodMeta("team", "web").contains("deletionTimestamp"));
+  EXPECT_FALSE(deleter.WaitIdle(std::chrono::milliseconds(200)));  // waits for the pod
+  KubeletConfirms("team", "web");
+  ASSERT_TRUE(deleter.WaitIdle(std::chrono::seconds(10)));
+  EXPECT_EQ(store_->Get(Namespaces(), "", "team").error().code, ErrorCode::kNotFound);
+  deleter.Stop();
+}
+
+// With no kubelet to confirm (`berth up --no-kubelets`, a node whose kubelet is gone), a pod the
+// deletion marked stays, and so does its namespace: once the grace period has run the
+// conditions call it a failure. Deleting the pod with no grace lets the namespace go.
+TEST_F(NamespaceDeleterConditionsTest, WithoutItsKubeletAPodKeepsTheNamespaceTerminating) {
+  ASSERT_TRUE(store_->Create(Namespaces(), "", NamespaceDoc("team"), false).ok());
+  CreatePodOn("team", "orphan", "gone-node", 30);
+  ASSERT_TRUE(store_->Delete(Namespaces(), "", "team", {}, false).ok());
+  NamespaceDeleter deleter(*store_);
+  ASSERT_EQ(deleter.Sync("team")->state, NamespaceSync::State::kContentRemaining);
+  clock_.Advance(std::chrono::seconds(30));
+  ASSERT_EQ(deleter.Sync("team")->state, NamespaceSync::State::kContentRemaining);
+  const Json status = Status("team");
+  EXPECT_EQ(status["phase"], "Terminating");
+  EXPECT_EQ(Condition(status, "NamespaceDeletionContentFailure")["status"], "True");
+  EXPECT_EQ(Condition(status, "NamespaceContentRemaining")["message"],
+            "Some resources are remaining: pods. has 1 resource instances");
+  clock_.Advance(std::chrono::seconds(3600));
+  ASSERT_EQ(deleter.Sync("team")->state, NamespaceSync::State::kContentRemaining);
+  EXPECT_EQ(PodMeta("team", "orphan")["deletionTimestamp"], At(30));
+  // `kubectl delete pod --grace-period=0 --force`.
+  KubeletConfirms("team", "orphan");
+  EXPECT_EQ(deleter.Sync("team")->state, NamespaceSync::State::kGone);
 }
 
 TEST_F(NamespaceDeleterConditionsTest, CustomResourcesAreCountedUnderTheirGroup) {

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "api/codec.h"
+#include "apiserver/resources.h"
+
 namespace berth::apiserver {
 namespace {
 
@@ -53,6 +56,56 @@ TEST(PodGraceDecisionTest, ATerminatingPodsGraceOnlyShortens) {
   EXPECT_EQ(PodGraceDecision(pod, 0, 1010).action, GraceDecision::kNow);
   pod["metadata"]["deletionGracePeriodSeconds"] = 0;
   EXPECT_EQ(PodGraceDecision(pod, std::nullopt, 1010).action, GraceDecision::kNow);
+}
+
+// A pod on a node that finalizers also hold: its kubelet's confirmation (a DELETE with no
+// grace) ends the grace period, so the pod goes once its last finalizer is removed.
+TEST(PodGracefulDeletionTest, AConfirmedPodHeldByFinalizersGoesWithItsLastFinalizer) {
+  auto opened = Store::Open({});
+  ASSERT_TRUE(opened.ok());
+  Store& store = **opened;
+  const ResourceInfo& pods = *FindResource("", "v1", "pods");
+  ASSERT_TRUE(store
+                  .Create(*FindResource("", "v1", "namespaces"), "",
+                          {{"metadata", {{"name", "team"}}}}, false)
+                  .ok());
+  Json pod = BoundPod();
+  pod["metadata"]["finalizers"] = {"example.com/block"};
+  ASSERT_TRUE(store.Create(pods, "team", pod, false).ok());
+  auto deleting = [](std::optional<int64_t> requested) {
+    return [requested](const Json& current) {
+      return PodGraceDecision(current, requested, NowUnixSeconds());
+    };
+  };
+  auto marked =
+      store.Delete(pods, "team", "p", {}, false, Durability::kAwait, deleting(std::nullopt));
+  ASSERT_TRUE(marked.ok());
+  const Json& mark = (*marked->object)["metadata"];
+  EXPECT_EQ(mark["deletionGracePeriodSeconds"], 30);
+  auto deadline = ParseTimestamp(mark.value("deletionTimestamp", ""));
+  ASSERT_TRUE(deadline.ok());
+
+  auto confirmed = store.Delete(pods, "team", "p", {}, false, Durability::kAwait, deleting(0));
+  ASSERT_TRUE(confirmed.ok());
+  const Json& held = (*confirmed->object)["metadata"];
+  EXPECT_EQ(held["deletionGracePeriodSeconds"], 0);
+  EXPECT_EQ(held["deletionTimestamp"], FormatTimestamp(*deadline - 30));
+  EXPECT_EQ(held["finalizers"], Json::array({"example.com/block"}));
+  // Asked again, nothing changes.
+  auto again = store.Delete(pods, "team", "p", {}, false, Durability::kAwait, deleting(0));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->rv, confirmed->rv);
+
+  auto released = store.Mutate(
+      pods, "team", "p",
+      [](const Json* current) -> Result<Json> {
+        Json next = *current;
+        next["metadata"].erase("finalizers");
+        return next;
+      },
+      false, false);
+  ASSERT_TRUE(released.ok()) << released.error().message;
+  EXPECT_EQ(store.Get(pods, "team", "p").error().code, ErrorCode::kNotFound);
 }
 
 }  // namespace

@@ -147,8 +147,9 @@ class Store {
                               const GraceFn& grace = nullptr);
   // Deletes each object as Delete does (one with metadata.finalizers is only marked), under one
   // hold of the lock and in one transaction: a crash keeps all of these changes or none. An
-  // object already gone, or whose uid is not the one given, is left alone. Returns the
-  // revision of the last change (0: nothing changed).
+  // object already gone, or whose uid is not the one given, is left alone. `grace`, when set,
+  // decides each deletion as Delete's does (so every object given must support graceful
+  // deletion). Returns the revision of the last change (0: nothing changed).
   struct ObjectRef {
     const ResourceInfo* resource;
     std::string ns;
@@ -156,7 +157,8 @@ class Store {
     std::string uid;  // empty: any
   };
   Result<int64_t> DeleteMany(const std::vector<ObjectRef>& objects,
-                             Durability durability = Durability::kAwait);
+                             Durability durability = Durability::kAwait,
+                             const GraceFn& grace = nullptr);
   // Calls `done` once revision `rv` (a write's StoredObject::rv) is durable, or with the
   // storage error that stops it being so: at once on this thread when it already is, else on
   // the commit thread after the group's commit (so `done` must only hand the answer off).

@@ -24,6 +24,24 @@ bool HasSpecFinalizers(const Json& obj) {
   return spec != obj.end() && spec->is_object() && HasFinalizers(*spec);
 }
 
+namespace {
+
+bool GracePending(const Json& meta) {
+  auto it = meta.find("deletionGracePeriodSeconds");
+  return it != meta.end() && it->is_number_integer() && it->get<int64_t>() > 0;
+}
+
+// Ends the grace period of a marked object now: its deletionTimestamp moves up by what was left
+// of it and deletionGracePeriodSeconds becomes 0.
+void EndGracePeriod(Json& meta) {
+  const int64_t grace = meta.value("deletionGracePeriodSeconds", int64_t{0});
+  auto marked = ParseTimestamp(meta.value("deletionTimestamp", ""));
+  meta["deletionTimestamp"] = FormatTimestamp(marked.ok() ? *marked - grace : NowUnixSeconds());
+  meta["deletionGracePeriodSeconds"] = 0;
+}
+
+}  // namespace
+
 StoredObject Store::Impl::RemoveNamespace(const ResourceInfo& r,
                                           std::map<std::string, StoredObject>& m,
                                           std::map<std::string, StoredObject>::iterator it,
@@ -109,6 +127,17 @@ Result<StoredObject> Store::Impl::DeleteLocked(const ResourceInfo& r, std::strin
   }
   const bool held =
       HasFinalizers(meta) || (IsNamespaces(r) && HasSpecFinalizers(*it->second.object));
+  if (held && marked && grace && !dry_run && GracePending(meta)) {
+    // A graceful deletion cut short (a pod's kubelet confirming, or a forced delete) while
+    // finalizers hold the object: from now on only they do, so removing the last one deletes it.
+    Json obj = *it->second.object;
+    EndGracePeriod(obj["metadata"]);
+    *rv = ++revision;
+    StoredObject ended = Seal(std::move(obj), *rv);
+    const StoredObject before = std::exchange(it->second, ended);
+    Publish(r, ns, key, WatchEventType::kModified, ended, &before);
+    return ended;
+  }
   if (held) {
     // Marked for deletion; the object goes when its last finalizer is removed.
     if (marked || dry_run) return it->second;
@@ -170,7 +199,8 @@ Result<StoredObject> Store::DeleteObject(const ResourceInfo& r, std::string_view
   return impl_->Acknowledge(std::move(last), rv, durability);
 }
 
-Result<int64_t> Store::DeleteMany(const std::vector<ObjectRef>& objects, Durability durability) {
+Result<int64_t> Store::DeleteMany(const std::vector<ObjectRef>& objects, Durability durability,
+                                  const GraceFn& grace) {
   int64_t last_rv = 0;
   {
     std::lock_guard lock(impl_->mu);
@@ -181,7 +211,7 @@ Result<int64_t> Store::DeleteMany(const std::vector<ObjectRef>& objects, Durabil
       if (!o.uid.empty()) preconditions.uid = o.uid;
       // Gone already, or another object of that name now: left alone.
       (void)impl_->DeleteLocked(view ? *view->storage : *o.resource, o.ns, o.name, preconditions,
-                                false, &last_rv);
+                                false, &last_rv, grace);
     }
   }
   if (last_rv == 0 || durability == Durability::kLater) return last_rv;

@@ -12,6 +12,13 @@ Usage: run_ns_deletion_e2e.py BERTH [CHECK ...]
   held by finalizers) and the finalizers holding it, with the namespace controller's reasons
   and messages; they turn False as the content goes, while another finalizer keeps the
   namespace, which goes once `finalize` removes that one;
+* a namespace with two running pods and an unscheduled one: `kubectl delete namespace` marks
+  the running pods Terminating with their grace period (30 s) while the unscheduled one goes at
+  once, the namespace's conditions count the Terminating pods meanwhile, and the namespace goes
+  once the simulated kubelets confirm (after --max-termination-grace, 1 s); the time it takes
+  is printed;
+* without kubelets (`berth up --no-kubelets`) a bound pod keeps its namespace Terminating past
+  its grace period (NamespaceDeletionContentFailure True), until it is deleted with no grace;
 * the server is killed (SIGKILL) right after the DELETE of a namespace of 3,000 ConfigMaps and
   restarted on the same data directory: the namespace is Terminating or gone, then gone with
   all its content, and created again it is empty.
@@ -243,6 +250,118 @@ def check_conditions_name_what_is_left_and_follow_it_away(up):
     up.kubectl(["delete", "crd", "widgets.nsdel.berth.dev"])
 
 
+def watch_json(up, args):
+    """Starts `kubectl get ARGS --watch-only --output-watch-events -o json`."""
+    return subprocess.Popen([KUBECTL, "get"] + args + ["--watch-only", "--output-watch-events",
+                                                        "-o", "json"],
+                            env=up.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def watch_events(proc):
+    """Stops a watch_json watch and returns its events, [(type, object)]."""
+    proc.terminate()
+    out, _ = proc.communicate(timeout=10)
+    decoder, events, at = json.JSONDecoder(), [], 0
+    while True:
+        while at < len(out) and out[at].isspace():
+            at += 1
+        if at >= len(out):
+            return events
+        event, at = decoder.raw_decode(out, at)
+        events.append((event.get("type"), event.get("object", {})))
+
+
+def condition(ns, kind):
+    for c in ns.get("status", {}).get("conditions", []):
+        if c.get("type") == kind:
+            return c
+    return {}
+
+
+def check_running_pods_go_when_their_kubelet_confirms(up):
+    up.kubectl(["create", "namespace", "running"])
+    for name in ("web", "db"):
+        up.kubectl(["run", name, "--image=nginx", "-n", "running"])
+    # No node has the label: the pod stays unscheduled.
+    up.kubectl(["create", "-n", "running", "-f", "-"], stdin=json.dumps(
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "unplaced"},
+         "spec": {"nodeSelector": {"nsdel.berth.dev/none": "x"},
+                  "containers": [{"name": "c", "image": "nginx"}]}}))
+    up.kubectl(["wait", "--for=condition=Ready", "pod/web", "pod/db", "-n", "running",
+                "--timeout=30s"], timeout=45)
+    pods = watch_json(up, ["pods", "-n", "running"])
+    namespaces = watch_json(up, ["namespaces"])
+    try:
+        time.sleep(1.5)  # the watches are open
+        t = time.time()
+        up.kubectl(["delete", "namespace", "running", "--timeout=60s"], timeout=90)
+        took = time.time() - t
+        if namespace(up, "running") is not None:
+            raise Fail("kubectl delete namespace returned before the namespace was gone")
+        time.sleep(1.0)
+    finally:
+        pod_events = watch_events(pods)
+        ns_events = [(kind, obj) for kind, obj in watch_events(namespaces)
+                     if obj.get("metadata", {}).get("name") == "running"]
+    seen = {}
+    for kind, obj in pod_events:
+        meta = obj.get("metadata", {})
+        seen.setdefault(meta.get("name"), []).append(
+            (kind, meta.get("deletionGracePeriodSeconds") if "deletionTimestamp" in meta else None))
+    for name in ("web", "db"):
+        if (("MODIFIED", 30) not in seen.get(name, []) or
+                seen[name][-1][0] != "DELETED"):
+            raise Fail("pod %s was not Terminating for 30 s, then deleted: %s" %
+                       (name, seen.get(name)))
+    if seen.get("unplaced") != [("DELETED", None)]:
+        raise Fail("the unscheduled pod did not go at once: %s" % seen.get("unplaced"))
+    counted = [condition(obj, "NamespaceContentRemaining").get("message") for _, obj in ns_events]
+    if "Some resources are remaining: pods. has 2 resource instances" not in counted:
+        raise Fail("the namespace's conditions never counted the Terminating pods: %s" % counted)
+    if not ns_events or ns_events[-1][0] != "DELETED":
+        raise Fail("the namespace was not deleted: %s" % [k for k, _ in ns_events])
+    # The kubelets confirm after --max-termination-grace (1 s), far within the 30 s.
+    if not 1.0 <= took < 15:
+        raise Fail("kubectl delete namespace with running pods took %.2f s" % took)
+    print("  kubectl delete namespace with 2 running pods: %.2f s" % took, flush=True)
+
+
+def check_without_kubelets_pods_keep_the_namespace(up):
+    data_dir = tempfile.mkdtemp(prefix="berth-ns-nokubelets-")
+    bare = None
+    try:
+        bare = Up(up.berth, data_dir, demo_nodes=1, extra=["--no-kubelets"])
+        bare.kubectl(["create", "namespace", "stranded"])
+        bare.kubectl(["create", "-n", "stranded", "-f", "-"], stdin=json.dumps(
+            {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+             "spec": {"terminationGracePeriodSeconds": 2,
+                      "containers": [{"name": "c", "image": "nginx"}]}}))
+        wait_for("pod p bound", lambda: json.loads(bare.kubectl(
+            ["get", "pod", "p", "-n", "stranded", "-o", "json"])[1])["spec"].get("nodeName"),
+            timeout=30)
+        rc, _, _ = bare.kubectl(["delete", "namespace", "stranded", "--timeout=5s"], check=False,
+                                timeout=30)
+        if rc == 0:
+            raise Fail("kubectl delete namespace returned with no kubelet to stop the pod")
+        ns = namespace(bare, "stranded")
+        failure = condition(ns or {}, "NamespaceDeletionContentFailure")
+        if ns is None or ns["status"].get("phase") != "Terminating" or \
+                failure.get("status") != "True":
+            raise Fail("namespace past its pod's grace period: %s" % ns)
+        pod = json.loads(bare.kubectl(["get", "pod", "p", "-n", "stranded", "-o", "json"])[1])
+        if pod["metadata"].get("deletionGracePeriodSeconds") != 2:
+            raise Fail("pod p not Terminating for 2 s: %s" % pod["metadata"])
+        print("  " + failure.get("message", ""), flush=True)
+        bare.kubectl(["delete", "pods", "--all", "-n", "stranded", "--grace-period=0", "--force"])
+        wait_for("namespace stranded gone", lambda: namespace(bare, "stranded") is None,
+                 timeout=30)
+    finally:
+        if bare and bare.proc.poll() is None:
+            bare.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
 def check_deletion_resumes_after_kill9(up):
     data_dir = tempfile.mkdtemp(prefix="berth-ns-kill9-")
     crashing = Up(up.berth, data_dir, demo_nodes=0)
@@ -281,7 +400,9 @@ def check_deletion_resumes_after_kill9(up):
 
 CHECKS = [check_delete_waits_and_watchers_see_every_object,
           check_a_finalizer_holds_the_namespace_terminating,
-          check_conditions_name_what_is_left_and_follow_it_away, check_deletion_resumes_after_kill9]
+          check_conditions_name_what_is_left_and_follow_it_away,
+          check_running_pods_go_when_their_kubelet_confirms,
+          check_without_kubelets_pods_keep_the_namespace, check_deletion_resumes_after_kill9]
 
 
 def main():
