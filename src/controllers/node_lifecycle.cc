@@ -1,8 +1,8 @@
 #include "controllers/node_lifecycle.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "api/codec.h"
 #include "controllers/node_lifecycle_util.h"
@@ -98,7 +98,34 @@ void Ticker::Stop() {
 
 NodeLifecycleController::NodeLifecycleController(client::RestClient* rest, SharedInformer* nodes,
                                                  SharedInformer* leases, ControllerOptions options)
-    : rest_(rest), nodes_(nodes), leases_(leases), options_(std::move(options)) {}
+    : rest_(rest), nodes_(nodes), options_(std::move(options)) {
+  // Each node Lease's renewTime as its renewals arrive, read from the event's document while it
+  // is at hand: a round then reads no Lease.
+  auto renewed = [this](const Object& o) {
+    const Json& doc = DocOf(o);
+    const Json& meta = Member(doc, "metadata");
+    if (StringAt(meta, "namespace") != kNodeLeaseNamespace) return;
+    std::string renew = StringAt(Member(doc, "spec"), "renewTime");
+    std::lock_guard lock(renewals_mu_);
+    renewals_[StringAt(meta, "name")] = std::move(renew);
+  };
+  client::InformerHandlers h;
+  h.on_add = renewed;
+  h.on_update = [renewed](const Object&, const Object& o) { renewed(o); };
+  h.on_delete = [this](const Object& o) {
+    const Json& meta = Member(DocOf(o), "metadata");
+    if (StringAt(meta, "namespace") != kNodeLeaseNamespace) return;
+    std::lock_guard lock(renewals_mu_);
+    renewals_.erase(StringAt(meta, "name"));
+  };
+  leases->AddHandlers(std::move(h));
+}
+
+std::string NodeLifecycleController::RenewTimeOf(const std::string& node) const {
+  std::lock_guard lock(renewals_mu_);
+  auto it = renewals_.find(node);
+  return it == renewals_.end() ? std::string() : it->second;
+}
 
 void NodeLifecycleController::Start() {
   ticker_.Start(options_.clock, NodeMonitorPeriod(options_.node_monitor_grace_period),
@@ -117,22 +144,21 @@ int NodeLifecycleController::MonitorOnce() {
     const Json& doc = DocOf(obj);
     auto* typed = std::get_if<std::shared_ptr<const Node>>(&obj);
     const std::string name = typed && *typed ? (*typed)->metadata.name : NameOf(doc);
-    auto lease = leases_->Get(std::string(kNodeLeaseNamespace) + "/" + name);
-    const Json* lease_doc = lease ? &DocOf(*lease) : nullptr;
     Probe& probe = probes_[name];
-    // A round visits every node: the documents are read again only when the informers hold
-    // new ones (the probe keeps the ones it read, so their addresses cannot be reused).
-    if (probe.round == 0 || &doc != &DocOf(probe.node) ||
-        lease_doc != (probe.lease ? &DocOf(*probe.lease) : nullptr)) {
-      std::string beat = NodeHeartbeat(doc, lease_doc);
-      if (probe.round == 0 || beat != probe.heartbeat) {
-        probe.heartbeat = std::move(beat);
-        probe.observed = now;
-      }
+    // A round visits every node: its document is read again only when the informer holds a
+    // new one (the probe keeps the one it read, so its address cannot be reused).
+    const bool first = probe.round == 0;
+    if (first || &doc != &DocOf(probe.node)) {
       probe.node = obj;
-      probe.lease = std::move(lease);
+      probe.node_heartbeat = NodeHeartbeat(doc, nullptr);
       probe.ready_unknown = ReadyStatus(doc) == "Unknown";
       probe.taints_current = TaintsCurrent(doc, now_text);
+    }
+    std::string renew = RenewTimeOf(name);
+    if (first || renew != probe.renew_time || probe.node_heartbeat != probe.seen_node_heartbeat) {
+      probe.renew_time = std::move(renew);
+      probe.seen_node_heartbeat = probe.node_heartbeat;
+      probe.observed = now;
     }
     probe.round = monitor_round_;
     const bool silent =

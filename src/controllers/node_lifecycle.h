@@ -76,12 +76,14 @@ class NodeLifecycleController : public Controller {
 
  private:
   struct Probe {
-    std::string heartbeat;
+    // The heartbeats last seen (the Lease's renewTime, the Ready condition's
+    // lastHeartbeatTime), and when a round saw either change.
+    std::string renew_time, seen_node_heartbeat;
     TimePoint observed;
     uint64_t round = 0;  // the last MonitorOnce that saw the node
-    // The documents the heartbeat and the flags below were read from.
+    // The node's document the fields below were read from.
     Object node;
-    std::optional<Object> lease;
+    std::string node_heartbeat;
     bool ready_unknown = false;
     bool taints_current = false;  // the node's taints are what its Ready condition asks for
   };
@@ -91,7 +93,10 @@ class NodeLifecycleController : public Controller {
                  const std::string& now_text);
   client::RestClient* rest_;
   SharedInformer* nodes_;
-  SharedInformer* leases_;
+  // The renewTime of each node's Lease (by node name), kept by the Lease informer's handlers.
+  std::string RenewTimeOf(const std::string& node) const;
+  mutable std::mutex renewals_mu_;
+  std::unordered_map<std::string, std::string> renewals_;
   ControllerOptions options_;
   std::mutex mu_;                                  // MonitorOnce runs one at a time
   std::unordered_map<std::string, Probe> probes_;  // by node name
