@@ -20,6 +20,8 @@ namespace {
 // the scheduling.x-k8s.io/pod-group label, by "namespace/group".
 constexpr char kSchedulingGroupIndex[] = "schedulingGroup";
 constexpr char kLabeledGroupIndex[] = "podGroupLabel";
+// The VolumeAttachment informer's index of spec.nodeName (VolumeAttachmentLister).
+constexpr char kAttachmentNodeIndex[] = "spec.nodeName";
 
 std::string NsKey(std::string_view ns, std::string_view name) {
   return std::string(ns) + "/" + std::string(name);
@@ -51,6 +53,13 @@ void BackOff(std::chrono::milliseconds* wait) {
   std::this_thread::sleep_for(
       std::chrono::milliseconds(w / 2 + std::uniform_int_distribution<long>(0, w)(rng)));
   *wait = std::min(*wait * 2, std::chrono::milliseconds(1000));
+}
+
+// What the scheduler reads of a VolumeAttachment the informer keeps as a document.
+std::optional<VolumeAttachmentInfo> VolumeAttachmentOf(const Object& o) {
+  const auto* doc = std::get_if<std::shared_ptr<const UnknownObject>>(&o);
+  if (doc == nullptr || !*doc || !(*doc)->raw) return std::nullopt;
+  return VolumeAttachmentInfoOf(*(*doc)->raw);
 }
 
 // The event form of an informer's object (kinds without an event form carry none).
@@ -104,6 +113,8 @@ void ApiClusterClient::Start() {
       {"/apis/storage.k8s.io/v1/storageclasses", "StorageClass", R::kStorageClass},
       {"/apis/storage.k8s.io/v1/csinodes", "CSINode", R::kCSINode},
       {"/apis/storage.k8s.io/v1/csidrivers", "CSIDriver", R::kCSIDriver},
+      // No EventResource either: deletions go to VolumeAttachmentEventHandler (below).
+      {"/apis/storage.k8s.io/v1/volumeattachments", "VolumeAttachment", R::kWildCard},
       {"/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget", R::kPodDisruptionBudget},
       {"/apis/scheduling.k8s.io/v1/priorityclasses", "PriorityClass", R::kPriorityClass},
       {"/apis/scheduling.x-k8s.io/v1alpha1/podgroups", "PodGroup", R::kPodGroup},
@@ -144,6 +155,8 @@ void ApiClusterClient::Start() {
       h = DraInformerHandlers(k == kDeviceClasses    ? DraEventResource::kDeviceClass
                               : k == kResourceSlices ? DraEventResource::kResourceSlice
                                                      : DraEventResource::kResourceClaim);
+    } else if (k == kVolumeAttachments) {
+      h = VolumeAttachmentInformerHandlers();
     } else if (handler) {
       const EventResource resource = kSpecs[k].resource;
       h.on_add = [handler, resource](const Object& o) {
@@ -158,10 +171,18 @@ void ApiClusterClient::Start() {
     }
     InformerOptions options{kSpecs[k].path, kSpecs[k].kind, 500, true, log_};
     options.keep_documents = keep_documents_;
+    // VolumeAttachments too: a server without them has no attached volumes to count.
     options.optional = k == kPodGroups || k == kSchedulingPodGroups || k == kDeviceClasses ||
-                       k == kResourceSlices || k == kResourceClaims;
+                       k == kResourceSlices || k == kResourceClaims || k == kVolumeAttachments;
     informers_.push_back(std::make_unique<Informer>(rest_.get(), std::move(options), h));
   }
+  AddIndexes();
+  for (auto& inf : informers_) inf->Start();
+  constexpr int kEventWriters = 2;
+  for (int i = 0; i < kEventWriters; ++i) event_threads_.emplace_back([this] { EventLoop(); });
+}
+
+void ApiClusterClient::AddIndexes() {
   informers_[kPods]->AddIndex(kSchedulingGroupIndex, [](const Object& o) {
     const auto* pod = std::get_if<Ptr<Pod>>(&o);
     if (pod == nullptr || !(*pod)->spec.scheduling_group) return std::vector<std::string>{};
@@ -177,9 +198,11 @@ void ApiClusterClient::Start() {
     }
     return std::vector<std::string>{NsKey((*pod)->metadata.namespace_, label->second)};
   });
-  for (auto& inf : informers_) inf->Start();
-  constexpr int kEventWriters = 2;
-  for (int i = 0; i < kEventWriters; ++i) event_threads_.emplace_back([this] { EventLoop(); });
+  informers_[kVolumeAttachments]->AddIndex(kAttachmentNodeIndex, [](const Object& o) {
+    auto va = VolumeAttachmentOf(o);
+    if (!va || va->node_name.empty()) return std::vector<std::string>{};
+    return std::vector<std::string>{va->node_name};
+  });
 }
 
 void ApiClusterClient::StopWatching() {
@@ -299,6 +322,25 @@ std::optional<CSIDriverInfo> ApiClusterClient::GetCSIDriver(std::string_view nam
   auto* driver = std::get_if<std::shared_ptr<const UnknownObject>>(&*o);
   if (driver == nullptr || !*driver || !(*driver)->raw) return CSIDriverInfo{};
   return CSIDriverInfoOf(*(*driver)->raw);
+}
+std::vector<VolumeAttachmentInfo> ApiClusterClient::VolumeAttachmentsOn(
+    std::string_view node_name) const {
+  std::vector<VolumeAttachmentInfo> out;
+  if (informers_.empty()) return out;
+  for (const Object& o :
+       informers_[kVolumeAttachments]->ByIndex(kAttachmentNodeIndex, std::string(node_name))) {
+    if (auto va = VolumeAttachmentOf(o)) out.push_back(std::move(*va));
+  }
+  return out;
+}
+InformerHandlers ApiClusterClient::VolumeAttachmentInformerHandlers() {
+  InformerHandlers h;
+  VolumeAttachmentEventHandler* handler = VolumeAttachmentEventsOf(handler_);
+  if (handler == nullptr) return h;
+  h.on_delete = [handler](const Object& o) {
+    if (auto va = VolumeAttachmentOf(o)) handler->OnVolumeAttachmentDelete(*va);
+  };
+  return h;
 }
 std::vector<Ptr<PodDisruptionBudget>> ApiClusterClient::ListPDBs() const {
   return ListInNamespace<PodDisruptionBudget>(kPDBs, "");
