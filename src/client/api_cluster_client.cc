@@ -20,8 +20,6 @@ namespace {
 // the scheduling.x-k8s.io/pod-group label, by "namespace/group".
 constexpr char kSchedulingGroupIndex[] = "schedulingGroup";
 constexpr char kLabeledGroupIndex[] = "podGroupLabel";
-// The VolumeAttachment informer's index of spec.nodeName (VolumeAttachmentLister).
-constexpr char kAttachmentNodeIndex[] = "spec.nodeName";
 
 std::string NsKey(std::string_view ns, std::string_view name) {
   return std::string(ns) + "/" + std::string(name);
@@ -198,11 +196,6 @@ void ApiClusterClient::AddIndexes() {
     }
     return std::vector<std::string>{NsKey((*pod)->metadata.namespace_, label->second)};
   });
-  informers_[kVolumeAttachments]->AddIndex(kAttachmentNodeIndex, [](const Object& o) {
-    auto va = VolumeAttachmentOf(o);
-    if (!va || va->node_name.empty()) return std::vector<std::string>{};
-    return std::vector<std::string>{va->node_name};
-  });
 }
 
 void ApiClusterClient::StopWatching() {
@@ -326,19 +319,49 @@ std::optional<CSIDriverInfo> ApiClusterClient::GetCSIDriver(std::string_view nam
 std::vector<VolumeAttachmentInfo> ApiClusterClient::VolumeAttachmentsOn(
     std::string_view node_name) const {
   std::vector<VolumeAttachmentInfo> out;
-  if (informers_.empty()) return out;
-  for (const Object& o :
-       informers_[kVolumeAttachments]->ByIndex(kAttachmentNodeIndex, std::string(node_name))) {
-    if (auto va = VolumeAttachmentOf(o)) out.push_back(std::move(*va));
-  }
+  std::lock_guard lock(attachments_.mu);
+  auto it = attachments_.by_node.find(node_name);
+  if (it == attachments_.by_node.end()) return out;
+  out.reserve(it->second.size());
+  for (const auto& [name, va] : it->second) out.push_back(va);
   return out;
+}
+void ApiClusterClient::Attachments::Put(VolumeAttachmentInfo va) {
+  std::lock_guard lock(mu);
+  auto [at, added] = node_of.try_emplace(va.name, va.node_name);
+  if (!added && at->second != va.node_name) {
+    auto old = by_node.find(at->second);
+    old->second.erase(va.name);
+    if (old->second.empty()) by_node.erase(old);
+    at->second = va.node_name;
+  }
+  std::string name = va.name;
+  by_node[va.node_name].insert_or_assign(std::move(name), std::move(va));
+}
+void ApiClusterClient::Attachments::Remove(const std::string& name) {
+  std::lock_guard lock(mu);
+  auto at = node_of.find(name);
+  if (at == node_of.end()) return;
+  auto node = by_node.find(at->second);
+  node->second.erase(name);
+  if (node->second.empty()) by_node.erase(node);
+  node_of.erase(at);
 }
 InformerHandlers ApiClusterClient::VolumeAttachmentInformerHandlers() {
   InformerHandlers h;
+  Attachments* attachments = &attachments_;
+  h.on_add = [attachments](const Object& o) {
+    if (auto va = VolumeAttachmentOf(o)) attachments->Put(std::move(*va));
+  };
+  h.on_update = [attachments](const Object&, const Object& o) {
+    if (auto va = VolumeAttachmentOf(o)) attachments->Put(std::move(*va));
+  };
   VolumeAttachmentEventHandler* handler = VolumeAttachmentEventsOf(handler_);
-  if (handler == nullptr) return h;
-  h.on_delete = [handler](const Object& o) {
-    if (auto va = VolumeAttachmentOf(o)) handler->OnVolumeAttachmentDelete(*va);
+  h.on_delete = [attachments, handler](const Object& o) {
+    auto va = VolumeAttachmentOf(o);
+    if (!va) return;
+    attachments->Remove(va->name);
+    if (handler) handler->OnVolumeAttachmentDelete(*va);
   };
   return h;
 }

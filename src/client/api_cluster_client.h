@@ -175,10 +175,10 @@ class ApiClusterClient final : public ClusterClient,
   // Informer handlers that report a DRA kind's changes to a handler that is a DraEventHandler.
   // The claim informer's also keep the claim feed, the slice informer's the slice generation.
   InformerHandlers DraInformerHandlers(DraEventResource resource);
-  // Informer handlers that report deleted VolumeAttachments to a handler that is a
-  // VolumeAttachmentEventHandler.
+  // Informer handlers that keep attachments_ and report deleted VolumeAttachments to a handler
+  // that is a VolumeAttachmentEventHandler.
   InformerHandlers VolumeAttachmentInformerHandlers();
-  // The store indexes the listers read (group members, attachments by node), before Start.
+  // The store indexes the group member listers read, before Start.
   void AddIndexes();
   template <class T>
   Ptr<T> GetTyped(Kind k, const std::string& key) const;
@@ -208,6 +208,16 @@ class ApiClusterClient final : public ClusterClient,
   bool keep_documents_ = false;
   std::string reporting_name_ = "default-scheduler";
   std::vector<std::unique_ptr<Informer>> informers_;
+  // The VolumeAttachment informer's objects decoded once, by spec.nodeName then name, so that
+  // Filter, which reads a node's attachments for every node it checks, parses no document.
+  struct Attachments {
+    mutable std::mutex mu;
+    std::map<std::string, std::map<std::string, VolumeAttachmentInfo>, std::less<>> by_node;
+    std::map<std::string, std::string> node_of;  // name -> its key in by_node
+    void Put(VolumeAttachmentInfo va);
+    void Remove(const std::string& name);
+  };
+  Attachments attachments_;
 
   std::mutex events_mu_;
   std::condition_variable events_cv_;
