@@ -53,6 +53,13 @@ void BackOff(std::chrono::milliseconds* wait) {
   *wait = std::min(*wait * 2, std::chrono::milliseconds(1000));
 }
 
+// What the scheduler reads of a VolumeAttachment the informer keeps as a document.
+std::optional<VolumeAttachmentInfo> VolumeAttachmentOf(const Object& o) {
+  const auto* doc = std::get_if<std::shared_ptr<const UnknownObject>>(&o);
+  if (doc == nullptr || !*doc || !(*doc)->raw) return std::nullopt;
+  return VolumeAttachmentInfoOf(*(*doc)->raw);
+}
+
 // The event form of an informer's object (kinds without an event form carry none).
 EventObject ToEventObject(const Object& object) {
   return std::visit(
@@ -104,6 +111,8 @@ void ApiClusterClient::Start() {
       {"/apis/storage.k8s.io/v1/storageclasses", "StorageClass", R::kStorageClass},
       {"/apis/storage.k8s.io/v1/csinodes", "CSINode", R::kCSINode},
       {"/apis/storage.k8s.io/v1/csidrivers", "CSIDriver", R::kCSIDriver},
+      // No EventResource either: deletions go to VolumeAttachmentEventHandler (below).
+      {"/apis/storage.k8s.io/v1/volumeattachments", "VolumeAttachment", R::kWildCard},
       {"/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget", R::kPodDisruptionBudget},
       {"/apis/scheduling.k8s.io/v1/priorityclasses", "PriorityClass", R::kPriorityClass},
       {"/apis/scheduling.x-k8s.io/v1alpha1/podgroups", "PodGroup", R::kPodGroup},
@@ -144,6 +153,8 @@ void ApiClusterClient::Start() {
       h = DraInformerHandlers(k == kDeviceClasses    ? DraEventResource::kDeviceClass
                               : k == kResourceSlices ? DraEventResource::kResourceSlice
                                                      : DraEventResource::kResourceClaim);
+    } else if (k == kVolumeAttachments) {
+      h = VolumeAttachmentInformerHandlers();
     } else if (handler) {
       const EventResource resource = kSpecs[k].resource;
       h.on_add = [handler, resource](const Object& o) {
@@ -158,10 +169,18 @@ void ApiClusterClient::Start() {
     }
     InformerOptions options{kSpecs[k].path, kSpecs[k].kind, 500, true, log_};
     options.keep_documents = keep_documents_;
+    // VolumeAttachments too: a server without them has no attached volumes to count.
     options.optional = k == kPodGroups || k == kSchedulingPodGroups || k == kDeviceClasses ||
-                       k == kResourceSlices || k == kResourceClaims;
+                       k == kResourceSlices || k == kResourceClaims || k == kVolumeAttachments;
     informers_.push_back(std::make_unique<Informer>(rest_.get(), std::move(options), h));
   }
+  AddIndexes();
+  for (auto& inf : informers_) inf->Start();
+  constexpr int kEventWriters = 2;
+  for (int i = 0; i < kEventWriters; ++i) event_threads_.emplace_back([this] { EventLoop(); });
+}
+
+void ApiClusterClient::AddIndexes() {
   informers_[kPods]->AddIndex(kSchedulingGroupIndex, [](const Object& o) {
     const auto* pod = std::get_if<Ptr<Pod>>(&o);
     if (pod == nullptr || !(*pod)->spec.scheduling_group) return std::vector<std::string>{};
@@ -177,9 +196,6 @@ void ApiClusterClient::Start() {
     }
     return std::vector<std::string>{NsKey((*pod)->metadata.namespace_, label->second)};
   });
-  for (auto& inf : informers_) inf->Start();
-  constexpr int kEventWriters = 2;
-  for (int i = 0; i < kEventWriters; ++i) event_threads_.emplace_back([this] { EventLoop(); });
 }
 
 void ApiClusterClient::StopWatching() {
@@ -299,6 +315,55 @@ std::optional<CSIDriverInfo> ApiClusterClient::GetCSIDriver(std::string_view nam
   auto* driver = std::get_if<std::shared_ptr<const UnknownObject>>(&*o);
   if (driver == nullptr || !*driver || !(*driver)->raw) return CSIDriverInfo{};
   return CSIDriverInfoOf(*(*driver)->raw);
+}
+std::vector<VolumeAttachmentInfo> ApiClusterClient::VolumeAttachmentsOn(
+    std::string_view node_name) const {
+  std::vector<VolumeAttachmentInfo> out;
+  std::lock_guard lock(attachments_.mu);
+  auto it = attachments_.by_node.find(node_name);
+  if (it == attachments_.by_node.end()) return out;
+  out.reserve(it->second.size());
+  for (const auto& [name, va] : it->second) out.push_back(va);
+  return out;
+}
+void ApiClusterClient::Attachments::Put(VolumeAttachmentInfo va) {
+  std::lock_guard lock(mu);
+  auto [at, added] = node_of.try_emplace(va.name, va.node_name);
+  if (!added && at->second != va.node_name) {
+    auto old = by_node.find(at->second);
+    old->second.erase(va.name);
+    if (old->second.empty()) by_node.erase(old);
+    at->second = va.node_name;
+  }
+  std::string name = va.name;
+  by_node[va.node_name].insert_or_assign(std::move(name), std::move(va));
+}
+void ApiClusterClient::Attachments::Remove(const std::string& name) {
+  std::lock_guard lock(mu);
+  auto at = node_of.find(name);
+  if (at == node_of.end()) return;
+  auto node = by_node.find(at->second);
+  node->second.erase(name);
+  if (node->second.empty()) by_node.erase(node);
+  node_of.erase(at);
+}
+InformerHandlers ApiClusterClient::VolumeAttachmentInformerHandlers() {
+  InformerHandlers h;
+  Attachments* attachments = &attachments_;
+  h.on_add = [attachments](const Object& o) {
+    if (auto va = VolumeAttachmentOf(o)) attachments->Put(std::move(*va));
+  };
+  h.on_update = [attachments](const Object&, const Object& o) {
+    if (auto va = VolumeAttachmentOf(o)) attachments->Put(std::move(*va));
+  };
+  VolumeAttachmentEventHandler* handler = VolumeAttachmentEventsOf(handler_);
+  h.on_delete = [attachments, handler](const Object& o) {
+    auto va = VolumeAttachmentOf(o);
+    if (!va) return;
+    attachments->Remove(va->name);
+    if (handler) handler->OnVolumeAttachmentDelete(*va);
+  };
+  return h;
 }
 std::vector<Ptr<PodDisruptionBudget>> ApiClusterClient::ListPDBs() const {
   return ListInNamespace<PodDisruptionBudget>(kPDBs, "");

@@ -32,6 +32,7 @@
 #include "framework/csi_drivers.h"
 #include "framework/dra_extended_resources.h"
 #include "framework/group_member_lister.h"
+#include "framework/volume_attachments.h"
 
 namespace berth::client {
 
@@ -43,7 +44,8 @@ class ApiClusterClient final : public ClusterClient,
                                public dra_extended::DynamicResourcesWriter,
                                public AsyncPodDeleter,
                                public GroupMemberLister,
-                               public CSIDriverLister {
+                               public CSIDriverLister,
+                               public VolumeAttachmentLister {
  public:
   ApiClusterClient(std::unique_ptr<RestClient> rest,
                    std::function<void(const std::string&)> log = {});
@@ -97,6 +99,8 @@ class ApiClusterClient final : public ClusterClient,
   Ptr<CSINode> GetCSINode(std::string_view node_name) const override;
   // CSIDriverLister: read from the CSIDriver informer's documents.
   std::optional<CSIDriverInfo> GetCSIDriver(std::string_view name) const override;
+  // VolumeAttachmentLister: the VolumeAttachment informer's documents, indexed by node.
+  std::vector<VolumeAttachmentInfo> VolumeAttachmentsOn(std::string_view node_name) const override;
   std::vector<Ptr<PodDisruptionBudget>> ListPDBs() const override;
   Ptr<PriorityClass> GetPriorityClass(std::string_view name) const override;
   Ptr<PodGroup> GetPodGroup(std::string_view ns, std::string_view name) const override;
@@ -157,6 +161,7 @@ class ApiClusterClient final : public ClusterClient,
     kStorageClasses,
     kCSINodes,
     kCSIDrivers,
+    kVolumeAttachments,
     kPDBs,
     kPriorityClasses,
     kPodGroups,            // scheduling.x-k8s.io (a CRD: optional)
@@ -170,6 +175,11 @@ class ApiClusterClient final : public ClusterClient,
   // Informer handlers that report a DRA kind's changes to a handler that is a DraEventHandler.
   // The claim informer's also keep the claim feed, the slice informer's the slice generation.
   InformerHandlers DraInformerHandlers(DraEventResource resource);
+  // Informer handlers that keep attachments_ and report deleted VolumeAttachments to a handler
+  // that is a VolumeAttachmentEventHandler.
+  InformerHandlers VolumeAttachmentInformerHandlers();
+  // The store indexes the group member listers read, before Start.
+  void AddIndexes();
   template <class T>
   Ptr<T> GetTyped(Kind k, const std::string& key) const;
   template <class T>
@@ -198,6 +208,16 @@ class ApiClusterClient final : public ClusterClient,
   bool keep_documents_ = false;
   std::string reporting_name_ = "default-scheduler";
   std::vector<std::unique_ptr<Informer>> informers_;
+  // The VolumeAttachment informer's objects decoded once, by spec.nodeName then name, so that
+  // Filter, which reads a node's attachments for every node it checks, parses no document.
+  struct Attachments {
+    mutable std::mutex mu;
+    std::map<std::string, std::map<std::string, VolumeAttachmentInfo>, std::less<>> by_node;
+    std::map<std::string, std::string> node_of;  // name -> its key in by_node
+    void Put(VolumeAttachmentInfo va);
+    void Remove(const std::string& name);
+  };
+  Attachments attachments_;
 
   std::mutex events_mu_;
   std::condition_variable events_cv_;

@@ -442,5 +442,74 @@ TEST_F(ApiServerFixture, CSIDriversAreReadFromTheInformer) {
   client.Stop();
 }
 
+// Records the VolumeAttachment deletions the client reports.
+class AttachmentDeletions final : public ClusterEventHandler, public VolumeAttachmentEventHandler {
+ public:
+  void OnPodAdd(const Ptr<Pod>&) override {}
+  void OnPodUpdate(const Ptr<Pod>&, const Ptr<Pod>&) override {}
+  void OnPodDelete(const Ptr<Pod>&) override {}
+  void OnNodeAdd(const Ptr<Node>&) override {}
+  void OnNodeUpdate(const Ptr<Node>&, const Ptr<Node>&) override {}
+  void OnNodeDelete(const Ptr<Node>&) override {}
+  void OnObjectEvent(const ClusterEvent&, const EventObject&, const EventObject&) override {}
+  void OnVolumeAttachmentDelete(const VolumeAttachmentInfo& va) override {
+    std::lock_guard lock(mu);
+    deleted.push_back(va);
+  }
+  std::mutex mu;
+  std::vector<VolumeAttachmentInfo> deleted;
+};
+
+// NodeVolumeLimits reads VolumeAttachments from the informer's documents, by spec.nodeName, and
+// a deletion reaches the scheduler's VolumeAttachmentEventHandler with the deleted object.
+TEST_F(ApiServerFixture, VolumeAttachmentsAreListedByNodeAndDeletionsReported) {
+  Start();
+  auto attach = [&](const std::string& name, const std::string& node, const std::string& pv) {
+    Json va = {{"apiVersion", "storage.k8s.io/v1"},
+               {"kind", "VolumeAttachment"},
+               {"metadata", {{"name", name}}},
+               {"spec",
+                {{"attacher", "disk.csi.example.com"},
+                 {"nodeName", node},
+                 {"source", {{"persistentVolumeName", pv}}}}}};
+    auto made = rest_->Post("/apis/storage.k8s.io/v1/volumeattachments", va);
+    ASSERT_TRUE(made.ok()) << made.error().message;
+  };
+  attach("va-2", "n1", "pv-2");
+  attach("va-1", "n1", "pv-1");
+  attach("va-3", "n2", "pv-3");
+  AttachmentDeletions handler;
+  ApiClusterClient client(RestFor(server_->url(), server_->token(), RestOptions{.qps = 0}));
+  client.SetEventHandler(&handler);
+  client.Start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!client.HasSynced() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(client.HasSynced());
+  auto on_n1 = FindVolumeAttachments(client, "n1");
+  ASSERT_EQ(on_n1.size(), 2u);
+  EXPECT_EQ(on_n1[0].name, "va-1");
+  EXPECT_EQ(on_n1[0].attacher, "disk.csi.example.com");
+  EXPECT_EQ(on_n1[0].node_name, "n1");
+  EXPECT_EQ(on_n1[0].persistent_volume_name, "pv-1");
+  EXPECT_EQ(client.VolumeAttachmentsOn("n2").size(), 1u);
+  EXPECT_TRUE(client.VolumeAttachmentsOn("n3").empty());
+
+  ASSERT_TRUE(rest_->Delete("/apis/storage.k8s.io/v1/volumeattachments/va-1").ok());
+  auto reported = [&] {
+    std::lock_guard lock(handler.mu);
+    return handler.deleted.size();
+  };
+  while (reported() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(reported(), 1u);
+  EXPECT_EQ(handler.deleted[0].name, "va-1");
+  EXPECT_EQ(handler.deleted[0].persistent_volume_name, "pv-1");
+  EXPECT_EQ(client.VolumeAttachmentsOn("n1").size(), 1u);
+  client.Stop();
+}
+
 }  // namespace
 }  // namespace berth::client

@@ -122,6 +122,12 @@ void InMemoryCluster::EventRecorder::PushDra(const DraClusterEvent& event,
   });
 }
 
+void InMemoryCluster::EventRecorder::OnVolumeAttachmentDelete(const VolumeAttachmentInfo& deleted) {
+  Push([deleted](ClusterEventHandler& h) {
+    if (auto* va = VolumeAttachmentEventsOf(&h)) va->OnVolumeAttachmentDelete(deleted);
+  });
+}
+
 InMemoryCluster::WriteCounts InMemoryCluster::write_counts() const {
   std::lock_guard lock(mu_);
   return counts_;
@@ -316,6 +322,24 @@ void InMemoryCluster::AddCSIDriver(std::string name, CSIDriverInfo info) {
   // The scheduler's events carry no CSIDriver object (it is not an SDK type).
   if (h) h->OnObjectEvent({EventResource::kCSIDriver, existed ? kUpdateOther : kAdd}, {}, {});
 }
+void InMemoryCluster::AddVolumeAttachment(VolumeAttachmentInfo va) {
+  std::lock_guard lock(mu_);
+  std::string name = va.name;
+  volume_attachments_.insert_or_assign(std::move(name), std::move(va));
+}
+void InMemoryCluster::DeleteVolumeAttachment(std::string_view name) {
+  VolumeAttachmentEventHandler* h = nullptr;
+  VolumeAttachmentInfo deleted;
+  {
+    std::lock_guard lock(mu_);
+    auto it = volume_attachments_.find(name);
+    if (it == volume_attachments_.end()) return;
+    deleted = std::move(it->second);
+    volume_attachments_.erase(it);
+    h = VolumeAttachmentEventsOf(EventTargetLocked());
+  }
+  if (h) h->OnVolumeAttachmentDelete(deleted);
+}
 void InMemoryCluster::AddPDB(Ptr<PodDisruptionBudget> o) {
   Store(pdbs_, Key(o->metadata.namespace_, o->metadata.name), o,
         EventResource::kPodDisruptionBudget);
@@ -434,6 +458,14 @@ Ptr<StorageClass> InMemoryCluster::GetStorageClass(std::string_view name) const 
 Ptr<CSINode> InMemoryCluster::GetCSINode(std::string_view node_name) const {
   std::lock_guard lock(mu_);
   return Lookup(csinodes_, node_name);
+}
+std::vector<VolumeAttachmentInfo> InMemoryCluster::VolumeAttachmentsOn(
+    std::string_view node_name) const {
+  std::lock_guard lock(mu_);
+  std::vector<VolumeAttachmentInfo> out;
+  for (const auto& [name, va] : volume_attachments_)
+    if (va.node_name == node_name) out.push_back(va);
+  return out;
 }
 std::optional<CSIDriverInfo> InMemoryCluster::GetCSIDriver(std::string_view name) const {
   std::lock_guard lock(mu_);

@@ -27,6 +27,7 @@
 #include "framework/csi_drivers.h"
 #include "framework/dra_extended_resources.h"
 #include "framework/group_member_lister.h"
+#include "framework/volume_attachments.h"
 
 namespace berth {
 
@@ -37,7 +38,8 @@ class InMemoryCluster final : public ClusterClient,
                               public DraWriter,
                               public dra_extended::DynamicResourcesWriter,
                               public GroupMemberLister,
-                              public CSIDriverLister {
+                              public CSIDriverLister,
+                              public VolumeAttachmentLister {
  public:
   // --- loading (events are sent to the handler when one is set)
   void AddPod(Ptr<Pod> pod);
@@ -53,6 +55,10 @@ class InMemoryCluster final : public ClusterClient,
   void AddCSINode(Ptr<CSINode> n);
   // Adds or replaces (an update event) the CSIDriver named `name`.
   void AddCSIDriver(std::string name, CSIDriverInfo info);
+  // Adds or replaces a VolumeAttachment (by name); deleting one tells a handler that is a
+  // VolumeAttachmentEventHandler (no other events: no plugin reads additions or updates).
+  void AddVolumeAttachment(VolumeAttachmentInfo va);
+  void DeleteVolumeAttachment(std::string_view name);
   void AddPDB(Ptr<PodDisruptionBudget> pdb);
   void AddPriorityClass(Ptr<PriorityClass> pc);
   // Adds or replaces (an update event) a gang object.
@@ -143,6 +149,7 @@ class InMemoryCluster final : public ClusterClient,
   Ptr<StorageClass> GetStorageClass(std::string_view name) const override;
   Ptr<CSINode> GetCSINode(std::string_view node_name) const override;
   std::optional<CSIDriverInfo> GetCSIDriver(std::string_view name) const override;
+  std::vector<VolumeAttachmentInfo> VolumeAttachmentsOn(std::string_view node_name) const override;
   std::vector<Ptr<PodDisruptionBudget>> ListPDBs() const override;
   Ptr<PriorityClass> GetPriorityClass(std::string_view name) const override;
   Ptr<PodGroup> GetPodGroup(std::string_view ns, std::string_view name) const override;
@@ -180,7 +187,7 @@ class InMemoryCluster final : public ClusterClient,
   Ptr<Pod> WithTemplateClaimsLocked(Ptr<Pod> pod, std::vector<Ptr<ResourceClaim>>* made);
 
   // Queues every call for DeliverPendingEvents.
-  class EventRecorder final : public ClusterEventHandler {
+  class EventRecorder final : public ClusterEventHandler, public VolumeAttachmentEventHandler {
    public:
     void OnPodAdd(const Ptr<Pod>& pod) override;
     void OnPodUpdate(const Ptr<Pod>& old_pod, const Ptr<Pod>& new_pod) override;
@@ -192,6 +199,7 @@ class InMemoryCluster final : public ClusterClient,
                        const EventObject& new_object) override;
     void PushDra(const DraClusterEvent& event, DraEventObject old_object,
                  DraEventObject new_object);
+    void OnVolumeAttachmentDelete(const VolumeAttachmentInfo& deleted) override;
 
     std::deque<std::function<void(ClusterEventHandler&)>> Take();
     size_t size() const;
@@ -225,6 +233,7 @@ class InMemoryCluster final : public ClusterClient,
   Map<StorageClass> storage_classes_;
   Map<CSINode> csinodes_;
   std::map<std::string, CSIDriverInfo, std::less<>> csi_drivers_;
+  std::map<std::string, VolumeAttachmentInfo, std::less<>> volume_attachments_;  // by name
   Map<PodDisruptionBudget> pdbs_;
   Map<PriorityClass> priority_classes_;
   Map<PodGroup> pod_groups_;

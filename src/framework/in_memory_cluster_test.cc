@@ -123,5 +123,52 @@ TEST(InMemoryClusterTest, CSIDriversAreKeptByNameAndReported) {
   EXPECT_EQ(handler.events[1].actions, kUpdateOther);
 }
 
+// Records the VolumeAttachment deletions it is told of.
+class AttachmentEvents final : public ClusterEventHandler, public VolumeAttachmentEventHandler {
+ public:
+  std::vector<std::string> deleted;
+  void OnPodAdd(const Ptr<Pod>&) override {}
+  void OnPodUpdate(const Ptr<Pod>&, const Ptr<Pod>&) override {}
+  void OnPodDelete(const Ptr<Pod>&) override {}
+  void OnNodeAdd(const Ptr<Node>&) override {}
+  void OnNodeUpdate(const Ptr<Node>&, const Ptr<Node>&) override {}
+  void OnNodeDelete(const Ptr<Node>&) override {}
+  void OnObjectEvent(const ClusterEvent&, const EventObject&, const EventObject&) override {}
+  void OnVolumeAttachmentDelete(const VolumeAttachmentInfo& va) override {
+    deleted.push_back(va.name + "@" + va.node_name + ":" + va.attacher);
+  }
+};
+
+// VolumeAttachments are listed by node (in name order), replaced by a later add of the same
+// name, and their deletion is told to a VolumeAttachmentEventHandler, also when events are
+// delayed.
+TEST(InMemoryClusterTest, VolumeAttachmentsAreListedByNodeAndTheirDeletionIsReported) {
+  InMemoryCluster cluster;
+  AttachmentEvents handler;
+  cluster.SetEventHandler(&handler);
+  cluster.AddVolumeAttachment({"va-b", "d", "n1", "pv-b"});
+  cluster.AddVolumeAttachment({"va-a", "d", "n1", "pv-a"});
+  cluster.AddVolumeAttachment({"va-c", "d", "n2", "pv-c"});
+  cluster.AddVolumeAttachment({"va-c", "d", "n1", "pv-c"});  // moved to n1
+  auto on_n1 = FindVolumeAttachments(cluster, "n1");
+  ASSERT_EQ(on_n1.size(), 3u);
+  EXPECT_EQ(on_n1[0].name, "va-a");
+  EXPECT_EQ(on_n1[0].persistent_volume_name, "pv-a");
+  EXPECT_EQ(on_n1[2].name, "va-c");
+  EXPECT_TRUE(cluster.VolumeAttachmentsOn("n2").empty());
+  EXPECT_TRUE(handler.deleted.empty());  // adds are not reported
+
+  cluster.DeleteVolumeAttachment("va-a");
+  cluster.DeleteVolumeAttachment("no-such");
+  EXPECT_EQ(handler.deleted, std::vector<std::string>{"va-a@n1:d"});
+  EXPECT_EQ(cluster.VolumeAttachmentsOn("n1").size(), 2u);
+
+  cluster.SetDelayedDelivery(true);
+  cluster.DeleteVolumeAttachment("va-b");
+  EXPECT_EQ(handler.deleted.size(), 1u);
+  EXPECT_EQ(cluster.DeliverPendingEvents(), 1u);
+  EXPECT_EQ(handler.deleted, (std::vector<std::string>{"va-a@n1:d", "va-b@n1:d"}));
+}
+
 }  // namespace
 }  // namespace berth

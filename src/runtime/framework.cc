@@ -295,6 +295,16 @@ void Framework::RegisterEvents() {
         entry.dra_events.clear();
       }
     }
+    if (const auto* va = dynamic_cast<const VolumeAttachmentEnqueueExtensions*>(plugin.get())) {
+      try {
+        entry.volume_attachment_delete_hint = va->VolumeAttachmentDeleteHint();
+      } catch (...) {
+        // Unknown: every deletion moves the plugin's pods.
+        entry.volume_attachment_delete_hint = [](const Pod&, const VolumeAttachmentInfo&) {
+          return QueueingHint::kQueue;
+        };
+      }
+    }
     event_registrations_.push_back(std::move(entry));
   }
 }

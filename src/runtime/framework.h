@@ -25,6 +25,7 @@
 #include "config/types.h"
 #include "framework/detached_services.h"
 #include "framework/node_batch_score.h"
+#include "framework/volume_attachments.h"
 
 namespace berth {
 
@@ -152,6 +153,10 @@ class Framework final : public Handle, public DetachedServicesProvider {
     std::vector<ClusterEventWithHint> events;
     // DraEnqueueExtensions' registrations (none without the interface).
     std::vector<DraClusterEventWithHint> dra_events;
+    // VolumeAttachmentEnqueueExtensions' hint for a deleted VolumeAttachment (empty without
+    // the interface: such a deletion moves none of the plugin's pods, unless it registered
+    // every event).
+    VolumeAttachmentHintFn volume_attachment_delete_hint;
   };
   const std::vector<PluginEvents>& event_registrations() const { return event_registrations_; }
   // What is likely wrong with the profile though it builds (a plugin's Score enabled without

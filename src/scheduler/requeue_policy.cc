@@ -87,6 +87,10 @@ RequeuePolicy::RequeuePolicy(const std::vector<std::unique_ptr<Framework>>& prof
       p.dra_by_plugin[reg.plugin] = &reg.dra_events;
       for (const auto& e : reg.dra_events)
         any_dra_[static_cast<int>(e.event.resource)] |= e.event.actions;
+      if (reg.volume_attachment_delete_hint) {
+        p.volume_attachment_by_plugin[reg.plugin] = &reg.volume_attachment_delete_hint;
+        any_volume_attachment_ = true;
+      }
     }
   }
 }
@@ -278,6 +282,46 @@ RequeueDecider::Strategy RequeuePolicy::DecideDra(const QueuedPodInfo& pod,
         return;
       }
     }
+  };
+  for (const auto& name : pod.pending_plugins) consult(name, true);
+  for (const auto& name : pod.unschedulable_plugins) consult(name, false);
+  return strategy;
+}
+
+bool RequeuePolicy::AnyVolumeAttachmentInterest() const {
+  return any_volume_attachment_ || any_[static_cast<int>(EventResource::kWildCard)] != 0;
+}
+
+RequeueDecider::Strategy RequeuePolicy::DecideVolumeAttachmentDelete(
+    const QueuedPodInfo& pod, const VolumeAttachmentInfo& deleted) const {
+  const Profile* profile = ProfileOf(pod.pod());
+  // Whether plugin `name`'s hint says the deletion may help (a throwing hint does).
+  auto hint_queues = [&](const std::string& name) {
+    auto it = profile->volume_attachment_by_plugin.find(name);
+    if (it == profile->volume_attachment_by_plugin.end()) return false;
+    try {
+      return (*it->second)(pod.pod(), deleted) == QueueingHint::kQueue;
+    } catch (...) {
+      return true;
+    }
+  };
+  if (!pod.gating_plugin.empty())
+    return profile && hint_queues(pod.gating_plugin) ? Strategy::kImmediately : Strategy::kSkip;
+  if (pod.unschedulable_plugins.empty() && pod.pending_plugins.empty())
+    return Strategy::kAfterBackoff;
+  if (!profile) return Strategy::kAfterBackoff;
+  Strategy strategy = Strategy::kSkip;
+  auto consult = [&](const std::string& name, bool pending) {
+    const Strategy on_queue = pending ? Strategy::kImmediately : Strategy::kAfterBackoff;
+    auto it = profile->by_plugin.find(name);
+    if (it == profile->by_plugin.end()) {
+      strategy = std::max(strategy, Strategy::kAfterBackoff);
+      return;
+    }
+    const bool every_event = std::any_of(
+        it->second->begin(), it->second->end(),
+        [](const ClusterEventWithHint& r) { return r.event.resource == EventResource::kWildCard; });
+    if (every_event || hint_queues(name)) strategy = std::max(strategy, on_queue);
   };
   for (const auto& name : pod.pending_plugins) consult(name, true);
   for (const auto& name : pod.unschedulable_plugins) consult(name, false);

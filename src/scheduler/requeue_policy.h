@@ -14,6 +14,7 @@
 
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/dra.h"
+#include "framework/volume_attachments.h"
 #include "queue/scheduling_queue.h"
 #include "runtime/framework.h"
 #include "runtime/scheduler_metrics.h"
@@ -47,6 +48,12 @@ class RequeuePolicy final : public RequeueDecider {
                      const DraEventObject& old_object, const DraEventObject& new_object) const;
   // False when no plugin registered DRA events and none registers every event.
   bool AnyDraInterest(const DraClusterEvent& event) const;
+  // A deleted VolumeAttachment (framework/volume_attachments.h): as DecideDra, from the
+  // plugins' VolumeAttachmentEnqueueExtensions hints.
+  Strategy DecideVolumeAttachmentDelete(const QueuedPodInfo& pod,
+                                        const VolumeAttachmentInfo& deleted) const;
+  // False when no plugin has a VolumeAttachment hint and none registers every event.
+  bool AnyVolumeAttachmentInterest() const;
 
   // False when no plugin of any profile registered for the event: the pool needs no scan.
   bool AnyInterest(const ClusterEvent& event) const;
@@ -62,14 +69,16 @@ class RequeuePolicy final : public RequeueDecider {
     // of another profile) counts as registered for every event.
     std::unordered_map<std::string, const PluginEvents*> by_plugin;
     std::unordered_map<std::string, const std::vector<DraClusterEventWithHint>*> dra_by_plugin;
+    std::unordered_map<std::string, const VolumeAttachmentHintFn*> volume_attachment_by_plugin;
   };
   const Profile* ProfileOf(const Pod& pod) const;
 
   std::unordered_map<std::string, Profile> profiles_;  // by schedulerName
   SchedulerMetricsSink* metrics_ = nullptr;            // with clock_, or neither
   const Clock* clock_ = nullptr;
-  EventInterest any_{};                // union over every plugin
-  std::array<uint32_t, 3> any_dra_{};  // per DraEventResource, union over every plugin
+  EventInterest any_{};                 // union over every plugin
+  std::array<uint32_t, 3> any_dra_{};   // per DraEventResource, union over every plugin
+  bool any_volume_attachment_ = false;  // some plugin has a VolumeAttachment hint
 };
 
 }  // namespace berth

@@ -622,4 +622,17 @@ void Scheduler::OnDraEvent(const DraClusterEvent& event, const DraEventObject& o
   Handled(label, requeue);
 }
 
+void Scheduler::OnVolumeAttachmentDelete(const VolumeAttachmentInfo& deleted) {
+  constexpr std::string_view kLabel = "VolumeAttachmentDelete";
+  auto requeue = [&] {
+    const std::shared_ptr<const Generation> gen = CurrentGeneration();
+    if (!gen->requeue->AnyVolumeAttachmentInterest()) return;
+    queue_->OnOtherEvent(kLabel, [&](const QueuedPodInfo& pod) {
+      return gen->requeue->DecideVolumeAttachmentDelete(pod, deleted);
+    });
+  };
+  if (!metrics_) return requeue();
+  Handled(kLabel, requeue);
+}
+
 }  // namespace berth

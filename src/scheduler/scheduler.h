@@ -32,6 +32,7 @@
 #include "cache/cache.h"
 #include "config/types.h"
 #include "framework/parallelizer.h"
+#include "framework/volume_attachments.h"
 #include "queue/scheduling_queue.h"
 #include "runtime/framework.h"
 #include "runtime/scheduler_metrics.h"
@@ -197,7 +198,9 @@ struct IdleRunHooks {
   int max_rounds = 100000;
 };
 
-class Scheduler final : public ClusterEventHandler, public DraEventHandler {
+class Scheduler final : public ClusterEventHandler,
+                        public DraEventHandler,
+                        public VolumeAttachmentEventHandler {
  public:
   static Result<std::unique_ptr<Scheduler>> Create(const SchedulerOptions& options);
   ~Scheduler() override;
@@ -270,6 +273,9 @@ class Scheduler final : public ClusterEventHandler, public DraEventHandler {
   // ---- DraEventHandler: DRA changes move the pods whose plugins' DRA hints say so.
   void OnDraEvent(const DraClusterEvent& event, const DraEventObject& old_object,
                   const DraEventObject& new_object) override;
+  // ---- VolumeAttachmentEventHandler: a deleted attachment moves the pods whose plugins'
+  // hints say so.
+  void OnVolumeAttachmentDelete(const VolumeAttachmentInfo& deleted) override;
   void OnObjectEvent(const ClusterEvent& event, const EventObject& old_object,
                      const EventObject& new_object) override;
 

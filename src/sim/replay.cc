@@ -10,6 +10,7 @@
 #include "extender/http_extender.h"
 #include "framework/csi_drivers.h"
 #include "framework/in_memory_cluster.h"
+#include "framework/volume_attachments.h"
 #include "sim/recording.h"
 
 namespace berth::sim {
@@ -201,6 +202,8 @@ class Replayer {
           } else if constexpr (std::is_same_v<T, std::shared_ptr<const UnknownObject>>) {
             if (o->kind == "CSIDriver" && o->raw)
               cluster_->AddCSIDriver(o->name, CSIDriverInfoOf(*o->raw));
+            else if (o->kind == "VolumeAttachment" && o->raw)
+              cluster_->AddVolumeAttachment(VolumeAttachmentInfoOf(*o->raw));
           }
         },
         *obj);

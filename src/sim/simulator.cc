@@ -8,6 +8,7 @@
 #include "extender/http_extender.h"
 #include "framework/csi_drivers.h"
 #include "framework/in_memory_cluster.h"
+#include "framework/volume_attachments.h"
 
 namespace berth::sim {
 namespace {
@@ -85,9 +86,12 @@ LoadedObjects AddObjects(const std::vector<Object>& objects, InMemoryCluster& cl
         [&](const auto& o) {
           using T = std::decay_t<decltype(o)>;
           if constexpr (std::is_same_v<T, std::shared_ptr<const UnknownObject>>) {
-            // NodeVolumeLimits reads CSIDrivers (VolumeLimitScaling) from their documents.
+            // NodeVolumeLimits reads CSIDrivers (VolumeLimitScaling) and VolumeAttachments (the
+            // volumes attached to a node count against its limits) from their documents.
             if (o->kind == "CSIDriver" && o->raw)
               cluster.AddCSIDriver(o->name, CSIDriverInfoOf(*o->raw));
+            else if (o->kind == "VolumeAttachment" && o->raw)
+              cluster.AddVolumeAttachment(VolumeAttachmentInfoOf(*o->raw));
           } else {
             if (o->metadata.creation_timestamp > latest) {
               latest = o->metadata.creation_timestamp;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "framework/csi_drivers.h"
+#include "framework/volume_attachments.h"
 #include "framework/volume_claims.h"
 
 namespace berth {
@@ -17,7 +18,6 @@ namespace {
 // Handles of claims that have no volume yet start with this, so they never equal a real
 // volume handle; each such claim counts as its own volume.
 constexpr std::string_view kUnboundClaimHandlePrefix = "berth-unbound-claim-";
-constexpr std::string_view kAttachLimitPrefix = "attachable-volumes-csi-";
 
 constexpr std::string_view kGcePdDriver = "pd.csi.storage.gke.io";
 constexpr std::string_view kAwsEbsDriver = "ebs.csi.aws.com";
@@ -191,27 +191,29 @@ Status CollectVolumes(const ClusterListers& client, const Pod& pod, bool new_pod
   return Status::Success();
 }
 
-// Per-driver limits of the node; empty when the node declares none.
-std::vector<std::pair<std::string, int64_t>> VolumeLimits(const NodeInfo& node,
-                                                          const CSINode* csi_node) {
+// Per-driver limits of the node: its CSINode's spec.drivers[].allocatable.count; empty when
+// there is no CSINode or it declares none.
+std::vector<std::pair<std::string, int64_t>> VolumeLimits(const CSINode* csi_node) {
   std::vector<std::pair<std::string, int64_t>> limits;
-  for (const auto& [name, value] : node.allocatable().scalar) {
-    if (std::string_view(name).substr(0, kAttachLimitPrefix.size()) == kAttachLimitPrefix)
-      limits.emplace_back(name.substr(kAttachLimitPrefix.size()), value);
-  }
-  if (csi_node) {
-    for (const auto& d : csi_node->drivers) {
-      if (!d.allocatable_count) continue;
-      auto it = std::find_if(limits.begin(), limits.end(),
-                             [&](const auto& l) { return l.first == d.name; });
-      if (it != limits.end()) {
-        it->second = *d.allocatable_count;
-      } else {
-        limits.emplace_back(d.name, *d.allocatable_count);
-      }
-    }
-  }
+  if (csi_node == nullptr) return limits;
+  for (const auto& d : csi_node->drivers)
+    if (d.allocatable_count) limits.emplace_back(d.name, *d.allocatable_count);
   return limits;
+}
+
+// The volumes of the node's VolumeAttachments, as "<attacher>/<handle of the PV's CSI
+// source>" under the attacher; attachments without attacher, without PV, or whose PV is
+// missing or not a CSI volume are not counted. Sorted and unique.
+std::vector<AttachableVolume> AttachedByVolumeAttachments(const ClusterListers& client,
+                                                          std::string_view node_name) {
+  std::vector<AttachableVolume> out;
+  for (const VolumeAttachmentInfo& va : FindVolumeAttachments(client, node_name)) {
+    if (va.attacher.empty() || va.persistent_volume_name.empty()) continue;
+    Ptr<PersistentVolume> pv = client.GetPV(va.persistent_volume_name);
+    if (!pv || pv->spec.csi_driver.empty()) continue;
+    Add(out, va.attacher, pv->spec.csi_volume_handle, /*migrated=*/false);
+  }
+  return out;
 }
 
 // The volumes' drivers whose CSIDriver sets preventPodSchedulingIfMissing, sorted.
@@ -286,7 +288,7 @@ Status CSILimits::Filter(const CycleState& state, const PodInfo& pod, const Node
       continue;
     return Status::Unschedulable(v.driver + std::string(kErrReasonDriverNotInstalled));
   }
-  auto limits = VolumeLimits(node, csi_node.get());
+  auto limits = VolumeLimits(csi_node.get());
   if (limits.empty()) return Status::Success();
 
   std::vector<AttachableVolume> attached;
@@ -297,34 +299,99 @@ Status CSILimits::Filter(const CycleState& state, const PodInfo& pod, const Node
   std::erase_if(attached, [&](const AttachableVolume& v) { return !counts_here(v); });
   SortUnique(attached);
 
-  auto is_attached = [&](const AttachableVolume& v) {
+  auto used_by_pods = [&](const AttachableVolume& v) {
     return std::binary_search(
         attached.begin(), attached.end(), v,
         [](const auto& a, const auto& b) { return a.unique_name < b.unique_name; });
   };
+  // Volumes attached to the node that no pod there uses (a pod gone, its volume not yet
+  // detached) take a slot too. The incoming pod's volumes are matched against the pods'
+  // volumes only, so one of them attached this way counts both as attached and as new.
+  std::vector<AttachableVolume> by_attachments = AttachedByVolumeAttachments(client, node.name());
+  SortUnique(by_attachments);
+  std::erase_if(by_attachments, used_by_pods);
   for (const auto& [driver, limit] : limits) {
     int64_t fresh = 0;
     for (const auto& v : data->volumes)
-      if (v.driver == driver && counts_here(v) && !is_attached(v)) ++fresh;
+      if (v.driver == driver && counts_here(v) && !used_by_pods(v)) ++fresh;
     if (fresh == 0) continue;
-    int64_t current = std::count_if(attached.begin(), attached.end(),
-                                    [&d = driver](const auto& v) { return v.driver == d; });
+    auto of_driver = [&d = driver](const AttachableVolume& v) { return v.driver == d; };
+    int64_t current = std::count_if(attached.begin(), attached.end(), of_driver) +
+                      std::count_if(by_attachments.begin(), by_attachments.end(), of_driver);
     if (current + fresh > limit)
       return Status::Unschedulable(std::string(kErrReasonMaxVolumeCountExceeded));
   }
   return Status::Success();
 }
 
-// Room for a volume appears when a pod holding volumes goes, a node's CSI limits or attachable
-// counts change, or a new node comes; a new claim or volume can change what the pod counts.
+namespace {
+
+// An inline in-tree volume counted under a CSI driver (GCE PD, AWS EBS): its driver, or empty.
+std::string_view InlineMigratedDriver(const Volume& v) {
+  if (v.gce_persistent_disk) return kGcePdDriver;
+  if (v.aws_elastic_block_store) return kAwsEbsDriver;
+  return {};
+}
+
+// A deleted pod frees a slot only if it was on (or nominated to) a node and used a volume this
+// plugin counts.
+Result<QueueingHint> AfterAssignedPodDeleted(const Pod&, const EventObject& old_object,
+                                             const EventObject&) {
+  const Pod* deleted = ObjectAs<Pod>(old_object);
+  if (!deleted) return Error{"pod deletion without the pod"};
+  if (deleted->spec.node_name.empty() && deleted->status.nominated_node_name.empty())
+    return QueueingHint::kQueueSkip;
+  for (const Volume& v : deleted->spec.volumes)
+    if (v.persistent_volume_claim || v.ephemeral || !InlineMigratedDriver(v).empty())
+      return QueueingHint::kQueue;
+  return QueueingHint::kQueueSkip;
+}
+
+// Only a higher count for some driver can make room: a driver added with a count counts as
+// raised from zero; lower, unchanged or removed counts, and drivers without one, do not.
+Result<QueueingHint> AfterCSINodeUpdated(const Pod&, const EventObject& old_object,
+                                         const EventObject& new_object) {
+  const CSINode* before = ObjectAs<CSINode>(old_object);
+  const CSINode* after = ObjectAs<CSINode>(new_object);
+  if (!before || !after) return Error{"CSINode update without both objects"};
+  auto count_of = [](const CSINode::Driver& d) -> int64_t {
+    return d.allocatable_count.value_or(0);
+  };
+  for (const auto& d : after->drivers) {
+    int64_t old_count = 0;
+    for (const auto& o : before->drivers)
+      if (o.name == d.name) old_count = count_of(o);
+    if (count_of(d) > old_count) return QueueingHint::kQueue;
+  }
+  return QueueingHint::kQueueSkip;
+}
+
+// A deleted attachment may free a slot for any pod with a claim (the claim's volume is not
+// resolved here), or for one with an inline in-tree volume of the attachment's driver.
+QueueingHint AfterVolumeAttachmentDeleted(const Pod& pod, const VolumeAttachmentInfo& deleted) {
+  for (const Volume& v : pod.spec.volumes) {
+    if (v.persistent_volume_claim) return QueueingHint::kQueue;
+    std::string_view driver = InlineMigratedDriver(v);
+    if (!driver.empty() && driver == deleted.attacher) return QueueingHint::kQueue;
+  }
+  return QueueingHint::kQueueSkip;
+}
+
+}  // namespace
+
+// A new CSINode can bring limits or drivers; an updated one helps only when a limit rises; a
+// deleted pod or VolumeAttachment can free a slot; a new claim can be the one the pod lacked.
 std::vector<ClusterEventWithHint> CSILimits::EventsToRegister() const {
   return {
-      {{EventResource::kPod, kDelete}, QueueIfDeletedPodHeldVolumes()},
-      {{EventResource::kCSINode, kAdd | kUpdateOther}, {}},
-      {{EventResource::kPersistentVolumeClaim, kAdd}, {}},
-      {{EventResource::kPersistentVolume, kAdd}, {}},
-      {{EventResource::kNode, kAdd | kUpdateNodeAllocatable}, {}},
+      {{EventResource::kCSINode, kAdd}, {}},
+      {{EventResource::kCSINode, kUpdateOther}, AfterCSINodeUpdated},
+      {{EventResource::kPod, kDelete}, AfterAssignedPodDeleted},
+      {{EventResource::kPersistentVolumeClaim, kAdd}, QueueIfPodUsesClaim()},
   };
+}
+
+VolumeAttachmentHintFn CSILimits::VolumeAttachmentDeleteHint() const {
+  return AfterVolumeAttachmentDeleted;
 }
 
 }  // namespace nodevolumelimits

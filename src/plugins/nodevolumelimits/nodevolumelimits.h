@@ -10,12 +10,19 @@
 //     provisioners gce-pd, aws-ebs, azure-disk, cinder and portworx-volume count under their
 //     CSI driver (pd.csi.storage.gke.io, ebs.csi.aws.com, ...) when the node has a CSINode, as
 //     CSI migration is complete for them. Other in-tree types are not modelled.
-// Limits: CSINode.spec.drivers[].allocatable.count, plus node allocatable entries
-// "attachable-volumes-csi-<driver>". A node without any limit accepts everything.
+// Limits: CSINode.spec.drivers[].allocatable.count only (a node's status.allocatable is not
+// read). A node without any limit accepts everything.
 //
-// Filter: if, for some driver with a limit, (volumes already on the node) + (the pod's volumes not
-// yet on the node) exceeds the limit, Unschedulable "node(s) exceed max volume count". A missing
-// claim of the incoming pod makes every node UnschedulableAndUnresolvable
+// Volumes on the node: those of its pods, plus those of VolumeAttachments naming the node
+// (spec.nodeName) that no pod there uses, counted as "<spec.attacher>/<volumeHandle of the PV
+// named by spec.source.persistentVolumeName>" under the attacher (attachments without
+// attacher or PV, or whose PV is missing or not CSI, do not count; status.attached is not
+// read). The incoming pod's volumes are compared with the pods' volumes only, so one that is
+// attached but used by no pod counts twice.
+//
+// Filter: if, for some driver with a limit, (volumes on the node) + (the pod's volumes not used
+// by a pod on the node) exceeds the limit, Unschedulable "node(s) exceed max volume count". A
+// missing claim of the incoming pod makes every node UnschedulableAndUnresolvable
 // ("looking up PVC <ns>/<name>: persistentvolumeclaim "<name>" not found").
 // PreFilter returns Skip for pods without claim, ephemeral or in-tree GCE PD / EBS volumes.
 //
@@ -26,8 +33,10 @@
 // has no driver). Drivers without a CSIDriver object, or with the field false or unset, are
 // not checked. When several drivers are missing, the first in volume order is named.
 //
-// Not modelled: VolumeAttachment objects, the hashed limit key of driver names longer than the
-// resource-name limit (drivers are compared by name).
+// Queueing: a CSINode added; a CSINode updated with some driver's count higher than before; an
+// assigned pod deleted that used a claim, a generic ephemeral volume or an inline GCE PD / EBS
+// disk; a claim added that the pod uses; a VolumeAttachment deleted when the pod uses a claim or
+// an inline disk of the attachment's driver.
 #pragma once
 
 #include <span>
@@ -39,6 +48,7 @@
 #include "berth/framework/registry.h"
 #include "config/feature_gates.h"
 #include "config/plugin_names.h"
+#include "framework/volume_attachments.h"
 
 namespace berth {
 
@@ -53,7 +63,10 @@ inline constexpr std::string_view kErrReasonMaxVolumeCountExceeded =
 inline constexpr std::string_view kErrReasonDriverNotInstalled =
     " CSI driver is not installed on the node";  // after the driver's name
 
-class CSILimits final : public PreFilterPlugin, public FilterPlugin, public EnqueueExtensions {
+class CSILimits final : public PreFilterPlugin,
+                        public FilterPlugin,
+                        public EnqueueExtensions,
+                        public VolumeAttachmentEnqueueExtensions {
  public:
   explicit CSILimits(Handle& handle, bool volume_limit_scaling = true)
       : handle_(&handle), volume_limit_scaling_(volume_limit_scaling) {}
@@ -64,6 +77,7 @@ class CSILimits final : public PreFilterPlugin, public FilterPlugin, public Enqu
   Status Filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
 
   std::vector<ClusterEventWithHint> EventsToRegister() const override;
+  VolumeAttachmentHintFn VolumeAttachmentDeleteHint() const override;
 
  private:
   Handle* handle_;

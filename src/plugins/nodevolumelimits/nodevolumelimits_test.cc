@@ -9,6 +9,7 @@
 #include "berth/testing/fake_handle.h"
 #include "framework/csi_drivers.h"
 #include "framework/in_memory_cluster.h"
+#include "plugins/nodevolumelimits/csi_limits_fixture.h"
 #include "testing/builders.h"
 
 namespace berth::nodevolumelimits {
@@ -17,15 +18,6 @@ namespace {
 using berth::testing::FakeHandle;
 using berth::testing::MakeNodeInfo;
 using berth::testing::MakePod;
-
-constexpr const char* kEbsDriver = "ebs.csi.aws.com";
-constexpr const char* kGceDriver = "pd.csi.storage.gke.io";
-constexpr const char* kEbsInTree = "kubernetes.io/aws-ebs";
-constexpr const char* kHostPathInTree = "kubernetes.io/hostpath";
-constexpr const char* kNodeName = "node-for-max-pd-test-1";
-
-// kNoDriver: a CSINode that registers no driver.
-enum class LimitSource { kNone, kCSINode, kCSINodeWithoutLimit, kNoDriver };
 
 Volume EphemeralVolume(std::string name) {
   Volume v;
@@ -45,69 +37,6 @@ Volume ConfigMapLike() {
   Volume v;
   v.name = "config";
   return v;
-}
-
-Ptr<PersistentVolumeClaim> Claim(std::string ns, std::string name, std::string volume,
-                                 std::optional<std::string> sc) {
-  auto pvc = std::make_shared<PersistentVolumeClaim>();
-  pvc->metadata.namespace_ = std::move(ns);
-  pvc->metadata.name = std::move(name);
-  pvc->spec.volume_name = std::move(volume);
-  pvc->spec.storage_class_name = std::move(sc);
-  return pvc;
-}
-
-// The fixture of kube-scheduler's CSILimits tests: for each driver d, claims and PVs
-// "csi-<d>-0..3" bound to each other (an EBS in-tree PV for kubernetes.io/aws-ebs, a PV without
-// attachable source for kubernetes.io/hostpath), plus "csi-4" (unbound, class csi-sc),
-// "csi-5" (unbound, no class) and "csi-6" (bound to a missing PV, class csi-sc). csi-sc
-// provisions with the first driver.
-void AddFixture(InMemoryCluster& cluster, const std::vector<std::string>& drivers) {
-  for (const auto& d : drivers) {
-    for (int j = 0; j < 4; ++j) {
-      std::string name = "csi-" + d + "-" + std::to_string(j);
-      auto pv = std::make_shared<PersistentVolume>();
-      pv->metadata.name = name;
-      if (d == kEbsInTree) {
-        pv->spec.aws_volume_id = name;
-      } else if (d != kHostPathInTree) {
-        pv->spec.csi_driver = d;
-        pv->spec.csi_volume_handle = name;
-      }
-      cluster.AddPV(pv);
-      cluster.AddPVC(Claim("default", name, name, std::nullopt));
-    }
-  }
-  cluster.AddPVC(Claim("default", "csi-4", "", "csi-sc"));
-  cluster.AddPVC(Claim("default", "csi-5", "", std::nullopt));
-  cluster.AddPVC(Claim("default", "csi-6", "missing-in-action", "csi-sc"));
-  auto sc = std::make_shared<StorageClass>();
-  sc->metadata.name = "csi-sc";
-  sc->provisioner = drivers.front();
-  cluster.AddStorageClass(sc);
-}
-
-void AddCSINode(InMemoryCluster& cluster, LimitSource source, int32_t limit,
-                const std::vector<std::string>& drivers) {
-  if (source == LimitSource::kNone) return;
-  auto csi = std::make_shared<CSINode>();
-  csi->metadata.name = kNodeName;
-  if (source == LimitSource::kNoDriver) return cluster.AddCSINode(csi);
-  for (const auto& d : drivers) {
-    CSINode::Driver driver;
-    driver.name = d;
-    driver.node_id = kNodeName;
-    if (source == LimitSource::kCSINode) driver.allocatable_count = limit;
-    csi->drivers.push_back(driver);
-  }
-  cluster.AddCSINode(csi);
-}
-
-std::shared_ptr<const Pod> PodWith(std::vector<std::string> claims) {
-  static int counter = 0;
-  auto b = MakePod().Name("pod-" + std::to_string(counter++)).Node(kNodeName);
-  for (auto& c : claims) b.PVC(c);
-  return b.Obj();
 }
 
 std::shared_ptr<const Pod> EphemeralPod(std::string uid, std::vector<std::string> volumes) {
@@ -473,7 +402,9 @@ TEST(CSILimitsTest, Table) {
   }
 }
 
-TEST(CSILimitsTest, NodeAllocatableLimitApplies) {
+// Limits come from the CSINode only: a node's status.allocatable
+// "attachable-volumes-csi-<driver>" is not a limit.
+TEST(CSILimitsTest, NodeAllocatableIsNotALimit) {
   InMemoryCluster cluster;
   AddFixture(cluster, {kEbsDriver});
   FakeHandle handle({}, &cluster);
@@ -486,13 +417,13 @@ TEST(CSILimitsTest, NodeAllocatableLimitApplies) {
   CycleState state;
   auto pod = PodInfo::Create(PodWith({"csi-ebs.csi.aws.com-0"}));
   ASSERT_TRUE(plugin.PreFilter(state, *pod, {}, nullptr).IsSuccess());
-  EXPECT_EQ(plugin.Filter(state, *pod, info).code(), Code::kUnschedulable);
+  EXPECT_TRUE(plugin.Filter(state, *pod, info).IsSuccess());
 
-  // A volume already attached on the node adds nothing.
+  // With the same count in the CSINode, the third volume is one too many.
+  AddCSINode(cluster, LimitSource::kCSINode, 2, {kEbsDriver});
   CycleState again;
-  auto reuse = PodInfo::Create(PodWith({"csi-ebs.csi.aws.com-1"}));
-  ASSERT_TRUE(plugin.PreFilter(again, *reuse, {}, nullptr).IsSuccess());
-  EXPECT_TRUE(plugin.Filter(again, *reuse, info).IsSuccess());
+  ASSERT_TRUE(plugin.PreFilter(again, *pod, {}, nullptr).IsSuccess());
+  EXPECT_EQ(plugin.Filter(again, *pod, info).code(), Code::kUnschedulable);
 }
 
 TEST(CSILimitsTest, Registration) {
