@@ -211,14 +211,35 @@ const std::shared_ptr<const NodeTable>& SpreadCache::Refresh(std::span<const Nod
   return table_;
 }
 
+namespace {
+
+bool SameName(const Node* a, const Node* b) {
+  return a != nullptr && b != nullptr && a->metadata.name == b->metadata.name;
+}
+
+}  // namespace
+
 void SpreadCache::Rebuild(std::span<const NodeInfo* const> nodes) {
   auto table = std::make_shared<const NodeTable>(nodes, ++next_table_id_);
   // Slots of nodes that were already known keep what was observed about them, so their memoized
   // counts survive the rebuild.
   std::vector<Slot> slots(table->size());
   previous_slot_.assign(table->size(), -1);
+  // The domains stay valid while every slot holds the node of the same name with the same
+  // labels: node status updates (a heartbeat every few minutes per node, hundreds a second at
+  // 100,000 nodes) replace node objects without moving them.
+  bool same_labels = table_ && table_->size() == table->size();
   for (size_t s = 0; s < table->size(); ++s) {
-    const int32_t old = table_ ? table_->Find(table->node(s)) : -1;
+    const Node* now = table->node(s);
+    int32_t old = table_ ? table_->Find(now) : -1;
+    if (old < 0 && table_ && s < table_->size() && SameName(now, table_->node(s))) {
+      old = static_cast<int32_t>(s);  // the same node, updated
+    }
+    if (same_labels &&
+        (old != static_cast<int32_t>(s) ||
+         (now != table_->node(s) && now->metadata.labels != table_->node(s)->metadata.labels))) {
+      same_labels = false;
+    }
     if (old < 0) continue;
     previous_slot_[s] = old;
     slots[s] = std::move(slots_[old]);
@@ -227,7 +248,7 @@ void SpreadCache::Rebuild(std::span<const NodeInfo* const> nodes) {
   previous_table_id_ = table_ ? table_->id() : 0;
   slots_ = std::move(slots);
   table_ = std::move(table);
-  domains_.clear();
+  if (!same_labels) domains_.clear();
   ResetLog();
 }
 
