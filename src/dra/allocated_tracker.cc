@@ -13,6 +13,7 @@ void Unindex(AllocatedState& state, const DeviceId& id, std::vector<std::string>
   if (it == state.by_pool.end()) return;
   auto& names = it->second.*list;
   if (auto n = std::find(names.begin(), names.end(), id.device); n != names.end()) names.erase(n);
+  it->second.version = NextPoolHeldVersion();
   if (it->second.exclusive.empty() && it->second.shared.empty()) state.by_pool.erase(it);
 }
 
@@ -110,12 +111,18 @@ void AllocatedStateTracker::Add(const AllocationResult& allocation) {
     if (!r.share_id) {
       if (exclusive_refs_[id]++ > 0) continue;
       AllocatedState& state = Mutable();
-      state.by_pool[{id.driver, id.pool}].exclusive.push_back(id.device);
+      PoolHeld& held = state.by_pool[{id.driver, id.pool}];
+      held.exclusive.push_back(id.device);
+      held.version = NextPoolHeldVersion();
       state.allocated.insert(std::move(id));
       continue;
     }
     AllocatedState& state = Mutable();
-    if (shared_refs_[id]++ == 0) state.by_pool[{id.driver, id.pool}].shared.push_back(id.device);
+    if (shared_refs_[id]++ == 0) {
+      PoolHeld& held = state.by_pool[{id.driver, id.pool}];
+      held.shared.push_back(id.device);
+      held.version = NextPoolHeldVersion();
+    }
     state.allocated_shared.insert(SharedDeviceId{id, *r.share_id});
     CapacityAmounts& sum = state.consumed_capacity[id];
     for (const auto& [name, q] : r.consumed_capacity)

@@ -15,6 +15,7 @@
 
 #include <compare>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -68,7 +69,14 @@ using CapacityAmounts = FlatMap<std::string, Quantity>;
 struct PoolHeld {
   std::vector<std::string> exclusive;
   std::vector<std::string> shared;
+  // Names the lists above as they are, unique across every state of the process (a new value
+  // with each change: NextPoolHeldVersion()), so that what a search learned about the pool at
+  // one version can be reused while the version stays. 0: unknown, nothing is reused.
+  uint64_t version = 0;
 };
+
+// A version for a PoolHeld just changed; never 0.
+uint64_t NextPoolHeldVersion();
 
 // (driver, pool) -> PoolHeld, looked up by string_views without copying the names.
 struct PoolKeyHash {
@@ -188,6 +196,9 @@ class Allocator {
   // Replaces how shareIDs are made (random UUIDs by default), for tests; called once per
   // allocation of a device that allows multiple allocations. Not while Allocate runs.
   void SetShareIdGenerator(std::function<std::string()> gen);
+  // Whether Allocate may skip the search where its outcome is known without one (a node whose
+  // devices are all held); on by default. Off, every call searches: for tests comparing the two.
+  void SetShortcuts(bool on);
 
   struct Impl;  // internal (allocator_impl.h)
 

@@ -58,6 +58,7 @@ std::shared_ptr<const NodePools> SliceIndex::Gather(const Node& node) const {
       out->device_count += static_cast<uint32_t>(s->spec.devices.size());
     }
   }
+  out->all_held_at = std::vector<std::atomic<uint64_t>>(out->pools.size());
   if (shared_depend_on_labels_) {
     out->depends_on_labels = true;
     out->labels = node.metadata.labels;

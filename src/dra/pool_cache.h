@@ -14,6 +14,7 @@
 // slice selects nodes by selector; they are rebuilt when the labels differ.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -49,6 +50,11 @@ struct NodePools {
                     uint32_t index) const;
   void Remember(const std::shared_ptr<const Result<cel::dra::Selector>>& selector, uint32_t index,
                 bool matches) const;
+
+  // Per pool of `pools`: the PoolHeld version (of the allocated state's entry for the pool) at
+  // which every device of the pool the node reaches was found held exclusively; 0: never.
+  // Written by concurrent searches (atomics).
+  mutable std::vector<std::atomic<uint64_t>> all_held_at;
 
  private:
   // Few selectors reach one node; the pointer held keeps its address from being reused.

@@ -143,9 +143,11 @@ struct Placed {
 // The state of one Allocate call (one goroutine's allocator upstream).
 class Search {
  public:
+  // `pools`: the node's, when the caller has them already.
   Search(const Allocator::Impl& a, const Node& node,
-         const std::vector<std::shared_ptr<const ResourceClaim>>& claims)
-      : a_(a), node_(node), claims_(claims) {}
+         const std::vector<std::shared_ptr<const ResourceClaim>>& claims,
+         std::shared_ptr<const NodePools> pools = nullptr)
+      : a_(a), node_(node), claims_(claims), node_pools_(std::move(pools)) {}
 
   Result<std::optional<std::vector<AllocationResult>>> Run();
   Result<Diagnosis> Diagnose();
@@ -563,7 +565,7 @@ Step Search::AllocateOne(Indices r, bool in_sub, Location start) {
 }
 
 VoidResult Search::Setup() {
-  node_pools_ = a_.index->PoolsFor(node_);
+  if (!node_pools_) node_pools_ = a_.index->PoolsFor(node_);
   pools_ = &node_pools_->pools;
   pool_use_.resize(pools_->size());
   slot_base_.resize(claims_.size());
@@ -650,8 +652,7 @@ Result<std::optional<std::vector<AllocationResult>>> Search::Run() {
   if (s != Step::kDone) {
     for (const Pool& p : *pools_) {
       // Only this node: other nodes may reach valid pools.
-      if (p.invalid)
-        return Error{"invalid resource pools were encountered", kFailedAllocationOnNode};
+      if (p.invalid) return internal::InvalidPoolsError();
     }
     return std::optional<std::vector<AllocationResult>>();
   }
@@ -761,7 +762,11 @@ Result<Diagnosis> Allocator::Diagnose(
 
 Result<std::optional<std::vector<AllocationResult>>> Allocator::Allocate(
     const Node& node, const std::vector<std::shared_ptr<const ResourceClaim>>& claims) const {
-  Search search(*impl_, node, claims);
+  std::shared_ptr<const NodePools> pools = impl_->index->PoolsFor(node);
+  if (impl_->shortcuts) {
+    if (auto known = internal::NothingFree(*impl_, *pools, claims)) return std::move(*known);
+  }
+  Search search(*impl_, node, claims, std::move(pools));
   return search.Run();
 }
 

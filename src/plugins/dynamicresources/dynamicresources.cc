@@ -195,8 +195,7 @@ Status DynamicResources::Filter(const CycleState& state, const PodInfo& pod,
     if (args_.filter_timeout_ms > 0 &&
         handle_->clock().Now() - start > std::chrono::milliseconds(args_.filter_timeout_ms))
       return Unresolvable("timed out trying to allocate devices");
-    if (!r->has_value() || (*r)->size() != data->claims_to_allocate.size())
-      return Unresolvable("cannot allocate all claims");
+    if (!r->has_value() || (*r)->size() != data->claims_to_allocate.size()) return cannot_allocate_;
     allocations = std::move(**r);
   }
 
