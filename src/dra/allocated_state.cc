@@ -26,7 +26,7 @@ void AddAllocation(AllocatedState& state, const AllocationResult& allocation) {
   }
 }
 
-uint64_t NextPoolHeldVersion() {
+uint64_t NextHeldChangeSeq() {
   static std::atomic<uint64_t> next{0};
   return next.fetch_add(1, std::memory_order_relaxed) + 1;
 }
@@ -37,7 +37,7 @@ void IndexByPool(AllocatedState& state) {
     state.by_pool[{id.driver, id.pool}].exclusive.push_back(id.device);
   for (const auto& [id, amounts] : state.consumed_capacity)
     state.by_pool[{id.driver, id.pool}].shared.push_back(id.device);
-  for (auto& [key, held] : state.by_pool) held.version = NextPoolHeldVersion();
+  state.changes = nullptr;  // rebuilt whole: no change to follow
   state.indexed = true;
 }
 

@@ -13,7 +13,6 @@ void Unindex(AllocatedState& state, const DeviceId& id, std::vector<std::string>
   if (it == state.by_pool.end()) return;
   auto& names = it->second.*list;
   if (auto n = std::find(names.begin(), names.end(), id.device); n != names.end()) names.erase(n);
-  it->second.version = NextPoolHeldVersion();
   if (it->second.exclusive.empty() && it->second.shared.empty()) state.by_pool.erase(it);
 }
 
@@ -78,6 +77,7 @@ void AllocatedStateTracker::Clear() {
   shared_refs_.clear();
   state_ = std::make_shared<AllocatedState>();
   state_->indexed = true;
+  chain_length_ = 0;
 }
 
 std::shared_ptr<const AllocatedState> AllocatedStateTracker::State() const {
@@ -104,6 +104,22 @@ AllocatedState& AllocatedStateTracker::Mutable() {
   return *state_;
 }
 
+void AllocatedStateTracker::Record(AllocatedState& state, const DeviceId& id) {
+  auto change = std::make_shared<HeldChange>();
+  change->seq = NextHeldChangeSeq();
+  change->pool_hash =
+      PoolKeyHash{}(std::pair<std::string_view, std::string_view>(id.driver, id.pool));
+  change->driver = id.driver;
+  change->pool = id.pool;
+  // A bounded chain: a reader that is further behind learns the pool again.
+  if (++chain_length_ > kMaxChain) {
+    chain_length_ = 1;
+  } else {
+    change->older = std::move(state.changes);
+  }
+  state.changes = std::move(change);
+}
+
 void AllocatedStateTracker::Add(const AllocationResult& allocation) {
   for (const DeviceRequestAllocationResult& r : allocation.results) {
     if (r.admin_access.value_or(false)) continue;  // as AddAllocation
@@ -111,17 +127,15 @@ void AllocatedStateTracker::Add(const AllocationResult& allocation) {
     if (!r.share_id) {
       if (exclusive_refs_[id]++ > 0) continue;
       AllocatedState& state = Mutable();
-      PoolHeld& held = state.by_pool[{id.driver, id.pool}];
-      held.exclusive.push_back(id.device);
-      held.version = NextPoolHeldVersion();
+      state.by_pool[{id.driver, id.pool}].exclusive.push_back(id.device);
+      Record(state, id);
       state.allocated.insert(std::move(id));
       continue;
     }
     AllocatedState& state = Mutable();
     if (shared_refs_[id]++ == 0) {
-      PoolHeld& held = state.by_pool[{id.driver, id.pool}];
-      held.shared.push_back(id.device);
-      held.version = NextPoolHeldVersion();
+      state.by_pool[{id.driver, id.pool}].shared.push_back(id.device);
+      Record(state, id);
     }
     state.allocated_shared.insert(SharedDeviceId{id, *r.share_id});
     CapacityAmounts& sum = state.consumed_capacity[id];
@@ -140,6 +154,7 @@ void AllocatedStateTracker::Remove(const AllocationResult& allocation) {
       exclusive_refs_.erase(it);
       AllocatedState& state = Mutable();
       Unindex(state, id, &PoolHeld::exclusive);
+      Record(state, id);
       state.allocated.erase(id);
       continue;
     }
@@ -149,6 +164,7 @@ void AllocatedStateTracker::Remove(const AllocationResult& allocation) {
     if (refs != shared_refs_.end() && --refs->second == 0) {
       shared_refs_.erase(refs);
       Unindex(state, id, &PoolHeld::shared);
+      Record(state, id);
       state.consumed_capacity.erase(id);
       continue;
     }

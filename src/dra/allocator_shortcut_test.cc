@@ -46,7 +46,8 @@ std::string Describe(const Outcome& r) {
 }
 
 // A random cluster of three nodes: pools of their own, sometimes one every node reaches, one
-// that is invalid (duplicate names) or incomplete, and devices that allow shared allocations.
+// that nodes reach by label, one that is invalid (duplicate names) or incomplete, and devices
+// that allow shared allocations.
 struct World {
   std::vector<Node> nodes;
   std::vector<std::shared_ptr<const ResourceSlice>> slices;
@@ -91,6 +92,13 @@ World MakeWorld(std::mt19937& rng) {
       for (const Node& n : w.nodes) w.reach[n.metadata.name].push_back(w.devices.back());
     }
     w.slices.push_back(Slice("shared", AllNodes(), "shared", kDriverB, std::move(devs)));
+  }
+  if (rng() % 4 == 0) {  // a pool of the nodes labelled region-1 (node-0): pools by label
+    std::vector<Device> devs = {RandomDevice(rng, "z-0")};
+    w.devices.push_back(DeviceId{kDriverA, "zonal", "z-0"});
+    w.reach["node-0"].push_back(w.devices.back());
+    w.slices.push_back(
+        Slice("zonal", Selected(LabelSelector("region", kRegion1)), "zonal", kDriverA, devs));
   }
   if (rng() % 6 == 0)  // invalid on node-0: the same name twice
     w.slices.push_back(Slice("bad", OnNode("node-0"), "bad", kDriverA, {Dev("x"), Dev("x")}));
@@ -201,12 +209,18 @@ TEST(AllocatorShortcutTest, SameOutcomeAsTheSearch) {
       fast.SetShareIdGenerator([] { return std::string("id"); });
       slow.SetShareIdGenerator([] { return std::string("id"); });
       const std::vector<ClaimPtr> claims = RandomClaims(rng);
-      for (const Node& node : w.nodes) {
+      for (size_t n = 0; n < w.nodes.size(); ++n) {
+        const Node& node = w.nodes[n];
         const std::string want = Describe(slow.Allocate(node, claims));
         SCOPED_TRACE("seed " + std::to_string(seed) + " step " + std::to_string(step) + " " +
                      node.metadata.name + ": " + want);
+        // By name, by position in the node list, then again (remembered per node and pool),
+        // and through a stale position (another node's).
+        const int32_t slot = static_cast<int32_t>(n);
         EXPECT_EQ(Describe(fast.Allocate(node, claims)), want);
-        EXPECT_EQ(Describe(fast.Allocate(node, claims)), want);  // remembered per pool
+        EXPECT_EQ(Describe(fast.Allocate(node, claims, slot)), want);
+        EXPECT_EQ(Describe(fast.Allocate(node, claims, slot)), want);
+        EXPECT_EQ(Describe(fast.Allocate(node, claims, (slot + 1) % 3)), want);
         ++compared;
         bool all_held = true;
         if (auto it = w.reach.find(node.metadata.name); it != w.reach.end())
@@ -248,31 +262,40 @@ TEST(AllocatorShortcutTest, FreedDeviceIsFoundAgain) {
   EXPECT_EQ(Devices((**r)[0]), std::vector<Expected>{D(kReq0, kDriverA, kPool1, kDevice1)});
 }
 
-// Every change of a pool's held devices gives its entry a version never seen before.
-TEST(AllocatorShortcutTest, HeldVersionsChangeWithTheirPool) {
+// The tracker records each change of a pool's held devices, newest first, and cuts the chain
+// where it grows long; a state indexed whole records none.
+TEST(AllocatorShortcutTest, TrackerRecordsHeldChanges) {
   AllocatedStateTracker tracker;
   const DeviceId a{kDriverA, kPool1, kDevice0}, b{kDriverA, kPool1, kDevice1};
   const DeviceId other{kDriverA, kPool2, kDevice0};
+  EXPECT_EQ(tracker.State()->changes, nullptr);
   tracker.Set("a", Holding(a, 0));
   tracker.Set("other", Holding(other, 0));
-  auto version = [&](const char* pool) {
-    auto state = tracker.State();
-    auto it = state->by_pool.find(std::pair<std::string, std::string>(kDriverA, pool));
-    return it == state->by_pool.end() ? uint64_t{0} : it->second.version;
-  };
-  std::set<uint64_t> seen = {version(kPool1)};
-  const uint64_t pool2 = version(kPool2);
-  EXPECT_NE(pool2, 0u);
-  tracker.Set("b", Holding(b, 0));
-  EXPECT_TRUE(seen.insert(version(kPool1)).second);
-  tracker.Set("b", Holding(b, 2));  // now a share
-  EXPECT_TRUE(seen.insert(version(kPool1)).second);
-  tracker.Set("b", nullptr);
-  EXPECT_TRUE(seen.insert(version(kPool1)).second);
-  EXPECT_EQ(version(kPool2), pool2);
+  auto before = tracker.State()->changes;
+  ASSERT_NE(before, nullptr);
+  EXPECT_EQ(before->pool, kPool2);
+  const ClaimPtr share = Holding(b, 2);
+  tracker.Set("b", share);  // a share: a change of pool-1
+  auto after = tracker.State()->changes;
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(after->pool, kPool1);
+  EXPECT_EQ(after->driver, kDriverA);
+  EXPECT_GT(after->seq, before->seq);
+  EXPECT_EQ(after->older, before);
+  tracker.Set("b", share);  // the same claim again: nothing changes
+  EXPECT_EQ(tracker.State()->changes, after);
+  for (int i = 0; i < 300; ++i) tracker.Set("a", i % 2 ? Holding(a, 0) : nullptr);
+  size_t length = 0;
+  for (const HeldChange* c = tracker.State()->changes.get(); c != nullptr; c = c->older.get()) {
+    if (c->older) EXPECT_GT(c->seq, c->older->seq);
+    ++length;
+  }
+  EXPECT_GT(length, 0u);
+  EXPECT_LE(length, 256u);
   AllocatedState indexed = AllocatedStateOf({Holding(a, 0)});
+  indexed.changes = after;
   IndexByPool(indexed);
-  EXPECT_TRUE(seen.insert(indexed.by_pool.begin()->second.version).second);
+  EXPECT_EQ(indexed.changes, nullptr);
 }
 
 }  // namespace

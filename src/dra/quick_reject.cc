@@ -2,9 +2,12 @@
 // admin access never takes a device another claim holds exclusively, so the search would skip
 // every device of the node and fail. In a nearly full cluster that is most nodes, each of which
 // would otherwise set up a search only to reject it.
+#include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string_view>
 #include <unordered_set>
 #include <utility>
@@ -60,28 +63,76 @@ bool ClaimsQualify(const Allocator::Impl& a,
   return any_request;
 }
 
-// Whether claims hold every device of pool `p` the node reaches exclusively; remembered per
-// version of the pool's held devices, so a pool nobody changed is not compared name by name
-// again.
+// Whether no change after the one numbered `seq` in the chain from `newest` is of `pool`
+// (false also when `seq` is not in the chain).
+bool UnchangedSince(const HeldChange* newest, uint64_t seq, const Pool& pool) {
+  for (const HeldChange* c = newest; c != nullptr; c = c->older.get()) {
+    if (c->seq == seq) return true;
+    if (c->seq < seq) return false;
+    if (c->pool_hash == pool.key_hash && c->pool == pool.name && c->driver == pool.driver)
+      return false;
+  }
+  return false;
+}
+
+// Whether claims hold every device of pool `p` the node reaches exclusively. What was found is
+// remembered with the state's newest change and reused while no newer change is of the pool,
+// so an unchanged pool is neither looked up nor compared name by name again.
 bool AllHeld(const Allocator::Impl& a, const NodePools& node_pools, size_t p) {
   const Pool& pool = node_pools.pools[p];
+  const HeldChange* newest = a.state->changes.get();
+  std::atomic<uint64_t>& known = node_pools.all_held_at[p];
+  if (newest != nullptr) {
+    const uint64_t seq = known.load(std::memory_order_relaxed);
+    if (seq != 0 && UnchangedSince(newest, seq, pool)) return true;
+  }
   size_t devices = 0;
   for (const ResourceSlice* s : pool.slices_targeting_node) devices += s->spec.devices.size();
-  if (devices == 0) return true;
-  const auto& by_pool = a.state->by_pool;
-  auto it = by_pool.find(std::pair<std::string_view, std::string_view>(pool.driver, pool.name));
-  if (it == by_pool.end()) return false;
-  const PoolHeld& held = it->second;
-  if (held.version != 0 &&
-      node_pools.all_held_at[p].load(std::memory_order_relaxed) == held.version)
-    return true;
-  // The names held are distinct, and so are the pool's (else it is invalid).
-  if (held.exclusive.size() < devices) return false;
-  std::unordered_set<std::string_view> names(held.exclusive.begin(), held.exclusive.end());
-  for (const ResourceSlice* s : pool.slices_targeting_node)
-    for (const Device& d : s->spec.devices)
-      if (!names.count(d.name)) return false;
-  if (held.version != 0) node_pools.all_held_at[p].store(held.version, std::memory_order_relaxed);
+  if (devices > 0) {
+    const auto& by_pool = a.state->by_pool;
+    auto it = by_pool.find(std::pair<std::string_view, std::string_view>(pool.driver, pool.name));
+    if (it == by_pool.end()) return false;
+    // The names held are distinct, and so are the pool's (else it is invalid).
+    const std::vector<std::string>& held = it->second.exclusive;
+    if (held.size() < devices) return false;
+    std::unordered_set<std::string_view> names(held.begin(), held.end());
+    for (const ResourceSlice* s : pool.slices_targeting_node)
+      for (const Device& d : s->spec.devices)
+        if (!names.count(d.name)) return false;
+  }
+  if (newest != nullptr) known.store(newest->seq, std::memory_order_relaxed);
+  return true;
+}
+
+// Whether no change after the one numbered `seq` in the chain from `newest` may be of one of
+// the node's pools (compared by hash: a collision only costs a check of the pools).
+bool NodeUnchangedSince(const HeldChange* newest, uint64_t seq, const NodePools& node_pools) {
+  const auto hashes =
+      std::span(node_pools.quick_hashes).first(static_cast<size_t>(node_pools.quick_pools));
+  for (const HeldChange* c = newest; c != nullptr; c = c->older.get()) {
+    if (c->seq == seq) return true;
+    if (c->seq < seq) return false;
+    if (std::find(hashes.begin(), hashes.end(), c->pool_hash) != hashes.end()) return false;
+  }
+  return false;
+}
+
+// Whether claims hold every device of every usable pool of the node exclusively; remembered
+// for the whole node too when it has few pools, so that an unchanged node costs a look at the
+// changes since it was checked.
+bool NodeAllHeld(const Allocator::Impl& a, const NodePools& node_pools) {
+  const HeldChange* newest = a.state->changes.get();
+  const bool whole = newest != nullptr && node_pools.quick_pools >= 0;
+  if (whole) {
+    const uint64_t seq = node_pools.all_held_seq.load(std::memory_order_relaxed);
+    if (seq != 0 && NodeUnchangedSince(newest, seq, node_pools)) return true;
+  }
+  for (size_t p = 0; p < node_pools.pools.size(); ++p) {
+    const Pool& pool = node_pools.pools[p];
+    if (pool.invalid || pool.incomplete) continue;  // the search skips them
+    if (!AllHeld(a, node_pools, p)) return false;
+  }
+  if (whole) node_pools.all_held_seq.store(newest->seq, std::memory_order_relaxed);
   return true;
 }
 
@@ -94,20 +145,12 @@ Error InvalidPoolsError() {
 std::optional<Result<std::optional<std::vector<AllocationResult>>>> NothingFree(
     const Allocator::Impl& a, const NodePools& node_pools,
     const std::vector<std::shared_ptr<const ResourceClaim>>& claims) {
-  bool invalid = false;
-  for (size_t p = 0; p < node_pools.pools.size(); ++p) {
-    const Pool& pool = node_pools.pools[p];
-    if (pool.invalid) {
-      invalid = true;
-      continue;
-    }
-    if (pool.incomplete) continue;  // the search skips it
-    if (!AllHeld(a, node_pools, p)) return std::nullopt;
-  }
+  if (!NodeAllHeld(a, node_pools)) return std::nullopt;
   // The claims last: looking up their classes costs more than the pools.
   if (!ClaimsQualify(a, claims)) return std::nullopt;
   // What the search returns when it finds nothing.
-  if (invalid) return Result<std::optional<std::vector<AllocationResult>>>(InvalidPoolsError());
+  if (node_pools.has_invalid)
+    return Result<std::optional<std::vector<AllocationResult>>>(InvalidPoolsError());
   return Result<std::optional<std::vector<AllocationResult>>>(
       std::optional<std::vector<AllocationResult>>());
 }

@@ -143,11 +143,12 @@ struct Placed {
 // The state of one Allocate call (one goroutine's allocator upstream).
 class Search {
  public:
-  // `pools`: the node's, when the caller has them already.
+  // `pools`: the node's, when the caller has them already (`keep` holding them when the index
+  // does not).
   Search(const Allocator::Impl& a, const Node& node,
          const std::vector<std::shared_ptr<const ResourceClaim>>& claims,
-         std::shared_ptr<const NodePools> pools = nullptr)
-      : a_(a), node_(node), claims_(claims), node_pools_(std::move(pools)) {}
+         const NodePools* pools = nullptr, std::shared_ptr<const NodePools> keep = nullptr)
+      : a_(a), node_(node), claims_(claims), keep_(std::move(keep)), node_pools_(pools) {}
 
   Result<std::optional<std::vector<AllocationResult>>> Run();
   Result<Diagnosis> Diagnose();
@@ -209,7 +210,8 @@ class Search {
   const Allocator::Impl& a_;
   const Node& node_;
   const std::vector<std::shared_ptr<const ResourceClaim>>& claims_;
-  std::shared_ptr<const NodePools> node_pools_;
+  std::shared_ptr<const NodePools> keep_;
+  const NodePools* node_pools_;
   const std::vector<Pool>* pools_ = nullptr;
   // Per claim, per request: the request itself (one entry) or its subrequests.
   std::vector<std::vector<std::vector<RequestData>>> data_;
@@ -565,7 +567,10 @@ Step Search::AllocateOne(Indices r, bool in_sub, Location start) {
 }
 
 VoidResult Search::Setup() {
-  if (!node_pools_) node_pools_ = a_.index->PoolsFor(node_);
+  if (node_pools_ == nullptr) {
+    keep_ = a_.index->PoolsFor(node_);
+    node_pools_ = keep_.get();
+  }
   pools_ = &node_pools_->pools;
   pool_use_.resize(pools_->size());
   slot_base_.resize(claims_.size());
@@ -761,12 +766,14 @@ Result<Diagnosis> Allocator::Diagnose(
 }
 
 Result<std::optional<std::vector<AllocationResult>>> Allocator::Allocate(
-    const Node& node, const std::vector<std::shared_ptr<const ResourceClaim>>& claims) const {
-  std::shared_ptr<const NodePools> pools = impl_->index->PoolsFor(node);
+    const Node& node, const std::vector<std::shared_ptr<const ResourceClaim>>& claims,
+    int32_t node_slot) const {
+  std::shared_ptr<const NodePools> keep;
+  const NodePools* pools = impl_->index->PoolsAt(node, node_slot, &keep);
   if (impl_->shortcuts) {
     if (auto known = internal::NothingFree(*impl_, *pools, claims)) return std::move(*known);
   }
-  Search search(*impl_, node, claims, std::move(pools));
+  Search search(*impl_, node, claims, pools, std::move(keep));
   return search.Run();
 }
 
