@@ -1,4 +1,6 @@
 // The devices that allocated claims hold (upstream's GatherAllocatedState).
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -24,12 +26,18 @@ void AddAllocation(AllocatedState& state, const AllocationResult& allocation) {
   }
 }
 
+uint64_t NextHeldChangeSeq() {
+  static std::atomic<uint64_t> next{0};
+  return next.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 void IndexByPool(AllocatedState& state) {
   state.by_pool.clear();
   for (const DeviceId& id : state.allocated)
     state.by_pool[{id.driver, id.pool}].exclusive.push_back(id.device);
   for (const auto& [id, amounts] : state.consumed_capacity)
     state.by_pool[{id.driver, id.pool}].shared.push_back(id.device);
+  state.changes = nullptr;  // rebuilt whole: no change to follow
   state.indexed = true;
 }
 

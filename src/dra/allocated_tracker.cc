@@ -77,6 +77,7 @@ void AllocatedStateTracker::Clear() {
   shared_refs_.clear();
   state_ = std::make_shared<AllocatedState>();
   state_->indexed = true;
+  chain_length_ = 0;
 }
 
 std::shared_ptr<const AllocatedState> AllocatedStateTracker::State() const {
@@ -103,6 +104,22 @@ AllocatedState& AllocatedStateTracker::Mutable() {
   return *state_;
 }
 
+void AllocatedStateTracker::Record(AllocatedState& state, const DeviceId& id) {
+  auto change = std::make_shared<HeldChange>();
+  change->seq = NextHeldChangeSeq();
+  change->pool_hash =
+      PoolKeyHash{}(std::pair<std::string_view, std::string_view>(id.driver, id.pool));
+  change->driver = id.driver;
+  change->pool = id.pool;
+  // A bounded chain: a reader that is further behind learns the pool again.
+  if (++chain_length_ > kMaxChain) {
+    chain_length_ = 1;
+  } else {
+    change->older = std::move(state.changes);
+  }
+  state.changes = std::move(change);
+}
+
 void AllocatedStateTracker::Add(const AllocationResult& allocation) {
   for (const DeviceRequestAllocationResult& r : allocation.results) {
     if (r.admin_access.value_or(false)) continue;  // as AddAllocation
@@ -111,11 +128,15 @@ void AllocatedStateTracker::Add(const AllocationResult& allocation) {
       if (exclusive_refs_[id]++ > 0) continue;
       AllocatedState& state = Mutable();
       state.by_pool[{id.driver, id.pool}].exclusive.push_back(id.device);
+      Record(state, id);
       state.allocated.insert(std::move(id));
       continue;
     }
     AllocatedState& state = Mutable();
-    if (shared_refs_[id]++ == 0) state.by_pool[{id.driver, id.pool}].shared.push_back(id.device);
+    if (shared_refs_[id]++ == 0) {
+      state.by_pool[{id.driver, id.pool}].shared.push_back(id.device);
+      Record(state, id);
+    }
     state.allocated_shared.insert(SharedDeviceId{id, *r.share_id});
     CapacityAmounts& sum = state.consumed_capacity[id];
     for (const auto& [name, q] : r.consumed_capacity)
@@ -133,6 +154,7 @@ void AllocatedStateTracker::Remove(const AllocationResult& allocation) {
       exclusive_refs_.erase(it);
       AllocatedState& state = Mutable();
       Unindex(state, id, &PoolHeld::exclusive);
+      Record(state, id);
       state.allocated.erase(id);
       continue;
     }
@@ -142,6 +164,7 @@ void AllocatedStateTracker::Remove(const AllocationResult& allocation) {
     if (refs != shared_refs_.end() && --refs->second == 0) {
       shared_refs_.erase(refs);
       Unindex(state, id, &PoolHeld::shared);
+      Record(state, id);
       state.consumed_capacity.erase(id);
       continue;
     }

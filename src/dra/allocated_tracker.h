@@ -52,6 +52,8 @@ class AllocatedStateTracker {
   void Add(const AllocationResult& a);
   void Remove(const AllocationResult& a);
   AllocatedState& Mutable();
+  // Adds the change of id's pool to state.changes.
+  void Record(AllocatedState& state, const DeviceId& id);
 
   mutable std::mutex mu_;
   std::shared_ptr<AllocatedState> state_ = [] {
@@ -68,6 +70,9 @@ class AllocatedStateTracker {
   std::map<DeviceId, int> shared_refs_;
   uint64_t epoch_ = 0;
   size_t copies_ = 0;
+  // Changes in state_->changes' chain; a longer chain is cut.
+  static constexpr size_t kMaxChain = 256;
+  size_t chain_length_ = 0;
 };
 
 }  // namespace berth::dra

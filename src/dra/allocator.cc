@@ -71,6 +71,8 @@ void Allocator::SetShareIdGenerator(std::function<std::string()> gen) {
   impl_->share_ids = std::move(gen);
 }
 
+void Allocator::SetShortcuts(bool on) { impl_->shortcuts = on; }
+
 bool IsFailedAllocationOnNode(const Error& e) { return e.code == kFailedAllocationOnNode; }
 
 }  // namespace berth::dra

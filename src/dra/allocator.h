@@ -15,6 +15,7 @@
 
 #include <compare>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -70,6 +71,19 @@ struct PoolHeld {
   std::vector<std::string> shared;
 };
 
+// One change of the names a pool's PoolHeld lists, in a chain from the newest to older ones:
+// what was learned about the pool's devices at one change (seq) still holds after the newer
+// changes when none of them is of that pool.
+struct HeldChange {
+  uint64_t seq = 0;      // unique in the process (NextHeldChangeSeq), growing along a chain
+  size_t pool_hash = 0;  // PoolKeyHash of (driver, pool)
+  std::string driver, pool;
+  std::shared_ptr<const HeldChange> older;  // null: older changes are not kept
+};
+
+// A seq for a new HeldChange; never 0.
+uint64_t NextHeldChangeSeq();
+
 // (driver, pool) -> PoolHeld, looked up by string_views without copying the names.
 struct PoolKeyHash {
   using is_transparent = void;
@@ -101,6 +115,9 @@ struct AllocatedState {
   // node by node. The allocator fills it when `indexed` is false.
   PoolHeldIndex by_pool;
   bool indexed = false;
+  // The change that made `by_pool` what it is, with those before it; null when not recorded
+  // (then nothing learned about a pool is reused). AllocatedStateTracker records them.
+  std::shared_ptr<const HeldChange> changes;
 };
 
 // Fills state.by_pool from the sets above.
@@ -178,8 +195,11 @@ class Allocator {
   // selector that fails, an invalid request), except an error for which
   // IsFailedAllocationOnNode() holds, which concerns this node only (it reached an invalid
   // resource pool and found no other way): the node is unschedulable with that message.
+  // `node_slot`: the node's position in the scheduler's node list (NodeInfo::list_index), -1
+  // when unknown; with it, what the allocator keeps per node is found without a lookup by name.
   Result<std::optional<std::vector<AllocationResult>>> Allocate(
-      const Node& node, const std::vector<std::shared_ptr<const ResourceClaim>>& claims) const;
+      const Node& node, const std::vector<std::shared_ptr<const ResourceClaim>>& claims,
+      int32_t node_slot = -1) const;
 
   // Why `claims` do or do not fit on `node`, from the checks Allocate makes (same errors).
   Result<Diagnosis> Diagnose(const Node& node,
@@ -188,6 +208,9 @@ class Allocator {
   // Replaces how shareIDs are made (random UUIDs by default), for tests; called once per
   // allocation of a device that allows multiple allocations. Not while Allocate runs.
   void SetShareIdGenerator(std::function<std::string()> gen);
+  // Whether Allocate may skip the search where its outcome is known without one (a node whose
+  // devices are all held); on by default. Off, every call searches: for tests comparing the two.
+  void SetShortcuts(bool on);
 
   struct Impl;  // internal (allocator_impl.h)
 

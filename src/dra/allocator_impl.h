@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -33,6 +34,8 @@ struct Allocator::Impl {
   std::shared_ptr<const SliceIndex> index;
   cel::dra::SelectorCache* cache;
   std::function<std::string()> share_ids;
+  // Whether Allocate may decide without a search where the outcome is known (NothingFree).
+  bool shortcuts = true;
 
   // Counters left in each pool after the allocated claims, computed on first use.
   mutable std::shared_mutex counters_mu;
@@ -75,3 +78,18 @@ struct Allocator::Impl {
 };
 
 }  // namespace berth::dra
+
+namespace berth::dra::internal {
+
+// What a search that finds nothing returns when the node reaches an invalid pool.
+Error InvalidPoolsError();
+
+// Allocate's outcome for `claims` on the node of `node_pools` when it is known without a
+// search: every device of the node's usable pools is held exclusively and every request asks
+// for a count of devices without admin access, with nothing the search would reject as an
+// error. Nullopt: a search must decide. Thread-safe.
+std::optional<Result<std::optional<std::vector<AllocationResult>>>> NothingFree(
+    const Allocator::Impl& a, const NodePools& node_pools,
+    const std::vector<std::shared_ptr<const ResourceClaim>>& claims);
+
+}  // namespace berth::dra::internal

@@ -37,6 +37,7 @@ struct Pool {
   // devices of the node's pools (SliceIndex numbers them), so a search can keep per-device
   // facts in a flat array.
   std::vector<uint32_t> device_base;
+  size_t key_hash = 0;  // PoolKeyHash of (driver, name); set by SliceIndex
   std::string Id() const { return driver + "/" + name; }
 };
 

@@ -24,19 +24,54 @@ SliceIndex::SliceIndex(Features features, std::vector<std::shared_ptr<const Reso
   }
 }
 
+SliceIndex::~SliceIndex() {
+  for (auto& chunk : chunks_) delete[] chunk.load();
+}
+
 std::shared_ptr<const NodePools> SliceIndex::PoolsFor(const Node& node) const {
+  auto current = [&](const std::shared_ptr<const NodePools>& p) {
+    return p && (!p->depends_on_labels || p->labels == node.metadata.labels);
+  };
   {
     std::shared_lock lock(pools_mu_);
     auto it = pools_.find(node.metadata.name);
-    if (it != pools_.end() &&
-        (!it->second->depends_on_labels || it->second->labels == node.metadata.labels))
-      return it->second;
+    if (it != pools_.end() && current(it->second)) return it->second;
   }
   std::shared_ptr<const NodePools> built = Gather(node);
   std::unique_lock lock(pools_mu_);
   ++pool_builds_;
-  pools_[node.metadata.name] = built;
-  return built;
+  std::shared_ptr<const NodePools>& entry = pools_[node.metadata.name];
+  // Another thread may have been first: keep its pools, which PoolsAt may hand out.
+  if (!current(entry)) entry = std::move(built);
+  return entry;
+}
+
+std::atomic<const NodePools*>* SliceIndex::Cell(int32_t slot) const {
+  if (slot < 0 || static_cast<size_t>(slot) >= kChunkCells * kChunks) return nullptr;
+  std::atomic<std::atomic<const NodePools*>*>& chunk = chunks_[slot / kChunkCells];
+  std::atomic<const NodePools*>* cells = chunk.load(std::memory_order_acquire);
+  if (cells == nullptr) {
+    auto* fresh = new std::atomic<const NodePools*>[kChunkCells]();
+    if (chunk.compare_exchange_strong(cells, fresh, std::memory_order_acq_rel)) {
+      cells = fresh;
+    } else {
+      delete[] fresh;  // another thread's chunk is in `cells`
+    }
+  }
+  return &cells[slot % kChunkCells];
+}
+
+const NodePools* SliceIndex::PoolsAt(const Node& node, int32_t slot,
+                                     std::shared_ptr<const NodePools>* keep) const {
+  std::atomic<const NodePools*>* cell = Cell(slot);
+  if (cell != nullptr) {
+    const NodePools* p = cell->load(std::memory_order_acquire);
+    if (p != nullptr && p->node == node.metadata.name) return p;
+  }
+  *keep = PoolsFor(node);
+  if (cell != nullptr && !(*keep)->depends_on_labels)
+    cell->store(keep->get(), std::memory_order_release);
+  return keep->get();
 }
 
 std::shared_ptr<const NodePools> SliceIndex::Gather(const Node& node) const {
@@ -51,12 +86,25 @@ std::shared_ptr<const NodePools> SliceIndex::Gather(const Node& node) const {
                return slice_order_.at(x) < slice_order_.at(y);
              });
   auto out = std::make_shared<NodePools>();
+  out->node = node.metadata.name;
   out->pools = internal::GatherPools(candidates, all_slices_, node, features_);
   for (internal::Pool& pool : out->pools) {
+    pool.key_hash =
+        PoolKeyHash{}(std::pair<std::string_view, std::string_view>(pool.driver, pool.name));
     for (const ResourceSlice* s : pool.slices_targeting_node) {
       pool.device_base.push_back(out->device_count);
       out->device_count += static_cast<uint32_t>(s->spec.devices.size());
     }
+  }
+  out->all_held_at = std::vector<std::atomic<uint64_t>>(out->pools.size());
+  for (const internal::Pool& pool : out->pools) {
+    if (pool.invalid) out->has_invalid = true;
+    if (pool.invalid || pool.incomplete || out->quick_pools < 0) continue;
+    if (out->quick_pools == NodePools::kQuickPools) {
+      out->quick_pools = -1;
+      continue;
+    }
+    out->quick_hashes[static_cast<size_t>(out->quick_pools++)] = pool.key_hash;
   }
   if (shared_depend_on_labels_) {
     out->depends_on_labels = true;

@@ -14,6 +14,8 @@
 // slice selects nodes by selector; they are rebuilt when the labels differ.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -36,6 +38,18 @@ namespace berth::dra {
 
 // The pools one node reaches (internal::GatherPools), with what they were computed from.
 struct NodePools {
+  // First, what Allocate's shortcut reads of a node whose devices are all held, together.
+  std::string node;  // the node's name
+  // The PoolKeyHash of each pool a search may take devices from (neither invalid nor
+  // incomplete), when there are at most kQuickPools of them; else quick_pools is -1.
+  static constexpr int kQuickPools = 4;
+  int quick_pools = 0;
+  std::array<size_t, kQuickPools> quick_hashes{};
+  bool has_invalid = false;  // a pool is invalid
+  // The seq of the allocated state's newest HeldChange when every device of those pools was
+  // found held exclusively; 0: never. Written by concurrent searches.
+  mutable std::atomic<uint64_t> all_held_seq{0};
+
   std::vector<internal::Pool> pools;
   uint32_t device_count = 0;  // devices of the pools' slices_targeting_node, numbered
   // Set when a slice reaching (or not) the node depends on more than its name: the labels the
@@ -49,6 +63,9 @@ struct NodePools {
                     uint32_t index) const;
   void Remember(const std::shared_ptr<const Result<cel::dra::Selector>>& selector, uint32_t index,
                 bool matches) const;
+
+  // The same per pool of `pools`.
+  mutable std::vector<std::atomic<uint64_t>> all_held_at;
 
  private:
   // Few selectors reach one node; the pointer held keeps its address from being reused.
@@ -64,10 +81,17 @@ class SliceIndex {
   SliceIndex(Features features, std::vector<std::shared_ptr<const ResourceSlice>> slices);
   SliceIndex(const SliceIndex&) = delete;
   SliceIndex& operator=(const SliceIndex&) = delete;
+  ~SliceIndex();
 
   // The pools `node` reaches, computed on first use and reused while the node's labels (when
   // they matter) stay the same. Thread-safe.
   std::shared_ptr<const NodePools> PoolsFor(const Node& node) const;
+  // The same through the node's position in the scheduler's node list (NodeInfo::list_index;
+  // -1: none), a table read instead of a lookup by name where the pools depend on the node's
+  // name alone: those are never replaced, and live as long as the index. Others are returned
+  // in `keep` too, which holds them while they are used. Thread-safe.
+  const NodePools* PoolsAt(const Node& node, int32_t slot,
+                           std::shared_ptr<const NodePools>* keep) const;
   // A device in the form selectors read, prepared on first use. Thread-safe.
   std::shared_ptr<const Result<cel::dra::PreparedDevice>> Prepared(const Device& d,
                                                                    const std::string& driver) const;
@@ -79,6 +103,8 @@ class SliceIndex {
 
  private:
   std::shared_ptr<const NodePools> Gather(const Node& node) const;
+  // The table cell of PoolsAt's `slot`, null beyond the table.
+  std::atomic<const NodePools*>* Cell(int32_t slot) const;
 
   const Features features_;
   std::vector<std::shared_ptr<const ResourceSlice>> owned_;
@@ -92,6 +118,9 @@ class SliceIndex {
   mutable std::shared_mutex pools_mu_;
   mutable std::unordered_map<std::string, std::shared_ptr<const NodePools>> pools_;
   mutable size_t pool_builds_ = 0;
+  // PoolsAt's table, in chunks made on first use.
+  static constexpr size_t kChunkCells = 1024, kChunks = 256;
+  mutable std::array<std::atomic<std::atomic<const NodePools*>*>, kChunks> chunks_{};
   mutable std::shared_mutex prepared_mu_;
   mutable std::unordered_map<const Device*, std::shared_ptr<const Result<cel::dra::PreparedDevice>>>
       prepared_;

@@ -143,9 +143,12 @@ struct Placed {
 // The state of one Allocate call (one goroutine's allocator upstream).
 class Search {
  public:
+  // `pools`: the node's, when the caller has them already (`keep` holding them when the index
+  // does not).
   Search(const Allocator::Impl& a, const Node& node,
-         const std::vector<std::shared_ptr<const ResourceClaim>>& claims)
-      : a_(a), node_(node), claims_(claims) {}
+         const std::vector<std::shared_ptr<const ResourceClaim>>& claims,
+         const NodePools* pools = nullptr, std::shared_ptr<const NodePools> keep = nullptr)
+      : a_(a), node_(node), claims_(claims), keep_(std::move(keep)), node_pools_(pools) {}
 
   Result<std::optional<std::vector<AllocationResult>>> Run();
   Result<Diagnosis> Diagnose();
@@ -207,7 +210,8 @@ class Search {
   const Allocator::Impl& a_;
   const Node& node_;
   const std::vector<std::shared_ptr<const ResourceClaim>>& claims_;
-  std::shared_ptr<const NodePools> node_pools_;
+  std::shared_ptr<const NodePools> keep_;
+  const NodePools* node_pools_;
   const std::vector<Pool>* pools_ = nullptr;
   // Per claim, per request: the request itself (one entry) or its subrequests.
   std::vector<std::vector<std::vector<RequestData>>> data_;
@@ -563,7 +567,10 @@ Step Search::AllocateOne(Indices r, bool in_sub, Location start) {
 }
 
 VoidResult Search::Setup() {
-  node_pools_ = a_.index->PoolsFor(node_);
+  if (node_pools_ == nullptr) {
+    keep_ = a_.index->PoolsFor(node_);
+    node_pools_ = keep_.get();
+  }
   pools_ = &node_pools_->pools;
   pool_use_.resize(pools_->size());
   slot_base_.resize(claims_.size());
@@ -650,8 +657,7 @@ Result<std::optional<std::vector<AllocationResult>>> Search::Run() {
   if (s != Step::kDone) {
     for (const Pool& p : *pools_) {
       // Only this node: other nodes may reach valid pools.
-      if (p.invalid)
-        return Error{"invalid resource pools were encountered", kFailedAllocationOnNode};
+      if (p.invalid) return internal::InvalidPoolsError();
     }
     return std::optional<std::vector<AllocationResult>>();
   }
@@ -760,8 +766,14 @@ Result<Diagnosis> Allocator::Diagnose(
 }
 
 Result<std::optional<std::vector<AllocationResult>>> Allocator::Allocate(
-    const Node& node, const std::vector<std::shared_ptr<const ResourceClaim>>& claims) const {
-  Search search(*impl_, node, claims);
+    const Node& node, const std::vector<std::shared_ptr<const ResourceClaim>>& claims,
+    int32_t node_slot) const {
+  std::shared_ptr<const NodePools> keep;
+  const NodePools* pools = impl_->index->PoolsAt(node, node_slot, &keep);
+  if (impl_->shortcuts) {
+    if (auto known = internal::NothingFree(*impl_, *pools, claims)) return std::move(*known);
+  }
+  Search search(*impl_, node, claims, pools, std::move(keep));
   return search.Run();
 }
 

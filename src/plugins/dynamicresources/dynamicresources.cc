@@ -189,14 +189,13 @@ Status DynamicResources::Filter(const CycleState& state, const PodInfo& pod,
       std::replace(node_claims.begin(), node_claims.end(), data->claims[data->extended->index],
                    extended.claim);
     }
-    auto r =
-        data->allocator->Allocate(node, extended.claim ? node_claims : data->claims_to_allocate);
+    auto r = data->allocator->Allocate(
+        node, extended.claim ? node_claims : data->claims_to_allocate, node_info.list_index());
     if (!r.ok()) return Status::Error(r.error().message);
     if (args_.filter_timeout_ms > 0 &&
         handle_->clock().Now() - start > std::chrono::milliseconds(args_.filter_timeout_ms))
       return Unresolvable("timed out trying to allocate devices");
-    if (!r->has_value() || (*r)->size() != data->claims_to_allocate.size())
-      return Unresolvable("cannot allocate all claims");
+    if (!r->has_value() || (*r)->size() != data->claims_to_allocate.size()) return cannot_allocate_;
     allocations = std::move(**r);
   }
 

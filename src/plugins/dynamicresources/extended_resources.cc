@@ -60,11 +60,14 @@ std::string MadeUpUid() {
 }
 
 bool IsExtendedResourceClaimOf(const ResourceClaim& claim, const Pod& pod) {
+  // The owner first: PreFilter asks this of every claim, and few are the pod's.
+  const auto& refs = claim.metadata.owner_references;
+  if (std::none_of(refs.begin(), refs.end(), [&](const OwnerReference& ref) {
+        return ref.uid == pod.metadata.uid && ref.controller && ref.name == pod.metadata.name;
+      }))
+    return false;
   auto a = claim.metadata.annotations.find(dra_extended::kClaimAnnotation);
-  if (a == claim.metadata.annotations.end() || a->second != "true") return false;
-  for (const OwnerReference& ref : claim.metadata.owner_references)
-    if (ref.name == pod.metadata.name && ref.controller && ref.uid == pod.metadata.uid) return true;
-  return false;
+  return a != claim.metadata.annotations.end() && a->second == "true";
 }
 
 }  // namespace

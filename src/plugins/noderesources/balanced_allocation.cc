@@ -65,6 +65,7 @@ class BalancedAllocation final : public PreScorePlugin,
   std::unique_ptr<cel::dra::SelectorCache> dra_selectors_;
   // What the claims hold, kept across cycles (with dra_selectors_).
   std::unique_ptr<dra::AllocatedStateTracker> dra_held_;
+  std::unique_ptr<dra::ClassDeviceIndexCache> dra_indexes_;
   Handle* handle_ = nullptr;
 };
 
@@ -83,6 +84,7 @@ Result<std::unique_ptr<Plugin>> BalancedAllocation::New(const PluginArgs* args,
   if (dra_extended_resource) {
     plugin->dra_selectors_ = std::make_unique<cel::dra::SelectorCache>(kDraSelectorCacheSize);
     plugin->dra_held_ = std::make_unique<dra::AllocatedStateTracker>();
+    plugin->dra_indexes_ = std::make_unique<dra::ClassDeviceIndexCache>();
   }
   plugin->handle_ = &handle;
   plugin->resources_ = noderesources::ResolveResources((*ba_args)->resources);
@@ -99,7 +101,7 @@ Status BalancedAllocation::PreScore(CycleState& state, const PodInfo& pod,
   if (RequestsNothing(s->pod_requests)) return Status::Skip();
   if (dra_selectors_)
     s->dra = noderesources::DraBackedResources::Gather(*handle_, resources_, dra_selectors_.get(),
-                                                       dra_held_.get());
+                                                       dra_held_.get(), dra_indexes_.get());
   state.Write(kPreScoreKey, std::move(s));
   return Status::Success();
 }

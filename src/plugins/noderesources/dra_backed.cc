@@ -4,13 +4,14 @@
 #include <utility>
 
 #include "berth/framework/dra.h"
+#include "framework/claim_feed.h"
 #include "framework/dra_extended_resources.h"
 
 namespace berth::noderesources {
 
 std::shared_ptr<const DraBackedResources> DraBackedResources::Gather(
     const Handle& handle, std::span<const ScoredResource> resources, cel::dra::SelectorCache* cache,
-    dra::AllocatedStateTracker* held) {
+    dra::AllocatedStateTracker* held, dra::ClassDeviceIndexCache* indexes) {
   auto may_be_backed = [](const ScoredResource& r) {
     return r.kind == ScoredResource::Kind::kScalar &&
            dra_extended::IsDraExtendedResourceName(r.name);
@@ -31,9 +32,16 @@ std::shared_ptr<const DraBackedResources> DraBackedResources::Gather(
       held ? held->Update(dra->ListResourceClaims())
            : std::make_shared<const dra::AllocatedState>(
                  dra::AllocatedStateOf(dra->ListResourceClaims()));
-  return std::make_shared<const DraBackedResources>(
-      std::move(classes), dra::ClassDeviceIndex(dra->ListResourceSlices()), std::move(state),
-      cache);
+  std::shared_ptr<const dra::ClassDeviceIndex> index;
+  const DraSliceGeneration* generation = DraSliceGenerationOf(handle.listers());
+  if (indexes != nullptr && generation != nullptr) {
+    index = indexes->For(generation->ResourceSliceGeneration(),
+                         [dra] { return dra->ListResourceSlices(); });
+  } else {
+    index = std::make_shared<const dra::ClassDeviceIndex>(dra->ListResourceSlices());
+  }
+  return std::make_shared<const DraBackedResources>(std::move(classes), std::move(index),
+                                                    std::move(state), cache);
 }
 
 void DraBackedResources::Apply(const NodeInfo& node, std::span<const ScoredResource> resources,
@@ -44,7 +52,7 @@ void DraBackedResources::Apply(const NodeInfo& node, std::span<const ScoredResou
         node.allocatable().Scalar(resources[i].name) != 0)
       continue;
     Result<dra::ClassDeviceCount> count =
-        index_.Count(*node.node(), *classes_[i], *state_, *cache_);
+        index_->Count(*node.node(), classes_[i], *state_, *cache_);
     if (!count.ok() || count->devices == 0) continue;
     allocatable[i] = count->devices;
     requested[i] = count->allocated + pod_requests[i];

@@ -26,9 +26,12 @@ class DraBackedResources {
   // PreBind has not written them yet are not counted. `held`, when given, keeps what the
   // claims hold from one cycle to the next (the plugin's own tracker), so a cycle pays for the
   // claims that changed instead of adding up every claim of the cluster again.
+  // `indexes`, when given, keeps the slices' index across cycles while they do not change
+  // (with what each class's selectors accepted on each node).
   static std::shared_ptr<const DraBackedResources> Gather(
       const Handle& handle, std::span<const ScoredResource> resources,
-      cel::dra::SelectorCache* cache, dra::AllocatedStateTracker* held = nullptr);
+      cel::dra::SelectorCache* cache, dra::AllocatedStateTracker* held = nullptr,
+      dra::ClassDeviceIndexCache* indexes = nullptr);
 
   // For each backed resource the pod requests and `node` does not advertise: allocatable[i] the
   // class's devices the node reaches, requested[i] those allocated plus pod_requests[i]. Left
@@ -38,7 +41,8 @@ class DraBackedResources {
              std::span<int64_t> requested) const;
 
   DraBackedResources(std::vector<std::shared_ptr<const DeviceClass>> classes,
-                     dra::ClassDeviceIndex index, std::shared_ptr<const dra::AllocatedState> state,
+                     std::shared_ptr<const dra::ClassDeviceIndex> index,
+                     std::shared_ptr<const dra::AllocatedState> state,
                      cel::dra::SelectorCache* cache)
       : classes_(std::move(classes)),
         index_(std::move(index)),
@@ -47,7 +51,7 @@ class DraBackedResources {
 
  private:
   std::vector<std::shared_ptr<const DeviceClass>> classes_;  // per scored resource; null: none
-  dra::ClassDeviceIndex index_;
+  std::shared_ptr<const dra::ClassDeviceIndex> index_;
   std::shared_ptr<const dra::AllocatedState> state_;
   cel::dra::SelectorCache* cache_;
 };

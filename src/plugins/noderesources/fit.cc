@@ -107,6 +107,7 @@ class Fit final : public PreFilterPlugin,
   std::unique_ptr<cel::dra::SelectorCache> dra_selectors_;
   // What the claims hold, kept across cycles for scoring extended resources backed by DRA.
   std::unique_ptr<dra::AllocatedStateTracker> dra_held_;
+  std::unique_ptr<dra::ClassDeviceIndexCache> dra_indexes_;
   Handle* handle_ = nullptr;
 };
 
@@ -122,6 +123,7 @@ Result<std::unique_ptr<Plugin>> Fit::New(const PluginArgs* args, bool pod_level_
   if (dra_extended_resource) {
     plugin->dra_selectors_ = std::make_unique<cel::dra::SelectorCache>(kDraSelectorCacheSize);
     plugin->dra_held_ = std::make_unique<dra::AllocatedStateTracker>();
+    plugin->dra_indexes_ = std::make_unique<dra::ClassDeviceIndexCache>();
   }
   plugin->handle_ = &handle;
   const auto& strategy = fit_args->scoring_strategy;
@@ -312,7 +314,7 @@ Status Fit::PreScore(CycleState& state, const PodInfo& pod, std::span<const Node
                                 resources_, RequestSource::kNonZero, s->pod_requests);
   if (dra_extended_resource_)
     s->dra = noderesources::DraBackedResources::Gather(*handle_, resources_, dra_selectors_.get(),
-                                                       dra_held_.get());
+                                                       dra_held_.get(), dra_indexes_.get());
   state.Write(kPreScoreKey, std::move(s));
   return Status::Success();
 }
