@@ -221,6 +221,34 @@ TEST(SpreadCacheTest, DeltaRefresh) {
   EXPECT_EQ(cache.Domains("zone")->num_domains(), 1u);
 }
 
+// Node objects replaced with the same names and labels (status updates) keep the topology
+// domains; a changed label builds them again, with the node in its new domain.
+TEST(SpreadCacheTest, DomainsSurviveNodeUpdatesThatKeepLabels) {
+  NodeList nodes = {N("n1", {{"zone", "z1"}}), N("n2", {{"zone", "z2"}})};
+  const PodList pods = {P("a", "n1", {{"foo", ""}})};
+  SpreadCache cache;
+  std::lock_guard lock(cache.mutex());
+  Snapshot first = Snapshot::Build(nodes, pods);
+  cache.Refresh(first.nodes(), &first);
+  const auto domains = cache.Domains("zone");
+  ASSERT_EQ(domains->num_domains(), 2u);
+
+  nodes[1] = N("n2", {{"zone", "z2"}});  // a new object, the same labels
+  Snapshot second = Snapshot::Build(nodes, pods);
+  const auto& table = cache.Refresh(second.nodes(), &second);
+  EXPECT_EQ(table->node(table->SlotOf(*second.Get("n2"))), nodes[1].get());
+  EXPECT_EQ(cache.Domains("zone"), domains);
+
+  nodes[1] = N("n2", {{"zone", "z1"}});  // moved to z1
+  Snapshot third = Snapshot::Build(nodes, pods);
+  const auto& moved = cache.Refresh(third.nodes(), &third);
+  const auto again = cache.Domains("zone");
+  EXPECT_NE(again, domains);
+  EXPECT_EQ(again->num_domains(), 1u);
+  EXPECT_EQ(again->slot_domain(moved->SlotOf(*third.Get("n1"))),
+            again->slot_domain(moved->SlotOf(*third.Get("n2"))));
+}
+
 TEST(SpreadCacheTest, CountsAreKeptPerNamespace) {
   Fixture fx({N("n1", {{"zone", "z1"}}), N("n2", {{"zone", "z2"}})},
              {P("a", "n1", {{"foo", ""}}), P("b", "n2", {{"foo", ""}}, "other"),
