@@ -15,18 +15,27 @@
 namespace berth::sim::internal {
 namespace {
 
-Result<Workload::ClaimGroup> DecodeClaimGroup(const nlohmann::json& j, const std::string& w) {
-  Workload::ClaimGroup g;
+// A group's `count` (a non-negative integer) and its `template`, an object of kind T.
+template <class T>
+Result<T> DecodeCountAndTemplate(const nlohmann::json& j, const std::string& w, const char* kind,
+                                 int* count) {
   if (!j.is_object() || !j.contains("count") || !j["count"].is_number_integer() ||
       j["count"].get<int>() < 0)
     return Error{fmt::format("{}.count: required non-negative integer", w)};
-  g.count = j["count"].get<int>();
+  *count = j["count"].get<int>();
   if (!j.contains("template")) return Error{fmt::format("{}.template: required", w)};
   auto obj = DecodeObject(j["template"], w + ".template");
   if (!obj.ok()) return obj.error();
-  const auto* claim = std::get_if<std::shared_ptr<const ResourceClaim>>(&*obj);
-  if (!claim) return Error{fmt::format("{}.template: must be a ResourceClaim", w)};
-  g.template_claim = **claim;
+  const auto* typed = std::get_if<std::shared_ptr<const T>>(&*obj);
+  if (!typed) return Error{fmt::format("{}.template: must be a {}", w, kind)};
+  return **typed;
+}
+
+Result<Workload::ClaimGroup> DecodeClaimGroup(const nlohmann::json& j, const std::string& w) {
+  Workload::ClaimGroup g;
+  auto claim = DecodeCountAndTemplate<ResourceClaim>(j, w, "ResourceClaim", &g.count);
+  if (!claim.ok()) return claim.error();
+  g.template_claim = std::move(claim).value();
   if (g.template_claim.metadata.namespace_.empty())
     g.template_claim.metadata.namespace_ = "default";
   if (j.contains("allocate")) {
@@ -38,16 +47,9 @@ Result<Workload::ClaimGroup> DecodeClaimGroup(const nlohmann::json& j, const std
 
 Result<Workload::SliceGroup> DecodeSliceGroup(const nlohmann::json& j, const std::string& w) {
   Workload::SliceGroup g;
-  if (!j.is_object() || !j.contains("count") || !j["count"].is_number_integer() ||
-      j["count"].get<int>() < 0)
-    return Error{fmt::format("{}.count: required non-negative integer", w)};
-  g.count = j["count"].get<int>();
-  if (!j.contains("template")) return Error{fmt::format("{}.template: required", w)};
-  auto obj = DecodeObject(j["template"], w + ".template");
-  if (!obj.ok()) return obj.error();
-  const auto* slice = std::get_if<std::shared_ptr<const ResourceSlice>>(&*obj);
-  if (!slice) return Error{fmt::format("{}.template: must be a ResourceSlice", w)};
-  g.template_slice = **slice;
+  auto slice = DecodeCountAndTemplate<ResourceSlice>(j, w, "ResourceSlice", &g.count);
+  if (!slice.ok()) return slice.error();
+  g.template_slice = std::move(slice).value();
   if (j.contains("indexAttribute")) {
     if (!j["indexAttribute"].is_string() || j["indexAttribute"].get<std::string>().empty())
       return Error{fmt::format("{}.indexAttribute: must be a non-empty string", w)};

@@ -80,7 +80,31 @@ void PtrIndex::Insert(const void* key, int32_t value) {
   for (size_t i = Hash(key) & mask_;; i = (i + 1) & mask_) {
     if (buckets_[i].key == nullptr) {
       buckets_[i] = {key, value};
+      ++used_;
       return;
+    }
+  }
+}
+
+bool PtrIndex::Replace(const void* old_key, const void* key, int32_t value) {
+  // At most 3/4 full, so probes stay short and one bucket is always empty.
+  if (buckets_.empty() || (used_ + 1) * 4 > buckets_.size() * 3) return false;
+  for (size_t i = Hash(old_key) & mask_; buckets_[i].key != nullptr; i = (i + 1) & mask_) {
+    if (buckets_[i].key == old_key) {
+      buckets_[i].value = -1;
+      break;
+    }
+  }
+  for (size_t i = Hash(key) & mask_;; i = (i + 1) & mask_) {
+    Bucket& b = buckets_[i];
+    if (b.key == key) {  // an address used before, by a node replaced since
+      b.value = value;
+      return true;
+    }
+    if (b.key == nullptr) {
+      b = {key, value};
+      ++used_;
+      return true;
     }
   }
 }
@@ -98,6 +122,17 @@ NodeTable::NodeTable(std::span<const NodeInfo* const> nodes, uint64_t id)
       index_.Insert(n, static_cast<int32_t>(nodes_.size() - 1));
     }
   }
+}
+
+bool NodeTable::ReplaceNode(size_t slot, std::shared_ptr<const Node> node) {
+  if (!index_.Replace(nodes_[slot].get(), node.get(), static_cast<int32_t>(slot))) return false;
+  nodes_[slot] = std::move(node);
+  return true;
+}
+
+bool SameTopology(const Node* before, const Node* now) {
+  return before != nullptr && now != nullptr && before->metadata.name == now->metadata.name &&
+         before->metadata.labels == now->metadata.labels && before->spec.taints == now->spec.taints;
 }
 
 // ---------------------------------------------------------------- KeyDomains
@@ -176,7 +211,8 @@ const std::shared_ptr<const NodeTable>& SpreadCache::Refresh(std::span<const Nod
   if (continued && delta != nullptr && delta->from_generation == refreshed_generation_) {
     bool applied = true;
     for (const NodeInfo* ni : delta->changed) {
-      const int32_t slot = ni->node() ? table_->SlotOf(*ni) : -1;
+      int32_t slot = ni->node() ? table_->SlotOf(*ni) : -1;
+      if (slot < 0 && ni->node()) slot = ReplaceInPlace(*ni);
       // A node object that is new to the table means the table must be rebuilt.
       if (slot < 0 || nodes[slot] != ni) {
         applied = false;
@@ -195,7 +231,8 @@ const std::shared_ptr<const NodeTable>& SpreadCache::Refresh(std::span<const Nod
       const NodeInfo* ni = nodes[i];
       const Slot& s = slots_[i];
       if (continued && ni == s.info && ni->generation() == s.generation) continue;
-      if (ni->node() != table_->node(i)) {
+      if (ni->node() != table_->node(i) && !(SameTopology(table_->node(i), ni->node()) &&
+                                             mutable_table_->ReplaceNode(i, ni->node_ptr()))) {
         same_table = false;
         break;
       }
@@ -220,7 +257,7 @@ bool SameName(const Node* a, const Node* b) {
 }  // namespace
 
 void SpreadCache::Rebuild(std::span<const NodeInfo* const> nodes) {
-  auto table = std::make_shared<const NodeTable>(nodes, ++next_table_id_);
+  auto table = std::make_shared<NodeTable>(nodes, ++next_table_id_);
   // Slots of nodes that were already known keep what was observed about them, so their memoized
   // counts survive the rebuild.
   std::vector<Slot> slots(table->size());
@@ -247,9 +284,17 @@ void SpreadCache::Rebuild(std::span<const NodeInfo* const> nodes) {
   }
   previous_table_id_ = table_ ? table_->id() : 0;
   slots_ = std::move(slots);
+  mutable_table_ = table.get();
   table_ = std::move(table);
   if (!same_labels) domains_.clear();
   ResetLog();
+}
+
+int32_t SpreadCache::ReplaceInPlace(const NodeInfo& info) {
+  const int32_t i = info.list_index();
+  if (i < 0 || static_cast<size_t>(i) >= table_->size()) return -1;
+  if (!SameTopology(table_->node(i), info.node())) return -1;
+  return mutable_table_->ReplaceNode(i, info.node_ptr()) ? i : -1;
 }
 
 void SpreadCache::Remap(Counts& c) {

@@ -6,15 +6,19 @@
 // between cycles: node objects are immutable (an update is a new object) and a cycle usually
 // changes the pods of one node. SpreadCache keeps
 //   * a NodeTable: the snapshot's node objects in snapshot order ("slots") with a pointer index,
-//     rebuilt only when a node object is added, removed, replaced or reordered;
+//     rebuilt only when a node is added, removed or reordered, or replaced by an object whose
+//     labels or taints differ. A node object replaced by one of the same name, labels and taints
+//     (a status update: hundreds a second at 100,000 nodes) takes its slot in place;
 //   * per topology key, the domain id (dense integer) of every slot (KeyDomains);
 //   * per slot, the pods last seen on it and a version that changes whenever they change;
 //   * per (namespace, selector), the matching-pod count of every slot, recomputed only for slots
 //     whose version moved (Counts);
 //   * per incoming-pod node-inclusion inputs, the inclusion flags of every slot.
-// NodeTable and KeyDomains are immutable once published and are shared with the cycle states,
-// which Filter and Score read concurrently. Everything else is mutated only by the owning
-// plugin's PreFilter / PreScore on the scheduling thread, under the cache's mutex.
+// NodeTable and KeyDomains are shared with the cycle states, which Filter and Score read
+// concurrently; KeyDomains are immutable, and a NodeTable changes only by such an in-place
+// replacement, in PreFilter or PreScore, before the cycle's readers start. Everything else is
+// mutated only by the owning plugin's PreFilter / PreScore on the scheduling thread, under the
+// cache's mutex.
 //
 // Change detection compares the pod pointers a node holds with those seen last time (the cache
 // keeps them alive, so an address is never reused for another pod while it is remembered). For
@@ -39,13 +43,17 @@
 
 namespace berth::podtopologyspread {
 
-// Open-addressing map from an object address to a dense index. Built once, then read-only.
+// Open-addressing map from an object address to a dense index. Built once; afterwards a key
+// can only be replaced by another (Replace).
 class PtrIndex {
  public:
   PtrIndex() = default;
   explicit PtrIndex(size_t expected);
   // `key` must not be null and must not be present yet.
   void Insert(const void* key, int32_t value);
+  // Files `key` under `value` and `old_key` under nothing (its bucket stays, so probes past it
+  // still work). False, changing nothing, when the buckets are too full for another key.
+  bool Replace(const void* old_key, const void* key, int32_t value);
   // -1 when absent.
   int32_t Find(const void* key) const {
     if (buckets_.empty() || key == nullptr) return -1;
@@ -67,12 +75,22 @@ class PtrIndex {
   }
   std::vector<Bucket> buckets_;
   size_t mask_ = 0;
+  size_t used_ = 0;  // buckets holding a key, replaced ones included
 };
 
-// The snapshot's node objects in snapshot order. Immutable.
+// Whether `now` may take `before`'s slot in a NodeTable: the same name, labels and taints,
+// everything the cache derives from a node object.
+bool SameTopology(const Node* before, const Node* now);
+
+// The snapshot's node objects in snapshot order. A slot's node changes only through
+// ReplaceNode.
 class NodeTable {
  public:
   NodeTable(std::span<const NodeInfo* const> nodes, uint64_t id);
+  // Puts `node` in `slot` in place of the node there, which must have the same name, labels
+  // and taints (SameTopology): what was derived from the table stays true. False, changing
+  // nothing, when the address index is too full: the table must then be built again.
+  bool ReplaceNode(size_t slot, std::shared_ptr<const Node> node);
   uint64_t id() const { return id_; }
   size_t size() const { return nodes_.size(); }
   // Null for a NodeInfo without a node.
@@ -218,6 +236,9 @@ class SpreadCache {
 
   void Observe(size_t slot, const NodeInfo& info);
   void Rebuild(std::span<const NodeInfo* const> nodes);
+  // Puts `info`'s node in the slot of its list position when SameTopology allows; the slot, or
+  // -1.
+  int32_t ReplaceInPlace(const NodeInfo& info);
   void ResetLog();
   // Carries a memo computed over the previous table over to the current one.
   void Remap(Counts& c);
@@ -225,6 +246,7 @@ class SpreadCache {
 
   std::mutex mu_;
   std::shared_ptr<const NodeTable> table_;
+  NodeTable* mutable_table_ = nullptr;  // table_, created by this cache for ReplaceNode
   std::vector<Slot> slots_;
   uint64_t next_version_ = 0;
   uint64_t next_table_id_ = 0;

@@ -42,6 +42,28 @@ std::map<std::string, int32_t> ZoneCounts(Fixture& fx, const std::shared_ptr<con
 
 const auto kZonePod = MakePod().Name("p").Label("foo", "").Spread(Hard(1, "zone", kFoo)).Obj();
 
+// Replaced keys are found under their new values and the old ones not at all, however many
+// replacements; a full index refuses the next one.
+TEST(PtrIndexTest, ReplacedKeysAreFoundAndOldOnesAreGone) {
+  std::vector<int> objects(200);
+  PtrIndex index(16);
+  for (int i = 0; i < 16; ++i) index.Insert(&objects[i], i);
+  int replaced = 0;
+  for (int next = 16; next < 200; ++next) {
+    const int slot = next % 16;
+    const void* old_key = &objects[next - 16];
+    if (!index.Replace(old_key, &objects[next], slot)) break;
+    ++replaced;
+    EXPECT_EQ(index.Find(old_key), -1);
+    EXPECT_EQ(index.Find(&objects[next]), slot);
+  }
+  EXPECT_GT(replaced, 0);
+  EXPECT_LT(replaced, 184);  // the index filled up before every object had a turn
+  for (int i = 0; i < 16 + replaced; ++i) {
+    EXPECT_EQ(index.Find(&objects[i]), i < replaced ? -1 : i % 16) << i;
+  }
+}
+
 TEST(PtrIndexTest, FindsWhatWasInserted) {
   std::vector<int> objects(1000);
   PtrIndex index(objects.size());
@@ -229,14 +251,16 @@ TEST(SpreadCacheTest, DomainsSurviveNodeUpdatesThatKeepLabels) {
   SpreadCache cache;
   std::lock_guard lock(cache.mutex());
   Snapshot first = Snapshot::Build(nodes, pods);
-  cache.Refresh(first.nodes(), &first);
+  const auto before = cache.Refresh(first.nodes(), &first);
   const auto domains = cache.Domains("zone");
   ASSERT_EQ(domains->num_domains(), 2u);
 
   nodes[1] = N("n2", {{"zone", "z2"}});  // a new object, the same labels
   Snapshot second = Snapshot::Build(nodes, pods);
   const auto& table = cache.Refresh(second.nodes(), &second);
+  EXPECT_EQ(table, before);  // the node took its slot in place
   EXPECT_EQ(table->node(table->SlotOf(*second.Get("n2"))), nodes[1].get());
+  EXPECT_EQ(table->Find(nodes[1].get()), table->SlotOf(*second.Get("n2")));
   EXPECT_EQ(cache.Domains("zone"), domains);
 
   nodes[1] = N("n2", {{"zone", "z1"}});  // moved to z1
