@@ -155,6 +155,39 @@ bool AnyHintQueues(const Registrations& registrations, const Event& event, const
   return false;
 }
 
+using ByPlugin = std::unordered_map<std::string, const std::vector<ClusterEventWithHint>*>;
+
+// The strategy a queued pod's rejecting plugins ask for on an event that only some plugins
+// register by a kind of their own (DRA objects, VolumeAttachments): `queues(name)` says whether
+// plugin `name`'s own registration asks to queue. A plugin with a wildcard registration always
+// does; one the profile does not know (an extender) queues the pod after backoff. A pending
+// plugin's interest queues at once, an unschedulable one's after backoff. `by_plugin` is null
+// for a pod of no profile.
+template <class Queues>
+RequeueDecider::Strategy ConsultRejecting(const QueuedPodInfo& pod, const ByPlugin* by_plugin,
+                                          Queues queues) {
+  using Strategy = RequeueDecider::Strategy;
+  if (pod.unschedulable_plugins.empty() && pod.pending_plugins.empty())
+    return Strategy::kAfterBackoff;
+  if (by_plugin == nullptr) return Strategy::kAfterBackoff;
+  Strategy strategy = Strategy::kSkip;
+  auto consult = [&](const std::string& name, bool pending) {
+    const Strategy on_queue = pending ? Strategy::kImmediately : Strategy::kAfterBackoff;
+    auto it = by_plugin->find(name);
+    if (it == by_plugin->end()) {
+      strategy = std::max(strategy, Strategy::kAfterBackoff);
+      return;
+    }
+    const bool every_event = std::any_of(
+        it->second->begin(), it->second->end(),
+        [](const ClusterEventWithHint& r) { return r.event.resource == EventResource::kWildCard; });
+    if (every_event || queues(name)) strategy = std::max(strategy, on_queue);
+  };
+  for (const auto& name : pod.pending_plugins) consult(name, true);
+  for (const auto& name : pod.unschedulable_plugins) consult(name, false);
+  return strategy;
+}
+
 }  // namespace
 
 RequeueDecider::Strategy RequeuePolicy::DecideGated(const QueuedPodInfo& pod,
@@ -247,45 +280,24 @@ RequeueDecider::Strategy RequeuePolicy::DecideDra(const QueuedPodInfo& pod,
                ? Strategy::kImmediately
                : Strategy::kSkip;
   }
-  if (pod.unschedulable_plugins.empty() && pod.pending_plugins.empty())
-    return Strategy::kAfterBackoff;
-  if (!profile) return Strategy::kAfterBackoff;
-  Strategy strategy = Strategy::kSkip;
-  auto consult = [&](const std::string& name, bool pending) {
-    const Strategy on_queue = pending ? Strategy::kImmediately : Strategy::kAfterBackoff;
-    auto it = profile->by_plugin.find(name);
-    if (it == profile->by_plugin.end()) {
-      strategy = std::max(strategy, Strategy::kAfterBackoff);
-      return;
-    }
-    for (const auto& reg : *it->second) {
-      if (reg.event.resource == EventResource::kWildCard) {
-        strategy = std::max(strategy, on_queue);
-        return;
-      }
-    }
+  // Whether plugin `name`'s DRA registrations cover the event with a hint that queues (or
+  // none, or one that fails).
+  auto dra_queues = [&](const std::string& name) {
     auto dra = profile->dra_by_plugin.find(name);
-    if (dra == profile->dra_by_plugin.end()) return;
+    if (dra == profile->dra_by_plugin.end()) return false;
     for (const auto& reg : *dra->second) {
       if (!reg.event.Covers(event)) continue;
-      bool queue = true;
-      if (reg.hint) {
-        try {
-          Result<QueueingHint> h = reg.hint(pod.pod(), old_object, new_object);
-          queue = !h.ok() || *h == QueueingHint::kQueue;
-        } catch (...) {
-          queue = true;
-        }
-      }
-      if (queue) {
-        strategy = std::max(strategy, on_queue);
-        return;
+      if (!reg.hint) return true;
+      try {
+        Result<QueueingHint> h = reg.hint(pod.pod(), old_object, new_object);
+        if (!h.ok() || *h == QueueingHint::kQueue) return true;
+      } catch (...) {
+        return true;
       }
     }
+    return false;
   };
-  for (const auto& name : pod.pending_plugins) consult(name, true);
-  for (const auto& name : pod.unschedulable_plugins) consult(name, false);
-  return strategy;
+  return ConsultRejecting(pod, profile ? &profile->by_plugin : nullptr, dra_queues);
 }
 
 bool RequeuePolicy::AnyVolumeAttachmentInterest() const {
@@ -307,25 +319,7 @@ RequeueDecider::Strategy RequeuePolicy::DecideVolumeAttachmentDelete(
   };
   if (!pod.gating_plugin.empty())
     return profile && hint_queues(pod.gating_plugin) ? Strategy::kImmediately : Strategy::kSkip;
-  if (pod.unschedulable_plugins.empty() && pod.pending_plugins.empty())
-    return Strategy::kAfterBackoff;
-  if (!profile) return Strategy::kAfterBackoff;
-  Strategy strategy = Strategy::kSkip;
-  auto consult = [&](const std::string& name, bool pending) {
-    const Strategy on_queue = pending ? Strategy::kImmediately : Strategy::kAfterBackoff;
-    auto it = profile->by_plugin.find(name);
-    if (it == profile->by_plugin.end()) {
-      strategy = std::max(strategy, Strategy::kAfterBackoff);
-      return;
-    }
-    const bool every_event = std::any_of(
-        it->second->begin(), it->second->end(),
-        [](const ClusterEventWithHint& r) { return r.event.resource == EventResource::kWildCard; });
-    if (every_event || hint_queues(name)) strategy = std::max(strategy, on_queue);
-  };
-  for (const auto& name : pod.pending_plugins) consult(name, true);
-  for (const auto& name : pod.unschedulable_plugins) consult(name, false);
-  return strategy;
+  return ConsultRejecting(pod, profile ? &profile->by_plugin : nullptr, hint_queues);
 }
 
 }  // namespace berth
