@@ -260,6 +260,18 @@ TEST(TableTest, ConfigAndPolicyKindsShowTheirColumns) {
   EXPECT_EQ(row("coordination.k8s.io", "leases",
                 {{"metadata", {{"name", "l"}}}, {"spec", {{"holderIdentity", "berth-1"}}}}),
             (Json{"l", "berth-1", "60s"}));
+  EXPECT_EQ(row("storage.k8s.io", "volumeattachments",
+                {{"metadata", {{"name", "csi-1"}}},
+                 {"spec",
+                  {{"attacher", "hostpath.csi.k8s.io"},
+                   {"nodeName", "n1"},
+                   {"source", {{"persistentVolumeName", "pv1"}}}}},
+                 {"status", {{"attached", true}}}}),
+            (Json{"csi-1", "hostpath.csi.k8s.io", "pv1", "n1", true, "60s"}));
+  EXPECT_EQ(row("storage.k8s.io", "volumeattachments",
+                {{"metadata", {{"name", "csi-2"}}},
+                 {"spec", {{"attacher", "a"}, {"nodeName", "n2"}, {"source", Json::object()}}}}),
+            (Json{"csi-2", "a", "", "n2", false, "60s"}));
 }
 
 TEST(FormatSelectorTest, AsKubeApiserverPrintsSelectors) {

@@ -148,6 +148,10 @@ std::vector<Column> ColumnsFor(const ResourceInfo& r) {
   if (r.group == "coordination.k8s.io" && r.plural == "leases") {
     return {{"Name", "string", 0, "name"}, {"Holder", "string", 0}, {"Age", "string", 0}};
   }
+  if (r.group == "storage.k8s.io" && r.plural == "volumeattachments") {
+    return {{"Name", "string", 0, "name"}, {"Attacher", "string", 0, "name"}, {"PV", "string", 0},
+            {"Node", "string", 0},         {"Attached", "boolean", 0},        {"Age", "string", 0}};
+  }
   if (r.group == "batch" && r.plural == "jobs") {
     return {{"Name", "string", 0, "name"}, {"Status", "string", 0},  {"Completions", "string", 0},
             {"Duration", "string", 0},     {"Age", "string", 0},     {"Containers", "string", 1},
@@ -484,6 +488,13 @@ Json PlainCells(const ResourceInfo& r, const Json& obj, int64_t now) {
   }
   if (r.group == "coordination.k8s.io" && r.plural == "leases") {
     return Json::array({name, FieldValue(obj, "spec.holderIdentity"), age});
+  }
+  if (r.group == "storage.k8s.io" && r.plural == "volumeattachments") {
+    const Json* attached = FieldAt(obj, "status.attached");
+    return Json::array(
+        {name, FieldValue(obj, "spec.attacher"),
+         FieldValue(obj, "spec.source.persistentVolumeName"), FieldValue(obj, "spec.nodeName"),
+         attached != nullptr && attached->is_boolean() && attached->get<bool>(), age});
   }
   if (r.group == "resource.k8s.io" && r.plural == "resourceclaims") {
     return Json::array({name, ResourceClaimState(obj), age});
