@@ -147,19 +147,19 @@ int NodeLifecycleController::MonitorOnce() {
     Probe& probe = probes_[name];
     // A round visits every node: its document is read again only when the informer holds a
     // new one (the probe keeps the one it read, so its address cannot be reused).
-    const bool first = probe.round == 0;
-    if (first || &doc != &DocOf(probe.node)) {
+    bool beat = probe.round == 0;
+    if (beat || &doc != &DocOf(probe.node)) {
       probe.node = obj;
-      probe.node_heartbeat = NodeHeartbeat(doc, nullptr);
+      std::string node_beat = NodeHeartbeat(doc, nullptr);
+      beat |= node_beat != probe.node_heartbeat;
+      probe.node_heartbeat = std::move(node_beat);
       probe.ready_unknown = ReadyStatus(doc) == "Unknown";
       probe.taints_current = TaintsCurrent(doc, now_text);
     }
     std::string renew = RenewTimeOf(name);
-    if (first || renew != probe.renew_time || probe.node_heartbeat != probe.seen_node_heartbeat) {
-      probe.renew_time = std::move(renew);
-      probe.seen_node_heartbeat = probe.node_heartbeat;
-      probe.observed = now;
-    }
+    beat |= renew != probe.renew_time;
+    probe.renew_time = std::move(renew);
+    if (beat) probe.observed = now;
     probe.round = monitor_round_;
     const bool silent =
         now - probe.observed > options_.node_monitor_grace_period && !probe.ready_unknown;

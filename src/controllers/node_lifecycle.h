@@ -77,13 +77,12 @@ class NodeLifecycleController : public Controller {
  private:
   struct Probe {
     // The heartbeats last seen (the Lease's renewTime, the Ready condition's
-    // lastHeartbeatTime), and when a round saw either change.
-    std::string renew_time, seen_node_heartbeat;
+    // lastHeartbeatTime read from `node`), and when a round saw either change.
+    std::string renew_time, node_heartbeat;
     TimePoint observed;
     uint64_t round = 0;  // the last MonitorOnce that saw the node
     // The node's document the fields below were read from.
     Object node;
-    std::string node_heartbeat;
     bool ready_unknown = false;
     bool taints_current = false;  // the node's taints are what its Ready condition asks for
   };

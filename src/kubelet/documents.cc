@@ -2,26 +2,20 @@
 
 #include <initializer_list>
 #include <nlohmann/json.hpp>
-#include <string_view>
+
+#include "kubelet/json_fields.h"
 
 namespace berth::kubelet {
 namespace {
 
 using Json = nlohmann::json;
 
-const Json* Find(const Json& obj, std::string_view key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  return it == obj.end() ? nullptr : &*it;
-}
-
 // `out[section][field]` = `doc[section][field]` for each field present.
 void Copy(const Json& doc, const char* section, std::initializer_list<const char*> fields,
           Json& out) {
-  const Json* from = Find(doc, section);
-  if (from == nullptr) return;
+  const Json& from = Member(doc, section);
   for (const char* field : fields) {
-    if (const Json* v = Find(*from, field)) out[section][field] = *v;
+    if (const Json& v = Member(from, field); !v.is_null()) out[section][field] = v;
   }
 }
 
@@ -31,19 +25,13 @@ RawObject KubeletNodeDocument(const Json& node) {
   Json out = Json::object();
   Copy(node, "spec", {"podCIDR"}, out);
   Copy(node, "status", {"addresses", "capacity", "allocatable", "images", "declaredFeatures"}, out);
-  if (const Json* status = Find(node, "status")) {
-    if (const Json* conditions = Find(*status, "conditions");
-        conditions && conditions->is_array()) {
-      for (const Json& c : *conditions) {
-        const Json* type = Find(c, "type");
-        if (type && type->is_string() && *type == "Ready")
-          out["status"]["conditions"] = Json::array({c});
-      }
-    }
-    if (const Json* info = Find(*status, "nodeInfo")) {
-      if (const Json* version = Find(*info, "kubeletVersion"))
-        out["status"]["nodeInfo"]["kubeletVersion"] = *version;
-    }
+  const Json& status = Member(node, "status");
+  for (const Json& c : Member(status, "conditions")) {
+    if (StringMember(c, "type") == "Ready") out["status"]["conditions"] = Json::array({c});
+  }
+  if (const Json& version = Member(Member(status, "nodeInfo"), "kubeletVersion");
+      !version.is_null()) {
+    out["status"]["nodeInfo"]["kubeletVersion"] = version;
   }
   return std::make_shared<const Json>(std::move(out));
 }

@@ -23,7 +23,8 @@ from run_node_lifecycle_e2e import get, node_cmd, ready_status, replica_set, run
 CLUSTER_ARGS = ["--nodes", "3", "--node-name-prefix", "sim", "--node-cpu", "4",
                 "--node-memory", "16Gi", "--node-pods", "50", "--node-zones", "east,west",
                 "--node-labels", "team=blue", "--node-monitor-grace-period", "2s",
-                "--node-lease-renew-interval", "300ms", "--pod-start-delay", "100ms"]
+                "--node-lease-renew-interval", "300ms", "--pod-start-delay", "100ms",
+                "--cluster-cidr", "10.201.0.0/16", "--node-cidr-mask-size", "27"]
 
 
 class Cluster:
@@ -55,6 +56,11 @@ def check_cluster_nodes_pods_and_lifecycle(up):
         if n1["status"]["capacity"]["cpu"] != "4" or n1["status"]["capacity"]["pods"] != "50" \
                 or n1["status"]["capacity"]["memory"] != "16Gi":
             raise Fail("shape not applied: %r" % n1["status"]["capacity"])
+        cidrs = wait_for("pod CIDRs from --cluster-cidr", lambda: (lambda c: all(c) and c)(
+            [get(up, "nodes/" + n)["spec"].get("podCIDR") for n in names]), timeout=30)
+        if sorted(cidrs) != ["10.201.0.0/27", "10.201.0.32/27", "10.201.0.64/27"]:
+            raise Fail("pod CIDRs with --cluster-cidr 10.201.0.0/16 --node-cidr-mask-size 27: %r"
+                       % cidrs)
         zones = [nodes[n]["metadata"]["labels"]["topology.kubernetes.io/zone"] for n in names]
         if zones != ["east", "west", "east"] or n1["metadata"]["labels"].get("team") != "blue":
             raise Fail("zones/labels: %r %r" % (zones, n1["metadata"]["labels"]))
