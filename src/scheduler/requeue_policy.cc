@@ -280,22 +280,10 @@ RequeueDecider::Strategy RequeuePolicy::DecideDra(const QueuedPodInfo& pod,
                ? Strategy::kImmediately
                : Strategy::kSkip;
   }
-  // Whether plugin `name`'s DRA registrations cover the event with a hint that queues (or
-  // none, or one that fails).
   auto dra_queues = [&](const std::string& name) {
     auto dra = profile->dra_by_plugin.find(name);
-    if (dra == profile->dra_by_plugin.end()) return false;
-    for (const auto& reg : *dra->second) {
-      if (!reg.event.Covers(event)) continue;
-      if (!reg.hint) return true;
-      try {
-        Result<QueueingHint> h = reg.hint(pod.pod(), old_object, new_object);
-        if (!h.ok() || *h == QueueingHint::kQueue) return true;
-      } catch (...) {
-        return true;
-      }
-    }
-    return false;
+    return dra != profile->dra_by_plugin.end() &&
+           AnyHintQueues(*dra->second, event, pod.pod(), old_object, new_object);
   };
   return ConsultRejecting(pod, profile ? &profile->by_plugin : nullptr, dra_queues);
 }
