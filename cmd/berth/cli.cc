@@ -228,6 +228,10 @@ CLI::App* AddUpCommand(CLI::App& app, berth::daemon::UpOptions* options) {
                  "Node lifecycle: a node is Unknown and tainted after this long without a "
                  "heartbeat (Go duration)")
       ->capture_default_str();
+  up->add_option("--terminated-pod-gc-threshold", options->terminated_pod_gc_threshold,
+                 "Pod garbage collector: finished pods (Succeeded, Failed) kept before the "
+                 "oldest are deleted (0: keep all)")
+      ->capture_default_str();
   up->add_option("--event-ttl", options->event_ttl,
                  "Delete events this long after their last write (Go duration; 0s: keep)")
       ->capture_default_str();

@@ -56,6 +56,10 @@ void AddClusterCommands(CLI::App& app, ClusterCommand* c) {
   cl->add_option("--node-monitor-grace-period", o.runtime.node_monitor_grace_period,
                  "A node is NotReady/Unknown after this long without a heartbeat (Go duration)")
       ->capture_default_str();
+  cl->add_option("--terminated-pod-gc-threshold", o.runtime.terminated_pod_gc_threshold,
+                 "Finished pods (Succeeded, Failed) kept before the oldest are deleted (0: keep "
+                 "all)")
+      ->capture_default_str();
   cl->add_option("--node-devices", o.runtime.node_devices,
                  "Simulated kubelets: DRA devices the nodes publish as ResourceSlices (YAML file)");
   cl->add_option("--pod-start-delay", o.runtime.pod_start_delay,

@@ -26,6 +26,9 @@ struct ControllerOptions {
   // The TaintTolerationComparisonOperators feature gate: Lt and Gt tolerations compare values
   // in the DaemonSet controller's node fit and the taint-eviction decisions.
   bool taint_toleration_comparison_operators = false;
+  // kube-controller-manager's --terminated-pod-gc-threshold (the pod garbage collector): the
+  // finished pods kept; 0 or less keeps them all.
+  int terminated_pod_gc_threshold = 12500;
 };
 
 // A controller the ControllerManager runs: built with its informers before they start, started

@@ -14,6 +14,7 @@
 #include "controllers/namespace.h"
 #include "controllers/node_lifecycle.h"
 #include "controllers/persistent_volume.h"
+#include "controllers/pod_gc.h"
 #include "controllers/pod_group.h"
 #include "controllers/replica_set.h"
 #include "controllers/resource_claim.h"
@@ -81,6 +82,12 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
            informers.push_back(c.informers->For(r.CollectionPath(), r.kind, r.optional));
          return std::make_unique<GarbageCollector>(GcResources(), std::move(informers), c.rest,
                                                    c.options);
+       }},
+      {"podgc",
+       [](const ControllerContext& c) -> std::unique_ptr<Controller> {
+         return std::make_unique<PodGcController>(c.rest, c.informers->For("/api/v1/pods", "Pod"),
+                                                  c.informers->For("/api/v1/nodes", "Node"),
+                                                  c.options);
        }},
       {"disruption",
        [](const ControllerContext& c) -> std::unique_ptr<Controller> {
@@ -233,7 +240,8 @@ Result<std::unique_ptr<ControllerManager>> ControllerManager::Start(
   ControllerContext context{
       m->rest_.get(), m->informers_.get(),
       ControllerOptions{clock, options.workers, options.log, options.node_monitor_grace_period,
-                        options.taint_toleration_comparison_operators}};
+                        options.taint_toleration_comparison_operators,
+                        options.terminated_pod_gc_threshold}};
   for (const auto& [name, factory] : Registry()) {
     if (std::find(selected->begin(), selected->end(), name) == selected->end()) continue;
     m->controllers_.push_back(factory(context));

@@ -29,6 +29,7 @@ struct ControllerManagerOptions {
   const Clock* clock = nullptr;  // default: the real clock
   std::function<void(const std::string&)> log;
   Duration node_monitor_grace_period = std::chrono::seconds(40);
+  int terminated_pod_gc_threshold = 12500;  // see ControllerOptions
   // The TaintTolerationComparisonOperators feature gate (see ControllerOptions).
   bool taint_toleration_comparison_operators = false;
 };

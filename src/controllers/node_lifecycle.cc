@@ -43,7 +43,7 @@ class Ticker::SimProbe final : public simtime::Participant {
     std::lock_guard lock(t_->mu_);
     t_->cv_.notify_all();
   }
-  std::string Describe() const override { return "a node lifecycle round"; }
+  std::string Describe() const override { return t_->what_; }
 
  private:
   Ticker* t_;
@@ -52,8 +52,10 @@ class Ticker::SimProbe final : public simtime::Participant {
 Ticker::Ticker() = default;
 Ticker::~Ticker() { Stop(); }
 
-void Ticker::Start(const Clock* clock, Duration period, std::function<void()> round) {
+void Ticker::Start(const Clock* clock, Duration period, std::function<void()> round,
+                   std::string what) {
   clock_ = clock;
+  what_ = std::move(what);
   auto* sim = simtime::AsSimulated(clock);
   {
     std::lock_guard lock(mu_);

@@ -46,8 +46,10 @@ inline constexpr const char* kLeasesPath = "/apis/coordination.k8s.io/v1/leases"
 class Ticker {
  public:
   // Runs `round` now and then every `period` of `clock`'s time. Under a SimulatedClock the
-  // ticker is one of its participants: due at its next round, busy while a round runs.
-  void Start(const Clock* clock, Duration period, std::function<void()> round);
+  // ticker is one of its participants: due at its next round, busy while a round runs; `what`
+  // names the rounds in the clock's diagnostics (what kept the cluster busy).
+  void Start(const Clock* clock, Duration period, std::function<void()> round,
+             std::string what = "a node lifecycle round");
   void Stop();
   Ticker();
   ~Ticker();
@@ -60,6 +62,7 @@ class Ticker {
   bool stopping_ = false;
   bool running_ = false;
   TimePoint next_{};
+  std::string what_;
   std::thread thread_;
   std::unique_ptr<SimProbe> probe_;
   std::unique_ptr<simtime::ParticipantRegistration> registration_;

@@ -93,6 +93,7 @@ Result<std::unique_ptr<controllers::ControllerManager>> StartControllers(
   controllers::ControllerManagerOptions co;
   co.controllers = options.controllers;
   co.node_monitor_grace_period = *grace;
+  co.terminated_pod_gc_threshold = options.terminated_pod_gc_threshold;
   co.taint_toleration_comparison_operators = options.taint_toleration_comparison_operators;
   co.log = [](const std::string& m) { std::fprintf(stderr, "controllers: %s\n", m.c_str()); };
   return controllers::ControllerManager::Start(std::move(rest), std::move(co));

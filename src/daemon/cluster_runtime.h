@@ -29,6 +29,8 @@ struct RuntimeOptions {
   // kube-controller-manager's --controllers ("*", "name", "-name"); empty: none.
   std::vector<std::string> controllers = {"*"};
   std::string node_monitor_grace_period = "40s";
+  // kube-controller-manager's --terminated-pod-gc-threshold (0: keep every finished pod).
+  int terminated_pod_gc_threshold = 12500;
   // Prefixes log lines ("berth up", "berth cluster").
   std::string log_prefix = "berth";
   // A limit on the controllers' requests a second (0: none, for the process's own server).

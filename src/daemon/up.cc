@@ -157,6 +157,7 @@ RuntimeOptions UpRuntime(const UpOptions& options, const config::FeatureGates& g
   });
   if (!ns_named && !r.controllers.empty()) r.controllers.push_back("-namespace");
   r.node_monitor_grace_period = options.node_monitor_grace_period;
+  r.terminated_pod_gc_threshold = options.terminated_pod_gc_threshold;
   r.log_prefix = "berth up";
   return r;
 }

@@ -43,6 +43,8 @@ struct UpOptions {
   std::vector<std::string> controllers = {"*"};
   // The node lifecycle controller's --node-monitor-grace-period (Go duration).
   std::string node_monitor_grace_period = "40s";
+  // The pod garbage collector's --terminated-pod-gc-threshold (0: keep every finished pod).
+  int terminated_pod_gc_threshold = 12500;
   bool record_decisions = false;
   int verbosity = 0;
   std::vector<std::string> plugin_libraries;
