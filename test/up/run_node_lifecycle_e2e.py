@@ -9,7 +9,11 @@ Usage: run_node_lifecycle_e2e.py BERTH [CHECK ...]
   other nodes; `berth node start` makes it Ready and untainted again;
 * a pod without the API server's default toleration of 300 s (one tolerating for ever) stays;
 * `berth up --port 0` on a new data directory creates the 8 demo nodes and keeps its port on a
-  restart.
+  restart;
+* the pod garbage collector (`--terminated-pod-gc-threshold 2`): of four finished pods the two
+  oldest go; a pod bound to a node deleted with kubectl goes 40 s (the quarantine) to a minute
+  later; a pod deleted before it was scheduled, held by a finalizer, is marked Failed and
+  force-deleted.
 Prints one line per check and "N passed, M failed".
 """
 import json
@@ -123,6 +127,47 @@ def check_default_tolerations_are_added(up):
             raise Fail("no default toleration of %s: %r" % (key, tols))
 
 
+def check_pod_gc(up):
+    def pod(name, **spec):
+        body = {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": "default"},
+                "spec": dict({"containers": [{"name": "c", "image": "nginx"}]}, **spec)}
+        return body
+    # Finished pods: run for 0.1 s and exit 0.
+    for i in range(4):
+        done = pod("done-%d" % i, restartPolicy="Never")
+        done["metadata"]["annotations"] = {"berth.dev/run-seconds": "0.1"}
+        up.kubectl(["create", "-f", "-"], stdin=json.dumps(done))
+    # An orphan: bound to a node that is then deleted.
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gc-node"}}
+    up.kubectl(["create", "-f", "-"], stdin=json.dumps(node))
+    up.kubectl(["create", "-f", "-"], stdin=json.dumps(pod("orphan", nodeName="gc-node")))
+    wait_for("orphan running",
+             lambda: get(up, "pods", "orphan").get("status", {}).get("phase") == "Running")
+    # Deleted while unscheduled (no such scheduler), kept by a finalizer: Terminating on no node.
+    stuck = pod("stuck", schedulerName="no-such-scheduler")
+    stuck["metadata"]["finalizers"] = ["example.com/hold"]
+    up.kubectl(["create", "-f", "-"], stdin=json.dumps(stuck))
+    up.kubectl(["delete", "pod", "stuck", "--wait=false"])
+    deleted_at = time.time()
+    up.kubectl(["delete", "node", "gc-node"])
+
+    def names():
+        return {p["metadata"]["name"] for p in get(up, "pods")["items"]}
+    wait_for("the two oldest finished pods collected",
+             lambda: {"done-2", "done-3"} <= names() and not {"done-0", "done-1"} & names(),
+             timeout=60)
+    wait_for("the unscheduled terminating pod marked Failed",
+             lambda: get(up, "pods", "stuck").get("status", {}).get("phase") == "Failed",
+             timeout=40)
+    up.kubectl(["patch", "pod", "stuck", "--type=merge", "-p", '{"metadata":{"finalizers":null}}'])
+    wait_for("orphan deleted", lambda: "orphan" not in names(), timeout=100)
+    elapsed = time.time() - deleted_at
+    if elapsed < 39:
+        raise Fail("the orphan went %.1f s after its node, before the 40 s quarantine" % elapsed)
+    wait_for("stuck gone", lambda: "stuck" not in names(), timeout=30)
+
+
 def check_port_zero_is_kept_and_demo_nodes_default(up):
     data_dir = tempfile.mkdtemp(prefix="berth-port0-")
     try:
@@ -155,7 +200,8 @@ def check_port_zero_is_kept_and_demo_nodes_default(up):
         shutil.rmtree(data_dir, ignore_errors=True)
 
 
-CHECKS = [check_default_tolerations_are_added,
+CHECKS = [check_pod_gc,
+          check_default_tolerations_are_added,
           check_stopped_node_is_tainted_and_its_pods_replaced,
           check_port_zero_is_kept_and_demo_nodes_default]
 
@@ -164,7 +210,8 @@ def main():
     run_against_up(CHECKS, "berth-nodes-e2e-", demo_nodes=3,
                    extra=["--node-monitor-grace-period", "2s",
                           "--node-lease-renew-interval", "300ms",
-                          "--pod-start-delay", "100ms"])
+                          "--pod-start-delay", "100ms",
+                          "--terminated-pod-gc-threshold", "2"])
 
 
 if __name__ == "__main__":
