@@ -2,8 +2,9 @@
 """`berth scenario run` end to end on examples/scenarios/node-failure.yaml: the failed node's pods
 are evicted 300 simulated seconds after its taint (the default tolerations) and run elsewhere;
 more than ten simulated minutes take a few seconds of wall time; the same seed twice gives
-byte-identical JSON; a bad scenario fails naming the step and field; a recording replays
-through the same runner (--replay)."""
+byte-identical JSON; a bad scenario fails naming the step and field; pods of a deleted node
+are collected after the pod garbage collector's quarantine; a recording replays through the
+same runner (--replay)."""
 import json
 import os
 import subprocess
@@ -101,6 +102,39 @@ with tempfile.TemporaryDirectory() as d:
     check(p.returncode == 1 and "steps[0].wait: timed out after 2m0s" in out.get("error", ""),
           f"a wait that times out stops the run: {out.get('error')}")
     check(out.get("end", {}).get("seconds") == 120, "at its timeout")
+
+# A node deleted under its pods: the pod garbage collector quarantines it for 40 s, then marks
+# its pods Failed and deletes them at a round (every 20 s) of simulated time.
+with tempfile.TemporaryDirectory() as d:
+    gone = os.path.join(d, "node-deleted.yaml")
+    pinned = [{"apiVersion": "v1", "kind": "Pod",
+               "metadata": {"name": f"pinned-{i}", "namespace": "default"},
+               "spec": {"nodeName": "node-002", "containers": [{"name": "c", "image": "nginx"}]}}
+              for i in range(2)]
+    with open(gone, "w") as f:
+        f.write(json.dumps({
+            "apiVersion": "berth.dev/v1alpha1", "kind": "Scenario",
+            "metadata": {"name": "node-deleted"},
+            "spec": {"cluster": {"nodes": 3},
+                     "steps": [{"at": "0s", "apply": {"objects": pinned}},
+                               {"wait": {"for": "PodsRunning", "selector": "", "count": 2,
+                                         "timeout": "1m"}},
+                               {"at": "1m", "delete": {"object": {
+                                   "apiVersion": "v1", "kind": "Node",
+                                   "metadata": {"name": "node-002"}}}},
+                               {"at": "1m39s", "checkpoint": {"name": "quarantined"}},
+                               {"at": "3m", "checkpoint": {"name": "collected"}}]}}))
+    p, _ = run(gone, "-o", "json")
+    check(p.returncode == 0, f"the node-deleted scenario runs (rc {p.returncode}): {p.stderr[-1000:]}")
+    rep = json.loads(p.stdout) if p.returncode == 0 else {"timeline": [], "checkpoints": []}
+    points = {c["name"]: c["pods"]["total"] for c in rep["checkpoints"]}
+    check(points == {"quarantined": 2, "collected": 0},
+          f"the pods stay through the quarantine and go after it: {points}")
+    deleted = [e["seconds"] for e in rep["timeline"] if e["kind"] == "PodDeleted"]
+    failed = [e["seconds"] for e in rep["timeline"] if e["kind"] == "PodFailed"]
+    check(len(deleted) == 2 and all(100 <= t <= 120 for t in deleted),
+          f"deleted 40 to 60 s after their node: {deleted}")
+    check(len(failed) == 2, f"marked Failed first: {failed}")
 
 # A recording (berth record's lines) replayed through the scenario runner: nodes and pods
 # created at their recorded times, pending pods scheduled here, deletions replayed.
