@@ -196,8 +196,9 @@ bool PodGcController::MarkFailedAndDelete(const Pod& pod, const char* why, const
     return true;
   };
   if (pod.status.phase != "Succeeded" && pod.status.phase != "Failed") {
-    // The UID makes the patch a precondition: a pod of the same name created since is not
-    // this one.
+    // The UID in the patch is a precondition for kube-apiserver (the UID cannot change), so a
+    // pod of the same name created since is not marked; Berth's own server keeps the stored
+    // UID without checking it.
     Json status = {{"phase", "Failed"}};
     if (condition) {
       Json c = *condition;
