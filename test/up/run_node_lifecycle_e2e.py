@@ -12,7 +12,7 @@ Usage: run_node_lifecycle_e2e.py BERTH [CHECK ...]
   restart;
 * the pod garbage collector (`--terminated-pod-gc-threshold 2`): of four finished pods the two
   oldest go; a pod bound to a node deleted with kubectl goes 40 s (the quarantine) to a minute
-  later; a pod deleted before it was scheduled, held by a finalizer, is marked Failed and
+  later, and the namespace it held Terminating with it; a pod deleted before it was scheduled, held by a finalizer, is marked Failed and
   force-deleted.
 Prints one line per check and "N passed, M failed".
 """
@@ -138,12 +138,15 @@ def check_pod_gc(up):
         done = pod("done-%d" % i, restartPolicy="Never")
         done["metadata"]["annotations"] = {"berth.dev/run-seconds": "0.1"}
         up.kubectl(["create", "-f", "-"], stdin=json.dumps(done))
-    # An orphan: bound to a node that is then deleted.
+    # An orphan: bound to a node that is then deleted, in a namespace deleted after it.
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gc-node"}}
     up.kubectl(["create", "-f", "-"], stdin=json.dumps(node))
-    up.kubectl(["create", "-f", "-"], stdin=json.dumps(pod("orphan", nodeName="gc-node")))
-    wait_for("orphan running",
-             lambda: get(up, "pods", "orphan").get("status", {}).get("phase") == "Running")
+    up.kubectl(["create", "namespace", "gc-ns"])
+    orphan = pod("orphan", nodeName="gc-node")
+    orphan["metadata"]["namespace"] = "gc-ns"
+    up.kubectl(["create", "-f", "-"], stdin=json.dumps(orphan))
+    wait_for("orphan running", lambda: get(up, "pods", "orphan", ns="gc-ns")
+             .get("status", {}).get("phase") == "Running")
     # Deleted while unscheduled (no such scheduler), kept by a finalizer: Terminating on no node.
     stuck = pod("stuck", schedulerName="no-such-scheduler")
     stuck["metadata"]["finalizers"] = ["example.com/hold"]
@@ -151,6 +154,8 @@ def check_pod_gc(up):
     up.kubectl(["delete", "pod", "stuck", "--wait=false"])
     deleted_at = time.time()
     up.kubectl(["delete", "node", "gc-node"])
+    # Its pod has no kubelet left to confirm a graceful deletion: the namespace waits for it.
+    up.kubectl(["delete", "namespace", "gc-ns", "--wait=false"])
 
     def names():
         return {p["metadata"]["name"] for p in get(up, "pods")["items"]}
@@ -161,7 +166,14 @@ def check_pod_gc(up):
              lambda: get(up, "pods", "stuck").get("status", {}).get("phase") == "Failed",
              timeout=40)
     up.kubectl(["patch", "pod", "stuck", "--type=merge", "-p", '{"metadata":{"finalizers":null}}'])
-    wait_for("orphan deleted", lambda: "orphan" not in names(), timeout=100)
+    namespace = json.loads(up.kubectl(["get", "namespace", "gc-ns", "-o", "json"])[1])
+    if namespace.get("status", {}).get("phase") != "Terminating":
+        raise Fail("namespace gc-ns is not held Terminating by the orphan")
+
+    def namespace_gone():
+        return up.kubectl(["get", "namespace", "gc-ns", "--ignore-not-found", "-o", "name"],
+                          check=False)[1].strip() == ""
+    wait_for("orphan and its namespace gone", namespace_gone, timeout=100)
     elapsed = time.time() - deleted_at
     if elapsed < 39:
         raise Fail("the orphan went %.1f s after its node, before the 40 s quarantine" % elapsed)
