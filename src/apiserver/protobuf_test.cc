@@ -144,10 +144,10 @@ TEST(ProtobufTest, EventTimesAndBinding) {
 }
 
 TEST(ProtobufTest, RefusedBodies) {
-  auto unknown = DecodeProtobufObject(Envelope("networking.k8s.io/v1", "NetworkPolicy", ""));
+  auto unknown = DecodeProtobufObject(Envelope("storage.k8s.io/v1", "StorageClass", ""));
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.error().code, ErrorCode::kUnsupportedMediaType);
-  EXPECT_THAT(unknown.error().message, HasSubstr("networking.k8s.io/v1 NetworkPolicy"));
+  EXPECT_THAT(unknown.error().message, HasSubstr("storage.k8s.io/v1 StorageClass"));
   EXPECT_FALSE(DecodeProtobufObject("{\"json\": true}").ok());
   auto truncated =
       DecodeProtobufObject(Envelope("v1", "ConfigMap", Msg(1, Str(1, "cm"))).substr(0, 20));
