@@ -24,6 +24,46 @@ ApiError Malformed(std::string_view where) {
 constexpr int64_t kMinSeconds = -62135596800;
 constexpr int64_t kMaxSeconds = 253402300799;
 
+// The string with each byte of an invalid UTF-8 sequence replaced by U+FFFD, as Go's JSON
+// encoder writes it (proto2 strings are not checked on the wire; JSON text must be UTF-8).
+std::string ValidUtf8(std::string s) {
+  auto len = [&](size_t i) -> size_t {  // the length of a valid sequence at i, or 0
+    const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+    const auto cont = [&](size_t k) { return i + k < s.size() && (b(k) & 0xC0) == 0x80; };
+    const unsigned char c = b(0);
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+      if (!cont(1) || !cont(2)) return 0;
+      if ((c == 0xE0 && b(1) < 0xA0) || (c == 0xED && b(1) > 0x9F))
+        return 0;  // overlong, surrogate
+      return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+      if (!cont(1) || !cont(2) || !cont(3)) return 0;
+      if ((c == 0xF0 && b(1) < 0x90) || (c == 0xF4 && b(1) > 0x8F))
+        return 0;  // overlong, > U+10FFFF
+      return 4;
+    }
+    return 0;
+  };
+  size_t i = 0;
+  while (i < s.size() && len(i) != 0) i += len(i);
+  if (i == s.size()) return s;
+  std::string out = s.substr(0, i);
+  while (i < s.size()) {
+    const size_t n = len(i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(s, i, n);
+      i += n;
+    }
+  }
+  return out;
+}
+
 class Converter {
  public:
   explicit Converter(const ProtobufSchema& schema) : schema_(schema) {}
@@ -135,7 +175,7 @@ class Converter {
       case pb::FieldDescriptor::CPPTYPE_STRING: {
         std::string s = rep ? r->GetRepeatedString(m, f, index) : r->GetString(m, f);
         if (f->type() == pb::FieldDescriptor::TYPE_BYTES) return Base64(s);  // Go's []byte
-        return s;
+        return ValidUtf8(std::move(s));
       }
       default:  // enums: the Kubernetes API has none
         return rep ? r->GetRepeatedEnumValue(m, f, index) : r->GetEnumValue(m, f);
@@ -177,11 +217,11 @@ std::string StringField(const pb::Message& m, int number) {
 Result<json> Converter::Special(const pb::Message& m, const std::string& where) const {
   const pb::Descriptor* d = m.GetDescriptor();
   if (d == schema_.quantity) {  // string = 1; Go writes a zero Quantity as "0"
-    std::string s = StringField(m, 1);
+    std::string s = ValidUtf8(StringField(m, 1));
     return json(s.empty() ? "0" : s);
   }
   if (d == schema_.int_or_string) {  // type = 1 (0 int, 1 string), intVal = 2, strVal = 3
-    if (IntField(m, 1) == 1) return json(StringField(m, 3));
+    if (IntField(m, 1) == 1) return json(ValidUtf8(StringField(m, 3)));
     return json(static_cast<int32_t>(IntField(m, 2)));
   }
   if (d == schema_.time || d == schema_.micro_time) {  // seconds = 1, nanos = 2
@@ -244,7 +284,8 @@ Result<json> DecodeProtobufObject(std::string_view body) {
   // runtime.Unknown: typeMeta = 1 {apiVersion = 1, kind = 2}, raw = 2.
   const pb::Reflection* r = envelope->GetReflection();
   const pb::Message& type_meta = r->GetMessage(*envelope, schema.unknown->FindFieldByNumber(1));
-  const std::string api_version = StringField(type_meta, 1), kind = StringField(type_meta, 2);
+  const std::string api_version = ValidUtf8(StringField(type_meta, 1));
+  const std::string kind = ValidUtf8(StringField(type_meta, 2));
   const std::string raw = StringField(*envelope, 2);
   const pb::Descriptor* message = schema.MessageOfKind(api_version, kind);
   if (!message) {

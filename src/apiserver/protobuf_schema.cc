@@ -1,6 +1,7 @@
 #include "apiserver/protobuf_schema.h"
 
 #include <google/protobuf/descriptor.pb.h>
+#include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/unknown_field_set.h>
 
 #include <cstdio>
@@ -63,10 +64,19 @@ const Group kGroups[] = {
      {"SelfSubjectReview", "TokenReview", "TokenRequest"}},
 };
 
+// libprotobuf logs an ERROR for each string field that is not UTF-8 as it parses; request
+// bodies are the client's, and protobuf.cc replaces such bytes itself, so only fatal messages
+// (a broken build) are written.
+void FatalOnly(pb::LogLevel level, const char* filename, int line, const std::string& message) {
+  if (level == pb::LOGLEVEL_FATAL)
+    std::fprintf(stderr, "libprotobuf %s:%d: %s\n", filename, line, message.c_str());
+}
+
 }  // namespace
 
 const ProtobufSchema& ProtobufSchema::Get() {
   static const ProtobufSchema* schema = [] {
+    pb::SetLogHandler(&FatalOnly);
     auto* s = new ProtobufSchema();
     if (!s->Load(K8sDescriptorSet())) {
       std::fputs("berth: the embedded Kubernetes protobuf descriptors do not load\n", stderr);
