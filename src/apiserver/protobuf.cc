@@ -1,9 +1,11 @@
 #include "apiserver/protobuf.h"
 
 #include <fmt/format.h>
+#include <google/protobuf/arena.h>
 #include <google/protobuf/message.h>
 
-#include <memory>
+#include <climits>
+#include <vector>
 
 #include "api/codec.h"
 #include "apiserver/base64.h"
@@ -78,19 +80,21 @@ class Converter {
     if (schema_.JsonList(d) && d->field_count() > 0) return Repeated(m, d->field(0), where);
     json out = json::object();
     const pb::Reflection* r = m.GetReflection();
-    for (int i = 0; i < d->field_count(); ++i) {
-      const pb::FieldDescriptor* f = d->field(i);
-      const std::string path = fmt::format("{}.{}", where, f->json_name());
+    std::vector<const pb::FieldDescriptor*> fields;  // those set, and lists not empty
+    r->ListFields(m, &fields);
+    for (const pb::FieldDescriptor* f : fields) {
+      // Only messages can fail; their paths name where in an error.
+      const std::string path = f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE
+                                   ? where + "." + f->json_name()
+                                   : std::string();
       if (f->is_map()) {
-        if (r->FieldSize(m, f) == 0) continue;
         BERTH_TRY_ASSIGN(map, Map(m, f, path));
         out[f->json_name()] = std::move(map);
       } else if (f->is_repeated()) {
-        if (r->FieldSize(m, f) == 0) continue;
         BERTH_TRY_ASSIGN(list, Repeated(m, f, path));
         out[f->json_name()] = std::move(list);
-      } else if (r->HasField(m, f)) {
-        if (auto done = Singular(m, f, path, &out); !done.ok()) return done.error();
+      } else if (auto done = Singular(m, f, path, &out); !done.ok()) {
+        return done.error();
       }
     }
     return out;
@@ -276,9 +280,11 @@ std::string FormatGoDuration(int64_t nanos) {
 Result<json> DecodeProtobufObject(std::string_view body) {
   static constexpr std::string_view kMagic("k8s\0", 4);
   if (body.substr(0, 4) != kMagic) return Malformed("missing the k8s protobuf envelope");
+  if (body.size() > static_cast<size_t>(INT_MAX)) return Malformed("over 2 GiB");
   const ProtobufSchema& schema = ProtobufSchema::Get();
   body.remove_prefix(4);
-  std::unique_ptr<pb::Message> envelope(schema.New(schema.unknown));
+  pb::Arena arena;  // one allocation for the messages of a body
+  pb::Message* envelope = schema.New(schema.unknown, &arena);
   if (!envelope->ParsePartialFromArray(body.data(), static_cast<int>(body.size())))
     return Malformed("envelope");
   // runtime.Unknown: typeMeta = 1 {apiVersion = 1, kind = 2}, raw = 2.
@@ -295,7 +301,7 @@ Result<json> DecodeProtobufObject(std::string_view body) {
                              api_version, kind),
                  ErrorCode::kUnsupportedMediaType};
   }
-  std::unique_ptr<pb::Message> obj(schema.New(message));
+  pb::Message* obj = schema.New(message, &arena);
   if (!obj->ParsePartialFromArray(raw.data(), static_cast<int>(raw.size()))) return Malformed(kind);
   BERTH_TRY_ASSIGN(out, Converter(schema).Message(*obj, kind));
   out["apiVersion"] = api_version;

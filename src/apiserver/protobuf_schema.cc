@@ -150,8 +150,8 @@ bool ProtobufSchema::JsonList(const pb::Descriptor* message) const {
   return json_list_.count(message) > 0;
 }
 
-pb::Message* ProtobufSchema::New(const pb::Descriptor* message) const {
-  return factory_.GetPrototype(message)->New();
+pb::Message* ProtobufSchema::New(const pb::Descriptor* message, pb::Arena* arena) const {
+  return factory_.GetPrototype(message)->New(arena);
 }
 
 }  // namespace berth::apiserver

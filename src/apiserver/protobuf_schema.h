@@ -36,8 +36,9 @@ class ProtobufSchema {
   const google::protobuf::Descriptor* Find(std::string_view full_name) const;
   ProtobufFieldFlags Flags(const google::protobuf::FieldDescriptor* field) const;
   bool JsonList(const google::protobuf::Descriptor* message) const;
-  // A new, empty message of the type; owned by the caller.
-  google::protobuf::Message* New(const google::protobuf::Descriptor* message) const;
+  // A new, empty message of the type, owned by the arena.
+  google::protobuf::Message* New(const google::protobuf::Descriptor* message,
+                                 google::protobuf::Arena* arena) const;
 
   // The messages whose JSON is not their fields.
   const google::protobuf::Descriptor* quantity = nullptr;
