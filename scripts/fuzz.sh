@@ -3,13 +3,14 @@
 # for SECONDS (default 20) from a seed corpus made of the project's own fixtures. A crash, leak,
 # sanitizer report or timeout fails the run and leaves the input in build-fuzz/artifacts/.
 #   bash scripts/fuzz.sh [SECONDS] [TARGET...]     targets: quantity manifest selector config
-#                                                   extender apiserver_input http cel
+#                                                   extender apiserver_input http cel protobuf
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(quantity manifest selector config extender apiserver_input http cel)
+[ ${#targets[@]} -eq 0 ] && targets=(quantity manifest selector config extender apiserver_input http cel
+                                     protobuf)
 
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
@@ -20,7 +21,7 @@ CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release -DBERTH
 cmake --build build-fuzz -j 2 --target "${targets[@]/#/berth_fuzz_}"
 
 seeds=build-fuzz/seeds
-rm -rf "$seeds" && mkdir -p "$seeds"/{quantity,manifest,selector,config,extender,apiserver_input,http,cel} \
+rm -rf "$seeds" && mkdir -p "$seeds"/{quantity,manifest,selector,config,extender,apiserver_input,http,cel,protobuf} \
   build-fuzz/artifacts
 i=0
 for q in 0 1 100m 1.5 2Gi 500Mi 1e3 1E-3 0.001 -4 +7Ki 12345678901234567890 1.2.3 5Ei 1n 3u \
@@ -88,6 +89,14 @@ for e in 'device.driver == "gpu.example.com"' \
 done
 # Raw requests, well-formed and not (each malformed kind the server answers with a status).
 cp fuzz/corpus/http/*.http "$seeds/http/"
+# Protobuf bodies: a whole envelope (v1 Pod, metadata.name "p"), and raw objects after the byte
+# that picks the fuzzer's kind (0: Pod with a container; 1: Node with a capacity and a
+# condition time; 5: Deployment with replicas 0 and a maxSurge int-or-string).
+printf 'k8s\0\x0a\x09\x0a\x02v1\x12\x03Pod\x12\x05\x0a\x03\x0a\x01p' > "$seeds/protobuf/pod_envelope"
+printf '\x00\x0a\x03\x0a\x01p\x12\x0c\x12\x0a\x0a\x01c\x12\x05nginx' > "$seeds/protobuf/pod"
+printf '\x01\x1a\x1d\x0a\x0a\x0a\x03cpu\x12\x03\x0a\x014\x22\x0f\x0a\x05Ready\x1a\x06\x08\x80\xe2\xcf\xaa\x06' \
+  > "$seeds/protobuf/node"
+printf '\x05\x12\x0c\x08\x00\x22\x08\x12\x06\x12\x04\x08\x00\x10\x02' > "$seeds/protobuf/deployment"
 
 for t in "${targets[@]}"; do
   corpus=build-fuzz/corpus/$t

@@ -4,7 +4,7 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache pkg-config
       libyaml-dev nlohmann-json3-dev libsimdjson-dev libcli11-dev libfmt-dev libspdlog-dev
       libboost1.81-dev libssl-dev libsqlite3-dev libmimalloc-dev abigail-tools
-      libre2-dev libgtest-dev libgmock-dev libbenchmark-dev python3 python3-kubernetes jq curl openssl
+      libre2-dev protobuf-compiler libprotobuf-dev libgtest-dev libgmock-dev libbenchmark-dev python3 python3-kubernetes jq curl openssl
       prometheus chromium clang libclang-rt-14-dev libtsan2)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -33,8 +33,10 @@ def main():
         deb = debs[0]
         print("%s: %.1f MB" % (os.path.basename(deb), os.path.getsize(deb) / 1e6))
         depends = run(["dpkg-deb", "-f", deb, "Depends"]).stdout
-        if "nlohmann-json3-dev" not in depends or "libc6" not in depends:
-            print("FAIL the package's Depends lacks nlohmann-json3-dev or libc6: " + depends)
+        # libprotobuf: the runtime library protobuf request bodies are read with (shlibdeps).
+        if any(d not in depends for d in ("nlohmann-json3-dev", "libc6", "libprotobuf")):
+            print("FAIL the package's Depends lacks nlohmann-json3-dev, libc6 or libprotobuf: "
+                  + depends)
             return 1
         root = os.path.join(tmp, "root")
         run(["dpkg-deb", "-x", deb, root])

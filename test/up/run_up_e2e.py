@@ -18,6 +18,9 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
+
+import protobuf_bodies
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -649,6 +652,41 @@ def check_kubectl_create_generators(up):
         raise Fail("rolebinding: %r" % rb)
 
 
+def check_protobuf_pod_body(up):
+    """A pod sent in protobuf, as a client-go program configured for it sends one: its volumes,
+    probe, tolerations and node affinity arrive whole, and the scheduler honours the affinity."""
+    body, expected = protobuf_bodies.pod("pb-web", "demo-node-002")
+    port = free_port()
+    proxy = subprocess.Popen([KUBECTL, "proxy", "--port", str(port)], env=up.env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        wait_for("kubectl proxy", lambda: subprocess.run(
+            ["curl", "-s", "-o", "/dev/null", "http://127.0.0.1:%d/api" % port]).returncode == 0,
+            timeout=20)
+        req = urllib.request.Request(
+            "http://127.0.0.1:%d/api/v1/namespaces/default/pods" % port, data=body,
+            method="POST", headers={"Content-Type": "application/vnd.kubernetes.protobuf",
+                                    "Accept": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            if resp.status != 201:
+                raise Fail("protobuf pod create: HTTP %d" % resp.status)
+    finally:
+        proxy.terminate()
+        proxy.wait()
+    spec = json.loads(up.kubectl(["get", "pod", "pb-web", "-o", "json"])[1])["spec"]
+    for key, want in expected.items():
+        got = spec.get(key)
+        if key == "containers":
+            got = [{k: c.get(k) for k in want[0]} for c in got]
+        elif key == "tolerations":  # the server adds the default not-ready/unreachable ones
+            got = [t for t in got if t.get("tolerationSeconds") == 30]
+        if got != want:
+            raise Fail("protobuf pod spec.%s: %r, want %r" % (key, got, want))
+    wait_for("pb-web bound to demo-node-002", lambda: json.loads(up.kubectl(
+        ["get", "pod", "pb-web", "-o", "json"])[1])["spec"].get("nodeName") == "demo-node-002")
+    up.kubectl(["delete", "pod", "pb-web", "--wait=false"])
+
+
 def check_capacity_live(up):
     """berth capacity reads the cluster through the API (the kubeconfig berth up wrote)."""
     tmpl = os.path.join(up.data_dir, "capacity-pod.json")
@@ -1007,7 +1045,8 @@ def check_pod_cidr_flags(up):
 
 CHECKS = [check_nodes_ready, check_simulated_kubelets, check_kubectl_verbs, check_workloads_and_auth,
           check_operator_semantics, check_list_manifests, check_kubectl_explain, check_metrics,
-          check_server_side_apply_managers, check_kubectl_create_generators, check_watch,
+          check_server_side_apply_managers, check_kubectl_create_generators, check_protobuf_pod_body,
+          check_watch,
           check_capacity_live, check_explain_live, check_explain_uses_up_config,
           check_pod_cidr_flags,
           check_batch_bound, check_replicaset_controller,
