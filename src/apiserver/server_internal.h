@@ -109,6 +109,12 @@ std::string StringField(const nlohmann::json& obj, const char* name);
 // and everything but status when the status subresource is.
 nlohmann::json SplitStatus(const ResourceInfo& res, const std::string& subresource,
                            const nlohmann::json& current, nlohmann::json next);
+// A UID in an update's body is a precondition (409 when it is not the stored object's); one in a
+// patched object is a change of an immutable field (422).
+VoidResult CheckBodyUid(const ResourceInfo& res, std::string_view ns, std::string_view name,
+                        const nlohmann::json& current, const nlohmann::json& body);
+VoidResult CheckPatchedUid(const ResourceInfo& res, const nlohmann::json& current,
+                           const nlohmann::json& patched);
 
 // ---------------------------------------------------------------- deletions (server_delete.cc)
 

@@ -237,6 +237,7 @@ HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
             !ok.ok()) {
           return ok.error();
         }
+        if (auto ok = CheckPatchedUid(res, *current, *patched); !ok.ok()) return ok.error();
         Json next = SplitStatus(res, sub, *current, std::move(patched).value());
         if (apply) {
           if (auto ok = ApplyManagedFields(current, patch, next, managers, force, &conflicts);

@@ -43,6 +43,50 @@ TEST_F(ServerSemanticsTest, DeleteHonoursDryRunAndPreconditionsInTheBody) {
   EXPECT_EQ(Do(http::verb::get, path).status, 404);
 }
 
+TEST_F(ServerSemanticsTest, AUidInAnUpdateIsAPreconditionAndCannotBePatched) {
+  Reply made = Do(http::verb::post, kConfigMaps, R"({"metadata":{"name":"u"},"data":{"a":"1"}})");
+  ASSERT_EQ(made.status, 201);
+  const std::string uid = made.body["metadata"]["uid"];
+  const std::string path = std::string(kConfigMaps) + "/u";
+  // An update naming another object's UID (one of the same name deleted meanwhile) is refused.
+  Reply put = Do(http::verb::put, path, R"({"metadata":{"name":"u","uid":"other"},"data":{}})");
+  EXPECT_EQ(put.status, 409) << put.body.dump();
+  EXPECT_EQ(put.body["message"],
+            "Operation cannot be fulfilled on configmaps \"u\": StorageError: invalid object, "
+            "Code: 4, Key: /registry/configmaps/default/u, ResourceVersion: 0, "
+            "AdditionalErrorMsg: Precondition failed: UID in precondition: other, UID in object "
+            "meta: " +
+                uid);
+  // A patch setting it changes an immutable field, on the object and on a status subresource.
+  Reply patch = Do(http::verb::patch, path, R"({"metadata":{"uid":"other"}})",
+                   "application/merge-patch+json");
+  EXPECT_EQ(patch.status, 422) << patch.body.dump();
+  EXPECT_EQ(patch.body["message"],
+            "ConfigMap \"u\" is invalid: metadata.uid: Invalid value: \"other\": field is "
+            "immutable");
+  ASSERT_EQ(Do(http::verb::post, "/api/v1/namespaces/default/pods",
+               R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}})")
+                .status,
+            201);
+  Reply status = Do(http::verb::patch, "/api/v1/namespaces/default/pods/p/status",
+                    R"({"metadata":{"uid":"other"},"status":{"phase":"Failed"}})",
+                    "application/strategic-merge-patch+json");
+  EXPECT_EQ(status.status, 422) << status.body.dump();
+  EXPECT_EQ(
+      Do(http::verb::get, "/api/v1/namespaces/default/pods/p").body["status"].value("phase", ""),
+      "Pending");
+  // The object's own UID is accepted in both.
+  EXPECT_EQ(Do(http::verb::put, path,
+               R"({"metadata":{"name":"u","uid":")" + uid + R"("},"data":{"b":"2"}})")
+                .status,
+            200);
+  EXPECT_EQ(Do(http::verb::patch, path, R"({"metadata":{"uid":")" + uid + R"("},"data":{"c":"3"}})",
+               "application/merge-patch+json")
+                .status,
+            200);
+  EXPECT_EQ(Do(http::verb::get, path).body["data"], nlohmann::json({{"b", "2"}, {"c", "3"}}));
+}
+
 TEST_F(ServerSemanticsTest, TheBuiltInNamespacesCannotBeDeleted) {
   for (const char* ns : {"default", "kube-system", "kube-public"}) {
     Reply r = Do(http::verb::delete_, std::string("/api/v1/namespaces/") + ns);

@@ -12,6 +12,7 @@
 #include "apiserver/default_storage_class.h"
 #include "apiserver/pod_resize.h"
 #include "apiserver/server_internal.h"
+#include "apiserver/validation.h"
 
 namespace berth::apiserver {
 namespace {
@@ -19,6 +20,16 @@ namespace {
 using Json = nlohmann::json;
 using net::HttpRequest;
 using net::HttpResponse;
+
+// metadata.uid when it is a non-empty string.
+const Json* FindUid(const Json& obj) {
+  auto meta = obj.find("metadata");
+  if (meta == obj.end() || !meta->is_object()) return nullptr;
+  auto uid = meta->find("uid");
+  if (uid == meta->end() || !uid->is_string() || uid->get_ref<const std::string&>().empty())
+    return nullptr;
+  return &*uid;
+}
 
 }  // namespace
 
@@ -139,6 +150,24 @@ Json SplitStatus(const ResourceInfo& res, const std::string& subresource, const 
   return next;
 }
 
+VoidResult CheckBodyUid(const ResourceInfo& res, std::string_view ns, std::string_view name,
+                        const Json& current, const Json& body) {
+  const Json* uid = FindUid(body);
+  if (uid == nullptr) return {};
+  const Json* have = FindUid(current);
+  const std::string have_uid = have ? have->get<std::string>() : "";
+  if (*uid == have_uid) return {};
+  return UidPreconditionError(res, ns, name, uid->get<std::string>(), have_uid);
+}
+
+VoidResult CheckPatchedUid(const ResourceInfo& res, const Json& current, const Json& patched) {
+  const Json* uid = FindUid(patched);
+  const Json* have = FindUid(current);
+  if (uid == nullptr || (have != nullptr && *uid == *have)) return {};
+  return InvalidField(res, patched, "metadata.uid", FieldErrorType::kInvalid,
+                      fmt::format("{}: field is immutable", uid->dump()));
+}
+
 HttpResponse Server::Impl::Update(HttpRequest& req, const Target& t) {
   auto fv = ParseFieldValidation(req.Query("fieldValidation"), "UpdateOptions");
   if (!fv.ok()) return ErrorResponse(fv.error());
@@ -153,6 +182,7 @@ HttpResponse Server::Impl::Update(HttpRequest& req, const Target& t) {
   auto result = store->Mutate(
       res, t.ns, t.name,
       [&](const Json* current) -> Result<Json> {
+        if (auto ok = CheckBodyUid(res, t.ns, t.name, *current, obj); !ok.ok()) return ok.error();
         Json next = SplitStatus(res, sub, *current, obj);
         if (auto ok = Admit(res, next, false, pcs, ValidationFor(options.validation, current));
             !ok.ok())

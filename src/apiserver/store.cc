@@ -29,6 +29,17 @@ ApiError ConflictError(const ResourceInfo& r, std::string_view name) {
                ErrorCode::kConflict};
 }
 
+ApiError UidPreconditionError(const ResourceInfo& r, std::string_view ns, std::string_view name,
+                              std::string_view want, std::string_view have) {
+  const std::string key = ns.empty() ? fmt::format("/registry/{}/{}", r.plural, name)
+                                     : fmt::format("/registry/{}/{}/{}", r.plural, ns, name);
+  return Error{fmt::format("Operation cannot be fulfilled on {} \"{}\": StorageError: invalid "
+                           "object, Code: 4, Key: {}, ResourceVersion: 0, AdditionalErrorMsg: "
+                           "Precondition failed: UID in precondition: {}, UID in object meta: {}",
+                           r.StorageName(), name, key, want, have),
+               ErrorCode::kConflict};
+}
+
 namespace {
 using Json = nlohmann::json;
 }  // namespace

@@ -199,5 +199,9 @@ void SetServerClock(const Clock* clock);
 // Error messages in kube-apiserver's words.
 ApiError NotFoundError(const ResourceInfo& r, std::string_view name);
 ApiError ConflictError(const ResourceInfo& r, std::string_view name);
+// An update whose body names another object's UID (kube-apiserver takes a UID in an update's
+// body as a precondition): 409 with the storage layer's words.
+ApiError UidPreconditionError(const ResourceInfo& r, std::string_view ns, std::string_view name,
+                              std::string_view want, std::string_view have);
 
 }  // namespace berth::apiserver
