@@ -51,26 +51,27 @@ Json SetDoc(int replicas) {
 
 // Pods as the simulated kubelets leave them: bound, Running, Ready.
 std::string PodBody(int i, const Json& set) {
-  Json pod = {{"apiVersion", "v1"},
-              {"kind", "Pod"},
-              {"metadata",
-               {{"name", fmt::format("web-{:06d}", i)},
-                {"namespace", "default"},
-                {"labels", set["spec"]["template"]["metadata"]["labels"]},
-                {"ownerReferences",
-                 Json::array({berth::controllers::NewControllerRef("apps/v1", "ReplicaSet", set)})}}},
-              {"spec",
-               {{"nodeName", fmt::format("node-{:06d}", i)},
-                {"containers", {{{"name", "c"}, {"image", "pause"}}}}}},
-              {"status",
-               {{"phase", "Running"},
-                {"conditions",
-                 {{{"type", "PodScheduled"}, {"status", "True"}},
-                  {{"type", "Initialized"}, {"status", "True"}},
-                  {{"type", "ContainersReady"}, {"status", "True"}},
-                  {{"type", "Ready"},
-                   {"status", "True"},
-                   {"lastTransitionTime", "2027-01-01T00:00:00Z"}}}}}}};
+  Json pod = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       {{"name", fmt::format("web-{:06d}", i)},
+        {"namespace", "default"},
+        {"labels", set["spec"]["template"]["metadata"]["labels"]},
+        {"ownerReferences",
+         Json::array({berth::controllers::NewControllerRef("apps/v1", "ReplicaSet", set)})}}},
+      {"spec",
+       {{"nodeName", fmt::format("node-{:06d}", i)},
+        {"containers", {{{"name", "c"}, {"image", "pause"}}}}}},
+      {"status",
+       {{"phase", "Running"},
+        {"conditions",
+         {{{"type", "PodScheduled"}, {"status", "True"}},
+          {{"type", "Initialized"}, {"status", "True"}},
+          {{"type", "ContainersReady"}, {"status", "True"}},
+          {{"type", "Ready"},
+           {"status", "True"},
+           {"lastTransitionTime", "2027-01-01T00:00:00Z"}}}}}}};
   return pod.dump();
 }
 
@@ -80,7 +81,8 @@ void Die(const std::string& message) {
 }
 
 void WaitUntil(const std::function<bool()>& done, const char* what) {
-  for (int i = 0; i < 6000 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 6000 && !done(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   if (!done()) Die(fmt::format("timed out waiting for {}", what));
 }
 
