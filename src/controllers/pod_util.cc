@@ -12,7 +12,9 @@ const Json* ReadyCondition(const Json& pod) {
   const Json& conditions = Member(Member(pod, "status"), "conditions");
   if (!conditions.is_array()) return nullptr;
   for (const Json& c : conditions) {
-    if (StringAt(c, "type") == "Ready") return &c;
+    // Compared in place: called for every pod of a set on some syncs.
+    const Json& type = Member(c, "type");
+    if (type.is_string() && type.get_ref<const std::string&>() == "Ready") return &c;
   }
   return nullptr;
 }

@@ -467,7 +467,9 @@ VoidResult ReplicaSetController::Sync(const std::string& key) {
   const Json& set = *holder;
   const bool needs_sync = expectations_.Satisfied(key);
   const Json& spec = Member(set, "spec");
-  SyncInput in{.uid = UidOf(set), .ns = NamespaceOf(set)};
+  SyncInput in;
+  in.uid = UidOf(set);
+  in.ns = NamespaceOf(set);
   const Json& sel = Member(spec, "selector");
   if (kind_.set_selector) {
     in.selector = SetSelectorOf(sel);
