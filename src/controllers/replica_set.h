@@ -10,7 +10,11 @@
 //     managed again before its own creations and deletions are seen;
 //   - surplus pods are deleted in DeleteBefore's order;
 //   - status (replicas, fullyLabeledReplicas, readyReplicas, availableReplicas,
-//     observedGeneration, the ReplicaFailure condition) is written to the status subresource.
+//     observedGeneration, the ReplicaFailure condition) is written to the status subresource
+//     when it changed;
+//   - a sync counts the set's pods from a PodCensus, and walks them only when some must be
+//     adopted, released or deleted (a set of 100,000 pods is synced after every batch of
+//     their events).
 //
 // Threads: informer handlers enqueue keys; `workers` threads sync them.
 #pragma once
