@@ -76,6 +76,13 @@ const Json* ControllerRefOf(const Json& obj) {
   return nullptr;
 }
 
+const OwnerReference* ControllerOf(const ObjectMeta& meta) {
+  for (const OwnerReference& ref : meta.owner_references) {
+    if (ref.controller) return &ref;
+  }
+  return nullptr;
+}
+
 Json NewControllerRef(std::string_view api_version, std::string_view kind, const Json& owner) {
   return Json{{"apiVersion", api_version}, {"kind", kind},       {"name", NameOf(owner)},
               {"uid", UidOf(owner)},       {"controller", true}, {"blockOwnerDeletion", true}};

@@ -37,6 +37,7 @@ UnixTime CreatedAt(const Json& obj);
 
 // The ownerReference with controller: true, if any.
 const Json* ControllerRefOf(const Json& obj);
+const OwnerReference* ControllerOf(const ObjectMeta& meta);
 Json NewControllerRef(std::string_view api_version, std::string_view kind, const Json& owner);
 
 // spec.selector of an apps/v1 object (a LabelSelector).

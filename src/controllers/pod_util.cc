@@ -12,7 +12,9 @@ const Json* ReadyCondition(const Json& pod) {
   const Json& conditions = Member(Member(pod, "status"), "conditions");
   if (!conditions.is_array()) return nullptr;
   for (const Json& c : conditions) {
-    if (StringAt(c, "type") == "Ready") return &c;
+    // Compared in place: called for every pod of a set on some syncs.
+    const Json& type = Member(c, "type");
+    if (type.is_string() && type.get_ref<const std::string&>() == "Ready") return &c;
   }
   return nullptr;
 }
@@ -51,12 +53,31 @@ bool IsPodReady(const Json& pod) {
   return c && StringAt(*c, "status") == "True";
 }
 
+bool IsPodActive(const Pod& pod) {
+  const std::string& phase = pod.status.phase;
+  return phase != "Succeeded" && phase != "Failed" && !pod.metadata.deletion_timestamp;
+}
+
+bool IsPodReady(const Pod& pod) {
+  for (const PodCondition& c : pod.status.conditions) {
+    if (c.type == "Ready") return c.status == "True";
+  }
+  return false;
+}
+
 bool IsPodAvailable(const Json& pod, int64_t min_ready_seconds, UnixTime now) {
   const Json* c = ReadyCondition(pod);
   if (!c || StringAt(*c, "status") != "True") return false;
   if (min_ready_seconds == 0) return true;
+  const UnixTime since = ReadySince(pod);
+  return since != 0 && since + min_ready_seconds < now;
+}
+
+UnixTime ReadySince(const Json& pod) {
+  const Json* c = ReadyCondition(pod);
+  if (!c) return 0;
   auto since = ParseTimestamp(StringAt(*c, "lastTransitionTime"));
-  return since.ok() && *since != 0 && *since + min_ready_seconds < now;
+  return since.ok() ? *since : 0;
 }
 
 PodRankFacts RankFactsOf(const Json& pod) {

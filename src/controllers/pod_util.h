@@ -13,8 +13,15 @@ namespace berth::controllers {
 // Not Succeeded, not Failed, not being deleted.
 bool IsPodActive(const Json& pod);
 bool IsPodReady(const Json& pod);
+// The same read from an informer's typed pod (no document lookups: syncs of large sets call
+// these for every pod).
+bool IsPodActive(const Pod& pod);
+bool IsPodReady(const Pod& pod);
 // Ready for more than minReadySeconds (any ready pod when it is 0).
 bool IsPodAvailable(const Json& pod, int64_t min_ready_seconds, UnixTime now);
+// The lastTransitionTime of the pod's Ready condition; 0 when absent or invalid (the pod then
+// never counts as available after a minReadySeconds).
+UnixTime ReadySince(const Json& pod);
 
 // What the deletion order reads of one pod.
 struct PodRankFacts {

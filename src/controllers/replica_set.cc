@@ -27,6 +27,11 @@ bool OutcomeUnknown(const client::ClientError& e) {
   return (e.code == ErrorCode::kTimeout || e.code == ErrorCode::kUnavailable) && !e.never_sent;
 }
 
+const Json& PodDoc(const Pod& pod) {
+  static const Json kNull;
+  return pod.raw ? *pod.raw : kNull;
+}
+
 bool SameRefUid(const Json* a, const Json* b) {
   if (!a || !b) return a == b;
   return StringAt(*a, "uid") == StringAt(*b, "uid");
@@ -86,6 +91,8 @@ ReplicaSetController::ReplicaSetController(ReplicaSetKind kind, client::RestClie
   pod_handlers.on_add = [this](const Object& o) { OnPodAdd(o); };
   pod_handlers.on_update = [this](const Object& a, const Object& b) { OnPodUpdate(a, b); };
   pod_handlers.on_delete = [this](const Object& o) { OnPodDelete(o); };
+  // The census first: the handlers below enqueue syncs that read it.
+  census_.Watch(pods_);
   pods_->AddHandlers(std::move(pod_handlers));
   pods_->AddOwnerIndexes();
   sets_->AddOwnerIndexes();
@@ -183,36 +190,43 @@ void ReplicaSetController::OnPodDelete(const Object& obj) {
   }
 }
 
-Result<std::vector<const Json*>> ReplicaSetController::ClaimPods(
-    const Json& set, const CompiledSelector& selector, const std::vector<const Json*>& candidates) {
+VoidResult ReplicaSetController::PatchOwnerRefs(const Pod& pod, Json refs) {
+  Json patch = {
+      {"metadata",
+       {{"ownerReferences", std::move(refs)}, {"resourceVersion", pod.metadata.resource_version}}}};
+  auto r =
+      rest_->Send("PATCH", PodPath(pod.metadata.namespace_, pod.metadata.name), patch, kMergePatch);
+  if (!r.ok()) return r.error();
+  return {};
+}
+
+Result<std::vector<const Pod*>> ReplicaSetController::ClaimPods(
+    const Json& set, const CompiledSelector& selector, const std::vector<const Pod*>& candidates) {
   const std::string uid = UidOf(set);
   const bool deleting = HasDeletionTimestamp(set);
-  std::vector<const Json*> claimed, orphans;
+  std::vector<const Pod*> claimed, orphans;
   std::optional<Error> first_error;
-  for (const Json* p : candidates) {
-    const Json* ref = ControllerRefOf(*p);
-    const bool matches = selector.Matches(LabelsOf(*p));
+  for (const Pod* p : candidates) {
+    const OwnerReference* ref = ControllerOf(p->metadata);
+    const bool matches = selector.Matches(p->metadata.labels);
     if (ref) {
-      if (StringAt(*ref, "uid") != uid) continue;  // another controller's
+      if (ref->uid != uid) continue;  // another controller's
       if (matches) {
         claimed.push_back(p);
       } else if (!deleting) {
-        // Released: every reference to this set goes.
+        // Released: every reference to this set goes (as written, unknown fields and all).
         Json refs = Json::array();
-        for (const Json& r : Member(Member(*p, "metadata"), "ownerReferences")) {
+        for (const Json& r : Member(Member(PodDoc(*p), "metadata"), "ownerReferences")) {
           if (StringAt(r, "uid") != uid) refs.push_back(r);
         }
-        Json patch = {{"metadata",
-                       {{"ownerReferences", refs},
-                        {"resourceVersion", StringAt(Member(*p, "metadata"), "resourceVersion")}}}};
-        auto r = rest_->Send("PATCH", PodPath(NamespaceOf(*p), NameOf(*p)), patch, kMergePatch);
+        auto r = PatchOwnerRefs(*p, std::move(refs));
         if (!r.ok() && r.error().code != ErrorCode::kNotFound && !first_error) {
           first_error = r.error();
         }
       }
       continue;
     }
-    if (deleting || !matches || HasDeletionTimestamp(*p)) continue;
+    if (deleting || !matches || p->metadata.deletion_timestamp) continue;
     orphans.push_back(p);
   }
   if (!orphans.empty()) {
@@ -225,14 +239,11 @@ Result<std::vector<const Json*>> ReplicaSetController::ClaimPods(
           fmt::format("{} {} is gone or being deleted: not adopting pods", kind_.kind, KeyOf(set)),
           ErrorCode::kConflict};
     }
-    for (const Json* p : orphans) {
-      Json refs = Member(Member(*p, "metadata"), "ownerReferences");
+    for (const Pod* p : orphans) {
+      Json refs = Member(Member(PodDoc(*p), "metadata"), "ownerReferences");
       if (!refs.is_array()) refs = Json::array();
       refs.push_back(NewControllerRef(kind_.api_version, kind_.kind, set));
-      Json patch = {{"metadata",
-                     {{"ownerReferences", refs},
-                      {"resourceVersion", StringAt(Member(*p, "metadata"), "resourceVersion")}}}};
-      auto r = rest_->Send("PATCH", PodPath(NamespaceOf(*p), NameOf(*p)), patch, kMergePatch);
+      auto r = PatchOwnerRefs(*p, std::move(refs));
       if (r.ok()) {
         claimed.push_back(p);
       } else if (r.error().code != ErrorCode::kNotFound && !first_error) {
@@ -295,24 +306,23 @@ std::vector<const Json*> ReplicaSetController::RelatedPods(const Json& set,
   return out;
 }
 
-VoidResult ReplicaSetController::ManageReplicas(const Json& set,
+VoidResult ReplicaSetController::CreateReplicas(const Json& set, const std::string& key,
+                                                int64_t missing) {
+  const int want = static_cast<int>(std::min<int64_t>(missing, kBurstReplicas));
+  expectations_.ExpectCreations(key, want);
+  Error error;
+  const int counted = CreatePods(set, key, want, &error);
+  // Creations that did not happen will never be observed.
+  for (int i = counted; i < want; ++i) expectations_.CreationObserved(key);
+  if (counted < want && !error.message.empty()) return error;
+  return {};
+}
+
+VoidResult ReplicaSetController::DeleteReplicas(const std::string& key,
                                                 const std::vector<const Json*>& pods,
-                                                const std::string& key,
-                                                const std::vector<const Json*>& related) {
-  const int64_t replicas = IntAt(Member(set, "spec"), "replicas", 1);
-  int64_t diff = static_cast<int64_t>(pods.size()) - replicas;
-  if (diff < 0) {
-    const int want = static_cast<int>(std::min<int64_t>(-diff, kBurstReplicas));
-    expectations_.ExpectCreations(key, want);
-    Error error;
-    const int counted = CreatePods(set, key, want, &error);
-    // Creations that did not happen will never be observed.
-    for (int i = counted; i < want; ++i) expectations_.CreationObserved(key);
-    if (counted < want && !error.message.empty()) return error;
-    return {};
-  }
-  if (diff == 0) return {};
-  const size_t n = static_cast<size_t>(std::min<int64_t>(diff, kBurstReplicas));
+                                                const std::vector<const Json*>& related,
+                                                int64_t surplus) {
+  const size_t n = static_cast<size_t>(std::min<int64_t>(surplus, kBurstReplicas));
   auto victims = PodsToDelete(pods, related, n, options_.clock->Now());
   std::vector<std::string> keys;
   std::vector<client::RestClient::EncodedWrite> writes;
@@ -335,24 +345,64 @@ VoidResult ReplicaSetController::ManageReplicas(const Json& set,
   return {};
 }
 
-Result<Json> ReplicaSetController::WriteStatus(const Json& set,
-                                               const std::vector<const Json*>& pods,
-                                               const std::optional<Error>& manage_error, int diff) {
-  const Json& spec = Member(set, "spec");
-  const int64_t min_ready = IntAt(spec, "minReadySeconds");
+std::optional<ReplicaSetController::Counts> ReplicaSetController::CountFromCensus(
+    const SyncInput& in) const {
   const UnixTime now = Seconds(options_.clock->Now());
-  const Json& tmpl_labels = Member(Member(Member(spec, "template"), "metadata"), "labels");
-  CompiledSelector template_selector = CompiledSelector::Everything();
-  if (tmpl_labels.is_object() && !tmpl_labels.empty())
-    template_selector = SetSelectorOf(tmpl_labels);
-  int64_t fully_labeled = 0, ready = 0, available = 0;
-  for (const Json* p : pods) {
-    if (template_selector.Matches(LabelsOf(*p))) ++fully_labeled;
-    if (IsPodReady(*p)) {
-      ++ready;
-      if (IsPodAvailable(*p, min_ready, now)) ++available;
+  if (!in.deleting) {
+    for (const PodCensus::Group& g : census_.Groups("", in.ns)) {
+      if (in.selector.Matches(g.labels)) return std::nullopt;  // orphans to adopt
     }
   }
+  Counts c;
+  for (const PodCensus::Group& g : census_.Groups(in.uid, in.ns)) {
+    if (!in.selector.Matches(g.labels)) {
+      if (!in.deleting) return std::nullopt;  // pods to release
+      continue;
+    }
+    c.replicas += g.active;
+    if (in.template_selector.Matches(g.labels)) c.fully_labeled += g.active;
+    c.ready += g.ready;
+    c.available += g.Available(in.min_ready, now);
+  }
+  return c;
+}
+
+ReplicaSetController::Counts ReplicaSetController::CountClaimed(
+    const SyncInput& in, const std::vector<const Pod*>& claimed) const {
+  const UnixTime now = Seconds(options_.clock->Now());
+  Counts c;
+  c.replicas = static_cast<int64_t>(claimed.size());
+  for (const Pod* p : claimed) {
+    if (in.template_selector.Matches(p->metadata.labels)) ++c.fully_labeled;
+    if (!IsPodReady(*p)) continue;
+    ++c.ready;
+    if (in.min_ready == 0 || IsPodAvailable(PodDoc(*p), in.min_ready, now)) ++c.available;
+  }
+  return c;
+}
+
+std::vector<const Pod*> ReplicaSetController::ActivePods(const SyncInput& in,
+                                                         std::vector<Object>* keep) const {
+  // Both indexes list in key order, and the namespace's keys in name order, so the set's pods
+  // come in the order a list of the namespace gives them (ranking breaks ties by position),
+  // and orphans, adopted last, in theirs.
+  *keep = pods_->ControlledBy(in.uid);
+  std::vector<Object> orphans = pods_->Orphans(in.ns);
+  keep->insert(keep->end(), std::make_move_iterator(orphans.begin()),
+               std::make_move_iterator(orphans.end()));
+  std::vector<const Pod*> active;
+  active.reserve(keep->size());
+  for (const Object& o : *keep) {
+    const auto* pod = std::get_if<std::shared_ptr<const Pod>>(&o);
+    if (!pod || !*pod || (*pod)->metadata.namespace_ != in.ns) continue;
+    if (IsPodActive(**pod)) active.push_back(pod->get());
+  }
+  return active;
+}
+
+Result<Json> ReplicaSetController::WriteStatus(const Json& set, const Counts& counts,
+                                               const std::optional<Error>& manage_error, int diff) {
+  const UnixTime now = Seconds(options_.clock->Now());
   const Json& old_status = Member(set, "status");
   Json conditions = Json::array();
   const Json& old_conditions = Member(old_status, "conditions");
@@ -375,10 +425,10 @@ Result<Json> ReplicaSetController::WriteStatus(const Json& set,
   } else if (manage_error && failure) {
     conditions.push_back(*failure);
   }
-  Json status = {{"replicas", static_cast<int64_t>(pods.size())},
-                 {"fullyLabeledReplicas", fully_labeled},
-                 {"readyReplicas", ready},
-                 {"availableReplicas", available},
+  Json status = {{"replicas", counts.replicas},
+                 {"fullyLabeledReplicas", counts.fully_labeled},
+                 {"readyReplicas", counts.ready},
+                 {"availableReplicas", counts.available},
                  {"observedGeneration", IntAt(Member(set, "metadata"), "generation")}};
   if (!conditions.empty()) status["conditions"] = std::move(conditions);
   // The API server leaves zero counts out; compare as it stores them.
@@ -416,51 +466,59 @@ VoidResult ReplicaSetController::Sync(const std::string& key) {
   if (!holder) return {};
   const Json& set = *holder;
   const bool needs_sync = expectations_.Satisfied(key);
-  const Json& sel = Member(Member(set, "spec"), "selector");
-  CompiledSelector selector;
+  const Json& spec = Member(set, "spec");
+  SyncInput in;
+  in.uid = UidOf(set);
+  in.ns = NamespaceOf(set);
+  const Json& sel = Member(spec, "selector");
   if (kind_.set_selector) {
-    selector = SetSelectorOf(sel);
+    in.selector = SetSelectorOf(sel);
   } else {
     auto s = LabelSelectorOf(sel);
     if (!s.ok()) {
       if (options_.log) options_.log(fmt::format("{} {}: {}", kind_.kind, key, s.error().message));
       return {};  // not retried: the object must change first
     }
-    selector = *s;
+    in.selector = *s;
   }
-  const std::string ns = NamespaceOf(set);
-  // The set's own pods and the namespace's orphans (the only ones ClaimPods may keep), in key
-  // order as a list of the namespace would give them (ranking breaks ties by position).
-  std::vector<Object> all = pods_->ControlledBy(UidOf(set));
-  if (std::vector<Object> orphans = pods_->Orphans(ns); !orphans.empty()) {
-    all.insert(all.end(), orphans.begin(), orphans.end());
-    std::sort(all.begin(), all.end(),
-              [](const Object& a, const Object& b) { return NameOf(DocOf(a)) < NameOf(DocOf(b)); });
+  in.template_selector = CompiledSelector::Everything();
+  const Json& tmpl_labels = Member(Member(Member(spec, "template"), "metadata"), "labels");
+  if (tmpl_labels.is_object() && !tmpl_labels.empty()) {
+    in.template_selector = SetSelectorOf(tmpl_labels);
   }
-  std::vector<const Json*> active;
-  for (const Object& o : all) {
-    const auto* pod = std::get_if<std::shared_ptr<const Pod>>(&o);
-    if (!pod || (*pod)->metadata.namespace_ != ns) continue;
-    const Json& doc = DocOf(o);
-    if (IsPodActive(doc)) active.push_back(&doc);
+  in.replicas = IntAt(spec, "replicas", 1);
+  in.min_ready = IntAt(spec, "minReadySeconds");
+  in.deleting = HasDeletionTimestamp(set);
+  const bool manage = needs_sync && !in.deleting;
+  // The census' counts unless pods must be picked: adopted, released, or deleted.
+  std::optional<Counts> counts = CountFromCensus(in);
+  std::vector<Object> keep;
+  std::vector<const Json*> claimed;
+  if (!counts || (manage && counts->replicas > in.replicas)) {
+    auto pods = ClaimPods(set, in.selector, ActivePods(in, &keep));
+    if (!pods.ok()) return pods.error();
+    counts = CountClaimed(in, *pods);
+    for (const Pod* p : *pods) claimed.push_back(&PodDoc(*p));
   }
-  auto claimed = ClaimPods(set, selector, active);
-  if (!claimed.ok()) return claimed.error();
-  const int64_t replicas = IntAt(Member(set, "spec"), "replicas", 1);
-  const int diff = static_cast<int>(static_cast<int64_t>(claimed->size()) - replicas);
+  const int diff = static_cast<int>(counts->replicas - in.replicas);
   std::optional<Error> manage_error;
-  if (needs_sync && !HasDeletionTimestamp(set)) {
-    std::vector<const Json*> related;
-    if (diff > 0) related = RelatedPods(set, &all);
-    if (auto r = ManageReplicas(set, *claimed, key, related); !r.ok()) manage_error = r.error();
+  if (manage && diff != 0) {
+    VoidResult r;
+    if (diff < 0) {
+      r = CreateReplicas(set, key, -static_cast<int64_t>(diff));
+    } else {
+      std::vector<const Json*> related = RelatedPods(set, &keep);
+      r = DeleteReplicas(key, claimed, related, diff);
+    }
+    if (!r.ok()) manage_error = r.error();
   }
-  auto written = WriteStatus(set, *claimed, manage_error, diff);
+  auto written = WriteStatus(set, *counts, manage_error, diff);
   if (!written.ok()) return written.error();
   if (manage_error) return *manage_error;
   const Json& status = Member(*written, "status");
   const int64_t min_ready = IntAt(Member(*written, "spec"), "minReadySeconds");
-  if (min_ready > 0 && IntAt(status, "readyReplicas") == replicas &&
-      IntAt(status, "availableReplicas") != replicas) {
+  if (min_ready > 0 && IntAt(status, "readyReplicas") == in.replicas &&
+      IntAt(status, "availableReplicas") != in.replicas) {
     queue_.AddAfter(key, std::chrono::seconds(min_ready));
   }
   return {};

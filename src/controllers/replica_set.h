@@ -10,7 +10,11 @@
 //     managed again before its own creations and deletions are seen;
 //   - surplus pods are deleted in DeleteBefore's order;
 //   - status (replicas, fullyLabeledReplicas, readyReplicas, availableReplicas,
-//     observedGeneration, the ReplicaFailure condition) is written to the status subresource.
+//     observedGeneration, the ReplicaFailure condition) is written to the status subresource
+//     when it changed;
+//   - a sync counts the set's pods from a PodCensus, and walks them only when some must be
+//     adopted, released or deleted (a set of 100,000 pods is synced after every batch of
+//     their events).
 //
 // Threads: informer handlers enqueue keys; `workers` threads sync them.
 #pragma once
@@ -22,6 +26,7 @@
 #include "controllers/controller_base.h"
 #include "controllers/expectations.h"
 #include "controllers/object_util.h"
+#include "controllers/pod_census.h"
 #include "controllers/shared_informer.h"
 
 namespace berth::controllers {
@@ -55,19 +60,38 @@ class ReplicaSetController : public Controller {
   static constexpr int kBurstReplicas = 500;
 
  private:
-  struct Pods;
+  // What a set's status counts of the pods it owns.
+  struct Counts {
+    int64_t replicas = 0, fully_labeled = 0, ready = 0, available = 0;
+  };
+  // What one sync reads of its set.
+  struct SyncInput {
+    std::string uid, ns;
+    CompiledSelector selector, template_selector;
+    int64_t replicas = 0, min_ready = 0;
+    bool deleting = false;
+  };
   void OnPodAdd(const Object& obj);
   void OnPodUpdate(const Object& old_obj, const Object& new_obj);
   void OnPodDelete(const Object& obj);
   void EnqueueMatchingSets(const Json& pod);
   // The set `ref` names in `ns` when its uid matches; null otherwise.
   std::shared_ptr<const Json> ResolveRef(const std::string& ns, const Json* ref) const;
-  Result<std::vector<const Json*>> ClaimPods(const Json& set, const CompiledSelector& selector,
-                                             const std::vector<const Json*>& candidates);
-  VoidResult ManageReplicas(const Json& set, const std::vector<const Json*>& pods,
-                            const std::string& key, const std::vector<const Json*>& related);
+  // The counts from the census, when they are all the sync needs: null when some pod must be
+  // adopted or released.
+  std::optional<Counts> CountFromCensus(const SyncInput& in) const;
+  Counts CountClaimed(const SyncInput& in, const std::vector<const Pod*>& claimed) const;
+  // The active pods the set owns and the namespace's active orphans, in key order (the set's
+  // first); `keep` holds them alive.
+  std::vector<const Pod*> ActivePods(const SyncInput& in, std::vector<Object>* keep) const;
+  Result<std::vector<const Pod*>> ClaimPods(const Json& set, const CompiledSelector& selector,
+                                            const std::vector<const Pod*>& candidates);
+  VoidResult PatchOwnerRefs(const Pod& pod, Json refs);
+  VoidResult CreateReplicas(const Json& set, const std::string& key, int64_t missing);
+  VoidResult DeleteReplicas(const std::string& key, const std::vector<const Json*>& pods,
+                            const std::vector<const Json*>& related, int64_t surplus);
   int CreatePods(const Json& set, const std::string& key, int count, Error* first_error);
-  Result<Json> WriteStatus(const Json& set, const std::vector<const Json*>& pods,
+  Result<Json> WriteStatus(const Json& set, const Counts& counts,
                            const std::optional<Error>& manage_error, int diff);
   // The pods of every set under the same controller; `keep` holds them alive.
   std::vector<const Json*> RelatedPods(const Json& set, std::vector<Object>* keep) const;
@@ -77,6 +101,7 @@ class ReplicaSetController : public Controller {
   SharedInformer* pods_;
   SharedInformer* sets_;
   ControllerOptions options_;
+  PodCensus census_;
   WorkQueue queue_;
   Expectations expectations_;
   WorkerLoop workers_;

@@ -13,6 +13,7 @@
 #include "client/api_server_test_util.h"
 #include "controllers/controller_manager.h"
 #include "controllers/controller_test_util.h"
+#include "controllers/pod_util.h"
 
 namespace berth::controllers {
 namespace {
@@ -179,6 +180,74 @@ TEST_F(ReplicaSetControllerTest, AdoptsMatchingOrphansInsteadOfCreating) {
   auto list = rest_->Get("/api/v1/namespaces/default/pods");
   ASSERT_TRUE(list.ok());
   EXPECT_EQ((*list)["items"].size(), 1u);
+}
+
+// Pods that change after they were counted: a finished one is replaced, a relabeled one is
+// released and replaced, and a ready one counts as available only after minReadySeconds.
+TEST_F(ReplicaSetControllerTest, ReplacesFinishedAndReleasedPodsAndCountsAvailability) {
+  Json set = Set(3);
+  set["spec"]["minReadySeconds"] = 30;
+  ASSERT_TRUE(rest_->Post("/apis/apps/v1/namespaces/default/replicasets", set).ok());
+  WaitFor([&] { return sets_->Get("default/web").has_value(); });
+  ASSERT_TRUE(controller_->Sync("default/web").ok());
+  WaitFor([&] { return pods_->List().size() == 3; });
+  WaitFor([&] { return controller_->expectations().Satisfied("default/web"); });
+  auto pods = OwnedPods();
+  ASSERT_EQ(pods.size(), 3u);
+  const UnixTime now =
+      std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count();
+  auto put_status = [&](Json pod, const std::string& phase, bool ready) {
+    pod["status"] = {{"phase", phase}};
+    if (ready) {
+      pod["status"]["conditions"] = {{{"type", "Ready"},
+                                      {"status", "True"},
+                                      {"lastTransitionTime", FormatTimestamp(now - 10)}}};
+    }
+    auto r = rest_->Put("/api/v1/namespaces/default/pods/" + NameOf(pod) + "/status", pod);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+  };
+  put_status(pods[0], "Running", true);
+  put_status(pods[1], "Failed", false);
+  ASSERT_TRUE(rest_
+                  ->Patch("/api/v1/namespaces/default/pods/" + NameOf(pods[2]),
+                          {{"metadata", {{"labels", {{"app", "other"}}}}}},
+                          "application/merge-patch+json")
+                  .ok());
+  WaitFor([&] {
+    auto released = pods_->Get("default/" + NameOf(pods[2]));
+    auto failed = pods_->Get("default/" + NameOf(pods[1]));
+    auto ready = pods_->Get("default/" + NameOf(pods[0]));
+    return released && LabelsOf(DocOf(*released)).at("app") == "other" && failed &&
+           StringAt(DocOf(*failed)["status"], "phase") == "Failed" && ready &&
+           IsPodReady(DocOf(*ready));
+  });
+
+  ASSERT_TRUE(controller_->Sync("default/web").ok());
+  auto released = rest_->Get("/api/v1/namespaces/default/pods/" + NameOf(pods[2]));
+  ASSERT_TRUE(released.ok());
+  EXPECT_EQ(ControllerRefOf(*released), nullptr);
+  Json status = StoredSet()["status"];
+  EXPECT_EQ(IntAt(status, "replicas"), 1);  // the ready pod alone
+  EXPECT_EQ(IntAt(status, "readyReplicas"), 1);
+  EXPECT_EQ(IntAt(status, "availableReplicas"), 0);    // ready for 10 s of 30
+  WaitFor([&] { return pods_->List().size() == 5; });  // two replacements
+  WaitFor([&] { return controller_->expectations().Satisfied("default/web"); });
+
+  // Nothing left to adopt, release or delete: counted without a walk over the pods.
+  ASSERT_TRUE(controller_->Sync("default/web").ok());
+  status = StoredSet()["status"];
+  EXPECT_EQ(IntAt(status, "replicas"), 3);
+  EXPECT_EQ(IntAt(status, "availableReplicas"), 0);
+  clock_.Advance(std::chrono::seconds(25));
+  ASSERT_TRUE(controller_->Sync("default/web").ok());
+  status = StoredSet()["status"];
+  EXPECT_EQ(IntAt(status, "replicas"), 3);
+  EXPECT_EQ(IntAt(status, "fullyLabeledReplicas"), 3);
+  EXPECT_EQ(IntAt(status, "readyReplicas"), 1);
+  EXPECT_EQ(IntAt(status, "availableReplicas"), 1);
+  int owned = 0;
+  for (const Json& p : OwnedPods()) owned += ControllerRefOf(p) != nullptr;
+  EXPECT_EQ(owned, 4);  // three active and the failed one
 }
 
 TEST(ControllerSelectionTest, StarNamesAndExclusions) {
