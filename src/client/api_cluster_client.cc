@@ -82,9 +82,10 @@ std::string PodPath(const Pod& pod) {
 }  // namespace
 
 ApiClusterClient::ApiClusterClient(std::unique_ptr<RestClient> rest,
-                                   std::function<void(const std::string&)> log)
+                                   std::function<void(const std::string&)> log,
+                                   BindingPipeline bindings)
     : rest_(std::move(rest)),
-      bindings_(rest_.get()),
+      bindings_(rest_.get(), 2, bindings.connections, bindings.batch),
       log_(std::move(log)),
       status_writer_(log_),
       victim_writer_(log_, 10000, kVictimWriters) {}

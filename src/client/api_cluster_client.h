@@ -36,6 +36,17 @@
 
 namespace berth::client {
 
+// How bindings go to the API server (WriteCombiner): up to `connections` pipelined batches
+// of at most `batch` bindings each in flight. The default suits any server, including those
+// that handle a connection's requests one after another (kube-apiserver over HTTP/1.1);
+// kOwnServerBindings suits Berth's own, which reads pipelined requests ahead and commits
+// them together.
+struct BindingPipeline {
+  int connections = 64;
+  size_t batch = 4;
+};
+inline constexpr BindingPipeline kOwnServerBindings{16, 32};
+
 class ApiClusterClient final : public ClusterClient,
                                public DraListers,
                                public DraClaimFeed,
@@ -48,7 +59,7 @@ class ApiClusterClient final : public ClusterClient,
                                public VolumeAttachmentLister {
  public:
   ApiClusterClient(std::unique_ptr<RestClient> rest,
-                   std::function<void(const std::string&)> log = {});
+                   std::function<void(const std::string&)> log = {}, BindingPipeline bindings = {});
   ~ApiClusterClient() override;
 
   // Starts every informer; events go to `handler` (set before Start).

@@ -5,10 +5,12 @@
 
 namespace berth::client {
 
-WriteCombiner::WriteCombiner(RestClient* rest, int min_slots, int max_slots)
+WriteCombiner::WriteCombiner(RestClient* rest, int min_slots, int max_slots, size_t max_batch)
     : rest_(rest),
       min_slots_(std::max(1, min_slots)),
       max_slots_(std::max(min_slots_, max_slots)),
+      max_batch_(std::max<size_t>(1, max_batch)),
+      grow_at_(std::min<size_t>(8, max_batch_)),
       slots_(min_slots_) {}
 
 int WriteCombiner::slots() const {
@@ -36,13 +38,14 @@ VoidRequestResult WriteCombiner::Send(const std::string& path, const std::string
     }
     // A free slot: this thread sends what waits, its own write first in line or not.
     batch.clear();
-    while (!waiting_.empty() && batch.size() < kMaxBatch) {
+    while (!waiting_.empty() && batch.size() < max_batch_) {
       batch.push_back(waiting_.front());
       waiting_.pop_front();
     }
-    // Large batches: the answers come slowly for the rate writes arrive at; another slot lets
-    // more go at once. Lone writes: the slots are more than needed.
-    if (batch.size() >= 8 && slots_ < max_slots_) ++slots_;
+    // Large batches (8, or full when fewer may go): the answers come slowly for the rate
+    // writes arrive at; another slot lets more go at once. Lone writes: the slots are more
+    // than needed.
+    if (batch.size() >= grow_at_ && slots_ < max_slots_) ++slots_;
     if (batch.size() == 1 && slots_ > min_slots_) --slots_;
     ++in_flight_;
     lock.unlock();

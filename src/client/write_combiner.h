@@ -7,8 +7,11 @@
 //
 // The batch is answered in order, so against a server that handles pipelined requests one
 // after another the later writes wait for the earlier: the number of slots grows while
-// batches come out large (the server is slow to answer, so more may go at once) and shrinks
-// back while they are small.
+// batches come out full (the server is slow to answer, so more may go at once) and shrinks
+// back while they are small. How large a batch may be is the caller's choice: a server that
+// reads pipelined requests ahead and answers them together (Berth's own, whose writes share
+// one commit) does best with large ones; a server that handles a connection's requests one
+// after another (kube-apiserver's HTTP/1.1) with small batches on more connections.
 //
 // Threads: Send from any number of threads; it blocks until the write is answered.
 #pragma once
@@ -25,7 +28,9 @@ namespace berth::client {
 
 class WriteCombiner {
  public:
-  WriteCombiner(RestClient* rest, int min_slots = 2, int max_slots = 16);
+  // `slots`: batches in flight, from `min_slots` up to `max_slots`; `max_batch`: writes sent
+  // together at most.
+  WriteCombiner(RestClient* rest, int min_slots = 2, int max_slots = 16, size_t max_batch = 32);
 
   // POSTs `body` to `path`. The result is the server's answer (2xx: ok) or the reason there
   // is none; nothing is retried here (as SendEncodedPipelined).
@@ -44,12 +49,12 @@ class WriteCombiner {
     bool done = false;
     std::condition_variable cv;
   };
-  // Bounds how long the last of a batch waits behind the others on a server that handles
-  // pipelined requests one at a time.
-  static constexpr size_t kMaxBatch = 32;
-
   RestClient* rest_;
   const int min_slots_, max_slots_;
+  // Bounds how long the last of a batch waits behind the others on a server that handles
+  // pipelined requests one at a time.
+  const size_t max_batch_;
+  const size_t grow_at_;  // a batch this large opens another slot
   mutable std::mutex mu_;
   std::deque<Pending*> waiting_;
   int in_flight_ = 0;

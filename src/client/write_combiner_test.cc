@@ -111,6 +111,46 @@ TEST(WriteCombinerTest, ALoneWriteGoesAloneAndLargeBatchesOpenMoreSlots) {
   EXPECT_GT(combiner.slots(), 1);
 }
 
+// With small batches, writes that pile up go at most `max_batch` together: the rest wait for a
+// slot, and full batches open more slots (for a server that answers a connection's requests one
+// after another).
+TEST(WriteCombinerTest, SmallBatchesLeaveTheRestWaitingAndOpenSlots) {
+  HeldServer held;
+  auto rest = RestTo(*held.server);
+  WriteCombiner combiner(rest.get(), /*min_slots=*/1, /*max_slots=*/3, /*max_batch=*/4);
+  std::atomic<int> ok{0}, finished{0};
+  std::vector<std::thread> threads;
+  auto send = [&](std::string body) {
+    threads.emplace_back([&, body] {
+      if (combiner.Send("/bind", body).ok()) ++ok;
+      ++finished;
+    });
+  };
+  send("ok-first");
+  for (int i = 0; i < 30; ++i) send("ok-" + std::to_string(i));
+  ASSERT_TRUE(held.ReleaseWhen([&] { return held.received == 1 && combiner.waiting() == 30; },
+                               [&] { return finished.load() == 31; }));
+  // Once nothing is on its way: what the server holds went in batches of at most 4 over the
+  // slots open, and the rest still waits.
+  auto settled = [&] {
+    return static_cast<size_t>(held.received - held.answered) + combiner.waiting() ==
+           static_cast<size_t>(31 - held.answered);
+  };
+  ASSERT_TRUE(held.ReleaseWhen(
+      [&] {
+        if (!settled()) return false;
+        EXPECT_LE(held.received - held.answered, 4 * combiner.slots());
+        EXPECT_GT(combiner.waiting(), 0u);
+        return true;
+      },
+      [&] { return finished.load() == 31; }));
+  while (held.ReleaseWhen(settled, [&] { return finished.load() == 31; })) {
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 31);
+  EXPECT_GT(combiner.slots(), 1);
+}
+
 // 40 writes on two slots: sent one per round trip they would arrive over 20 rounds at least;
 // waiting together they go in a few batches. Each caller gets its own answer.
 TEST(WriteCombinerTest, WritesThatPileUpGoTogetherAndEachGetsItsOwnAnswer) {

@@ -414,7 +414,9 @@ VoidResult SchedulerApp::Impl::CreateScheduler(std::unique_ptr<client::RestClien
   const SchedulerAppOptions& o = options;
   observe::Logger* logger = &log;
   client = std::make_unique<client::ApiClusterClient>(
-      std::move(rest), [logger](const std::string& m) { logger->Warning(m); });
+      std::move(rest), [logger](const std::string& m) { logger->Warning(m); },
+      o.own_api_server ? client::kOwnServerBindings
+                       : client::BindingPipeline{});
   if (!config.profiles.empty()) client->set_reporting_name(config.profiles[0].scheduler_name);
   SchedulerOptions so;
   so.config = &config;

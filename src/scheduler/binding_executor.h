@@ -8,9 +8,10 @@
 // no task finished meanwhile (Permit waits, an API server that stopped answering). A backlog
 // of binds that finish in a few milliseconds each is then worked off by the core threads:
 // more threads would not make the API server answer faster, and each costs its stack and its
-// allocator cache. The core is still a few dozen: a binding thread spends most of its cycle
-// waiting for its binding's answer, and binds that wait together go to the API server together
-// (client::WriteCombiner), so the binds in flight, not the threads' work, set the pace.
+// allocator cache. The core is still large: a binding thread spends most of its cycle waiting
+// for its binding's answer, so the binds in flight, not the threads' work, set the pace, and a
+// busy kube-apiserver takes 100-200 ms per bind (about 90 in flight for 600 binds a second).
+// Binds that wait together go to the API server together (client::WriteCombiner).
 //
 // Threads: Submit from any thread. A monitor thread, started with the first task that has to
 // wait, adds the threads beyond the core. The destructor runs every queued task, then waits for
@@ -27,7 +28,7 @@ namespace berth {
 
 class BindingExecutor {
  public:
-  explicit BindingExecutor(int max_threads = 64, int core_threads = 48,
+  explicit BindingExecutor(int max_threads = 256, int core_threads = 128,
                            std::chrono::milliseconds grace = std::chrono::milliseconds(5),
                            std::chrono::milliseconds idle_exit = std::chrono::seconds(10));
   ~BindingExecutor();
