@@ -113,6 +113,9 @@ class Informer {
   std::atomic<bool> synced_{false};
   std::atomic<bool> stop_{false};
   std::atomic<int> lists_{0}, watches_{0};
+  // The last list found the resource not served (an optional kind): asked again with the
+  // reflector's longer backoff (Run).
+  bool unserved_ = false;
   net::StreamHandle stream_;
   std::mutex wait_mu_;
   std::condition_variable wait_cv_;

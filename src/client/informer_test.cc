@@ -136,6 +136,24 @@ TEST_F(ApiServerFixture, InformerKeepsWhatKeepDocumentReturns) {
   }
 }
 
+// An optional kind the server does not serve reads as synced and empty, and is asked again
+// with a backoff from 800 ms (lists at about 0, 0.8 and 2.4 s), not in a tight loop.
+TEST_F(ApiServerFixture, UnservedOptionalKindIsAskedAgainWithBackoff) {
+  Start();
+  InformerOptions options{.path = "/apis/example.com/v1/widgets", .kind = "Widget"};
+  options.optional = true;
+  Informer inf(rest_.get(), options, {});
+  inf.Start();
+  for (int i = 0; i < 200 && !inf.HasSynced(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(inf.HasSynced());
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  inf.Stop();
+  EXPECT_TRUE(inf.List().empty());
+  EXPECT_GE(inf.lists(), 1);
+  EXPECT_LE(inf.lists(), 3);
+}
+
 // A watch answered 410 Gone relists and delivers only the difference. The list's items carry
 // no kind or apiVersion, as kube-apiserver sends them.
 TEST(InformerTest, GoneRelistsAndDeliversTheDifference) {
