@@ -13,7 +13,9 @@
 #include "cel/dra.h"
 #include "dra/allocator.h"
 #include "dra/allocator_impl.h"
+#include "dra/device_tables.h"
 #include "dra/internal.h"
+#include "dra/pool_cache.h"
 
 namespace berth::dra {
 namespace {
@@ -31,7 +33,8 @@ struct DeviceRef {
   const Device* device = nullptr;
   const ResourceSlice* slice = nullptr;
   const Pool* pool = nullptr;
-  uint32_t index = 0;  // among the node's devices (Pool::device_base)
+  uint32_t index = 0;   // among the node's devices (Pool::device_base)
+  uint32_t global = 0;  // among the SliceIndex's devices (Pool::global_base)
   DeviceId Id() const { return DeviceId{pool->driver, pool->name, device->name}; }
 };
 
@@ -45,6 +48,13 @@ struct RequestData {
   int num_devices = 0;
   bool all = false;
   std::vector<DeviceRef> all_devices;  // for allocationMode All
+  // The class's selectors and the request's own, compiled, with their results kept across
+  // searches (null past the index's limit).
+  struct Sel {
+    std::shared_ptr<const Result<cel::dra::Selector>> compiled;
+    const SelectorResults* results = nullptr;
+  };
+  std::vector<Sel> class_sels, request_sels;
   std::string Name() const { return parent ? parent->name + "/" + *name : *name; }
 };
 
@@ -53,7 +63,10 @@ struct Constraint {
   bool match = true;  // else distinct
   std::set<std::string> requests;
   std::string attribute;  // fully qualified
-  std::optional<DeviceAttribute> value;
+  // The attribute's values by device, resolved once per index (null past its limit).
+  const AttributeTable* table = nullptr;
+  const DeviceAttribute* value = nullptr;       // match: the value of the devices taken so far
+  int32_t value_id = AttributeTable::kMissing;  // its id in `table`
   int count = 0;
   std::vector<DeviceAttribute> seen;  // distinct
 
@@ -64,23 +77,20 @@ struct Constraint {
   }
 };
 
-const DeviceAttribute* LookupAttribute(const Device& d, const std::string& driver,
-                                       const std::string& name) {
-  if (auto it = d.attributes.find(name); it != d.attributes.end()) return &it->second;
-  const auto slash = name.find('/');
-  if (slash == std::string::npos || name.compare(0, slash, driver) != 0) return nullptr;
-  auto it = d.attributes.find(std::string_view(name).substr(slash + 1));
-  return it == d.attributes.end() ? nullptr : &it->second;
+const DeviceAttribute* AttributeOf(const Constraint& c, const DeviceRef& d) {
+  return c.table != nullptr ? c.table->value[d.global]
+                            : LookupAttribute(*d.device, d.pool->driver, c.attribute);
 }
 
 bool Add(Constraint& c, const std::string& request, const std::string& sub, const DeviceRef& d) {
   if (!c.Applies(request, sub)) return true;
-  const DeviceAttribute* a = LookupAttribute(*d.device, d.pool->driver, c.attribute);
+  const DeviceAttribute* a = AttributeOf(c, d);
   if (a == nullptr) return false;
   if (c.match) {
     if (c.count == 0) {
-      c.value = *a;
-    } else if (!(*a == *c.value)) {
+      c.value = a;
+      if (c.table != nullptr) c.value_id = c.table->id[d.global];
+    } else if (c.table != nullptr ? c.table->id[d.global] != c.value_id : !(*a == *c.value)) {
       return false;
     }
     ++c.count;
@@ -97,7 +107,7 @@ void Remove(Constraint& c, const std::string& request, const std::string& sub, c
     --c.count;
     return;
   }
-  const DeviceAttribute* a = LookupAttribute(*d.device, d.pool->driver, c.attribute);
+  const DeviceAttribute* a = AttributeOf(c, d);
   if (a == nullptr) return;
   if (auto it = std::find(c.seen.begin(), c.seen.end(), *a); it != c.seen.end()) c.seen.erase(it);
 }
@@ -163,7 +173,13 @@ class Search {
   void Deallocate(const Placed& p);
   Result<bool> Selectable(const Indices& r, const RequestData& rd, const DeviceRef& d);
   Result<bool> SelectorsMatch(int claim, const DeviceRef& d, const DeviceClass* cls,
-                              const std::vector<DeviceSelector>& selectors);
+                              const std::vector<RequestData::Sel>& selectors);
+  std::vector<RequestData::Sel> Compile(const std::vector<DeviceSelector>& selectors) const;
+  // The constraints that rule out pools for request `r` (see PoolRuledOut); empty when none
+  // does or the request's selectors are not all kept.
+  std::vector<const Constraint*> FixedConstraints(const Indices& r, const RequestData& rd);
+  bool PoolRuledOut(const std::vector<const Constraint*>& fixed, const RequestData& rd,
+                    const Pool& pool) const;
   std::optional<CapacityAmounts> Capacity(const RequestData& rd, const DeviceRef& d);
   bool CheckCounters(const DeviceRef& d);
   void ReleaseCounters(const DeviceRef& d);
@@ -261,6 +277,8 @@ Result<RequestData> Search::Validate(int c, int r, const DeviceRequest& parent, 
   if (!rd.device_class)
     return Error{where() + ": could not retrieve device class " + class_name +
                  ": deviceclass.resource.k8s.io \"" + class_name + "\" not found"};
+  rd.class_sels = Compile(rd.device_class->spec.selectors);
+  rd.request_sels = Compile(rd.spec->selectors);
   const std::string& mode = rd.spec->allocation_mode;
   if (mode.empty() || mode == kAllocationModeExactCount) {
     if (rd.spec->count > std::numeric_limits<int>::max())
@@ -281,7 +299,8 @@ Result<RequestData> Search::Validate(int c, int r, const DeviceRequest& parent, 
       const ResourceSlice* s = pool.slices_targeting_node[si];
       for (size_t di = 0; di < s->spec.devices.size(); ++di) {
         DeviceRef ref{&s->spec.devices[di], s, &pool,
-                      pool.device_base[si] + static_cast<uint32_t>(di)};
+                      pool.device_base[si] + static_cast<uint32_t>(di),
+                      pool.global_base[si] + static_cast<uint32_t>(di)};
         auto ok = Selectable(Indices{c, r, std::max(sub, 0), 0}, rd, ref);
         if (!ok.ok()) return ok.error();
         if (!*ok) continue;
@@ -294,16 +313,30 @@ Result<RequestData> Search::Validate(int c, int r, const DeviceRequest& parent, 
   return rd;
 }
 
+// Compiling ahead of use changes nothing: a compile error is reported where the selector is
+// first evaluated, as before.
+std::vector<RequestData::Sel> Search::Compile(const std::vector<DeviceSelector>& selectors) const {
+  std::vector<RequestData::Sel> out;
+  out.reserve(selectors.size());
+  for (const DeviceSelector& s : selectors) {
+    auto compiled = a_.cache->GetOrCompile(s.cel_expression);
+    const SelectorResults* results = compiled->ok() ? a_.index->ResultsOf(compiled) : nullptr;
+    out.push_back({std::move(compiled), results});
+  }
+  return out;
+}
+
 Result<bool> Search::SelectorsMatch(int claim, const DeviceRef& d, const DeviceClass* cls,
-                                    const std::vector<DeviceSelector>& selectors) {
+                                    const std::vector<RequestData::Sel>& selectors) {
   auto where = [&](size_t i) {
     return (cls != nullptr ? "class " + cls->metadata.name : "claim " + ClaimRef(*claims_[claim])) +
            ": selector #" + std::to_string(i);
   };
   for (size_t i = 0; i < selectors.size(); ++i) {
-    auto sel = a_.cache->GetOrCompile(selectors[i].cel_expression);
+    const auto& sel = selectors[i].compiled;
     if (!sel->ok()) return Error{where(i) + ": CEL compile error: " + sel->error().message};
-    if (int8_t known = node_pools_->Remembered(sel, d.index); known >= 0) {
+    const SelectorResults* results = selectors[i].results;
+    if (int8_t known = results != nullptr ? results->Get(d.global) : -1; known >= 0) {
       if (known == 0) return false;
       continue;
     }
@@ -314,8 +347,60 @@ Result<bool> Search::SelectorsMatch(int claim, const DeviceRef& d, const DeviceC
     if (!prepared->ok()) return runtime(prepared->error().message);
     auto m = (*sel)->Matches(**prepared);
     if (!m.ok()) return runtime(m.error().message);
-    node_pools_->Remember(sel, d.index, *m);
+    if (results != nullptr) results->Set(d.global, *m);
     if (!*m) return false;
+  }
+  return true;
+}
+
+// A matchAttribute constraint of the claim that applies to the request and already has a value
+// (from devices taken before this request's current one) keeps that value while this request
+// tries its candidates: a device without it fails the constraint.
+std::vector<const Constraint*> Search::FixedConstraints(const Indices& r, const RequestData& rd) {
+  std::vector<const Constraint*> fixed;
+  const std::string base = rd.parent ? rd.parent->name : *rd.name;
+  const std::string sub = rd.parent ? *rd.name : std::string();
+  for (const Constraint& c : constraints_[r.claim]) {
+    if (c.match && c.count > 0 && c.table != nullptr && c.Applies(base, sub)) fixed.push_back(&c);
+  }
+  if (fixed.empty()) return fixed;
+  for (const auto* sels : {&rd.class_sels, &rd.request_sels}) {
+    for (const RequestData::Sel& sel : *sels) {
+      if (!sel.compiled->ok() || sel.results == nullptr) return {};
+    }
+  }
+  return fixed;
+}
+
+// Whether visiting `pool`'s devices for the request would reject each one and change nothing:
+// none has the value of a constraint in `fixed`, and the request's selectors evaluate on each
+// without an error (which would end the search). Its devices are then skipped together.
+bool Search::PoolRuledOut(const std::vector<const Constraint*>& fixed, const RequestData& rd,
+                          const Pool& pool) const {
+  bool excluded = false;
+  for (const Constraint* c : fixed) {
+    bool has = false;
+    for (size_t si = 0; si < pool.slice_ordinal.size() && !has; ++si) {
+      const int32_t id = c->table->slice_id[pool.slice_ordinal[si]];
+      if (id != AttributeTable::kMixed) {
+        has = id == c->value_id;
+        continue;
+      }
+      const size_t n = pool.slices_targeting_node[si]->spec.devices.size();
+      for (size_t di = 0; di < n && !has; ++di)
+        has = c->table->id[pool.global_base[si] + di] == c->value_id;
+    }
+    if (!has) {
+      excluded = true;
+      break;
+    }
+  }
+  if (!excluded) return false;
+  for (const auto* sels : {&rd.class_sels, &rd.request_sels}) {
+    for (const RequestData::Sel& sel : *sels) {
+      for (uint32_t ordinal : pool.slice_ordinal)
+        if (!a_.index->SelectorClean(**sel.compiled, *sel.results, ordinal)) return false;
+    }
   }
   return true;
 }
@@ -333,11 +418,11 @@ Result<bool> Search::Selectable(const Indices& r, const RequestData& rd, const D
     return v;
   };
   if (rd.device_class) {
-    auto m = SelectorsMatch(r.claim, d, rd.device_class.get(), rd.device_class->spec.selectors);
+    auto m = SelectorsMatch(r.claim, d, rd.device_class.get(), rd.class_sels);
     if (!m.ok()) return m.error();
     if (!*m) return remember(false);
   }
-  auto m = SelectorsMatch(r.claim, d, nullptr, rd.spec->selectors);
+  auto m = SelectorsMatch(r.claim, d, nullptr, rd.request_sels);
   if (!m.ok()) return m.error();
   if (!*m) return remember(false);
   if (d.slice->spec.per_device_node_selection &&
@@ -368,7 +453,7 @@ const Search::PoolUse& Search::UseOf(const Pool* pool) {
 }
 
 bool Search::CheckCounters(const DeviceRef& d) {
-  const auto available = a_.AvailableCounters(*d.pool);
+  const auto& available = a_.AvailableCounters(*d.pool);
   auto& consumed = consumed_counters_[d.pool];
   for (const auto& c : d.device->consumes_counters) {
     auto& set = consumed[c.counter_set];
@@ -537,16 +622,20 @@ Step Search::AllocateOne(Indices r, bool in_sub, Location start) {
     if (done != Step::kDone) Deallocate(placed);
     return done;
   }
+  const std::vector<const Constraint*> fixed =
+      a_.shortcuts ? FixedConstraints(r, rd) : std::vector<const Constraint*>();
   for (size_t p = start.pool; p < pools_->size(); ++p) {
     const Pool& pool = (*pools_)[p];
     if (pool.incomplete || pool.invalid) continue;
+    if (!fixed.empty() && PoolRuledOut(fixed, rd, pool)) continue;
     const size_t slice_start = p == start.pool ? start.slice : 0;
     for (size_t si = slice_start; si < pool.slices_targeting_node.size(); ++si) {
       const ResourceSlice* slice = pool.slices_targeting_node[si];
       const auto& devices = slice->spec.devices;
       const size_t device_start = p == start.pool && si == start.slice ? start.device : 0;
       for (size_t di = device_start; di < devices.size(); ++di) {
-        DeviceRef ref{&devices[di], slice, &pool, pool.device_base[si] + static_cast<uint32_t>(di)};
+        DeviceRef ref{&devices[di], slice, &pool, pool.device_base[si] + static_cast<uint32_t>(di),
+                      pool.global_base[si] + static_cast<uint32_t>(di)};
         if (rd.admin_access ? AllocatingFor(ref, r.claim) : InUse(ref)) continue;
         auto ok = Selectable(r, rd, ref);
         if (!ok.ok()) return Fail(ok.error().message);
@@ -643,6 +732,7 @@ VoidResult Search::Setup() {
         return Error{"claim " + ClaimRef(claim) + ", constraint #" + std::to_string(i) +
                      ": empty constraint (unsupported constraint type?)"};
       }
+      k.table = a_.index->AttributeOf(k.attribute);
       constraints_[c].push_back(std::move(k));
     }
   }
@@ -699,15 +789,16 @@ RequestDiagnosis Search::DiagnoseRequest(int c, int r, int sub) {
       const ResourceSlice* slice = pool.slices_targeting_node[si];
       for (size_t di = 0; di < slice->spec.devices.size(); ++di) {
         const Device& dev = slice->spec.devices[di];
-        DeviceRef ref{&dev, slice, &pool, pool.device_base[si] + static_cast<uint32_t>(di)};
+        DeviceRef ref{&dev, slice, &pool, pool.device_base[si] + static_cast<uint32_t>(di),
+                      pool.global_base[si] + static_cast<uint32_t>(di)};
         ++d.considered;
         if (!a_.features.binding_conditions && !dev.binding_conditions.empty()) continue;
         if (rd.device_class) {
-          auto m = SelectorsMatch(c, ref, rd.device_class.get(), rd.device_class->spec.selectors);
+          auto m = SelectorsMatch(c, ref, rd.device_class.get(), rd.class_sels);
           if (!m.ok() || !*m) continue;
         }
         ++d.class_match;
-        auto m = SelectorsMatch(c, ref, nullptr, rd.spec->selectors);
+        auto m = SelectorsMatch(c, ref, nullptr, rd.request_sels);
         if (!m.ok() || !*m) continue;
         ++d.request_match;
         auto sel = Selectable(idx, rd, ref);  // adds per-device node selection
