@@ -16,27 +16,21 @@
 #include "dra/device_tables.h"
 #include "dra/internal.h"
 #include "dra/pool_cache.h"
+#include "dra/search_parts.h"
 
 namespace berth::dra {
 namespace {
 
+using internal::Constraint;
+using internal::DeviceRef;
 using internal::DeviceResult;
 using internal::Pool;
+using internal::TaintPrevents;
 
 std::string ClaimRef(const ResourceClaim& c) {
   return c.metadata.namespace_.empty() ? c.metadata.name
                                        : c.metadata.namespace_ + "/" + c.metadata.name;
 }
-
-// A candidate device and where it lives.
-struct DeviceRef {
-  const Device* device = nullptr;
-  const ResourceSlice* slice = nullptr;
-  const Pool* pool = nullptr;
-  uint32_t index = 0;   // among the node's devices (Pool::device_base)
-  uint32_t global = 0;  // among the SliceIndex's devices (Pool::global_base)
-  DeviceId Id() const { return DeviceId{pool->driver, pool->name, device->name}; }
-};
 
 // One request, or one subrequest of a firstAvailable list.
 struct RequestData {
@@ -57,79 +51,6 @@ struct RequestData {
   std::vector<Sel> class_sels, request_sels;
   std::string Name() const { return parent ? parent->name + "/" + *name : *name; }
 };
-
-// A claim constraint (matchAttribute or distinctAttribute) over the devices picked so far.
-struct Constraint {
-  bool match = true;  // else distinct
-  std::set<std::string> requests;
-  std::string attribute;  // fully qualified
-  // The attribute's values by device, resolved once per index (null past its limit).
-  const AttributeTable* table = nullptr;
-  const DeviceAttribute* value = nullptr;       // match: the value of the devices taken so far
-  int32_t value_id = AttributeTable::kMissing;  // its id in `table`
-  int count = 0;
-  std::vector<DeviceAttribute> seen;  // distinct
-
-  bool Applies(const std::string& request, const std::string& sub) const {
-    if (requests.empty()) return true;
-    if (requests.count(request)) return true;
-    return !sub.empty() && requests.count(request + "/" + sub) > 0;
-  }
-};
-
-const DeviceAttribute* AttributeOf(const Constraint& c, const DeviceRef& d) {
-  return c.table != nullptr ? c.table->value[d.global]
-                            : LookupAttribute(*d.device, d.pool->driver, c.attribute);
-}
-
-bool Add(Constraint& c, const std::string& request, const std::string& sub, const DeviceRef& d) {
-  if (!c.Applies(request, sub)) return true;
-  const DeviceAttribute* a = AttributeOf(c, d);
-  if (a == nullptr) return false;
-  if (c.match) {
-    if (c.count == 0) {
-      c.value = a;
-      if (c.table != nullptr) c.value_id = c.table->id[d.global];
-    } else if (c.table != nullptr ? c.table->id[d.global] != c.value_id : !(*a == *c.value)) {
-      return false;
-    }
-    ++c.count;
-    return true;
-  }
-  if (std::find(c.seen.begin(), c.seen.end(), *a) != c.seen.end()) return false;
-  c.seen.push_back(*a);
-  return true;
-}
-
-void Remove(Constraint& c, const std::string& request, const std::string& sub, const DeviceRef& d) {
-  if (!c.Applies(request, sub)) return;
-  if (c.match) {
-    --c.count;
-    return;
-  }
-  const DeviceAttribute* a = AttributeOf(c, d);
-  if (a == nullptr) return;
-  if (auto it = std::find(c.seen.begin(), c.seen.end(), *a); it != c.seen.end()) c.seen.erase(it);
-}
-
-// resourceclaim.ToleratesTaint: an empty key or effect matches any.
-bool Tolerates(const DeviceToleration& t, const DeviceTaint& taint) {
-  if (!t.effect.empty() && t.effect != taint.effect) return false;
-  if (!t.key.empty() && t.key != taint.key) return false;
-  if (t.op.empty() || t.op == "Equal") return t.value == taint.value;
-  return t.op == "Exists";
-}
-
-bool TaintPrevents(const Device& d, const ExactDeviceRequest& req) {
-  for (const DeviceTaint& taint : d.taints) {
-    // Only these effects keep a device from being allocated; None and unknown ones do not.
-    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
-    if (std::none_of(req.tolerations.begin(), req.tolerations.end(),
-                     [&](const DeviceToleration& t) { return Tolerates(t, taint); }))
-      return true;
-  }
-  return false;
-}
 
 enum class Step { kNo, kDone, kMaxSize, kError };
 
@@ -511,8 +432,8 @@ Step Search::AllocateDevice(const Indices& r, const DeviceRef& d, bool must, Pla
   }
   auto& constraints = constraints_[r.claim];
   for (size_t i = 0; i < constraints.size(); ++i) {
-    if (Add(constraints[i], base, sub, d)) continue;
-    for (size_t e = 0; e < i; ++e) Remove(constraints[e], base, sub, d);
+    if (internal::Add(constraints[i], base, sub, d)) continue;
+    for (size_t e = 0; e < i; ++e) internal::Remove(constraints[e], base, sub, d);
     undo_counters();
     if (must) {
       return Fail("claim " + ClaimRef(claim) + ", request " + *rd.name + ": cannot add device " +
@@ -524,7 +445,7 @@ Step Search::AllocateDevice(const Indices& r, const DeviceRef& d, bool must, Pla
   if (a_.features.consumable_capacity) {
     auto taken = Capacity(rd, d);
     if (!taken) {
-      for (auto& c : constraints) Remove(c, base, sub, d);
+      for (auto& c : constraints) internal::Remove(c, base, sub, d);
       undo_counters();
       return Step::kNo;
     }
@@ -552,7 +473,7 @@ Step Search::AllocateDevice(const Indices& r, const DeviceRef& d, bool must, Pla
 }
 
 void Search::Deallocate(const Placed& p) {
-  for (auto& c : constraints_[p.claim]) Remove(c, p.base, p.sub, p.dev);
+  for (auto& c : constraints_[p.claim]) internal::Remove(c, p.base, p.sub, p.dev);
   DeviceResult& last = results_[p.claim].back();
   if (p.multi) {
     auto it = std::find_if(allocating_capacity_.begin(), allocating_capacity_.end(),
