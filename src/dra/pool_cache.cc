@@ -180,6 +180,35 @@ const AttributeTable* SliceIndex::AttributeOf(const std::string& name) const {
   return attribute_tables_.emplace(name, std::move(table)).first->second.get();
 }
 
+const std::vector<int32_t>& NodePools::PoolValues(const AttributeTable& table) const {
+  std::lock_guard lock(summaries_mu_);
+  for (const auto& [t, values] : pool_values_)
+    if (t == &table) return *values;
+  auto values = std::make_unique<std::vector<int32_t>>(pools.size(), AttributeTable::kMissing);
+  for (size_t p = 0; p < pools.size(); ++p) {
+    const auto& ordinals = pools[p].slice_ordinal;
+    for (size_t i = 0; i < ordinals.size(); ++i) {
+      const int32_t id = table.slice_id[ordinals[i]];
+      (*values)[p] = i == 0 || (*values)[p] == id ? id : AttributeTable::kMixed;
+    }
+  }
+  return *pool_values_.emplace_back(&table, std::move(values)).second;
+}
+
+const std::vector<int8_t>& NodePools::PoolsClean(const SliceIndex& index,
+                                                 const cel::dra::Selector& selector,
+                                                 const SelectorResults& results) const {
+  std::lock_guard lock(summaries_mu_);
+  for (const auto& [r, clean] : pools_clean_)
+    if (r == &results) return *clean;
+  auto clean = std::make_unique<std::vector<int8_t>>(pools.size(), 1);
+  for (size_t p = 0; p < pools.size(); ++p) {
+    for (uint32_t ordinal : pools[p].slice_ordinal)
+      if (!index.SelectorClean(selector, results, ordinal)) (*clean)[p] = 0;
+  }
+  return *pools_clean_.emplace_back(&results, std::move(clean)).second;
+}
+
 size_t SliceIndex::pool_builds() const {
   std::shared_lock lock(pools_mu_);
   return pool_builds_;

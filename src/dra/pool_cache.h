@@ -37,6 +37,8 @@
 
 namespace berth::dra {
 
+class SliceIndex;
+
 // The pools one node reaches (internal::GatherPools), with what they were computed from.
 struct NodePools {
   // First, what Allocate's shortcut reads of a node whose devices are all held, together.
@@ -60,6 +62,22 @@ struct NodePools {
 
   // The same per pool of `pools`.
   mutable std::vector<std::atomic<uint64_t>> all_held_at;
+
+  // Per pool of `pools`: the id in `table` that every device of it the node reaches has
+  // (AttributeTable::kMixed when they differ), made on first use. Thread-safe.
+  const std::vector<int32_t>& PoolValues(const AttributeTable& table) const;
+  // Per pool: 1 when `selector` evaluates on each of its devices without an error, else 0;
+  // evaluated through `index` on first use. Thread-safe.
+  const std::vector<int8_t>& PoolsClean(const SliceIndex& index, const cel::dra::Selector& selector,
+                                        const SelectorResults& results) const;
+
+ private:
+  // Keyed by the index's tables, which live as long as the index and its NodePools.
+  mutable std::mutex summaries_mu_;
+  mutable std::vector<std::pair<const AttributeTable*, std::unique_ptr<std::vector<int32_t>>>>
+      pool_values_;
+  mutable std::vector<std::pair<const SelectorResults*, std::unique_ptr<std::vector<int8_t>>>>
+      pools_clean_;
 };
 
 class SliceIndex {

@@ -96,11 +96,16 @@ class Search {
   Result<bool> SelectorsMatch(int claim, const DeviceRef& d, const DeviceClass* cls,
                               const std::vector<RequestData::Sel>& selectors);
   std::vector<RequestData::Sel> Compile(const std::vector<DeviceSelector>& selectors) const;
-  // The constraints that rule out pools for request `r` (see PoolRuledOut); empty when none
-  // does or the request's selectors are not all kept.
-  std::vector<const Constraint*> FixedConstraints(const Indices& r, const RequestData& rd);
-  bool PoolRuledOut(const std::vector<const Constraint*>& fixed, const RequestData& rd,
-                    const Pool& pool) const;
+  // What rules out pools for request `r` (see PoolRuledOut): the fixed constraints with the
+  // node's pools' values of their attribute, and per selector of the request which pools it
+  // evaluates on without an error. No constraint when none is fixed or the request's
+  // selectors are not all kept.
+  struct Pruning {
+    std::vector<std::pair<const Constraint*, const std::vector<int32_t>*>> fixed;
+    std::vector<const std::vector<int8_t>*> clean;
+  };
+  Pruning PruningFor(const Indices& r, const RequestData& rd);
+  bool PoolRuledOut(const Pruning& pruning, size_t p) const;
   std::optional<CapacityAmounts> Capacity(const RequestData& rd, const DeviceRef& d);
   bool CheckCounters(const DeviceRef& d);
   void ReleaseCounters(const DeviceRef& d);
@@ -277,39 +282,38 @@ Result<bool> Search::SelectorsMatch(int claim, const DeviceRef& d, const DeviceC
 // A matchAttribute constraint of the claim that applies to the request and already has a value
 // (from devices taken before this request's current one) keeps that value while this request
 // tries its candidates: a device without it fails the constraint.
-std::vector<const Constraint*> Search::FixedConstraints(const Indices& r, const RequestData& rd) {
-  std::vector<const Constraint*> fixed;
+Search::Pruning Search::PruningFor(const Indices& r, const RequestData& rd) {
+  Pruning out;
   const std::string base = rd.parent ? rd.parent->name : *rd.name;
   const std::string sub = rd.parent ? *rd.name : std::string();
   for (const Constraint& c : constraints_[r.claim]) {
-    if (c.match && c.count > 0 && c.table != nullptr && c.Applies(base, sub)) fixed.push_back(&c);
+    if (c.match && c.count > 0 && c.table != nullptr && c.Applies(base, sub))
+      out.fixed.emplace_back(&c, &node_pools_->PoolValues(*c.table));
   }
-  if (fixed.empty()) return fixed;
+  if (out.fixed.empty()) return out;
   for (const auto* sels : {&rd.class_sels, &rd.request_sels}) {
     for (const RequestData::Sel& sel : *sels) {
       if (!sel.compiled->ok() || sel.results == nullptr) return {};
+      out.clean.push_back(&node_pools_->PoolsClean(*a_.index, **sel.compiled, *sel.results));
     }
   }
-  return fixed;
+  return out;
 }
 
-// Whether visiting `pool`'s devices for the request would reject each one and change nothing:
-// none has the value of a constraint in `fixed`, and the request's selectors evaluate on each
-// without an error (which would end the search). Its devices are then skipped together.
-bool Search::PoolRuledOut(const std::vector<const Constraint*>& fixed, const RequestData& rd,
-                          const Pool& pool) const {
+// Whether visiting pool `p`'s devices for the request would reject each one and change
+// nothing: none has the value of a fixed constraint, and the request's selectors evaluate on
+// each without an error (which would end the search). Its devices are then skipped together.
+bool Search::PoolRuledOut(const Pruning& pruning, size_t p) const {
   bool excluded = false;
-  for (const Constraint* c : fixed) {
-    bool has = false;
-    for (size_t si = 0; si < pool.slice_ordinal.size() && !has; ++si) {
-      const int32_t id = c->table->slice_id[pool.slice_ordinal[si]];
-      if (id != AttributeTable::kMixed) {
-        has = id == c->value_id;
-        continue;
+  for (const auto& [c, values] : pruning.fixed) {
+    bool has = (*values)[p] == c->value_id;
+    if ((*values)[p] == AttributeTable::kMixed) {
+      const Pool& pool = (*pools_)[p];
+      for (size_t si = 0; si < pool.slice_ordinal.size() && !has; ++si) {
+        const size_t n = pool.slices_targeting_node[si]->spec.devices.size();
+        for (size_t di = 0; di < n && !has; ++di)
+          has = c->table->id[pool.global_base[si] + di] == c->value_id;
       }
-      const size_t n = pool.slices_targeting_node[si]->spec.devices.size();
-      for (size_t di = 0; di < n && !has; ++di)
-        has = c->table->id[pool.global_base[si] + di] == c->value_id;
     }
     if (!has) {
       excluded = true;
@@ -317,12 +321,8 @@ bool Search::PoolRuledOut(const std::vector<const Constraint*>& fixed, const Req
     }
   }
   if (!excluded) return false;
-  for (const auto* sels : {&rd.class_sels, &rd.request_sels}) {
-    for (const RequestData::Sel& sel : *sels) {
-      for (uint32_t ordinal : pool.slice_ordinal)
-        if (!a_.index->SelectorClean(**sel.compiled, *sel.results, ordinal)) return false;
-    }
-  }
+  for (const std::vector<int8_t>* clean : pruning.clean)
+    if ((*clean)[p] != 1) return false;
   return true;
 }
 
@@ -543,12 +543,12 @@ Step Search::AllocateOne(Indices r, bool in_sub, Location start) {
     if (done != Step::kDone) Deallocate(placed);
     return done;
   }
-  const std::vector<const Constraint*> fixed =
-      a_.shortcuts ? FixedConstraints(r, rd) : std::vector<const Constraint*>();
+  const Pruning pruning = a_.shortcuts ? PruningFor(r, rd) : Pruning();
   for (size_t p = start.pool; p < pools_->size(); ++p) {
+    // Before the pool itself is read: most pools are ruled out where this applies.
+    if (!pruning.fixed.empty() && PoolRuledOut(pruning, p)) continue;
     const Pool& pool = (*pools_)[p];
     if (pool.incomplete || pool.invalid) continue;
-    if (!fixed.empty() && PoolRuledOut(fixed, rd, pool)) continue;
     const size_t slice_start = p == start.pool ? start.slice : 0;
     for (size_t si = slice_start; si < pool.slices_targeting_node.size(); ++si) {
       const ResourceSlice* slice = pool.slices_targeting_node[si];
