@@ -284,9 +284,13 @@ Result<bool> Search::SelectorsMatch(int claim, const DeviceRef& d, const DeviceC
 // tries its candidates: a device without it fails the constraint.
 Search::Pruning Search::PruningFor(const Indices& r, const RequestData& rd) {
   Pruning out;
+  const auto& constraints = constraints_[r.claim];
+  if (std::none_of(constraints.begin(), constraints.end(),
+                   [](const Constraint& c) { return c.match && c.count > 0; }))
+    return out;
   const std::string base = rd.parent ? rd.parent->name : *rd.name;
   const std::string sub = rd.parent ? *rd.name : std::string();
-  for (const Constraint& c : constraints_[r.claim]) {
+  for (const Constraint& c : constraints) {
     if (c.match && c.count > 0 && c.table != nullptr && c.Applies(base, sub))
       out.fixed.emplace_back(&c, &node_pools_->PoolValues(*c.table));
   }
