@@ -50,8 +50,28 @@ std::shared_ptr<const AllocatedState> AllocatedStateTracker::Update(
 
 void AllocatedStateTracker::Set(const std::string& key,
                                 std::shared_ptr<const ResourceClaim> claim) {
-  if (claim && !claim->status.allocation) claim = nullptr;
   std::lock_guard lock(mu_);
+  SetLocked(key, std::move(claim));
+}
+
+bool AllocatedStateTracker::Advance(uint64_t from, uint64_t to, bool resync,
+                                    std::vector<KeyedClaim> changes) {
+  std::lock_guard lock(mu_);
+  if (position_ != from) return false;
+  if (resync) ClearLocked();
+  for (auto& [key, claim] : changes) SetLocked(key, std::move(claim));
+  position_ = to;
+  return true;
+}
+
+uint64_t AllocatedStateTracker::position() const {
+  std::lock_guard lock(mu_);
+  return position_;
+}
+
+void AllocatedStateTracker::SetLocked(const std::string& key,
+                                      std::shared_ptr<const ResourceClaim> claim) {
+  if (claim && !claim->status.allocation) claim = nullptr;
   auto it = by_key_.find(key);
   if (it == by_key_.end()) {
     if (!claim) return;
@@ -71,6 +91,10 @@ void AllocatedStateTracker::Set(const std::string& key,
 
 void AllocatedStateTracker::Clear() {
   std::lock_guard lock(mu_);
+  ClearLocked();
+}
+
+void AllocatedStateTracker::ClearLocked() {
   by_key_.clear();
   known_.clear();
   exclusive_refs_.clear();

@@ -22,6 +22,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "berth/api/resource_claims.h"
@@ -38,6 +39,14 @@ class AllocatedStateTracker {
   void Set(const std::string& key, std::shared_ptr<const ResourceClaim> claim);
   // Forgets every claim Set() gave.
   void Clear();
+  // For a caller that feeds Set() from a claim change feed: the feed position the claims given
+  // reflect (0 before any). Advance() applies `changes` (key, claim now; null: gone), read from
+  // the feed after position `from` up to `to`, forgetting every claim first on a `resync`; it
+  // does nothing and returns false when another caller has moved the position from `from`
+  // meanwhile (the state has those changes already).
+  using KeyedClaim = std::pair<std::string, std::shared_ptr<const ResourceClaim>>;
+  bool Advance(uint64_t from, uint64_t to, bool resync, std::vector<KeyedClaim> changes);
+  uint64_t position() const;
   std::shared_ptr<const AllocatedState> State() const;
   // How many claims Set() gave that hold devices (for tests).
   size_t size() const;
@@ -49,6 +58,8 @@ class AllocatedStateTracker {
     std::shared_ptr<const ResourceClaim> claim;  // keeps the pointer from being reused
     uint64_t seen = 0;
   };
+  void SetLocked(const std::string& key, std::shared_ptr<const ResourceClaim> claim);
+  void ClearLocked();
   void Add(const AllocationResult& a);
   void Remove(const AllocationResult& a);
   AllocatedState& Mutable();
@@ -69,6 +80,7 @@ class AllocatedStateTracker {
   std::map<DeviceId, int> exclusive_refs_;
   std::map<DeviceId, int> shared_refs_;
   uint64_t epoch_ = 0;
+  uint64_t position_ = 0;  // Advance()'s
   size_t copies_ = 0;
   // Changes in state_->changes' chain; a longer chain is cut.
   static constexpr size_t kMaxChain = 256;

@@ -209,7 +209,8 @@ class Allocator {
   // allocation of a device that allows multiple allocations. Not while Allocate runs.
   void SetShareIdGenerator(std::function<std::string()> gen);
   // Whether Allocate may skip the search where its outcome is known without one (a node whose
-  // devices are all held); on by default. Off, every call searches: for tests comparing the two.
+  // devices are all held), and skip the pools a matchAttribute constraint rules out; on by
+  // default. Off, every call searches every device: for tests comparing the two.
   void SetShortcuts(bool on);
 
   struct Impl;  // internal (allocator_impl.h)

@@ -50,7 +50,8 @@ struct Allocator::Impl {
     return state->allocated.count(id) > 0 || state->consumed_capacity.count(id) > 0;
   }
 
-  std::map<std::string, Counters> AvailableCounters(const internal::Pool& pool) const {
+  // Entries are never erased, so the reference stays valid while the allocator lives.
+  const std::map<std::string, Counters>& AvailableCounters(const internal::Pool& pool) const {
     const std::string key = pool.Id();
     {
       std::shared_lock lock(counters_mu);

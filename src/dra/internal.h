@@ -37,6 +37,10 @@ struct Pool {
   // devices of the node's pools (SliceIndex numbers them), so a search can keep per-device
   // facts in a flat array.
   std::vector<uint32_t> device_base;
+  // Per slice of slices_targeting_node: its position among all the SliceIndex's slices, and
+  // the number of its first device among all their devices (SliceIndex::device_total), under
+  // which what is learned of a device is shared by every node's search.
+  std::vector<uint32_t> slice_ordinal, global_base;
   size_t key_hash = 0;  // PoolKeyHash of (driver, name); set by SliceIndex
   std::string Id() const { return driver + "/" + name; }
 };

@@ -14,6 +14,8 @@ SliceIndex::SliceIndex(Features features, std::vector<std::shared_ptr<const Reso
     if (!s) continue;
     slice_order_.emplace(s.get(), all_slices_.size());
     all_slices_.push_back(s.get());
+    slice_device_base_.push_back(static_cast<uint32_t>(device_total_));
+    device_total_ += s->spec.devices.size();
     if (s->spec.node_name && !s->spec.node_name->empty()) {
       slices_on_node_[*s->spec.node_name].push_back(s.get());
     } else {
@@ -92,6 +94,9 @@ std::shared_ptr<const NodePools> SliceIndex::Gather(const Node& node) const {
     pool.key_hash =
         PoolKeyHash{}(std::pair<std::string_view, std::string_view>(pool.driver, pool.name));
     for (const ResourceSlice* s : pool.slices_targeting_node) {
+      const size_t ordinal = slice_order_.at(s);
+      pool.slice_ordinal.push_back(static_cast<uint32_t>(ordinal));
+      pool.global_base.push_back(slice_device_base_[ordinal]);
       pool.device_base.push_back(out->device_count);
       out->device_count += static_cast<uint32_t>(s->spec.devices.size());
     }
@@ -130,25 +135,78 @@ std::shared_ptr<const Result<cel::dra::PreparedDevice>> SliceIndex::Prepared(
   return prepared_.emplace(&d, std::move(p)).first->second;
 }
 
-int8_t NodePools::Remembered(const std::shared_ptr<const Result<cel::dra::Selector>>& selector,
-                             uint32_t index) const {
-  std::lock_guard lock(memo_mu_);
-  for (const auto& [sel, results] : memo_)
-    if (sel == selector) return index < results.size() ? results[index] : int8_t{-1};
-  return -1;
+const SelectorResults* SliceIndex::ResultsOf(
+    const std::shared_ptr<const Result<cel::dra::Selector>>& selector) const {
+  std::lock_guard lock(tables_mu_);
+  for (const auto& [sel, table] : selector_tables_)
+    if (sel == selector) return table.get();
+  if (selector_tables_.size() >= kMaxSelectorTables) return nullptr;
+  return selector_tables_
+      .emplace_back(selector, std::make_unique<SelectorResults>(device_total_, all_slices_.size()))
+      .second.get();
 }
 
-void NodePools::Remember(const std::shared_ptr<const Result<cel::dra::Selector>>& selector,
-                         uint32_t index, bool matches) const {
-  std::lock_guard lock(memo_mu_);
-  std::vector<int8_t>* results = nullptr;
-  for (auto& [sel, r] : memo_)
-    if (sel == selector) results = &r;
-  if (results == nullptr) {
-    if (memo_.size() >= kMaxRemembered) memo_.clear();
-    results = &memo_.emplace_back(selector, std::vector<int8_t>(device_count, -1)).second;
+bool SliceIndex::SelectorClean(const cel::dra::Selector& selector, const SelectorResults& results,
+                               uint32_t ordinal) const {
+  if (int8_t known = results.SliceClean(ordinal); known >= 0) return known == 1;
+  const ResourceSlice* slice = all_slices_[ordinal];
+  bool clean = true;
+  for (size_t i = 0; i < slice->spec.devices.size(); ++i) {
+    const uint32_t d = slice_device_base_[ordinal] + static_cast<uint32_t>(i);
+    if (results.Get(d) >= 0) continue;
+    auto prepared = Prepared(slice->spec.devices[i], slice->spec.driver);
+    if (!prepared->ok()) {
+      clean = false;
+      continue;
+    }
+    auto m = selector.Matches(**prepared);
+    if (!m.ok()) {
+      clean = false;
+      continue;
+    }
+    results.Set(d, *m);
   }
-  if (index < results->size()) (*results)[index] = matches ? 1 : 0;
+  results.SetSliceClean(ordinal, clean);
+  return clean;
+}
+
+const AttributeTable* SliceIndex::AttributeOf(const std::string& name) const {
+  std::lock_guard lock(tables_mu_);
+  if (auto it = attribute_tables_.find(name); it != attribute_tables_.end())
+    return it->second.get();
+  if (attribute_tables_.size() >= kMaxAttributeTables) return nullptr;
+  auto table = std::make_unique<AttributeTable>(
+      BuildAttributeTable(name, all_slices_, slice_device_base_, device_total_));
+  return attribute_tables_.emplace(name, std::move(table)).first->second.get();
+}
+
+const std::vector<int32_t>& NodePools::PoolValues(const AttributeTable& table) const {
+  std::lock_guard lock(summaries_mu_);
+  for (const auto& [t, values] : pool_values_)
+    if (t == &table) return *values;
+  auto values = std::make_unique<std::vector<int32_t>>(pools.size(), AttributeTable::kMissing);
+  for (size_t p = 0; p < pools.size(); ++p) {
+    const auto& ordinals = pools[p].slice_ordinal;
+    for (size_t i = 0; i < ordinals.size(); ++i) {
+      const int32_t id = table.slice_id[ordinals[i]];
+      (*values)[p] = i == 0 || (*values)[p] == id ? id : AttributeTable::kMixed;
+    }
+  }
+  return *pool_values_.emplace_back(&table, std::move(values)).second;
+}
+
+const std::vector<int8_t>& NodePools::PoolsClean(const SliceIndex& index,
+                                                 const cel::dra::Selector& selector,
+                                                 const SelectorResults& results) const {
+  std::lock_guard lock(summaries_mu_);
+  for (const auto& [r, clean] : pools_clean_)
+    if (r == &results) return *clean;
+  auto clean = std::make_unique<std::vector<int8_t>>(pools.size(), 1);
+  for (size_t p = 0; p < pools.size(); ++p) {
+    for (uint32_t ordinal : pools[p].slice_ordinal)
+      if (!index.SelectorClean(selector, results, ordinal)) (*clean)[p] = 0;
+  }
+  return *pools_clean_.emplace_back(&results, std::move(clean)).second;
 }
 
 size_t SliceIndex::pool_builds() const {

@@ -32,9 +32,12 @@
 #include "berth/api/result.h"
 #include "cel/dra.h"
 #include "dra/allocator.h"
+#include "dra/device_tables.h"
 #include "dra/internal.h"
 
 namespace berth::dra {
+
+class SliceIndex;
 
 // The pools one node reaches (internal::GatherPools), with what they were computed from.
 struct NodePools {
@@ -57,23 +60,24 @@ struct NodePools {
   bool depends_on_labels = false;
   Labels labels;
 
-  // A selector's result on device `index` kept across cycles (neither changes): -1 unknown.
-  // Thread-safe.
-  int8_t Remembered(const std::shared_ptr<const Result<cel::dra::Selector>>& selector,
-                    uint32_t index) const;
-  void Remember(const std::shared_ptr<const Result<cel::dra::Selector>>& selector, uint32_t index,
-                bool matches) const;
-
   // The same per pool of `pools`.
   mutable std::vector<std::atomic<uint64_t>> all_held_at;
 
+  // Per pool of `pools`: the id in `table` that every device of it the node reaches has
+  // (AttributeTable::kMixed when they differ), made on first use. Thread-safe.
+  const std::vector<int32_t>& PoolValues(const AttributeTable& table) const;
+  // Per pool: 1 when `selector` evaluates on each of its devices without an error, else 0;
+  // evaluated through `index` on first use. Thread-safe.
+  const std::vector<int8_t>& PoolsClean(const SliceIndex& index, const cel::dra::Selector& selector,
+                                        const SelectorResults& results) const;
+
  private:
-  // Few selectors reach one node; the pointer held keeps its address from being reused.
-  static constexpr size_t kMaxRemembered = 16;
-  mutable std::mutex memo_mu_;
-  mutable std::vector<
-      std::pair<std::shared_ptr<const Result<cel::dra::Selector>>, std::vector<int8_t>>>
-      memo_;
+  // Keyed by the index's tables, which live as long as the index and its NodePools.
+  mutable std::mutex summaries_mu_;
+  mutable std::vector<std::pair<const AttributeTable*, std::unique_ptr<std::vector<int32_t>>>>
+      pool_values_;
+  mutable std::vector<std::pair<const SelectorResults*, std::unique_ptr<std::vector<int8_t>>>>
+      pools_clean_;
 };
 
 class SliceIndex {
@@ -101,6 +105,21 @@ class SliceIndex {
   // How many times PoolsFor gathered a node's pools (for tests of the cache).
   size_t pool_builds() const;
 
+  // The devices of all slices, numbered slice by slice (Pool::global_base), and the slices
+  // (Pool::slice_ordinal).
+  size_t device_total() const { return device_total_; }
+  // `selector`'s results over those devices, kept while the index lives; null past
+  // kMaxSelectorTables selectors (then nothing is kept). Thread-safe.
+  const SelectorResults* ResultsOf(
+      const std::shared_ptr<const Result<cel::dra::Selector>>& selector) const;
+  // Whether `selector` evaluates without an error on every device of slice `ordinal`: on
+  // first use, it is evaluated on each of them (results kept in `results`). Thread-safe.
+  bool SelectorClean(const cel::dra::Selector& selector, const SelectorResults& results,
+                     uint32_t ordinal) const;
+  // The attribute table of `name` (fully qualified), built on first use; null past
+  // kMaxAttributeTables names. Thread-safe.
+  const AttributeTable* AttributeOf(const std::string& name) const;
+
  private:
   std::shared_ptr<const NodePools> Gather(const Node& node) const;
   // The table cell of PoolsAt's `slot`, null beyond the table.
@@ -121,6 +140,15 @@ class SliceIndex {
   // PoolsAt's table, in chunks made on first use.
   static constexpr size_t kChunkCells = 1024, kChunks = 256;
   mutable std::array<std::atomic<std::atomic<const NodePools*>*>, kChunks> chunks_{};
+  std::vector<uint32_t> slice_device_base_;  // per slice of all_slices_
+  size_t device_total_ = 0;
+  static constexpr size_t kMaxSelectorTables = 256, kMaxAttributeTables = 64;
+  mutable std::mutex tables_mu_;
+  // The pointer held keeps the selector's address from being reused.
+  mutable std::vector<std::pair<std::shared_ptr<const Result<cel::dra::Selector>>,
+                                std::unique_ptr<SelectorResults>>>
+      selector_tables_;
+  mutable std::unordered_map<std::string, std::unique_ptr<AttributeTable>> attribute_tables_;
   mutable std::shared_mutex prepared_mu_;
   mutable std::unordered_map<const Device*, std::shared_ptr<const Result<cel::dra::PreparedDevice>>>
       prepared_;

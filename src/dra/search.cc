@@ -13,27 +13,24 @@
 #include "cel/dra.h"
 #include "dra/allocator.h"
 #include "dra/allocator_impl.h"
+#include "dra/device_tables.h"
 #include "dra/internal.h"
+#include "dra/pool_cache.h"
+#include "dra/search_parts.h"
 
 namespace berth::dra {
 namespace {
 
+using internal::Constraint;
+using internal::DeviceRef;
 using internal::DeviceResult;
 using internal::Pool;
+using internal::TaintPrevents;
 
 std::string ClaimRef(const ResourceClaim& c) {
   return c.metadata.namespace_.empty() ? c.metadata.name
                                        : c.metadata.namespace_ + "/" + c.metadata.name;
 }
-
-// A candidate device and where it lives.
-struct DeviceRef {
-  const Device* device = nullptr;
-  const ResourceSlice* slice = nullptr;
-  const Pool* pool = nullptr;
-  uint32_t index = 0;  // among the node's devices (Pool::device_base)
-  DeviceId Id() const { return DeviceId{pool->driver, pool->name, device->name}; }
-};
 
 // One request, or one subrequest of a firstAvailable list.
 struct RequestData {
@@ -45,81 +42,15 @@ struct RequestData {
   int num_devices = 0;
   bool all = false;
   std::vector<DeviceRef> all_devices;  // for allocationMode All
+  // The class's selectors and the request's own, compiled, with their results kept across
+  // searches (null past the index's limit).
+  struct Sel {
+    std::shared_ptr<const Result<cel::dra::Selector>> compiled;
+    const SelectorResults* results = nullptr;
+  };
+  std::vector<Sel> class_sels, request_sels;
   std::string Name() const { return parent ? parent->name + "/" + *name : *name; }
 };
-
-// A claim constraint (matchAttribute or distinctAttribute) over the devices picked so far.
-struct Constraint {
-  bool match = true;  // else distinct
-  std::set<std::string> requests;
-  std::string attribute;  // fully qualified
-  std::optional<DeviceAttribute> value;
-  int count = 0;
-  std::vector<DeviceAttribute> seen;  // distinct
-
-  bool Applies(const std::string& request, const std::string& sub) const {
-    if (requests.empty()) return true;
-    if (requests.count(request)) return true;
-    return !sub.empty() && requests.count(request + "/" + sub) > 0;
-  }
-};
-
-const DeviceAttribute* LookupAttribute(const Device& d, const std::string& driver,
-                                       const std::string& name) {
-  if (auto it = d.attributes.find(name); it != d.attributes.end()) return &it->second;
-  const auto slash = name.find('/');
-  if (slash == std::string::npos || name.compare(0, slash, driver) != 0) return nullptr;
-  auto it = d.attributes.find(std::string_view(name).substr(slash + 1));
-  return it == d.attributes.end() ? nullptr : &it->second;
-}
-
-bool Add(Constraint& c, const std::string& request, const std::string& sub, const DeviceRef& d) {
-  if (!c.Applies(request, sub)) return true;
-  const DeviceAttribute* a = LookupAttribute(*d.device, d.pool->driver, c.attribute);
-  if (a == nullptr) return false;
-  if (c.match) {
-    if (c.count == 0) {
-      c.value = *a;
-    } else if (!(*a == *c.value)) {
-      return false;
-    }
-    ++c.count;
-    return true;
-  }
-  if (std::find(c.seen.begin(), c.seen.end(), *a) != c.seen.end()) return false;
-  c.seen.push_back(*a);
-  return true;
-}
-
-void Remove(Constraint& c, const std::string& request, const std::string& sub, const DeviceRef& d) {
-  if (!c.Applies(request, sub)) return;
-  if (c.match) {
-    --c.count;
-    return;
-  }
-  const DeviceAttribute* a = LookupAttribute(*d.device, d.pool->driver, c.attribute);
-  if (a == nullptr) return;
-  if (auto it = std::find(c.seen.begin(), c.seen.end(), *a); it != c.seen.end()) c.seen.erase(it);
-}
-
-// resourceclaim.ToleratesTaint: an empty key or effect matches any.
-bool Tolerates(const DeviceToleration& t, const DeviceTaint& taint) {
-  if (!t.effect.empty() && t.effect != taint.effect) return false;
-  if (!t.key.empty() && t.key != taint.key) return false;
-  if (t.op.empty() || t.op == "Equal") return t.value == taint.value;
-  return t.op == "Exists";
-}
-
-bool TaintPrevents(const Device& d, const ExactDeviceRequest& req) {
-  for (const DeviceTaint& taint : d.taints) {
-    // Only these effects keep a device from being allocated; None and unknown ones do not.
-    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
-    if (std::none_of(req.tolerations.begin(), req.tolerations.end(),
-                     [&](const DeviceToleration& t) { return Tolerates(t, taint); }))
-      return true;
-  }
-  return false;
-}
 
 enum class Step { kNo, kDone, kMaxSize, kError };
 
@@ -163,7 +94,18 @@ class Search {
   void Deallocate(const Placed& p);
   Result<bool> Selectable(const Indices& r, const RequestData& rd, const DeviceRef& d);
   Result<bool> SelectorsMatch(int claim, const DeviceRef& d, const DeviceClass* cls,
-                              const std::vector<DeviceSelector>& selectors);
+                              const std::vector<RequestData::Sel>& selectors);
+  std::vector<RequestData::Sel> Compile(const std::vector<DeviceSelector>& selectors) const;
+  // What rules out pools for request `r` (see PoolRuledOut): the fixed constraints with the
+  // node's pools' values of their attribute, and per selector of the request which pools it
+  // evaluates on without an error. No constraint when none is fixed or the request's
+  // selectors are not all kept.
+  struct Pruning {
+    std::vector<std::pair<const Constraint*, const std::vector<int32_t>*>> fixed;
+    std::vector<const std::vector<int8_t>*> clean;
+  };
+  Pruning PruningFor(const Indices& r, const RequestData& rd);
+  bool PoolRuledOut(const Pruning& pruning, size_t p) const;
   std::optional<CapacityAmounts> Capacity(const RequestData& rd, const DeviceRef& d);
   bool CheckCounters(const DeviceRef& d);
   void ReleaseCounters(const DeviceRef& d);
@@ -261,6 +203,8 @@ Result<RequestData> Search::Validate(int c, int r, const DeviceRequest& parent, 
   if (!rd.device_class)
     return Error{where() + ": could not retrieve device class " + class_name +
                  ": deviceclass.resource.k8s.io \"" + class_name + "\" not found"};
+  rd.class_sels = Compile(rd.device_class->spec.selectors);
+  rd.request_sels = Compile(rd.spec->selectors);
   const std::string& mode = rd.spec->allocation_mode;
   if (mode.empty() || mode == kAllocationModeExactCount) {
     if (rd.spec->count > std::numeric_limits<int>::max())
@@ -281,7 +225,8 @@ Result<RequestData> Search::Validate(int c, int r, const DeviceRequest& parent, 
       const ResourceSlice* s = pool.slices_targeting_node[si];
       for (size_t di = 0; di < s->spec.devices.size(); ++di) {
         DeviceRef ref{&s->spec.devices[di], s, &pool,
-                      pool.device_base[si] + static_cast<uint32_t>(di)};
+                      pool.device_base[si] + static_cast<uint32_t>(di),
+                      pool.global_base[si] + static_cast<uint32_t>(di)};
         auto ok = Selectable(Indices{c, r, std::max(sub, 0), 0}, rd, ref);
         if (!ok.ok()) return ok.error();
         if (!*ok) continue;
@@ -294,16 +239,30 @@ Result<RequestData> Search::Validate(int c, int r, const DeviceRequest& parent, 
   return rd;
 }
 
+// Compiling ahead of use changes nothing: a compile error is reported where the selector is
+// first evaluated, as before.
+std::vector<RequestData::Sel> Search::Compile(const std::vector<DeviceSelector>& selectors) const {
+  std::vector<RequestData::Sel> out;
+  out.reserve(selectors.size());
+  for (const DeviceSelector& s : selectors) {
+    auto compiled = a_.cache->GetOrCompile(s.cel_expression);
+    const SelectorResults* results = compiled->ok() ? a_.index->ResultsOf(compiled) : nullptr;
+    out.push_back({std::move(compiled), results});
+  }
+  return out;
+}
+
 Result<bool> Search::SelectorsMatch(int claim, const DeviceRef& d, const DeviceClass* cls,
-                                    const std::vector<DeviceSelector>& selectors) {
+                                    const std::vector<RequestData::Sel>& selectors) {
   auto where = [&](size_t i) {
     return (cls != nullptr ? "class " + cls->metadata.name : "claim " + ClaimRef(*claims_[claim])) +
            ": selector #" + std::to_string(i);
   };
   for (size_t i = 0; i < selectors.size(); ++i) {
-    auto sel = a_.cache->GetOrCompile(selectors[i].cel_expression);
+    const auto& sel = selectors[i].compiled;
     if (!sel->ok()) return Error{where(i) + ": CEL compile error: " + sel->error().message};
-    if (int8_t known = node_pools_->Remembered(sel, d.index); known >= 0) {
+    const SelectorResults* results = selectors[i].results;
+    if (int8_t known = results != nullptr ? results->Get(d.global) : -1; known >= 0) {
       if (known == 0) return false;
       continue;
     }
@@ -314,9 +273,60 @@ Result<bool> Search::SelectorsMatch(int claim, const DeviceRef& d, const DeviceC
     if (!prepared->ok()) return runtime(prepared->error().message);
     auto m = (*sel)->Matches(**prepared);
     if (!m.ok()) return runtime(m.error().message);
-    node_pools_->Remember(sel, d.index, *m);
+    if (results != nullptr) results->Set(d.global, *m);
     if (!*m) return false;
   }
+  return true;
+}
+
+// A matchAttribute constraint of the claim that applies to the request and already has a value
+// (from devices taken before this request's current one) keeps that value while this request
+// tries its candidates: a device without it fails the constraint.
+Search::Pruning Search::PruningFor(const Indices& r, const RequestData& rd) {
+  Pruning out;
+  const auto& constraints = constraints_[r.claim];
+  if (std::none_of(constraints.begin(), constraints.end(),
+                   [](const Constraint& c) { return c.match && c.count > 0; }))
+    return out;
+  const std::string base = rd.parent ? rd.parent->name : *rd.name;
+  const std::string sub = rd.parent ? *rd.name : std::string();
+  for (const Constraint& c : constraints) {
+    if (c.match && c.count > 0 && c.table != nullptr && c.Applies(base, sub))
+      out.fixed.emplace_back(&c, &node_pools_->PoolValues(*c.table));
+  }
+  if (out.fixed.empty()) return out;
+  for (const auto* sels : {&rd.class_sels, &rd.request_sels}) {
+    for (const RequestData::Sel& sel : *sels) {
+      if (!sel.compiled->ok() || sel.results == nullptr) return {};
+      out.clean.push_back(&node_pools_->PoolsClean(*a_.index, **sel.compiled, *sel.results));
+    }
+  }
+  return out;
+}
+
+// Whether visiting pool `p`'s devices for the request would reject each one and change
+// nothing: none has the value of a fixed constraint, and the request's selectors evaluate on
+// each without an error (which would end the search). Its devices are then skipped together.
+bool Search::PoolRuledOut(const Pruning& pruning, size_t p) const {
+  bool excluded = false;
+  for (const auto& [c, values] : pruning.fixed) {
+    bool has = (*values)[p] == c->value_id;
+    if ((*values)[p] == AttributeTable::kMixed) {
+      const Pool& pool = (*pools_)[p];
+      for (size_t si = 0; si < pool.slice_ordinal.size() && !has; ++si) {
+        const size_t n = pool.slices_targeting_node[si]->spec.devices.size();
+        for (size_t di = 0; di < n && !has; ++di)
+          has = c->table->id[pool.global_base[si] + di] == c->value_id;
+      }
+    }
+    if (!has) {
+      excluded = true;
+      break;
+    }
+  }
+  if (!excluded) return false;
+  for (const std::vector<int8_t>* clean : pruning.clean)
+    if ((*clean)[p] != 1) return false;
   return true;
 }
 
@@ -333,11 +343,11 @@ Result<bool> Search::Selectable(const Indices& r, const RequestData& rd, const D
     return v;
   };
   if (rd.device_class) {
-    auto m = SelectorsMatch(r.claim, d, rd.device_class.get(), rd.device_class->spec.selectors);
+    auto m = SelectorsMatch(r.claim, d, rd.device_class.get(), rd.class_sels);
     if (!m.ok()) return m.error();
     if (!*m) return remember(false);
   }
-  auto m = SelectorsMatch(r.claim, d, nullptr, rd.spec->selectors);
+  auto m = SelectorsMatch(r.claim, d, nullptr, rd.request_sels);
   if (!m.ok()) return m.error();
   if (!*m) return remember(false);
   if (d.slice->spec.per_device_node_selection &&
@@ -368,7 +378,7 @@ const Search::PoolUse& Search::UseOf(const Pool* pool) {
 }
 
 bool Search::CheckCounters(const DeviceRef& d) {
-  const auto available = a_.AvailableCounters(*d.pool);
+  const auto& available = a_.AvailableCounters(*d.pool);
   auto& consumed = consumed_counters_[d.pool];
   for (const auto& c : d.device->consumes_counters) {
     auto& set = consumed[c.counter_set];
@@ -426,8 +436,8 @@ Step Search::AllocateDevice(const Indices& r, const DeviceRef& d, bool must, Pla
   }
   auto& constraints = constraints_[r.claim];
   for (size_t i = 0; i < constraints.size(); ++i) {
-    if (Add(constraints[i], base, sub, d)) continue;
-    for (size_t e = 0; e < i; ++e) Remove(constraints[e], base, sub, d);
+    if (internal::Add(constraints[i], base, sub, d)) continue;
+    for (size_t e = 0; e < i; ++e) internal::Remove(constraints[e], base, sub, d);
     undo_counters();
     if (must) {
       return Fail("claim " + ClaimRef(claim) + ", request " + *rd.name + ": cannot add device " +
@@ -439,7 +449,7 @@ Step Search::AllocateDevice(const Indices& r, const DeviceRef& d, bool must, Pla
   if (a_.features.consumable_capacity) {
     auto taken = Capacity(rd, d);
     if (!taken) {
-      for (auto& c : constraints) Remove(c, base, sub, d);
+      for (auto& c : constraints) internal::Remove(c, base, sub, d);
       undo_counters();
       return Step::kNo;
     }
@@ -467,7 +477,7 @@ Step Search::AllocateDevice(const Indices& r, const DeviceRef& d, bool must, Pla
 }
 
 void Search::Deallocate(const Placed& p) {
-  for (auto& c : constraints_[p.claim]) Remove(c, p.base, p.sub, p.dev);
+  for (auto& c : constraints_[p.claim]) internal::Remove(c, p.base, p.sub, p.dev);
   DeviceResult& last = results_[p.claim].back();
   if (p.multi) {
     auto it = std::find_if(allocating_capacity_.begin(), allocating_capacity_.end(),
@@ -537,7 +547,10 @@ Step Search::AllocateOne(Indices r, bool in_sub, Location start) {
     if (done != Step::kDone) Deallocate(placed);
     return done;
   }
+  const Pruning pruning = a_.shortcuts ? PruningFor(r, rd) : Pruning();
   for (size_t p = start.pool; p < pools_->size(); ++p) {
+    // Before the pool itself is read: most pools are ruled out where this applies.
+    if (!pruning.fixed.empty() && PoolRuledOut(pruning, p)) continue;
     const Pool& pool = (*pools_)[p];
     if (pool.incomplete || pool.invalid) continue;
     const size_t slice_start = p == start.pool ? start.slice : 0;
@@ -546,7 +559,8 @@ Step Search::AllocateOne(Indices r, bool in_sub, Location start) {
       const auto& devices = slice->spec.devices;
       const size_t device_start = p == start.pool && si == start.slice ? start.device : 0;
       for (size_t di = device_start; di < devices.size(); ++di) {
-        DeviceRef ref{&devices[di], slice, &pool, pool.device_base[si] + static_cast<uint32_t>(di)};
+        DeviceRef ref{&devices[di], slice, &pool, pool.device_base[si] + static_cast<uint32_t>(di),
+                      pool.global_base[si] + static_cast<uint32_t>(di)};
         if (rd.admin_access ? AllocatingFor(ref, r.claim) : InUse(ref)) continue;
         auto ok = Selectable(r, rd, ref);
         if (!ok.ok()) return Fail(ok.error().message);
@@ -643,6 +657,7 @@ VoidResult Search::Setup() {
         return Error{"claim " + ClaimRef(claim) + ", constraint #" + std::to_string(i) +
                      ": empty constraint (unsupported constraint type?)"};
       }
+      k.table = a_.index->AttributeOf(k.attribute);
       constraints_[c].push_back(std::move(k));
     }
   }
@@ -699,15 +714,16 @@ RequestDiagnosis Search::DiagnoseRequest(int c, int r, int sub) {
       const ResourceSlice* slice = pool.slices_targeting_node[si];
       for (size_t di = 0; di < slice->spec.devices.size(); ++di) {
         const Device& dev = slice->spec.devices[di];
-        DeviceRef ref{&dev, slice, &pool, pool.device_base[si] + static_cast<uint32_t>(di)};
+        DeviceRef ref{&dev, slice, &pool, pool.device_base[si] + static_cast<uint32_t>(di),
+                      pool.global_base[si] + static_cast<uint32_t>(di)};
         ++d.considered;
         if (!a_.features.binding_conditions && !dev.binding_conditions.empty()) continue;
         if (rd.device_class) {
-          auto m = SelectorsMatch(c, ref, rd.device_class.get(), rd.device_class->spec.selectors);
+          auto m = SelectorsMatch(c, ref, rd.device_class.get(), rd.class_sels);
           if (!m.ok() || !*m) continue;
         }
         ++d.class_match;
-        auto m = SelectorsMatch(c, ref, nullptr, rd.spec->selectors);
+        auto m = SelectorsMatch(c, ref, nullptr, rd.request_sels);
         if (!m.ok() || !*m) continue;
         ++d.request_match;
         auto sel = Selectable(idx, rd, ref);  // adds per-device node selection

@@ -110,7 +110,9 @@ Status FilterExtendedResources(const Pod& pod, const ResourceClaim& claim,
   if (!claim.spec.devices.requests.empty())
     return Status::Unresolvable("cannot schedule extended resource claim");
   std::vector<const ExtendedRequest*> through_dra;
+  size_t backed = 0;
   for (const ExtendedRequest& r : data.requests) {
+    if (!r.device_class.empty()) ++backed;
     const bool advertised =
         std::any_of(allocatable.scalar.begin(), allocatable.scalar.end(),
                     [&](const auto& entry) { return entry.first == r.resource; });
@@ -123,9 +125,19 @@ Status FilterExtendedResources(const Pod& pod, const ResourceClaim& claim,
   // Everything comes from the node's device plugins: NodeResourcesFit has checked it.
   if (through_dra.empty() && !data.has_user_claims) return Status::Success();
   if (claim.status.allocation || through_dra.empty()) return Status::Success();
+  const bool common = through_dra.size() == backed;
+  std::unique_lock lock(data.common_mu, std::defer_lock);
+  if (common) {
+    lock.lock();
+    if (data.common) {
+      *out = *data.common;
+      return Status::Success();
+    }
+  }
   auto node_claim = std::make_shared<ResourceClaim>(claim);
   CreateRequestsAndMappings(pod, through_dra, &node_claim->spec.devices.requests, &out->mappings);
   out->claim = std::move(node_claim);
+  if (common) data.common = *out;
   return Status::Success();
 }
 

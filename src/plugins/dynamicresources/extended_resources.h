@@ -21,6 +21,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,6 +63,12 @@ struct ExtendedClaimData {
   std::vector<ExtendedRequest> requests;  // sorted by resource
   bool has_user_claims = false;           // the pod has claims of its own as well
   std::string initial_uid;                // the claim's uid in PreFilter (in memory: made up)
+
+  // The claim of the nodes that get every class-backed request through DRA (those that
+  // advertise none of the resources: usually all), made by the first such node's Filter and
+  // shared by the others, whose claims would be equal copies.
+  mutable std::mutex common_mu;
+  mutable std::optional<NodeExtendedClaim> common;
 
   mutable std::mutex mu;
   mutable std::map<std::string, NodeExtendedClaim, std::less<>> by_node;

@@ -214,6 +214,32 @@ TEST(CreateRequestsAndMappingsMappings, FourContainersTwoAreInitContainerOneSide
 
 // The ExtendedResourceCache's rule: the newest class serves an explicit name, the lower name
 // on a tie; the implicit name always its own class.
+// Nodes that advertise none of the class-backed resources get one claim made once; a node
+// that advertises one of them gets its own, with fewer requests.
+TEST(FilterExtendedResources, NodesThatAdvertiseNoneShareOneClaim) {
+  const Ptr<Pod> pod = Pod1();
+  ResourceClaim claim;
+  claim.metadata.name = std::string(kSpecialClaimName);
+  ExtendedClaimData data;
+  data.requests = kRes2;
+  Resource none, with_gpu1;
+  with_gpu1.scalar.emplace_back(kGpu1, 2);
+  NodeExtendedClaim a, b, c;
+  ASSERT_TRUE(FilterExtendedResources(*pod, claim, data, none, &a).IsSuccess());
+  ASSERT_TRUE(FilterExtendedResources(*pod, claim, data, none, &b).IsSuccess());
+  ASSERT_TRUE(FilterExtendedResources(*pod, claim, data, with_gpu1, &c).IsSuccess());
+  ASSERT_NE(a.claim, nullptr);
+  EXPECT_EQ(a.claim, b.claim);
+  EXPECT_EQ(a.mappings, b.mappings);
+  EXPECT_EQ(a.claim->spec.devices.requests.size(), 2u);
+  EXPECT_EQ(a.mappings.size(), 2u);
+  ASSERT_NE(c.claim, nullptr);
+  EXPECT_NE(c.claim, a.claim);
+  ASSERT_EQ(c.claim->spec.devices.requests.size(), 1u);
+  EXPECT_EQ(c.claim->spec.devices.requests[0].exactly->device_class_name, "class");
+  EXPECT_EQ(c.claim->metadata.name, kSpecialClaimName);
+}
+
 TEST(ResolveDeviceClass, NewestClassWinsThenLowerName) {
   auto make = [](const char* name, const char* resource, UnixTime created) {
     auto c = std::make_shared<DeviceClass>();

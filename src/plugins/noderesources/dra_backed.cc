@@ -9,6 +9,35 @@
 
 namespace berth::noderesources {
 
+namespace {
+
+std::string KeyOf(const ResourceClaim& claim) {
+  if (!claim.metadata.uid.empty()) return claim.metadata.uid;
+  return claim.metadata.namespace_ + "/" + claim.metadata.name;
+}
+
+// The claims' held devices from the changes since the tracker's previous call, instead of
+// listing every claim each cycle.
+std::shared_ptr<const dra::AllocatedState> Follow(const DraClaimFeed& feed,
+                                                  dra::AllocatedStateTracker& held) {
+  const uint64_t from = held.position();
+  ClaimChanges c = feed.ClaimChangesSince(from);
+  std::vector<dra::AllocatedStateTracker::KeyedClaim> changes;
+  changes.reserve(c.changes.size());
+  for (ClaimChange& change : c.changes) {
+    std::string key = change.new_claim ? KeyOf(*change.new_claim) : std::string();
+    if (change.old_claim) {
+      std::string old_key = KeyOf(*change.old_claim);
+      if (old_key != key) changes.emplace_back(std::move(old_key), nullptr);
+    }
+    if (change.new_claim) changes.emplace_back(std::move(key), std::move(change.new_claim));
+  }
+  held.Advance(from, c.cursor, c.resync, std::move(changes));
+  return held.State();
+}
+
+}  // namespace
+
 std::shared_ptr<const DraBackedResources> DraBackedResources::Gather(
     const Handle& handle, std::span<const ScoredResource> resources, cel::dra::SelectorCache* cache,
     dra::AllocatedStateTracker* held, dra::ClassDeviceIndexCache* indexes) {
@@ -28,10 +57,16 @@ std::shared_ptr<const DraBackedResources> DraBackedResources::Gather(
     any = any || classes[i] != nullptr;
   }
   if (!any) return nullptr;
-  std::shared_ptr<const dra::AllocatedState> state =
-      held ? held->Update(dra->ListResourceClaims())
-           : std::make_shared<const dra::AllocatedState>(
-                 dra::AllocatedStateOf(dra->ListResourceClaims()));
+  std::shared_ptr<const dra::AllocatedState> state;
+  const DraClaimFeed* feed = DraClaimFeedOf(handle.listers());
+  if (held != nullptr && feed != nullptr) {
+    state = Follow(*feed, *held);
+  } else if (held != nullptr) {
+    state = held->Update(dra->ListResourceClaims());
+  } else {
+    state = std::make_shared<const dra::AllocatedState>(
+        dra::AllocatedStateOf(dra->ListResourceClaims()));
+  }
   std::shared_ptr<const dra::ClassDeviceIndex> index;
   const DraSliceGeneration* generation = DraSliceGenerationOf(handle.listers());
   if (indexes != nullptr && generation != nullptr) {

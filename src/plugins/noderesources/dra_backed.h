@@ -25,7 +25,9 @@ class DraBackedResources {
   // resource.k8s.io. Reads the listers' slices and claims: claims allocated by cycles whose
   // PreBind has not written them yet are not counted. `held`, when given, keeps what the
   // claims hold from one cycle to the next (the plugin's own tracker), so a cycle pays for the
-  // claims that changed instead of adding up every claim of the cluster again.
+  // claims that changed instead of adding up every claim of the cluster again; with listers
+  // that have a claim change feed (framework/claim_feed.h) it reads the changes instead of
+  // listing the claims.
   // `indexes`, when given, keeps the slices' index across cycles while they do not change
   // (with what each class's selectors accepted on each node).
   static std::shared_ptr<const DraBackedResources> Gather(
