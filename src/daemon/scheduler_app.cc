@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
@@ -415,8 +416,7 @@ VoidResult SchedulerApp::Impl::CreateScheduler(std::unique_ptr<client::RestClien
   observe::Logger* logger = &log;
   client = std::make_unique<client::ApiClusterClient>(
       std::move(rest), [logger](const std::string& m) { logger->Warning(m); },
-      o.own_api_server ? client::kOwnServerBindings
-                       : client::BindingPipeline{});
+      o.own_api_server ? client::kOwnServerBindings : client::BindingPipeline{});
   if (!config.profiles.empty()) client->set_reporting_name(config.profiles[0].scheduler_name);
   SchedulerOptions so;
   so.config = &config;
@@ -433,6 +433,10 @@ VoidResult SchedulerApp::Impl::CreateScheduler(std::unique_ptr<client::RestClien
   // Extenders receive whole pods and nodes, as kube-scheduler sends them.
   client->set_keep_documents(!so.extenders.empty());
   so.inline_binding = false;
+  // As many bindings in flight as the client may send in a second (kube-apiserver takes 100-200
+  // ms a bind when busy), between 16 and 128; unlimited QPS: 128.
+  const double qps = config.client_connection.qps;
+  so.binding_threads = qps <= 0 ? 128 : std::clamp(static_cast<int>(qps), 16, 128);
   so.nominate_before_binding = o.feature_gates.Enabled("NominatedNodeNameForExpectation");
   so.pop_from_backoff_q = o.feature_gates.Enabled(config::features::kSchedulerPopFromBackoffQ);
   so.pod_group_cycles = o.feature_gates.Enabled(config::features::kGenericWorkload);

@@ -28,7 +28,7 @@ namespace berth {
 
 class BindingExecutor {
  public:
-  explicit BindingExecutor(int max_threads = 256, int core_threads = 128,
+  explicit BindingExecutor(int max_threads = 64, int core_threads = 48,
                            std::chrono::milliseconds grace = std::chrono::milliseconds(5),
                            std::chrono::milliseconds idle_exit = std::chrono::seconds(10));
   ~BindingExecutor();

@@ -42,7 +42,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
   s->parallelizer_ = std::make_unique<ThreadPoolParallelizer>(options.config->parallelism);
   s->preemptions_in_flight_ = std::make_shared<preemption::PreemptionsInFlight>(options.client);
   if (!options.inline_binding) {
-    s->binding_executor_ = std::make_unique<BindingExecutor>();
+    const int core = std::max(1, options.binding_threads);
+    s->binding_executor_ = std::make_unique<BindingExecutor>(2 * core, core);
     s->permit_timer_ = std::make_unique<DeadlineTimer>(*options.clock);
   }
 

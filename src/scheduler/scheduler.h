@@ -116,6 +116,10 @@ struct SchedulerOptions {
   uint64_t seed = 1;
   // true: run the binding cycle on the scheduling thread (simulation, bench).
   bool inline_binding = true;
+  // Without inline_binding: binding cycles run at once before more wait for a thread
+  // (BindingExecutor's core; its most is twice as many). More in flight than the client may
+  // send in a second only lengthens a stop.
+  int binding_threads = 128;
   // Record filter statuses and score tables for the observer (explanations).
   bool record_details = true;
   // With record_details: the scored nodes an attempt keeps, best first (the selected node,
