@@ -148,7 +148,16 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
   auto score_run = [&](int begin, int end) {
     int64_t out[kScoreRun];
     const std::span<const NodeInfo* const> run = nodes.subspan(begin, end - begin);
+    // Workers take consecutive runs, last to first, and the loads are pipelined over them:
+    // while this run is scored, the Node objects of the next run load (its NodeInfos were asked
+    // for one run earlier, so reading where its Nodes are costs no wait) and the NodeInfos of
+    // the run after it. A worker's first run waits for its own (asking again for a line that is
+    // cached or on its way costs next to nothing).
+    const int next = std::max(0, begin - kScoreRun);
+    const int after_next = std::max(0, begin - 2 * kScoreRun);
     for (const NodeInfo* node : run) PrefetchNodeInfo(node);
+    for (int k = after_next; k < next; ++k) PrefetchNodeInfo(nodes[k]);
+    for (int k = next; k < begin; ++k) PrefetchNode(nodes[k]);
     for (size_t a = 0; a < num_cols; ++a) {
       const ScoreColumn& c = cols[a];
       int64_t* dst = c.direct ? c.direct + begin : out;

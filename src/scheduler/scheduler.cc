@@ -37,7 +37,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
   s->detail_nodes_ = options.detail_nodes;
   s->metrics_ = options.metrics;
   s->log_ = options.log;
-  s->random_ = Random(options.seed);
+  s->random_ = Mt19937_64(options.seed);
   s->metrics_random_ = Random(options.seed ^ 0x9e3779b97f4a7c15ULL);
   s->parallelizer_ = std::make_unique<ThreadPoolParallelizer>(options.config->parallelism);
   s->preemptions_in_flight_ = std::make_shared<preemption::PreemptionsInFlight>(options.client);

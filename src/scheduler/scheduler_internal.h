@@ -8,21 +8,22 @@
 #include <string>
 #include <vector>
 
+#include "framework/mt19937_64.h"
 #include "scheduler/scheduler.h"
 
 namespace berth {
 
-// Whether Random::Intn(count) would return 0, drawing from `random` exactly as it does
-// (libstdc++'s uniform_int_distribution over a 64-bit engine: Lemire's multiply-and-shift with
-// its rejection step), so the generator ends in the same state. Inline for SelectHost: when
-// every node is scored, most nodes tie and it runs once per node.
-inline bool DrawsZero(Random& random, uint64_t count) {
-  unsigned __int128 product = static_cast<unsigned __int128>(random.Next()) * count;
+// Whether Random::Intn(count) would return 0, drawing from `random` (the same sequence)
+// exactly as it does (libstdc++'s uniform_int_distribution over a 64-bit engine: Lemire's
+// multiply-and-shift with its rejection step), so the generator ends in the same state. Inline for
+// SelectHost: when every node is scored, most nodes tie and it runs once per node.
+inline bool DrawsZero(Mt19937_64& random, uint64_t count) {
+  unsigned __int128 product = static_cast<unsigned __int128>(random()) * count;
   auto low = static_cast<uint64_t>(product);
   if (low < count) {
     const uint64_t threshold = -count % count;
     while (low < threshold) {
-      product = static_cast<unsigned __int128>(random.Next()) * count;
+      product = static_cast<unsigned __int128>(random()) * count;
       low = static_cast<uint64_t>(product);
     }
   }
