@@ -7,31 +7,11 @@
 #include <string>
 
 #include "apiserver/protobuf.h"
+#include "apiserver/protobuf_writer.h"
 
 namespace {
 
-std::string Varint(uint64_t v) {
-  std::string out;
-  do {
-    out.push_back(static_cast<char>((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
-    v >>= 7;
-  } while (v);
-  return out;
-}
-std::string Str(int num, const std::string& s) {
-  return Varint(static_cast<uint64_t>(num) << 3 | 2) + Varint(s.size()) + s;
-}
-std::string Int(int num, int64_t v) {
-  return Varint(static_cast<uint64_t>(num) << 3) + Varint(static_cast<uint64_t>(v));
-}
-std::string Msg(int num, const std::string& body) { return Str(num, body); }
-std::string Entry(int num, const std::string& k, const std::string& v) {
-  return Msg(num, Str(1, k) + Str(2, v));
-}
-std::string Envelope(const std::string& api_version, const std::string& kind,
-                     const std::string& raw) {
-  return std::string("k8s\0", 4) + Msg(1, Str(1, api_version) + Str(2, kind)) + Str(2, raw);
-}
+using namespace berth::apiserver::protobuf_writer;  // NOLINT(build/namespaces)
 
 std::string BindingBody() {
   return Envelope("v1", "Binding",

@@ -9,20 +9,9 @@
 #include <string_view>
 
 #include "apiserver/protobuf.h"
+#include "apiserver/protobuf_writer.h"
 
 namespace {
-
-std::string Varint(uint64_t v) {
-  std::string out;
-  do {
-    out.push_back(static_cast<char>((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
-    v >>= 7;
-  } while (v);
-  return out;
-}
-std::string LengthDelimited(int number, std::string_view bytes) {
-  return Varint(static_cast<uint64_t>(number) << 3 | 2) + Varint(bytes.size()) + std::string(bytes);
-}
 
 void Decode(std::string_view body) {
   auto obj = berth::apiserver::DecodeProtobufObject(body);
@@ -51,8 +40,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (text.empty()) return 0;
   const auto& [api_version, kind] =
       kKinds[static_cast<uint8_t>(text[0]) % (sizeof(kKinds) / sizeof(kKinds[0]))];
-  const std::string type_meta = LengthDelimited(1, api_version) + LengthDelimited(2, kind);
-  Decode(std::string("k8s\0", 4) + LengthDelimited(1, type_meta) +
-         LengthDelimited(2, text.substr(1)));
+  Decode(berth::apiserver::protobuf_writer::Envelope(api_version, kind, text.substr(1)));
   return 0;
 }

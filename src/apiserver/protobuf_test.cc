@@ -7,33 +7,15 @@
 
 #include <string>
 
+#include "apiserver/protobuf_writer.h"
+
 namespace berth::apiserver {
 namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-// A minimal protobuf writer for building test bodies.
-std::string Varint(uint64_t v) {
-  std::string out;
-  do {
-    uint8_t b = v & 0x7f;
-    v >>= 7;
-    out.push_back(static_cast<char>(b | (v ? 0x80 : 0)));
-  } while (v);
-  return out;
-}
-std::string Tag(int num, int wt) { return Varint((uint64_t(num) << 3) | wt); }
-std::string Str(int num, const std::string& s) { return Tag(num, 2) + Varint(s.size()) + s; }
-std::string Int(int num, int64_t v) { return Tag(num, 0) + Varint(static_cast<uint64_t>(v)); }
-std::string Msg(int num, const std::string& body) { return Str(num, body); }
-std::string Entry(int num, const std::string& k, const std::string& v) {
-  return Msg(num, Str(1, k) + Str(2, v));
-}
-std::string Envelope(const std::string& api_version, const std::string& kind,
-                     const std::string& raw) {
-  return std::string("k8s\0", 4) + Msg(1, Str(1, api_version) + Str(2, kind)) + Str(2, raw);
-}
+using namespace protobuf_writer;  // NOLINT(build/namespaces): the bodies read as their fields
 
 TEST(ProtobufTest, ConfigMapAsKubectlSendsIt) {
   // metadata{name, namespace "", creationTimestamp{}}, data{a: b}, binaryData{bin: "\x01\x02"}

@@ -196,9 +196,8 @@ bool PodGcController::MarkFailedAndDelete(const Pod& pod, const char* why, const
     return true;
   };
   if (pod.status.phase != "Succeeded" && pod.status.phase != "Failed") {
-    // The UID in the patch is a precondition for kube-apiserver (the UID cannot change), so a
-    // pod of the same name created since is not marked; Berth's own server keeps the stored
-    // UID without checking it.
+    // The UID in the patch cannot change (the server refuses the patch with 422), so a pod of
+    // the same name created since is not marked.
     Json status = {{"phase", "Failed"}};
     if (condition) {
       Json c = *condition;

@@ -236,7 +236,8 @@ struct SchedulerApp::Impl {
   // Start's steps, in order.
   VoidResult LoadConfiguration(SchedulerAppOptions options);
   Result<std::unique_ptr<client::RestClient>> NewRestClient() const;
-  VoidResult CheckServer(client::RestClient& rest) const;
+  VoidResult CheckServer(client::RestClient& rest);
+  bool berth_server = false;  // the API server is Berth's own (CheckServer)
   VoidResult ApplyPolicyConfigMap(client::RestClient& rest);
   VoidResult CreateScheduler(std::unique_ptr<client::RestClient> rest);
   void StartConfigReload();
@@ -376,7 +377,7 @@ Result<std::unique_ptr<client::RestClient>> SchedulerApp::Impl::NewRestClient() 
 }
 
 // Fails fast on an unreachable server or bad credentials, with the reason.
-VoidResult SchedulerApp::Impl::CheckServer(client::RestClient& rest) const {
+VoidResult SchedulerApp::Impl::CheckServer(client::RestClient& rest) {
   auto version =
       rest.http().Do("GET", "/version", {}, {}, "application/json", std::chrono::seconds(10));
   if (!version.ok())
@@ -385,6 +386,14 @@ VoidResult SchedulerApp::Impl::CheckServer(client::RestClient& rest) const {
     return Error{fmt::format("the API server {} refused the credentials (HTTP {})",
                              connection.server, version->status)};
   }
+  // Berth's own server (`berth up`, gitVersion "v1.x.y-berth") reads pipelined writes ahead and
+  // commits them together: bindings go in large batches on few connections there; elsewhere in
+  // small ones on more connections, as a server that answers a connection's requests in turn
+  // (kube-apiserver over HTTP/1.1) needs.
+  const auto doc = nlohmann::json::parse(version->body, nullptr, false);
+  const auto git = doc.is_object() ? doc.find("gitVersion") : doc.end();
+  berth_server = git != doc.end() && git->is_string() &&
+                 git->get_ref<const std::string&>().ends_with("-berth");
   return {};
 }
 
@@ -416,7 +425,7 @@ VoidResult SchedulerApp::Impl::CreateScheduler(std::unique_ptr<client::RestClien
   observe::Logger* logger = &log;
   client = std::make_unique<client::ApiClusterClient>(
       std::move(rest), [logger](const std::string& m) { logger->Warning(m); },
-      o.own_api_server ? client::kOwnServerBindings : client::BindingPipeline{});
+      berth_server ? client::kOwnServerBindings : client::BindingPipeline{});
   if (!config.profiles.empty()) client->set_reporting_name(config.profiles[0].scheduler_name);
   SchedulerOptions so;
   so.config = &config;

@@ -26,10 +26,6 @@ struct SchedulerAppOptions {
   std::string config_file;
   std::optional<config::SchedulerConfiguration> config;
   std::string kubeconfig;  // overrides clientConnection.kubeconfig when set
-  // The API server is Berth's own (`berth up`), which reads pipelined writes ahead and commits
-  // them together: bindings go in large batches on few connections. Otherwise in small ones on
-  // more connections, as a server that answers a connection's requests in turn needs.
-  bool own_api_server = false;
   // Live reload of config_file (docs/configuration.md): the file's text as the configuration
   // the command runs with (its flags applied); unset: config::LoadConfig with leader_elect.
   std::function<Result<config::SchedulerConfiguration>(const std::string& text,

@@ -210,7 +210,6 @@ SchedulerAppOptions UpSchedulerOptions(const UpOptions& options, apiserver::Serv
                                        const std::string& config_source) {
   SchedulerAppOptions sa;
   sa.kubeconfig = server.kubeconfig_path();
-  sa.own_api_server = true;
   sa.config_file = options.config_file;
   sa.config = config;
   sa.extra_observer_nodes = ui::DecisionLogOptions{}.max_nodes;
