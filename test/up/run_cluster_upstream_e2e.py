@@ -11,9 +11,13 @@ etcd-server package. Then: ctest -R e2e_cluster_upstream --output-on-failure.
 
 Checks: the 3 nodes `berth cluster` creates become Ready (their simulated kubelets renew
 Leases and post status), a ReplicaSet's 4 pods are created by Berth's ReplicaSet controller,
-bound by `berth scheduler` and Running on them.
+bound by `berth scheduler` and Running on them; `berth record` writes that history from
+kube-apiserver (noting the kinds v1.23 does not serve), and `berth compare --replay` of it
+under the default configuration and bin packing reports exactly the pods two `berth simulate
+--replay` runs place differently.
 """
 import json
+import signal
 import os
 import shutil
 import socket
@@ -66,6 +70,39 @@ def wait_for(what, fn, timeout=90):
     raise RuntimeError("timed out waiting for %s (last: %r)" % (what, last))
 
 
+def check_replay(berth, work, history, rc, err):
+    """The recording is in the recorder's format, says which kinds are not served, and its
+    replay under two configurations differs on exactly the pods two simulate runs place
+    differently."""
+    if rc != 0 or "changes written" not in err:
+        raise RuntimeError("berth record exited %d: %s" % (rc, err))
+    if "not served" not in err or "ResourceClaim" not in err:
+        raise RuntimeError("the kinds v1.23 does not serve are not named: %s" % err)
+    lines = [json.loads(l) for l in open(history) if l.strip()]
+    if any(set(l) != {"time", "event", "resource"} for l in lines):
+        raise RuntimeError("not recorder lines")
+    pods = {l["resource"]["metadata"]["name"] for l in lines if l["resource"]["kind"] == "Pod"}
+    if len([p for p in pods if p.startswith("replay-")]) != 8:
+        raise RuntimeError("recorded pods: %s" % sorted(pods))
+    binpack = os.path.join(REPO, "examples", "compare", "binpack.yaml")
+    out = subprocess.run([berth, "compare", "--config", "default", "--config", binpack,
+                          "--replay", history, "-o", "json"], capture_output=True, text=True,
+                         timeout=300)
+    if out.returncode != 0:
+        raise RuntimeError("compare --replay: %s" % out.stderr)
+    sims = []
+    for cfg in ([], ["--config", binpack]):
+        s = subprocess.run([berth, "simulate", *cfg, "--replay", history, "-o", "json"],
+                           capture_output=True, text=True, timeout=300)
+        if s.returncode != 0:
+            raise RuntimeError("simulate --replay: %s" % s.stderr)
+        sims.append({r["pod"]: r.get("node") for r in json.loads(s.stdout)["results"]})
+    want = sorted(p for p in sims[0] if sims[0][p] != sims[1].get(p))
+    got = sorted(d["pod"] for d in json.loads(out.stdout)["differences"])
+    if not want or got != want:
+        raise RuntimeError("compare differs on %s, simulate runs on %s" % (got, want))
+
+
 def main():
     berth = os.path.abspath(sys.argv[1])
     cluster_sh = os.path.join(SCRIPTS, "cluster.sh")
@@ -105,6 +142,12 @@ def main():
             return len(ready) == 3
         wait_for("3 nodes Ready", nodes_ready)
         print("PASS nodes Ready", flush=True)
+        history = os.path.join(work, "history.jsonl")
+        record = subprocess.Popen([berth, "record", "--kubeconfig", kubeconfig, "-o", history],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs.append((record, open(os.devnull, "w")))  # stopped there if a check fails first
+        wait_for("the recording's initial list", lambda: os.path.exists(history) and any(
+            json.loads(l)["resource"]["kind"] == "Node" for l in open(history) if l.strip()))
         rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
               "metadata": {"name": "web", "namespace": "default"},
               "spec": {"replicas": 4, "selector": {"matchLabels": {"app": "web"}},
@@ -118,6 +161,20 @@ def main():
                         and p["status"].get("phase") == "Running"]) == 4
         wait_for("4 pods Running", running)
         print("PASS ReplicaSet pods bound and Running", flush=True)
+        for i in range(8):
+            pod = {"apiVersion": "v1", "kind": "Pod",
+                   "metadata": {"name": "replay-%d" % i, "namespace": "default"},
+                   "spec": {"containers": [{"name": "c", "image": "pause", "resources": {
+                       "requests": {"cpu": "500m", "memory": "256Mi"}}}]}}
+            kubectl(["apply", "-f", "-"], stdin=json.dumps(pod))
+        wait_for("the pods bound", lambda: all(
+            p["spec"].get("nodeName") for p in json.loads(kubectl(
+                ["get", "pods", "-o", "json"]))["items"]))
+        time.sleep(2)  # the recording catches up with the last binds
+        record.send_signal(signal.SIGINT)
+        _, err = record.communicate(timeout=30)
+        check_replay(berth, work, history, record.returncode, err)
+        print("PASS berth record of kube-apiserver, replayed by compare as by simulate", flush=True)
         ok = True
     except Exception as e:  # noqa: BLE001 - report whatever failed, then the logs
         print("FAIL: %s" % e)
