@@ -8,13 +8,15 @@ Usage: run_cluster_e2e.py BERTH [CHECK ...]
   annotated berth.dev/simulated-kubelet; its kubelets make them Ready with that capacity;
 * a node created by someone else without the annotation is left alone (no lease, not Ready);
 * a ReplicaSet's pods are created by its controllers, bound by the scheduler and Running;
-* `berth node stop` one of its nodes: its controllers taint it and replace its pods.
+* `berth node stop` one of its nodes: its controllers taint it and replace its pods;
+* `--terminated-pod-gc-threshold 1`: of two finished pods the older is collected.
 Prints one line per check and "N passed, M failed".
 """
 import json
 import os
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run_up_e2e import Fail, run_against_up, wait_for  # noqa: E402
@@ -24,7 +26,8 @@ CLUSTER_ARGS = ["--nodes", "3", "--node-name-prefix", "sim", "--node-cpu", "4",
                 "--node-memory", "16Gi", "--node-pods", "50", "--node-zones", "east,west",
                 "--node-labels", "team=blue", "--node-monitor-grace-period", "2s",
                 "--node-lease-renew-interval", "300ms", "--pod-start-delay", "100ms",
-                "--cluster-cidr", "10.201.0.0/16", "--node-cidr-mask-size", "27"]
+                "--cluster-cidr", "10.201.0.0/16", "--node-cidr-mask-size", "27",
+                "--terminated-pod-gc-threshold", "1"]
 
 
 class Cluster:
@@ -78,6 +81,21 @@ def check_cluster_nodes_pods_and_lifecycle(up):
         node_cmd(up, "start", victim)
         wait_for("node Ready again", lambda: ready_status(get(up, "node", victim)) == "True",
                  timeout=30)
+        # --terminated-pod-gc-threshold 1: of two finished pods the older is collected.
+        for i in range(2):
+            done = {"apiVersion": "v1", "kind": "Pod",
+                    "metadata": {"name": "done-%d" % i, "namespace": "default",
+                                 "annotations": {"berth.dev/run-seconds": "0.1"}},
+                    "spec": {"restartPolicy": "Never",
+                             "containers": [{"name": "c", "image": "nginx"}]}}
+            up.kubectl(["create", "-f", "-"], stdin=json.dumps(done))
+            time.sleep(1.1)  # creation times a second apart: done-0 is the older
+
+        def finished():
+            return {p["metadata"]["name"] for p in get(up, "pods")["items"]
+                    if p["metadata"]["name"].startswith("done-")}
+        wait_for("the older finished pod collected", lambda: finished() == {"done-1"},
+                 timeout=60)
     finally:
         cluster.stop()
 
