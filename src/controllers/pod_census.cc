@@ -51,10 +51,10 @@ void PodCensus::Apply(const Object& obj, int sign) {
   const Pod& pod = **p;
   const int ready = IsPodReady(pod) ? 1 : 0;
   const UnixTime since = ready && pod.raw ? ReadySince(*pod.raw) : 0;
-  auto owner = owners_.find(OwnerKeyOf(pod));
+  const std::string key = OwnerKeyOf(pod);
+  auto owner = owners_.find(key);
   if (sign > 0) {
-    if (owner == owners_.end())
-      owner = owners_.emplace(OwnerKeyOf(pod), std::map<Labels, Counts>{}).first;
+    if (owner == owners_.end()) owner = owners_.emplace(key, std::map<Labels, Counts>{}).first;
     Counts& c = owner->second[pod.metadata.labels];
     c.active += 1;
     c.ready += ready;
