@@ -79,23 +79,37 @@ struct HeldServer {
   std::unique_ptr<net::HttpServer> server;
 };
 
+// Writes sent from threads of their own, each counted when answered (and when a success).
+struct Senders {
+  explicit Senders(WriteCombiner& c) : combiner(c) {}
+  void Send(std::string body) {
+    threads.emplace_back([this, body] {
+      if (combiner.Send("/bind", body).ok()) ++ok;
+      ++finished;
+    });
+  }
+  void Join() {
+    for (auto& t : threads)
+      if (t.joinable()) t.join();
+  }
+  WriteCombiner& combiner;
+  std::atomic<int> ok{0}, finished{0};
+  std::vector<std::thread> threads;
+};
+
 TEST(WriteCombinerTest, ALoneWriteGoesAloneAndLargeBatchesOpenMoreSlots) {
   HeldServer held;
   auto rest = RestTo(*held.server);
   WriteCombiner combiner(rest.get(), /*min_slots=*/1, /*max_slots=*/4);
-  std::atomic<int> ok{0}, finished{0};
-  std::vector<std::thread> threads;
-  auto send = [&](std::string body) {
-    threads.emplace_back([&, body] {
-      if (combiner.Send("/bind", body).ok()) ++ok;
-      ++finished;
-    });
-  };
+  Senders senders(combiner);
+  auto send = [&](std::string body) { senders.Send(std::move(body)); };
+  std::atomic<int>& ok = senders.ok;
+  std::atomic<int>& finished = senders.finished;
   auto all_finished = [&](int n) { return [&, n] { return finished.load() == n; }; };
   // A lone write goes alone and leaves the one slot as it was.
   send("ok-alone");
   ASSERT_TRUE(held.ReleaseWhen([&] { return held.received == 1; }, all_finished(1)));
-  threads.back().join();
+  senders.threads.back().join();
   EXPECT_EQ(combiner.slots(), 1);
   // While "ok-first" is out, 30 writes wait; the slot it frees takes them as one batch, which
   // opens another slot.
@@ -105,8 +119,7 @@ TEST(WriteCombinerTest, ALoneWriteGoesAloneAndLargeBatchesOpenMoreSlots) {
   ASSERT_TRUE(held.ReleaseWhen([&] { return held.received == 2 && combiner.waiting() == 30; },
                                all_finished(32)));
   ASSERT_TRUE(held.ReleaseWhen([&] { return held.received == 32; }, all_finished(32)));
-  for (auto& t : threads)
-    if (t.joinable()) t.join();
+  senders.Join();
   EXPECT_EQ(ok.load(), 32);
   EXPECT_GT(combiner.slots(), 1);
 }
@@ -118,14 +131,10 @@ TEST(WriteCombinerTest, SmallBatchesLeaveTheRestWaitingAndOpenSlots) {
   HeldServer held;
   auto rest = RestTo(*held.server);
   WriteCombiner combiner(rest.get(), /*min_slots=*/1, /*max_slots=*/3, /*max_batch=*/4);
-  std::atomic<int> ok{0}, finished{0};
-  std::vector<std::thread> threads;
-  auto send = [&](std::string body) {
-    threads.emplace_back([&, body] {
-      if (combiner.Send("/bind", body).ok()) ++ok;
-      ++finished;
-    });
-  };
+  Senders senders(combiner);
+  auto send = [&](std::string body) { senders.Send(std::move(body)); };
+  std::atomic<int>& ok = senders.ok;
+  std::atomic<int>& finished = senders.finished;
   send("ok-first");
   for (int i = 0; i < 30; ++i) send("ok-" + std::to_string(i));
   ASSERT_TRUE(held.ReleaseWhen([&] { return held.received == 1 && combiner.waiting() == 30; },
@@ -146,7 +155,7 @@ TEST(WriteCombinerTest, SmallBatchesLeaveTheRestWaitingAndOpenSlots) {
       [&] { return finished.load() == 31; }));
   while (held.ReleaseWhen(settled, [&] { return finished.load() == 31; })) {
   }
-  for (auto& t : threads) t.join();
+  senders.Join();
   EXPECT_EQ(ok.load(), 31);
   EXPECT_GT(combiner.slots(), 1);
 }
