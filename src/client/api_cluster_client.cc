@@ -81,6 +81,14 @@ std::string PodPath(const Pod& pod) {
 
 }  // namespace
 
+BindingPipeline BindingPipelineFor(std::string_view version_body) {
+  const Json doc = Json::parse(version_body, nullptr, false);
+  const auto git = doc.is_object() ? doc.find("gitVersion") : doc.end();
+  const bool berth = git != doc.end() && git->is_string() &&
+                     git->get_ref<const std::string&>().ends_with("-berth");
+  return berth ? kOwnServerBindings : BindingPipeline{};
+}
+
 ApiClusterClient::ApiClusterClient(std::unique_ptr<RestClient> rest,
                                    std::function<void(const std::string&)> log,
                                    BindingPipeline bindings)

@@ -46,6 +46,10 @@ struct BindingPipeline {
   size_t batch = 4;
 };
 inline constexpr BindingPipeline kOwnServerBindings{16, 32};
+// The pipeline for the server whose `/version` answered `version_body`: kOwnServerBindings
+// for Berth's own (gitVersion "v1.x.y-berth"), the default for any other or an unreadable
+// answer.
+BindingPipeline BindingPipelineFor(std::string_view version_body);
 
 class ApiClusterClient final : public ClusterClient,
                                public DraListers,

@@ -27,6 +27,23 @@ using Json = nlohmann::json;
 // A binding answered 409 is settled by reading the pod; when that read fails too (the
 // connection cut again, the server briefly unavailable) beyond the REST client's own retries,
 // it is read again rather than the earlier, successful binding being reported as a conflict.
+// Bindings go in large batches only to Berth's own server, as its /version names it; any
+// other answer, readable or not, gets the pipeline for servers that answer requests in turn.
+TEST(ApiClusterClientTest, BindingPipelineFollowsTheServersVersion) {
+  const BindingPipeline own = BindingPipelineFor(
+      R"({"major":"1","minor":"32","gitVersion":"v1.32.0-berth","platform":"linux/amd64"})");
+  EXPECT_EQ(own.connections, kOwnServerBindings.connections);
+  EXPECT_EQ(own.batch, kOwnServerBindings.batch);
+  for (const char* other : {R"({"major":"1","minor":"23","gitVersion":"v1.23.0"})",
+                            R"({"gitVersion":7})", "not json", ""}) {
+    const BindingPipeline p = BindingPipelineFor(other);
+    EXPECT_EQ(p.connections, BindingPipeline{}.connections) << other;
+    EXPECT_EQ(p.batch, BindingPipeline{}.batch) << other;
+  }
+  EXPECT_GT(BindingPipeline{}.connections, kOwnServerBindings.connections);
+  EXPECT_LT(BindingPipeline{}.batch, kOwnServerBindings.batch);
+}
+
 TEST(ApiClusterClientTest, BindConflictSettledThroughAFailingRead) {
   std::atomic<int> reads{0};
   auto server = net::HttpServer::Start({}, [&](net::HttpRequest& req) {

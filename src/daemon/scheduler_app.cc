@@ -237,7 +237,8 @@ struct SchedulerApp::Impl {
   VoidResult LoadConfiguration(SchedulerAppOptions options);
   Result<std::unique_ptr<client::RestClient>> NewRestClient() const;
   VoidResult CheckServer(client::RestClient& rest);
-  bool berth_server = false;  // the API server is Berth's own (CheckServer)
+  // How bindings go to the API server, for the server CheckServer found.
+  client::BindingPipeline bindings;
   VoidResult ApplyPolicyConfigMap(client::RestClient& rest);
   VoidResult CreateScheduler(std::unique_ptr<client::RestClient> rest);
   void StartConfigReload();
@@ -386,14 +387,10 @@ VoidResult SchedulerApp::Impl::CheckServer(client::RestClient& rest) {
     return Error{fmt::format("the API server {} refused the credentials (HTTP {})",
                              connection.server, version->status)};
   }
-  // Berth's own server (`berth up`, gitVersion "v1.x.y-berth") reads pipelined writes ahead and
-  // commits them together: bindings go in large batches on few connections there; elsewhere in
-  // small ones on more connections, as a server that answers a connection's requests in turn
-  // (kube-apiserver over HTTP/1.1) needs.
-  const auto doc = nlohmann::json::parse(version->body, nullptr, false);
-  const auto git = doc.is_object() ? doc.find("gitVersion") : doc.end();
-  berth_server = git != doc.end() && git->is_string() &&
-                 git->get_ref<const std::string&>().ends_with("-berth");
+  // Berth's own server reads pipelined writes ahead and commits them together: large batches
+  // on few connections there; small ones on more elsewhere (kube-apiserver over HTTP/1.1
+  // answers a connection's requests in turn).
+  bindings = client::BindingPipelineFor(version->body);
   return {};
 }
 
@@ -424,8 +421,7 @@ VoidResult SchedulerApp::Impl::CreateScheduler(std::unique_ptr<client::RestClien
   const SchedulerAppOptions& o = options;
   observe::Logger* logger = &log;
   client = std::make_unique<client::ApiClusterClient>(
-      std::move(rest), [logger](const std::string& m) { logger->Warning(m); },
-      berth_server ? client::kOwnServerBindings : client::BindingPipeline{});
+      std::move(rest), [logger](const std::string& m) { logger->Warning(m); }, bindings);
   if (!config.profiles.empty()) client->set_reporting_name(config.profiles[0].scheduler_name);
   SchedulerOptions so;
   so.config = &config;
