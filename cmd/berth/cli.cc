@@ -87,6 +87,7 @@ int RunSimulate(const std::string& config_path, const std::vector<std::string>& 
       return Fail("--replay: give no -f, and -o table or json");
     berth::sim::ReplayOptions ro;
     ro.seed = seed;
+    ro.opportunistic_batching = gates->Enabled(berth::config::features::kOpportunisticBatching);
     if (!config_path.empty()) ro.config_source = config_path;
     auto replayed = berth::sim::Replay(*cfg, registry, replay, ro);
     if (!replayed.ok()) return Fail(replayed.error().message);
@@ -106,6 +107,7 @@ int RunSimulate(const std::string& config_path, const std::vector<std::string>& 
   std::vector<berth::Object> objects = std::move(read).value();
   berth::sim::SimulationOptions opts;
   opts.seed = seed;
+  opts.opportunistic_batching = gates->Enabled(berth::config::features::kOpportunisticBatching);
   if (!config_path.empty()) opts.config_source = config_path;
   auto result = berth::sim::Simulate(*cfg, registry, objects, opts);
   if (!result.ok()) return Fail(result.error().message);

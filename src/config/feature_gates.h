@@ -21,6 +21,7 @@ namespace berth::config {
 namespace features {
 inline constexpr std::string_view kPodLevelResources = "PodLevelResources";
 inline constexpr std::string_view kGenericWorkload = "GenericWorkload";
+inline constexpr std::string_view kOpportunisticBatching = "OpportunisticBatching";
 inline constexpr std::string_view kGangScheduling = "GangScheduling";
 inline constexpr std::string_view kStorageCapacityScoring = "StorageCapacityScoring";
 inline constexpr std::string_view kSchedulerAsyncPreemption = "SchedulerAsyncPreemption";

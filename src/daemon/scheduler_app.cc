@@ -445,6 +445,7 @@ VoidResult SchedulerApp::Impl::CreateScheduler(std::unique_ptr<client::RestClien
   so.nominate_before_binding = o.feature_gates.Enabled("NominatedNodeNameForExpectation");
   so.pop_from_backoff_q = o.feature_gates.Enabled(config::features::kSchedulerPopFromBackoffQ);
   so.pod_group_cycles = o.feature_gates.Enabled(config::features::kGenericWorkload);
+  so.opportunistic_batching = o.feature_gates.Enabled(config::features::kOpportunisticBatching);
   so.metrics = &metrics_sink;
   so.log = &log;
   so.record_details = o.verbosity >= 10 || o.record_decisions || !o.extra_observers.empty();

@@ -332,6 +332,18 @@ std::vector<std::string> Framework::ListPlugins(std::string_view point) const {
   return out;
 }
 
+std::vector<const Plugin*> Framework::CyclePlugins() const {
+  std::vector<const Plugin*> out;
+  auto add = [&](const Plugin* p) {
+    if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  };
+  for (const auto& e : pre_filter_) add(e.plugin);
+  for (const auto* p : filter_) add(p);
+  for (const auto& e : pre_score_) add(e.plugin);
+  for (const auto& e : score_) add(e.plugin);
+  return out;
+}
+
 std::string Framework::queue_sort_name() const { return std::string(queue_sort_->Name()); }
 
 DetachedServices Framework::Detached() const {

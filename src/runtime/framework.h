@@ -140,6 +140,9 @@ class Framework final : public Handle, public DetachedServicesProvider {
   // Plugin lists per point, in execution order (for reports and tests).
   std::vector<std::string> ListPlugins(std::string_view point) const;
   const std::vector<ScorePluginEntry>& score_plugins() const { return score_; }
+  // The plugins at PreFilter, Filter, PreScore and Score, each once, in that order (the ones
+  // whose inputs a pod's signature covers: opportunistic batching).
+  std::vector<const Plugin*> CyclePlugins() const;
   bool HasFilterPlugins() const { return !filter_.empty(); }
   size_t num_filter_plugins() const { return filter_.size(); }
   bool HasScorePlugins() const { return !score_.empty(); }

@@ -178,6 +178,7 @@ VoidResult SimCluster::StartScheduler(const ClusterOptions& options) {
   so.inline_binding = true;  // binding cycles on Settle's thread, in scheduling order
   so.record_details = false;
   so.nominate_before_binding = gates->Enabled("NominatedNodeNameForExpectation");
+  so.opportunistic_batching = gates->Enabled(config::features::kOpportunisticBatching);
   so.pop_from_backoff_q = false;  // backoff ends when the clock says so (NextDue)
   auto sched = Scheduler::Create(so);
   if (!sched.ok()) return sched.error();

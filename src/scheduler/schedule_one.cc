@@ -340,6 +340,9 @@ Status Scheduler::FindNodesThatFitPod(Framework& fw, CycleState& state, const Po
     return Status::Success();
   }
 
+  // Opportunistic batching: the next node of the previous alike pod's ranking, alone.
+  if (TryBatchHint(fw, state, pod, feasible, attempt)) return Status::Success();
+
   // A pod that preempted before tries its nominated node first, alone.
   const std::string& nominated = pod.pod->status.nominated_node_name;
   if (!nominated.empty()) {
@@ -494,6 +497,7 @@ void Scheduler::RefreshSnapshot(Framework& fw) {
 
 Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& pod,
                               ScheduleResult* result, SchedulingAttempt* attempt) {
+  ++cycle_count_;
   // A pod group's members are scheduled against the snapshot their group cycle took.
   if (!in_group_cycle_) RefreshSnapshot(fw);
   if (snapshot_.size() == 0) return Status::Unresolvable("no nodes available to schedule pods");
@@ -515,6 +519,7 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
   // recorded cycle as cheap as the nodes it evaluated.
   if (feasible.size() == 1) {
     result->host = feasible[0]->name();
+    StoreBatchResults(fw, pod, result->host, feasible, score_scratch_);
     return Status::Success();
   }
   // Unrecorded cycles reuse one table (scheduling thread only): no allocation per plugin row.
@@ -536,6 +541,7 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
     PrioritizeWithExtenders(extenders_, *pod.pod, fw.parallelizer(), &table);
   }
   result->host = SelectHost(table);
+  StoreBatchResults(fw, pod, result->host, feasible, table);
   if (record_details_) {
     if (detail_nodes_ > 0 && table.nodes.size() > detail_nodes_) {
       attempt->scored_nodes_omitted = table.nodes.size() - detail_nodes_;

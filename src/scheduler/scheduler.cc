@@ -33,6 +33,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerOptions& opt
   s->inline_binding_ = options.inline_binding;
   s->nominate_before_binding_ = options.nominate_before_binding;
   s->pod_group_cycles_ = options.pod_group_cycles;
+  s->opportunistic_batching_ = options.opportunistic_batching;
   s->record_details_ = options.record_details;
   s->detail_nodes_ = options.detail_nodes;
   s->metrics_ = options.metrics;

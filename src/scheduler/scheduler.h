@@ -40,6 +40,7 @@
 #include "scheduler/binding_executor.h"
 #include "scheduler/deadline_timer.h"
 #include "scheduler/node_result_reuse.h"
+#include "scheduler/opportunistic_batch.h"
 #include "scheduler/requeue_policy.h"
 
 namespace berth::observe {
@@ -155,6 +156,11 @@ struct SchedulerOptions {
   // group (spec.schedulingGroup) are scheduled together in one pod group cycle against one
   // snapshot (pod_group_cycle.cc) rather than one cycle each.
   bool pod_group_cycles = false;
+  // OpportunisticBatching (on by default, as in kube-scheduler v1.37): a pod whose signature
+  // (PodSigner) equals the previous pod's is offered the next node of that pod's ranking,
+  // checked with Filter alone (opportunistic_batch.h). Decisions can then differ from a full
+  // cycle's; profiles that sign no pod (the default one) decide as without it.
+  bool opportunistic_batching = true;
   // Failed writes the scheduler recovers from (the PodScheduled condition, a nomination, a
   // cache entry to forget) and plugins' LogError are logged here; null: nowhere (simulation).
   observe::Logger* log = nullptr;
@@ -261,6 +267,8 @@ class Scheduler final : public ClusterEventHandler,
   // Filter verdicts taken from earlier cycles instead of running the Filter plugins
   // (SchedulerOptions::reuse_equivalent_pod_results). Scheduling thread.
   uint64_t reused_verdicts() const { return reuse_.reused_verdicts(); }
+  // Opportunistic batching's hints and dropped rankings so far. Scheduling thread.
+  const OpportunisticBatch::Counts& batch_counts() const { return batch_.counts(); }
   // Binding cycles started and not yet ended (Permit waits included). Any thread.
   int binding_cycles_running() const {
     return binding_cycles_running_.load(std::memory_order_relaxed);
@@ -358,6 +366,13 @@ class Scheduler final : public ClusterEventHandler,
                           std::vector<const NodeInfo*>* feasible, SchedulingAttempt* attempt);
   int NumFeasibleNodesToFind(const Framework& fw, int num_all_nodes) const;
   std::string SelectHost(const ScoreTable& table);
+  // Opportunistic batching (batch_cycle.cc). After PreFilter: asks the batch for a hint and
+  // checks it alone with Filter; true when it passed (then `feasible` holds it).
+  bool TryBatchHint(Framework& fw, CycleState& state, const PodInfo& pod,
+                    std::vector<const NodeInfo*>* feasible, SchedulingAttempt* attempt);
+  // After the cycle chose `host` among `feasible` (scored in `table` when more than one).
+  void StoreBatchResults(const Framework& fw, const PodInfo& pod, const std::string& host,
+                         const std::vector<const NodeInfo*>& feasible, const ScoreTable& table);
   void RunBindingCycle(std::unique_ptr<BindingTask> task);
   // Brings the snapshot up to date for a cycle of `fw`.
   void RefreshSnapshot(Framework& fw);
@@ -427,6 +442,7 @@ class Scheduler final : public ClusterEventHandler,
   bool inline_binding_ = true;
   bool nominate_before_binding_ = true;
   bool pod_group_cycles_ = false;
+  bool opportunistic_batching_ = true;
   // Set while a pod group's members are tried: SchedulePod keeps the group's snapshot.
   bool in_group_cycle_ = false;
   SchedulerMetricsSink* metrics_ = nullptr;
@@ -469,6 +485,12 @@ class Scheduler final : public ClusterEventHandler,
   AttemptObserver* observer_ = nullptr;
   std::mutex observer_mu_;
   int next_start_node_index_ = 0;
+  // Opportunistic batching: its kept rankings, the scheduling cycles so far (a ranking serves
+  // the next cycle of its profile only), and this cycle's hint and whether its pod is signed.
+  OpportunisticBatch batch_;
+  uint64_t cycle_count_ = 0;
+  std::string batch_hint_;
+  bool batch_signable_ = false;
   // This cycle's PreFilterResult, when it excluded nodes, and the status they share.
   struct OutsideNodes {
     PreFilterResult kept;

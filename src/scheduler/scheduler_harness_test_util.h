@@ -51,7 +51,8 @@ class Harness {
                    std::function<void(config::SchedulerConfiguration&)> tweak = nullptr,
                    std::vector<PluginRegistration> extra_plugins = {},
                    std::vector<std::shared_ptr<Extender>> extenders = {},
-                   SchedulerMetricsSink* metrics = nullptr, size_t detail_nodes = 0)
+                   SchedulerMetricsSink* metrics = nullptr, size_t detail_nodes = 0,
+                   bool opportunistic_batching = true)
       : registry_(InTreeRegistry()), config_(config::DefaultConfiguration(registry_)) {
     for (auto& r : extra_plugins) EXPECT_TRUE(registry_.Add(std::move(r)).ok());
     if (tweak) tweak(config_);
@@ -66,6 +67,7 @@ class Harness {
     so.detail_nodes = detail_nodes;
     so.extenders = std::move(extenders);
     so.metrics = metrics;
+    so.opportunistic_batching = opportunistic_batching;
     auto s = Scheduler::Create(so);
     if (!s.ok()) {
       ADD_FAILURE() << s.error().message;

@@ -322,6 +322,7 @@ Result<ReplayResult> Replay(const config::SchedulerConfiguration& config, const 
   so.client = &cluster;
   so.clock = &clock;
   so.seed = options.seed;
+  so.opportunistic_batching = options.opportunistic_batching;
   auto extenders = extender::BuildExtenders(run_config.extenders);
   if (!extenders.ok())
     return Error{fmt::format("{}: {}", options.config_source, extenders.error().message)};

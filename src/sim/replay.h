@@ -35,6 +35,7 @@ struct ReplayOptions {
   AttemptObserver* observer = nullptr;  // sees every attempt
   std::function<bool()> keep_running;   // after each cycle; false ends the replay
   size_t max_samples = 1000;            // points of over_time
+  bool opportunistic_batching = true;   // the OpportunisticBatching feature gate
 };
 
 struct ReplayResult {

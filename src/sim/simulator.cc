@@ -228,6 +228,7 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
   so.record_details = options.record_details;
   so.node_local_plugins = options.node_local_plugins;
   so.reuse_equivalent_pod_results = options.reuse_equivalent_pod_results;
+  so.opportunistic_batching = options.opportunistic_batching;
   auto sched_r = Scheduler::Create(so);
   if (!sched_r.ok())
     return Error{fmt::format("{}: {}", options.config_source, sched_r.error().message)};

@@ -61,6 +61,8 @@ struct SimulationOptions {
   std::vector<std::string> node_local_plugins;
   // SchedulerOptions::reuse_equivalent_pod_results (off only to compare decisions).
   bool reuse_equivalent_pod_results = true;
+  // SchedulerOptions::opportunistic_batching (the OpportunisticBatching feature gate).
+  bool opportunistic_batching = true;
   // Keep each pod's last attempt in PodResult::last. False: only the outcome is kept (callers
   // that read the attempts through `observer` and need no copy of every score table).
   bool keep_last_attempts = true;

@@ -9,6 +9,7 @@
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
+#include "berth/framework/pod_signer.h"
 #include "framework/node_batch_score.h"
 
 namespace berth {
@@ -46,11 +47,18 @@ int64_t Priority(int64_t sum, size_t containers) {
 class ImageLocality final : public PreScorePlugin,
                             public ScorePlugin,
                             public ScoresWithoutPreScore,
-                            public NodeBatchScorer {
+                            public NodeBatchScorer,
+                            public PodSigner {
  public:
   explicit ImageLocality(Handle& handle) : handle_(handle) {}
 
   std::string_view Name() const override { return kImageLocalityName; }
+
+  // Score reads the pod's images, normalized.
+  bool Signable(const Pod&) const override { return true; }
+  bool SameSignature(const Pod& a, const Pod& b) const override {
+    return NormalizedImages(a) == NormalizedImages(b);
+  }
 
   Status PreScore(CycleState& state, const PodInfo& pod,
                   std::span<const NodeInfo* const>) override {

@@ -22,6 +22,7 @@
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
+#include "berth/framework/pod_signer.h"
 #include "berth/framework/registry.h"
 #include "config/plugin_names.h"
 
@@ -48,13 +49,25 @@ class InterPodAffinity final : public PreFilterPlugin,
                                public PreFilterExtensions,
                                public PreScorePlugin,
                                public ScorePlugin,
-                               public EnqueueExtensions {
+                               public EnqueueExtensions,
+                               public PodSigner {
  public:
   // `handle` must outlive the plugin. `args` are expected to be validated already.
   InterPodAffinity(const config::InterPodAffinityArgs& args, Handle& handle);
   ~InterPodAffinity() override;
 
   std::string_view Name() const override { return kName; }
+
+  // A pod with affinity or anti-affinity of its own depends on the pods of other nodes: not
+  // signed. Otherwise the preferred terms of existing pods read its labels, unless
+  // ignorePreferredTermsOfExistingPods leaves them out.
+  bool Signable(const Pod& pod) const override {
+    return !pod.spec.affinity ||
+           (!pod.spec.affinity->pod_affinity && !pod.spec.affinity->pod_anti_affinity);
+  }
+  bool SameSignature(const Pod& a, const Pod& b) const override {
+    return args_.ignore_preferred_terms_of_existing_pods || a.metadata.labels == b.metadata.labels;
+  }
 
   // Skip when neither the incoming pod has required (anti-)affinity nor any existing pod's
   // required anti-affinity matches it. UnschedulableAndUnresolvable "parsing pod: ..." when the

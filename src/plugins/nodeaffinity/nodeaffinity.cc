@@ -12,10 +12,13 @@
 #include "berth/config/plugin_args.h"
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/plugin.h"
+#include "berth/framework/pod_signer.h"
 #include "config/plugin_args_codec.h"
 
 namespace berth {
 namespace {
+
+const NodeAffinity* OptPtr(const std::optional<NodeAffinity>& a) { return a ? &*a : nullptr; }
 
 constexpr std::string_view kReasonPod = "node(s) didn't match Pod's node affinity/selector";
 constexpr std::string_view kReasonEnforced =
@@ -69,7 +72,8 @@ class NodeAffinityPlugin final : public PreFilterPlugin,
                                  public PreScorePlugin,
                                  public ScorePlugin,
                                  public ScoresWithoutPreScore,
-                                 public EnqueueExtensions {
+                                 public EnqueueExtensions,
+                                 public PodSigner {
  public:
   static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, Handle&) {
     static const config::NodeAffinityArgs kDefaults;
@@ -87,6 +91,16 @@ class NodeAffinityPlugin final : public PreFilterPlugin,
   }
 
   std::string_view Name() const override { return kNodeAffinityName; }
+
+  // Filter and Score read the pod's nodeSelector and node affinity (the profile's added
+  // affinity is the same for every pod).
+  bool Signable(const Pod&) const override { return true; }
+  bool SameSignature(const Pod& a, const Pod& b) const override {
+    if (a.spec.node_selector != b.spec.node_selector) return false;
+    const NodeAffinity* x = a.spec.affinity ? OptPtr(a.spec.affinity->node_affinity) : nullptr;
+    const NodeAffinity* y = b.spec.affinity ? OptPtr(b.spec.affinity->node_affinity) : nullptr;
+    return x == nullptr ? y == nullptr : y != nullptr && *x == *y;
+  }
 
   Status PreFilter(CycleState&, const PodInfo& pod, std::span<const NodeInfo* const>,
                    PreFilterResult* result) override {

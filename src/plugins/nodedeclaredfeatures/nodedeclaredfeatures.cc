@@ -10,6 +10,7 @@
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
+#include "berth/framework/pod_signer.h"
 
 namespace berth {
 namespace {
@@ -61,12 +62,19 @@ QueueingHintFn AfterPodUpdate(Inference inference) {
 
 class NodeDeclaredFeatures final : public PreFilterPlugin,
                                    public FilterPlugin,
-                                   public EnqueueExtensions {
+                                   public EnqueueExtensions,
+                                   public PodSigner {
  public:
   NodeDeclaredFeatures(bool enabled, Inference inference)
       : enabled_(enabled), inference_(std::move(inference)) {}
 
   std::string_view Name() const override { return kNodeDeclaredFeaturesName; }
+
+  // Filter reads the features the pod needs.
+  bool Signable(const Pod&) const override { return true; }
+  bool SameSignature(const Pod& a, const Pod& b) const override {
+    return !enabled_ || inference_.Required(a) == inference_.Required(b);
+  }
 
   Status PreFilter(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const>,
                    PreFilterResult*) override {

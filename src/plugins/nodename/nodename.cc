@@ -6,13 +6,19 @@
 
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/plugin.h"
+#include "berth/framework/pod_signer.h"
 
 namespace berth {
 namespace {
 
-class NodeName final : public FilterPlugin, public EnqueueExtensions {
+class NodeName final : public FilterPlugin, public EnqueueExtensions, public PodSigner {
  public:
   std::string_view Name() const override { return kNodeNameName; }
+
+  bool Signable(const Pod&) const override { return true; }
+  bool SameSignature(const Pod& a, const Pod& b) const override {
+    return a.spec.node_name == b.spec.node_name;
+  }
 
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override {
     const std::string& wanted = pod->spec.node_name;

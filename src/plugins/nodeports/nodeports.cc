@@ -7,6 +7,8 @@
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
+#include "berth/framework/pod_signer.h"
+#include "framework/pod_signature.h"
 
 namespace berth {
 namespace {
@@ -51,9 +53,17 @@ bool Conflict(const WantedPort& a, const WantedPort& b) {
          (a.ip == b.ip || a.ip == "0.0.0.0" || b.ip == "0.0.0.0");
 }
 
-class NodePorts final : public PreFilterPlugin, public FilterPlugin, public EnqueueExtensions {
+class NodePorts final : public PreFilterPlugin,
+                        public FilterPlugin,
+                        public EnqueueExtensions,
+                        public PodSigner {
  public:
   std::string_view Name() const override { return kNodePortsName; }
+
+  bool Signable(const Pod&) const override { return true; }
+  bool SameSignature(const Pod& a, const Pod& b) const override {
+    return signature::SameHostPorts(a, b);
+  }
 
   Status PreFilter(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const>,
                    PreFilterResult*) override {

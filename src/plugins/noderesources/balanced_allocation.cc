@@ -6,6 +6,7 @@
 #include "berth/config/plugin_args.h"
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
+#include "berth/framework/pod_signer.h"
 #include "config/plugin_args_codec.h"
 #include "framework/node_batch_score.h"
 #include "plugins/noderesources/dra_backed.h"
@@ -40,12 +41,20 @@ bool RequestsNothing(std::span<const int64_t> pod_requests) {
 class BalancedAllocation final : public PreScorePlugin,
                                  public ScorePlugin,
                                  public ScoresWithoutPreScore,
-                                 public NodeBatchScorer {
+                                 public NodeBatchScorer,
+                                 public PodSigner {
  public:
   static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, bool pod_level_resources,
                                              bool dra_extended_resource, Handle& handle);
 
   std::string_view Name() const override { return kNodeResourcesBalancedAllocationName; }
+
+  bool Signable(const Pod& pod) const override {
+    return !noderesources::RequestsDraBackedResource(pod, dra_selectors_ != nullptr, *handle_);
+  }
+  bool SameSignature(const Pod& a, const Pod& b) const override {
+    return noderesources::SameSignedRequests(a, b, pod_level_resources_);
+  }
 
   // Skip for pods that request none of the configured resources: scoring them would pile
   // best-effort pods onto the same nodes.

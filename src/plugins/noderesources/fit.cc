@@ -11,6 +11,7 @@
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
+#include "berth/framework/pod_signer.h"
 #include "config/plugin_args_codec.h"
 #include "framework/dra_extended_resources.h"
 #include "framework/node_batch_score.h"
@@ -64,12 +65,20 @@ class Fit final : public PreFilterPlugin,
                   public ScorePlugin,
                   public ScoresWithoutPreScore,
                   public NodeBatchScorer,
-                  public EnqueueExtensions {
+                  public EnqueueExtensions,
+                  public PodSigner {
  public:
   static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, bool pod_level_resources,
                                              bool dra_extended_resource, Handle& handle);
 
   std::string_view Name() const override { return kNodeResourcesFitName; }
+
+  bool Signable(const Pod& pod) const override {
+    return !noderesources::RequestsDraBackedResource(pod, dra_extended_resource_, *handle_);
+  }
+  bool SameSignature(const Pod& a, const Pod& b) const override {
+    return noderesources::SameSignedRequests(a, b, pod_level_resources_);
+  }
 
   Status PreFilter(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes,
                    PreFilterResult* result) override;

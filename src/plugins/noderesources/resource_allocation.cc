@@ -5,8 +5,10 @@
 
 #include "api/pod_requests.h"
 #include "berth/api/resources.h"
+#include "berth/framework/dra.h"
 #include "berth/framework/plugin.h"
 #include "config/plugin_args_codec.h"
+#include "framework/dra_extended_resources.h"
 
 namespace berth::noderesources {
 
@@ -15,6 +17,32 @@ const PodRequests& RequestsOf(const PodInfo& pod, bool pod_level_resources, PodR
   *scratch = ComputePodRequestsIgnoringPodLevel(*pod.pod);
   return *scratch;
 }
+namespace {
+
+Resource SignedRequests(const Pod& pod, bool pod_level_resources) {
+  return pod_level_resources || !HasPodLevelRequests(pod)
+             ? ComputePodRequests(pod).requests
+             : ComputePodRequestsIgnoringPodLevel(pod).requests;
+}
+
+}  // namespace
+
+bool SameSignedRequests(const Pod& a, const Pod& b, bool pod_level_resources) {
+  return SignedRequests(a, pod_level_resources) == SignedRequests(b, pod_level_resources);
+}
+
+bool RequestsDraBackedResource(const Pod& pod, bool dra_extended_resource, Handle& handle) {
+  if (!dra_extended_resource) return false;
+  const DraListers* dra = DraListersOf(handle.listers());
+  if (dra == nullptr) return false;
+  for (const auto& [name, quantity] : ComputePodRequests(pod).requests.scalar) {
+    if (quantity > 0 && dra_extended::IsDraExtendedResourceName(name) &&
+        dra_extended::ResolveDeviceClass(*dra, name) != nullptr)
+      return true;
+  }
+  return false;
+}
+
 std::vector<ScoredResource> ResolveResources(const std::vector<config::ResourceSpec>& specs) {
   std::vector<ScoredResource> out;
   out.reserve(specs.size());

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "berth/config/plugin_args.h"
+#include "berth/framework/handle.h"
 #include "berth/framework/node_info.h"
 #include "framework/shape_score.h"
 
@@ -40,6 +41,12 @@ enum class RequestSource { kNonZero, kActual };
 // them: pod.requests when on (or when spec.resources requests nothing), else recomputed into
 // `scratch` without spec.resources.
 const PodRequests& RequestsOf(const PodInfo& pod, bool pod_level_resources, PodRequests* scratch);
+// Pod signatures (berth/framework/pod_signer.h) of both resource plugins: the requests they
+// read, and whether the pod asks for an extended resource a DeviceClass backs
+// (DRAExtendedResource), whose devices DynamicResources allocates from what other pods hold:
+// such a pod is not signed.
+bool SameSignedRequests(const Pod& a, const Pod& b, bool pod_level_resources);
+bool RequestsDraBackedResource(const Pod& pod, bool dra_extended_resource, Handle& handle);
 
 void PodRequestsFor(const PodRequests& pod, std::span<const ScoredResource> resources,
                     RequestSource source, std::span<int64_t> out);

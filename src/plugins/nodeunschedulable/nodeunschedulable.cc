@@ -10,7 +10,9 @@
 #include "berth/api/selectors.h"
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/plugin.h"
+#include "berth/framework/pod_signer.h"
 #include "berth/framework/remedy.h"
+#include "framework/pod_signature.h"
 
 namespace berth {
 namespace {
@@ -27,12 +29,19 @@ bool ToleratesUnschedulable(const Pod& pod, bool comparison_operators) {
 
 class NodeUnschedulable final : public FilterPlugin,
                                 public EnqueueExtensions,
-                                public FilterRemedies {
+                                public FilterRemedies,
+                                public PodSigner {
  public:
   explicit NodeUnschedulable(bool comparison_operators)
       : comparison_operators_(comparison_operators) {}
 
   std::string_view Name() const override { return kNodeUnschedulableName; }
+
+  // Reads the pod's tolerations only.
+  bool Signable(const Pod&) const override { return true; }
+  bool SameSignature(const Pod& a, const Pod& b) const override {
+    return signature::SameTolerations(a, b);
+  }
 
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override {
     if (node.node() == nullptr) return Status::Error("node not found");

@@ -45,9 +45,11 @@
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
+#include "berth/framework/pod_signer.h"
 #include "berth/framework/registry.h"
 #include "config/feature_gates.h"
 #include "config/plugin_names.h"
+#include "framework/pod_signature.h"
 #include "framework/volume_attachments.h"
 
 namespace berth {
@@ -66,12 +68,19 @@ inline constexpr std::string_view kErrReasonDriverNotInstalled =
 class CSILimits final : public PreFilterPlugin,
                         public FilterPlugin,
                         public EnqueueExtensions,
-                        public VolumeAttachmentEnqueueExtensions {
+                        public VolumeAttachmentEnqueueExtensions,
+                        public PodSigner {
  public:
   explicit CSILimits(Handle& handle, bool volume_limit_scaling = true)
       : handle_(&handle), volume_limit_scaling_(volume_limit_scaling) {}
 
   std::string_view Name() const override { return kName; }
+
+  // Every volume plugin reads the pod's volume sources.
+  bool Signable(const Pod&) const override { return true; }
+  bool SameSignature(const Pod& a, const Pod& b) const override {
+    return signature::SameVolumeSources(a, b);
+  }
   Status PreFilter(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes,
                    PreFilterResult* result) override;
   Status Filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;

@@ -28,6 +28,7 @@
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
+#include "berth/framework/pod_signer.h"
 #include "berth/framework/registry.h"
 #include "config/feature_gates.h"
 #include "config/plugin_names.h"
@@ -57,7 +58,8 @@ class PodTopologySpread final : public PreFilterPlugin,
                                 public PreFilterExtensions,
                                 public PreScorePlugin,
                                 public ScorePlugin,
-                                public EnqueueExtensions {
+                                public EnqueueExtensions,
+                                public PodSigner {
  public:
   // `handle` must outlive the plugin; `args` are expected to be validated already.
   // `comparison_operators`: the TaintTolerationComparisonOperators gate.
@@ -65,6 +67,13 @@ class PodTopologySpread final : public PreFilterPlugin,
                     bool comparison_operators = false);
 
   std::string_view Name() const override { return kName; }
+
+  // Spreading counts pods on every node: a pod with constraints, its own or the profile's
+  // defaults (the system defaults included), is not signed.
+  bool Signable(const Pod& pod) const override {
+    return pod.spec.topology_spread_constraints.empty() && default_constraints_.empty();
+  }
+  bool SameSignature(const Pod&, const Pod&) const override { return true; }
 
   // Skip when the pod has no DoNotSchedule constraint (own or default). Error when a selector
   // does not parse.

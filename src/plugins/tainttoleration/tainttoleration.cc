@@ -11,8 +11,10 @@
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/cycle_state.h"
 #include "berth/framework/plugin.h"
+#include "berth/framework/pod_signer.h"
 #include "berth/framework/remedy.h"
 #include "framework/node_batch_score.h"
+#include "framework/pod_signature.h"
 
 namespace berth {
 namespace {
@@ -50,12 +52,19 @@ class TaintToleration final : public FilterPlugin,
                               public ScorePlugin,
                               public EnqueueExtensions,
                               public FilterRemedies,
-                              public NodeBatchScorer {
+                              public NodeBatchScorer,
+                              public PodSigner {
  public:
   explicit TaintToleration(bool comparison_operators)
       : comparison_operators_(comparison_operators) {}
 
   std::string_view Name() const override { return kTaintTolerationName; }
+
+  // Filter and Score read the pod's tolerations only.
+  bool Signable(const Pod&) const override { return true; }
+  bool SameSignature(const Pod& a, const Pod& b) const override {
+    return signature::SameTolerations(a, b);
+  }
 
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override {
     if (node.node() == nullptr) return Status::Error("node not found");

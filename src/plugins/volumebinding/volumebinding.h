@@ -35,10 +35,12 @@
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
+#include "berth/framework/pod_signer.h"
 #include "berth/framework/pre_bind_preflight.h"
 #include "berth/framework/registry.h"
 #include "config/feature_gates.h"
 #include "config/plugin_names.h"
+#include "framework/pod_signature.h"
 #include "framework/shape_score.h"
 #include "plugins/volumebinding/assume_cache.h"
 #include "plugins/volumebinding/binder.h"
@@ -61,7 +63,8 @@ class VolumeBinding final : public PreFilterPlugin,
                             public ReservePlugin,
                             public PreBindPlugin,
                             public PreBindPreFlight,
-                            public EnqueueExtensions {
+                            public EnqueueExtensions,
+                            public PodSigner {
  public:
   // `shape` is VolumeBindingArgs.shape with StorageCapacityScoring on; empty: no scoring.
   VolumeBinding(Handle& handle, int64_t bind_timeout_seconds,
@@ -71,6 +74,12 @@ class VolumeBinding final : public PreFilterPlugin,
   }
 
   std::string_view Name() const override { return kName; }
+
+  // Every volume plugin reads the pod's volume sources.
+  bool Signable(const Pod&) const override { return true; }
+  bool SameSignature(const Pod& a, const Pod& b) const override {
+    return signature::SameVolumeSources(a, b);
+  }
 
   Status PreFilter(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes,
                    PreFilterResult* result) override;

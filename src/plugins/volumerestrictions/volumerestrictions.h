@@ -21,8 +21,10 @@
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
+#include "berth/framework/pod_signer.h"
 #include "berth/framework/registry.h"
 #include "config/plugin_names.h"
+#include "framework/pod_signature.h"
 
 namespace berth {
 
@@ -40,11 +42,18 @@ inline constexpr std::string_view kErrReasonReadWriteOncePodConflict =
 class VolumeRestrictions final : public PreFilterPlugin,
                                  public FilterPlugin,
                                  public PreFilterExtensions,
-                                 public EnqueueExtensions {
+                                 public EnqueueExtensions,
+                                 public PodSigner {
  public:
   explicit VolumeRestrictions(Handle& handle) : handle_(&handle) {}
 
   std::string_view Name() const override { return kName; }
+
+  // Every volume plugin reads the pod's volume sources.
+  bool Signable(const Pod&) const override { return true; }
+  bool SameSignature(const Pod& a, const Pod& b) const override {
+    return signature::SameVolumeSources(a, b);
+  }
 
   Status PreFilter(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes,
                    PreFilterResult* result) override;

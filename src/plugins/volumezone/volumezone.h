@@ -21,8 +21,10 @@
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
+#include "berth/framework/pod_signer.h"
 #include "berth/framework/registry.h"
 #include "config/plugin_names.h"
+#include "framework/pod_signature.h"
 
 namespace berth {
 
@@ -34,11 +36,20 @@ namespace volumezone {
 inline constexpr std::string_view kName = config::names::kVolumeZone;
 inline constexpr std::string_view kErrReasonConflict = "node(s) had no available volume zone";
 
-class VolumeZone final : public PreFilterPlugin, public FilterPlugin, public EnqueueExtensions {
+class VolumeZone final : public PreFilterPlugin,
+                         public FilterPlugin,
+                         public EnqueueExtensions,
+                         public PodSigner {
  public:
   explicit VolumeZone(Handle& handle) : handle_(&handle) {}
 
   std::string_view Name() const override { return kName; }
+
+  // Every volume plugin reads the pod's volume sources.
+  bool Signable(const Pod&) const override { return true; }
+  bool SameSignature(const Pod& a, const Pod& b) const override {
+    return signature::SameVolumeSources(a, b);
+  }
   Status PreFilter(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes,
                    PreFilterResult* result) override;
   Status Filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
