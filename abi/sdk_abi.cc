@@ -27,6 +27,7 @@
 #include "berth/framework/node_info.h"
 #include "berth/framework/plugin.h"
 #include "berth/framework/plugin_library.h"
+#include "berth/framework/pod_signer.h"
 #include "berth/framework/pre_bind_preflight.h"
 #include "berth/framework/registry.h"
 #include "berth/framework/remedy.h"
@@ -187,6 +188,7 @@ BERTH_EXPORT void berth_abi_berth_PluginRegistration(const ::berth::PluginRegist
 BERTH_EXPORT void berth_abi_berth_Registry(const ::berth::Registry*) {}
 BERTH_EXPORT void berth_abi_berth_FilterRemedy(const ::berth::FilterRemedy*) {}
 BERTH_EXPORT void berth_abi_berth_FilterRemedies(const ::berth::FilterRemedies*) {}
+BERTH_EXPORT void berth_abi_berth_PodSigner(const ::berth::PodSigner*) {}
 BERTH_EXPORT void berth_abi_berth_DraListers(const ::berth::DraListers*) {}
 BERTH_EXPORT void berth_abi_berth_DraWriter(const ::berth::DraWriter*) {}
 BERTH_EXPORT void berth_abi_berth_DraClusterEvent(const ::berth::DraClusterEvent*) {}
