@@ -67,6 +67,13 @@ class SchedulerMetricsSink {
   // One queueing hint call: hint is "Queue", "QueueSkip" or "Error".
   virtual void QueueingHint(std::string_view /*plugin*/, std::string_view /*event*/,
                             std::string_view /*hint*/, Duration /*duration*/) {}
+  // Opportunistic batching: a pod of `profile` was offered no hint ("no_hint"), or a placed
+  // pod took the hint ("hint_used") or not ("hint_not_used"):
+  // scheduler_batch_attempts_total{profile,result}.
+  virtual void BatchAttempt(std::string_view /*profile*/, std::string_view /*result*/) {}
+  // A kept ranking of `profile` was dropped, and why ("pod_skipped", "expired", ...):
+  // scheduler_batch_cache_flushed_total{profile,reason}.
+  virtual void BatchFlush(std::string_view /*profile*/, std::string_view /*reason*/) {}
 };
 
 }  // namespace berth

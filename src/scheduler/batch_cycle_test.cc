@@ -7,6 +7,7 @@
 
 #include "config/load.h"
 #include "plugins/registry.h"
+#include "scheduler/prometheus_metrics.h"
 #include "scheduler/scheduler_harness_test_util.h"
 #include "testing/builders.h"
 
@@ -74,6 +75,27 @@ TEST(BatchCycleTest, BatchedPodTakesTheNextNodeOfTheRanking) {
   EXPECT_TRUE(Small(third.node)) << third.node;
   EXPECT_EQ(h.sched_->batch_counts().hint_used, 2u);
   EXPECT_EQ(h.sched_->batch_counts().no_hint, 1u);
+}
+
+TEST(BatchCycleTest, AttemptsAndDroppedRankingsAreCounted) {
+  PrometheusSchedulerMetrics metrics;
+  Harness h(1, SignedProfile, {}, {}, &metrics);
+  ASSERT_NE(h.sched_, nullptr);
+  AddSmallThenLargeNodes(h);
+  h.Schedule(WebPod("web-0"));
+  h.Schedule(WebPod("web-1"));
+  // Another signature: no hint, and the ranking is dropped.
+  h.Schedule(MakePod().Name("other").Req({{"cpu", "2"}}).HostPort(8080).Obj());
+  const std::string text = metrics.Expose();
+  auto has = [&](const std::string& line) { return text.find(line) != std::string::npos; };
+  EXPECT_TRUE(
+      has("scheduler_batch_attempts_total{profile=\"default-scheduler\",result=\"no_hint\"} 2"))
+      << text;
+  EXPECT_TRUE(
+      has("scheduler_batch_attempts_total{profile=\"default-scheduler\",result=\"hint_used\"} 1"));
+  EXPECT_TRUE(
+      has("scheduler_batch_cache_flushed_total{profile=\"default-scheduler\","
+          "reason=\"pod_incompatible\"} 1"));
 }
 
 TEST(BatchCycleTest, WithoutTheGateEveryPodGetsAFullCycle) {

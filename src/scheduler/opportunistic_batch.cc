@@ -31,8 +31,9 @@ std::string_view OpportunisticBatch::FlushReason(Flush f) {
 }
 
 void OpportunisticBatch::SetUp(const std::vector<std::unique_ptr<Framework>>& profiles,
-                               bool enabled, bool has_extenders) {
+                               bool enabled, bool has_extenders, SchedulerMetricsSink* metrics) {
   states_.clear();
+  metrics_ = metrics;
   enabled_ = enabled && !has_extenders;
   if (!enabled_) return;
   for (const auto& fw : profiles) {
@@ -46,12 +47,14 @@ void OpportunisticBatch::SetUp(const std::vector<std::unique_ptr<Framework>>& pr
       }
       signers.push_back(signer);
     }
-    if (all) AddProfile(fw.get(), std::move(signers));
+    if (all) AddProfile(fw.get(), std::move(signers), fw->profile_name());
   }
 }
 
-void OpportunisticBatch::AddProfile(const void* profile, std::vector<const PodSigner*> signers) {
+void OpportunisticBatch::AddProfile(const void* profile, std::vector<const PodSigner*> signers,
+                                    std::string name) {
   State s;
+  s.name = std::move(name);
   s.signers = std::move(signers);
   states_[profile] = std::move(s);
 }
@@ -73,8 +76,14 @@ bool OpportunisticBatch::SameSignature(const State& s, const Pod& a, const Pod& 
   return true;
 }
 
+void OpportunisticBatch::Attempt(const State& s, std::string_view result, uint64_t& count) {
+  ++count;
+  if (metrics_) metrics_->BatchAttempt(s.name, result);
+}
+
 void OpportunisticBatch::Drop(State& s, Flush why) {
   ++counts_.flushed[static_cast<size_t>(why)];
+  if (metrics_) metrics_->BatchFlush(s.name, FlushReason(why));
   s.ranking.clear();
   s.next = 0;
   s.signed_pod.reset();
@@ -135,7 +144,7 @@ std::string OpportunisticBatch::Hint(const void* profile, const std::shared_ptr<
       }
     }
   }
-  if (hint.empty()) ++counts_.no_hint;
+  if (hint.empty()) Attempt(s, "no_hint", counts_.no_hint);
   return hint;
 }
 
@@ -150,10 +159,10 @@ void OpportunisticBatch::Store(const void* profile, const std::shared_ptr<const 
   s.last_chosen = chosen;
   if (!hinted.empty() && hinted == chosen) {
     // The hint was taken: the rest of the ranking serves the next pod.
-    ++counts_.hint_used;
+    Attempt(s, "hint_used", counts_.hint_used);
     return;
   }
-  if (!hinted.empty()) ++counts_.hint_not_used;
+  if (!hinted.empty()) Attempt(s, "hint_not_used", counts_.hint_not_used);
   if (signable && !rest.empty()) {
     s.ranking = std::move(rest);
     s.next = 0;

@@ -28,6 +28,7 @@
 #include "berth/framework/clock.h"
 #include "berth/framework/pod_signer.h"
 #include "runtime/framework.h"
+#include "runtime/scheduler_metrics.h"
 
 namespace berth {
 
@@ -71,10 +72,13 @@ class OpportunisticBatch {
 
   // Which profiles sign pods: every PreFilter, Filter, PreScore and Score plugin implements
   // PodSigner and no extender is configured. `enabled`: the feature gate.
+  // `metrics` (null: none) receives each attempt and flush.
   void SetUp(const std::vector<std::unique_ptr<Framework>>& profiles, bool enabled,
-             bool has_extenders);
-  // A profile (its Framework, as a key) that signs pods with `signers` (SetUp; tests).
-  void AddProfile(const void* profile, std::vector<const PodSigner*> signers);
+             bool has_extenders, SchedulerMetricsSink* metrics = nullptr);
+  // A profile (its Framework, as a key) named `name` that signs pods with `signers` (SetUp;
+  // tests).
+  void AddProfile(const void* profile, std::vector<const PodSigner*> signers,
+                  std::string name = "");
   // Whether `profile` signs pods at all.
   bool Batches(const void* profile) const;
   // Whether `pod` has a signature under `profile` (every signer can sign it).
@@ -97,6 +101,7 @@ class OpportunisticBatch {
 
  private:
   struct State {
+    std::string name;
     std::vector<const PodSigner*> signers;
     // The kept ranking, best first from `next`, and the pod whose cycle made it.
     std::vector<std::string> ranking;
@@ -113,10 +118,12 @@ class OpportunisticBatch {
   // Whether the kept ranking may serve `pod` (drops it, counting why, when not).
   bool Compatible(State& s, const Pod& pod, bool signable, uint64_t cycle, TimePoint now);
   void Drop(State& s, Flush why);
+  void Attempt(const State& s, std::string_view result, uint64_t& count);
 
   bool enabled_ = false;
   std::unordered_map<const void*, State> states_;
   Counts counts_;
+  SchedulerMetricsSink* metrics_ = nullptr;
 };
 
 }  // namespace berth

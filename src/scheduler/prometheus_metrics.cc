@@ -96,6 +96,15 @@ SchedulerMetricFamilies::SchedulerMetricFamilies() {
       "[ALPHA] Number of attempts to schedule pods by each plugin and the extension point "
       "(available only in PreFilter, Filter, PreScore, and Score).",
       {"plugin", "extension_point", "profile"});
+  batch_attempts = registry.Counter(
+      "scheduler_batch_attempts_total",
+      "[ALPHA] Opportunistic batching, by profile: pods offered no hint (no_hint), and placed "
+      "pods that took the hint (hint_used) or were placed elsewhere (hint_not_used).",
+      {"profile", "result"});
+  batch_flushes = registry.Counter(
+      "scheduler_batch_cache_flushed_total",
+      "[ALPHA] Rankings kept for opportunistic batching that were dropped, by profile and reason.",
+      {"profile", "reason"});
   leader = registry.Gauge(
       "leader_election_master_status",
       "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 indicates "
@@ -150,6 +159,14 @@ void PrometheusSchedulerMetrics::ExtensionPoint(std::string_view profile, std::s
 
 void PrometheusSchedulerMetrics::IncomingPod(std::string_view queue, std::string_view event) {
   families_.incoming_pods->Add({queue, event});
+}
+
+void PrometheusSchedulerMetrics::BatchAttempt(std::string_view profile, std::string_view result) {
+  families_.batch_attempts->Add({profile, result});
+}
+
+void PrometheusSchedulerMetrics::BatchFlush(std::string_view profile, std::string_view reason) {
+  families_.batch_flushes->Add({profile, reason});
 }
 
 PluginSeries* PrometheusSchedulerMetrics::Plugin(std::string_view profile, std::string_view point,

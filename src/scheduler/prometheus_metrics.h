@@ -38,6 +38,8 @@ struct SchedulerMetricFamilies {
   observe::MetricFamily* permit_wait_duration;
   observe::MetricFamily* unschedulable_pods;
   observe::MetricFamily* plugin_evaluations;
+  observe::MetricFamily* batch_attempts;
+  observe::MetricFamily* batch_flushes;
   observe::MetricFamily* leader;
 
   SchedulerMetricFamilies();
@@ -60,6 +62,8 @@ class PrometheusSchedulerMetrics final : public SchedulerMetricsSink {
   void EventHandling(std::string_view event, Duration duration) override;
   void QueueingHint(std::string_view plugin, std::string_view event, std::string_view hint,
                     Duration duration) override;
+  void BatchAttempt(std::string_view profile, std::string_view result) override;
+  void BatchFlush(std::string_view profile, std::string_view reason) override;
 
  private:
   class Series;

@@ -83,7 +83,7 @@ void Scheduler::SwapGeneration(std::shared_ptr<Generation> next, ReloadResult* r
   reuse_.SetUp(next->profiles, node_local_plugins_, reuse_equivalent_pod_results_);
   // Rankings of the old plugins say nothing about the new ones either.
   batch_ = OpportunisticBatch();
-  batch_.SetUp(next->profiles, opportunistic_batching_, !extenders_.empty());
+  batch_.SetUp(next->profiles, opportunistic_batching_, !extenders_.empty(), metrics_);
   // Taking the queue's lock (SetRequeueDecider) waits out any comparison by the old plugin.
   queue_sort_.store(&next->profiles.front()->queue_sort(), std::memory_order_release);
   queue_->SetRequeueDecider(next->requeue.get());
