@@ -139,6 +139,9 @@ int RunBench(const std::string& workload_file, const std::string& filter,
   berth::Registry registry = std::move(built).value();
   auto cfg = LoadConfigOrDefault(config_path, registry);
   if (!cfg.ok()) return Fail(cfg.error().message);
+  auto gates = berth::config::ParseFeatureGatesFlags(feature_gates, &gate_warnings);
+  if (!gates.ok()) return Fail(gates.error().message);
+  const bool batching = gates->Enabled(berth::config::features::kOpportunisticBatching);
   auto workloads = berth::sim::LoadWorkloads(workload_file);
   if (!workloads.ok()) return Fail(workloads.error().message);
   int ran = 0;
@@ -149,7 +152,8 @@ int RunBench(const std::string& workload_file, const std::string& filter,
       // A fresh sink per run, as a daemon's: its series are resolved when the profile is built.
       std::optional<berth::PrometheusSchedulerMetrics> metrics;
       if (with_metrics) metrics.emplace();
-      auto r = berth::sim::RunWorkload(w, *cfg, registry, metrics ? &*metrics : nullptr, reuse);
+      auto r = berth::sim::RunWorkload(w, *cfg, registry, metrics ? &*metrics : nullptr, reuse,
+                                       batching);
       if (!r.ok()) return Fail(fmt::format("{}: {}", w.name, r.error().message));
       runs.push_back(std::move(r).value());
     }

@@ -482,7 +482,7 @@ VoidResult AddObjects(const Workload& w, InMemoryCluster& cluster) {
 
 Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfiguration& config,
                                 const Registry& registry, SchedulerMetricsSink* metrics,
-                                bool reuse_results) {
+                                bool reuse_results, bool opportunistic_batching) {
   using SteadyClock = std::chrono::steady_clock;
   InMemoryCluster cluster;
   // Backoff waits are skipped by advancing a fake clock: the numbers measure the scheduler's
@@ -503,6 +503,7 @@ Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfig
   so.record_details = false;
   so.metrics = metrics;
   so.reuse_equivalent_pod_results = reuse_results;
+  so.opportunistic_batching = opportunistic_batching;
   auto sched_r = Scheduler::Create(so);
   if (!sched_r.ok()) return sched_r.error();
   Scheduler& sched = **sched_r;

@@ -155,9 +155,10 @@ struct BenchResult {
 // `metrics`: a sink the scheduler reports to (to measure what metrics cost); null: none.
 // `reuse_results`: false runs the scheduler without reusing per-node results across equivalent
 // pods (`berth bench --no-reuse`), so every pod pays for a full evaluation.
+// `opportunistic_batching`: the OpportunisticBatching gate (SchedulerOptions).
 Result<BenchResult> RunWorkload(const Workload& w, const config::SchedulerConfiguration& config,
                                 const Registry& registry, SchedulerMetricsSink* metrics = nullptr,
-                                bool reuse_results = true);
+                                bool reuse_results = true, bool opportunistic_batching = true);
 
 // N runs of one workload (`--repeat N`): the machines benchmarks run on are noisy, so the
 // median and the spread of the runs are reported instead of one sample.
