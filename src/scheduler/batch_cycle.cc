@@ -3,6 +3,10 @@
 // a full cycle leaves.
 #include <algorithm>
 #include <numeric>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "framework/guard.h"
 #include "scheduler/scheduler_internal.h"
@@ -12,8 +16,10 @@ namespace {
 
 class CycleChecks : public OpportunisticBatch::Checks {
  public:
-  CycleChecks(Framework& fw, CycleState& state, const PodInfo& pod, const Snapshot& snapshot)
-      : fw_(fw), state_(state), pod_(pod), snapshot_(snapshot) {}
+  using RawScores = std::unordered_map<std::string, std::vector<int64_t>>;
+  CycleChecks(Framework& fw, CycleState& state, const PodInfo& pod, const Snapshot& snapshot,
+              const RawScores& raw, const std::vector<bool>& raw_ran)
+      : fw_(fw), state_(state), pod_(pod), snapshot_(snapshot), raw_(raw), raw_ran_(raw_ran) {}
 
   LastNode CheckLastChosen(const std::string& node) override {
     const NodeInfo* ni = snapshot_.Get(node);
@@ -32,9 +38,16 @@ class CycleChecks : public OpportunisticBatch::Checks {
       if (!ni) return Flush::kNodeMissing;
       nodes.push_back(ni);
     }
-    if (!fw_.RunPreScorePlugins(state_, pod_, nodes).IsSuccess()) return Flush::kPreScoreError;
+    // The kept nodes keep the raw scores of the cycle that ranked them: only the previous
+    // pod's node (last) is scored again, then all are normalized together.
+    RawScoreMemo memo;
+    const bool kept = KeptScores(*ranking, &memo);
+    std::span<const NodeInfo* const> pre_score(nodes);
+    if (kept) pre_score = pre_score.last(1);
+    if (!fw_.RunPreScorePlugins(state_, pod_, pre_score).IsSuccess()) return Flush::kPreScoreError;
     ScoreTable table;
-    if (!fw_.RunScorePlugins(state_, pod_, nodes, &table).IsSuccess()) return Flush::kRescoreError;
+    if (!fw_.RunScorePlugins(state_, pod_, nodes, &table, kept ? &memo : nullptr).IsSuccess())
+      return Flush::kRescoreError;
     std::vector<size_t> order(nodes.size());
     std::iota(order.begin(), order.end(), 0);
     // Ties keep the kept order, the previous pod's node last.
@@ -48,10 +61,34 @@ class CycleChecks : public OpportunisticBatch::Checks {
   }
 
  private:
+  // A memo whose rows are `ranking`'s nodes, filled with their kept raw scores but for the last
+  // (the previous pod's node); false when some kept node has none (then all are scored).
+  bool KeptScores(const std::vector<std::string>& ranking, RawScoreMemo* memo) {
+    const size_t plugins = fw_.score_plugins().size();
+    if (raw_ran_.size() != plugins) return false;
+    rows_.resize(ranking.size());
+    memo->filled.assign(ranking.size(), 0);
+    memo->scores.assign(ranking.size() * plugins, 0);
+    memo->ran = raw_ran_;
+    for (size_t i = 0; i < ranking.size(); ++i) {
+      rows_[i] = static_cast<uint32_t>(i);
+      if (i + 1 == ranking.size()) continue;
+      auto it = raw_.find(ranking[i]);
+      if (it == raw_.end() || it->second.size() != plugins) return false;
+      std::copy(it->second.begin(), it->second.end(), memo->scores.begin() + i * plugins);
+      memo->filled[i] = memo->epoch;
+    }
+    memo->rows = rows_;
+    return true;
+  }
+
   Framework& fw_;
   CycleState& state_;
   const PodInfo& pod_;
   const Snapshot& snapshot_;
+  const RawScores& raw_;
+  const std::vector<bool>& raw_ran_;
+  std::vector<uint32_t> rows_;
 };
 
 }  // namespace
@@ -62,7 +99,7 @@ bool Scheduler::TryBatchHint(Framework& fw, CycleState& state, const PodInfo& po
   batch_signable_ = false;
   if (in_group_cycle_ || !batch_.Batches(&fw)) return false;
   batch_signable_ = batch_.Signable(&fw, *pod.pod);
-  CycleChecks checks(fw, state, pod, snapshot_);
+  CycleChecks checks(fw, state, pod, snapshot_, batch_raw_, batch_raw_ran_);
   batch_hint_ = batch_.Hint(&fw, pod.pod, batch_signable_, cycle_count_, clock_->Now(), checks);
   if (batch_hint_.empty()) return false;
   // The hint is tried alone, as a nominated node is; when Filter rejects it the cycle runs in
@@ -76,9 +113,22 @@ bool Scheduler::TryBatchHint(Framework& fw, CycleState& state, const PodInfo& po
   return false;
 }
 
+RawScoreMemo* Scheduler::BatchScoreMemo(const Framework& fw, RawScoreMemo* reuse_memo,
+                                        size_t nodes) {
+  if (reuse_memo || in_group_cycle_ || !batch_signable_ || !batch_.Batches(&fw)) return reuse_memo;
+  // Every row afresh: the memo only records what the plugins score.
+  batch_rows_.resize(nodes);
+  for (size_t i = 0; i < nodes; ++i) batch_rows_[i] = static_cast<uint32_t>(i);
+  batch_memo_.rows = batch_rows_;
+  if (batch_memo_.filled.size() < nodes) batch_memo_.filled.resize(nodes, 0);
+  batch_memo_.fresh.clear();
+  batch_memo_.NextEpoch();
+  return &batch_memo_;
+}
+
 void Scheduler::StoreBatchResults(const Framework& fw, const PodInfo& pod, const std::string& host,
                                   const std::vector<const NodeInfo*>& feasible,
-                                  const ScoreTable& table) {
+                                  const ScoreTable& table, const RawScoreMemo* memo) {
   if (in_group_cycle_ || !batch_.Batches(&fw)) return;
   std::vector<std::string> rest;
   if (feasible.size() > 1) {
@@ -92,8 +142,26 @@ void Scheduler::StoreBatchResults(const Framework& fw, const PodInfo& pod, const
     rest.reserve(order.size());
     for (size_t i : order) rest.push_back(table.nodes[i]->name());
   }
+  if (batch_signable_ && !rest.empty() && batch_hint_ != host) KeepRawScores(fw, table, memo);
   batch_.Store(&fw, pod.pod, batch_signable_, batch_hint_, host, std::move(rest), cycle_count_,
                clock_->Now());
+}
+
+void Scheduler::KeepRawScores(const Framework& fw, const ScoreTable& table,
+                              const RawScoreMemo* memo) {
+  batch_raw_.clear();
+  batch_raw_ran_.clear();
+  // Without a memo (no score plugins), or with plugins scored afresh and so not in it, the
+  // kept nodes are scored again when the previous pod's node competes.
+  if (memo == nullptr) return;
+  const size_t plugins = fw.score_plugins().size();
+  for (size_t p = 0; p < plugins && p < memo->fresh.size(); ++p)
+    if (memo->fresh[p] && table.plugin_ran[p]) return;
+  for (size_t i = 0; i < table.nodes.size(); ++i) {
+    const int64_t* row = &memo->scores[memo->rows[i] * plugins];
+    batch_raw_.emplace(table.nodes[i]->name(), std::vector<int64_t>(row, row + plugins));
+  }
+  batch_raw_ran_ = table.plugin_ran;
 }
 
 }  // namespace berth

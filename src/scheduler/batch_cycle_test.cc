@@ -184,5 +184,30 @@ TEST(BatchCycleTest, StillFittingNodeIsRescoredAgainstTheKeptRanking) {
   EXPECT_EQ(h.sched_->batch_counts().hint_used, 1u);
 }
 
+// When the previous pod's node still fits, only it is scored again: the kept nodes compete with
+// the raw scores of the cycle that ranked them, even when one changed since (kube-scheduler's
+// rescoring). A full cycle sees the change.
+TEST(BatchCycleTest, KeptNodesCompeteWithTheirEarlierScores) {
+  for (bool batching : {true, false}) {
+    SCOPED_TRACE(batching ? "batching" : "full cycles");
+    Harness h(1, SignedProfile, {}, {}, nullptr, 0, batching);
+    ASSERT_NE(h.sched_, nullptr);
+    for (int i = 0; i < 3; ++i)
+      h.cluster_.AddNode(MakeNode()
+                             .Name(Harness::Name("n", i))
+                             .Capacity({{"cpu", i == 0 ? "10" : "8"}, {"memory", "64Gi"}})
+                             .Obj());
+    auto pod = [](const std::string& name) {
+      return MakePod().Name(name).Req({{"cpu", "1"}}).Obj();
+    };
+    EXPECT_EQ(h.Schedule(pod("a")).node, "n0000");
+    // n0001 fills up after the first cycle ranked it level with n0002.
+    h.cluster_.AddPod(MakePod().Name("busy").Node("n0001").Req({{"cpu", "4"}}).Obj());
+    SchedulingAttempt b = h.Schedule(pod("b"));
+    EXPECT_EQ(b.node, batching ? "n0001" : "n0002");
+    EXPECT_EQ(h.sched_->batch_counts().hint_used, batching ? 1u : 0u);
+  }
+}
+
 }  // namespace
 }  // namespace berth

@@ -7,8 +7,9 @@
 //
 // The ranking serves consecutive cycles of one profile only, for at most kMaxAge from the full
 // cycle that made it, and only while the node the previous pod took can host no more such pods
-// (Filter rejects the new pod there); when it still can, that node is scored again with the
-// kept ones and competes for the hint (Rescore).
+// (Filter rejects the new pod there); when it still can, that node is scored again and competes
+// for the hint with the kept ones, which keep the raw scores of the cycle that ranked them
+// (Rescore).
 //
 // Unlike equivalence reuse (node_result_reuse.h), which keeps per-node verdicts and scores and
 // decides exactly as a full cycle, a batched pod's decision can differ from a full cycle's: the
@@ -60,8 +61,9 @@ class OpportunisticBatch {
     virtual ~Checks() = default;
     // Filter for the new pod on the node the previous pod took.
     virtual LastNode CheckLastChosen(const std::string& node) = 0;
-    // Scores `ranking` (the kept nodes, the previous pod's node last) afresh for the new pod
-    // and orders it best first; a Flush reason when it could not.
+    // Scores the last node of `ranking` (the kept nodes, then the previous pod's node) for the
+    // new pod, normalizes it with the kept nodes' earlier raw scores, and orders `ranking` best
+    // first; a Flush reason when it could not.
     virtual std::optional<Flush> Rescore(std::vector<std::string>* ranking) = 0;
   };
 

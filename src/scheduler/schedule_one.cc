@@ -525,6 +525,7 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
   // Unrecorded cycles reuse one table (scheduling thread only): no allocation per plugin row.
   ScoreTable& table = record_details_ ? attempt->scores : score_scratch_;
   table.extender_scores.clear();
+  const RawScoreMemo* kept_memo = nullptr;  // the raw scores, for opportunistic batching
   if (!fw.HasScorePlugins() && extenders_.empty()) {
     table.nodes.assign(feasible.begin(), feasible.end());
     table.totals.assign(feasible.size(), 1);
@@ -534,14 +535,15 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
                                    record_details_ ? &attempt->pre_score_outcomes : nullptr);
     });
     if (!ps.IsSuccess()) return ps;
-    RawScoreMemo* memo = reuse_.ScoreMemo(feasible.size());
+    RawScoreMemo* memo = BatchScoreMemo(fw, reuse_.ScoreMemo(feasible.size()), feasible.size());
     Status ss =
         Timed(fw, "Score", [&] { return fw.RunScorePlugins(state, pod, feasible, &table, memo); });
     if (!ss.IsSuccess()) return ss;
+    kept_memo = memo;
     PrioritizeWithExtenders(extenders_, *pod.pod, fw.parallelizer(), &table);
   }
   result->host = SelectHost(table);
-  StoreBatchResults(fw, pod, result->host, feasible, table);
+  StoreBatchResults(fw, pod, result->host, feasible, table, kept_memo);
   if (record_details_) {
     if (detail_nodes_ > 0 && table.nodes.size() > detail_nodes_) {
       attempt->scored_nodes_omitted = table.nodes.size() - detail_nodes_;

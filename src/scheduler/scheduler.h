@@ -372,7 +372,14 @@ class Scheduler final : public ClusterEventHandler,
                     std::vector<const NodeInfo*>* feasible, SchedulingAttempt* attempt);
   // After the cycle chose `host` among `feasible` (scored in `table` when more than one).
   void StoreBatchResults(const Framework& fw, const PodInfo& pod, const std::string& host,
-                         const std::vector<const NodeInfo*>& feasible, const ScoreTable& table);
+                         const std::vector<const NodeInfo*>& feasible, const ScoreTable& table,
+                         const RawScoreMemo* memo = nullptr);
+  // The memo a full cycle's Score plugins fill so that its raw scores can be kept for a
+  // ranking: `reuse_memo` when there is one, else the batch's own (null when `fw` does not
+  // batch or the pod is not signed).
+  RawScoreMemo* BatchScoreMemo(const Framework& fw, RawScoreMemo* reuse_memo, size_t nodes);
+  // Keeps the raw scores of `table`'s nodes (from `memo`) for a new ranking.
+  void KeepRawScores(const Framework& fw, const ScoreTable& table, const RawScoreMemo* memo);
   void RunBindingCycle(std::unique_ptr<BindingTask> task);
   // Brings the snapshot up to date for a cycle of `fw`.
   void RefreshSnapshot(Framework& fw);
@@ -491,6 +498,14 @@ class Scheduler final : public ClusterEventHandler,
   uint64_t cycle_count_ = 0;
   std::string batch_hint_;
   bool batch_signable_ = false;
+  // The raw Score plugin scores of the kept ranking's nodes (by name), from the full cycle that
+  // made it, and which plugins ran then: a rescore scores only the previous pod's node and
+  // normalizes it with these. Empty when that cycle's raw scores were not all kept.
+  std::unordered_map<std::string, std::vector<int64_t>> batch_raw_;
+  std::vector<bool> batch_raw_ran_;
+  // Where a full cycle of a signed pod records its raw scores when no reuse memo does.
+  RawScoreMemo batch_memo_;
+  std::vector<uint32_t> batch_rows_;
   // This cycle's PreFilterResult, when it excluded nodes, and the status they share.
   struct OutsideNodes {
     PreFilterResult kept;
