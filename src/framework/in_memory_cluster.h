@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/codec.h"
 #include "berth/api/resource_claims.h"
 #include "berth/framework/cluster.h"
 #include "berth/framework/dra.h"
@@ -27,6 +28,7 @@
 #include "framework/csi_drivers.h"
 #include "framework/dra_extended_resources.h"
 #include "framework/group_member_lister.h"
+#include "framework/storage_classes.h"
 #include "framework/volume_attachments.h"
 
 namespace berth {
@@ -39,9 +41,13 @@ class InMemoryCluster final : public ClusterClient,
                               public dra_extended::DynamicResourcesWriter,
                               public GroupMemberLister,
                               public CSIDriverLister,
-                              public VolumeAttachmentLister {
+                              public VolumeAttachmentLister,
+                              public StorageClassLister {
  public:
   // --- loading (events are sent to the handler when one is set)
+  // Any decoded object, by its kind (in_memory_cluster_objects.cc); a CSIDriver or a
+  // VolumeAttachment from its document, other unknown kinds ignored.
+  void AddObject(const Object& object);
   void AddPod(Ptr<Pod> pod);
   void AddNode(Ptr<Node> node);
   void AddNamespace(Ptr<Namespace> ns);
@@ -147,6 +153,7 @@ class InMemoryCluster final : public ClusterClient,
   Ptr<PersistentVolume> GetPV(std::string_view name) const override;
   std::vector<Ptr<PersistentVolume>> ListPVs() const override;
   Ptr<StorageClass> GetStorageClass(std::string_view name) const override;
+  std::vector<Ptr<StorageClass>> ListStorageClasses() const override;
   Ptr<CSINode> GetCSINode(std::string_view node_name) const override;
   std::optional<CSIDriverInfo> GetCSIDriver(std::string_view name) const override;
   std::vector<VolumeAttachmentInfo> VolumeAttachmentsOn(std::string_view node_name) const override;

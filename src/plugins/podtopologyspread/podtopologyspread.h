@@ -29,6 +29,7 @@
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
 #include "berth/framework/registry.h"
+#include "berth/framework/remedy.h"
 #include "config/feature_gates.h"
 #include "config/plugin_names.h"
 #include "plugins/podtopologyspread/spread_cache.h"
@@ -57,7 +58,8 @@ class PodTopologySpread final : public PreFilterPlugin,
                                 public PreFilterExtensions,
                                 public PreScorePlugin,
                                 public ScorePlugin,
-                                public EnqueueExtensions {
+                                public EnqueueExtensions,
+                                public FilterRemedySearch {
  public:
   // `handle` must outlive the plugin; `args` are expected to be validated already.
   // `comparison_operators`: the TaintTolerationComparisonOperators gate.
@@ -90,6 +92,10 @@ class PodTopologySpread final : public PreFilterPlugin,
   // Assigned pods of the pod's namespace that its selectors count coming, going or relabelled;
   // nodes with its topology keys coming, going, relabelled or retainted.
   std::vector<ClusterEventWithHint> EventsToRegister() const override;
+
+  // The maxSkew each of the pod's DoNotSchedule constraints would need (remedies.cc).
+  RemedyProposal ProposeRemedies(const Pod& pod, std::span<const RejectedNode> rejected,
+                                 size_t max_per_group) const override;
 
  private:
   // The pod's constraints with `action`, or the default constraints when it has none.

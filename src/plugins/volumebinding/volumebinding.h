@@ -37,6 +37,7 @@
 #include "berth/framework/plugin.h"
 #include "berth/framework/pre_bind_preflight.h"
 #include "berth/framework/registry.h"
+#include "berth/framework/remedy.h"
 #include "config/feature_gates.h"
 #include "config/plugin_names.h"
 #include "framework/shape_score.h"
@@ -61,7 +62,8 @@ class VolumeBinding final : public PreFilterPlugin,
                             public ReservePlugin,
                             public PreBindPlugin,
                             public PreBindPreFlight,
-                            public EnqueueExtensions {
+                            public EnqueueExtensions,
+                            public FilterRemedySearch {
  public:
   // `shape` is VolumeBindingArgs.shape with StorageCapacityScoring on; empty: no scoring.
   VolumeBinding(Handle& handle, int64_t bind_timeout_seconds,
@@ -90,6 +92,11 @@ class VolumeBinding final : public PreFilterPlugin,
   const AssumeCache& assume_cache() const { return cache_; }
 
   std::vector<ClusterEventWithHint> EventsToRegister() const override;
+
+  // Notes only: why each of the pod's claims is not bound (claim_notes.h). Binding a claim is
+  // the volume controller's or the provisioner's work, not a change explain can check.
+  RemedyProposal ProposeRemedies(const Pod& pod, std::span<const RejectedNode>,
+                                 size_t) const override;
 
  private:
   Status CheckPodClaims(const Pod& pod) const;

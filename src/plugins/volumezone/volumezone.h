@@ -22,6 +22,7 @@
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
 #include "berth/framework/registry.h"
+#include "berth/framework/remedy.h"
 #include "config/plugin_names.h"
 
 namespace berth {
@@ -34,7 +35,10 @@ namespace volumezone {
 inline constexpr std::string_view kName = config::names::kVolumeZone;
 inline constexpr std::string_view kErrReasonConflict = "node(s) had no available volume zone";
 
-class VolumeZone final : public PreFilterPlugin, public FilterPlugin, public EnqueueExtensions {
+class VolumeZone final : public PreFilterPlugin,
+                         public FilterPlugin,
+                         public EnqueueExtensions,
+                         public FilterRemedySearch {
  public:
   explicit VolumeZone(Handle& handle) : handle_(&handle) {}
 
@@ -44,6 +48,11 @@ class VolumeZone final : public PreFilterPlugin, public FilterPlugin, public Enq
   Status Filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
 
   std::vector<ClusterEventWithHint> EventsToRegister() const override;
+
+  // The zone labels of the pod's volumes on each rejected node (the first zone of a volume
+  // in several): a node there would take the pod.
+  RemedyProposal ProposeRemedies(const Pod& pod, std::span<const RejectedNode> rejected,
+                                 size_t max_per_group) const override;
 
  private:
   Handle* handle_;
