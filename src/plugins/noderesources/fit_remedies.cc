@@ -8,6 +8,7 @@
 #include <set>
 
 #include "api/codec.h"
+#include "api/pod_owner.h"
 
 namespace berth::noderesources {
 
@@ -40,15 +41,6 @@ int64_t CostOf(std::string_view resource, int64_t lack) {
   return lack;
 }
 
-// Whether evicting the pod frees its room: not a static pod's mirror (the kubelet runs it
-// whatever the API says) nor a DaemonSet's pod (recreated on the same node).
-bool Evictable(const Pod& p) {
-  if (p.metadata.annotations.count("kubernetes.io/config.mirror")) return false;
-  return std::none_of(
-      p.metadata.owner_references.begin(), p.metadata.owner_references.end(),
-      [](const OwnerReference& ref) { return ref.controller && ref.kind == "DaemonSet"; });
-}
-
 // What a node lacks for the pod: per resource, its pods' requests plus the pod's beyond its
 // allocatable. `too_small` when the pod does not fit even with every evictable pod gone.
 struct Shortfall {
@@ -68,7 +60,7 @@ Shortfall ShortfallOn(const Node& node, const std::vector<PodPtr>& pods, const R
   for (const PodPtr& p : pods) {
     const Resource r = requests_of(*p);
     all.Add(r);
-    if (Evictable(*p)) {
+    if (!ReturnsToItsNode(*p)) {
       s.used.Add(r);
       s.evictable.push_back(p);
     }
