@@ -6,6 +6,10 @@
 // the API call (the scheduler makes them from its binding threads); status patches and
 // preemption victims' deletions are queued on background writers and return at once (the
 // writers log what fails). Event handlers are called on the informers' threads.
+//
+// Files: api_cluster_client.cc (start, stop, listers), _writes.cc (ClusterWriter, the queued
+// status patches and events), _events.cc (event bodies and the event writer), _dra.cc and
+// _extended.cc (DRA listers and writes).
 #pragma once
 
 #include <atomic>
