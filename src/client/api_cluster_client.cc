@@ -182,7 +182,8 @@ void ApiClusterClient::StopWatching() {
 }
 
 void ApiClusterClient::Stop() {
-  StopWatching();
+  // The events' drain budget runs from the call: stopping the informers (a request in flight
+  // may take its time) counts against it rather than before it.
   {
     std::lock_guard lock(events_mu_);
     if (stopping_) return;
@@ -191,6 +192,7 @@ void ApiClusterClient::Stop() {
   }
   stop_retrying_ = true;
   events_cv_.notify_all();
+  StopWatching();
   for (auto& t : event_threads_) t.join();
   event_threads_.clear();
 }
