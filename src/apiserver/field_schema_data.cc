@@ -160,7 +160,8 @@ constexpr Node kNodes[] = {
     {NodeKind::kObject, 335},    {NodeKind::kObject, 336}, {NodeKind::kObject, 337},
     {NodeKind::kObject, 338},    {NodeKind::kArray, 456},  {NodeKind::kObject, 339},
     {NodeKind::kObject, 340},    {NodeKind::kArray, 458},  {NodeKind::kArray, 455},
-    {NodeKind::kObject, 341},    {NodeKind::kArray, 462}};
+    {NodeKind::kObject, 341},    {NodeKind::kArray, 462},  {NodeKind::kObject, 342},
+    {NodeKind::kObject, 343},    {NodeKind::kObject, 344}, {NodeKind::kObject, 345}};
 
 constexpr Field kFields[] = {{"apiVersion", 3},
                              {"kind", 3},
@@ -1698,7 +1699,18 @@ constexpr Field kFields[] = {{"apiVersion", 3},
                              {"cidr", 3},
                              {"except", 8},
                              {"from", 460},
-                             {"ports", 457}};
+                             {"ports", 457},
+                             {"apiVersion", 3},
+                             {"kind", 3},
+                             {"metadata", 4},
+                             {"spec", 465},
+                             {"status", 466},
+                             {"deviceSelector", 467},
+                             {"taint", 396},
+                             {"conditions", 228},
+                             {"device", 3},
+                             {"driver", 3},
+                             {"pool", 3}};
 
 constexpr ObjectType kObjects[] = {{0, 5, "v1.Pod"},
                                    {5, 15, "v1.ObjectMeta"},
@@ -2041,7 +2053,11 @@ constexpr ObjectType kObjects[] = {{0, 5, "v1.Pod"},
                                    {1527, 3, "v1.NetworkPolicyPort"},
                                    {1530, 3, "v1.NetworkPolicyPeer"},
                                    {1533, 2, "v1.IPBlock"},
-                                   {1535, 2, "v1.NetworkPolicyIngressRule"}};
+                                   {1535, 2, "v1.NetworkPolicyIngressRule"},
+                                   {1537, 5, "v1.DeviceTaintRule"},
+                                   {1542, 2, "v1.DeviceTaintRuleSpec"},
+                                   {1544, 1, "v1.DeviceTaintRuleStatus"},
+                                   {1545, 3, "v1.DeviceTaintSelector"}};
 
 constexpr KindRoot kKinds[] = {{"", "Pod", 2},
                                {"", "Binding", 186},
@@ -2085,7 +2101,8 @@ constexpr KindRoot kKinds[] = {{"", "Pod", 2},
                                {"batch", "CronJob", 428},
                                {"networking.k8s.io", "Ingress", 432},
                                {"networking.k8s.io", "IngressClass", 450},
-                               {"networking.k8s.io", "NetworkPolicy", 453}};
+                               {"networking.k8s.io", "NetworkPolicy", 453},
+                               {"resource.k8s.io", "DeviceTaintRule", 464}};
 
 }  // namespace
 

@@ -621,6 +621,14 @@ constexpr Definition kDefinitions[] = {
  R"json({"properties":{"allocationMode":{"type":"string"},"capacity":{"$ref":"#/definitions/io.k8s.api.resource.v1.CapacityRequirements"},"count":{"format":"int64","type":"integer"},"deviceClassName":{"type":"string"},"name":{"type":"string"},"selectors":{"items":{"$ref":"#/definitions/io.k8s.api.resource.v1.DeviceSelector"},"type":"array","x-kubernetes-list-type":"atomic"},"tolerations":{"items":{"$ref":"#/definitions/io.k8s.api.resource.v1.DeviceToleration"},"type":"array","x-kubernetes-list-type":"atomic"}},"required":["name","deviceClassName"],"type":"object"})json"},
 {"io.k8s.api.resource.v1.DeviceTaint", "", "",
  R"json({"properties":{"effect":{"type":"string"},"key":{"type":"string"},"timeAdded":{"$ref":"#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.Time"},"value":{"type":"string"}},"required":["key","effect"],"type":"object"})json"},
+{"io.k8s.api.resource.v1.DeviceTaintRule", "resource.k8s.io", "DeviceTaintRule",
+ R"json({"description":"One taint that applies to every device the selector picks, as if the driver had published it in the device's ResourceSlice. Cluster-scoped.","properties":{"apiVersion":{"description":"The group and version of the schema this object follows, as \"group/version\" (\"v1\" for the core group).","type":"string"},"kind":{"description":"The type of this object, in CamelCase. The server fills it in from the URL when absent.","type":"string"},"metadata":{"$ref":"#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta","description":"Name, namespace, labels, annotations and the other data every object carries."},"spec":{"$ref":"#/definitions/io.k8s.api.resource.v1.DeviceTaintRuleSpec","description":"The selector and the one taint. Changing it increments metadata.generation."},"status":{"$ref":"#/definitions/io.k8s.api.resource.v1.DeviceTaintRuleStatus","description":"What became of the rule, written through the status subresource."}},"required":["spec"],"type":"object","x-kubernetes-group-version-kind":[{"group":"resource.k8s.io","kind":"DeviceTaintRule","version":"v1"}]})json"},
+{"io.k8s.api.resource.v1.DeviceTaintRuleSpec", "", "",
+ R"json({"properties":{"deviceSelector":{"$ref":"#/definitions/io.k8s.api.resource.v1.DeviceTaintSelector","description":"Which devices the taint applies to; every set field must match."},"taint":{"$ref":"#/definitions/io.k8s.api.resource.v1.DeviceTaint","description":"The taint the selected devices get."}},"required":["taint"],"type":"object"})json"},
+{"io.k8s.api.resource.v1.DeviceTaintRuleStatus", "", "",
+ R"json({"properties":{"conditions":{"description":"At most 8 conditions about the rule's effect.","items":{"$ref":"#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.Condition"},"type":"array","x-kubernetes-list-map-keys":["type"],"x-kubernetes-list-type":"map"}},"type":"object"})json"},
+{"io.k8s.api.resource.v1.DeviceTaintSelector", "", "",
+ R"json({"properties":{"device":{"description":"Only devices of this name (spec.devices[].name of a slice).","type":"string"},"driver":{"description":"Only devices of this driver (a slice's spec.driver).","type":"string"},"pool":{"description":"Only devices of this pool (a slice's spec.pool.name).","type":"string"}},"type":"object"})json"},
 {"io.k8s.api.resource.v1.DeviceToleration", "", "",
  R"json({"properties":{"effect":{"type":"string"},"key":{"type":"string"},"operator":{"type":"string"},"tolerationSeconds":{"format":"int64","type":"integer"},"value":{"type":"string"}},"type":"object"})json"},
 {"io.k8s.api.resource.v1.ExactDeviceRequest", "", "",
@@ -709,6 +717,6 @@ constexpr Definition kDefinitions[] = {
 
 std::span<const Definition> Definitions() { return kDefinitions; }
 
-std::string_view DataHash() { return "902b79cbd7be5ce9"; }
+std::string_view DataHash() { return "4e1698161e153ff7"; }
 
 }  // namespace berth::apiserver::openapi_schema
