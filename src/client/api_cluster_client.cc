@@ -100,6 +100,7 @@ void ApiClusterClient::Start() {
       {"/apis/resource.k8s.io/v1/deviceclasses", "DeviceClass", R::kWildCard},
       {"/apis/resource.k8s.io/v1/resourceslices", "ResourceSlice", R::kWildCard},
       {"/apis/resource.k8s.io/v1/resourceclaims", "ResourceClaim", R::kWildCard},
+      {"/apis/resource.k8s.io/v1/devicetaintrules", "DeviceTaintRule", R::kWildCard},
   };
   for (int k = 0; k < kKindCount; ++k) {
     InformerHandlers h;
@@ -128,10 +129,13 @@ void ApiClusterClient::Start() {
       h.on_delete = [handler](const Object& o) {
         if (auto p = std::get_if<Ptr<Node>>(&o); p && handler) handler->OnNodeDelete(*p);
       };
-    } else if (k == kDeviceClasses || k == kResourceSlices || k == kResourceClaims) {
-      h = DraInformerHandlers(k == kDeviceClasses    ? DraEventResource::kDeviceClass
-                              : k == kResourceSlices ? DraEventResource::kResourceSlice
-                                                     : DraEventResource::kResourceClaim);
+    } else if (k == kResourceSlices) {
+      h = SliceInformerHandlers();
+    } else if (k == kDeviceTaintRules) {
+      h = TaintRuleInformerHandlers();
+    } else if (k == kDeviceClasses || k == kResourceClaims) {
+      h = DraInformerHandlers(k == kDeviceClasses ? DraEventResource::kDeviceClass
+                                                  : DraEventResource::kResourceClaim);
     } else if (k == kVolumeAttachments) {
       h = VolumeAttachmentInformerHandlers();
     } else if (handler) {
@@ -150,7 +154,8 @@ void ApiClusterClient::Start() {
     options.keep_documents = keep_documents_;
     // VolumeAttachments too: a server without them has no attached volumes to count.
     options.optional = k == kPodGroups || k == kSchedulingPodGroups || k == kDeviceClasses ||
-                       k == kResourceSlices || k == kResourceClaims || k == kVolumeAttachments;
+                       k == kResourceSlices || k == kResourceClaims || k == kDeviceTaintRules ||
+                       k == kVolumeAttachments;
     informers_.push_back(std::make_unique<Informer>(rest_.get(), std::move(options), h));
   }
   AddIndexes();

@@ -1,9 +1,17 @@
 // Loading decoded objects (api/codec.h's Object) into the in-memory cluster, by kind: one place
 // for `berth simulate`'s input and the cluster `berth explain` hands the plugins it asks.
 #include "api/codec.h"
+#include "api/device_taint_rule.h"
 #include "framework/in_memory_cluster.h"
 
 namespace berth {
+
+// A rule that does not decode is skipped: the API server validated what a live cluster holds,
+// and `berth simulate` reports a malformed rule of its input before loading it.
+void InMemoryCluster::AddDeviceTaintRuleDocument(const UnknownObject& o) {
+  auto rule = DecodeDeviceTaintRule(*o.raw, "DeviceTaintRule " + o.name);
+  if (rule.ok()) AddDeviceTaintRule(*rule);
+}
 
 void InMemoryCluster::AddObject(const Object& object) {
   std::visit(
@@ -16,6 +24,8 @@ void InMemoryCluster::AddObject(const Object& object) {
             AddCSIDriver(o->name, CSIDriverInfoOf(*o->raw));
           else if (o->kind == "VolumeAttachment" && o->raw)
             AddVolumeAttachment(VolumeAttachmentInfoOf(*o->raw));
+          else if (o->kind == "DeviceTaintRule" && o->raw)
+            AddDeviceTaintRuleDocument(*o);
         } else if constexpr (std::is_same_v<T, Pod>) {
           AddPod(o);
         } else if constexpr (std::is_same_v<T, Node>) {

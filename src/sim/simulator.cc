@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
+#include "api/device_taint_rule.h"
 #include "extender/http_extender.h"
 #include "framework/in_memory_cluster.h"
 
@@ -70,7 +72,22 @@ struct LoadedObjects {
   std::string latest_object;
   std::vector<std::shared_ptr<const Pod>> bound, pending;
   std::vector<std::shared_ptr<const Node>> nodes;  // file order: it shapes the node tree
+  std::optional<Error> error;                      // the first object that could not be added
 };
+
+// Whether `o` is a DeviceTaintRule that does not decode; the first such error goes to `error`.
+// (The cluster skips such a rule; a simulation reports it.)
+template <class T>
+bool MalformedRule(const T& o, std::optional<Error>* error) {
+  if constexpr (std::is_same_v<T, std::shared_ptr<const UnknownObject>>) {
+    if (o->kind != "DeviceTaintRule" || !o->raw) return false;
+    auto rule = DecodeDeviceTaintRule(*o->raw, "DeviceTaintRule " + o->name);
+    if (rule.ok()) return false;
+    if (!*error) *error = rule.error();
+    return true;
+  }
+  return false;
+}
 
 LoadedObjects AddObjects(const std::vector<Object>& objects, InMemoryCluster& cluster) {
   LoadedObjects out;
@@ -78,6 +95,7 @@ LoadedObjects AddObjects(const std::vector<Object>& objects, InMemoryCluster& cl
     std::visit(
         [&](const auto& o) {
           using T = std::decay_t<decltype(o)>;
+          if (MalformedRule(o, &out.error)) return;
           if constexpr (!std::is_same_v<T, std::shared_ptr<const UnknownObject>>) {
             if (o->metadata.creation_timestamp > out.latest) {
               out.latest = o->metadata.creation_timestamp;
@@ -144,6 +162,7 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
   // The simulated clock starts after every timestamp in the input so that creation times
   // order the queue and nothing looks like it is from the future.
   LoadedObjects loaded = AddObjects(objects, cluster);
+  if (loaded.error) return *loaded.error;
   const UnixTime latest = loaded.latest;
   const std::string& latest_object = loaded.latest_object;
   std::vector<std::shared_ptr<const Pod>>& bound = loaded.bound;
