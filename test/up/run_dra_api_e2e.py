@@ -15,7 +15,7 @@ Usage: run_dra_api_e2e.py BERTH [CHECK ...]
 * a claim's status is written through the status subresource only (allocation then
   reservedFor), and its spec cannot change;
 * the Python client reads and writes them through its dynamic client;
-* DeviceTaintRules: created, listed, watched and deleted with kubectl; timeAdded set by the
+* DeviceTaintRules: explained, created, listed, watched and deleted with kubectl; timeAdded set by the
   server (and again when the effect changes), status dropped on create and written through
   the status subresource only; a bad selector, taint or condition refused naming the field.
 Prints one line per check and "N passed, M failed".
@@ -264,6 +264,10 @@ def taint_rule(name, selector, taint):
 
 
 def check_device_taint_rules(up):
+    out = up.kubectl(["explain", "devicetaintrules.spec.deviceSelector"])[1]
+    for want in ["driver", "pool", "device"]:
+        if want not in out:
+            raise Fail("explain devicetaintrules.spec.deviceSelector lacks %s:\n%s" % (want, out))
     rule = taint_rule("maintenance", {"driver": "gpu.example.com", "pool": "node-a"},
                       {"key": "example.com/maintenance", "value": "planned",
                        "effect": "NoSchedule"})
