@@ -28,7 +28,7 @@ Result<DeviceTaintRule> DecodeDeviceTaintRule(const json& doc, std::string_view 
 
 bool RuleSelects(const DeviceTaintRule& rule, std::string_view driver, std::string_view pool,
                  std::string_view device_name) {
-  if (!rule.selector) return true;
+  if (!rule.selector) return false;
   const DeviceTaintRule::Selector& s = *rule.selector;
   return (!s.driver || *s.driver == driver) && (!s.pool || *s.pool == pool) &&
          (!s.device || *s.device == device_name);

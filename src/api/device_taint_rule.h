@@ -21,8 +21,7 @@ struct DeviceTaintRule {
     std::optional<std::string> driver, pool, device;
     friend bool operator==(const Selector&, const Selector&) = default;
   };
-  // Absent or empty, the rule selects every device (the scheduler applies a rule without a
-  // selector to all devices, as an empty one).
+  // Empty (no field set), the rule selects every device; absent (or null), none.
   std::optional<Selector> selector;
   DeviceTaint taint;
 };

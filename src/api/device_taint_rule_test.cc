@@ -28,15 +28,23 @@ TEST(DeviceTaintRuleTest, DecodesTheSelectorAndTheTaint) {
   EXPECT_FALSE(RuleSelects(*rule, "nic.example.com", "node-a", "gpu-7"));
 }
 
-// A null selector (as `deviceSelector:` with no value in YAML) is no selector: every device.
-TEST(DeviceTaintRuleTest, ANullSelectorSelectsEveryDevice) {
+// A null selector (as `deviceSelector:` with no value in YAML) is no selector: no device. An
+// empty one selects every device.
+TEST(DeviceTaintRuleTest, ANullSelectorSelectsNoDeviceAnEmptyOneEvery) {
   auto rule = DecodeDeviceTaintRule(
       nlohmann::json::parse(R"({"metadata": {"name": "all"}, "spec": {"deviceSelector": null,
         "taint": {"key": "k", "effect": "NoSchedule"}}})"),
       "rule");
   ASSERT_TRUE(rule.ok());
   EXPECT_FALSE(rule->selector.has_value());
-  EXPECT_TRUE(RuleSelects(*rule, "any.example.com", "any", "any"));
+  EXPECT_FALSE(RuleSelects(*rule, "any.example.com", "any", "any"));
+  auto empty = DecodeDeviceTaintRule(
+      nlohmann::json::parse(R"({"metadata": {"name": "all"}, "spec": {"deviceSelector": {},
+        "taint": {"key": "k", "effect": "NoSchedule"}}})"),
+      "rule");
+  ASSERT_TRUE(empty.ok());
+  ASSERT_TRUE(empty->selector.has_value());
+  EXPECT_TRUE(RuleSelects(*empty, "any.example.com", "any", "any"));
 }
 
 TEST(DeviceTaintRuleTest, AWronglyTypedFieldIsNamed) {

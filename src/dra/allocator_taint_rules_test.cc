@@ -31,7 +31,14 @@ Case TwoDevices(const DeviceTaintRule& rule, std::vector<DeviceToleration> toler
 }
 
 TEST(AllocatorTaintRulesTest, NoScheduleOnEveryDeviceWithoutTolerationDoesNotFit) {
-  NoFit(TwoDevices(Rule(std::nullopt, "NoSchedule"), {}));
+  NoFit(TwoDevices(Rule(DeviceTaintRule::Selector{}, "NoSchedule"), {}));
+}
+
+// A rule without a selector selects no device.
+TEST(AllocatorTaintRulesTest, ARuleWithoutSelectorTaintsNothing) {
+  auto r = Fit(TwoDevices(Rule(std::nullopt, "NoSchedule"), {}));
+  EXPECT_EQ(Devices(r[0]), Sorted({D(kReq0, kDriverA, kPool1, kDevice1)}));
+  EXPECT_TRUE(r[0].results[0].tolerations.empty());
 }
 
 TEST(AllocatorTaintRulesTest, NoExecuteOnEveryDeviceWithoutTolerationDoesNotFit) {
@@ -45,18 +52,18 @@ TEST(AllocatorTaintRulesTest, TheDeviceTheRuleDoesNotSelectIsAllocated) {
 
 TEST(AllocatorTaintRulesTest, ATolerationOfTheRulesTaintFits) {
   const DeviceToleration exists{"example.com/taint", "Exists", "", "", {}};
-  auto r = Fit(TwoDevices(Rule(std::nullopt, "NoSchedule"), {exists}));
+  auto r = Fit(TwoDevices(Rule(DeviceTaintRule::Selector{}, "NoSchedule"), {exists}));
   EXPECT_EQ(Devices(r[0]), Sorted({D(kReq0, kDriverA, kPool1, kDevice1)}));
   EXPECT_EQ(r[0].results[0].tolerations, std::vector<DeviceToleration>{exists});
 }
 
 TEST(AllocatorTaintRulesTest, ATolerationOfAnotherValueDoesNotFit) {
   const DeviceToleration other{"example.com/taint", "Equal", "other", "NoSchedule", {}};
-  NoFit(TwoDevices(Rule(std::nullopt, "NoSchedule"), {other}));
+  NoFit(TwoDevices(Rule(DeviceTaintRule::Selector{}, "NoSchedule"), {other}));
 }
 
 TEST(AllocatorTaintRulesTest, EffectNoneDoesNotKeepDevicesFromBeingAllocated) {
-  Fit(TwoDevices(Rule(std::nullopt, "None"), {}));
+  Fit(TwoDevices(Rule(DeviceTaintRule::Selector{}, "None"), {}));
 }
 
 }  // namespace

@@ -8,7 +8,7 @@ namespace {
 
 // Whether `rule` could select a device of `slice` (its driver and pool fit).
 bool RuleReaches(const DeviceTaintRule& rule, const ResourceSlice& slice) {
-  if (!rule.selector) return true;
+  if (!rule.selector) return false;
   const DeviceTaintRule::Selector& s = *rule.selector;
   return (!s.driver || *s.driver == slice.spec.driver) &&
          (!s.pool || *s.pool == slice.spec.pool.name);

@@ -102,6 +102,16 @@ TEST(SimulateDeviceTaintRule, AllDevicesTaintedOnlyATolerantClaimIsScheduled) {
   EXPECT_EQ(tolerated->results.at(0).result, "Scheduled") << tolerated->results.at(0).message;
 }
 
+// Without a selector a rule selects nothing (an empty one selects everything, above).
+TEST(SimulateDeviceTaintRule, ARuleWithoutSelectorTaintsNothing) {
+  auto sim =
+      SimulateCluster(std::string(kCluster) + "---\n" + Claim("") + "---\n" +
+                      "apiVersion: resource.k8s.io/v1\nkind: DeviceTaintRule\nmetadata: {name: r}\n"
+                      "spec: {taint: {key: example.com/broken, effect: NoSchedule}}\n");
+  ASSERT_TRUE(sim.ok()) << sim.error().message;
+  EXPECT_EQ(sim->results.at(0).result, "Scheduled") << sim->results.at(0).message;
+}
+
 TEST(SimulateDeviceTaintRule, AMalformedRuleIsAnErrorNamingTheField) {
   auto sim =
       SimulateCluster(std::string(kCluster) + "---\n" + Claim("") + "---\n" + Rule("{pool: [a]}"));
@@ -127,7 +137,7 @@ TEST(BenchDeviceTaintRule, ARuleOnEveryDeviceKeepsUntoleratingPodsPending) {
            devices: [{name: dev-0}]}
   objects:
   - {apiVersion: resource.k8s.io/v1, kind: DeviceTaintRule, metadata: {name: all},
-     spec: {deviceSelector: null, taint: {key: k, effect: NoSchedule}}}
+     spec: {deviceSelector: {}, taint: {key: k, effect: NoSchedule}}}
   - {apiVersion: resource.k8s.io/v1, kind: DeviceClass, metadata: {name: c}}
   - apiVersion: resource.k8s.io/v1
     kind: ResourceClaimTemplate
