@@ -188,6 +188,10 @@ BERTH_EXPORT void berth_abi_berth_PluginRegistration(const ::berth::PluginRegist
 BERTH_EXPORT void berth_abi_berth_Registry(const ::berth::Registry*) {}
 BERTH_EXPORT void berth_abi_berth_FilterRemedy(const ::berth::FilterRemedy*) {}
 BERTH_EXPORT void berth_abi_berth_FilterRemedies(const ::berth::FilterRemedies*) {}
+BERTH_EXPORT void berth_abi_berth_ClusterRemedy(const ::berth::ClusterRemedy*) {}
+BERTH_EXPORT void berth_abi_berth_RejectedNode(const ::berth::RejectedNode*) {}
+BERTH_EXPORT void berth_abi_berth_RemedyProposal(const ::berth::RemedyProposal*) {}
+BERTH_EXPORT void berth_abi_berth_FilterRemedySearch(const ::berth::FilterRemedySearch*) {}
 BERTH_EXPORT void berth_abi_berth_PodSigner(const ::berth::PodSigner*) {}
 BERTH_EXPORT void berth_abi_berth_DraListers(const ::berth::DraListers*) {}
 BERTH_EXPORT void berth_abi_berth_DraWriter(const ::berth::DraWriter*) {}

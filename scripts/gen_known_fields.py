@@ -62,6 +62,7 @@ KINDS = [
     ("resource.k8s.io", "ResourceClaim"),
     ("resource.k8s.io", "ResourceClaimTemplate"),
     ("resource.k8s.io", "ResourceSlice"),
+    ("resource.k8s.io", "DeviceTaintRule"),
     ("rbac.authorization.k8s.io", "ClusterRole"),
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
     ("rbac.authorization.k8s.io", "Role"),

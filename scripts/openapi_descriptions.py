@@ -651,6 +651,24 @@ DESCRIPTIONS = {
         "sharedCounters": "Counter sets devices of the pool consume from (in a slice of "
                           "their own).",
     },
+    "resource.v1.DeviceTaintRule": {
+        "": "One taint that applies to every device the selector picks, as if the driver had "
+            "published it in the device's ResourceSlice. Cluster-scoped.",
+        "spec": "The selector and the one taint. Changing it increments metadata.generation.",
+        "status": "What became of the rule, written through the status subresource.",
+    },
+    "resource.v1.DeviceTaintRuleSpec": {
+        "deviceSelector": "Which devices the taint applies to; every set field must match.",
+        "taint": "The taint the selected devices get.",
+    },
+    "resource.v1.DeviceTaintRuleStatus": {
+        "conditions": "At most 8 conditions about the rule's effect.",
+    },
+    "resource.v1.DeviceTaintSelector": {
+        "driver": "Only devices of this driver (a slice's spec.driver).",
+        "pool": "Only devices of this pool (a slice's spec.pool.name).",
+        "device": "Only devices of this name (spec.devices[].name of a slice).",
+    },
     "resource.v1.ResourcePool": {
         "name": "The pool's name, unique per driver.",
         "generation": "Increased when the pool changes; slices of an older generation are "

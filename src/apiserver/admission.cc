@@ -577,7 +577,10 @@ VoidResult ValidateUpdate(const ResourceInfo& r, const Json& current, Json& next
   if (const CustomResourceVersion* custom = CustomResourceOf(r); custom && custom->validate) {
     return custom->validate(next, &current);
   }
-  if (IsResourceApi(r)) return ValidateResourceObject(r, next, &current);
+  if (IsResourceApi(r)) {
+    PrepareResourceUpdate(r, current, next, FormatTimestamp(NowUnixSeconds()));
+    return ValidateResourceObject(r, next, &current);
+  }
   // An object stored with label keys that no longer pass (written before they were checked)
   // may still be updated, as kube-apiserver lets pods that violated the older rules be.
   if (CheckLabelKeys(r, current).ok()) {

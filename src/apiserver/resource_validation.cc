@@ -655,6 +655,8 @@ void DefaultResourceObject(const ResourceInfo& r, Json& obj, bool is_create,
     if (spec != nullptr) DefaultClaimSpec(*spec);
   } else if (r.plural == "resourceslices") {
     DefaultResourceSlice(obj, now);
+  } else if (r.plural == "devicetaintrules") {
+    DefaultDeviceTaintRule(obj, is_create, now);
   }
 }
 
@@ -679,6 +681,8 @@ FieldErrorList ResourceFieldErrors(const ResourceInfo& r, const Json& obj, const
     }
   } else if (r.plural == "resourceslices") {
     ValidateResourceSlice(e, obj, old);
+  } else if (r.plural == "devicetaintrules") {
+    ValidateDeviceTaintRule(e, obj, old);
   }
   // errors.NewInvalid reports each distinct message once.
   FieldErrorList unique;
@@ -691,6 +695,11 @@ FieldErrorList ResourceFieldErrors(const ResourceInfo& r, const Json& obj, const
 ApiError ResourceInvalid(const ResourceInfo& r, const Json& obj, FieldErrorList errors) {
   return InvalidObject(fmt::format("{}.{}", r.kind, r.group), FieldValue(obj, "metadata.name"),
                        std::move(errors));
+}
+
+void PrepareResourceUpdate(const ResourceInfo& r, const Json& current, Json& next,
+                           const std::string& now) {
+  if (r.plural == "devicetaintrules") PrepareDeviceTaintRuleUpdate(current, next, now);
 }
 
 VoidResult ValidateResourceObject(const ResourceInfo& r, const Json& obj, const Json* old) {

@@ -85,4 +85,9 @@ const std::vector<std::string>& TaintEffects();
 void ValidateResourceSlice(FieldErrors& e, const Json& obj, const Json* old);
 void DefaultResourceSlice(Json& obj, const std::string& now);
 
+// DeviceTaintRules (device_taint_rule_validation.cc).
+void ValidateDeviceTaintRule(FieldErrors& e, const Json& obj, const Json* old);
+void DefaultDeviceTaintRule(Json& obj, bool is_create, const std::string& now);
+void PrepareDeviceTaintRuleUpdate(const Json& current, Json& next, const std::string& now);
+
 }  // namespace berth::apiserver::resource_validation

@@ -68,6 +68,8 @@ const std::vector<ResourceInfo>& ServedResources() {
     add("resource.k8s.io", "resourceclaimtemplates", "resourceclaimtemplate",
         "ResourceClaimTemplate", true);
     add("resource.k8s.io", "resourceslices", "resourceslice", "ResourceSlice", false);
+    add("resource.k8s.io", "devicetaintrules", "devicetaintrule", "DeviceTaintRule", false, {},
+        {"status"});
     add("rbac.authorization.k8s.io", "clusterroles", "clusterrole", "ClusterRole", false);
     add("rbac.authorization.k8s.io", "clusterrolebindings", "clusterrolebinding",
         "ClusterRoleBinding", false);

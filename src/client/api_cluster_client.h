@@ -6,6 +6,10 @@
 // the API call (the scheduler makes them from its binding threads); status patches and
 // preemption victims' deletions are queued on background writers and return at once (the
 // writers log what fails). Event handlers are called on the informers' threads.
+//
+// Files: api_cluster_client.cc (start, stop, listers), _writes.cc (ClusterWriter, the queued
+// status patches and events), _events.cc (event bodies and the event writer), _dra.cc and
+// _extended.cc (DRA listers and writes).
 #pragma once
 
 #include <atomic>
@@ -32,6 +36,7 @@
 #include "framework/csi_drivers.h"
 #include "framework/dra_extended_resources.h"
 #include "framework/group_member_lister.h"
+#include "framework/tainted_slices.h"
 #include "framework/volume_attachments.h"
 
 namespace berth::client {
@@ -133,7 +138,8 @@ class ApiClusterClient final : public ClusterClient,
   Result<Ptr<ResourceClaim>> UpdateResourceClaimStatus(const ResourceClaim& claim) override;
   // --- DraClaimFeed: the claim informer's changes (recorded whether or not a handler is set).
   ClaimChanges ClaimChangesSince(uint64_t cursor) const override;
-  // --- DraSliceGeneration: counts the slice informer's changes.
+  // --- DraSliceGeneration: counts the changes of the slices as listed (a DeviceTaintRule's
+  // change counts when it changes a slice's taints).
   uint64_t ResourceSliceGeneration() const override { return slice_generation_.load(); }
   // --- DynamicResourcesWriter (api_cluster_client_extended.cc): POST of the claim, its
   // deletion, and a merge patch of the pod's status (all synchronous: PreBind's writes).
@@ -185,11 +191,16 @@ class ApiClusterClient final : public ClusterClient,
     kDeviceClasses,
     kResourceSlices,
     kResourceClaims,
+    kDeviceTaintRules,
     kKindCount
   };
   // Informer handlers that report a DRA kind's changes to a handler that is a DraEventHandler.
   // The claim informer's also keep the claim feed, the slice informer's the slice generation.
   InformerHandlers DraInformerHandlers(DraEventResource resource);
+  // The slice and DeviceTaintRule informers' handlers: they keep slices_ (the slices with the
+  // rules' taints), count the slice generation, and report the tainted slices' changes.
+  InformerHandlers SliceInformerHandlers();
+  InformerHandlers TaintRuleInformerHandlers();
   // Informer handlers that keep attachments_ and report deleted VolumeAttachments to a handler
   // that is a VolumeAttachmentEventHandler.
   InformerHandlers VolumeAttachmentInformerHandlers();
@@ -220,6 +231,7 @@ class ApiClusterClient final : public ClusterClient,
   ClusterEventHandler* handler_ = nullptr;
   ClaimChangeLog claim_log_;                   // fed by the claim informer's handlers
   std::atomic<uint64_t> slice_generation_{0};  // counted by the slice informer's handlers
+  TaintedSlices slices_;  // fed by the slice and DeviceTaintRule informers' handlers
   bool keep_documents_ = false;
   std::string reporting_name_ = "default-scheduler";
   std::vector<std::unique_ptr<Informer>> informers_;

@@ -3,8 +3,12 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "api/codec.h"
+#include "api/device_taint_rule.h"
 #include "client/api_cluster_client.h"
 #include "client/claim_answer.h"
 
@@ -47,24 +51,96 @@ InformerHandlers ApiClusterClient::DraInformerHandlers(DraEventResource resource
   // The claim feed is kept before the handler hears of the change, so that a plugin reading
   // the feed from the scheduling cycle the event starts sees it.
   ClaimChangeLog* log = resource == DraEventResource::kResourceClaim ? &claim_log_ : nullptr;
-  std::atomic<uint64_t>* slices =
-      resource == DraEventResource::kResourceSlice ? &slice_generation_ : nullptr;
-  if (!dra && !log && !slices) return h;
-  h.on_add = [dra, log, slices, resource](const Object& o) {
+  if (!dra && !log) return h;
+  h.on_add = [dra, log, resource](const Object& o) {
     if (log) log->Put(ClaimOf(o));
-    if (slices) ++*slices;
     if (dra) dra->OnDraEvent({resource, kAdd}, {}, ToDraObject(o));
   };
-  h.on_update = [dra, log, slices, resource](const Object& a, const Object& b) {
+  h.on_update = [dra, log, resource](const Object& a, const Object& b) {
     if (log) log->Put(ClaimOf(b));
-    if (slices) ++*slices;
     if (dra) dra->OnDraEvent({resource, kUpdateOther}, ToDraObject(a), ToDraObject(b));
   };
-  h.on_delete = [dra, log, slices, resource](const Object& o) {
+  h.on_delete = [dra, log, resource](const Object& o) {
     if (log)
       if (Ptr<ResourceClaim> c = ClaimOf(o)) log->Erase(c->metadata.namespace_, c->metadata.name);
-    if (slices) ++*slices;
     if (dra) dra->OnDraEvent({resource, kDelete}, ToDraObject(o), {});
+  };
+  return h;
+}
+
+namespace {
+
+// Reports tainted slices' changes as the slice events they are for the scheduler.
+void SendSliceChanges(DraEventHandler* dra, const std::vector<TaintedSlices::Change>& changes) {
+  if (!dra) return;
+  for (const TaintedSlices::Change& c : changes) {
+    DraEventObject before, after;
+    if (c.old_slice) before = c.old_slice;
+    if (c.new_slice) after = c.new_slice;
+    const uint32_t action = !c.old_slice ? kAdd : !c.new_slice ? kDelete : kUpdateOther;
+    dra->OnDraEvent({DraEventResource::kResourceSlice, action}, before, after);
+  }
+}
+
+Ptr<ResourceSlice> SliceOf(const Object& o) {
+  auto p = std::get_if<Ptr<ResourceSlice>>(&o);
+  return p ? *p : nullptr;
+}
+
+// The rule in an informer's object (kept as its document), or null when it does not decode:
+// the API server validated it, so that is a server newer than this client.
+std::optional<DeviceTaintRule> RuleOf(const Object& o) {
+  auto u = std::get_if<std::shared_ptr<const UnknownObject>>(&o);
+  if (!u || !(*u)->raw) return std::nullopt;
+  auto rule = DecodeDeviceTaintRule(*(*u)->raw, "DeviceTaintRule " + (*u)->name);
+  if (!rule.ok()) return std::nullopt;
+  return std::move(rule).value();
+}
+
+}  // namespace
+
+InformerHandlers ApiClusterClient::SliceInformerHandlers() {
+  InformerHandlers h;
+  auto* dra = dynamic_cast<DraEventHandler*>(handler_);
+  auto put = [this, dra](const Object& o) {
+    Ptr<ResourceSlice> slice = SliceOf(o);
+    if (!slice) return;
+    TaintedSlices::Change change = slices_.PutSlice(slice);
+    ++slice_generation_;
+    SendSliceChanges(dra, {change});
+  };
+  h.on_add = put;
+  h.on_update = [put](const Object&, const Object& b) { put(b); };
+  h.on_delete = [this, dra](const Object& o) {
+    Ptr<ResourceSlice> slice = SliceOf(o);
+    if (!slice) return;
+    TaintedSlices::Change change = slices_.RemoveSlice(slice->metadata.name);
+    ++slice_generation_;
+    if (change.old_slice) SendSliceChanges(dra, {change});
+  };
+  return h;
+}
+
+InformerHandlers ApiClusterClient::TaintRuleInformerHandlers() {
+  InformerHandlers h;
+  auto* dra = dynamic_cast<DraEventHandler*>(handler_);
+  auto put = [this, dra](const Object& o) {
+    std::optional<DeviceTaintRule> rule = RuleOf(o);
+    if (!rule) return;
+    std::vector<TaintedSlices::Change> changes = slices_.PutRule(std::move(*rule));
+    if (changes.empty()) return;
+    ++slice_generation_;
+    SendSliceChanges(dra, changes);
+  };
+  h.on_add = put;
+  h.on_update = [put](const Object&, const Object& b) { put(b); };
+  h.on_delete = [this, dra](const Object& o) {
+    auto u = std::get_if<std::shared_ptr<const UnknownObject>>(&o);
+    if (!u) return;
+    std::vector<TaintedSlices::Change> changes = slices_.RemoveRule((*u)->name);
+    if (changes.empty()) return;
+    ++slice_generation_;
+    SendSliceChanges(dra, changes);
   };
   return h;
 }
@@ -74,7 +150,7 @@ ClaimChanges ApiClusterClient::ClaimChangesSince(uint64_t cursor) const {
 }
 
 std::vector<Ptr<ResourceSlice>> ApiClusterClient::ListResourceSlices() const {
-  return ListOf<ResourceSlice>(informers_, kResourceSlices);
+  return slices_.List();
 }
 Ptr<ResourceClaim> ApiClusterClient::GetResourceClaim(std::string_view ns,
                                                       std::string_view name) const {

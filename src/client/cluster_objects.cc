@@ -35,6 +35,7 @@ Result<std::vector<Object>> ListClusterObjects(RestClient& rest) {
       {"/apis/resource.k8s.io/v1/resourceclaims", "resource.k8s.io/v1", "ResourceClaim", false},
       {"/apis/resource.k8s.io/v1/resourceclaimtemplates", "resource.k8s.io/v1",
        "ResourceClaimTemplate", false},
+      {"/apis/resource.k8s.io/v1/devicetaintrules", "resource.k8s.io/v1", "DeviceTaintRule", false},
   };
   std::vector<Object> out;
   for (const Kind& k : kKinds) {

@@ -1,6 +1,6 @@
-// `berth explain`: one read-only attempt, then the finders' candidate changes (suggest_*.cc),
-// each verified by the Verifier (verify.cc), ranked and de-duplicated here; rendering is in
-// render.cc.
+// `berth explain`: one read-only attempt, then the changes the rejecting plugins propose
+// (suggest_remedies.cc), each verified by the Verifier (verify.cc), ranked and de-duplicated
+// here; rendering is in render.cc.
 #include "explain/explain.h"
 
 #include <fmt/format.h>
@@ -36,9 +36,9 @@ Cluster Split(const std::vector<Object>& objects, const std::string& pod_key) {
 
 // Ranked by how many nodes each opens, then by how little it changes, then a change to the pod
 // before one to a node (the pod is the asker's own; a node may be cordoned or tainted for
-// others' reasons). The same node change verified on several nodes is one suggestion ("label
-// node a ..."), saying how many others it works on, so the list shows different kinds of
-// change.
+// others' reasons). Changes the plugin marked alike (one merge key: the same node change on
+// several nodes, or several changes of one sort) are one suggestion, saying how many others
+// were checked, so the list shows different kinds of change.
 std::vector<Suggestion> RankAndMerge(std::vector<Suggestion> found, size_t max) {
   std::stable_sort(found.begin(), found.end(), [](const Suggestion& x, const Suggestion& y) {
     if (x.opens_nodes != y.opens_nodes) return x.opens_nodes > y.opens_nodes;
@@ -46,32 +46,23 @@ std::vector<Suggestion> RankAndMerge(std::vector<Suggestion> found, size_t max) 
     return !x.yaml.empty() && y.yaml.empty();
   });
   std::vector<Suggestion> distinct;
-  std::map<std::string, size_t> first_of_kind;
-  std::map<std::string, int> more_of_kind;
+  std::map<std::string, size_t> first_of_key;
+  std::map<std::string, int> more_of_key;
   for (auto& sug : found) {
-    bool per_node = sug.kind == "label" || sug.kind == "uncordon" || sug.kind == "volume-zone" ||
-                    sug.kind == "pod-affinity";
-    std::string group = sug.change.empty() ? sug.kind : sug.kind + "/" + sug.change;
-    if (sug.kind == "resources" && sug.victims.empty()) {
-      // The same amount to free on alike nodes, with no pods to name, is one change.
-      std::string what = sug.description;
-      if (auto at = what.find(" on node " + sug.node); at != std::string::npos)
-        what.erase(at, 9 + sug.node.size());
-      per_node = true;
-      group += "/" + what;
-    }
-    if (per_node && first_of_kind.count(group)) {
-      ++more_of_kind[group];
+    if (!sug.merge_key.empty() &&
+        !first_of_key.try_emplace(sug.merge_key, distinct.size()).second) {
+      ++more_of_key[sug.merge_key];
       continue;
     }
-    first_of_kind[group] = distinct.size();
     distinct.push_back(std::move(sug));
   }
-  for (const auto& [group, more] : more_of_kind)
-    distinct[first_of_kind[group]].description +=
-        group.starts_with("pod-affinity")
-            ? fmt::format("; {} other change(s) like it checked work too", more)
-            : fmt::format("; the same change on {} other node(s) checked works too", more);
+  for (const auto& [key, more] : more_of_key) {
+    Suggestion& first = distinct[first_of_key[key]];
+    first.description +=
+        first.same_change
+            ? fmt::format("; the same change on {} other node(s) checked works too", more)
+            : fmt::format("; {} other change(s) like it checked work too", more);
+  }
   if (distinct.size() > max) distinct.resize(max);
   return distinct;
 }
@@ -101,16 +92,9 @@ Result<Explanation> Explain(const config::SchedulerConfiguration& config, const 
   e.attempt = first->last;
   if (e.result == "Scheduled" || !e.attempt) return e;
 
-  e.notes = NodeSizeNotes(c);
-  for (auto& note : VolumeClaimNotes(c)) e.notes.push_back(std::move(note));
   Verifier verifier(config, registry, options);
   Search search(c, *e.attempt, options, verifier);
-  SuggestPluginRemedies(search, config, registry, &e.diagnoses);
-  SuggestNodeChanges(search);
-  SuggestResources(search);
-  SuggestAntiAffinity(search);
-  SuggestPodAffinity(search);
-  SuggestSpreadSkew(search);
+  AskPlugins(search, config, registry, &e.notes, &e.diagnoses);
   e.suggestions = RankAndMerge(verifier.Take(), options.max_suggestions);
   return e;
 }

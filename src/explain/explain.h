@@ -1,17 +1,15 @@
 // `berth explain`: why a pod is where it is, or pending, and the smallest changes that would
 // place it. One read-only scheduling attempt for the pod over the cluster (other pending pods
-// do not take part), then, for a pod that fits nowhere, facts that explain it (no node large
-// enough, a claim that is not bound and why) and candidate changes derived from the
-// rejections — what the rejecting Filter plugins propose themselves (FilterRemedies: a
-// toleration to add, a node to uncordon, a plugin library's own), a label a node lacks for the
-// pod's nodeSelector or required node affinity (never a label describing the machine, such as its
-// hostname), the zone of the pod's volume, resources to free on a node by evicting or shrinking
-// the pods there (never more than they request; with the lower-priority pods preemption would
-// evict), a node larger than any there is, the maxSkew a topology spread constraint would need,
-// the pods required anti-affinity keeps it apart from, and for required pod affinity the
-// matching pod its domain lacks — each applied to a copy of the cluster and checked by
-// scheduling again through the profile's plugins; only changes that make the pod fit are
-// shown, ranked by how many nodes they open, then by how little they change.
+// do not take part), then, for a pod that fits nowhere, what the profile's Filter plugins say of
+// it (include/berth/framework/remedy.h, diagnosis.h): facts that explain it (no node large
+// enough, a claim that is not bound and why) and the changes they propose for the nodes they
+// rejected — a toleration, uncordoning, node labels for the nodeSelector or required node
+// affinity, the zone of the pod's volume, resources to free or a larger node, the maxSkew a
+// topology spread constraint would need, the pods required anti-affinity keeps it apart from,
+// the matching pod required pod affinity lacks, or a plugin library's own — each applied to a
+// copy of the cluster and checked by scheduling again through the profile's plugins; only
+// changes that make the pod fit are shown, ranked by how many nodes they open, then by how
+// little they change. Explain itself knows no plugin's rules.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -46,6 +44,10 @@ struct Suggestion {
   std::string domain;       // pod-affinity: the topology domain, "key=value[,key=value]"
   std::string running_pod;  // label-pod: the running pod whose labels change
   std::string new_pod;      // new-pod: the pod to run (YAML: namespace, labels, nodeSelector)
+  // Suggestions with one non-empty key are shown as the best of them and a count; `same_change`
+  // picks the words ("the same change on N other node(s)" or "N other change(s) like it").
+  std::string merge_key;
+  bool same_change = true;
 };
 
 // Why a Filter plugin rejected one node, in its own words (FilterDiagnosis,

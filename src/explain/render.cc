@@ -106,8 +106,8 @@ std::string SuggestionsText(const Explanation& e) {
     }
   } else if (e.result == "Unschedulable") {
     out +=
-        "\nNo single change among tolerations, uncordoning, node labels, volume zones, spread "
-        "skew, pod affinity, anti-affinity, freeing resources or a larger node places it.\n";
+        "\nNo single change the plugins that rejected nodes proposed places it (each was checked "
+        "by scheduling again).\n";
   }
   return out;
 }

@@ -1,8 +1,9 @@
-// The changes Filter plugins propose themselves (FilterRemedies, include/berth/framework/
-// remedy.h): for each plugin that rejected nodes, an instance built as the pod's profile
-// configures it is asked, per rejected node, what would make that node pass; each answer is
-// checked by the Verifier like any other suggestion. Tolerations (TaintToleration) and
-// uncordoning (NodeUnschedulable) come from here.
+// The changes Filter plugins propose themselves (include/berth/framework/remedy.h): the pod's
+// profile is built over a copy of the cluster being explained, each of its Filter plugins that
+// implements FilterRemedySearch is asked once about the nodes it rejected (one that implements
+// the older FilterRemedies, node by node), and each change is checked by the Verifier. Explain
+// knows no plugin's rules: tolerations, uncordoning, node labels, volume zones, resources,
+// spread skew and inter-pod affinity all come from the plugins.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,6 +17,17 @@
 #include "runtime/framework.h"
 
 namespace berth::explain {
+
+Search::Search(const Cluster& cluster, const SchedulingAttempt& attempt, const ExplainOptions& opts,
+               Verifier& v)
+    : c(cluster), a(attempt), options(opts), verifier(v) {
+  for (const auto& n : c.nodes) by_name[n->metadata.name] = n;
+}
+
+bool Search::TryMore(const std::string& group) {
+  return tried_[group]++ < options.max_candidates_per_kind;
+}
+
 namespace {
 
 class SerialParallelizer final : public Parallelizer {
@@ -34,55 +46,111 @@ const config::Profile* ProfileOf(const config::SchedulerConfiguration& config, c
   return nullptr;
 }
 
-// The plugins that rejected nodes, by name, and the nodes each rejected (sorted).
-std::map<std::string, std::vector<std::string>> RejectionsByPlugin(const Search& s) {
-  std::map<std::string, std::vector<std::string>> out;
+// The nodes each plugin rejected, by plugin name, sorted by node name.
+std::map<std::string, std::vector<std::string>, std::less<>> RejectionsByPlugin(const Search& s) {
+  std::map<std::string, std::vector<std::string>, std::less<>> out;
   for (const auto& [node, st] : s.a.filter_statuses)
     if (!st.plugin().empty() && s.by_name.count(node)) out[st.plugin()].push_back(node);
   for (auto& [plugin, nodes] : out) std::sort(nodes.begin(), nodes.end());
   return out;
 }
 
-// Asks one plugin about its rejected nodes. The same change proposed for several nodes (a
-// toleration for the same taints) is checked once.
-void AskPlugin(Search& s, const FilterRemedies& plugin, const std::vector<std::string>& nodes) {
-  std::set<std::string> asked;
-  for (const std::string& node : nodes) {
-    std::vector<FilterRemedy> remedies;
-    try {
-      remedies = plugin.Remedies(*s.c.pod, *s.by_name.at(node), s.a.filter_statuses.at(node));
-    } catch (const std::exception&) {
-      return;  // a plugin library's failure costs its own suggestions, not the explanation
-    }
-    for (FilterRemedy& r : remedies) {
-      if ((!r.pod && !r.node) || (r.node && r.node->metadata.name != node)) continue;
-      if (!asked.insert(r.description).second || !s.TryMore(r.kind)) continue;
-      Cluster changed = s.c;
-      if (r.pod) changed = changed.WithPod(r.pod);
-      if (r.node) changed = changed.WithNode(r.node);
-      s.verifier.Check(MakeSuggestion(std::move(r.kind), std::move(r.description),
-                                      std::move(r.pod_change), r.node ? node : "", r.cost),
-                       changed);
-    }
+Cluster Apply(const Cluster& c, const ClusterRemedy& r) {
+  Cluster changed = c;
+  if (r.pod) changed = changed.WithPod(r.pod);
+  for (const NodePtr& n : r.nodes)
+    changed = std::any_of(c.nodes.begin(), c.nodes.end(),
+                          [&](const NodePtr& x) { return x->metadata.name == n->metadata.name; })
+                  ? changed.WithNode(n)
+                  : changed.WithAddedNode(n);
+  if (!r.removed_pods.empty())
+    changed = changed.WithoutPods({r.removed_pods.begin(), r.removed_pods.end()});
+  for (const PodPtr& p : r.bound_pods) {
+    const bool bound = std::any_of(c.others.begin(), c.others.end(), [&](const Object& o) {
+      auto* x = std::get_if<PodPtr>(&o);
+      return x && (*x)->Key() == p->Key();
+    });
+    changed = bound ? changed.WithReplacedPod(p) : changed.WithAdded(Object(p));
+  }
+  return changed;
+}
+
+Suggestion ToSuggestion(ClusterRemedy&& r) {
+  Suggestion s;
+  s.kind = std::move(r.kind);
+  s.change = std::move(r.variant);
+  s.description = std::move(r.description);
+  s.yaml = std::move(r.pod_change);
+  s.node = std::move(r.node);
+  s.cost = r.cost;
+  s.victims = std::move(r.victims);
+  s.domain = std::move(r.domain);
+  s.running_pod = std::move(r.running_pod);
+  s.new_pod = std::move(r.new_pod);
+  s.merge_key = std::move(r.merge_key);
+  s.same_change = r.same_change;
+  return s;
+}
+
+// Checks a plugin's remedies in its order: the first `max_candidates_per_kind` of each kind and
+// variant, one per description, and of alternatives only up to the first that passes.
+void CheckRemedies(Search& s, std::vector<ClusterRemedy> remedies) {
+  std::set<std::string> described, settled;
+  for (ClusterRemedy& r : remedies) {
+    if (!r.pod && r.nodes.empty() && r.removed_pods.empty() && r.bound_pods.empty()) continue;
+    if (!r.alternatives.empty() && settled.count(r.alternatives)) continue;
+    const std::string group = r.variant.empty() ? r.kind : r.kind + "/" + r.variant;
+    if (!described.insert(group + "\n" + r.description).second || !s.TryMore(group)) continue;
+    Cluster changed = Apply(s.c, r);
+    std::string alternatives = r.alternatives;
+    if (s.verifier.Check(ToSuggestion(std::move(r)), changed) && !alternatives.empty())
+      settled.insert(std::move(alternatives));
   }
 }
 
-// The DRA objects plugins read through their listers.
-void AddDraObjects(InMemoryCluster& cluster, const std::vector<Object>& objects) {
-  for (const Object& obj : objects) {
-    std::visit(
-        [&](const auto& o) {
-          using T = std::decay_t<decltype(o)>;
-          if constexpr (std::is_same_v<T, std::shared_ptr<const DeviceClass>>) {
-            cluster.AddDeviceClass(o);
-          } else if constexpr (std::is_same_v<T, std::shared_ptr<const ResourceSlice>>) {
-            cluster.AddResourceSlice(o);
-          } else if constexpr (std::is_same_v<T, std::shared_ptr<const ResourceClaim>>) {
-            cluster.AddResourceClaim(o);
-          }
-        },
-        obj);
+// A plugin of the older interface, node by node: a change to the pod or to the node asked
+// about.
+void AskNodeByNode(Search& s, const FilterRemedies& plugin, const std::vector<std::string>& nodes) {
+  std::vector<ClusterRemedy> remedies;
+  for (const std::string& node : nodes) {
+    std::vector<FilterRemedy> answer;
+    try {
+      answer = plugin.Remedies(*s.c.pod, *s.by_name.at(node), s.a.filter_statuses.at(node));
+    } catch (const std::exception&) {
+      break;  // a plugin library's failure costs its own suggestions, not the explanation
+    }
+    for (FilterRemedy& x : answer) {
+      if (x.node && x.node->metadata.name != node) continue;
+      ClusterRemedy r;
+      r.kind = std::move(x.kind);
+      r.description = std::move(x.description);
+      r.pod = std::move(x.pod);
+      if (x.node) {
+        r.nodes.push_back(std::move(x.node));
+        r.node = node;
+      }
+      r.pod_change = std::move(x.pod_change);
+      r.cost = x.cost;
+      remedies.push_back(std::move(r));
+    }
   }
+  CheckRemedies(s, std::move(remedies));
+}
+
+void Ask(Search& s, const FilterRemedySearch& plugin, const std::vector<std::string>& nodes,
+         std::vector<std::string>* notes) {
+  std::vector<RejectedNode> rejected;
+  rejected.reserve(nodes.size());
+  for (const std::string& node : nodes)
+    rejected.push_back({s.by_name.at(node).get(), &s.a.filter_statuses.at(node)});
+  RemedyProposal proposal;
+  try {
+    proposal = plugin.ProposeRemedies(*s.c.pod, rejected, s.options.max_candidates_per_kind);
+  } catch (const std::exception&) {
+    return;  // a plugin library's failure costs its own suggestions, not the explanation
+  }
+  for (std::string& note : proposal.notes) notes->push_back(std::move(note));
+  CheckRemedies(s, std::move(proposal.remedies));
 }
 
 void Diagnose(const Search& s, const std::string& plugin_name, const FilterDiagnosis& plugin,
@@ -100,18 +168,16 @@ void Diagnose(const Search& s, const std::string& plugin_name, const FilterDiagn
 
 }  // namespace
 
-void SuggestPluginRemedies(Search& s, const config::SchedulerConfiguration& config,
-                           const Registry& registry, std::vector<NodeDiagnosis>* diagnoses) {
+void AskPlugins(Search& s, const config::SchedulerConfiguration& config, const Registry& registry,
+                std::vector<std::string>* notes, std::vector<NodeDiagnosis>* diagnoses) {
   const config::Profile* profile = ProfileOf(config, *s.c.pod);
   if (!profile) return;
-  const auto rejections = RejectionsByPlugin(s);
-  if (rejections.empty()) return;
-  // Plugins are built with a handle over the cluster, as the scheduler builds them; a plugin
-  // that cannot be built here is not asked.
+  // The profile is built as the scheduler builds it, with a handle over the cluster being
+  // explained (the pod itself is not in it: it is pending); a profile that cannot be built here
+  // is not asked.
   InMemoryCluster cluster;
   for (const NodePtr& n : s.c.nodes) cluster.AddNode(n);
-  for (const PodPtr& p : s.c.BoundPods()) cluster.AddPod(p);
-  AddDraObjects(cluster, s.c.others);
+  for (const Object& o : s.c.others) cluster.AddObject(o);
   RealClock clock;
   SerialParallelizer parallelizer;
   FrameworkServices services;
@@ -121,16 +187,21 @@ void SuggestPluginRemedies(Search& s, const config::SchedulerConfiguration& conf
   services.seed = s.options.seed;
   auto fw = Framework::Create(*profile, registry, services);
   if (!fw.ok()) return;
-  for (const auto& [name, nodes] : rejections) {
-    const PluginRegistration* reg = registry.Find(name);
-    if (!reg || !reg->factory) continue;
-    auto plugin = reg->factory(profile->ArgsFor(name), **fw);
-    if (!plugin.ok()) continue;
-    if (auto* remedies = dynamic_cast<const FilterRemedies*>(plugin->get()))
-      AskPlugin(s, *remedies, nodes);
-    if (auto* diagnosis = dynamic_cast<const FilterDiagnosis*>(plugin->get());
-        diagnosis && diagnoses)
-      Diagnose(s, name, *diagnosis, nodes, diagnoses);
+  const auto rejections = RejectionsByPlugin(s);
+  static const std::vector<std::string> kNone;
+  for (const FilterPlugin* plugin : (*fw)->filter_plugins()) {
+    auto it = rejections.find(plugin->Name());
+    const std::vector<std::string>& nodes = it == rejections.end() ? kNone : it->second;
+    // A plugin that rejected no node is still asked for its notes (a pod larger than every
+    // node is a fact whichever plugin rejected each node first).
+    if (auto* search = dynamic_cast<const FilterRemedySearch*>(plugin)) {
+      Ask(s, *search, nodes, notes);
+    } else if (auto* remedies = dynamic_cast<const FilterRemedies*>(plugin);
+               remedies && !nodes.empty()) {
+      AskNodeByNode(s, *remedies, nodes);
+    }
+    if (auto* diagnosis = dynamic_cast<const FilterDiagnosis*>(plugin); diagnosis && diagnoses)
+      Diagnose(s, std::string(plugin->Name()), *diagnosis, nodes, diagnoses);
   }
 }
 

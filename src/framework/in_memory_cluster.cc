@@ -451,6 +451,10 @@ std::vector<Ptr<PersistentVolume>> InMemoryCluster::ListPVs() const {
   std::lock_guard lock(mu_);
   return Values(pvs_);
 }
+std::vector<Ptr<StorageClass>> InMemoryCluster::ListStorageClasses() const {
+  std::lock_guard lock(mu_);
+  return Values(storage_classes_);
+}
 Ptr<StorageClass> InMemoryCluster::GetStorageClass(std::string_view name) const {
   std::lock_guard lock(mu_);
   return Lookup(storage_classes_, name);

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/codec.h"
 #include "berth/api/resource_claims.h"
 #include "berth/framework/cluster.h"
 #include "berth/framework/dra.h"
@@ -27,6 +28,8 @@
 #include "framework/csi_drivers.h"
 #include "framework/dra_extended_resources.h"
 #include "framework/group_member_lister.h"
+#include "framework/storage_classes.h"
+#include "framework/tainted_slices.h"
 #include "framework/volume_attachments.h"
 
 namespace berth {
@@ -39,9 +42,13 @@ class InMemoryCluster final : public ClusterClient,
                               public dra_extended::DynamicResourcesWriter,
                               public GroupMemberLister,
                               public CSIDriverLister,
-                              public VolumeAttachmentLister {
+                              public VolumeAttachmentLister,
+                              public StorageClassLister {
  public:
   // --- loading (events are sent to the handler when one is set)
+  // Any decoded object, by its kind (in_memory_cluster_objects.cc); a CSIDriver, a
+  // VolumeAttachment or a DeviceTaintRule from its document, other unknown kinds ignored.
+  void AddObject(const Object& object);
   void AddPod(Ptr<Pod> pod);
   void AddNode(Ptr<Node> node);
   void AddNamespace(Ptr<Namespace> ns);
@@ -84,6 +91,10 @@ class InMemoryCluster final : public ClusterClient,
   void AddResourceClaimTemplate(Ptr<ResourceClaimTemplate> t);
   void RemoveResourceClaim(std::string_view ns, std::string_view name);
   void RemoveResourceSlice(std::string_view name);
+  // DeviceTaintRules: the listed slices' devices carry the taints of the rules that select
+  // them; a rule's change is reported as updates of the slices whose taints it changes.
+  void AddDeviceTaintRule(const DeviceTaintRule& rule);
+  void RemoveDeviceTaintRule(std::string_view name);
   Ptr<ResourceClaimTemplate> GetResourceClaimTemplate(std::string_view ns,
                                                       std::string_view name) const;
   int claim_status_writes() const;
@@ -147,6 +158,7 @@ class InMemoryCluster final : public ClusterClient,
   Ptr<PersistentVolume> GetPV(std::string_view name) const override;
   std::vector<Ptr<PersistentVolume>> ListPVs() const override;
   Ptr<StorageClass> GetStorageClass(std::string_view name) const override;
+  std::vector<Ptr<StorageClass>> ListStorageClasses() const override;
   Ptr<CSINode> GetCSINode(std::string_view node_name) const override;
   std::optional<CSIDriverInfo> GetCSIDriver(std::string_view name) const override;
   std::vector<VolumeAttachmentInfo> VolumeAttachmentsOn(std::string_view node_name) const override;
@@ -167,6 +179,8 @@ class InMemoryCluster final : public ClusterClient,
                                  std::string_view node_name) override;
 
  private:
+  // A DeviceTaintRule from its document (AddObject); one that does not decode is skipped.
+  void AddDeviceTaintRuleDocument(const UnknownObject& o);
   template <class T>
   using Map = std::map<std::string, Ptr<T>, std::less<>>;
   static std::string Key(std::string_view ns, std::string_view name);
@@ -177,6 +191,9 @@ class InMemoryCluster final : public ClusterClient,
   Ptr<Pod> ReplacePodLocked(Ptr<Pod> pod);
   // Where the events of a change are sent: the handler, or the queue of delayed events.
   ClusterEventHandler* EventTargetLocked();
+  // Reports the slices' changes to a handler that is a DraEventHandler (the caller has bumped
+  // the slice generation under mu_).
+  void SendSliceChanges(ClusterEventHandler* h, const std::vector<TaintedSlices::Change>& changes);
   // Stores a DRA object and reports the change to a handler that is a DraEventHandler.
   template <class T>
   void StoreDra(Map<T>& map, std::string key, Ptr<T> obj, DraEventResource resource);
@@ -239,7 +256,7 @@ class InMemoryCluster final : public ClusterClient,
   Map<PodGroup> pod_groups_;
   Map<SchedulingPodGroup> scheduling_pod_groups_;
   Map<DeviceClass> device_classes_;
-  Map<ResourceSlice> resource_slices_;
+  TaintedSlices resource_slices_;  // as published, and with the DeviceTaintRules' taints
   Map<ResourceClaim> resource_claims_;
   Map<ResourceClaimTemplate> resource_claim_templates_;
   ClaimChangeLog claim_log_;  // follows resource_claims_ (changed under mu_ with it)

@@ -29,7 +29,6 @@ void InMemoryCluster::StoreDra(Map<T>& map, std::string key, Ptr<T> obj,
     Ptr<T>& slot = map[std::move(key)];
     old = std::exchange(slot, obj);
     if constexpr (std::is_same_v<T, ResourceClaim>) claim_log_.Put(obj);
-    if constexpr (std::is_same_v<T, ResourceSlice>) ++slice_generation_;
     h = EventTargetLocked();
   }
   if (old) {
@@ -43,8 +42,52 @@ void InMemoryCluster::AddDeviceClass(Ptr<DeviceClass> c) {
   StoreDra(device_classes_, c->metadata.name, c, DraEventResource::kDeviceClass);
 }
 
+void InMemoryCluster::SendSliceChanges(ClusterEventHandler* h,
+                                       const std::vector<TaintedSlices::Change>& changes) {
+  for (const TaintedSlices::Change& c : changes) {
+    const uint32_t action = !c.old_slice ? kAdd : !c.new_slice ? kDelete : kUpdateOther;
+    DraEventObject old_object, new_object;
+    if (c.old_slice) old_object = c.old_slice;
+    if (c.new_slice) new_object = c.new_slice;
+    SendDra(h, {DraEventResource::kResourceSlice, action}, std::move(old_object),
+            std::move(new_object));
+  }
+}
+
 void InMemoryCluster::AddResourceSlice(Ptr<ResourceSlice> s) {
-  StoreDra(resource_slices_, s->metadata.name, s, DraEventResource::kResourceSlice);
+  ClusterEventHandler* h;
+  TaintedSlices::Change change;
+  {
+    std::lock_guard lock(mu_);
+    change = resource_slices_.PutSlice(std::move(s));
+    ++slice_generation_;
+    h = EventTargetLocked();
+  }
+  SendSliceChanges(h, {change});
+}
+
+void InMemoryCluster::AddDeviceTaintRule(const DeviceTaintRule& rule) {
+  ClusterEventHandler* h;
+  std::vector<TaintedSlices::Change> changes;
+  {
+    std::lock_guard lock(mu_);
+    changes = resource_slices_.PutRule(rule);
+    if (!changes.empty()) ++slice_generation_;
+    h = EventTargetLocked();
+  }
+  SendSliceChanges(h, changes);
+}
+
+void InMemoryCluster::RemoveDeviceTaintRule(std::string_view name) {
+  ClusterEventHandler* h;
+  std::vector<TaintedSlices::Change> changes;
+  {
+    std::lock_guard lock(mu_);
+    changes = resource_slices_.RemoveRule(name);
+    if (!changes.empty()) ++slice_generation_;
+    h = EventTargetLocked();
+  }
+  SendSliceChanges(h, changes);
 }
 
 void InMemoryCluster::AddResourceClaim(Ptr<ResourceClaim> c) {
@@ -90,17 +133,15 @@ void InMemoryCluster::RemoveResourceClaim(std::string_view ns, std::string_view 
 
 void InMemoryCluster::RemoveResourceSlice(std::string_view name) {
   ClusterEventHandler* h;
-  Ptr<ResourceSlice> old;
+  TaintedSlices::Change change;
   {
     std::lock_guard lock(mu_);
-    auto it = resource_slices_.find(name);
-    if (it == resource_slices_.end()) return;
-    old = it->second;
-    resource_slices_.erase(it);
+    change = resource_slices_.RemoveSlice(name);
+    if (!change.old_slice) return;
     ++slice_generation_;
     h = EventTargetLocked();
   }
-  SendDra(h, {DraEventResource::kResourceSlice, kDelete}, old, {});
+  SendSliceChanges(h, {change});
 }
 
 Ptr<ResourceClaimTemplate> InMemoryCluster::GetResourceClaimTemplate(std::string_view ns,
@@ -161,11 +202,7 @@ Ptr<Pod> InMemoryCluster::WithTemplateClaimsLocked(Ptr<Pod> pod,
 }
 
 std::vector<Ptr<ResourceSlice>> InMemoryCluster::ListResourceSlices() const {
-  std::lock_guard lock(mu_);
-  std::vector<Ptr<ResourceSlice>> out;
-  out.reserve(resource_slices_.size());
-  for (const auto& [k, v] : resource_slices_) out.push_back(v);
-  return out;
+  return resource_slices_.List();
 }
 
 Ptr<ResourceClaim> InMemoryCluster::GetResourceClaim(std::string_view ns,

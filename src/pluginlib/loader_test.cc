@@ -49,10 +49,10 @@ TEST(CheckBuildInfoTest, EachMismatchIsRefusedNamingBothSides) {
   }
 }
 
-// SDK 9 only adds to SDK 8: a library of either version is accepted.
-TEST(CheckBuildInfoTest, AcceptsSdk8AndSdk9Libraries) {
-  static_assert(kSdkVersion == 9 && kOldestCompatibleSdkVersion == 8);
-  for (uint32_t v : {8u, 9u}) {
+// SDKs 9 and 10 only add to SDK 8: a library of any of the three is accepted.
+TEST(CheckBuildInfoTest, AcceptsSdk8To10Libraries) {
+  static_assert(kSdkVersion == 10 && kOldestCompatibleSdkVersion == 8);
+  for (uint32_t v : {8u, 9u, 10u}) {
     BerthPluginBuildInfo lib = BinaryBuildInfo();
     lib.sdk_version = v;
     VoidResult r = CheckBuildInfo(lib, BinaryBuildInfo());
@@ -71,7 +71,7 @@ TEST(LoadPluginLibraryTest, RefusesLibraryOfUnknownSdkVersion) {
   Registry registry;
   VoidResult r = LoadPluginLibrary(BERTH_BAD_VERSION_PLUGIN, &registry);
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(r.error().message, HasSubstr("loads libraries of SDK versions 8 to 9"));
+  EXPECT_THAT(r.error().message, HasSubstr("loads libraries of SDK versions 8 to 10"));
   EXPECT_TRUE(registry.Names().empty());
 }
 

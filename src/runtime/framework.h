@@ -145,6 +145,8 @@ class Framework final : public Handle, public DetachedServicesProvider {
   std::vector<const Plugin*> CyclePlugins() const;
   bool HasFilterPlugins() const { return !filter_.empty(); }
   size_t num_filter_plugins() const { return filter_.size(); }
+  // The Filter plugins, in the order they run (explain asks them for remedies).
+  const std::vector<FilterPlugin*>& filter_plugins() const { return filter_; }
   bool HasScorePlugins() const { return !score_.empty(); }
   bool HasPostFilterPlugins() const { return !post_filter_.empty(); }
   const QueueSortPlugin& queue_sort() const { return *queue_sort_; }

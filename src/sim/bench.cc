@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "api/device_taint_rule.h"
 #include "api/read_file.h"
 #include "config/load.h"
 #include "extender/http_extender.h"
@@ -468,10 +469,15 @@ VoidResult AddObjects(const Workload& w, InMemoryCluster& cluster) {
       cluster.AddDeviceClass(*dc);
     } else if (auto rct = std::get_if<std::shared_ptr<const ResourceClaimTemplate>>(&obj)) {
       cluster.AddResourceClaimTemplate(*rct);
+    } else if (auto u = std::get_if<std::shared_ptr<const UnknownObject>>(&obj);
+               u && (*u)->kind == "DeviceTaintRule" && (*u)->raw) {
+      auto rule = DecodeDeviceTaintRule(*(*u)->raw, w.name + ": objects: DeviceTaintRule");
+      if (!rule.ok()) return rule.error();
+      cluster.AddDeviceTaintRule(*rule);
     } else {
       return Error{
-          fmt::format("{}: objects: only PodGroups, PriorityClasses, DeviceClasses and "
-                      "ResourceClaimTemplates are created",
+          fmt::format("{}: objects: only PodGroups, PriorityClasses, DeviceClasses, "
+                      "DeviceTaintRules and ResourceClaimTemplates are created",
                       w.name)};
     }
   }

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "api/pod_owner.h"
 #include "berth/api/resources.h"
 #include "sim/capacity.h"
 
@@ -272,12 +273,7 @@ Spread SpreadOf(const std::map<std::string, int>& counts) {
   return s;
 }
 
-bool HoldsNode(const Pod& pod) {
-  if (pod.metadata.annotations.count("kubernetes.io/config.mirror")) return false;
-  return std::none_of(
-      pod.metadata.owner_references.begin(), pod.metadata.owner_references.end(),
-      [](const OwnerReference& ref) { return ref.controller && ref.kind == "DaemonSet"; });
-}
+bool HoldsNode(const Pod& pod) { return !ReturnsToItsNode(pod); }
 
 void FillPlacementMetrics(const std::vector<std::pair<std::string, std::string>>& node_zones,
                           const std::map<std::string, int>& pods_per_node,

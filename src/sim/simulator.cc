@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
+#include "api/device_taint_rule.h"
 #include "extender/http_extender.h"
-#include "framework/csi_drivers.h"
 #include "framework/in_memory_cluster.h"
-#include "framework/volume_attachments.h"
 
 namespace berth::sim {
 namespace {
@@ -72,74 +72,45 @@ struct LoadedObjects {
   std::string latest_object;
   std::vector<std::shared_ptr<const Pod>> bound, pending;
   std::vector<std::shared_ptr<const Node>> nodes;  // file order: it shapes the node tree
+  std::optional<Error> error;                      // the first object that could not be added
 };
+
+// Whether `o` is a DeviceTaintRule that does not decode; the first such error goes to `error`.
+// (The cluster skips such a rule; a simulation reports it.)
+template <class T>
+bool MalformedRule(const T& o, std::optional<Error>* error) {
+  if constexpr (std::is_same_v<T, std::shared_ptr<const UnknownObject>>) {
+    if (o->kind != "DeviceTaintRule" || !o->raw) return false;
+    auto rule = DecodeDeviceTaintRule(*o->raw, "DeviceTaintRule " + o->name);
+    if (rule.ok()) return false;
+    if (!*error) *error = rule.error();
+    return true;
+  }
+  return false;
+}
 
 LoadedObjects AddObjects(const std::vector<Object>& objects, InMemoryCluster& cluster) {
   LoadedObjects out;
-  UnixTime& latest = out.latest;
-  std::string& latest_object = out.latest_object;
-  auto& bound = out.bound;
-  auto& pending = out.pending;
-  auto& nodes = out.nodes;
   for (const auto& obj : objects) {
     std::visit(
         [&](const auto& o) {
           using T = std::decay_t<decltype(o)>;
-          if constexpr (std::is_same_v<T, std::shared_ptr<const UnknownObject>>) {
-            // NodeVolumeLimits reads CSIDrivers (VolumeLimitScaling) and VolumeAttachments (the
-            // volumes attached to a node count against its limits) from their documents.
-            if (o->kind == "CSIDriver" && o->raw)
-              cluster.AddCSIDriver(o->name, CSIDriverInfoOf(*o->raw));
-            else if (o->kind == "VolumeAttachment" && o->raw)
-              cluster.AddVolumeAttachment(VolumeAttachmentInfoOf(*o->raw));
-          } else {
-            if (o->metadata.creation_timestamp > latest) {
-              latest = o->metadata.creation_timestamp;
-              latest_object = o->metadata.namespace_.empty()
-                                  ? o->metadata.name
-                                  : o->metadata.namespace_ + "/" + o->metadata.name;
-            }
-            if constexpr (std::is_same_v<T, std::shared_ptr<const Pod>>) {
-              (o->spec.node_name.empty() ? pending : bound).push_back(o);
-            } else if constexpr (std::is_same_v<T, std::shared_ptr<const Node>>) {
-              cluster.AddNode(o);
-              nodes.push_back(o);
-            } else if constexpr (std::is_same_v<T, std::shared_ptr<const Namespace>>) {
-              cluster.AddNamespace(o);
-            } else if constexpr (std::is_same_v<T, std::shared_ptr<const Service>>) {
-              cluster.AddService(o);
-            } else if constexpr (std::is_same_v<T, std::shared_ptr<const ReplicationController>>) {
-              cluster.AddReplicationController(o);
-            } else if constexpr (std::is_same_v<T, std::shared_ptr<const ReplicaSet>>) {
-              cluster.AddReplicaSet(o);
-            } else if constexpr (std::is_same_v<T, std::shared_ptr<const StatefulSet>>) {
-              cluster.AddStatefulSet(o);
-            } else if constexpr (std::is_same_v<T, std::shared_ptr<const PersistentVolume>>) {
-              cluster.AddPV(o);
-            } else if constexpr (std::is_same_v<T, std::shared_ptr<const PersistentVolumeClaim>>) {
-              cluster.AddPVC(o);
-            } else if constexpr (std::is_same_v<T, std::shared_ptr<const StorageClass>>) {
-              cluster.AddStorageClass(o);
-            } else if constexpr (std::is_same_v<T, std::shared_ptr<const CSINode>>) {
-              cluster.AddCSINode(o);
-            } else if constexpr (std::is_same_v<T, std::shared_ptr<const PodDisruptionBudget>>) {
-              cluster.AddPDB(o);
-            } else if constexpr (std::is_same_v<T, std::shared_ptr<const PriorityClass>>) {
-              cluster.AddPriorityClass(o);
-            } else if constexpr (std::is_same_v<T, std::shared_ptr<const berth::PodGroup>>) {
-              cluster.AddPodGroup(o);
-            } else if constexpr (std::is_same_v<T, std::shared_ptr<const SchedulingPodGroup>>) {
-              cluster.AddSchedulingPodGroup(o);
-            } else if constexpr (std::is_same_v<T, std::shared_ptr<const DeviceClass>>) {
-              cluster.AddDeviceClass(o);
-            } else if constexpr (std::is_same_v<T, std::shared_ptr<const ResourceSlice>>) {
-              cluster.AddResourceSlice(o);
-            } else if constexpr (std::is_same_v<T, std::shared_ptr<const ResourceClaim>>) {
-              cluster.AddResourceClaim(o);
-            } else if constexpr (std::is_same_v<T, std::shared_ptr<const ResourceClaimTemplate>>) {
-              cluster.AddResourceClaimTemplate(o);
+          if (MalformedRule(o, &out.error)) return;
+          if constexpr (!std::is_same_v<T, std::shared_ptr<const UnknownObject>>) {
+            if (o->metadata.creation_timestamp > out.latest) {
+              out.latest = o->metadata.creation_timestamp;
+              out.latest_object = o->metadata.namespace_.empty()
+                                      ? o->metadata.name
+                                      : o->metadata.namespace_ + "/" + o->metadata.name;
             }
           }
+          if constexpr (std::is_same_v<T, std::shared_ptr<const Pod>>) {
+            (o->spec.node_name.empty() ? out.pending : out.bound).push_back(o);
+            return;  // bound pods are added once the nodes are in
+          } else if constexpr (std::is_same_v<T, std::shared_ptr<const Node>>) {
+            out.nodes.push_back(o);
+          }
+          cluster.AddObject(obj);
         },
         obj);
   }
@@ -191,6 +162,7 @@ Result<SimulationResult> Simulate(const config::SchedulerConfiguration& config,
   // The simulated clock starts after every timestamp in the input so that creation times
   // order the queue and nothing looks like it is from the future.
   LoadedObjects loaded = AddObjects(objects, cluster);
+  if (loaded.error) return *loaded.error;
   const UnixTime latest = loaded.latest;
   const std::string& latest_object = loaded.latest_object;
   std::vector<std::shared_ptr<const Pod>>& bound = loaded.bound;

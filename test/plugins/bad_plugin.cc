@@ -16,8 +16,8 @@ extern "C" BERTH_EXPORT const BerthPluginBuildInfo* berth_plugin_build_info() {
 }
 extern "C" BERTH_EXPORT void berth_plugin_register(void*) {}
 #elif defined(SDK8)
-// Not refused: a library built against SDK 8, which SDK 9 only adds to (as one compiled with the
-// SDK 8 headers would record).
+// Not refused: a library built against SDK 8, which SDKs 9 and 10 only add to (as one compiled with
+// the SDK 8 headers would record).
 extern "C" BERTH_EXPORT uint32_t berth_plugin_sdk_version() { return 8; }
 extern "C" BERTH_EXPORT const BerthPluginBuildInfo* berth_plugin_build_info() {
   static const BerthPluginBuildInfo info{8, BERTH_BUILD_COMPILER, BERTH_BUILD_STDLIB};

@@ -14,7 +14,10 @@ Usage: run_dra_api_e2e.py BERTH [CHECK ...]
   with neither `exactly` nor `firstAvailable`, a slice with two node selections);
 * a claim's status is written through the status subresource only (allocation then
   reservedFor), and its spec cannot change;
-* the Python client reads and writes them through its dynamic client.
+* the Python client reads and writes them through its dynamic client;
+* DeviceTaintRules: explained, created, listed, watched and deleted with kubectl; timeAdded set by the
+  server (and again when the effect changes), status dropped on create and written through
+  the status subresource only; a bad selector, taint or condition refused naming the field.
 Prints one line per check and "N passed, M failed".
 """
 import base64
@@ -29,7 +32,8 @@ from run_up_e2e import Fail, run_against_up, run_python_client  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(HERE, "..", "..", "examples", "up", "dra")
-RESOURCES = ["deviceclasses", "resourceclaims", "resourceclaimtemplates", "resourceslices"]
+RESOURCES = ["deviceclasses", "devicetaintrules", "resourceclaims", "resourceclaimtemplates",
+             "resourceslices"]
 
 
 def apply(up, obj, check=True):
@@ -69,7 +73,7 @@ def slice_of(node, extra=None):
 def check_discovery(up):
     got = json.loads(up.kubectl(["get", "--raw", "/apis/resource.k8s.io/v1"])[1])
     names = {r["name"] for r in got["resources"]}
-    for want in RESOURCES + ["resourceclaims/status"]:
+    for want in RESOURCES + ["resourceclaims/status", "devicetaintrules/status"]:
         if want not in names:
             raise Fail("discovery lacks %s: %s" % (want, sorted(names)))
     # The aggregated discovery document kubectl reads first.
@@ -254,6 +258,72 @@ def check_python_client(up):
         raise Fail("python client: " + out[-2000:])
 
 
+def taint_rule(name, selector, taint):
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule",
+            "metadata": {"name": name}, "spec": {"deviceSelector": selector, "taint": taint}}
+
+
+def check_device_taint_rules(up):
+    out = up.kubectl(["explain", "devicetaintrules.spec.deviceSelector"])[1]
+    for want in ["driver", "pool", "device"]:
+        if want not in out:
+            raise Fail("explain devicetaintrules.spec.deviceSelector lacks %s:\n%s" % (want, out))
+    rule = taint_rule("maintenance", {"driver": "gpu.example.com", "pool": "node-a"},
+                      {"key": "example.com/maintenance", "value": "planned",
+                       "effect": "NoSchedule"})
+    rule["status"] = {"conditions": [{"type": "Ignored", "status": "True", "reason": "Set",
+                                      "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
+    up.kubectl(["create", "-f", "-"], stdin=json.dumps(rule))
+    got = get(up, ["devicetaintrule", "maintenance"])
+    if not got["spec"]["taint"].get("timeAdded") or got["metadata"].get("generation") != 1:
+        raise Fail("not defaulted: %s" % got)
+    if got.get("status", {}).get("conditions"):
+        raise Fail("status kept on create: %s" % got["status"])
+    names = up.kubectl(["get", "devicetaintrules", "-o", "name"])[1].split()
+    if names != ["devicetaintrule.resource.k8s.io/maintenance"]:
+        raise Fail("list: %s" % names)
+    header = up.kubectl(["get", "devicetaintrules"])[1].splitlines()[0].split()
+    if header != ["NAME", "AGE"]:
+        raise Fail("devicetaintrules header: %s" % header)
+    # A new effect with the old time gets a new time; a spec change a new generation.
+    up.kubectl(["patch", "devicetaintrule", "maintenance", "--type", "merge", "-p", json.dumps(
+        {"spec": {"taint": {"timeAdded": "2020-01-01T00:00:00Z"}}})])
+    up.kubectl(["patch", "devicetaintrule", "maintenance", "--type", "merge", "-p", json.dumps(
+        {"spec": {"taint": {"effect": "NoExecute"}}})])
+    got = get(up, ["devicetaintrule", "maintenance"])
+    if got["spec"]["taint"]["timeAdded"] == "2020-01-01T00:00:00Z" or \
+            got["metadata"]["generation"] != 3:
+        raise Fail("effect change: %s" % got)
+    condition = {"type": "EvictionInProgress", "status": "False", "reason": "NotStarted",
+                 "lastTransitionTime": "2026-01-01T00:00:00Z"}
+    up.kubectl(["patch", "devicetaintrule", "maintenance", "--subresource", "status", "--type",
+                "merge", "-p", json.dumps({"status": {"conditions": [condition]}})])
+    got = get(up, ["devicetaintrule", "maintenance"])
+    if [c["type"] for c in got["status"]["conditions"]] != ["EvictionInProgress"]:
+        raise Fail("status: %s" % got.get("status"))
+    rc, _, err = up.kubectl(["patch", "devicetaintrule", "maintenance", "--subresource",
+                             "status", "--type", "merge", "-p", json.dumps(
+                                 {"status": {"conditions": [dict(condition, status="Maybe")]}})],
+                            check=False)
+    if rc == 0 or 'status.conditions[0].status: Unsupported value: "Maybe"' not in err:
+        raise Fail("bad condition: rc %d %s" % (rc, err))
+    refused(up, taint_rule("bad-effect", {}, {"key": "k", "effect": "Sometimes"}),
+            'spec.taint.effect: Unsupported value: "Sometimes"')
+    refused(up, taint_rule("no-key", {}, {"effect": "NoSchedule"}), "spec.taint.key")
+    refused(up, taint_rule("bad-driver", {"driver": "Not_A_Driver"},
+                           {"key": "k", "effect": "NoSchedule"}),
+            "spec.deviceSelector.driver: Invalid value")
+    # A watch from resourceVersion 0 starts with the stored rules.
+    events = up.kubectl(["get", "--raw", "/apis/resource.k8s.io/v1/devicetaintrules?watch=1"
+                         "&resourceVersion=0&timeoutSeconds=1"])[1]
+    if '"type":"ADDED"' not in events.replace(" ", "") or "maintenance" not in events:
+        raise Fail("watch: %s" % events[:500])
+    up.kubectl(["delete", "devicetaintrule", "maintenance"])
+    rc, out, _ = up.kubectl(["get", "devicetaintrules", "-o", "name"], check=False)
+    if out.strip():
+        raise Fail("not deleted: %s" % out)
+
+
 CHECKS = [
     check_discovery,
     check_explain,
@@ -262,6 +332,7 @@ CHECKS = [
     check_invalid_refused,
     check_status_subresource,
     check_python_client,
+    check_device_taint_rules,
 ]
 
 

@@ -20,7 +20,9 @@ as two 40Gi halves). Then:
   both, allocated once;
 * the Python client reads the allocation; the claim carries the scheduler's delete-protection
   finalizer, and deleting it while its pods run leaves it allocated until they are gone;
-* a claim whose last pod is gone is deallocated and loses the finalizer, freeing its device.
+* a claim whose last pod is gone is deallocated and loses the finalizer, freeing its device;
+* a DeviceTaintRule tainting the GPU (NoSchedule) keeps a pod without a toleration Pending,
+  lets one whose claim tolerates it run, and deleting the rule lets the first run.
 Prints one line per check and "N passed, M failed".
 """
 import json
@@ -267,8 +269,35 @@ def check_claim_deallocated_when_unused(up):
     up.kubectl(["delete", "resourceclaim", "kept-gpu"])
 
 
+def check_device_taint_rule(up):
+    apply(up, {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule",
+               "metadata": {"name": "gpu-maintenance"},
+               "spec": {"deviceSelector": {"driver": "gpu.example.com", "pool": GPU_NODE,
+                                           "device": "gpu-0"},
+                        "taint": {"key": "example.com/maintenance", "effect": "NoSchedule"}}})
+    apply(up, pod("untolerating", template="one-gpu"))
+    message = unschedulable(up, "untolerating")
+    if "cannot allocate all claims" not in message:
+        raise Fail("untolerating's reason: %s" % message)
+    tolerating = claim_template("one-gpu-tolerating", "gpu.example.com")
+    tolerating["spec"]["spec"]["devices"]["requests"][0]["exactly"]["tolerations"] = [
+        {"key": "example.com/maintenance", "operator": "Exists"}]
+    apply(up, tolerating, pod("tolerating", template="one-gpu-tolerating"))
+    running(up, "tolerating")
+    claim = get_json(up, ["resourceclaim", claim_name(up, "tolerating")])
+    result = claim["status"]["allocation"]["devices"]["results"][0]
+    if result["device"] != "gpu-0" or not result.get("tolerations"):
+        raise Fail("tolerating's allocation: %r" % result)
+    delete_pod(up, "tolerating")
+    # The GPU is free but still tainted: the first pod stays Pending until the rule goes.
+    unschedulable(up, "untolerating")
+    up.kubectl(["delete", "devicetaintrule", "gpu-maintenance"])
+    running(up, "untolerating")
+    delete_pod(up, "untolerating")
+
+
 CHECKS = [check_one_gpu_two_pods, check_no_device_matches, check_partitioned_device,
-          check_shared_claim, check_claim_deallocated_when_unused]
+          check_shared_claim, check_claim_deallocated_when_unused, check_device_taint_rule]
 
 
 if __name__ == "__main__":

@@ -24,9 +24,10 @@
 // The SDK's version, bumped whenever a change to include/berth/ breaks binary compatibility of
 // plugins. The macro lets a plugin's source adapt at compile time
 // (`#if BERTH_SDK_VERSION >= 2`); kSdkVersion is what a plugin library reports when loaded.
-// Version 9 only adds to 8 (berth/framework/dra.h and the resource.k8s.io types), so libraries
-// built against SDK 8 still load: kOldestCompatibleSdkVersion is the oldest version accepted.
-#define BERTH_SDK_VERSION 9
+// Version 9 only adds to 8 (berth/framework/dra.h and the resource.k8s.io types), and 10 to 9
+// (FilterRemedySearch and its types in berth/framework/remedy.h), so libraries built against
+// SDK 8 still load: kOldestCompatibleSdkVersion is the oldest version accepted.
+#define BERTH_SDK_VERSION 10
 
 namespace berth {
 

@@ -187,6 +187,8 @@ class DynamicResources final : public PreEnqueuePlugin,
   mutable dra::PoolCache pool_cache_;
   AssumedClaims assumed_;
   mutable InUseDevices in_use_{assumed_};
+  // The pods' extended resource claims by owner, from the claim feed (PreFilter).
+  mutable ExtendedClaimIndex extended_claims_;
   // Filter's rejection of a node where the claims do not fit, built once: in a full cluster
   // most nodes get it (a copy costs a reference count; see Status).
   const Status cannot_allocate_ =

@@ -13,7 +13,8 @@ void DynamicResources::PreFilterExtended(const Pod& pod, CycleData& data,
   const DraListers* dra = listers();
   if (!extended_resources_ || !dra) return;
   auto extended = std::make_shared<ExtendedClaimData>();
-  Ptr<ResourceClaim> claim = PreFilterExtendedResources(pod, *dra, &extended->requests);
+  Ptr<ResourceClaim> claim = PreFilterExtendedResources(
+      pod, *dra, &extended->requests, &extended_claims_, DraClaimFeedOf(handle_->listers()));
   if (!claim) return;
   extended->has_user_claims = !claims.empty();
   extended->index = claims.size();

@@ -73,7 +73,8 @@ bool IsExtendedResourceClaimOf(const ResourceClaim& claim, const Pod& pod) {
 }  // namespace
 
 Ptr<ResourceClaim> PreFilterExtendedResources(const Pod& pod, const DraListers& listers,
-                                              std::vector<ExtendedRequest>* requests) {
+                                              std::vector<ExtendedRequest>* requests,
+                                              ExtendedClaimIndex* index, const DraClaimFeed* feed) {
   requests->clear();
   bool backed = false;
   for (const auto& [name, quantity] : ComputePodRequests(pod).requests.scalar) {
@@ -90,9 +91,15 @@ Ptr<ResourceClaim> PreFilterExtendedResources(const Pod& pod, const DraListers& 
             [](const auto& a, const auto& b) { return a.resource < b.resource; });
   // A claim an earlier cycle created (its binding failed): Filter refuses it, PostFilter
   // deletes it, and the next attempt starts anew.
-  for (const Ptr<ResourceClaim>& c : listers.ListResourceClaims())
-    if (c->metadata.namespace_ == pod.metadata.namespace_ && IsExtendedResourceClaimOf(*c, pod))
-      return c;
+  auto is_the_pods = [&](const ResourceClaim& c) {
+    return c.metadata.namespace_ == pod.metadata.namespace_ && IsExtendedResourceClaimOf(c, pod);
+  };
+  if (index) {
+    if (Ptr<ResourceClaim> earlier = index->Find(pod, listers, feed, is_the_pods)) return earlier;
+  } else {
+    for (const Ptr<ResourceClaim>& c : listers.ListResourceClaims())
+      if (is_the_pods(*c)) return c;
+  }
   auto claim = std::make_shared<ResourceClaim>();
   claim->metadata.namespace_ = pod.metadata.namespace_;
   claim->metadata.name = std::string(kSpecialClaimName);

@@ -30,6 +30,7 @@
 #include "berth/api/resources.h"
 #include "berth/framework/dra.h"
 #include "berth/framework/status.h"
+#include "plugins/dynamicresources/extended_claim_index.h"
 
 namespace berth::dynamicresources {
 
@@ -78,8 +79,11 @@ struct ExtendedClaimData {
 // PreFilter: the pod's extended resource claim (an earlier cycle's, or a new one in memory), or
 // null when no extended resource the pod requests has a DeviceClass. `requests` receives the
 // pod's extended resource requests.
+// `index` (null: list every claim) finds the pod's claim from an earlier cycle, from `feed`.
 Ptr<ResourceClaim> PreFilterExtendedResources(const Pod& pod, const DraListers& listers,
-                                              std::vector<ExtendedRequest>* requests);
+                                              std::vector<ExtendedRequest>* requests,
+                                              ExtendedClaimIndex* index = nullptr,
+                                              const DraClaimFeed* feed = nullptr);
 
 // Filter: the variant of the claim for a node with `allocatable`. An Unschedulable status for an
 // earlier cycle's claim and for a request neither the node nor a class provides.

@@ -24,6 +24,7 @@
 #include "berth/framework/plugin.h"
 #include "berth/framework/pod_signer.h"
 #include "berth/framework/registry.h"
+#include "berth/framework/remedy.h"
 #include "config/plugin_names.h"
 
 namespace berth {
@@ -50,6 +51,7 @@ class InterPodAffinity final : public PreFilterPlugin,
                                public PreScorePlugin,
                                public ScorePlugin,
                                public EnqueueExtensions,
+                               public FilterRemedySearch,
                                public PodSigner {
  public:
   // `handle` must outlive the plugin. `args` are expected to be validated already.
@@ -98,6 +100,11 @@ class InterPodAffinity final : public PreFilterPlugin,
   // Assigned pods its terms match coming, relabelled or going (or carrying anti-affinity);
   // nodes gaining or changing a topology key its terms use; namespaces relabelled (selectors).
   std::vector<ClusterEventWithHint> EventsToRegister() const override;
+
+  // Bound pods moved off the domain (anti-affinity), a matching pod in it or the node moved to
+  // another (affinity): remedies.h.
+  RemedyProposal ProposeRemedies(const Pod& pod, std::span<const RejectedNode> rejected,
+                                 size_t max_per_group) const override;
 
  private:
   // Adds (multiplier = 1) or removes (-1) `other`, placed on `node`, from the PreFilter counts.

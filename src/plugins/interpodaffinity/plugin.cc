@@ -7,6 +7,7 @@
 #include "config/plugin_args_codec.h"
 #include "plugins/interpodaffinity/interpodaffinity.h"
 #include "plugins/interpodaffinity/memo.h"
+#include "plugins/interpodaffinity/remedies.h"
 #include "plugins/interpodaffinity/state.h"
 
 namespace berth {
@@ -16,6 +17,12 @@ InterPodAffinity::InterPodAffinity(const config::InterPodAffinityArgs& args, Han
     : args_(args), handle_(handle), caches_(std::make_unique<PluginCaches>()) {}
 
 InterPodAffinity::~InterPodAffinity() = default;
+
+RemedyProposal InterPodAffinity::ProposeRemedies(const Pod& pod,
+                                                 std::span<const RejectedNode> rejected,
+                                                 size_t max_per_group) const {
+  return interpodaffinity::ProposeRemedies(handle_.listers(), pod, rejected, max_per_group);
+}
 
 namespace {
 

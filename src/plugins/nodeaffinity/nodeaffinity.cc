@@ -13,7 +13,9 @@
 #include "berth/framework/cluster_event.h"
 #include "berth/framework/plugin.h"
 #include "berth/framework/pod_signer.h"
+#include "berth/framework/remedy.h"
 #include "config/plugin_args_codec.h"
+#include "plugins/nodeaffinity/remedies.h"
 
 namespace berth {
 namespace {
@@ -73,6 +75,7 @@ class NodeAffinityPlugin final : public PreFilterPlugin,
                                  public ScorePlugin,
                                  public ScoresWithoutPreScore,
                                  public EnqueueExtensions,
+                                 public FilterRemedySearch,
                                  public PodSigner {
  public:
   static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, Handle&) {
@@ -125,6 +128,13 @@ class NodeAffinityPlugin final : public PreFilterPlugin,
   bool Matches(const Pod& pod, const Node& node) const {
     if (added_required_ && !NodeSelectorMatches(*added_required_, node)) return false;
     return PodMatchesNodeSelectorAndAffinityTerms(pod, node);
+  }
+
+  // The labels each rejected node lacks (remedies.h).
+  RemedyProposal ProposeRemedies(const Pod& pod, std::span<const RejectedNode> rejected,
+                                 size_t) const override {
+    return nodeaffinity::ProposeNodeLabels(pod, added_required_ ? &*added_required_ : nullptr,
+                                           rejected);
   }
 
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override {

@@ -16,6 +16,7 @@
 #include "framework/dra_extended_resources.h"
 #include "framework/node_batch_score.h"
 #include "plugins/noderesources/dra_backed.h"
+#include "plugins/noderesources/fit_remedies.h"
 #include "plugins/noderesources/noderesources.h"
 #include "plugins/noderesources/resource_allocation.h"
 
@@ -66,6 +67,7 @@ class Fit final : public PreFilterPlugin,
                   public ScoresWithoutPreScore,
                   public NodeBatchScorer,
                   public EnqueueExtensions,
+                  public FilterRemedySearch,
                   public PodSigner {
  public:
   static Result<std::unique_ptr<Plugin>> New(const PluginArgs* args, bool pod_level_resources,
@@ -90,6 +92,12 @@ class Fit final : public PreFilterPlugin,
   Status ScoreNodes(const CycleState& state, const PodInfo& pod,
                     std::span<const NodeInfo* const> nodes, int64_t* out) const override;
   std::vector<ClusterEventWithHint> EventsToRegister() const override;
+  // What to free on the rejected nodes, or a larger node (fit_remedies.h).
+  RemedyProposal ProposeRemedies(const Pod& pod, std::span<const RejectedNode> rejected,
+                                 size_t max_per_group) const override {
+    return noderesources::ProposeFitRemedies(handle_->listers(), pod, rejected, max_per_group,
+                                             [this](const Pod& p) { return RequestsOf(p); });
+  }
 
  private:
   // The score of `node` for a pod requesting `pod_requests` (per scored resource).

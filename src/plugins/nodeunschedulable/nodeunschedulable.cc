@@ -29,7 +29,7 @@ bool ToleratesUnschedulable(const Pod& pod, bool comparison_operators) {
 
 class NodeUnschedulable final : public FilterPlugin,
                                 public EnqueueExtensions,
-                                public FilterRemedies,
+                                public FilterRemedySearch,
                                 public PodSigner {
  public:
   explicit NodeUnschedulable(bool comparison_operators)
@@ -51,18 +51,26 @@ class NodeUnschedulable final : public FilterPlugin,
     return Status::Success();
   }
 
-  // The node uncordoned.
-  std::vector<FilterRemedy> Remedies(const Pod&, const Node& node, const Status&) const override {
-    if (!node.spec.unschedulable) return {};
-    auto uncordoned = std::make_shared<Node>(node);
-    uncordoned->spec.unschedulable = false;
-    uncordoned->raw.reset();
-    FilterRemedy r;
-    r.kind = "uncordon";
-    r.description = fmt::format("uncordon node {} (kubectl uncordon {})", node.metadata.name,
-                                node.metadata.name);
-    r.node = std::move(uncordoned);
-    return {std::move(r)};
+  // Each rejected node cordoned, uncordoned.
+  RemedyProposal ProposeRemedies(const Pod&, std::span<const RejectedNode> rejected,
+                                 size_t) const override {
+    RemedyProposal proposal;
+    for (const RejectedNode& r : rejected) {
+      const Node& node = *r.node;
+      if (!node.spec.unschedulable) continue;
+      auto uncordoned = std::make_shared<Node>(node);
+      uncordoned->spec.unschedulable = false;
+      uncordoned->raw.reset();
+      ClusterRemedy remedy;
+      remedy.kind = "uncordon";
+      remedy.description = fmt::format("uncordon node {} (kubectl uncordon {})", node.metadata.name,
+                                       node.metadata.name);
+      remedy.node = node.metadata.name;
+      remedy.merge_key = "uncordon";
+      remedy.nodes.push_back(std::move(uncordoned));
+      proposal.remedies.push_back(std::move(remedy));
+    }
+    return proposal;
   }
 
   // Helps when a node that takes the pod appears, or a node is uncordoned.

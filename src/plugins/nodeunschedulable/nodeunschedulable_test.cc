@@ -65,26 +65,34 @@ TEST(NodeUnschedulable, Filter) {
   }
 }
 
-// FilterRemedies: the cordoned node uncordoned, which Filter then passes.
+// FilterRemedySearch: each cordoned node uncordoned (which Filter then passes), all merged as
+// one change; a node that is not cordoned gets nothing.
 TEST(NodeUnschedulable, RemedyUncordonsTheNode) {
   testing::FakeHandle handle;
   auto plugin = NodeUnschedulableRegistration().factory(nullptr, handle);
   ASSERT_TRUE(plugin.ok());
-  auto* remedies = dynamic_cast<const FilterRemedies*>(plugin->get());
+  auto* remedies = dynamic_cast<const FilterRemedySearch*>(plugin->get());
   ASSERT_NE(remedies, nullptr);
   auto pod = testing::MakePod().Name("p").Obj();
   auto node = testing::MakeNode().Name("n").Unschedulable().Obj();
-  auto r = remedies->Remedies(*pod, *node, Status());
-  ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].kind, "uncordon");
-  EXPECT_EQ(r[0].description, "uncordon node n (kubectl uncordon n)");
-  ASSERT_NE(r[0].node, nullptr);
-  EXPECT_FALSE(r[0].node->spec.unschedulable);
+  auto open = testing::MakeNode().Name("o").Obj();
+  const Status rejected = Status::Unresolvable("node(s) were unschedulable");
+  const RejectedNode asked[] = {{node.get(), &rejected}, {open.get(), &rejected}};
+  RemedyProposal p = remedies->ProposeRemedies(*pod, asked, 8);
+  EXPECT_TRUE(p.notes.empty());
+  ASSERT_EQ(p.remedies.size(), 1u);
+  const ClusterRemedy& r = p.remedies[0];
+  EXPECT_EQ(r.kind, "uncordon");
+  EXPECT_EQ(r.description, "uncordon node n (kubectl uncordon n)");
+  EXPECT_EQ(r.node, "n");
+  EXPECT_EQ(r.merge_key, "uncordon");
+  ASSERT_EQ(r.nodes.size(), 1u);
+  EXPECT_FALSE(r.nodes[0]->spec.unschedulable);
+  EXPECT_EQ(r.pod, nullptr);
   CycleState state;
   auto* filter = dynamic_cast<FilterPlugin*>(plugin->get());
   EXPECT_TRUE(
-      filter->Filter(state, *PodInfo::Create(pod), testing::MakeNodeInfo(r[0].node)).IsSuccess());
-  EXPECT_TRUE(remedies->Remedies(*pod, *r[0].node, Status()).empty());
+      filter->Filter(state, *PodInfo::Create(pod), testing::MakeNodeInfo(r.nodes[0])).IsSuccess());
 }
 
 // TaintTolerationComparisonOperators reaches the plugin (as upstream's feature flag): with the

@@ -30,6 +30,7 @@
 #include "berth/framework/plugin.h"
 #include "berth/framework/pod_signer.h"
 #include "berth/framework/registry.h"
+#include "berth/framework/remedy.h"
 #include "config/feature_gates.h"
 #include "config/plugin_names.h"
 #include "plugins/podtopologyspread/spread_cache.h"
@@ -59,6 +60,7 @@ class PodTopologySpread final : public PreFilterPlugin,
                                 public PreScorePlugin,
                                 public ScorePlugin,
                                 public EnqueueExtensions,
+                                public FilterRemedySearch,
                                 public PodSigner {
  public:
   // `handle` must outlive the plugin; `args` are expected to be validated already.
@@ -99,6 +101,10 @@ class PodTopologySpread final : public PreFilterPlugin,
   // Assigned pods of the pod's namespace that its selectors count coming, going or relabelled;
   // nodes with its topology keys coming, going, relabelled or retainted.
   std::vector<ClusterEventWithHint> EventsToRegister() const override;
+
+  // The maxSkew each of the pod's DoNotSchedule constraints would need (remedies.cc).
+  RemedyProposal ProposeRemedies(const Pod& pod, std::span<const RejectedNode> rejected,
+                                 size_t max_per_group) const override;
 
  private:
   // The pod's constraints with `action`, or the default constraints when it has none.

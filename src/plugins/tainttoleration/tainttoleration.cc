@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,7 @@ class TaintToleration final : public FilterPlugin,
                               public PreScorePlugin,
                               public ScorePlugin,
                               public EnqueueExtensions,
-                              public FilterRemedies,
+                              public FilterRemedySearch,
                               public NodeBatchScorer,
                               public PodSigner {
  public:
@@ -75,32 +76,14 @@ class TaintToleration final : public FilterPlugin,
     return Status::Success();
   }
 
-  // Tolerations for every taint of the node the pod does not tolerate, together: one
-  // toleration opens no node that has two.
-  std::vector<FilterRemedy> Remedies(const Pod& pod, const Node& node,
-                                     const Status&) const override {
-    auto tolerant = std::make_shared<Pod>(pod);
-    std::vector<std::string> shown;
-    std::string yaml = "tolerations:\n";
-    for (const Taint& t : node.spec.taints) {
-      if (FindUntoleratedTaint(std::span<const Taint>(&t, 1), pod.spec.tolerations,
-                               &IsScheduleBlockingTaint, comparison_operators_) == nullptr)
-        continue;
-      tolerant->spec.tolerations.push_back(TolerationFor(t));
-      shown.push_back(
-          fmt::format("{}{}{}:{}", t.key, t.value.empty() ? "" : "=", t.value, t.effect));
-      yaml += TolerationYaml(t);
-    }
-    if (shown.empty()) return {};
-    tolerant->raw.reset();
-    FilterRemedy r;
-    r.kind = "toleration";
-    r.description = fmt::format("add a toleration for the taint{} {}", shown.size() > 1 ? "s" : "",
-                                fmt::join(shown, ", "));
-    r.pod = std::move(tolerant);
-    r.pod_change = std::move(yaml);
-    r.cost = static_cast<int64_t>(shown.size()) - 1;
-    return {std::move(r)};
+  // Per rejected node, tolerations for every taint of it the pod does not tolerate, together:
+  // one toleration opens no node that has two.
+  RemedyProposal ProposeRemedies(const Pod& pod, std::span<const RejectedNode> rejected,
+                                 size_t) const override {
+    RemedyProposal proposal;
+    for (const RejectedNode& node : rejected)
+      if (auto r = TolerationsFor(pod, *node.node)) proposal.remedies.push_back(std::move(*r));
+    return proposal;
   }
 
   // Helps when a node the pod tolerates appears, or a node's taints become tolerable.
@@ -157,6 +140,31 @@ class TaintToleration final : public FilterPlugin,
   }
 
  private:
+  std::optional<ClusterRemedy> TolerationsFor(const Pod& pod, const Node& node) const {
+    auto tolerant = std::make_shared<Pod>(pod);
+    std::vector<std::string> shown;
+    std::string yaml = "tolerations:\n";
+    for (const Taint& t : node.spec.taints) {
+      if (FindUntoleratedTaint(std::span<const Taint>(&t, 1), pod.spec.tolerations,
+                               &IsScheduleBlockingTaint, comparison_operators_) == nullptr)
+        continue;
+      tolerant->spec.tolerations.push_back(TolerationFor(t));
+      shown.push_back(
+          fmt::format("{}{}{}:{}", t.key, t.value.empty() ? "" : "=", t.value, t.effect));
+      yaml += TolerationYaml(t);
+    }
+    if (shown.empty()) return std::nullopt;
+    tolerant->raw.reset();
+    ClusterRemedy r;
+    r.kind = "toleration";
+    r.description = fmt::format("add a toleration for the taint{} {}", shown.size() > 1 ? "s" : "",
+                                fmt::join(shown, ", "));
+    r.pod = std::move(tolerant);
+    r.pod_change = std::move(yaml);
+    r.cost = static_cast<int64_t>(shown.size()) - 1;
+    return r;
+  }
+
   static Status MissingPreScore() {
     return Status::Error("failed to read \"PreScoreTaintToleration\" from cycleState: not found");
   }

@@ -222,11 +222,11 @@ TEST(TaintTolerationScore, ScoreWithoutPreScoreIsAnError) {
 namespace berth {
 namespace {
 
-// FilterRemedies: tolerations for the node's untolerated NoSchedule/NoExecute taints, all
+// FilterRemedySearch: tolerations for the node's untolerated NoSchedule/NoExecute taints, all
 // together, matched as Filter matches them; the changed pod then passes Filter.
 TEST(TaintTolerationRemedies, TolerateEveryUntoleratedTaintOfTheNodeTogether) {
   auto plugin = NewPlugin();
-  auto* remedies = dynamic_cast<const FilterRemedies*>(plugin.get());
+  auto* remedies = dynamic_cast<const FilterRemedySearch*>(plugin.get());
   ASSERT_NE(remedies, nullptr);
   // The empty-key Equal toleration tolerates "dedicated=gpu" (any key, that value).
   auto pod = PodWith({{"", "Equal", "gpu", "", {}}});
@@ -239,7 +239,8 @@ TEST(TaintTolerationRemedies, TolerateEveryUntoleratedTaintOfTheNodeTogether) {
   const NodeInfo ni = MakeNodeInfo(node);
   const Status rejected = filter->Filter(state, *PodInfo::Create(pod), ni);
   ASSERT_FALSE(rejected.IsSuccess());
-  auto r = remedies->Remedies(*pod, *node, rejected);
+  const RejectedNode asked[] = {{node.get(), &rejected}};
+  auto r = remedies->ProposeRemedies(*pod, asked, 8).remedies;
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].kind, "toleration");
   EXPECT_EQ(r[0].description,
@@ -248,9 +249,9 @@ TEST(TaintTolerationRemedies, TolerateEveryUntoleratedTaintOfTheNodeTogether) {
             "tolerations:\n- key: team\n  operator: Equal\n  value: ml\n  effect: NoSchedule\n"
             "- key: maintenance\n  operator: Exists\n  effect: NoExecute\n");
   ASSERT_NE(r[0].pod, nullptr);
-  EXPECT_EQ(r[0].node, nullptr);
+  EXPECT_TRUE(r[0].nodes.empty());
   EXPECT_TRUE(filter->Filter(state, *PodInfo::Create(r[0].pod), ni).IsSuccess());
-  EXPECT_TRUE(remedies->Remedies(*r[0].pod, *node, Status()).empty());
+  EXPECT_TRUE(remedies->ProposeRemedies(*r[0].pod, asked, 8).remedies.empty());
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "berth/config/plugin_args.h"
 #include "config/plugin_args_codec.h"
 #include "framework/volume_claims.h"
+#include "plugins/volumebinding/claim_notes.h"
 
 namespace berth {
 namespace volumebinding {
@@ -370,6 +371,13 @@ std::vector<ClusterEventWithHint> VolumeBinding::EventsToRegister() const {
       {{EventResource::kCSIDriver, kAdd | kUpdateOther}, {}},
       {{EventResource::kCSIStorageCapacity, kAdd | kUpdateOther}, {}},
   };
+}
+
+RemedyProposal VolumeBinding::ProposeRemedies(const Pod& pod, std::span<const RejectedNode>,
+                                              size_t) const {
+  RemedyProposal proposal;
+  proposal.notes = ClaimNotes(handle_->listers(), pod);
+  return proposal;
 }
 
 }  // namespace volumebinding

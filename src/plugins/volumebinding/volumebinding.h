@@ -38,6 +38,7 @@
 #include "berth/framework/pod_signer.h"
 #include "berth/framework/pre_bind_preflight.h"
 #include "berth/framework/registry.h"
+#include "berth/framework/remedy.h"
 #include "config/feature_gates.h"
 #include "config/plugin_names.h"
 #include "framework/pod_signature.h"
@@ -64,6 +65,7 @@ class VolumeBinding final : public PreFilterPlugin,
                             public PreBindPlugin,
                             public PreBindPreFlight,
                             public EnqueueExtensions,
+                            public FilterRemedySearch,
                             public PodSigner {
  public:
   // `shape` is VolumeBindingArgs.shape with StorageCapacityScoring on; empty: no scoring.
@@ -99,6 +101,11 @@ class VolumeBinding final : public PreFilterPlugin,
   const AssumeCache& assume_cache() const { return cache_; }
 
   std::vector<ClusterEventWithHint> EventsToRegister() const override;
+
+  // Notes only: why each of the pod's claims is not bound (claim_notes.h). Binding a claim is
+  // the volume controller's or the provisioner's work, not a change explain can check.
+  RemedyProposal ProposeRemedies(const Pod& pod, std::span<const RejectedNode>,
+                                 size_t) const override;
 
  private:
   Status CheckPodClaims(const Pod& pod) const;

@@ -1,12 +1,16 @@
 #include "plugins/volumezone/volumezone.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "api/codec.h"
 #include "framework/volume_claims.h"
 
 namespace berth {
@@ -157,6 +161,42 @@ Status VolumeZone::Filter(const CycleState& state, const PodInfo& pod, const Nod
   Status s = CollectTopologies(handle_->listers(), *pod.pod, topologies);
   if (!s.IsSuccess()) return s;
   return CheckNode(topologies, *node.node());
+}
+
+RemedyProposal VolumeZone::ProposeRemedies(const Pod& pod, std::span<const RejectedNode> rejected,
+                                           size_t) const {
+  RemedyProposal proposal;
+  std::vector<PvTopology> topologies;
+  if (!CollectTopologies(handle_->listers(), pod, topologies).IsSuccess()) return proposal;
+  std::map<std::string, std::string> zones;
+  for (const PvTopology& t : topologies)
+    if (!t.values.empty()) zones.emplace(std::string(t.key), t.values.front());
+  if (zones.empty()) return proposal;
+  for (const RejectedNode& r : rejected) {
+    auto moved = std::make_shared<Node>(*r.node);
+    std::vector<std::string> labels;
+    for (const auto& [k, v] : zones) {
+      auto it = moved->metadata.labels.find(k);
+      if (it != moved->metadata.labels.end() && it->second == v) continue;
+      moved->metadata.labels[k] = v;
+      labels.push_back(k + "=" + v);
+    }
+    if (labels.empty()) continue;
+    moved->raw = DocumentOnlyFields(moved->raw);
+    const std::string where = fmt::format("{}", fmt::join(labels, ","));
+    ClusterRemedy remedy;
+    remedy.kind = "volume-zone";
+    remedy.description = fmt::format(
+        "the pod's volume is in {}: a node there would take it (node {} is not; its zone labels "
+        "would have to be {})",
+        where, r.node->metadata.name, where);
+    remedy.node = r.node->metadata.name;
+    remedy.cost = static_cast<int64_t>(labels.size());
+    remedy.merge_key = "volume-zone " + where;
+    remedy.nodes.push_back(std::move(moved));
+    proposal.remedies.push_back(std::move(remedy));
+  }
+  return proposal;
 }
 
 // A claim of the pod getting bound, a volume or class appearing, or a node gaining zone labels.

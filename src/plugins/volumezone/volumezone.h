@@ -23,6 +23,7 @@
 #include "berth/framework/plugin.h"
 #include "berth/framework/pod_signer.h"
 #include "berth/framework/registry.h"
+#include "berth/framework/remedy.h"
 #include "config/plugin_names.h"
 #include "framework/pod_signature.h"
 
@@ -39,6 +40,7 @@ inline constexpr std::string_view kErrReasonConflict = "node(s) had no available
 class VolumeZone final : public PreFilterPlugin,
                          public FilterPlugin,
                          public EnqueueExtensions,
+                         public FilterRemedySearch,
                          public PodSigner {
  public:
   explicit VolumeZone(Handle& handle) : handle_(&handle) {}
@@ -55,6 +57,11 @@ class VolumeZone final : public PreFilterPlugin,
   Status Filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
 
   std::vector<ClusterEventWithHint> EventsToRegister() const override;
+
+  // The zone labels of the pod's volumes on each rejected node (the first zone of a volume
+  // in several): a node there would take the pod.
+  RemedyProposal ProposeRemedies(const Pod& pod, std::span<const RejectedNode> rejected,
+                                 size_t max_per_group) const override;
 
  private:
   Handle* handle_;

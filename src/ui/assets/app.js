@@ -720,7 +720,7 @@
           s.podChange ? h('pre', {}, s.podChange) : null,
           s.newPod ? h('pre', {}, s.newPod) : null))));
     } else if (e.result === 'Unschedulable') {
-      out.push(h('p', {id: 'suggestions'}, 'No single change among tolerations, uncordoning, node labels, volume zones, spread skew, pod affinity, anti-affinity, freeing resources or a larger node places it.'));
+      out.push(h('p', {id: 'suggestions'}, 'No single change the plugins that rejected nodes proposed places it (each was checked by scheduling again).'));
     }
     const nodes = Object.entries(e.nodes || {}).sort((a, b) => a[0].localeCompare(b[0]));
     if (nodes.length) {

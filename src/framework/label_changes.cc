@@ -1,4 +1,4 @@
-#include "explain/labels.h"
+#include "framework/label_changes.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 
 #include "api/label_keys.h"
 
-namespace berth::explain {
+namespace berth {
 namespace {
 
 // Changes `want` so that it satisfies `key op values` for the set-based operators (In picks the
@@ -126,4 +126,4 @@ bool IsMachineLabel(std::string_view key) {
   return std::find(std::begin(kMachine), std::end(kMachine), key) != std::end(kMachine);
 }
 
-}  // namespace berth::explain
+}  // namespace berth

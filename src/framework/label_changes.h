@@ -1,5 +1,6 @@
-// Label arithmetic for `berth explain`'s suggestions: the fewest label changes after which a
-// pod's or a node's labels match what a selector asks for, and how to show them.
+// Label arithmetic for the remedies Filter plugins propose to `berth explain`
+// (FilterRemedySearch): the fewest label changes after which a pod's or a node's labels match
+// what a selector asks for, and how to show them.
 #pragma once
 
 #include <map>
@@ -10,7 +11,7 @@
 
 #include "berth/api/objects.h"
 
-namespace berth::explain {
+namespace berth {
 
 // Label changes: a value to set, or nullopt to remove the label.
 using LabelChanges = std::map<std::string, std::optional<std::string>>;
@@ -46,4 +47,4 @@ std::string LabelsYaml(const Labels& labels, std::string_view indent);
 // pod's labels as the scheduler resolves them.
 LabelSelector EffectiveSelector(const PodAffinityTerm& term, const Pod& pod);
 
-}  // namespace berth::explain
+}  // namespace berth

@@ -1,26 +1,20 @@
-// Why the pod's claims are not bound: the claim by name and the reason (no such claim, no
-// StorageClass of that name, no PersistentVolume that matches it, a missing pre-bound volume).
-// Bound means what VolumeBinding takes it to mean (IsClaimFullyBound), and the class a claim
-// asks for is read as VolumeBinding reads it (ClaimClass, the beta annotation first).
+// Why a pod's claims are not bound, for `berth explain` (VolumeBinding's FilterRemedySearch
+// notes): the claim by name and the reason (no such claim, no StorageClass of that name, no
+// PersistentVolume that matches it, a missing pre-bound volume). Bound means what Filter takes
+// it to mean (IsClaimFullyBound), and a claim's class is read as Filter reads it (ClaimClass,
+// the beta annotation first).
+#include "plugins/volumebinding/claim_notes.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "berth/api/resources.h"
-#include "explain/suggest.h"
+#include "framework/storage_classes.h"
 #include "plugins/volumebinding/assume_cache.h"
 #include "plugins/volumebinding/binder.h"
 
-namespace berth::explain {
+namespace berth::volumebinding {
 namespace {
-
-template <class T>
-std::vector<std::shared_ptr<const T>> All(const Cluster& c) {
-  std::vector<std::shared_ptr<const T>> out;
-  for (const Object& o : c.others)
-    if (auto* x = std::get_if<std::shared_ptr<const T>>(&o)) out.push_back(*x);
-  return out;
-}
 
 int64_t StorageOf(const ResourceList& list) {
   auto it = list.find(std::string_view("storage"));
@@ -29,11 +23,12 @@ int64_t StorageOf(const ResourceList& list) {
 
 // The available PersistentVolumes a claim could bind to: its class, no other claim's, with
 // the access modes and the storage it asks for.
-int MatchingVolumes(const Cluster& c, const PersistentVolumeClaim& pvc, std::string_view cls) {
+int MatchingVolumes(const ClusterListers& c, const PersistentVolumeClaim& pvc,
+                    std::string_view cls) {
   int n = 0;
-  for (const auto& pv : All<PersistentVolume>(c)) {
+  for (const auto& pv : c.ListPVs()) {
     if (pv->spec.storage_class_name != cls) continue;
-    if (pv->spec.claim_ref && !volumebinding::IsVolumeBoundToClaim(*pv, pvc)) continue;
+    if (pv->spec.claim_ref && !IsVolumeBoundToClaim(*pv, pvc)) continue;
     if (StorageOf(pv->spec.capacity) < StorageOf(pvc.spec.requests)) continue;
     const auto& modes = pv->spec.access_modes;
     if (!std::all_of(pvc.spec.access_modes.begin(), pvc.spec.access_modes.end(),
@@ -46,35 +41,41 @@ int MatchingVolumes(const Cluster& c, const PersistentVolumeClaim& pvc, std::str
   return n;
 }
 
-std::string ClassNames(const Cluster& c) {
+// " (there are a, b)", or nothing when the classes cannot be listed.
+std::string ClassNames(const ClusterListers& c) {
+  auto classes = ListStorageClasses(c);
+  if (!classes) return "";
   std::vector<std::string> names;
-  for (const auto& sc : All<StorageClass>(c)) names.push_back(sc->metadata.name);
+  for (const auto& sc : *classes) names.push_back(sc->metadata.name);
   std::sort(names.begin(), names.end());
-  if (names.empty()) return "there are none";
-  return fmt::format("there are {}", fmt::join(names, ", "));
+  if (names.empty()) return " (there are none)";
+  return fmt::format(" (there are {})", fmt::join(names, ", "));
+}
+
+// "24Mi" of a storage request.
+std::string Mebibytes(int64_t v) {
+  constexpr int64_t kMi = 1024 * 1024;
+  return fmt::format("{}Mi", (v + kMi - 1) / kMi);
 }
 
 // Why a claim that is not bound is so; empty when waiting is all it needs (a
 // WaitForFirstConsumer class whose volumes are bound once the pod is placed).
-std::string WhyUnbound(const Cluster& c, const PersistentVolumeClaim& pvc) {
+std::string WhyUnbound(const ClusterListers& c, const PersistentVolumeClaim& pvc) {
   const std::string name = pvc.metadata.namespace_ + "/" + pvc.metadata.name;
   if (!pvc.spec.volume_name.empty()) {
-    for (const auto& pv : All<PersistentVolume>(c))
-      if (pv->metadata.name == pvc.spec.volume_name)
-        return fmt::format("claim {} names PersistentVolume {}, which is not bound to it yet", name,
-                           pvc.spec.volume_name);
+    if (c.GetPV(pvc.spec.volume_name))
+      return fmt::format("claim {} names PersistentVolume {}, which is not bound to it yet", name,
+                         pvc.spec.volume_name);
     return fmt::format("claim {} names PersistentVolume {}, which does not exist", name,
                        pvc.spec.volume_name);
   }
-  const std::string cls(volumebinding::ClaimClass(pvc));
-  std::shared_ptr<const StorageClass> sc;
-  for (const auto& x : All<StorageClass>(c))
-    if (!cls.empty() && x->metadata.name == cls) sc = x;
+  const std::string cls(ClaimClass(pvc));
+  Ptr<StorageClass> sc = cls.empty() ? nullptr : c.GetStorageClass(cls);
   const int matching = MatchingVolumes(c, pvc, cls);
   if (!cls.empty() && !sc)
     return fmt::format(
         "claim {} is unbound: it asks for StorageClass \"{}\", and no StorageClass of that name "
-        "exists ({}){}",
+        "exists{}{}",
         name, cls, ClassNames(c),
         matching > 0 ? "" : "; nor is there a PersistentVolume of that class to bind it to");
   if (sc && sc->volume_binding_mode.value_or("") == "WaitForFirstConsumer") return "";
@@ -87,7 +88,7 @@ std::string WhyUnbound(const Cluster& c, const PersistentVolumeClaim& pvc) {
     return fmt::format(
         "claim {} is unbound: it names no StorageClass, and no PersistentVolume without a class "
         "has its access modes and {} of storage",
-        name, FormatAmount("ephemeral-storage", StorageOf(pvc.spec.requests)));
+        name, Mebibytes(StorageOf(pvc.spec.requests)));
   return fmt::format(
       "claim {} is unbound: StorageClass \"{}\" binds immediately, no PersistentVolume of the "
       "class matches it, and its provisioner {} has not provisioned one",
@@ -96,26 +97,22 @@ std::string WhyUnbound(const Cluster& c, const PersistentVolumeClaim& pvc) {
 
 }  // namespace
 
-std::vector<std::string> VolumeClaimNotes(const Cluster& c) {
-  const Pod& pod = *c.pod;
+std::vector<std::string> ClaimNotes(const ClusterListers& c, const Pod& pod) {
   std::vector<std::string> notes;
-  const auto claims = All<PersistentVolumeClaim>(c);
   for (const Volume& v : pod.spec.volumes) {
     std::string claim;
     if (v.persistent_volume_claim) claim = v.persistent_volume_claim->claim_name;
     if (v.ephemeral) claim = pod.metadata.name + "-" + v.name;
     if (claim.empty()) continue;
-    auto it = std::find_if(claims.begin(), claims.end(), [&](const auto& pvc) {
-      return pvc->metadata.namespace_ == pod.metadata.namespace_ && pvc->metadata.name == claim;
-    });
-    if (it == claims.end()) {
+    Ptr<PersistentVolumeClaim> pvc = c.GetPVC(pod.metadata.namespace_, claim);
+    if (!pvc) {
       notes.push_back(fmt::format("claim {}/{} does not exist", pod.metadata.namespace_, claim));
       continue;
     }
-    if (volumebinding::IsClaimFullyBound(**it)) continue;
-    if (std::string why = WhyUnbound(c, **it); !why.empty()) notes.push_back(std::move(why));
+    if (IsClaimFullyBound(*pvc)) continue;
+    if (std::string why = WhyUnbound(c, *pvc); !why.empty()) notes.push_back(std::move(why));
   }
   return notes;
 }
 
-}  // namespace berth::explain
+}  // namespace berth::volumebinding
