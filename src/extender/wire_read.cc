@@ -102,38 +102,43 @@ bool PlainString(od::value& v, std::string_view* out) {
   return true;
 }
 
-// Checks that `v` is JSON, visiting all of it. False when it is not.
-bool Skip(od::value v);
+// How deep a skipped value may nest: far beyond any extender's answer, and shallow enough
+// that a hostile document of brackets cannot exhaust the reading thread's stack.
+constexpr int kMaxSkipDepth = 200;
 
-bool SkipObject(od::object o) {
+// Checks that `v` is JSON, visiting all of it. False when it is not, or when it nests deeper
+// than kMaxSkipDepth below `depth`.
+bool Skip(od::value v, int depth = 0);
+
+bool SkipObject(od::object o, int depth) {
   for (auto f : o) {
     od::field field;
     std::string_view key;
-    if (std::move(f).get(field) || field.unescaped_key().get(key) || !Skip(field.value()))
+    if (std::move(f).get(field) || field.unescaped_key().get(key) || !Skip(field.value(), depth))
       return false;
   }
   return true;
 }
 
-bool SkipArray(od::array a) {
+bool SkipArray(od::array a, int depth) {
   for (auto e : a) {
     od::value item;
-    if (e.get(item) || !Skip(item)) return false;
+    if (e.get(item) || !Skip(item, depth)) return false;
   }
   return true;
 }
 
-bool Skip(od::value v) {
+bool Skip(od::value v, int depth) {
   od::json_type type;
   if (v.type().get(type)) return false;
   switch (type) {
     case od::json_type::object: {
       od::object o;
-      return !v.get_object().get(o) && SkipObject(o);
+      return depth < kMaxSkipDepth && !v.get_object().get(o) && SkipObject(o, depth + 1);
     }
     case od::json_type::array: {
       od::array a;
-      return !v.get_array().get(a) && SkipArray(a);
+      return depth < kMaxSkipDepth && !v.get_array().get(a) && SkipArray(a, depth + 1);
     }
     case od::json_type::string: {
       std::string_view s;
@@ -163,12 +168,12 @@ bool SkipRoot(od::document& doc) {
   switch (type) {
     case od::json_type::object: {
       od::object o;
-      if (doc.get_object().get(o) || !SkipObject(o)) return false;
+      if (doc.get_object().get(o) || !SkipObject(o, 1)) return false;
       break;
     }
     case od::json_type::array: {
       od::array a;
-      if (doc.get_array().get(a) || !SkipArray(a)) return false;
+      if (doc.get_array().get(a) || !SkipArray(a, 1)) return false;
       break;
     }
     case od::json_type::string: {

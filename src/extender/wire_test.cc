@@ -29,6 +29,20 @@ using ::testing::UnorderedElementsAre;
 
 // ---------------------------------------------------------------- wire format
 
+// A document nesting brackets thousands deep (a hostile or broken extender) is an error for
+// every reader, not a stack overflow.
+TEST(WireTest, DeeplyNestedDocumentsAreRefused) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  for (const std::string& text :
+       {R"({"Nodes":)" + deep + "}", R"({"NodeNames":["a"],"Extra":)" + deep + "}", deep}) {
+    EXPECT_FALSE(v1::DecodeExtenderArgs(text).ok());
+    EXPECT_FALSE(v1::read::Args(text).ok());
+    EXPECT_FALSE(v1::DecodeExtenderFilterResult(text).ok());
+    EXPECT_FALSE(v1::DecodeHostPriorityList(text).ok());
+    (void)v1::DecodeFilterAnswer(text);  // must return
+  }
+}
+
 TEST(WireTest, EncodesGoFieldNames) {
   v1::ExtenderArgs args;
   args.pod = MakePod().Name("p").Obj();
