@@ -45,16 +45,28 @@ class PodSignersTest : public ::testing::Test {
   std::vector<std::unique_ptr<Plugin>> plugins_;
 };
 
-TEST_F(PodSignersTest, EveryDefaultPluginButDynamicResourcesSigns) {
+TEST_F(PodSignersTest, EveryDefaultPluginSigns) {
   for (std::string_view name :
-       {names::kNodeUnschedulable, names::kNodeName, names::kTaintToleration, names::kNodeAffinity,
-        names::kNodePorts, names::kNodeResourcesFit, names::kVolumeRestrictions,
-        names::kNodeVolumeLimits, names::kVolumeBinding, names::kVolumeZone,
-        names::kPodTopologySpread, names::kInterPodAffinity,
+       {names::kDynamicResources, names::kNodeUnschedulable, names::kNodeName,
+        names::kTaintToleration, names::kNodeAffinity, names::kNodePorts, names::kNodeResourcesFit,
+        names::kVolumeRestrictions, names::kNodeVolumeLimits, names::kVolumeBinding,
+        names::kVolumeZone, names::kPodTopologySpread, names::kInterPodAffinity,
         names::kNodeResourcesBalancedAllocation, names::kImageLocality,
         names::kNodeDeclaredFeatures}) {
     EXPECT_NE(Signer(name), nullptr) << name;
   }
+}
+
+// DynamicResources signs a pod without resource claims, and compares nothing of it.
+TEST_F(PodSignersTest, DynamicResourcesSignsOnlyPodsWithoutClaims) {
+  const PodSigner* signer = Signer(names::kDynamicResources);
+  ASSERT_NE(signer, nullptr);
+  auto plain = MakePod().Name("a").Obj();
+  auto other = MakePod().Name("b").Label("app", "x").Obj();
+  EXPECT_TRUE(signer->Signable(*plain));
+  EXPECT_TRUE(signer->SameSignature(*plain, *other));
+  EXPECT_FALSE(signer->Signable(*MakePod().Name("c").Claim("gpu", "my-gpu").Obj()));
+  EXPECT_FALSE(signer->Signable(*MakePod().Name("d").ClaimFromTemplate("gpu", "gpu-tmpl").Obj()));
 }
 
 TEST_F(PodSignersTest, TopologySpreadSignsOnlyWithoutConstraints) {

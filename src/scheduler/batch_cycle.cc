@@ -131,7 +131,8 @@ void Scheduler::StoreBatchResults(const Framework& fw, const PodInfo& pod, const
                                   const ScoreTable& table, const RawScoreMemo* memo) {
   if (in_group_cycle_ || !batch_.Batches(&fw)) return;
   std::vector<std::string> rest;
-  if (feasible.size() > 1) {
+  // An unsigned pod's ranking serves no later pod: nothing to sort or keep.
+  if (batch_signable_ && feasible.size() > 1) {
     // The other scored nodes, best first; ties in scoring order.
     std::vector<size_t> order;
     order.reserve(table.nodes.size());

@@ -19,16 +19,13 @@ using testing::MakeNode;
 using testing::MakePod;
 
 // The default profile without the system default spreading (defaultingType: List, no
-// defaultConstraints) and without DynamicResources, which signs no pod.
+// defaultConstraints): every other default plugin signs pods without claims.
 void SignedProfile(config::SchedulerConfiguration& cfg) {
   Registry registry = InTreeRegistry();
   auto c = config::LoadConfig(R"(apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
 - schedulerName: default-scheduler
-  plugins:
-    multiPoint:
-      disabled: [{name: DynamicResources}]
   pluginConfig:
   - name: PodTopologySpread
     args: {apiVersion: kubescheduler.config.k8s.io/v1, kind: PodTopologySpreadArgs,
@@ -111,14 +108,15 @@ TEST(BatchCycleTest, WithoutTheGateEveryPodGetsAFullCycle) {
 }
 
 TEST(BatchCycleTest, DefaultProfileSignsNoPod) {
-  // The system default spreading constraints make every pod unsignable (and DynamicResources
-  // signs none): the default profile never batches.
+  // The system default spreading constraints make every pod unsignable: the default profile
+  // never batches.
   Harness h;
   ASSERT_NE(h.sched_, nullptr);
   AddSmallThenLargeNodes(h);
   EXPECT_TRUE(Small(h.Schedule(WebPod("web-0")).node));
   EXPECT_FALSE(Small(h.Schedule(WebPod("web-1")).node));
-  EXPECT_EQ(h.sched_->batch_counts().no_hint, 0u);
+  EXPECT_EQ(h.sched_->batch_counts().hint_used, 0u);
+  EXPECT_EQ(h.sched_->batch_counts().no_hint, 2u);  // asked, and unsigned
 }
 
 TEST(BatchCycleTest, PodsWithSpreadingOrPodAffinityAreNotBatched) {

@@ -170,7 +170,7 @@ void OpportunisticBatch::Store(const void* profile, const std::shared_ptr<const 
     s.created = now;
     return;
   }
-  Drop(s, rest.empty() ? Flush::kEmptyList : Flush::kPodNotBatchable);
+  Drop(s, signable ? Flush::kEmptyList : Flush::kPodNotBatchable);
 }
 
 std::vector<std::string> OpportunisticBatch::Ranking(const void* profile) const {

@@ -91,7 +91,8 @@ class OpportunisticBatch {
   std::string Hint(const void* profile, const std::shared_ptr<const Pod>& pod, bool signable,
                    uint64_t cycle, TimePoint now, Checks& checks);
   // After the cycle chose `chosen` (before Reserve): `hinted` is what Hint returned, `rest`
-  // the other scored nodes best first (empty when one node was feasible).
+  // the other scored nodes best first (empty when one node was feasible; the caller need not
+  // build it for a pod that is not `signable`, whose ranking is dropped as not batchable).
   void Store(const void* profile, const std::shared_ptr<const Pod>& pod, bool signable,
              const std::string& hinted, const std::string& chosen, std::vector<std::string> rest,
              uint64_t cycle, TimePoint now);

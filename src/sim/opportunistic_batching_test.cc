@@ -1,5 +1,5 @@
-// berth simulate with opportunistic batching: under a profile that signs pods (spreading
-// defaults emptied, DynamicResources off) a pod signed like the previous one takes the next
+// berth simulate with opportunistic batching: under a profile that signs pods (the default one
+// with its spreading defaults emptied) a pod signed like the previous one takes the next
 // node of that pod's ranking, which covered only the nodes its cycle scored; a full cycle (the
 // gate off, or the default profile, which signs no pod) scans the next nodes and picks a
 // better one.
@@ -21,9 +21,6 @@ constexpr const char* kSignedProfile = R"(apiVersion: kubescheduler.config.k8s.i
 kind: KubeSchedulerConfiguration
 profiles:
 - schedulerName: default-scheduler
-  plugins:
-    multiPoint:
-      disabled: [{name: DynamicResources}]
   pluginConfig:
   - name: PodTopologySpread
     args: {apiVersion: kubescheduler.config.k8s.io/v1, kind: PodTopologySpreadArgs,

@@ -45,6 +45,7 @@
 #include "berth/framework/dra.h"
 #include "berth/framework/handle.h"
 #include "berth/framework/plugin.h"
+#include "berth/framework/pod_signer.h"
 #include "berth/framework/pre_bind_preflight.h"
 #include "berth/framework/registry.h"
 #include "cel/dra.h"
@@ -103,10 +104,16 @@ class DynamicResources final : public PreEnqueuePlugin,
                                public PreBindPreFlight,
                                public EnqueueExtensions,
                                public DraEnqueueExtensions,
-                               public FilterDiagnosis {
+                               public FilterDiagnosis,
+                               public PodSigner {
  public:
   DynamicResources(Handle& handle, const config::DynamicResourcesArgs& args,
                    dra::Features features);
+
+  // Opportunistic batching: a pod with resource claims is never signed (whether its claims
+  // confine it to one node is not simple to tell); others read nothing this plugin compares.
+  bool Signable(const Pod& pod) const override { return PodResourceClaimsOf(pod).empty(); }
+  bool SameSignature(const Pod&, const Pod&) const override { return true; }
 
   std::string_view Name() const override { return kName; }
 
