@@ -15,6 +15,7 @@
 #include "framework/in_memory_cluster.h"
 #include "plugins/dynamicresources/claims.h"
 #include "testing/builders.h"
+#include "testing/decode_one.h"
 
 namespace berth::dynamicresources {
 namespace {
@@ -26,11 +27,7 @@ using ::testing::HasSubstr;
 
 template <class T>
 std::shared_ptr<const T> Decode(const std::string& yaml) {
-  auto objs = DecodeObjects(yaml, "test");
-  EXPECT_TRUE(objs.ok()) << objs.error().message;
-  auto* p = std::get_if<std::shared_ptr<const T>>(&objs->at(0));
-  EXPECT_NE(p, nullptr) << yaml;
-  return p ? *p : nullptr;
+  return berth::testing::DecodeOne<T>(yaml);
 }
 
 const char* kClass = R"(

@@ -12,6 +12,7 @@
 #include "framework/in_memory_cluster.h"
 #include "plugins/dynamicresources/dynamicresources.h"
 #include "testing/builders.h"
+#include "testing/decode_one.h"
 
 namespace berth::dynamicresources {
 namespace {
@@ -22,11 +23,7 @@ using berth::testing::MakePod;
 
 template <class T>
 std::shared_ptr<const T> Decode(const std::string& yaml) {
-  auto objs = DecodeObjects(yaml, "test");
-  EXPECT_TRUE(objs.ok()) << objs.error().message;
-  auto* p = std::get_if<std::shared_ptr<const T>>(&objs->at(0));
-  EXPECT_NE(p, nullptr) << yaml;
-  return p ? *p : nullptr;
+  return berth::testing::DecodeOne<T>(yaml);
 }
 
 std::string ClassYaml(const std::string& driver) {
