@@ -12,6 +12,7 @@
 
 #include "client/api_cluster_client.h"
 #include "client/client_test_util.h"
+#include "testing/ignoring_event_handler.h"
 
 namespace berth::client {
 namespace {
@@ -19,15 +20,8 @@ namespace {
 using Json = nlohmann::json;
 
 // The slice events it is told of: how many devices of the new slice carry a taint.
-class SliceEvents final : public ClusterEventHandler, public DraEventHandler {
+class SliceEvents final : public berth::testing::IgnoringEventHandler, public DraEventHandler {
  public:
-  void OnPodAdd(const Ptr<Pod>&) override {}
-  void OnPodUpdate(const Ptr<Pod>&, const Ptr<Pod>&) override {}
-  void OnPodDelete(const Ptr<Pod>&) override {}
-  void OnNodeAdd(const Ptr<Node>&) override {}
-  void OnNodeUpdate(const Ptr<Node>&, const Ptr<Node>&) override {}
-  void OnNodeDelete(const Ptr<Node>&) override {}
-  void OnObjectEvent(const ClusterEvent&, const EventObject&, const EventObject&) override {}
   void OnDraEvent(const DraClusterEvent& event, const DraEventObject&,
                   const DraEventObject& new_object) override {
     if (event.resource != DraEventResource::kResourceSlice) return;

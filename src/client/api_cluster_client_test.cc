@@ -18,6 +18,7 @@
 #include "apiserver/server.h"
 #include "client/client_test_util.h"
 #include "net/http_server.h"
+#include "testing/ignoring_event_handler.h"
 
 namespace berth::client {
 namespace {
@@ -460,15 +461,9 @@ TEST_F(ApiServerFixture, CSIDriversAreReadFromTheInformer) {
 }
 
 // Records the VolumeAttachment deletions the client reports.
-class AttachmentDeletions final : public ClusterEventHandler, public VolumeAttachmentEventHandler {
+class AttachmentDeletions final : public berth::testing::IgnoringEventHandler,
+                                  public VolumeAttachmentEventHandler {
  public:
-  void OnPodAdd(const Ptr<Pod>&) override {}
-  void OnPodUpdate(const Ptr<Pod>&, const Ptr<Pod>&) override {}
-  void OnPodDelete(const Ptr<Pod>&) override {}
-  void OnNodeAdd(const Ptr<Node>&) override {}
-  void OnNodeUpdate(const Ptr<Node>&, const Ptr<Node>&) override {}
-  void OnNodeDelete(const Ptr<Node>&) override {}
-  void OnObjectEvent(const ClusterEvent&, const EventObject&, const EventObject&) override {}
   void OnVolumeAttachmentDelete(const VolumeAttachmentInfo& va) override {
     std::lock_guard lock(mu);
     deleted.push_back(va);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "testing/builders.h"
+#include "testing/ignoring_event_handler.h"
 
 namespace berth {
 namespace {
@@ -91,15 +92,9 @@ TEST(InMemoryClusterTest, LabeledGroupMembersFollowRelabels) {
 }
 
 // Records the kinds of the object events it gets (CSIDrivers only: the test adds nothing else).
-class ObjectEvents final : public ClusterEventHandler {
+class ObjectEvents final : public berth::testing::IgnoringEventHandler {
  public:
   std::vector<ClusterEvent> events;
-  void OnPodAdd(const Ptr<Pod>&) override {}
-  void OnPodUpdate(const Ptr<Pod>&, const Ptr<Pod>&) override {}
-  void OnPodDelete(const Ptr<Pod>&) override {}
-  void OnNodeAdd(const Ptr<Node>&) override {}
-  void OnNodeUpdate(const Ptr<Node>&, const Ptr<Node>&) override {}
-  void OnNodeDelete(const Ptr<Node>&) override {}
   void OnObjectEvent(const ClusterEvent& event, const EventObject&, const EventObject&) override {
     events.push_back(event);
   }
@@ -124,16 +119,10 @@ TEST(InMemoryClusterTest, CSIDriversAreKeptByNameAndReported) {
 }
 
 // Records the VolumeAttachment deletions it is told of.
-class AttachmentEvents final : public ClusterEventHandler, public VolumeAttachmentEventHandler {
+class AttachmentEvents final : public berth::testing::IgnoringEventHandler,
+                               public VolumeAttachmentEventHandler {
  public:
   std::vector<std::string> deleted;
-  void OnPodAdd(const Ptr<Pod>&) override {}
-  void OnPodUpdate(const Ptr<Pod>&, const Ptr<Pod>&) override {}
-  void OnPodDelete(const Ptr<Pod>&) override {}
-  void OnNodeAdd(const Ptr<Node>&) override {}
-  void OnNodeUpdate(const Ptr<Node>&, const Ptr<Node>&) override {}
-  void OnNodeDelete(const Ptr<Node>&) override {}
-  void OnObjectEvent(const ClusterEvent&, const EventObject&, const EventObject&) override {}
   void OnVolumeAttachmentDelete(const VolumeAttachmentInfo& va) override {
     deleted.push_back(va.name + "@" + va.node_name + ":" + va.attacher);
   }

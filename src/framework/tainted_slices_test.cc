@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "framework/in_memory_cluster.h"
+#include "testing/ignoring_event_handler.h"
 
 namespace berth {
 namespace {
@@ -112,7 +113,7 @@ TEST(TaintedSlicesTest, UpdatingAndDeletingARuleReportsTheSlicesWhoseTaintsChang
 }
 
 // Records the DRA slice events it gets.
-class SliceEvents final : public ClusterEventHandler, public DraEventHandler {
+class SliceEvents final : public berth::testing::IgnoringEventHandler, public DraEventHandler {
  public:
   struct Seen {
     uint32_t actions;
@@ -120,13 +121,6 @@ class SliceEvents final : public ClusterEventHandler, public DraEventHandler {
     const ResourceSlice* new_slice;
   };
   std::vector<Seen> events;
-  void OnPodAdd(const Ptr<Pod>&) override {}
-  void OnPodUpdate(const Ptr<Pod>&, const Ptr<Pod>&) override {}
-  void OnPodDelete(const Ptr<Pod>&) override {}
-  void OnNodeAdd(const Ptr<Node>&) override {}
-  void OnNodeUpdate(const Ptr<Node>&, const Ptr<Node>&) override {}
-  void OnNodeDelete(const Ptr<Node>&) override {}
-  void OnObjectEvent(const ClusterEvent&, const EventObject&, const EventObject&) override {}
   void OnDraEvent(const DraClusterEvent& event, const DraEventObject& old_object,
                   const DraEventObject& new_object) override {
     if (event.resource != DraEventResource::kResourceSlice) return;

@@ -14,6 +14,7 @@
 #include "plugins/dynamicresources/dynamicresources.h"
 #include "testing/builders.h"
 #include "testing/decode_one.h"
+#include "testing/ignoring_event_handler.h"
 
 namespace berth::dynamicresources {
 namespace {
@@ -28,20 +29,13 @@ std::shared_ptr<const T> Decode(const std::string& yaml) {
 }
 
 // The DRA events the cluster reports.
-class DraEvents final : public ClusterEventHandler, public DraEventHandler {
+class DraEvents final : public berth::testing::IgnoringEventHandler, public DraEventHandler {
  public:
   struct Seen {
     DraClusterEvent event;
     DraEventObject old_object, new_object;
   };
   std::vector<Seen> seen;
-  void OnPodAdd(const Ptr<Pod>&) override {}
-  void OnPodUpdate(const Ptr<Pod>&, const Ptr<Pod>&) override {}
-  void OnPodDelete(const Ptr<Pod>&) override {}
-  void OnNodeAdd(const Ptr<Node>&) override {}
-  void OnNodeUpdate(const Ptr<Node>&, const Ptr<Node>&) override {}
-  void OnNodeDelete(const Ptr<Node>&) override {}
-  void OnObjectEvent(const ClusterEvent&, const EventObject&, const EventObject&) override {}
   void OnDraEvent(const DraClusterEvent& event, const DraEventObject& old_object,
                   const DraEventObject& new_object) override {
     seen.push_back({event, old_object, new_object});
