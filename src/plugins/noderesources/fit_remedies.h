@@ -19,7 +19,4 @@ RemedyProposal ProposeFitRemedies(const ClusterListers& cluster, const Pod& pod,
                                   std::span<const RejectedNode> rejected, size_t max_per_group,
                                   const std::function<Resource(const Pod&)>& requests_of);
 
-// "16650m" for cpu, "24Mi" for memory and storage, the count for the rest.
-std::string FormatAmount(std::string_view resource, int64_t v);
-
 }  // namespace berth::noderesources

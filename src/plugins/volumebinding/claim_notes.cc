@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "api/resource_amount.h"
 #include "framework/storage_classes.h"
 #include "plugins/volumebinding/assume_cache.h"
 #include "plugins/volumebinding/binder.h"
@@ -52,12 +53,6 @@ std::string ClassNames(const ClusterListers& c) {
   return fmt::format(" (there are {})", fmt::join(names, ", "));
 }
 
-// "24Mi" of a storage request.
-std::string Mebibytes(int64_t v) {
-  constexpr int64_t kMi = 1024 * 1024;
-  return fmt::format("{}Mi", (v + kMi - 1) / kMi);
-}
-
 // Why a claim that is not bound is so; empty when waiting is all it needs (a
 // WaitForFirstConsumer class whose volumes are bound once the pod is placed).
 std::string WhyUnbound(const ClusterListers& c, const PersistentVolumeClaim& pvc) {
@@ -88,7 +83,7 @@ std::string WhyUnbound(const ClusterListers& c, const PersistentVolumeClaim& pvc
     return fmt::format(
         "claim {} is unbound: it names no StorageClass, and no PersistentVolume without a class "
         "has its access modes and {} of storage",
-        name, Mebibytes(StorageOf(pvc.spec.requests)));
+        name, FormatAmount("storage", StorageOf(pvc.spec.requests)));
   return fmt::format(
       "claim {} is unbound: StorageClass \"{}\" binds immediately, no PersistentVolume of the "
       "class matches it, and its provisioner {} has not provisioned one",
