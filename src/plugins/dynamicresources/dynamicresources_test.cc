@@ -25,10 +25,7 @@ using berth::testing::MakeNode;
 using berth::testing::MakePod;
 using ::testing::HasSubstr;
 
-template <class T>
-std::shared_ptr<const T> Decode(const std::string& yaml) {
-  return berth::testing::DecodeOne<T>(yaml);
-}
+using berth::testing::DecodeOne;
 
 const char* kClass = R"(
 apiVersion: resource.k8s.io/v1
@@ -83,11 +80,13 @@ class DynamicResourcesTest : public ::testing::Test {
     plugin_ = std::make_unique<DynamicResources>(*handle_, config::DynamicResourcesArgs{},
                                                  dra::Features{});
   }
-  void AddClass() { cluster_.AddDeviceClass(Decode<DeviceClass>(kClass)); }
+  void AddClass() { cluster_.AddDeviceClass(DecodeOne<DeviceClass>(kClass)); }
   void AddSlice(const std::string& node, int devices = 1) {
-    cluster_.AddResourceSlice(Decode<ResourceSlice>(SliceYaml(node, devices)));
+    cluster_.AddResourceSlice(DecodeOne<ResourceSlice>(SliceYaml(node, devices)));
   }
-  void AddClaim(const std::string& yaml) { cluster_.AddResourceClaim(Decode<ResourceClaim>(yaml)); }
+  void AddClaim(const std::string& yaml) {
+    cluster_.AddResourceClaim(DecodeOne<ResourceClaim>(yaml));
+  }
   static PodInfoPtr PodWithClaim(const std::string& pod = "my-pod",
                                  const std::string& claim = "my-pod-claim") {
     return MakePod().Name(pod).Claim("my-claim", claim).Info();
@@ -148,7 +147,8 @@ TEST_F(DynamicResourcesTest, WrongClaim) {
 
 // "deleted-claim"
 TEST_F(DynamicResourcesTest, DeletedClaim) {
-  auto claim = std::make_shared<ResourceClaim>(*Decode<ResourceClaim>(ClaimYaml("my-pod-claim")));
+  auto claim =
+      std::make_shared<ResourceClaim>(*DecodeOne<ResourceClaim>(ClaimYaml("my-pod-claim")));
   claim->metadata.deletion_timestamp = 1;
   cluster_.AddResourceClaim(claim);
   Status s = plugin_->PreEnqueue(*PodWithClaim()->pod);
@@ -303,7 +303,7 @@ TEST_F(DynamicResourcesTest, ClaimInTheProcessOfBeingAllocated) {
 TEST_F(DynamicResourcesTest, InMemoryClusterMakesTemplateClaims) {
   AddClass();
   AddSlice("worker");
-  cluster_.AddResourceClaimTemplate(Decode<ResourceClaimTemplate>(R"(
+  cluster_.AddResourceClaimTemplate(DecodeOne<ResourceClaimTemplate>(R"(
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
 metadata: {name: tmpl, namespace: default}
@@ -329,19 +329,19 @@ spec:
 // TestClaimChange
 TEST_F(DynamicResourcesTest, ClaimChangeSkipUnrelatedClaim) {
   AddClaim(ClaimYaml("my-pod-claim"));
-  auto other = Decode<ResourceClaim>(ClaimYaml("other"));
+  auto other = DecodeOne<ResourceClaim>(ClaimYaml("other"));
   EXPECT_EQ(plugin_->AfterClaimChange(*PodWithClaim()->pod, nullptr, *other),
             QueueingHint::kQueueSkip);
 }
 
 TEST_F(DynamicResourcesTest, ClaimChangeQueueOnAdd) {
-  auto claim = Decode<ResourceClaim>(ClaimYaml("my-pod-claim"));
+  auto claim = DecodeOne<ResourceClaim>(ClaimYaml("my-pod-claim"));
   cluster_.AddResourceClaim(claim);
   EXPECT_EQ(plugin_->AfterClaimChange(*PodWithClaim()->pod, nullptr, *claim), QueueingHint::kQueue);
 }
 
 TEST_F(DynamicResourcesTest, ClaimChangeSkipAddingFinalizer) {
-  auto claim = Decode<ResourceClaim>(ClaimYaml("my-pod-claim"));
+  auto claim = DecodeOne<ResourceClaim>(ClaimYaml("my-pod-claim"));
   cluster_.AddResourceClaim(claim);
   auto changed = std::make_shared<ResourceClaim>(*claim);
   changed->metadata.resource_version = "2";
@@ -350,8 +350,8 @@ TEST_F(DynamicResourcesTest, ClaimChangeSkipAddingFinalizer) {
 }
 
 TEST_F(DynamicResourcesTest, ClaimChangeQueueOnStatusChange) {
-  auto claim = Decode<ResourceClaim>(ClaimYaml("my-pod-claim"));
-  auto allocated = Decode<ResourceClaim>(ClaimYaml("my-pod-claim", "worker"));
+  auto claim = DecodeOne<ResourceClaim>(ClaimYaml("my-pod-claim"));
+  auto allocated = DecodeOne<ResourceClaim>(ClaimYaml("my-pod-claim", "worker"));
   cluster_.AddResourceClaim(allocated);
   EXPECT_EQ(plugin_->AfterClaimChange(*PodWithClaim()->pod, claim.get(), *allocated),
             QueueingHint::kQueue);
@@ -360,8 +360,8 @@ TEST_F(DynamicResourcesTest, ClaimChangeQueueOnStatusChange) {
 TEST_F(DynamicResourcesTest, ClaimChangeStructuredClaimDeallocate) {
   // Another pod's claim gave its devices back: this pod may fit now.
   AddClaim(ClaimYaml("my-pod-claim"));
-  auto allocated = Decode<ResourceClaim>(ClaimYaml("other", "worker"));
-  auto freed = Decode<ResourceClaim>(ClaimYaml("other"));
+  auto allocated = DecodeOne<ResourceClaim>(ClaimYaml("other", "worker"));
+  auto freed = DecodeOne<ResourceClaim>(ClaimYaml("other"));
   EXPECT_EQ(plugin_->AfterClaimChange(*PodWithClaim()->pod, allocated.get(), *freed),
             QueueingHint::kQueue);
 }
@@ -379,9 +379,9 @@ TEST_F(DynamicResourcesTest, RegistersDraEvents) {
   const auto& deleted = events[1].hint;
   auto pod = PodWithClaim();
   auto allocated = std::make_shared<const ResourceClaim>(
-      *Decode<ResourceClaim>(ClaimYaml("other", "worker", {"uid-x"})));
+      *DecodeOne<ResourceClaim>(ClaimYaml("other", "worker", {"uid-x"})));
   auto unallocated =
-      std::make_shared<const ResourceClaim>(*Decode<ResourceClaim>(ClaimYaml("other")));
+      std::make_shared<const ResourceClaim>(*DecodeOne<ResourceClaim>(ClaimYaml("other")));
   EXPECT_EQ(deleted(*pod->pod, DraEventObject(allocated), DraEventObject()).value(),
             QueueingHint::kQueue);
   EXPECT_EQ(deleted(*pod->pod, DraEventObject(unallocated), DraEventObject()).value(),
@@ -407,7 +407,7 @@ TEST_F(DynamicResourcesTest, DiagnosisNamesTheClaimHoldingTheDevice) {
 
 // FilterDiagnosis: the class's selector accepts no device of the node.
 TEST_F(DynamicResourcesTest, DiagnosisNamesTheClassNoDeviceMatches) {
-  cluster_.AddDeviceClass(Decode<DeviceClass>(R"(
+  cluster_.AddDeviceClass(DecodeOne<DeviceClass>(R"(
 apiVersion: resource.k8s.io/v1
 kind: DeviceClass
 metadata: {name: class}

@@ -21,10 +21,7 @@ using berth::testing::FakeHandle;
 using berth::testing::MakeNode;
 using berth::testing::MakePod;
 
-template <class T>
-std::shared_ptr<const T> Decode(const std::string& yaml) {
-  return berth::testing::DecodeOne<T>(yaml);
-}
+using berth::testing::DecodeOne;
 
 std::string ClassYaml(const std::string& driver) {
   return "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: class}\nspec:\n"
@@ -61,8 +58,8 @@ class PoolCacheTest : public ::testing::Test {
     handle_ = std::make_unique<FakeHandle>(Snapshot{}, &cluster_);
     plugin_ = std::make_unique<DynamicResources>(*handle_, config::DynamicResourcesArgs{},
                                                  dra::Features{});
-    cluster_.AddDeviceClass(Decode<DeviceClass>(ClassYaml("some-driver")));
-    cluster_.AddResourceClaim(Decode<ResourceClaim>(ClaimYaml("my-pod-claim", false)));
+    cluster_.AddDeviceClass(DecodeOne<DeviceClass>(ClassYaml("some-driver")));
+    cluster_.AddResourceClaim(DecodeOne<ResourceClaim>(ClaimYaml("my-pod-claim", false)));
   }
   // One cycle's PreFilter and Filter on the node: "" when the pod fits, else the message.
   std::string Cycle() {
@@ -76,7 +73,7 @@ class PoolCacheTest : public ::testing::Test {
     return s.IsSuccess() ? "" : s.Message();
   }
   void SetSlice(int devices, int generation = 1) {
-    cluster_.AddResourceSlice(Decode<ResourceSlice>(SliceYaml(devices, generation)));
+    cluster_.AddResourceSlice(DecodeOne<ResourceSlice>(SliceYaml(devices, generation)));
   }
 
   InMemoryCluster cluster_;
@@ -89,7 +86,7 @@ constexpr const char* kNoFit = "cannot allocate all claims";
 
 TEST_F(PoolCacheTest, SliceUpdateIsSeen) {
   SetSlice(1);
-  cluster_.AddResourceClaim(Decode<ResourceClaim>(ClaimYaml("other", true)));
+  cluster_.AddResourceClaim(DecodeOne<ResourceClaim>(ClaimYaml("other", true)));
   EXPECT_EQ(Cycle(), kNoFit);  // the one device is taken
   SetSlice(2, 2);              // the driver publishes a second device
   EXPECT_EQ(Cycle(), "");
@@ -110,21 +107,21 @@ TEST_F(PoolCacheTest, ClassChangeIsSeen) {
   SetSlice(1);
   EXPECT_EQ(Cycle(), "");
   // The selector's result on the device was kept; the new class's selector is another one.
-  cluster_.AddDeviceClass(Decode<DeviceClass>(ClassYaml("other-driver")));
+  cluster_.AddDeviceClass(DecodeOne<DeviceClass>(ClassYaml("other-driver")));
   EXPECT_EQ(Cycle(), kNoFit);
-  cluster_.AddDeviceClass(Decode<DeviceClass>(ClassYaml("some-driver")));
+  cluster_.AddDeviceClass(DecodeOne<DeviceClass>(ClassYaml("some-driver")));
   EXPECT_EQ(Cycle(), "");
 }
 
 TEST_F(PoolCacheTest, ClaimAllocatedByAnotherPodIsSeen) {
   SetSlice(1);
   EXPECT_EQ(Cycle(), "");
-  cluster_.AddResourceClaim(Decode<ResourceClaim>(ClaimYaml("other", true)));
+  cluster_.AddResourceClaim(DecodeOne<ResourceClaim>(ClaimYaml("other", true)));
   EXPECT_EQ(Cycle(), kNoFit);
   // Deallocated (status cleared), then deleted: the device is free again either way.
-  cluster_.AddResourceClaim(Decode<ResourceClaim>(ClaimYaml("other", false)));
+  cluster_.AddResourceClaim(DecodeOne<ResourceClaim>(ClaimYaml("other", false)));
   EXPECT_EQ(Cycle(), "");
-  cluster_.AddResourceClaim(Decode<ResourceClaim>(ClaimYaml("other", true)));
+  cluster_.AddResourceClaim(DecodeOne<ResourceClaim>(ClaimYaml("other", true)));
   EXPECT_EQ(Cycle(), kNoFit);
   cluster_.RemoveResourceClaim("default", "other");
   EXPECT_EQ(Cycle(), "");

@@ -23,10 +23,7 @@ using berth::testing::FakeHandle;
 using berth::testing::MakeNode;
 using berth::testing::MakePod;
 
-template <class T>
-std::shared_ptr<const T> Decode(const std::string& yaml) {
-  return berth::testing::DecodeOne<T>(yaml);
-}
+using berth::testing::DecodeOne;
 
 // The DRA events the cluster reports.
 class DraEvents final : public berth::testing::IgnoringEventHandler, public DraEventHandler {
@@ -50,9 +47,9 @@ class TaintRulesTest : public ::testing::Test {
     handle_ = std::make_unique<FakeHandle>(Snapshot{}, &cluster_);
     plugin_ = std::make_unique<DynamicResources>(*handle_, config::DynamicResourcesArgs{},
                                                  dra::Features{});
-    cluster_.AddDeviceClass(Decode<DeviceClass>(
+    cluster_.AddDeviceClass(DecodeOne<DeviceClass>(
         "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: class}\n"));
-    cluster_.AddResourceSlice(Decode<ResourceSlice>(R"(
+    cluster_.AddResourceSlice(DecodeOne<ResourceSlice>(R"(
 apiVersion: resource.k8s.io/v1
 kind: ResourceSlice
 metadata: {name: worker-some-driver}
@@ -64,7 +61,7 @@ spec:
 )"));
   }
   void AddClaim(const std::string& tolerations) {
-    cluster_.AddResourceClaim(Decode<ResourceClaim>(
+    cluster_.AddResourceClaim(DecodeOne<ResourceClaim>(
         "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: my-pod-claim, "
         "namespace: default, uid: uid-claim}\nspec:\n  devices:\n    requests:\n    - name: "
         "req-1\n      exactly: {deviceClassName: class" +
