@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """--feature-gates on `berth simulate`, `berth scheduler` and `berth up`: a gate Berth honours
+(PodLevelResources, OpportunisticBatching)
 changes the decision; kube-scheduler's errors (unknown gate, locked gate, bad value) stop the
 command with a non-zero exit before it does anything."""
 import json
@@ -68,6 +69,46 @@ with tempfile.TemporaryDirectory() as d:
     got = simulate_result(path, "--feature-gates=InPlacePodLevelResourcesVerticalScaling=false",
                           "--feature-gates=PodLevelResources=false")
     check(got == ["Scheduled"], "repeated --feature-gates accumulate (%s)" % got)
+
+    # OpportunisticBatching (on by default): under a profile that signs pods (no default
+    # spreading), 100 small nodes then 100 large ones, and three alike pods each holding host
+    # port 8080. The first cycle scores the small nodes only; with batching the next pods take
+    # that ranking's next nodes (small), with the gate off full cycles scan on (large).
+    batch_cluster = os.path.join(d, "batching.yaml")
+    with open(batch_cluster, "w") as f:
+        for i in range(200):
+            f.write('apiVersion: v1\nkind: Node\nmetadata: {name: n%03d}\n'
+                    'status: {allocatable: {cpu: "%s", memory: 64Gi, pods: "110"}}\n---\n'
+                    % (i, "4" if i < 100 else "64"))
+        for j in range(3):
+            f.write('apiVersion: v1\nkind: Pod\nmetadata: {name: web-%d, namespace: default}\n'
+                    'spec:\n  containers: [{name: c, image: nginx, resources: {requests: '
+                    '{cpu: "1"}}, ports: [{containerPort: 8080, hostPort: 8080}]}]\n---\n' % j)
+    signed = os.path.join(d, "signed.yaml")
+    with open(signed, "w") as f:
+        f.write("apiVersion: kubescheduler.config.k8s.io/v1\n"
+                "kind: KubeSchedulerConfiguration\n"
+                "profiles:\n- schedulerName: default-scheduler\n  pluginConfig:\n"
+                "  - name: PodTopologySpread\n"
+                "    args: {apiVersion: kubescheduler.config.k8s.io/v1, "
+                "kind: PodTopologySpreadArgs, defaultingType: List}\n")
+
+    def placements(*flags):
+        p = run("simulate", "-f", batch_cluster, "-o", "json", *flags)
+        if p.returncode != 0:
+            return "exit %d: %s" % (p.returncode, p.stderr.strip())
+        return [r.get("node", "") for r in json.loads(p.stdout)["results"]]
+
+    batched = placements("--config", signed)
+    full = placements("--config", signed, "--feature-gates", "OpportunisticBatching=false")
+    small = lambda nodes: [n < "n100" for n in nodes]
+    check(isinstance(batched, list) and small(batched) == [True, True, True],
+          "OpportunisticBatching (default on): alike pods take the first ranking's nodes (%s)"
+          % batched)
+    check(isinstance(full, list) and small(full) == [True, False, False],
+          "OpportunisticBatching=false: every pod gets a full cycle (%s)" % full)
+    check(placements() == placements("--feature-gates", "OpportunisticBatching=false"),
+          "default profile: the gate changes no decision")
 
     cases = [
         (["simulate", "-f", path, "--feature-gates=Bogus=true"],
