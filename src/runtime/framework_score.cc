@@ -178,6 +178,38 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
         for (size_t k = 0; k < run.size(); ++k) c.list[begin + k] = {run[k], out[k]};
     }
   };
+  // The plugins without a memo column over nodes [begin, end), written where kept[i].
+  auto score_fresh_run = [&](int begin, int end, const std::vector<char>& kept) {
+    int64_t out[kScoreRun];
+    const std::span<const NodeInfo* const> run = nodes.subspan(begin, end - begin);
+    for (size_t a = 0; a < num_cols; ++a) {
+      const ScoreColumn& c = cols[a];
+      if (c.memo_col >= 0) continue;
+      Status st = Guarded("Score", [&] {
+        if (c.batch) return c.batch->ScoreNodes(state, pod, run, out);
+        for (size_t k = 0; k < run.size(); ++k) {
+          out[k] = 0;
+          if (!kept[begin + k]) continue;
+          Status s = c.plugin->Score(state, pod, *run[k], &out[k]);
+          if (!s.IsSuccess()) return s;
+        }
+        return Status::Success();
+      });
+      if (!st.IsSuccess()) {
+        fail(c, st);
+        return;
+      }
+      for (size_t k = 0; k < run.size(); ++k) {
+        const size_t i = begin + k;
+        if (!kept[i]) continue;
+        if (c.direct) {
+          c.direct[i] = out[k];
+        } else {
+          c.list[i] = {run[k], out[k]};
+        }
+      }
+    }
+  };
   if (memo) {
     // Only rows without a valid memo are scored (the nodes the last snapshot update
     // overwrote); the others are read from the memo.
@@ -195,10 +227,21 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
         score_node(stale[k], timing && k % kPerNodeTimingStride == 0, false);
     });
     if (failed) return first_error;
-    if (any_fresh) {
+    if (any_fresh && timing) {
       parallelizer().Until(static_cast<int>(n), [&](int i) {
         if (kept[i] && !failed.load(std::memory_order_relaxed))
-          score_node(i, timing && i % kPerNodeTimingStride == 0, true);
+          score_node(i, i % kPerNodeTimingStride == 0, true);
+      });
+      if (failed) return first_error;
+    } else if (any_fresh) {
+      // The plugins scored afresh go over runs of the nodes, in one call per run where they
+      // can (NodeBatchScorer); a run's stale nodes, scored just now, are scored again and left.
+      const int runs = static_cast<int>((n + kScoreRun - 1) / kScoreRun);
+      parallelizer().Until(runs, [&](int j) {
+        if (failed.load(std::memory_order_relaxed)) return;
+        const int begin = j * kScoreRun;
+        const int end = std::min(static_cast<int>(n), begin + kScoreRun);
+        score_fresh_run(begin, end, kept);
       });
       if (failed) return first_error;
     }

@@ -224,6 +224,52 @@ TEST_F(FrameworkTest, PluginsScoringRunsOfNodesGiveThePerNodeScores) {
   EXPECT_EQ(s.Message(), "running Score plugins: plugin \"B\" failed with: boom");
 }
 
+// With a memo of raw scores, a plugin scored afresh every cycle still scores runs of nodes in
+// one call each, and every node ends with the score a cycle without the memo gives it: the
+// stale rows scored one by one, the kept rows from the memo, the fresh plugin's from the runs.
+TEST_F(FrameworkTest, PluginsScoredAfreshWithAMemoScoreRunsOfNodes) {
+  ScoreSpec batch_spec, plain_spec;
+  for (int i = 1; i <= 100; ++i) {
+    batch_spec.scores["n" + std::to_string(i)] = (i * 3) % 101;
+    plain_spec.scores["n" + std::to_string(i)] = (i * 7) % 50;
+  }
+  std::atomic<int> runs{0}, singles{0};
+  Register(Reg<BatchScore>("B", nullptr, batch_spec, &runs, &singles));
+  Register(Reg<FakeScore>("P", nullptr, plain_spec));
+  config::Profile p = BaseProfile();
+  p.plugins.score = Set({{"P", 2}, {"B", 3}});
+  ThreadPoolParallelizer pool(4);
+  auto fw = Build(p, &pool);
+  ASSERT_NE(fw, nullptr);
+  UseNodes(*fw, 100);
+  CycleState state;
+  ASSERT_TRUE(fw->RunPreScorePlugins(state, *pod_, AllNodes()).IsSuccess());
+  ScoreTable plain_table;
+  ASSERT_TRUE(fw->RunScorePlugins(state, *pod_, AllNodes(), &plain_table).IsSuccess());
+
+  std::vector<uint32_t> rows(100);
+  for (uint32_t i = 0; i < 100; ++i) rows[i] = i;
+  RawScoreMemo memo;
+  memo.rows = rows;
+  memo.filled.assign(100, 0);
+  memo.fresh = {false, true};  // B, the second score plugin, is scored afresh
+  for (int cycle = 0; cycle < 2; ++cycle) {
+    // The second cycle keeps every row but three, which are stale.
+    if (cycle == 1) memo.filled[5] = memo.filled[40] = memo.filled[99] = 0;
+    runs = 0;
+    singles = 0;
+    ScoreTable table;
+    ASSERT_TRUE(fw->RunScorePlugins(state, *pod_, AllNodes(), &table, &memo).IsSuccess());
+    EXPECT_EQ(table.totals, plain_table.totals) << "cycle " << cycle;
+    EXPECT_EQ(table.plugin_scores, plain_table.plugin_scores) << "cycle " << cycle;
+    if (cycle == 1) {
+      // The stale rows one node at a time, every other node in runs of up to 32.
+      EXPECT_EQ(singles.load(), 3);
+      EXPECT_EQ(runs.load(), (100 + 31) / 32);
+    }
+  }
+}
+
 TEST_F(FrameworkTest, PreScoreSkipDropsThePluginFromScoring) {
   Register(
       Reg<FakePreScoreScore>("Kept", &log_, Spec({{"n1", 40}, {"n2", 60}}), Status::Success()));

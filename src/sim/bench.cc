@@ -456,30 +456,17 @@ void AddNamespacesAndNodes(const Workload& w, InMemoryCluster& cluster) {
   }
 }
 
-// The workload's other objects: PodGroups, PriorityClasses, DeviceClasses, claim templates.
+// The workload's other objects (PodGroups, PriorityClasses, DeviceClasses, claim templates,
+// DeviceTaintRules, the ReplicaSets and Services the default spreading selects by, ...), as
+// the in-memory cluster loads any object. Pods and nodes come from the templates.
 VoidResult AddObjects(const Workload& w, InMemoryCluster& cluster) {
   for (const auto& obj : w.objects) {
-    if (auto pg = std::get_if<std::shared_ptr<const berth::PodGroup>>(&obj)) {
-      cluster.AddPodGroup(*pg);
-    } else if (auto spg = std::get_if<std::shared_ptr<const SchedulingPodGroup>>(&obj)) {
-      cluster.AddSchedulingPodGroup(*spg);
-    } else if (auto pc = std::get_if<std::shared_ptr<const PriorityClass>>(&obj)) {
-      cluster.AddPriorityClass(*pc);
-    } else if (auto dc = std::get_if<std::shared_ptr<const DeviceClass>>(&obj)) {
-      cluster.AddDeviceClass(*dc);
-    } else if (auto rct = std::get_if<std::shared_ptr<const ResourceClaimTemplate>>(&obj)) {
-      cluster.AddResourceClaimTemplate(*rct);
-    } else if (auto u = std::get_if<std::shared_ptr<const UnknownObject>>(&obj);
-               u && (*u)->kind == "DeviceTaintRule" && (*u)->raw) {
-      auto rule = DecodeDeviceTaintRule(*(*u)->raw, w.name + ": objects: DeviceTaintRule");
-      if (!rule.ok()) return rule.error();
-      cluster.AddDeviceTaintRule(*rule);
-    } else {
-      return Error{
-          fmt::format("{}: objects: only PodGroups, PriorityClasses, DeviceClasses, "
-                      "DeviceTaintRules and ResourceClaimTemplates are created",
-                      w.name)};
+    if (std::holds_alternative<std::shared_ptr<const Pod>>(obj) ||
+        std::holds_alternative<std::shared_ptr<const Node>>(obj)) {
+      return Error{fmt::format(
+          "{}: objects: pods and nodes come from initPods, measurePods and nodeTemplate", w.name)};
     }
+    cluster.AddObject(obj);
   }
   return {};
 }

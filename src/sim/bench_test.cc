@@ -331,6 +331,35 @@ TEST_F(BenchTest, BadWorkloadFieldsAreNamed) {
   }
 }
 
+// The workload's objects are loaded whatever their kind (the ReplicaSets and Services the
+// default spreading selects by, as SchedulingReplicaSet's); pods and nodes come only from the
+// templates.
+TEST_F(BenchTest, ObjectsOfEveryKindAreLoadedButPodsAndNodesComeFromTemplates) {
+  auto ws = Load(R"(
+- name: replicas
+  nodes: 6
+  zones: 3
+  nodeTemplate: *node
+  objects:
+  - {apiVersion: apps/v1, kind: ReplicaSet, metadata: {name: rs, namespace: default, uid: rs-1},
+     spec: {selector: {matchLabels: {app: a}}, template: {metadata: {labels: {app: a}}}}}
+  - {apiVersion: v1, kind: Service, metadata: {name: svc, namespace: default},
+     spec: {selector: {app: a}}}
+  measurePods: [{count: 12, namePrefix: m, template: *pod}]
+- name: pod-object
+  nodes: 1
+  nodeTemplate: *node
+  objects: [*pod]
+  measurePods: [{count: 1, namePrefix: m, template: *pod}]
+)");
+  ASSERT_TRUE(ws.ok()) << ws.error().message;
+  EXPECT_EQ(Run((*ws)[0]).scheduled, 12);
+  auto refused = RunWorkload((*ws)[1], config_, registry_);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message,
+            "pod-object: objects: pods and nodes come from initPods, measurePods and nodeTemplate");
+}
+
 TEST_F(BenchTest, VariedPodsDifferAsDocumented) {
   auto ws = Load(
       "- {name: v, nodes: 20, zones: 4, nodeTemplate: *node, measurePods: [{count: 8, "

@@ -33,6 +33,7 @@
 #include "berth/framework/remedy.h"
 #include "config/feature_gates.h"
 #include "config/plugin_names.h"
+#include "framework/node_batch_score.h"
 #include "plugins/podtopologyspread/spread_cache.h"
 
 namespace berth {
@@ -59,6 +60,7 @@ class PodTopologySpread final : public PreFilterPlugin,
                                 public PreFilterExtensions,
                                 public PreScorePlugin,
                                 public ScorePlugin,
+                                public NodeBatchScorer,
                                 public EnqueueExtensions,
                                 public FilterRemedySearch,
                                 public PodSigner {
@@ -94,6 +96,9 @@ class PodTopologySpread final : public PreFilterPlugin,
                   std::span<const NodeInfo* const> feasible) override;
   Status Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
                int64_t* score) const override;
+  // A run of the feasible list PreScore saw reads its scores by position; other nodes as Score.
+  Status ScoreNodes(const CycleState& state, const PodInfo& pod,
+                    std::span<const NodeInfo* const> nodes, int64_t* out) const override;
   bool HasNormalize() const override { return true; }
   Status NormalizeScore(const CycleState& state, const PodInfo& pod,
                         std::span<NodeScore> scores) const override;

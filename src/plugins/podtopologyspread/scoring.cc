@@ -45,13 +45,44 @@ int64_t ScoreState::Compute(const NodeInfo& node) const {
   return static_cast<int64_t>(std::round(score));
 }
 
+int32_t ScoreState::Find(const NodeInfo& node) const {
+  // The first few lookups of a cycle (the nodes scored apart from the runs: those a snapshot
+  // update just changed) look for the NodeInfo itself in the list, which costs less than
+  // indexing every feasible node; more lookups get the index.
+  constexpr int kScans = 16;
+  if (lookups_.fetch_add(1, std::memory_order_relaxed) < kScans) {
+    for (size_t j = 0; j < feasible.size(); ++j)
+      if (feasible[j] == &node) return static_cast<int32_t>(j);
+  }
+  std::call_once(index_once_, [this] {
+    index_ = PtrIndex(feasible.size());
+    for (size_t j = 0; j < feasible.size(); ++j) {
+      const Node* n = feasible[j]->node();
+      if (n != nullptr && index_.Find(n) < 0) index_.Insert(n, static_cast<int32_t>(j));
+    }
+  });
+  return index_.Find(node.node());
+}
+
+int64_t ScoreState::RunPosition(std::span<const NodeInfo* const> nodes) const {
+  if (nodes.empty()) return -1;
+  const auto at = reinterpret_cast<uintptr_t>(nodes.data());
+  if (at < feasible_address || (at - feasible_address) % sizeof(const NodeInfo*) != 0) return -1;
+  const size_t pos = (at - feasible_address) / sizeof(const NodeInfo*);
+  if (pos + nodes.size() > feasible.size()) return -1;
+  // The same addresses may hold another list by now: the nodes themselves must match.
+  for (size_t k = 0; k < nodes.size(); ++k)
+    if (feasible[pos + k] != nodes[k]) return -1;
+  return static_cast<int64_t>(pos);
+}
+
 int64_t ScoreState::RawScore(const NodeInfo& node) const {
-  const int32_t at = index.Find(node.node());
+  const int32_t at = Find(node);
   return at >= 0 ? scores[at] : Compute(node);
 }
 
 bool ScoreState::Ignored(const NodeInfo& node) const {
-  const int32_t at = index.Find(node.node());
+  const int32_t at = Find(node);
   if (at >= 0) return ignored[at] != 0;
   const Node* n = node.node();
   return n == nullptr || (require_all_keys && !NodeHasAllKeys(*n, constraints));
@@ -87,6 +118,12 @@ int32_t PodsOnSlot(SpreadCache& cache, const PreScoreScratch& x, const SpreadCon
   return CountMatchingPods(cache.pods(slot), c.selector, pod_namespace);
 }
 
+void PrefetchNodeInfo(const NodeInfo* info) {
+  const char* p = reinterpret_cast<const char*>(info);
+  __builtin_prefetch(p);
+  __builtin_prefetch(p + sizeof(NodeInfo) - sizeof(int64_t));
+}
+
 // Every constraint's domains, and which node constraints (affinity, taints) any of them honours.
 void ResolveDomains(SpreadCache& cache, ScoreState& st, PreScoreScratch& x) {
   const std::vector<SpreadConstraint>& cs = st.constraints;
@@ -116,7 +153,8 @@ void SeedFeasibleNodes(const NodeTable& table, std::span<const NodeInfo* const> 
   const std::vector<SpreadConstraint>& cs = st.constraints;
   const size_t k = x.k;
   const size_t f = feasible.size();
-  st.index = PtrIndex(f);
+  st.feasible.assign(feasible.begin(), feasible.end());
+  st.feasible_address = reinterpret_cast<uintptr_t>(feasible.data());
   st.scores.assign(f, 0);
   st.ignored.assign(f, 0);
   x.feasible_slot.assign(f, -1);
@@ -128,14 +166,19 @@ void SeedFeasibleNodes(const NodeTable& table, std::span<const NodeInfo* const> 
     if (!cs[i].is_hostname) x.seeded[i].assign(st.domains[i]->num_domains() + 1, 0);
   }
   int64_t ignored_count = 0;
+  // The feasible NodeInfos are spread over the heap and read here for their node and list
+  // position (first and last members): ask for both lines a few nodes ahead, so that the
+  // misses of a large cluster overlap instead of following one another.
+  constexpr size_t kAhead = 8;
+  for (size_t j = 0; j < std::min(f, kAhead); ++j) PrefetchNodeInfo(feasible[j]);
   for (size_t j = 0; j < f; ++j) {
+    if (j + kAhead < f) PrefetchNodeInfo(feasible[j + kAhead]);
     const Node* n = feasible[j]->node();
     if (n == nullptr) {
       st.ignored[j] = 1;
       ++ignored_count;
       continue;
     }
-    if (st.index.Find(n) < 0) st.index.Insert(n, static_cast<int32_t>(j));
     const int32_t slot = table.SlotOf(*feasible[j]);
     x.feasible_slot[j] = slot;
     int32_t* dom = &x.feasible_domain[j * k];
@@ -218,16 +261,16 @@ void CountPodsPerDomain(SpreadCache& cache, const NodeTable& table, const Pod& p
   const size_t n = table.size();
   // Pods are summed for every domain and the domains no feasible node is in are cleared
   // afterwards, which keeps the loop free of lookups.
-  if (lanes.size() == 1 && keys.size() == 1 && lanes[0].pods != nullptr && flags == nullptr) {
+  // One counting lane: the system defaults (hostname and zone, keys not required) or one domain
+  // constraint of the pod's own. Slots without a node have no domain, so the only check left is
+  // the key, as in the general loop.
+  if (lanes.size() == 1 && (keys.size() == 1 || !require_all) && lanes[0].pods != nullptr &&
+      flags == nullptr) {
     const Lane l = lanes[0];
-    for (size_t s = 0; s < n; ++s) {
-      int32_t d = l.domain[s];
-      if (d < 0) {
-        if (require_all || !table.has_node(s)) continue;
-        d = l.missing;
-      }
-      l.count[d] += l.pods[s];
-    }
+    const std::vector<int64_t>& sum = cache.DomainTotals(*x.counts[l.index], st.domains[l.index]);
+    const size_t domains = sum.size() - 1;
+    for (size_t d = 0; d < domains; ++d) l.count[d] += sum[d];
+    if (!require_all && l.missing >= 0) l.count[l.missing] += sum[domains];
   } else {
     for (size_t s = 0; s < n && !lanes.empty(); ++s) {
       if (require_all) {
@@ -337,6 +380,20 @@ Status PodTopologySpread::Score(const CycleState& state, const PodInfo& pod, con
   return Status::Success();
 }
 
+Status PodTopologySpread::ScoreNodes(const CycleState& state, const PodInfo& pod,
+                                     std::span<const NodeInfo* const> nodes, int64_t* out) const {
+  const ScoreState* st = state.Read(kScoreStateKey);
+  const int64_t pos = st != nullptr ? st->RunPosition(nodes) : -1;
+  if (pos < 0) {
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      if (Status s = Score(state, pod, *nodes[k], &out[k]); !s.IsSuccess()) return s;
+    }
+    return Status::Success();
+  }
+  std::copy_n(st->scores.begin() + pos, nodes.size(), out);
+  return Status::Success();
+}
+
 Status PodTopologySpread::NormalizeScore(const CycleState& state, const PodInfo& pod,
                                          std::span<NodeScore> scores) const {
   (void)pod;
@@ -346,8 +403,13 @@ Status PodTopologySpread::NormalizeScore(const CycleState& state, const PodInfo&
   }
   int64_t min_score = INT64_MAX, max_score = 0;
   std::vector<uint8_t> ignored(scores.size(), 0);
+  // The framework hands the scores in PreScore's order: then the positions say which are ignored.
+  bool in_order = scores.size() == st->feasible.size();
+  for (size_t i = 0; i < scores.size() && in_order; ++i)
+    in_order = scores[i].node == st->feasible[i];
   for (size_t i = 0; i < scores.size(); ++i) {
-    if (scores[i].node == nullptr || st->Ignored(*scores[i].node)) {
+    if (in_order ? st->ignored[i] != 0
+                 : scores[i].node == nullptr || st->Ignored(*scores[i].node)) {
       ignored[i] = 1;
       continue;
     }

@@ -2,9 +2,11 @@
 // podtopologyspread scoring tests.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -596,6 +598,66 @@ TEST(ScoreTest, UnseenNodeIsComputed) {
   // Weight ln(2 + 2): two matching pods score round(2 ln 4) = 3, one scores round(ln 4) = 1.
   EXPECT_EQ(a, 3);
   EXPECT_EQ(unseen, 1);
+}
+
+// Runs of the very list PreScore saw are scored by position; any other list (a copy, a run
+// of another list) one node at a time; both agree with Score. NormalizeScore gives each node the
+// same score whether the list comes in PreScore's order or not.
+TEST(ScoreTest, RunsOfTheFeasibleListScoreAsOneNodeAtATime) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 40; ++i) names.push_back("node-" + std::to_string(i));
+  NodeList nodes;
+  for (size_t i = 0; i < names.size(); ++i) {
+    // Every fifth node lacks the zone key (ignored with the pod's own constraints).
+    nodes.push_back(
+        i % 5 == 4 ? N(names[i], {{kHost, names[i].c_str()}})
+                   : N(names[i], {{kHost, names[i].c_str()}, {kZone, i % 3 == 0 ? "z0" : "z1"}}));
+  }
+  PodList placed;
+  for (size_t i = 0; i < names.size(); i += 3) {
+    for (size_t k = 0; k < i % 4; ++k)
+      placed.push_back(P("p-" + names[i] + "-" + std::to_string(k), names[i], {{"foo", ""}}));
+  }
+  Fixture fx(nodes, placed, SystemArgs());
+  const auto pod = MakePod()
+                       .Name("p")
+                       .Label("foo", "")
+                       .Spread(Soft(1, kHost, kFoo))
+                       .Spread(Soft(2, kZone, kFoo))
+                       .Obj();
+  auto pi = PodInfo::Create(pod);
+  CycleState state;
+  const std::vector<const NodeInfo*> feasible = Feasible(fx, nodes);
+  ASSERT_TRUE(fx.plugin.PreScore(state, *pi, feasible).IsSuccess());
+  std::vector<int64_t> one_by_one(feasible.size());
+  for (size_t j = 0; j < feasible.size(); ++j)
+    ASSERT_TRUE(fx.plugin.Score(state, *pi, *feasible[j], &one_by_one[j]).IsSuccess());
+  const std::vector<const NodeInfo*> copy = feasible;
+  for (const auto* list : {&feasible, &copy}) {
+    std::vector<int64_t> runs(list->size(), -1);
+    const std::span<const NodeInfo* const> all(*list);
+    for (size_t begin = 0; begin < all.size(); begin += 7) {
+      const size_t len = std::min<size_t>(7, all.size() - begin);
+      ASSERT_TRUE(
+          fx.plugin.ScoreNodes(state, *pi, all.subspan(begin, len), &runs[begin]).IsSuccess());
+    }
+    EXPECT_EQ(runs, one_by_one) << (list == &feasible ? "the list PreScore saw" : "a copy");
+  }
+  std::vector<NodeScore> in_order, reversed;
+  for (size_t j = 0; j < feasible.size(); ++j) in_order.push_back({feasible[j], one_by_one[j]});
+  reversed.assign(in_order.rbegin(), in_order.rend());
+  ASSERT_TRUE(fx.plugin.NormalizeScore(state, *pi, in_order).IsSuccess());
+  ASSERT_TRUE(fx.plugin.NormalizeScore(state, *pi, reversed).IsSuccess());
+  std::reverse(reversed.begin(), reversed.end());
+  int ignored = 0;
+  for (size_t j = 0; j < feasible.size(); ++j) {
+    EXPECT_EQ(in_order[j].score, reversed[j].score) << names[j];
+    if (j % 5 == 4) {
+      EXPECT_EQ(in_order[j].score, 0) << names[j] << " lacks the zone";
+      ++ignored;
+    }
+  }
+  EXPECT_EQ(ignored, 8);
 }
 
 TEST(ScoreTest, ScoreWithoutPreScoreIsAnError) {

@@ -311,6 +311,7 @@ void SpreadCache::Remap(Counts& c) {
   }
   c.seen_ = std::move(seen);
   c.count_ = std::move(count);
+  c.totals_.clear();  // slots moved: summed again on demand
   c.table_id_ = table_->id();
   c.log_epoch_ = 0;
 }
@@ -318,8 +319,43 @@ void SpreadCache::Remap(Counts& c) {
 void SpreadCache::Recount(Counts& c, size_t slot) {
   const Slot& s = slots_[slot];
   if (c.seen_[slot] == s.version) return;
-  c.count_[slot] = CountMatchingPods(s.pods, c.selector_, c.ns_);
+  const int32_t count = CountMatchingPods(s.pods, c.selector_, c.ns_);
+  if (const int64_t delta = count - c.count_[slot]; delta != 0) {
+    for (Counts::Totals& t : c.totals_) {
+      const int32_t d = t.domains->slot_domain(slot);
+      if (d >= 0) {
+        t.sum[d] += delta;
+      } else if (table_->has_node(slot)) {
+        t.sum.back() += delta;
+      }
+    }
+  }
+  c.count_[slot] = count;
   c.seen_[slot] = s.version;
+}
+
+const std::vector<int64_t>& SpreadCache::DomainTotals(
+    const Counts& counts, const std::shared_ptr<const KeyDomains>& domains) {
+  // Counts live in the cache's LRU; the reference handed out is const only for readers.
+  Counts& c = const_cast<Counts&>(counts);
+  for (Counts::Totals& t : c.totals_)
+    if (t.domains == domains) return t.sum;
+  constexpr size_t kKeysPerCount = 4;
+  if (c.totals_.size() >= kKeysPerCount) c.totals_.erase(c.totals_.begin());
+  Counts::Totals& t = c.totals_.emplace_back();
+  t.domains = domains;
+  t.sum.assign(domains->num_domains() + 1, 0);
+  const int32_t* slot_domain = domains->slot_domains();
+  const size_t n = table_->size();
+  for (size_t s = 0; s < n; ++s) {
+    const int32_t d = slot_domain[s];
+    if (d >= 0) {
+      t.sum[d] += c.count_[s];
+    } else if (table_->has_node(s)) {
+      t.sum.back() += c.count_[s];
+    }
+  }
+  return t.sum;
 }
 
 std::shared_ptr<const KeyDomains> SpreadCache::Domains(const std::string& key) {

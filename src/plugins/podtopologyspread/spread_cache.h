@@ -154,6 +154,12 @@ class SpreadCache {
 
    private:
     friend class SpreadCache;
+    // The counts summed per domain of one topology key over every slot ([num_domains]: slots
+    // whose node lacks the key), moved along by each recounted slot.
+    struct Totals {
+      std::shared_ptr<const KeyDomains> domains;
+      std::vector<int64_t> sum;
+    };
     CompiledSelector selector_;
     std::string ns_;
     uint64_t table_id_ = 0;
@@ -163,6 +169,7 @@ class SpreadCache {
     uint64_t log_epoch_ = 0;
     std::vector<uint64_t> seen_;  // slot version the count was computed at
     std::vector<int32_t> count_;
+    std::vector<Totals> totals_;  // a few keys, most recent last
   };
 
   // Per-slot node inclusion flags for one incoming pod's inclusion inputs.
@@ -200,6 +207,14 @@ class SpreadCache {
   // keys are looked up.
   const Counts& CountsFor(const std::string& count_key, const CompiledSelector& selector,
                           std::string_view ns);
+
+  // The counts of `counts` (as CountsFor returned them) summed per domain of `domains` (the
+  // current table's) over every slot: [d] for domain d, [num_domains] for the slots whose node
+  // lacks the key. Computed once over the table, then moved along by the slots recounted, so a
+  // cycle costs what changed rather than a pass over every node. The reference is valid until
+  // the next call.
+  const std::vector<int64_t>& DomainTotals(const Counts& counts,
+                                           const std::shared_ptr<const KeyDomains>& domains);
 
   // Inclusion flags of every slot for `pod`, computing only the requested bits (the others are
   // set; the taint check follows the cache's TaintTolerationComparisonOperators gate). The

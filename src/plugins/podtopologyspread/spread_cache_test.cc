@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -241,6 +242,67 @@ TEST(SpreadCacheTest, DeltaRefresh) {
   auto rebuilt = cache.Refresh(snapshot.nodes(), &snapshot, &relabel);
   EXPECT_NE(rebuilt, table);
   EXPECT_EQ(cache.Domains("zone")->num_domains(), 1u);
+}
+
+// Per-domain totals kept across refreshes equal a fresh sum of the per-slot counts, whatever
+// the steps: pods added and removed by deltas and by full looks, a relabelled node (a rebuilt
+// table), a node without the key (its own bucket).
+TEST(SpreadCacheTest, DomainTotalsFollowEveryRecountedSlot) {
+  NodeList nodes;
+  for (int i = 0; i < 12; ++i) {
+    if (i == 11) {
+      nodes.push_back(N("n11", {}));
+    } else {
+      nodes.push_back(N("n" + std::to_string(i), {{"zone", i % 3 == 0   ? "z0"
+                                                           : i % 3 == 1 ? "z1"
+                                                                        : "z2"}}));
+    }
+  }
+  Snapshot snapshot = Snapshot::Build(nodes, {});
+  snapshot.generation = 1;
+  auto constraints = ConstraintsFromPod(*kZonePod, kDoNotSchedule);
+  ASSERT_TRUE(constraints.ok());
+  const SpreadConstraint& c = constraints->at(0);
+  SpreadCache cache;
+  std::lock_guard lock(cache.mutex());
+  std::mt19937 rng(11);
+  int next_pod = 0;
+  std::vector<std::shared_ptr<const Pod>> placed;
+  for (int step = 0; step < 400; ++step) {
+    NodeInfo* changed = nullptr;
+    const int what = static_cast<int>(rng() % 10);
+    if (what < 6 || placed.empty()) {
+      const std::string node = "n" + std::to_string(rng() % nodes.size());
+      auto pod = P("p" + std::to_string(next_pod++), node, {{rng() % 4 == 0 ? "bar" : "foo", ""}});
+      changed = SnapshotEditor::Map(snapshot)[node].get();
+      changed->AddPod(PodInfo::Create(pod));
+      placed.push_back(pod);
+    } else if (what < 9) {
+      const size_t k = rng() % placed.size();
+      changed = SnapshotEditor::Map(snapshot)[placed[k]->spec.node_name].get();
+      changed->RemovePod(*placed[k]);
+      placed.erase(placed.begin() + static_cast<std::ptrdiff_t>(k));
+    } else {
+      // n4 moves to another zone: a new node object, so the table and domains are built again.
+      const std::string zone = step % 2 == 0 ? "z1" : "z0";
+      changed = SnapshotEditor::Map(snapshot)["n4"].get();
+      changed->SetNode(N("n4", {{"zone", zone.c_str()}}));
+    }
+    ++snapshot.generation;
+    const NodeInfo* delta_nodes[] = {changed};
+    SpreadCache::Delta delta{snapshot.generation - 1, delta_nodes};
+    const auto table = step % 3 == 0 ? cache.Refresh(snapshot.nodes(), &snapshot)
+                                     : cache.Refresh(snapshot.nodes(), &snapshot, &delta);
+    const auto domains = cache.Domains("zone");
+    const auto& counts = cache.CountsFor(c.count_key, c.selector, "default");
+    const std::vector<int64_t> totals = cache.DomainTotals(counts, domains);
+    std::vector<int64_t> fresh(domains->num_domains() + 1, 0);
+    for (size_t slot = 0; slot < table->size(); ++slot) {
+      const int32_t d = domains->slot_domain(slot);
+      fresh[d >= 0 ? static_cast<size_t>(d) : domains->num_domains()] += counts.Get(slot);
+    }
+    ASSERT_EQ(totals, fresh) << "step " << step;
+  }
 }
 
 // Node objects replaced with the same names and labels (status updates) keep the topology

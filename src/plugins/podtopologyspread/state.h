@@ -1,10 +1,13 @@
 // Cycle state of PodTopologySpread (internal to the plugin and its tests).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -82,15 +85,20 @@ class ScoreState final : public StateData, public std::enable_shared_from_this<S
   int64_t RawScore(const NodeInfo& node) const;
   // True for feasible nodes lacking a topology key while keys are required.
   bool Ignored(const NodeInfo& node) const;
+  // Where `nodes` sits in the feasible list PreScore saw, when it is a part of that very list
+  // (the framework scores runs of it): the position of nodes[0], else -1. Positions need no
+  // lookup by node object, which misses the cache on a large cluster.
+  int64_t RunPosition(std::span<const NodeInfo* const> nodes) const;
 
   std::vector<SpreadConstraint> constraints;
   std::vector<double> weights;  // ln(#domains + 2) per constraint
   bool require_all_keys = true;
   std::string pod_namespace;
 
-  // Feasible nodes by node object -> position in `scores` / `ignored`.
-  PtrIndex index;
-  std::vector<int64_t> scores;
+  // The feasible nodes PreScore saw, in its order, and where its caller kept that list.
+  std::vector<const NodeInfo*> feasible;
+  uintptr_t feasible_address = 0;
+  std::vector<int64_t> scores;  // by position in `feasible`
   std::vector<uint8_t> ignored;
 
   // Per constraint (filled for non-hostname ones): matching pods per domain over all nodes,
@@ -101,6 +109,14 @@ class ScoreState final : public StateData, public std::enable_shared_from_this<S
 
  private:
   int64_t Compute(const NodeInfo& node) const;
+  // Position of a node in `feasible` (the first holding its node object), -1 when absent.
+  int32_t Find(const NodeInfo& node) const;
+
+  // Feasible nodes by node object, built on the first lookup by node (Score and Ignored for one
+  // node at a time, concurrently): most cycles score runs of the list and never need it.
+  mutable std::atomic<int> lookups_{0};
+  mutable std::once_flag index_once_;
+  mutable PtrIndex index_;
 };
 
 inline constexpr StateKey<ScoreState> kScoreStateKey{"PreScorePodTopologySpread"};
