@@ -430,11 +430,8 @@ namespace {
 // Keeps the `keep` best rows of `table` (the selected node first, then by total, ties by
 // position), in their original order, so that an observer ordering them again finds the same
 // order as in the whole table.
-void KeepBestRows(ScoreTable* table, const std::string& selected, size_t keep) {
+void KeepBestRows(ScoreTable* table, size_t selected_row, size_t keep) {
   const size_t n = table->nodes.size();
-  size_t selected_row = std::string::npos;
-  for (size_t i = 0; i < n && selected_row == std::string::npos; ++i)
-    if (table->nodes[i]->name() == selected) selected_row = i;
   std::vector<size_t> order = BestScoredRows(table->totals, selected_row, keep);
   std::sort(order.begin(), order.end());
   auto pick = [&](auto& column) {
@@ -468,7 +465,7 @@ std::vector<size_t> BestScoredRows(const std::vector<int64_t>& totals, size_t se
   return order;
 }
 
-std::string Scheduler::SelectHost(const ScoreTable& table) {
+size_t Scheduler::SelectHostRow(const ScoreTable& table) {
   // Reservoir sampling over the best nodes: each tie has equal probability.
   int64_t best = std::numeric_limits<int64_t>::min();
   size_t selected = 0;
@@ -486,7 +483,7 @@ std::string Scheduler::SelectHost(const ScoreTable& table) {
       if (DrawsZero(random_, count)) selected = i;
     }
   }
-  return table.nodes[selected]->name();
+  return selected;
 }
 
 void Scheduler::RefreshSnapshot(Framework& fw) {
@@ -542,12 +539,13 @@ Status Scheduler::SchedulePod(Framework& fw, CycleState& state, const PodInfo& p
     kept_memo = memo;
     PrioritizeWithExtenders(extenders_, *pod.pod, fw.parallelizer(), &table);
   }
-  result->host = SelectHost(table);
+  const size_t selected = SelectHostRow(table);
+  result->host = table.nodes[selected]->name();
   StoreBatchResults(fw, pod, result->host, feasible, table, kept_memo);
   if (record_details_) {
     if (detail_nodes_ > 0 && table.nodes.size() > detail_nodes_) {
       attempt->scored_nodes_omitted = table.nodes.size() - detail_nodes_;
-      KeepBestRows(&table, result->host, detail_nodes_);
+      KeepBestRows(&table, selected, detail_nodes_);
     }
     attempt->scored_nodes.reserve(table.nodes.size());
     for (const NodeInfo* ni : table.nodes) attempt->scored_nodes.push_back(ni->name());

@@ -365,7 +365,8 @@ class Scheduler final : public ClusterEventHandler,
   void TakeMemoizedWindow(Framework& fw, FilterScan& scan, int begin, int end,
                           std::vector<const NodeInfo*>* feasible, SchedulingAttempt* attempt);
   int NumFeasibleNodesToFind(const Framework& fw, int num_all_nodes) const;
-  std::string SelectHost(const ScoreTable& table);
+  // The row of the table the pod goes to: the highest total, ties drawn at random.
+  size_t SelectHostRow(const ScoreTable& table);
   // Opportunistic batching (batch_cycle.cc). After PreFilter: asks the batch for a hint and
   // checks it alone with Filter; true when it passed (then `feasible` holds it).
   bool TryBatchHint(Framework& fw, CycleState& state, const PodInfo& pod,
