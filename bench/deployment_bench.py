@@ -8,7 +8,9 @@ Starts `berth up --demo-nodes NODES` on a fresh data directory, then measures
   2. a rolling update of it (maxSurge 25%, maxUnavailable 25%) until the rollout is complete
      (updated == available == replicas, no old pods).
 Prints one line per phase with the seconds taken, the load average at the start, and at the end
-the peak RSS (VmHWM) of `berth up`. --no-rollout stops after the first phase.
+the peak RSS (VmHWM) of `berth up` and how many nodes the node lifecycle controller marked
+Unknown because their lease was not renewed in time (0 on a healthy run). --no-rollout stops
+after the first phase.
 """
 import argparse
 import json
@@ -86,6 +88,11 @@ def main():
         with open("/proc/%d/status" % up.proc.pid) as f:
             peak = [line.split()[1] for line in f if line.startswith("VmHWM:")]
         print("peak RSS of berth up: %d MiB" % (int(peak[0]) // 1024), flush=True)
+        # A node whose lease went unrenewed past the grace period is marked Unknown (and
+        # tainted unreachable) by the node lifecycle controller, which logs each one.
+        with open(os.path.join(data_dir, "up.log"), errors="replace") as f:
+            unknown = sum(1 for line in f if "Ready is Unknown" in line)
+        print("nodes marked Unknown for want of a heartbeat: %d" % unknown, flush=True)
         up.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
 

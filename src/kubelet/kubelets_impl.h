@@ -155,7 +155,12 @@ struct SimulatedKubelets::Impl {
   mutable std::mutex stats_mu;
   Stats counters;
 
-  std::priority_queue<Task, std::vector<Task>, std::greater<Task>> due;
+  // Due work by time: node Leases apart from the rest, as a kubelet renews its lease whatever
+  // else it is doing (RunOnce takes every due renewal first in each round).
+  using TaskQueue = std::priority_queue<Task, std::vector<Task>, std::greater<Task>>;
+  TaskQueue due, lease_due;
+  // The earliest due work of either queue.
+  std::optional<TimePoint> NextDue() const;
   uint64_t next_seq = 0;
   std::vector<Write> writes;
   std::unordered_map<std::string, NodeState> nodes;

@@ -45,7 +45,7 @@ void Impl::Push(Event::Kind kind, const Object& object) {
 
 uint64_t Impl::Schedule(TimePoint at, TaskKind kind, const std::string& key) {
   const uint64_t token = ++next_seq;
-  due.push({at, token, kind, key, token});
+  (kind == TaskKind::kLease ? lease_due : due).push({at, token, kind, key, token});
   return token;
 }
 
@@ -132,9 +132,19 @@ size_t Impl::RunOnce() {
   size_t sent = 0;
   // A write's answer may make more work due at once (a lease created is renewed later, a
   // failed write is retried later): a few rounds, then the next call.
+  // Every round takes the Lease renewals due first, then at most a few batches' worth of other
+  // writes: a backlog of pod work (thousands of pods bound at once on a loaded server) waits for
+  // later rounds instead of holding the next renewals back until all of it is answered, which
+  // could leave nodes without a heartbeat past the node monitor's grace period.
+  const size_t round_writes = std::max<size_t>(1, 4 * options.max_batch);
   for (int round = 0; round < 4; ++round) {
     const TimePoint horizon = clock->Now() + options.batch_window;
-    while (!due.empty() && due.top().due <= horizon) {
+    while (!lease_due.empty() && lease_due.top().due <= horizon) {
+      Task task = lease_due.top();
+      lease_due.pop();
+      Execute(task);
+    }
+    while (!due.empty() && due.top().due <= horizon && writes.size() < round_writes) {
       Task task = due.top();
       due.pop();
       Execute(task);
@@ -187,6 +197,13 @@ void Impl::Execute(const Task& task) {
   }
 }
 
+std::optional<TimePoint> Impl::NextDue() const {
+  std::optional<TimePoint> next;
+  if (!due.empty()) next = due.top().due;
+  if (!lease_due.empty() && (!next || lease_due.top().due < *next)) next = lease_due.top().due;
+  return next;
+}
+
 Impl::NodeState* Impl::FindNode(const std::string& name) {
   auto it = nodes.find(name);
   return it == nodes.end() ? nullptr : &it->second;
@@ -199,7 +216,7 @@ void Impl::RunThread() {
     if (stopping) return;
     if (!events.empty()) continue;
     Duration wait = std::chrono::seconds(1);
-    if (!due.empty()) wait = std::clamp<Duration>(due.top().due - clock->Now(), Duration{0}, wait);
+    if (auto next = NextDue()) wait = std::clamp<Duration>(*next - clock->Now(), Duration{0}, wait);
     cv.wait_for(lock, wait, [&] { return stopping || !events.empty(); });
     if (stopping) return;
   }
@@ -307,10 +324,7 @@ bool SimulatedKubelets::HasPendingEvents() const {
   return !impl_->events.empty();
 }
 
-std::optional<TimePoint> SimulatedKubelets::NextDue() const {
-  if (impl_->due.empty()) return std::nullopt;
-  return impl_->due.top().due;
-}
+std::optional<TimePoint> SimulatedKubelets::NextDue() const { return impl_->NextDue(); }
 
 SimulatedKubelets::Stats SimulatedKubelets::stats() const {
   std::lock_guard lock(impl_->stats_mu);

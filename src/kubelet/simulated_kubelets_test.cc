@@ -97,6 +97,32 @@ TEST_F(SimulatedKubeletsTest, LeaseIsRenewedEveryTenSecondsOfTheClock) {
   }
 }
 
+// A backlog of pod work does not hold the node heartbeats back: each round renews the leases
+// that are due first, then writes at most four batches of other work; the rest waits for the
+// next rounds.
+TEST_F(SimulatedKubeletsTest, LeasesAreRenewedBeforeABacklogOfPodWork) {
+  SimulatedKubeletOptions options;
+  options.max_batch = 2;  // rounds of at most 8 other writes
+  StartKubelets(options);
+  ReadyNode("n1");
+  for (int i = 0; i < 60; ++i) CreatePod("p" + std::to_string(i), BoundSpec("n1"));
+  ASSERT_TRUE(RunUntil([&] { return kubelets_->stats().pods == 60; }));
+  // Every pod's start and the lease renewal are due at once.
+  const auto before = kubelets_->stats();
+  Advance(seconds(10));
+  const auto after = kubelets_->stats();
+  EXPECT_EQ(after.lease_writes, before.lease_writes + 1);
+  const uint64_t pod_writes = after.pod_status_writes - before.pod_status_writes;
+  EXPECT_GT(pod_writes, 0u);
+  EXPECT_LE(pod_writes, 4u * 8u);  // four rounds of at most 8
+  // Later rounds take up the rest: every pod ends Running.
+  ASSERT_TRUE(RunUntil([&] {
+    for (int i = 0; i < 60; ++i)
+      if (GetPod("p" + std::to_string(i))["status"]["phase"] != "Running") return false;
+    return true;
+  }));
+}
+
 TEST_F(SimulatedKubeletsTest, BoundPodRunsWithIpConditionsAndContainerStatus) {
   StartKubelets();
   ReadyNode("n1");
