@@ -185,6 +185,9 @@ struct Server::Impl {
   // A snapshot of the PriorityClasses, taken before the write enters the store: admission runs
   // inside Store::Mutate, under the store's lock, where reading the store again would deadlock.
   PriorityClassLookup PriorityClasses();
+  // The classes for a write of `res`: only pods and priority classes consult them, so other
+  // writes (a node Lease's renewal, 10,000 a second at 100,000 nodes) skip listing them.
+  PriorityClassLookup PriorityClassesFor(const ResourceInfo& res);
   // `r`, sent once revision `rv` is durable (a storage failure is answered instead). The I/O
   // thread serves other requests meanwhile.
   net::HttpResponse AfterDurable(int64_t rv, net::HttpResponse r);

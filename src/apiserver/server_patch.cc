@@ -201,7 +201,7 @@ HttpResponse Server::Impl::Patch(HttpRequest& req, const Target& t) {
   const std::vector<std::string> patch_problems = std::move(problems).value();
   std::vector<std::string> warnings;
   const std::string sub = t.subresource;
-  auto pcs = PriorityClasses();
+  auto pcs = PriorityClassesFor(res);
   // Read before the store's lock, as the priority classes: an apply creating a claim gets
   // the default StorageClass.
   const bool is_claim = apply && res.group.empty() && res.plural == "persistentvolumeclaims";

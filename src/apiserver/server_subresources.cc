@@ -128,7 +128,7 @@ HttpResponse Server::Impl::Scale(HttpRequest& req, const Target& t) {
     return ErrorResponse(
         Error{"the body of the request could not be decoded as a Scale", ErrorCode::kBadRequest});
   }
-  auto pcs = PriorityClasses();
+  auto pcs = PriorityClassesFor(res);
   const FieldManagerContext managers = ManagerFor(req, res, t.subresource);
   auto result = store->Mutate(
       res, t.ns, t.name,

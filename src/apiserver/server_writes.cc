@@ -33,6 +33,12 @@ const Json* FindUid(const Json& obj) {
 
 }  // namespace
 
+PriorityClassLookup Server::Impl::PriorityClassesFor(const ResourceInfo& res) {
+  const bool reads_classes = (res.group.empty() && res.plural == "pods") ||
+                             (res.group == "scheduling.k8s.io" && res.plural == "priorityclasses");
+  return reads_classes ? PriorityClasses() : PriorityClassLookup();
+}
+
 PriorityClassLookup Server::Impl::PriorityClasses() {
   const ResourceInfo* pcs = FindResource("scheduling.k8s.io", "v1", "priorityclasses");
   auto all = store->List(*pcs, "", {}, 0, "");
@@ -93,12 +99,7 @@ HttpResponse Server::Impl::CreateObject(HttpRequest& req, const Target& t, Json 
                                ErrorCode::kBadRequest});
   }
   meta.erase("resourceVersion");
-  // Only pods and priority classes consult the classes: other creates skip listing them.
-  const bool reads_classes = (res.group.empty() && res.plural == "pods") ||
-                             (res.group == "scheduling.k8s.io" && res.plural == "priorityclasses");
-  if (auto ok = Admit(res, obj, true, reads_classes ? PriorityClasses() : PriorityClassLookup(),
-                      options.validation);
-      !ok.ok()) {
+  if (auto ok = Admit(res, obj, true, PriorityClassesFor(res), options.validation); !ok.ok()) {
     return ErrorResponse(ok.error(), res.kind, meta.value("name", ""));
   }
   if (res.group.empty() && res.plural == "persistentvolumeclaims") {
@@ -177,7 +178,7 @@ HttpResponse Server::Impl::Update(HttpRequest& req, const Target& t) {
   if (!body.ok()) return ErrorResponse(body.error());
   Json obj = std::move(*body);
   const std::string sub = t.subresource;
-  auto pcs = PriorityClasses();
+  auto pcs = PriorityClassesFor(res);
   const FieldManagerContext managers = ManagerFor(req, res, sub);
   auto result = store->Mutate(
       res, t.ns, t.name,
