@@ -142,6 +142,21 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
     if (memo && !fresh_only) memo->filled[memo->rows[i]] = memo->epoch;
     return true;
   };
+  // One plugin over a run of nodes into `dst`: one call where it can (NodeBatchScorer), else
+  // one per node, leaving 0 for the nodes `wanted` (when given) says to skip.
+  auto score_column = [&](const ScoreColumn& c, std::span<const NodeInfo* const> run, int64_t* dst,
+                          const char* wanted) {
+    return Guarded("Score", [&] {
+      if (c.batch) return c.batch->ScoreNodes(state, pod, run, dst);
+      for (size_t k = 0; k < run.size(); ++k) {
+        dst[k] = 0;
+        if (wanted != nullptr && !wanted[k]) continue;
+        Status s = c.plugin->Score(state, pod, *run[k], &dst[k]);
+        if (!s.IsSuccess()) return s;
+      }
+      return Status::Success();
+    });
+  };
   // Nodes scored in runs: each plugin scores a run's nodes in one call where it can
   // (NodeBatchScorer), else one call per node, and every plugin goes over the run before the
   // next run, so its nodes stay in cache. Results are the per-node calls'.
@@ -161,15 +176,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
     for (size_t a = 0; a < num_cols; ++a) {
       const ScoreColumn& c = cols[a];
       int64_t* dst = c.direct ? c.direct + begin : out;
-      Status st = Guarded("Score", [&] {
-        if (c.batch) return c.batch->ScoreNodes(state, pod, run, dst);
-        for (size_t k = 0; k < run.size(); ++k) {
-          dst[k] = 0;
-          Status s = c.plugin->Score(state, pod, *run[k], &dst[k]);
-          if (!s.IsSuccess()) return s;
-        }
-        return Status::Success();
-      });
+      Status st = score_column(c, run, dst, nullptr);
       if (!st.IsSuccess()) {
         fail(c, st);
         return;
@@ -185,16 +192,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
     for (size_t a = 0; a < num_cols; ++a) {
       const ScoreColumn& c = cols[a];
       if (c.memo_col >= 0) continue;
-      Status st = Guarded("Score", [&] {
-        if (c.batch) return c.batch->ScoreNodes(state, pod, run, out);
-        for (size_t k = 0; k < run.size(); ++k) {
-          out[k] = 0;
-          if (!kept[begin + k]) continue;
-          Status s = c.plugin->Score(state, pod, *run[k], &out[k]);
-          if (!s.IsSuccess()) return s;
-        }
-        return Status::Success();
-      });
+      Status st = score_column(c, run, out, &kept[begin]);
       if (!st.IsSuccess()) {
         fail(c, st);
         return;

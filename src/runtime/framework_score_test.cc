@@ -172,26 +172,39 @@ class BatchScore final : public FakeScore, public NodeBatchScorer {
   std::atomic<int>* singles_;
 };
 
-TEST_F(FrameworkTest, PluginsScoringRunsOfNodesGiveThePerNodeScores) {
+// A profile of a plain Score plugin "P" (weight 2) and a batch one "B" (weight 3) over `n`
+// nodes, with PreScore run.
+class BatchScoreTest : public FrameworkTest {
+ protected:
+  std::unique_ptr<Framework> BuildPlainAndBatch(int n, const ScoreSpec& plain,
+                                                const ScoreSpec& batch) {
+    Register(Reg<BatchScore>("B", nullptr, batch, &runs_, &singles_));
+    Register(Reg<FakeScore>("P", nullptr, plain));
+    config::Profile p = BaseProfile();
+    p.plugins.score = Set({{"P", 2}, {"B", 3}});
+    auto fw = Build(p, &pool_);
+    if (fw == nullptr) return nullptr;
+    UseNodes(*fw, n);
+    if (!fw->RunPreScorePlugins(state_, *pod_, AllNodes()).IsSuccess()) return nullptr;
+    return fw;
+  }
+
+  ThreadPoolParallelizer pool_{4};
+  std::atomic<int> runs_{0}, singles_{0};
+  CycleState state_;
+};
+
+TEST_F(BatchScoreTest, PluginsScoringRunsOfNodesGiveThePerNodeScores) {
   ScoreSpec batch_spec, plain_spec;
   for (int i = 1; i <= 301; ++i) {
     batch_spec.scores["n" + std::to_string(i)] = i % 101;
     plain_spec.scores["n" + std::to_string(i)] = (i * 7) % 50;
   }
   plain_spec.normalize = DefaultNormalize();
-  std::atomic<int> runs{0}, singles{0};
-  Register(Reg<BatchScore>("B", nullptr, batch_spec, &runs, &singles));
-  Register(Reg<FakeScore>("P", nullptr, plain_spec));
-  config::Profile p = BaseProfile();
-  p.plugins.score = Set({{"P", 2}, {"B", 3}});
-  ThreadPoolParallelizer pool(4);
-  auto fw = Build(p, &pool);
+  auto fw = BuildPlainAndBatch(301, plain_spec, batch_spec);
   ASSERT_NE(fw, nullptr);
-  UseNodes(*fw, 301);
-  CycleState state;
-  ASSERT_TRUE(fw->RunPreScorePlugins(state, *pod_, AllNodes()).IsSuccess());
   ScoreTable table;
-  ASSERT_TRUE(fw->RunScorePlugins(state, *pod_, AllNodes(), &table).IsSuccess());
+  ASSERT_TRUE(fw->RunScorePlugins(state_, *pod_, AllNodes(), &table).IsSuccess());
   // The plain plugin's raw scores are 0..49: normalized to 0..100 by the highest, 49.
   for (size_t i = 0; i < table.nodes.size(); ++i) {
     const std::string& name = table.nodes[i]->name();
@@ -201,20 +214,20 @@ TEST_F(FrameworkTest, PluginsScoringRunsOfNodesGiveThePerNodeScores) {
     EXPECT_EQ(table.totals[i], 2 * plain + 3 * batch_spec.scores[name]) << name;
   }
   // Runs of up to 32 nodes, never one call per node.
-  EXPECT_EQ(runs.load(), (301 + 31) / 32);
-  EXPECT_EQ(singles.load(), 0);
+  EXPECT_EQ(runs_.load(), (301 + 31) / 32);
+  EXPECT_EQ(singles_.load(), 0);
 
   // A failure in a run is the cycle's error, in kube-scheduler's words.
   Registry failing;
   ASSERT_TRUE(failing.Add(Reg<FakeQueueSort>("QS", nullptr)).ok());
   ASSERT_TRUE(failing.Add(Reg<FakeBind>("Bind", nullptr, Status::Success())).ok());
   ASSERT_TRUE(
-      failing.Add(Reg<BatchScore>("B", nullptr, Spec({}, Status::Error("boom")), &runs, &singles))
+      failing.Add(Reg<BatchScore>("B", nullptr, Spec({}, Status::Error("boom")), &runs_, &singles_))
           .ok());
   config::Profile q = BaseProfile();
   q.plugins.score = Set({{"B"}});
   FrameworkServices services = Services();
-  services.parallelizer = &pool;
+  services.parallelizer = &pool_;
   auto bad = Framework::Create(q, failing, services);
   ASSERT_TRUE(bad.ok()) << bad.error().message;
   UseNodes(**bad, 100);
@@ -227,25 +240,16 @@ TEST_F(FrameworkTest, PluginsScoringRunsOfNodesGiveThePerNodeScores) {
 // With a memo of raw scores, a plugin scored afresh every cycle still scores runs of nodes in
 // one call each, and every node ends with the score a cycle without the memo gives it: the
 // stale rows scored one by one, the kept rows from the memo, the fresh plugin's from the runs.
-TEST_F(FrameworkTest, PluginsScoredAfreshWithAMemoScoreRunsOfNodes) {
+TEST_F(BatchScoreTest, PluginsScoredAfreshWithAMemoScoreRunsOfNodes) {
   ScoreSpec batch_spec, plain_spec;
   for (int i = 1; i <= 100; ++i) {
     batch_spec.scores["n" + std::to_string(i)] = (i * 3) % 101;
     plain_spec.scores["n" + std::to_string(i)] = (i * 7) % 50;
   }
-  std::atomic<int> runs{0}, singles{0};
-  Register(Reg<BatchScore>("B", nullptr, batch_spec, &runs, &singles));
-  Register(Reg<FakeScore>("P", nullptr, plain_spec));
-  config::Profile p = BaseProfile();
-  p.plugins.score = Set({{"P", 2}, {"B", 3}});
-  ThreadPoolParallelizer pool(4);
-  auto fw = Build(p, &pool);
+  auto fw = BuildPlainAndBatch(100, plain_spec, batch_spec);
   ASSERT_NE(fw, nullptr);
-  UseNodes(*fw, 100);
-  CycleState state;
-  ASSERT_TRUE(fw->RunPreScorePlugins(state, *pod_, AllNodes()).IsSuccess());
   ScoreTable plain_table;
-  ASSERT_TRUE(fw->RunScorePlugins(state, *pod_, AllNodes(), &plain_table).IsSuccess());
+  ASSERT_TRUE(fw->RunScorePlugins(state_, *pod_, AllNodes(), &plain_table).IsSuccess());
 
   std::vector<uint32_t> rows(100);
   for (uint32_t i = 0; i < 100; ++i) rows[i] = i;
@@ -256,16 +260,16 @@ TEST_F(FrameworkTest, PluginsScoredAfreshWithAMemoScoreRunsOfNodes) {
   for (int cycle = 0; cycle < 2; ++cycle) {
     // The second cycle keeps every row but three, which are stale.
     if (cycle == 1) memo.filled[5] = memo.filled[40] = memo.filled[99] = 0;
-    runs = 0;
-    singles = 0;
+    runs_ = 0;
+    singles_ = 0;
     ScoreTable table;
-    ASSERT_TRUE(fw->RunScorePlugins(state, *pod_, AllNodes(), &table, &memo).IsSuccess());
+    ASSERT_TRUE(fw->RunScorePlugins(state_, *pod_, AllNodes(), &table, &memo).IsSuccess());
     EXPECT_EQ(table.totals, plain_table.totals) << "cycle " << cycle;
     EXPECT_EQ(table.plugin_scores, plain_table.plugin_scores) << "cycle " << cycle;
     if (cycle == 1) {
       // The stale rows one node at a time, every other node in runs of up to 32.
-      EXPECT_EQ(singles.load(), 3);
-      EXPECT_EQ(runs.load(), (100 + 31) / 32);
+      EXPECT_EQ(singles_.load(), 3);
+      EXPECT_EQ(runs_.load(), (100 + 31) / 32);
     }
   }
 }

@@ -43,6 +43,13 @@ std::map<std::string, int32_t> ZoneCounts(Fixture& fx, const std::shared_ptr<con
 
 const auto kZonePod = MakePod().Name("p").Label("foo", "").Spread(Hard(1, "zone", kFoo)).Obj();
 
+// kZonePod's one constraint.
+SpreadConstraint ZoneConstraint() {
+  auto constraints = ConstraintsFromPod(*kZonePod, kDoNotSchedule);
+  EXPECT_TRUE(constraints.ok());
+  return constraints->at(0);
+}
+
 // Replaced keys are found under their new values and the old ones not at all, however many
 // replacements; a full index refuses the next one.
 TEST(PtrIndexTest, ReplacedKeysAreFoundAndOldOnesAreGone) {
@@ -205,9 +212,7 @@ TEST(SpreadCacheTest, DeltaRefresh) {
   Snapshot snapshot = Snapshot::Build({N("n1", {{"zone", "z1"}}), N("n2", {{"zone", "z2"}})},
                                       {P("a", "n1", {{"foo", ""}})});
   snapshot.generation = 1;
-  auto constraints = ConstraintsFromPod(*kZonePod, kDoNotSchedule);
-  ASSERT_TRUE(constraints.ok());
-  const SpreadConstraint& c = constraints->at(0);
+  const SpreadConstraint c = ZoneConstraint();
   SpreadCache cache;
   std::lock_guard lock(cache.mutex());
   auto counts = [&] {
@@ -260,9 +265,7 @@ TEST(SpreadCacheTest, DomainTotalsFollowEveryRecountedSlot) {
   }
   Snapshot snapshot = Snapshot::Build(nodes, {});
   snapshot.generation = 1;
-  auto constraints = ConstraintsFromPod(*kZonePod, kDoNotSchedule);
-  ASSERT_TRUE(constraints.ok());
-  const SpreadConstraint& c = constraints->at(0);
+  const SpreadConstraint c = ZoneConstraint();
   SpreadCache cache;
   std::lock_guard lock(cache.mutex());
   std::mt19937 rng(11);
