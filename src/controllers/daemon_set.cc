@@ -402,12 +402,14 @@ VoidResult DaemonSetController::Sync(const std::string& key) {
   std::set<std::string> live_hashes;
   for (const Object& o : all) {
     const auto* pod = std::get_if<std::shared_ptr<const Pod>>(&o);
-    if (!pod || (*pod)->metadata.namespace_ != ns) continue;
-    const Json& doc = DocOf(o);
-    const Json* ref = ControllerRefOf(doc);
-    if (!ref || StringAt(*ref, "uid") != uid || HasDeletionTimestamp(doc)) continue;
-    by_node[TargetNodeName(doc)].push_back(&doc);
-    live_hashes.insert(HashOf(doc));
+    if (!pod || !*pod || (*pod)->metadata.namespace_ != ns) continue;
+    // The typed fields rather than the document: a sync visits every pod of the set.
+    const ObjectMeta& meta = (*pod)->metadata;
+    const OwnerReference* ref = ControllerOf(meta);
+    if (!ref || ref->uid != uid || meta.deletion_timestamp) continue;
+    by_node[TargetNodeName(**pod)].push_back(&DocOf(o));
+    auto hash = meta.labels.find(std::string(kControllerRevisionHashLabel));
+    live_hashes.insert(hash == meta.labels.end() ? std::string() : hash->second);
   }
   if (HasDeletionTimestamp(ds)) return {};
   auto revisions = SyncRevisions(rest_, revisions_, ds, "DaemonSet", live_hashes);

@@ -81,6 +81,19 @@ std::string TargetNodeName(const Json& pod) {
   return "";
 }
 
+std::string TargetNodeName(const Pod& pod) {
+  if (!pod.spec.node_name.empty()) return pod.spec.node_name;
+  const auto& affinity = pod.spec.affinity;
+  if (!affinity || !affinity->node_affinity || !affinity->node_affinity->required) return "";
+  for (const auto& term : affinity->node_affinity->required->terms) {
+    for (const NodeSelectorRequirement& req : term.match_fields) {
+      if (req.key == "metadata.name" && req.op == "In" && req.values.size() == 1)
+        return req.values[0];
+    }
+  }
+  return "";
+}
+
 NodeFit NodeShouldRunDaemonPod(const Pod& pod, const Node& node, bool comparison_operators) {
   if (!pod.spec.node_name.empty() && pod.spec.node_name != node.metadata.name) return {};
   if (!PodMatchesNodeSelectorAndAffinityTerms(pod, node)) return {};

@@ -22,6 +22,8 @@ void ReplaceNodeNameAffinity(Json& pod_spec, const std::string& node_name);
 // spec.nodeName, else the single node of a required matchFields metadata.name term ("" when
 // neither names one): the node a daemon pod belongs to before it is scheduled.
 std::string TargetNodeName(const Json& pod);
+// The same, from the typed pod (a sync reads it for every pod of the set).
+std::string TargetNodeName(const Pod& pod);
 
 struct NodeFit {
   bool should_run = false;               // a daemon pod belongs here

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "api/codec.h"
+
 namespace berth::controllers {
 namespace {
 
@@ -63,6 +65,14 @@ TEST(DaemonSetUtilTest, NewDaemonPodIsPinnedLabelledAndOwned) {
   EXPECT_EQ(pod["metadata"]["ownerReferences"][0]["controller"], true);
   EXPECT_EQ(TargetNodeName(pod), "n7");
   EXPECT_FALSE(pod["spec"].contains("nodeName"));  // the scheduler binds it
+  // The typed pod names the same node, and a bound one its nodeName.
+  pod["metadata"]["name"] = "agent-x";
+  auto typed = DecodePod(pod, "pod");
+  ASSERT_TRUE(typed.ok()) << typed.error().message;
+  EXPECT_EQ(TargetNodeName(*typed), "n7");
+  typed->spec.node_name = "bound";
+  EXPECT_EQ(TargetNodeName(*typed), "bound");
+  EXPECT_EQ(TargetNodeName(Pod{}), "");
 }
 
 TEST(DaemonSetUtilTest, NodeSelectorDecidesFit) {
