@@ -194,6 +194,9 @@ class InMemoryCluster final : public ClusterClient,
   // Reports the slices' changes to a handler that is a DraEventHandler (the caller has bumped
   // the slice generation under mu_).
   void SendSliceChanges(ClusterEventHandler* h, const std::vector<TaintedSlices::Change>& changes);
+  // Applies a rule change to the slices' view under the lock (`change` runs with mu_ held) and
+  // sends the slices it changed.
+  void ChangeTaintRules(const std::function<std::vector<TaintedSlices::Change>()>& change);
   // Stores a DRA object and reports the change to a handler that is a DraEventHandler.
   template <class T>
   void StoreDra(Map<T>& map, std::string key, Ptr<T> obj, DraEventResource resource);

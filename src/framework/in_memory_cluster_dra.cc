@@ -67,23 +67,20 @@ void InMemoryCluster::AddResourceSlice(Ptr<ResourceSlice> s) {
 }
 
 void InMemoryCluster::AddDeviceTaintRule(const DeviceTaintRule& rule) {
-  ClusterEventHandler* h;
-  std::vector<TaintedSlices::Change> changes;
-  {
-    std::lock_guard lock(mu_);
-    changes = resource_slices_.PutRule(rule);
-    if (!changes.empty()) ++slice_generation_;
-    h = EventTargetLocked();
-  }
-  SendSliceChanges(h, changes);
+  ChangeTaintRules([&] { return resource_slices_.PutRule(rule); });
 }
 
 void InMemoryCluster::RemoveDeviceTaintRule(std::string_view name) {
+  ChangeTaintRules([&] { return resource_slices_.RemoveRule(name); });
+}
+
+void InMemoryCluster::ChangeTaintRules(
+    const std::function<std::vector<TaintedSlices::Change>()>& change) {
   ClusterEventHandler* h;
   std::vector<TaintedSlices::Change> changes;
   {
     std::lock_guard lock(mu_);
-    changes = resource_slices_.RemoveRule(name);
+    changes = change();
     if (!changes.empty()) ++slice_generation_;
     h = EventTargetLocked();
   }

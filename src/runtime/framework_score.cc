@@ -7,6 +7,7 @@
 
 #include "config/decode_util.h"
 #include "framework/guard.h"
+#include "framework/node_prefetch.h"
 #include "observe/log.h"
 #include "runtime/framework.h"
 #include "runtime/framework_internal.h"

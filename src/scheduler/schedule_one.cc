@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "framework/guard.h"
+#include "framework/node_prefetch.h"
 #include "scheduler/equivalence.h"
 #include "scheduler/extenders.h"
 #include "scheduler/fit_error.h"

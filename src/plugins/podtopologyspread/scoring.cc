@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "framework/node_prefetch.h"
 #include "plugins/podtopologyspread/podtopologyspread.h"
 #include "plugins/podtopologyspread/state.h"
 
@@ -118,12 +119,6 @@ int32_t PodsOnSlot(SpreadCache& cache, const PreScoreScratch& x, const SpreadCon
   return CountMatchingPods(cache.pods(slot), c.selector, pod_namespace);
 }
 
-void PrefetchNodeInfo(const NodeInfo* info) {
-  const char* p = reinterpret_cast<const char*>(info);
-  __builtin_prefetch(p);
-  __builtin_prefetch(p + sizeof(NodeInfo) - sizeof(int64_t));
-}
-
 // Every constraint's domains, and which node constraints (affinity, taints) any of them honours.
 void ResolveDomains(SpreadCache& cache, ScoreState& st, PreScoreScratch& x) {
   const std::vector<SpreadConstraint>& cs = st.constraints;
@@ -167,8 +162,8 @@ void SeedFeasibleNodes(const NodeTable& table, std::span<const NodeInfo* const> 
   }
   int64_t ignored_count = 0;
   // The feasible NodeInfos are spread over the heap and read here for their node and list
-  // position (first and last members): ask for both lines a few nodes ahead, so that the
-  // misses of a large cluster overlap instead of following one another.
+  // position: ask for them a few nodes ahead, so that the misses of a large cluster overlap
+  // instead of following one another.
   constexpr size_t kAhead = 8;
   for (size_t j = 0; j < std::min(f, kAhead); ++j) PrefetchNodeInfo(feasible[j]);
   for (size_t j = 0; j < f; ++j) {

@@ -335,9 +335,7 @@ void SpreadCache::Recount(Counts& c, size_t slot) {
 }
 
 const std::vector<int64_t>& SpreadCache::DomainTotals(
-    const Counts& counts, const std::shared_ptr<const KeyDomains>& domains) {
-  // Counts live in the cache's LRU; the reference handed out is const only for readers.
-  Counts& c = const_cast<Counts&>(counts);
+    const Counts& c, const std::shared_ptr<const KeyDomains>& domains) {
   for (Counts::Totals& t : c.totals_)
     if (t.domains == domains) return t.sum;
   constexpr size_t kKeysPerCount = 4;

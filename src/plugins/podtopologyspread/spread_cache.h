@@ -169,7 +169,9 @@ class SpreadCache {
     uint64_t log_epoch_ = 0;
     std::vector<uint64_t> seen_;  // slot version the count was computed at
     std::vector<int32_t> count_;
-    std::vector<Totals> totals_;  // a few keys, most recent last
+    // A few keys, most recent last: derived from count_ on demand (DomainTotals, reached through
+    // the const references CountsFor hands out), then moved along by Recount.
+    mutable std::vector<Totals> totals_;
   };
 
   // Per-slot node inclusion flags for one incoming pod's inclusion inputs.
