@@ -85,5 +85,17 @@ with tempfile.TemporaryDirectory() as d:
     check(p.returncode != 0 and "vary.labels: must be a non-negative integer" in p.stderr,
           "a bad vary field is named: " + p.stderr.strip()[:200])
 
+# The project's own workload file, as docs/performance.md runs it: it loads whole, and the
+# replicas of a ReplicaSet (spread by the system default constraints) all schedule.
+project = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
+                       "workloads.yaml")
+p = subprocess.run([BERTH, "bench", "--workloads", project, "--filter", "SchedulingReplicaSet/5000",
+                    "--output", "json"], capture_output=True, text=True)
+rows = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+check(p.returncode == 0 and [r["name"] for r in rows] == ["SchedulingReplicaSet/5000Nodes"] and
+      rows[0]["scheduled"] == 10000,
+      "bench/workloads.yaml loads and SchedulingReplicaSet/5000Nodes schedules its 10,000 replicas: "
+      + (p.stdout + p.stderr).strip()[:300])
+
 if failures:
     sys.exit(f"{len(failures)} check(s) failed")
