@@ -317,6 +317,10 @@ Result<Object> DecodeObject(nlohmann::json&& doc, std::string_view where,
   return DecodeKeeping(std::move(doc), where, options);
 }
 
+Result<Object> DecodeSharedObject(RawObject doc, std::string_view where) {
+  return codec::DecodeObjectShared(std::move(doc), where);
+}
+
 Result<Pod> DecodePod(const nlohmann::json& doc, std::string_view where) {
   return codec::DecodePodDoc(doc, where);
 }

@@ -71,6 +71,9 @@ Result<Object> DecodeObject(nlohmann::json&& doc, std::string_view where);
 // Same; without `options.keep_raw` the object keeps no `raw` document.
 Result<Object> DecodeObject(nlohmann::json&& doc, std::string_view where,
                             const DecodeOptions& options);
+// Same, for a document shared with its other readers (an API server's stored version, read in
+// the same process): the object keeps `doc` itself as `raw`, which costs nothing more.
+Result<Object> DecodeSharedObject(RawObject doc, std::string_view where);
 Result<Pod> DecodePod(const nlohmann::json& doc, std::string_view where);
 
 // What an edited copy of an object keeps of `doc`, its original's document: only what plugins

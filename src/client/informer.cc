@@ -27,6 +27,10 @@ void Informer::Stop() {
   }
   stream_.Cancel();
   wait_cv_.notify_all();
+  {
+    std::lock_guard lock(local_mu_);  // a local watch waiting is woken after it checks stop_
+  }
+  local_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -179,8 +183,9 @@ bool OlderRevision(const std::string& a, const std::string& b) {
 }  // namespace
 
 bool Informer::ListAndReplace() {
+  if (LocalServes()) return ListLocal();
   ++lists_;
-  std::map<std::string, std::pair<Json, std::string>> fresh;
+  std::map<std::string, std::pair<Document, std::string>> fresh;
   std::string cont, rv;
   do {
     std::string path = fmt::format("{}?limit={}", options_.path, options_.page_size);
@@ -211,7 +216,8 @@ bool Informer::ListAndReplace() {
       if (options_.trim_metadata) Trim(item);
       std::string key = KeyOf(item);
       std::string item_rv = StringMember(Metadata(item), "resourceVersion");
-      fresh.emplace(std::move(key), std::make_pair(std::move(item), std::move(item_rv)));
+      fresh.emplace(std::move(key),
+                    std::make_pair(Document{std::move(item), nullptr}, std::move(item_rv)));
     }
     cont = StringMember(Metadata(*page), "continue");
     // The watch resumes from the first page's revision: kube-apiserver serves every page at
@@ -219,6 +225,12 @@ bool Informer::ListAndReplace() {
     // would otherwise hide what was created meanwhile before the continue point.
     if (rv.empty()) rv = StringMember(Metadata(*page), "resourceVersion");
   } while (!cont.empty() && !stop_);
+  Replace(std::move(fresh), std::move(rv));
+  return true;
+}
+
+void Informer::Replace(std::map<std::string, std::pair<Document, std::string>> fresh,
+                       std::string rv) {
   // Deliver the difference against what we had (a relist after 410 must not lose deletions
   // or repeat unchanged objects).
   std::vector<std::string> gone;
@@ -248,9 +260,7 @@ bool Informer::ListAndReplace() {
         old = it->second.object;
       }
     }
-    const DecodeOptions decode = DecodeOptionsFor(v.first, options_);
-    auto decoded = KeepingDocument(
-        DecodeObject(std::move(v.first), options_.kind + " " + k, decode), options_);
+    auto decoded = Decode(std::move(v.first), k);
     if (!decoded.ok()) {
       if (options_.log) options_.log(decoded.error().message);
       continue;
@@ -265,13 +275,36 @@ bool Informer::ListAndReplace() {
       handlers_.on_add(*decoded);
     }
   }
-  last_rv_ = rv;
+  last_rv_ = std::move(rv);
   synced_ = true;
-  return true;
 }
 
-void Informer::Apply(const std::string& type, Json obj) {
-  if (options_.trim_metadata) Trim(obj);
+RawObject Informer::Shareable(RawObject doc) const {
+  if (!options_.trim_metadata || !doc) return doc;
+  const Json& meta = Metadata(*doc);
+  bool trimmed = meta.is_object() && meta.contains("managedFields");
+  if (auto a = meta.is_object() ? meta.find("annotations") : meta.end();
+      !trimmed && a != meta.end() && a->is_object())
+    trimmed = a->contains("kubectl.kubernetes.io/last-applied-configuration");
+  if (!trimmed) return doc;
+  Json copy = *doc;
+  Trim(copy);
+  return std::make_shared<const Json>(std::move(copy));
+}
+
+Result<Object> Informer::Decode(Document document, const std::string& key) const {
+  // A shared document costs nothing to keep: the object keeps it whole, whatever
+  // keep_documents and keep_document say (they trim copies, which this one is not).
+  if (document.shared)
+    return DecodeSharedObject(std::move(document.shared), options_.kind + " " + key);
+  const DecodeOptions decode = DecodeOptionsFor(document.owned, options_);
+  return KeepingDocument(DecodeObject(std::move(document.owned), options_.kind + " " + key, decode),
+                         options_);
+}
+
+void Informer::Apply(const std::string& type, Document document) {
+  if (!document.shared && options_.trim_metadata) Trim(document.owned);
+  const Json& obj = document.doc();
   std::string key = KeyOf(obj);
   std::string rv = StringMember(Metadata(obj), "resourceVersion");
   if (type == "DELETED") {
@@ -286,9 +319,7 @@ void Informer::Apply(const std::string& type, Json obj) {
     if (handlers_.on_delete) handlers_.on_delete(*old);
     return;
   }
-  const DecodeOptions decode = DecodeOptionsFor(obj, options_);
-  auto decoded =
-      KeepingDocument(DecodeObject(std::move(obj), options_.kind + " " + key, decode), options_);
+  auto decoded = Decode(std::move(document), key);
   if (!decoded.ok()) {
     if (options_.log) options_.log(decoded.error().message);
     return;
@@ -313,6 +344,7 @@ void Informer::Apply(const std::string& type, Json obj) {
 }
 
 bool Informer::WatchOnce() {
+  if (LocalServes()) return WatchLocal();
   ++watches_;
   // As client-go: a random server-side timeout between 5 and 10 minutes spreads reconnects.
   static thread_local std::mt19937 rng{std::random_device{}()};
@@ -365,7 +397,7 @@ bool Informer::WatchOnce() {
           if (!rv.empty()) last_rv_ = rv;
           return !stop_;
         }
-        Apply(type, std::move(obj));
+        Apply(type, Document{std::move(obj), nullptr});
         if (!rv.empty()) last_rv_ = rv;
         return !stop_;
       },

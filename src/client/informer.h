@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -95,11 +96,28 @@ class Informer {
   void StoreLocked(const std::string& key, Item item);
   void EraseLocked(std::map<std::string, Item>::iterator it);
   void Unindex(const std::string& key, const Object& obj);
+  // A listed or watched document: parsed here (`owned`), or shared with the API server of
+  // this process (`shared`, never changed).
+  struct Document {
+    nlohmann::json owned;
+    RawObject shared;
+    const nlohmann::json& doc() const { return shared ? *shared : owned; }
+  };
   void Run();
   bool ListAndReplace();  // false on failure (retried)
   // Returns false when the watch must be replaced by a relist (410).
   bool WatchOnce();
-  void Apply(const std::string& type, nlohmann::json obj);
+  // The same over rest_->local() (informer_local.cc).
+  bool LocalServes() const;
+  bool ListLocal();
+  bool WatchLocal();
+  // A shared document as this informer keeps it: itself, or a trimmed copy when it carries
+  // what trim_metadata drops.
+  RawObject Shareable(RawObject doc) const;
+  // Delivers the difference between the store and a full list at revision `rv`.
+  void Replace(std::map<std::string, std::pair<Document, std::string>> fresh, std::string rv);
+  Result<Object> Decode(Document document, const std::string& key) const;
+  void Apply(const std::string& type, Document document);
   static std::string KeyOf(const nlohmann::json& obj);
 
   RestClient* rest_;
@@ -117,6 +135,11 @@ class Informer {
   // reflector's longer backoff (Run).
   bool unserved_ = false;
   net::StreamHandle stream_;
+  // A local watch's events, queued by the store's writers (local_mu_).
+  std::mutex local_mu_;
+  std::condition_variable local_cv_;
+  std::deque<LocalListWatch::Event> local_events_;
+  bool local_overflow_ = false;
   std::mutex wait_mu_;
   std::condition_variable wait_cv_;
   std::thread thread_;

@@ -18,6 +18,7 @@
 
 #include "berth/api/result.h"
 #include "client/client_error.h"
+#include "client/local_list_watch.h"
 #include "net/http_client.h"
 
 namespace berth::client {
@@ -67,6 +68,12 @@ class RestClient {
 
   net::HttpClient& http() { return *http_; }
 
+  // Lists and watches served in the process (null: none). Informers of this client read the
+  // paths it serves from it instead of over HTTP; writes are unaffected. Set before any
+  // informer starts; `local` must outlive them.
+  void set_local(LocalListWatch* local) { local_ = local; }
+  LocalListWatch* local() const { return local_; }
+
  private:
   RequestResult<nlohmann::json> Call(std::string_view method, std::string_view path,
                                      const std::string& body, std::string_view content_type,
@@ -79,6 +86,7 @@ class RestClient {
 
   std::unique_ptr<net::HttpClient> http_;
   RestOptions options_;
+  LocalListWatch* local_ = nullptr;
   std::mutex bucket_mu_;
   double tokens_;
   std::chrono::steady_clock::time_point last_refill_;

@@ -73,6 +73,7 @@ Result<std::unique_ptr<kubelet::SimulatedKubelets>> StartKubelets(const RuntimeO
   ko.log = [prefix](const std::string& m) {
     std::fprintf(stderr, "%s: %s\n", prefix.c_str(), m.c_str());
   };
+  ko.local_list_watch = options.local_list_watch;
   auto kubelets = kubelet::SimulatedKubelets::ForKubeconfig(kubeconfig, std::move(ko));
   if (!kubelets.ok()) return kubelets.error();
   if (auto started = (*kubelets)->Start(); !started.ok()) return started.error();
@@ -90,6 +91,7 @@ Result<std::unique_ptr<controllers::ControllerManager>> StartControllers(
   if (!http.ok()) return http.error();
   auto rest = std::make_unique<client::RestClient>(
       std::move(http).value(), client::RestOptions{.qps = options.controller_qps});
+  rest->set_local(options.local_list_watch);
   controllers::ControllerManagerOptions co;
   co.controllers = options.controllers;
   co.node_monitor_grace_period = *grace;

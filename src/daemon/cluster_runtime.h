@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "berth/api/result.h"
+#include "client/local_list_watch.h"
 #include "controllers/controller_manager.h"
 #include "kubelet/simulated_kubelets.h"
 
@@ -37,6 +38,9 @@ struct RuntimeOptions {
   double controller_qps = 0;
   // The controllers' TaintTolerationComparisonOperators gate (--feature-gates).
   bool taint_toleration_comparison_operators = false;
+  // Lists and watches served in this process (`berth up`: its API server's store), read by the
+  // controllers' and kubelets' informers instead of HTTP; null: HTTP. Must outlive them.
+  client::LocalListWatch* local_list_watch = nullptr;
 };
 
 // The widest per-node mask a cluster CIDR is cut into (4 pod IPs).

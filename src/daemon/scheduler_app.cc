@@ -560,9 +560,11 @@ VoidResult SchedulerApp::Impl::StartLeaderElection() {
 Result<std::unique_ptr<SchedulerApp>> SchedulerApp::Start(SchedulerAppOptions options) {
   auto impl = std::make_unique<Impl>(options.verbosity);
   Impl& s = *impl;
+  client::LocalListWatch* const local = options.local_list_watch;
   if (auto r = s.LoadConfiguration(std::move(options)); !r.ok()) return r.error();
   auto rest = s.NewRestClient();
   if (!rest.ok()) return rest.error();
+  (*rest)->set_local(local);
   if (auto r = s.CheckServer(**rest); !r.ok()) return r.error();
   if (auto r = s.ApplyPolicyConfigMap(**rest); !r.ok()) return r.error();
   if (auto r = s.CreateScheduler(std::move(rest).value()); !r.ok()) return r.error();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "berth/api/result.h"
+#include "client/local_list_watch.h"
 #include "config/feature_gates.h"
 #include "config/types.h"
 #include "scheduler/scheduler.h"
@@ -60,6 +61,9 @@ struct SchedulerAppOptions {
   // The scored nodes those observers show per attempt (0: all); the scheduler keeps no more
   // unless the daemon itself needs them (-v=10 logs every node, --record-decisions 100).
   size_t extra_observer_nodes = 0;
+  // Lists and watches served in this process (`berth up`: the API server's store), read by
+  // the scheduler's informers instead of HTTP; null: HTTP. Must outlive the app.
+  client::LocalListWatch* local_list_watch = nullptr;
 };
 
 class SchedulerApp {

@@ -24,6 +24,7 @@
 #include "daemon/cluster_runtime.h"
 #include "daemon/default_storage_class.h"
 #include "daemon/demo_nodes.h"
+#include "daemon/in_process_list_watch.h"
 #include "daemon/scheduler_app.h"
 #include "daemon/scheduler_flags.h"
 #include "daemon/signals.h"
@@ -341,21 +342,19 @@ VoidResult PrepareCluster(apiserver::Server& server, const UpOptions& options, b
 int RunUp(const UpOptions& options) {
   BlockTerminationSignals();
   BlockReloadSignal();
+  auto fail = [](const std::string& message) {
+    std::fprintf(stderr, "berth up: %s\n", message.c_str());
+    return 1;
+  };
 
   auto inputs = LoadInputs(options);
-  if (!inputs.ok()) {
-    std::fprintf(stderr, "berth up: %s\n", inputs.error().message.c_str());
-    return 1;
-  }
+  if (!inputs.ok()) return fail(inputs.error().message);
   const config::SchedulerConfiguration* config = &inputs->config;
   ui::DecisionLog decisions;
 
   int remembered = 0;
   auto server_options = UpServerOptions(options, inputs->gates, &remembered);
-  if (!server_options.ok()) {
-    std::fprintf(stderr, "berth up: %s\n", server_options.error().message.c_str());
-    return 1;
-  }
+  if (!server_options.ok()) return fail(server_options.error().message);
   apiserver::ServerOptions& so = *server_options;
   // What a new cluster starts with is created once: a user's deletion stands on restarts.
   std::error_code ignored;
@@ -371,10 +370,7 @@ int RunUp(const UpOptions& options) {
   auto metrics_sources = std::make_shared<MetricsSources>();
   so.extra_routes.push_back(MetricsRoute(metrics_sources));
   auto server = StartServer(so, remembered, options.port == 0);
-  if (!server.ok()) {
-    std::fprintf(stderr, "berth up: %s\n", server.error().message.c_str());
-    return 1;
-  }
+  if (!server.ok()) return fail(server.error().message);
   // Declared after the server: the watches go before the store does.
   auto timeline_watches = timeline->Follow((*server)->store());
   if (!timeline_watches.ok()) {
@@ -382,12 +378,14 @@ int RunUp(const UpOptions& options) {
     (*server)->Stop();
     return 1;
   }
-  if (auto r = PrepareCluster(**server, options, new_data_dir, config, config_source); !r.ok()) {
-    std::fprintf(stderr, "berth up: %s\n", r.error().message.c_str());
-    return 1;
-  }
-  auto controllers =
-      StartControllers(UpRuntime(options, inputs->gates), (*server)->kubeconfig_path());
+  if (auto r = PrepareCluster(**server, options, new_data_dir, config, config_source); !r.ok())
+    return fail(r.error().message);
+  // The components below read the server's store in process rather than over HTTP (writes
+  // still go through the API); declared first, it outlives them.
+  InProcessListWatch local((*server)->store());
+  RuntimeOptions runtime = UpRuntime(options, inputs->gates);
+  runtime.local_list_watch = &local;
+  auto controllers = StartControllers(runtime, (*server)->kubeconfig_path());
   if (!controllers.ok()) {
     std::fprintf(stderr, "berth up: controllers: %s\n", controllers.error().message.c_str());
     (*server)->Stop();
@@ -409,6 +407,7 @@ int RunUp(const UpOptions& options) {
     sa.extra_observers = {&decisions};
     sa.feature_gates = inputs->gates;
     sa.startup_warnings = inputs->gate_warnings;
+    sa.local_list_watch = &local;
     auto app = SchedulerApp::Start(sa);
     if (!app.ok()) {
       std::fprintf(stderr, "berth up: scheduler: %s\n", app.error().message.c_str());
@@ -419,7 +418,7 @@ int RunUp(const UpOptions& options) {
   }
   metrics_sources->Set(server->get(), scheduler.get());
   if (!options.no_kubelets) {
-    auto started = StartKubelets(UpRuntime(options, inputs->gates), (*server)->kubeconfig_path());
+    auto started = StartKubelets(runtime, (*server)->kubeconfig_path());
     if (!started.ok()) {
       std::fprintf(stderr, "berth up: kubelets: %s\n", started.error().message.c_str());
       stop_all();

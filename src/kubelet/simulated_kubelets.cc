@@ -237,6 +237,7 @@ Result<std::unique_ptr<SimulatedKubelets>> SimulatedKubelets::ForKubeconfig(
   if (!http.ok()) return http.error();
   auto rest =
       std::make_unique<client::RestClient>(std::move(http).value(), client::RestOptions{.qps = 0});
+  rest->set_local(options.local_list_watch);
   auto clock = std::make_unique<RealClock>();
   auto kubelets = std::make_unique<SimulatedKubelets>(rest.get(), clock.get(), std::move(options));
   kubelets->impl_->owned_rest = std::move(rest);

@@ -79,6 +79,9 @@ struct SimulatedKubeletOptions {
   bool run_thread = true;
   uint64_t seed = 1;  // spreads the first heartbeats
   std::function<void(const std::string&)> log;
+  // ForKubeconfig: lists and watches served in this process (`berth up`), read by the
+  // kubelets' informers instead of HTTP; null: HTTP. Must outlive the kubelets.
+  client::LocalListWatch* local_list_watch = nullptr;
 };
 
 class SimulatedKubelets {

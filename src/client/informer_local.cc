@@ -1,0 +1,111 @@
+// The informer's list and watch over a LocalListWatch (the API server of this process): the
+// same store, revisions and handler calls as over HTTP, with the server's documents shared
+// rather than parsed.
+#include <fmt/format.h>
+
+#include "client/informer.h"
+
+namespace berth::client {
+namespace {
+
+// Events a local watch may queue before its informer handles them. A watcher further behind
+// (a burst of writes while its handlers are slow) is cut off and lists again, as the API
+// server cuts off an HTTP watcher whose stream backs up; the events queued hold their versions'
+// documents alive, so the bound is on memory too.
+constexpr size_t kMaxLocalBacklog = 500000;
+
+const char* TypeName(LocalListWatch::Event::Type type) {
+  switch (type) {
+    case LocalListWatch::Event::Type::kAdded:
+      return "ADDED";
+    case LocalListWatch::Event::Type::kModified:
+      return "MODIFIED";
+    case LocalListWatch::Event::Type::kDeleted:
+      return "DELETED";
+  }
+  return "";
+}
+
+}  // namespace
+
+bool Informer::LocalServes() const {
+  return rest_->local() != nullptr && rest_->local()->Serves(options_.path);
+}
+
+bool Informer::ListLocal() {
+  ++lists_;
+  auto listed = rest_->local()->List(options_.path);
+  if (!listed.ok()) {
+    if (options_.log)
+      options_.log(fmt::format("listing {}: {}", options_.kind, listed.error().message));
+    return false;
+  }
+  std::map<std::string, std::pair<Document, std::string>> fresh;
+  for (RawObject& item : listed->items) {
+    if (!item || !item->is_object()) continue;
+    RawObject kept = Shareable(std::move(item));
+    std::string key = KeyOf(*kept);
+    std::string rv;
+    if (auto m = kept->find("metadata"); m != kept->end() && m->is_object())
+      if (auto r = m->find("resourceVersion"); r != m->end() && r->is_string())
+        rv = r->get<std::string>();
+    fresh.emplace(std::move(key), std::make_pair(Document{{}, std::move(kept)}, std::move(rv)));
+  }
+  Replace(std::move(fresh), std::move(listed->resource_version));
+  return true;
+}
+
+bool Informer::WatchLocal() {
+  ++watches_;
+  watch_events_ = 0;
+  {
+    std::lock_guard lock(local_mu_);
+    local_events_.clear();
+    local_overflow_ = false;
+  }
+  // Runs on the writer's thread with the store locked: it only queues.
+  auto sink = [this](LocalListWatch::Event event) {
+    std::lock_guard lock(local_mu_);
+    if (local_events_.size() >= kMaxLocalBacklog) {
+      local_overflow_ = true;
+      local_cv_.notify_one();
+      return false;
+    }
+    local_events_.push_back(std::move(event));
+    if (local_events_.size() == 1) local_cv_.notify_one();
+    return true;
+  };
+  auto registration = rest_->local()->Watch(options_.path, last_rv_, sink);
+  if (!registration.ok()) {
+    if (registration.error().code == ErrorCode::kGone) return false;
+    if (options_.log && !stop_)
+      options_.log(fmt::format("watch of {}: {}", options_.kind, registration.error().message));
+    return true;  // Run waits before the next try: this watch delivered nothing
+  }
+  std::deque<LocalListWatch::Event> batch;
+  bool overflow = false;
+  while (!stop_ && !overflow) {
+    {
+      std::unique_lock lock(local_mu_);
+      local_cv_.wait(lock, [&] { return stop_ || local_overflow_ || !local_events_.empty(); });
+      batch.swap(local_events_);
+      overflow = local_overflow_;
+    }
+    for (LocalListWatch::Event& event : batch) {
+      if (stop_) break;
+      ++watch_events_;
+      std::string rv = std::move(event.resource_version);
+      Apply(TypeName(event.type), Document{{}, Shareable(std::move(event.object))});
+      if (!rv.empty()) last_rv_ = std::move(rv);
+    }
+    batch.clear();
+  }
+  registration->reset();
+  if (overflow && options_.log) {
+    options_.log(fmt::format("watch of {}: more than {} events behind, listing again",
+                             options_.kind, kMaxLocalBacklog));
+  }
+  return !overflow;
+}
+
+}  // namespace berth::client
