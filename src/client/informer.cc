@@ -216,8 +216,8 @@ bool Informer::ListAndReplace() {
       if (options_.trim_metadata) Trim(item);
       std::string key = KeyOf(item);
       std::string item_rv = StringMember(Metadata(item), "resourceVersion");
-      fresh.emplace(std::move(key),
-                    std::make_pair(Document{std::move(item), nullptr}, std::move(item_rv)));
+      fresh.emplace(std::move(key), std::make_pair(Document{std::move(item), nullptr, nullptr},
+                                                   std::move(item_rv)));
     }
     cont = StringMember(Metadata(*page), "continue");
     // The watch resumes from the first page's revision: kube-apiserver serves every page at
@@ -295,6 +295,8 @@ RawObject Informer::Shareable(RawObject doc) const {
 Result<Object> Informer::Decode(Document document, const std::string& key) const {
   // A shared document costs nothing to keep: the object keeps it whole, whatever
   // keep_documents and keep_document say (they trim copies, which this one is not).
+  if (document.decoded && document.decoded->document() == document.shared)
+    return document.decoded->Get(options_.kind + " " + key);
   if (document.shared)
     return DecodeSharedObject(std::move(document.shared), options_.kind + " " + key);
   const DecodeOptions decode = DecodeOptionsFor(document.owned, options_);
@@ -397,7 +399,7 @@ bool Informer::WatchOnce() {
           if (!rv.empty()) last_rv_ = rv;
           return !stop_;
         }
-        Apply(type, Document{std::move(obj), nullptr});
+        Apply(type, Document{std::move(obj), nullptr, nullptr});
         if (!rv.empty()) last_rv_ = rv;
         return !stop_;
       },

@@ -52,6 +52,11 @@ struct InformerOptions {
   // A kind the server may not serve (a CustomResourceDefinition not installed): a 404 on the
   // list counts as synced and empty, and the list is tried again later, without a log line.
   bool optional = false;
+  // Over a LocalListWatch: events queued before the informer handles them. A watcher further
+  // behind (a burst of writes while its handlers are slow) is cut off and lists again, as the
+  // API server cuts off an HTTP watcher whose stream backs up; queued events hold their
+  // versions' documents alive, so the bound is on memory too.
+  size_t local_backlog = 500000;
 };
 
 class Informer {
@@ -97,10 +102,12 @@ class Informer {
   void EraseLocked(std::map<std::string, Item>::iterator it);
   void Unindex(const std::string& key, const Object& obj);
   // A listed or watched document: parsed here (`owned`), or shared with the API server of
-  // this process (`shared`, never changed).
+  // this process (`shared`, never changed), perhaps with its decode shared by other informers
+  // (`decoded`, of `shared`).
   struct Document {
     nlohmann::json owned;
     RawObject shared;
+    std::shared_ptr<const SharedDecode> decoded;
     const nlohmann::json& doc() const { return shared ? *shared : owned; }
   };
   void Run();

@@ -8,12 +8,6 @@
 namespace berth::client {
 namespace {
 
-// Events a local watch may queue before its informer handles them. A watcher further behind
-// (a burst of writes while its handlers are slow) is cut off and lists again, as the API
-// server cuts off an HTTP watcher whose stream backs up; the events queued hold their versions'
-// documents alive, so the bound is on memory too.
-constexpr size_t kMaxLocalBacklog = 500000;
-
 const char* TypeName(LocalListWatch::Event::Type type) {
   switch (type) {
     case LocalListWatch::Event::Type::kAdded:
@@ -49,7 +43,8 @@ bool Informer::ListLocal() {
     if (auto m = kept->find("metadata"); m != kept->end() && m->is_object())
       if (auto r = m->find("resourceVersion"); r != m->end() && r->is_string())
         rv = r->get<std::string>();
-    fresh.emplace(std::move(key), std::make_pair(Document{{}, std::move(kept)}, std::move(rv)));
+    fresh.emplace(std::move(key),
+                  std::make_pair(Document{{}, std::move(kept), nullptr}, std::move(rv)));
   }
   Replace(std::move(fresh), std::move(listed->resource_version));
   return true;
@@ -66,7 +61,7 @@ bool Informer::WatchLocal() {
   // Runs on the writer's thread with the store locked: it only queues.
   auto sink = [this](LocalListWatch::Event event) {
     std::lock_guard lock(local_mu_);
-    if (local_events_.size() >= kMaxLocalBacklog) {
+    if (local_events_.size() >= options_.local_backlog) {
       local_overflow_ = true;
       local_cv_.notify_one();
       return false;
@@ -95,7 +90,8 @@ bool Informer::WatchLocal() {
       if (stop_) break;
       ++watch_events_;
       std::string rv = std::move(event.resource_version);
-      Apply(TypeName(event.type), Document{{}, Shareable(std::move(event.object))});
+      Apply(TypeName(event.type),
+            Document{{}, Shareable(std::move(event.object)), std::move(event.decoded)});
       if (!rv.empty()) last_rv_ = std::move(rv);
     }
     batch.clear();
@@ -103,7 +99,7 @@ bool Informer::WatchLocal() {
   registration->reset();
   if (overflow && options_.log) {
     options_.log(fmt::format("watch of {}: more than {} events behind, listing again",
-                             options_.kind, kMaxLocalBacklog));
+                             options_.kind, options_.local_backlog));
   }
   return !overflow;
 }

@@ -122,6 +122,15 @@ std::unique_ptr<RestClient> UnreachableRest(LocalListWatch* local) {
   return rest;
 }
 
+// A node informer of `rest` recording into `rec`, started and watching `local`.
+std::unique_ptr<Informer> StartWatching(FakeLocal& local, RestClient* rest, Recorder& rec) {
+  auto inf =
+      std::make_unique<Informer>(rest, InformerOptions{"/api/v1/nodes", "Node"}, rec.Handlers());
+  inf->Start();
+  EXPECT_TRUE(WaitFor([&] { return local.Watching(); }));
+  return inf;
+}
+
 // Listed and watched objects keep the served documents themselves (no copy), are delivered in
 // order, and the watch starts from the list's revision and then from the last event's.
 TEST(InformerLocalTest, ListAndWatchShareTheServedDocuments) {
@@ -130,23 +139,42 @@ TEST(InformerLocalTest, ListAndWatchShareTheServedDocuments) {
   local.listings = {{{a, b}, "10"}};
   auto rest = UnreachableRest(&local);
   Recorder rec;
-  Informer inf(rest.get(), {"/api/v1/nodes", "Node"}, rec.Handlers());
-  inf.Start();
-  ASSERT_TRUE(WaitFor([&] { return local.Watching(); }));
-  EXPECT_TRUE(inf.HasSynced());
+  auto inf = StartWatching(local, rest.get(), rec);
+  EXPECT_TRUE(inf->HasSynced());
   RawObject a2 = NodeDoc("a", 11);
   ASSERT_TRUE(local.Push(LocalListWatch::Event::Type::kModified, a2));
   ASSERT_TRUE(local.Push(LocalListWatch::Event::Type::kDeleted, NodeDoc("b", 12)));
   ASSERT_TRUE(WaitFor([&] { return rec.size() == 4; }));
-  inf.Stop();
+  inf->Stop();
   EXPECT_FALSE(local.Watching());  // Stop ended the watch
   std::lock_guard lock(rec.mu);
   EXPECT_EQ(rec.events, (std::vector<std::string>{"add a", "add b", "update a", "delete b"}));
   EXPECT_EQ(std::get<std::shared_ptr<const Node>>(rec.objects[0])->raw, a);
   EXPECT_EQ(std::get<std::shared_ptr<const Node>>(rec.objects[2])->raw, a2);
   EXPECT_EQ(local.watched_from, (std::vector<std::string>{"10"}));
-  ASSERT_EQ(inf.List().size(), 1u);
-  EXPECT_EQ(std::get<std::shared_ptr<const Node>>(*inf.Get("a"))->raw, a2);
+  ASSERT_EQ(inf->List().size(), 1u);
+  EXPECT_EQ(std::get<std::shared_ptr<const Node>>(*inf->Get("a"))->raw, a2);
+}
+
+// An event offering a shared decode of its document is taken as decoded: informers given the
+// same event hold the same typed object.
+TEST(InformerLocalTest, ASharedDecodeIsTakenAsIs) {
+  FakeLocal local;
+  local.listings = {{{}, "10"}};
+  auto rest = UnreachableRest(&local);
+  Recorder rec;
+  auto inf = StartWatching(local, rest.get(), rec);
+  RawObject doc = NodeDoc("a", 11);
+  auto shared = std::make_shared<const SharedDecode>(doc);
+  const Object expected = *shared->Get("node a");
+  {
+    std::lock_guard lock(local.mu);
+    ASSERT_TRUE(local.sink({LocalListWatch::Event::Type::kAdded, doc, "11", shared}));
+  }
+  ASSERT_TRUE(WaitFor([&] { return rec.size() == 1; }));
+  inf->Stop();
+  EXPECT_EQ(std::get<std::shared_ptr<const Node>>(*inf->Get("a")),
+            std::get<std::shared_ptr<const Node>>(expected));
 }
 
 // A watch refused with Gone lists again and delivers only the difference; another refusal is
@@ -159,10 +187,8 @@ TEST(InformerLocalTest, GoneListsAgainAndOtherRefusalsRetryTheWatch) {
   local.watch_errors = {ErrorCode::kGone, ErrorCode::kUnavailable};
   auto rest = UnreachableRest(&local);
   Recorder rec;
-  Informer inf(rest.get(), {"/api/v1/nodes", "Node"}, rec.Handlers());
-  inf.Start();
-  ASSERT_TRUE(WaitFor([&] { return local.Watching(); }));
-  inf.Stop();
+  auto inf = StartWatching(local, rest.get(), rec);
+  inf->Stop();
   std::lock_guard lock(rec.mu);
   std::lock_guard l2(local.mu);
   EXPECT_EQ(local.lists, 2);
@@ -170,7 +196,7 @@ TEST(InformerLocalTest, GoneListsAgainAndOtherRefusalsRetryTheWatch) {
             (std::vector<std::string>{"add a", "add b", "delete a", "update b", "add c"}));
   // Gone at "10"; after the second list "20" refused as unavailable, then "20" again.
   EXPECT_EQ(local.watched_from, (std::vector<std::string>{"10", "20", "20"}));
-  EXPECT_EQ(inf.List().size(), 2u);
+  EXPECT_EQ(inf->List().size(), 2u);
 }
 
 // A served document carrying what trim_metadata drops is copied and trimmed; others are kept.
@@ -180,16 +206,14 @@ TEST(InformerLocalTest, DocumentsWithManagedFieldsAreTrimmedCopies) {
   local.listings = {{{managed, plain}, "10"}};
   auto rest = UnreachableRest(&local);
   Recorder rec;
-  Informer inf(rest.get(), {"/api/v1/nodes", "Node"}, rec.Handlers());
-  inf.Start();
-  ASSERT_TRUE(WaitFor([&] { return local.Watching(); }));
-  inf.Stop();
-  RawObject kept = std::get<std::shared_ptr<const Node>>(*inf.Get("m"))->raw;
+  auto inf = StartWatching(local, rest.get(), rec);
+  inf->Stop();
+  RawObject kept = std::get<std::shared_ptr<const Node>>(*inf->Get("m"))->raw;
   ASSERT_NE(kept, nullptr);
   EXPECT_NE(kept, managed);
   EXPECT_FALSE((*kept)["metadata"].contains("managedFields"));
   EXPECT_TRUE((*managed)["metadata"].contains("managedFields"));  // the served one is untouched
-  EXPECT_EQ(std::get<std::shared_ptr<const Node>>(*inf.Get("p"))->raw, plain);
+  EXPECT_EQ(std::get<std::shared_ptr<const Node>>(*inf->Get("p"))->raw, plain);
 }
 
 // A watcher too far behind is cut off: the events it had queued are delivered, then it lists
@@ -197,11 +221,12 @@ TEST(InformerLocalTest, DocumentsWithManagedFieldsAreTrimmedCopies) {
 TEST(InformerLocalTest, AWatcherTooFarBehindListsAgain) {
   FakeLocal local;
   local.listings = {{{NodeDoc("a", 1)}, "10"}};
-  local.flood = 500001;  // one more than the informer queues
+  local.flood = 1001;  // one more than the informer queues
   auto rest = UnreachableRest(&local);
   std::atomic<int> updates{0};
-  Informer inf(rest.get(), {"/api/v1/nodes", "Node"},
-               {{}, [&](const Object&, const Object&) { ++updates; }, {}});
+  InformerOptions options{"/api/v1/nodes", "Node"};
+  options.local_backlog = 1000;
+  Informer inf(rest.get(), options, {{}, [&](const Object&, const Object&) { ++updates; }, {}});
   inf.Start();
   ASSERT_TRUE(WaitFor([&] {
     std::lock_guard lock(local.mu);
@@ -209,7 +234,7 @@ TEST(InformerLocalTest, AWatcherTooFarBehindListsAgain) {
   }));
   inf.Stop();
   // The queued events, then the second list's copy of "a" (another revision).
-  EXPECT_EQ(updates.load(), 500001);
+  EXPECT_EQ(updates.load(), 1001);
 }
 
 }  // namespace

@@ -11,14 +11,36 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "api/codec.h"
 #include "berth/api/objects.h"
 #include "berth/api/result.h"
 
 namespace berth::client {
+
+// One decode of a served document, shared by every informer that receives the same version:
+// the first to need it decodes it (on its own thread), the others take the same immutable
+// object. Thread-safe.
+class SharedDecode {
+ public:
+  explicit SharedDecode(RawObject doc) : doc_(std::move(doc)) {}
+  const RawObject& document() const { return doc_; }
+  // `where` prefixes an error message (the first caller's is kept).
+  const Result<Object>& Get(std::string_view where) const {
+    std::call_once(once_, [&] { result_.emplace(DecodeSharedObject(doc_, where)); });
+    return *result_;
+  }
+
+ private:
+  RawObject doc_;
+  mutable std::once_flag once_;
+  mutable std::optional<Result<Object>> result_;
+};
 
 class LocalListWatch {
  public:
@@ -30,6 +52,8 @@ class LocalListWatch {
     enum class Type { kAdded, kModified, kDeleted } type;
     RawObject object;  // for kDeleted: the last version
     std::string resource_version;
+    // The decode of `object` other watchers of the same change share (null: none offered).
+    std::shared_ptr<const SharedDecode> decoded;
   };
   // Ends the watch when destroyed: no event is delivered after the destructor returns.
   class Registration {

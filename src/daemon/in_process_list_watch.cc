@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "apiserver/resource_path.h"
 #include "apiserver/resources.h"
 
 namespace berth::daemon {
@@ -17,57 +18,23 @@ struct Collection {
   std::string ns;
 };
 
-std::vector<std::string_view> Segments(std::string_view path) {
-  std::vector<std::string_view> out;
-  size_t at = 1;
-  while (at <= path.size()) {
-    size_t slash = path.find('/', at);
-    if (slash == std::string_view::npos) slash = path.size();
-    out.push_back(path.substr(at, slash - at));
-    at = slash + 1;
-  }
-  return out;
-}
-
 // "/api/v1/<plural>", "/api/v1/namespaces/<ns>/<plural>" and the same under
-// "/apis/<group>/<version>", for a built-in resource; nullopt for anything else.
+// "/apis/<group>/<version>", for a built-in resource; nullopt for anything else. Paths are read
+// as the API server's handler reads them (apiserver::ParseResourcePath).
 std::optional<Collection> CollectionOf(std::string_view path) {
-  if (path.empty() || path[0] != '/' || path.find_first_of("?#") != std::string_view::npos)
+  if (path.find_first_of("?#") != std::string_view::npos || path.find("//") != path.npos ||
+      (!path.empty() && path.back() == '/'))
     return std::nullopt;
-  std::vector<std::string_view> s = Segments(path);
-  for (std::string_view part : s)
-    if (part.empty()) return std::nullopt;
-  std::string_view group, version;
-  size_t rest = 0;
-  if (s.size() >= 2 && s[0] == "api") {
-    version = s[1];
-    rest = 2;
-  } else if (s.size() >= 3 && s[0] == "apis") {
-    group = s[1];
-    version = s[2];
-    rest = 3;
-  } else {
-    return std::nullopt;
-  }
-  Collection c;
-  std::string_view plural;
-  if (s.size() == rest + 1) {
-    plural = s[rest];
-  } else if (s.size() == rest + 3 && s[rest] == "namespaces") {
-    c.ns = std::string(s[rest + 1]);
-    plural = s[rest + 2];
-  } else {
-    return std::nullopt;
-  }
-  const apiserver::ResourceInfo* r = apiserver::FindResource(group, version, plural);
+  const std::optional<apiserver::ResourcePath> p = apiserver::ParseResourcePath(path);
+  if (!p || p->extra_segments || !p->name.empty() || !p->subresource.empty()) return std::nullopt;
+  const apiserver::ResourceInfo* r = apiserver::FindResource(p->group, p->version, p->plural);
   // Built-in resources only: a custom resource's objects may be rewritten to the version asked
   // for, which the HTTP path does.
   const auto& built_in = apiserver::ServedResources();
   if (r == nullptr || r < built_in.data() || r >= built_in.data() + built_in.size() ||
-      r->create_only || (!c.ns.empty() && !r->namespaced))
+      r->create_only || (!p->ns.empty() && !r->namespaced))
     return std::nullopt;
-  c.resource = r;
-  return c;
+  return Collection{r, std::string(p->ns)};
 }
 
 std::string ResourceVersionOf(const nlohmann::json& obj, int64_t rv) {
@@ -88,6 +55,12 @@ class StoreRegistration final : public client::LocalListWatch::Registration {
 };
 
 }  // namespace
+
+std::shared_ptr<const client::SharedDecode> InProcessListWatch::DecodeOf(const RawObject& doc) {
+  std::lock_guard lock(last_mu_);
+  if (!last_ || last_->document() != doc) last_ = std::make_shared<client::SharedDecode>(doc);
+  return last_;
+}
 
 bool InProcessListWatch::Serves(std::string_view path) const {
   return CollectionOf(path).has_value();
@@ -119,12 +92,15 @@ Result<std::unique_ptr<client::LocalListWatch::Registration>> InProcessListWatch
                    ErrorCode::kBadRequest};
     from = rv;
   }
-  apiserver::WatchCallback callback = [sink = std::move(sink)](const apiserver::WatchEvent& ev) {
+  apiserver::WatchCallback callback = [this,
+                                       sink = std::move(sink)](const apiserver::WatchEvent& ev) {
     using Type = client::LocalListWatch::Event::Type;
     const Type type = ev.type == apiserver::WatchEventType::kAdded      ? Type::kAdded
                       : ev.type == apiserver::WatchEventType::kModified ? Type::kModified
                                                                         : Type::kDeleted;
-    return sink({type, ev.object.object, ResourceVersionOf(*ev.object.object, ev.object.rv)});
+    // A deletion is not decoded (informers drop the object by its key).
+    return sink({type, ev.object.object, ResourceVersionOf(*ev.object.object, ev.object.rv),
+                 type == Type::kDeleted ? nullptr : DecodeOf(ev.object.object)});
   };
   auto registration = store_.Watch(*c->resource, c->ns, from, nullptr, std::move(callback));
   if (!registration.ok()) return Error{registration.error().message, registration.error().code};

@@ -24,8 +24,8 @@ class InProcessListWatchTest : public ::testing::Test {
     store_ = std::move(store).value();
     for (const char* ns : {"other"}) {  // "default" exists from the start
       auto created = store_->Create(
-          *namespaces_, "", {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}},
-          false);
+          *namespaces_, "",
+          {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}}, false);
       ASSERT_TRUE(created.ok()) << created.error().message;
     }
   }
@@ -39,12 +39,13 @@ class InProcessListWatchTest : public ::testing::Test {
     EXPECT_TRUE(so.ok());
     return so.ok() ? *so : apiserver::StoredObject{};
   }
-  Result<apiserver::StoredObject> Label(const std::string& ns, const std::string& name) {
+  Result<apiserver::StoredObject> Label(const std::string& ns, const std::string& name,
+                                        const std::string& value = "yes") {
     return store_->Mutate(
         *pods_, ns, name,
-        [](const Json* current) -> Result<Json> {
+        [&](const Json* current) -> Result<Json> {
           Json next = *current;
-          next["metadata"]["labels"]["touched"] = "yes";
+          next["metadata"]["labels"]["touched"] = value;
           return next;
         },
         false, false);
@@ -123,6 +124,40 @@ TEST_F(InProcessListWatchTest, WatchDeliversChangesAfterARevisionOrGone) {
     EXPECT_EQ(events[2].type, Event::Type::kDeleted);
   }
   watch->reset();
+  // Watchers of one change share its decode; a deletion has none.
+  std::vector<Event> first, second;
+  auto keep = [&](std::vector<Event>* into) {
+    return [&mu, into](Event e) {
+      std::lock_guard lock(mu);
+      into->push_back(std::move(e));
+      return true;
+    };
+  };
+  auto w1 = local.Watch("/api/v1/pods", "", keep(&first));
+  auto w2 = local.Watch("/api/v1/namespaces/default/pods", "", keep(&second));
+  ASSERT_TRUE(w1.ok() && w2.ok());
+  {
+    std::lock_guard lock(mu);
+    first.clear();  // the synthetic ADDED events of a watch from no revision
+    second.clear();
+  }
+  ASSERT_TRUE(Label("default", "a", "again").ok());
+  ASSERT_TRUE(store_->Delete(*pods_, "default", "after-refusal", {}, false).ok());
+  {
+    std::lock_guard lock(mu);
+    ASSERT_EQ(first.size(), 2u);
+    ASSERT_EQ(second.size(), 2u);
+    ASSERT_NE(first[0].decoded, nullptr);
+    EXPECT_EQ(first[0].decoded, second[0].decoded);
+    EXPECT_EQ(first[0].decoded->document(), first[0].object);
+    auto decoded = first[0].decoded->Get("pod");
+    ASSERT_TRUE(decoded.ok());
+    EXPECT_EQ(std::get<std::shared_ptr<const Pod>>(*decoded)->metadata.labels.at("touched"),
+              "again");
+    EXPECT_EQ(first[1].decoded, nullptr);
+  }
+  w1->reset();
+  w2->reset();
   // The history keeps 8 events: the first revision is gone by now.
   for (int i = 0; i < 10; ++i) CreatePod("default", "p" + std::to_string(i));
   auto gone = local.Watch("/api/v1/pods", "1", [](Event) { return true; });
