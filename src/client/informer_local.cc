@@ -3,16 +3,10 @@
 // rather than parsed.
 #include <fmt/format.h>
 
-#include <chrono>
-
 #include "client/informer.h"
 
 namespace berth::client {
 namespace {
-
-// A wake-up with fewer events queued than this waits up to kBurstWait for more.
-constexpr size_t kBurst = 64;
-constexpr auto kBurstWait = std::chrono::milliseconds(1);
 
 const char* TypeName(LocalListWatch::Event::Type type) {
   switch (type) {
@@ -89,10 +83,6 @@ bool Informer::WatchLocal() {
     {
       std::unique_lock lock(local_mu_);
       local_cv_.wait(lock, [&] { return stop_ || local_overflow_ || !local_events_.empty(); });
-      // Writes come in bursts (a pipelined batch of Lease renewals, a ReplicaSet's pods): a
-      // short wait lets a burst's events be handled after one wake-up rather than one each.
-      if (local_events_.size() < kBurst && !stop_ && !local_overflow_)
-        local_cv_.wait_for(lock, kBurstWait, [&] { return stop_ || local_overflow_; });
       batch.swap(local_events_);
       overflow = local_overflow_;
     }
