@@ -60,6 +60,10 @@ std::string Informer::KeyOf(const Json& obj) {
   return ns.empty() ? name : ns + "/" + name;
 }
 
+std::string Informer::RevisionOf(const Json& obj) {
+  return StringMember(Metadata(obj), "resourceVersion");
+}
+
 std::optional<Object> Informer::Get(const std::string& key) const {
   std::lock_guard lock(mu_);
   auto it = items_.find(key);
@@ -215,7 +219,7 @@ bool Informer::ListAndReplace() {
         item["apiVersion"] = list_api_version;
       if (options_.trim_metadata) Trim(item);
       std::string key = KeyOf(item);
-      std::string item_rv = StringMember(Metadata(item), "resourceVersion");
+      std::string item_rv = RevisionOf(item);
       fresh.emplace(std::move(key), std::make_pair(Document{std::move(item), nullptr, nullptr},
                                                    std::move(item_rv)));
     }
@@ -223,7 +227,7 @@ bool Informer::ListAndReplace() {
     // The watch resumes from the first page's revision: kube-apiserver serves every page at
     // that revision, but a server that serves later pages at its current state (Berth's own)
     // would otherwise hide what was created meanwhile before the continue point.
-    if (rv.empty()) rv = StringMember(Metadata(*page), "resourceVersion");
+    if (rv.empty()) rv = RevisionOf(*page);
   } while (!cont.empty() && !stop_);
   Replace(std::move(fresh), std::move(rv));
   return true;
@@ -308,7 +312,7 @@ void Informer::Apply(const std::string& type, Document document) {
   if (!document.shared && options_.trim_metadata) Trim(document.owned);
   const Json& obj = document.doc();
   std::string key = KeyOf(obj);
-  std::string rv = StringMember(Metadata(obj), "resourceVersion");
+  std::string rv = RevisionOf(obj);
   if (type == "DELETED") {
     std::optional<Object> old;
     {
@@ -394,7 +398,7 @@ bool Informer::WatchOnce() {
         }
         ++watch_events_;
         Json& obj = *object;
-        std::string rv = StringMember(Metadata(obj), "resourceVersion");
+        std::string rv = RevisionOf(obj);
         if (type == "BOOKMARK") {
           if (!rv.empty()) last_rv_ = rv;
           return !stop_;

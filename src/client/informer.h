@@ -126,6 +126,7 @@ class Informer {
   Result<Object> Decode(Document document, const std::string& key) const;
   void Apply(const std::string& type, Document document);
   static std::string KeyOf(const nlohmann::json& obj);
+  static std::string RevisionOf(const nlohmann::json& obj);
 
   RestClient* rest_;
   InformerOptions options_;

@@ -39,10 +39,7 @@ bool Informer::ListLocal() {
     if (!item || !item->is_object()) continue;
     RawObject kept = Shareable(std::move(item));
     std::string key = KeyOf(*kept);
-    std::string rv;
-    if (auto m = kept->find("metadata"); m != kept->end() && m->is_object())
-      if (auto r = m->find("resourceVersion"); r != m->end() && r->is_string())
-        rv = r->get<std::string>();
+    std::string rv = RevisionOf(*kept);
     fresh.emplace(std::move(key),
                   std::make_pair(Document{{}, std::move(kept), nullptr}, std::move(rv)));
   }

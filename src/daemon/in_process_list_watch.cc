@@ -37,14 +37,6 @@ std::optional<Collection> CollectionOf(std::string_view path) {
   return Collection{r, std::string(p->ns)};
 }
 
-std::string ResourceVersionOf(const nlohmann::json& obj, int64_t rv) {
-  if (rv > 0) return std::to_string(rv);
-  if (auto m = obj.find("metadata"); m != obj.end() && m->is_object())
-    if (auto v = m->find("resourceVersion"); v != m->end() && v->is_string())
-      return v->get<std::string>();
-  return "";
-}
-
 class StoreRegistration final : public client::LocalListWatch::Registration {
  public:
   explicit StoreRegistration(std::unique_ptr<apiserver::WatchRegistration> r)
@@ -99,7 +91,7 @@ Result<std::unique_ptr<client::LocalListWatch::Registration>> InProcessListWatch
                       : ev.type == apiserver::WatchEventType::kModified ? Type::kModified
                                                                         : Type::kDeleted;
     // A deletion is not decoded (informers drop the object by its key).
-    return sink({type, ev.object.object, ResourceVersionOf(*ev.object.object, ev.object.rv),
+    return sink({type, ev.object.object, std::to_string(ev.object.rv),
                  type == Type::kDeleted ? nullptr : DecodeOf(ev.object.object)});
   };
   auto registration = store_.Watch(*c->resource, c->ns, from, nullptr, std::move(callback));

@@ -359,6 +359,12 @@ def check_metrics(up):
                     r'^# TYPE scheduler_pending_pods gauge$'):
         if not re.search(pattern, out, re.M):
             raise Fail("/metrics lacks %s:\n%s" % (pattern, out[:3000]))
+    # The controllers (node lifecycle, garbage collector) watch Leases in process, reading the
+    # server's store: no list or watch of them reaches the HTTP API.
+    served = re.findall(r'^apiserver_request_total\{verb="(?:LIST|WATCH)",[^}]*resource="leases"'
+                        r'[^}]*\} \d+', out, re.M)
+    if served:
+        raise Fail("Leases listed or watched over HTTP: %s" % served)
     up.kubectl(["delete", "pod", "metered", "--wait=false"])
 
 
